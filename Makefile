@@ -1,0 +1,8 @@
+# The one test command (README.md): unit, conformance and end-to-end tests of
+# the product module, then the interop module (embedded etcd, client-go).
+GO ?= go
+
+.PHONY: test
+test:
+	$(GO) test -race -timeout 10m ./...
+	cd test/interop && $(GO) test -race -timeout 10m ./...

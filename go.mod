@@ -1,0 +1,3 @@
+module github.com/listwatch/listwatch
+
+go 1.26
