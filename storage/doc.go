@@ -5,9 +5,10 @@
 //
 // # Revisions
 //
-// A store has a single counter. The first write gets revision 1 and every
-// successful Create, Update and Delete gets the next one; failed writes consume
-// none. A KV records the revision that created it (CreateRevision) and the one
+// A store has a single counter. Every successful Create, Update and Delete gets
+// a revision greater than every earlier one; failed writes consume none. The
+// bolt backend's revisions start at 1 and have no gaps; the etcd backend's are
+// the cluster's, shared with whatever else writes to it, so they only grow. A KV records the revision that created it (CreateRevision) and the one
 // that last wrote it (ModRevision). The server uses ModRevision as an object's
 // metadata.resourceVersion and a list's read revision as the list's.
 //
