@@ -1,0 +1,82 @@
+package repotest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/listwatch/listwatch"
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Doc        string
+	Deps       []string
+}
+
+// listPackages runs go list over the product module.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Doc,Deps", module+"/...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return pkgs
+}
+
+func TestPackageDocs(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("%s has no package comment", p.ImportPath)
+		}
+	}
+}
+
+// libraries are the public packages a program imports to talk to any
+// Kubernetes-style API server; they must not drag in the server or storage.
+var libraries = []string{"api", "selector", "client", "cache", "workqueue"}
+
+func TestForbiddenImports(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, "k8s.io/apiserver") || strings.HasPrefix(dep, "k8s.io/client-go") {
+				t.Errorf("%s imports %s: the product must not depend on it", p.ImportPath, dep)
+			}
+		}
+		if !isLibrary(p.ImportPath) {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/internal/") || strings.HasPrefix(dep, module+"/storage") {
+				t.Errorf("library package %s imports %s", p.ImportPath, dep)
+			}
+		}
+	}
+}
+
+func isLibrary(path string) bool {
+	for _, l := range libraries {
+		if path == module+"/"+l || strings.HasPrefix(path, module+"/"+l+"/") {
+			return true
+		}
+	}
+	return false
+}
