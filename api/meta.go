@@ -1,0 +1,93 @@
+package api
+
+import "time"
+
+// TypeMeta names an object's kind and API version.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+}
+
+// ObjectMeta is metadata every persisted object has (meta/v1 ObjectMeta).
+type ObjectMeta struct {
+	Name                       string               `json:"name,omitempty"`
+	GenerateName               string               `json:"generateName,omitempty"`
+	Namespace                  string               `json:"namespace,omitempty"`
+	SelfLink                   string               `json:"selfLink,omitempty"`
+	UID                        string               `json:"uid,omitempty"`
+	ResourceVersion            string               `json:"resourceVersion,omitempty"`
+	Generation                 int64                `json:"generation,omitempty"`
+	CreationTimestamp          *Time                `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          *Time                `json:"deletionTimestamp,omitempty"`
+	DeletionGracePeriodSeconds *int64               `json:"deletionGracePeriodSeconds,omitempty"`
+	Labels                     map[string]string    `json:"labels,omitempty"`
+	Annotations                map[string]string    `json:"annotations,omitempty"`
+	OwnerReferences            []OwnerReference     `json:"ownerReferences,omitempty"`
+	Finalizers                 []string             `json:"finalizers,omitempty"`
+	ManagedFields              []ManagedFieldsEntry `json:"managedFields,omitempty"`
+}
+
+// OwnerReference points at an object's owner.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+}
+
+// ManagedFieldsEntry records which manager set which fields (server-side apply).
+type ManagedFieldsEntry struct {
+	Manager     string         `json:"manager,omitempty"`
+	Operation   string         `json:"operation,omitempty"`
+	APIVersion  string         `json:"apiVersion,omitempty"`
+	Time        *Time          `json:"time,omitempty"`
+	FieldsType  string         `json:"fieldsType,omitempty"`
+	FieldsV1    map[string]any `json:"fieldsV1,omitempty"`
+	Subresource string         `json:"subresource,omitempty"`
+}
+
+// ListMeta is the metadata of a list (meta/v1 ListMeta).
+type ListMeta struct {
+	SelfLink           string `json:"selfLink,omitempty"`
+	ResourceVersion    string `json:"resourceVersion,omitempty"`
+	Continue           string `json:"continue,omitempty"`
+	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+}
+
+// Time is a timestamp serialised as RFC 3339 with second precision, as
+// meta/v1 Time is.
+type Time struct{ time.Time }
+
+// NewTime returns t truncated to seconds, in UTC.
+func NewTime(t time.Time) *Time { return &Time{t.UTC().Truncate(time.Second)} }
+
+// MarshalJSON writes the RFC 3339 form, or null for the zero time.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.UTC().Format(time.RFC3339) + `"`), nil
+}
+
+// UnmarshalJSON reads the RFC 3339 form or null.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	parsed, err := time.Parse(`"`+time.RFC3339+`"`, string(b))
+	if err != nil {
+		return err
+	}
+	t.Time = parsed.Local()
+	return nil
+}
+
+// Well-known annotation and label keys.
+const (
+	// InitialEventsEndAnnotation marks the BOOKMARK that ends a watch's
+	// initial events (sendInitialEvents=true).
+	InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+)
