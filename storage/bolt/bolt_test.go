@@ -1,0 +1,425 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// TestCommitBatchResults applies one batch directly and checks that each
+// request gets its own result and that failures consume no revision.
+func TestCommitBatchResults(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	req := func(ctx context.Context, op opKind, key, value string, expected int64) *request {
+		return &request{ctx: ctx, op: op, key: key, value: []byte(value), expected: expected, res: make(chan result, 1)}
+	}
+	batch := []*request{
+		req(ctx, opCreate, "/a", "1", 0),       // rev 1
+		req(ctx, opCreate, "/a", "x", 0),       // exists
+		req(ctx, opUpdate, "/b", "x", 0),       // not found
+		req(ctx, opCreate, "/b", "2", 0),       // rev 2
+		req(ctx, opUpdate, "/b", "x", 1),       // conflict: /b is at 2
+		req(cancelled, opCreate, "/c", "x", 0), // ctx ended
+		req(ctx, opUpdate, "/a", "3", 1),       // rev 3
+		req(ctx, opDelete, "/b", "", 2),        // rev 4
+	}
+	s.commit(batch)
+	wantRev := []int64{1, 0, 0, 2, 0, 0, 3, 4}
+	wantErr := []error{nil, storage.ErrKeyExists, storage.ErrNotFound, nil, storage.ErrConflict, context.Canceled, nil, nil}
+	results := make([]result, len(batch))
+	for i, r := range batch {
+		res := <-r.res
+		results[i] = res
+		if res.rev != wantRev[i] || !errors.Is(res.err, wantErr[i]) || (wantErr[i] == nil) != (res.err == nil) {
+			t.Errorf("request %d: got (%d, %v), want (%d, %v)", i, res.rev, res.err, wantRev[i], wantErr[i])
+		}
+	}
+	var conflict *storage.ConflictError
+	if !errors.As(results[4].err, &conflict) || conflict.Current.ModRevision != 2 || string(conflict.Current.Value) != "2" {
+		t.Errorf("conflict error %v does not carry the current KV", results[4].err)
+	}
+	if prev := results[7].prev; prev.Key != "/b" || string(prev.Value) != "2" || prev.ModRevision != 2 {
+		t.Errorf("delete returned %+v, want the deleted state", prev)
+	}
+	if rev, _ := s.CurrentRevision(ctx); rev != 4 {
+		t.Errorf("CurrentRevision = %d, want 4", rev)
+	}
+	kv, err := s.Get(ctx, "/a")
+	if err != nil || string(kv.Value) != "3" || kv.CreateRevision != 1 || kv.ModRevision != 3 {
+		t.Errorf("Get(/a) = %+v, %v", kv, err)
+	}
+}
+
+// TestGroupCommitConcurrent races many writers on shared and own keys: each
+// gets its own outcome, and the revisions are exactly 1..n.
+func TestGroupCommitConcurrent(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	base := mustCreate(t, s, "/shared", "0")
+	const writers = 64
+	var mu sync.Mutex
+	var revs []int64
+	wins, conflicts := 0, 0
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			own, err := s.Create(ctx, fmt.Sprintf("/own/%d", i), []byte("v"))
+			if err != nil {
+				t.Errorf("Create own: %v", err)
+			}
+			upd, uerr := s.Update(ctx, "/shared", base, []byte(fmt.Sprint(i)))
+			mu.Lock()
+			defer mu.Unlock()
+			revs = append(revs, own)
+			switch {
+			case uerr == nil:
+				wins++
+				revs = append(revs, upd)
+			case errors.Is(uerr, storage.ErrConflict):
+				conflicts++
+			default:
+				t.Errorf("Update: %v", uerr)
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 || conflicts != writers-1 {
+		t.Errorf("wins=%d conflicts=%d, want 1 and %d", wins, conflicts, writers-1)
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i] < revs[j] })
+	for i, rev := range revs {
+		if rev != base+1+int64(i) {
+			t.Fatalf("revisions %v are not %d..%d", revs, base+1, base+int64(len(revs)))
+		}
+	}
+}
+
+func TestSecondOpenFails(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = Open(dir, Options{Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, bolterrors.ErrTimeout) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second Open: %v, want a lock timeout", err)
+	}
+}
+
+// TestRestartResume writes, compacts, closes and reopens: state, revisions
+// and history survive, and watches resume from any retained revision.
+func TestRestartResume(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		mustCreate(t, s, fmt.Sprintf("/r/%02d", i), "v")
+	}
+	if _, _, err := s.Delete(ctx, "/r/00", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if rev, _ := s.CurrentRevision(ctx); rev != 21 {
+		t.Fatalf("CurrentRevision after restart = %d, want 21", rev)
+	}
+	if _, err := s.Get(ctx, "/r/00"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("Get deleted key: %v", err)
+	}
+	for _, from := range []int64{0, 9} {
+		if _, err := s.Watch(ctx, "/r/", from); !errors.Is(err, storage.ErrCompacted) {
+			t.Errorf("Watch from %d, below compaction: %v", from, err)
+		}
+	}
+	for _, from := range []int64{10, 15} {
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := s.Watch(wctx, "/r/", from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, w, int(21-from))
+		if got[0].Revision != from+1 || got[len(got)-1].Type != storage.EventDelete {
+			t.Errorf("watch from %d: first %d, last %v", from, got[0].Revision, got[len(got)-1])
+		}
+		cancel()
+		if err := waitEnd(t, w); !errors.Is(err, context.Canceled) {
+			t.Errorf("watch error after cancel: %v", err)
+		}
+	}
+	if rev := mustCreate(t, s, "/r/new", "v"); rev != 22 {
+		t.Errorf("first write after restart at %d, want 22", rev)
+	}
+}
+
+// TestListPastRevisions checks every page of lists at every retained
+// revision against a model, with writes between the pages.
+func TestListPastRevisions(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	model := map[string]storage.KV{}
+	states := []map[string]storage.KV{{}} // states[rev]
+	write := func() {
+		key := fmt.Sprintf("/p/%d", rng.IntN(30))
+		if rng.IntN(2) == 0 {
+			key = fmt.Sprintf("/q/%d", rng.IntN(5)) // outside the listed prefix
+		}
+		val := []byte(fmt.Sprint(rng.Int()))
+		old, exists := model[key]
+		var rev int64
+		var err error
+		switch {
+		case !exists:
+			rev, err = s.Create(ctx, key, val)
+			model[key] = storage.KV{Key: key, Value: val, CreateRevision: rev, ModRevision: rev}
+		case rng.IntN(3) == 0:
+			_, rev, err = s.Delete(ctx, key, old.ModRevision)
+			delete(model, key)
+		default:
+			rev, err = s.Update(ctx, key, old.ModRevision, val)
+			model[key] = storage.KV{Key: key, Value: val, CreateRevision: old.CreateRevision, ModRevision: rev}
+		}
+		if err != nil || rev != int64(len(states)) {
+			t.Fatalf("write %q: rev %d, %v; want rev %d", key, rev, err, len(states))
+		}
+		snap := map[string]storage.KV{}
+		for k, v := range model {
+			snap[k] = v
+		}
+		states = append(states, snap)
+	}
+	for range 200 {
+		write()
+	}
+	if err := s.Compact(ctx, 50); err != nil {
+		t.Fatal(err)
+	}
+	for rev := int64(50); rev < int64(len(states)); rev += 7 {
+		want := sortedUnder(states[rev], "/p/")
+		var got []storage.KV
+		opts := storage.ListOptions{Revision: rev, Limit: 4}
+		for {
+			resp, err := s.List(ctx, "/p/", opts)
+			if err != nil {
+				t.Fatalf("List at %d: %v", rev, err)
+			}
+			if resp.Revision != rev || len(resp.KVs) > 4 {
+				t.Fatalf("List at %d: revision %d, %d KVs", rev, resp.Revision, len(resp.KVs))
+			}
+			got = append(got, resp.KVs...)
+			if resp.Continue == "" {
+				break
+			}
+			write()
+			opts = storage.ListOptions{Limit: 4, Continue: resp.Continue}
+		}
+		if err := diffKVs(want, got); err != nil {
+			t.Fatalf("List at %d: %v", rev, err)
+		}
+	}
+	if _, err := s.List(ctx, "/p/", storage.ListOptions{Revision: 49}); !errors.Is(err, storage.ErrCompacted) {
+		t.Errorf("List below compaction: %v", err)
+	}
+	cur := int64(len(states) - 1)
+	if _, err := s.List(ctx, "/p/", storage.ListOptions{Revision: cur + 1}); !errors.Is(err, storage.ErrFutureRevision) {
+		t.Errorf("List in the future: %v", err)
+	}
+	resp, err := s.List(ctx, "/p/", storage.ListOptions{Revision: 60, Limit: 1})
+	if err != nil || resp.Continue == "" {
+		t.Fatalf("List: %v, continue %q", err, resp.Continue)
+	}
+	if err := s.Compact(ctx, 61); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx, "/p/", storage.ListOptions{Continue: resp.Continue}); !errors.Is(err, storage.ErrCompacted) {
+		t.Errorf("continue after compaction: %v", err)
+	}
+}
+
+func sortedUnder(state map[string]storage.KV, prefix string) []storage.KV {
+	var kvs []storage.KV
+	for k, v := range state {
+		if strings.HasPrefix(k, prefix) {
+			kvs = append(kvs, v)
+		}
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+	return kvs
+}
+
+func diffKVs(want, got []storage.KV) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("got %d KVs, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Key != g.Key || !bytes.Equal(w.Value, g.Value) || w.CreateRevision != g.CreateRevision || w.ModRevision != g.ModRevision {
+			return fmt.Errorf("KV %d: got %+v, want %+v", i, g, w)
+		}
+	}
+	return nil
+}
+
+// TestSlowWatcher checks that a watcher that does not read blocks neither
+// the writers nor a fast watcher, and later receives every event exactly once
+// while writes go on.
+func TestSlowWatcher(t *testing.T) {
+	s := openTest(t, Options{WatchBuffer: 8})
+	ctx := context.Background()
+	slow, err := s.Watch(ctx, "/w/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := s.Watch(ctx, "/w/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range n / 2 {
+			mustCreate(t, s, fmt.Sprintf("/w/a%d", i), "v")
+		}
+	})
+	wg.Go(func() {
+		for i := range n / 2 {
+			mustCreate(t, s, fmt.Sprintf("/w/b%d", i), "v")
+			mustCreate(t, s, fmt.Sprintf("/other/%d", i), "v")
+		}
+	})
+	fastGot := collect(t, fast, n)
+	wg.Wait() // the writers finished although slow was never read
+	for i := range n / 2 {
+		wg.Go(func() { mustCreate(t, s, fmt.Sprintf("/w/c%d", i), "v") })
+	}
+	slowGot := collect(t, slow, n+n/2)
+	wg.Wait()
+	for i, ev := range fastGot {
+		if slowGot[i].Revision != ev.Revision || slowGot[i].KV.Key != ev.KV.Key {
+			t.Fatalf("event %d: slow %v, fast %v", i, slowGot[i], ev)
+		}
+	}
+}
+
+// TestLaggingWatcherCompacted ends a lagging watcher's stream with
+// ErrCompacted when compaction passes its position.
+func TestLaggingWatcherCompacted(t *testing.T) {
+	s := openTest(t, Options{WatchBuffer: 4})
+	ctx := context.Background()
+	w, err := s.Watch(ctx, "/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	for i := range 100 {
+		last = mustCreate(t, s, fmt.Sprintf("/k%d", i), "v")
+	}
+	if err := s.Compact(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitEnd(t, w); !errors.Is(err, storage.ErrCompacted) {
+		t.Fatalf("lagging watch ended with %v, want ErrCompacted", err)
+	}
+}
+
+func TestWatchFuture(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	w, err := s.Watch(ctx, "/", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		mustCreate(t, s, fmt.Sprintf("/k%d", i), "v")
+	}
+	if got := collect(t, w, 2); got[0].Revision != 4 || got[1].Revision != 5 {
+		t.Fatalf("watch from 3 got revisions %d, %d", got[0].Revision, got[1].Revision)
+	}
+}
+
+func TestClose(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, err := s.Watch(ctx, "/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "/a", "v")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitEnd(t, w); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("watch after Close: %v", err)
+	}
+	if _, err := s.Create(ctx, "/b", nil); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Create after Close: %v", err)
+	}
+	if _, err := s.Get(ctx, "/a"); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	if _, err := s.Watch(ctx, "/", 0); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Watch after Close: %v", err)
+	}
+}
+
+func TestInvalidArguments(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	mustCreate(t, s, "/a", "v")
+	for name, err := range map[string]error{
+		"empty key":       func() error { _, err := s.Get(ctx, ""); return err }(),
+		"relative key":    func() error { _, err := s.Create(ctx, "a", nil); return err }(),
+		"NUL in key":      func() error { _, err := s.Update(ctx, "/a\x00", 0, nil); return err }(),
+		"negative limit":  func() error { _, err := s.List(ctx, "/", storage.ListOptions{Limit: -1}); return err }(),
+		"negative rev":    func() error { _, err := s.List(ctx, "/", storage.ListOptions{Revision: -1}); return err }(),
+		"bad token":       func() error { _, err := s.List(ctx, "/", storage.ListOptions{Continue: "!!"}); return err }(),
+		"negative expect": func() error { _, _, err := s.Delete(ctx, "/a", -1); return err }(),
+		"negative watch":  func() error { _, err := s.Watch(ctx, "/", -1); return err }(),
+		"negative compact": func() error {
+			return s.Compact(ctx, -1)
+		}(),
+	} {
+		if !errors.Is(err, storage.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if _, err := s.Create(ctx, "/big", make([]byte, storage.MaxValueSize+1)); !errors.Is(err, storage.ErrValueTooLarge) {
+		t.Errorf("large value: %v", err)
+	}
+	if err := s.Compact(ctx, 2); !errors.Is(err, storage.ErrFutureRevision) {
+		t.Errorf("Compact in the future: %v", err)
+	}
+	if rev, _ := s.CurrentRevision(ctx); rev != 1 {
+		t.Errorf("rejected calls changed the revision to %d", rev)
+	}
+}

@@ -1,0 +1,301 @@
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+const (
+	// writeQueueLen is how many write requests may wait for the writer. It is
+	// far above the number of concurrent writers a server has, so callers
+	// rarely block on the send, and every waiting request joins the next batch.
+	writeQueueLen = 4096
+	// maxBatch caps the requests committed in one transaction, as etcd's
+	// backend caps a batch at 10,000 operations: it bounds the transaction's
+	// size and the latency of the callers at its head.
+	maxBatch = 10000
+)
+
+type opKind uint8
+
+const (
+	opCreate opKind = iota + 1
+	opUpdate
+	opDelete
+)
+
+// request is one write waiting for the writer goroutine.
+type request struct {
+	ctx      context.Context
+	op       opKind
+	key      string
+	value    []byte // owned by the request (copied from the caller)
+	expected int64  // expected ModRevision for update and delete; 0: any
+	res      chan result
+}
+
+// result answers a request. For a delete, prev is the deleted state.
+type result struct {
+	rev  int64
+	prev storage.KV
+	err  error
+}
+
+// Create stores value at key and returns the new revision.
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if err := validateWrite(key, value); err != nil {
+		return 0, err
+	}
+	r := s.do(ctx, &request{op: opCreate, key: key, value: append([]byte{}, value...)})
+	return r.rev, r.err
+}
+
+// Update replaces key's value if its ModRevision is expectedModRevision (0:
+// any) and returns the new revision.
+func (s *Store) Update(ctx context.Context, key string, expectedModRevision int64, value []byte) (int64, error) {
+	if err := validateWrite(key, value); err != nil {
+		return 0, err
+	}
+	if err := storage.ValidateRevision(expectedModRevision); err != nil {
+		return 0, err
+	}
+	r := s.do(ctx, &request{op: opUpdate, key: key, value: append([]byte{}, value...), expected: expectedModRevision})
+	return r.rev, r.err
+}
+
+// Delete removes key if its ModRevision is expectedModRevision (0: any) and
+// returns the deleted state and the new revision.
+func (s *Store) Delete(ctx context.Context, key string, expectedModRevision int64) (storage.KV, int64, error) {
+	if err := storage.ValidateKey(key); err != nil {
+		return storage.KV{}, 0, err
+	}
+	if err := storage.ValidateRevision(expectedModRevision); err != nil {
+		return storage.KV{}, 0, err
+	}
+	r := s.do(ctx, &request{op: opDelete, key: key, expected: expectedModRevision})
+	return r.prev, r.rev, r.err
+}
+
+func validateWrite(key string, value []byte) error {
+	if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	return storage.ValidateValue(value)
+}
+
+// do hands r to the writer goroutine and waits for its answer or ctx. A
+// request whose ctx ends before the writer reaches it is not applied; one
+// whose ctx ends while its batch commits may have been applied (as with etcd,
+// the outcome is then unknown to the caller).
+func (s *Store) do(ctx context.Context, r *request) result {
+	if err := s.begin(ctx); err != nil {
+		return result{err: err}
+	}
+	r.ctx = ctx
+	r.res = make(chan result, 1)
+	select {
+	case s.reqc <- r:
+		s.end()
+	case <-ctx.Done():
+		s.end()
+		return result{err: ctx.Err()}
+	case <-s.stop:
+		s.end()
+		return result{err: storage.ErrClosed}
+	}
+	select {
+	case res := <-r.res:
+		return res
+	case <-ctx.Done():
+		return result{err: ctx.Err()}
+	}
+}
+
+// writer is the only goroutine that writes: it takes every waiting request,
+// applies them in one transaction (one fsync), answers each caller, and
+// publishes the batch's events to the watchers. Close stops it through quit.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	batch := make([]*request, 0, maxBatch)
+	for {
+		select {
+		case r := <-s.reqc:
+			batch = s.fill(append(batch[:0], r))
+			s.commit(batch)
+			clear(batch)
+		case <-s.quit:
+			s.rejectQueued()
+			return
+		}
+	}
+}
+
+// fill adds to batch the requests already waiting, up to maxBatch.
+func (s *Store) fill(batch []*request) []*request {
+	for len(batch) < maxBatch {
+		select {
+		case r := <-s.reqc:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// rejectQueued answers the requests left in the queue when the store closes.
+func (s *Store) rejectQueued() {
+	for {
+		select {
+		case r := <-s.reqc:
+			r.res <- result{err: storage.ErrClosed}
+		default:
+			return
+		}
+	}
+}
+
+// commit applies batch in one transaction. A request that fails its own
+// checks (conflict, absent or existing key, ended ctx) gets its error and
+// consumes no revision; the others go on. A failure of the transaction itself
+// fails every request of the batch, and nothing of it is applied.
+func (s *Store) commit(batch []*request) {
+	results := make([]result, len(batch))
+	events := make([]storage.Event, 0, len(batch))
+	rev := s.rev.Load()
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		w := newBatchTx(tx)
+		for i, r := range batch {
+			ev, err := w.apply(r, rev+1)
+			var reqErr *requestError
+			switch {
+			case errors.As(err, &reqErr):
+				results[i].err = reqErr.err
+				continue
+			case err != nil:
+				return err
+			}
+			rev++
+			events = append(events, ev)
+			results[i] = result{rev: rev}
+			if ev.PrevKV != nil {
+				// The caller owns what it is given; the event's copy goes to watchers.
+				results[i].prev = *ev.PrevKV
+				results[i].prev.Value = append([]byte{}, ev.PrevKV.Value...)
+			}
+		}
+		return w.setRevision(rev)
+	})
+	if err != nil {
+		err = fmt.Errorf("bolt: commit: %w", err)
+		for i := range results {
+			results[i] = result{err: err}
+		}
+		events = nil
+	} else {
+		s.rev.Store(rev)
+	}
+	for i, r := range batch {
+		r.res <- results[i]
+	}
+	if len(events) > 0 {
+		s.hub.publish(events)
+	}
+}
+
+// requestError is a failure of one request that leaves the rest of the batch
+// unaffected.
+type requestError struct{ err error }
+
+func (e *requestError) Error() string { return e.err.Error() }
+
+// batchTx applies requests to one write transaction.
+type batchTx struct {
+	kv, history, meta *bbolt.Bucket
+}
+
+func newBatchTx(tx *bbolt.Tx) *batchTx {
+	return &batchTx{kv: tx.Bucket(bucketKV), history: tx.Bucket(bucketHistory), meta: tx.Bucket(bucketMeta)}
+}
+
+// apply checks r against the state in the transaction (which includes the
+// earlier requests of the batch) and, if it holds, writes it at rev.
+func (w *batchTx) apply(r *request, rev int64) (storage.Event, error) {
+	if err := r.ctx.Err(); err != nil {
+		return storage.Event{}, &requestError{err}
+	}
+	prev, err := w.current(r.key)
+	if err != nil {
+		return storage.Event{}, err
+	}
+	if err := check(r, prev); err != nil {
+		return storage.Event{}, &requestError{err}
+	}
+	ev := storage.Event{Type: storage.EventPut, Revision: rev, PrevKV: prev}
+	switch r.op {
+	case opCreate:
+		ev.KV = storage.KV{Key: r.key, Value: r.value, CreateRevision: rev, ModRevision: rev}
+	case opUpdate:
+		ev.KV = storage.KV{Key: r.key, Value: r.value, CreateRevision: prev.CreateRevision, ModRevision: rev}
+	case opDelete:
+		ev.Type = storage.EventDelete
+		ev.KV = storage.KV{Key: r.key, ModRevision: rev}
+	}
+	return ev, w.write(&ev)
+}
+
+// current returns the state of key in the transaction, or nil.
+func (w *batchTx) current(key string) (*storage.KV, error) {
+	v := w.kv.Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	kv, err := decodeKV(key, v)
+	if err != nil {
+		return nil, err
+	}
+	return &kv, nil
+}
+
+// check returns the error r gets against the key's state prev (nil: absent).
+func check(r *request, prev *storage.KV) error {
+	switch {
+	case r.op == opCreate && prev != nil:
+		return fmt.Errorf("create %q: %w", r.key, storage.ErrKeyExists)
+	case r.op != opCreate && prev == nil:
+		return fmt.Errorf("write %q: %w", r.key, storage.ErrNotFound)
+	case r.op != opCreate && r.expected != 0 && r.expected != prev.ModRevision:
+		return &storage.ConflictError{Key: r.key, Expected: r.expected, Current: *prev}
+	}
+	return nil
+}
+
+// write records ev in the current state and the history.
+func (w *batchTx) write(ev *storage.Event) error {
+	key := []byte(ev.KV.Key)
+	var err error
+	if ev.Type == storage.EventDelete {
+		err = w.kv.Delete(key)
+	} else {
+		err = w.kv.Put(key, encodeKV(ev.KV.CreateRevision, ev.Revision, ev.KV.Value))
+	}
+	if err != nil {
+		return fmt.Errorf("write state of %q: %w", ev.KV.Key, err)
+	}
+	if err := w.history.Put(revKey(ev.Revision), encodeEvent(ev)); err != nil {
+		return fmt.Errorf("write history at %d: %w", ev.Revision, err)
+	}
+	return nil
+}
+
+func (w *batchTx) setRevision(rev int64) error {
+	if err := w.meta.Put(metaRevision, revKey(rev)); err != nil {
+		return fmt.Errorf("write revision: %w", err)
+	}
+	return nil
+}
