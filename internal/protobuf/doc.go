@@ -1,0 +1,63 @@
+// Package protobuf converts between Kubernetes' protobuf wire form and the
+// JSON form (map[string]any) the server keeps objects in, for the few
+// built-in kinds client-go's typed clients send and expect as protobuf,
+// without importing k8s.io/api or k8s.io/apimachinery.
+//
+// # Scope
+//
+// Encode and Decode handle, under apiVersion v1, Namespace, ConfigMap,
+// Secret and core/v1 Event and their Lists; and, under any apiVersion (as
+// Kubernetes registers them in every group version), Status and
+// DeleteOptions. Each carries meta/v1 ObjectMeta or ListMeta with every
+// field. Supports says whether a kind is handled; for other kinds a server
+// answers 406 or 415, or serves JSON. The field numbers and Go field shapes
+// come from k8s.io/api and k8s.io/apimachinery v0.37.2 (generated.proto,
+// types.go); test/interop/protobuf proves the bytes equal theirs.
+//
+// # Wire form
+//
+// An object is the envelope "k8s\x00" followed by a runtime.Unknown message
+// {typeMeta{apiVersion, kind}, raw, contentEncoding, contentType} whose raw
+// is the object's message. Encode writes what gogo-protobuf's generated
+// Marshal writes: fields in number order; Go value fields always, even
+// when zero (an empty string, a 0, an empty ObjectMeta); pointer fields only
+// when set; map entries in sorted key order. A watch stream
+// (WatchContentType) is a sequence of frames, each a 4-byte big-endian
+// length and a WatchEvent message without envelope whose object.raw is an
+// envelope: see EncodeWatchEvent, ReadFrame and DecodeWatchEvent.
+//
+// # JSON form
+//
+// Decode returns what encoding/json gives when it decodes the JSON
+// k8s.io/api writes for the object: the same field names, fields tagged
+// omitempty left out when zero, struct fields kept ({} or, for a zero Time,
+// null), a List's empty items null. Numbers are float64, []byte values
+// base64 strings, Time an RFC 3339 string in UTC with whole seconds, and
+// MicroTime one with six fractional digits. List items carry no apiVersion
+// or kind, as in Kubernetes' JSON. Encode accepts that form: numbers as
+// float64, json.Number, int or int64; null wherever Go would decode it
+// into a zero value; apiVersion and kind on list items (ignored, as
+// protobuf has no place for them).
+//
+// # Caveats
+//
+//   - Encode rejects a JSON field its type lacks (ErrInvalid) rather than
+//     drop it; the server validates schemas before objects get here.
+//   - Decode skips protobuf fields it does not know, as gogo-protobuf does,
+//     so a newer client's additions are dropped.
+//   - Time keeps whole seconds and MicroTime microseconds, as in
+//     Kubernetes; nanoseconds on the wire are dropped.
+//   - Decode fails with ErrNotRepresentable for an int64 beyond ±2^53,
+//     which a float64 cannot hold exactly, and for a year outside 0-9999,
+//     which RFC 3339 cannot write.
+//   - fieldsV1 in managedFields is raw JSON on the wire; Encode re-marshals
+//     the JSON value with encoding/json (keys sorted, compact, HTML
+//     escaped), so the bytes equal Kubernetes' only when its raw JSON was
+//     in that form. CBOR-encoded fieldsV1 is not supported.
+//   - A message field repeated on the wire is merged, a scalar's last
+//     occurrence wins, as in gogo-protobuf; a Time's last occurrence wins
+//     whole, as metav1.Time's Unmarshal replaces it.
+//   - An envelope with a contentEncoding or contentType is rejected.
+//
+// All functions are safe for concurrent use.
+package protobuf

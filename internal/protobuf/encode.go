@@ -1,0 +1,279 @@
+package protobuf
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// encodeMessage appends the fields of obj, the JSON form of m, to b.
+func encodeMessage(b []byte, m *message, obj map[string]any) ([]byte, error) {
+	if err := checkKeys(m, obj); err != nil {
+		return nil, err
+	}
+	for i := range m.fields {
+		f := &m.fields[i]
+		var err error
+		if b, err = encodeField(b, f, obj[f.name]); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return b, nil
+}
+
+// checkKeys rejects JSON keys m does not know, in sorted order so that the
+// error is stable.
+func checkKeys(m *message, obj map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if m.typeMeta && (k == "apiVersion" || k == "kind") {
+			continue
+		}
+		if !slices.ContainsFunc(m.fields, func(f field) bool { return f.name == k }) {
+			return fmt.Errorf("unknown field %q in %s", k, m.name)
+		}
+	}
+	return nil
+}
+
+// encodeField appends field f holding the JSON value v.
+func encodeField(b []byte, f *field, v any) ([]byte, error) {
+	switch {
+	case f.kind == kStringMap || f.kind == kBytesMap:
+		return encodeMap(b, f, v)
+	case f.pres == repeated:
+		return encodeRepeated(b, f, v)
+	case f.pres == pointer && v == nil:
+		return b, nil
+	}
+	return encodeOne(b, f, v)
+}
+
+// encodeRepeated appends one record per element of the JSON array v.
+func encodeRepeated(b []byte, f *field, v any) ([]byte, error) {
+	if v == nil {
+		return b, nil
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want an array, got %T", v)
+	}
+	for i, item := range items {
+		var err error
+		if b, err = encodeOne(b, f, item); err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return b, nil
+}
+
+// encodeOne appends one record of field f; a nil v is the zero value.
+func encodeOne(b []byte, f *field, v any) ([]byte, error) {
+	switch f.kind {
+	case kString:
+		s, err := toString(v)
+		if err != nil {
+			return nil, err
+		}
+		return appendString(b, f.num, s), nil
+	case kInt32, kInt64, kBool:
+		n, err := toVarint(f.kind, v)
+		if err != nil {
+			return nil, err
+		}
+		return appendVarint(b, f.num, n), nil
+	}
+	body, err := encodeBody(f, v)
+	if err != nil {
+		return nil, err
+	}
+	return appendBytes(b, f.num, body), nil
+}
+
+// encodeBody returns the bytes of a time, fieldsV1 or message field.
+func encodeBody(f *field, v any) ([]byte, error) {
+	switch f.kind {
+	case kTime, kMicroTime:
+		return encodeTime(f.kind, v)
+	case kFieldsV1:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return appendBytes(nil, 1, raw), nil
+	}
+	obj, err := toObject(v)
+	if err != nil {
+		return nil, err
+	}
+	return encodeMessage(nil, f.msg, obj)
+}
+
+// encodeMap appends one entry record per key of the JSON object v, in sorted
+// key order as gogo-protobuf's generated Marshal does.
+func encodeMap(b []byte, f *field, v any) ([]byte, error) {
+	obj, err := toObject(v)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		entry := appendString(nil, 1, k)
+		if entry, err = appendMapValue(entry, f.kind, obj[k]); err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		b = appendBytes(b, f.num, entry)
+	}
+	return b, nil
+}
+
+// appendMapValue appends field 2 of a map entry. A null bytes value is a nil
+// []byte, which gogo-protobuf leaves out; a null string is "".
+func appendMapValue(entry []byte, k kind, v any) ([]byte, error) {
+	if k == kStringMap {
+		s, err := toString(v)
+		if err != nil {
+			return nil, err
+		}
+		return appendString(entry, 2, s), nil
+	}
+	if v == nil {
+		return entry, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("want a base64 string, got %T", v)
+	}
+	data, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("bytes: %w", err)
+	}
+	return appendBytes(entry, 2, data), nil
+}
+
+// encodeTime returns the Timestamp bytes of an RFC 3339 string: empty for
+// null and the zero time, as Time.Marshal and MicroTime.Marshal do. Time
+// keeps whole seconds (nanos written as 0), MicroTime microseconds.
+func encodeTime(k kind, v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("want an RFC 3339 string, got %T", v)
+	}
+	t, err := time.Parse(layoutOf(k), s)
+	if err != nil {
+		return nil, err
+	}
+	if t.IsZero() {
+		return nil, nil
+	}
+	var nanos int64
+	if k == kMicroTime {
+		nanos = int64(time.Duration(t.Nanosecond()).Truncate(time.Microsecond))
+	}
+	return appendVarint(appendVarint(nil, 1, uint64(t.Unix())), 2, uint64(nanos)), nil
+}
+
+// layoutOf returns the JSON time layout of kind k, as metav1's UnmarshalJSON
+// parses it.
+func layoutOf(k kind) string {
+	if k == kMicroTime {
+		return rfc3339Micro
+	}
+	return time.RFC3339
+}
+
+// rfc3339Micro is metav1.RFC3339Micro.
+const rfc3339Micro = "2006-01-02T15:04:05.000000Z07:00"
+
+func toObject(v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want an object, got %T", v)
+	}
+	return obj, nil
+}
+
+func toString(v any) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("want a string, got %T", v)
+	}
+	return s, nil
+}
+
+// toVarint returns the varint of a JSON boolean or integer; int32 values
+// are sign-extended to 64 bits, as gogo-protobuf writes them.
+func toVarint(k kind, v any) (uint64, error) {
+	if k == kBool {
+		if v == nil {
+			return 0, nil
+		}
+		bv, ok := v.(bool)
+		if !ok {
+			return 0, fmt.Errorf("want a boolean, got %T", v)
+		}
+		if bv {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, err
+	}
+	if k == kInt32 && (n < math.MinInt32 || n > math.MaxInt32) {
+		return 0, fmt.Errorf("%d overflows int32", n)
+	}
+	return uint64(n), nil
+}
+
+// toInt64 accepts the integer forms a JSON number takes in Go: float64 and
+// json.Number from encoding/json, int and int64 from Go code.
+func toInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case nil:
+		return 0, nil
+	case int:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case float64:
+		if n != math.Trunc(n) || n < math.MinInt64 || n >= math.MaxInt64 {
+			return 0, fmt.Errorf("%v is not an int64", n)
+		}
+		return int64(n), nil
+	case json.Number:
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s is not an int64: %w", n, err)
+		}
+		return i, nil
+	}
+	return 0, fmt.Errorf("want an integer, got %T", v)
+}
+
+func appendString(b []byte, num protowire.Number, s string) []byte {
+	return protowire.AppendString(protowire.AppendTag(b, num, protowire.BytesType), s)
+}
+
+func appendBytes(b []byte, num protowire.Number, data []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), data)
+}
+
+func appendVarint(b []byte, num protowire.Number, n uint64) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), n)
+}

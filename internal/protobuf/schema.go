@@ -1,0 +1,291 @@
+package protobuf
+
+import "google.golang.org/protobuf/encoding/protowire"
+
+// kind is a field's type, on the wire and in JSON.
+type kind uint8
+
+const (
+	kString    kind = iota // bytes on the wire, a JSON string
+	kInt32                 // varint (negative values take 10 bytes), a JSON number
+	kInt64                 // varint, a JSON number
+	kBool                  // varint 0 or 1, a JSON boolean
+	kMessage               // a nested message, a JSON object
+	kTime                  // meta/v1 Time: Timestamp with seconds only, RFC 3339
+	kMicroTime             // meta/v1 MicroTime: seconds and microseconds, RFC 3339 with 6 digits
+	kFieldsV1              // meta/v1 FieldsV1: raw JSON in field 1, the JSON value itself
+	kStringMap             // map<string, string>, a JSON object of strings
+	kBytesMap              // map<string, bytes>, a JSON object of base64 strings
+)
+
+// presence mirrors the Go field's shape in k8s.io/api, which decides when
+// gogo-protobuf writes the field.
+type presence uint8
+
+const (
+	// value is a Go value field: always written, as its zero value when the
+	// JSON lacks it or holds null.
+	value presence = iota
+	// pointer is a Go pointer field: written only when the JSON holds a
+	// non-null value; when decoded, always present in the JSON.
+	pointer
+	// repeated is a Go slice: one wire record per element. Maps are repeated
+	// on the wire too but use kStringMap or kBytesMap instead.
+	repeated
+)
+
+// field describes one protobuf field and its JSON counterpart.
+type field struct {
+	name string           // JSON name
+	num  protowire.Number // protobuf field number
+	kind kind
+	pres presence
+	// omitZero says encoding/json leaves the field out when it holds its zero
+	// value: set for omitempty scalars, slices and maps and for omitzero
+	// structs, not for structs tagged only omitempty (encoding/json writes
+	// those anyway, a zero Time as null).
+	omitZero bool
+	msg      *message // for kMessage
+}
+
+// message is a protobuf message; fields are in ascending number order, which
+// is the order gogo-protobuf writes them in.
+type message struct {
+	name   string
+	fields []field
+	// typeMeta says the JSON may carry apiVersion and kind, which protobuf
+	// leaves to the envelope (top-level objects) or drops (list items).
+	typeMeta bool
+}
+
+// meta/v1 messages (k8s.io/apimachinery pkg/apis/meta/v1/generated.proto).
+var (
+	ownerReference = &message{name: "OwnerReference", fields: []field{
+		{name: "kind", num: 1, kind: kString},
+		{name: "name", num: 3, kind: kString},
+		{name: "uid", num: 4, kind: kString},
+		{name: "apiVersion", num: 5, kind: kString},
+		{name: "controller", num: 6, kind: kBool, pres: pointer},
+		{name: "blockOwnerDeletion", num: 7, kind: kBool, pres: pointer},
+	}}
+	managedFieldsEntry = &message{name: "ManagedFieldsEntry", fields: []field{
+		{name: "manager", num: 1, kind: kString, omitZero: true},
+		{name: "operation", num: 2, kind: kString, omitZero: true},
+		{name: "apiVersion", num: 3, kind: kString, omitZero: true},
+		{name: "time", num: 4, kind: kTime, pres: pointer},
+		{name: "fieldsType", num: 6, kind: kString, omitZero: true},
+		{name: "fieldsV1", num: 7, kind: kFieldsV1, pres: pointer},
+		{name: "subresource", num: 8, kind: kString, omitZero: true},
+	}}
+	objectMeta = &message{name: "ObjectMeta", fields: []field{
+		{name: "name", num: 1, kind: kString, omitZero: true},
+		{name: "generateName", num: 2, kind: kString, omitZero: true},
+		{name: "namespace", num: 3, kind: kString, omitZero: true},
+		{name: "selfLink", num: 4, kind: kString, omitZero: true},
+		{name: "uid", num: 5, kind: kString, omitZero: true},
+		{name: "resourceVersion", num: 6, kind: kString, omitZero: true},
+		{name: "generation", num: 7, kind: kInt64, omitZero: true},
+		{name: "creationTimestamp", num: 8, kind: kTime, omitZero: true},
+		{name: "deletionTimestamp", num: 9, kind: kTime, pres: pointer},
+		{name: "deletionGracePeriodSeconds", num: 10, kind: kInt64, pres: pointer},
+		{name: "labels", num: 11, kind: kStringMap, omitZero: true},
+		{name: "annotations", num: 12, kind: kStringMap, omitZero: true},
+		{name: "ownerReferences", num: 13, kind: kMessage, pres: repeated, omitZero: true, msg: ownerReference},
+		{name: "finalizers", num: 14, kind: kString, pres: repeated, omitZero: true},
+		{name: "managedFields", num: 17, kind: kMessage, pres: repeated, omitZero: true, msg: managedFieldsEntry},
+	}}
+	shardInfo = &message{name: "ShardInfo", fields: []field{
+		{name: "selector", num: 1, kind: kString},
+	}}
+	listMeta = &message{name: "ListMeta", fields: []field{
+		{name: "selfLink", num: 1, kind: kString, omitZero: true},
+		{name: "resourceVersion", num: 2, kind: kString, omitZero: true},
+		{name: "continue", num: 3, kind: kString, omitZero: true},
+		{name: "remainingItemCount", num: 4, kind: kInt64, pres: pointer},
+		{name: "shardInfo", num: 5, kind: kMessage, pres: pointer, msg: shardInfo},
+	}}
+	statusCause = &message{name: "StatusCause", fields: []field{
+		{name: "reason", num: 1, kind: kString, omitZero: true},
+		{name: "message", num: 2, kind: kString, omitZero: true},
+		{name: "field", num: 3, kind: kString, omitZero: true},
+	}}
+	statusDetails = &message{name: "StatusDetails", fields: []field{
+		{name: "name", num: 1, kind: kString, omitZero: true},
+		{name: "group", num: 2, kind: kString, omitZero: true},
+		{name: "kind", num: 3, kind: kString, omitZero: true},
+		{name: "causes", num: 4, kind: kMessage, pres: repeated, omitZero: true, msg: statusCause},
+		{name: "retryAfterSeconds", num: 5, kind: kInt32, omitZero: true},
+		{name: "uid", num: 6, kind: kString, omitZero: true},
+	}}
+	status = &message{name: "Status", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: listMeta},
+		{name: "status", num: 2, kind: kString, omitZero: true},
+		{name: "message", num: 3, kind: kString, omitZero: true},
+		{name: "reason", num: 4, kind: kString, omitZero: true},
+		{name: "details", num: 5, kind: kMessage, pres: pointer, msg: statusDetails},
+		{name: "code", num: 6, kind: kInt32, omitZero: true},
+	}}
+	preconditions = &message{name: "Preconditions", fields: []field{
+		{name: "uid", num: 1, kind: kString, pres: pointer},
+		{name: "resourceVersion", num: 2, kind: kString, pres: pointer},
+	}}
+	deleteOptions = &message{name: "DeleteOptions", typeMeta: true, fields: []field{
+		{name: "gracePeriodSeconds", num: 1, kind: kInt64, pres: pointer},
+		{name: "preconditions", num: 2, kind: kMessage, pres: pointer, msg: preconditions},
+		{name: "orphanDependents", num: 3, kind: kBool, pres: pointer},
+		{name: "propagationPolicy", num: 4, kind: kString, pres: pointer},
+		{name: "dryRun", num: 5, kind: kString, pres: repeated, omitZero: true},
+		{name: "ignoreStoreReadErrorWithClusterBreakingPotential", num: 6, kind: kBool, pres: pointer},
+	}}
+)
+
+// core/v1 messages (k8s.io/api core/v1/generated.proto).
+var (
+	namespaceCondition = &message{name: "NamespaceCondition", fields: []field{
+		{name: "type", num: 1, kind: kString},
+		{name: "status", num: 2, kind: kString},
+		{name: "lastTransitionTime", num: 4, kind: kTime},
+		{name: "reason", num: 5, kind: kString, omitZero: true},
+		{name: "message", num: 6, kind: kString, omitZero: true},
+	}}
+	namespace = &message{name: "Namespace", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "NamespaceSpec", fields: []field{
+			{name: "finalizers", num: 1, kind: kString, pres: repeated, omitZero: true},
+		}}},
+		{name: "status", num: 3, kind: kMessage, msg: &message{name: "NamespaceStatus", fields: []field{
+			{name: "phase", num: 1, kind: kString, omitZero: true},
+			{name: "conditions", num: 2, kind: kMessage, pres: repeated, omitZero: true, msg: namespaceCondition},
+		}}},
+	}}
+	configMap = &message{name: "ConfigMap", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "data", num: 2, kind: kStringMap, omitZero: true},
+		{name: "binaryData", num: 3, kind: kBytesMap, omitZero: true},
+		{name: "immutable", num: 4, kind: kBool, pres: pointer},
+	}}
+	secret = &message{name: "Secret", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "data", num: 2, kind: kBytesMap, omitZero: true},
+		{name: "type", num: 3, kind: kString, omitZero: true},
+		{name: "stringData", num: 4, kind: kStringMap, omitZero: true},
+		{name: "immutable", num: 5, kind: kBool, pres: pointer},
+	}}
+	objectReference = &message{name: "ObjectReference", fields: []field{
+		{name: "kind", num: 1, kind: kString, omitZero: true},
+		{name: "namespace", num: 2, kind: kString, omitZero: true},
+		{name: "name", num: 3, kind: kString, omitZero: true},
+		{name: "uid", num: 4, kind: kString, omitZero: true},
+		{name: "apiVersion", num: 5, kind: kString, omitZero: true},
+		{name: "resourceVersion", num: 6, kind: kString, omitZero: true},
+		{name: "fieldPath", num: 7, kind: kString, omitZero: true},
+	}}
+	event = &message{name: "Event", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "involvedObject", num: 2, kind: kMessage, msg: objectReference},
+		{name: "reason", num: 3, kind: kString, omitZero: true},
+		{name: "message", num: 4, kind: kString, omitZero: true},
+		{name: "source", num: 5, kind: kMessage, msg: &message{name: "EventSource", fields: []field{
+			{name: "component", num: 1, kind: kString, omitZero: true},
+			{name: "host", num: 2, kind: kString, omitZero: true},
+		}}},
+		{name: "firstTimestamp", num: 6, kind: kTime},
+		{name: "lastTimestamp", num: 7, kind: kTime},
+		{name: "count", num: 8, kind: kInt32, omitZero: true},
+		{name: "type", num: 9, kind: kString, omitZero: true},
+		{name: "eventTime", num: 10, kind: kMicroTime},
+		{name: "series", num: 11, kind: kMessage, pres: pointer, msg: &message{name: "EventSeries", fields: []field{
+			{name: "count", num: 1, kind: kInt32, omitZero: true},
+			{name: "lastObservedTime", num: 2, kind: kMicroTime},
+		}}},
+		{name: "action", num: 12, kind: kString, omitZero: true},
+		{name: "related", num: 13, kind: kMessage, pres: pointer, msg: objectReference},
+		{name: "reportingComponent", num: 14, kind: kString},
+		{name: "reportingInstance", num: 15, kind: kString},
+	}}
+)
+
+// Messages read and written by hand: the envelope, WatchEvent, and the parts
+// of meta/v1 types with custom Go encodings. Their bytes fields are kString,
+// which has the same wire type.
+var (
+	timestampMsg = &message{name: "Timestamp", fields: []field{
+		{name: "seconds", num: 1, kind: kInt64},
+		{name: "nanos", num: 2, kind: kInt32},
+	}}
+	fieldsV1Msg = &message{name: "FieldsV1", fields: []field{
+		{name: "Raw", num: 1, kind: kString},
+	}}
+	mapEntryMsg = &message{name: "map entry", fields: []field{
+		{name: "key", num: 1, kind: kString},
+		{name: "value", num: 2, kind: kString},
+	}}
+	typeMetaMsg = &message{name: "TypeMeta", fields: []field{
+		{name: "apiVersion", num: 1, kind: kString},
+		{name: "kind", num: 2, kind: kString},
+	}}
+	unknownMsg = &message{name: "Unknown", fields: []field{
+		{name: "typeMeta", num: 1, kind: kMessage, msg: typeMetaMsg},
+		{name: "raw", num: 2, kind: kString},
+		{name: "contentEncoding", num: 3, kind: kString},
+		{name: "contentType", num: 4, kind: kString},
+	}}
+	watchEventMsg = &message{name: "WatchEvent", fields: []field{
+		{name: "type", num: 1, kind: kString},
+		{name: "object", num: 2, kind: kMessage, msg: &message{name: "RawExtension", fields: []field{
+			{name: "raw", num: 1, kind: kString},
+		}}},
+	}}
+)
+
+// list returns the List message of item: ListMeta and a JSON items array that
+// is null, not left out, when empty (the Go field lacks omitempty).
+func list(item *message) *message {
+	return &message{name: item.name + "List", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: listMeta},
+		{name: "items", num: 2, kind: kMessage, pres: repeated, msg: item},
+	}}
+}
+
+// coreKinds are the core/v1 kinds, found by kind under apiVersion "v1".
+var coreKinds = kindTable(namespace, list(namespace), configMap, list(configMap),
+	secret, list(secret), event, list(event))
+
+// metaKinds are registered in every group version, as Kubernetes registers
+// them with metav1.AddToGroupVersion, so any apiVersion is accepted.
+var metaKinds = kindTable(status, deleteOptions)
+
+func kindTable(msgs ...*message) map[string]*message {
+	t := make(map[string]*message, len(msgs))
+	for _, m := range msgs {
+		t[m.name] = m
+	}
+	return t
+}
+
+// lookup returns the message of apiVersion and kind, or nil.
+func lookup(apiVersion, kind string) *message {
+	if m := metaKinds[kind]; m != nil && apiVersion != "" {
+		return m
+	}
+	if apiVersion == "v1" {
+		return coreKinds[kind]
+	}
+	return nil
+}
+
+// Supports reports whether Encode and Decode handle objects of apiVersion and
+// kind.
+func Supports(apiVersion, kind string) bool {
+	return lookup(apiVersion, kind) != nil
+}
+
+// index returns the position in m.fields of the field numbered num, or -1.
+func (m *message) index(num protowire.Number) int {
+	for i := range m.fields {
+		if m.fields[i].num == num {
+			return i
+		}
+	}
+	return -1
+}
