@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/bolt"
+	"github.com/listwatch/listwatch/storage/etcd"
+)
+
+// serveOptions are the flags of `listwatch serve`.
+type serveOptions struct {
+	listen        string
+	dataDir       string
+	storage       string
+	etcdEndpoints []string
+	etcdPrefix    string
+	etcdTLS       etcd.TLSConfig
+	tlsCert       string
+	tlsKey        string
+	insecureAnon  bool
+	noFsync       bool
+	compaction    storage.CompactionPolicy
+	shutdownGrace time.Duration
+}
+
+func newServe() *cobra.Command {
+	o := serveOptions{compaction: storage.DefaultCompactionPolicy()}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the Kubernetes API on the embedded store (default) or etcd",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve on")
+	f.StringVar(&o.dataDir, "data-dir", "listwatch-data", "directory of the embedded store (--storage=bolt)")
+	f.StringVar(&o.storage, "storage", "bolt", "storage backend: bolt (embedded) or etcd")
+	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", []string{"http://127.0.0.1:2379"}, "etcd client URLs (--storage=etcd)")
+	f.StringVar(&o.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "prefix of every key in etcd")
+	f.StringVar(&o.etcdTLS.CAFile, "etcd-cafile", "", "CA of the etcd cluster")
+	f.StringVar(&o.etcdTLS.CertFile, "etcd-certfile", "", "client certificate for etcd")
+	f.StringVar(&o.etcdTLS.KeyFile, "etcd-keyfile", "", "client certificate key for etcd")
+	f.StringVar(&o.tlsCert, "tls-cert-file", "", "serve HTTPS with this certificate")
+	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
+	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
+	f.BoolVar(&o.noFsync, "unsafe-no-fsync", false, "do not fsync the embedded store (tests and benchmarks only: a crash can lose acknowledged writes)")
+	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
+	f.DurationVar(&o.compaction.KeepDuration, "compaction-keep-duration", o.compaction.KeepDuration, "history always kept, in time")
+	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
+	return cmd
+}
+
+func (o *serveOptions) run(ctx context.Context) error {
+	start := time.Now()
+	if err := o.checkExposure(); err != nil {
+		return err
+	}
+	store, where, err := o.openStore()
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv, err := server.New(ctx, server.Config{Storage: store})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.listen, err)
+	}
+	hs := o.httpServer(srv.Handler())
+	var wg sync.WaitGroup
+	compactCtx, stopCompaction := context.WithCancel(ctx)
+	defer func() { stopCompaction(); wg.Wait() }()
+	wg.Go(func() { storage.NewCompactor(store, o.compaction).Run(compactCtx) })
+
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	slog.Info("listwatch serving", "url", scheme+"://"+ln.Addr().String(), "storage", o.storage, "data", where, "startup", time.Since(start).Round(time.Microsecond))
+	errc := make(chan error, 1)
+	go func() { errc <- o.serveOn(hs, ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("shutting down", "grace", o.shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func (o *serveOptions) serveOn(hs *http.Server, ln net.Listener) error {
+	var err error
+	if o.tlsCert != "" {
+		err = hs.ServeTLS(ln, o.tlsCert, o.tlsKey)
+	} else {
+		err = hs.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// httpServer serves HTTP/1.1 and HTTP/2: over TLS by ALPN, and in cleartext
+// with prior knowledge (h2c).
+func (o *serveOptions) httpServer(h http.Handler) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           h,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 30 * time.Second,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+}
+
+// checkExposure refuses to serve a non-loopback address in the clear without
+// authentication unless explicitly allowed.
+func (o *serveOptions) checkExposure() error {
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", o.listen, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	if o.insecureAnon {
+		slog.Warn("serving a non-loopback address without TLS and authentication", "listen", o.listen)
+		return nil
+	}
+	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with an authentication flag, or --insecure-allow-anonymous to accept the risk", o.listen)
+}
+
+// openStore opens the configured backend and says where its data lives.
+func (o *serveOptions) openStore() (storage.Interface, string, error) {
+	switch strings.ToLower(o.storage) {
+	case "bolt":
+		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+			return nil, "", fmt.Errorf("creating data directory: %w", err)
+		}
+		s, err := bolt.Open(o.dataDir, bolt.Options{NoSync: o.noFsync})
+		if err != nil {
+			return nil, "", fmt.Errorf("opening the embedded store in %s: %w", o.dataDir, err)
+		}
+		return s, o.dataDir, nil
+	case "etcd":
+		s, err := etcd.New(etcd.Config{Endpoints: o.etcdEndpoints, Prefix: o.etcdPrefix, TLS: o.etcdTLS})
+		if err != nil {
+			return nil, "", fmt.Errorf("connecting to etcd %v: %w", o.etcdEndpoints, err)
+		}
+		return s, strings.Join(o.etcdEndpoints, ",") + o.etcdPrefix, nil
+	}
+	return nil, "", fmt.Errorf("--storage %q: must be bolt or etcd", o.storage)
+}

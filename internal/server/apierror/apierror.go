@@ -1,0 +1,165 @@
+// Package apierror builds the Kubernetes Status errors the server returns,
+// with kube-apiserver's codes, reasons, messages and details, and translates
+// storage errors into them in one place.
+package apierror
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Target names the object an error is about: its group, resource (plural)
+// and name, as Status details carry them.
+type Target struct {
+	Group, Resource, Name string
+}
+
+func (t Target) qualified() string {
+	if t.Group == "" {
+		return t.Resource
+	}
+	return t.Resource + "." + t.Group
+}
+
+func newErr(code int32, reason api.StatusReason, msg string, t *Target) *api.StatusError {
+	s := api.NewStatus(code, reason, msg)
+	if t != nil {
+		s.Details = &api.StatusDetails{Name: t.Name, Group: t.Group, Kind: t.Resource}
+	}
+	return &api.StatusError{Status: s}
+}
+
+// NotFound is 404: `configmaps "x" not found`.
+func NotFound(t Target) *api.StatusError {
+	return newErr(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("%s %q not found", t.qualified(), t.Name), &t)
+}
+
+// AlreadyExists is 409: `configmaps "x" already exists`.
+func AlreadyExists(t Target) *api.StatusError {
+	return newErr(http.StatusConflict, api.StatusReasonAlreadyExists, fmt.Sprintf("%s %q already exists", t.qualified(), t.Name), &t)
+}
+
+// Conflict is 409 with kube's optimistic-lock message when msg is empty.
+func Conflict(t Target, msg string) *api.StatusError {
+	if msg == "" {
+		msg = "the object has been modified; please apply your changes to the latest version and try again"
+	}
+	return newErr(http.StatusConflict, api.StatusReasonConflict, fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", t.qualified(), t.Name, msg), &t)
+}
+
+// Invalid is 422 with causes naming the fields: `ConfigMap "x" is invalid: [...]`.
+func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusError {
+	msgs := make([]string, len(causes))
+	for i, c := range causes {
+		msgs[i] = c.Message
+		if c.Field != "" {
+			msgs[i] = c.Field + ": " + c.Message
+		}
+	}
+	joined := strings.Join(msgs, ", ")
+	if len(msgs) > 1 {
+		joined = "[" + joined + "]"
+	}
+	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %q is invalid: %s", kind, name, joined), nil)
+	e.Status.Details = &api.StatusDetails{Name: name, Group: group, Kind: kind, Causes: causes}
+	return e
+}
+
+// Field is one invalid-field cause.
+func Field(typ api.CauseType, field, msg string) api.StatusCause {
+	return api.StatusCause{Type: typ, Field: field, Message: msg}
+}
+
+// BadRequest is 400.
+func BadRequest(msg string) *api.StatusError {
+	return newErr(http.StatusBadRequest, api.StatusReasonBadRequest, msg, nil)
+}
+
+// Expired is 410 with reason Expired.
+func Expired(msg string) *api.StatusError {
+	return newErr(http.StatusGone, api.StatusReasonExpired, msg, nil)
+}
+
+// MethodNotAllowed is 405.
+func MethodNotAllowed(method, what string) *api.StatusError {
+	return newErr(http.StatusMethodNotAllowed, api.StatusReasonMethodNotAllowed, fmt.Sprintf("%s is not supported on %s", method, what), nil)
+}
+
+// NotAcceptable is 406.
+func NotAcceptable(accepted []string) *api.StatusError {
+	return newErr(http.StatusNotAcceptable, api.StatusReasonNotAcceptable, "only the following media types are accepted: "+strings.Join(accepted, ", "), nil)
+}
+
+// UnsupportedMediaType is 415.
+func UnsupportedMediaType(contentType string, accepted []string) *api.StatusError {
+	return newErr(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
+		fmt.Sprintf("the body of the request was in an unknown format %q - accepted media types include: %s", contentType, strings.Join(accepted, ", ")), nil)
+}
+
+// TooLarge is 413.
+func TooLarge(limit int64) *api.StatusError {
+	return newErr(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", limit), nil)
+}
+
+// TooManyRequests is 429 with a retry delay in seconds.
+func TooManyRequests(msg string, retryAfter int32) *api.StatusError {
+	e := newErr(http.StatusTooManyRequests, api.StatusReasonTooManyRequests, msg, nil)
+	e.Status.Details = &api.StatusDetails{RetryAfterSeconds: retryAfter}
+	return e
+}
+
+// Internal is 500 for a real fault.
+func Internal(err error) *api.StatusError {
+	return newErr(http.StatusInternalServerError, api.StatusReasonInternalError, "Internal error occurred: "+err.Error(), nil)
+}
+
+// Timeout is 504.
+func Timeout(msg string, retryAfter int32) *api.StatusError {
+	e := newErr(http.StatusGatewayTimeout, api.StatusReasonTimeout, msg, nil)
+	e.Status.Details = &api.StatusDetails{RetryAfterSeconds: retryAfter}
+	return e
+}
+
+// Unauthorized is 401.
+func Unauthorized() *api.StatusError {
+	return newErr(http.StatusUnauthorized, api.StatusReasonUnauthorized, "Unauthorized", nil)
+}
+
+// FromStorage translates an error of the storage layer about target into a
+// Status error. Errors it does not know become 500.
+func FromStorage(err error, t Target) *api.StatusError {
+	var se *api.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se
+	case errors.Is(err, storage.ErrNotFound):
+		return NotFound(t)
+	case errors.Is(err, storage.ErrKeyExists):
+		return AlreadyExists(t)
+	case errors.Is(err, storage.ErrConflict):
+		return Conflict(t, "")
+	case errors.Is(err, storage.ErrCompacted):
+		return Expired("The resourceVersion for the provided list is too old.")
+	case errors.Is(err, storage.ErrFutureRevision):
+		return Timeout("Too large resource version", 1)
+	case errors.Is(err, storage.ErrValueTooLarge):
+		return TooLarge(storage.MaxValueSize)
+	case errors.Is(err, storage.ErrInvalidArgument):
+		return BadRequest(err.Error())
+	}
+	return Internal(err)
+}
+
+// From returns err as a Status error, 500 unless it already is one.
+func From(err error) *api.StatusError {
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		return se
+	}
+	return Internal(err)
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+)
+
+// readBody reads a request body up to the size limit (413 beyond).
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, apierror.TooLarge(s.cfg.MaxBodyBytes)
+	}
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	return b, nil
+}
+
+// bodyMediaType returns the request's Content-Type without parameters;
+// JSON when absent.
+func bodyMediaType(r *http.Request) (string, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return mediaJSON, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return "", apierror.UnsupportedMediaType(ct, objectMediaTypes)
+	}
+	return mt, nil
+}
+
+// objectMediaTypes are the bodies create and update accept.
+var objectMediaTypes = []string{mediaJSON, mediaYAML}
+
+// readObject decodes a create or update body into an object.
+func (s *Server) readObject(r *http.Request) (api.Object, error) {
+	mt, err := bodyMediaType(r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	switch mt {
+	case mediaJSON:
+	case mediaYAML:
+		if b, err = yaml.YAMLToJSON(b); err != nil {
+			return nil, apierror.BadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
+		}
+	default:
+		return nil, apierror.UnsupportedMediaType(r.Header.Get("Content-Type"), objectMediaTypes)
+	}
+	obj, err := api.ParseObject(b)
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("the body is not a JSON object: %v", err))
+	}
+	return obj, nil
+}
+
+// deleteOptions is the part of meta/v1 DeleteOptions the server honours.
+type deleteOptions struct {
+	Kind          string `json:"kind"`
+	Preconditions *struct {
+		UID             *string `json:"uid"`
+		ResourceVersion *string `json:"resourceVersion"`
+	} `json:"preconditions"`
+}
+
+// readDeleteOptions reads the optional DeleteOptions body of a delete.
+func (s *Server) readDeleteOptions(r *http.Request) (registry.Preconditions, error) {
+	b, err := s.readBody(r)
+	if err != nil || len(b) == 0 {
+		return registry.Preconditions{}, err
+	}
+	var opts deleteOptions
+	if err := json.Unmarshal(b, &opts); err != nil {
+		return registry.Preconditions{}, apierror.BadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", err))
+	}
+	if opts.Preconditions == nil {
+		return registry.Preconditions{}, nil
+	}
+	return registry.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, nil
+}

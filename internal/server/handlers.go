@@ -1,0 +1,212 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// serveResource handles a request on a resource, an object or its status.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
+	res, ok := s.catalog.Get(info.Group, info.Version, info.Resource)
+	if !ok || (info.Namespace != "" && !res.Namespaced) {
+		writeError(w, notFoundPath())
+		return
+	}
+	if info.Subresource != "" && (info.Subresource != "status" || !res.StatusSubresource) {
+		writeError(w, notFoundPath())
+		return
+	}
+	out, ok := negotiate(r.Header.Get("Accept"), false, tableOK)
+	if !ok {
+		writeError(w, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf}))
+		return
+	}
+	req := &request{s: s, w: w, r: r, info: info, res: res, out: out}
+	switch info.Verb {
+	case "get":
+		req.get()
+	case "list":
+		req.list()
+	case "create":
+		req.create()
+	case "update":
+		req.update()
+	case "patch":
+		req.patch()
+	case "delete":
+		req.delete()
+	case "deletecollection":
+		req.deleteCollection()
+	default:
+		writeError(w, apierror.MethodNotAllowed(r.Method, res.GroupResource()))
+	}
+}
+
+// tableOK accepts the Table forms kubectl asks for.
+func tableOK(as, group, version string) bool {
+	return as == "Table" && group == "meta.k8s.io" && (version == "v1" || version == "v1beta1")
+}
+
+// request is one resource request being served.
+type request struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	info requestInfo
+	res  *resource.Resource
+	out  output
+}
+
+func (q *request) fail(err error) { writeError(q.w, apierror.From(err)) }
+
+// respond writes one object (as a one-row Table if asked).
+func (q *request) respond(code int, obj api.Object) {
+	if q.out.as == "Table" {
+		writeAs(q.w, code, q.out, toTable(q.res, []api.Object{obj}, q.r.URL.Query().Get("includeObject")))
+		return
+	}
+	writeAs(q.w, code, q.out, obj)
+}
+
+func (q *request) get() {
+	obj, err := q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.respond(http.StatusOK, obj)
+}
+
+func (q *request) list() {
+	opts, err := parseListOptions(q.r.URL.Query(), q.res)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	result, err := q.s.registry.List(q.r.Context(), q.res, q.info.Namespace, opts)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	meta := api.ListMeta{ResourceVersion: formatRV(result.ResourceVersion), Continue: result.Continue}
+	if q.out.as == "Table" {
+		t := toTable(q.res, result.Items, q.r.URL.Query().Get("includeObject"))
+		t.ListMeta = meta
+		writeAs(q.w, http.StatusOK, q.out, t)
+		return
+	}
+	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, meta, result.Items))
+}
+
+func (q *request) create() {
+	obj, err := q.s.readObject(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	if q.info.Name != "" || q.info.Subresource != "" {
+		writeError(q.w, apierror.MethodNotAllowed(q.r.Method, q.res.GroupResource()+" "+q.info.Name))
+		return
+	}
+	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.s.afterWrite(q.res, created)
+	q.respond(http.StatusCreated, created)
+}
+
+func (q *request) update() {
+	obj, err := q.s.readObject(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.applyUpdate(func(cur api.Object) (api.Object, error) {
+		if q.info.Subresource == "status" {
+			cur["status"] = obj["status"]
+			cur.SetMeta("resourceVersion", obj.ResourceVersion())
+			return cur, nil
+		}
+		return obj, nil
+	})
+}
+
+// applyUpdate runs an update (PUT or PATCH) and writes the response.
+func (q *request) applyUpdate(fn registry.UpdateFunc) {
+	res := q.res
+	if q.info.Subresource == "status" {
+		res = statusView(res)
+	}
+	updated, err := q.s.registry.Update(q.r.Context(), res, q.info.Namespace, q.info.Name, fn)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.s.afterWrite(q.res, updated)
+	q.respond(http.StatusOK, updated)
+}
+
+// statusView is res as its status subresource writes it: status may change,
+// nothing else does (the update function keeps the rest).
+func statusView(res *resource.Resource) *resource.Resource {
+	v := *res
+	v.StatusSubresource = false
+	return &v
+}
+
+func (q *request) delete() {
+	pre, err := q.s.readDeleteOptions(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	obj, _, err := q.s.registry.Delete(q.r.Context(), q.res, q.info.Namespace, q.info.Name, pre)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.s.afterDelete(q.res, obj)
+	q.respond(http.StatusOK, obj)
+}
+
+func (q *request) deleteCollection() {
+	opts, err := parseListOptions(q.r.URL.Query(), q.res)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	pre, err := q.s.readDeleteOptions(q.r)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	deleted, err := q.s.registry.DeleteCollection(q.r.Context(), q.res, q.info.Namespace, opts, pre)
+	for _, obj := range deleted {
+		q.s.afterDelete(q.res, obj)
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, api.ListMeta{}, deleted))
+}
+
+// objectList is a list of objects as the wire has it (items never null).
+type objectList struct {
+	api.TypeMeta `json:",inline"`
+	ListMeta     api.ListMeta `json:"metadata"`
+	Items        []api.Object `json:"items"`
+}
+
+func listOf(res *resource.Resource, meta api.ListMeta, items []api.Object) objectList {
+	if items == nil {
+		items = []api.Object{}
+	}
+	return objectList{api.TypeMeta{APIVersion: res.APIVersion(), Kind: res.ListKind}, meta, items}
+}

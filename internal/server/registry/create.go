@@ -1,0 +1,97 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// namespaces is the namespace resource, for its storage keys.
+var namespaces = &resource.Resource{Version: "v1", Plural: "namespaces", Kind: "Namespace"}
+
+// generateNameAttempts bounds retries when a generated name is taken.
+const generateNameAttempts = 8
+
+// Create stores a new object in namespace ns and returns it as stored.
+func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string, obj api.Object) (api.Object, error) {
+	if err := checkTypeAndScope(res, ns, obj); err != nil {
+		return nil, err
+	}
+	if err := r.checkNamespace(ctx, res, ns); err != nil {
+		return nil, err
+	}
+	md := obj.Metadata()
+	generate, _ := md["generateName"].(string)
+	if obj.Name() == "" && generate == "" {
+		return nil, apierror.Invalid(res.Group, res.Kind, "", []api.StatusCause{
+			apierror.Field(api.CauseTypeFieldValueRequired, "metadata.name", "Required value: name or generateName is required"),
+		})
+	}
+	r.initMeta(res, obj)
+	generated := obj.Name() == ""
+	for attempt := 0; ; attempt++ {
+		if generated {
+			md["name"] = generate + generateSuffix()
+		}
+		out, err := r.createOnce(ctx, res, obj)
+		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
+			continue
+		}
+		return out, err
+	}
+}
+
+// initMeta sets the fields the server owns on a new object.
+func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
+	md := obj.Metadata()
+	md["uid"] = newUID()
+	md["creationTimestamp"] = api.NewTime(r.now()).Format("2006-01-02T15:04:05Z")
+	md["generation"] = 1
+	for _, f := range []string{"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		delete(md, f)
+	}
+	if res.StatusSubresource {
+		delete(obj, "status")
+	}
+	if res.Prepare != nil {
+		res.Prepare(obj, nil)
+	}
+}
+
+func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
+	if err := validate(res, obj); err != nil {
+		return nil, err
+	}
+	value, err := encode(obj)
+	if err != nil {
+		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+	}
+	rev, err := r.store.Create(ctx, res.Key(obj.Namespace(), obj.Name()), value)
+	if err != nil {
+		if errors.Is(err, storage.ErrKeyExists) {
+			return nil, errors.Join(err, apierror.AlreadyExists(target(res, obj.Name())))
+		}
+		return nil, apierror.FromStorage(err, target(res, obj.Name()))
+	}
+	return withRevision(obj, rev), nil
+}
+
+// checkNamespace fails with 404 unless a namespaced resource's namespace exists.
+func (r *Registry) checkNamespace(ctx context.Context, res *resource.Resource, ns string) error {
+	if !res.Namespaced {
+		return nil
+	}
+	_, err := r.store.Get(ctx, namespaces.Key("", ns))
+	if errors.Is(err, storage.ErrNotFound) {
+		return apierror.NotFound(apierror.Target{Resource: "namespaces", Name: ns})
+	}
+	if err != nil {
+		return apierror.FromStorage(err, apierror.Target{Resource: "namespaces", Name: ns})
+	}
+	return nil
+}

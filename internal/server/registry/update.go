@@ -1,0 +1,151 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// UpdateFunc computes an object's new state from its current one (a copy the
+// function may change). A metadata.resourceVersion left in the result is a
+// precondition: the write fails with 409 unless it is the current one.
+type UpdateFunc func(current api.Object) (api.Object, error)
+
+// Update rewrites one object with the result of tryUpdate, retrying on
+// concurrent writes unless the result carries a resourceVersion
+// precondition. An object whose deletion was requested is deleted once its
+// last finalizer is removed.
+func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name string, tryUpdate UpdateFunc) (api.Object, error) {
+	key := res.Key(ns, name)
+	for {
+		kv, err := r.store.Get(ctx, key)
+		if err != nil {
+			return nil, apierror.FromStorage(err, target(res, name))
+		}
+		cur, err := decode(kv)
+		if err != nil {
+			return nil, apierror.Internal(err)
+		}
+		next, err := tryUpdate(cur.DeepCopy())
+		if err != nil {
+			return nil, err
+		}
+		precondition, err := ParseResourceVersion(next.ResourceVersion())
+		if err != nil {
+			return nil, apierror.BadRequest(err.Error())
+		}
+		if precondition != 0 && precondition != kv.ModRevision {
+			return nil, apierror.Conflict(target(res, name), "")
+		}
+		out, err := r.write(ctx, res, ns, name, kv, cur, next)
+		if errors.Is(err, storage.ErrConflict) && precondition == 0 {
+			continue // someone wrote in between: recompute from their state
+		}
+		return out, err
+	}
+}
+
+// write stores next in place of the current KV with compare-and-swap.
+func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name string, kv storage.KV, cur, next api.Object) (api.Object, error) {
+	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
+		return nil, err
+	}
+	if err := validate(res, next); err != nil {
+		return nil, err
+	}
+	if deleting(next) && len(finalizers(next)) == 0 {
+		return r.deleteKV(ctx, res, kv, next)
+	}
+	value, err := encode(next)
+	if err != nil {
+		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+	}
+	if bytes.Equal(value, kv.Value) {
+		return withRevision(next, kv.ModRevision), nil // no change, no new revision (as kube)
+	}
+	rev, err := r.store.Update(ctx, kv.Key, kv.ModRevision, value)
+	if err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return nil, errors.Join(err, apierror.Conflict(target(res, name), ""))
+		}
+		return nil, apierror.FromStorage(err, target(res, name))
+	}
+	return withRevision(next, rev), nil
+}
+
+// prepareUpdate makes next keep what a client may not change: identity,
+// creation time, deletion state, and (with a status subresource) status;
+// and bumps generation when anything but metadata and status changed.
+func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, cur api.Object) error {
+	if err := checkTypeAndScope(res, ns, next); err != nil {
+		return err
+	}
+	if n := next.Name(); n != name {
+		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, name))
+	}
+	md, old := next.Metadata(), cur.Metadata()
+	for _, f := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {
+		if v, ok := old[f]; ok {
+			md[f] = v
+		} else {
+			delete(md, f)
+		}
+	}
+	delete(md, "selfLink")
+	if res.StatusSubresource {
+		if st, ok := cur["status"]; ok {
+			next["status"] = st
+		} else {
+			delete(next, "status")
+		}
+	}
+	if res.Prepare != nil {
+		res.Prepare(next, cur)
+	}
+	if specChanged(next, cur) {
+		md["generation"] = generation(cur) + 1
+	}
+	return nil
+}
+
+// specChanged reports whether anything but metadata and status differs.
+func specChanged(a, b api.Object) bool {
+	for k, v := range a {
+		if k != "metadata" && k != "status" && !reflect.DeepEqual(v, b[k]) {
+			return true
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && k != "metadata" && k != "status" {
+			return true
+		}
+	}
+	return false
+}
+
+func generation(obj api.Object) int64 {
+	switch g := obj.Metadata()["generation"].(type) {
+	case int:
+		return int64(g)
+	case interface{ Int64() (int64, error) }:
+		n, _ := g.Int64()
+		return n
+	case float64:
+		return int64(g)
+	}
+	return 0
+}
+
+func deleting(obj api.Object) bool { return obj.Metadata()["deletionTimestamp"] != nil }
+
+func finalizers(obj api.Object) []any {
+	f, _ := obj.Metadata()["finalizers"].([]any)
+	return f
+}

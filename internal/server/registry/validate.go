@@ -1,0 +1,122 @@
+package registry
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/selector"
+)
+
+var (
+	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// maxAnnotationsSize is kube's limit on the total size of an object's annotations.
+const maxAnnotationsSize = 256 * 1024
+
+// validateName checks an object name as kube does: a DNS-1123 label for
+// namespaces, a DNS-1123 subdomain for everything else.
+func validateName(res *resource.Resource, name string) []api.StatusCause {
+	field := "metadata.name"
+	if res.Plural == "namespaces" && res.Group == "" {
+		if len(name) > 63 || !dns1123Label.MatchString(name) {
+			return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", name))}
+		}
+		return nil
+	}
+	if len(name) > 253 || !dns1123Subdomain.MatchString(name) {
+		return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", name))}
+	}
+	return nil
+}
+
+// validateMeta checks metadata shapes, labels and annotations.
+func validateMeta(obj api.Object) []api.StatusCause {
+	var causes []api.StatusCause
+	md := obj.Metadata()
+	for _, f := range []string{"labels", "annotations"} {
+		if v, ok := md[f]; ok && v != nil {
+			m, isMap := v.(map[string]any)
+			if !isMap {
+				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata."+f, "Invalid value: must be an object of strings"))
+				continue
+			}
+			for k, v := range m {
+				if _, isString := v.(string); !isString {
+					causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata."+f+"["+k+"]", "Invalid value: must be a string"))
+				}
+			}
+		}
+	}
+	for k, v := range obj.Labels() {
+		if err := selector.ValidateLabel(k, v); err != nil {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.labels", "Invalid value: "+err.Error()))
+		}
+	}
+	size := 0
+	for k, v := range obj.Annotations() {
+		size += len(k) + len(v)
+		if err := selector.ValidateLabelKey(k); err != nil {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.annotations", "Invalid value: "+err.Error()))
+		}
+	}
+	if size > maxAnnotationsSize {
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueTooLong, "metadata.annotations", fmt.Sprintf("Too long: must have at most %d bytes", maxAnnotationsSize)))
+	}
+	for _, f := range []string{"name", "namespace", "generateName", "uid", "resourceVersion"} {
+		if v, ok := md[f]; ok && v != nil {
+			if _, isString := v.(string); !isString {
+				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata."+f, "Invalid value: must be a string"))
+			}
+		}
+	}
+	if f, ok := md["finalizers"]; ok && f != nil {
+		if _, isList := f.([]any); !isList {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers", "Invalid value: must be a list of strings"))
+		}
+	}
+	return causes
+}
+
+// checkTypeAndScope fills in apiVersion and kind if absent, rejects ones that
+// do not match the URL, and makes metadata.namespace agree with it.
+func checkTypeAndScope(res *resource.Resource, ns string, obj api.Object) error {
+	if v, ok := obj["apiVersion"]; ok && v != res.APIVersion() && v != "" {
+		return apierror.BadRequest(fmt.Sprintf("the API version in the data (%v) does not match the expected API version (%s)", v, res.APIVersion()))
+	}
+	if k, ok := obj["kind"]; ok && k != res.Kind && k != "" {
+		return apierror.BadRequest(fmt.Sprintf("%v is not the kind expected for %s: expected %s", k, res.GroupResource(), res.Kind))
+	}
+	obj["apiVersion"], obj["kind"] = res.APIVersion(), res.Kind
+	if m, ok := obj["metadata"]; ok && m != nil {
+		if _, isMap := m.(map[string]any); !isMap {
+			return apierror.BadRequest("metadata must be an object")
+		}
+	}
+	md := obj.EnsureMetadata()
+	if !res.Namespaced {
+		delete(md, "namespace")
+		return nil
+	}
+	if bodyNS := obj.Namespace(); bodyNS != "" && bodyNS != ns {
+		return apierror.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	md["namespace"] = ns
+	return nil
+}
+
+// validate runs every check on an object about to be written.
+func validate(res *resource.Resource, obj api.Object) error {
+	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
+	if res.Validate != nil {
+		causes = append(causes, res.Validate(obj)...)
+	}
+	if len(causes) > 0 {
+		return apierror.Invalid(res.Group, res.Kind, obj.Name(), causes)
+	}
+	return nil
+}

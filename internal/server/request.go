@@ -1,0 +1,107 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+)
+
+// requestInfo is what a request's path and method say it is, as
+// kube-apiserver's RequestInfoFactory reads them.
+type requestInfo struct {
+	// IsResource is false for discovery and other non-resource paths.
+	IsResource  bool
+	Verb        string // get list watch create update patch delete deletecollection
+	Prefix      string // "api" or "apis"
+	Group       string
+	Version     string
+	Namespace   string
+	Resource    string
+	Name        string
+	Subresource string
+	// Parts are the path segments after the prefix, for non-resource paths.
+	Parts []string
+}
+
+// namespaceSubresources are the subresources of a namespace itself, so that
+// /api/v1/namespaces/x/status is not read as resource "status" in namespace x.
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+// parseRequest reads a request path; ok is false for a path that is not an
+// API path at all.
+func parseRequest(r *http.Request) (info requestInfo, ok bool) {
+	parts := splitPath(r.URL.Path)
+	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
+		return info, false
+	}
+	info.Prefix, parts = parts[0], parts[1:]
+	if info.Prefix == "api" {
+		if len(parts) < 2 {
+			info.Parts = parts
+			return info, true
+		}
+		info.Version, parts = parts[0], parts[1:]
+	} else {
+		if len(parts) < 3 {
+			info.Parts = parts
+			return info, true
+		}
+		info.Group, info.Version, parts = parts[0], parts[1], parts[2:]
+	}
+	info.IsResource = true
+	watchPath := parts[0] == "watch"
+	if watchPath {
+		parts = parts[1:]
+	}
+	// /namespaces/<ns>/<resource>... is inside a namespace; /namespaces/<name>
+	// and /namespaces/<name>/status are the namespace object itself.
+	if len(parts) > 2 && parts[0] == "namespaces" && !namespaceSubresources[parts[2]] {
+		info.Namespace, parts = parts[1], parts[2:]
+	}
+	if len(parts) == 0 {
+		return info, false
+	}
+	info.Resource = parts[0]
+	if len(parts) > 1 {
+		info.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		info.Subresource = parts[2]
+	}
+	info.Verb = verb(r, info.Name != "", watchPath)
+	return info, len(parts) <= 3
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// verb maps a method to kube's verb.
+func verb(r *http.Request, named, watchPath bool) string {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		q := r.URL.Query().Get("watch")
+		if watchPath || q == "true" || q == "1" {
+			return "watch"
+		}
+		if named {
+			return "get"
+		}
+		return "list"
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if named {
+			return "delete"
+		}
+		return "deletecollection"
+	}
+	return ""
+}

@@ -1,0 +1,59 @@
+package resource
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// since returns a cell with the human age of the timestamp at path, as
+// kubectl's AGE column shows it ("<unknown>" if absent).
+func since(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		s, _ := Path(o, path...).(string)
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return "<unknown>"
+		}
+		return HumanDuration(time.Since(t))
+	}
+}
+
+// HumanDuration formats d as kube's duration.HumanDuration: two significant
+// units at most, coarser as d grows ("42s", "5m3s", "3h", "2d4h", "1y30d").
+func HumanDuration(d time.Duration) string {
+	if d < -time.Second {
+		return "<invalid>"
+	}
+	if d < 0 {
+		return "0s"
+	}
+	s := int(d.Seconds())
+	switch {
+	case s < 60*2:
+		return fmt.Sprintf("%ds", s)
+	case d < 10*time.Minute:
+		return pair(s/60, "m", s%60, "s")
+	case d < 3*time.Hour:
+		return fmt.Sprintf("%dm", s/60)
+	case d < 8*time.Hour:
+		return pair(s/3600, "h", s/60%60, "m")
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", s/3600)
+	case d < 8*24*time.Hour:
+		return pair(s/86400, "d", s/3600%24, "h")
+	case d < 2*365*24*time.Hour:
+		return fmt.Sprintf("%dd", s/86400)
+	case d < 8*365*24*time.Hour:
+		return pair(s/(365*86400), "y", s/86400%365, "d")
+	}
+	return fmt.Sprintf("%dy", s/(365*86400))
+}
+
+func pair(a int, au string, b int, bu string) string {
+	if b == 0 {
+		return fmt.Sprintf("%d%s", a, au)
+	}
+	return fmt.Sprintf("%d%s%d%s", a, au, b, bu)
+}

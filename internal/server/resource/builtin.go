@@ -1,0 +1,232 @@
+package resource
+
+import (
+	"encoding/base64"
+	"fmt"
+	"regexp"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// Builtins returns the resources every server serves: namespaces,
+// configmaps, secrets, events and customresourcedefinitions. Each call
+// returns new values, so servers never share them.
+func Builtins() []*Resource {
+	return []*Resource{
+		{
+			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
+			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace,
+			Columns:     []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
+			FieldLabels: map[string]func(api.Object) string{"status.phase": pathString("status", "phase")},
+		},
+		{
+			Version: "v1", Plural: "configmaps", Singular: "configmap", Kind: "ConfigMap", ListKind: "ConfigMapList",
+			ShortNames: []string{"cm"}, Namespaced: true, StrategicMerge: true, Validate: validateConfigMap,
+			Columns: []Column{column("Data", "integer", "", "Number of data items", dataCount("data", "binaryData")), ageColumn()},
+		},
+		{
+			Version: "v1", Plural: "secrets", Singular: "secret", Kind: "Secret", ListKind: "SecretList",
+			Namespaced: true, StrategicMerge: true, Validate: validateSecret, Prepare: prepareSecret,
+			Columns: []Column{
+				column("Type", "string", "", "The type of the secret", stringCell("type")),
+				column("Data", "integer", "", "Number of data items", dataCount("data")),
+				ageColumn(),
+			},
+			FieldLabels: map[string]func(api.Object) string{"type": pathString("type")},
+		},
+		{
+			Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
+			ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true,
+			Columns: []Column{
+				column("Last Seen", "string", "", "Time since the event was last seen", since("lastTimestamp")),
+				column("Type", "string", "", "Type of the event", stringCell("type")),
+				column("Reason", "string", "", "Why the event happened", stringCell("reason")),
+				column("Object", "string", "", "The object the event is about", involvedObject),
+				column("Message", "string", "", "What happened", stringCell("message")),
+			},
+			FieldLabels: map[string]func(api.Object) string{
+				"involvedObject.kind":      pathString("involvedObject", "kind"),
+				"involvedObject.namespace": pathString("involvedObject", "namespace"),
+				"involvedObject.name":      pathString("involvedObject", "name"),
+				"involvedObject.uid":       pathString("involvedObject", "uid"),
+				"reason":                   pathString("reason"),
+				"type":                     pathString("type"),
+				"source":                   pathString("source", "component"),
+			},
+		},
+		{
+			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
+			Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList", ShortNames: []string{"crd", "crds"},
+			Categories: []string{"api-extensions"}, StatusSubresource: true,
+			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
+		},
+	}
+}
+
+// prepareNamespace gives a new namespace phase Active and the kubernetes
+// finalizer, as kube's strategy does (status is a subresource after that).
+func prepareNamespace(obj, old api.Object) {
+	if old == nil {
+		obj["status"] = map[string]any{"phase": "Active"}
+		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
+	}
+}
+
+// prepareSecret folds stringData into data (base64) and defaults the type,
+// as kube's secret strategy does; stringData is never stored.
+func prepareSecret(obj, _ api.Object) {
+	if sd, ok := obj["stringData"].(map[string]any); ok {
+		data, _ := obj["data"].(map[string]any)
+		if data == nil {
+			data = map[string]any{}
+		}
+		for k, v := range sd {
+			if s, ok := v.(string); ok {
+				data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+			}
+		}
+		obj["data"] = data
+	}
+	delete(obj, "stringData")
+	if t, _ := obj["type"].(string); t == "" {
+		obj["type"] = "Opaque"
+	}
+}
+
+func column(name, typ, format, description string, cell func(api.Object) any) Column {
+	return Column{TableColumnDefinition: api.TableColumnDefinition{Name: name, Type: typ, Format: format, Description: description}, Cell: cell}
+}
+
+func ageColumn() Column {
+	return column("Age", "string", "", "Time since the object was created", since("metadata", "creationTimestamp"))
+}
+
+// Path returns the value at path in obj, or nil.
+func Path(obj map[string]any, path ...string) any {
+	var v any = obj
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+func pathString(path ...string) func(api.Object) string {
+	return func(o api.Object) string {
+		s, _ := Path(o, path...).(string)
+		return s
+	}
+}
+
+func stringCell(path ...string) func(api.Object) any {
+	f := pathString(path...)
+	return func(o api.Object) any { return f(o) }
+}
+
+func dataCount(fields ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		n := 0
+		for _, f := range fields {
+			m, _ := o[f].(map[string]any)
+			n += len(m)
+		}
+		return n
+	}
+}
+
+func involvedObject(o api.Object) any {
+	kind, _ := Path(o, "involvedObject", "kind").(string)
+	name, _ := Path(o, "involvedObject", "name").(string)
+	return fmt.Sprintf("%s/%s", lower(kind), name)
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// configKey is what kube accepts as a ConfigMap or Secret data key.
+var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// maxDataSize is kube's limit on a ConfigMap's or Secret's data (1 MiB).
+const maxDataSize = 1 << 20
+
+func validateConfigMap(o api.Object) []api.StatusCause {
+	var causes []api.StatusCause
+	size := 0
+	causes = append(causes, checkDataMap(o, "data", false, &size)...)
+	causes = append(causes, checkDataMap(o, "binaryData", true, &size)...)
+	data, _ := o["data"].(map[string]any)
+	bin, _ := o["binaryData"].(map[string]any)
+	for k := range bin {
+		if _, dup := data[k]; dup {
+			causes = append(causes, invalid("data["+k+"]", "duplicate of key present in binaryData"))
+		}
+	}
+	if size > maxDataSize {
+		causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueTooLong, Field: "data", Message: fmt.Sprintf("Too long: must have at most %d bytes", maxDataSize)})
+	}
+	return causes
+}
+
+func validateSecret(o api.Object) []api.StatusCause {
+	size := 0
+	causes := checkDataMap(o, "data", true, &size)
+	if t, ok := o["type"]; ok {
+		if _, isString := t.(string); !isString {
+			causes = append(causes, invalid("type", "must be a string"))
+		}
+	}
+	if size > maxDataSize {
+		causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueTooLong, Field: "data", Message: fmt.Sprintf("Too long: must have at most %d bytes", maxDataSize)})
+	}
+	return causes
+}
+
+// checkDataMap validates a map of data keys to string values (base64 when
+// binary) and adds the decoded size to size.
+func checkDataMap(o api.Object, field string, binary bool, size *int) []api.StatusCause {
+	v, ok := o[field]
+	if !ok || v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return []api.StatusCause{invalid(field, "must be an object of strings")}
+	}
+	var causes []api.StatusCause
+	for k, val := range m {
+		f := field + "[" + k + "]"
+		if len(k) > 253 || !configKey.MatchString(k) {
+			causes = append(causes, invalid(f, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"))
+		}
+		s, ok := val.(string)
+		if !ok {
+			causes = append(causes, invalid(f, "must be a string"))
+			continue
+		}
+		if !binary {
+			*size += len(s)
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			causes = append(causes, invalid(f, "must be base64-encoded: "+err.Error()))
+		}
+		*size += len(b)
+	}
+	return causes
+}
+
+// invalid is a FieldValueInvalid cause.
+func invalid(field, msg string) api.StatusCause {
+	return api.StatusCause{Type: api.CauseTypeFieldValueInvalid, Field: field, Message: "Invalid value: " + msg}
+}

@@ -1,0 +1,113 @@
+// Package resource is the server's catalogue of the resources it serves: the
+// built-in kinds and those defined by CustomResourceDefinitions. A Resource
+// says how one group/version/plural is named, scoped, keyed in storage,
+// validated and printed; the Catalog finds it from a request's path, from a
+// kind or a short name, and tells discovery when the set changes.
+package resource
+
+import (
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// Verbs every resource supports.
+var Verbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+
+// Resource describes one served group/version/resource.
+type Resource struct {
+	Group      string // "" for the core group
+	Version    string
+	Plural     string
+	Singular   string
+	Kind       string
+	ListKind   string
+	ShortNames []string
+	Categories []string
+	Namespaced bool
+
+	// Columns are the Table columns after Name, for kubectl's table output.
+	Columns []Column
+	// FieldLabels are the field selector keys supported beyond
+	// metadata.name and metadata.namespace, with how to read each.
+	FieldLabels map[string]func(api.Object) string
+	// Validate checks an object about to be written, after defaulting; nil
+	// means no checks beyond metadata. Causes name the offending fields.
+	Validate func(obj api.Object) []api.StatusCause
+	// Prepare sets fields the server owns before a write; old is the stored
+	// object on update and nil on create. Nil means nothing to do.
+	Prepare func(obj, old api.Object)
+	// StrategicMerge is true for built-in kinds, which accept
+	// application/strategic-merge-patch+json.
+	StrategicMerge bool
+	// StatusSubresource makes .status a subresource: writes to the main
+	// resource leave it unchanged and it does not bump metadata.generation.
+	StatusSubresource bool
+	// Owner names the CustomResourceDefinition that defines the resource;
+	// empty for built-ins.
+	Owner string
+	// Storage is the stored version's Resource when this one is served in
+	// another version of the same CRD (objects are converted by apiVersion
+	// only); nil when this is the stored version.
+	Storage *Resource
+}
+
+// Column is one Table column and how to compute its cell.
+type Column struct {
+	api.TableColumnDefinition
+	Cell func(api.Object) any
+}
+
+// APIVersion is the apiVersion of the resource's objects: "v1" or "group/version".
+func (r *Resource) APIVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}
+
+// GroupResource is "plural" for the core group, else "plural.group", as
+// kube-apiserver names resources in messages.
+func (r *Resource) GroupResource() string {
+	if r.Group == "" {
+		return r.Plural
+	}
+	return r.Plural + "." + r.Group
+}
+
+// storageGroup names the group in storage keys.
+func (r *Resource) storageGroup() string {
+	if r.Group == "" {
+		return "core"
+	}
+	return r.Group
+}
+
+// KeyPrefix is the storage prefix of the resource's objects in namespace
+// (all namespaces when ns is "", and always for cluster-scoped resources).
+// Keys do not depend on the version: every version of a resource shares them.
+func (r *Resource) KeyPrefix(ns string) string {
+	p := "/registry/" + r.storageGroup() + "/" + r.Plural + "/"
+	if r.Namespaced && ns != "" {
+		p += ns + "/"
+	}
+	return p
+}
+
+// Key is the storage key of one object.
+func (r *Resource) Key(ns, name string) string {
+	if r.Namespaced {
+		return r.KeyPrefix(ns) + name
+	}
+	return r.KeyPrefix("") + name
+}
+
+// NamespaceOfKey returns the namespace part of a key made by Key.
+func (r *Resource) NamespaceOfKey(key string) string {
+	if !r.Namespaced {
+		return ""
+	}
+	rest := strings.TrimPrefix(key, r.KeyPrefix(""))
+	ns, _, _ := strings.Cut(rest, "/")
+	return ns
+}

@@ -1,0 +1,125 @@
+// Package server is listwatch's Kubernetes REST API: it routes requests to
+// the resources of its catalogue, reads and writes objects through the
+// registry, negotiates JSON, YAML, Table and protobuf, serves discovery and
+// health endpoints, and turns every failure into a Kubernetes Status.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Storage holds every object; the server does not close it.
+	Storage storage.Interface
+	// MaxBodyBytes bounds request bodies (413 beyond); 0 means 3 MiB, as kube.
+	MaxBodyBytes int64
+	// Logger receives the access log and errors; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// defaultMaxBodyBytes is kube-apiserver's limit on request bodies.
+const defaultMaxBodyBytes = 3 << 20
+
+// initialNamespaces exist from the start, as in every Kubernetes cluster.
+var initialNamespaces = []string{"default", "kube-system", "kube-public"}
+
+// Server serves the API for one store.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	catalog  *resource.Catalog
+	registry *registry.Registry
+	mux      *http.ServeMux
+}
+
+// New returns a Server over cfg.Storage, creating the initial namespaces if
+// they do not exist yet.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(resource.Builtins()...)}
+	s.registry = registry.New(cfg.Storage, s.catalog.All)
+	if err := s.ensureNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) ensureNamespaces(ctx context.Context) error {
+	ns, _ := s.catalog.Get("", "v1", "namespaces")
+	for _, name := range initialNamespaces {
+		obj := api.Object{"metadata": map[string]any{"name": name}}
+		_, err := s.registry.Create(ctx, ns, "", obj)
+		var se *api.StatusError
+		if errors.As(err, &se) && se.Status.Reason == api.StatusReasonAlreadyExists {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		s.mux.HandleFunc(p, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = w.Write([]byte("ok"))
+		})
+	}
+	s.mux.HandleFunc("/version", s.serveVersion)
+	s.mux.HandleFunc("/api", s.serveAPI)
+	s.mux.HandleFunc("/api/", s.serveAPI)
+	s.mux.HandleFunc("/apis", s.serveAPI)
+	s.mux.HandleFunc("/apis/", s.serveAPI)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeError(w, notFoundPath()) })
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func notFoundPath() *api.StatusError {
+	e := apierror.NotFound(apierror.Target{})
+	e.Status.Message = "the server could not find the requested resource"
+	e.Status.Details = nil
+	return e
+}
+
+// serveAPI routes /api and /apis paths to discovery or a resource.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	info, ok := parseRequest(r)
+	switch {
+	case !ok:
+		writeError(w, notFoundPath())
+	case !info.IsResource:
+		s.serveDiscovery(w, r, info)
+	default:
+		s.serveResource(w, r, info)
+	}
+}
+
+// serveVersion answers /version as kube-apiserver does.
+func (s *Server) serveVersion(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, mediaJSON, map[string]string{
+		"major": "1", "minor": "34", "gitVersion": "v1.34.0+listwatch", "gitCommit": "listwatch",
+		"gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64",
+	})
+}

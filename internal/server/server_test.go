@@ -1,0 +1,182 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage/memory"
+)
+
+// newTestServer starts a Server on a memory store behind a real socket.
+func newTestServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	s, err := New(t.Context(), Config{Storage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// call makes one request and returns the status code and decoded body.
+func call(t *testing.T, ts *httptest.Server, method, path, contentType, body string) (int, api.Object) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	obj, err := api.ParseObject(b)
+	if err != nil {
+		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, path, err, b)
+	}
+	return resp.StatusCode, obj
+}
+
+func TestCRUD(t *testing.T) {
+	ts := newTestServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	code, created := call(t, ts, "POST", cms, mediaJSON, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"app":"x"}},"data":{"k":"v"}}`)
+	if code != http.StatusCreated || created.UID() == "" || created.ResourceVersion() == "" || created.MetaString("creationTimestamp") == "" {
+		t.Fatalf("create: %d %v", code, created)
+	}
+	code, got := call(t, ts, "GET", cms+"/a", "", "")
+	if code != http.StatusOK || got.ResourceVersion() != created.ResourceVersion() || got["data"].(map[string]any)["k"] != "v" {
+		t.Fatalf("get: %d %v", code, got)
+	}
+	stale := created.ResourceVersion()
+	code, updated := call(t, ts, "PUT", cms+"/a", mediaJSON, `{"metadata":{"name":"a","labels":{"app":"x"},"resourceVersion":"`+stale+`"},"data":{"k":"v2"}}`)
+	if code != http.StatusOK || updated.ResourceVersion() == stale || updated.UID() != created.UID() {
+		t.Fatalf("update: %d %v", code, updated)
+	}
+	code, conflict := call(t, ts, "PUT", cms+"/a", mediaJSON, `{"metadata":{"name":"a","resourceVersion":"`+stale+`"},"data":{"k":"v3"}}`)
+	if code != http.StatusConflict || conflict["reason"] != "Conflict" {
+		t.Fatalf("stale update: %d %v", code, conflict)
+	}
+	code, list := call(t, ts, "GET", "/api/v1/configmaps?labelSelector=app%3Dx", "", "")
+	items, _ := list["items"].([]any)
+	if code != http.StatusOK || len(items) != 1 || list["kind"] != "ConfigMapList" {
+		t.Fatalf("list: %d %v", code, list)
+	}
+	code, patched := call(t, ts, "PATCH", cms+"/a", "application/merge-patch+json", `{"data":{"extra":"1"}}`)
+	if code != http.StatusOK || patched["data"].(map[string]any)["extra"] != "1" {
+		t.Fatalf("merge patch: %d %v", code, patched)
+	}
+	code, _ = call(t, ts, "DELETE", cms+"/a", "", "")
+	if code != http.StatusOK {
+		t.Fatalf("delete: %d", code)
+	}
+	code, missing := call(t, ts, "GET", cms+"/a", "", "")
+	if code != http.StatusNotFound || missing["message"] != `configmaps "a" not found` {
+		t.Fatalf("get after delete: %d %v", code, missing)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ts := newTestServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	tests := []struct {
+		name, method, path, contentType, body string
+		code                                  int
+		reason                                string
+	}{
+		{"malformed JSON", "POST", cms, mediaJSON, `{"metadata":`, 400, "BadRequest"},
+		{"wrong kind", "POST", cms, mediaJSON, `{"kind":"Secret","metadata":{"name":"a"}}`, 400, "BadRequest"},
+		{"invalid name", "POST", cms, mediaJSON, `{"metadata":{"name":"Not_Valid"}}`, 422, "Invalid"},
+		{"no name", "POST", cms, mediaJSON, `{"metadata":{}}`, 422, "Invalid"},
+		{"invalid label", "POST", cms, mediaJSON, `{"metadata":{"name":"a","labels":{"-bad":"x"}}}`, 422, "Invalid"},
+		{"missing namespace", "POST", "/api/v1/namespaces/nope/configmaps", mediaJSON, `{"metadata":{"name":"a"}}`, 404, "NotFound"},
+		{"unknown content type", "POST", cms, "text/plain", `x`, 415, "UnsupportedMediaType"},
+		{"oversized body", "POST", cms, mediaJSON, `{"metadata":{"name":"a"},"data":{"k":"` + strings.Repeat("x", 4<<20) + `"}}`, 413, "RequestEntityTooLarge"},
+		{"unknown resource", "GET", "/api/v1/nothings", "", "", 404, "NotFound"},
+		{"invalid label selector", "GET", cms + "?labelSelector=a%3D%3D%3Db", "", "", 400, "BadRequest"},
+		{"unsupported field selector", "GET", cms + "?fieldSelector=spec.x%3Dy", "", "", 400, "BadRequest"},
+		{"malformed resourceVersion", "GET", cms + "?resourceVersion=abc", "", "", 400, "BadRequest"},
+		{"match without version", "GET", cms + "?resourceVersionMatch=Exact", "", "", 422, "Invalid"},
+		{"strategic patch on unknown media", "PATCH", cms + "/a", "application/x-patch", `{}`, 415, "UnsupportedMediaType"},
+		{"delete default namespace", "DELETE", "/api/v1/namespaces/default", "", "", 403, "Forbidden"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, status := call(t, ts, tt.method, tt.path, tt.contentType, tt.body)
+			if code != tt.code || status["kind"] != "Status" || status["reason"] != tt.reason || status["message"] == "" {
+				t.Errorf("got %d %v, want %d with reason %s", code, status, tt.code, tt.reason)
+			}
+		})
+	}
+	// Nothing above was written.
+	_, list := call(t, ts, "GET", cms, "", "")
+	if items := list["items"].([]any); len(items) != 0 {
+		t.Errorf("rejected requests left objects behind: %v", items)
+	}
+}
+
+func TestNamespaceDeletionDeletesContents(t *testing.T) {
+	ts := newTestServer(t)
+	call(t, ts, "POST", "/api/v1/namespaces", mediaJSON, `{"metadata":{"name":"team"}}`)
+	call(t, ts, "POST", "/api/v1/namespaces/team/configmaps", mediaJSON, `{"metadata":{"name":"a"}}`)
+	call(t, ts, "POST", "/api/v1/namespaces/team/secrets", mediaJSON, `{"metadata":{"name":"s"},"stringData":{"p":"w"}}`)
+	call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"keep"}}`)
+	if code, _ := call(t, ts, "DELETE", "/api/v1/namespaces/team", "", ""); code != http.StatusOK {
+		t.Fatalf("delete namespace: %d", code)
+	}
+	for _, p := range []string{"/api/v1/namespaces/team/configmaps/a", "/api/v1/namespaces/team/secrets/s", "/api/v1/namespaces/team"} {
+		if code, _ := call(t, ts, "GET", p, "", ""); code != http.StatusNotFound {
+			t.Errorf("GET %s after namespace deletion: %d", p, code)
+		}
+	}
+	if code, _ := call(t, ts, "GET", "/api/v1/namespaces/default/configmaps/keep", "", ""); code != http.StatusOK {
+		t.Errorf("an object of another namespace was deleted")
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	ts := newTestServer(t)
+	req, _ := http.NewRequest("GET", ts.URL+"/apis", nil)
+	req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != mediaDiscoveryV2 {
+		t.Fatalf("aggregated discovery Content-Type %q", ct)
+	}
+	var list api.APIGroupDiscoveryList
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Items) != 1 || list.Items[0].ObjectMeta.Name != "apiextensions.k8s.io" {
+		t.Fatalf("aggregated /apis: %v %s", err, body)
+	}
+	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+	resp, err = ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("revalidation with the ETag: %d, want 304", resp.StatusCode)
+	}
+	code, core := call(t, ts, "GET", "/api/v1", "", "")
+	b, _ := json.Marshal(core)
+	if code != 200 || !bytes.Contains(b, []byte(`"shortNames":["cm"]`)) || !bytes.Contains(b, []byte(`"name":"namespaces/status"`)) {
+		t.Fatalf("/api/v1: %d %s", code, b)
+	}
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// nameColumn is the first column of every Table, as kube-apiserver has it.
+var nameColumn = api.TableColumnDefinition{
+	Name: "Name", Type: "string", Format: "name",
+	Description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+}
+
+// defaultColumns are used for resources that define none: Created At, as
+// kube-apiserver's default table convertor.
+var defaultColumns = []resource.Column{{
+	TableColumnDefinition: api.TableColumnDefinition{Name: "Created At", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
+	Cell:                  func(o api.Object) any { return o.MetaString("creationTimestamp") },
+}}
+
+// toTable converts objects to the Table kubectl prints. includeObject is
+// "None", "Object" or (default) "Metadata".
+func toTable(res *resource.Resource, objs []api.Object, includeObject string) api.Table {
+	cols := res.Columns
+	if len(cols) == 0 {
+		cols = defaultColumns
+	}
+	t := api.Table{
+		TypeMeta:          api.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
+		ColumnDefinitions: []api.TableColumnDefinition{nameColumn},
+		Rows:              make([]api.TableRow, 0, len(objs)),
+	}
+	for _, c := range cols {
+		t.ColumnDefinitions = append(t.ColumnDefinitions, c.TableColumnDefinition)
+	}
+	for _, obj := range objs {
+		row := api.TableRow{Cells: []any{obj.Name()}, Object: rowObject(obj, includeObject)}
+		for _, c := range cols {
+			row.Cells = append(row.Cells, c.Cell(obj))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// rowObject is what a row carries of its object.
+func rowObject(obj api.Object, includeObject string) json.RawMessage {
+	var v any
+	switch includeObject {
+	case "None":
+		return nil
+	case "Object":
+		v = obj
+	default:
+		v = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.Metadata()}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
