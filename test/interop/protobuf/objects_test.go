@@ -1,0 +1,170 @@
+package protobuf_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// testCase is a typed object to compare; exact says our Encode of its JSON
+// must give k8s.io/api's bytes (false where the JSON form loses what the
+// protobuf bytes hold, see each case).
+type testCase struct {
+	name  string
+	obj   runtime.Object
+	exact bool
+}
+
+var (
+	created  = metav1.NewTime(time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC))
+	deleted  = metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 999_999_999, time.FixedZone("X", 3600)))
+	epoch    = metav1.NewTime(time.Unix(0, 0))
+	before   = metav1.NewTime(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))
+	micro    = metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 0, 123_456_789, time.UTC))
+	fullMeta = metav1.ObjectMeta{
+		Name: "name", GenerateName: "gen-", Namespace: "ns", SelfLink: "/api/v1/x", UID: "0b3f-uid",
+		ResourceVersion: "12345", Generation: 7, CreationTimestamp: created, DeletionTimestamp: &deleted,
+		DeletionGracePeriodSeconds: ptr[int64](30),
+		Labels:                     map[string]string{"app": "web", "tier": "", "ünï/cödé": "✓", "a.b/c": "d"},
+		Annotations:                map[string]string{"note": "multi\nline \"quoted\" <html> & \x00 nul"},
+		OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u1", Controller: ptr(true), BlockOwnerDeletion: ptr(false)},
+			{},
+		},
+		Finalizers: []string{"kubernetes.io/pv-protection", ""},
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Time: &created,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:a":{},"k:{\"x\":1}":{}},"f:metadata":{}}`)},
+				Subresource: "status"},
+			{Manager: "m", Time: &epoch},
+			{},
+		},
+	}
+)
+
+// cases returns every object the equivalence tests try.
+func cases() []testCase {
+	var cs []testCase
+	add := func(name string, obj runtime.Object) { cs = append(cs, testCase{name, obj, true}) }
+	addInexact := func(name string, obj runtime.Object) { cs = append(cs, testCase{name, obj, false}) }
+
+	add("namespace/empty", &corev1.Namespace{})
+	add("namespace/full", &corev1.Namespace{ObjectMeta: fullMeta,
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"kubernetes", ""}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating, Conditions: []corev1.NamespaceCondition{
+			{Type: corev1.NamespaceDeletionContentFailure, Status: corev1.ConditionTrue, LastTransitionTime: created, Reason: "r", Message: "m"},
+			{},
+		}}})
+	add("namespace/empty slices and maps", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Labels: map[string]string{}, Annotations: map[string]string{}, Finalizers: []string{},
+		OwnerReferences: []metav1.OwnerReference{}, ManagedFields: []metav1.ManagedFieldsEntry{}},
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{}}})
+	add("namespace/zero pointers", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		DeletionGracePeriodSeconds: ptr[int64](0), CreationTimestamp: epoch, DeletionTimestamp: &before}})
+	add("namespace/extreme ints", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Generation: 1 << 53, DeletionGracePeriodSeconds: ptr[int64](-(1 << 53))}})
+
+	add("configmap/empty", &corev1.ConfigMap{})
+	add("configmap/full", &corev1.ConfigMap{ObjectMeta: fullMeta, Immutable: ptr(false),
+		Data:       map[string]string{"a": "1", "": "empty key", "b": "", "日本": "語"},
+		BinaryData: map[string][]byte{"bin": {0, 1, 2, 0xfe, 0xff}, "empty": {}}})
+	add("configmap/large maps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big", Labels: bigMap(500, 10)},
+		Data: bigMap(2000, 300), BinaryData: map[string][]byte{"blob": randomBytes(1, 1<<17)}})
+	add("configmap/immutable", &corev1.ConfigMap{Immutable: ptr(true)})
+
+	add("secret/empty", &corev1.Secret{})
+	add("secret/full", &corev1.Secret{ObjectMeta: fullMeta, Immutable: ptr(true), Type: corev1.SecretTypeTLS,
+		Data:       map[string][]byte{"tls.crt": randomBytes(2, 700), "tls.key": randomBytes(3, 300), "zero": {0}, "empty": {}},
+		StringData: map[string]string{"password": "hunter2", "": ""}})
+	add("secret/binary", &corev1.Secret{Data: map[string][]byte{"all": allBytes()}})
+
+	add("event/empty", &corev1.Event{})
+	add("event/full", fullEvent())
+	add("event/series without time", &corev1.Event{Series: &corev1.EventSeries{}, Related: &corev1.ObjectReference{},
+		Count: math.MinInt32, EventTime: metav1.NewMicroTime(time.Unix(-1, 999_999_000))})
+	add("event/micro epoch", &corev1.Event{EventTime: metav1.NewMicroTime(time.Unix(0, 0)), Count: math.MaxInt32})
+
+	add("namespacelist/nil items", &corev1.NamespaceList{})
+	add("namespacelist/empty items", &corev1.NamespaceList{Items: []corev1.Namespace{}})
+	add("namespacelist/full", &corev1.NamespaceList{
+		ListMeta: metav1.ListMeta{SelfLink: "/api/v1/namespaces", ResourceVersion: "99", Continue: "eyJ2IjoxfQ",
+			RemainingItemCount: ptr[int64](0), ShardInfo: &metav1.ShardInfo{Selector: "shard=1"}},
+		Items: []corev1.Namespace{{}, {ObjectMeta: fullMeta}}})
+	add("configmaplist", &corev1.ConfigMapList{ListMeta: metav1.ListMeta{RemainingItemCount: ptr[int64](-5)},
+		Items: []corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "v"}}, {}}})
+	add("secretlist", &corev1.SecretList{Items: []corev1.Secret{{Data: map[string][]byte{"k": {1}}}, {Type: "Opaque"}}})
+	add("eventlist", &corev1.EventList{ListMeta: metav1.ListMeta{ShardInfo: &metav1.ShardInfo{}},
+		Items: []corev1.Event{*fullEvent(), {}}})
+
+	add("status/empty", &metav1.Status{})
+	add("status/full", &metav1.Status{
+		ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Status: metav1.StatusFailure, Message: "configmaps \"x\" not found",
+		Reason: metav1.StatusReasonNotFound, Code: 404, Details: &metav1.StatusDetails{
+			Name: "x", Group: "", Kind: "configmaps", UID: "u", RetryAfterSeconds: -3,
+			Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Message: "bad", Field: "metadata.name"}, {}}}})
+	add("status/empty details", &metav1.Status{Details: &metav1.StatusDetails{}})
+
+	add("deleteoptions/empty", &metav1.DeleteOptions{})
+	add("deleteoptions/full", &metav1.DeleteOptions{GracePeriodSeconds: ptr[int64](0),
+		Preconditions:    &metav1.Preconditions{UID: ptr(types.UID("u")), ResourceVersion: ptr("")},
+		OrphanDependents: ptr(false), PropagationPolicy: ptr(metav1.DeletePropagationForeground),
+		DryRun: []string{metav1.DryRunAll, ""},
+		IgnoreStoreReadErrorWithClusterBreakingPotential: ptr(true)})
+	add("deleteoptions/empty preconditions", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{},
+		PropagationPolicy: ptr[metav1.DeletionPropagation](""), DryRun: []string{}})
+
+	// Not exact: the JSON form cannot carry these differences.
+	addInexact("configmap/nil binary value", &corev1.ConfigMap{BinaryData: map[string][]byte{"nil": nil}})
+	addInexact("namespace/unsorted fieldsV1", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec": {}, "f:metadata": {"<": 1.50}}`)}}}}})
+	addInexact("namespace/invalid utf-8", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a\xffb",
+		Labels: map[string]string{"k\xfe": "v\xc3"}}})
+	addInexact("namespace/zero deletion time", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		DeletionTimestamp: &metav1.Time{}, ManagedFields: []metav1.ManagedFieldsEntry{{Time: &metav1.Time{}, FieldsV1: &metav1.FieldsV1{}}}}})
+	return cs
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func fullEvent() *corev1.Event {
+	return &corev1.Event{ObjectMeta: fullMeta,
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "p", UID: "u", APIVersion: "v1",
+			ResourceVersion: "5", FieldPath: "spec.containers{app}"},
+		Reason: "BackOff", Message: "Back-off restarting failed container ✗", Source: corev1.EventSource{Component: "kubelet", Host: "node-1"},
+		FirstTimestamp: created, LastTimestamp: deleted, Count: 42, Type: corev1.EventTypeWarning, EventTime: micro,
+		Series: &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 1, 1_000, time.UTC))},
+		Action: "Restart", Related: &corev1.ObjectReference{Kind: "Node", Name: "node-1"},
+		ReportingController: "kubelet", ReportingInstance: "node-1"}
+}
+
+func bigMap(n, valueLen int) map[string]string {
+	m := make(map[string]string, n)
+	for i := range n {
+		m[fmt.Sprintf("key-%05d", i)] = strings.Repeat(string(rune('a'+i%26)), valueLen%(i+1))
+	}
+	return m
+}
+
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func allBytes() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
