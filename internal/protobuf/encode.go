@@ -28,14 +28,28 @@ func encodeMessage(b []byte, m *message, obj map[string]any) ([]byte, error) {
 	return b, nil
 }
 
-// checkKeys rejects JSON keys m does not know, in sorted order so that the
-// error is stable.
+// checkKeys rejects JSON keys m does not know, naming the first in sorted
+// order so that the error is stable; it allocates only then.
 func checkKeys(m *message, obj map[string]any) error {
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if m.typeMeta && (k == "apiVersion" || k == "kind") {
-			continue
+	known := 0
+	for _, f := range m.fields {
+		if _, ok := obj[f.name]; ok {
+			known++
 		}
-		if !slices.ContainsFunc(m.fields, func(f field) bool { return f.name == k }) {
+	}
+	if m.typeMeta {
+		for _, k := range []string{"apiVersion", "kind"} {
+			if _, ok := obj[k]; ok {
+				known++
+			}
+		}
+	}
+	if known == len(obj) {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		isTypeMeta := m.typeMeta && (k == "apiVersion" || k == "kind")
+		if !isTypeMeta && m.index(k) < 0 {
 			return fmt.Errorf("unknown field %q in %s", k, m.name)
 		}
 	}

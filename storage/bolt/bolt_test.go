@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
 // TestCommitBatchResults applies one batch directly and checks that each
@@ -421,5 +423,132 @@ func TestInvalidArguments(t *testing.T) {
 	}
 	if rev, _ := s.CurrentRevision(ctx); rev != 1 {
 		t.Errorf("rejected calls changed the revision to %d", rev)
+	}
+}
+
+// TestWatchersUnderChurn runs watchers with a two-event buffer (so that they
+// overflow, catch up and rejoin all the time) and readers of uneven speed
+// against concurrent writers, and validates every stream against the
+// history.
+func TestWatchersUnderChurn(t *testing.T) {
+	s := openTest(t, Options{WatchBuffer: 2})
+	ctx := context.Background()
+	type stream struct {
+		prefix string
+		from   int64
+		got    []storage.Event
+	}
+	var streams []*stream
+	var readers sync.WaitGroup
+	watch := func(prefix string, slowness int) {
+		from, _ := s.CurrentRevision(ctx)
+		w, err := s.Watch(ctx, prefix, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := &stream{prefix: prefix, from: from}
+		streams = append(streams, st)
+		readers.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(len(streams)), 0))
+			for {
+				for range rng.IntN(slowness + 1) {
+					runtime.Gosched()
+				}
+				batch, ok := <-w.Events()
+				if !ok {
+					t.Errorf("watch %q ended early: %v", prefix, w.Err())
+					return
+				}
+				st.got = append(st.got, batch...)
+				if batch[len(batch)-1].KV.Key == "/churn/end" {
+					return
+				}
+			}
+		})
+	}
+	watch("/churn/", 0)
+	watch("/churn/", 50)
+	var writers sync.WaitGroup
+	for g := range 8 {
+		writers.Go(func() {
+			for i := range 300 {
+				key := fmt.Sprintf("/churn/%d/%d", g, i%20)
+				_, err := s.Create(ctx, key, []byte("v"))
+				if errors.Is(err, storage.ErrKeyExists) {
+					if i%3 == 0 {
+						_, _, err = s.Delete(ctx, key, 0)
+					} else {
+						_, err = s.Update(ctx, key, 0, []byte(fmt.Sprint(i)))
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		if g%3 == 0 {
+			watch(fmt.Sprintf("/churn/%d/", g), 10)
+		}
+	}
+	watch("/churn/", 200)
+	writers.Wait()
+	end := mustCreate(t, s, "/churn/end", "")
+	readers.Wait()
+	all, err := s.Watch(ctx, "/churn/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := storagetest.RecordsOf([][]storage.Event{collect(t, all, int(end))})
+	for _, st := range streams {
+		var want storagetest.History
+		for _, r := range history {
+			if strings.HasPrefix(r.Key, st.prefix) || r.Key == "/churn/end" {
+				want = append(want, r)
+			}
+		}
+		got := storagetest.RecordsOf([][]storage.Event{st.got})
+		if err := storagetest.ValidateWatch(want, st.from, got, true); err != nil {
+			t.Errorf("watch %q from %d: %v", st.prefix, st.from, err)
+		}
+	}
+}
+
+// TestWatchEventsOwned checks PrevKV on live events and that each watcher
+// and each caller owns the values it is given.
+func TestWatchEventsOwned(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	a, _ := s.Watch(ctx, "/", 0)
+	b, _ := s.Watch(ctx, "/", 0)
+	value := []byte("one")
+	mustCreate(t, s, "/k", string(value))
+	value[0] = 'X' // the caller's buffer is its own
+	if _, err := s.Update(ctx, "/k", 1, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	prev, _, err := s.Delete(ctx, "/k", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev.Value[0] = 'Y'
+	evA := collect(t, a, 3)
+	for _, ev := range evA {
+		if ev.PrevKV != nil {
+			ev.PrevKV.Value[0] = 'Z'
+		}
+		if ev.KV.Value != nil {
+			ev.KV.Value[0] = 'Z'
+		}
+	}
+	evB := collect(t, b, 3)
+	if string(evB[0].KV.Value) != "one" || evB[0].PrevKV != nil {
+		t.Errorf("create event %+v", evB[0])
+	}
+	if string(evB[1].KV.Value) != "two" || string(evB[1].PrevKV.Value) != "one" || evB[1].KV.CreateRevision != 1 {
+		t.Errorf("update event %+v, prev %+v", evB[1], evB[1].PrevKV)
+	}
+	if evB[2].Type != storage.EventDelete || string(evB[2].PrevKV.Value) != "two" || evB[2].PrevKV.ModRevision != 2 {
+		t.Errorf("delete event %+v, prev %+v", evB[2], evB[2].PrevKV)
 	}
 }

@@ -25,6 +25,8 @@ var (
 		"x in (foo,,baz),y,z notin ()", "a=b\x00junk", "a=b \x00junk", "a\x00b", "a=\x00b", "\x00",
 		"a=b\x00\x00c", "a\v=b", "a=b\f", "a=é", "é", "a/b=c", "A/b=c", "a./b", ".a/b", "a/-b",
 		strings.Repeat("k,", 20) + "k", "b=1,a=2,b!=3,a in (x),c,!d",
+		// apimachinery's own TestSelectorParse inputs
+		"x=a,y=b,z=c", "x!=a,y=b", "x= ", "x=,z= ", "x= ,z= ", "x>1,z<5", "x=a||y=b", "x==a==b", "!x=a", "x<a",
 	}
 	fieldCases = []string{
 		"", ",", ",,", "=", "==", "!=", "a", "a=", "a==", "a!=", "=b", "!=b", "a=b=c", "a=b\\=c", "a=b\\,c,d=e",
