@@ -34,6 +34,10 @@ type Resource struct {
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
+	// Schema is the OpenAPI v3 schema of the kind's objects, as a JSON
+	// document (what a CRD's openAPIV3Schema holds); nil when unknown. The
+	// OpenAPI documents kubectl reads are built from it.
+	Schema map[string]any
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
