@@ -28,32 +28,19 @@ func encodeMessage(b []byte, m *message, obj map[string]any) ([]byte, error) {
 	return b, nil
 }
 
-// checkKeys rejects JSON keys m does not know, naming the first in sorted
-// order so that the error is stable; it allocates only then.
+// checkKeys rejects JSON keys m does not know, naming them in sorted order.
 func checkKeys(m *message, obj map[string]any) error {
-	known := 0
-	for _, f := range m.fields {
-		if _, ok := obj[f.name]; ok {
-			known++
+	var unknown []string
+	for k := range obj {
+		if !m.knows(k) {
+			unknown = append(unknown, k)
 		}
 	}
-	if m.typeMeta {
-		for _, k := range []string{"apiVersion", "kind"} {
-			if _, ok := obj[k]; ok {
-				known++
-			}
-		}
-	}
-	if known == len(obj) {
+	if unknown == nil {
 		return nil
 	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		isTypeMeta := m.typeMeta && (k == "apiVersion" || k == "kind")
-		if !isTypeMeta && m.index(k) < 0 {
-			return fmt.Errorf("unknown field %q in %s", k, m.name)
-		}
-	}
-	return nil
+	slices.Sort(unknown)
+	return fmt.Errorf("unknown fields %q in %s", unknown, m.name)
 }
 
 // encodeField appends field f holding the JSON value v.

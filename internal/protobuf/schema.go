@@ -1,6 +1,10 @@
 package protobuf
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // kind is a field's type, on the wire and in JSON.
 type kind uint8
@@ -288,4 +292,12 @@ func (m *message) index(num protowire.Number) int {
 		}
 	}
 	return -1
+}
+
+// knows reports whether m's JSON form may hold the key k.
+func (m *message) knows(k string) bool {
+	if m.typeMeta && (k == "apiVersion" || k == "kind") {
+		return true
+	}
+	return slices.ContainsFunc(m.fields, func(f field) bool { return f.name == k })
 }
