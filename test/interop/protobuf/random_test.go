@@ -1,0 +1,92 @@
+package protobuf_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/randfill"
+
+	"github.com/listwatch/listwatch/internal/protobuf"
+)
+
+// randomRounds is how many random objects of each kind TestRandomObjects
+// tries.
+const randomRounds = 100
+
+// Bounds of the random values, kept where the JSON form is exact: seconds
+// within years 1 to 9999 and integers within ±2^53.
+const (
+	minUnix     = -62135596800 + 1 // just after 0001-01-01T00:00:00Z, the zero time
+	maxUnix     = 253402300799     // 9999-12-31T23:59:59Z
+	maxExactInt = 1 << 53
+)
+
+// filler fills typed objects at random, within what the JSON form carries
+// exactly: no nil []byte (JSON null), no zero Time behind a pointer (JSON
+// null), fieldsV1 as compact JSON with sorted keys.
+func filler(seed int64) *randfill.Filler {
+	return randfill.NewWithSeed(seed).NilChance(0.2).NumElements(0, 4).Funcs(
+		func(n *int64, c randfill.Continue) { *n = c.Int63n(2*maxExactInt+1) - maxExactInt },
+		func(b *[]byte, c randfill.Continue) {
+			*b = make([]byte, c.Intn(20))
+			c.Read(*b)
+		},
+		func(t *metav1.Time, c randfill.Continue) {
+			*t = metav1.NewTime(time.Unix(minUnix+c.Int63n(maxUnix-minUnix), c.Int63n(1e9)))
+		},
+		func(t *metav1.MicroTime, c randfill.Continue) {
+			*t = metav1.NewMicroTime(time.Unix(minUnix+c.Int63n(maxUnix-minUnix), c.Int63n(1e9)))
+		},
+		func(f *metav1.FieldsV1, c randfill.Continue) {
+			var v map[string]map[string]string
+			c.Fill(&v)
+			if v == nil { // raw "null" would read back as no fieldsV1
+				v = map[string]map[string]string{}
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				panic(err)
+			}
+			f.Raw = raw
+		},
+	)
+}
+
+// TestRandomObjects runs the Encode and Decode checks of TestEncode and
+// TestDecode on randomly filled objects of every supported kind.
+func TestRandomObjects(t *testing.T) {
+	s := newScheme(t)
+	kinds := []runtime.Object{&corev1.Namespace{}, &corev1.NamespaceList{}, &corev1.ConfigMap{}, &corev1.ConfigMapList{},
+		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{}, &metav1.Status{}, &metav1.DeleteOptions{}}
+	for i, kind := range kinds {
+		f := filler(int64(i))
+		for round := range randomRounds {
+			obj := kind.DeepCopyObject()
+			f.Fill(obj)
+			name := fmt.Sprintf("%T/%d", obj, round)
+			data := theirs(t, s, obj)
+			got, err := protobuf.Encode(jsonOf(t, obj))
+			if err != nil {
+				t.Fatalf("%s: Encode: %v", name, err)
+			}
+			if !bytes.Equal(data, got) {
+				t.Fatalf("%s: Encode differs from k8s.io/api\nwant %s\n got %s", name, hex.EncodeToString(data), hex.EncodeToString(got))
+			}
+			decoded, err := protobuf.Decode(data)
+			if err != nil {
+				t.Fatalf("%s: Decode: %v", name, err)
+			}
+			if diff := cmp.Diff(jsonOf(t, decodeTheirs(t, s, data, obj)), jsonOf(t, decoded)); diff != "" {
+				t.Fatalf("%s: Decode (-k8s.io/api +ours):\n%s", name, diff)
+			}
+		}
+	}
+}
