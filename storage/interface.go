@@ -120,6 +120,22 @@ type Watcher interface {
 	Err() error
 }
 
+// ProgressWatcher is a Watcher that can say how far it has seen the store,
+// including revisions that changed nothing under its prefix. The watch cache
+// needs it to know it is as fresh as the store when the last writes were to
+// other prefixes (kube-apiserver uses etcd's progress notifications for this).
+type ProgressWatcher interface {
+	Watcher
+	// Progress returns a revision r such that every event under the prefix
+	// with a revision <= r has already been sent on Events (or the watch
+	// has ended). It never decreases.
+	Progress() int64
+	// RequestProgress asks the backend to bring Progress up to the store's
+	// current revision soon; backends that advance it on every commit
+	// return at once.
+	RequestProgress(ctx context.Context) error
+}
+
 // ValidateKey returns an error wrapping ErrInvalidArgument unless key is a
 // valid key (non-empty, starting with "/", UTF-8, no NUL, at most MaxKeySize).
 func ValidateKey(key string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -13,10 +14,20 @@ import (
 type watcher struct {
 	s      *Store
 	prefix string
-	pos    int64 // revision of the last event considered
+	pos    int64        // revision of the last event considered; only run touches it
+	sent   atomic.Int64 // every matching event up to it has been sent
 	out    chan []storage.Event
 	err    error // set before out is closed
 }
+
+var _ storage.ProgressWatcher = (*watcher)(nil)
+
+// Progress implements storage.ProgressWatcher.
+func (w *watcher) Progress() int64 { return w.sent.Load() }
+
+// RequestProgress implements storage.ProgressWatcher: progress advances on
+// every write already.
+func (w *watcher) RequestProgress(context.Context) error { return nil }
 
 func (w *watcher) Events() <-chan []storage.Event { return w.out }
 func (w *watcher) Err() error                     { return w.err }
@@ -31,6 +42,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (storage.W
 		return nil, fmt.Errorf("watch %q from %d, compacted at %d: %w", prefix, from, s.compacted, storage.ErrCompacted)
 	}
 	w := &watcher{s: s, prefix: prefix, pos: from, out: make(chan []storage.Event)}
+	w.sent.Store(from)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -50,11 +62,13 @@ func (w *watcher) run(ctx context.Context) error {
 		if len(batch) > 0 {
 			select {
 			case w.out <- batch:
+				w.sent.Store(w.pos)
 				continue
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		w.sent.Store(w.pos)
 		select {
 		case <-changed:
 		case <-ctx.Done():
