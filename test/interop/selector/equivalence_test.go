@@ -5,9 +5,12 @@
 package selector_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/listwatch/listwatch/selector"
 )
@@ -135,4 +138,40 @@ func maybeBad[T any](r *rand.Rand, good, any []T) T {
 		return pick(r, any)
 	}
 	return pick(r, good)
+}
+
+// TestValidateLabelEquivalence checks ValidateLabelKey and ValidateLabel,
+// which the server applies to metadata.labels, against apimachinery's
+// validation of label keys and values.
+func TestValidateLabelEquivalence(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	type kv struct{ k, v string }
+	var inputs []kv
+	for _, k := range labelKeys {
+		for _, v := range labelValues {
+			inputs = append(inputs, kv{k, v})
+		}
+	}
+	maybeMutate := func(s string) string {
+		if r.IntN(4) == 0 {
+			return mutate(r, s)
+		}
+		return s
+	}
+	for range generated {
+		inputs = append(inputs, kv{maybeMutate(pick(r, labelKeys)), maybeMutate(pick(r, labelValues))})
+	}
+	check(t, inputs, func(in kv) (bool, []string) {
+		keyOK := len(validation.IsQualifiedName(in.k)) == 0
+		ok := keyOK && len(validation.IsValidLabelValue(in.v)) == 0
+		var diffs []string
+		if err := selector.ValidateLabelKey(in.k); (err == nil) != keyOK {
+			diffs = append(diffs, fmt.Sprintf("ValidateLabelKey(%q) = %v, want ok = %v", in.k, err, keyOK))
+		}
+		if err := selector.ValidateLabel(in.k, in.v); (err == nil) != ok {
+			diffs = append(diffs, fmt.Sprintf("ValidateLabel(%q, %q) = %v, want ok = %v", in.k, in.v, err, ok))
+		}
+		return ok, diffs
+	})
 }
