@@ -26,6 +26,9 @@
 // only where an operator may stand, so "in in (in)" is valid. Values after
 // =, ==, != and inside parentheses may be empty: "a=" and "a in (,b)".
 //
+// ValidateLabelKey and ValidateLabel apply the same key and value rules to an
+// object's metadata.labels (and keys of metadata.annotations).
+//
 // FromLabelSelector converts the structured form of API objects
 // (matchLabels, matchExpressions with In, NotIn, Exists, DoesNotExist) with
 // the same validation as metav1.LabelSelectorAsSelector; a nil
