@@ -96,6 +96,15 @@ func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name str
 	return convert(res, obj), nil
 }
 
+// Decode returns the object a stored KV of res holds, as res serves it.
+func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
+	obj, err := decode(kv)
+	if err != nil {
+		return nil, err
+	}
+	return convert(res, obj), nil
+}
+
 // convert sets the apiVersion a resource is served in (CRD versions share storage).
 func convert(res *resource.Resource, obj api.Object) api.Object {
 	obj["apiVersion"] = res.APIVersion()

@@ -1,0 +1,411 @@
+package watchcache
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Config configures a Cache.
+type Config struct {
+	Storage storage.Interface
+	// Prefix is the storage prefix of the resource's objects.
+	Prefix string
+	Codec  Codec
+	// RingMaxEvents caps the events kept for watchers to resume from.
+	RingMaxEvents int
+	// RingMinEvents are kept whatever their age.
+	RingMinEvents int
+	// RingMaxAge is how long events are kept beyond RingMinEvents.
+	RingMaxAge time.Duration
+	// WatcherBufferBytes bounds the object bytes a watcher may have queued
+	// before it is parked and catches up on its own.
+	WatcherBufferBytes int
+	// ProgressInterval is how often the cache asks the store how far it has
+	// seen it, so that its revision moves with writes to other prefixes.
+	ProgressInterval time.Duration
+	// Logger receives errors of the upstream watch; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig holds the defaults a zero Config field takes. The ring keeps
+// at least 1,024 events and, up to 100,000, every event of the last 10
+// minutes: far longer than kube-apiserver's 75 s, so a watcher that was
+// disconnected for minutes resumes from memory; older positions are served
+// from the store's history.
+func DefaultConfig() Config {
+	return Config{
+		RingMaxEvents:      100_000,
+		RingMinEvents:      1024,
+		RingMaxAge:         10 * time.Minute,
+		WatcherBufferBytes: 4 << 20,
+		ProgressInterval:   time.Second,
+	}
+}
+
+func (c *Config) setDefaults() {
+	d := DefaultConfig()
+	c.RingMaxEvents = cmp.Or(c.RingMaxEvents, d.RingMaxEvents)
+	c.RingMinEvents = cmp.Or(c.RingMinEvents, d.RingMinEvents)
+	c.RingMaxAge = cmp.Or(c.RingMaxAge, d.RingMaxAge)
+	c.WatcherBufferBytes = cmp.Or(c.WatcherBufferBytes, d.WatcherBufferBytes)
+	c.ProgressInterval = cmp.Or(c.ProgressInterval, d.ProgressInterval)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// ringEntry is an event and when the cache received it.
+type ringEntry struct {
+	ev *Event
+	at time.Time
+}
+
+// Cache is the watch cache of one resource.
+type Cache struct {
+	cfg Config
+
+	mu sync.RWMutex
+	// guarded by mu:
+	objects   map[string]*Object
+	sorted    []*Object // objects in key order; nil when stale
+	ring      []ringEntry
+	ringStart int64 // the ring holds every event with a revision > ringStart
+	rev       int64 // the cache reflects the store up to rev
+	ready     bool
+	watchers  map[*Watcher]struct{}
+	fresh     chan struct{} // closed and replaced whenever rev advances
+
+	progressc chan struct{} // asks the run loop for a progress check
+	readyc    chan struct{} // closed once the first list is loaded
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// New starts a cache; Close stops it.
+func New(cfg Config) *Cache {
+	cfg.setDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		cfg: cfg, objects: map[string]*Object{}, watchers: map[*Watcher]struct{}{},
+		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
+	}
+	c.wg.Go(func() { c.run(ctx) })
+	return c
+}
+
+// Close stops the cache and ends its watchers.
+func (c *Cache) Close() {
+	c.stop()
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for w := range c.watchers {
+		w.end(errClosed)
+	}
+	c.watchers = map[*Watcher]struct{}{}
+}
+
+var errClosed = errors.New("watch cache closed")
+
+// WaitReady waits until the cache has loaded its first list.
+func (c *Cache) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.readyc:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Revision returns the revision the cache reflects.
+func (c *Cache) Revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// run lists, then watches, until ctx ends: a broken watch resumes from the
+// cache's revision; only a compacted one makes it list again.
+func (c *Cache) run(ctx context.Context) {
+	relist := true
+	backoff := newBackoff()
+	for ctx.Err() == nil {
+		if relist {
+			if err := c.list(ctx); err != nil {
+				c.cfg.Logger.Warn("watch cache list failed", "prefix", c.cfg.Prefix, "err", err)
+				backoff.wait(ctx)
+				continue
+			}
+		}
+		err := c.watch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		relist = errors.Is(err, storage.ErrCompacted)
+		c.cfg.Logger.Warn("watch cache upstream watch ended", "prefix", c.cfg.Prefix, "err", err, "relist", relist)
+		backoff.wait(ctx)
+	}
+}
+
+// list loads every object under the prefix at one revision and makes the
+// ring start there.
+func (c *Cache) list(ctx context.Context) error {
+	objects := map[string]*Object{}
+	opts := storage.ListOptions{Limit: 1000}
+	var rev int64
+	for {
+		page, err := c.cfg.Storage.List(ctx, c.cfg.Prefix, opts)
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", c.cfg.Prefix, err)
+		}
+		rev = page.Revision
+		for _, kv := range page.KVs {
+			o, err := c.cfg.Codec.object(kv)
+			if err != nil {
+				return err
+			}
+			objects[kv.Key] = o
+		}
+		if page.Continue == "" {
+			break
+		}
+		opts = storage.ListOptions{Limit: 1000, Continue: page.Continue}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objects, c.sorted = objects, nil
+	c.ring, c.ringStart = nil, rev
+	for w := range c.watchers {
+		w.park() // they catch up from the store's history, or get 410
+	}
+	c.advance(rev)
+	if !c.ready {
+		c.ready = true
+		close(c.readyc)
+	}
+	return nil
+}
+
+// advance moves the cache's revision to rev (if later) and wakes waiters.
+// Called with mu held for writing.
+func (c *Cache) advance(rev int64) {
+	if rev <= c.rev {
+		return
+	}
+	c.rev = rev
+	close(c.fresh)
+	c.fresh = make(chan struct{})
+}
+
+// watch applies the upstream watch from the cache's revision until it fails.
+func (c *Cache) watch(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	from := c.Revision()
+	w, err := c.cfg.Storage.Watch(wctx, c.cfg.Prefix, from)
+	if err != nil {
+		return err
+	}
+	pw, _ := w.(storage.ProgressWatcher)
+	tick := time.NewTicker(c.cfg.ProgressInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case batch, ok := <-w.Events():
+			if !ok {
+				return w.Err()
+			}
+			if err := c.apply(batch); err != nil {
+				return err
+			}
+		case <-tick.C:
+			c.checkProgress(ctx, w, pw)
+		case <-c.progressc:
+			c.checkProgress(ctx, w, pw)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// checkProgress asks the upstream watch how far it has seen the store and,
+// once every event up to there is applied, moves the cache's revision there.
+func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage.ProgressWatcher) {
+	if pw == nil {
+		return
+	}
+	if err := pw.RequestProgress(ctx); err != nil {
+		return
+	}
+	p := pw.Progress()
+	for {
+		select {
+		case batch, ok := <-w.Events():
+			if !ok {
+				return
+			}
+			if err := c.apply(batch); err != nil {
+				return
+			}
+			continue
+		default:
+		}
+		break
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p > c.rev {
+		c.advance(p)
+		c.dispatchProgress()
+	}
+}
+
+// apply turns a batch into events, updates the objects and the ring, and
+// dispatches the events to the watchers.
+func (c *Cache) apply(batch []storage.Event) error {
+	events := make([]*Event, 0, len(batch))
+	for _, se := range batch {
+		e := &Event{Rev: se.Revision, Key: se.KV.Key}
+		if se.Type == storage.EventPut {
+			o, err := c.cfg.Codec.object(se.KV)
+			if err != nil {
+				return err
+			}
+			e.Cur = o
+		}
+		events = append(events, e)
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range events {
+		if e.Rev <= c.rev {
+			continue // already reflected (a progress check raced the batch)
+		}
+		e.Prev = c.objects[e.Key]
+		if e.Cur != nil {
+			c.objects[e.Key] = e.Cur
+		} else {
+			delete(c.objects, e.Key)
+		}
+		if e.Prev == nil || e.Cur == nil {
+			c.sorted = nil
+		} else if c.sorted != nil {
+			c.replaceSorted(e.Cur)
+		}
+		if e.Prev == nil && e.Cur == nil {
+			continue // a delete of something the cache never had
+		}
+		c.ring = append(c.ring, ringEntry{ev: e, at: now})
+		c.dispatch(e)
+		c.advance(e.Rev)
+	}
+	c.trimRing(now)
+	return nil
+}
+
+// replaceSorted swaps an updated object into the sorted view. mu held.
+func (c *Cache) replaceSorted(o *Object) {
+	i, found := slices.BinarySearchFunc(c.sorted, o.Key, func(x *Object, k string) int { return cmp.Compare(x.Key, k) })
+	if found {
+		c.sorted[i] = o
+	} else {
+		c.sorted = nil
+	}
+}
+
+// trimRing drops the oldest events beyond the ring's bounds. mu held.
+func (c *Cache) trimRing(now time.Time) {
+	drop := 0
+	for drop < len(c.ring)-c.cfg.RingMinEvents {
+		if len(c.ring)-drop <= c.cfg.RingMaxEvents && now.Sub(c.ring[drop].at) < c.cfg.RingMaxAge {
+			break
+		}
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	c.ringStart = c.ring[drop-1].ev.Rev
+	clear(c.ring[:drop])
+	c.ring = c.ring[drop:]
+	if cap(c.ring) > 4*len(c.ring)+1024 {
+		c.ring = slices.Clone(c.ring) // let the dropped prefix go
+	}
+}
+
+// requestProgress asks the run loop to check progress soon.
+func (c *Cache) requestProgress() {
+	select {
+	case c.progressc <- struct{}{}:
+	default:
+	}
+}
+
+// WaitFresh waits until the cache reflects the store at least up to rev,
+// asking the store for progress while it waits.
+func (c *Cache) WaitFresh(ctx context.Context, rev int64) error {
+	ask := time.NewTicker(100 * time.Millisecond) // kube asks etcd every 100 ms too
+	defer ask.Stop()
+	for {
+		c.mu.RLock()
+		cur, fresh := c.rev, c.fresh
+		c.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		c.requestProgress()
+		select {
+		case <-fresh:
+		case <-ask.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// backoff is a capped exponential backoff for the run loop.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
+
+func (b *backoff) wait(ctx context.Context) {
+	t := time.NewTimer(b.d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	b.d = min(2*b.d, 5*time.Second)
+}
+
+// List returns the objects that pass f, in key order, and the revision the
+// cache reflects.
+func (c *Cache) List(f Filter) ([]*Object, int64) {
+	for {
+		c.mu.RLock()
+		if sorted := c.sorted; sorted != nil {
+			var out []*Object
+			for _, o := range sorted {
+				if f.matches(o) {
+					out = append(out, o)
+				}
+			}
+			rev := c.rev
+			c.mu.RUnlock()
+			return out, rev
+		}
+		c.mu.RUnlock()
+		c.mu.Lock()
+		c.sortedLocked()
+		c.mu.Unlock()
+	}
+}

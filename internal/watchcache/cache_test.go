@@ -1,0 +1,306 @@
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/memory"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+const prefix = "/registry/core/configmaps/"
+
+// testCodec decodes stored JSON objects as the server does.
+var testCodec = Codec{
+	Decode: func(kv storage.KV) (api.Object, error) {
+		obj, err := api.ParseObject(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		obj.SetMeta("resourceVersion", strconv.FormatInt(kv.ModRevision, 10))
+		return obj, nil
+	},
+	Fields: func(o api.Object) map[string]string {
+		return map[string]string{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()}
+	},
+}
+
+func newCache(t *testing.T, s storage.Interface, cfg Config) *Cache {
+	t.Helper()
+	cfg.Storage, cfg.Prefix, cfg.Codec = s, prefix, testCodec
+	c := New(cfg)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// writer makes writes and records them as the history the validators use.
+type writer struct {
+	t       *testing.T
+	s       storage.Interface
+	history storagetest.History
+	revs    map[string]int64
+}
+
+func newWriter(t *testing.T, s storage.Interface) *writer {
+	return &writer{t: t, s: s, revs: map[string]int64{}}
+}
+
+func cm(ns, name string, labels map[string]string) []byte {
+	obj := api.Object{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": ns}}
+	if labels != nil {
+		l := map[string]any{}
+		for k, v := range labels {
+			l[k] = v
+		}
+		obj.SetMeta("labels", l)
+	}
+	b, _ := jsonMarshal(obj)
+	return b
+}
+
+// put creates or updates ns/name and records the event type a watcher
+// without selectors sees.
+func (w *writer) put(ns, name string, labels map[string]string) int64 {
+	w.t.Helper()
+	key := prefix + ns + "/" + name
+	var rev int64
+	var err error
+	typ := api.Modified
+	if _, ok := w.revs[key]; ok {
+		rev, err = w.s.Update(context.Background(), key, 0, cm(ns, name, labels))
+	} else {
+		typ = api.Added
+		rev, err = w.s.Create(context.Background(), key, cm(ns, name, labels))
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.revs[key] = rev
+	w.history = append(w.history, storagetest.Record{Type: typ, Key: ns + "/" + name, Revision: rev})
+	return rev
+}
+
+func (w *writer) del(ns, name string) int64 {
+	w.t.Helper()
+	key := prefix + ns + "/" + name
+	_, rev, err := w.s.Delete(context.Background(), key, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	delete(w.revs, key)
+	w.history = append(w.history, storagetest.Record{Type: api.Deleted, Key: ns + "/" + name, Revision: rev})
+	return rev
+}
+
+// read collects n items from w (bookmarks skipped) as Records.
+func read(t *testing.T, w *Watcher, n int) ([]storagetest.Record, []Item) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var recs []storagetest.Record
+	var items []Item
+	for len(recs) < n {
+		got, err := w.Next(ctx, nil)
+		if err != nil {
+			t.Fatalf("after %d of %d items: %v", len(recs), n, err)
+		}
+		for _, it := range got {
+			items = append(items, it)
+			if it.Type == api.Bookmark {
+				continue
+			}
+			obj, err := api.ParseObject(it.Object)
+			if err != nil {
+				t.Fatalf("item %v: %v", it.Type, err)
+			}
+			if obj.ResourceVersion() != strconv.FormatInt(it.Rev, 10) {
+				t.Fatalf("item at %d carries resourceVersion %s", it.Rev, obj.ResourceVersion())
+			}
+			recs = append(recs, storagetest.Record{Type: it.Type, Key: obj.Namespace() + "/" + obj.Name(), Revision: it.Rev})
+		}
+	}
+	if len(recs) > n {
+		t.Fatalf("wanted %d items, got %d: %v", n, len(recs), recs)
+	}
+	return recs, items
+}
+
+func watch(t *testing.T, c *Cache, opts WatchOptions) *Watcher {
+	t.Helper()
+	w, err := c.Watch(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+func TestWatchFromEveryRevision(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{})
+	wr := newWriter(t, s)
+	for i := range 20 {
+		wr.put("ns", fmt.Sprint("a", i%4), map[string]string{"i": fmt.Sprint(i)})
+		if i%5 == 4 {
+			wr.del("ns", fmt.Sprint("a", i%4))
+		}
+	}
+	for _, r := range append([]storagetest.Record{{Revision: 0}}, wr.history...) {
+		from := r.Revision
+		w := watch(t, c, WatchOptions{From: from})
+		tail := wr.history.After(from)
+		got, _ := read(t, w, len(tail))
+		if err := storagetest.ValidateWatch(wr.history, from, got, true); err != nil {
+			t.Errorf("from %d: %v", from, err)
+		}
+		w.Stop()
+	}
+}
+
+func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{WatcherBufferBytes: 2048, RingMaxEvents: 50, RingMinEvents: 10})
+	wr := newWriter(t, s)
+	slow := watch(t, c, WatchOptions{From: 0})
+	fast := watch(t, c, WatchOptions{From: 0})
+	done := make(chan []storagetest.Record)
+	go func() {
+		recs, _ := read(t, fast, 500)
+		done <- recs
+	}()
+	for i := range 500 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	if err := storagetest.ValidateWatch(wr.history, 0, <-done, true); err != nil {
+		t.Fatalf("fast watcher: %v", err)
+	}
+	// slow read nothing while 500 events passed through a ring of 50 and a
+	// buffer of 2 KiB: it is replayed from the ring and the store's history.
+	got, _ := read(t, slow, 500)
+	if err := storagetest.ValidateWatch(wr.history, 0, got, true); err != nil {
+		t.Fatalf("slow watcher: %v", err)
+	}
+}
+
+func TestTooOldResourceVersionIsGone(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{RingMaxEvents: 5, RingMinEvents: 1})
+	wr := newWriter(t, s)
+	for i := range 20 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	if err := s.Compact(context.Background(), wr.history[10].Revision); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFresh(t.Context(), wr.history[19].Revision); err != nil {
+		t.Fatal(err)
+	}
+	w := watch(t, c, WatchOptions{From: wr.history[2].Revision})
+	_, err := w.Next(t.Context(), nil)
+	var se *api.StatusError
+	if !errors.As(err, &se) || se.Status.Code != http.StatusGone || se.Status.Reason != api.StatusReasonExpired {
+		t.Fatalf("watch from a compacted revision: %v, want 410 Expired", err)
+	}
+}
+
+func TestSelectorTransitions(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{})
+	wr := newWriter(t, s)
+	sel, _ := selector.ParseLabels("app=web")
+	w := watch(t, c, WatchOptions{From: 0, Filter: Filter{Labels: sel}})
+	in := wr.put("ns", "a", map[string]string{"app": "web"})
+	mod := wr.put("ns", "a", map[string]string{"app": "web", "v": "2"})
+	out := wr.put("ns", "a", map[string]string{"app": "db"})
+	wr.put("ns", "a", map[string]string{"app": "db", "v": "3"}) // invisible
+	back := wr.put("ns", "a", map[string]string{"app": "web"})
+	got, items := read(t, w, 4)
+	want := []storagetest.Record{
+		{Type: api.Added, Key: "ns/a", Revision: in},
+		{Type: api.Modified, Key: "ns/a", Revision: mod},
+		{Type: api.Deleted, Key: "ns/a", Revision: out},
+		{Type: api.Added, Key: "ns/a", Revision: back},
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("item %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
+		}
+	}
+	deleted, _ := api.ParseObject(items[2].Object)
+	if deleted.Labels()["app"] != "web" {
+		t.Errorf("a DELETED transition carries %v, want the previous content", deleted.Labels())
+	}
+}
+
+func TestInitialEventsAndBookmark(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	wr := newWriter(t, s)
+	wr.put("a", "x", nil)
+	wr.put("b", "y", nil)
+	wr.put("a", "z", nil)
+	c := newCache(t, s, Config{})
+	w := watch(t, c, WatchOptions{InitialEvents: true, InitialEventsEnd: true, Filter: Filter{Namespace: "a"}})
+	got, items := read(t, w, 2)
+	if got[0].Key != "a/x" || got[1].Key != "a/z" || got[0].Type != api.Added {
+		t.Fatalf("initial events %v", got)
+	}
+	if len(items) < 3 {
+		more, err := w.Next(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, more...)
+	}
+	if last := items[2]; last.Type != api.Bookmark || !last.InitialEventsEnd || last.Rev != c.Revision() {
+		t.Fatalf("after the initial events: %+v, want the initial-events-end bookmark at %d", last, c.Revision())
+	}
+	rev := wr.put("a", "x", map[string]string{"new": "1"})
+	next, _ := read(t, w, 1)
+	if next[0].Type != api.Modified || next[0].Revision != rev {
+		t.Fatalf("after the bookmark: %v", next)
+	}
+}
+
+func TestProgressMakesCacheFresh(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{ProgressInterval: time.Hour})
+	rev, err := s.Create(context.Background(), "/registry/core/secrets/ns/s", []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitFresh(ctx, rev); err != nil {
+		t.Fatalf("the cache never caught up with a write to another prefix: %v", err)
+	}
+	w := watch(t, c, WatchOptions{From: 0})
+	bm, ok := w.Bookmark()
+	for i := 0; !ok && i < 10; i++ { // the new watcher catches up from the ring first
+		if _, err := w.Pending(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		bm, ok = w.Bookmark()
+	}
+	if bm != rev {
+		t.Errorf("bookmark at %d, want the store's revision %d", bm, rev)
+	}
+}

@@ -1,0 +1,31 @@
+// Package watchcache keeps, per resource, an in-memory copy of the store's
+// objects and a ring of recent events, fed by one upstream storage.Watch, and
+// fans every event out to any number of watchers.
+//
+// # Data flow
+//
+// A Cache lists its prefix from the store, then watches it from the list's
+// revision. Each event is decoded and encoded once (JSON with the event's
+// resourceVersion stamped) and the same bytes serve every watcher and every
+// list. Progress notifications from the store (storage.ProgressWatcher) move
+// the cache's revision forward when other prefixes change, so a consistent
+// read can tell the cache is as fresh as the store.
+//
+// # Watchers
+//
+// A Watcher holds a queue of references to events, bounded in bytes. The
+// dispatcher never blocks on a watcher: when a queue is full the watcher is
+// parked at the last revision it was given and stops receiving dispatches;
+// its own goroutine (the reader, in Next) then catches up from the ring or, if
+// the ring no longer holds its position, from the store's history, and
+// rejoins the dispatch once level with the cache. Only a watcher that falls
+// behind everything the store still holds gets 410 Gone. Selector
+// transitions follow kube-apiserver: an object that starts matching is ADDED,
+// one that stops matching is DELETED (with its previous content at the
+// event's revision).
+//
+// # Concurrency
+//
+// Lock order: Cache.mu before Watcher.mu. The dispatcher takes Cache.mu for
+// writing; readers of the ring and of the objects take it for reading.
+package watchcache

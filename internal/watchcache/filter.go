@@ -1,0 +1,51 @@
+package watchcache
+
+import (
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// Filter selects the objects a watcher or a list sees.
+type Filter struct {
+	Namespace string // "" for every namespace
+	Labels    selector.Labels
+	Fields    selector.Fields
+}
+
+func (f Filter) matches(o *Object) bool {
+	if f.Namespace != "" && o.Namespace() != f.Namespace {
+		return false
+	}
+	if !f.Labels.Empty() && !f.Labels.Matches(o.labels) {
+		return false
+	}
+	return f.Fields.Empty() || f.Fields.Matches(o.fields)
+}
+
+// Item is one event a watcher delivers.
+type Item struct {
+	Type string // api.Added, api.Modified, api.Deleted, api.Bookmark or api.Error
+	Rev  int64
+	// Object is the object's JSON (ADDED, MODIFIED, DELETED).
+	Object []byte
+	// Status is the error of an ERROR item, the last of its stream.
+	Status *api.Status
+	// InitialEventsEnd marks the BOOKMARK that ends the initial events.
+	InitialEventsEnd bool
+}
+
+// itemFor returns what event e looks like through f, applying kube's
+// selector transitions; ok is false if f sees nothing of it.
+func (f Filter) itemFor(e *Event) (Item, bool) {
+	cur := e.Cur != nil && f.matches(e.Cur)
+	prev := e.Prev != nil && f.matches(e.Prev)
+	switch {
+	case cur && prev:
+		return Item{Type: api.Modified, Rev: e.Rev, Object: e.Cur.JSON}, true
+	case cur:
+		return Item{Type: api.Added, Rev: e.Rev, Object: e.Cur.JSON}, true
+	case prev:
+		return Item{Type: api.Deleted, Rev: e.Rev, Object: e.DeletedJSON()}, true
+	}
+	return Item{}, false
+}

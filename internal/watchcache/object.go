@@ -1,0 +1,92 @@
+package watchcache
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// Object is one object as the cache holds it: decoded for filtering, and
+// encoded once for the wire. It is never modified once made.
+type Object struct {
+	Key    string
+	Rev    int64
+	Obj    api.Object // read-only
+	JSON   []byte     // the object's JSON with metadata.resourceVersion = Rev
+	labels map[string]string
+	fields map[string]string
+}
+
+// Namespace is the object's metadata.namespace.
+func (o *Object) Namespace() string { return o.Obj.Namespace() }
+
+// Name is the object's metadata.name.
+func (o *Object) Name() string { return o.Obj.Name() }
+
+// Labels are the object's labels.
+func (o *Object) Labels() map[string]string { return o.labels }
+
+// Fields are the object's selectable fields.
+func (o *Object) Fields() map[string]string { return o.fields }
+
+// Codec turns stored values into objects and says which fields a field
+// selector can test. The server supplies it per resource.
+type Codec struct {
+	// Decode returns the object a stored KV holds, with its resourceVersion.
+	Decode func(kv storage.KV) (api.Object, error)
+	// Fields returns the selectable fields of an object.
+	Fields func(api.Object) map[string]string
+}
+
+func (c Codec) object(kv storage.KV) (*Object, error) {
+	obj, err := c.Decode(kv)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
+	}
+	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, labels: obj.Labels(), fields: c.Fields(obj)}, nil
+}
+
+// Event is one change as the cache dispatches it.
+type Event struct {
+	Rev  int64
+	Key  string
+	Cur  *Object // nil for a delete
+	Prev *Object // nil for a create
+
+	deletedOnce sync.Once
+	deleted     []byte // Prev's JSON at the event's revision, made once on demand
+}
+
+// DeletedJSON is the previous object with resourceVersion set to the
+// event's revision, as DELETED events carry it.
+func (e *Event) DeletedJSON() []byte {
+	e.deletedOnce.Do(func() {
+		obj := shallowWithRV(e.Prev.Obj, e.Rev)
+		e.deleted, _ = json.Marshal(obj)
+	})
+	return e.deleted
+}
+
+// shallowWithRV returns a copy of obj sharing everything but metadata,
+// whose resourceVersion is rev.
+func shallowWithRV(obj api.Object, rev int64) api.Object {
+	out := make(api.Object, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	md := make(map[string]any, len(obj.Metadata())+1)
+	for k, v := range obj.Metadata() {
+		md[k] = v
+	}
+	md["resourceVersion"] = strconv.FormatInt(rev, 10)
+	out["metadata"] = md
+	return out
+}

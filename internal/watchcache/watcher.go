@@ -1,0 +1,314 @@
+package watchcache
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// WatchOptions say where a watch starts and what it sees.
+type WatchOptions struct {
+	Filter Filter
+	// From is the revision after which events are sent. With
+	// InitialEvents, the watch first sends an ADDED event for every
+	// matching object and From is ignored.
+	From          int64
+	InitialEvents bool
+	// InitialEventsEnd, with InitialEvents, sends a BOOKMARK annotated
+	// k8s.io/initial-events-end after the initial events.
+	InitialEventsEnd bool
+}
+
+// Watcher is one watch on the cache. Its reader calls Next; the cache's
+// dispatcher appends to its queue without ever blocking.
+type Watcher struct {
+	c      *Cache
+	filter Filter
+	budget int // bytes of queued objects allowed before parking
+
+	notify chan struct{} // one pending wake-up for the reader
+
+	mu sync.Mutex // taken after c.mu when both are held
+	// guarded by mu:
+	queue  []Item
+	queued int   // bytes of Object in queue
+	pos    int64 // every matching event up to pos is queued or delivered
+	parked bool  // not fed by the dispatcher: the reader catches up itself
+	err    error // set once: the stream ends after the queue
+}
+
+func (w *Watcher) lock()   { w.mu.Lock() }
+func (w *Watcher) unlock() { w.mu.Unlock() }
+
+// Watch starts a watcher. It waits for the cache's first list.
+func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	w := &Watcher{c: c, filter: opts.Filter, budget: c.cfg.WatcherBufferBytes, notify: make(chan struct{}, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if opts.InitialEvents {
+		for _, o := range c.sortedLocked() {
+			if w.filter.matches(o) {
+				w.queue = append(w.queue, Item{Type: api.Added, Rev: o.Rev, Object: o.JSON})
+			}
+		}
+		w.pos = c.rev
+		if opts.InitialEventsEnd {
+			w.queue = append(w.queue, Item{Type: api.Bookmark, Rev: c.rev, InitialEventsEnd: true})
+		}
+	} else {
+		w.pos = opts.From
+		w.parked = true // it catches up from the ring (or the store) first
+	}
+	c.watchers[w] = struct{}{}
+	w.wake()
+	return w, nil
+}
+
+// sortedLocked returns the objects in key order. mu held (the sorted view
+// is rebuilt under the read lock only by writers, so callers hold it for
+// writing or accept a fresh slice).
+func (c *Cache) sortedLocked() []*Object {
+	if c.sorted == nil {
+		s := make([]*Object, 0, len(c.objects))
+		for _, o := range c.objects {
+			s = append(s, o)
+		}
+		slices.SortFunc(s, func(a, b *Object) int { return cmp.Compare(a.Key, b.Key) })
+		c.sorted = s
+	}
+	return c.sorted
+}
+
+// Stop ends the watcher and releases it.
+func (w *Watcher) Stop() {
+	w.c.mu.Lock()
+	delete(w.c.watchers, w)
+	w.c.mu.Unlock()
+}
+
+func (w *Watcher) wake() {
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// park stops dispatches to w; its reader catches up. c.mu held for writing.
+func (w *Watcher) park() {
+	w.lock()
+	w.parked = true
+	w.unlock()
+	w.wake()
+}
+
+// end makes the stream end after what is queued.
+func (w *Watcher) end(err error) {
+	w.lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.unlock()
+	w.wake()
+}
+
+// dispatch queues e on every watcher fed by the dispatcher. c.mu held for writing.
+func (c *Cache) dispatch(e *Event) {
+	for w := range c.watchers {
+		w.lock()
+		if !w.parked && e.Rev > w.pos {
+			if it, ok := w.filter.itemFor(e); ok {
+				if w.queued+len(it.Object) > w.budget {
+					w.parked = true // the reader replays from the ring from pos
+				} else {
+					w.queue = append(w.queue, it)
+					w.queued += len(it.Object)
+					w.pos = e.Rev
+				}
+			} else {
+				w.pos = e.Rev
+			}
+		}
+		w.unlock()
+		w.wake()
+	}
+}
+
+// dispatchProgress moves every fed watcher to the cache's revision. c.mu
+// held for writing.
+func (c *Cache) dispatchProgress() {
+	for w := range c.watchers {
+		w.lock()
+		if !w.parked && c.rev > w.pos {
+			w.pos = c.rev
+		}
+		w.unlock()
+	}
+}
+
+// Next waits for items and returns all that are pending (appended to buf),
+// or the error that ends the stream.
+func (w *Watcher) Next(ctx context.Context, buf []Item) ([]Item, error) {
+	for {
+		n := len(buf)
+		buf, err := w.Pending(ctx, buf)
+		if err != nil || len(buf) > n {
+			return buf, err
+		}
+		select {
+		case <-w.Ready():
+		case <-ctx.Done():
+			return buf, ctx.Err()
+		}
+	}
+}
+
+// Ready returns a channel that receives when Pending may have something.
+func (w *Watcher) Ready() <-chan struct{} { return w.notify }
+
+// Pending returns every pending item (appended to buf) without waiting, or
+// the error that ends the stream. A parked watcher catches up here, in the
+// reader's goroutine, a bounded step at a time.
+func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
+	w.lock()
+	if len(w.queue) > 0 {
+		buf = append(buf, w.queue...)
+		clear(w.queue)
+		w.queue, w.queued = w.queue[:0], 0
+		w.unlock()
+		return buf, nil
+	}
+	err, parked := w.err, w.parked
+	w.unlock()
+	if err != nil {
+		return buf, err
+	}
+	if parked {
+		if err := w.catchUp(ctx); err != nil {
+			w.end(err)
+		}
+		w.wake() // more to take, or the error to report
+	}
+	return buf, nil
+}
+
+// Bookmark returns the revision a BOOKMARK may carry now: one no lower than
+// anything delivered, if the watcher is level with the cache.
+func (w *Watcher) Bookmark() (int64, bool) {
+	w.lock()
+	defer w.unlock()
+	if w.parked || len(w.queue) > 0 || w.err != nil {
+		return 0, false
+	}
+	return w.pos, true
+}
+
+// catchUp queues the events after pos from the ring, or from the store's
+// history when the ring no longer holds them, and unparks the watcher once
+// it is level with the cache.
+func (w *Watcher) catchUp(ctx context.Context) error {
+	c := w.c
+	c.mu.RLock()
+	if w.pos < c.ringStart {
+		start := c.ringStart
+		c.mu.RUnlock()
+		return w.replayStore(ctx, start)
+	}
+	defer c.mu.RUnlock()
+	i, _ := slices.BinarySearchFunc(c.ring, w.pos+1, func(r ringEntry, rev int64) int { return cmp.Compare(r.ev.Rev, rev) })
+	w.lock()
+	defer w.unlock()
+	for ; i < len(c.ring) && w.queued < w.budget; i++ {
+		w.offer(c.ring[i].ev)
+	}
+	if i == len(c.ring) {
+		w.parked = false // level with the cache: the dispatcher feeds it now
+		w.pos = max(w.pos, c.rev)
+	}
+	return nil
+}
+
+// offer queues e if the filter sees it. w locked.
+func (w *Watcher) offer(e *Event) {
+	if it, ok := w.filter.itemFor(e); ok {
+		w.queue = append(w.queue, it)
+		w.queued += len(it.Object)
+	}
+	w.pos = e.Rev
+}
+
+// replayStore queues the events after pos from the store's history up to
+// the ring's start (or the watcher's budget), since the ring no longer
+// holds them. A position the store no longer holds is 410 Gone.
+func (w *Watcher) replayStore(ctx context.Context, until int64) error {
+	c := w.c
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sw, err := c.cfg.Storage.Watch(wctx, c.cfg.Prefix, w.pos)
+	if err != nil {
+		return replayError(err, w.pos)
+	}
+	for w.pos < until && !w.full() {
+		var batch []storage.Event
+		select {
+		case b, ok := <-sw.Events():
+			if !ok {
+				return replayError(sw.Err(), w.pos)
+			}
+			batch = b
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := w.replayBatch(batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// full reports whether the watcher's queue has used its budget.
+func (w *Watcher) full() bool {
+	w.lock()
+	defer w.unlock()
+	return w.queued >= w.budget
+}
+
+// replayBatch turns stored events into queued items.
+func (w *Watcher) replayBatch(batch []storage.Event) error {
+	codec := w.c.cfg.Codec
+	w.lock()
+	defer w.unlock()
+	for _, se := range batch {
+		e := &Event{Rev: se.Revision, Key: se.KV.Key}
+		var err error
+		if se.PrevKV != nil {
+			if e.Prev, err = codec.object(*se.PrevKV); err != nil {
+				return err
+			}
+		}
+		if se.Type == storage.EventPut {
+			if e.Cur, err = codec.object(se.KV); err != nil {
+				return err
+			}
+		}
+		w.offer(e)
+	}
+	return nil
+}
+
+func replayError(err error, pos int64) error {
+	if errors.Is(err, storage.ErrCompacted) {
+		s := api.NewStatus(http.StatusGone, api.StatusReasonExpired, fmt.Sprintf("too old resource version: %d", pos))
+		return &api.StatusError{Status: s}
+	}
+	return fmt.Errorf("replaying from the store at %d: %w", pos, err)
+}
