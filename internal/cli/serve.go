@@ -78,6 +78,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
@@ -101,6 +102,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	slog.Info("shutting down", "grace", o.shutdownGrace)
+	srv.Close() // watches end cleanly; then Shutdown waits for the rest
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -31,6 +31,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		req.get()
 	case "list":
 		req.list()
+	case "watch":
+		req.watch()
 	case "create":
 		req.create()
 	case "update":
@@ -87,19 +89,26 @@ func (q *request) list() {
 		q.fail(err)
 		return
 	}
+	if ok, fresh := fromCache(q.r.URL.Query(), opts); ok && q.listCached(opts, fresh) {
+		return
+	}
 	result, err := q.s.registry.List(q.r.Context(), q.res, q.info.Namespace, opts)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	meta := api.ListMeta{ResourceVersion: formatRV(result.ResourceVersion), Continue: result.Continue}
+	q.writeList(api.ListMeta{ResourceVersion: formatRV(result.ResourceVersion), Continue: result.Continue}, result.Items)
+}
+
+// writeList writes a list, or its Table.
+func (q *request) writeList(meta api.ListMeta, items []api.Object) {
 	if q.out.as == "Table" {
-		t := toTable(q.res, result.Items, q.r.URL.Query().Get("includeObject"))
+		t := toTable(q.res, items, q.r.URL.Query().Get("includeObject"))
 		t.ListMeta = meta
 		writeAs(q.w, http.StatusOK, q.out, t)
 		return
 	}
-	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, meta, result.Items))
+	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, meta, items))
 }
 
 func (q *request) create() {

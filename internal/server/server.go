@@ -5,16 +5,20 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -26,10 +30,23 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives the access log and errors; nil means slog.Default().
 	Logger *slog.Logger
+	// WatchCache configures every resource's watch cache (zero: defaults).
+	WatchCache watchcache.Config
+	// BookmarkInterval is how often a watch that allows bookmarks gets one;
+	// 0 means a minute, as kube-apiserver.
+	BookmarkInterval time.Duration
+	// MinRequestTimeout is the shortest a watch without timeoutSeconds
+	// lasts; it ends at a random time in [min, 2*min). 0 means 30 minutes,
+	// as kube-apiserver's --min-request-timeout.
+	MinRequestTimeout time.Duration
 }
 
-// defaultMaxBodyBytes is kube-apiserver's limit on request bodies.
-const defaultMaxBodyBytes = 3 << 20
+// Defaults of Config, as kube-apiserver's.
+const (
+	defaultMaxBodyBytes      = 3 << 20
+	defaultBookmarkInterval  = time.Minute
+	defaultMinRequestTimeout = 30 * time.Minute
+)
 
 // initialNamespaces exist from the start, as in every Kubernetes cluster.
 var initialNamespaces = []string{"default", "kube-system", "kube-public"}
@@ -40,7 +57,11 @@ type Server struct {
 	log      *slog.Logger
 	catalog  *resource.Catalog
 	registry *registry.Registry
+	caches   *caches
 	mux      *http.ServeMux
+
+	shutdown     chan struct{} // closed by Close: streams end
+	shutdownOnce sync.Once
 }
 
 // New returns a Server over cfg.Storage, creating the initial namespaces if
@@ -52,13 +73,26 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(resource.Builtins()...)}
+	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
+	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(resource.Builtins()...),
+		caches: newCaches(cfg.Storage, cfg.WatchCache), shutdown: make(chan struct{}),
+	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All)
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
 	s.routes()
 	return s, nil
+}
+
+// Close ends every watch (cleanly, as at the end of its timeout) and stops
+// the watch caches. Call it before http.Server.Shutdown, which waits for
+// requests in flight; the store is the caller's to close after both.
+func (s *Server) Close() {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	s.caches.close()
 }
 
 func (s *Server) ensureNamespaces(ctx context.Context) error {

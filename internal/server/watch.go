@@ -1,0 +1,253 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// watchRequest is a watch's parameters, parsed and validated.
+type watchRequest struct {
+	opts      watchcache.WatchOptions
+	bookmarks bool
+	timeout   time.Duration
+	// fresh is the store revision the initial state must reflect (0: any).
+	fresh int64
+}
+
+// parseWatch reads a watch's query as kube-apiserver validates it.
+func (q *request) parseWatch() (watchRequest, error) {
+	v := q.r.URL.Query()
+	var wr watchRequest
+	rv := v.Get("resourceVersion")
+	n, err := registry.ParseResourceVersion(rv)
+	if err != nil {
+		return wr, apierror.BadRequest(err.Error())
+	}
+	if err := validateWatchMatch(v.Get("resourceVersionMatch"), v.Get("sendInitialEvents")); err != nil {
+		return wr, err
+	}
+	list, err := parseListOptions(withoutWatchParams(v), q.res)
+	if err != nil {
+		return wr, err
+	}
+	wr.opts.Filter = watchcache.Filter{Namespace: q.info.Namespace, Labels: list.Labels, Fields: list.Fields}
+	if q.info.Name != "" {
+		if wr.opts.Filter.Fields, err = nameSelector(q.info.Name, list.Fields); err != nil {
+			return wr, err
+		}
+	}
+	wr.bookmarks = v.Get("allowWatchBookmarks") == "true"
+	sendInitial := v.Get("sendInitialEvents")
+	switch {
+	case sendInitial == "true":
+		wr.opts.InitialEvents, wr.opts.InitialEventsEnd = true, wr.bookmarks
+		wr.fresh = n
+	case sendInitial == "false":
+		wr.opts.From = n
+	case rv == "" || rv == "0":
+		wr.opts.InitialEvents = true // "get state and start at most recent / any"
+	default:
+		wr.opts.From = n
+	}
+	if rv == "" && wr.opts.InitialEvents {
+		wr.fresh = -1 // as fresh as the store, for a consistent start
+	}
+	wr.timeout, err = q.s.watchTimeout(v.Get("timeoutSeconds"))
+	return wr, err
+}
+
+// validateWatchMatch applies kube's rules on resourceVersionMatch and
+// sendInitialEvents for watch; these 422s are what client-go falls back on.
+func validateWatchMatch(match, sendInitial string) error {
+	invalid := func(field, msg string) error {
+		return apierror.Invalid("meta.k8s.io", "ListOptions", "", []api.StatusCause{apierror.Field(api.CauseTypeFieldValueForbidden, field, msg)})
+	}
+	switch {
+	case sendInitial != "" && sendInitial != "true" && sendInitial != "false":
+		return apierror.BadRequest(fmt.Sprintf("invalid sendInitialEvents %q", sendInitial))
+	case match != "" && sendInitial == "":
+		return invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	case sendInitial != "" && match != "NotOlderThan":
+		return invalid("resourceVersionMatch", "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+	}
+	return nil
+}
+
+// withoutWatchParams drops what parseListOptions would reject in a watch.
+func withoutWatchParams(v map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(v))
+	for k, vals := range v {
+		switch k {
+		case "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "limit", "continue":
+		default:
+			out[k] = vals
+		}
+	}
+	return out
+}
+
+// watchTimeout is timeoutSeconds, or kube's randomised [min, 2*min) so
+// that long watches spread out and rebalance.
+func (s *Server) watchTimeout(param string) (time.Duration, error) {
+	if param != "" {
+		n, err := strconv.ParseInt(param, 10, 64)
+		if err != nil || n < 0 {
+			return 0, apierror.BadRequest(fmt.Sprintf("invalid timeoutSeconds %q", param))
+		}
+		if n > 0 {
+			return time.Duration(n) * time.Second, nil
+		}
+	}
+	min := s.cfg.MinRequestTimeout
+	return min + time.Duration(rand.Int64N(int64(min))), nil
+}
+
+// watch serves a watch over the negotiated transport.
+func (q *request) watch() {
+	wr, err := q.parseWatch()
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	c := q.s.caches.get(q.res)
+	if c == nil {
+		q.fail(apierror.TooManyRequests("the server is shutting down", 1))
+		return
+	}
+	ctx, cancel := context.WithTimeout(q.r.Context(), wr.timeout)
+	defer cancel()
+	if err := q.s.waitFresh(ctx, c, wr.fresh); err != nil {
+		q.fail(err)
+		return
+	}
+	w, err := c.Watch(ctx, wr.opts)
+	if err != nil {
+		q.fail(apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1))
+		return
+	}
+	defer w.Stop()
+	enc := q.watchEncoder()
+	sink, err := q.openSink(enc)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	defer sink.close()
+	q.s.stream(ctx, w, wr, enc, sink)
+}
+
+// waitFresh waits (bounded, as kube's 3 s) until the cache reflects the
+// store at rev; rev -1 means the store's current revision.
+func (s *Server) waitFresh(ctx context.Context, c *watchcache.Cache, rev int64) error {
+	if rev == 0 {
+		return nil
+	}
+	if rev < 0 {
+		cur, err := s.cfg.Storage.CurrentRevision(ctx)
+		if err != nil {
+			return apierror.Internal(err)
+		}
+		rev = cur
+	}
+	wctx, cancel := context.WithTimeout(ctx, freshnessWait)
+	defer cancel()
+	if err := c.WaitFresh(wctx, rev); err != nil {
+		return tooLargeResourceVersion(rev, c.Revision())
+	}
+	return nil
+}
+
+// freshnessWait bounds waits for the cache to catch up, as kube-apiserver's
+// 3 s blockTimeout.
+const freshnessWait = 3 * time.Second
+
+func tooLargeResourceVersion(asked, current int64) *api.StatusError {
+	e := apierror.Timeout(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
+	e.Status.Details.Causes = []api.StatusCause{{Type: api.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return e
+}
+
+// stream sends the watcher's items until the watch ends: its timeout (with
+// a last bookmark), the client going away, the server shutting down, or an
+// error (sent as an ERROR event).
+func (s *Server) stream(ctx context.Context, w *watchcache.Watcher, wr watchRequest, enc *watchEncoder, sink watchSink) {
+	bookmark := time.NewTicker(s.cfg.BookmarkInterval)
+	defer bookmark.Stop()
+	var items []watchcache.Item
+	for {
+		var err error
+		items, err = w.Pending(ctx, items[:0])
+		if len(items) > 0 {
+			if sink.send(enc, items) != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			s.endStream(ctx, err, enc, sink)
+			return
+		}
+		select {
+		case <-w.Ready():
+		case <-bookmark.C:
+			if wr.bookmarks {
+				if rev, ok := w.Bookmark(); ok && sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) != nil {
+					return
+				}
+			}
+		case <-ctx.Done():
+			if wr.bookmarks && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				if rev, ok := w.Bookmark(); ok {
+					_ = sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}})
+				}
+			}
+			return
+		case <-s.shutdown:
+			return
+		}
+	}
+}
+
+// endStream sends a Status error as the stream's last event; other errors
+// (the cache closing, the client leaving) just end it.
+func (s *Server) endStream(ctx context.Context, err error, enc *watchEncoder, sink watchSink) {
+	var se *api.StatusError
+	if errors.As(err, &se) && ctx.Err() == nil {
+		_ = sink.send(enc, []watchcache.Item{{Type: api.Error, Status: &se.Status}})
+	}
+}
+
+// nameSelector adds metadata.name=name to a field selector, for watches of
+// one object by path.
+func nameSelector(name string, fields selector.Fields) (selector.Fields, error) {
+	s := "metadata.name=" + selector.EscapeFieldValue(name)
+	if f := fields.String(); f != "" {
+		s += "," + f
+	}
+	f, err := selector.ParseFields(s)
+	if err != nil {
+		return f, apierror.BadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	return f, nil
+}
+
+// bookmarkObject is the object of a BOOKMARK: kind, apiVersion and resourceVersion only.
+func bookmarkObject(apiVersion, kind string, rev int64, initialEnd bool) []byte {
+	md := map[string]any{"resourceVersion": strconv.FormatInt(rev, 10)}
+	if initialEnd {
+		md["annotations"] = map[string]string{api.InitialEventsEndAnnotation: "true"}
+	}
+	b, _ := json.Marshal(map[string]any{"kind": kind, "apiVersion": apiVersion, "metadata": md})
+	return b
+}

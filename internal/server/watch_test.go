@@ -1,0 +1,347 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage/memory"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+// newWatchServer starts a Server with short bookmark intervals on a real
+// socket; it serves HTTP/1.1 and cleartext HTTP/2.
+func newWatchServer(t *testing.T) (*httptest.Server, *Server, *memory.Store) {
+	t.Helper()
+	store := memory.New()
+	s, err := New(t.Context(), Config{Storage: store, BookmarkInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(s.Handler())
+	ts.Config.Protocols = new(http.Protocols)
+	ts.Config.Protocols.SetHTTP1(true)
+	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	ts.Start()
+	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	return ts, s, store
+}
+
+// event is one decoded watch event.
+type event struct {
+	Type   string
+	Object api.Object
+}
+
+func (e event) record() storagetest.Record {
+	rv := e.Object.ResourceVersion()
+	var rev int64
+	fmt.Sscan(rv, &rev)
+	return storagetest.Record{Type: e.Type, Key: e.Object.Namespace() + "/" + e.Object.Name(), Revision: rev}
+}
+
+// stream is an open watch over HTTP.
+type stream struct {
+	t     *testing.T
+	resp  *http.Response
+	lines *bufio.Scanner
+}
+
+func openWatch(t *testing.T, client *http.Client, url string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %s: %d", url, resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	return &stream{t: t, resp: resp, lines: sc}
+}
+
+// next reads n events, skipping bookmarks unless keepBookmarks.
+func (s *stream) next(n int, keepBookmarks bool) []event {
+	s.t.Helper()
+	var out []event
+	for len(out) < n {
+		if !s.lines.Scan() {
+			s.t.Fatalf("stream ended after %d of %d events: %v", len(out), n, s.lines.Err())
+		}
+		var raw api.WatchEvent
+		if err := json.Unmarshal(s.lines.Bytes(), &raw); err != nil {
+			s.t.Fatalf("event %q: %v", s.lines.Text(), err)
+		}
+		obj, err := api.ParseObject(raw.Object)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if raw.Type == api.Bookmark && !keepBookmarks {
+			continue
+		}
+		out = append(out, event{raw.Type, obj})
+	}
+	return out
+}
+
+func records(evs []event) []storagetest.Record {
+	out := make([]storagetest.Record, len(evs))
+	for i, e := range evs {
+		out[i] = e.record()
+	}
+	return out
+}
+
+// script makes a mixed history of writes through the API and returns it.
+func script(t *testing.T, ts *httptest.Server) storagetest.History {
+	t.Helper()
+	var h storagetest.History
+	add := func(typ string, obj api.Object) {
+		h = append(h, event{typ, obj}.record())
+	}
+	const cms = "/api/v1/namespaces/default/configmaps"
+	for i := range 3 {
+		_, o := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"c%d"},"data":{"i":"%d"}}`, i, i))
+		add(api.Added, o)
+	}
+	_, o := call(t, ts, "PATCH", cms+"/c1", "application/merge-patch+json", `{"data":{"i":"changed"}}`)
+	add(api.Modified, o)
+	code, o := call(t, ts, "DELETE", cms+"/c0", "", "")
+	if code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	// DELETED carries the deletion's revision.
+	rev, _ := storageCurrent(t, ts)
+	o.SetMeta("resourceVersion", fmt.Sprint(rev))
+	add(api.Deleted, o)
+	return h
+}
+
+func storageCurrent(t *testing.T, ts *httptest.Server) (int64, error) {
+	_, list := call(t, ts, "GET", "/api/v1/namespaces?limit=1", "", "")
+	var rev int64
+	_, err := fmt.Sscan(list.Metadata()["resourceVersion"].(string), &rev)
+	return rev, err
+}
+
+func TestWatchTransports(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	start, _ := storageCurrent(t, ts)
+	h2c := &http.Client{Transport: &http.Transport{Protocols: unencryptedHTTP2()}}
+	url := ts.URL + fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+	h1 := openWatch(t, ts.Client(), url)
+	h2 := openWatch(t, h2c, url)
+	ws := openWebSocketWatch(t, ts.URL, url)
+	if h1.resp.ProtoMajor != 1 || h1.resp.TransferEncoding[0] != "chunked" || h1.resp.Header.Get("Content-Type") != mediaJSON {
+		t.Errorf("HTTP/1.1 watch: proto %s, transfer %v, type %s", h1.resp.Proto, h1.resp.TransferEncoding, h1.resp.Header.Get("Content-Type"))
+	}
+	if h2.resp.ProtoMajor != 2 {
+		t.Errorf("h2c watch served over %s", h2.resp.Proto)
+	}
+	history := script(t, ts)
+	for name, got := range map[string][]event{"http/1.1": h1.next(len(history), false), "h2c": h2.next(len(history), false), "websocket": ws.next(len(history))} {
+		if err := storagetest.ValidateWatch(history, start, records(got), true); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func unencryptedHTTP2() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
+// wsStream is a watch over WebSocket.
+type wsStream struct {
+	t    *testing.T
+	conn *websocket.Conn
+}
+
+func openWebSocketWatch(t *testing.T, base, url string) *wsStream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	conn, resp, err := websocket.Dial(ctx, strings.Replace(url, "http://", "ws://", 1), &websocket.DialOptions{Subprotocols: []string{"base64.binary.k8s.io"}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	if p := resp.Header.Get("Sec-WebSocket-Protocol"); p != "base64.binary.k8s.io" {
+		t.Errorf("subprotocol %q not echoed", p)
+	}
+	t.Cleanup(func() { conn.CloseNow() })
+	return &wsStream{t: t, conn: conn}
+}
+
+func (s *wsStream) next(n int) []event {
+	var out []event
+	for len(out) < n {
+		typ, msg, err := s.conn.Read(s.t.Context())
+		if err != nil {
+			s.t.Fatalf("websocket read after %d events: %v", len(out), err)
+		}
+		if typ != websocket.MessageText {
+			s.t.Fatalf("JSON event sent as a binary message")
+		}
+		var raw api.WatchEvent
+		if err := json.Unmarshal(msg, &raw); err != nil {
+			s.t.Fatal(err)
+		}
+		if raw.Type == api.Bookmark {
+			continue
+		}
+		obj, _ := api.ParseObject(raw.Object)
+		out = append(out, event{raw.Type, obj})
+	}
+	return out
+}
+
+func TestWatchResumeFromEveryRevision(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	start, _ := storageCurrent(t, ts)
+	history := script(t, ts)
+	for _, from := range append([]int64{start}, revisions(history)...) {
+		s := openWatch(t, ts.Client(), ts.URL+fmt.Sprintf("/api/v1/configmaps?watch=1&resourceVersion=%d", from))
+		tail := history.After(from)
+		got := s.next(len(tail), false)
+		if err := storagetest.ValidateWatch(history, from, records(got), true); err != nil {
+			t.Errorf("from %d: %v", from, err)
+		}
+		s.resp.Body.Close()
+	}
+}
+
+func revisions(h storagetest.History) []int64 {
+	out := make([]int64, len(h))
+	for i, r := range h {
+		out[i] = r.Revision
+	}
+	return out
+}
+
+func TestWatchInitialStateAndBookmarks(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	history := script(t, ts) // c1 (modified) and c2 remain
+	s := openWatch(t, ts.Client(), ts.URL+"/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+	got := s.next(3, true)
+	if got[0].Type != api.Added || got[0].Object.Name() != "c1" || got[1].Object.Name() != "c2" {
+		t.Fatalf("initial events: %v", got)
+	}
+	end := got[2]
+	if end.Type != api.Bookmark || end.Object.Annotations()[api.InitialEventsEndAnnotation] != "true" || end.Object.Kind() != "ConfigMap" {
+		t.Fatalf("after the initial events: %v, want the annotated bookmark", end)
+	}
+	last := history[len(history)-1].Revision
+	if rv := end.Object.ResourceVersion(); rv != fmt.Sprint(last) {
+		t.Errorf("initial-events-end bookmark at %s, want %d", rv, last)
+	}
+	// Idle: a periodic bookmark arrives (every 50 ms here).
+	if b := s.next(1, true)[0]; b.Type != api.Bookmark || b.Object.Annotations() != nil {
+		t.Errorf("idle watch got %v, want a plain bookmark", b)
+	}
+}
+
+func TestWatchSelectorTransitionsAndNamePath(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	call(t, ts, "POST", cms, mediaJSON, `{"metadata":{"name":"a","labels":{"app":"web"}}}`)
+	call(t, ts, "POST", cms, mediaJSON, `{"metadata":{"name":"b","labels":{"app":"web"}}}`)
+	sel := openWatch(t, ts.Client(), ts.URL+cms+"?watch=true&labelSelector=app%3Dweb")
+	one := openWatch(t, ts.Client(), ts.URL+"/api/v1/watch/namespaces/default/configmaps/b")
+	if got := sel.next(2, false); got[0].Object.Name() != "a" || got[1].Object.Name() != "b" {
+		t.Fatalf("initial state of app=web: %v", got)
+	}
+	if got := one.next(1, false); got[0].Type != api.Added || got[0].Object.Name() != "b" {
+		t.Fatalf("watch of one object by path: %v", got)
+	}
+	call(t, ts, "PATCH", cms+"/a", "application/merge-patch+json", `{"metadata":{"labels":{"app":"db"}}}`)
+	call(t, ts, "PATCH", cms+"/a", "application/merge-patch+json", `{"metadata":{"labels":{"app":"web"}}}`)
+	call(t, ts, "PATCH", cms+"/b", "application/merge-patch+json", `{"data":{"x":"1"}}`)
+	got := sel.next(3, false)
+	want := []string{api.Deleted + " a", api.Added + " a", api.Modified + " b"}
+	for i, e := range got {
+		if e.Type+" "+e.Object.Name() != want[i] {
+			t.Fatalf("transitions: got %v, want %v", got, want)
+		}
+	}
+	if got[0].Object.Labels()["app"] != "web" {
+		t.Errorf("DELETED by transition carries %v, want the previous labels", got[0].Object.Labels())
+	}
+	if e := one.next(1, false)[0]; e.Type != api.Modified || e.Object.Name() != "b" {
+		t.Errorf("single-object watch got %v", e)
+	}
+}
+
+func TestWatchTooOldIsGone(t *testing.T) {
+	ts, s, store := newWatchServer(t)
+	_ = s
+	history := script(t, ts)
+	if err := store.Compact(context.Background(), history[3].Revision); err != nil {
+		t.Fatal(err)
+	}
+	// Past the ring too: a cache whose ring was never filled for this position.
+	st := openWatch(t, ts.Client(), ts.URL+fmt.Sprintf("/api/v1/configmaps?watch=true&resourceVersion=%d", history[0].Revision-1))
+	for {
+		e := st.next(1, false)[0]
+		if e.Type != api.Error {
+			continue // events the ring still held may come first
+		}
+		if e.Object["code"] != json.Number("410") || e.Object["reason"] != "Expired" {
+			t.Fatalf("ERROR event %v, want 410 Expired", e.Object)
+		}
+		break
+	}
+	if st.lines.Scan() {
+		t.Errorf("the stream went on after the ERROR event: %s", st.lines.Text())
+	}
+}
+
+func TestWatchTimeoutAndShutdownEndCleanly(t *testing.T) {
+	ts, s, _ := newWatchServer(t)
+	timed := openWatch(t, ts.Client(), ts.URL+"/api/v1/configmaps?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
+	for timed.lines.Scan() {
+	}
+	if err := timed.lines.Err(); err != nil {
+		t.Errorf("timed-out watch ended with %v, want a clean end", err)
+	}
+	open := openWatch(t, ts.Client(), ts.URL+"/api/v1/configmaps?watch=true")
+	s.Close()
+	for open.lines.Scan() {
+	}
+	if err := open.lines.Err(); err != nil {
+		t.Errorf("watch at shutdown ended with %v, want a clean end", err)
+	}
+}
+
+func TestWatchBadInput(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	for _, tt := range []struct {
+		query string
+		code  int
+	}{
+		{"watch=true&resourceVersion=x", 400},
+		{"watch=true&resourceVersionMatch=NotOlderThan", 422},
+		{"watch=true&sendInitialEvents=true", 422},
+		{"watch=true&timeoutSeconds=-1", 400},
+		{"watch=true&labelSelector=%3D%3D", 400},
+	} {
+		code, st := call(t, ts, "GET", "/api/v1/configmaps?"+tt.query, "", "")
+		if code != tt.code || st["kind"] != "Status" {
+			t.Errorf("%s: %d %v, want %d", tt.query, code, st, tt.code)
+		}
+	}
+}

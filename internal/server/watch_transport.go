@@ -1,0 +1,211 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// watchEncoder turns items into the bytes of one event each. JSON events
+// reuse the cached object bytes: only the envelope around them is written
+// per watcher.
+type watchEncoder struct {
+	q          *request
+	table      bool // kubectl get -w: each object as a one-row Table
+	sentHeader bool
+}
+
+func (q *request) watchEncoder() *watchEncoder {
+	return &watchEncoder{q: q, table: q.out.as == "Table"}
+}
+
+var (
+	framePrefix = map[string][]byte{}
+	frameSuffix = []byte("}\n")
+)
+
+func init() {
+	for _, t := range []string{api.Added, api.Modified, api.Deleted, api.Bookmark, api.Error} {
+		framePrefix[t] = []byte(`{"type":"` + t + `","object":`)
+	}
+}
+
+// object returns an item's object bytes as this watch sends them.
+func (e *watchEncoder) object(it watchcache.Item) []byte {
+	res := e.q.res
+	switch it.Type {
+	case api.Bookmark:
+		return bookmarkObject(res.APIVersion(), res.Kind, it.Rev, it.InitialEventsEnd)
+	case api.Error:
+		b, _ := json.Marshal(it.Status)
+		return b
+	}
+	if !e.table {
+		return it.Object
+	}
+	obj, err := api.ParseObject(it.Object)
+	if err != nil {
+		return it.Object
+	}
+	t := toTable(res, []api.Object{obj}, e.q.r.URL.Query().Get("includeObject"))
+	if e.sentHeader {
+		t.ColumnDefinitions = nil
+	}
+	e.sentHeader = true
+	b, _ := json.Marshal(t)
+	return b
+}
+
+// writeFrame appends one JSON event to buf.
+func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
+	buf.Write(framePrefix[it.Type])
+	buf.Write(e.object(it))
+	buf.Write(frameSuffix)
+}
+
+// watchSink is where a watch's events go: a chunked (or HTTP/2) response,
+// or a WebSocket.
+type watchSink interface {
+	send(e *watchEncoder, items []watchcache.Item) error
+	close()
+}
+
+// openSink starts the response: a WebSocket when the client asked for an
+// upgrade, otherwise a streamed HTTP response.
+func (q *request) openSink(e *watchEncoder) (watchSink, error) {
+	if strings.EqualFold(q.r.Header.Get("Upgrade"), "websocket") {
+		return openWebSocket(q)
+	}
+	flusher, ok := q.w.(http.Flusher)
+	if !ok {
+		return nil, apierror.Internal(errNoFlush)
+	}
+	h := q.w.Header()
+	h.Set("Content-Type", mediaJSON)
+	h.Set("Cache-Control", "no-cache, private")
+	q.w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	return &httpSink{w: q.w, flusher: flusher}, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+const errNoFlush = errString("the response writer cannot stream")
+
+// httpSink writes events to a streamed response: everything pending in one
+// write and one flush.
+type httpSink struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	buf     bytes.Buffer
+}
+
+func (s *httpSink) send(e *watchEncoder, items []watchcache.Item) error {
+	s.buf.Reset()
+	for _, it := range items {
+		e.writeFrame(&s.buf, it)
+	}
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	s.flusher.Flush()
+	return nil
+}
+
+func (s *httpSink) close() {}
+
+// webSocketSink writes one event per WebSocket message, as kube-apiserver
+// does, and pings the client to keep the connection alive.
+type webSocketSink struct {
+	conn   *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+// wsPingInterval keeps idle WebSocket watches alive through proxies.
+const wsPingInterval = 30 * time.Second
+
+// bearerProtocolPrefix marks the subprotocol browsers use to carry a token.
+const bearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
+
+func openWebSocket(q *request) (watchSink, error) {
+	var protocols []string
+	for _, p := range websocketProtocols(q.r) {
+		if !strings.HasPrefix(p, bearerProtocolPrefix) {
+			protocols = append(protocols, p)
+		}
+	}
+	if len(protocols) > 1 {
+		return nil, apierror.BadRequest("more than one WebSocket subprotocol offered besides the bearer token")
+	}
+	conn, err := websocket.Accept(q.w, q.r, &websocket.AcceptOptions{Subprotocols: protocols, InsecureSkipVerify: true})
+	if err != nil {
+		return nil, apierror.BadRequest("WebSocket upgrade failed: " + err.Error())
+	}
+	ctx, cancel := context.WithCancel(q.r.Context())
+	ctx = conn.CloseRead(ctx) // client messages are ignored, as kube does; pongs are read
+	s := &webSocketSink{conn: conn, ctx: ctx, cancel: cancel}
+	go s.ping()
+	return s, nil
+}
+
+func websocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// ping keeps the connection alive until the watch ends.
+func (s *webSocketSink) ping() {
+	t := time.NewTicker(wsPingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(s.ctx, wsPingInterval)
+			err := s.conn.Ping(ctx)
+			cancel()
+			if err != nil {
+				s.cancel()
+				return
+			}
+		}
+	}
+}
+
+func (s *webSocketSink) send(e *watchEncoder, items []watchcache.Item) error {
+	for _, it := range items {
+		s.buf.Reset()
+		e.writeFrame(&s.buf, it)
+		msg := bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
+		if err := s.conn.Write(s.ctx, websocket.MessageText, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *webSocketSink) close() {
+	s.cancel()
+	_ = s.conn.Close(websocket.StatusNormalClosure, "watch ended")
+}
