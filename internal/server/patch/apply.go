@@ -1,0 +1,267 @@
+package patch
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// Apply merges an apply configuration into live (nil to create) as
+// server-side apply does and returns the result with its managedFields:
+// the configuration's fields become m's Apply entry; fields m applied
+// before and no longer does are removed unless another manager owns them;
+// changing a field another manager owns is a 409 Conflict naming every
+// such field, unless force takes them over.
+func (m Manager) Apply(live, config map[string]any, force bool) (map[string]any, error) {
+	if mf := metadataOf(config)["managedFields"]; mf != nil {
+		return nil, badRequest("metadata.managedFields must be nil")
+	}
+	if live == nil {
+		live = map[string]any{}
+	}
+	entries, err := decodeEntries(metadataOf(live)["managedFields"])
+	if err != nil {
+		entries = nil // corrupt: start again, as kube does
+	}
+	merged := mergeApply(deepCopyMap(live), config, m.Schema)
+	entries, err = m.takeChanged(entries, live, merged, force)
+	if err != nil {
+		return nil, err
+	}
+	mine := m.entry(OperationApply)
+	entries, previous := take(entries, mine.id())
+	mine.set = withoutMetadataNode(fieldSet(m.scoped(config), m.Schema))
+	mine.time = previous.time
+	if mine.time == "" || !equal(mine.set.FieldsV1(), previous.set.FieldsV1()) {
+		mine.time = m.timestamp()
+	}
+	entries = append(entries, mine)
+	removeFields(merged, difference(previous.set, owned(entries)), m.Schema)
+	removed := withoutMetadataNode(compare(m.scoped(live), m.scoped(merged), m.Schema).removed)
+	for _, e := range entries {
+		e.set = difference(e.set, removed)
+	}
+	setManaged(merged, entries)
+	return merged, nil
+}
+
+// takeChanged finds the fields merged changes that other managers own:
+// a conflict unless force, which takes them from their owners.
+func (m Manager) takeChanged(entries []*entry, live, merged map[string]any, force bool) ([]*entry, error) {
+	c := compare(m.scoped(live), m.scoped(merged), m.Schema)
+	changed := withoutMetadataNode(union(c.added, c.modified))
+	id := m.entry(OperationApply).id()
+	var conflicts []conflict
+	for _, e := range entries {
+		if e.id() == id {
+			continue
+		}
+		theirs := intersection(e.set, changed)
+		for _, p := range theirs.paths() {
+			conflicts = append(conflicts, conflict{e, pathString(p)})
+		}
+		if force {
+			e.set = difference(e.set, theirs)
+		}
+	}
+	if len(conflicts) > 0 && !force {
+		return nil, conflictError(conflicts)
+	}
+	return entries, nil
+}
+
+func owned(entries []*entry) *Set {
+	var all *Set
+	for _, e := range entries {
+		all = union(all, e.set)
+	}
+	return all
+}
+
+// conflict is one field another manager owns.
+type conflict struct {
+	owner *entry
+	path  string
+}
+
+// ownerString names a manager as kube's conflict messages do.
+func (c conflict) ownerString() string {
+	s := fmt.Sprintf("%q", c.owner.manager)
+	if c.owner.operation == OperationUpdate {
+		s += " using " + c.owner.apiVersion
+	}
+	return s
+}
+
+// conflictError is kube's 409 for an apply that would change fields other
+// managers own.
+func conflictError(conflicts []conflict) *api.StatusError {
+	causes := make([]api.StatusCause, len(conflicts))
+	for i, c := range conflicts {
+		causes[i] = api.StatusCause{Type: api.CauseTypeFieldManagerConflict, Message: "conflict with " + c.ownerString(), Field: c.path}
+	}
+	s := api.NewStatus(http.StatusConflict, api.StatusReasonConflict, conflictMessage(conflicts))
+	s.Details = &api.StatusDetails{Causes: causes}
+	return &api.StatusError{Status: s}
+}
+
+func conflictMessage(conflicts []conflict) string {
+	if len(conflicts) == 1 {
+		return fmt.Sprintf("Apply failed with 1 conflict: conflict with %s: %s", conflicts[0].ownerString(), conflicts[0].path)
+	}
+	byOwner := map[string][]string{}
+	for _, c := range conflicts {
+		byOwner[c.ownerString()] = append(byOwner[c.ownerString()], c.path)
+	}
+	var lines []string
+	for _, owner := range slices.Sorted(func(yield func(string) bool) {
+		for k := range byOwner {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		lines = append(lines, "conflicts with "+owner+":")
+		for _, p := range byOwner[owner] {
+			lines = append(lines, "- "+p)
+		}
+	}
+	return fmt.Sprintf("Apply failed with %d conflicts: %s", len(conflicts), strings.Join(lines, "\n"))
+}
+
+// mergeApply merges config into live under s as server-side apply does:
+// maps merge, null removes, atomic lists are replaced, sets and map lists
+// merge item by item keeping both sides' order.
+func mergeApply(live, config map[string]any, s *Schema) map[string]any {
+	for k, cv := range config {
+		if cv == nil {
+			delete(live, k)
+			continue
+		}
+		live[k] = mergeApplyValue(live[k], cv, s.field(k))
+	}
+	return live
+}
+
+func mergeApplyValue(lv, cv any, s *Schema) any {
+	switch c := cv.(type) {
+	case map[string]any:
+		lm, isMap := lv.(map[string]any)
+		if !isMap {
+			lm = map[string]any{}
+		}
+		return mergeApply(lm, c, s)
+	case []any:
+		ll, isList := lv.([]any)
+		if !isList || !granularItems(ll, s) || !granularItems(c, s) {
+			return deepCopyValue(c)
+		}
+		return mergeItems(ll, c, s)
+	}
+	return cv
+}
+
+// mergeItems merges two granular lists by path element, walking both so
+// that each side's relative order is kept.
+func mergeItems(lhs, rhs []any, s *Schema) []any {
+	lIndex, rIndex := elementIndex(lhs, s), elementIndex(rhs, s)
+	used := make([]bool, len(lhs))
+	out := make([]any, 0, len(lhs)+len(rhs))
+	i, j := 0, 0
+	for i < len(lhs) || j < len(rhs) {
+		if i < len(lhs) {
+			if _, inR := rIndex[elementOf(lhs[i], s)]; used[i] || !inR {
+				if !used[i] {
+					out = append(out, lhs[i])
+				}
+				i++
+				continue
+			}
+		}
+		if j == len(rhs) {
+			break
+		}
+		item := deepCopyValue(rhs[j])
+		if li, inL := lIndex[elementOf(rhs[j], s)]; inL && !used[li] {
+			item = mergeApplyValue(lhs[li], rhs[j], s.elem())
+			used[li] = true
+		}
+		out = append(out, item)
+		j++
+	}
+	return out
+}
+
+func elementIndex(l []any, s *Schema) map[string]int {
+	idx := make(map[string]int, len(l))
+	for i, it := range l {
+		idx[elementOf(it, s)] = i
+	}
+	return idx
+}
+
+func elementOf(item any, s *Schema) string {
+	pe, _ := itemElement(item, s)
+	return pe
+}
+
+// removeFields removes every member of set from obj, and maps or lists
+// left empty by the removal, as kube's typed objects drop empty fields.
+func removeFields(obj map[string]any, set *Set, s *Schema) {
+	if set == nil {
+		return
+	}
+	for pe, c := range set.children {
+		name, ok := strings.CutPrefix(pe, "f:")
+		v, has := obj[name]
+		if !ok || !has {
+			continue
+		}
+		if c.member {
+			delete(obj, name)
+			continue
+		}
+		if out, emptied := removeBelow(v, c, s.field(name)); emptied {
+			delete(obj, name)
+		} else {
+			obj[name] = out
+		}
+	}
+}
+
+// removeBelow removes set's members below v and reports whether that left
+// v an empty container.
+func removeBelow(v any, set *Set, s *Schema) (any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		n := len(v)
+		removeFields(v, set, s)
+		return v, n > 0 && len(v) == 0
+	case []any:
+		if !granularItems(v, s) {
+			return v, false
+		}
+		out := make([]any, 0, len(v))
+		for _, it := range v {
+			c := set.child(elementOf(it, s))
+			switch {
+			case c == nil:
+				out = append(out, it)
+			case !c.member:
+				if kept, emptied := removeBelow(it, c, s.elem()); !emptied {
+					out = append(out, kept)
+				}
+			}
+		}
+		return out, len(v) > 0 && len(out) == 0
+	}
+	return v, false
+}
+
+// deepCopyMap returns a copy of m sharing nothing with it.
+func deepCopyMap(m map[string]any) map[string]any { return api.Object(m).DeepCopy() }
+
+func deepCopyValue(v any) any { return deepCopyMap(map[string]any{"": v})[""] }

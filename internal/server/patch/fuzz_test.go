@@ -1,0 +1,76 @@
+package patch
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzMergeStrategic checks that no original and patch make the strategic
+// merge panic, and that a merge that succeeds yields JSON.
+func FuzzMergeStrategic(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"data":{"a":"1"}}`, `{"data":{"a":null,"b":"2"}}`},
+		{`{"metadata":{"finalizers":["a","b"]}}`, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["b"],"$setElementOrder/finalizers":["c","a"],"finalizers":["c"]}}`},
+		{`{"metadata":{"ownerReferences":[{"uid":"1"},{"uid":"2"}]}}`, `{"metadata":{"$setElementOrder/ownerReferences":[{"uid":"2"}],"ownerReferences":[{"$patch":"delete","uid":"1"},{"$patch":"replace"}]}}`},
+		{`{"spec":{"a":1}}`, `{"spec":{"$retainKeys":["b"],"$patch":"replace","b":[1,[2]]}}`},
+		{`{"status":{"conditions":[{"type":"A"}]}}`, `{"status":{"conditions":[{"type":"A","status":"x"},{"type":{"x":1}}]}}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, original, patch string) {
+		o, p, ok := decodeBoth(original, patch)
+		if !ok {
+			return
+		}
+		for _, s := range []*Schema{namespace, configMap} {
+			_, _ = ApplyTo(StrategicMerge, []byte(original), []byte(patch), Options{Strategic: true, Schema: s})
+			if merged, err := MergeStrategic(deepCopyMap(o), deepCopyMap(p), s); err == nil {
+				if _, err := json.Marshal(merged); err != nil {
+					t.Fatalf("merged object does not encode: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzApply checks that no live object, managed fields and apply
+// configuration make server-side apply or update tracking panic, and that
+// the managed fields they write read back.
+func FuzzApply(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"metadata":{"name":"c"},"data":{"a":"1"}}`, `{"data":{"a":"2","b":null}}`},
+		{`{"metadata":{"name":"c","managedFields":[{"manager":"m","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]},"data":{"a":"1"}}`, `{"data":{"a":"2"}}`},
+		{`{"metadata":{"finalizers":["a"],"ownerReferences":[{"uid":"1"},{"uid":"1"}]}}`, `{"metadata":{"finalizers":["b","a",{"x":1}],"ownerReferences":[{"uid":"2"},{"name":"x"}]}}`},
+		{`{"status":{"conditions":[{"type":"A"}]}}`, `{"status":{"conditions":[{"type":"B"},{"type":"A","x":[1]}]}}`},
+	} {
+		f.Add(s[0], s[1], false)
+	}
+	f.Fuzz(func(t *testing.T, live, config string, force bool) {
+		l, c, ok := decodeBoth(live, config)
+		if !ok {
+			return
+		}
+		for _, s := range []*Schema{namespace, configMap} {
+			m := Manager{Name: "fuzz", APIVersion: "v1", Schema: s, Now: testTime}
+			applied, err := m.Apply(deepCopyMap(l), deepCopyMap(c), force)
+			if err == nil {
+				if _, err := decodeEntries(metadataOf(applied)["managedFields"]); err != nil {
+					t.Fatalf("apply wrote managed fields that do not read back: %v", err)
+				}
+			}
+			next := deepCopyMap(c)
+			if err := m.Update(deepCopyMap(l), next); err == nil {
+				if _, err := decodeEntries(metadataOf(next)["managedFields"]); err != nil {
+					t.Fatalf("update wrote managed fields that do not read back: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// decodeBoth decodes two JSON objects; ok is false unless both are.
+func decodeBoth(a, b string) (ma, mb map[string]any, ok bool) {
+	ma, errA := decodeMap([]byte(a))
+	mb, errB := decodeMap([]byte(b))
+	return ma, mb, errA == nil && errB == nil
+}

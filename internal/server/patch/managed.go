@@ -1,0 +1,235 @@
+package patch
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Managed-fields operations.
+const (
+	OperationApply  = "Apply"
+	OperationUpdate = "Update"
+)
+
+// entry is one metadata.managedFields entry.
+type entry struct {
+	manager, operation, apiVersion, subresource string
+	time                                        string
+	set                                         *Set
+}
+
+// id is kube's manager identifier: appliers are one manager whatever
+// apiVersion they apply in; updaters are one per apiVersion.
+func (e *entry) id() string {
+	v := e.apiVersion
+	if e.operation == OperationApply {
+		v = ""
+	}
+	return e.manager + "\x00" + e.operation + "\x00" + v + "\x00" + e.subresource
+}
+
+func (e *entry) encode() map[string]any {
+	m := map[string]any{
+		"manager": e.manager, "operation": e.operation, "apiVersion": e.apiVersion,
+		"fieldsType": "FieldsV1", "fieldsV1": e.set.FieldsV1(),
+	}
+	if e.time != "" {
+		m["time"] = e.time
+	}
+	if e.subresource != "" {
+		m["subresource"] = e.subresource
+	}
+	return m
+}
+
+// decodeEntries reads metadata.managedFields.
+func decodeEntries(v any) ([]*entry, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var raw []struct {
+		Manager     string `json:"manager"`
+		Operation   string `json:"operation"`
+		APIVersion  string `json:"apiVersion"`
+		Time        string `json:"time"`
+		FieldsType  string `json:"fieldsType"`
+		FieldsV1    any    `json:"fieldsV1"`
+		Subresource string `json:"subresource"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("metadata.managedFields: %w", err)
+	}
+	out := make([]*entry, 0, len(raw))
+	for i, r := range raw {
+		if r.Operation != OperationApply && r.Operation != OperationUpdate {
+			return nil, fmt.Errorf("metadata.managedFields[%d].operation: must be Apply or Update, not %q", i, r.Operation)
+		}
+		if r.FieldsType != "FieldsV1" {
+			return nil, fmt.Errorf("metadata.managedFields[%d].fieldsType: must be FieldsV1, not %q", i, r.FieldsType)
+		}
+		set, err := ParseFieldsV1(r.FieldsV1)
+		if err != nil {
+			return nil, fmt.Errorf("metadata.managedFields[%d].fieldsV1: %w", i, err)
+		}
+		out = append(out, &entry{r.Manager, r.Operation, r.APIVersion, r.Subresource, r.Time, set})
+	}
+	return out, nil
+}
+
+// encodeEntries writes entries in kube's order: Apply before Update, then
+// by time, manager, apiVersion and subresource; empty ones are dropped.
+func encodeEntries(entries []*entry) []any {
+	sorted := slices.Clone(entries)
+	slices.SortStableFunc(sorted, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.operation, b.operation), cmp.Compare(a.time, b.time),
+			cmp.Compare(a.manager, b.manager), cmp.Compare(a.apiVersion, b.apiVersion),
+			cmp.Compare(a.subresource, b.subresource))
+	})
+	out := make([]any, 0, len(sorted))
+	for _, e := range sorted {
+		if !e.set.empty() {
+			out = append(out, e.encode())
+		}
+	}
+	return out
+}
+
+// Manager is one writer of an object, as its managedFields entries name it.
+type Manager struct {
+	// Name is the field manager (?fieldManager, or the User-Agent's first part).
+	Name string
+	// APIVersion is the apiVersion written in.
+	APIVersion string
+	// Subresource is "status" for writes to the status subresource.
+	Subresource string
+	// StatusSubresource is true when the resource has a status
+	// subresource: writes to the main resource do not own status, and
+	// writes to status own nothing else.
+	StatusSubresource bool
+	// Schema says how lists merge and which fields are members.
+	Schema *Schema
+	// Now is the time of the write.
+	Now time.Time
+}
+
+func (m Manager) entry(op string) *entry {
+	return &entry{manager: m.Name, operation: op, apiVersion: m.APIVersion, subresource: m.Subresource}
+}
+
+func (m Manager) timestamp() string { return m.Now.UTC().Format(time.RFC3339) }
+
+// serverOwned are the fields kube keeps out of every field set.
+var serverOwned = []string{"name", "namespace", "creationTimestamp", "selfLink", "uid", "generation",
+	"managedFields", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"}
+
+// scoped is obj without the fields no manager owns through this write.
+func (m Manager) scoped(obj map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+			continue
+		}
+		out[k] = v
+	}
+	if md, ok := out["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
+		for _, f := range serverOwned {
+			delete(md, f)
+		}
+		out["metadata"] = md
+	}
+	return out
+}
+
+// withoutMetadataNode drops the "metadata" node itself from a set, as
+// kube does: it always exists and is nobody's.
+func withoutMetadataNode(s *Set) *Set {
+	strip := &Set{}
+	strip.insert("f:metadata")
+	return difference(s, strip)
+}
+
+// managedOf returns the entries obj's write records: the ones it carries if
+// the client set them (different from live's), else live's; reset is true
+// when the client cleared them with an empty list.
+func managedOf(live, obj map[string]any) (entries []*entry, reset bool, err error) {
+	liveMF := metadataOf(live)["managedFields"]
+	objMF, set := metadataOf(obj)["managedFields"]
+	if l, isList := objMF.([]any); set && isList && len(l) == 0 {
+		return nil, true, nil
+	}
+	if set && objMF != nil && !equal(objMF, liveMF) {
+		entries, err := decodeEntries(objMF)
+		if err != nil {
+			return nil, false, badRequest("%v", err)
+		}
+		return entries, false, nil
+	}
+	entries, err = decodeEntries(liveMF)
+	if err != nil {
+		return nil, false, nil // live's are corrupt: start again, as kube does
+	}
+	return entries, false, nil
+}
+
+func metadataOf(obj map[string]any) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	return md
+}
+
+// setManaged writes entries into obj's metadata.
+func setManaged(obj map[string]any, entries []*entry) {
+	md, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	if enc := encodeEntries(entries); len(enc) > 0 {
+		md["managedFields"] = enc
+	} else {
+		delete(md, "managedFields")
+	}
+}
+
+// Update records a non-apply write (create, update, patch) of next over
+// live (nil for a create) in next's metadata.managedFields: the fields it
+// changed become m's, taken from whoever owned them, and removed fields
+// are nobody's. A client that sets managedFields to [] clears them.
+func (m Manager) Update(live, next map[string]any) error {
+	entries, reset, err := managedOf(live, next)
+	if err != nil || reset {
+		delete(metadataOf(next), "managedFields")
+		return err
+	}
+	c := compare(m.scoped(live), m.scoped(next), m.Schema)
+	changed := withoutMetadataNode(union(c.added, c.modified))
+	removed := withoutMetadataNode(c.removed)
+	mine := m.entry(OperationUpdate)
+	entries, previous := take(entries, mine.id())
+	for _, e := range entries {
+		e.set = difference(difference(e.set, changed), removed)
+	}
+	mine.set = union(difference(previous.set, removed), changed)
+	mine.time = previous.time
+	if !equal(mine.set.FieldsV1(), previous.set.FieldsV1()) || mine.time == "" {
+		mine.time = m.timestamp()
+	}
+	setManaged(next, append(entries, mine))
+	return nil
+}
+
+// take removes the entry with id from entries and returns it (an empty one
+// if there was none).
+func take(entries []*entry, id string) ([]*entry, *entry) {
+	for i, e := range entries {
+		if e.id() == id {
+			return append(slices.Clone(entries[:i]), entries[i+1:]...), e
+		}
+	}
+	return entries, &entry{}
+}

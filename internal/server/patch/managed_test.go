@@ -1,0 +1,189 @@
+package patch
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func mgr(name string) Manager {
+	return Manager{Name: name, APIVersion: "v1", Schema: configMap, Now: testTime}
+}
+
+// managed returns obj's managedFields as "manager/operation" -> fieldsV1.
+func managed(t *testing.T, obj map[string]any) map[string]any {
+	t.Helper()
+	entries, err := decodeEntries(metadataOf(obj)["managedFields"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for _, e := range entries {
+		out[e.manager+"/"+e.operation] = e.set.FieldsV1()
+	}
+	return out
+}
+
+func TestApplyCreatesWithManagedFields(t *testing.T) {
+	got, err := mgr("tool").Apply(nil, mustMap(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"app":"x"},"finalizers":["f"],"ownerReferences":[{"uid":"u1","name":"o"}]},"data":{"k":"v"}}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustMap(t, `{"tool/Apply":{
+		"f:data":{"f:k":{}},
+		"f:metadata":{"f:labels":{"f:app":{}},"f:finalizers":{"v:\"f\"":{}},
+			"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{".":{},"f:name":{},"f:uid":{}}}}}}`)
+	if diff := cmp.Diff(want, managed(t, got)); diff != "" {
+		t.Errorf("managedFields (-want +got)\n%s", diff)
+	}
+	entry := metadataOf(got)["managedFields"].([]any)[0].(map[string]any)
+	if entry["time"] != "2026-01-02T03:04:05Z" || entry["fieldsType"] != "FieldsV1" || entry["apiVersion"] != "v1" {
+		t.Errorf("entry %v", entry)
+	}
+}
+
+func TestApply(t *testing.T) {
+	const live = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1","b":"2"}}`
+	tests := []struct {
+		name    string
+		steps   []step
+		want    string         // the object's data at the end
+		managed map[string]any // at the end
+		code    int32          // of the last step, if it fails
+		message string
+	}{
+		{name: "re-apply drops fields no longer applied",
+			steps: []step{apply("tool", `{"data":{"a":"1","b":"2"}}`), apply("tool", `{"data":{"a":"1"}}`)},
+			want:  `{"a":"1"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:a":{}}}`)}},
+		{name: "a field another manager also applies stays",
+			steps: []step{apply("tool", `{"data":{"a":"1","b":"2"}}`), apply("other", `{"data":{"b":"2"}}`), apply("tool", `{"data":{"a":"1"}}`)},
+			want:  `{"a":"1","b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:a":{}}}`), "other/Apply": fv(`{"f:data":{"f:b":{}}}`)}},
+		{name: "same value is shared, not a conflict",
+			steps: []step{apply("tool", `{"data":{"a":"1"}}`), apply("other", `{"data":{"a":"1"}}`)},
+			want:  `{"a":"1","b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:a":{}}}`), "other/Apply": fv(`{"f:data":{"f:a":{}}}`)}},
+		{name: "changing another applier's field conflicts",
+			steps: []step{apply("tool", `{"data":{"a":"1"}}`), apply("other", `{"data":{"a":"2"}}`)},
+			code:  http.StatusConflict, message: `Apply failed with 1 conflict: conflict with "tool": .data.a`},
+		{name: "changing an updater's field conflicts",
+			steps: []step{update("kubectl-edit", `{"a":"9","b":"2"}`), apply("tool", `{"data":{"a":"1"}}`)},
+			code:  http.StatusConflict, message: `Apply failed with 1 conflict: conflict with "kubectl-edit" using v1: .data.a`},
+		{name: "two conflicts",
+			steps: []step{apply("x", `{"data":{"a":"1","b":"2"}}`), apply("tool", `{"data":{"a":"3","b":"4"}}`)},
+			code:  http.StatusConflict, message: "Apply failed with 2 conflicts: conflicts with \"x\":\n- .data.a\n- .data.b"},
+		{name: "force takes ownership",
+			steps: []step{update("kubectl-edit", `{"a":"9","b":"2"}`), forceApply("tool", `{"data":{"a":"1"}}`)},
+			want:  `{"a":"1","b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:a":{}}}`)}},
+		{name: "an update takes fields from the applier",
+			steps: []step{apply("tool", `{"data":{"a":"1"}}`), update("kubectl-edit", `{"a":"5","b":"2"}`), apply("tool", `{"data":{}}`)},
+			want:  `{"a":"5","b":"2"}`, managed: map[string]any{"kubectl-edit/Update": fv(`{"f:data":{"f:a":{}}}`), "tool/Apply": fv(`{"f:data":{}}`)}},
+		{name: "an update removing a field removes it from its owner",
+			steps: []step{apply("tool", `{"data":{"a":"1","b":"2"}}`), update("kubectl-edit", `{"b":"2"}`)},
+			want:  `{"b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:b":{}}}`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := mustMap(t, live)
+			var err error
+			for _, s := range tt.steps {
+				if obj, err = s(t, obj); err != nil {
+					break
+				}
+			}
+			if tt.code != 0 {
+				se, ok := err.(*api.StatusError)
+				if !ok || se.Status.Code != tt.code || se.Status.Message != tt.message || se.Status.Reason != api.StatusReasonConflict {
+					t.Fatalf("got %v, want %d %q", err, tt.code, tt.message)
+				}
+				if c := se.Status.Details.Causes; len(c) == 0 || c[0].Type != api.CauseTypeFieldManagerConflict || c[0].Field == "" {
+					t.Errorf("causes %v", c)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(mustMap(t, tt.want), obj["data"]); diff != "" {
+				t.Errorf("data (-want +got)\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.managed, managed(t, obj)); diff != "" {
+				t.Errorf("managedFields (-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// step is one write to an object in TestApply.
+type step func(t *testing.T, obj map[string]any) (map[string]any, error)
+
+func apply(manager, config string) step      { return applyStep(manager, config, false) }
+func forceApply(manager, config string) step { return applyStep(manager, config, true) }
+
+func applyStep(manager, config string, force bool) step {
+	return func(t *testing.T, obj map[string]any) (map[string]any, error) {
+		c := mustMap(t, config)
+		c["apiVersion"], c["kind"] = "v1", "ConfigMap"
+		return mgr(manager).Apply(obj, c, force)
+	}
+}
+
+// update replaces the object's data, as kubectl edit does.
+func update(manager, data string) step {
+	return func(t *testing.T, obj map[string]any) (map[string]any, error) {
+		next := deepCopyMap(obj)
+		next["data"] = mustMap(t, data)
+		return next, mgr(manager).Update(obj, next)
+	}
+}
+
+func fv(s string) map[string]any {
+	m, err := decodeMap([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func TestUpdateRecordsChanges(t *testing.T) {
+	created := mustMap(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1"}},"data":{"k":"v"}}`)
+	if err := mgr("kubectl-create").Update(nil, created); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"kubectl-create/Update": fv(`{"f:data":{".":{},"f:k":{}},"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`)}
+	if diff := cmp.Diff(want, managed(t, created)); diff != "" {
+		t.Errorf("after create (-want +got)\n%s", diff)
+	}
+	cleared := deepCopyMap(created)
+	cleared["metadata"].(map[string]any)["managedFields"] = []any{}
+	if err := mgr("x").Update(created, cleared); err != nil || metadataOf(cleared)["managedFields"] != nil {
+		t.Errorf("managedFields: [] did not clear them: %v %v", err, metadataOf(cleared)["managedFields"])
+	}
+	bad := deepCopyMap(created)
+	bad["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "m", "operation": "Nope", "fieldsType": "FieldsV1"}}
+	if err := mgr("x").Update(created, bad); err == nil {
+		t.Errorf("invalid managedFields were accepted")
+	}
+}
+
+func TestPathString(t *testing.T) {
+	tests := []struct {
+		path []string
+		want string
+	}{
+		{[]string{"f:data", "f:key"}, ".data.key"},
+		{[]string{"f:metadata", "f:ownerReferences", `k:{"uid":"u"}`, "f:name"}, `.metadata.ownerReferences[uid="u"].name`},
+		{[]string{"f:metadata", "f:finalizers", `v:"f"`}, `.metadata.finalizers[="f"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := pathString(tt.path); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
