@@ -448,8 +448,8 @@ func TestWatchersUnderChurn(t *testing.T) {
 		}
 		st := &stream{prefix: prefix, from: from}
 		streams = append(streams, st)
+		rng := rand.New(rand.NewPCG(uint64(len(streams)), 0))
 		readers.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(len(streams)), 0))
 			for {
 				for range rng.IntN(slowness + 1) {
 					runtime.Gosched()
@@ -460,7 +460,7 @@ func TestWatchersUnderChurn(t *testing.T) {
 					return
 				}
 				st.got = append(st.got, batch...)
-				if batch[len(batch)-1].KV.Key == "/churn/end" {
+				if batch[len(batch)-1].KV.Key == prefix+"end" {
 					return
 				}
 			}
@@ -493,8 +493,17 @@ func TestWatchersUnderChurn(t *testing.T) {
 	}
 	watch("/churn/", 200)
 	writers.Wait()
+	for _, g := range []int{0, 3, 6} {
+		mustCreate(t, s, fmt.Sprintf("/churn/%d/end", g), "")
+	}
 	end := mustCreate(t, s, "/churn/end", "")
-	readers.Wait()
+	readersDone := make(chan struct{})
+	go func() { readers.Wait(); close(readersDone) }()
+	select {
+	case <-readersDone:
+	case <-time.After(waitTimeout):
+		t.Fatal("readers did not see the end of their streams before the deadline")
+	}
 	all, err := s.Watch(ctx, "/churn/", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +512,7 @@ func TestWatchersUnderChurn(t *testing.T) {
 	for _, st := range streams {
 		var want storagetest.History
 		for _, r := range history {
-			if strings.HasPrefix(r.Key, st.prefix) || r.Key == "/churn/end" {
+			if strings.HasPrefix(r.Key, st.prefix) {
 				want = append(want, r)
 			}
 		}

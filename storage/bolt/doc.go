@@ -40,6 +40,10 @@
 // never blocks the writer or other watchers, and its stream ends with
 // storage.ErrCompacted only if compaction passes its position.
 //
+// Watchers implement storage.ProgressWatcher. Progress advances as events are
+// sent and as history is read; writes under other prefixes do not wake a
+// synced watcher, so they advance its progress only on RequestProgress.
+//
 // # Concurrency
 //
 // All methods are safe for concurrent use. Close ends every watch with

@@ -26,7 +26,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	}
 	var resp storage.ListResponse
 	err = s.view(ctx, func(tx *bbolt.Tx) error {
-		resp, err = q.run(tx)
+		resp, err = q.run(ctx, tx)
 		return err
 	})
 	return resp, err
@@ -61,10 +61,15 @@ func newListQuery(prefix string, opts storage.ListOptions) (listQuery, error) {
 	return q, nil
 }
 
-const maxInt = int(^uint(0) >> 1)
+const (
+	maxInt = int(^uint(0) >> 1)
+	// ctxCheckInterval is how many history records a list undoes between
+	// checks of its context: often enough to stop within a millisecond.
+	ctxCheckInterval = 1024
+)
 
 // run reads the page in tx.
-func (q listQuery) run(tx *bbolt.Tx) (storage.ListResponse, error) {
+func (q listQuery) run(ctx context.Context, tx *bbolt.Tx) (storage.ListResponse, error) {
 	cur, compacted, err := readMeta(tx)
 	if err != nil {
 		return storage.ListResponse{}, err
@@ -78,7 +83,7 @@ func (q listQuery) run(tx *bbolt.Tx) (storage.ListResponse, error) {
 	case rev < compacted:
 		return storage.ListResponse{}, fmt.Errorf("list at %d, compacted at %d: %w", rev, compacted, storage.ErrCompacted)
 	}
-	past, err := q.undo(tx.Bucket(bucketHistory), rev)
+	past, err := q.undo(ctx, tx.Bucket(bucketHistory), rev)
 	if err != nil {
 		return storage.ListResponse{}, err
 	}
@@ -102,11 +107,15 @@ type pastState struct {
 
 // undo returns, sorted by key, the state at rev of every key in range that
 // the events after rev changed.
-func (q listQuery) undo(history *bbolt.Bucket, rev int64) ([]pastState, error) {
+func (q listQuery) undo(ctx context.Context, history *bbolt.Bucket, rev int64) ([]pastState, error) {
 	seen := map[string]bool{}
 	var past []pastState
 	c := history.Cursor()
+	n := 0
 	for k, v := c.Seek(revKey(rev + 1)); k != nil; k, v = c.Next() {
+		if n++; n%ctxCheckInterval == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		key, err := eventKey(v)
 		if err != nil {
 			return nil, err

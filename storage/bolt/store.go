@@ -28,6 +28,11 @@ const (
 	// group-commit batches of a busy store without costing much memory per
 	// watcher (etcd's watch stream buffer is 1024 responses).
 	defaultWatchBuffer = 4096
+	// initialMmapSize is mapped at open so that the writer need not remap
+	// (which waits for every read transaction, and blocks new ones meanwhile)
+	// until the file outgrows it; Linux does not grow the file to match.
+	// etcd maps 10 GiB.
+	initialMmapSize = 1 << 30
 	// fileMode and dirMode keep the data private to the server's user.
 	fileMode = 0o600
 	dirMode  = 0o700
@@ -122,10 +127,11 @@ func openDB(path string, opts Options) (*bbolt.DB, error) {
 		timeout = defaultLockTimeout
 	}
 	db, err := bbolt.Open(path, fileMode, &bbolt.Options{
-		Timeout:        timeout,
-		NoSync:         opts.NoSync,
-		NoFreelistSync: true,
-		FreelistType:   bbolt.FreelistMapType,
+		Timeout:         timeout,
+		NoSync:          opts.NoSync,
+		NoFreelistSync:  true,
+		FreelistType:    bbolt.FreelistMapType,
+		InitialMmapSize: initialMmapSize,
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("bolt: %s is in use by another process (lock not acquired within %v): %w", path, timeout, err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -75,13 +76,15 @@ func (h *hub) join(w *watcher) int64 {
 	return h.rev
 }
 
-// take returns w's waiting events and whether w overflowed since it joined.
-func (h *hub) take(w *watcher) ([]storage.Event, bool) {
+// take returns w's waiting events, whether w overflowed since it joined, and
+// the revision of the latest event published: unless w overflowed, every
+// event up to it under w's prefix is in the result or was taken before.
+func (h *hub) take(w *watcher) ([]storage.Event, bool, int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p := w.pending
 	w.pending = nil
-	return p, w.overflowed
+	return p, w.overflowed, h.rev
 }
 
 func (h *hub) leave(w *watcher) {
@@ -99,9 +102,13 @@ type watcher struct {
 	out    chan []storage.Event
 	notify chan struct{} // capacity 1: "pending changed"
 
-	// pos is the revision up to which every event under prefix has been sent
-	// on out. Only the watcher goroutine uses it.
+	// pos is the revision up to which every event under prefix has been read
+	// (from history or the hub); all of them have been sent on out except,
+	// briefly, the batch being sent. Only the watcher goroutine uses it.
 	pos int64
+	// progress is pos once everything up to it has been sent. The watcher
+	// goroutine stores it; Progress loads it.
+	progress atomic.Int64
 
 	// pending and overflowed are guarded by hub.mu: the events published to
 	// w and not yet taken, and whether its buffer overflowed.
@@ -139,6 +146,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (s
 		notify: make(chan struct{}, 1),
 		pos:    fromRevision,
 	}
+	w.progress.Store(fromRevision)
 	s.watchers.Add(1)
 	go w.run()
 	return w, nil
@@ -152,6 +160,23 @@ func (w *watcher) Err() error {
 	w.errMu.Lock()
 	defer w.errMu.Unlock()
 	return w.err
+}
+
+var _ storage.ProgressWatcher = (*watcher)(nil)
+
+// Progress returns a revision up to which every event under the prefix has
+// been sent on Events. It advances as events are sent, while catching up,
+// and, for writes to other prefixes, when RequestProgress is called.
+func (w *watcher) Progress() int64 { return w.progress.Load() }
+
+// RequestProgress wakes the watcher so that Progress soon reaches the latest
+// published revision. It does not wait.
+func (w *watcher) RequestProgress(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.wake()
+	return nil
 }
 
 func (w *watcher) wake() {
@@ -222,7 +247,11 @@ func (w *watcher) readHistory(upTo int64) (full bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	return full, w.send(batch)
+	if err := w.send(batch); err != nil {
+		return false, err
+	}
+	w.progress.Store(w.pos)
+	return full, nil
 }
 
 // readChunk is readHistory's transaction. It advances pos past what it read.
@@ -278,13 +307,16 @@ func (w *watcher) live() error {
 		case <-w.s.stop:
 			return storage.ErrClosed
 		}
-		pending, overflowed := w.s.hub.take(w)
+		pending, overflowed, published := w.s.hub.take(w)
 		if err := w.send(w.own(pending)); err != nil {
 			return err
 		}
 		if overflowed {
+			w.progress.Store(w.pos)
 			return nil
 		}
+		w.pos = max(w.pos, published)
+		w.progress.Store(w.pos)
 	}
 }
 
