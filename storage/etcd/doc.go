@@ -49,10 +49,23 @@
 // The stream ends with ErrCompacted only if that revision has been compacted
 // by then. Other watchers and writers never wait for a slow reader.
 //
-// Watches use clientv3.WithRequireLeader, so a member cut off from its
-// cluster ends them (with etcd's "no leader" error) instead of leaving them
-// silent. A watch that reopens or starts behind the current revision waits
-// for etcd's catch-up loop, which runs every 100 ms.
+// When its etcd watch fails, a watch first delivers the events it has queued,
+// then ends with the error. Watches use clientv3.WithRequireLeader, so a
+// member cut off from its cluster ends them (with etcd's "no leader" error)
+// instead of leaving them silent.
+//
+// Caveat: etcd replays history to a watch that starts (or reopens) behind its
+// current revision from a loop that runs every 100 ms and sends each such
+// watch at most 1,000 revisions per run. A watch from an old revision, or one
+// resuming after a long pause, therefore catches up at about 10,000
+// revisions a second, and its first event can take up to 100 ms.
+//
+// Watchers are storage.ProgressWatchers. Progress rises as batches are sent,
+// and with etcd's progress notifications, which RequestProgress asks for.
+// etcd answers such a request only while every watch on the gRPC stream is
+// current, so each watch has a stream of its own: a watch that is catching up
+// or paused gains no progress until it is current again, but holds back no
+// other.
 //
 // # Compaction
 //

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -32,12 +35,15 @@ func (s *Store) Watch(ctx context.Context, prefix string, from int64) (storage.W
 	wctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.closed, cancel)
 	w := &watch{
-		s:      s,
-		caller: ctx,
-		prefix: prefix,
-		last:   last,
-		events: make(chan []storage.Event),
+		s:         s,
+		caller:    ctx,
+		prefix:    prefix,
+		stream:    strconv.FormatUint(watchStreams.Add(1), 10),
+		events:    make(chan []storage.Event),
+		progressc: make(chan struct{}, 1),
+		last:      last,
 	}
+	w.progress.Store(last)
 	go func() {
 		defer s.watches.Done()
 		defer cancel()
@@ -58,19 +64,29 @@ func (s *Store) checkHistory(ctx context.Context, prefix string, rev int64) erro
 	return nil
 }
 
-// watch is one open Watch. Its goroutine (run) moves etcd's responses through
-// a queue of at most the store's watchBacklog events to the reader.
-type watch struct {
-	s      *Store
-	caller context.Context // the Watch call's ctx, whose end is the reader's doing
-	prefix string
-	events chan []storage.Event
+// watchStreams numbers watches, so that each gets a gRPC stream of its own
+// (clientv3 shares one among watches whose contexts carry the same metadata):
+// etcd answers a progress request only when every watch on the stream is
+// current, so a watch catching up would otherwise stall the progress of all.
+var watchStreams atomic.Uint64
 
-	last int64 // revision of the last event queued; owned by run
+// watch is one open Watch. Its goroutine (run) moves etcd's responses through
+// a queue of about the store's watchBacklog events to the reader.
+type watch struct {
+	s         *Store
+	caller    context.Context // the Watch call's ctx, whose end is the reader's doing
+	prefix    string
+	stream    string // names the watch's gRPC stream; see watchStreams
+	events    chan []storage.Event
+	progressc chan struct{} // RequestProgress's request to run; buffered, coalescing
+	progress  atomic.Int64  // see Progress; raised by run as batches are sent
+	last      int64         // revision of the last event queued; owned by run
 
 	mu  sync.Mutex
 	err error // why the watch ended; set before events is closed
 }
+
+var _ storage.ProgressWatcher = (*watch)(nil)
 
 func (w *watch) Events() <-chan []storage.Event { return w.events }
 
@@ -80,44 +96,93 @@ func (w *watch) Err() error {
 	return w.err
 }
 
+// Progress returns a revision up to which every event has been sent.
+func (w *watch) Progress() int64 { return w.progress.Load() }
+
+// RequestProgress asks etcd, through the watch's goroutine, for a progress
+// notification. etcd sends one only while the watch is current, so a watch
+// that is catching up or paused gains nothing until it is; ask again.
+func (w *watch) RequestProgress(context.Context) error {
+	select {
+	case w.progressc <- struct{}{}:
+	default: // a request is already pending
+	}
+	return nil
+}
+
+// batch is events received together, and the progress their sending proves.
+type batch struct {
+	events   []storage.Event
+	progress int64
+}
+
+// upstream is the etcd watch of a watch, while it is open.
+type upstream struct {
+	ch     clientv3.WatchChan // nil while paused or failed
+	ctx    context.Context    // the context ch was opened with (its stream's key)
+	cancel context.CancelFunc
+}
+
+func (u *upstream) stop() {
+	if u.ch != nil {
+		u.cancel()
+		*u = upstream{}
+	}
+}
+
 // run delivers events until ctx ends (the caller's ctx or Close) or the etcd
-// watch fails. It pauses its etcd watch while the queue is full and reopens
-// it after the last queued revision once the queue is empty.
+// watch fails, in which case it delivers what it has queued before it ends.
+// It pauses its etcd watch while the queue is full and reopens it after the
+// last queued revision once the queue is empty.
 func (w *watch) run(ctx context.Context) {
 	var (
-		queue  [][]storage.Event
-		queued int                // events in queue
-		up     clientv3.WatchChan // nil while paused
-		stopUp = func() {}
+		queue  []batch
+		queued int // events in queue
+		up     upstream
+		failed error // why the etcd watch ended, once it has
 	)
-	defer func() { stopUp() }()
+	defer up.stop()
 	for {
-		if up == nil && len(queue) == 0 {
-			up, stopUp = w.open(ctx)
+		if len(queue) == 0 {
+			if failed != nil {
+				w.finish(failed)
+				return
+			}
+			if up.ch == nil {
+				up = w.open(ctx)
+			}
 		}
 		var out chan<- []storage.Event
-		var head []storage.Event
+		var head batch
 		if len(queue) > 0 {
 			out, head = w.events, queue[0]
 		}
 		select {
-		case out <- head:
-			queue[0] = nil
+		case out <- head.events:
+			w.progress.Store(head.progress)
+			queue[0] = batch{}
 			queue = queue[1:]
-			queued -= len(head)
-		case resp, ok := <-up:
-			batch, err := w.receive(resp, ok)
-			if err != nil {
-				w.finish(fmt.Errorf("etcd: watch %q: %w", w.prefix, err))
-				return
+			queued -= len(head.events)
+		case resp, ok := <-up.ch:
+			b, err := w.receive(resp, ok)
+			switch {
+			case err != nil:
+				failed = fmt.Errorf("etcd: watch %q: %w", w.prefix, err)
+			case len(b.events) > 0:
+				queue = append(queue, b)
+				queued += len(b.events)
+			case len(queue) > 0: // progress, proven once the queue is sent
+				queue[len(queue)-1].progress = b.progress
+			default:
+				w.progress.Store(b.progress)
 			}
-			if len(batch) > 0 {
-				queue = append(queue, batch)
-				queued += len(batch)
+			if failed != nil || queued >= w.s.watchBacklog {
+				up.stop()
 			}
-			if queued >= w.s.watchBacklog {
-				stopUp()
-				up = nil
+		case <-w.progressc:
+			if up.ch != nil {
+				// Best effort, like the notification itself: the reader asks again.
+				_ = w.s.cli.RequestProgress(up.ctx)
 			}
 		case <-ctx.Done():
 			w.finish(nil)
@@ -127,38 +192,44 @@ func (w *watch) run(ctx context.Context) {
 }
 
 // open starts an etcd watch from the last queued revision (its events are
-// dropped by receive) and returns it with the function that stops it.
-func (w *watch) open(ctx context.Context) (clientv3.WatchChan, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	up := w.s.cli.Watch(ctx, w.s.key(w.prefix),
+// dropped by receive) on the watch's own gRPC stream.
+func (w *watch) open(ctx context.Context) upstream {
+	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "listwatch-watch", w.stream)
+	ctx, cancel := context.WithCancel(ctx)
+	ch := w.s.cli.Watch(ctx, w.s.key(w.prefix),
 		clientv3.WithPrefix(), clientv3.WithRev(w.last), clientv3.WithPrevKV())
-	return up, cancel
+	return upstream{ch: ch, ctx: ctx, cancel: cancel}
 }
 
 // receive converts one etcd response into the events after the last queued
-// revision, or returns why the etcd watch ended.
-func (w *watch) receive(resp clientv3.WatchResponse, ok bool) ([]storage.Event, error) {
+// revision, or a progress notification into a batch of none, or returns why
+// the etcd watch ended.
+func (w *watch) receive(resp clientv3.WatchResponse, ok bool) (batch, error) {
 	if !ok {
-		return nil, errors.New("etcd closed the watch")
+		return batch{}, errors.New("etcd closed the watch")
 	}
 	if err := resp.Err(); err != nil {
-		return nil, w.s.mapErr(err)
+		return batch{}, w.s.mapErr(err)
 	}
-	var batch []storage.Event
+	if resp.IsProgressNotify() {
+		// etcd has sent every event up to the header's revision.
+		return batch{progress: max(resp.Header.Revision, w.last)}, nil
+	}
+	var events []storage.Event
 	for _, ev := range resp.Events {
 		if ev.Kv.ModRevision <= w.last {
 			continue
 		}
 		e, err := w.s.event(ev)
 		if err != nil {
-			return nil, err
+			return batch{}, err
 		}
-		batch = append(batch, e)
+		events = append(events, e)
 	}
-	if len(batch) > 0 {
-		w.last = batch[len(batch)-1].Revision
+	if len(events) > 0 {
+		w.last = events[len(events)-1].Revision
 	}
-	return batch, nil
+	return batch{events: events, progress: w.last}, nil
 }
 
 // finish records why the watch ended and closes events. The caller's ctx and
