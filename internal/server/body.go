@@ -43,7 +43,7 @@ func bodyMediaType(r *http.Request) (string, error) {
 }
 
 // objectMediaTypes are the bodies create and update accept.
-var objectMediaTypes = []string{mediaJSON, mediaYAML}
+var objectMediaTypes = []string{mediaJSON, mediaYAML, mediaProtobuf}
 
 // readObject decodes a create or update body into an object.
 func (s *Server) readObject(r *http.Request) (api.Object, error) {
@@ -57,6 +57,8 @@ func (s *Server) readObject(r *http.Request) (api.Object, error) {
 	}
 	switch mt {
 	case mediaJSON:
+	case mediaProtobuf:
+		return decodeProtobuf(b)
 	case mediaYAML:
 		if b, err = yaml.YAMLToJSON(b); err != nil {
 			return nil, apierror.BadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
@@ -85,6 +87,15 @@ func (s *Server) readDeleteOptions(r *http.Request) (registry.Preconditions, err
 	b, err := s.readBody(r)
 	if err != nil || len(b) == 0 {
 		return registry.Preconditions{}, err
+	}
+	if mt, _ := bodyMediaType(r); mt == mediaProtobuf {
+		obj, err := decodeProtobuf(b)
+		if err != nil {
+			return registry.Preconditions{}, err
+		}
+		if b, err = json.Marshal(obj); err != nil {
+			return registry.Preconditions{}, apierror.Internal(err)
+		}
 	}
 	var opts deleteOptions
 	if err := json.Unmarshal(b, &opts); err != nil {

@@ -20,7 +20,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeError(w, notFoundPath())
 		return
 	}
-	out, ok := negotiate(r.Header.Get("Accept"), false, tableOK)
+	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), tableOK)
 	if !ok {
 		writeError(w, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf}))
 		return

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -27,7 +28,12 @@ func writeJSON(w http.ResponseWriter, code int, contentType string, v any) {
 
 // writeAs writes v in the negotiated media type.
 func writeAs(w http.ResponseWriter, code int, out output, v any) {
-	if out.mediaType != mediaYAML {
+	switch out.mediaType {
+	case mediaProtobuf:
+		writeProtobuf(w, code, v)
+		return
+	case mediaYAML:
+	default:
 		writeJSON(w, code, mediaJSON, v)
 		return
 	}
@@ -56,4 +62,16 @@ func writeError(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(d.RetryAfterSeconds)))
 	}
 	writeJSON(w, int(se.Status.Code), mediaJSON, se.Status)
+}
+
+// writeProtobuf writes v in Kubernetes' protobuf envelope.
+func writeProtobuf(w http.ResponseWriter, code int, v any) {
+	b, err := encodeProtobuf(v)
+	if err != nil {
+		writeError(w, apierror.Internal(fmt.Errorf("encoding protobuf: %w", err)))
+		return
+	}
+	w.Header().Set("Content-Type", mediaProtobuf)
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -21,11 +23,20 @@ import (
 type watchEncoder struct {
 	q          *request
 	table      bool // kubectl get -w: each object as a one-row Table
+	protobuf   bool // length-prefixed protobuf WatchEvents
 	sentHeader bool
 }
 
 func (q *request) watchEncoder() *watchEncoder {
-	return &watchEncoder{q: q, table: q.out.as == "Table"}
+	return &watchEncoder{q: q, table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf}
+}
+
+// contentType is the media type of the stream.
+func (e *watchEncoder) contentType() string {
+	if e.protobuf {
+		return protobuf.WatchContentType
+	}
+	return mediaJSON
 }
 
 var (
@@ -65,11 +76,32 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 	return b
 }
 
-// writeFrame appends one JSON event to buf.
+// writeFrame appends one event to buf: a JSON line, or a length-prefixed
+// protobuf WatchEvent.
 func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
+	if e.protobuf {
+		buf.Write(e.protobufFrame(it))
+		return
+	}
 	buf.Write(framePrefix[it.Type])
 	buf.Write(e.object(it))
 	buf.Write(frameSuffix)
+}
+
+// protobufFrame encodes one event as a protobuf frame. An object that
+// cannot be encoded becomes an ERROR event saying so.
+func (e *watchEncoder) protobufFrame(it watchcache.Item) []byte {
+	obj, err := api.ParseObject(e.object(it))
+	var env []byte
+	if err == nil {
+		env, err = protobuf.Encode(obj)
+	}
+	if err != nil {
+		st := apierror.Internal(fmt.Errorf("encoding a watch event as protobuf: %w", err)).Status
+		env, _ = encodeProtobuf(st)
+		return protobuf.EncodeWatchEvent(api.Error, env)
+	}
+	return protobuf.EncodeWatchEvent(it.Type, env)
 }
 
 // watchSink is where a watch's events go: a chunked (or HTTP/2) response,
@@ -90,7 +122,7 @@ func (q *request) openSink(e *watchEncoder) (watchSink, error) {
 		return nil, apierror.Internal(errNoFlush)
 	}
 	h := q.w.Header()
-	h.Set("Content-Type", mediaJSON)
+	h.Set("Content-Type", e.contentType())
 	h.Set("Cache-Control", "no-cache, private")
 	q.w.WriteHeader(http.StatusOK)
 	flusher.Flush()
@@ -196,9 +228,16 @@ func (s *webSocketSink) ping() {
 func (s *webSocketSink) send(e *watchEncoder, items []watchcache.Item) error {
 	for _, it := range items {
 		s.buf.Reset()
-		e.writeFrame(&s.buf, it)
-		msg := bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
-		if err := s.conn.Write(s.ctx, websocket.MessageText, msg); err != nil {
+		if e.protobuf {
+			s.buf.Write(e.protobufFrame(it)[4:]) // a message frames itself: no length prefix
+		} else {
+			e.writeFrame(&s.buf, it)
+		}
+		typ, msg := websocket.MessageText, bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
+		if e.protobuf {
+			typ = websocket.MessageBinary
+		}
+		if err := s.conn.Write(s.ctx, typ, msg); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// protobufFor reports whether res's objects and lists have a protobuf form
+// (the built-in kinds client-go's typed clients send as protobuf).
+func protobufFor(res *resource.Resource) bool {
+	return protobuf.Supports(res.APIVersion(), res.Kind)
+}
+
+// encodeProtobuf encodes any response value in Kubernetes' protobuf envelope.
+func encodeProtobuf(v any) ([]byte, error) {
+	obj, ok := v.(api.Object)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if obj, err = api.ParseObject(b); err != nil {
+			return nil, err
+		}
+	}
+	return protobuf.Encode(obj)
+}
+
+// decodeProtobuf decodes a protobuf request body into an object.
+func decodeProtobuf(b []byte) (api.Object, error) {
+	m, err := protobuf.Decode(b)
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("the body is not a valid protobuf object: %v", err))
+	}
+	return api.Object(m), nil
+}
