@@ -99,8 +99,10 @@ type watcher struct {
 	s      *Store
 	ctx    context.Context
 	prefix string
-	out    chan []storage.Event
-	notify chan struct{} // capacity 1: "pending changed"
+	// prefixBytes is prefix, for matching history records without converting.
+	prefixBytes []byte
+	out         chan []storage.Event
+	notify      chan struct{} // capacity 1: "pending changed"
 
 	// pos is the revision up to which every event under prefix has been read
 	// (from history or the hub); all of them have been sent on out except,
@@ -139,12 +141,13 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (s
 		return nil, fmt.Errorf("watch from %d, compacted at %d: %w", fromRevision, compacted, storage.ErrCompacted)
 	}
 	w := &watcher{
-		s:      s,
-		ctx:    ctx,
-		prefix: prefix,
-		out:    make(chan []storage.Event, eventsChanLen),
-		notify: make(chan struct{}, 1),
-		pos:    fromRevision,
+		s:           s,
+		ctx:         ctx,
+		prefix:      prefix,
+		prefixBytes: []byte(prefix),
+		out:         make(chan []storage.Event, eventsChanLen),
+		notify:      make(chan struct{}, 1),
+		pos:         fromRevision,
 	}
 	w.progress.Store(fromRevision)
 	s.watchers.Add(1)
@@ -279,10 +282,11 @@ func (w *watcher) readChunk(tx *bbolt.Tx, upTo int64) ([]storage.Event, bool, er
 		}
 		n++
 		w.pos = rev
-		if key, err := eventKey(v); err != nil || !bytes.HasPrefix(key, []byte(w.prefix)) {
-			if err != nil {
-				return nil, false, err
-			}
+		key, err := eventKey(v)
+		if err != nil {
+			return nil, false, err
+		}
+		if !bytes.HasPrefix(key, w.prefixBytes) {
 			continue
 		}
 		ev, err := decodeEvent(rev, v)

@@ -229,8 +229,15 @@ type batchTx struct {
 	kv, history, meta *bbolt.Bucket
 }
 
+// historyFillPercent packs history pages: its keys only ever grow, so a
+// page is never split to take an insert in the middle (etcd fills its
+// revision-keyed bucket to 90% for the same reason).
+const historyFillPercent = 0.9
+
 func newBatchTx(tx *bbolt.Tx) *batchTx {
-	return &batchTx{kv: tx.Bucket(bucketKV), history: tx.Bucket(bucketHistory), meta: tx.Bucket(bucketMeta)}
+	w := &batchTx{kv: tx.Bucket(bucketKV), history: tx.Bucket(bucketHistory), meta: tx.Bucket(bucketMeta)}
+	w.history.FillPercent = historyFillPercent
+	return w
 }
 
 // apply checks r against the state in the transaction (which includes the
