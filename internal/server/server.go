@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -120,6 +121,10 @@ func (s *Server) routes() {
 		})
 	}
 	s.mux.HandleFunc("/version", s.serveVersion)
+	oa := openapi.New(s.catalog)
+	for _, p := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/"} {
+		s.mux.Handle(p, oa)
+	}
 	s.mux.HandleFunc("/api", s.serveAPI)
 	s.mux.HandleFunc("/api/", s.serveAPI)
 	s.mux.HandleFunc("/apis", s.serveAPI)

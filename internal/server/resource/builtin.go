@@ -9,10 +9,10 @@ import (
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events and customresourcedefinitions. Each call
-// returns new values, so servers never share them.
+// configmaps, secrets, events and customresourcedefinitions, each with its
+// OpenAPI schema. Each call returns new values, so servers never share them.
 func Builtins() []*Resource {
-	return []*Resource{
+	rs := []*Resource{
 		{
 			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
 			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace,
@@ -61,6 +61,10 @@ func Builtins() []*Resource {
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
+	for _, r := range rs {
+		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
+	}
+	return rs
 }
 
 // prepareNamespace gives a new namespace phase Active and the kubernetes

@@ -1,0 +1,89 @@
+package openapi
+
+import (
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// responseTypes are the media types the server answers resources in.
+var responseTypes = []string{"application/json", "application/yaml"}
+
+// v3Document is the OpenAPI v3 document of one group-version's resources.
+func v3Document(rs []*resource.Resource) map[string]any {
+	schemas := newSchemaSet()
+	paths := map[string]any{}
+	for _, r := range rs {
+		schemas.addResource(r)
+		for _, p := range resourcePaths(r) {
+			paths[p.path] = v3PathItem(p)
+		}
+	}
+	return map[string]any{
+		"openapi":    "3.0.0",
+		"info":       map[string]any{"title": "Kubernetes", "version": kubeVersion},
+		"paths":      paths,
+		"components": map[string]any{"schemas": schemas.out},
+	}
+}
+
+func v3PathItem(p pathItem) map[string]any {
+	item := map[string]any{"parameters": v3Params(p.params)}
+	for _, op := range p.ops {
+		item[op.method] = v3Operation(op)
+	}
+	return item
+}
+
+func v3Operation(op operation) map[string]any {
+	out := map[string]any{
+		"tags":                            []any{op.tag},
+		"description":                     op.desc,
+		"operationId":                     op.id,
+		"responses":                       v3Responses(op),
+		"x-kubernetes-action":             op.action,
+		"x-kubernetes-group-version-kind": map[string]any{"group": op.group, "version": op.version, "kind": op.kind},
+	}
+	if len(op.params) > 0 {
+		out["parameters"] = v3Params(op.params)
+	}
+	if op.body != "" {
+		content := map[string]any{}
+		consumes := op.consumes
+		if consumes == nil {
+			consumes = []string{"*/*"}
+		}
+		for _, mt := range consumes {
+			content[mt] = map[string]any{"schema": map[string]any{"$ref": refPrefix + op.body}}
+		}
+		out["requestBody"] = map[string]any{"content": content, "required": op.method != "delete"}
+	}
+	return out
+}
+
+func v3Responses(op operation) map[string]any {
+	out := map[string]any{"401": map[string]any{"description": "Unauthorized"}}
+	for _, code := range op.codes {
+		content := map[string]any{}
+		for _, mt := range responseTypes {
+			content[mt] = map[string]any{"schema": map[string]any{"$ref": refPrefix + op.response}}
+		}
+		out[code] = map[string]any{"description": statusText[code], "content": content}
+	}
+	return out
+}
+
+func v3Params(ps []param) []any {
+	out := make([]any, 0, len(ps))
+	for _, p := range ps {
+		m := map[string]any{
+			"name": p.name, "in": p.in, "description": p.desc,
+			"schema": map[string]any{"type": p.typ, "uniqueItems": true},
+		}
+		if p.in == "path" {
+			m["required"] = true
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+var statusText = map[string]string{"200": "OK", "201": "Created", "202": "Accepted"}
