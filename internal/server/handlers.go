@@ -20,6 +20,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		writeError(w, notFoundPath())
 		return
 	}
+	r, err := withFieldValidation(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), tableOK)
 	if !ok {
 		writeError(w, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf}))

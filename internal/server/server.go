@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -59,6 +60,7 @@ type Server struct {
 	catalog  *resource.Catalog
 	registry *registry.Registry
 	caches   *caches
+	crds     *crd.Sync
 	mux      *http.ServeMux
 
 	shutdown     chan struct{} // closed by Close: streams end
@@ -84,6 +86,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.startCRDs(ctx); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -93,6 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // requests in flight; the store is the caller's to close after both.
 func (s *Server) Close() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	s.crds.Close()
 	s.caches.close()
 }
 

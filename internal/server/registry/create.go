@@ -22,6 +22,9 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	if err := checkTypeAndScope(res, ns, obj); err != nil {
 		return nil, err
 	}
+	if err := decodeFields(ctx, res, obj); err != nil {
+		return nil, err
+	}
 	if err := r.checkNamespace(ctx, res, ns); err != nil {
 		return nil, err
 	}
@@ -67,7 +70,7 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	if err := validate(res, obj); err != nil {
 		return nil, err
 	}
-	value, err := encode(obj)
+	value, err := encodeFor(res, obj)
 	if err != nil {
 		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}

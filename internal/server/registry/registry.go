@@ -64,6 +64,18 @@ func encode(obj api.Object) ([]byte, error) {
 	return b, err
 }
 
+// encodeFor is encode with the apiVersion of the version res is stored in
+// (a CRD's objects are stored once, in its storage version); obj is left as it was.
+func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
+	if res.Storage == nil {
+		return encode(obj)
+	}
+	served := obj["apiVersion"]
+	obj["apiVersion"] = res.Storage.APIVersion()
+	defer func() { obj["apiVersion"] = served }()
+	return encode(obj)
+}
+
 // withRevision sets obj's resourceVersion to rev and returns obj.
 func withRevision(obj api.Object, rev int64) api.Object {
 	obj.SetMeta("resourceVersion", strconv.FormatInt(rev, 10))

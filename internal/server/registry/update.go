@@ -33,6 +33,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil {
 			return nil, apierror.Internal(err)
 		}
+		cur = convert(res, cur)
 		next, err := tryUpdate(cur.DeepCopy())
 		if err != nil {
 			return nil, err
@@ -54,6 +55,9 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 
 // write stores next in place of the current KV with compare-and-swap.
 func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name string, kv storage.KV, cur, next api.Object) (api.Object, error) {
+	if err := decodeFields(ctx, res, next); err != nil {
+		return nil, err
+	}
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
 		return nil, err
 	}
@@ -63,7 +67,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if deleting(next) && len(finalizers(next)) == 0 {
 		return r.deleteKV(ctx, res, kv, next)
 	}
-	value, err := encode(next)
+	value, err := encodeFor(res, next)
 	if err != nil {
 		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}

@@ -38,6 +38,11 @@ type Resource struct {
 	// document (what a CRD's openAPIV3Schema holds); nil when unknown. The
 	// OpenAPI documents kubectl reads are built from it.
 	Schema map[string]any
+	// PruneAndDefault drops the fields the resource's schema does not know
+	// and applies its defaults, before Prepare and Validate, as kube's
+	// decoder does for custom resources; it returns the dropped fields'
+	// paths ("spec.foo"), which fieldValidation reports. Nil means no schema.
+	PruneAndDefault func(obj api.Object) (unknown []string)
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)

@@ -1,0 +1,272 @@
+package crd
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+)
+
+// Cause types kube uses for schema violations that api does not name.
+const (
+	causeTypeInvalid = api.CauseType("FieldValueTypeInvalid")
+	causeTooMany     = api.CauseType("FieldValueTooMany")
+)
+
+// Validate checks a custom object against s, after PruneAndDefault, as
+// kube's apiextensions validator does, and returns the violations with
+// kube's field paths and messages ("spec.replicas", "Invalid value:
+// \"string\": spec.replicas in body must be of type integer: \"string\"").
+// apiVersion, kind and metadata are left to the registry.
+func (s *Schema) Validate(obj api.Object) []api.StatusCause {
+	var c checker
+	c.object(s, map[string]any(obj), "", true)
+	return c.causes
+}
+
+// checker collects the violations of one object.
+type checker struct{ causes []api.StatusCause }
+
+func (c *checker) add(typ api.CauseType, path, msg string) {
+	c.causes = append(c.causes, apierror.Field(typ, path, msg))
+}
+
+// invalid adds kube's Invalid cause: `Invalid value: <v>: <path> in body <detail>`.
+func (c *checker) invalid(path string, v any, detail string) {
+	c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %s: %s in body %s", show(v), path, detail))
+}
+
+// value checks v, found at path, against s.
+func (c *checker) value(s *Schema, v any, path string) {
+	t := typeOf(v)
+	if !s.accepts(t) {
+		want := s.Type
+		if s.IntOrString {
+			want = "integer,string"
+		}
+		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", t, path, want, t))
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		c.object(s, v, path, s.EmbeddedResource)
+	case []any:
+		c.array(s, v, path)
+	case string:
+		c.str(s, v, path)
+	case nil, bool:
+	default:
+		c.number(s, v, path)
+	}
+	if len(s.Enum) > 0 && v != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(e, v) }) {
+		vals := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			vals[i] = show(e)
+		}
+		c.add(api.CauseTypeFieldValueNotSupported, path, fmt.Sprintf("Unsupported value: %s: supported values: %s", show(v), strings.Join(vals, ", ")))
+	}
+}
+
+// accepts reports whether a value of JSON type t may stand where s is.
+func (s *Schema) accepts(t string) bool {
+	switch {
+	case t == "null":
+		return s.Nullable || (s.Type == "" && !s.IntOrString)
+	case s.IntOrString:
+		return t == "integer" || t == "string"
+	case s.Type == "" || s.Type == t:
+		return true
+	}
+	return s.Type == "number" && t == "integer"
+}
+
+// object checks a JSON object; typeMeta says it is a resource whose
+// apiVersion, kind and metadata are not the schema's.
+func (c *checker) object(s *Schema, m map[string]any, path string, typeMeta bool) {
+	for _, name := range s.Required {
+		if _, ok := m[name]; !ok {
+			c.add(api.CauseTypeFieldValueRequired, join(path, name), "Required value")
+		}
+	}
+	if s.EmbeddedResource {
+		for _, f := range []string{"apiVersion", "kind"} {
+			if str, _ := m[f].(string); str == "" {
+				c.add(api.CauseTypeFieldValueRequired, join(path, f), "Required value: must not be empty")
+			}
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if typeMeta && (k == "apiVersion" || k == "kind" || k == "metadata") {
+			continue
+		}
+		if p := s.Properties[k]; p != nil {
+			c.value(p, m[k], join(path, k))
+		} else if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			c.value(s.AdditionalProperties.Schema, m[k], join(path, k))
+		}
+	}
+	if s.MinProperties != nil && int64(len(m)) < *s.MinProperties {
+		c.invalid(path, len(m), fmt.Sprintf("should have at least %d properties", *s.MinProperties))
+	}
+	if s.MaxProperties != nil && int64(len(m)) > *s.MaxProperties {
+		c.invalid(path, len(m), fmt.Sprintf("should have at most %d properties", *s.MaxProperties))
+	}
+}
+
+func (c *checker) array(s *Schema, a []any, path string) {
+	if s.Items != nil {
+		for i, e := range a {
+			c.value(s.Items, e, path+"["+strconv.Itoa(i)+"]")
+		}
+	}
+	if s.MinItems != nil && int64(len(a)) < *s.MinItems {
+		c.invalid(path, len(a), fmt.Sprintf("should have at least %d items", *s.MinItems))
+	}
+	if s.MaxItems != nil && int64(len(a)) > *s.MaxItems {
+		c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d items", len(a), *s.MaxItems))
+	}
+}
+
+func (c *checker) str(s *Schema, v, path string) {
+	n := int64(utf8.RuneCountInString(v))
+	if s.MinLength != nil && n < *s.MinLength {
+		c.invalid(path, v, fmt.Sprintf("should be at least %d chars long", *s.MinLength))
+	}
+	if s.MaxLength != nil && n > *s.MaxLength {
+		c.add(api.CauseTypeFieldValueTooLong, path, fmt.Sprintf("Too long: may not be more than %d bytes", *s.MaxLength))
+	}
+	if s.pattern != nil && !s.pattern.MatchString(v) {
+		c.invalid(path, v, fmt.Sprintf("should match '%s'", s.Pattern))
+	}
+	if check := stringFormats[s.Format]; check != nil && !check(v) {
+		c.invalid(path, v, fmt.Sprintf("must be of type %s: %q", s.Format, v))
+	}
+}
+
+func (c *checker) number(s *Schema, v any, path string) {
+	f, _ := toFloat(v)
+	if s.Maximum != nil && (f > *s.Maximum || (s.ExclusiveMaximum && f == *s.Maximum)) {
+		c.invalid(path, v, "should be less than "+orEqual(!s.ExclusiveMaximum)+formatFloat(*s.Maximum))
+	}
+	if s.Minimum != nil && (f < *s.Minimum || (s.ExclusiveMinimum && f == *s.Minimum)) {
+		c.invalid(path, v, "should be greater than "+orEqual(!s.ExclusiveMinimum)+formatFloat(*s.Minimum))
+	}
+	if m := s.MultipleOf; m != nil && *m > 0 && !isIntegral(f / *m) {
+		c.invalid(path, v, "should be a multiple of "+formatFloat(*m))
+	}
+	if (s.Format == "int32" && (f < math.MinInt32 || f > math.MaxInt32)) || (s.Format == "int64" && (f < math.MinInt64 || f >= math.MaxInt64)) {
+		c.invalid(path, v, fmt.Sprintf("must be of type %s: %q", s.Format, show(v)))
+	}
+}
+
+// isIntegral reports whether f is a whole number, within rounding error.
+func isIntegral(f float64) bool { return math.Abs(f-math.Round(f)) < 1e-9 }
+
+func orEqual(inclusive bool) string {
+	if inclusive {
+		return "or equal to "
+	}
+	return ""
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+var (
+	uuidFormat = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	// stringFormats are the string formats checked; others are accepted, as kube ignores unknown formats.
+	stringFormats = map[string]func(string) bool{
+		"date-time": func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil },
+		"date":      func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
+		"byte":      func(s string) bool { _, err := base64.StdEncoding.DecodeString(s); return err == nil },
+		"uuid":      uuidFormat.MatchString,
+	}
+)
+
+// typeOf names the JSON type of a decoded value; integral numbers are
+// "integer", others "number".
+func typeOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	f, ok := toFloat(v)
+	switch {
+	case !ok:
+		return fmt.Sprintf("%T", v)
+	case f == math.Trunc(f) && !math.IsInf(f, 0):
+		return "integer"
+	}
+	return "number"
+}
+
+// toFloat reads a number of any form the decoder or the server produces.
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil || errors.Is(err, strconv.ErrRange)
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// jsonEqual compares decoded JSON values, numbers by value.
+func jsonEqual(a, b any) bool {
+	fa, aNum := toFloat(a)
+	fb, bNum := toFloat(b)
+	if aNum || bNum {
+		return aNum && bNum && fa == fb
+	}
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		return ok && slices.EqualFunc(a, b, jsonEqual)
+	}
+	return a == b
+}
+
+// show formats a value as kube's field errors do: strings quoted, others as JSON.
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

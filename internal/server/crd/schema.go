@@ -1,0 +1,161 @@
+package crd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+)
+
+// Schema is one node of a structural openAPIV3Schema, the subset kube's
+// apiextensions server prunes, defaults and validates with.
+type Schema struct {
+	Type                  string             `json:"type"`
+	Format                string             `json:"format"`
+	Properties            map[string]*Schema `json:"properties"`
+	Required              []string           `json:"required"`
+	Items                 *Schema            `json:"items"`
+	AdditionalProperties  *Additional        `json:"additionalProperties"`
+	Enum                  []any              `json:"enum"`
+	Default               json.RawMessage    `json:"default"`
+	Maximum               *float64           `json:"maximum"`
+	Minimum               *float64           `json:"minimum"`
+	ExclusiveMaximum      bool               `json:"exclusiveMaximum"`
+	ExclusiveMinimum      bool               `json:"exclusiveMinimum"`
+	MultipleOf            *float64           `json:"multipleOf"`
+	MaxLength             *int64             `json:"maxLength"`
+	MinLength             *int64             `json:"minLength"`
+	MaxItems              *int64             `json:"maxItems"`
+	MinItems              *int64             `json:"minItems"`
+	MaxProperties         *int64             `json:"maxProperties"`
+	MinProperties         *int64             `json:"minProperties"`
+	Pattern               string             `json:"pattern"`
+	Nullable              bool               `json:"nullable"`
+	PreserveUnknownFields bool               `json:"x-kubernetes-preserve-unknown-fields"`
+	IntOrString           bool               `json:"x-kubernetes-int-or-string"`
+	EmbeddedResource      bool               `json:"x-kubernetes-embedded-resource"`
+
+	pattern *regexp.Regexp // compiled Pattern
+}
+
+// Additional is additionalProperties: a boolean or a schema for every
+// property not listed in properties.
+type Additional struct {
+	Allows bool
+	Schema *Schema
+}
+
+// UnmarshalJSON reads true, false or a schema.
+func (a *Additional) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &a.Allows); err == nil {
+		return nil
+	}
+	a.Allows = true
+	return json.Unmarshal(b, &a.Schema)
+}
+
+// ParseSchema decodes an openAPIV3Schema and compiles its patterns.
+func ParseSchema(raw []byte) (*Schema, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var s Schema
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("decoding openAPIV3Schema: %w", err)
+	}
+	if err := s.compile(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// compile compiles the patterns of s and every schema below it.
+func (s *Schema) compile() error {
+	if s.Pattern != "" {
+		re, err := regexp.Compile(s.Pattern)
+		if err != nil {
+			return fmt.Errorf("pattern %q: %w", s.Pattern, err)
+		}
+		s.pattern = re
+	}
+	for _, c := range s.children() {
+		if err := c.compile(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// children returns the schemas directly below s.
+func (s *Schema) children() []*Schema {
+	var out []*Schema
+	for _, p := range s.Properties {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	if s.Items != nil {
+		out = append(out, s.Items)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		out = append(out, s.AdditionalProperties.Schema)
+	}
+	return out
+}
+
+// schemaTypes are the types a structural schema may name.
+var schemaTypes = []string{"object", "array", "string", "integer", "number", "boolean"}
+
+// Structural returns what keeps s, found at path, from being a structural
+// schema as kube requires of v1 definitions: a type at every node (unless
+// x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields says
+// otherwise), an object at the root, items for arrays, and properties and
+// additionalProperties not both.
+func (s *Schema) Structural(path string) []api.StatusCause {
+	causes := s.structuralNode(path)
+	if s.Type != "object" && s.Type != "" {
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, path+".type", fmt.Sprintf("Invalid value: %q: must be object at the root", s.Type)))
+	}
+	return causes
+}
+
+func (s *Schema) structuralNode(path string) []api.StatusCause {
+	var causes []api.StatusCause
+	switch {
+	case s.Type == "" && !s.IntOrString && !s.PreserveUnknownFields:
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueRequired, path+".type", "Required value: must not be empty for specified object fields"))
+	case s.Type != "" && !slices.Contains(schemaTypes, s.Type):
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueNotSupported, path+".type", fmt.Sprintf("Unsupported value: %q: supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"", s.Type)))
+	}
+	if s.Type == "array" && s.Items == nil {
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueRequired, path+".items", "Required value: must be specified"))
+	}
+	if len(s.Properties) > 0 && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueForbidden, path+".additionalProperties", "Forbidden: additionalProperties and properties are mutual exclusive"))
+	}
+	for _, name := range sortedKeys(s.Properties) {
+		if p := s.Properties[name]; p != nil {
+			causes = append(causes, p.structuralNode(path+".properties["+name+"]")...)
+		}
+	}
+	if s.Items != nil {
+		causes = append(causes, s.Items.structuralNode(path+".items")...)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		causes = append(causes, s.AdditionalProperties.Schema.structuralNode(path+".additionalProperties")...)
+	}
+	return causes
+}
+
+// sortedKeys returns m's keys in order, so causes come out stable.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,137 @@
+package crd
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+func mustSchema(t testing.TB, s string) *Schema {
+	t.Helper()
+	schema, err := ParseSchema([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema
+}
+
+func mustObject(t testing.TB, s string) api.Object {
+	t.Helper()
+	obj, err := api.ParseObject([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestPruneAndDefault(t *testing.T) {
+	schema := mustSchema(t, `{"type":"object","properties":{
+		"spec":{"type":"object","properties":{
+			"size":{"type":"string","default":"M"},
+			"opts":{"type":"object","default":{"a":1},"properties":{"a":{"type":"integer"},"b":{"type":"integer","default":2}}},
+			"gone":{"type":"string"},
+			"keep":{"type":"string","nullable":true},
+			"items":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string"}}}},
+			"free":{"type":"object","additionalProperties":true},
+			"any":{"x-kubernetes-preserve-unknown-fields":true},
+			"port":{"x-kubernetes-int-or-string":true}}}}}`)
+	tests := []struct {
+		name, in, out string
+		unknown       []string
+	}{
+		{"defaults fill absent fields, nested too", `{"spec":{}}`, `{"spec":{"size":"M","opts":{"a":1,"b":2}}}`, nil},
+		{"null takes the default or is dropped", `{"spec":{"size":null,"gone":null,"keep":null}}`, `{"spec":{"size":"M","opts":{"a":1,"b":2},"keep":null}}`, nil},
+		{"unknown fields are dropped with their paths", `{"kind":"W","apiVersion":"x/v1","metadata":{"name":"n","bogus":1},"spec":{"size":"S","opts":{"a":5,"b":1},"z":1,"items":[{"x":"a","y":1}]},"top":1}`,
+			`{"kind":"W","apiVersion":"x/v1","metadata":{"name":"n"},"spec":{"size":"S","opts":{"a":5,"b":1},"items":[{"x":"a"}]}}`,
+			[]string{"metadata.bogus", "spec.items[0].y", "spec.z", "top"}},
+		{"preserved and free-form fields stay", `{"spec":{"size":"S","opts":{},"free":{"q":{"r":1}},"any":{"s":[1]},"port":{"t":1}}}`,
+			`{"spec":{"size":"S","opts":{"b":2},"free":{"q":{"r":1}},"any":{"s":[1]},"port":{"t":1}}}`, nil},
+		{"values of the wrong type are left to validation", `{"spec":"text"}`, `{"spec":"text"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := mustObject(t, tt.in)
+			unknown := schema.PruneAndDefault(obj)
+			if diff := cmp.Diff(tt.unknown, unknown); diff != "" {
+				t.Errorf("unknown (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(mustObject(t, tt.out), obj); diff != "" {
+				t.Errorf("object (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	schema := mustSchema(t, `{"type":"object","properties":{"spec":{"type":"object","minProperties":1,"properties":{
+		"name":{"type":"string","minLength":3},
+		"list":{"type":"array","minItems":2,"items":{"type":"string"}},
+		"low":{"type":"number","minimum":0,"exclusiveMinimum":true},
+		"even":{"type":"integer","multipleOf":2,"format":"int32"},
+		"id":{"type":"string","format":"uuid"},
+		"num":{"type":"number","enum":[1,2.5]}}}}}`)
+	tests := []struct {
+		name, obj string
+		causes    []string
+	}{
+		{"valid", `{"spec":{"name":"abc","list":["a","b"],"low":0.5,"even":4,"id":"123e4567-e89b-12d3-a456-426614174000","num":2.5}}`, nil},
+		{"integral floats are integers", `{"spec":{"even":4.0}}`, nil},
+		{"every violation", `{"spec":{"name":"ab","list":[null],"low":0,"even":3000000001,"id":"x","num":3}}`, []string{
+			`spec.even: Invalid value: 3000000001: spec.even in body must be of type int32: "3000000001"`,
+			`spec.even: Invalid value: 3000000001: spec.even in body should be a multiple of 2`,
+			`spec.id: Invalid value: "x": spec.id in body must be of type uuid: "x"`,
+			`spec.list: Invalid value: 1: spec.list in body should have at least 2 items`,
+			`spec.list[0]: Invalid value: "null": spec.list[0] in body must be of type string: "null"`,
+			`spec.low: Invalid value: 0: spec.low in body should be greater than 0`,
+			`spec.name: Invalid value: "ab": spec.name in body should be at least 3 chars long`,
+			`spec.num: Unsupported value: 3: supported values: 1, 2.5`,
+		}},
+		{"too few properties", `{"spec":{}}`, []string{`spec: Invalid value: 0: spec in body should have at least 1 properties`}},
+		{"object of the wrong type", `{"spec":[]}`, []string{`spec: Invalid value: "array": spec in body must be of type object: "array"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range schema.Validate(mustObject(t, tt.obj)) {
+				got = append(got, c.Field+": "+c.Message)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.causes, got); diff != "" {
+				t.Errorf("causes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzSchema checks that pruning, defaulting and validation never panic on
+// any schema and object, and that pruning leaves nothing to prune.
+func FuzzSchema(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer","default":1}}}}}`), []byte(`{"spec":{"b":1}}`))
+	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","pattern":"^a"}}}}}}`), []byte(`{"a":[{"x":"b","y":1},null,2]}`))
+	f.Add([]byte(`{"x-kubernetes-preserve-unknown-fields":true,"properties":{"m":{"type":"object","additionalProperties":{"type":"number","maximum":1,"nullable":true}}}}`), []byte(`{"m":{"k":2,"n":null},"o":{}}`))
+	f.Add([]byte(`{"type":"object","properties":{"e":{"x-kubernetes-embedded-resource":true,"type":"object","properties":{"s":{"type":"string","enum":["a",1,{"b":[]}]}}}}}`), []byte(`{"e":{"metadata":{"q":1},"s":{"b":[]}},"metadata":5}`))
+	f.Add([]byte(`{"type":"object","properties":{"d":{"type":"object","default":null,"properties":{"x":{"type":"integer","format":"int32","minimum":1e400}}}}}`), []byte(`{"d":{"x":1e400}}`))
+	f.Fuzz(func(t *testing.T, rawSchema, rawObject []byte) {
+		schema, err := ParseSchema(rawSchema)
+		if err != nil {
+			return
+		}
+		obj, err := api.ParseObject(rawObject)
+		if err != nil {
+			return
+		}
+		_ = schema.Structural("schema")
+		schema.PruneAndDefault(obj)
+		if _, err := json.Marshal(obj); err != nil {
+			t.Fatalf("pruned object does not encode: %v", err)
+		}
+		_ = schema.Validate(obj)
+		if again := schema.PruneAndDefault(obj); len(again) > 0 {
+			t.Fatalf("second pass pruned %v", again)
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package crd
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// dns1035Label is kube's IsDNS1035Label pattern, which names must match.
+var dns1035Label = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+const dns1035Message = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+
+// Supported values, as kube lists them in its messages.
+var (
+	scopes      = []string{"Cluster", "Namespaced"}
+	columnTypes = []string{"boolean", "date", "integer", "number", "string"}
+)
+
+// validator checks CustomResourceDefinitions, names against the catalogue.
+type validator struct{ catalog *resource.Catalog }
+
+// validate is the definition resource's Validate: spec, names, versions,
+// schemas and columns, and names taken by other resources of the group.
+func (v validator) validate(obj api.Object) []api.StatusCause {
+	d, err := decode(obj)
+	if err != nil {
+		return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, "spec", "Invalid value: "+err.Error())}
+	}
+	var c checker
+	c.definitionName(d)
+	c.group(d.Spec.Group)
+	c.names(d.Spec.Names)
+	c.oneOf("spec.scope", d.Spec.Scope, scopes)
+	c.versions(d.Spec.Versions)
+	if len(c.causes) == 0 {
+		c.conflicts(d, v.catalog.All())
+	}
+	return c.causes
+}
+
+// required adds "Required value" for an empty value and reports whether it did.
+func (c *checker) required(path, value string) bool {
+	if value == "" {
+		c.add(api.CauseTypeFieldValueRequired, path, "Required value")
+		return true
+	}
+	return false
+}
+
+func (c *checker) definitionName(d *definition) {
+	want := d.Spec.Names.Plural + "." + d.Spec.Group
+	if d.Metadata.Name != want {
+		c.add(api.CauseTypeFieldValueInvalid, "metadata.name", fmt.Sprintf(`Invalid value: %q: must be spec.names.plural+"."+spec.group`, d.Metadata.Name))
+	}
+}
+
+func (c *checker) group(g string) {
+	if c.required("spec.group", g) {
+		return
+	}
+	if !strings.Contains(g, ".") {
+		c.add(api.CauseTypeFieldValueInvalid, "spec.group", fmt.Sprintf("Invalid value: %q: should be a domain with at least one dot", g))
+	}
+}
+
+func (c *checker) names(n names) {
+	c.label("spec.names.plural", n.Plural)
+	c.label("spec.names.singular", n.Singular)
+	if !c.required("spec.names.kind", n.Kind) && !dns1035Label.MatchString(strings.ToLower(n.Kind)) {
+		c.add(api.CauseTypeFieldValueInvalid, "spec.names.kind", fmt.Sprintf("Invalid value: %q: may have mixed case, but should otherwise match: %s", n.Kind, dns1035Message))
+	}
+	if !c.required("spec.names.listKind", n.ListKind) && n.ListKind == n.Kind {
+		c.add(api.CauseTypeFieldValueInvalid, "spec.names.listKind", fmt.Sprintf("Invalid value: %q: kind and listKind may not be the same", n.ListKind))
+	}
+	for i, s := range n.ShortNames {
+		c.label(fmt.Sprintf("spec.names.shortNames[%d]", i), s)
+	}
+	for i, s := range n.Categories {
+		c.label(fmt.Sprintf("spec.names.categories[%d]", i), s)
+	}
+}
+
+// label requires a lowercase DNS-1035 label.
+func (c *checker) label(path, s string) {
+	if !c.required(path, s) && (len(s) > 63 || !dns1035Label.MatchString(s)) {
+		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: %s", s, dns1035Message))
+	}
+}
+
+func (c *checker) oneOf(path, value string, supported []string) {
+	if c.required(path, value) || slices.Contains(supported, value) {
+		return
+	}
+	quoted := make([]string, len(supported))
+	for i, s := range supported {
+		quoted[i] = strconv.Quote(s)
+	}
+	c.add(api.CauseTypeFieldValueNotSupported, path, fmt.Sprintf("Unsupported value: %q: supported values: %s", value, strings.Join(quoted, ", ")))
+}
+
+func (c *checker) versions(vs []version) {
+	if len(vs) == 0 {
+		c.add(api.CauseTypeFieldValueRequired, "spec.versions", "Required value: must have exactly one version marked as storage version")
+		return
+	}
+	storage, seen := 0, map[string]bool{}
+	for i := range vs {
+		v := &vs[i]
+		path := fmt.Sprintf("spec.versions[%d]", i)
+		c.label(path+".name", v.Name)
+		if seen[v.Name] {
+			c.add(api.CauseTypeFieldValueDuplicate, path+".name", fmt.Sprintf("Duplicate value: %q", v.Name))
+		}
+		seen[v.Name] = true
+		if v.Storage {
+			storage++
+		}
+		c.schema(path+".schema.openAPIV3Schema", v)
+		c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
+	}
+	if storage != 1 {
+		c.add(api.CauseTypeFieldValueInvalid, "spec.versions", fmt.Sprintf("Invalid value: %d storage versions: must have exactly one version marked as storage version", storage))
+	}
+}
+
+// schema requires a structural openAPIV3Schema, as v1 definitions must have.
+func (c *checker) schema(path string, v *version) {
+	raw := v.rawSchema()
+	if raw == nil {
+		c.add(api.CauseTypeFieldValueRequired, path, "Required value: schemas are required")
+		return
+	}
+	s, err := ParseSchema(raw)
+	if err != nil {
+		c.add(api.CauseTypeFieldValueInvalid, path, "Invalid value: "+err.Error())
+		return
+	}
+	c.causes = append(c.causes, s.Structural(path)...)
+}
+
+func (c *checker) columns(path string, cols []printerColumn) {
+	for i, col := range cols {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		c.required(p+".name", col.Name)
+		c.oneOf(p+".type", col.Type, columnTypes)
+		if c.required(p+".jsonPath", col.JSONPath) {
+			continue
+		}
+		if _, err := ParsePath(col.JSONPath); err != nil {
+			c.add(api.CauseTypeFieldValueInvalid, p+".jsonPath", fmt.Sprintf("Invalid value: %q: must be a simple json path", col.JSONPath))
+		}
+	}
+}
+
+// conflicts rejects names another resource of the group already uses, as
+// kube's naming controller refuses them.
+func (c *checker) conflicts(d *definition, served []*resource.Resource) {
+	n := d.Spec.Names
+	for _, r := range served {
+		if r.Group != d.Spec.Group || r.Owner == d.Metadata.Name {
+			continue
+		}
+		taken := append([]string{r.Plural, r.Singular}, r.ShortNames...)
+		c.taken("spec.names.plural", n.Plural, taken)
+		c.taken("spec.names.singular", n.Singular, taken)
+		for i, s := range n.ShortNames {
+			c.taken(fmt.Sprintf("spec.names.shortNames[%d]", i), s, taken)
+		}
+		c.taken("spec.names.kind", n.Kind, []string{r.Kind, r.ListKind})
+		c.taken("spec.names.listKind", n.ListKind, []string{r.Kind, r.ListKind})
+	}
+}
+
+func (c *checker) taken(path, name string, used []string) {
+	if slices.Contains(used, name) && !slices.ContainsFunc(c.causes, func(sc api.StatusCause) bool { return sc.Field == path }) {
+		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: is already in use", name))
+	}
+}

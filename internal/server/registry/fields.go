@@ -1,0 +1,64 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// The fieldValidation modes: what a write does with fields the resource's
+// schema does not know (they are dropped in every mode).
+const (
+	FieldValidationIgnore = "Ignore"
+	FieldValidationWarn   = "Warn" // the default, as in kube since 1.27
+	FieldValidationStrict = "Strict"
+)
+
+// FieldValidation is a write request's fieldValidation parameter.
+type FieldValidation struct {
+	Mode string // one of the modes; "" means Warn
+	// Warn receives one warning per unknown field in Warn mode.
+	Warn func(msg string)
+}
+
+type fieldValidationKey struct{}
+
+// WithFieldValidation returns ctx carrying a request's fieldValidation to
+// the writes made with it.
+func WithFieldValidation(ctx context.Context, fv FieldValidation) context.Context {
+	return context.WithValue(ctx, fieldValidationKey{}, fv)
+}
+
+// decodeFields prunes and defaults obj as its resource's schema says and
+// treats the unknown fields as the request's fieldValidation asks: a 400 in
+// Strict mode, a warning in Warn mode.
+func decodeFields(ctx context.Context, res *resource.Resource, obj api.Object) error {
+	if res.PruneAndDefault == nil {
+		return nil
+	}
+	unknown := res.PruneAndDefault(obj)
+	if len(unknown) == 0 {
+		return nil
+	}
+	fv, _ := ctx.Value(fieldValidationKey{}).(FieldValidation)
+	msgs := make([]string, len(unknown))
+	for i, f := range unknown {
+		msgs[i] = fmt.Sprintf("unknown field %q", f)
+	}
+	switch fv.Mode {
+	case FieldValidationStrict:
+		return apierror.BadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	case FieldValidationIgnore:
+	default:
+		for _, m := range msgs {
+			if fv.Warn != nil {
+				fv.Warn(m)
+			}
+		}
+	}
+	return nil
+}
