@@ -8,7 +8,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/listwatch/listwatch/storage"
-	"github.com/listwatch/listwatch/storage/etcd"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
@@ -30,7 +29,7 @@ const (
 // conversion, error mapping) in percent.
 func BenchmarkEtcdOverhead(b *testing.B) {
 	cli := RunEtcd(b)
-	s := etcd.NewFromClient(cli, "/lw")
+	s := storeOn(b, cli, "/lw")
 	value := make([]byte, overheadValue)
 	ours, raw := 0, 0 // calls so far: they make keys unique across runs
 	b.Run("Create", func(b *testing.B) {

@@ -1,9 +1,11 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -21,7 +23,12 @@ const waitTimeout = 30 * time.Second
 // newEtcdStore returns a store on an etcd of its own: compaction is
 // cluster-wide, so stores that share a member do not have histories of their own.
 func newEtcdStore(t testing.TB) *etcd.Store {
-	s := etcd.NewFromClient(RunEtcd(t), "/test")
+	return storeOn(t, RunEtcd(t), "/test")
+}
+
+// storeOn returns a store on cli under prefix, closed when t ends.
+func storeOn(t testing.TB, cli *clientv3.Client, prefix string) *etcd.Store {
+	s := etcd.NewFromClient(cli, prefix)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -76,8 +83,8 @@ func end(t testing.TB, w storage.Watcher) error {
 func TestEtcdKeyLayout(t *testing.T) {
 	cli := RunEtcd(t)
 	ctx := testCtx(t)
-	a := etcd.NewFromClient(cli, "/a/") // the trailing "/" is dropped
-	b := etcd.NewFromClient(cli, "/b")
+	a := storeOn(t, cli, "/a/") // the trailing "/" is dropped
+	b := storeOn(t, cli, "/b")
 	w, err := a.Watch(ctx, "/", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +178,7 @@ func checkConflict(t *testing.T, op string, err error, want *storage.ConflictErr
 // (written by another client) arrive together, at one revision.
 func TestEtcdWatchTxnIsOneBatch(t *testing.T) {
 	cli := RunEtcd(t)
-	s := etcd.NewFromClient(cli, "/test")
+	s := storeOn(t, cli, "/test")
 	ctx := testCtx(t)
 	w, err := s.Watch(ctx, "/t/", 0)
 	if err != nil {
@@ -326,11 +333,18 @@ func TestEtcdNew(t *testing.T) {
 	if raw, err := cli.Get(ctx, etcd.DefaultPrefix+"/k"); err != nil || len(raw.Kvs) != 1 {
 		t.Errorf("key under the default prefix: %v, %v", raw, err)
 	}
+	if !watchRunning() {
+		t.Fatal("no watch goroutine in the stacks of a live watch")
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := end(t, w); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("watch after Close: %v, want ErrClosed", err)
+	}
+	// Close waits for the goroutines of watches (every earlier test closed its stores).
+	if watchRunning() {
+		t.Error("a watch goroutine outlived Close")
 	}
 	if _, err := s.CurrentRevision(ctx); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("CurrentRevision after Close: %v, want ErrClosed", err)
@@ -352,4 +366,11 @@ func TestEtcdNew(t *testing.T) {
 	if err == nil {
 		t.Error("New with a missing CA file: no error")
 	}
+}
+
+// watchRunning reports whether any goroutine is in a watch's loop.
+func watchRunning() bool {
+	stacks := make([]byte, 1<<22)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	return bytes.Contains(stacks, []byte("storage/etcd.(*watch).run"))
 }
