@@ -126,6 +126,10 @@ func (q *request) create() {
 		writeError(q.w, apierror.MethodNotAllowed(q.r.Method, q.res.GroupResource()+" "+q.info.Name))
 		return
 	}
+	if err := q.recordCreate(obj); err != nil {
+		q.fail(err)
+		return
+	}
 	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
 	if err != nil {
 		q.fail(err)
@@ -141,14 +145,14 @@ func (q *request) update() {
 		q.fail(err)
 		return
 	}
-	q.applyUpdate(func(cur api.Object) (api.Object, error) {
+	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		if q.info.Subresource == "status" {
 			cur["status"] = obj["status"]
 			cur.SetMeta("resourceVersion", obj.ResourceVersion())
 			return cur, nil
 		}
 		return obj, nil
-	})
+	}))
 }
 
 // applyUpdate runs an update (PUT or PATCH) and writes the response.

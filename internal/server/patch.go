@@ -35,18 +35,28 @@ func (q *request) patch() {
 		q.apply(body)
 		return
 	}
-	q.applyUpdate(func(cur api.Object) (api.Object, error) {
-		return patchObject(cur, mt, body, patch.Options{Strategic: q.res.StrategicMerge})
-	})
+	if q.r.URL.Query().Has("force") {
+		q.fail(patchOptionInvalid(api.CauseTypeFieldValueForbidden, "force", "Forbidden: may not be specified for non-apply patch"))
+		return
+	}
+	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor(q.res.Group, q.res.Kind)}
+	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
+		return patchObject(cur, mt, body, opts)
+	}))
 }
 
-// patchObject applies a patch to cur. cur's resourceVersion is removed first,
-// so one in the result came from the patch and is a precondition.
+func patchOptionInvalid(typ api.CauseType, field, msg string) error {
+	return apierror.Invalid("meta.k8s.io", "PatchOptions", "", []api.StatusCause{apierror.Field(typ, field, msg)})
+}
+
+// patchObject applies a patch to cur. A resourceVersion the patch changed
+// is a precondition (409 unless current); an unchanged one is dropped, so
+// that a concurrent write makes the patch apply again, as kube does.
 func patchObject(cur api.Object, mt string, body []byte, opts patch.Options) (api.Object, error) {
-	delete(cur.Metadata(), "resourceVersion")
+	rv := cur.ResourceVersion()
 	current, err := json.Marshal(cur)
 	if err != nil {
-		return nil, apierror.Internal(err)
+		return nil, apierror.Internal(fmt.Errorf("encoding the object to patch: %w", err))
 	}
 	patched, err := patch.ApplyTo(mt, current, body, opts)
 	if err != nil {
@@ -56,6 +66,9 @@ func patchObject(cur api.Object, mt string, body []byte, opts patch.Options) (ap
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("the patched object is not a JSON object: %v", err))
 	}
+	if obj.ResourceVersion() == rv {
+		delete(obj.Metadata(), "resourceVersion")
+	}
 	return obj, nil
 }
 
@@ -63,42 +76,86 @@ func patchObject(cur api.Object, mt string, body []byte, opts patch.Options) (ap
 // configuration, or merge the configuration into it.
 func (q *request) apply(body []byte) {
 	if q.r.URL.Query().Get("fieldManager") == "" {
-		q.fail(apierror.Invalid("meta.k8s.io", "PatchOptions", "", []api.StatusCause{
-			apierror.Field(api.CauseTypeFieldValueRequired, "fieldManager", "Required value: is required for apply patch"),
-		}))
+		q.fail(patchOptionInvalid(api.CauseTypeFieldValueRequired, "fieldManager", "Required value: is required for apply patch"))
 		return
 	}
-	config, err := yaml.YAMLToJSON(body)
-	if err != nil {
-		q.fail(apierror.BadRequest(fmt.Sprintf("the apply configuration is not valid YAML: %v", err)))
-		return
-	}
-	_, err = q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
-	var se *api.StatusError
-	if errors.As(err, &se) && se.Status.Code == http.StatusNotFound {
-		q.applyCreate(config)
-		return
-	}
-	q.applyUpdate(func(cur api.Object) (api.Object, error) {
-		return patchObject(cur, patch.MergePatch, config, patch.Options{})
-	})
-}
-
-func (q *request) applyCreate(config []byte) {
-	obj, err := api.ParseObject(config)
-	if err != nil {
-		q.fail(apierror.BadRequest(fmt.Sprintf("the apply configuration is not a JSON object: %v", err)))
-		return
-	}
-	if obj.Name() != q.info.Name {
-		q.fail(apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.Name(), q.info.Name)))
-		return
-	}
-	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
+	m, err := q.manager()
 	if err != nil {
 		q.fail(err)
 		return
 	}
+	config, err := q.applyConfig(body)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	force := q.r.URL.Query().Get("force") == "true"
+	_, err = q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+	if isStatus(err, http.StatusNotFound) && q.info.Subresource == "" {
+		err = q.applyCreate(m, config, force)
+		if !isReason(err, api.StatusReasonAlreadyExists) {
+			if err != nil {
+				q.fail(err)
+			}
+			return
+		}
+		// Created meanwhile: apply to what was created.
+	}
+	q.applyUpdate(func(cur api.Object) (api.Object, error) {
+		delete(cur.Metadata(), "resourceVersion") // one in the configuration is a precondition
+		return m.Apply(cur, config, force)
+	})
+}
+
+// applyConfig decodes an apply configuration and checks its type, as
+// kube's apply does.
+func (q *request) applyConfig(body []byte) (api.Object, error) {
+	j, err := yaml.YAMLToJSON(body)
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+	}
+	config, err := api.ParseObject(j)
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("the apply configuration is not a JSON object: %v", err))
+	}
+	if v := config.APIVersion(); v != q.res.APIVersion() {
+		return nil, apierror.BadRequest(fmt.Sprintf("Incorrect version specified in apply patch. Specified patch version: %s, expected: %s", v, q.res.APIVersion()))
+	}
+	if k := config.Kind(); k != q.res.Kind {
+		return nil, apierror.BadRequest(fmt.Sprintf("Object 'Kind' is %q in the apply patch, expected %q", k, q.res.Kind))
+	}
+	if m, ok := config["metadata"]; ok && m != nil {
+		if _, isMap := m.(map[string]any); !isMap {
+			return nil, apierror.BadRequest("metadata must be an object")
+		}
+	}
+	return config, nil
+}
+
+// applyCreate creates the object an apply configuration describes.
+func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) error {
+	obj, err := m.Apply(nil, config, force)
+	if err != nil {
+		return err
+	}
+	if name := api.Object(obj).Name(); name != q.info.Name {
+		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name))
+	}
+	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
+	if err != nil {
+		return err
+	}
 	q.s.afterWrite(q.res, created)
 	q.respond(http.StatusCreated, created)
+	return nil
+}
+
+func isStatus(err error, code int32) bool {
+	var se *api.StatusError
+	return errors.As(err, &se) && se.Status.Code == code
+}
+
+func isReason(err error, reason api.StatusReason) bool {
+	var se *api.StatusError
+	return errors.As(err, &se) && se.Status.Reason == reason
 }

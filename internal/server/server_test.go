@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -31,24 +30,7 @@ func newTestServer(t *testing.T) *httptest.Server {
 // call makes one request and returns the status code and decoded body.
 func call(t *testing.T, ts *httptest.Server, method, path, contentType, body string) (int, api.Object) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	obj, err := api.ParseObject(b)
-	if err != nil {
-		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, path, err, b)
-	}
-	return resp.StatusCode, obj
+	return send(t, ts, method, path, contentType, "", body)
 }
 
 func TestCRUD(t *testing.T) {
