@@ -238,6 +238,12 @@ func TestCustomResources(t *testing.T) {
 				t.Errorf("example.com missing: %s", b)
 			}
 		}},
+		{name: "schema in the OpenAPI document", method: "GET", path: "/openapi/v3/apis/example.com/v1", code: 200, check: func(t *testing.T, r response) {
+			b, _ := json.Marshal(r.obj)
+			if !strings.Contains(string(b), `"x-kubernetes-int-or-string":true`) {
+				t.Errorf("the widget schema is not in the document: %.300s", b)
+			}
+		}},
 		{name: "create in v1 applies defaults", method: "POST", path: widgets, body: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"replicas":3,"tags":["x"],"note":null}}`, code: 201,
 			want: map[string]any{"spec.size": "M", "spec.replicas": "3", "apiVersion": "example.com/v1", "metadata.generation": "1"}},
 		{name: "get in v1beta1", method: "GET", path: widgetsBeta + "/a", code: 200, want: map[string]any{"apiVersion": "example.com/v1beta1", "spec.replicas": "3"}},

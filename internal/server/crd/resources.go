@@ -63,6 +63,9 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
 		r.Validate, r.PruneAndDefault = s.Validate, s.PruneAndDefault
+		if r.Schema, err = api.ParseObject(raw); err != nil {
+			return nil, fmt.Errorf("version %s: %w", v.Name, err)
+		}
 	}
 	return r, nil
 }
