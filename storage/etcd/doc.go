@@ -19,6 +19,11 @@
 // transaction, so a *storage.ConflictError carries the current KV without a
 // second round trip.
 //
+// A cluster refuses requests over its --max-request-bytes, by default exactly
+// storage.MaxValueSize, so a value near that size fails with
+// storage.ErrValueTooLarge unless the limit is raised by the largest key and
+// some framing (storage.MaxKeySize plus 64 KiB is ample).
+//
 // # List
 //
 // List reads one etcd range at the list's revision; a page with a Limit reads

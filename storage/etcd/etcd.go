@@ -188,6 +188,9 @@ func (s *Store) mapErr(err error) error {
 		return fmt.Errorf("%w: %v", storage.ErrCompacted, err)
 	case errors.Is(err, rpctypes.ErrFutureRev):
 		return fmt.Errorf("%w: %v", storage.ErrFutureRevision, err)
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		// The cluster's --max-request-bytes is below the value plus its key.
+		return fmt.Errorf("%w: %v", storage.ErrValueTooLarge, err)
 	}
 	return err
 }

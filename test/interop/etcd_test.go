@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd"
@@ -373,4 +374,16 @@ func watchRunning() bool {
 	stacks := make([]byte, 1<<22)
 	stacks = stacks[:runtime.Stack(stacks, true)]
 	return bytes.Contains(stacks, []byte("storage/etcd.(*watch).run"))
+}
+
+// TestEtcdRequestTooLarge checks that a value a cluster refuses for its size
+// (here, etcd's default request limit, which leaves no room for the key) is
+// ErrValueTooLarge.
+func TestEtcdRequestTooLarge(t *testing.T) {
+	cli := RunEtcd(t, func(cfg *embed.Config) { cfg.MaxRequestBytes = embed.DefaultMaxRequestBytes })
+	s := storeOn(t, cli, "/test")
+	_, err := s.Create(testCtx(t), "/big", make([]byte, storage.MaxValueSize))
+	if !errors.Is(err, storage.ErrValueTooLarge) {
+		t.Errorf("Create of %d bytes on a default etcd: %v, want ErrValueTooLarge", storage.MaxValueSize, err)
+	}
 }

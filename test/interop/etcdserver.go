@@ -24,8 +24,9 @@ const etcdStartTimeout = 30 * time.Second
 // RunEtcd starts a single-member etcd in this process on free loopback ports,
 // with its data in t.TempDir(), and returns a client of it. Both are closed
 // when t ends. The member accepts requests big enough for a value of
-// storage.MaxValueSize.
-func RunEtcd(t testing.TB) *clientv3.Client {
+// storage.MaxValueSize; configure, if given, changes its configuration
+// before it starts.
+func RunEtcd(t testing.TB, configure ...func(*embed.Config)) *clientv3.Client {
 	t.Helper()
 	var (
 		e   *embed.Etcd
@@ -34,7 +35,7 @@ func RunEtcd(t testing.TB) *clientv3.Client {
 	// A free port found by listening may be taken before etcd listens on it
 	// (by a concurrent test process): try again with new ports.
 	for range 3 {
-		if e, err = startEtcd(t); err == nil {
+		if e, err = startEtcd(t, configure); err == nil {
 			break
 		}
 	}
@@ -55,10 +56,13 @@ func RunEtcd(t testing.TB) *clientv3.Client {
 }
 
 // startEtcd starts one member and waits until it serves.
-func startEtcd(t testing.TB) (*embed.Etcd, error) {
+func startEtcd(t testing.TB, configure []func(*embed.Config)) (*embed.Etcd, error) {
 	cfg, err := etcdConfig(t)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range configure {
+		f(cfg)
 	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
