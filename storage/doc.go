@@ -24,7 +24,8 @@
 //
 // Watch(ctx, prefix, from) delivers every change under prefix with a revision
 // greater than from, exactly once and in revision order, in batches. from = 0
-// replays all history the store holds. A watch from before the compaction
+// replays all history, so it fails with ErrCompacted once anything has been
+// compacted. A watch from before the compaction
 // revision fails with ErrCompacted, either at once or, if compaction races the
 // call, as the stream's error. A slow reader never blocks writers or other
 // watchers: backends buffer up to a bound and then replay from their history.

@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"WatchFromFuture", testWatchFromFuture},
 		{"WatchOrderUnderConcurrentWriters", testWatchOrderUnderConcurrentWriters},
 		{"WatchCancel", testWatchCancel},
+		{"WatchProgress", testWatchProgress},
 		{"SlowWatcherDoesNotBlock", testSlowWatcherDoesNotBlock},
 		{"Compaction", testCompaction},
 		{"CompactionBounds", testCompactionBounds},
