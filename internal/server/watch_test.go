@@ -109,18 +109,27 @@ func records(evs []event) []storagetest.Record {
 // script makes a mixed history of writes through the API and returns it.
 func script(t *testing.T, ts *httptest.Server) storagetest.History {
 	t.Helper()
+	return scriptNamed(t, ts, "c")
+}
+
+// scriptNamed is script with objects named prefix0, prefix1, prefix2.
+func scriptNamed(t *testing.T, ts *httptest.Server, prefix string) storagetest.History {
+	t.Helper()
 	var h storagetest.History
 	add := func(typ string, obj api.Object) {
 		h = append(h, event{typ, obj}.record())
 	}
 	const cms = "/api/v1/namespaces/default/configmaps"
 	for i := range 3 {
-		_, o := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"c%d"},"data":{"i":"%d"}}`, i, i))
+		code, o := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"%s%d"},"data":{"i":"%d"}}`, prefix, i, i))
+		if code != http.StatusCreated {
+			t.Fatalf("create %s%d: %d %v", prefix, i, code, o)
+		}
 		add(api.Added, o)
 	}
-	_, o := call(t, ts, "PATCH", cms+"/c1", "application/merge-patch+json", `{"data":{"i":"changed"}}`)
+	_, o := call(t, ts, "PATCH", cms+"/"+prefix+"1", "application/merge-patch+json", `{"data":{"i":"changed"}}`)
 	add(api.Modified, o)
-	code, o := call(t, ts, "DELETE", cms+"/c0", "", "")
+	code, o := call(t, ts, "DELETE", cms+"/"+prefix+"0", "", "")
 	if code != 200 {
 		t.Fatalf("delete: %d", code)
 	}
