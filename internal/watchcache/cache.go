@@ -33,6 +33,8 @@ type Config struct {
 	ProgressInterval time.Duration
 	// Logger receives errors of the upstream watch; nil means slog.Default().
 	Logger *slog.Logger
+	// Observer is told what the cache does, for metrics; nil means nothing is.
+	Observer Observer
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps
@@ -59,6 +61,9 @@ func (c *Config) setDefaults() {
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, d.ProgressInterval)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -111,6 +116,7 @@ func (c *Cache) Close() {
 		w.end(errClosed)
 	}
 	c.watchers = map[*Watcher]struct{}{}
+	c.cfg.Observer.Watchers(0)
 }
 
 var errClosed = errors.New("watch cache closed")
@@ -124,6 +130,9 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Capacity returns the most events the cache's ring holds.
+func (c *Cache) Capacity() int { return c.cfg.RingMaxEvents }
 
 // Revision returns the revision the cache reflects.
 func (c *Cache) Revision() int64 {
@@ -187,6 +196,7 @@ func (c *Cache) list(ctx context.Context) error {
 		w.park() // they catch up from the store's history, or get 410
 	}
 	c.advance(rev)
+	c.cfg.Observer.Applied(0, c.rev, len(c.objects))
 	if !c.ready {
 		c.ready = true
 		close(c.readyc)
@@ -265,6 +275,7 @@ func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage
 	if p > c.rev {
 		c.advance(p)
 		c.dispatchProgress()
+		c.cfg.Observer.Applied(0, c.rev, len(c.objects))
 	}
 }
 
@@ -308,6 +319,8 @@ func (c *Cache) apply(batch []storage.Event) error {
 		c.dispatch(e)
 		c.advance(e.Rev)
 	}
+	c.cfg.Observer.Dispatched(time.Since(now))
+	c.cfg.Observer.Applied(len(batch), c.rev, len(c.objects))
 	c.trimRing(now)
 	return nil
 }

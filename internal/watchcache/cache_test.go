@@ -174,9 +174,10 @@ func TestWatchFromEveryRevision(t *testing.T) {
 func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
 	s := memory.New()
 	defer s.Close()
-	c := newCache(t, s, Config{WatcherBufferBytes: 2048, RingMaxEvents: 50, RingMinEvents: 10})
+	obs := &countingObserver{}
+	c := newCache(t, s, Config{WatcherBufferBytes: 2048, RingMaxEvents: 50, RingMinEvents: 10, Observer: obs})
 	wr := newWriter(t, s)
-	slow := watch(t, c, WatchOptions{From: 0})
+	slow := watch(t, c, WatchOptions{InitialEvents: true}) // fed by the dispatcher from the start
 	fast := watch(t, c, WatchOptions{From: 0})
 	done := make(chan []storagetest.Record)
 	go func() {
@@ -194,6 +195,17 @@ func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
 	got, _ := read(t, slow, 500)
 	if err := storagetest.ValidateWatch(wr.history, 0, got, true); err != nil {
 		t.Fatalf("slow watcher: %v", err)
+	}
+	// One more look at each queue finds it level with the cache (the last
+	// replay may have reached the end without knowing it).
+	for _, w := range []*Watcher{slow, fast} {
+		if _, err := w.Pending(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := obs.snapshot()
+	if o.parked == 0 || o.caughtUp != o.parked || o.received != 500 || o.objects != 500 || o.rev != c.Revision() || o.watchers != 2 {
+		t.Errorf("observer saw %+v", o)
 	}
 }
 

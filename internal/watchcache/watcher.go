@@ -41,6 +41,7 @@ type Watcher struct {
 	queued int   // bytes of Object in queue
 	pos    int64 // every matching event up to pos is queued or delivered
 	parked bool  // not fed by the dispatcher: the reader catches up itself
+	behind bool  // parked by the dispatcher for a full queue, not yet level
 	err    error // set once: the stream ends after the queue
 }
 
@@ -70,6 +71,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		w.parked = true // it catches up from the ring (or the store) first
 	}
 	c.watchers[w] = struct{}{}
+	c.cfg.Observer.Watchers(len(c.watchers))
 	w.wake()
 	return w, nil
 }
@@ -93,6 +95,7 @@ func (c *Cache) sortedLocked() []*Object {
 func (w *Watcher) Stop() {
 	w.c.mu.Lock()
 	delete(w.c.watchers, w)
+	w.c.cfg.Observer.Watchers(len(w.c.watchers))
 	w.c.mu.Unlock()
 }
 
@@ -128,7 +131,8 @@ func (c *Cache) dispatch(e *Event) {
 		if !w.parked && e.Rev > w.pos {
 			if it, ok := w.filter.itemFor(e); ok {
 				if w.queued+len(it.Object) > w.budget {
-					w.parked = true // the reader replays from the ring from pos
+					w.parked, w.behind = true, true // the reader replays from the ring from pos
+					c.cfg.Observer.Parked()
 				} else {
 					w.queue = append(w.queue, it)
 					w.queued += len(it.Object)
@@ -233,6 +237,10 @@ func (w *Watcher) catchUp(ctx context.Context) error {
 	if i == len(c.ring) {
 		w.parked = false // level with the cache: the dispatcher feeds it now
 		w.pos = max(w.pos, c.rev)
+		if w.behind {
+			w.behind = false
+			c.cfg.Observer.CaughtUp()
+		}
 	}
 	return nil
 }

@@ -1,0 +1,72 @@
+// Package authn authenticates API requests as kube-apiserver does: bearer
+// tokens from a static token file (--token-auth-file), the same tokens
+// carried in a WebSocket subprotocol, and x509 client certificates signed
+// by a client CA (--client-ca-file).
+//
+// Authentication only says who a request is from; listwatch authorizes
+// every authenticated user to do everything (there is no RBAC), so a token
+// file or a client CA is the whole access control.
+//
+// An Authenticator answers (user, true, nil) for credentials it accepts,
+// (nil, false, nil) when the request carries none of its kind, and an error
+// when it carries credentials of its kind that it rejects. Union tries
+// several in order, as kube's union authenticator does.
+package authn
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// User is an authenticated user.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+}
+
+// Authenticator authenticates a request.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*User, bool, error)
+}
+
+// TokenAuthenticator authenticates a bearer token.
+type TokenAuthenticator interface {
+	AuthenticateToken(token string) (*User, bool)
+}
+
+// errInvalidToken is the rejection of a token no user holds.
+var errInvalidToken = errors.New("invalid bearer token")
+
+// Union tries each authenticator in turn; the first that accepts the
+// request wins. It fails with the errors of those that rejected it.
+type Union []Authenticator
+
+// Authenticate implements Authenticator.
+func (u Union) Authenticate(r *http.Request) (*User, bool, error) {
+	var errs []error
+	for _, a := range u {
+		user, ok, err := a.Authenticate(r)
+		if ok {
+			return user, true, nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return nil, false, errors.Join(errs...)
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying u.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the user ctx carries, if any.
+func UserFrom(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(userKey{}).(*User)
+	return u, ok
+}
