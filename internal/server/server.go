@@ -78,8 +78,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
 	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
+	builtins := resource.Builtins()
+	if err := crd.PruneBuiltins(builtins); err != nil {
+		return nil, err
+	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(resource.Builtins()...),
+		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(builtins...),
 		caches: newCaches(cfg.Storage, cfg.WatchCache), shutdown: make(chan struct{}),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All)

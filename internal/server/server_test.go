@@ -162,3 +162,19 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("/api/v1: %d %s", code, b)
 	}
 }
+
+// TestBuiltinUnknownFields checks that built-in kinds drop unknown fields
+// as kube's typed decoder does, warn about them by default, and reject
+// them with fieldValidation=Strict.
+func TestBuiltinUnknownFields(t *testing.T) {
+	ts := newTestServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	code, st := call(t, ts, "POST", cms+"?fieldValidation=Strict", mediaJSON, `{"metadata":{"name":"s"},"bogus":1}`)
+	if code != http.StatusBadRequest || !strings.Contains(st["message"].(string), `unknown field "bogus"`) {
+		t.Fatalf("Strict with an unknown field: %d %v", code, st)
+	}
+	code, obj := call(t, ts, "POST", cms, mediaJSON, `{"metadata":{"name":"w"},"data":{"k":"v"},"bogus":1}`)
+	if code != http.StatusCreated || obj["bogus"] != nil || obj["data"] == nil {
+		t.Fatalf("default validation: %d %v, want the object without bogus", code, obj)
+	}
+}

@@ -110,11 +110,11 @@ type names struct {
 
 // writeParams are the query parameters of create, replace and patch.
 // fieldValidation is documented only where the server reports unknown
-// fields: on custom resources, whose schemas it prunes by. Built-in kinds are
-// stored as sent, so kubectl, not finding the parameter, validates them
+// fields: on resources it prunes by a schema (the built-in kinds and custom
+// resources with a schema). Where it is missing, kubectl validates objects
 // itself against /openapi/v2 (QueryParamVerifierV3 in k8s.io/cli-runtime).
 func writeParams(r *resource.Resource) []param {
-	if r.Owner != "" && r.Schema != nil {
+	if r.PruneAndDefault != nil {
 		return []param{pFieldManager, pFieldValidation}
 	}
 	return []param{pFieldManager}
