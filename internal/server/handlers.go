@@ -21,6 +21,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 		return
 	}
 	r, err := withFieldValidation(w, r)
+	if err == nil {
+		r, err = withDryRun(r)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

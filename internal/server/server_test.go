@@ -178,3 +178,39 @@ func TestBuiltinUnknownFields(t *testing.T) {
 		t.Fatalf("default validation: %d %v, want the object without bogus", code, obj)
 	}
 }
+
+// TestDryRun checks dryRun=All: the answer is as for a real write, and the
+// store does not change.
+func TestDryRun(t *testing.T) {
+	ts := newTestServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	_, before := call(t, ts, "GET", cms, "", "")
+	code, obj := call(t, ts, "POST", cms+"?dryRun=All", mediaJSON, `{"metadata":{"name":"dry"},"data":{"k":"v"}}`)
+	if code != http.StatusCreated || obj.UID() == "" || obj.Name() != "dry" {
+		t.Fatalf("dry-run create: %d %v", code, obj)
+	}
+	if code, _ := call(t, ts, "GET", cms+"/dry", "", ""); code != http.StatusNotFound {
+		t.Fatalf("a dry-run create was stored: GET %d", code)
+	}
+	call(t, ts, "POST", cms, mediaJSON, `{"metadata":{"name":"real"},"data":{"k":"v"}}`)
+	if code, obj := call(t, ts, "PATCH", cms+"/real?dryRun=All", "application/merge-patch+json", `{"data":{"k":"dry"}}`); code != 200 || obj["data"].(map[string]any)["k"] != "dry" {
+		t.Fatalf("dry-run patch: %d %v", code, obj)
+	}
+	if code, _ := call(t, ts, "DELETE", cms+"/real?dryRun=All", "", ""); code != 200 {
+		t.Fatalf("dry-run delete: %d", code)
+	}
+	_, got := call(t, ts, "GET", cms+"/real", "", "")
+	if got["data"].(map[string]any)["k"] != "v" {
+		t.Fatalf("dry runs changed the object: %v", got)
+	}
+	if code, _ := call(t, ts, "POST", cms+"?dryRun=All", mediaJSON, `{"metadata":{"name":"real"}}`); code != http.StatusConflict {
+		t.Errorf("dry-run create of an existing name: %d, want 409", code)
+	}
+	if code, _ := call(t, ts, "POST", cms+"?dryRun=Some", mediaJSON, `{"metadata":{"name":"x"}}`); code != http.StatusUnprocessableEntity {
+		t.Errorf("dryRun=Some: %d, want 422", code)
+	}
+	_, after := call(t, ts, "GET", cms, "", "")
+	if len(after["items"].([]any)) != len(before["items"].([]any))+1 {
+		t.Errorf("items before %d, after %d: only the real create should count", len(before["items"].([]any)), len(after["items"].([]any)))
+	}
+}

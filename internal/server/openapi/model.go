@@ -59,7 +59,9 @@ var (
 	pFieldManager    = param{"fieldManager", "query", "string", "fieldManager is a name associated with the actor or entity that is making these changes."}
 	pFieldValidation = param{"fieldValidation", "query", "string", "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict."}
 	pForce           = param{"force", "query", "boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."}
+	pDryRun          = param{"dryRun", "query", "string", "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed"}
 	deleteParams     = []param{
+		pDryRun,
 		{"gracePeriodSeconds", "query", "integer", "The duration in seconds before the object should be deleted."},
 		{"orphanDependents", "query", "boolean", "Deprecated: please use the PropagationPolicy."},
 		{"propagationPolicy", "query", "string", "Whether and how garbage collection will be performed."},
@@ -115,9 +117,9 @@ type names struct {
 // itself against /openapi/v2 (QueryParamVerifierV3 in k8s.io/cli-runtime).
 func writeParams(r *resource.Resource) []param {
 	if r.PruneAndDefault != nil {
-		return []param{pFieldManager, pFieldValidation}
+		return []param{pDryRun, pFieldManager, pFieldValidation}
 	}
-	return []param{pFieldManager}
+	return []param{pDryRun, pFieldManager}
 }
 
 func (n names) op(method, action, id, desc, body, response string, params []param) operation {

@@ -149,7 +149,7 @@ func TestV3OperationsOfConfigMaps(t *testing.T) {
 	for _, p := range patch["parameters"].([]any) {
 		names = append(names, p.(map[string]any)["name"].(string))
 	}
-	if got := strings.Join(names, ","); got != "fieldManager,force" {
+	if got := strings.Join(names, ","); got != "dryRun,fieldManager,force" {
 		t.Errorf("patch parameters = %s", got)
 	}
 	cm := doc["components"].(map[string]any)["schemas"].(map[string]any)["io.k8s.api.core.v1.ConfigMap"].(map[string]any)

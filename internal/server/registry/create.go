@@ -74,7 +74,7 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	if err != nil {
 		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
-	rev, err := r.store.Create(ctx, res.Key(obj.Namespace(), obj.Name()), value)
+	rev, err := r.writer(ctx).Create(ctx, res.Key(obj.Namespace(), obj.Name()), value)
 	if err != nil {
 		if errors.Is(err, storage.ErrKeyExists) {
 			return nil, errors.Join(err, apierror.AlreadyExists(target(res, obj.Name())))

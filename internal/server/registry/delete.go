@@ -94,7 +94,7 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 	if err != nil {
 		return nil, apierror.Internal(err)
 	}
-	rev, err := r.store.Update(ctx, kv.Key, kv.ModRevision, value)
+	rev, err := r.writer(ctx).Update(ctx, kv.Key, kv.ModRevision, value)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, err
@@ -106,7 +106,7 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 
 // deleteKV removes the stored object if it is still at kv's revision.
 func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object) (api.Object, error) {
-	_, _, err := r.store.Delete(ctx, kv.Key, kv.ModRevision)
+	_, _, err := r.writer(ctx).Delete(ctx, kv.Key, kv.ModRevision)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, errors.Join(err, apierror.Conflict(target(res, cur.Name()), ""))
@@ -137,7 +137,7 @@ func (r *Registry) deletePrefix(ctx context.Context, prefix string) error {
 			return apierror.FromStorage(err, apierror.Target{})
 		}
 		for _, kv := range page.KVs {
-			if _, _, err := r.store.Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			if _, _, err := r.writer(ctx).Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return apierror.FromStorage(err, apierror.Target{})
 			}
 		}

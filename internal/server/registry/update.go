@@ -74,7 +74,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if bytes.Equal(value, kv.Value) {
 		return withRevision(next, kv.ModRevision), nil // no change, no new revision (as kube)
 	}
-	rev, err := r.store.Update(ctx, kv.Key, kv.ModRevision, value)
+	rev, err := r.writer(ctx).Update(ctx, kv.Key, kv.ModRevision, value)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, errors.Join(err, apierror.Conflict(target(res, name), ""))

@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/listwatch/listwatch/storage"
+)
+
+type dryRunKey struct{}
+
+// WithDryRun returns ctx marking the writes made with it as dry runs
+// (dryRun=All): everything happens, checks and conflicts included, except
+// that nothing is stored.
+func WithDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+// writer returns where a write made with ctx goes: the store, or for a dry
+// run a view of it that checks and does not write.
+func (r *Registry) writer(ctx context.Context) storage.Interface {
+	if dry, _ := ctx.Value(dryRunKey{}).(bool); dry {
+		return dryRunStore{r.store}
+	}
+	return r.store
+}
+
+// dryRunStore answers writes as the store would, without making them. A
+// write's "new" revision is the store's current one.
+type dryRunStore struct{ storage.Interface }
+
+func (d dryRunStore) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if _, err := d.Get(ctx, key); err == nil {
+		return 0, fmt.Errorf("dry-run create %q: %w", key, storage.ErrKeyExists)
+	}
+	if err := storage.ValidateValue(value); err != nil {
+		return 0, err
+	}
+	return d.CurrentRevision(ctx)
+}
+
+func (d dryRunStore) Update(ctx context.Context, key string, expected int64, value []byte) (int64, error) {
+	if _, err := d.check(ctx, key, expected); err != nil {
+		return 0, err
+	}
+	if err := storage.ValidateValue(value); err != nil {
+		return 0, err
+	}
+	return d.CurrentRevision(ctx)
+}
+
+func (d dryRunStore) Delete(ctx context.Context, key string, expected int64) (storage.KV, int64, error) {
+	kv, err := d.check(ctx, key, expected)
+	if err != nil {
+		return storage.KV{}, 0, err
+	}
+	rev, err := d.CurrentRevision(ctx)
+	return kv, rev, err
+}
+
+// check returns key's KV if it exists and is at expected (0: any).
+func (d dryRunStore) check(ctx context.Context, key string, expected int64) (storage.KV, error) {
+	kv, err := d.Get(ctx, key)
+	if err != nil {
+		return storage.KV{}, err
+	}
+	if expected != 0 && kv.ModRevision != expected {
+		return storage.KV{}, &storage.ConflictError{Key: key, Expected: expected, Current: kv}
+	}
+	return kv, nil
+}
