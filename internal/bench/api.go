@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// namespace is where every benchmark object lives.
+const namespace = "bench"
+
+// apiClient makes the setup and write requests of a run.
+type apiClient struct {
+	base string
+	hc   *http.Client
+}
+
+// maxInFlight bounds the writer's and the setup's concurrent requests.
+const maxInFlight = 16
+
+func newAPIClient(base string) *apiClient {
+	tr := &http.Transport{MaxIdleConnsPerHost: maxInFlight, MaxConnsPerHost: maxInFlight}
+	return &apiClient{base: base, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+func (a *apiClient) close() { a.hc.CloseIdleConnections() }
+
+// do sends body (if any) and returns the response body for a 2xx status,
+// or an error naming the request and the status.
+func (a *apiClient) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the response: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return b, &statusError{method: method, path: path, code: resp.StatusCode, body: b}
+	}
+	return b, nil
+}
+
+// statusError is a non-2xx answer.
+type statusError struct {
+	method, path string
+	code         int
+	body         []byte
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.method, e.path, e.code, bytes.TrimSpace(e.body))
+}
+
+// ensureNamespace creates the benchmark namespace unless it exists.
+func (a *apiClient) ensureNamespace(ctx context.Context) error {
+	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + namespace + `"}}`)
+	_, err := a.do(ctx, http.MethodPost, "/api/v1/namespaces", body)
+	if se, ok := err.(*statusError); ok && se.code == http.StatusConflict {
+		return nil
+	}
+	return err
+}
+
+const configMaps = "/api/v1/namespaces/" + namespace + "/configmaps"
+
+// putConfigMap creates (create) or replaces the configmap of the given
+// name, of about size bytes, carrying ts.
+func (a *apiClient) putConfigMap(ctx context.Context, name string, size int, ts time.Time, create bool) error {
+	body := configMap(name, size, ts)
+	if create {
+		_, err := a.do(ctx, http.MethodPost, configMaps, body)
+		return err
+	}
+	_, err := a.do(ctx, http.MethodPut, configMaps+"/"+name, body)
+	return err
+}
+
+// configMap is a ConfigMap of about size bytes of JSON whose data holds
+// the write time (unix ns) in "ts" and padding in "pad".
+func configMap(name string, size int, ts time.Time) []byte {
+	b := make([]byte, 0, size+128)
+	b = append(b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`...)
+	b = append(b, name...)
+	b = append(b, `","namespace":"`+namespace+`"},"data":{"ts":"`...)
+	b = strconv.AppendInt(b, ts.UnixNano(), 10)
+	b = append(b, `","pad":"`...)
+	b = appendPad(b, size-len(b)-4)
+	return append(b, `"}}`...)
+}
+
+// appendPad appends n (if positive) padding bytes that no scan matches.
+func appendPad(b []byte, n int) []byte {
+	for range max(n, 0) {
+		b = append(b, 'x')
+	}
+	return b
+}
+
+// listRevision is the collection's resourceVersion, from a consistent list.
+func (a *apiClient) listRevision(ctx context.Context) (int64, error) {
+	b, err := a.do(ctx, http.MethodGet, configMaps, nil) // from the cache, which this starts
+	if err != nil {
+		return 0, err
+	}
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return 0, fmt.Errorf("decoding the configmap list: %w", err)
+	}
+	rv, err := strconv.ParseInt(l.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the configmap list's resourceVersion %q: %w", l.Metadata.ResourceVersion, err)
+	}
+	return rv, nil
+}

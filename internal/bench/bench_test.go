@@ -1,0 +1,111 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/bench"
+	"github.com/listwatch/listwatch/internal/cli"
+)
+
+// asCLI makes the test binary the listwatch binary, so that the bench
+// starts its server and bare-server children from it.
+const asCLI = "LISTWATCH_BENCH_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) == "1" {
+		os.Exit(cli.Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func serverOptions() bench.ServerOptions {
+	return bench.ServerOptions{Binary: os.Args[0], Env: []string{asCLI + "=1"}, Args: []string{"--unsafe-no-fsync"}}
+}
+
+func TestFanout(t *testing.T) {
+	for _, transport := range []string{bench.TransportHTTP1, bench.TransportH2C} {
+		t.Run(transport, func(t *testing.T) {
+			cfg := bench.FanoutConfig{
+				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: transport,
+				Server: serverOptions(), Baseline: true, Drain: 20 * time.Second,
+			}
+			rep, err := bench.Fanout(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResult(t, rep.Server, 20)
+			checkResult(t, *rep.Bare, 20)
+			if rep.Ratio <= 0 && rep.Bare.CPU > 0 {
+				t.Errorf("ratio %v with bare CPU %v", rep.Ratio, rep.Bare.CPU)
+			}
+			var out bytes.Buffer
+			if err := rep.Print(&out); err != nil || !strings.Contains(out.String(), "server / bare") {
+				t.Errorf("report: %v\n%s", err, out.String())
+			}
+		})
+	}
+}
+
+// checkResult checks that every watcher saw every write exactly once and
+// that the figures are consistent.
+func checkResult(t *testing.T, r bench.Result, writes int64) {
+	t.Helper()
+	if r.Writes != writes || r.WritesFailed != 0 {
+		t.Errorf("%s: %d writes (%d failed), want %d", r.Target, r.Writes, r.WritesFailed, writes)
+	}
+	if r.Missed != 0 || r.Duplicates != 0 || r.Errors != 0 || r.Received != 5*writes {
+		t.Errorf("%s: received %d of %d, missed %d, duplicates %d, errors %d", r.Target, r.Received, r.Expected, r.Missed, r.Duplicates, r.Errors)
+	}
+	l := r.Latency
+	if l.Count != uint64(r.Received) || l.P50 > l.P99 || l.P99 > l.Max || l.Max <= 0 || l.Max > time.Minute {
+		t.Errorf("%s: latency %+v for %d deliveries", r.Target, l, r.Received)
+	}
+	if r.RSS <= 0 || r.HWM < r.RSS || r.CPU < 0 || r.EventBytes < 512 || r.PerSecond <= 0 {
+		t.Errorf("%s: implausible report %+v", r.Target, r)
+	}
+}
+
+func TestIdle(t *testing.T) {
+	rep, err := bench.Idle(t.Context(), bench.IdleConfig{Watchers: 10, Transport: bench.TransportHTTP1, Server: serverOptions(), Settle: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Before <= 0 || rep.After <= 0 || len(rep.Samples) == 0 {
+		t.Errorf("implausible report %+v", rep)
+	}
+}
+
+func TestList(t *testing.T) {
+	rep, err := bench.List(t.Context(), bench.ListConfig{Objects: 30, Size: 256, Runs: 3, Server: serverOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Bytes < 30*256 || rep.Min <= 0 || rep.Min > rep.P50 || rep.P50 > rep.Max || rep.BytesPerSecond <= 0 {
+		t.Errorf("implausible report %+v", rep)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	ok := bench.FanoutConfig{Watchers: 1, Rate: 1, Size: 1, Duration: time.Second, Transport: bench.TransportHTTP1, Target: bench.Process{URL: "http://127.0.0.1:1"}, Drain: time.Second}
+	for name, change := range map[string]func(*bench.FanoutConfig){
+		"too many watchers": func(c *bench.FanoutConfig) { c.Watchers = bench.MaxWatchers + 1 },
+		"too long":          func(c *bench.FanoutConfig) { c.Duration = bench.MaxDuration + time.Second },
+		"no writes":         func(c *bench.FanoutConfig) { c.Duration = time.Millisecond },
+		"unknown transport": func(c *bench.FanoutConfig) { c.Transport = "h3" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := ok
+			change(&c)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			if _, err := bench.Fanout(ctx, c); err == nil || !strings.HasPrefix(err.Error(), "--") {
+				t.Errorf("Fanout(%+v) = %v, want a bounds error", c, err)
+			}
+		})
+	}
+}

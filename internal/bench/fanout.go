@@ -1,0 +1,252 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Limits of every run.
+const (
+	MaxWatchers = 20_000
+	MaxDuration = 10 * time.Minute
+	MaxRate     = 10_000
+	MaxSize     = 1 << 20
+)
+
+// FanoutConfig configures `listwatch bench fanout`.
+type FanoutConfig struct {
+	Watchers  int
+	Rate      int // writes per second
+	Size      int // bytes of each object's JSON
+	Duration  time.Duration
+	Transport string // TransportHTTP1 or TransportH2C
+	// Target is the server; with an empty URL a child is started from Server.
+	Target Process
+	Server ServerOptions
+	// Baseline also runs the bare socket server (from Server.Binary), with
+	// frames the size of the server's events.
+	Baseline bool
+	// Drain bounds the wait for deliveries after the last write.
+	Drain time.Duration
+}
+
+func (c *FanoutConfig) validate() error {
+	switch {
+	case c.Watchers < 1 || c.Watchers > MaxWatchers:
+		return fmt.Errorf("--watchers %d: must be in [1, %d]", c.Watchers, MaxWatchers)
+	case c.Rate < 1 || c.Rate > MaxRate:
+		return fmt.Errorf("--rate %d: must be in [1, %d]", c.Rate, MaxRate)
+	case c.Size < 0 || c.Size > MaxSize:
+		return fmt.Errorf("--size %d: must be in [0, %d]", c.Size, MaxSize)
+	case c.Duration <= 0 || c.Duration > MaxDuration:
+		return fmt.Errorf("--duration %v: must be in (0, %v]", c.Duration, MaxDuration)
+	case c.Rate*int(c.Duration/time.Millisecond) < 1000:
+		return fmt.Errorf("--rate %d for %v makes no write", c.Rate, c.Duration)
+	case c.Transport != TransportHTTP1 && c.Transport != TransportH2C:
+		return fmt.Errorf("--transport %q: must be %s or %s", c.Transport, TransportHTTP1, TransportH2C)
+	case c.Drain <= 0 || c.Drain > MaxDuration:
+		return fmt.Errorf("drain %v: must be in (0, %v]", c.Drain, MaxDuration)
+	case c.Target.URL == "" && c.Server.Binary == "", c.Baseline && c.Server.Binary == "":
+		return errors.New("no server: give its URL or the listwatch binary")
+	}
+	return nil
+}
+
+// Result is one target's fan-out measurement.
+type Result struct {
+	Target       string
+	Writes       int64   // acknowledged writes (the server) or frames (bare)
+	WritesFailed int64   // writes the server refused or failed
+	WriteRate    float64 // achieved writes/s
+	Expected     int64   // watchers x writes
+	Received     int64
+	Missed       int64 // Expected - Received, after the drain
+	Duplicates   int64
+	Errors       int64 // ERROR events, unparsable lines
+	Elapsed      time.Duration
+	PerSecond    float64 // deliveries/s over Elapsed
+	Latency      Latency
+	EventBytes   int64         // mean bytes of an event line
+	CPU          time.Duration // the target's, over Elapsed
+	CPUPerEvent  time.Duration // CPU / Received
+	RSS, HWM     int64         // the target's, at the end
+	ClientCPU    time.Duration // this process's, over Elapsed
+}
+
+// FanoutReport is a fan-out run: the server and, with a baseline, the bare
+// socket server under the same load.
+type FanoutReport struct {
+	Config FanoutConfig
+	Server Result
+	Bare   *Result
+	// Ratio is the server's CPU per delivery over the bare server's.
+	Ratio float64
+}
+
+// Fanout measures the server's fan-out, then the bare baseline.
+func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	rep := &FanoutReport{Config: cfg}
+	res, err := withServer(ctx, cfg.Target, cfg.Server, func(p Process) (Result, error) {
+		return fanoutServer(ctx, cfg, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep.Server = res
+	if !cfg.Baseline {
+		return rep, nil
+	}
+	if res.EventBytes > 0 {
+		cfg.Size = int(res.EventBytes) // the same bytes on the wire as the server's events
+	}
+	bare, err := fanoutBare(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bare baseline: %w", err)
+	}
+	rep.Bare = &bare
+	if bare.CPUPerEvent > 0 {
+		rep.Ratio = float64(res.CPUPerEvent) / float64(bare.CPUPerEvent)
+	}
+	return rep, nil
+}
+
+// withServer runs f against target, or against a child server it starts
+// and stops when target has no URL.
+func withServer[T any](ctx context.Context, target Process, o ServerOptions, f func(Process) (T, error)) (T, error) {
+	if target.URL != "" {
+		return f(target)
+	}
+	ch, p, err := startServer(ctx, o)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer ch.stop()
+	return f(p)
+}
+
+// settle lets a target finish the work of opening watches before a
+// measurement starts.
+const settle = time.Second
+
+// fanoutServer opens the watches on p, writes, drains and measures.
+func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, error) {
+	a := newAPIClient(p.URL)
+	defer a.close()
+	if err := a.ensureNamespace(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := createObjects(ctx, a, writeObjects, cfg.Size); err != nil && !isConflict(err) {
+		return Result{}, fmt.Errorf("creating the objects: %w", err)
+	}
+	rv, err := a.listRevision(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, startRV: rv}
+	m := measure{pid: p.PID}
+	var w *writes
+	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {
+		w = runWriter(ctx, a, cfg.Rate, cfg.Duration, cfg.Size)
+		return w.ok.Load(), nil
+	}, cfg.Drain)
+	if err != nil {
+		return Result{}, err
+	}
+	if w.ok.Load() == 0 {
+		return Result{}, fmt.Errorf("no write succeeded: %w", *w.firstErr.Load())
+	}
+	r := m.result("listwatch serve ("+cfg.Transport+")", w.ok.Load())
+	r.WritesFailed = w.failed.Load()
+	r.WriteRate = float64(w.ok.Load()) / w.elapsed.Seconds()
+	return r, nil
+}
+
+func isConflict(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code == 409
+}
+
+// watchPath is a watch of the benchmark's configmaps from rv, lasting
+// well beyond the run.
+func watchPath(rv int64, cfg FanoutConfig) string {
+	timeout := int64((cfg.Duration + cfg.Drain + time.Minute).Seconds())
+	return configMaps + "?watch=true&resourceVersion=" + strconv.FormatInt(rv, 10) + "&timeoutSeconds=" + strconv.FormatInt(timeout, 10)
+}
+
+// measure runs one fan-out: watches, a writer, a drain, and the CPU and
+// memory of the target and of this process over it.
+type measure struct {
+	pid      int
+	d        deliveries
+	watchers int
+	u0, u1   Usage
+	self     [2]time.Duration
+	elapsed  time.Duration
+}
+
+// run opens the watches, settles, then calls write (which returns how many
+// writes every watcher should see) and waits up to drain for them.
+func (m *measure) run(ctx context.Context, spec watchSpec, watchers int, write func() (int64, error), drain time.Duration) error {
+	m.watchers = watchers
+	ws, err := openWatches(ctx, spec, watchers, &m.d)
+	if err != nil {
+		return err
+	}
+	defer ws.close()
+	if err := sleep(ctx, settle); err != nil {
+		return err
+	}
+	if m.u0, err = readUsage(m.pid); err != nil {
+		return err
+	}
+	m.self[0], _ = readCPU(os.Getpid())
+	start := time.Now()
+	n, err := write()
+	if err != nil {
+		return err
+	}
+	waitReceived(ctx, &m.d, n*int64(watchers), drain)
+	m.elapsed = time.Since(start)
+	m.self[1], _ = readCPU(os.Getpid())
+	if m.u1, err = readUsage(m.pid); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// result summarises the run for n writes.
+func (m *measure) result(target string, n int64) Result {
+	r := Result{
+		Target: target, Writes: n, Expected: n * int64(m.watchers),
+		Received: m.d.received.Load(), Duplicates: m.d.duplicates.Load(), Errors: m.d.errors.Load(),
+		Elapsed: m.elapsed, Latency: m.d.latency.summary(),
+		CPU: m.u1.CPU - m.u0.CPU, RSS: m.u1.RSS, HWM: m.u1.HWM, ClientCPU: m.self[1] - m.self[0],
+	}
+	r.Missed = r.Expected - r.Received
+	r.PerSecond = float64(r.Received) / m.elapsed.Seconds()
+	if r.Received > 0 {
+		r.EventBytes = m.d.bytes.Load() / (r.Received + r.Duplicates)
+		r.CPUPerEvent = r.CPU / time.Duration(r.Received)
+	}
+	return r
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// IdleConfig configures `listwatch bench idle`.
+type IdleConfig struct {
+	Watchers  int
+	Transport string
+	// Target is the server; with an empty URL a child is started from Server.
+	// A fresh child is the honest measurement.
+	Target Process
+	Server ServerOptions
+	// Settle is the wait before memory is sampled.
+	Settle time.Duration
+}
+
+// IdleReport is the server's memory before and after the idle watches.
+type IdleReport struct {
+	Config        IdleConfig
+	Before, After int64   // median VmRSS, bytes
+	Samples       []int64 // VmRSS samples after, bytes
+	HWM           int64   // VmHWM at the end
+	PerWatcher    float64 // (After - Before) / Watchers, bytes
+}
+
+// rssSamples are taken rssInterval apart; their median is the measurement.
+const (
+	rssSamples  = 5
+	rssInterval = 500 * time.Millisecond
+)
+
+// Idle measures the server's resident memory per idle watch.
+func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
+	switch {
+	case cfg.Watchers < 1 || cfg.Watchers > MaxWatchers:
+		return nil, fmt.Errorf("--watchers %d: must be in [1, %d]", cfg.Watchers, MaxWatchers)
+	case cfg.Transport != TransportHTTP1 && cfg.Transport != TransportH2C:
+		return nil, fmt.Errorf("--transport %q: must be %s or %s", cfg.Transport, TransportHTTP1, TransportH2C)
+	case cfg.Settle <= 0 || cfg.Settle > MaxDuration:
+		return nil, fmt.Errorf("settle %v: must be in (0, %v]", cfg.Settle, MaxDuration)
+	}
+	return withServer(ctx, cfg.Target, cfg.Server, func(p Process) (*IdleReport, error) {
+		if p.PID == 0 {
+			return nil, fmt.Errorf("idle needs the server's pid to read its memory")
+		}
+		return idle(ctx, cfg, p)
+	})
+}
+
+func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
+	a := newAPIClient(p.URL)
+	defer a.close()
+	if err := a.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	rv, err := a.listRevision(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := &IdleReport{Config: cfg}
+	before, err := sampleRSS(ctx, p.PID, cfg.Settle)
+	if err != nil {
+		return nil, err
+	}
+	var d deliveries
+	path := watchPath(rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
+	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, startRV: rv}, cfg.Watchers, &d)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.close()
+	if rep.Samples, err = sampleRSS(ctx, p.PID, cfg.Settle); err != nil {
+		return nil, err
+	}
+	rep.Before, rep.After = median(before), median(rep.Samples)
+	rep.PerWatcher = float64(rep.After-rep.Before) / float64(cfg.Watchers)
+	u, err := readUsage(p.PID)
+	rep.HWM = u.HWM
+	return rep, err
+}
+
+// sampleRSS waits settle, then returns rssSamples readings of VmRSS.
+func sampleRSS(ctx context.Context, pid int, settle time.Duration) ([]int64, error) {
+	if err := sleep(ctx, settle); err != nil {
+		return nil, err
+	}
+	var out []int64
+	for i := range rssSamples {
+		if i > 0 {
+			if err := sleep(ctx, rssInterval); err != nil {
+				return nil, err
+			}
+		}
+		u, err := readUsage(pid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u.RSS)
+	}
+	return out, nil
+}
+
+func median(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

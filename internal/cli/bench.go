@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/listwatch/listwatch/internal/bench"
+)
+
+func newBench() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure a server: watch fan-out, idle watches, lists from the cache",
+		Long: "bench starts `listwatch serve` as a child on a free loopback port with a fresh data\n" +
+			"directory (or uses --server), drives it, and reports its latency, CPU and memory.",
+	}
+	cmd.AddCommand(newBenchFanout(), newBenchIdle(), newBenchList(), newBenchBareServer())
+	return cmd
+}
+
+// targetFlags choose the server a bench command measures.
+type targetFlags struct {
+	url        string
+	pid        int
+	serveFlags []string
+	cpuProfile string
+}
+
+func (t *targetFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&t.url, "server", "", "measure this server (http://host:port) instead of starting one")
+	f.IntVar(&t.pid, "server-pid", 0, "with --server: its process id, for CPU and memory figures")
+	f.StringArrayVar(&t.serveFlags, "serve-flag", nil, "a flag for the started `serve` (repeatable), e.g. --serve-flag=--unsafe-no-fsync")
+	f.StringVar(&t.cpuProfile, "server-cpuprofile", "", "write the started server's CPU profile to this file")
+}
+
+// resolve returns the target and how to start a server.
+func (t *targetFlags) resolve() (bench.Process, bench.ServerOptions, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return bench.Process{}, bench.ServerOptions{}, fmt.Errorf("finding this executable: %w", err)
+	}
+	o := bench.ServerOptions{Binary: self, Args: t.serveFlags}
+	if t.cpuProfile != "" {
+		abs, err := filepath.Abs(t.cpuProfile)
+		if err != nil {
+			return bench.Process{}, o, fmt.Errorf("--server-cpuprofile: %w", err)
+		}
+		o.Args = append(o.Args, "--cpuprofile", abs)
+	}
+	return bench.Process{URL: t.url, PID: t.pid}, o, nil
+}
+
+func newBenchFanout() *cobra.Command {
+	var t targetFlags
+	cfg := bench.FanoutConfig{Watchers: 1000, Rate: 50, Size: 1024, Duration: 30 * time.Second, Transport: bench.TransportHTTP1, Baseline: true, Drain: 10 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "fanout",
+		Short: "W watchers, one writer at R writes/s: delivery latency, misses, server CPU per delivery, against a bare-socket baseline",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
+				return err
+			}
+			rep, err := bench.Fanout(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return rep.Print(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("watches to open (at most %d)", bench.MaxWatchers))
+	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "writes per second")
+	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, fmt.Sprintf("how long to write (at most %v)", bench.MaxDuration))
+	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
+	f.BoolVar(&cfg.Baseline, "baseline", cfg.Baseline, "also measure the bare-socket baseline and print the ratio")
+	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait for deliveries after the last write")
+	t.add(f)
+	return cmd
+}
+
+func newBenchIdle() *cobra.Command {
+	var t targetFlags
+	cfg := bench.IdleConfig{Watchers: 10_000, Transport: bench.TransportHTTP1, Settle: 5 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "idle",
+		Short: "The server's resident memory per idle watch",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
+				return err
+			}
+			rep, err := bench.Idle(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return rep.Print(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("idle watches to open (at most %d)", bench.MaxWatchers))
+	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
+	f.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait before sampling memory")
+	t.add(f)
+	return cmd
+}
+
+func newBenchList() *cobra.Command {
+	var t targetFlags
+	cfg := bench.ListConfig{Objects: 10_000, Size: 1024, Runs: 20}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Time to last byte of a LIST from the watch cache (resourceVersion=0)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
+				return err
+			}
+			rep, err := bench.List(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return rep.Print(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Objects, "objects", cfg.Objects, fmt.Sprintf("objects to create (at most %d)", bench.MaxObjects))
+	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "lists to time")
+	t.add(f)
+	return cmd
+}
+
+// newBenchBareServer is the baseline `bench fanout` starts as a child.
+func newBenchBareServer() *cobra.Command {
+	var cfg bench.BareConfig
+	cmd := &cobra.Command{
+		Use:    "bare-server",
+		Short:  "Write pre-encoded frames to plain sockets (the fan-out baseline; controlled on stdin)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bench.ServeBare(cmd.Context(), cfg, cmd.InOrStdin())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:0", "address to serve on")
+	f.IntVar(&cfg.Watchers, "watchers", 1, "connections to accept")
+	f.IntVar(&cfg.Rate, "rate", 1, "frames per second")
+	f.IntVar(&cfg.Size, "size", 1024, "bytes of each frame")
+	f.DurationVar(&cfg.Duration, "duration", time.Second, "how long to write")
+	return cmd
+}
