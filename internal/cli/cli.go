@@ -34,5 +34,6 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServe())
+	root.AddCommand(newBench())
 	return root
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ type serveOptions struct {
 	noFsync       bool
 	compaction    storage.CompactionPolicy
 	shutdownGrace time.Duration
+	cpuProfile    string
 }
 
 func newServe() *cobra.Command {
@@ -61,6 +63,8 @@ func newServe() *cobra.Command {
 	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
 	f.DurationVar(&o.compaction.KeepDuration, "compaction-keep-duration", o.compaction.KeepDuration, "history always kept, in time")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
+	_ = f.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -68,6 +72,13 @@ func (o *serveOptions) run(ctx context.Context) error {
 	start := time.Now()
 	if err := o.checkExposure(); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	store, where, err := o.openStore()
 	if err != nil {
@@ -109,6 +120,19 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func (o *serveOptions) serveOn(hs *http.Server, ln net.Listener) error {
