@@ -85,6 +85,9 @@ type Event[T any] struct {
 	Type   EventType
 	Object T
 	Err    error
+	// InitialEventsEnd marks the bookmark that ends a watch's initial
+	// events (sendInitialEvents=true), whether or not T keeps annotations.
+	InitialEventsEnd bool
 }
 
 // Watch is an open watch stream.

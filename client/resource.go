@@ -1,0 +1,340 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// GroupVersionResource names a served resource: ("", "v1", "configmaps"),
+// ("apps", "v1", "deployments").
+type GroupVersionResource struct {
+	Group    string
+	Version  string
+	Resource string
+}
+
+// String is resource.version.group, as kubectl spells a fully specified
+// resource.
+func (g GroupVersionResource) String() string {
+	if g.Group == "" {
+		return g.Resource + "." + g.Version
+	}
+	return g.Resource + "." + g.Version + "." + g.Group
+}
+
+// GroupVersion is the apiVersion of the resource's objects: "v1",
+// "apps/v1".
+func (g GroupVersionResource) GroupVersion() string {
+	if g.Group == "" {
+		return g.Version
+	}
+	return g.Group + "/" + g.Version
+}
+
+// DefaultPageSize is ListAll's page size when ListOptions.Limit is 0, as
+// client-go's pager.
+const DefaultPageSize = 500
+
+// Resource reads and writes one resource, in one namespace or (with "")
+// across all namespaces or cluster-scoped, decoding objects into T with
+// encoding/json. T is typically a pointer to a struct that embeds its
+// metadata (such as *corev1.ConfigMap from k8s.io/api), or Unstructured.
+// A Resource is safe for concurrent use and implements ListerWatcher[T].
+type Resource[T Object] struct {
+	c         *Client
+	gvr       GroupVersionResource
+	namespace string
+}
+
+var _ ListerWatcher[Unstructured] = (*Resource[Unstructured])(nil)
+
+// NewResource returns access to gvr in namespace through c.
+func NewResource[T Object](c *Client, gvr GroupVersionResource, namespace string) *Resource[T] {
+	return &Resource[T]{c: c, gvr: gvr, namespace: namespace}
+}
+
+// InNamespace returns the same resource in another namespace.
+func (r *Resource[T]) InNamespace(namespace string) *Resource[T] {
+	return NewResource[T](r.c, r.gvr, namespace)
+}
+
+// GVR returns the resource's name.
+func (r *Resource[T]) GVR() GroupVersionResource { return r.gvr }
+
+// WriteOptions are the query parameters of a create, update or patch.
+type WriteOptions struct {
+	// FieldManager names the writer in managedFields (required by apply).
+	FieldManager string
+	// DryRun runs every step but persisting (dryRun=All).
+	DryRun bool
+}
+
+func (o WriteOptions) values() url.Values {
+	v := url.Values{}
+	if o.FieldManager != "" {
+		v.Set("fieldManager", o.FieldManager)
+	}
+	if o.DryRun {
+		v.Set("dryRun", "All")
+	}
+	return v
+}
+
+// PatchType is the Content-Type of a patch.
+type PatchType string
+
+// Patch types, as kube-apiserver accepts them.
+const (
+	JSONPatchType           PatchType = "application/json-patch+json"
+	MergePatchType          PatchType = "application/merge-patch+json"
+	StrategicMergePatchType PatchType = "application/strategic-merge-patch+json"
+	// ApplyPatchType is server-side apply: the body is the full intent in
+	// YAML or JSON; FieldManager is required; it creates a missing object.
+	ApplyPatchType PatchType = "application/apply-patch+yaml"
+)
+
+// PatchOptions are the query parameters of a patch.
+type PatchOptions struct {
+	WriteOptions
+	// Force takes ownership of fields other managers own (apply only).
+	Force bool
+}
+
+// DeleteOptions are the body of a delete.
+type DeleteOptions struct {
+	// Preconditions fail the delete with a Conflict unless they hold.
+	Preconditions      Preconditions
+	PropagationPolicy  string // "Orphan", "Background" or "Foreground"
+	GracePeriodSeconds *int64
+	DryRun             bool
+}
+
+// Preconditions that must hold for a delete to proceed.
+type Preconditions struct {
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// path is the URL path of the resource in namespace, or of one object.
+func (r *Resource[T]) path(namespace, name string) string {
+	p := "/apis/" + r.gvr.Group + "/" + r.gvr.Version
+	if r.gvr.Group == "" {
+		p = "/api/" + r.gvr.Version
+	}
+	if namespace != "" {
+		p += "/namespaces/" + url.PathEscape(namespace)
+	}
+	p += "/" + r.gvr.Resource
+	if name != "" {
+		p += "/" + url.PathEscape(name)
+	}
+	return p
+}
+
+// objectNamespace is where obj is written: the resource's namespace, or
+// the object's own when the resource has none.
+func (r *Resource[T]) objectNamespace(obj T) string {
+	if r.namespace != "" {
+		return r.namespace
+	}
+	return obj.GetNamespace()
+}
+
+// decode unmarshals one object.
+func decode[T any](data []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, fmt.Errorf("decoding %T: %w", v, err)
+	}
+	return v, nil
+}
+
+// call sends r and decodes the object it answers.
+func (r *Resource[T]) call(ctx context.Context, req *request) (T, error) {
+	resp, err := r.c.do(ctx, req)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return decode[T](resp.body)
+}
+
+// Get reads one object.
+func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
+	return r.call(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, name)})
+}
+
+// list is the list of a page, with items decoded straight into T.
+type list[T any] struct {
+	Metadata api.ListMeta `json:"metadata"`
+	Items    []T          `json:"items"`
+}
+
+// List reads one page: at most opts.Limit items (all when 0), the list's
+// resourceVersion, and the continue token of the next page ("" on the
+// last).
+func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, resourceVersion, continueToken string, err error) {
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values()})
+	if err != nil {
+		return nil, "", "", err
+	}
+	var l list[T]
+	if err := json.Unmarshal(resp.body, &l); err != nil {
+		return nil, "", "", fmt.Errorf("decoding the list of %s: %w", r.gvr.Resource, err)
+	}
+	return l.Items, l.Metadata.ResourceVersion, l.Metadata.Continue, nil
+}
+
+// ListAll reads every page (opts.Limit items each, DefaultPageSize when 0)
+// and returns all items at one resourceVersion. When the server expires the
+// continue token of a later page (410), it lists everything in one request
+// at the requested resourceVersion instead, as client-go's pager does with
+// FullListIfExpired.
+func (r *Resource[T]) ListAll(ctx context.Context, opts ListOptions) ([]T, string, error) {
+	if opts.Limit == 0 {
+		opts.Limit = DefaultPageSize
+	}
+	var all []T
+	page := opts
+	for {
+		items, rv, next, err := r.List(ctx, page)
+		if err != nil && page.Continue != "" && IsExpired(err) {
+			full := opts
+			full.Limit = 0
+			items, rv, _, err = r.List(ctx, full)
+			return items, rv, err
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, rv, nil
+		}
+		// Later pages are read at the first page's resourceVersion, which
+		// the token carries; the server refuses both at once.
+		page.Continue, page.ResourceVersion, page.ResourceVersionMatch = next, "", ""
+	}
+}
+
+// Create creates obj and returns it as stored.
+func (r *Resource[T]) Create(ctx context.Context, obj T, opts WriteOptions) (T, error) {
+	return r.write(ctx, http.MethodPost, r.path(r.objectNamespace(obj), ""), obj, opts)
+}
+
+// Update replaces obj (name from its metadata); a resourceVersion in it
+// makes the update conditional (409 Conflict when it is not current).
+func (r *Resource[T]) Update(ctx context.Context, obj T, opts WriteOptions) (T, error) {
+	return r.write(ctx, http.MethodPut, r.path(r.objectNamespace(obj), obj.GetName()), obj, opts)
+}
+
+func (r *Resource[T]) write(ctx context.Context, method, path string, obj T, opts WriteOptions) (T, error) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("encoding %T: %w", obj, err)
+	}
+	return r.call(ctx, &request{method: method, path: path, query: opts.values(), body: body})
+}
+
+// Patch changes the named object with a patch of type pt.
+func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
+	q := opts.values()
+	if opts.Force {
+		q.Set("force", "true")
+	}
+	return r.call(ctx, &request{
+		method: http.MethodPatch, path: r.path(r.namespace, name), query: q,
+		contentType: string(pt), body: patch,
+	})
+}
+
+// deleteOptions is DeleteOptions on the wire.
+type deleteOptions struct {
+	api.TypeMeta       `json:",inline"`
+	Preconditions      *Preconditions `json:"preconditions,omitempty"`
+	PropagationPolicy  string         `json:"propagationPolicy,omitempty"`
+	GracePeriodSeconds *int64         `json:"gracePeriodSeconds,omitempty"`
+	DryRun             []string       `json:"dryRun,omitempty"`
+}
+
+// Delete deletes the named object. An object with finalizers is only
+// marked for deletion; the server removes it when they are gone.
+func (r *Resource[T]) Delete(ctx context.Context, name string, opts DeleteOptions) error {
+	body, err := json.Marshal(opts.wire())
+	if err != nil {
+		return fmt.Errorf("encoding delete options: %w", err)
+	}
+	_, err = r.c.do(ctx, &request{method: http.MethodDelete, path: r.path(r.namespace, name), body: body})
+	return err
+}
+
+func (o DeleteOptions) wire() deleteOptions {
+	w := deleteOptions{
+		TypeMeta:           api.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"},
+		PropagationPolicy:  o.PropagationPolicy,
+		GracePeriodSeconds: o.GracePeriodSeconds,
+	}
+	if o.Preconditions != (Preconditions{}) {
+		w.Preconditions = &o.Preconditions
+	}
+	if o.DryRun {
+		w.DryRun = []string{"All"}
+	}
+	return w
+}
+
+// Watch opens a watch on the resource from opts.ResourceVersion ("" or
+// "0": the current state first, as ADDED events).
+func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watch[T], error) {
+	return openWatch[T](ctx, r.c, r.watchRequest(opts, mediaJSON))
+}
+
+func (r *Resource[T]) watchRequest(opts ListOptions, accept string) *request {
+	q := opts.Values()
+	q.Set("watch", "true")
+	return &request{method: http.MethodGet, path: r.path(r.namespace, ""), query: q, accept: accept}
+}
+
+// GetTable reads one object in the Table form kubectl prints (one row).
+func (r *Resource[T]) GetTable(ctx context.Context, name string) (*api.Table, error) {
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, name), accept: MediaTable})
+	if err != nil {
+		return nil, err
+	}
+	return decodeTable(resp.body)
+}
+
+// ListTable reads one page in the Table form; the next page's continue
+// token is in its metadata.
+func (r *Resource[T]) ListTable(ctx context.Context, opts ListOptions) (*api.Table, error) {
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(), accept: MediaTable})
+	if err != nil {
+		return nil, err
+	}
+	return decodeTable(resp.body)
+}
+
+// WatchTable watches in the Table form, as `kubectl get -w`: each event's
+// object is a one-row Table, the first with the column definitions.
+func (r *Resource[T]) WatchTable(ctx context.Context, opts ListOptions) (Watch[*api.Table], error) {
+	return openWatch[*api.Table](ctx, r.c, r.watchRequest(opts, MediaTable))
+}
+
+// decodeTable decodes a Table, refusing another kind (a server that does not
+// serve tables answers with the plain object).
+func decodeTable(data []byte) (*api.Table, error) {
+	t, err := decode[*api.Table](data)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind != "Table" {
+		return nil, fmt.Errorf("the server answered a %q instead of a Table", t.Kind)
+	}
+	return t, nil
+}
