@@ -1,0 +1,72 @@
+// Package cache keeps a local, indexed copy of a resource on a Kubernetes-
+// style API server and tells handlers what changes: client-go's
+// tools/cache, typed with generics over any T that satisfies client.Object
+// (a struct pointer, a k8s.io/api type, client.Unstructured).
+//
+// # Pieces
+//
+//   - Reflector lists (in pages of 500, or as a streaming list) and then
+//     watches one resource through a client.ListerWatcher, writing every
+//     change to a ReflectorStore. It re-watches from the last
+//     resourceVersion when a watch ends or fails, and lists again only when
+//     the server says that resourceVersion is gone (410 Expired). Failures
+//     are retried under an exponential backoff with jitter; a 429's
+//     Retry-After is honoured. A streaming list whose initial-events-end
+//     bookmark does not come within InitialEventsTimeout falls back to LIST,
+//     where client-go would wait forever.
+//   - DeltaFIFO queues keys with their accumulated deltas (Added, Updated,
+//     Deleted, Replaced, Sync); Replace reports objects missing from a
+//     relist as deletions whose final state is unknown.
+//   - Indexer is a thread-safe map by "namespace/name" with named indices
+//     (a namespace index always); Lister reads it by label selector, in all
+//     namespaces or one.
+//   - SharedIndexInformer ties them together: one Reflector, one DeltaFIFO
+//     and one Indexer, shared by any number of ResourceEventHandlers, each
+//     called on its own goroutine from its own bounded buffer.
+//
+// # Do not modify cached objects
+//
+// Get, List, ByIndex, the Listers and every handler receive the cached
+// objects themselves, shared by all readers. Modifying one corrupts the
+// cache (and its indices) for everyone. Copy before changing.
+//
+// # Handlers
+//
+// Each handler has its own goroutine and buffer, so a slow handler delays
+// no other handler and never the cache. A handler's buffer keeps up to
+// InformerOptions.HandlerBufferSize notifications in order; beyond that,
+// notifications are coalesced per key until the handler catches up (see
+// listener), so its memory is bounded by the number of objects, not by the
+// event rate, and nothing is dropped: the handler always ends at every
+// object's latest state. Registration.Pending and Registration.Coalesced
+// make the backlog visible. client-go instead grows the buffer without
+// bound.
+//
+// OnDelete receives the object, typed, and a flag for client-go's
+// DeletedFinalStateUnknown: no type switch, no way to forget it.
+//
+// # Concurrency and lock order
+//
+// Every exported method is safe for concurrent use unless its comment says
+// otherwise (DeltaFIFO.Pop has one consumer). Locks are taken in this order,
+// never the reverse:
+//
+//	SharedIndexInformer.mu -> DeltaFIFO.mu -> SharedIndexInformer.blockDeltas
+//	  -> Indexer.mu, processor.mu -> listener.mu
+//
+// The DeltaFIFO holds its lock while its consumer applies a key's deltas to
+// the Indexer, so Replace and Resync see the Indexer between pops only.
+// Handlers are called with no lock held. Reflector.mu guards its progress
+// and counters only and is a leaf.
+//
+// # Goroutines
+//
+// SharedIndexInformer.Run owns every goroutine the informer starts: the
+// Reflector's, the resync timer's and one per handler (started by Run, or
+// by AddEventHandler after Run). Each stops when Run's context is done (a
+// handler's also on RemoveEventHandler), and Run returns only once all have.
+// Reflector.Run runs on the caller's goroutine.
+//
+// Time is read from the time package, so tests drive backoff, resync and
+// deadlines with testing/synctest and a fake clock rather than sleeps.
+package cache

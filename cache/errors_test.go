@@ -1,0 +1,5 @@
+package cache
+
+import "syscall"
+
+var errConnRefused error = syscall.ECONNREFUSED

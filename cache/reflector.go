@@ -1,0 +1,397 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client"
+)
+
+// ReflectorStore is the subset of a store the Reflector writes: a DeltaFIFO,
+// or anything that keeps a copy of the server's state.
+type ReflectorStore[T any] interface {
+	Add(obj T)
+	Update(obj T)
+	Delete(obj T)
+	// Replace sets the whole state, as of resourceVersion.
+	Replace(list []T, resourceVersion string)
+}
+
+var _ ReflectorStore[client.Object] = (*DeltaFIFO[client.Object])(nil)
+
+// Tunables of the Reflector, with client-go's values where it has one.
+const (
+	// DefaultPageSize is the limit of each LIST page (client-go's pager).
+	DefaultPageSize = 500
+	// DefaultMinWatchTimeout is the lower bound of a watch's randomised
+	// timeoutSeconds, drawn from [min, 2·min): spread so that watchers of a
+	// restarted server do not all come back at once (kubernetes#6770).
+	DefaultMinWatchTimeout = 5 * time.Minute
+	// DefaultInitialEventsTimeout is how long a streaming list may go
+	// without an event before its initial-events-end bookmark before the
+	// Reflector gives up on it and lists instead. client-go waits forever
+	// (kubernetes#140890); a conforming server sends the bookmark within a
+	// few seconds of the last initial event (KEP-3157: about 6 s at most).
+	DefaultInitialEventsTimeout = 20 * time.Second
+	// watchStallGrace is how long past its timeoutSeconds a silent watch is
+	// kept before the Reflector ends it itself (a dead connection the
+	// server's timeout cannot close).
+	watchStallGrace = 30 * time.Second
+	// veryShortWatch: a watch that ends cleanly this soon with no event is
+	// treated as a failure, so a server that closes watches at once is
+	// retried under backoff rather than in a tight loop.
+	veryShortWatch = time.Second
+)
+
+// errVeryShortWatch is reported when a watch ends cleanly with no event
+// within veryShortWatch.
+var errVeryShortWatch = errors.New("watch ended at once with no event")
+
+// ReflectorOptions configure a Reflector. The zero value is usable.
+type ReflectorOptions struct {
+	// Name appears in errors and logs.
+	Name string
+	// LabelSelector and FieldSelector restrict what is listed and watched.
+	LabelSelector, FieldSelector string
+	// PageSize is each LIST page's limit; 0 means DefaultPageSize.
+	PageSize int64
+	// UseWatchList makes the Reflector load the state with a streaming
+	// list (a watch with sendInitialEvents=true) instead of LIST, falling
+	// back to LIST when the server cannot do it. T must have
+	// GetAnnotations() map[string]string for the end of the initial events
+	// to be recognised.
+	UseWatchList bool
+	// InitialEventsTimeout: see DefaultInitialEventsTimeout (0 means it).
+	InitialEventsTimeout time.Duration
+	// MinWatchTimeout: see DefaultMinWatchTimeout; lower values are raised to it.
+	MinWatchTimeout time.Duration
+	// Backoff spaces retries after failures; the zero value means
+	// DefaultBackoff().
+	Backoff Backoff
+	// WatchErrorHandler, if set, is called with every list or watch error
+	// the Reflector recovers from; otherwise errors are logged.
+	WatchErrorHandler func(err error)
+	// Logger logs errors when WatchErrorHandler is nil; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o ReflectorOptions) withDefaults() ReflectorOptions {
+	if o.PageSize == 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.InitialEventsTimeout == 0 {
+		o.InitialEventsTimeout = DefaultInitialEventsTimeout
+	}
+	o.MinWatchTimeout = max(o.MinWatchTimeout, DefaultMinWatchTimeout)
+	if o.Backoff == (Backoff{}) {
+		o.Backoff = DefaultBackoff()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// ReflectorStats count what a Reflector has asked of the server, so tests
+// and operators can tell a healthy watch from a relist loop.
+type ReflectorStats struct {
+	ListCalls          int64 // ListerWatcher.List calls (pages)
+	WatchCalls         int64 // ListerWatcher.Watch calls, streaming lists included
+	Syncs              int64 // times the whole state was loaded (Replace)
+	Relists            int64 // Syncs after the first: each one follows a 410
+	WatchListFallbacks int64 // streaming lists replaced by a LIST
+	Errors             int64 // errors recovered from
+}
+
+// Reflector keeps a ReflectorStore equal to the server's state of one
+// resource: it lists (or streams a list), then watches from the list's
+// resourceVersion, re-watching from the last resourceVersion seen whenever a
+// watch ends and listing again only when the server no longer has that
+// resourceVersion (410 Expired).
+type Reflector[T client.Object] struct {
+	lw    client.ListerWatcher[T]
+	store ReflectorStore[T]
+	opts  ReflectorOptions
+
+	// Owned by Run's goroutine.
+	backoff       *backoffState
+	rvUnavailable bool // the last RV was refused (410, too large): list from ""
+	watchListOff  bool // the server cannot stream lists: always LIST
+
+	mu       sync.Mutex
+	lastRV   string         // guarded by mu
+	lastSync time.Time      // guarded by mu
+	stats    ReflectorStats // guarded by mu
+}
+
+// NewReflector returns a Reflector that keeps store in sync through lw.
+func NewReflector[T client.Object](lw client.ListerWatcher[T], store ReflectorStore[T], opts ReflectorOptions) *Reflector[T] {
+	opts = opts.withDefaults()
+	return &Reflector[T]{lw: lw, store: store, opts: opts, backoff: newBackoffState(opts.Backoff)}
+}
+
+// LastSyncResourceVersion returns the resourceVersion the store reflects:
+// the last list's, then the last watch event's or bookmark's.
+func (r *Reflector[T]) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRV
+}
+
+// LastSyncTime returns when the server last confirmed the store current: a
+// list, a watch event or a bookmark. A health check can compare it with the
+// bookmark interval to spot a dead watch.
+func (r *Reflector[T]) LastSyncTime() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastSync
+}
+
+// Stats returns the Reflector's counters.
+func (r *Reflector[T]) Stats() ReflectorStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+func (r *Reflector[T]) count(f func(*ReflectorStats)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.stats)
+}
+
+// progress records that the store reflects resourceVersion rv.
+func (r *Reflector[T]) progress(rv string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rv != "" {
+		r.lastRV = rv
+	}
+	r.lastSync = time.Now()
+}
+
+// Run lists and watches until ctx is done, backing off after failures.
+func (r *Reflector[T]) Run(ctx context.Context) {
+	for {
+		err := r.listAndWatch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if !r.retryAfter(ctx, err) {
+			return
+		}
+	}
+}
+
+// retryAfter reports err and waits before the next attempt: as long as a 429
+// asked, or the backoff's next delay. It returns false if ctx ended first.
+func (r *Reflector[T]) retryAfter(ctx context.Context, err error) bool {
+	r.report(err)
+	d, ok := client.RetryAfter(err)
+	if !ok || !client.IsTooManyRequests(err) {
+		d = r.backoff.next()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (r *Reflector[T]) report(err error) {
+	r.count(func(s *ReflectorStats) { s.Errors++ })
+	err = fmt.Errorf("reflector %s: %w", r.opts.Name, err)
+	switch {
+	case r.opts.WatchErrorHandler != nil:
+		r.opts.WatchErrorHandler(err)
+	case client.IsExpired(err):
+		r.opts.Logger.Debug("relisting", "err", err)
+	default:
+		r.opts.Logger.Warn("list-watch failed", "err", err)
+	}
+}
+
+// listAndWatch loads the state, then watches until the watch's
+// resourceVersion expires (the returned error says so) or ctx ends.
+func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
+	w, err := r.sync(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		if w == nil {
+			if w, err = r.startWatch(ctx); err != nil {
+				if client.IsExpired(err) || ctx.Err() != nil {
+					return err
+				}
+				if !r.retryAfter(ctx, err) {
+					return ctx.Err()
+				}
+				continue
+			}
+		}
+		err = r.consume(ctx, w)
+		w.Stop()
+		w = nil
+		if err == nil {
+			continue
+		}
+		if client.IsExpired(err) || ctx.Err() != nil {
+			return err
+		}
+		if !r.retryAfter(ctx, err) {
+			return ctx.Err()
+		}
+	}
+}
+
+// sync loads the whole state into the store. After a streaming list it
+// returns the stream, which goes on as the watch.
+func (r *Reflector[T]) sync(ctx context.Context) (client.Watch[T], error) {
+	if r.opts.UseWatchList && !r.watchListOff {
+		w, err := r.watchList(ctx)
+		if err == nil || isRetryable(err) || ctx.Err() != nil {
+			r.noteRVError(err)
+			return w, err
+		}
+		r.fallBackToList(err)
+	}
+	return nil, r.list(ctx)
+}
+
+// fallBackToList reports why a streaming list failed. A server that refused
+// it (a 4xx Status) or never ended its initial events cannot stream lists:
+// the Reflector stops trying. Other failures fall back this time only.
+func (r *Reflector[T]) fallBackToList(err error) {
+	r.count(func(s *ReflectorStats) { s.WatchListFallbacks++ })
+	r.report(fmt.Errorf("falling back to LIST: %w", err))
+	var se *api.StatusError
+	if errors.Is(err, ErrInitialEventsTimeout) || errors.As(err, &se) && se.Status.Code >= 400 && se.Status.Code < 500 {
+		r.watchListOff = true
+	}
+}
+
+// noteRVError remembers that the server refused the last resourceVersion,
+// so that the next list asks for the current state ("").
+func (r *Reflector[T]) noteRVError(err error) {
+	if err != nil && (client.IsExpired(err) || isResourceVersionTooLarge(err)) {
+		r.rvUnavailable = true
+	}
+}
+
+// replace hands a full state to the store.
+func (r *Reflector[T]) replace(items []T, rv string) {
+	r.store.Replace(items, rv)
+	r.rvUnavailable = false
+	r.progress(rv)
+	r.count(func(s *ReflectorStats) {
+		s.Syncs++
+		if s.Syncs > 1 {
+			s.Relists++
+		}
+	})
+}
+
+func (r *Reflector[T]) baseOptions() client.ListOptions {
+	return client.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector}
+}
+
+// watchTimeout draws a watch's timeoutSeconds from [min, 2·min).
+func (r *Reflector[T]) watchTimeout() time.Duration {
+	minimum := r.opts.MinWatchTimeout
+	return (minimum + time.Duration(rand.Int64N(int64(minimum)))).Truncate(time.Second)
+}
+
+// startWatch opens a watch from the last resourceVersion.
+func (r *Reflector[T]) startWatch(ctx context.Context) (client.Watch[T], error) {
+	opts := r.baseOptions()
+	opts.ResourceVersion = r.LastSyncResourceVersion()
+	opts.AllowWatchBookmarks = true
+	opts.TimeoutSeconds = int64(r.watchTimeout() / time.Second)
+	r.count(func(s *ReflectorStats) { s.WatchCalls++ })
+	w, err := r.lw.Watch(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("watch from %q: %w", opts.ResourceVersion, err)
+	}
+	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
+}
+
+// watchWithTimeout remembers the timeout a watch was opened with.
+type watchWithTimeout[T any] struct {
+	client.Watch[T]
+	timeout time.Duration
+}
+
+// consume applies a watch's events to the store until it ends. It returns
+// nil when the server ended the stream cleanly after delivering something.
+func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) error {
+	timeout := r.opts.MinWatchTimeout * 2
+	if wt, ok := w.(watchWithTimeout[T]); ok {
+		timeout = wt.timeout
+	}
+	stall := time.NewTimer(timeout + watchStallGrace)
+	defer stall.Stop()
+	start, events := time.Now(), 0
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				return r.watchEnded(w.Err(), events, time.Since(start))
+			}
+			if err := r.apply(ev); err != nil {
+				return err
+			}
+			events++
+		case <-stall.C:
+			return ErrWatchStalled
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *Reflector[T]) watchEnded(err error, events int, lasted time.Duration) error {
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	if events == 0 && lasted < veryShortWatch {
+		return errVeryShortWatch
+	}
+	return nil
+}
+
+// apply writes one watch event to the store.
+func (r *Reflector[T]) apply(ev client.Event[T]) error {
+	switch ev.Type {
+	case client.Added:
+		r.store.Add(ev.Object)
+	case client.Modified:
+		r.store.Update(ev.Object)
+	case client.Deleted:
+		r.store.Delete(ev.Object)
+	case client.Bookmark:
+	case client.Error:
+		return eventError(ev.Err)
+	default:
+		return fmt.Errorf("watch event of unknown type %q", ev.Type)
+	}
+	r.progress(ev.Object.GetResourceVersion())
+	return nil
+}
+
+// eventError is the error an ERROR event ends its watch with.
+func eventError(err error) error {
+	if err == nil {
+		return errors.New("watch ERROR event without a Status")
+	}
+	return fmt.Errorf("watch ERROR event: %w", err)
+}

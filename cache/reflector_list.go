@@ -1,0 +1,171 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client"
+)
+
+// errNoInitialEventsEnd: a streaming list's stream ended before its
+// initial-events-end bookmark.
+var errNoInitialEventsEnd = errors.New("stream ended before the initial-events-end bookmark")
+
+// relistResourceVersion is the resourceVersion a LIST asks for: "0" (any
+// state the server has cached) the first time, then the last one synced
+// (never go back in time), or "" (the current state, read from storage) once
+// the server refused the last one.
+func (r *Reflector[T]) relistResourceVersion() string {
+	if r.rvUnavailable {
+		return ""
+	}
+	if rv := r.LastSyncResourceVersion(); rv != "" {
+		return rv
+	}
+	return "0"
+}
+
+// list loads the state with paged LISTs.
+func (r *Reflector[T]) list(ctx context.Context) error {
+	rv := r.relistResourceVersion()
+	items, listRV, err := r.listAll(ctx, rv)
+	if err != nil && rv != "" && (client.IsExpired(err) || isResourceVersionTooLarge(err)) {
+		r.rvUnavailable = true
+		items, listRV, err = r.listAll(ctx, "")
+	}
+	if err != nil {
+		return fmt.Errorf("list at resourceVersion %q: %w", r.relistResourceVersion(), err)
+	}
+	r.replace(items, listRV)
+	return nil
+}
+
+// listAll reads every page of a LIST at rv. If a continue token expires
+// (410 on a later page), it lists again in one unpaged request.
+func (r *Reflector[T]) listAll(ctx context.Context, rv string) ([]T, string, error) {
+	first := r.baseOptions()
+	first.ResourceVersion = rv
+	if rv != "" && rv != "0" {
+		first.ResourceVersionMatch = "NotOlderThan"
+	}
+	opts := first
+	opts.Limit = r.opts.PageSize
+	var all []T
+	for page := 0; ; page++ {
+		items, listRV, cont, err := r.listPage(ctx, opts)
+		if err != nil && page > 0 && client.IsExpired(err) {
+			items, listRV, _, err = r.listPage(ctx, first)
+			return items, listRV, err
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		all = append(all, items...)
+		if cont == "" {
+			return all, listRV, nil
+		}
+		opts = r.baseOptions()
+		opts.Limit = r.opts.PageSize
+		opts.Continue = cont
+	}
+}
+
+func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([]T, string, string, error) {
+	r.count(func(s *ReflectorStats) { s.ListCalls++ })
+	return r.lw.List(ctx, opts)
+}
+
+// watchList loads the state with a streaming list: a watch that first
+// sends every object, then a bookmark annotated initial-events-end at the
+// resourceVersion they make up. The objects gather in a temporary map and
+// replace the store at the bookmark; the stream is returned to go on as the
+// watch. If the stream goes quiet for InitialEventsTimeout before the
+// bookmark, it fails with ErrInitialEventsTimeout.
+func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
+	opts := r.baseOptions()
+	if !r.rvUnavailable {
+		opts.ResourceVersion = r.LastSyncResourceVersion()
+	}
+	opts.ResourceVersionMatch = "NotOlderThan"
+	opts.AllowWatchBookmarks = true
+	opts.SendInitialEvents = new(true)
+	opts.TimeoutSeconds = int64(r.watchTimeout() / time.Second)
+	r.count(func(s *ReflectorStats) { s.WatchCalls++ })
+	w, err := r.lw.Watch(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+	}
+	items, rv, err := r.initialEvents(ctx, w)
+	if err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+	}
+	r.replace(items, rv)
+	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
+}
+
+// initialEvents reads a streaming list's events up to its initial-events-end
+// bookmark and returns the objects and the bookmark's resourceVersion.
+func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T]) ([]T, string, error) {
+	objs := map[string]T{}
+	quiet := time.NewTimer(r.opts.InitialEventsTimeout)
+	defer quiet.Stop()
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				return nil, "", errors.Join(errNoInitialEventsEnd, w.Err())
+			}
+			done, err := collect(objs, ev)
+			if err != nil {
+				return nil, "", err
+			}
+			if done {
+				return values(objs), ev.Object.GetResourceVersion(), nil
+			}
+			quiet.Reset(r.opts.InitialEventsTimeout)
+		case <-quiet.C:
+			return nil, "", ErrInitialEventsTimeout
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+	}
+}
+
+// collect applies one initial event to objs; done is true at the
+// initial-events-end bookmark.
+func collect[T client.Object](objs map[string]T, ev client.Event[T]) (done bool, err error) {
+	switch ev.Type {
+	case client.Added, client.Modified:
+		objs[MetaNamespaceKeyFunc(ev.Object)] = ev.Object
+	case client.Deleted:
+		delete(objs, MetaNamespaceKeyFunc(ev.Object))
+	case client.Bookmark:
+		return isInitialEventsEnd(ev.Object), nil
+	case client.Error:
+		return false, eventError(ev.Err)
+	}
+	return false, nil
+}
+
+// annotated is implemented by objects that expose their annotations
+// (k8s.io/api types, client.Unstructured).
+type annotated interface {
+	GetAnnotations() map[string]string
+}
+
+func isInitialEventsEnd(obj any) bool {
+	a, ok := obj.(annotated)
+	return ok && a.GetAnnotations()[api.InitialEventsEndAnnotation] == "true"
+}
+
+func values[T any](m map[string]T) []T {
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
