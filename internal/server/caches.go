@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -12,8 +13,9 @@ import (
 
 // caches holds one watch cache per served resource, started on first use.
 type caches struct {
-	store storage.Interface
-	cfg   watchcache.Config
+	store   storage.Interface
+	cfg     watchcache.Config
+	metrics *metrics.Metrics
 
 	mu sync.Mutex
 	// guarded by mu:
@@ -26,8 +28,8 @@ type cacheEntry struct {
 	cache *watchcache.Cache
 }
 
-func newCaches(store storage.Interface, cfg watchcache.Config) *caches {
-	return &caches{store: store, cfg: cfg, byGVR: map[resource.GVR]cacheEntry{}}
+func newCaches(store storage.Interface, cfg watchcache.Config, m *metrics.Metrics) *caches {
+	return &caches{store: store, cfg: cfg, metrics: m, byGVR: map[resource.GVR]cacheEntry{}}
 }
 
 // get returns res's cache, starting it, or restarting it if res was
@@ -51,7 +53,10 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
 		Fields: func(o api.Object) map[string]string { return registry.FieldSet(res, o) },
 	}
+	observer := cs.metrics.Resource(resourceID(res))
+	cfg.Observer = observer
 	c := watchcache.New(cfg)
+	observer.SetCapacity(c.Capacity())
 	cs.byGVR[gvr] = cacheEntry{res: res, cache: c}
 	return c
 }

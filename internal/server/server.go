@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -41,6 +43,15 @@ type Config struct {
 	// lasts; it ends at a random time in [min, 2*min). 0 means 30 minutes,
 	// as kube-apiserver's --min-request-timeout.
 	MinRequestTimeout time.Duration
+	// Authenticator authenticates requests (401 for those it does not
+	// accept, except health checks); nil means every request is anonymous.
+	Authenticator authn.Authenticator
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound concurrent
+	// reads and writes (429 beyond; watches are not counted); 0 means 400
+	// and 200, as kube-apiserver; negative means no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// Profiling serves /debug/pprof/.
+	Profiling bool
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -62,6 +73,9 @@ type Server struct {
 	caches   *caches
 	crds     *crd.Sync
 	mux      *http.ServeMux
+	metrics  *metrics.Metrics
+	readOnly semaphore // bounds reads in flight
+	mutating semaphore // bounds writes in flight
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
@@ -82,9 +96,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
+	m := metrics.New()
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(builtins...),
-		caches: newCaches(cfg.Storage, cfg.WatchCache), shutdown: make(chan struct{}),
+		caches: newCaches(cfg.Storage, cfg.WatchCache, m), shutdown: make(chan struct{}), metrics: m,
+		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
+		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All)
 	if err := s.ensureNamespaces(ctx); err != nil {
@@ -124,12 +141,7 @@ func (s *Server) ensureNamespaces(ctx context.Context) error {
 
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
-	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
-		s.mux.HandleFunc(p, func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, _ = w.Write([]byte("ok"))
-		})
-	}
+	s.routeOperations()
 	s.mux.HandleFunc("/version", s.serveVersion)
 	oa := openapi.New(s.catalog)
 	for _, p := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/"} {
@@ -142,8 +154,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeError(w, notFoundPath()) })
 }
 
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the server's HTTP handler: its routes behind its filters
+// (filters.go).
+func (s *Server) Handler() http.Handler { return s.filters(s.mux) }
 
 func notFoundPath() *api.StatusError {
 	e := apierror.NotFound(apierror.Target{})

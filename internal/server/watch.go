@@ -144,6 +144,7 @@ func (q *request) watch() {
 		return
 	}
 	defer sink.close()
+	sink = q.s.countEvents(sink, q.res)
 	q.s.stream(ctx, w, wr, enc, sink)
 }
 

@@ -1,0 +1,145 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// watchMetrics are the collectors of watches and watch caches.
+type watchMetrics struct {
+	registered  *prometheus.GaugeVec     // group, version, kind
+	events      *prometheus.CounterVec   // group, version, kind
+	eventSizes  *prometheus.HistogramVec // group, version, kind
+	terminated  *prometheus.CounterVec   // group, resource
+	parked      *prometheus.CounterVec   // group, resource
+	catchUps    *prometheus.CounterVec   // group, resource
+	received    *prometheus.CounterVec   // resource
+	capacity    *prometheus.GaugeVec     // resource
+	revision    *prometheus.GaugeVec     // resource
+	objects     *prometheus.GaugeVec     // resource
+	dispatching *prometheus.HistogramVec // resource
+}
+
+func newWatchMetrics() watchMetrics {
+	gvk := []string{"group", "version", "kind"}
+	gr := []string{"group", "resource"}
+	r := []string{"resource"}
+	counter := func(name, help string, labels []string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, r)
+	}
+	return watchMetrics{
+		registered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_registered_watchers", Help: "Number of currently registered watchers for a given resources"}, gvk),
+		events:     counter("apiserver_watch_events_total", "Number of events sent in watch clients", gvk),
+		eventSizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "apiserver_watch_events_sizes", Help: "Watch event size distribution in bytes (of the event's object as JSON)",
+			Buckets: prometheus.ExponentialBuckets(1024, 2, 8), // 1 KiB ... 128 KiB, as kube
+		}, gvk),
+		terminated: counter("apiserver_terminated_watchers_total", "Counter of watchers closed due to unresponsiveness; listwatch parks slow watchers instead, so it stays 0", gr),
+		parked:     counter("listwatch_watch_parked_total", "Watchers parked because their queue was full; they catch up from the event ring or the store's history", gr),
+		catchUps:   counter("listwatch_watch_catchups_total", "Parked watchers that caught up and rejoined the dispatch", gr),
+		received:   counter("apiserver_watch_cache_events_received_total", "Counter of events received in watch cache broken by resource type.", r),
+		capacity:   gauge("watch_cache_capacity", "Total capacity of watch cache broken by resource type."),
+		revision:   gauge("apiserver_watch_cache_resource_version", "Current resource version of watch cache broken by resource type."),
+		objects:    gauge("apiserver_storage_objects", "Number of stored objects at the time of last check split by kind (from the watch cache)."),
+		dispatching: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "listwatch_watch_dispatch_duration_seconds", Help: "Time from the watch cache receiving a batch of events to having queued them on every watcher",
+			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 10), // 10 µs ... 2.6 s
+		}, r),
+	}
+}
+
+func (w *watchMetrics) register(reg *prometheus.Registry) {
+	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
+		w.received, w.capacity, w.revision, w.objects, w.dispatching)
+}
+
+// ResourceID names a served resource in metric labels.
+type ResourceID struct {
+	Group, Version, Kind string
+	// Resource is the plural name.
+	Resource string
+}
+
+// Resource holds the collectors of one resource's watches and watch cache;
+// it is the cache's watchcache.Observer.
+type Resource struct {
+	registered  prometheus.Gauge
+	events      prometheus.Counter
+	eventSizes  prometheus.Observer
+	parked      prometheus.Counter
+	catchUps    prometheus.Counter
+	received    prometheus.Counter
+	capacity    prometheus.Gauge
+	revision    prometheus.Gauge
+	objects     prometheus.Gauge
+	dispatching prometheus.Observer
+}
+
+var _ watchcache.Observer = (*Resource)(nil)
+
+// Resource returns the collectors of a resource, creating its series (at
+// 0) the first time.
+func (m *Metrics) Resource(id ResourceID) *Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.resources[id]; ok {
+		return r
+	}
+	gr := id.Resource
+	if id.Group != "" {
+		gr += "." + id.Group
+	}
+	w := &m.watch
+	w.terminated.WithLabelValues(id.Group, id.Resource)
+	r := &Resource{
+		registered:  w.registered.WithLabelValues(id.Group, id.Version, id.Kind),
+		events:      w.events.WithLabelValues(id.Group, id.Version, id.Kind),
+		eventSizes:  w.eventSizes.WithLabelValues(id.Group, id.Version, id.Kind),
+		parked:      w.parked.WithLabelValues(id.Group, id.Resource),
+		catchUps:    w.catchUps.WithLabelValues(id.Group, id.Resource),
+		received:    w.received.WithLabelValues(gr),
+		capacity:    w.capacity.WithLabelValues(gr),
+		revision:    w.revision.WithLabelValues(gr),
+		objects:     w.objects.WithLabelValues(gr),
+		dispatching: w.dispatching.WithLabelValues(gr),
+	}
+	m.resources[id] = r
+	return r
+}
+
+// WatchEvent counts an event sent to a watcher, whose object is size bytes
+// (0 for a bookmark, whose size is not observed).
+func (r *Resource) WatchEvent(size int) {
+	r.events.Inc()
+	if size > 0 {
+		r.eventSizes.Observe(float64(size))
+	}
+}
+
+// SetCapacity records how many events the watch cache's ring holds at most.
+func (r *Resource) SetCapacity(n int) { r.capacity.Set(float64(n)) }
+
+// Applied implements watchcache.Observer.
+func (r *Resource) Applied(events int, rev int64, objects int) {
+	r.received.Add(float64(events))
+	r.revision.Set(float64(rev))
+	r.objects.Set(float64(objects))
+}
+
+// Dispatched implements watchcache.Observer.
+func (r *Resource) Dispatched(d time.Duration) { r.dispatching.Observe(d.Seconds()) }
+
+// Watchers implements watchcache.Observer.
+func (r *Resource) Watchers(n int) { r.registered.Set(float64(n)) }
+
+// Parked implements watchcache.Observer.
+func (r *Resource) Parked() { r.parked.Inc() }
+
+// CaughtUp implements watchcache.Observer.
+func (r *Resource) CaughtUp() { r.catchUps.Inc() }

@@ -1,0 +1,281 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/authn"
+)
+
+// The filters every request passes, outermost first:
+//
+//	observe         access log line and request metrics, for every response (401 and 429 too)
+//	authenticate    401 unless an authenticator accepts it (health checks are open)
+//	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
+//	routes          s.mux
+//
+// Authentication is all there is: any authenticated user may do anything.
+func (s *Server) filters(h http.Handler) http.Handler {
+	return s.observe(s.authenticate(s.limitInFlight(h)))
+}
+
+// Defaults of the in-flight limits, as kube-apiserver's.
+const (
+	defaultMaxRequestsInFlight         = 400
+	defaultMaxMutatingRequestsInFlight = 200
+)
+
+// anonymous is the user of every request when no authenticator is
+// configured, and of unauthenticated health checks, as kube names it.
+var anonymous = &authn.User{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+
+// privilegedGroup's members are exempt from the in-flight limits, as in kube.
+const privilegedGroup = "system:masters"
+
+// openPaths are served without authentication, so that probes and load
+// balancers need no credentials.
+var openPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true}
+
+// note is what the filters learn of a request, for the access log.
+type note struct {
+	info  requestInfo
+	isAPI bool // info is an API path's
+	user  *authn.User
+}
+
+type noteKey struct{}
+
+func noteOf(r *http.Request) *note {
+	n, _ := r.Context().Value(noteKey{}).(*note)
+	return n
+}
+
+// observe logs one line per request when it ends (watches too) and
+// records the request metrics.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		n := &note{}
+		n.info, n.isAPI = parseRequest(r)
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
+		elapsed := time.Since(start)
+		code := rec.status()
+		s.metrics.ObserveRequest(s.metricLabels(r, n), code, elapsed)
+		user := ""
+		if n.user != nil {
+			user = n.user.Name
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("verb", logVerb(r, n)), slog.String("resource", n.info.Resource),
+			slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", rec.bytes),
+			slog.String("user", user), slog.String("remote", r.RemoteAddr))
+	})
+}
+
+// logVerb is kube's verb of an API request, else the method.
+func logVerb(r *http.Request, n *note) string {
+	if n.info.Verb != "" {
+		return n.info.Verb
+	}
+	return r.Method
+}
+
+// authenticate answers 401 to a request no authenticator accepts, unless
+// it is a health check; it puts the user in the request's context.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, err := s.user(r)
+		if err != nil {
+			s.log.Debug("unauthenticated request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+			writeError(w, apierror.Unauthorized())
+			return
+		}
+		noteOf(r).user = user
+		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
+	})
+}
+
+var errNoCredentials = errors.New("no credentials")
+
+// user authenticates r: anonymous when no authenticator is configured.
+func (s *Server) user(r *http.Request) (*authn.User, error) {
+	if s.cfg.Authenticator == nil {
+		return anonymous, nil
+	}
+	u, ok, err := s.cfg.Authenticator.Authenticate(r)
+	switch {
+	case ok:
+		return u, nil
+	case openPaths[r.URL.Path]:
+		return anonymous, nil
+	case err == nil:
+		return nil, errNoCredentials
+	}
+	return nil, err
+}
+
+// semaphore bounds concurrent requests; a nil one does not.
+type semaphore chan struct{}
+
+func newSemaphore(n int) semaphore {
+	if n < 0 {
+		return nil
+	}
+	return make(semaphore, n)
+}
+
+func (sem semaphore) tryAcquire() bool {
+	if sem == nil {
+		return true
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (sem semaphore) release() {
+	if sem != nil {
+		<-sem
+	}
+}
+
+// limitInFlight answers 429 with Retry-After: 1 to a request beyond its
+// kind's limit of concurrent requests, as kube-apiserver's max-in-flight
+// filter: reads and writes are limited separately; watches (long-running),
+// health checks and system:masters are not limited.
+func (s *Server) limitInFlight(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := noteOf(r)
+		if n.info.Verb == "watch" || openPaths[r.URL.Path] || privileged(n.user) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mutating := r.Method != http.MethodGet && r.Method != http.MethodHead
+		sem := s.readOnly
+		if mutating {
+			sem = s.mutating
+		}
+		if !sem.tryAcquire() {
+			writeError(w, apierror.TooManyRequests("Too many requests, please try again later.", 1))
+			return
+		}
+		defer sem.release()
+		gauge := s.metrics.InFlight(mutating)
+		gauge.Inc()
+		defer gauge.Dec()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func privileged(u *authn.User) bool {
+	for _, g := range u.Groups {
+		if g == privilegedGroup {
+			return true
+		}
+	}
+	return false
+}
+
+// metricLabels labels a request as kube-apiserver's metrics do, from
+// bounded sets: a resource the catalogue does not serve is left unnamed.
+func (s *Server) metricLabels(r *http.Request, n *note) metrics.Request {
+	info := n.info
+	if _, ok := s.catalog.Get(info.Group, info.Version, info.Resource); !n.isAPI || !info.IsResource || !ok {
+		return metrics.Request{Verb: metricVerb(r, "", "")}
+	}
+	l := metrics.Request{DryRun: dryRun(r), Group: info.Group, Version: info.Version, Resource: info.Resource, Scope: scope(info)}
+	if namespaceSubresources[info.Subresource] {
+		l.Subresource = info.Subresource
+	}
+	l.Verb = metricVerb(r, info.Verb, l.Scope)
+	return l
+}
+
+// scope is kube's metric scope: resource, namespace, cluster.
+func scope(info requestInfo) string {
+	switch {
+	case info.Name != "" || info.Verb == "create":
+		return "resource"
+	case info.Namespace != "":
+		return "namespace"
+	}
+	return "cluster"
+}
+
+// metricVerb is kube's metric verb: WATCH, GET or LIST for reads, APPLY
+// for server-side apply, else the method (other for unknown methods).
+func metricVerb(r *http.Request, verb, scope string) string {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch {
+	case verb == "watch":
+		return "WATCH"
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		if scope == "namespace" || scope == "cluster" {
+			return "LIST"
+		}
+		return "GET"
+	case r.Method == http.MethodPatch && ct == mediaApplyPatchYAML:
+		return "APPLY"
+	case r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete:
+		return r.Method
+	}
+	return "other"
+}
+
+// dryRun is kube's dry_run label: empty, All, or invalid.
+func dryRun(r *http.Request) string {
+	switch v := r.URL.Query()["dryRun"]; {
+	case len(v) == 0:
+		return ""
+	case len(v) == 1 && v[0] == "All":
+		return "All"
+	}
+	return "invalid"
+}
+
+// recorder notes a response's status code and size. It passes Flush
+// through for watches, and WebSocket upgrades find the Hijacker by Unwrap.
+type recorder struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if rec.code == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		rec.code = code
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.code == 0 {
+		rec.code = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+// status is the response's code: 200 if the handler wrote nothing.
+func (rec *recorder) status() int {
+	if rec.code == 0 {
+		return http.StatusOK
+	}
+	return rec.code
+}
+
+func (rec *recorder) Flush() { _ = http.NewResponseController(rec.ResponseWriter).Flush() }
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
