@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -82,6 +84,50 @@ func (k kubectl) must(t *testing.T, args ...string) string {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
+}
+
+// running is a kubectl left running (get --watch), its output read as it comes.
+type running struct {
+	mu  sync.Mutex
+	out bytes.Buffer
+	cmd *exec.Cmd
+}
+
+func (r *running) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.Write(p)
+}
+
+// start runs kubectl in the background until the test ends.
+func (k kubectl) start(t *testing.T, args ...string) *running {
+	t.Helper()
+	r := &running{cmd: exec.Command(k.bin, args...)}
+	r.cmd.Env, r.cmd.Stdout, r.cmd.Stderr = k.env, r, r
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.cmd.Process.Kill(); _ = r.cmd.Wait() })
+	return r
+}
+
+// expect waits, with a deadline, until the output matches pattern.
+func (r *running) expect(t *testing.T, pattern string) {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.Now().Add(kubectlTimeout)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		out := r.out.String()
+		r.mu.Unlock()
+		if re.MatchString(out) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling kubectl's output; bounded by the deadline
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.Fatalf("kubectl %v never printed %q:\n%s", r.cmd.Args[1:], pattern, r.out.String())
 }
 
 // contains fails the test unless out matches every pattern.
@@ -201,6 +247,12 @@ func scenario(t *testing.T, k kubectl) {
 		out := k.must(t, "-n", "lwtest", "get", "configmaps")
 		contains(t, out, `(?m)^NAME\s+DATA\s+AGE$`, `(?m)^cm1\s+1\s+\S+$`, `(?m)^cm2\s+1\s+\S+$`)
 	})
+	step("get-watch", func(t *testing.T) {
+		w := k.start(t, "-n", "lwtest", "get", "configmaps", "--watch")
+		w.expect(t, `(?m)^cm1\s+1\s+\S+$`) // the current state first
+		k.must(t, "-n", "lwtest", "create", "configmap", "watched", "--from-literal=a=1", "--from-literal=b=2")
+		w.expect(t, `(?m)^watched\s+2\s+\S+$`)
+	})
 	step("label", func(t *testing.T) {
 		contains(t, k.must(t, "-n", "lwtest", "label", "configmap", "cm1", "env=test"), `configmap/cm1 labeled`)
 		if _, obj := getObject(t, k.server, cms+"cm1"); field(obj, "metadata", "labels", "env") != "test" {
@@ -316,6 +368,10 @@ func crdSteps(t *testing.T, k kubectl, dir string) {
 	}
 	out := k.must(t, "-n", "lwtest", "get", "crontabs")
 	contains(t, out, `(?m)^NAME\s+SPEC\s+REPLICAS$`, `(?m)^every-minute\s+\* \* \* \* \*\s+3$`)
+	w := k.start(t, "-n", "lwtest", "get", "crontabs", "--watch", "--output-watch-events")
+	w.expect(t, `(?m)^ADDED\s+every-minute\s+\* \* \* \* \*\s+3$`)
+	k.must(t, "-n", "lwtest", "patch", "crontab", "every-minute", "--type", "merge", "-p", `{"spec":{"replicas":5}}`)
+	w.expect(t, `(?m)^MODIFIED\s+every-minute\s+\* \* \* \* \*\s+5$`)
 	contains(t, k.must(t, "delete", "crd", "crontabs.stable.example.com"), `customresourcedefinition.apiextensions.k8s.io "crontabs.stable.example.com" deleted`)
 }
 
