@@ -35,5 +35,6 @@ func newRoot() *cobra.Command {
 	}
 	root.AddCommand(newServe())
 	root.AddCommand(newBench())
+	root.AddCommand(newGet(), newWatch(), newApply(), newDelete(), newAPIResources())
 	return root
 }
