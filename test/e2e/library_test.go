@@ -25,8 +25,8 @@ func (m *objectMeta) GetLabels() map[string]string { return m.Labels }
 
 // configMap is a typed ConfigMap.
 type configMap struct {
-	APIVersion string            `json:"apiVersion,omitempty"`
-	Kind       string            `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
 	objectMeta `json:"metadata"`
 	Data       map[string]string `json:"data,omitempty"`
 }
@@ -39,11 +39,7 @@ func newConfigMap(name string, data map[string]string) *configMap {
 
 func TestLibraryTyped(t *testing.T) {
 	s := startServer(t)
-	c, err := client.New(client.ConfigForURL(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := s.client(t)
 	ctx := context.Background()
 	cms := client.NewResource[*configMap](c, configMaps, "default")
 
@@ -101,11 +97,7 @@ func TestLibraryTyped(t *testing.T) {
 
 func TestLibraryListAllAndDiscovery(t *testing.T) {
 	s := startServer(t)
-	c, err := client.New(client.ConfigForURL(s.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := s.client(t)
 	ctx := context.Background()
 	rs, err := c.Discover(ctx)
 	if err != nil {
@@ -134,4 +126,15 @@ func TestLibraryListAllAndDiscovery(t *testing.T) {
 	if err != nil || len(table.Rows) != 7 || table.ColumnDefinitions[0].Name != "Name" {
 		t.Errorf("table: %+v, %v", table, err)
 	}
+}
+
+// client returns a library client of s, closed when the test ends.
+func (s *server) client(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(client.ConfigForURL(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
