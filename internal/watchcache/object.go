@@ -13,16 +13,19 @@ import (
 // Object is one object as the cache holds it: decoded for filtering, and
 // encoded once for the wire. It is never modified once made.
 type Object struct {
-	Key    string
-	Rev    int64
-	Obj    api.Object // read-only
-	JSON   []byte     // the object's JSON with metadata.resourceVersion = Rev
-	labels map[string]string
-	fields map[string]string
+	Key  string
+	Rev  int64
+	Obj  api.Object // read-only
+	JSON []byte     // the object's JSON with metadata.resourceVersion = Rev
+	// namespace is read once: filters test it per object per list and per
+	// watcher per event, where two map lookups each showed in profiles.
+	namespace string
+	labels    map[string]string
+	fields    map[string]string
 }
 
 // Namespace is the object's metadata.namespace.
-func (o *Object) Namespace() string { return o.Obj.Namespace() }
+func (o *Object) Namespace() string { return o.namespace }
 
 // Name is the object's metadata.name.
 func (o *Object) Name() string { return o.Obj.Name() }
@@ -51,7 +54,7 @@ func (c Codec) object(kv storage.KV) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
 	}
-	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, labels: obj.Labels(), fields: c.Fields(obj)}, nil
+	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, namespace: obj.Namespace(), labels: obj.Labels(), fields: c.Fields(obj)}, nil
 }
 
 // Event is one change as the cache dispatches it.
