@@ -68,8 +68,9 @@ type Result struct {
 	Duplicates   int64
 	Errors       int64 // ERROR events, unparsable lines
 	Elapsed      time.Duration
-	PerSecond    float64 // deliveries/s over Elapsed
-	Latency      Latency
+	PerSecond    float64       // deliveries/s over Elapsed
+	Latency      Latency       // write to delivery
+	WriteLatency Latency       // write request to response (the server only)
 	EventBytes   int64         // mean bytes of an event line
 	CPU          time.Duration // the target's, over Elapsed
 	CPUPerEvent  time.Duration // CPU / Received
@@ -166,6 +167,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	r := m.result("listwatch serve ("+cfg.Transport+")", w.ok.Load())
 	r.WritesFailed = w.failed.Load()
 	r.WriteRate = float64(w.ok.Load()) / w.elapsed.Seconds()
+	r.WriteLatency = w.latency.summary()
 	return r, nil
 }
 

@@ -26,6 +26,9 @@ func (r *FanoutReport) Print(w io.Writer) error {
 	row("target", func(x Result) string { return x.Target })
 	row("writes (failed)", func(x Result) string { return fmt.Sprintf("%d (%d)", x.Writes, x.WritesFailed) })
 	row("achieved writes/s", func(x Result) string { return orNA(x.WriteRate > 0, "%.1f", x.WriteRate) })
+	row("write ack p50 / p99", func(x Result) string {
+		return orNA(x.WriteLatency.Count > 0, "%s", ms(x.WriteLatency.P50)+" / "+ms(x.WriteLatency.P99))
+	})
 	row("deliveries/s", func(x Result) string { return fmt.Sprintf("%.0f", x.PerSecond) })
 	row("received / expected", func(x Result) string { return fmt.Sprintf("%d / %d", x.Received, x.Expected) })
 	row("missed", func(x Result) string { return fmt.Sprint(x.Missed) })

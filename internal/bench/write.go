@@ -16,6 +16,7 @@ const writeObjects = 64
 type writes struct {
 	ok, failed atomic.Int64
 	firstErr   atomic.Pointer[error]
+	latency    histogram // request sent to response read, of writes that succeeded
 	elapsed    time.Duration
 }
 
@@ -37,7 +38,12 @@ func runWriter(ctx context.Context, a *apiClient, rate int, d time.Duration, siz
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			w.count(a.putConfigMap(ctx, objectName(i%writeObjects), size, time.Now(), false))
+			sent := time.Now()
+			err := a.putConfigMap(ctx, objectName(i%writeObjects), size, sent, false)
+			if err == nil {
+				w.latency.record(i, time.Since(sent))
+			}
+			w.count(err)
 		})
 	}
 	wg.Wait()
