@@ -106,7 +106,7 @@ const expiredEvent = `{"type":"ERROR","object":{"kind":"Status","status":"Failur
 func TestFollowerResumesFromTheLastResourceVersion(t *testing.T) {
 	s := &scriptedWatches{streams: []string{
 		event("ADDED", "a", "5") + event("MODIFIED", "a", "6"), // then a clean end (server timeout)
-		event("DELETED", "a", "7") + `{"type":"ADDED","obj`, // then a broken stream
+		event("DELETED", "a", "7") + `{"type":"ADDED","obj`,    // then a broken stream
 		"refused", // the server is restarting
 		`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}` + event("ADDED", "b", "10"),
 		expiredEvent,
@@ -143,7 +143,9 @@ func TestFollowerStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f.open = func(context.Context, string) (client.Watch[client.Unstructured], error) { return nil, errors.New("refused") }
+	f.open = func(context.Context, string) (client.Watch[client.Unstructured], error) {
+		return nil, errors.New("refused")
+	}
 	if err := f.run(ctx, ""); err != nil {
 		t.Errorf("an ended context: run() = %v", err)
 	}
