@@ -32,7 +32,12 @@ type serveOptions struct {
 	etcdTLS       etcd.TLSConfig
 	tlsCert       string
 	tlsKey        string
+	clientCA      string
+	tokenFile     string
 	insecureAnon  bool
+	maxInFlight   int
+	maxMutating   int
+	profiling     bool
 	noFsync       bool
 	compaction    storage.CompactionPolicy
 	shutdownGrace time.Duration
@@ -58,7 +63,12 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.etcdTLS.KeyFile, "etcd-keyfile", "", "client certificate key for etcd")
 	f.StringVar(&o.tlsCert, "tls-cert-file", "", "serve HTTPS with this certificate")
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
+	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
+	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
+	f.IntVar(&o.maxInFlight, "max-requests-inflight", 400, "most non-mutating requests served at once, beyond which 429 (watches are not counted); 0 for no limit")
+	f.IntVar(&o.maxMutating, "max-mutating-requests-inflight", 200, "most mutating requests served at once, beyond which 429; 0 for no limit")
+	f.BoolVar(&o.profiling, "profiling", false, "serve /debug/pprof/ (to authenticated users when authentication is configured)")
 	f.BoolVar(&o.noFsync, "unsafe-no-fsync", false, "do not fsync the embedded store (tests and benchmarks only: a crash can lose acknowledged writes)")
 	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
 	f.DurationVar(&o.compaction.KeepDuration, "compaction-keep-duration", o.compaction.KeepDuration, "history always kept, in time")
@@ -80,12 +90,19 @@ func (o *serveOptions) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
+	authenticator, clientCAs, err := o.authentication()
+	if err != nil {
+		return err
+	}
 	store, where, err := o.openStore()
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	srv, err := server.New(ctx, server.Config{Storage: store})
+	srv, err := server.New(ctx, server.Config{
+		Storage: store, Authenticator: authenticator, Profiling: o.profiling,
+		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
+	})
 	if err != nil {
 		return err
 	}
@@ -95,6 +112,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 	hs := o.httpServer(srv.Handler())
+	if clientCAs != nil { // asked for, verified by the authenticator: a request may present a token instead
+		hs.TLSConfig.ClientAuth, hs.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
+	}
 	var wg sync.WaitGroup
 	compactCtx, stopCompaction := context.WithCancel(ctx)
 	defer func() { stopCompaction(); wg.Wait() }()
@@ -164,9 +184,12 @@ func (o *serveOptions) httpServer(h http.Handler) *http.Server {
 	}
 }
 
-// checkExposure refuses to serve a non-loopback address in the clear without
-// authentication unless explicitly allowed.
+// checkExposure refuses to serve a non-loopback address unless TLS and an
+// authenticator are configured, or the risk is explicitly accepted.
 func (o *serveOptions) checkExposure() error {
+	if err := o.checkTLS(); err != nil {
+		return err
+	}
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", o.listen, err)
@@ -174,11 +197,25 @@ func (o *serveOptions) checkExposure() error {
 	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
 		return nil
 	}
+	if o.tlsCert != "" && (o.tokenFile != "" || o.clientCA != "") {
+		return nil
+	}
 	if o.insecureAnon {
 		slog.Warn("serving a non-loopback address without TLS and authentication", "listen", o.listen)
 		return nil
 	}
-	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with an authentication flag, or --insecure-allow-anonymous to accept the risk", o.listen)
+	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous to accept the risk", o.listen)
+}
+
+// checkTLS checks that the TLS flags come together.
+func (o *serveOptions) checkTLS() error {
+	switch {
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	case o.clientCA != "" && o.tlsCert == "":
+		return errors.New("--client-ca-file needs TLS: --tls-cert-file and --tls-private-key-file")
+	}
+	return nil
 }
 
 // openStore opens the configured backend and says where its data lives.

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+)
+
+func TestCheckExposure(t *testing.T) {
+	const refused = "refusing to serve"
+	tests := []struct {
+		name string
+		o    serveOptions
+		want string // a part of the error; empty for none
+	}{
+		{"loopback", serveOptions{listen: "127.0.0.1:8080"}, ""},
+		{"localhost", serveOptions{listen: "localhost:8080"}, ""},
+		{"IPv6 loopback", serveOptions{listen: "[::1]:8080"}, ""},
+		{"every interface", serveOptions{listen: ":8080"}, refused},
+		{"an address in the clear", serveOptions{listen: "0.0.0.0:8080"}, "--tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous"},
+		{"TLS without authentication", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k"}, refused},
+		{"tokens without TLS", serveOptions{listen: "0.0.0.0:8080", tokenFile: "t"}, refused},
+		{"TLS and tokens", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k", tokenFile: "t"}, ""},
+		{"TLS and client certificates", serveOptions{listen: "10.0.0.1:8080", tlsCert: "c", tlsKey: "k", clientCA: "ca"}, ""},
+		{"the risk accepted", serveOptions{listen: "0.0.0.0:8080", insecureAnon: true}, ""},
+		{"a certificate without its key", serveOptions{listen: "127.0.0.1:8080", tlsCert: "c"}, "--tls-cert-file and --tls-private-key-file must be given together"},
+		{"client certificates without TLS", serveOptions{listen: "127.0.0.1:8080", clientCA: "ca"}, "--client-ca-file needs TLS"},
+		{"a bad address", serveOptions{listen: "8080"}, "--listen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.o.checkExposure()
+			if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// serving captures the "listwatch serving" log line of serve.
+type serving struct{ url chan string }
+
+func (s serving) Enabled(context.Context, slog.Level) bool { return true }
+func (s serving) WithAttrs([]slog.Attr) slog.Handler       { return s }
+func (s serving) WithGroup(string) slog.Handler            { return s }
+
+func (s serving) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if r.Message == "listwatch serving" && a.Key == "url" {
+			s.url <- a.Value.String()
+		}
+		return true
+	})
+	return nil
+}
+
+// startServe runs `listwatch serve args...` until the test ends and returns
+// the URL it serves; it replaces the default logger meanwhile.
+func startServe(t *testing.T, args ...string) string {
+	log := serving{url: make(chan string, 1)}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(log))
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	root := newRoot()
+	root.SetArgs(append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--unsafe-no-fsync"}, args...))
+	go func() { errc <- root.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		slog.SetDefault(prev)
+	})
+	select {
+	case url := <-log.url:
+		return url
+	case err := <-errc:
+		errc <- err
+		t.Fatalf("serve ended before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	return ""
+}
+
+func TestServeWithTLSAndTokens(t *testing.T) {
+	ca := authntest.NewCA(t)
+	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
+	dir := t.TempDir()
+	tokenFile, caFile := filepath.Join(dir, "tokens.csv"), filepath.Join(dir, "ca.crt")
+	authntest.WriteFile(t, tokenFile, "e2e-token,erin,1,admins\n")
+	authntest.WriteFile(t, caFile, string(ca.PEM))
+	url := startServe(t, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--token-auth-file", tokenFile, "--client-ca-file", caFile)
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Fatalf("serving %s, want https on 127.0.0.1", url)
+	}
+	client := func(certs ...tls.Certificate) *http.Client {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), Certificates: certs}}
+		t.Cleanup(tr.CloseIdleConnections)
+		return &http.Client{Transport: tr}
+	}
+	anonymous, frank := client(), client(ca.Client(t, "frank"))
+	const cms = "/api/v1/namespaces/default/configmaps"
+	tests := []struct {
+		name, method, path, token, body string
+		client                          *http.Client
+		code                            int
+	}{
+		{"create with the token", "POST", cms, "e2e-token", `{"metadata":{"name":"secured"}}`, anonymous, http.StatusCreated},
+		{"read with the token", "GET", cms + "/secured", "e2e-token", "", anonymous, http.StatusOK},
+		{"read with a client certificate", "GET", cms + "/secured", "", "", frank, http.StatusOK},
+		{"no credentials", "GET", cms, "", "", anonymous, http.StatusUnauthorized},
+		{"a wrong token", "GET", cms, "wrong", "", anonymous, http.StatusUnauthorized},
+		{"readiness needs none", "GET", "/readyz", "", "", anonymous, http.StatusOK},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequestWithContext(t.Context(), tt.method, url+tt.path, strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		resp, err := tt.client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.code {
+			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, b, tt.code)
+		}
+	}
+}
+
+func TestServeRejectsABadTokenFile(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "tokens.csv")
+	authntest.WriteFile(t, tokenFile, "good,alice,1\nbad,bob\n")
+	root := newRoot()
+	root.SetArgs([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--token-auth-file", tokenFile})
+	err := root.ExecuteContext(t.Context())
+	if err == nil || !strings.Contains(err.Error(), tokenFile+": line 2") {
+		t.Fatalf("got %v, want an error naming the file and line 2", err)
+	}
+}
