@@ -387,3 +387,34 @@ func TestEtcdRequestTooLarge(t *testing.T) {
 		t.Errorf("Create of %d bytes on a default etcd: %v, want ErrValueTooLarge", storage.MaxValueSize, err)
 	}
 }
+
+// TestEtcdProgressPerWatch checks that one watch's progress does not wait for
+// another's: etcd answers a progress request only when every watch on its
+// gRPC stream is current, which a watch from a future revision never is.
+func TestEtcdProgressPerWatch(t *testing.T) {
+	s := newEtcdStore(t)
+	ctx := testCtx(t)
+	now, err := s.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Watch(ctx, "/future/", now+1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx, "/a/", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := w.(storage.ProgressWatcher)
+	rev := mustCreate(t, s, "/elsewhere", "v")
+	deadline := time.Now().Add(waitTimeout)
+	for pw.Progress() < rev {
+		if time.Now().After(deadline) {
+			t.Fatalf("Progress() = %d, never reached %d", pw.Progress(), rev)
+		}
+		if err := pw.RequestProgress(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a getter, bounded by the deadline
+	}
+}
