@@ -36,10 +36,10 @@
 // Watch(ctx, prefix, from) opens an etcd watch on the prefix from revision
 // from (1 when from is 0) with previous values, and drops the events at
 // revision from itself. Starting one revision early makes etcd enforce the
-// contract's boundary: etcd rejects a watch from below its compaction
-// revision c, and the contract rejects every watch from below c, including
-// from = c-1, which a watch from revision from+1 would let through although a
-// delete at revision c may already be gone. A read at revision from, made
+// contract's boundary, also against a compaction racing the call: etcd
+// rejects a watch starting below its compaction revision c, and the contract
+// rejects every watch from below c, including from = c-1, which a watch
+// starting at from+1 = c would let through. A read at revision from, made
 // before the watch opens, reports ErrCompacted synchronously; a compaction
 // racing the call ends the stream with ErrCompacted. An update or delete event
 // whose previous value etcd could no longer read (compacted while the watch
