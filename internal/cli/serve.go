@@ -41,6 +41,7 @@ type serveOptions struct {
 	noFsync       bool
 	compaction    storage.CompactionPolicy
 	shutdownGrace time.Duration
+	shutdownDelay time.Duration
 	cpuProfile    string
 }
 
@@ -73,6 +74,7 @@ func newServe() *cobra.Command {
 	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
 	f.DurationVar(&o.compaction.KeepDuration, "compaction-keep-duration", o.compaction.KeepDuration, "history always kept, in time")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
+	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -132,8 +134,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	slog.Info("shutting down", "grace", o.shutdownGrace)
-	srv.Close() // watches end cleanly; then Shutdown waits for the rest
+	slog.Info("shutting down", "grace", o.shutdownGrace, "delay", o.shutdownDelay)
+	srv.Close() // watches end cleanly and /readyz fails; then Shutdown waits for the rest
+	time.Sleep(o.shutdownDelay)
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -62,7 +62,7 @@ func New() *Metrics {
 		}, requestLabels),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_current_inflight_requests",
-			Help: "Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
+			Help: "Number of requests being served, per request kind (not counting watches); kube-apiserver reports the largest number of the last second.",
 		}, []string{"request_kind"}),
 		watch:     newWatchMetrics(),
 		resources: map[ResourceID]*Resource{},
