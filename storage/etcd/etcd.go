@@ -169,8 +169,8 @@ func (s *Store) startWatch() error {
 	return nil
 }
 
-// open returns storage.ErrClosed once Close has started.
-func (s *Store) open() error {
+// checkOpen returns storage.ErrClosed once Close has started.
+func (s *Store) checkOpen() error {
 	if s.closed.Err() != nil {
 		return storage.ErrClosed
 	}

@@ -151,7 +151,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 // listStart validates a List call and returns the revision to read at (0:
 // the current one) and the key to start from.
 func (s *Store) listStart(prefix string, opts storage.ListOptions) (rev int64, start string, err error) {
-	if err := s.open(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return 0, "", err
 	}
 	if err := storage.ValidatePrefix(prefix); err != nil {
@@ -172,7 +172,7 @@ func (s *Store) listStart(prefix string, opts storage.ListOptions) (rev int64, s
 // CurrentRevision returns the cluster's revision, read from the header of a
 // count of one key.
 func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
-	if err := s.open(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return 0, fmt.Errorf("etcd: current revision: %w", err)
 	}
 	resp, err := s.cli.Get(ctx, s.prefix, clientv3.WithCountOnly())
@@ -184,7 +184,7 @@ func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
 
 // Compact discards the cluster's history before rev.
 func (s *Store) Compact(ctx context.Context, rev int64) error {
-	if err := s.open(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return fmt.Errorf("etcd: compact: %w", err)
 	}
 	if err := storage.ValidateRevision(rev); err != nil {
@@ -204,7 +204,7 @@ func (s *Store) Compact(ctx context.Context, rev int64) error {
 
 // checkKey returns the error of a call on key: ErrClosed or an invalid key.
 func (s *Store) checkKey(key string) error {
-	if err := s.open(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	return storage.ValidateKey(key)
