@@ -68,11 +68,10 @@ func (e *statusError) Error() string {
 // ensureNamespace creates the benchmark namespace unless it exists.
 func (a *apiClient) ensureNamespace(ctx context.Context) error {
 	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + namespace + `"}}`)
-	_, err := a.do(ctx, http.MethodPost, "/api/v1/namespaces", body)
-	if se, ok := err.(*statusError); ok && se.code == http.StatusConflict {
-		return nil
+	if _, err := a.do(ctx, http.MethodPost, "/api/v1/namespaces", body); err != nil && !isConflict(err) {
+		return err
 	}
-	return err
+	return nil
 }
 
 const configMaps = "/api/v1/namespaces/" + namespace + "/configmaps"

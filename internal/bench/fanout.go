@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -171,9 +172,10 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	return r, nil
 }
 
+// isConflict reports a 409: the object already exists.
 func isConflict(err error) bool {
 	var se *statusError
-	return errors.As(err, &se) && se.code == 409
+	return errors.As(err, &se) && se.code == http.StatusConflict
 }
 
 // watchPath is a watch of the benchmark's configmaps from rv, lasting
