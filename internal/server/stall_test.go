@@ -1,0 +1,134 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/storage/memory"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+// TestStalledReaderDoesNotDelayOthers opens a watch on a raw socket and
+// stops reading it, so the kernel's buffers and the watcher's queue fill,
+// while other watchers receive every event of a burst. When the stalled
+// reader reads again it gets every event it missed, in order, with no 410,
+// since the store's history still holds them.
+func TestStalledReaderDoesNotDelayOthers(t *testing.T) {
+	store := memory.New()
+	s, err := New(t.Context(), Config{Storage: store, WatchCache: watchcache.Config{WatcherBufferBytes: 16 << 10, RingMaxEvents: 256, RingMinEvents: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newSocketServer(t, s)
+	defer store.Close()
+	start, _ := store.CurrentRevision(t.Context())
+	url := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+
+	stalled := rawWatch(t, ts.Listener.Addr().String(), url)
+	fast := []*stream{openWatch(t, ts.Client(), ts.URL+url), openWatch(t, ts.Client(), ts.URL+url)}
+
+	const writes = 1000 // about 1 MiB, far more than the small socket buffers hold
+	pad := strings.Repeat("x", 1024)
+	history := make(storagetest.History, 0, writes)
+	for i := range writes {
+		code, o := call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, fmt.Sprintf(`{"metadata":{"name":"s%d"},"data":{"pad":%q}}`, i, pad))
+		if code != http.StatusCreated {
+			t.Fatalf("create %d: %d", i, code)
+		}
+		history = append(history, event{api.Added, o}.record())
+	}
+	var wg sync.WaitGroup
+	for i, f := range fast {
+		wg.Go(func() {
+			if err := storagetest.ValidateWatch(history, start, records(f.next(writes, false)), true); err != nil {
+				t.Errorf("fast watcher %d while the other stalls: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	got := stalled.next(t, writes)
+	if err := storagetest.ValidateWatch(history, start, got, true); err != nil {
+		t.Errorf("the stalled reader, reading again: %v", err)
+	}
+}
+
+// newSocketServer serves s on a real socket whose connections have small
+// send buffers, so that a client that stops reading blocks the server's
+// writes soon.
+func newSocketServer(t *testing.T, s *Server) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(s.Handler())
+	ts.Listener = smallBuffers{ts.Listener}
+	ts.Start()
+	t.Cleanup(func() { s.Close(); ts.Close() })
+	return ts
+}
+
+// smallBuffers is a listener whose connections send through 16 KiB buffers.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(16 << 10)
+	}
+	return c, err
+}
+
+// rawStream is a watch read from a raw TCP connection, at the test's pace.
+type rawStream struct {
+	conn  net.Conn
+	lines *bufio.Reader
+}
+
+// rawWatch sends a watch request on its own connection and reads nothing
+// until next is called.
+func rawWatch(t *testing.T, addr, path string) *rawStream {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(16 << 10)
+	}
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
+	return &rawStream{conn: conn, lines: bufio.NewReaderSize(conn, 1<<20)}
+}
+
+// next reads n events, decoding the chunked body by hand.
+func (r *rawStream) next(t *testing.T, n int) []storagetest.Record {
+	t.Helper()
+	_ = r.conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(r.lines, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(resp.Body)
+	var out []storagetest.Record
+	for len(out) < n {
+		var raw api.WatchEvent
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatalf("after %d events: %v", len(out), err)
+		}
+		obj, _ := api.ParseObject(raw.Object)
+		if raw.Type == api.Error {
+			t.Fatalf("ERROR event after %d events: %v", len(out), obj)
+		}
+		if raw.Type != api.Bookmark {
+			out = append(out, event{raw.Type, obj}.record())
+		}
+	}
+	return out
+}
