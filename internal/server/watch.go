@@ -183,8 +183,12 @@ func tooLargeResourceVersion(asked, current int64) *api.StatusError {
 // a last bookmark), the client going away, the server shutting down, or an
 // error (sent as an ERROR event).
 func (s *Server) stream(ctx context.Context, w *watchcache.Watcher, wr watchRequest, enc *watchEncoder, sink watchSink) {
-	bookmark := time.NewTicker(s.cfg.BookmarkInterval)
-	defer bookmark.Stop()
+	var bookmarks <-chan time.Time // only watches that asked for bookmarks pay for a ticker
+	if wr.bookmarks {
+		t := time.NewTicker(s.cfg.BookmarkInterval)
+		defer t.Stop()
+		bookmarks = t.C
+	}
 	var items []watchcache.Item
 	for {
 		var err error
@@ -201,12 +205,12 @@ func (s *Server) stream(ctx context.Context, w *watchcache.Watcher, wr watchRequ
 		}
 		select {
 		case <-w.Ready():
-		case <-bookmark.C:
-			if wr.bookmarks {
-				if rev, ok := w.Bookmark(); ok && sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) != nil {
-					return
-				}
+		case <-bookmarks:
+			if rev, ok := w.Bookmark(); ok && sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) != nil {
+				return
 			}
+		case <-sink.gone():
+			return // a WebSocket client closed the connection
 		case <-ctx.Done():
 			if wr.bookmarks && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				if rev, ok := w.Bookmark(); ok {

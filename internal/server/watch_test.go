@@ -354,3 +354,29 @@ func TestWatchBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSocketCloseEndsWatch checks that a WebSocket client closing its
+// connection ends the watch on the server (whose request context a hijacked
+// connection never cancels).
+func TestWebSocketCloseEndsWatch(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	url := ts.URL + "/api/v1/namespaces/default/configmaps?watch=true"
+	ws := openWebSocketWatch(t, ts.URL, url)
+	waitWatchers := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, _, body := get(t, ts.Client(), "GET", ts.URL+"/metrics", nil)
+			if strings.Contains(body, `apiserver_registered_watchers{group="",kind="ConfigMap",version="v1"} `+want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("registered watchers never reached %s", want)
+			}
+			time.Sleep(10 * time.Millisecond) // polling a gauge; bounded by the deadline
+		}
+	}
+	waitWatchers("1")
+	ws.conn.Close(websocket.StatusNormalClosure, "bye")
+	waitWatchers("0")
+}

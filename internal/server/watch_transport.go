@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -107,6 +108,9 @@ func (e *watchEncoder) protobufFrame(it watchcache.Item) []byte {
 // watchSink is where a watch's events go: a chunked (or HTTP/2) response,
 // or a WebSocket.
 type watchSink interface {
+	// gone is closed when the client has gone (nil when the request's
+	// context already says so).
+	gone() <-chan struct{}
 	send(e *watchEncoder, items []watchcache.Item) error
 	close()
 }
@@ -157,6 +161,8 @@ func (s *httpSink) send(e *watchEncoder, items []watchcache.Item) error {
 
 func (s *httpSink) close() {}
 
+func (s *httpSink) gone() <-chan struct{} { return nil }
+
 // webSocketSink writes one event per WebSocket message, as kube-apiserver
 // does, and pings the client to keep the connection alive.
 type webSocketSink struct {
@@ -169,13 +175,10 @@ type webSocketSink struct {
 // wsPingInterval keeps idle WebSocket watches alive through proxies.
 const wsPingInterval = 30 * time.Second
 
-// bearerProtocolPrefix marks the subprotocol browsers use to carry a token.
-const bearerProtocolPrefix = "base64url.bearer.authorization.k8s.io."
-
 func openWebSocket(q *request) (watchSink, error) {
 	var protocols []string
 	for _, p := range websocketProtocols(q.r) {
-		if !strings.HasPrefix(p, bearerProtocolPrefix) {
+		if !strings.HasPrefix(p, authn.WebSocketProtocolPrefix) {
 			protocols = append(protocols, p)
 		}
 	}
@@ -243,6 +246,8 @@ func (s *webSocketSink) send(e *watchEncoder, items []watchcache.Item) error {
 	}
 	return nil
 }
+
+func (s *webSocketSink) gone() <-chan struct{} { return s.ctx.Done() }
 
 func (s *webSocketSink) close() {
 	s.cancel()
