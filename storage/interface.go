@@ -9,8 +9,11 @@ import (
 
 // Limits on arguments, enforced by every backend through ValidateKey and ValidateValue.
 const (
-	// MaxValueSize is etcd's default request limit, so a value accepted by one
-	// backend is accepted by all.
+	// MaxValueSize is 1.5 MiB, etcd's default request limit. An etcd cluster
+	// must allow requests of MaxValueSize plus the key and framing
+	// (--max-request-bytes of 1.5 MiB + 16 KiB) for every backend to accept
+	// the same values; otherwise the etcd backend returns ErrValueTooLarge
+	// for values near the limit.
 	MaxValueSize = 3 * 1024 * 1024 / 2
 	// MaxKeySize bounds keys well above any /registry/<group>/<resource>/<ns>/<name>
 	// (names are at most 253 bytes).
@@ -100,7 +103,8 @@ type Interface interface {
 	Delete(ctx context.Context, key string, expectedModRevision int64) (KV, int64, error)
 	// Watch streams every change under prefix with revision > fromRevision.
 	Watch(ctx context.Context, prefix string, fromRevision int64) (Watcher, error)
-	// CurrentRevision returns the revision of the latest write (0 for a new store).
+	// CurrentRevision returns the revision of the latest write: 0 for a new
+	// bolt or memory store; etcd's cluster revision (1 or more) for etcd.
 	CurrentRevision(ctx context.Context) (int64, error)
 	// Compact discards history before revision. Compacting at or below the
 	// current compaction revision does nothing; above the current revision
@@ -132,7 +136,8 @@ type ProgressWatcher interface {
 	Progress() int64
 	// RequestProgress asks the backend to bring Progress up to the store's
 	// current revision soon; backends that advance it on every commit
-	// return at once.
+	// return at once. It is best effort (etcd answers only while the watch
+	// is up to date): callers that wait for progress ask again.
 	RequestProgress(ctx context.Context) error
 }
 
