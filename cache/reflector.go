@@ -63,9 +63,9 @@ type ReflectorOptions struct {
 	PageSize int64
 	// UseWatchList makes the Reflector load the state with a streaming
 	// list (a watch with sendInitialEvents=true) instead of LIST, falling
-	// back to LIST when the server cannot do it. T must have
-	// GetAnnotations() map[string]string for the end of the initial events
-	// to be recognised.
+	// back to LIST when the server cannot do it. The end of the initial
+	// events is the bookmark with client.Event.InitialEventsEnd set, so any
+	// T works, with or without annotations.
 	UseWatchList bool
 	// InitialEventsTimeout: see DefaultInitialEventsTimeout (0 means it).
 	InitialEventsTimeout time.Duration

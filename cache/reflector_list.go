@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
 )
 
@@ -79,8 +78,8 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([
 }
 
 // watchList loads the state with a streaming list: a watch that first
-// sends every object, then a bookmark annotated initial-events-end at the
-// resourceVersion they make up. The objects gather in a temporary map and
+// sends every object, then a bookmark marked InitialEventsEnd (annotated
+// k8s.io/initial-events-end on the wire) at the resourceVersion they make up. The objects gather in a temporary map and
 // replace the store at the bookmark; the stream is returned to go on as the
 // watch. If the stream goes quiet for InitialEventsTimeout before the
 // bookmark, it fails with ErrInitialEventsTimeout.
@@ -144,22 +143,11 @@ func collect[T client.Object](objs map[string]T, ev client.Event[T]) (done bool,
 	case client.Deleted:
 		delete(objs, MetaNamespaceKeyFunc(ev.Object))
 	case client.Bookmark:
-		return isInitialEventsEnd(ev.Object), nil
+		return ev.InitialEventsEnd, nil
 	case client.Error:
 		return false, eventError(ev.Err)
 	}
 	return false, nil
-}
-
-// annotated is implemented by objects that expose their annotations
-// (k8s.io/api types, client.Unstructured).
-type annotated interface {
-	GetAnnotations() map[string]string
-}
-
-func isInitialEventsEnd(obj any) bool {
-	a, ok := obj.(annotated)
-	return ok && a.GetAnnotations()[api.InitialEventsEndAnnotation] == "true"
 }
 
 func values[T any](m map[string]T) []T {

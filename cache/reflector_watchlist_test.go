@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -108,5 +109,35 @@ func TestStreamingListRetriesOnRetryableErrors(t *testing.T) {
 		h.expectCalls("watch +0s", "watch +2s", "watch +2.8s")
 		w.Send(client.Event[*obj]{Type: client.Error, Err: cachetest.Status(500, api.StatusReasonInternalError)})
 		h.expectStats(ReflectorStats{WatchCalls: 3, WatchListFallbacks: 1, ListCalls: 1})
+	})
+}
+
+// bare is an object with no annotations: the end of its streaming list is
+// known from the event, not from the object.
+type bare struct{ name, rv string }
+
+func (b *bare) GetName() string              { return b.name }
+func (b *bare) GetNamespace() string         { return "ns" }
+func (b *bare) GetResourceVersion() string   { return b.rv }
+func (b *bare) GetLabels() map[string]string { return nil }
+
+func TestStreamingListOfObjectsWithoutAnnotations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := cachetest.NewFakeListerWatcher[*bare]()
+		inf := NewInformer(lw, InformerOptions[*bare]{Reflector: ReflectorOptions{UseWatchList: true}})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _ = inf.Run(ctx) }()
+		w := <-lw.Watches
+		w.Add(&bare{name: "a", rv: "3"})
+		w.Send(client.Event[*bare]{Type: client.Bookmark, Object: &bare{rv: "7"}, InitialEventsEnd: true})
+		synctest.Wait()
+		if !inf.HasSynced() || inf.Indexer().Len() != 1 {
+			t.Fatalf("synced %v with %d objects, want synced with 1", inf.HasSynced(), inf.Indexer().Len())
+		}
+		want := ReflectorStats{WatchCalls: 1, Syncs: 1}
+		if got := inf.Reflector().Stats(); got != want || inf.Reflector().LastSyncResourceVersion() != "7" {
+			t.Errorf("stats %+v at %q, want %+v at 7", got, inf.Reflector().LastSyncResourceVersion(), want)
+		}
 	})
 }

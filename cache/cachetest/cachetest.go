@@ -48,14 +48,15 @@ func New(ns, name string, rv int) *Object {
 	return &Object{Namespace: ns, Name: name, ResourceVersion: strconv.Itoa(rv)}
 }
 
-// Bookmark returns a BOOKMARK event at rv; initialEventsEnd annotates it as
-// the end of a streaming list's initial events.
+// Bookmark returns a BOOKMARK event at rv; initialEventsEnd marks it, as
+// the client's decoder does, as the end of a streaming list's initial
+// events (the field, and the annotation the server sends).
 func Bookmark(rv int, initialEventsEnd bool) client.Event[*Object] {
 	o := &Object{ResourceVersion: strconv.Itoa(rv)}
 	if initialEventsEnd {
 		o.Annotations = map[string]string{api.InitialEventsEndAnnotation: "true"}
 	}
-	return client.Event[*Object]{Type: client.Bookmark, Object: o}
+	return client.Event[*Object]{Type: client.Bookmark, Object: o, InitialEventsEnd: initialEventsEnd}
 }
 
 // Status returns the *api.StatusError a server sends for code and reason.
