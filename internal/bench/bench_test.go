@@ -90,6 +90,16 @@ func TestList(t *testing.T) {
 	}
 }
 
+func TestCRUD(t *testing.T) {
+	rep, err := bench.CRUD(t.Context(), bench.CRUDConfig{Clients: 4, Duration: 300 * time.Millisecond, Size: 256, Server: serverOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ready <= 0 || rep.IdleRSS <= 0 || rep.Creates.Ops == 0 || rep.Gets.Ops == 0 || rep.Creates.Failed+rep.Gets.Failed > 0 {
+		t.Errorf("implausible report %+v", rep)
+	}
+}
+
 func TestBounds(t *testing.T) {
 	ok := bench.FanoutConfig{Watchers: 1, Rate: 1, Size: 1, Duration: time.Second, Transport: bench.TransportHTTP1, Target: bench.Process{URL: "http://127.0.0.1:1"}, Drain: time.Second}
 	for name, change := range map[string]func(*bench.FanoutConfig){

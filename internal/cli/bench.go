@@ -19,7 +19,7 @@ func newBench() *cobra.Command {
 		Long: "bench starts `listwatch serve` as a child on a free loopback port with a fresh data\n" +
 			"directory (or uses --server), drives it, and reports its latency, CPU and memory.",
 	}
-	cmd.AddCommand(newBenchFanout(), newBenchIdle(), newBenchList(), newBenchBareServer())
+	cmd.AddCommand(newBenchFanout(), newBenchIdle(), newBenchList(), newBenchCRUD(), newBenchBareServer())
 	return cmd
 }
 
@@ -136,6 +136,33 @@ func newBenchList() *cobra.Command {
 	f.IntVar(&cfg.Objects, "objects", cfg.Objects, fmt.Sprintf("objects to create (at most %d)", bench.MaxObjects))
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "lists to time")
+	t.add(f)
+	return cmd
+}
+
+func newBenchCRUD() *cobra.Command {
+	var t targetFlags
+	cfg := bench.CRUDConfig{Clients: 32, Duration: 10 * time.Second, Size: 1024}
+	cmd := &cobra.Command{
+		Use:   "crud",
+		Short: "Start-up time, idle memory, and create and get throughput from concurrent clients",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
+				return err
+			}
+			rep, err := bench.CRUD(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return rep.Print(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Clients, "clients", cfg.Clients, fmt.Sprintf("concurrent clients, each on its own connection (at most %d)", bench.MaxClients))
+	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each phase (creates, then gets)")
+	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
 	t.add(f)
 	return cmd
 }
