@@ -7,6 +7,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
 )
 
 // serveResource handles a request on a resource, an object or its status.
@@ -82,10 +83,40 @@ func (q *request) respond(code int, obj api.Object) {
 	writeAs(q.w, code, q.out, obj)
 }
 
+// respondWritten writes an object a write returned: as plain JSON, the
+// stored bytes with its resourceVersion spliced in (no second encoding).
+func (q *request) respondWritten(code int, w registry.Written) {
+	if !q.writeStored(code, w.Stored) {
+		q.respond(code, w.Object)
+	}
+}
+
+// writeStored writes the object kv holds straight from its stored bytes
+// when the response is plain JSON and the bytes allow it (registry.JSON);
+// it reports false, having written nothing, otherwise.
+func (q *request) writeStored(code int, kv storage.KV) bool {
+	if q.out != (output{mediaType: mediaJSON}) {
+		return false
+	}
+	b, ok := registry.JSON(q.res, kv)
+	if ok {
+		writeJSONBytes(q.w, code, mediaJSON, b)
+	}
+	return ok
+}
+
 func (q *request) get() {
-	obj, err := q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+	kv, err := q.s.registry.GetStored(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
 		q.fail(err)
+		return
+	}
+	if q.writeStored(http.StatusOK, kv) {
+		return
+	}
+	obj, err := registry.Decode(q.res, kv)
+	if err != nil {
+		q.fail(apierror.Internal(err))
 		return
 	}
 	q.respond(http.StatusOK, obj)
@@ -138,8 +169,8 @@ func (q *request) create() {
 		q.fail(err)
 		return
 	}
-	q.s.afterWrite(q.res, created)
-	q.respond(http.StatusCreated, created)
+	q.s.afterWrite(q.res, created.Object)
+	q.respondWritten(http.StatusCreated, created)
 }
 
 func (q *request) update() {

@@ -145,8 +145,8 @@ func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) er
 	if err != nil {
 		return err
 	}
-	q.s.afterWrite(q.res, created)
-	q.respond(http.StatusCreated, created)
+	q.s.afterWrite(q.res, created.Object)
+	q.respondWritten(http.StatusCreated, created)
 	return nil
 }
 

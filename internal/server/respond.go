@@ -21,6 +21,12 @@ func writeJSON(w http.ResponseWriter, code int, contentType string, v any) {
 		writeError(w, apierror.Internal(err))
 		return
 	}
+	writeJSONBytes(w, code, contentType, b)
+}
+
+// writeJSONBytes writes encoded JSON b, ending it with a newline as
+// json.Encoder does (kube's responses end with one).
+func writeJSONBytes(w http.ResponseWriter, code int, contentType string, b []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))

@@ -17,21 +17,29 @@ var namespaces = &resource.Resource{Version: "v1", Plural: "namespaces", Kind: "
 // generateNameAttempts bounds retries when a generated name is taken.
 const generateNameAttempts = 8
 
+// Written is an object as a write left it.
+type Written struct {
+	Object api.Object // with metadata.resourceVersion
+	// Stored is what the store holds, at the write's revision: JSON gives
+	// the response's bytes from it without encoding Object again.
+	Stored storage.KV
+}
+
 // Create stores a new object in namespace ns and returns it as stored.
-func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string, obj api.Object) (api.Object, error) {
+func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string, obj api.Object) (Written, error) {
 	if err := checkTypeAndScope(res, ns, obj); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	if err := decodeFields(ctx, res, obj); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	if err := r.checkNamespace(ctx, res, ns); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	md := obj.Metadata()
 	generate, _ := md["generateName"].(string)
 	if obj.Name() == "" && generate == "" {
-		return nil, apierror.Invalid(res.Group, res.Kind, "", []api.StatusCause{
+		return Written{}, apierror.Invalid(res.Group, res.Kind, "", []api.StatusCause{
 			apierror.Field(api.CauseTypeFieldValueRequired, "metadata.name", "Required value: name or generateName is required"),
 		})
 	}
@@ -66,22 +74,24 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 	}
 }
 
-func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
+func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
 	if err := validate(res, obj); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	value, err := encodeFor(res, obj)
 	if err != nil {
-		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return Written{}, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
-	rev, err := r.writer(ctx).Create(ctx, res.Key(obj.Namespace(), obj.Name()), value)
+	key := res.Key(obj.Namespace(), obj.Name())
+	rev, err := r.writer(ctx).Create(ctx, key, value)
 	if err != nil {
 		if errors.Is(err, storage.ErrKeyExists) {
-			return nil, errors.Join(err, apierror.AlreadyExists(target(res, obj.Name())))
+			return Written{}, errors.Join(err, apierror.AlreadyExists(target(res, obj.Name())))
 		}
-		return nil, apierror.FromStorage(err, target(res, obj.Name()))
+		return Written{}, apierror.FromStorage(err, target(res, obj.Name()))
 	}
-	return withRevision(obj, rev), nil
+	kv := storage.KV{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
+	return Written{Object: withRevision(obj, rev), Stored: kv}, nil
 }
 
 // checkNamespace fails with 404 unless a namespaced resource's namespace exists.

@@ -97,15 +97,24 @@ func ParseResourceVersion(rv string) (int64, error) {
 
 // Get returns one object.
 func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name string) (api.Object, error) {
-	kv, err := r.store.Get(ctx, res.Key(ns, name))
+	kv, err := r.GetStored(ctx, res, ns, name)
 	if err != nil {
-		return nil, apierror.FromStorage(err, target(res, name))
+		return nil, err
 	}
-	obj, err := decode(kv)
+	obj, err := Decode(res, kv)
 	if err != nil {
 		return nil, apierror.Internal(err)
 	}
-	return convert(res, obj), nil
+	return obj, nil
+}
+
+// GetStored returns one object as stored, for Decode or JSON.
+func (r *Registry) GetStored(ctx context.Context, res *resource.Resource, ns, name string) (storage.KV, error) {
+	kv, err := r.store.Get(ctx, res.Key(ns, name))
+	if err != nil {
+		return storage.KV{}, apierror.FromStorage(err, target(res, name))
+	}
+	return kv, nil
 }
 
 // Decode returns the object a stored KV of res holds, as res serves it.
