@@ -47,6 +47,11 @@ type note struct {
 	info  requestInfo
 	isAPI bool // info is an API path's
 	user  *authn.User
+	// end logs and counts the request; a handler that hands its request
+	// to another goroutine (a detached watch) sets detached and calls end
+	// when the response is over.
+	end      func(code int, bytes int64)
+	detached bool
 }
 
 type noteKey struct{}
@@ -56,28 +61,45 @@ func noteOf(r *http.Request) *note {
 	return n
 }
 
-// observe logs one line per request when it ends (watches too) and
-// records the request metrics.
+// observe logs one line per request when it ends (watches too, detached
+// ones when their stream ends) and records the request metrics.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		n := &note{}
 		n.info, n.isAPI = parseRequest(r)
+		n.end = func(code int, bytes int64) { s.logRequest(r, n, time.Since(start), code, bytes) }
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
-		elapsed := time.Since(start)
-		code := rec.status()
-		s.metrics.ObserveRequest(s.metricLabels(r, n), code, elapsed)
-		user := ""
-		if n.user != nil {
-			user = n.user.Name
+		if !n.detached {
+			n.end(rec.status(), rec.bytes)
 		}
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.String("verb", logVerb(r, n)), slog.String("resource", n.info.Resource),
-			slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", rec.bytes),
-			slog.String("user", user), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// detachRequest marks r as answered by another goroutine after its handler
+// returns, and returns what that goroutine calls when the response is over.
+func detachRequest(r *http.Request) func(code int, bytes int64) {
+	n := noteOf(r)
+	if n == nil {
+		return func(int, int64) {}
+	}
+	n.detached = true
+	return n.end
+}
+
+// logRequest writes the access log line and records the request metrics.
+func (s *Server) logRequest(r *http.Request, n *note, elapsed time.Duration, code int, bytes int64) {
+	s.metrics.ObserveRequest(s.metricLabels(r, n), code, elapsed)
+	user := ""
+	if n.user != nil {
+		user = n.user.Name
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("verb", logVerb(r, n)), slog.String("resource", n.info.Resource),
+		slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", bytes),
+		slog.String("user", user), slog.String("remote", r.RemoteAddr))
 }
 
 // logVerb is kube's verb of an API request, else the method.

@@ -79,6 +79,7 @@ type Server struct {
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
+	streams      *detachedStreams // watches streamed on hijacked connections
 }
 
 // New returns a Server over cfg.Storage, creating the initial namespaces if
@@ -99,7 +100,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	m := metrics.New()
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(builtins...),
-		caches: newCaches(cfg.Storage, cfg.WatchCache, m), shutdown: make(chan struct{}), metrics: m,
+		caches: newCaches(cfg.Storage, cfg.WatchCache, m), shutdown: make(chan struct{}), metrics: m, streams: newDetachedStreams(),
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
 	}
@@ -119,6 +120,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // requests in flight; the store is the caller's to close after both.
 func (s *Server) Close() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
+	s.streams.close()
 	s.crds.Close()
 	s.caches.close()
 }

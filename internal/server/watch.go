@@ -120,24 +120,19 @@ func (q *request) watch() {
 		q.fail(err)
 		return
 	}
-	c := q.s.caches.get(q.res)
-	if c == nil {
-		q.fail(apierror.TooManyRequests("the server is shutting down", 1))
-		return
-	}
-	ctx, cancel := context.WithTimeout(q.r.Context(), wr.timeout)
-	defer cancel()
-	if err := q.s.waitFresh(ctx, c, wr.fresh); err != nil {
+	deadline := time.Now().Add(wr.timeout)
+	w, err := q.startWatch(wr, deadline)
+	if err != nil {
 		q.fail(err)
 		return
 	}
-	w, err := c.Watch(ctx, wr.opts)
-	if err != nil {
-		q.fail(apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1))
-		return
+	enc := q.watchEncoder()
+	if q.canDetach() && q.detach(w, wr, deadline, enc) {
+		return // streamed on the hijacked connection (watch_conn.go)
 	}
 	defer w.Stop()
-	enc := q.watchEncoder()
+	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)
+	defer cancel()
 	sink, err := q.openSink(enc)
 	if err != nil {
 		q.fail(err)
@@ -146,6 +141,25 @@ func (q *request) watch() {
 	defer sink.close()
 	sink = q.s.countEvents(sink, q.res)
 	q.s.stream(ctx, w, wr, enc, sink)
+}
+
+// startWatch waits until the cache is fresh enough for wr and registers
+// its watcher.
+func (q *request) startWatch(wr watchRequest, deadline time.Time) (*watchcache.Watcher, error) {
+	c := q.s.caches.get(q.res)
+	if c == nil {
+		return nil, apierror.TooManyRequests("the server is shutting down", 1)
+	}
+	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)
+	defer cancel()
+	if err := q.s.waitFresh(ctx, c, wr.fresh); err != nil {
+		return nil, err
+	}
+	w, err := c.Watch(ctx, wr.opts)
+	if err != nil {
+		return nil, apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1)
+	}
+	return w, nil
 }
 
 // waitFresh waits (bounded, as kube's 3 s) until the cache reflects the

@@ -15,21 +15,27 @@ import (
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // watchEncoder turns items into the bytes of one event each. JSON events
 // reuse the cached object bytes: only the envelope around them is written
-// per watcher.
+// per watcher. It keeps nothing of the request, so that a stream that
+// outlives its handler (connSink) does not keep net/http's buffers alive.
 type watchEncoder struct {
-	q          *request
-	table      bool // kubectl get -w: each object as a one-row Table
-	protobuf   bool // length-prefixed protobuf WatchEvents
-	sentHeader bool
+	res           *resource.Resource
+	includeObject string // the Table's includeObject parameter
+	table         bool   // kubectl get -w: each object as a one-row Table
+	protobuf      bool   // length-prefixed protobuf WatchEvents
+	sentHeader    bool
 }
 
 func (q *request) watchEncoder() *watchEncoder {
-	return &watchEncoder{q: q, table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf}
+	return &watchEncoder{
+		res: q.res, includeObject: q.r.URL.Query().Get("includeObject"),
+		table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf,
+	}
 }
 
 // contentType is the media type of the stream.
@@ -53,7 +59,7 @@ func init() {
 
 // object returns an item's object bytes as this watch sends them.
 func (e *watchEncoder) object(it watchcache.Item) []byte {
-	res := e.q.res
+	res := e.res
 	switch it.Type {
 	case api.Bookmark:
 		return bookmarkObject(res.APIVersion(), res.Kind, it.Rev, it.InitialEventsEnd)
@@ -68,7 +74,7 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 	if err != nil {
 		return it.Object
 	}
-	t := toTable(res, []api.Object{obj}, e.q.r.URL.Query().Get("includeObject"))
+	t := toTable(res, []api.Object{obj}, e.includeObject)
 	if e.sentHeader {
 		t.ColumnDefinitions = nil
 	}
@@ -77,16 +83,22 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 	return b
 }
 
-// writeFrame appends one event to buf: a JSON line, or a length-prefixed
-// protobuf WatchEvent.
-func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
+// appendFrame appends the pieces of one event to vecs: a JSON line (whose
+// object is the cache's shared bytes), or a length-prefixed protobuf
+// WatchEvent.
+func (e *watchEncoder) appendFrame(vecs [][]byte, it watchcache.Item) [][]byte {
 	if e.protobuf {
-		buf.Write(e.protobufFrame(it))
-		return
+		return append(vecs, e.protobufFrame(it))
 	}
-	buf.Write(framePrefix[it.Type])
-	buf.Write(e.object(it))
-	buf.Write(frameSuffix)
+	return append(vecs, framePrefix[it.Type], e.object(it), frameSuffix)
+}
+
+// writeFrame appends one event to buf.
+func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
+	var pieces [3][]byte
+	for _, b := range e.appendFrame(pieces[:0], it) {
+		buf.Write(b)
+	}
 }
 
 // protobufFrame encodes one event as a protobuf frame. An object that
@@ -115,10 +127,15 @@ type watchSink interface {
 	close()
 }
 
+// isWebSocket reports whether the client asked for a WebSocket upgrade.
+func (q *request) isWebSocket() bool {
+	return strings.EqualFold(q.r.Header.Get("Upgrade"), "websocket")
+}
+
 // openSink starts the response: a WebSocket when the client asked for an
-// upgrade, otherwise a streamed HTTP response.
+// upgrade, otherwise a streamed HTTP response through net/http.
 func (q *request) openSink(e *watchEncoder) (watchSink, error) {
-	if strings.EqualFold(q.r.Header.Get("Upgrade"), "websocket") {
+	if q.isWebSocket() {
 		return openWebSocket(q)
 	}
 	flusher, ok := q.w.(http.Flusher)

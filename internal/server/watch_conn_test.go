@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage/memory"
+)
+
+// rawConn is an HTTP/1.1 watch read from a raw socket, chunk by chunk, so
+// that the framing itself is checked rather than a client's reading of it.
+type rawConn struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+	head *http.Response
+}
+
+func dialRawWatch(t *testing.T, ts *httptest.Server, path string) *rawConn {
+	t.Helper()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
+	r := bufio.NewReader(conn)
+	// Only the head goes to ReadResponse: the body is read raw.
+	head, err := http.ReadResponse(bufio.NewReader(headOnly(t, r)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rawConn{t: t, conn: conn, r: r, head: head}
+}
+
+// headOnly reads a response head (through the blank line) from r.
+func headOnly(t *testing.T, r *bufio.Reader) io.Reader {
+	t.Helper()
+	var head bytes.Buffer
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the response head: %v (so far %q)", err, head.String())
+		}
+		head.WriteString(line)
+		if line == "\r\n" {
+			return &head
+		}
+	}
+}
+
+// chunk reads one chunk; size 0 is the terminating chunk (with its CRLF).
+func (c *rawConn) chunk() []byte {
+	c.t.Helper()
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Fatalf("reading a chunk size: %v", err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSuffix(line, "\r\n"), 16, 64)
+	if err != nil || !strings.HasSuffix(line, "\r\n") {
+		c.t.Fatalf("chunk size line %q", line)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		c.t.Fatalf("reading a chunk of %d bytes: %v", n, err)
+	}
+	if !bytes.HasSuffix(body, []byte("\r\n")) {
+		c.t.Fatalf("chunk of %d bytes does not end in CRLF: %q", n, body)
+	}
+	return body[:n]
+}
+
+// events decodes a chunk's JSON lines; a chunk holds whole events.
+func (c *rawConn) events(chunk []byte) []api.WatchEvent {
+	c.t.Helper()
+	if !bytes.HasSuffix(chunk, []byte("\n")) {
+		c.t.Fatalf("chunk does not end with a whole event: %q", chunk)
+	}
+	var out []api.WatchEvent
+	for line := range bytes.Lines(chunk) {
+		var ev api.WatchEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			c.t.Fatalf("event %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// ends checks that the next chunk is the terminating one and that the
+// server then closes the connection.
+func (c *rawConn) ends() {
+	c.t.Helper()
+	for {
+		ch := c.chunk()
+		if len(ch) == 0 {
+			break
+		}
+		for _, ev := range c.events(ch) {
+			if ev.Type != api.Bookmark {
+				c.t.Fatalf("%s event before the end, want only bookmarks", ev.Type)
+			}
+		}
+	}
+	if b, err := c.r.ReadByte(); err != io.EOF {
+		c.t.Fatalf("after the terminating chunk: byte %q, err %v; want EOF", b, err)
+	}
+}
+
+func TestWatchHijackedFraming(t *testing.T) {
+	ts, _, _ := newWatchServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	for i := range 3 {
+		if code, _ := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"f%d"}}`, i)); code != http.StatusCreated {
+			t.Fatalf("create: %d", code)
+		}
+	}
+	w := dialRawWatch(t, ts, cms+"?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
+	h := w.head
+	if h.StatusCode != 200 || h.Header.Get("Content-Type") != mediaJSON || len(h.TransferEncoding) != 1 || h.TransferEncoding[0] != "chunked" || !h.Close {
+		t.Fatalf("head: %d %v, transfer %v, close %v", h.StatusCode, h.Header, h.TransferEncoding, h.Close)
+	}
+	// The initial state is pending at once: one chunk, one write.
+	evs := w.events(w.chunk())
+	if len(evs) != 3 {
+		t.Fatalf("first chunk has %d events, want the 3 initial ones together", len(evs))
+	}
+	for i, ev := range evs {
+		obj, _ := api.ParseObject(ev.Object)
+		if ev.Type != api.Added || obj.Name() != fmt.Sprintf("f%d", i) {
+			t.Errorf("initial event %d: %s %s", i, ev.Type, obj.Name())
+		}
+	}
+	// timeoutSeconds: a last bookmark, the terminating chunk, the close.
+	w.ends()
+}
+
+func TestWatchHijackedEndsAtShutdown(t *testing.T) {
+	ts, s, _ := newWatchServer(t)
+	w := dialRawWatch(t, ts, "/api/v1/configmaps?watch=true")
+	s.Close()
+	w.ends()
+}
+
+// TestWatchHijackedClientGoneEndsWatch checks that a client closing its
+// connection ends the detached stream (no handler's context says so).
+func TestWatchHijackedClientGoneEndsWatch(t *testing.T) {
+	ended := make(chan slog.Record, 16)
+	ts, _ := newLoggedWatchServer(t, ended)
+	w := dialRawWatch(t, ts, "/api/v1/namespaces/default/configmaps?watch=true")
+	w.conn.Close()
+	waitLogged(t, ended, "watch")
+}
+
+// waitLogged returns the first access log record of a request with verb.
+func waitLogged(t *testing.T, logged <-chan slog.Record, verb string) slog.Record {
+	t.Helper()
+	for {
+		select {
+		case r := <-logged:
+			if attr(r, "verb").String() == verb {
+				return r
+			}
+		case <-t.Context().Done():
+			t.Fatalf("no %s request was logged", verb)
+		}
+	}
+}
+
+// TestWatchHijackedAccessLog checks that a detached watch is logged when it
+// ends, with its bytes.
+func TestWatchHijackedAccessLog(t *testing.T) {
+	ended := make(chan slog.Record, 16)
+	ts, _ := newLoggedWatchServer(t, ended)
+	w := dialRawWatch(t, ts, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1")
+	w.ends()
+	r := waitLogged(t, ended, "watch")
+	if code, d := attr(r, "code").Int64(), attr(r, "duration").Duration(); code != 200 || d < time.Second {
+		t.Errorf("access log of a watch that lasted 1 s: code %d, duration %v", code, d)
+	}
+}
+
+// newLoggedWatchServer is newWatchServer whose access log lines go to logged.
+func newLoggedWatchServer(t *testing.T, logged chan<- slog.Record) (*httptest.Server, *Server) {
+	t.Helper()
+	store := memory.New()
+	s, err := New(t.Context(), Config{Storage: store, Logger: slog.New(recordHandler(logged))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	return ts, s
+}
+
+// attr is r's attribute key.
+func attr(r slog.Record, key string) slog.Value {
+	var v slog.Value
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// recordHandler sends every access log record to a channel, dropping
+// them when it is full.
+type recordHandler chan<- slog.Record
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h recordHandler) WithGroup(string) slog.Handler            { return h }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "request" {
+		select {
+		case h <- r.Clone():
+		default:
+		}
+	}
+	return nil
+}
+
+// TestWatchHijackedCurlEndsCleanly: curl --http1.1 exits 0 at the end of a
+// watch's timeout, which it does only if the chunked body was terminated.
+func TestWatchHijackedCurlEndsCleanly(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed (.ci/run installs it)")
+	}
+	ts, _, _ := newWatchServer(t)
+	call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"c"}}`)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, curl, "-sS", "-N", "--http1.1", ts.URL+"/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1").Output()
+	if err != nil {
+		t.Fatalf("curl: %v (%s)", err, out)
+	}
+	var ev api.WatchEvent
+	if err := json.Unmarshal(bytes.TrimSpace(out), &ev); err != nil || ev.Type != api.Added {
+		t.Errorf("curl printed %q: %v", out, err)
+	}
+}
