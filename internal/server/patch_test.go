@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -43,25 +41,8 @@ func newPatchServer(t *testing.T) *httptest.Server {
 // empty) and returns the status code and decoded body.
 func send(t *testing.T, ts *httptest.Server, method, path, contentType, userAgent, body string) (int, api.Object) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	req.Header.Set("User-Agent", userAgent)
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	obj, err := api.ParseObject(b)
-	if err != nil {
-		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, path, err, b)
-	}
-	return resp.StatusCode, obj
+	r := exchange(t, ts, method, path, http.Header{"Content-Type": {contentType}, "User-Agent": {userAgent}}, body)
+	return r.code, r.obj
 }
 
 // managers returns "manager/operation" -> fieldsV1 of obj's managedFields.
