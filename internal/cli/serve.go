@@ -73,6 +73,10 @@ func newServe() *cobra.Command {
 	f.BoolVar(&o.noFsync, "unsafe-no-fsync", false, "do not fsync the embedded store (tests and benchmarks only: a crash can lose acknowledged writes)")
 	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
 	f.DurationVar(&o.compaction.KeepDuration, "compaction-keep-duration", o.compaction.KeepDuration, "history always kept, in time")
+	// Hidden: tests shorten it (with small keep flags) to compact within
+	// a second of starting, to prove that clients relist after a 410.
+	f.DurationVar(&o.compaction.Interval, "compaction-interval", o.compaction.Interval, "how often the compaction policy is applied")
+	_ = f.MarkHidden("compaction-interval")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
