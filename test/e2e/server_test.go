@@ -79,11 +79,13 @@ func startServer(t *testing.T) *server {
 	return s
 }
 
-// start runs the process and waits until it serves /readyz.
-func (s *server) start(t *testing.T) {
+// start runs the process, with args added to serve's flags, and waits
+// until it serves /readyz.
+func (s *server) start(t *testing.T, args ...string) {
 	t.Helper()
 	s.logs = &bytes.Buffer{}
-	s.cmd = exec.Command(binary, "serve", "--listen", s.addr, "--data-dir", s.dataDir, "--unsafe-no-fsync")
+	flags := []string{"serve", "--listen", s.addr, "--data-dir", s.dataDir, "--unsafe-no-fsync"}
+	s.cmd = exec.Command(binary, append(flags, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
