@@ -77,6 +77,9 @@ type request struct {
 	accept      string // default: JSON
 	contentType string // of body
 	body        []byte
+	// decode, when set, reads a 2xx response's body as it arrives instead
+	// of buffering it whole (a large list need not be held twice).
+	decode func(io.Reader) error
 }
 
 // url is the request's URL; path segments in r.path are already escaped.
@@ -147,6 +150,9 @@ func (c *Client) once(ctx context.Context, r *request) (_ *response, wait time.D
 		return nil, -1, err
 	}
 	defer resp.Body.Close()
+	if r.decode != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return decodeStream(r, resp)
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, -1, fmt.Errorf("%s %s: reading the response: %w", r.method, r.path, err)
@@ -155,6 +161,18 @@ func (c *Client) once(ctx context.Context, r *request) (_ *response, wait time.D
 		return &response{body: body, contentType: resp.Header.Get("Content-Type")}, -1, nil
 	}
 	return nil, retryWait(resp), statusError(resp.StatusCode, resp.Header, body)
+}
+
+// decodeStream gives a 2xx response's body to r.decode, then reads what it
+// left (trailing white space), so that the connection can be reused.
+func decodeStream(r *request, resp *http.Response) (*response, time.Duration, error) {
+	if err := r.decode(resp.Body); err != nil {
+		return nil, -1, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return nil, -1, fmt.Errorf("%s %s: reading the response: %w", r.method, r.path, err)
+	}
+	return &response{contentType: resp.Header.Get("Content-Type")}, -1, nil
 }
 
 // send waits for the rate limiter and sends r.
