@@ -115,11 +115,21 @@ func checkLoadPath(t *testing.T, watchList bool, c requestCounts) {
 // Kubernetes' own components do.
 func typedClientset(t testing.TB, url string) *kubernetes.Clientset {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, ContentConfig: rest.ContentConfig{ContentType: mediaProtobuf}, QPS: -1})
+	cs, err := kubernetesClientset(url)
 	if err != nil {
-		t.Fatalf("clientset: %v", err)
+		t.Fatal(err)
 	}
 	return cs
+}
+
+// kubernetesClientset is client-go's clientset for url in protobuf, with
+// no client-side rate limit.
+func kubernetesClientset(url string) (*kubernetes.Clientset, error) {
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, ContentConfig: rest.ContentConfig{ContentType: mediaProtobuf}, QPS: -1})
+	if err != nil {
+		return nil, fmt.Errorf("clientset for %s: %w", url, err)
+	}
+	return cs, nil
 }
 
 // workload writes the objects of one resource and lists them.
