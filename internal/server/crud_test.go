@@ -67,15 +67,18 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-// TestStoredJSON checks that the responses written from stored bytes are
-// what encoding the decoded object gives: canonical JSON (sorted keys)
-// ending with a newline, with the write's resourceVersion; and that the
-// forms that need the decoded object still get it.
+// TestStoredJSON checks that the responses written from stored bytes (get,
+// create, update) are what encoding the decoded object gives: canonical
+// JSON (sorted keys) ending with a newline, with the write's
+// resourceVersion; and that the forms that need the decoded object still
+// get it.
 func TestStoredJSON(t *testing.T) {
 	ts := newTestServer(t)
 	created := rawCall(t, ts, http.MethodPost, benchConfigMaps, mediaJSON, benchConfigMap("a"), http.StatusCreated)
 	got := rawCall(t, ts, http.MethodGet, benchConfigMaps+"/a", mediaJSON, "", http.StatusOK)
-	for _, b := range [][]byte{created, got} {
+	updated := rawCall(t, ts, http.MethodPut, benchConfigMaps+"/a", mediaJSON, `{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v"}}`, http.StatusOK)
+	gotUpdated := rawCall(t, ts, http.MethodGet, benchConfigMaps+"/a", mediaJSON, "", http.StatusOK)
+	for _, b := range [][]byte{created, got, updated, gotUpdated} {
 		obj, err := api.ParseObject(b)
 		if err != nil {
 			t.Fatal(err)
@@ -88,8 +91,13 @@ func TestStoredJSON(t *testing.T) {
 			t.Fatalf("missing fields: %s", b)
 		}
 	}
-	if string(created) != string(got) {
-		t.Fatalf("create answered\n%s\nget answered\n%s", created, got)
+	for _, pair := range [][2][]byte{{created, got}, {updated, gotUpdated}} {
+		if string(pair[0]) != string(pair[1]) {
+			t.Fatalf("the write answered\n%s\nget answered\n%s", pair[0], pair[1])
+		}
+	}
+	if string(created) == string(updated) {
+		t.Fatalf("the update answered what the create did: %s", updated)
 	}
 	yml := rawCall(t, ts, http.MethodGet, benchConfigMaps+"/a", mediaYAML, "", http.StatusOK)
 	if !strings.Contains(string(yml), "resourceVersion: \"") {

@@ -200,8 +200,8 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 		q.fail(err)
 		return
 	}
-	q.s.afterWrite(q.res, updated)
-	q.respond(http.StatusOK, updated)
+	q.s.afterWrite(q.res, updated.Object)
+	q.respondWritten(http.StatusOK, updated)
 }
 
 // statusView is res as its status subresource writes it: status may change,

@@ -21,7 +21,8 @@ const generateNameAttempts = 8
 type Written struct {
 	Object api.Object // with metadata.resourceVersion
 	// Stored is what the store holds, at the write's revision: JSON gives
-	// the response's bytes from it without encoding Object again.
+	// the response's bytes from it without encoding Object again. It is
+	// zero when the write deleted the object (its last finalizer removed).
 	Stored storage.KV
 }
 

@@ -22,28 +22,28 @@ type UpdateFunc func(current api.Object) (api.Object, error)
 // concurrent writes unless the result carries a resourceVersion
 // precondition. An object whose deletion was requested is deleted once its
 // last finalizer is removed.
-func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name string, tryUpdate UpdateFunc) (api.Object, error) {
+func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name string, tryUpdate UpdateFunc) (Written, error) {
 	key := res.Key(ns, name)
 	for {
 		kv, err := r.store.Get(ctx, key)
 		if err != nil {
-			return nil, apierror.FromStorage(err, target(res, name))
+			return Written{}, apierror.FromStorage(err, target(res, name))
 		}
 		cur, err := decode(kv)
 		if err != nil {
-			return nil, apierror.Internal(err)
+			return Written{}, apierror.Internal(err)
 		}
 		cur = convert(res, cur)
 		next, err := tryUpdate(cur.DeepCopy())
 		if err != nil {
-			return nil, err
+			return Written{}, err
 		}
 		precondition, err := ParseResourceVersion(next.ResourceVersion())
 		if err != nil {
-			return nil, apierror.BadRequest(err.Error())
+			return Written{}, apierror.BadRequest(err.Error())
 		}
 		if precondition != 0 && precondition != kv.ModRevision {
-			return nil, apierror.Conflict(target(res, name), "")
+			return Written{}, apierror.Conflict(target(res, name), "")
 		}
 		out, err := r.write(ctx, res, ns, name, kv, cur, next)
 		if errors.Is(err, storage.ErrConflict) && precondition == 0 {
@@ -54,34 +54,36 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 }
 
 // write stores next in place of the current KV with compare-and-swap.
-func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name string, kv storage.KV, cur, next api.Object) (api.Object, error) {
+func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name string, kv storage.KV, cur, next api.Object) (Written, error) {
 	if err := decodeFields(ctx, res, next); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	if err := validate(res, next); err != nil {
-		return nil, err
+		return Written{}, err
 	}
 	if deleting(next) && len(finalizers(next)) == 0 {
-		return r.deleteKV(ctx, res, kv, next)
+		deleted, err := r.deleteKV(ctx, res, kv, next)
+		return Written{Object: deleted}, err
 	}
 	value, err := encodeFor(res, next)
 	if err != nil {
-		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return Written{}, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
 	if bytes.Equal(value, kv.Value) {
-		return withRevision(next, kv.ModRevision), nil // no change, no new revision (as kube)
+		return Written{Object: withRevision(next, kv.ModRevision), Stored: kv}, nil // no change, no new revision (as kube)
 	}
 	rev, err := r.writer(ctx).Update(ctx, kv.Key, kv.ModRevision, value)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
-			return nil, errors.Join(err, apierror.Conflict(target(res, name), ""))
+			return Written{}, errors.Join(err, apierror.Conflict(target(res, name), ""))
 		}
-		return nil, apierror.FromStorage(err, target(res, name))
+		return Written{}, apierror.FromStorage(err, target(res, name))
 	}
-	return withRevision(next, rev), nil
+	stored := storage.KV{Key: kv.Key, Value: value, CreateRevision: kv.CreateRevision, ModRevision: rev}
+	return Written{Object: withRevision(next, rev), Stored: stored}, nil
 }
 
 // prepareUpdate makes next keep what a client may not change: identity,
