@@ -24,6 +24,11 @@ type WatchOptions struct {
 	// InitialEventsEnd, with InitialEvents, sends a BOOKMARK annotated
 	// k8s.io/initial-events-end after the initial events.
 	InitialEventsEnd bool
+	// Wake, if set, is called instead of signalling Ready when Pending may
+	// have something, so that a pool of senders can serve many watchers
+	// without a goroutine each. It runs under the cache's locks: it must
+	// not block or call the cache.
+	Wake func()
 }
 
 // Watcher is one watch on the cache. Its reader calls Next; the cache's
@@ -34,6 +39,7 @@ type Watcher struct {
 	budget int // bytes of queued objects allowed before parking
 
 	notify chan struct{} // one pending wake-up for the reader
+	wakeFn func()        // WatchOptions.Wake, replacing notify
 
 	mu sync.Mutex // taken after c.mu when both are held
 	// guarded by mu:
@@ -53,7 +59,10 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 	if err := c.WaitReady(ctx); err != nil {
 		return nil, err
 	}
-	w := &Watcher{c: c, filter: opts.Filter, budget: c.cfg.WatcherBufferBytes, notify: make(chan struct{}, 1)}
+	w := &Watcher{c: c, filter: opts.Filter, budget: c.cfg.WatcherBufferBytes, wakeFn: opts.Wake}
+	if w.wakeFn == nil {
+		w.notify = make(chan struct{}, 1)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if opts.InitialEvents {
@@ -100,6 +109,10 @@ func (w *Watcher) Stop() {
 }
 
 func (w *Watcher) wake() {
+	if w.wakeFn != nil {
+		w.wakeFn()
+		return
+	}
 	select {
 	case w.notify <- struct{}{}:
 	default:
@@ -128,8 +141,10 @@ func (w *Watcher) end(err error) {
 func (c *Cache) dispatch(e *Event) {
 	for w := range c.watchers {
 		w.lock()
+		woken := false // a watcher the event does not concern is not woken
 		if !w.parked && e.Rev > w.pos {
 			if it, ok := w.filter.itemFor(e); ok {
+				woken = true
 				if w.queued+len(it.Object) > w.budget {
 					w.parked, w.behind = true, true // the reader replays from the ring from pos
 					c.cfg.Observer.Parked()
@@ -143,7 +158,9 @@ func (c *Cache) dispatch(e *Event) {
 			}
 		}
 		w.unlock()
-		w.wake()
+		if woken {
+			w.wake()
+		}
 	}
 }
 
@@ -203,6 +220,14 @@ func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
 		w.wake() // more to take, or the error to report
 	}
 	return buf, nil
+}
+
+// CatchingUp reports whether the watcher is parked: its next Pending
+// catches up from the ring or, slower, from the store's history.
+func (w *Watcher) CatchingUp() bool {
+	w.lock()
+	defer w.unlock()
+	return w.parked
 }
 
 // Bookmark returns the revision a BOOKMARK may carry now: one no lower than
