@@ -47,10 +47,9 @@ type note struct {
 	info  requestInfo
 	isAPI bool // info is an API path's
 	user  *authn.User
-	// end logs and counts the request; a handler that hands its request
-	// to another goroutine (a detached watch) sets detached and calls end
-	// when the response is over.
-	end      func(code int, bytes int64)
+	start time.Time
+	// detached says another goroutine answers the request after its
+	// handler returns (a detached watch), and logs it when it is over.
 	detached bool
 }
 
@@ -65,41 +64,56 @@ func noteOf(r *http.Request) *note {
 // ones when their stream ends) and records the request metrics.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		n := &note{}
+		n := &note{start: time.Now()}
 		n.info, n.isAPI = parseRequest(r)
-		n.end = func(code int, bytes int64) { s.logRequest(r, n, time.Since(start), code, bytes) }
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
 		if !n.detached {
-			n.end(rec.status(), rec.bytes)
+			s.requestLog(r, n).end(r.Context(), rec.status(), rec.bytes)
 		}
 	})
 }
 
 // detachRequest marks r as answered by another goroutine after its handler
-// returns, and returns what that goroutine calls when the response is over.
-func detachRequest(r *http.Request) func(code int, bytes int64) {
+// returns; that goroutine calls end on the result when the response is over.
+func (s *Server) detachRequest(r *http.Request) requestLog {
 	n := noteOf(r)
 	if n == nil {
-		return func(int, int64) {}
+		return requestLog{s: s, start: time.Now()}
 	}
 	n.detached = true
-	return n.end
+	return s.requestLog(r, n)
 }
 
-// logRequest writes the access log line and records the request metrics.
-func (s *Server) logRequest(r *http.Request, n *note, elapsed time.Duration, code int, bytes int64) {
-	s.metrics.ObserveRequest(s.metricLabels(r, n), code, elapsed)
-	user := ""
-	if n.user != nil {
-		user = n.user.Name
+// requestLog is what the access log and the request metrics say of a
+// request, taken from it so that a detached one does not keep it.
+type requestLog struct {
+	s                                          *Server
+	labels                                     metrics.Request
+	method, path, verb, resource, user, remote string
+	start                                      time.Time
+}
+
+func (s *Server) requestLog(r *http.Request, n *note) requestLog {
+	l := requestLog{
+		s: s, labels: s.metricLabels(r, n), method: r.Method, path: r.URL.Path, verb: logVerb(r, n),
+		resource: n.info.Resource, remote: r.RemoteAddr, start: n.start,
 	}
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.String("verb", logVerb(r, n)), slog.String("resource", n.info.Resource),
+	if n.user != nil {
+		l.user = n.user.Name
+	}
+	return l
+}
+
+// end writes the access log line and records the request metrics.
+func (l requestLog) end(ctx context.Context, code int, bytes int64) {
+	elapsed := time.Since(l.start)
+	l.s.metrics.ObserveRequest(l.labels, code, elapsed)
+	l.s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("method", l.method), slog.String("path", l.path),
+		slog.String("verb", l.verb), slog.String("resource", l.resource),
 		slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", bytes),
-		slog.String("user", user), slog.String("remote", r.RemoteAddr))
+		slog.String("user", l.user), slog.String("remote", l.remote))
 }
 
 // logVerb is kube's verb of an API request, else the method.

@@ -121,14 +121,20 @@ func (q *request) watch() {
 		return
 	}
 	deadline := time.Now().Add(wr.timeout)
+	var d *detachedWatch
+	if q.canDetach() {
+		d = newDetachedWatch(q.s)
+		wr.opts.Wake = d.wake
+	}
 	w, err := q.startWatch(wr, deadline)
 	if err != nil {
 		q.fail(err)
 		return
 	}
 	enc := q.watchEncoder()
-	if q.canDetach() && q.detach(w, wr, deadline, enc) {
-		return // streamed on the hijacked connection (watch_conn.go)
+	if d != nil {
+		q.detach(d, w, wr, deadline, enc)
+		return // streamed on the hijacked connection by the senders (watch_conn.go)
 	}
 	defer w.Stop()
 	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)

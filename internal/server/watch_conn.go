@@ -7,103 +7,349 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// A watch over cleartext HTTP/1.1 is streamed on its hijacked connection by
-// a goroutine of its own, and its handler returns. That does two things
-// net/http cannot: each send is one writev of the chunk header, the shared
-// event bytes and the chunk trailer (net/http copies a send twice and splits
-// it at its 4 KiB connection buffer into several writes); and while the
-// watch is idle it holds no buffers (net/http keeps 4 KiB read and write
-// buffers, a 2 KiB response buffer and a deep connection goroutine per
-// request). TLS connections and HTTP/2 streams stay with net/http: a
-// tls.Conn would write every piece as its own record, and HTTP/2 cannot be
-// hijacked.
-
-// detachedStreams owns the goroutines of detached watches.
-type detachedStreams struct {
-	ctx    context.Context // ended by Server.Close: every detached watch ends
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu     sync.Mutex
-	closed bool // guarded by mu: no goroutine starts once close has begun
-}
-
-// start runs fs, each in a goroutine of its own, unless close has begun.
-func (d *detachedStreams) start(fs ...func()) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return false
-	}
-	for _, f := range fs {
-		d.wg.Go(f)
-	}
-	return true
-}
-
-func newDetachedStreams() *detachedStreams {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &detachedStreams{ctx: ctx, cancel: cancel}
-}
-
-// close ends the detached watches and waits for their goroutines: a
-// stream writes its last bookmark and terminating chunk (within
-// endWriteGrace) and closes its connection.
-func (d *detachedStreams) close() {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-	d.cancel()
-	d.wg.Wait()
-}
+// A watch over cleartext HTTP/1.1 is detached: its connection is hijacked,
+// its handler returns, and a small pool of senders (pool.go) writes to it
+// whenever its watcher has something pending. That does what net/http
+// cannot:
+//   - each send is one writev of the chunk header, the shared event bytes
+//     and the chunk trailer (net/http copies a send twice and splits it at
+//     its 4 KiB connection buffer into several writes);
+//   - an idle watch holds no buffer and one goroutine, the read that
+//     notices its client going away (net/http keeps 10 KiB of buffers and
+//     a deep goroutine per request, and the handler one more);
+//   - an event makes a few senders runnable, not one goroutine per
+//     watcher, so that the write path is not queued behind a thousand of
+//     them; a sender takes everything pending for a watcher, so events
+//     that arrive faster than they can be written are coalesced.
+//
+// A watch whose write would block (its client reads slowly) or that is
+// catching up (from the ring or the store) gets a goroutine of its own
+// until it is level and writable again, so that it never holds up a
+// sender. TLS connections and HTTP/2 streams stay with net/http: a tls.Conn
+// would write every piece as its own record, and HTTP/2 cannot be hijacked.
 
 // endWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
 // cannot hold up a timeout or a shutdown.
 const endWriteGrace = 2 * time.Second
 
+// senderWriteBudget is how long a sender waits on one watch's write before
+// handing the watch to a goroutine of its own: a client whose socket
+// buffer is full must not delay the others.
+const senderWriteBudget = time.Millisecond
+
 // canDetach reports whether a watch can be streamed on its hijacked
-// connection: cleartext HTTP/1.1 (chunked), not a WebSocket upgrade.
+// connection: cleartext HTTP/1.1 (chunked), not a WebSocket upgrade, on a
+// connection net/http lets go.
 func (q *request) canDetach() bool {
-	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && q.r.TLS == nil && !q.isWebSocket()
+	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && q.r.TLS == nil && !q.isWebSocket() && canHijack(q.w)
 }
 
-// detach streams watch w on the request's hijacked connection from a new
-// goroutine until deadline; false means the connection cannot be hijacked
-// and the caller streams through net/http.
-func (q *request) detach(w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) bool {
-	sink, err := q.hijack(enc)
-	if errors.Is(err, http.ErrNotSupported) {
-		return false
+// canHijack reports whether w, or a writer it wraps, is an http.Hijacker,
+// as http.ResponseController looks for one.
+func canHijack(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Hijacker); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
 	}
+}
+
+// endReason is why a detached watch ends.
+type endReason uint8
+
+const (
+	notEnding   endReason = iota
+	endTimeout            // timeoutSeconds: a last bookmark if asked, then the terminating chunk
+	endShutdown           // Server.Close: the terminating chunk
+	endGone               // the client closed the connection, or a write failed
+	endError              // the stream's last event was sent (an ERROR), or it cannot go on
+)
+
+// sendState is who serves a detached watch.
+type sendState uint8
+
+const (
+	starting  sendState = iota // not yet started: wakes are remembered
+	idle                       // nothing pending: the next wake queues it on the pool
+	queued                     // on the pool's queue
+	running                    // a sender is serving it
+	dedicated                  // its own goroutine serves it (slow client, or catching up)
+	finished                   // over: wakes are ignored
+)
+
+// detachedWatch is one watch streamed on a hijacked connection.
+type detachedWatch struct {
+	s         *Server
+	w         *watchcache.Watcher
+	enc       *watchEncoder
+	sink      *connSink
+	counted   watchSink // sink, counting events in the watch metrics
+	bookmarks bool
+	log       requestLog
+	timeout   *time.Timer
+	ticker    *time.Timer       // bookmarks, if asked for
+	items     []watchcache.Item // used only by whoever serves the watch
+
+	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before senderPool.mu
+	// guarded by mu:
+	state    sendState
+	again    bool // woken while being served: serve it again
+	ending   endReason
+	bookmark bool          // a periodic bookmark is due
+	wakec    chan struct{} // wakes its own goroutine, once dedicated
+}
+
+// newDetachedWatch makes the watch whose Wake the watcher's options carry;
+// it is started once the connection is hijacked.
+func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
+
+// wake is the watcher's Wake: it runs under the cache's locks.
+func (d *detachedWatch) wake() {
+	d.mu.Lock()
+	d.wakeLocked()
+	d.mu.Unlock()
+}
+
+func (d *detachedWatch) wakeLocked() {
+	switch d.state {
+	case idle:
+		d.state = queued
+		d.s.streams.pool.push(d)
+	case starting, running:
+		d.again = true
+	case dedicated:
+		d.again = true
+		select {
+		case d.wakec <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// end makes the watch end, for reason, when next served.
+func (d *detachedWatch) end(reason endReason) {
+	d.mu.Lock()
+	if d.ending == notEnding {
+		d.ending = reason
+	}
+	d.wakeLocked()
+	d.mu.Unlock()
+}
+
+// tick marks a periodic bookmark due and re-arms the ticker.
+func (d *detachedWatch) tick() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == finished {
+		return
+	}
+	d.bookmark = true
+	d.wakeLocked()
+	d.ticker.Reset(d.s.cfg.BookmarkInterval)
+}
+
+// detach hijacks the connection and starts streaming watch w on it, whose
+// options carried d.wake; the handler may then return.
+func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) {
+	sink, err := q.hijack(enc)
 	if err != nil {
 		w.Stop()
 		q.s.log.Debug("watch connection lost at its start", "err", err)
-		return true
+		return
 	}
-	s := q.s
-	end := detachRequest(q.r)
-	ctx, cancel := context.WithDeadline(s.streams.ctx, deadline)
-	stopGrace := context.AfterFunc(ctx, sink.graceEnd)
-	finish := func() {
-		w.Stop()
-		cancel()
-		stopGrace()
-		sink.close()
-		end(http.StatusOK, sink.written)
+	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
+	d.counted = q.s.countEvents(sink, q.res)
+	d.log = q.s.detachRequest(q.r)
+	if !q.s.streams.start(d) {
+		d.finish(endShutdown)
+		return
 	}
-	counted := s.countEvents(sink, q.res)
-	if !s.streams.start(sink.watchGone, func() { s.stream(ctx, w, wr, enc, counted); finish() }) {
-		finish() // the server is closing: the stream ends at once
+	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
+	if wr.bookmarks {
+		d.mu.Lock()
+		d.ticker = time.AfterFunc(q.s.cfg.BookmarkInterval, d.tick)
+		d.mu.Unlock()
 	}
-	return true
+	d.mu.Lock()
+	d.state = idle
+	if d.again { // woken at registration (initial events, catch-up)
+		d.again = false
+		d.wakeLocked()
+	}
+	d.mu.Unlock()
+}
+
+// watchGone reads the connection until the client closes it (or the
+// watch's end does), discarding anything sent, as net/http's background
+// read does while a handler runs.
+func (d *detachedWatch) watchGone() {
+	buf := make([]byte, 64)
+	for {
+		if _, err := d.sink.conn.Read(buf); err != nil {
+			d.end(endGone)
+			return
+		}
+	}
+}
+
+// outcome is what serving a watch once asks for next.
+type outcome uint8
+
+const (
+	stepDone outcome = iota // served: idle until woken
+	stepOwn                 // needs its own goroutine: its write blocked, or it is catching up
+	stepOver                // the watch has ended
+)
+
+// serve takes everything pending and sends it in one write; a sender
+// (bounded) passes its budget, a dedicated goroutine none.
+func (d *detachedWatch) serve(budget time.Duration) outcome {
+	d.mu.Lock()
+	ending, bookmark := d.ending, d.bookmark
+	d.bookmark = false
+	d.mu.Unlock()
+	if ending != notEnding {
+		d.finish(ending)
+		return stepOver
+	}
+	if budget > 0 && (d.sink.stalled() || d.w.CatchingUp()) {
+		return stepOwn // a catch-up may read the store's history: not on a sender
+	}
+	d.sink.budget = budget
+	if d.sink.stalled() {
+		if err := d.sink.flush(); err != nil {
+			d.finish(endGone)
+			return stepOver
+		}
+	}
+	items, err := d.w.Pending(d.s.streams.ctx, d.items[:0])
+	switch {
+	case len(items) > 0:
+		err = d.counted.send(d.enc, items)
+	case err != nil:
+		d.s.endStream(d.s.streams.ctx, err, d.enc, d.counted)
+		d.finish(endError)
+		return stepOver
+	case bookmark:
+		if rev, ok := d.w.Bookmark(); ok {
+			err = d.counted.send(d.enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}})
+		}
+	}
+	d.keepItems(items)
+	if err != nil {
+		d.finish(endGone)
+		return stepOver
+	}
+	if d.sink.stalled() {
+		return stepOwn
+	}
+	return stepDone
+}
+
+// maxKeptItems bounds the item slice an idle watch keeps between sends.
+const maxKeptItems = 64
+
+func (d *detachedWatch) keepItems(items []watchcache.Item) {
+	clear(items)
+	if cap(items) <= maxKeptItems {
+		d.items = items[:0]
+	} else {
+		d.items = nil
+	}
+}
+
+// afterServe records the outcome of a sender serving d.
+func (d *detachedWatch) afterServe(st outcome) {
+	if st == stepOver {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case st == stepOwn:
+		d.state = dedicated
+		d.again = false
+		if d.wakec == nil {
+			d.wakec = make(chan struct{}, 1)
+		}
+		d.s.streams.wg.Go(d.own)
+	case d.again:
+		d.again = false
+		d.state = queued
+		d.s.streams.pool.push(d)
+	default:
+		d.state = idle
+	}
+}
+
+// own serves d from a goroutine of its own until it is level with the
+// cache and its writes go through, then hands it back to the senders.
+func (d *detachedWatch) own() {
+	for {
+		if d.serve(0) == stepOver {
+			return
+		}
+		level := !d.w.CatchingUp()
+		d.mu.Lock()
+		switch {
+		case d.again:
+			d.again = false
+			d.mu.Unlock()
+			continue
+		case level:
+			d.state = idle
+			d.mu.Unlock()
+			return
+		}
+		d.mu.Unlock()
+		<-d.wakec
+	}
+}
+
+// finish ends the stream: a last bookmark at a timeout if asked for, the
+// terminating chunk unless the client is gone, the connection closed, the
+// watcher stopped and the request logged.
+func (d *detachedWatch) finish(reason endReason) {
+	d.mu.Lock()
+	d.state = finished
+	d.mu.Unlock()
+	if d.timeout != nil {
+		d.timeout.Stop()
+	}
+	if d.ticker != nil {
+		d.ticker.Stop()
+	}
+	d.sink.budget = 0
+	d.sink.bound()
+	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
+	if clean && reason == endTimeout && d.bookmarks {
+		if rev, ok := d.w.Bookmark(); ok {
+			clean = d.counted.send(d.enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) == nil
+		}
+	}
+	d.w.Stop()
+	if clean {
+		d.sink.close()
+	} else {
+		_ = d.sink.conn.Close()
+	}
+	d.s.streams.remove(d)
+	d.log.end(context.Background(), http.StatusOK, d.sink.written)
 }
 
 // hijack takes the connection from net/http and writes the response head.
@@ -126,26 +372,34 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 		conn.Close()
 		return nil, fmt.Errorf("writing a watch's response head: %w", err)
 	}
-	return &connSink{conn: conn, gonec: make(chan struct{})}, nil
+	return &connSink{conn: conn}, nil
 }
 
 // connSink writes a watch's events as HTTP/1.1 chunks on a hijacked
 // connection: everything pending in one chunk and one writev, with the
-// cache's shared object bytes written in place.
+// cache's shared object bytes written in place. Whoever serves the watch
+// uses it; nothing else does.
 type connSink struct {
-	conn    net.Conn
-	vecs    [][]byte // the pieces of the send in progress; kept between sends while small
+	conn net.Conn
+	// budget bounds each write (0: none); a write that runs out leaves the
+	// rest of its chunk in rest, and the sink stalled.
+	budget   time.Duration
+	deadline bool        // a write deadline of the budget's is set on conn
+	rest     net.Buffers // the unwritten part of the last chunk
+	// bounded is set once the stream's end bounds every write left; the
+	// server's shutdown sets it from another goroutine, hence dmu.
+	dmu     sync.Mutex
+	bounded bool
+	vecs    [][]byte // the pieces of a send; kept between sends while small
 	head    [maxChunkHead]byte
-	written int64         // bytes of the body, for the access log
-	gonec   chan struct{} // closed when the client's side of the connection ends
+	written int64 // bytes of the body, for the access log
 }
 
 // maxChunkHead is a chunk-size line's longest: 16 hex digits and CRLF.
 const maxChunkHead = 18
 
-// maxKeptVecs bounds the pieces slice an idle watcher keeps (3 per event):
-// a burst's larger slice goes, so it neither holds memory nor event bytes.
-const maxKeptVecs = 3 * 64
+// maxKeptVecs bounds the pieces slice an idle watch keeps (3 per event).
+const maxKeptVecs = 3 * maxKeptItems
 
 var (
 	crlf          = []byte("\r\n")
@@ -153,6 +407,8 @@ var (
 	errEmptyChunk = errors.New("a watch send encoded to no bytes")
 )
 
+// send writes items as one chunk. A write that runs out of budget is not
+// an error: the rest waits in the sink (stalled) for flush.
 func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	vecs := append(s.vecs[:0], nil) // the chunk header, once the size is known
 	for _, it := range items {
@@ -166,39 +422,59 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 		return errEmptyChunk // a zero-size chunk would end the stream
 	}
 	vecs[0] = append(strconv.AppendInt(s.head[:0], int64(n), 16), crlf...)
-	vecs = append(vecs, crlf)
-	bufs := net.Buffers(vecs)
-	_, err := bufs.WriteTo(s.conn)
-	clear(vecs)
-	if cap(vecs) <= maxKeptVecs {
-		s.vecs = vecs[:0]
+	s.vecs = append(vecs, crlf)
+	s.rest = net.Buffers(s.vecs)
+	s.written += int64(n)
+	return s.flush()
+}
+
+// flush writes what is left of the last chunk within the sink's budget.
+func (s *connSink) flush() error {
+	s.setDeadline()
+	_, err := s.rest.WriteTo(s.conn)
+	if s.budget > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil // stalled: the rest is for a goroutine that can wait
+	}
+	s.rest = nil
+	clear(s.vecs)
+	if cap(s.vecs) <= maxKeptVecs {
+		s.vecs = s.vecs[:0]
 	} else {
 		s.vecs = nil
 	}
 	if err != nil {
 		return fmt.Errorf("writing watch events: %w", err)
 	}
-	s.written += int64(n)
 	return nil
 }
 
-func (s *connSink) gone() <-chan struct{} { return s.gonec }
-
-// watchGone reads the connection until the client closes it (or the
-// stream's end does), discarding anything sent, as net/http's background
-// read does while a handler runs.
-func (s *connSink) watchGone() {
-	defer close(s.gonec)
-	buf := make([]byte, 64)
-	for {
-		if _, err := s.conn.Read(buf); err != nil {
-			return
-		}
+func (s *connSink) setDeadline() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	switch {
+	case s.bounded:
+	case s.budget > 0:
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.budget))
+		s.deadline = true
+	case s.deadline:
+		_ = s.conn.SetWriteDeadline(time.Time{})
+		s.deadline = false
 	}
 }
 
-// graceEnd bounds the writes left once the stream's context has ended.
-func (s *connSink) graceEnd() { _ = s.conn.SetWriteDeadline(time.Now().Add(endWriteGrace)) }
+// stalled reports whether the last chunk is not all written.
+func (s *connSink) stalled() bool { return len(s.rest) > 0 }
+
+// bound bounds the writes left, at the stream's end: also those of a
+// goroutine blocked in a write when the server shuts down.
+func (s *connSink) bound() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if !s.bounded {
+		s.bounded = true
+		_ = s.conn.SetWriteDeadline(time.Now().Add(endWriteGrace))
+	}
+}
 
 // close ends the body with the terminating chunk and closes the
 // connection. The reader has drained what the client sent, so the close
@@ -207,3 +483,5 @@ func (s *connSink) close() {
 	_, _ = s.conn.Write(lastChunk)
 	_ = s.conn.Close()
 }
+
+func (s *connSink) gone() <-chan struct{} { return nil }

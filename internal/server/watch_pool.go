@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// detachedStreams owns the detached watches (watch_conn.go), their
+// goroutines and the senders that serve them.
+type detachedStreams struct {
+	ctx    context.Context // ended by close; catch-ups from the store use it
+	cancel context.CancelFunc
+	pool   *senderPool    // started with the first watch, so that a server without one runs none
+	wg     sync.WaitGroup // live watches, their readers and own goroutines
+
+	mu sync.Mutex // a leaf
+	// guarded by mu:
+	live   map[*detachedWatch]struct{}
+	closed bool
+}
+
+func newDetachedStreams() *detachedStreams {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &detachedStreams{ctx: ctx, cancel: cancel, live: map[*detachedWatch]struct{}{}}
+}
+
+// senders is the size of the pool: one fewer than the processors, so that
+// one is always free for the write path (requests, the store, the cache)
+// however many watches an event makes ready.
+func senders() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+// start registers d and starts its reader, unless close has begun.
+func (ds *detachedStreams) start(d *detachedWatch) bool {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if ds.closed {
+		return false
+	}
+	if ds.pool == nil {
+		ds.pool = newSenderPool(senders())
+	}
+	ds.live[d] = struct{}{}
+	ds.wg.Add(1) // done by remove
+	ds.wg.Go(d.watchGone)
+	return true
+}
+
+// remove forgets a finished watch, if start registered it.
+func (ds *detachedStreams) remove(d *detachedWatch) {
+	ds.mu.Lock()
+	_, ok := ds.live[d]
+	delete(ds.live, d)
+	ds.mu.Unlock()
+	if ok {
+		ds.wg.Done()
+	}
+}
+
+// close ends every detached watch (cleanly: the terminating chunk, its
+// writes bounded by endWriteGrace even if blocked), waits for them and
+// stops the senders.
+func (ds *detachedStreams) close() {
+	ds.mu.Lock()
+	ds.closed = true
+	live := make([]*detachedWatch, 0, len(ds.live))
+	for d := range ds.live {
+		live = append(live, d)
+	}
+	pool := ds.pool
+	ds.mu.Unlock()
+	ds.cancel()
+	for _, d := range live {
+		d.sink.bound()
+		d.end(endShutdown)
+	}
+	ds.wg.Wait()
+	if pool != nil {
+		pool.close()
+	}
+}
+
+// senderPool is a few goroutines serving the detached watches that have
+// something pending, in the order they became ready. A watch is queued at
+// most once (detachedWatch.state), so a sender that reaches it takes all
+// that accumulated meanwhile: the busier the server, the more events each
+// write carries.
+type senderPool struct {
+	wg sync.WaitGroup
+
+	mu sync.Mutex // a leaf
+	// guarded by mu:
+	cond   *sync.Cond
+	queue  []*detachedWatch
+	head   int // queue[head:] are waiting
+	closed bool
+}
+
+func newSenderPool(n int) *senderPool {
+	p := &senderPool{}
+	p.cond = sync.NewCond(&p.mu)
+	for range n {
+		p.wg.Go(p.run)
+	}
+	return p
+}
+
+func (p *senderPool) push(d *detachedWatch) {
+	p.mu.Lock()
+	p.queue = append(p.queue, d)
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+// next waits for a ready watch; nil once the pool is closed.
+func (p *senderPool) next() *detachedWatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.head == len(p.queue) && !p.closed {
+		p.cond.Wait()
+	}
+	if p.head == len(p.queue) {
+		return nil
+	}
+	d := p.queue[p.head]
+	p.queue[p.head] = nil
+	p.head++
+	if p.head == len(p.queue) || p.head > 2*(len(p.queue)-p.head) { // reuse the array from its start
+		n := copy(p.queue, p.queue[p.head:])
+		clear(p.queue[n:])
+		p.queue, p.head = p.queue[:n], 0
+	}
+	return d
+}
+
+func (p *senderPool) run() {
+	for d := p.next(); d != nil; d = p.next() {
+		d.mu.Lock()
+		d.state, d.again = running, false
+		d.mu.Unlock()
+		d.afterServe(d.serve(senderWriteBudget))
+	}
+}
+
+func (p *senderPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cond.Broadcast()
+	p.wg.Wait()
+}
