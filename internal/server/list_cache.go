@@ -1,11 +1,12 @@
 package server
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -63,31 +64,39 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 }
 
 // writeEncodedList writes a JSON list from the objects' cached bytes,
-// without encoding any of them again.
+// without encoding any of them again, and without building the list in
+// memory: its length is known from the objects', and it goes out through a
+// pooled buffer of listWriteBuffer bytes.
 func (q *request) writeEncodedList(objs []*watchcache.Object, rev int64) {
-	size := 128
+	head := `{"apiVersion":` + strconv.Quote(q.res.APIVersion()) + `,"kind":` + strconv.Quote(q.res.ListKind) +
+		`,"metadata":{"resourceVersion":"` + formatRV(rev) + `"},"items":[`
+	const tail = "]}\n"
+	size := len(head) + len(tail) + max(len(objs)-1, 0) // the commas
 	for _, o := range objs {
-		size += len(o.JSON) + 1
+		size += len(o.JSON)
 	}
-	var b bytes.Buffer
-	b.Grow(size)
-	b.WriteString(`{"apiVersion":`)
-	b.WriteString(strconv.Quote(q.res.APIVersion()))
-	b.WriteString(`,"kind":`)
-	b.WriteString(strconv.Quote(q.res.ListKind))
-	b.WriteString(`,"metadata":{"resourceVersion":"`)
-	b.WriteString(formatRV(rev))
-	b.WriteString(`"},"items":[`)
-	for i, o := range objs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(o.JSON)
-	}
-	b.WriteString("]}\n")
 	h := q.w.Header()
 	h.Set("Content-Type", mediaJSON)
-	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	h.Set("Content-Length", strconv.Itoa(size))
 	q.w.WriteHeader(http.StatusOK)
-	_, _ = q.w.Write(b.Bytes())
+	bw := listWriters.Get().(*bufio.Writer)
+	bw.Reset(q.w)
+	defer func() { bw.Reset(nil); listWriters.Put(bw) }()
+	_, _ = bw.WriteString(head)
+	for i, o := range objs {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		_, _ = bw.Write(o.JSON)
+	}
+	_, _ = bw.WriteString(tail)
+	_ = bw.Flush()
 }
+
+// listWriteBuffer is the size of the writes of an encoded list: many
+// objects per write syscall, and small enough to pool, where one buffer
+// of the whole list (13 MB for 10,000 objects of 1 KiB) was allocated,
+// zeroed and grown per request.
+const listWriteBuffer = 64 << 10
+
+var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, listWriteBuffer) }}
