@@ -104,17 +104,30 @@ func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
 // protobufFrame encodes one event as a protobuf frame. An object that
 // cannot be encoded becomes an ERROR event saying so.
 func (e *watchEncoder) protobufFrame(it watchcache.Item) []byte {
-	obj, err := api.ParseObject(e.object(it))
-	var env []byte
-	if err == nil {
-		env, err = protobuf.Encode(obj)
-	}
+	env, err := e.protobufObject(it)
 	if err != nil {
 		st := apierror.Internal(fmt.Errorf("encoding a watch event as protobuf: %w", err)).Status
 		env, _ = encodeProtobuf(st)
 		return protobuf.EncodeWatchEvent(api.Error, env)
 	}
 	return protobuf.EncodeWatchEvent(it.Type, env)
+}
+
+// protobufObject is an item's object in the protobuf envelope: encoded
+// once per event and shared by every watcher (the item's Alt), except for
+// the Tables and the events made for this watcher alone.
+func (e *watchEncoder) protobufObject(it watchcache.Item) ([]byte, error) {
+	encode := func() ([]byte, error) {
+		obj, err := api.ParseObject(e.object(it))
+		if err != nil {
+			return nil, err
+		}
+		return protobuf.Encode(obj)
+	}
+	if it.Alt == nil || e.table {
+		return encode()
+	}
+	return it.Alt.Get(encode)
 }
 
 // watchSink is where a watch's events go: a chunked (or HTTP/2) response,

@@ -28,6 +28,8 @@ type Item struct {
 	Rev  int64
 	// Object is the object's JSON (ADDED, MODIFIED, DELETED).
 	Object []byte
+	// Alt memoises another encoding of Object, shared by every watcher.
+	Alt *Encoded
 	// Status is the error of an ERROR item, the last of its stream.
 	Status *api.Status
 	// InitialEventsEnd marks the BOOKMARK that ends the initial events.
@@ -41,11 +43,11 @@ func (f Filter) itemFor(e *Event) (Item, bool) {
 	prev := e.Prev != nil && f.matches(e.Prev)
 	switch {
 	case cur && prev:
-		return Item{Type: api.Modified, Rev: e.Rev, Object: e.Cur.JSON}, true
+		return Item{Type: api.Modified, Rev: e.Rev, Object: e.Cur.JSON, Alt: &e.Cur.Alt}, true
 	case cur:
-		return Item{Type: api.Added, Rev: e.Rev, Object: e.Cur.JSON}, true
+		return Item{Type: api.Added, Rev: e.Rev, Object: e.Cur.JSON, Alt: &e.Cur.Alt}, true
 	case prev:
-		return Item{Type: api.Deleted, Rev: e.Rev, Object: e.DeletedJSON()}, true
+		return Item{Type: api.Deleted, Rev: e.Rev, Object: e.DeletedJSON(), Alt: &e.deletedAlt}, true
 	}
 	return Item{}, false
 }

@@ -17,6 +17,7 @@ type Object struct {
 	Rev  int64
 	Obj  api.Object // read-only
 	JSON []byte     // the object's JSON with metadata.resourceVersion = Rev
+	Alt  Encoded    // another encoding of JSON, made on demand
 	// namespace is read once: filters test it per object per list and per
 	// watcher per event, where two map lookups each showed in profiles.
 	namespace string
@@ -65,7 +66,8 @@ type Event struct {
 	Prev *Object // nil for a create
 
 	deletedOnce sync.Once
-	deleted     []byte // Prev's JSON at the event's revision, made once on demand
+	deleted     []byte  // Prev's JSON at the event's revision, made once on demand
+	deletedAlt  Encoded // another encoding of deleted
 }
 
 // DeletedJSON is the previous object with resourceVersion set to the

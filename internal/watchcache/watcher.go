@@ -68,7 +68,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 	if opts.InitialEvents {
 		for _, o := range c.sortedLocked() {
 			if w.filter.matches(o) {
-				w.queue = append(w.queue, Item{Type: api.Added, Rev: o.Rev, Object: o.JSON})
+				w.queue = append(w.queue, Item{Type: api.Added, Rev: o.Rev, Object: o.JSON, Alt: &o.Alt})
 			}
 		}
 		w.pos = c.rev
