@@ -484,4 +484,5 @@ func (s *connSink) close() {
 	_ = s.conn.Close()
 }
 
+// gone is nil: a detached watch's reader (watchGone) ends it itself.
 func (s *connSink) gone() <-chan struct{} { return nil }
