@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -51,6 +52,9 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 		return false
 	}
 	objs, rev := c.List(watchcache.Filter{Namespace: q.info.Namespace, Labels: opts.Labels, Fields: opts.Fields})
+	if q.out.as == "" && q.out.mediaType == mediaProtobuf && q.writeProtobufList(objs, rev) {
+		return true
+	}
 	if q.out.as == "Table" || q.out.mediaType != mediaJSON {
 		items := make([]api.Object, len(objs))
 		for i, o := range objs {
@@ -100,3 +104,29 @@ func (q *request) writeEncodedList(objs []*watchcache.Object, rev int64) {
 const listWriteBuffer = 64 << 10
 
 var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, listWriteBuffer) }}
+
+// writeProtobufList writes a protobuf list from the objects' protobuf
+// encodings, each made once per object and shared with the watches (the
+// object's Alt), so listing for client-go's typed informers costs a copy per
+// object, not a decode and an encode. False means an object could not be
+// encoded and the caller must take the generic path (which reports why).
+func (q *request) writeProtobufList(objs []*watchcache.Object, rev int64) bool {
+	items := make([][]byte, len(objs))
+	for i, o := range objs {
+		env, err := o.Alt.Get(func() ([]byte, error) { return protobuf.Encode(o.Obj) })
+		if err != nil {
+			return false
+		}
+		items[i] = env
+	}
+	b, err := protobuf.EncodeList(q.res.APIVersion(), q.res.ListKind, formatRV(rev), "", items)
+	if err != nil {
+		return false
+	}
+	h := q.w.Header()
+	h.Set("Content-Type", mediaProtobuf)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	q.w.WriteHeader(http.StatusOK)
+	_, _ = q.w.Write(b)
+	return true
+}

@@ -68,9 +68,12 @@ func TestProtobuf(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || created.Name() != "p" || created.UID() == "" {
 		t.Fatalf("create over protobuf: %d %v", resp.StatusCode, created)
 	}
-	list := decodeResponse(t, protobufRequest(t, "GET", ts.URL+cms, nil))
-	if list.Kind() != "ConfigMapList" || len(list["items"].([]any)) != 1 {
-		t.Fatalf("list over protobuf: %v", list)
+	for _, q := range []string{"", "?resourceVersion=0", "?limit=5"} { // the cache's encoded list, and the store's
+		list := decodeResponse(t, protobufRequest(t, "GET", ts.URL+cms+q, nil))
+		items, _ := list["items"].([]any)
+		if list.Kind() != "ConfigMapList" || len(items) != 1 || api.Object(items[0].(map[string]any)).Name() != "p" || list.Metadata()["resourceVersion"] == "" {
+			t.Fatalf("list%s over protobuf: %v", q, list)
+		}
 	}
 	frame, err := protobuf.ReadFrame(w.Body, 1<<20)
 	if err != nil {
