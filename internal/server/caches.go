@@ -52,6 +52,7 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	cfg.Codec = watchcache.Codec{
 		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
 		Fields: func(o api.Object) map[string]string { return registry.FieldSet(res, o) },
+		Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
 	}
 	observer := cs.metrics.Resource(resourceID(res))
 	cfg.Observer = observer

@@ -44,6 +44,19 @@ type Codec struct {
 	Decode func(kv storage.KV) (api.Object, error)
 	// Fields returns the selectable fields of an object.
 	Fields func(api.Object) map[string]string
+	// Encode, if set, returns the JSON of the object a stored KV holds (what
+	// json.Marshal of Decode's result gives) straight from the stored bytes,
+	// or false when it cannot; it saves an encoding per event.
+	Encode func(kv storage.KV) ([]byte, bool)
+}
+
+// encoded returns the wire JSON of a stored KV without decoding it, when
+// Encode can make it.
+func (c Codec) encoded(kv storage.KV) ([]byte, bool) {
+	if c.Encode == nil {
+		return nil, false
+	}
+	return c.Encode(kv)
 }
 
 func (c Codec) object(kv storage.KV) (*Object, error) {
@@ -51,9 +64,11 @@ func (c Codec) object(kv storage.KV) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
+	b, ok := c.encoded(kv)
+	if !ok {
+		if b, err = json.Marshal(obj); err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
+		}
 	}
 	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, namespace: obj.Namespace(), labels: obj.Labels(), fields: c.Fields(obj)}, nil
 }
