@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
@@ -138,12 +139,6 @@ func (w *streamWatch[T]) end(ctx context.Context, err error) {
 	w.mu.Unlock()
 }
 
-// wireEvent is a watch event as sent.
-type wireEvent struct {
-	Type   EventType       `json:"type"`
-	Object json.RawMessage `json:"object"`
-}
-
 // bookmarkMeta is what a bookmark's object says beyond its resourceVersion.
 type bookmarkMeta struct {
 	Metadata struct {
@@ -153,24 +148,88 @@ type bookmarkMeta struct {
 
 // decodeEvent reads the next event from dec. A stream that ends between
 // events returns io.EOF; one that ends inside an event, io.ErrUnexpectedEOF.
+//
+// It reads the event's members as tokens, so that the object of an ADDED,
+// MODIFIED or DELETED event whose type comes first (as kube-apiserver
+// writes it) is decoded straight into T: the decoder scans it once to find
+// its end and decodes it once, with no copy. An object that comes before
+// the type, and the objects of BOOKMARK and ERROR events, are read as raw
+// JSON first and then decoded.
 func decodeEvent[T any](dec *json.Decoder) (Event[T], error) {
-	var we wireEvent
-	if err := dec.Decode(&we); err != nil {
+	tok, err := dec.Token()
+	if err != nil {
+		return Event[T]{}, err // io.EOF: the stream ended between events
+	}
+	if tok != json.Delim('{') {
+		return Event[T]{}, fmt.Errorf("watch event is not an object: %v", tok)
+	}
+	ev, err := decodeEventMembers[T](dec)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // the stream ended inside an event
+	}
+	return ev, err
+}
+
+// decodeEventMembers reads an event's members and its closing brace.
+func decodeEventMembers[T any](dec *json.Decoder) (Event[T], error) {
+	var (
+		typ     EventType
+		obj     *T              // the object, decoded straight into T
+		raw     json.RawMessage // or the object as sent
+		haveObj bool
+		direct  bool // the object is in obj, not raw
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return Event[T]{}, err
+		}
+		key, _ := tok.(string)
+		switch {
+		case strings.EqualFold(key, "type"):
+			if err := dec.Decode(&typ); err != nil {
+				return Event[T]{}, fmt.Errorf("decoding a watch event's type: %w", err)
+			}
+		case strings.EqualFold(key, "object"):
+			haveObj, obj, raw = true, nil, nil
+			direct = typ == Added || typ == Modified || typ == Deleted
+			if direct {
+				if err := dec.Decode(&obj); err != nil {
+					var zero T
+					return Event[T]{}, fmt.Errorf("decoding %T: %w", zero, err)
+				}
+			} else if err := dec.Decode(&raw); err != nil {
+				return Event[T]{}, err
+			}
+		default:
+			if err := dec.Decode(new(json.RawMessage)); err != nil {
+				return Event[T]{}, err
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
 		return Event[T]{}, err
 	}
-	if len(we.Object) == 0 || string(we.Object) == "null" {
-		return Event[T]{}, fmt.Errorf("watch event %q has no object", we.Type)
+	if !haveObj || direct && obj == nil || !direct && (len(raw) == 0 || string(raw) == "null") {
+		return Event[T]{}, fmt.Errorf("watch event %q has no object", typ)
 	}
-	switch we.Type {
+	switch typ {
 	case Added, Modified, Deleted:
-		obj, err := decode[T](we.Object)
-		return Event[T]{Type: we.Type, Object: obj}, err
+		if direct {
+			return Event[T]{Type: typ, Object: *obj}, nil
+		}
+		o, err := decode[T](raw)
+		return Event[T]{Type: typ, Object: o}, err
 	case Bookmark:
-		return decodeBookmark[T](we.Object)
+		if !direct {
+			return decodeBookmark[T](raw)
+		}
 	case Error:
-		return Event[T]{Type: Error, Err: decodeErrorEvent(we.Object)}, nil
+		if !direct {
+			return Event[T]{Type: Error, Err: decodeErrorEvent(raw)}, nil
+		}
 	}
-	return Event[T]{}, fmt.Errorf("unknown watch event type %q", we.Type)
+	return Event[T]{}, fmt.Errorf("unknown watch event type %q", typ)
 }
 
 func decodeBookmark[T any](raw json.RawMessage) (Event[T], error) {

@@ -150,6 +150,11 @@ func TestWatchEnds(t *testing.T) {
 		{"garbage", `{"type":"ADDED","object":{"metadata":`, "unexpected EOF", 0},
 		{"unknown type", `{"type":"RENAMED","object":{}}`, `unknown watch event type "RENAMED"`, 0},
 		{"no object", `{"type":"ADDED"}`, "has no object", 0},
+		{"null object", `{"type":"ADDED","object":null}`, "has no object", 0},
+		{"null object before its type", `{"object":null,"type":"ADDED"}`, "has no object", 0},
+		{"not an object", `["ADDED"]`, "not an object", 0},
+		{"cut after a member", `{"type":"ADDED",`, "unexpected EOF", 0},
+		{"object that is not a T", `{"type":"ADDED","object":{"metadata":[]}}`, "decoding", 0},
 		{"error without a Status", `{"type":"ERROR","object":{"kind":"Pod"}}`, "not a Status", 1},
 	}
 	for _, tt := range tests {
