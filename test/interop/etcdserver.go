@@ -82,7 +82,7 @@ func startEtcd(t testing.TB, configure []func(*embed.Config)) (*embed.Etcd, erro
 
 // etcdConfig is a fast, quiet single-member configuration on free ports.
 func etcdConfig(t testing.TB) (*embed.Config, error) {
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ func etcdConfig(t testing.TB) (*embed.Config, error) {
 	return cfg, nil
 }
 
-// freePorts returns n loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n loopback ports that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -104,7 +104,7 @@ func StartListwatch(t testing.TB, bin string, args ...string) *Listwatch {
 }
 
 func startListwatch(bin string, args []string) (*Listwatch, error) {
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package interop
+package etcdstore_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/storagetest"
+	"github.com/listwatch/listwatch/test/interop"
 )
 
 // BenchmarkEtcd runs the benchmarks every backend shares, each on an etcd of its own.
@@ -28,7 +29,7 @@ const (
 // side's time per call and the backend's overhead (validation, key prefixing,
 // conversion, error mapping) in percent.
 func BenchmarkEtcdOverhead(b *testing.B) {
-	cli := RunEtcd(b)
+	cli := interop.RunEtcd(b)
 	s := storeOn(b, cli, "/lw")
 	value := make([]byte, overheadValue)
 	ours, raw := 0, 0 // calls so far: they make keys unique across runs

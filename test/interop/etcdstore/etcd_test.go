@@ -1,4 +1,4 @@
-package interop
+package etcdstore_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd"
 	"github.com/listwatch/listwatch/storage/storagetest"
+	"github.com/listwatch/listwatch/test/interop"
 )
 
 // waitTimeout bounds every wait for a watch event: a deadline, never a sleep.
@@ -24,7 +25,7 @@ const waitTimeout = 30 * time.Second
 // newEtcdStore returns a store on an etcd of its own: compaction is
 // cluster-wide, so stores that share a member do not have histories of their own.
 func newEtcdStore(t testing.TB) *etcd.Store {
-	return storeOn(t, RunEtcd(t), "/test")
+	return storeOn(t, interop.RunEtcd(t), "/test")
 }
 
 // storeOn returns a store on cli under prefix, closed when t ends.
@@ -82,7 +83,7 @@ func end(t testing.TB, w storage.Watcher) error {
 // TestEtcdKeyLayout checks that keys live under the prefix in etcd, come back
 // without it, and that stores under other prefixes, and other writers, stay apart.
 func TestEtcdKeyLayout(t *testing.T) {
-	cli := RunEtcd(t)
+	cli := interop.RunEtcd(t)
 	ctx := testCtx(t)
 	a := storeOn(t, cli, "/a/") // the trailing "/" is dropped
 	b := storeOn(t, cli, "/b")
@@ -178,7 +179,7 @@ func checkConflict(t *testing.T, op string, err error, want *storage.ConflictErr
 // TestEtcdWatchTxnIsOneBatch checks that the events of one etcd transaction
 // (written by another client) arrive together, at one revision.
 func TestEtcdWatchTxnIsOneBatch(t *testing.T) {
-	cli := RunEtcd(t)
+	cli := interop.RunEtcd(t)
 	s := storeOn(t, cli, "/test")
 	ctx := testCtx(t)
 	w, err := s.Watch(ctx, "/t/", 0)
@@ -206,7 +207,7 @@ func TestEtcdWatchTxnIsOneBatch(t *testing.T) {
 // when it resumes from a revision compacted meanwhile, after delivering the
 // events it had queued.
 func TestEtcdPausedWatchFallsBehindCompaction(t *testing.T) {
-	cli := RunEtcd(t)
+	cli := interop.RunEtcd(t)
 	const backlog = 4
 	s, err := etcd.New(etcd.Config{Endpoints: cli.Endpoints(), WatchBacklog: backlog})
 	if err != nil {
@@ -252,7 +253,7 @@ func TestEtcdPausedWatchFallsBehindCompaction(t *testing.T) {
 // TestEtcdWatchOrderAcrossPauses checks that a reader slower than the backlog
 // gets every event exactly once, in order, across many pauses.
 func TestEtcdWatchOrderAcrossPauses(t *testing.T) {
-	cli := RunEtcd(t)
+	cli := interop.RunEtcd(t)
 	s, err := etcd.New(etcd.Config{Endpoints: cli.Endpoints(), WatchBacklog: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +321,7 @@ func TestEtcdCompactFromZero(t *testing.T) {
 // TestEtcdNew checks the constructor that dials: defaults, a failed first
 // contact, bad TLS files, and Close closing the client it opened.
 func TestEtcdNew(t *testing.T) {
-	cli := RunEtcd(t)
+	cli := interop.RunEtcd(t)
 	ctx := testCtx(t)
 	s, err := etcd.New(etcd.Config{Endpoints: cli.Endpoints()})
 	if err != nil {
@@ -354,7 +355,7 @@ func TestEtcdNew(t *testing.T) {
 		t.Errorf("Watch after Close: %v, want ErrClosed", err)
 	}
 
-	ports, err := freePorts(1)
+	ports, err := interop.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func watchRunning() bool {
 // (here, etcd's default request limit, which leaves no room for the key) is
 // ErrValueTooLarge.
 func TestEtcdRequestTooLarge(t *testing.T) {
-	cli := RunEtcd(t, func(cfg *embed.Config) { cfg.MaxRequestBytes = embed.DefaultMaxRequestBytes })
+	cli := interop.RunEtcd(t, func(cfg *embed.Config) { cfg.MaxRequestBytes = embed.DefaultMaxRequestBytes })
 	s := storeOn(t, cli, "/test")
 	_, err := s.Create(testCtx(t), "/big", make([]byte, storage.MaxValueSize))
 	if !errors.Is(err, storage.ErrValueTooLarge) {

@@ -1,4 +1,4 @@
-package interop
+package etcdstore_test
 
 import (
 	"crypto/ecdsa"
@@ -18,6 +18,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/listwatch/listwatch/storage/etcd"
+	"github.com/listwatch/listwatch/test/interop"
 )
 
 // TestEtcdMutualTLS checks Config.TLS against an etcd that serves clients
@@ -27,7 +28,7 @@ func TestEtcdMutualTLS(t *testing.T) {
 	ca, caKey := writeCert(t, dir, "ca", nil, nil, x509.ExtKeyUsageAny)
 	writeCert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
 	writeCert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
-	cli := RunEtcd(t, func(cfg *embed.Config) {
+	cli := interop.RunEtcd(t, func(cfg *embed.Config) {
 		for _, urls := range [][]neturl.URL{cfg.ListenClientUrls, cfg.AdvertiseClientUrls} {
 			for i := range urls {
 				urls[i].Scheme = "https"
