@@ -60,6 +60,15 @@ func noteOf(r *http.Request) *note {
 	return n
 }
 
+// requestInfoOf returns what the observe filter already parsed of r's path,
+// so that a request is parsed once; without the filter it parses r.
+func requestInfoOf(r *http.Request) (requestInfo, bool) {
+	if n := noteOf(r); n != nil {
+		return n.info, n.isAPI
+	}
+	return parseRequest(r)
+}
+
 // observe logs one line per request when it ends (watches too, detached
 // ones when their stream ends) and records the request metrics.
 func (s *Server) observe(next http.Handler) http.Handler {

@@ -181,7 +181,7 @@ func notFoundPath() *api.StatusError {
 
 // serveAPI routes /api and /apis paths to discovery or a resource.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
-	info, ok := parseRequest(r)
+	info, ok := requestInfoOf(r)
 	switch {
 	case !ok:
 		writeError(w, notFoundPath())
