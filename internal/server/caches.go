@@ -62,6 +62,24 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	return c
 }
 
+// retain stops the caches of resources the catalogue no longer serves as
+// they were (a CustomResourceDefinition deleted or redefined), so that they
+// do not keep an upstream watch for nothing.
+func (cs *caches) retain(catalog *resource.Catalog) {
+	cs.mu.Lock()
+	var stale []cacheEntry
+	for gvr, e := range cs.byGVR {
+		if cur, ok := catalog.Get(gvr.Group, gvr.Version, gvr.Plural); !ok || cur != e.res {
+			stale = append(stale, e)
+			delete(cs.byGVR, gvr)
+		}
+	}
+	cs.mu.Unlock()
+	for _, e := range stale {
+		e.cache.Close()
+	}
+}
+
 // close stops every cache, ending their watchers.
 func (cs *caches) close() {
 	cs.mu.Lock()

@@ -66,6 +66,7 @@ func (s *Server) syncCRD(obj api.Object) {
 		s.log.Error("updating the catalogue", "customresourcedefinition", obj.Name(), "err", err)
 		return
 	}
+	s.caches.retain(s.catalog)
 	if !gone {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -451,5 +452,34 @@ func waitFor(t *testing.T, s *Server, cond func() bool) {
 		case <-deadline:
 			t.Fatal("condition not met within 10s")
 		}
+	}
+}
+
+// TestDeletedDefinitionStopsItsCache checks that deleting a definition
+// stops the watch cache its resource had, instead of leaving its upstream
+// watch running.
+func TestDeletedDefinitionStopsItsCache(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	if code, _ := call(t, ts, "POST", crdsPath, mediaJSON, gadgetCRD); code != 201 {
+		t.Fatalf("create definition: %d", code)
+	}
+	if code, _ := call(t, ts, "GET", "/apis/example.com/v1/gadgets?resourceVersion=0", "", ""); code != 200 {
+		t.Fatalf("list from the cache: %d", code)
+	}
+	gvr := resource.GVR{Group: "example.com", Version: "v1", Plural: "gadgets"}
+	cached := func() bool {
+		s.caches.mu.Lock()
+		defer s.caches.mu.Unlock()
+		_, ok := s.caches.byGVR[gvr]
+		return ok
+	}
+	if !cached() {
+		t.Fatal("listing did not start a cache")
+	}
+	if code, _ := call(t, ts, "DELETE", crdsPath+"/gadgets.example.com", "", ""); code != 200 {
+		t.Fatalf("delete definition: %d", code)
+	}
+	if cached() {
+		t.Error("the deleted definition's cache is still running")
 	}
 }
