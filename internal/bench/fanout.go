@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/wait"
 )
 
 // Limits of every run.
@@ -205,7 +207,7 @@ func (m *measure) run(ctx context.Context, spec watchSpec, watchers int, write f
 		return err
 	}
 	defer ws.close()
-	if err := sleep(ctx, settle); err != nil {
+	if err := wait.Sleep(ctx, settle); err != nil {
 		return err
 	}
 	if m.u0, err = readUsage(m.pid); err != nil {
@@ -241,16 +243,4 @@ func (m *measure) result(target string, n int64) Result {
 		r.CPUPerEvent = r.CPU / time.Duration(r.Received)
 	}
 	return r
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

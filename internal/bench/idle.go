@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/wait"
 )
 
 // IdleConfig configures `listwatch bench idle`.
@@ -86,13 +88,13 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 
 // sampleRSS waits settle, then returns rssSamples readings of VmRSS.
 func sampleRSS(ctx context.Context, pid int, settle time.Duration) ([]int64, error) {
-	if err := sleep(ctx, settle); err != nil {
+	if err := wait.Sleep(ctx, settle); err != nil {
 		return nil, err
 	}
 	var out []int64
 	for i := range rssSamples {
 		if i > 0 {
-			if err := sleep(ctx, rssInterval); err != nil {
+			if err := wait.Sleep(ctx, rssInterval); err != nil {
 				return nil, err
 			}
 		}

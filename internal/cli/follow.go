@@ -7,6 +7,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/wait"
 )
 
 // Waits between attempts to re-open a watch that ended without delivering
@@ -42,11 +43,11 @@ func (f *follower[T]) run(ctx context.Context, rv string) error {
 			backoff = followMinBackoff
 			continue
 		}
-		wait := backoff
+		delay := backoff
 		if d, ok := client.RetryAfter(err); ok {
-			wait = d
+			delay = d
 		}
-		if sleepCtx(ctx, wait) != nil {
+		if wait.Sleep(ctx, delay) != nil {
 			break
 		}
 		backoff = min(2*backoff, followMaxBackoff)
@@ -97,16 +98,4 @@ func retryable(err error) bool {
 		return true // the network, or the stream
 	}
 	return se.Status.Code == 429 || se.Status.Code >= 500
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
