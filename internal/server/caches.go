@@ -11,13 +11,19 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// caches holds one watch cache per served resource, started on first use.
+// caches holds one watch cache per served resource, started on first use
+// and stopped as soon as its definition leaves the catalogue: a
+// CustomResourceDefinition deleted or redefined, through this server or
+// another one on the same store.
 type caches struct {
 	store   storage.Interface
+	catalog *resource.Catalog
 	cfg     watchcache.Config
 	metrics *metrics.Metrics
+	stop    chan struct{}  // closed by close: follow returns
+	wg      sync.WaitGroup // follow, and the closing of replaced caches
 
-	mu sync.Mutex
+	mu sync.Mutex // before catalog.mu
 	// guarded by mu:
 	byGVR  map[resource.GVR]cacheEntry
 	closed bool
@@ -28,24 +34,49 @@ type cacheEntry struct {
 	cache *watchcache.Cache
 }
 
-func newCaches(store storage.Interface, cfg watchcache.Config, m *metrics.Metrics) *caches {
-	return &caches{store: store, cfg: cfg, metrics: m, byGVR: map[resource.GVR]cacheEntry{}}
+// newCaches starts following catalog's changes; close stops it.
+func newCaches(store storage.Interface, catalog *resource.Catalog, cfg watchcache.Config, m *metrics.Metrics) *caches {
+	cs := &caches{
+		store: store, catalog: catalog, cfg: cfg, metrics: m,
+		stop: make(chan struct{}), byGVR: map[resource.GVR]cacheEntry{},
+	}
+	cs.wg.Go(cs.follow)
+	return cs
+}
+
+// follow calls retain at every change of the catalogue until close.
+func (cs *caches) follow() {
+	for {
+		_, changed := cs.catalog.Generation()
+		cs.retain()
+		select {
+		case <-changed:
+		case <-cs.stop:
+			return
+		}
+	}
 }
 
 // get returns res's cache, starting it, or restarting it if res was
-// redefined (a CustomResourceDefinition changed). It returns nil once closed.
+// redefined (a CustomResourceDefinition changed). It returns nil once
+// closed, and for a definition the catalogue no longer serves (a request
+// that raced a change), so that no cache outlives its definition.
 func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
+	gvr := resource.GVR{Group: res.Group, Version: res.Version, Plural: res.Plural}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closed {
 		return nil
 	}
-	gvr := resource.GVR{Group: res.Group, Version: res.Version, Plural: res.Plural}
-	if e, ok := cs.byGVR[gvr]; ok {
-		if e.res == res {
-			return e.cache
-		}
-		go e.cache.Close() // watchers of the old definition end
+	e, ok := cs.byGVR[gvr]
+	if ok && e.res == res {
+		return e.cache
+	}
+	if cur, _ := cs.catalog.Get(gvr.Group, gvr.Version, gvr.Plural); cur != res {
+		return nil
+	}
+	if ok {
+		cs.wg.Go(e.cache.Close) // watchers of the old definition end; close waits
 	}
 	cfg := cs.cfg
 	cfg.Storage, cfg.Prefix = cs.store, res.KeyPrefix("")
@@ -63,13 +94,12 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 }
 
 // retain stops the caches of resources the catalogue no longer serves as
-// they were (a CustomResourceDefinition deleted or redefined), so that they
-// do not keep an upstream watch for nothing.
-func (cs *caches) retain(catalog *resource.Catalog) {
+// they were, so that they do not keep an upstream watch for nothing.
+func (cs *caches) retain() {
 	cs.mu.Lock()
 	var stale []cacheEntry
 	for gvr, e := range cs.byGVR {
-		if cur, ok := catalog.Get(gvr.Group, gvr.Version, gvr.Plural); !ok || cur != e.res {
+		if cur, ok := cs.catalog.Get(gvr.Group, gvr.Version, gvr.Plural); !ok || cur != e.res {
 			stale = append(stale, e)
 			delete(cs.byGVR, gvr)
 		}
@@ -80,13 +110,19 @@ func (cs *caches) retain(catalog *resource.Catalog) {
 	}
 }
 
-// close stops every cache, ending their watchers.
+// close stops every cache, ending their watchers, and waits for the
+// caches being stopped and for follow.
 func (cs *caches) close() {
 	cs.mu.Lock()
-	entries := cs.byGVR
+	entries, wasClosed := cs.byGVR, cs.closed
 	cs.byGVR, cs.closed = nil, true
 	cs.mu.Unlock()
+	if wasClosed {
+		return
+	}
+	close(cs.stop)
 	for _, e := range entries {
 		e.cache.Close()
 	}
+	cs.wg.Wait()
 }

@@ -66,7 +66,7 @@ func (s *Server) syncCRD(obj api.Object) {
 		s.log.Error("updating the catalogue", "customresourcedefinition", obj.Name(), "err", err)
 		return
 	}
-	s.caches.retain(s.catalog)
+	s.caches.retain() // at once, before the response; follow would soon
 	if !gone {
 		return
 	}

@@ -97,10 +97,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
-	m := metrics.New()
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(builtins...),
-		caches: newCaches(cfg.Storage, cfg.WatchCache, m), shutdown: make(chan struct{}), metrics: m, streams: newDetachedStreams(),
+		shutdown: make(chan struct{}), metrics: metrics.New(), streams: newDetachedStreams(),
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
 	}
@@ -111,6 +110,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
+	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics) // last: nothing after it fails
 	s.routes()
 	return s, nil
 }

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// TestCachesFollowAnotherServer checks that a resource's cache stops, and
+// its watches end, as soon as another server on the same store redefines
+// or deletes the resource's definition: this server changes no definition
+// itself.
+func TestCachesFollowAnotherServer(t *testing.T) {
+	tests := []struct {
+		name, method, body string
+	}{
+		{"redefined", "PATCH", `{"metadata":{"labels":{"edited":"yes"}}}`},
+		{"deleted", "DELETE", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newMemoryStore(t)
+			_, writer := newCRDServer(t, store)
+			follower, reader := newCRDServer(t, store)
+			do(t, writer, "POST", crdsPath, "", gadgetCRD)
+			waitFor(t, follower, func() bool { _, ok := follower.catalog.Get("example.com", "v1", "gadgets"); return ok })
+			w := dialRawWatch(t, reader, gadgets+"?watch=true")
+			if w.head.StatusCode != 200 {
+				t.Fatalf("watch: %d", w.head.StatusCode)
+			}
+			if r := do(t, writer, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != 200 {
+				t.Fatalf("%s definition: %d %v", tt.method, r.code, r.obj)
+			}
+			w.ends() // the cache closed under it
+			follower.caches.mu.Lock()
+			defer follower.caches.mu.Unlock()
+			if _, ok := follower.caches.byGVR[resource.GVR{Group: "example.com", Version: "v1", Plural: "gadgets"}]; ok {
+				t.Error("the cache of the old definition is still held")
+			}
+		})
+	}
+}
+
+// TestCachesCloseWaitsForReplacedCaches checks that the cache of a
+// redefined resource, replaced by get or by the catalogue's follower, has
+// ended its watchers by the time close returns.
+func TestCachesCloseWaitsForReplacedCaches(t *testing.T) {
+	old := &resource.Resource{Group: "example.com", Version: "v1", Plural: "gadgets", Kind: "Gadget"}
+	catalog := resource.NewCatalog()
+	catalog.Replace("gadgets.example.com", []*resource.Resource{old})
+	cs := newCaches(newMemoryStore(t), catalog, watchcache.Config{}, metrics.New())
+	w, err := cs.get(old).Watch(t.Context(), watchcache.WatchOptions{InitialEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redefined := *old
+	catalog.Replace("gadgets.example.com", []*resource.Resource{&redefined})
+	if cs.get(&redefined) == nil {
+		t.Fatal("no cache for the current definition")
+	}
+	if cs.get(old) != nil {
+		t.Error("get started a cache again for a definition the catalogue no longer serves")
+	}
+	cs.close()
+	if _, err := w.Pending(t.Context(), nil); err == nil || errors.Is(err, t.Context().Err()) {
+		t.Errorf("the old cache's watcher is still open after close: %v", err)
+	}
+	if cs.get(&redefined) != nil {
+		t.Error("get after close returned a cache")
+	}
+}
