@@ -2,14 +2,15 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -31,21 +32,18 @@ import (
 //     them; a sender takes everything pending for a watcher, so events
 //     that arrive faster than they can be written are coalesced.
 //
-// A watch whose write would block (its client reads slowly) or that is
-// catching up (from the ring or the store) gets a goroutine of its own
-// until it is level and writable again, so that it never holds up a
-// sender. TLS connections and HTTP/2 streams stay with net/http: a tls.Conn
-// would write every piece as its own record, and HTTP/2 cannot be hijacked.
+// A sender never waits on a socket: it writes with one non-blocking writev
+// (watch_write_linux.go). A watch whose write would block (its client reads
+// slowly) or that is catching up (from the ring or the store) gets a
+// goroutine of its own until it is level and writable again, so that it
+// never holds up a sender. TLS connections and HTTP/2 streams stay with
+// net/http: a tls.Conn would write every piece as its own record, and
+// HTTP/2 cannot be hijacked.
 
 // endWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
 // cannot hold up a timeout or a shutdown.
 const endWriteGrace = 2 * time.Second
-
-// senderWriteBudget is how long a sender waits on one watch's write before
-// handing the watch to a goroutine of its own: a client whose socket
-// buffer is full must not delay the others.
-const senderWriteBudget = time.Millisecond
 
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: cleartext HTTP/1.1 (chunked), not a WebSocket upgrade, on a
@@ -216,9 +214,10 @@ const (
 	stepOver                // the watch has ended
 )
 
-// serve takes everything pending and sends it in one write; a sender
-// (bounded) passes its budget, a dedicated goroutine none.
-func (d *detachedWatch) serve(budget time.Duration) outcome {
+// serve takes everything pending and sends it in one write: without
+// waiting on the socket for a sender (nonblocking), waiting for a watch's
+// own goroutine.
+func (d *detachedWatch) serve(nonblocking bool) outcome {
 	d.mu.Lock()
 	ending, bookmark := d.ending, d.bookmark
 	d.bookmark = false
@@ -227,10 +226,10 @@ func (d *detachedWatch) serve(budget time.Duration) outcome {
 		d.finish(ending)
 		return stepOver
 	}
-	if budget > 0 && (d.sink.stalled() || d.w.CatchingUp()) {
+	if nonblocking && (d.sink.stalled() || d.w.CatchingUp()) {
 		return stepOwn // a catch-up may read the store's history: not on a sender
 	}
-	d.sink.budget = budget
+	d.sink.nonblocking = nonblocking
 	if d.sink.stalled() {
 		if err := d.sink.flush(); err != nil {
 			d.finish(endGone)
@@ -301,7 +300,7 @@ func (d *detachedWatch) afterServe(st outcome) {
 // cache and its writes go through, then hands it back to the senders.
 func (d *detachedWatch) own() {
 	for {
-		if d.serve(0) == stepOver {
+		if d.serve(false) == stepOver {
 			return
 		}
 		level := !d.w.CatchingUp()
@@ -334,7 +333,7 @@ func (d *detachedWatch) finish(reason endReason) {
 	if d.ticker != nil {
 		d.ticker.Stop()
 	}
-	d.sink.budget = 0
+	d.sink.nonblocking = false
 	d.sink.bound()
 	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
 	if clean && reason == endTimeout && d.bookmarks {
@@ -364,6 +363,13 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	h.Set("Transfer-Encoding", "chunked")
 	h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
+	sink := &connSink{conn: conn}
+	if sc, ok := conn.(syscall.Conn); ok {
+		if sink.raw, err = sc.SyscallConn(); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("a watch connection's descriptor: %w", err)
+		}
+	}
 	var head bytes.Buffer
 	head.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = h.Write(&head)
@@ -372,7 +378,7 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 		conn.Close()
 		return nil, fmt.Errorf("writing a watch's response head: %w", err)
 	}
-	return &connSink{conn: conn}, nil
+	return sink, nil
 }
 
 // connSink writes a watch's events as HTTP/1.1 chunks on a hijacked
@@ -381,11 +387,11 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 // uses it; nothing else does.
 type connSink struct {
 	conn net.Conn
-	// budget bounds each write (0: none); a write that runs out leaves the
-	// rest of its chunk in rest, and the sink stalled.
-	budget   time.Duration
-	deadline bool        // a write deadline of the budget's is set on conn
-	rest     net.Buffers // the unwritten part of the last chunk
+	raw  syscall.RawConn // conn's descriptor, for non-blocking writes; nil if it has none
+	// nonblocking makes a write take only what the socket accepts at once;
+	// the rest of its chunk stays in rest, and the sink stalled.
+	nonblocking bool
+	rest        net.Buffers // the unwritten part of the last chunk
 	// bounded is set once the stream's end bounds every write left; the
 	// server's shutdown sets it from another goroutine, hence dmu.
 	dmu     sync.Mutex
@@ -407,8 +413,9 @@ var (
 	errEmptyChunk = errors.New("a watch send encoded to no bytes")
 )
 
-// send writes items as one chunk. A write that runs out of budget is not
-// an error: the rest waits in the sink (stalled) for flush.
+// send writes items as one chunk. A non-blocking write the socket does not
+// take whole is not an error: the rest waits in the sink (stalled) for
+// flush.
 func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	vecs := append(s.vecs[:0], nil) // the chunk header, once the size is known
 	for _, it := range items {
@@ -428,12 +435,16 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	return s.flush()
 }
 
-// flush writes what is left of the last chunk within the sink's budget.
+// flush writes what is left of the last chunk: what the socket takes at
+// once when the sink is non-blocking, all of it otherwise.
 func (s *connSink) flush() error {
-	s.setDeadline()
-	_, err := s.rest.WriteTo(s.conn)
-	if s.budget > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil // stalled: the rest is for a goroutine that can wait
+	var err error
+	if s.nonblocking {
+		if err = s.writeNow(); errors.Is(err, errWouldBlock) {
+			return nil // stalled: the rest is for a goroutine that can wait
+		}
+	} else {
+		_, err = s.rest.WriteTo(s.conn)
 	}
 	s.rest = nil
 	clear(s.vecs)
@@ -448,17 +459,39 @@ func (s *connSink) flush() error {
 	return nil
 }
 
-func (s *connSink) setDeadline() {
-	s.dmu.Lock()
-	defer s.dmu.Unlock()
-	switch {
-	case s.bounded:
-	case s.budget > 0:
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.budget))
-		s.deadline = true
-	case s.deadline:
-		_ = s.conn.SetWriteDeadline(time.Time{})
-		s.deadline = false
+// errWouldBlock is a non-blocking write's: the socket takes no more now.
+var errWouldBlock = errors.New("the write would block")
+
+// writeNow writes as much of rest as the socket takes without waiting, and
+// errWouldBlock if some is left.
+func (s *connSink) writeNow() error {
+	if s.raw == nil {
+		return errWouldBlock // no descriptor to try: a goroutine that can wait writes it
+	}
+	var werr error
+	err := s.raw.Write(func(fd uintptr) bool {
+		for len(s.rest) > 0 {
+			n, err := writev(fd, s.rest)
+			consume(&s.rest, n)
+			if err != nil {
+				werr = err
+				break
+			}
+		}
+		return true // never wait for the socket: the caller hands the rest on
+	})
+	return cmp.Or(err, werr)
+}
+
+// consume drops the first n bytes of b.
+func consume(b *net.Buffers, n int) {
+	for len(*b) > 0 && n >= len((*b)[0]) {
+		n -= len((*b)[0])
+		(*b)[0] = nil
+		*b = (*b)[1:]
+	}
+	if n > 0 {
+		(*b)[0] = (*b)[0][n:]
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -256,5 +257,61 @@ func TestWatchHijackedCurlEndsCleanly(t *testing.T) {
 	var ev api.WatchEvent
 	if err := json.Unmarshal(bytes.TrimSpace(out), &ev); err != nil || ev.Type != api.Added {
 		t.Errorf("curl printed %q: %v", out, err)
+	}
+}
+
+// TestConnSinkNonBlockingWrite checks that a non-blocking send to a client
+// that does not read leaves the sink stalled instead of waiting, and that
+// a blocking flush then delivers every byte of the chunk, in order.
+func TestConnSinkNonBlockingWrite(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &connSink{conn: conn, raw: raw, nonblocking: true}
+	// Objects far larger than loopback's socket buffers, in many pieces.
+	var items []watchcache.Item
+	var want bytes.Buffer
+	for i := range 300 {
+		obj := []byte(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 64<<10)))
+		items = append(items, watchcache.Item{Type: api.Modified, Object: obj})
+		want.WriteString(`{"type":"MODIFIED","object":` + string(obj) + "}\n")
+	}
+	if err := sink.send(&watchEncoder{}, items); err != nil {
+		t.Fatal(err)
+	}
+	if !sink.stalled() {
+		t.Fatal("a 19 MB chunk to a client that does not read is written whole without blocking")
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(bufio.NewReader(client))
+		got <- b
+	}()
+	sink.nonblocking = false
+	if err := sink.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if sink.stalled() {
+		t.Fatal("stalled after a blocking flush")
+	}
+	conn.Close()
+	body := (&rawConn{t: t, r: bufio.NewReader(bytes.NewReader(<-got))}).chunk()
+	if !bytes.Equal(body, want.Bytes()) {
+		t.Fatalf("the chunk's %d bytes differ from the %d sent", len(body), want.Len())
 	}
 }

@@ -138,7 +138,7 @@ func (p *senderPool) run() {
 		d.mu.Lock()
 		d.state, d.again = running, false
 		d.mu.Unlock()
-		d.afterServe(d.serve(senderWriteBudget))
+		d.afterServe(d.serve(true))
 	}
 }
 
