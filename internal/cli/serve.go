@@ -118,6 +118,8 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 	hs := o.httpServer(srv.Handler())
+	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
+	hs.ConnState = unused.track
 	if clientCAs != nil { // asked for, verified by the authenticator: a request may present a token instead
 		hs.TLSConfig.ClientAuth, hs.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
 	}
@@ -143,10 +145,50 @@ func (o *serveOptions) run(ctx context.Context) error {
 	time.Sleep(o.shutdownDelay)
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
 	defer cancel()
+	unused.close()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// unusedConns tracks the connections that have not sent a request yet, so
+// that shutdown can close them at once: http.Server.Shutdown closes idle
+// connections at once but waits 5 s for these (Go issue 22682), and a
+// client may have opened one in advance that it never uses. A request
+// still in its first packets when shutdown starts is lost with its
+// connection, as it would be 5 s later.
+type unusedConns struct {
+	mu sync.Mutex
+	// guarded by mu:
+	conns   map[net.Conn]struct{}
+	closing bool // close was called: a new connection is closed at once
+}
+
+// track is the http.Server's ConnState hook. HTTP/2 connections report
+// their states through it too, with the same net.Conn.
+func (u *unusedConns) track(c net.Conn, state http.ConnState) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case state != http.StateNew:
+		delete(u.conns, c)
+	case u.closing:
+		c.Close()
+	default:
+		u.conns[c] = struct{}{}
+	}
+}
+
+// close closes the connections not used yet and every later one.
+func (u *unusedConns) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closing = true
+	for c := range u.conns {
+		c.Close()
+	}
+	clear(u.conns)
 }
 
 // startCPUProfile profiles the process into path until stop is called.

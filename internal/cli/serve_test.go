@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,8 +64,22 @@ func (s serving) Handle(_ context.Context, r slog.Record) error {
 }
 
 // startServe runs `listwatch serve args...` until the test ends and returns
-// the URL it serves; it replaces the default logger meanwhile.
+// the URL it serves.
 func startServe(t *testing.T, args ...string) string {
+	url, stop := runServe(t, args...)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return url
+}
+
+// runServe runs `listwatch serve args...` and returns the URL it serves and
+// stop, which cancels its context as SIGTERM does and returns what serve
+// returned; the test's end stops it too. It replaces the default logger
+// meanwhile.
+func runServe(t *testing.T, args ...string) (url string, stop func() error) {
 	log := serving{url: make(chan string, 1)}
 	prev := slog.Default()
 	slog.SetDefault(slog.New(log))
@@ -73,23 +88,23 @@ func startServe(t *testing.T, args ...string) string {
 	root := newRoot()
 	root.SetArgs(append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--unsafe-no-fsync"}, args...))
 	go func() { errc <- root.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("serve: %v", err)
-		}
+		err := <-errc
 		slog.SetDefault(prev)
+		return err
 	})
+	t.Cleanup(func() { _ = stop() })
 	select {
 	case url := <-log.url:
-		return url
+		return url, stop
 	case err := <-errc:
 		errc <- err
 		t.Fatalf("serve ended before serving: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not start")
 	}
-	return ""
+	return "", nil
 }
 
 func TestServeWithTLSAndTokens(t *testing.T) {
