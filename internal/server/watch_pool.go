@@ -112,33 +112,45 @@ func (p *senderPool) push(d *detachedWatch) {
 	p.cond.Signal()
 }
 
-// next waits for a ready watch; nil once the pool is closed.
-func (p *senderPool) next() *detachedWatch {
+// senderTake is how many ready watches a sender takes at once: fewer
+// turns of the pool's lock, and still a share of the queue for each of the
+// other senders.
+const senderTake = 32
+
+// take waits for ready watches and appends up to senderTake of them to
+// buf; it returns buf empty once the pool is closed.
+func (p *senderPool) take(buf []*detachedWatch) []*detachedWatch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.head == len(p.queue) && !p.closed {
 		p.cond.Wait()
 	}
-	if p.head == len(p.queue) {
-		return nil
-	}
-	d := p.queue[p.head]
-	p.queue[p.head] = nil
-	p.head++
+	end := min(len(p.queue), p.head+senderTake)
+	buf = append(buf, p.queue[p.head:end]...)
+	clear(p.queue[p.head:end])
+	p.head = end
 	if p.head == len(p.queue) || p.head > 2*(len(p.queue)-p.head) { // reuse the array from its start
 		n := copy(p.queue, p.queue[p.head:])
 		clear(p.queue[n:])
 		p.queue, p.head = p.queue[:n], 0
 	}
-	return d
+	return buf
 }
 
 func (p *senderPool) run() {
-	for d := p.next(); d != nil; d = p.next() {
-		d.mu.Lock()
-		d.state, d.again = running, false
-		d.mu.Unlock()
-		d.afterServe(d.serve(true))
+	var batch []*detachedWatch
+	for {
+		batch = p.take(batch[:0])
+		if len(batch) == 0 {
+			return
+		}
+		for _, d := range batch {
+			d.mu.Lock()
+			d.state, d.again = running, false
+			d.mu.Unlock()
+			d.afterServe(d.serve(true))
+		}
+		clear(batch)
 	}
 }
 
