@@ -297,6 +297,7 @@ func (c *Cache) apply(batch []storage.Event) error {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	kept := events[:0]
 	for _, e := range events {
 		if e.Rev <= c.rev {
 			continue // already reflected (a progress check raced the batch)
@@ -316,8 +317,11 @@ func (c *Cache) apply(batch []storage.Event) error {
 			continue // a delete of something the cache never had
 		}
 		c.ring = append(c.ring, ringEntry{ev: e, at: now})
-		c.dispatch(e)
-		c.advance(e.Rev)
+		kept = append(kept, e)
+	}
+	if len(kept) > 0 {
+		c.dispatch(kept)
+		c.advance(kept[len(kept)-1].Rev)
 	}
 	c.cfg.Observer.Dispatched(time.Since(now))
 	c.cfg.Observer.Applied(len(batch), c.rev, len(c.objects))

@@ -1,6 +1,8 @@
 package watchcache
 
 import (
+	"unique"
+
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/selector"
 )
@@ -10,16 +12,35 @@ type Filter struct {
 	Namespace string // "" for every namespace
 	Labels    selector.Labels
 	Fields    selector.Fields
+	// ns is Namespace made unique, once a watcher holds the filter: it
+	// tests an object's namespace by comparing two pointers.
+	ns unique.Handle[string]
+}
+
+// interned returns f with its namespace made unique, for a filter tested
+// many times (a watcher's).
+func (f Filter) interned() Filter {
+	if f.Namespace != "" {
+		f.ns = unique.Make(f.Namespace)
+	}
+	return f
 }
 
 func (f Filter) matches(o *Object) bool {
-	if f.Namespace != "" && o.Namespace() != f.Namespace {
+	if f.Namespace != "" && !f.inNamespace(o) {
 		return false
 	}
 	if !f.Labels.Empty() && !f.Labels.Matches(o.labels) {
 		return false
 	}
 	return f.Fields.Empty() || f.Fields.Matches(o.fields)
+}
+
+func (f Filter) inNamespace(o *Object) bool {
+	if f.ns != (unique.Handle[string]{}) {
+		return f.ns == o.ns
+	}
+	return o.ns.Value() == f.Namespace
 }
 
 // Item is one event a watcher delivers.

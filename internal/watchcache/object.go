@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unique"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/storage"
@@ -18,15 +19,16 @@ type Object struct {
 	Obj  api.Object // read-only
 	JSON []byte     // the object's JSON with metadata.resourceVersion = Rev
 	Alt  Encoded    // another encoding of JSON, made on demand
-	// namespace is read once: filters test it per object per list and per
-	// watcher per event, where two map lookups each showed in profiles.
-	namespace string
-	labels    map[string]string
-	fields    map[string]string
+	// ns is read once: filters test it per object per list and per watcher
+	// per event, where two map lookups each showed in profiles, and then
+	// comparing a thousand watchers' copies of the name.
+	ns     unique.Handle[string]
+	labels map[string]string
+	fields map[string]string
 }
 
 // Namespace is the object's metadata.namespace.
-func (o *Object) Namespace() string { return o.namespace }
+func (o *Object) Namespace() string { return o.ns.Value() }
 
 // Name is the object's metadata.name.
 func (o *Object) Name() string { return o.Obj.Name() }
@@ -70,7 +72,7 @@ func (c Codec) object(kv storage.KV) (*Object, error) {
 			return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
 		}
 	}
-	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, namespace: obj.Namespace(), labels: obj.Labels(), fields: c.Fields(obj)}, nil
+	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, ns: unique.Make(obj.Namespace()), labels: obj.Labels(), fields: c.Fields(obj)}, nil
 }
 
 // Event is one change as the cache dispatches it.

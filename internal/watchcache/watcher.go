@@ -59,7 +59,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 	if err := c.WaitReady(ctx); err != nil {
 		return nil, err
 	}
-	w := &Watcher{c: c, filter: opts.Filter, budget: c.cfg.WatcherBufferBytes, wakeFn: opts.Wake}
+	w := &Watcher{c: c, filter: opts.Filter.interned(), budget: c.cfg.WatcherBufferBytes, wakeFn: opts.Wake}
 	if w.wakeFn == nil {
 		w.notify = make(chan struct{}, 1)
 	}
@@ -137,25 +137,31 @@ func (w *Watcher) end(err error) {
 	w.wake()
 }
 
-// dispatch queues e on every watcher fed by the dispatcher. c.mu held for writing.
-func (c *Cache) dispatch(e *Event) {
+// dispatch queues events, in order, on every watcher fed by the
+// dispatcher: one turn of each watcher's lock and at most one wake-up per
+// batch. c.mu held for writing.
+func (c *Cache) dispatch(events []*Event) {
 	for w := range c.watchers {
 		w.lock()
-		woken := false // a watcher the event does not concern is not woken
-		if !w.parked && e.Rev > w.pos {
-			if it, ok := w.filter.itemFor(e); ok {
-				woken = true
-				if w.queued+len(it.Object) > w.budget {
-					w.parked, w.behind = true, true // the reader replays from the ring from pos
-					c.cfg.Observer.Parked()
-				} else {
-					w.queue = append(w.queue, it)
-					w.queued += len(it.Object)
-					w.pos = e.Rev
-				}
-			} else {
-				w.pos = e.Rev
+		woken := false // a watcher the events do not concern is not woken
+		for _, e := range events {
+			if w.parked || e.Rev <= w.pos {
+				continue
 			}
+			it, ok := w.filter.itemFor(e)
+			if !ok {
+				w.pos = e.Rev
+				continue
+			}
+			woken = true
+			if w.queued+len(it.Object) > w.budget {
+				w.parked, w.behind = true, true // the reader replays from the ring from pos
+				c.cfg.Observer.Parked()
+				break
+			}
+			w.queue = append(w.queue, it)
+			w.queued += len(it.Object)
+			w.pos = e.Rev
 		}
 		w.unlock()
 		if woken {
