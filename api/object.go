@@ -16,6 +16,9 @@ type Object map[string]any
 // ParseObject decodes one JSON object, keeping numbers as json.Number so
 // integers survive unchanged.
 func ParseObject(data []byte) (Object, error) {
+	if o, ok := parseObject(data); ok {
+		return o, nil
+	}
 	var o Object
 	if err := unmarshalNumbers(data, &o); err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ package registry
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -57,7 +56,7 @@ func encode(obj api.Object) ([]byte, error) {
 	md := obj.Metadata()
 	rv, had := md["resourceVersion"]
 	delete(md, "resourceVersion")
-	b, err := json.Marshal(obj)
+	b, err := api.MarshalObject(obj)
 	if had {
 		md["resourceVersion"] = rv
 	}
