@@ -50,7 +50,7 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 	r := &resource.Resource{
 		Group: d.Spec.Group, Version: v.Name, Plural: n.Plural, Singular: n.Singular,
 		Kind: n.Kind, ListKind: n.ListKind, ShortNames: n.ShortNames, Categories: n.Categories,
-		Namespaced: d.Spec.Scope == "Namespaced", StatusSubresource: v.hasStatus(),
+		Namespaced: d.Spec.Scope == "Namespaced", StatusSubresource: v.hasStatus(), Generation: true,
 	}
 	cols, err := columns(v.AdditionalPrinterColumns)
 	if err != nil {

@@ -63,7 +63,9 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 	md := obj.Metadata()
 	md["uid"] = newUID()
 	md["creationTimestamp"] = api.NewTime(r.now()).Format("2006-01-02T15:04:05Z")
-	md["generation"] = 1
+	if res.Generation {
+		md["generation"] = 1
+	}
 	for _, f := range []string{"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
 		delete(md, f)
 	}

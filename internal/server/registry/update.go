@@ -88,7 +88,8 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 
 // prepareUpdate makes next keep what a client may not change: identity,
 // creation time, deletion state, and (with a status subresource) status;
-// and bumps generation when anything but metadata and status changed.
+// and, for a resource with Generation, bumps it when anything but metadata
+// and status changed.
 func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, cur api.Object) error {
 	if err := checkTypeAndScope(res, ns, next); err != nil {
 		return err
@@ -115,7 +116,7 @@ func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, 
 	if res.Prepare != nil {
 		res.Prepare(next, cur)
 	}
-	if specChanged(next, cur) {
+	if res.Generation && specChanged(next, cur) {
 		md["generation"] = generation(cur) + 1
 	}
 	return nil

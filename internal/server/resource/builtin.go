@@ -57,7 +57,7 @@ func Builtins() []*Resource {
 		{
 			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
 			Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList", ShortNames: []string{"crd", "crds"},
-			Categories: []string{"api-extensions"}, StatusSubresource: true,
+			Categories: []string{"api-extensions"}, StatusSubresource: true, Generation: true,
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}

@@ -52,6 +52,11 @@ type Resource struct {
 	// StatusSubresource makes .status a subresource: writes to the main
 	// resource leave it unchanged and it does not bump metadata.generation.
 	StatusSubresource bool
+	// Generation makes the server keep metadata.generation: 1 on create, +1
+	// on every update that changes anything but metadata and status. As in
+	// kube-apiserver, CustomResourceDefinitions and custom resources have
+	// it; ConfigMaps, Secrets, Namespaces and Events do not.
+	Generation bool
 	// Owner names the CustomResourceDefinition that defines the resource;
 	// empty for built-ins.
 	Owner string
