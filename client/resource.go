@@ -184,7 +184,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, re
 	_, err = r.c.do(ctx, &request{
 		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(),
 		decode: func(body io.Reader) error {
-			if err := decodeList(json.NewDecoder(body), &l); err != nil {
+			if err := decodeList(newJSONDecoder(body), &l); err != nil {
 				return fmt.Errorf("decoding the list of %s: %w", r.gvr.Resource, err)
 			}
 			return nil
@@ -194,66 +194,6 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, re
 		return nil, "", "", err
 	}
 	return l.Items, l.Metadata.ResourceVersion, l.Metadata.Continue, nil
-}
-
-// decodeList decodes a list one item at a time as it is read, so that the
-// encoded list is never held whole beside the decoded one. Members other
-// than metadata and items are skipped.
-func decodeList[T any](dec *json.Decoder, l *list[T]) error {
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch key {
-		case "metadata":
-			err = dec.Decode(&l.Metadata)
-		case "items":
-			err = decodeItems(dec, &l.Items)
-		default:
-			err = dec.Decode(new(json.RawMessage))
-		}
-		if err != nil {
-			return fmt.Errorf("%v: %w", key, err)
-		}
-	}
-	return expectDelim(dec, '}')
-}
-
-// decodeItems appends the elements of a JSON array (or null) to items.
-func decodeItems[T any](dec *json.Decoder, items *[]T) error {
-	tok, err := dec.Token()
-	if err != nil || tok == nil {
-		return err
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("want an array, got %v", tok)
-	}
-	if *items == nil {
-		*items = []T{} // as json.Unmarshal: [] is empty, not nil
-	}
-	for dec.More() {
-		var v T
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		*items = append(*items, v)
-	}
-	return expectDelim(dec, ']')
-}
-
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != want {
-		return fmt.Errorf("want %v, got %v", want, tok)
-	}
-	return nil
 }
 
 // ListAll reads every page (opts.Limit items each, DefaultPageSize when 0)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/listwatch/listwatch/api"
 )
@@ -99,7 +102,7 @@ func (w *streamWatch[T]) run(ctx context.Context) {
 	defer close(w.events)
 	defer w.cancel()
 	defer w.body.Close()
-	dec := json.NewDecoder(w.body)
+	dec := newJSONDecoder(w.body)
 	for {
 		ev, err := decodeEvent[T](dec)
 		if err != nil {
@@ -151,63 +154,61 @@ type bookmarkMeta struct {
 //
 // It reads the event's members as tokens, so that the object of an ADDED,
 // MODIFIED or DELETED event whose type comes first (as kube-apiserver
-// writes it) is decoded straight into T: the decoder scans it once to find
-// its end and decodes it once, with no copy. An object that comes before
-// the type, and the objects of BOOKMARK and ERROR events, are read as raw
-// JSON first and then decoded.
-func decodeEvent[T any](dec *json.Decoder) (Event[T], error) {
-	tok, err := dec.Token()
+// writes it) is decoded straight into T, in one pass. An object that comes
+// before the type, and the objects of BOOKMARK and ERROR events, are copied
+// as raw JSON first and then decoded.
+func decodeEvent[T any](dec *jsontext.Decoder) (Event[T], error) {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return Event[T]{}, err // io.EOF: the stream ended between events
 	}
-	if tok != json.Delim('{') {
-		return Event[T]{}, fmt.Errorf("watch event is not an object: %v", tok)
+	if tok.Kind() != '{' {
+		return Event[T]{}, fmt.Errorf("watch event is not an object: %v", tok.Kind())
 	}
-	ev, err := decodeEventMembers[T](dec)
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF // the stream ended inside an event
-	}
-	return ev, err
+	return decodeEventMembers[T](dec)
 }
 
 // decodeEventMembers reads an event's members and its closing brace.
-func decodeEventMembers[T any](dec *json.Decoder) (Event[T], error) {
+func decodeEventMembers[T any](dec *jsontext.Decoder) (Event[T], error) {
 	var (
 		typ     EventType
-		obj     *T              // the object, decoded straight into T
-		raw     json.RawMessage // or the object as sent
+		obj     *T     // the object, decoded straight into T
+		raw     []byte // or the object as sent
 		haveObj bool
 		direct  bool // the object is in obj, not raw
 	)
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		key, err := readName(dec)
 		if err != nil {
 			return Event[T]{}, err
 		}
-		key, _ := tok.(string)
 		switch {
 		case strings.EqualFold(key, "type"):
-			if err := dec.Decode(&typ); err != nil {
+			if err := decodeValue(dec, &typ); err != nil {
 				return Event[T]{}, fmt.Errorf("decoding a watch event's type: %w", err)
 			}
 		case strings.EqualFold(key, "object"):
 			haveObj, obj, raw = true, nil, nil
 			direct = typ == Added || typ == Modified || typ == Deleted
 			if direct {
-				if err := dec.Decode(&obj); err != nil {
+				if err := decodeValue(dec, &obj); err != nil {
 					var zero T
 					return Event[T]{}, fmt.Errorf("decoding %T: %w", zero, err)
 				}
-			} else if err := dec.Decode(&raw); err != nil {
-				return Event[T]{}, err
+			} else {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return Event[T]{}, err
+				}
+				raw = bytes.Clone(v)
 			}
 		default:
-			if err := dec.Decode(new(json.RawMessage)); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return Event[T]{}, err
 			}
 		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
+	if err := readDelim(dec, '}'); err != nil {
 		return Event[T]{}, err
 	}
 	if !haveObj || direct && obj == nil || !direct && (len(raw) == 0 || string(raw) == "null") {
@@ -232,7 +233,7 @@ func decodeEventMembers[T any](dec *json.Decoder) (Event[T], error) {
 	return Event[T]{}, fmt.Errorf("unknown watch event type %q", typ)
 }
 
-func decodeBookmark[T any](raw json.RawMessage) (Event[T], error) {
+func decodeBookmark[T any](raw []byte) (Event[T], error) {
 	obj, err := decode[T](raw)
 	if err != nil {
 		return Event[T]{}, err
@@ -246,7 +247,7 @@ func decodeBookmark[T any](raw json.RawMessage) (Event[T], error) {
 }
 
 // decodeErrorEvent turns an ERROR event's Status into its error.
-func decodeErrorEvent(raw json.RawMessage) error {
+func decodeErrorEvent(raw []byte) error {
 	var st api.Status
 	if err := json.Unmarshal(raw, &st); err != nil || st.Kind != "Status" {
 		return fmt.Errorf("watch ERROR event with an object that is not a Status: %.200s", raw)

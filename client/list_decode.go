@@ -1,0 +1,227 @@
+package client
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A list's items are decoded as the list is read, on several goroutines:
+// the reading goroutine only splits the items array into the raw JSON of
+// each item (a syntactic scan, several times cheaper than decoding) and
+// hands them in batches to GOMAXPROCS decoders, then gathers the decoded
+// batches in order. A list that fits in one batch is decoded by the
+// reading goroutine alone.
+const (
+	// itemBatchBytes is the raw JSON of a batch (at least, the last item
+	// of a batch ends past it): large enough that hand-offs are rare
+	// (about 50 items of a 1 KiB object), small enough that every decoder
+	// gets work from a page of 500.
+	itemBatchBytes = 64 << 10
+	// batchesPerDecoder bounds the batches read and not yet gathered, per
+	// decoder, so that the raw JSON held at once stays at a few times
+	// itemBatchBytes per decoder, whatever the list's size.
+	batchesPerDecoder = 2
+)
+
+// decodeList decodes a list one item at a time as it is read, so that the
+// encoded list is never held whole beside the decoded one. Members other
+// than metadata and items are skipped.
+func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
+	if err := readDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		key, err := readName(dec)
+		if err != nil {
+			return err
+		}
+		// Names match as encoding/json matches them, ignoring case; a
+		// second items array replaces the first.
+		switch {
+		case strings.EqualFold(key, "metadata"):
+			err = decodeValue(dec, &l.Metadata)
+		case strings.EqualFold(key, "items"):
+			l.Items = nil
+			err = decodeItems(dec, &l.Items)
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return fmt.Errorf("%v: %w", key, err)
+		}
+	}
+	return readDelim(dec, '}')
+}
+
+// decodeItems appends the elements of a JSON array (or null) to items.
+func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
+	switch k := dec.PeekKind(); k {
+	case 'n', 0: // null, or the decoder's error
+		_, err := dec.ReadToken()
+		return err
+	case '[':
+	default:
+		return fmt.Errorf("want an array, got %v", k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if *items == nil {
+		*items = []T{} // as json.Unmarshal: [] is empty, not nil
+	}
+	g := &itemGatherer[T]{items: items}
+	defer g.stop()
+	b := newItemBatch[T](0)
+	for dec.PeekKind() != ']' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			err = fmt.Errorf("item %d: %w", b.first+len(b.ends), err)
+			b.release()
+			return err
+		}
+		b.buf = append(b.buf, raw...)
+		b.ends = append(b.ends, len(b.buf))
+		if len(b.buf) >= itemBatchBytes {
+			next := b.first + len(b.ends)
+			if err := g.submit(b); err != nil { // b is the decoders' now
+				return err
+			}
+			b = newItemBatch[T](next)
+		}
+	}
+	if err := readDelim(dec, ']'); err != nil {
+		b.release()
+		return err
+	}
+	b.decode()
+	return g.finish(b)
+}
+
+// rawItems is the JSON of consecutive items, back to back, and where each
+// ends. They are pooled: a list of any length reuses a few.
+type rawItems struct {
+	buf  []byte
+	ends []int
+}
+
+var rawItemsPool = sync.Pool{New: func() any { return new(rawItems) }}
+
+// maxPooledItemsBytes: larger buffers (made by a huge item) are not
+// pooled, so that one huge object does not stay held.
+const maxPooledItemsBytes = 4 * itemBatchBytes
+
+// itemBatch is consecutive items of a list: their raw JSON, then, once
+// decoded, the items or the first error.
+type itemBatch[T any] struct {
+	first int // the index of the batch's first item in the list
+	*rawItems
+	items []T
+	err   error
+	done  chan struct{} // closed once decoded, when decoded by a decoder
+}
+
+func newItemBatch[T any](first int) *itemBatch[T] {
+	return &itemBatch[T]{first: first, rawItems: rawItemsPool.Get().(*rawItems)}
+}
+
+// decode decodes the batch's items, stopping at the first error, and
+// releases their JSON.
+func (b *itemBatch[T]) decode() {
+	defer b.release()
+	b.items = make([]T, len(b.ends))
+	start := 0
+	for i, end := range b.ends {
+		if err := json.Unmarshal(b.buf[start:end], &b.items[i], jsonOptions); err != nil {
+			b.err = fmt.Errorf("item %d: decoding %T: %w", b.first+i, b.items[i], err)
+			return
+		}
+		start = end
+	}
+}
+
+// release returns the batch's JSON to the pool.
+func (b *itemBatch[T]) release() {
+	r := b.rawItems
+	b.rawItems = nil
+	if cap(r.buf) > maxPooledItemsBytes {
+		return
+	}
+	r.buf, r.ends = r.buf[:0], r.ends[:0]
+	rawItemsPool.Put(r)
+}
+
+// itemGatherer runs the decoders of one items array and appends their
+// batches to items in order. Its decoders start with the first batch
+// submitted and end at stop.
+type itemGatherer[T any] struct {
+	items   *[]T
+	work    chan *itemBatch[T] // to the decoders
+	pending []*itemBatch[T]    // submitted and not yet gathered, in order
+	wg      sync.WaitGroup
+}
+
+// submit hands b to the decoders, first gathering the oldest batch when
+// as many are pending as the bound allows.
+func (g *itemGatherer[T]) submit(b *itemBatch[T]) error {
+	if g.work == nil {
+		decoders := runtime.GOMAXPROCS(0)
+		g.work = make(chan *itemBatch[T], decoders*batchesPerDecoder)
+		for range decoders {
+			g.wg.Go(func() {
+				for b := range g.work {
+					b.decode()
+					close(b.done)
+				}
+			})
+		}
+	}
+	if len(g.pending) == cap(g.work) {
+		if err := g.gather(); err != nil {
+			return err
+		}
+	}
+	b.done = make(chan struct{})
+	g.pending = append(g.pending, b)
+	g.work <- b
+	return nil
+}
+
+// gather waits for the oldest pending batch and appends its items.
+func (g *itemGatherer[T]) gather() error {
+	b := g.pending[0]
+	g.pending[0] = nil
+	g.pending = g.pending[1:]
+	<-b.done
+	if b.err != nil {
+		return b.err
+	}
+	*g.items = append(*g.items, b.items...)
+	return nil
+}
+
+// finish gathers every pending batch, then last, which the caller decoded.
+func (g *itemGatherer[T]) finish(last *itemBatch[T]) error {
+	for len(g.pending) > 0 {
+		if err := g.gather(); err != nil {
+			return err
+		}
+	}
+	if last.err != nil {
+		return last.err
+	}
+	*g.items = append(*g.items, last.items...)
+	return nil
+}
+
+// stop ends the decoders, after they have decoded what they were given.
+func (g *itemGatherer[T]) stop() {
+	if g.work != nil {
+		close(g.work)
+		g.wg.Wait()
+	}
+}
