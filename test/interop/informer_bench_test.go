@@ -66,6 +66,14 @@ const (
 	// profile of its sync (KIND.cpu.pprof) and the heap profile after it
 	// (KIND.heap.pprof, with alloc_space).
 	benchProfileEnv = "LISTWATCH_INFORMER_BENCH_PROFILE"
+	// benchKindsEnv, a comma-separated list of kinds, runs only those.
+	benchKindsEnv = "LISTWATCH_INFORMER_BENCH_KINDS"
+	// benchBaselineEnv names another build of this test binary (go test
+	// -c at an earlier commit): its informers run as the kinds
+	// "listwatch-baseline" and "listwatch-watchlist-baseline", against the
+	// same server in the same run, for before/after figures.
+	benchBaselineEnv = "LISTWATCH_INFORMER_BENCH_BASELINE"
+	baselineSuffix   = "-baseline"
 )
 
 // benchKind is one informer under test.
@@ -74,15 +82,47 @@ type benchKind struct {
 	start func(url string, watchList bool, updates *atomic.Int64) (*benchInformer, error)
 	// watchList: load the state with a streaming list instead of LIST.
 	watchList bool
+	// binary, when set, runs the child from another test binary (the
+	// baseline), as the kind of the name without baselineSuffix.
+	binary string
+}
+
+// selectedKinds are the kinds a run measures: benchKinds, each of ours
+// preceded by its baseline when benchBaselineEnv is set, filtered by
+// benchKindsEnv.
+func selectedKinds(tb testing.TB) []benchKind {
+	baseline := os.Getenv(benchBaselineEnv)
+	var only []string
+	if v := os.Getenv(benchKindsEnv); v != "" {
+		only = strings.Split(v, ",")
+	}
+	var kinds []benchKind
+	add := func(k benchKind) {
+		if only == nil || slices.Contains(only, k.name) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range benchKinds {
+		if baseline != "" && strings.HasPrefix(k.name, "listwatch") {
+			b := k
+			b.name, b.binary = k.name+baselineSuffix, baseline
+			add(b)
+		}
+		add(k)
+	}
+	if len(kinds) == 0 {
+		tb.Fatalf("%s=%q selects no informer kind", benchKindsEnv, os.Getenv(benchKindsEnv))
+	}
+	return kinds
 }
 
 // benchKinds: ours with its default (LIST) and with the streaming list;
 // client-go with its default (streaming list, since 1.35) and with LIST.
 var benchKinds = []benchKind{
-	{"listwatch", startOurInformer, false},
-	{"listwatch-watchlist", startOurInformer, true},
-	{"client-go", startClientGoInformer, true},
-	{"client-go-list", startClientGoInformer, false},
+	{name: "listwatch", start: startOurInformer},
+	{name: "listwatch-watchlist", start: startOurInformer, watchList: true},
+	{name: "client-go", start: startClientGoInformer, watchList: true},
+	{name: "client-go-list", start: startClientGoInformer},
 }
 
 // benchResult is what a child measures.
@@ -109,9 +149,10 @@ type benchResult struct {
 func BenchmarkInformerSync(b *testing.B) {
 	n := envInt(b, benchObjectsEnv, benchFullObjects)
 	m := min(n, envInt(b, benchUpdatesEnv, benchFullUpdates))
+	kinds := selectedKinds(b)
 	url := startBenchServer(b, n)
 	results := map[string][]benchResult{}
-	for _, k := range benchKinds {
+	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
 			var sum benchResult
 			for b.Loop() {
@@ -122,7 +163,7 @@ func BenchmarkInformerSync(b *testing.B) {
 			reportBench(b, sum, b.N)
 		})
 	}
-	b.Log("\n" + benchSummary(results))
+	b.Log("\n" + benchSummary(kinds, results))
 }
 
 // TestInformerBenchSmoke runs the benchmark's machinery on a few objects,
@@ -131,16 +172,17 @@ func TestInformerBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the binary and four child processes")
 	}
+	kinds := selectedKinds(t)
 	url := startBenchServer(t, benchSmokeObjects)
 	results := map[string][]benchResult{}
-	for _, k := range benchKinds {
+	for _, k := range kinds {
 		r := runBenchChild(t, k, url, benchSmokeObjects, benchSmokeObjects)
 		if r.Objects != benchSmokeObjects || r.Updates != benchSmokeObjects || r.PeakHeap == 0 || r.LiveHeap == 0 {
 			t.Errorf("%s: %+v", k.name, r)
 		}
 		results[k.name] = append(results[k.name], r)
 	}
-	t.Log("\n" + benchSummary(results))
+	t.Log("\n" + benchSummary(kinds, results))
 }
 
 func envInt(tb testing.TB, name string, def int) int {
@@ -229,8 +271,12 @@ func updateObjects(tb testing.TB, url string, m int) {
 // measured.
 func runBenchChild(tb testing.TB, k benchKind, url string, n, m int) benchResult {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestInformerBenchChild$", "-test.v")
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+k.name, benchURLEnv+"="+url,
+	bin, name := os.Args[0], k.name
+	if k.binary != "" {
+		bin, name = k.binary, strings.TrimSuffix(k.name, baselineSuffix)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestInformerBenchChild$", "-test.v")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+name, benchURLEnv+"="+url,
 		benchCountEnv+"="+strconv.Itoa(n), benchPendingEnv+"="+strconv.Itoa(m))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -541,15 +587,23 @@ func reportBench(b *testing.B, s benchResult, n int) {
 
 // benchSummary is a table of every run and the comparison of our
 // informer's default with client-go's against issue 5's targets.
-func benchSummary(results map[string][]benchResult) string {
+func benchSummary(kinds []benchKind, results map[string][]benchResult) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%-20s %7s %9s %10s %10s %9s %8s %10s %9s\n",
 		"informer", "objects", "sync ms", "sync CPU", "peak heap", "live heap", "max RSS", "events/s", "CPU/event")
-	for _, k := range benchKinds {
+	for _, k := range kinds {
 		for _, r := range results[k.name] {
 			fmt.Fprintf(&sb, "%-20s %7d %9.0f %8.0fms %8.1fMB %7.1fMB %6.0fMB %10.0f %7.1fµs\n",
 				k.name, r.Objects, ms(r.Sync), ms(r.SyncCPU), mb(r.PeakHeap), mb(r.LiveHeap), mb(uint64(r.ProcessMaxRSS)),
 				float64(r.Updates)/r.UpdateWall.Seconds(), float64(r.UpdateCPU.Microseconds())/float64(r.Updates))
+		}
+	}
+	for _, k := range kinds {
+		if base := results[k.name+baselineSuffix]; len(base) > 0 && len(results[k.name]) > 0 {
+			fmt.Fprintf(&sb, "%s vs its baseline (medians): sync %.2fx faster, CPU %.2fx less, peak heap %.2f of the baseline's\n",
+				k.name, ratio(base, results[k.name], func(r benchResult) float64 { return ms(r.Sync) }),
+				ratio(base, results[k.name], func(r benchResult) float64 { return ms(r.SyncCPU) }),
+				ratio(results[k.name], base, func(r benchResult) float64 { return mb(r.PeakHeap) }))
 		}
 	}
 	ours, theirs := results["listwatch"], results["client-go"]
@@ -563,6 +617,11 @@ func benchSummary(results map[string][]benchResult) string {
 		"listwatch sync %.0f ms (target <= 400 at 50,000), peak heap %.1f MB (target <= 130)\n",
 		cSync/oSync, cCPU/oCPU, oHeap/cHeap, oSync, oHeap)
 	return sb.String()
+}
+
+// ratio is the median of f over a divided by its median over b.
+func ratio(a, b []benchResult, f func(benchResult) float64) float64 {
+	return median(a, f) / median(b, f)
 }
 
 // median is the median of f over rs (the upper one of an even count).
