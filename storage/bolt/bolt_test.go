@@ -166,12 +166,12 @@ func TestRestartResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := collect(t, w, int(21-from))
+		got := storagetest.Collect(t, w, int(21-from))
 		if got[0].Revision != from+1 || got[len(got)-1].Type != storage.EventDelete {
 			t.Errorf("watch from %d: first %d, last %v", from, got[0].Revision, got[len(got)-1])
 		}
 		cancel()
-		if err := waitEnd(t, w); !errors.Is(err, context.Canceled) {
+		if err := storagetest.WaitEnd(t, w); !errors.Is(err, context.Canceled) {
 			t.Errorf("watch error after cancel: %v", err)
 		}
 	}
@@ -316,12 +316,12 @@ func TestSlowWatcher(t *testing.T) {
 			mustCreate(t, s, fmt.Sprintf("/other/%d", i), "v")
 		}
 	})
-	fastGot := collect(t, fast, n)
+	fastGot := storagetest.Collect(t, fast, n)
 	wg.Wait() // the writers finished although slow was never read
 	for i := range n / 2 {
 		wg.Go(func() { mustCreate(t, s, fmt.Sprintf("/w/c%d", i), "v") })
 	}
-	slowGot := collect(t, slow, n+n/2)
+	slowGot := storagetest.Collect(t, slow, n+n/2)
 	wg.Wait()
 	for i, ev := range fastGot {
 		if slowGot[i].Revision != ev.Revision || slowGot[i].KV.Key != ev.KV.Key {
@@ -346,7 +346,7 @@ func TestLaggingWatcherCompacted(t *testing.T) {
 	if err := s.Compact(ctx, last); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitEnd(t, w); !errors.Is(err, storage.ErrCompacted) {
+	if err := storagetest.WaitEnd(t, w); !errors.Is(err, storage.ErrCompacted) {
 		t.Fatalf("lagging watch ended with %v, want ErrCompacted", err)
 	}
 }
@@ -361,7 +361,7 @@ func TestWatchFuture(t *testing.T) {
 	for i := range 5 {
 		mustCreate(t, s, fmt.Sprintf("/k%d", i), "v")
 	}
-	if got := collect(t, w, 2); got[0].Revision != 4 || got[1].Revision != 5 {
+	if got := storagetest.Collect(t, w, 2); got[0].Revision != 4 || got[1].Revision != 5 {
 		t.Fatalf("watch from 3 got revisions %d, %d", got[0].Revision, got[1].Revision)
 	}
 }
@@ -380,7 +380,7 @@ func TestClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitEnd(t, w); !errors.Is(err, storage.ErrClosed) {
+	if err := storagetest.WaitEnd(t, w); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("watch after Close: %v", err)
 	}
 	if _, err := s.Create(ctx, "/b", nil); !errors.Is(err, storage.ErrClosed) {
@@ -508,7 +508,7 @@ func TestWatchersUnderChurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history := storagetest.RecordsOf([][]storage.Event{collect(t, all, int(end))})
+	history := storagetest.RecordsOf([][]storage.Event{storagetest.Collect(t, all, int(end))})
 	for _, st := range streams {
 		var want storagetest.History
 		for _, r := range history {
@@ -541,7 +541,7 @@ func TestWatchEventsOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev.Value[0] = 'Y'
-	evA := collect(t, a, 3)
+	evA := storagetest.Collect(t, a, 3)
 	for _, ev := range evA {
 		if ev.PrevKV != nil {
 			ev.PrevKV.Value[0] = 'Z'
@@ -550,7 +550,7 @@ func TestWatchEventsOwned(t *testing.T) {
 			ev.KV.Value[0] = 'Z'
 		}
 	}
-	evB := collect(t, b, 3)
+	evB := storagetest.Collect(t, b, 3)
 	if string(evB[0].KV.Value) != "one" || evB[0].PrevKV != nil {
 		t.Errorf("create event %+v", evB[0])
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/storagetest"
 )
 
 const (
@@ -113,7 +114,7 @@ func checkAfterCrash(t *testing.T, dir string, acked map[string]int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, ev := range collect(t, w, int(cur)) {
+	for i, ev := range storagetest.Collect(t, w, int(cur)) {
 		if ev.Revision != int64(i+1) || !strings.HasPrefix(ev.KV.Key, "/crash/") || !ev.IsCreate() {
 			t.Fatalf("history entry %d: %+v", i, ev)
 		}

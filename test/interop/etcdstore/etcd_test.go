@@ -45,41 +45,6 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// collect reads n events from w, failing the test if the watch ends or stalls.
-func collect(t testing.TB, w storage.Watcher, n int) []storage.Event {
-	t.Helper()
-	var got []storage.Event
-	deadline := time.After(waitTimeout)
-	for len(got) < n {
-		select {
-		case batch, ok := <-w.Events():
-			if !ok {
-				t.Fatalf("watch ended after %d of %d events: %v", len(got), n, w.Err())
-			}
-			got = append(got, batch...)
-		case <-deadline:
-			t.Fatalf("got %d of %d events in %v", len(got), n, waitTimeout)
-		}
-	}
-	return got
-}
-
-// end drains w until it ends and returns its error.
-func end(t testing.TB, w storage.Watcher) error {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		select {
-		case _, ok := <-w.Events():
-			if !ok {
-				return w.Err()
-			}
-		case <-deadline:
-			t.Fatalf("watch still open after %v", waitTimeout)
-		}
-	}
-}
-
 // TestEtcdKeyLayout checks that keys live under the prefix in etcd, come back
 // without it, and that stores under other prefixes, and other writers, stay apart.
 func TestEtcdKeyLayout(t *testing.T) {
@@ -118,7 +83,7 @@ func TestEtcdKeyLayout(t *testing.T) {
 	}
 	// The watch sees only its own write, though it was opened first.
 	mustCreate(t, a, "/registry/last", "v")
-	got := collect(t, w, 2)
+	got := storagetest.Collect(t, w, 2)
 	if got[0].KV.Key != "/registry/pods/ns/x" || got[1].KV.Key != "/registry/last" {
 		t.Errorf("watch delivered %v", storagetest.RecordsOf([][]storage.Event{got}))
 	}
@@ -226,15 +191,15 @@ func TestEtcdPausedWatchFallsBehindCompaction(t *testing.T) {
 	// A first event read makes w's etcd watch current: it then gets one
 	// response per write, rather than the whole history in one catch-up response.
 	mustCreate(t, s, "/p/first", "v")
-	collect(t, w, 1)
-	collect(t, fast, 1)
+	storagetest.Collect(t, w, 1)
+	storagetest.Collect(t, fast, 1)
 	var last int64
 	for i := range 20 * backlog {
 		last = mustCreate(t, s, fmt.Sprintf("/p/%03d", i), "v")
 	}
 	// Once fast has every event, etcd has sent w's on the same stream too, so
 	// w's goroutine holds its backlog and has paused.
-	collect(t, fast, 20*backlog)
+	storagetest.Collect(t, fast, 20*backlog)
 	if err := s.Compact(ctx, last); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +242,7 @@ func TestEtcdWatchOrderAcrossPauses(t *testing.T) {
 		}
 		history = append(history, storagetest.Record{Type: typ, Key: k, Revision: rev})
 	}
-	got := storagetest.RecordsOf([][]storage.Event{collect(t, w, len(history))})
+	got := storagetest.RecordsOf([][]storage.Event{storagetest.Collect(t, w, len(history))})
 	if err := storagetest.ValidateWatch(history, 0, got, true); err != nil {
 		t.Error(err)
 	}
@@ -296,7 +261,7 @@ func TestEtcdCompactFromZero(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Watch from 0 after compacting nothing: %v", err)
 	}
-	if got := collect(t, w, 1); got[0].Revision != first || !got[0].IsCreate() {
+	if got := storagetest.Collect(t, w, 1); got[0].Revision != first || !got[0].IsCreate() {
 		t.Errorf("Watch from 0 delivered %v", storagetest.RecordsOf([][]storage.Event{got}))
 	}
 	if err := s.Compact(ctx, first); err != nil {
@@ -341,7 +306,7 @@ func TestEtcdNew(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := end(t, w); !errors.Is(err, storage.ErrClosed) {
+	if err := storagetest.WaitEnd(t, w); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("watch after Close: %v, want ErrClosed", err)
 	}
 	// Close waits for the goroutines of watches (every earlier test closed its stores).
