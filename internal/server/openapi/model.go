@@ -15,6 +15,16 @@ type pathItem struct {
 	ops    []operation
 }
 
+// render writes p in one OpenAPI version, with that version's renderings of
+// parameters and operations.
+func (p pathItem) render(renderParams func([]param) []any, renderOp func(operation) map[string]any) map[string]any {
+	item := map[string]any{"parameters": renderParams(p.params)}
+	for _, op := range p.ops {
+		item[op.method] = renderOp(op)
+	}
+	return item
+}
+
 // operation is one method on a path.
 type operation struct {
 	method   string // lower case: get, post, put, patch, delete
@@ -30,6 +40,26 @@ type operation struct {
 	version  string
 	kind     string
 	tag      string
+}
+
+// commonFields returns the fields of op's rendering that both OpenAPI
+// versions write alike.
+func (op operation) commonFields() map[string]any {
+	return map[string]any{
+		"tags":                            []any{op.tag},
+		"description":                     op.desc,
+		"operationId":                     op.id,
+		"x-kubernetes-action":             op.action,
+		"x-kubernetes-group-version-kind": map[string]any{"group": op.group, "version": op.version, "kind": op.kind},
+	}
+}
+
+// accepts returns the media types op's request body may have.
+func (op operation) accepts() []string {
+	if op.consumes == nil {
+		return []string{"*/*"}
+	}
+	return op.consumes
 }
 
 // param is one path or query parameter.

@@ -21,7 +21,7 @@ func v2Document(rs []*resource.Resource) map[string]any {
 	for _, r := range rs {
 		schemas.addResource(r)
 		for _, p := range resourcePaths(r) {
-			paths[p.path] = v2PathItem(p)
+			paths[p.path] = p.render(v2Params, v2Operation)
 		}
 	}
 	defs := map[string]any{}
@@ -36,19 +36,7 @@ func v2Document(rs []*resource.Resource) map[string]any {
 	}
 }
 
-func v2PathItem(p pathItem) map[string]any {
-	item := map[string]any{"parameters": v2Params(p.params)}
-	for _, op := range p.ops {
-		item[op.method] = v2Operation(op)
-	}
-	return item
-}
-
 func v2Operation(op operation) map[string]any {
-	consumes := op.consumes
-	if consumes == nil {
-		consumes = []string{"*/*"}
-	}
 	params := v2Params(op.params)
 	if op.body != "" {
 		params = append(params, map[string]any{
@@ -60,17 +48,11 @@ func v2Operation(op operation) map[string]any {
 	for _, code := range op.codes {
 		responses[code] = map[string]any{"description": statusText[code], "schema": map[string]any{"$ref": v2RefPrefix + op.response}}
 	}
-	out := map[string]any{
-		"tags":                            []any{op.tag},
-		"description":                     op.desc,
-		"operationId":                     op.id,
-		"consumes":                        toAny(consumes),
-		"produces":                        toAny(responseTypes),
-		"schemes":                         []any{"https"},
-		"responses":                       responses,
-		"x-kubernetes-action":             op.action,
-		"x-kubernetes-group-version-kind": map[string]any{"group": op.group, "version": op.version, "kind": op.kind},
-	}
+	out := op.commonFields()
+	out["consumes"] = toAny(op.accepts())
+	out["produces"] = toAny(responseTypes)
+	out["schemes"] = []any{"https"}
+	out["responses"] = responses
 	if len(params) > 0 {
 		out["parameters"] = params
 	}

@@ -14,7 +14,7 @@ func v3Document(rs []*resource.Resource) map[string]any {
 	for _, r := range rs {
 		schemas.addResource(r)
 		for _, p := range resourcePaths(r) {
-			paths[p.path] = v3PathItem(p)
+			paths[p.path] = p.render(v3Params, v3Operation)
 		}
 	}
 	return map[string]any{
@@ -25,33 +25,15 @@ func v3Document(rs []*resource.Resource) map[string]any {
 	}
 }
 
-func v3PathItem(p pathItem) map[string]any {
-	item := map[string]any{"parameters": v3Params(p.params)}
-	for _, op := range p.ops {
-		item[op.method] = v3Operation(op)
-	}
-	return item
-}
-
 func v3Operation(op operation) map[string]any {
-	out := map[string]any{
-		"tags":                            []any{op.tag},
-		"description":                     op.desc,
-		"operationId":                     op.id,
-		"responses":                       v3Responses(op),
-		"x-kubernetes-action":             op.action,
-		"x-kubernetes-group-version-kind": map[string]any{"group": op.group, "version": op.version, "kind": op.kind},
-	}
+	out := op.commonFields()
+	out["responses"] = v3Responses(op)
 	if len(op.params) > 0 {
 		out["parameters"] = v3Params(op.params)
 	}
 	if op.body != "" {
 		content := map[string]any{}
-		consumes := op.consumes
-		if consumes == nil {
-			consumes = []string{"*/*"}
-		}
-		for _, mt := range consumes {
+		for _, mt := range op.accepts() {
 			content[mt] = map[string]any{"schema": map[string]any{"$ref": refPrefix + op.body}}
 		}
 		out["requestBody"] = map[string]any{"content": content, "required": op.method != "delete"}
