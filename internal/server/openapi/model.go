@@ -15,14 +15,23 @@ type pathItem struct {
 	ops    []operation
 }
 
-// render writes p in one OpenAPI version, with that version's renderings of
-// parameters and operations.
-func (p pathItem) render(renderParams func([]param) []any, renderOp func(operation) map[string]any) map[string]any {
-	item := map[string]any{"parameters": renderParams(p.params)}
-	for _, op := range p.ops {
-		item[op.method] = renderOp(op)
+// renderPaths renders the paths of rs in one OpenAPI version, with that
+// version's renderings of parameters and operations, and collects the
+// schemas they reference.
+func renderPaths(rs []*resource.Resource, renderParams func([]param) []any, renderOp func(operation) map[string]any) (map[string]any, *schemaSet) {
+	schemas := newSchemaSet()
+	paths := map[string]any{}
+	for _, r := range rs {
+		schemas.addResource(r)
+		for _, p := range resourcePaths(r) {
+			item := map[string]any{"parameters": renderParams(p.params)}
+			for _, op := range p.ops {
+				item[op.method] = renderOp(op)
+			}
+			paths[p.path] = item
+		}
 	}
-	return item
+	return paths, schemas
 }
 
 // operation is one method on a path.

@@ -16,14 +16,7 @@ const v2RefPrefix = "#/definitions/"
 // v2Document is the Swagger 2.0 document of every resource, built from the
 // same paths and schemas as the v3 documents.
 func v2Document(rs []*resource.Resource) map[string]any {
-	schemas := newSchemaSet()
-	paths := map[string]any{}
-	for _, r := range rs {
-		schemas.addResource(r)
-		for _, p := range resourcePaths(r) {
-			paths[p.path] = p.render(v2Params, v2Operation)
-		}
-	}
+	paths, schemas := renderPaths(rs, v2Params, v2Operation)
 	defs := map[string]any{}
 	for name, s := range schemas.out {
 		defs[name] = v2Schema(s.(map[string]any))

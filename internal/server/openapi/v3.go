@@ -9,14 +9,7 @@ var responseTypes = []string{"application/json", "application/yaml"}
 
 // v3Document is the OpenAPI v3 document of one group-version's resources.
 func v3Document(rs []*resource.Resource) map[string]any {
-	schemas := newSchemaSet()
-	paths := map[string]any{}
-	for _, r := range rs {
-		schemas.addResource(r)
-		for _, p := range resourcePaths(r) {
-			paths[p.path] = p.render(v3Params, v3Operation)
-		}
-	}
+	paths, schemas := renderPaths(rs, v3Params, v3Operation)
 	return map[string]any{
 		"openapi":    "3.0.0",
 		"info":       map[string]any{"title": "Kubernetes", "version": kubeVersion},
