@@ -10,6 +10,8 @@ import (
 // for CustomResourceDefinitions and custom resources, never set for
 // ConfigMaps, Secrets, Namespaces and Events (their strategies do not set
 // it; an update keeps what the object had, as kube's BeforeUpdate does).
+// Marking an object held by finalizers for deletion bumps a generation it
+// has (kube's markAsDeleting and BeforeDelete).
 func TestGeneration(t *testing.T) {
 	const (
 		cms = "/api/v1/namespaces/default/configmaps"
@@ -53,6 +55,14 @@ func TestGeneration(t *testing.T) {
 			{"POST", gadgets, `{"metadata":{"name":"g"},"spec":{"size":1}}`, "1"},
 			{"PATCH", gadgets + "/g", `{"metadata":{"labels":{"a":"b"}}}`, "1"},
 			{"PATCH", gadgets + "/g", `{"spec":{"size":2}}`, "2"},
+		}},
+		{"deletion held by a finalizer", []write{
+			{"POST", crdsPath, gadgetCRD, "1"},
+			{"POST", gadgets, `{"metadata":{"name":"g","finalizers":["example.com/hold"]}}`, "1"},
+			{"DELETE", gadgets + "/g", "", "2"},
+			{"DELETE", gadgets + "/g", "", "2"}, // already being deleted
+			{"POST", cms, `{"metadata":{"name":"g","finalizers":["example.com/hold"]}}`, nil},
+			{"DELETE", cms + "/g", "", nil},
 		}},
 	}
 	for _, tt := range tests {

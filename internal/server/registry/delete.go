@@ -79,7 +79,9 @@ func checkPreconditions(res *resource.Resource, cur api.Object, pre Precondition
 	return nil
 }
 
-// markDeleting sets deletionTimestamp on an object held by finalizers.
+// markDeleting sets deletionTimestamp on an object held by finalizers and,
+// as kube-apiserver, bumps its generation if it has one: its controllers
+// now have a change to act on.
 func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object) (api.Object, error) {
 	if deleting(cur) {
 		return cur, nil
@@ -87,6 +89,9 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 	next := cur.DeepCopy()
 	next.SetMeta("deletionTimestamp", api.NewTime(r.now()).Format("2006-01-02T15:04:05Z"))
 	next.SetMeta("deletionGracePeriodSeconds", 0)
+	if g := generation(cur); g > 0 {
+		next.SetMeta("generation", g+1)
+	}
 	if isNamespaces(res) {
 		next["status"] = map[string]any{"phase": "Terminating"}
 	}
