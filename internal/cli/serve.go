@@ -155,9 +155,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 // unusedConns tracks the connections that have not sent a request yet, so
 // that shutdown can close them at once: http.Server.Shutdown closes idle
 // connections at once but waits 5 s for these (Go issue 22682), and a
-// client may have opened one in advance that it never uses. A request
-// still in its first packets when shutdown starts is lost with its
-// connection, as it would be 5 s later.
+// client may have opened one in advance that it never uses. Closing them
+// loses no request: net/http does not serve one it reads after Shutdown
+// has begun.
 type unusedConns struct {
 	mu sync.Mutex
 	// guarded by mu:
