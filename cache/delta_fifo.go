@@ -96,10 +96,16 @@ type DeltaFIFO[T any] struct {
 	items     map[string]Deltas[T] // guarded by mu; the keys in queue
 	queue     []string             // guarded by mu; FIFO order, each key once
 	// populated is set by the first Replace or Add; initialCount is how many
-	// keys of the first Replace are still to be popped.
+	// keys of the first Replace (and of its parts) are still to be popped.
 	populated    bool // guarded by mu
 	initialCount int  // guarded by mu
 	closed       bool // guarded by mu
+	// A list in parts (BeginReplace, ReplacePart, then Replace): listing
+	// holds the keys listed so far, to find the deletions at its end; it
+	// is nil when no list is in progress, or when the list began on an
+	// empty FIFO and store, where it can delete nothing (listingFresh).
+	listing      map[string]struct{} // guarded by mu
+	listingFresh bool                // guarded by mu
 }
 
 // NewDeltaFIFO returns an empty DeltaFIFO.
@@ -178,21 +184,90 @@ func (f *DeltaFIFO[T]) signal() {
 // Replace queues a Replaced delta for each object of a relist and a
 // final-state-unknown Deleted delta for every key, queued or known to the
 // consumer's store, that the list does not have. resourceVersion is the
-// list's; the FIFO does not use it.
+// list's; the FIFO does not use it. A list in parts still in progress is
+// abandoned.
 func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.listing, f.listingFresh = nil, false
 	listed := make(map[string]struct{}, len(list))
-	for _, obj := range list {
-		key := f.keyFunc(obj)
-		listed[key] = struct{}{}
-		f.queueLocked(key, Delta[T]{Type: Replaced, Object: f.transformLocked(Replaced, obj)})
+	f.queueListedLocked(list, listed)
+	f.endListLocked(listed)
+}
+
+// BeginReplace starts a list that arrives in parts: ReplacePart queues
+// each page's objects as it arrives, so that the consumer applies them
+// while the next pages are read, and EndReplace ends the list as Replace
+// ends one. Beginning again (or a Replace) abandons an unfinished list:
+// its deltas stay queued, and the next list's end deletes what that list
+// does not have. HasSynced does not become true before the first list
+// ends.
+func (f *DeltaFIFO[T]) BeginReplace() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listing, f.listingFresh = map[string]struct{}{}, false
+	if len(f.items) == 0 && (f.known == nil || len(f.known.ListKeys()) == 0) {
+		// Only this list's objects (and resyncs of them) can be queued or
+		// known at its end: there is nothing it could delete.
+		f.listing, f.listingFresh = nil, true
 	}
-	f.deleteMissingLocked(listed)
+}
+
+// ReplacePart queues a Replaced delta for each of objs, part of the list
+// begun by BeginReplace.
+func (f *DeltaFIFO[T]) ReplacePart(objs []T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listing == nil && !f.listingFresh { // not begun: begin now
+		f.listing = map[string]struct{}{}
+	}
+	f.queueListedLocked(objs, f.listing)
+	if !f.populated {
+		f.initialCount = len(f.queue) // all of the first list's
+	}
+}
+
+// EndReplace ends the list begun by BeginReplace, whose parts are the
+// whole state: it queues the deletions of what they did not list. Without
+// a list begun, it ends an empty one.
+func (f *DeltaFIFO[T]) EndReplace(resourceVersion string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	listed, fresh := f.listing, f.listingFresh
+	f.listing, f.listingFresh = nil, false
+	if fresh {
+		f.endListLocked(nil)
+		return
+	}
+	if listed == nil {
+		listed = map[string]struct{}{}
+	}
+	f.endListLocked(listed)
+}
+
+// endListLocked queues the deletions of what a list did not have (none
+// when listed is nil: the list began on an empty FIFO and store) and marks
+// the FIFO populated.
+func (f *DeltaFIFO[T]) endListLocked(listed map[string]struct{}) {
+	if listed != nil {
+		f.deleteMissingLocked(listed)
+	}
 	if !f.populated {
 		f.populated = true
 		f.initialCount = len(f.queue)
 		f.checkSyncedLocked()
+	}
+}
+
+// queueListedLocked queues a Replaced delta for each object of a list,
+// recording its key in listed unless listed is nil.
+func (f *DeltaFIFO[T]) queueListedLocked(objs []T, listed map[string]struct{}) {
+	for _, obj := range objs {
+		key := f.keyFunc(obj)
+		if listed != nil {
+			listed[key] = struct{}{}
+		}
+		f.queueLocked(key, Delta[T]{Type: Replaced, Object: f.transformLocked(Replaced, obj)})
 	}
 }
 
@@ -280,7 +355,7 @@ func (f *DeltaFIFO[T]) popLocked(process func(Deltas[T], bool)) {
 }
 
 func (f *DeltaFIFO[T]) checkSyncedLocked() {
-	if f.initialCount == 0 && f.onSynced != nil {
+	if f.populated && f.initialCount == 0 && f.onSynced != nil {
 		f.onSynced()
 		f.onSynced = nil
 	}

@@ -199,3 +199,80 @@ func TestDeltaFIFOPopWaitsAndClose(t *testing.T) {
 		}
 	})
 }
+
+// A list in parts on an empty FIFO: its objects are popped as they come,
+// as the initial list, and HasSynced waits for its end.
+func TestDeltaFIFOListInParts(t *testing.T) {
+	known := NewIndexer[*obj](nil)
+	synced := 0
+	f := NewDeltaFIFO(DeltaFIFOOptions[*obj]{KeyFunc: MetaNamespaceKeyFunc[*obj], KnownObjects: known, OnSynced: func() { synced++ }})
+	f.BeginReplace()
+	f.ReplacePart([]*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "b", 1)})
+	got := []string{popOne(t, f, known)}
+	f.ReplacePart([]*obj{cachetest.New("ns", "c", 1)})
+	got = append(got, popAll(t, f, known)...)
+	if f.HasSynced() || synced != 0 {
+		t.Fatalf("synced (HasSynced %v, OnSynced %d times) before the list ended", f.HasSynced(), synced)
+	}
+	f.ReplacePart([]*obj{cachetest.New("ns", "d", 1)})
+	f.EndReplace("1")
+	if f.HasSynced() {
+		t.Fatal("HasSynced before d was popped")
+	}
+	got = append(got, popAll(t, f, known)...)
+	want := []string{"Replaced a@1 (initial)", "Replaced b@1 (initial)", "Replaced c@1 (initial)", "Replaced d@1 (initial)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !f.HasSynced() || synced != 1 {
+		t.Errorf("HasSynced %v, OnSynced called %d times; want true, once", f.HasSynced(), synced)
+	}
+}
+
+// A list in parts abandoned half-way (the Reflector's list failed) and
+// begun again: the end of the second deletes what only the first had,
+// popped or still queued; a Replace after an abandoned list does too.
+func TestDeltaFIFOListInPartsAbandoned(t *testing.T) {
+	for _, end := range []string{"EndReplace", "Replace"} {
+		t.Run(end, func(t *testing.T) {
+			known := NewIndexer[*obj](nil)
+			f := newTestFIFO(known)
+			f.BeginReplace()
+			f.ReplacePart([]*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "b", 1)})
+			got := []string{popOne(t, f, known)} // a is known, b queued
+			second := []*obj{cachetest.New("ns", "c", 2)}
+			if end == "EndReplace" {
+				f.BeginReplace()
+				f.ReplacePart(second)
+				f.EndReplace("2")
+			} else {
+				f.Replace(second, "2")
+			}
+			got = append(got, popAll(t, f, known)...)
+			want := []string{"Replaced a@1 (initial)", "Replaced b@1, Deleted b@1? (initial)", "Replaced c@2 (initial)", "Deleted a@1? (initial)"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if keys := known.ListKeys(); len(keys) != 1 || keys[0] != "ns/c" || !f.HasSynced() {
+				t.Errorf("known %v, HasSynced %v; want [ns/c], true", keys, f.HasSynced())
+			}
+		})
+	}
+}
+
+// A relist in parts replaces like Replace: changed objects as Replaced,
+// the ones it does not list deleted at its end.
+func TestDeltaFIFORelistInParts(t *testing.T) {
+	known := NewIndexer[*obj](nil)
+	f := newTestFIFO(known)
+	f.Replace([]*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "b", 1)}, "1")
+	popAll(t, f, known)
+	f.BeginReplace()
+	f.ReplacePart([]*obj{cachetest.New("ns", "b", 3)})
+	f.ReplacePart([]*obj{cachetest.New("ns", "c", 3)})
+	f.EndReplace("3")
+	want := []string{"Replaced b@3", "Replaced c@3", "Deleted a@1?"}
+	if diff := cmp.Diff(want, popAll(t, f, known)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -25,6 +25,19 @@ type ReflectorStore[T any] interface {
 
 var _ ReflectorStore[client.Object] = (*DeltaFIFO[client.Object])(nil)
 
+// PartialReplacer is a ReflectorStore that takes a LIST page by page: the
+// Reflector hands it each page as it arrives, so that its consumer works on
+// the first pages while the next are read and decoded. A list begins with
+// BeginReplace (which abandons one begun before and not ended), and ends
+// with EndReplace, which replaces the state with what its parts listed.
+type PartialReplacer[T any] interface {
+	BeginReplace()
+	ReplacePart(objs []T)
+	EndReplace(resourceVersion string)
+}
+
+var _ PartialReplacer[client.Object] = (*DeltaFIFO[client.Object])(nil)
+
 // Tunables of the Reflector, with client-go's values where it has one.
 const (
 	// DefaultPageSize is the limit of each LIST page (client-go's pager).
@@ -291,6 +304,11 @@ func (r *Reflector[T]) noteRVError(err error) {
 // replace hands a full state to the store.
 func (r *Reflector[T]) replace(items []T, rv string) {
 	r.store.Replace(items, rv)
+	r.replaced(rv)
+}
+
+// replaced records that the store holds the full state at rv.
+func (r *Reflector[T]) replaced(rv string) {
 	r.rvUnavailable = false
 	r.progress(rv)
 	r.count(func(s *ReflectorStats) {

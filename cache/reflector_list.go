@@ -30,21 +30,23 @@ func (r *Reflector[T]) relistResourceVersion() string {
 // list loads the state with paged LISTs.
 func (r *Reflector[T]) list(ctx context.Context) error {
 	rv := r.relistResourceVersion()
-	items, listRV, err := r.listAll(ctx, rv)
+	sink := r.newListSink()
+	listRV, err := r.listAll(ctx, rv, sink)
 	if err != nil && rv != "" && (client.IsExpired(err) || isResourceVersionTooLarge(err)) {
 		r.rvUnavailable = true
-		items, listRV, err = r.listAll(ctx, "")
+		listRV, err = r.listAll(ctx, "", sink)
 	}
 	if err != nil {
 		return fmt.Errorf("list at resourceVersion %q: %w", r.relistResourceVersion(), err)
 	}
-	r.replace(items, listRV)
+	sink.end(listRV)
+	r.replaced(listRV)
 	return nil
 }
 
-// listAll reads every page of a LIST at rv. If a continue token expires
-// (410 on a later page), it lists again in one unpaged request.
-func (r *Reflector[T]) listAll(ctx context.Context, rv string) ([]T, string, error) {
+// listAll reads every page of a LIST at rv into sink. If a continue token
+// expires (410 on a later page), it lists again in one unpaged request.
+func (r *Reflector[T]) listAll(ctx context.Context, rv string, sink *listSink[T]) (string, error) {
 	first := r.baseOptions()
 	first.ResourceVersion = rv
 	if rv != "" && rv != "0" {
@@ -52,24 +54,66 @@ func (r *Reflector[T]) listAll(ctx context.Context, rv string) ([]T, string, err
 	}
 	opts := first
 	opts.Limit = r.opts.PageSize
-	var all []T
+	sink.begin()
 	for page := 0; ; page++ {
 		items, listRV, cont, err := r.listPage(ctx, opts)
 		if err != nil && page > 0 && client.IsExpired(err) {
+			sink.begin()
 			items, listRV, _, err = r.listPage(ctx, first)
-			return items, listRV, err
+			if err == nil {
+				sink.add(items)
+			}
+			return listRV, err
 		}
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
-		all = append(all, items...)
+		sink.add(items)
 		if cont == "" {
-			return all, listRV, nil
+			return listRV, nil
 		}
 		opts = r.baseOptions()
 		opts.Limit = r.opts.PageSize
 		opts.Continue = cont
 	}
+}
+
+// listSink takes a LIST's pages: straight into the store, page by page,
+// when it is a PartialReplacer, or gathered for one Replace.
+type listSink[T any] struct {
+	store ReflectorStore[T]
+	parts PartialReplacer[T] // nil: gather
+	all   []T
+}
+
+func (r *Reflector[T]) newListSink() *listSink[T] {
+	parts, _ := r.store.(PartialReplacer[T])
+	return &listSink[T]{store: r.store, parts: parts}
+}
+
+// begin starts the list (again).
+func (s *listSink[T]) begin() {
+	if s.parts != nil {
+		s.parts.BeginReplace()
+	}
+	s.all = nil
+}
+
+func (s *listSink[T]) add(items []T) {
+	if s.parts != nil {
+		s.parts.ReplacePart(items)
+		return
+	}
+	s.all = append(s.all, items...)
+}
+
+// end replaces the store's state with the list's.
+func (s *listSink[T]) end(rv string) {
+	if s.parts != nil {
+		s.parts.EndReplace(rv)
+		return
+	}
+	s.store.Replace(s.all, rv)
 }
 
 func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([]T, string, string, error) {

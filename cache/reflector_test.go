@@ -423,3 +423,42 @@ func TestReflectorListErrorsBackOff(t *testing.T) {
 		}
 	})
 }
+
+// partsStore records a PartialReplacer's calls too.
+type partsStore struct{ *recStore }
+
+func (s partsStore) BeginReplace()           { s.record("begin") }
+func (s partsStore) ReplacePart(list []*obj) { s.record("part %v", keys(list)) }
+func (s partsStore) EndReplace(rv string)    { s.record("end @%s", rv) }
+
+// A PartialReplacer gets each page as it arrives; a continue token that
+// expires begins the list again, in full.
+func TestReflectorListsInPartsIntoAPartialReplacer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := cachetest.NewFakeListerWatcher[*obj]()
+		lw.AddPages(
+			cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "a", 1)}, ResourceVersion: "10", Continue: "c1"},
+			cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "b", 2)}, ResourceVersion: "10", Continue: "c2"},
+			cachetest.Page[*obj]{Err: cachetest.Gone()},
+			cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "c", 12)}, ResourceVersion: "12"},
+		)
+		store := partsStore{&recStore{}}
+		r := NewReflector(lw, store, ReflectorOptions{Backoff: noJitter()})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.Run(ctx)
+		}()
+		<-lw.Watches
+		want := []string{"begin", "part [ns/a]", "part [ns/b]", "begin", "part [ns/a ns/c]", "end @12"}
+		if diff := cmp.Diff(want, store.take()); diff != "" {
+			t.Errorf("store calls (-want +got):\n%s", diff)
+		}
+		if got := r.LastSyncResourceVersion(); got != "12" {
+			t.Errorf("LastSyncResourceVersion %q, want 12", got)
+		}
+		cancel()
+		<-done
+	})
+}
