@@ -20,6 +20,25 @@ import (
 // decode it.
 var jsonOptions = jsonv1.DefaultOptionsV1()
 
+// fastOptions are jsonOptions but for legacy error reporting, which scans
+// every value once more before decoding it and treats a few faults in a
+// type's definition (conflicting names, a name matching several fields
+// but for case) as errors to report at the end rather than ambiguities to
+// resolve. Where decoding with them succeeds, it decodes what jsonOptions
+// decode; where it fails, unmarshal decodes again with jsonOptions.
+var fastOptions = json.JoinOptions(jsonOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
+
+// unmarshal decodes one JSON value, raw, which the caller has read whole
+// (so it is valid JSON), into v, as encoding/json would.
+func unmarshal[T any](raw []byte, v *T) error {
+	if json.Unmarshal(raw, v, fastOptions) == nil {
+		return nil
+	}
+	var zero T
+	*v = zero
+	return json.Unmarshal(raw, v, jsonOptions)
+}
+
 // newJSONDecoder returns a decoder of the JSON values r holds, one after
 // another.
 func newJSONDecoder(r io.Reader) *jsontext.Decoder {
@@ -29,12 +48,12 @@ func newJSONDecoder(r io.Reader) *jsontext.Decoder {
 // decodeValue decodes dec's next value into v. The value is read whole
 // first, so that a stream cut inside it fails with io.ErrUnexpectedEOF and
 // a broken connection with its own error, not as a syntax error.
-func decodeValue(dec *jsontext.Decoder, v any) error {
+func decodeValue[T any](dec *jsontext.Decoder, v *T) error {
 	raw, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(raw, v, jsonOptions)
+	return unmarshal(raw, v)
 }
 
 // readDelim reads the next token, which must be the delimiter want.

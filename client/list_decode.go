@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -32,6 +31,10 @@ const (
 // encoded list is never held whole beside the decoded one. Members other
 // than metadata and items are skipped.
 func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
+	if dec.PeekKind() == 'n' { // null: nothing, as json.Unmarshal reads it
+		_, err := dec.ReadToken()
+		return err
+	}
 	if err := readDelim(dec, '{'); err != nil {
 		return err
 	}
@@ -136,7 +139,7 @@ func (b *itemBatch[T]) decode() {
 	b.items = make([]T, len(b.ends))
 	start := 0
 	for i, end := range b.ends {
-		if err := json.Unmarshal(b.buf[start:end], &b.items[i], jsonOptions); err != nil {
+		if err := unmarshal(b.buf[start:end], &b.items[i]); err != nil {
 			b.err = fmt.Errorf("item %d: decoding %T: %w", b.first+i, b.items[i], err)
 			return
 		}

@@ -225,3 +225,28 @@ func FuzzDecodeList(f *testing.F) {
 		}
 	})
 }
+
+// ambiguousItem is a type whose definition encoding/json resolves
+// leniently: a name that matches several fields but for case is decoded
+// into the first declared field (the exact match otherwise). Items decode
+// with json/v2's error semantics first, which refuse it, then again with
+// encoding/json's.
+type ambiguousItem struct {
+	Foo string `json:"foo"`
+	FOO string `json:"FOO"`
+	N   int    `json:"n"`
+}
+
+func TestDecodeListLegacyLeniency(t *testing.T) {
+	in := `{"items":[{"fOO":"y","n":1},{"foo":"a","FOO":"b","n":2}]}`
+	var want, got list[ambiguousItem]
+	if err := json.Unmarshal([]byte(in), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := decodeList(newJSONDecoder(strings.NewReader(in)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-json.Unmarshal +decodeList):\n%s", diff)
+	}
+}
