@@ -33,6 +33,16 @@ const (
 	// until the file outgrows it; Linux does not grow the file to match.
 	// etcd maps 10 GiB.
 	initialMmapSize = 1 << 30
+	// pageSize is the page size of a new file (an existing file keeps its
+	// own). bbolt writes every dirty page with its own pwrite and allocates
+	// a node that outgrows a page but has too few keys to split as several
+	// pages: with kube-sized objects (1-2 KiB) a 4 KiB leaf holds two or
+	// three, and a commit of a batch of creates wrote ~3.5 pages per create.
+	// 16 KiB pages hold ten or more, so a batch touches fewer, shallower
+	// pages: `listwatch bench crud` measured ~15% less server CPU per create
+	// than with 4 KiB (docs/PERFORMANCE.md), at the cost of writing a whole
+	// 16 KiB page for a small change.
+	pageSize = 16 << 10
 	// fileMode and dirMode keep the data private to the server's user.
 	fileMode = 0o600
 	dirMode  = 0o700
@@ -132,6 +142,7 @@ func openDB(path string, opts Options) (*bbolt.DB, error) {
 		NoFreelistSync:  true,
 		FreelistType:    bbolt.FreelistMapType,
 		InitialMmapSize: initialMmapSize,
+		PageSize:        pageSize,
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("bolt: %s is in use by another process (lock not acquired within %v): %w", path, timeout, err)
