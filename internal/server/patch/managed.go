@@ -201,6 +201,24 @@ func setManaged(obj map[string]any, entries []*entry) {
 // changed become m's, taken from whoever owned them, and removed fields
 // are nobody's. A client that sets managedFields to [] clears them.
 func (m Manager) Update(live, next map[string]any) error {
+	if _, set := metadataOf(next)["managedFields"]; live == nil && !set {
+		m.created(next)
+		return nil
+	}
+	return m.update(live, next)
+}
+
+// created is Update for a create whose client set no managedFields, the
+// common one: every field obj sets is m's, and there is no one else's to
+// take from (the result of update, without its set algebra).
+func (m Manager) created(obj map[string]any) {
+	mine := m.entry(OperationUpdate)
+	mine.set = withoutMetadataNode(compare(nil, m.scoped(obj), m.Schema).added)
+	mine.time = m.timestamp()
+	setManaged(obj, []*entry{mine})
+}
+
+func (m Manager) update(live, next map[string]any) error {
 	entries, reset, err := managedOf(live, next)
 	if err != nil || reset {
 		delete(metadataOf(next), "managedFields")

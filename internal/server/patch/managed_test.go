@@ -187,3 +187,25 @@ func TestPathString(t *testing.T) {
 		})
 	}
 }
+
+// TestCreatedIsUpdate checks Update's shortcut for a create against the
+// general computation.
+func TestCreatedIsUpdate(t *testing.T) {
+	for _, obj := range []string{
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n","uid":"u","generation":1,"creationTimestamp":"2026-01-02T03:04:05Z"},"data":{"ts":"1","pad":"xx"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"app":"x"},"annotations":{},"finalizers":["f"],"ownerReferences":[{"uid":"u1","name":"o"}]},"data":{"k":"v"},"binaryData":null}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`,
+		`{"kind":"ConfigMap"}`,
+	} {
+		shortcut, general := mustMap(t, obj), mustMap(t, obj)
+		if err := mgr("tool").Update(nil, shortcut); err != nil {
+			t.Fatal(err)
+		}
+		if err := mgr("tool").update(nil, general); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(general, shortcut); diff != "" {
+			t.Errorf("%s: the shortcut differs (-general +shortcut)\n%s", obj, diff)
+		}
+	}
+}
