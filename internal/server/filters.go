@@ -118,7 +118,7 @@ func (s *Server) requestLog(r *http.Request, n *note) requestLog {
 func (l requestLog) end(ctx context.Context, code int, bytes int64) {
 	elapsed := time.Since(l.start)
 	l.s.metrics.ObserveRequest(l.labels, code, elapsed)
-	l.s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+	l.s.requests.LogAttrs(ctx, slog.LevelInfo, "request",
 		slog.String("method", l.method), slog.String("path", l.path),
 		slog.String("verb", l.verb), slog.String("resource", l.resource),
 		slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", bytes),

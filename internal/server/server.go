@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -32,7 +33,8 @@ type Config struct {
 	Storage storage.Interface
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means 3 MiB, as kube.
 	MaxBodyBytes int64
-	// Logger receives the access log and errors; nil means slog.Default().
+	// Logger receives the access log and errors; nil means slog.Default(),
+	// with the access log buffered on its way to log.Writer() (accesslog.go).
 	Logger *slog.Logger
 	// WatchCache configures every resource's watch cache (zero: defaults).
 	WatchCache watchcache.Config
@@ -66,8 +68,11 @@ var initialNamespaces = []string{"default", "kube-system", "kube-public"}
 
 // Server serves the API for one store.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// requests receives the access log: log, or a buffered one (access).
+	requests *slog.Logger
+	access   *accessLog // nil unless requests buffers
 	catalog  *resource.Catalog
 	registry *registry.Registry
 	caches   *caches
@@ -88,7 +93,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = defaultMaxBodyBytes
 	}
-	if cfg.Logger == nil {
+	buffered := cfg.Logger == nil
+	if buffered {
 		cfg.Logger = slog.Default()
 	}
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
@@ -98,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, catalog: resource.NewCatalog(builtins...),
+		cfg: cfg, log: cfg.Logger, requests: cfg.Logger, catalog: resource.NewCatalog(builtins...),
 		shutdown: make(chan struct{}), metrics: metrics.New(), streams: newDetachedStreams(),
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
@@ -111,6 +117,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics) // last: nothing after it fails
+	if buffered {
+		s.access = newAccessLog(log.Writer(), accessLogFlush)
+		s.requests = s.access.logger()
+	}
 	s.routes()
 	return s, nil
 }
@@ -123,6 +133,9 @@ func (s *Server) Close() {
 	s.streams.close()
 	s.crds.Close()
 	s.caches.close()
+	if s.access != nil {
+		s.access.close()
+	}
 }
 
 // ensureNamespaces creates the initial namespaces that do not exist yet,
