@@ -21,6 +21,7 @@ type Client struct {
 	timeout    time.Duration // of non-watch requests; 0: none
 	maxRetries int
 	namespace  string
+	protobuf   bool // lists of protobuf message types are asked for in protobuf
 }
 
 // New returns a client for cfg.
@@ -36,7 +37,7 @@ func New(cfg *Config) (*Client, error) {
 	c := &Client{
 		base: base, http: hc, limiter: newRateLimiter(cfg.QPS, cfg.Burst),
 		timeout: positiveOr(cfg.Timeout, DefaultTimeout), maxRetries: positiveOr(cfg.MaxRetries, DefaultMaxRetries),
-		namespace: cfg.Namespace,
+		namespace: cfg.Namespace, protobuf: !cfg.DisableProtobuf,
 	}
 	return c, nil
 }
@@ -77,9 +78,10 @@ type request struct {
 	accept      string // default: JSON
 	contentType string // of body
 	body        []byte
-	// decode, when set, reads a 2xx response's body as it arrives instead
-	// of buffering it whole (a large list need not be held twice).
-	decode func(io.Reader) error
+	// decode, when set, reads a 2xx response's body, of the given
+	// Content-Type, as it arrives instead of buffering it whole (a large
+	// list need not be held twice).
+	decode func(contentType string, body io.Reader) error
 }
 
 // url is the request's URL; path segments in r.path are already escaped.
@@ -166,7 +168,7 @@ func (c *Client) once(ctx context.Context, r *request) (_ *response, wait time.D
 // decodeStream gives a 2xx response's body to r.decode, then reads what it
 // left (trailing white space), so that the connection can be reused.
 func decodeStream(r *request, resp *http.Response) (*response, time.Duration, error) {
-	if err := r.decode(resp.Body); err != nil {
+	if err := r.decode(resp.Header.Get("Content-Type"), resp.Body); err != nil {
 		return nil, -1, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {

@@ -45,6 +45,10 @@ type Config struct {
 	MaxRetries int
 	// UserAgent defaults to "listwatch/<Version>".
 	UserAgent string
+	// DisableProtobuf asks for lists in JSON even when the resource's type
+	// is a protobuf message type (k8s.io/api's are), which by default are
+	// asked for in protobuf, as client-go does.
+	DisableProtobuf bool
 }
 
 // TLSConfig is the TLS side of Config. Files are read when the client is

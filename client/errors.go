@@ -24,7 +24,13 @@ const maxBodyInMessage = 1024
 // statusError decodes the body of a non-2xx response into a StatusError.
 func statusError(code int, header http.Header, body []byte) *api.StatusError {
 	var st api.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Status == api.StatusFailure {
+	decoded := false
+	if isProtobuf(header.Get("Content-Type")) {
+		st, decoded = decodeProtoStatus(body)
+	} else {
+		decoded = json.Unmarshal(body, &st) == nil && st.Kind == "Status"
+	}
+	if decoded && st.Status == api.StatusFailure {
 		if st.Code == 0 {
 			st.Code = int32(code)
 		}

@@ -77,36 +77,25 @@ func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
 	if *items == nil {
 		*items = []T{} // as json.Unmarshal: [] is empty, not nil
 	}
-	g := &itemGatherer[T]{items: items}
-	defer g.stop()
-	b := newItemBatch[T](0)
+	d := newItemDecoder(items, unmarshal[T])
+	defer d.stop()
 	for dec.PeekKind() != ']' {
 		raw, err := dec.ReadValue()
 		if err != nil {
-			err = fmt.Errorf("item %d: %w", b.first+len(b.ends), err)
-			b.release()
-			return err
+			return fmt.Errorf("item %d: %w", d.count(), err)
 		}
-		b.buf = append(b.buf, raw...)
-		b.ends = append(b.ends, len(b.buf))
-		if len(b.buf) >= itemBatchBytes {
-			next := b.first + len(b.ends)
-			if err := g.submit(b); err != nil { // b is the decoders' now
-				return err
-			}
-			b = newItemBatch[T](next)
+		if err := d.add(raw); err != nil {
+			return err
 		}
 	}
 	if err := readDelim(dec, ']'); err != nil {
-		b.release()
 		return err
 	}
-	b.decode()
-	return g.finish(b)
+	return d.finish()
 }
 
-// rawItems is the JSON of consecutive items, back to back, and where each
-// ends. They are pooled: a list of any length reuses a few.
+// rawItems is the encoding of consecutive items, back to back, and where
+// each ends. They are pooled: a list of any length reuses a few.
 type rawItems struct {
 	buf  []byte
 	ends []int
@@ -118,7 +107,7 @@ var rawItemsPool = sync.Pool{New: func() any { return new(rawItems) }}
 // pooled, so that one huge object does not stay held.
 const maxPooledItemsBytes = 4 * itemBatchBytes
 
-// itemBatch is consecutive items of a list: their raw JSON, then, once
+// itemBatch is consecutive items of a list: their encoding, then, once
 // decoded, the items or the first error.
 type itemBatch[T any] struct {
 	first int // the index of the batch's first item in the list
@@ -133,13 +122,13 @@ func newItemBatch[T any](first int) *itemBatch[T] {
 }
 
 // decode decodes the batch's items, stopping at the first error, and
-// releases their JSON.
-func (b *itemBatch[T]) decode() {
+// releases their encoding.
+func (b *itemBatch[T]) decode(decodeItem func([]byte, *T) error) {
 	defer b.release()
 	b.items = make([]T, len(b.ends))
 	start := 0
 	for i, end := range b.ends {
-		if err := unmarshal(b.buf[start:end], &b.items[i]); err != nil {
+		if err := decodeItem(b.buf[start:end], &b.items[i]); err != nil {
 			b.err = fmt.Errorf("item %d: decoding %T: %w", b.first+i, b.items[i], err)
 			return
 		}
@@ -147,84 +136,115 @@ func (b *itemBatch[T]) decode() {
 	}
 }
 
-// release returns the batch's JSON to the pool.
+// release returns the batch's encoding to the pool.
 func (b *itemBatch[T]) release() {
 	r := b.rawItems
 	b.rawItems = nil
-	if cap(r.buf) > maxPooledItemsBytes {
+	if r == nil || cap(r.buf) > maxPooledItemsBytes {
 		return
 	}
 	r.buf, r.ends = r.buf[:0], r.ends[:0]
 	rawItemsPool.Put(r)
 }
 
-// itemGatherer runs the decoders of one items array and appends their
-// batches to items in order. Its decoders start with the first batch
-// submitted and end at stop.
-type itemGatherer[T any] struct {
-	items   *[]T
-	work    chan *itemBatch[T] // to the decoders
-	pending []*itemBatch[T]    // submitted and not yet gathered, in order
-	wg      sync.WaitGroup
+// itemDecoder decodes the items of one list, given one by one in their
+// encoding, and appends them to items in order. Its decoders start with
+// the first full batch and end at stop.
+type itemDecoder[T any] struct {
+	items      *[]T
+	decodeItem func(raw []byte, v *T) error
+	batch      *itemBatch[T]      // filling
+	work       chan *itemBatch[T] // to the decoders
+	pending    []*itemBatch[T]    // submitted and not yet gathered, in order
+	wg         sync.WaitGroup
+}
+
+func newItemDecoder[T any](items *[]T, decodeItem func(raw []byte, v *T) error) *itemDecoder[T] {
+	return &itemDecoder[T]{items: items, decodeItem: decodeItem, batch: newItemBatch[T](len(*items))}
+}
+
+// count is how many items have been given.
+func (d *itemDecoder[T]) count() int { return d.batch.first + len(d.batch.ends) }
+
+// add copies the encoding of the next item into the batch, handing the
+// batch to the decoders once it is full.
+func (d *itemDecoder[T]) add(raw []byte) error {
+	b := d.batch
+	b.buf = append(b.buf, raw...)
+	b.ends = append(b.ends, len(b.buf))
+	if len(b.buf) < itemBatchBytes {
+		return nil
+	}
+	d.batch = newItemBatch[T](b.first + len(b.ends))
+	return d.submit(b) // b is the decoders' now
 }
 
 // submit hands b to the decoders, first gathering the oldest batch when
 // as many are pending as the bound allows.
-func (g *itemGatherer[T]) submit(b *itemBatch[T]) error {
-	if g.work == nil {
+func (d *itemDecoder[T]) submit(b *itemBatch[T]) error {
+	if d.work == nil {
 		decoders := runtime.GOMAXPROCS(0)
-		g.work = make(chan *itemBatch[T], decoders*batchesPerDecoder)
+		d.work = make(chan *itemBatch[T], decoders*batchesPerDecoder)
 		for range decoders {
-			g.wg.Go(func() {
-				for b := range g.work {
-					b.decode()
+			d.wg.Go(func() {
+				for b := range d.work {
+					b.decode(d.decodeItem)
 					close(b.done)
 				}
 			})
 		}
 	}
-	if len(g.pending) == cap(g.work) {
-		if err := g.gather(); err != nil {
+	if len(d.pending) == cap(d.work) {
+		if err := d.gather(); err != nil {
+			b.release()
 			return err
 		}
 	}
 	b.done = make(chan struct{})
-	g.pending = append(g.pending, b)
-	g.work <- b
+	d.pending = append(d.pending, b)
+	d.work <- b
 	return nil
 }
 
 // gather waits for the oldest pending batch and appends its items.
-func (g *itemGatherer[T]) gather() error {
-	b := g.pending[0]
-	g.pending[0] = nil
-	g.pending = g.pending[1:]
+func (d *itemDecoder[T]) gather() error {
+	b := d.pending[0]
+	d.pending[0] = nil
+	d.pending = d.pending[1:]
 	<-b.done
 	if b.err != nil {
 		return b.err
 	}
-	*g.items = append(*g.items, b.items...)
+	*d.items = append(*d.items, b.items...)
 	return nil
 }
 
-// finish gathers every pending batch, then last, which the caller decoded.
-func (g *itemGatherer[T]) finish(last *itemBatch[T]) error {
-	for len(g.pending) > 0 {
-		if err := g.gather(); err != nil {
+// finish decodes the last batch, which is not full, itself and gathers
+// every batch.
+func (d *itemDecoder[T]) finish() error {
+	last := d.batch
+	d.batch = nil
+	last.decode(d.decodeItem)
+	for len(d.pending) > 0 {
+		if err := d.gather(); err != nil {
 			return err
 		}
 	}
 	if last.err != nil {
 		return last.err
 	}
-	*g.items = append(*g.items, last.items...)
+	*d.items = append(*d.items, last.items...)
 	return nil
 }
 
-// stop ends the decoders, after they have decoded what they were given.
-func (g *itemGatherer[T]) stop() {
-	if g.work != nil {
-		close(g.work)
-		g.wg.Wait()
+// stop ends the decoders, after they have decoded what they were given,
+// and releases the batch being filled.
+func (d *itemDecoder[T]) stop() {
+	if d.batch != nil {
+		d.batch.release()
+	}
+	if d.work != nil {
+		close(d.work)
+		d.wg.Wait()
 	}
 }

@@ -50,13 +50,21 @@ type Resource[T Object] struct {
 	c         *Client
 	gvr       GroupVersionResource
 	namespace string
+	// protoDecode decodes a T from protobuf; nil when T is not a protobuf
+	// message type (or the client's Config disables protobuf), and lists
+	// are asked for in JSON only.
+	protoDecode func(raw []byte, v *T, typ api.TypeMeta) error
 }
 
 var _ ListerWatcher[Unstructured] = (*Resource[Unstructured])(nil)
 
 // NewResource returns access to gvr in namespace through c.
 func NewResource[T Object](c *Client, gvr GroupVersionResource, namespace string) *Resource[T] {
-	return &Resource[T]{c: c, gvr: gvr, namespace: namespace}
+	r := &Resource[T]{c: c, gvr: gvr, namespace: namespace}
+	if c.protobuf {
+		r.protoDecode = protoDecoder[T]()
+	}
+	return r
 }
 
 // InNamespace returns the same resource in another namespace.
@@ -178,13 +186,24 @@ type list[T any] struct {
 
 // List reads one page: at most opts.Limit items (all when 0), the list's
 // resourceVersion, and the continue token of the next page ("" on the
-// last).
+// last). A T of k8s.io/api (a protobuf message type) is read in protobuf
+// when the server offers it.
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, resourceVersion, continueToken string, err error) {
 	var l list[T]
+	accept := mediaJSON
+	if r.protoDecode != nil {
+		accept = acceptProtobuf
+	}
 	_, err = r.c.do(ctx, &request{
-		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(),
-		decode: func(body io.Reader) error {
-			if err := decodeList(newJSONDecoder(body), &l); err != nil {
+		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(), accept: accept,
+		decode: func(contentType string, body io.Reader) error {
+			var err error
+			if r.protoDecode != nil && isProtobuf(contentType) {
+				err = decodeProtoList(body, r.protoDecode, &l)
+			} else {
+				err = decodeList(newJSONDecoder(body), &l)
+			}
+			if err != nil {
 				return fmt.Errorf("decoding the list of %s: %w", r.gvr.Resource, err)
 			}
 			return nil
