@@ -17,7 +17,17 @@ import (
 
 // readBody reads a request body up to the size limit (413 beyond).
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
+	body := http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes)
+	var b []byte
+	var err error
+	if n := r.ContentLength; n > 0 && n <= s.cfg.MaxBodyBytes {
+		// One allocation of the announced size, which net/http holds the
+		// body to (io.ReadAll grows from 512 bytes).
+		b = make([]byte, n)
+		_, err = io.ReadFull(body, b)
+	} else {
+		b, err = io.ReadAll(body)
+	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, apierror.TooLarge(s.cfg.MaxBodyBytes)
