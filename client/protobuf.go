@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +20,9 @@ import (
 // Kubernetes' own types (k8s.io/api, generated with gogo-protobuf) decode
 // from protobuf several times faster than from JSON, and kube-apiserver
 // (like listwatch) serves protobuf for them. So, as client-go does, a
-// Resource whose T is such a type asks for protobuf lists, taking JSON when
-// the server answers with it (custom resources, servers without protobuf).
-// Watches stay JSON.
+// Resource whose T is such a type asks for protobuf lists and watches,
+// taking JSON when the server answers with it (custom resources, servers
+// without protobuf).
 const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 	// acceptProtobuf prefers protobuf and takes JSON.
@@ -166,19 +167,112 @@ func decodeProtoListBody[T any](pr *protoReader, end int64, decodeItem func([]by
 // decodeProtoListType returns the kind and apiVersion of a list's items:
 // its TypeMeta's, without "List".
 func decodeProtoListType(b []byte) (api.TypeMeta, error) {
+	tm, err := decodeProtoTypeMeta(b)
+	tm.Kind = strings.TrimSuffix(tm.Kind, "List")
+	return tm, err
+}
+
+// decodeProtoTypeMeta decodes the TypeMeta of an envelope.
+func decodeProtoTypeMeta(b []byte) (api.TypeMeta, error) {
 	var tm api.TypeMeta
 	ok := eachProtoField(b, func(num protowire.Number, _ uint64, v []byte) {
 		switch num {
 		case 1:
 			tm.APIVersion = string(v)
 		case 2:
-			tm.Kind = strings.TrimSuffix(string(v), "List")
+			tm.Kind = string(v)
 		}
 	})
 	if !ok {
-		return tm, fmt.Errorf("type of the list: %w", errMalformedProtobuf)
+		return tm, fmt.Errorf("type of the object: %w", errMalformedProtobuf)
 	}
 	return tm, nil
+}
+
+// protoEvents returns a reader of the protobuf watch events of body:
+// frames of a 4-byte big-endian length and a WatchEvent message (type = 1,
+// object = 2, a RawExtension whose raw = 1 is an enveloped object).
+func protoEvents[T any](body io.Reader, decode func([]byte, *T, api.TypeMeta) error) func() (Event[T], error) {
+	br := bufio.NewReaderSize(body, itemBatchBytes)
+	var frame []byte // reused: decoded objects copy what they keep
+	return func() (Event[T], error) {
+		var size [4]byte
+		if _, err := io.ReadFull(br, size[:]); err != nil {
+			return Event[T]{}, err // io.EOF: the stream ended between events
+		}
+		n := binary.BigEndian.Uint32(size[:])
+		if n > maxProtoMessage {
+			return Event[T]{}, fmt.Errorf("watch event of %d bytes: %w", n, errMalformedProtobuf)
+		}
+		frame = slices.Grow(frame[:0], int(n))[:n]
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return Event[T]{}, noEOF(err)
+		}
+		return decodeProtoEvent(frame, decode)
+	}
+}
+
+// decodeProtoEvent decodes one WatchEvent message.
+func decodeProtoEvent[T any](frame []byte, decode func([]byte, *T, api.TypeMeta) error) (Event[T], error) {
+	var typ EventType
+	var object []byte // the enveloped object
+	ok := eachProtoField(frame, func(num protowire.Number, _ uint64, v []byte) {
+		switch {
+		case num == 1 && v != nil:
+			typ = EventType(v)
+		case num == 2 && v != nil:
+			object, _ = protoField(v, 1)
+		}
+	})
+	if !ok {
+		return Event[T]{}, fmt.Errorf("watch event: %w", errMalformedProtobuf)
+	}
+	body, ok := bytes.CutPrefix(object, protoMagic)
+	if !ok {
+		return Event[T]{}, fmt.Errorf("watch event %q has no object", typ)
+	}
+	switch typ {
+	case Added, Modified, Deleted, Bookmark:
+	case Error:
+		st, ok := decodeProtoStatus(object)
+		if !ok || st.Code == 0 && st.Status == "" {
+			return Event[T]{}, fmt.Errorf("watch ERROR event with an object that is not a Status: %w", errMalformedProtobuf)
+		}
+		return Event[T]{Type: Error, Err: &api.StatusError{Status: st}}, nil
+	default:
+		return Event[T]{}, fmt.Errorf("unknown watch event type %q", typ)
+	}
+	typeMeta, _ := protoField(body, unknownTypeMeta)
+	tm, err := decodeProtoTypeMeta(typeMeta)
+	if err != nil {
+		return Event[T]{}, err
+	}
+	msg, _ := protoField(body, unknownRaw)
+	ev := Event[T]{Type: typ}
+	if err := decode(msg, &ev.Object, tm); err != nil {
+		return Event[T]{}, fmt.Errorf("decoding %T: %w", ev.Object, err)
+	}
+	if typ == Bookmark {
+		ev.InitialEventsEnd = protoAnnotation(msg, api.InitialEventsEndAnnotation) == "true"
+	}
+	return ev, nil
+}
+
+// protoAnnotation returns the annotation key of a Kubernetes object's
+// message: metadata = 1, its annotations = 12 (entries: key = 1, value = 2).
+func protoAnnotation(msg []byte, key string) string {
+	meta, _ := protoField(msg, 1)
+	var value string
+	eachProtoField(meta, func(num protowire.Number, _ uint64, entry []byte) {
+		if num != 12 || entry == nil {
+			return
+		}
+		if k, _ := protoField(entry, 1); string(k) == key {
+			v, _ := protoField(entry, 2)
+			value = string(v)
+		}
+	})
+	return value
 }
 
 // decodeProtoListMeta reads the resourceVersion and continue token of a

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/listwatch/listwatch/api"
 )
 
-// protoThing is a thing that is also a protobuf message, as k8s.io/api's
-// types are: name = 1, resourceVersion = 2, data = 3. Its kind and
-// apiVersion are not in the message.
+// protoThing is a thing that is also a protobuf message laid out as
+// k8s.io/api's kinds are: metadata = 1 (name = 1, resourceVersion = 6,
+// annotations = 12), data = 2. Its kind and apiVersion are not in the
+// message.
 type protoThing struct {
 	thing
 	APIVersion string `json:"apiVersion,omitempty"`
@@ -35,36 +39,30 @@ func (p *protoThing) MarshalToSizedBuffer(b []byte) (int, error) {
 var protoCmp = cmp.AllowUnexported(protoThing{})
 
 func (p *protoThing) Unmarshal(b []byte) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || typ != protowire.BytesType {
-			return errors.New("bad protoThing")
-		}
-		v, m := protowire.ConsumeBytes(b[n:])
-		if m < 0 {
-			return errors.New("bad protoThing")
-		}
+	ok := eachProtoField(b, func(num protowire.Number, _ uint64, v []byte) {
 		switch num {
 		case 1:
-			p.Metadata.Name = string(v)
+			eachProtoField(v, func(num protowire.Number, _ uint64, v []byte) {
+				switch num {
+				case 1:
+					p.Metadata.Name = string(v)
+				case 6:
+					p.Metadata.ResourceVersion = string(v)
+				}
+			})
 		case 2:
-			p.Metadata.ResourceVersion = string(v)
-		case 3:
 			p.Data = string(v)
 		}
-		b = b[n+m:]
+	})
+	if !ok {
+		return errors.New("bad protoThing")
 	}
 	return nil
 }
 
 func (p *protoThing) marshal() []byte {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendString(b, p.Metadata.Name)
-	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	b = protowire.AppendString(b, p.Metadata.ResourceVersion)
-	b = protowire.AppendTag(b, 3, protowire.BytesType)
-	return protowire.AppendString(b, p.Data)
+	meta := appendField(appendField(nil, 1, []byte(p.Metadata.Name)), 6, []byte(p.Metadata.ResourceVersion))
+	return appendField(appendField(nil, 1, meta), 2, []byte(p.Data))
 }
 
 func appendField(b []byte, num protowire.Number, v []byte) []byte {
@@ -79,9 +77,14 @@ func protoList(rv, cont string, items []*protoThing) []byte {
 	for _, it := range items {
 		raw = appendField(raw, 2, it.marshal())
 	}
-	typeMeta := appendField(appendField(nil, 1, []byte("v1")), 2, []byte("ThingList"))
-	b := appendField(append([]byte("k8s\x00"), nil...), 1, typeMeta)
-	b = appendField(b, 2, raw)
+	return envelope("v1", "ThingList", raw)
+}
+
+// envelope wraps a message in Kubernetes' protobuf envelope.
+func envelope(apiVersion, kind string, msg []byte) []byte {
+	typeMeta := appendField(appendField(nil, 1, []byte(apiVersion)), 2, []byte(kind))
+	b := appendField([]byte("k8s\x00"), 1, typeMeta)
+	b = appendField(b, 2, msg)
 	return appendField(appendField(b, 3, nil), 4, nil)
 }
 
@@ -143,7 +146,7 @@ func TestProtobufStatusError(t *testing.T) {
 	details := appendField(appendField(nil, 1, []byte("t0")), 3, []byte("things"))
 	status := appendField(appendField(appendField(appendField(nil, 2, []byte("Failure")), 3, []byte("the continue token expired")), 4, []byte("Expired")), 5, details)
 	status = protowire.AppendVarint(protowire.AppendTag(status, 6, protowire.VarintType), 410)
-	body := appendField(append([]byte("k8s\x00"), appendField(nil, 1, appendField(nil, 2, []byte("Status")))...), 2, status)
+	body := envelope("v1", "Status", status)
 	_, c := newFakeServer(t, func(int, call) reply {
 		return reply{code: http.StatusGone, header: map[string]string{"Content-Type": mediaProtobuf}, body: string(body)}
 	})
@@ -201,11 +204,11 @@ func TestDecodeProtoListErrors(t *testing.T) {
 			t.Fatalf("no error for the list cut at %d of %d bytes", cut, len(data))
 		}
 	}
-	bad := protoList("1", "", []*protoThing{{}, {}})
-	bad = bytes.Replace(bad, []byte{0x12, 0x6, 0xa, 0x0, 0x12, 0x0, 0x1a, 0x0}, []byte{0x12, 0x6, 0x8, 0x1, 0x12, 0x0, 0x1a, 0x0}, 1)
+	bad := protoList("1", "", []*protoThing{{thing: thing{Data: "a"}}, {thing: thing{Data: "b"}}})
+	bad = bytes.Replace(bad, []byte{0x12, 0x1, 'b'}, []byte{0x12, 0x7, 'b'}, 1) // a field longer than the item
 	var l list[*protoThing]
-	if err := decodeProtoList(bytes.NewReader(bad), decode, &l); err == nil || !strings.Contains(err.Error(), "item 0:") {
-		t.Errorf("bad item: err = %v, want one naming item 0", err)
+	if err := decodeProtoList(bytes.NewReader(bad), decode, &l); err == nil || !strings.Contains(err.Error(), "item 1:") {
+		t.Errorf("bad item: err = %v, want one naming item 1", err)
 	}
 	broken := errors.New("connection reset")
 	r := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(broken))
@@ -245,5 +248,129 @@ func FuzzDecodeProtoList(f *testing.F) {
 		if len(l.Items) != n {
 			t.Fatalf("decoded %d items, the last message has %d", len(l.Items), n)
 		}
+	})
+}
+
+// protoFrame is one frame of a protobuf watch stream.
+func protoFrame(typ string, object []byte) []byte {
+	ev := appendField(appendField(nil, 1, []byte(typ)), 2, appendField(nil, 1, object))
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(ev))), ev...)
+}
+
+// protoStream is a protobuf watch stream with every kind of event, and
+// the events it decodes to.
+func protoStream() ([]byte, []Event[*protoThing]) {
+	a1, a2 := protoThings(1, 5)[0], protoThings(1, 6)[0]
+	a2.Metadata.ResourceVersion = "2"
+	bookmarkMeta := appendField(appendField(nil, 6, []byte("3")), 12, appendField(appendField(nil, 1, []byte("k8s.io/initial-events-end")), 2, []byte("true")))
+	status := appendField(appendField(appendField(nil, 2, []byte("Failure")), 4, []byte("Expired")), 3, []byte("too old"))
+	status = protowire.AppendVarint(protowire.AppendTag(status, 6, protowire.VarintType), 410)
+	var b []byte
+	b = append(b, protoFrame("ADDED", envelope("v1", "Thing", a1.marshal()))...)
+	b = append(b, protoFrame("MODIFIED", envelope("v1", "Thing", a2.marshal()))...)
+	b = append(b, protoFrame("BOOKMARK", envelope("v1", "Thing", appendField(nil, 1, bookmarkMeta)))...)
+	b = append(b, protoFrame("DELETED", envelope("v1", "Thing", a2.marshal()))...)
+	b = append(b, protoFrame("ERROR", envelope("v1", "Status", status))...)
+	want := []Event[*protoThing]{
+		{Type: Added, Object: a1},
+		{Type: Modified, Object: a2},
+		{Type: Bookmark, Object: &protoThing{thing: thing{Kind: "Thing", Metadata: thingMeta{ResourceVersion: "3"}}, APIVersion: "v1"}, InitialEventsEnd: true},
+		{Type: Deleted, Object: a2},
+		{Type: Error, Err: &api.StatusError{Status: api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status: "Failure", Message: "too old", Reason: api.StatusReasonExpired, Code: 410}}},
+	}
+	return b, want
+}
+
+// A Resource of a protobuf message type watches in protobuf when the
+// server answers so, and in JSON when it does not.
+func TestWatchProtobuf(t *testing.T) {
+	stream, want := protoStream()
+	f, c := newFakeServer(t, func(n int, _ call) reply {
+		if n == 0 {
+			return reply{header: map[string]string{"Content-Type": mediaProtobuf + ";stream=watch"}, body: string(stream)}
+		}
+		return reply{body: `{"type":"ADDED","object":{"kind":"Thing","apiVersion":"v1","metadata":{"name":"t0","resourceVersion":"1"},"data":"ddddd"}}`}
+	})
+	r := NewResource[*protoThing](c, things, "ns")
+	w, err := r.Watch(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := collect(w)
+	if !IsExpired(err) {
+		t.Errorf("Err() = %v, want the ERROR event's Expired", err)
+	}
+	if diff := cmp.Diff(want, got, protoCmp, cmp.Comparer(func(a, b error) bool { return a == nil && b == nil || a != nil && b != nil && a.Error() == b.Error() })); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	w, err = r.Watch(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = collect(w)
+	if err != nil || len(got) != 1 || !cmp.Equal(want[0].Object, got[0].Object, protoCmp) {
+		t.Errorf("JSON watch: %v, %v", got, err)
+	}
+	if calls := f.seen(); calls[0].Accept != acceptProtobuf || calls[1].Accept != acceptProtobuf {
+		t.Errorf("Accept headers %q, %q", calls[0].Accept, calls[1].Accept)
+	}
+}
+
+// A protobuf watch stream cut inside a frame, or with a frame that does not
+// parse, ends with an error after the events before it.
+func TestWatchProtobufEnds(t *testing.T) {
+	stream, _ := protoStream()
+	first := int(binary.BigEndian.Uint32(stream)) + 4
+	decode := protoDecoder[*protoThing]()
+	for _, tc := range []struct {
+		name    string
+		body    []byte
+		events  int
+		wantErr error
+	}{
+		{"clean end between events", stream[:first], 1, nil},
+		{"cut in a length", stream[:first+2], 1, io.ErrUnexpectedEOF},
+		{"cut in a frame", stream[:first+10], 1, io.ErrUnexpectedEOF},
+		{"garbage frame", append(stream[:first:first], 0, 0, 0, 2, 0xff, 0xff), 1, errMalformedProtobuf},
+		{"no object", append(stream[:first:first], protoFrame("ADDED", nil)...), 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := protoEvents(bytes.NewReader(tc.body), decode)
+			n := 0
+			var err error
+			for ; ; n++ {
+				if _, err = next(); err != nil {
+					break
+				}
+			}
+			if n != tc.events {
+				t.Errorf("%d events, want %d", n, tc.events)
+			}
+			switch {
+			case tc.name == "clean end between events" && err != io.EOF,
+				tc.wantErr != nil && !errors.Is(err, tc.wantErr),
+				tc.name == "no object" && (err == nil || !strings.Contains(err.Error(), "has no object")):
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
+// FuzzProtoWatch: reading a protobuf watch stream never panics, and ends
+// with an error.
+func FuzzProtoWatch(f *testing.F) {
+	stream, _ := protoStream()
+	f.Add(stream)
+	f.Add([]byte{0, 0, 0, 0})
+	decode := protoDecoder[*protoThing]()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		next := protoEvents(bytes.NewReader(data), decode)
+		for range len(data) + 1 {
+			if _, err := next(); err != nil {
+				return
+			}
+		}
+		t.Fatal("more events than bytes")
 	})
 }

@@ -315,9 +315,14 @@ func (o DeleteOptions) wire() deleteOptions {
 }
 
 // Watch opens a watch on the resource from opts.ResourceVersion ("" or
-// "0": the current state first, as ADDED events).
+// "0": the current state first, as ADDED events). A T of k8s.io/api is
+// watched in protobuf when the server offers it, as its lists are.
 func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watch[T], error) {
-	return openWatch[T](ctx, r.c, r.watchRequest(opts, mediaJSON))
+	accept := mediaJSON
+	if r.protoDecode != nil {
+		accept = acceptProtobuf
+	}
+	return openWatch(ctx, r.c, r.watchRequest(opts, accept), r.protoDecode)
 }
 
 func (r *Resource[T]) watchRequest(opts ListOptions, accept string) *request {
@@ -348,7 +353,7 @@ func (r *Resource[T]) ListTable(ctx context.Context, opts ListOptions) (*api.Tab
 // WatchTable watches in the Table form, as `kubectl get -w`: each event's
 // object is a one-row Table, the first with the column definitions.
 func (r *Resource[T]) WatchTable(ctx context.Context, opts ListOptions) (Watch[*api.Table], error) {
-	return openWatch[*api.Table](ctx, r.c, r.watchRequest(opts, MediaTable))
+	return openWatch[*api.Table](ctx, r.c, r.watchRequest(opts, MediaTable), nil)
 }
 
 // decodeTable decodes a Table, refusing another kind (a server that does not

@@ -19,10 +19,11 @@ import (
 // maxWatchErrorBody bounds how much of a refused watch's body is read.
 const maxWatchErrorBody = 1 << 20
 
-// openWatch sends a watch request and starts decoding its stream. A watch
-// is neither retried nor bounded by the client's request timeout: its
-// length is the server's (timeoutSeconds).
-func openWatch[T any](ctx context.Context, c *Client, r *request) (Watch[T], error) {
+// openWatch sends a watch request and starts decoding its stream: JSON, or
+// protobuf frames when protoDecode is set and the server answers so. A
+// watch is neither retried nor bounded by the client's request timeout:
+// its length is the server's (timeoutSeconds).
+func openWatch[T any](ctx context.Context, c *Client, r *request, protoDecode func([]byte, *T, api.TypeMeta) error) (Watch[T], error) {
 	ctx, cancel := context.WithCancel(ctx)
 	resp, err := c.send(ctx, r)
 	if err != nil {
@@ -35,16 +36,21 @@ func openWatch[T any](ctx context.Context, c *Client, r *request) (Watch[T], err
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxWatchErrorBody))
 		return nil, statusError(resp.StatusCode, resp.Header, body)
 	}
-	return newStreamWatch[T](ctx, cancel, resp.Body), nil
+	next := jsonEvents[T](resp.Body)
+	if protoDecode != nil && isProtobuf(resp.Header.Get("Content-Type")) {
+		next = protoEvents(resp.Body, protoDecode)
+	}
+	return newStreamWatch(ctx, cancel, resp.Body, next), nil
 }
 
-// streamWatch decodes a stream of JSON watch events, as kube-apiserver
-// writes them (one {"type","object"} object after another; newlines are not
-// required, and an event may arrive in any number of pieces). One goroutine
-// reads the stream; it ends at the end of the stream, on Stop, or when the
-// context ends, and then closes the events channel.
+// streamWatch decodes a stream of watch events, as kube-apiserver writes
+// them: JSON (one {"type","object"} object after another; newlines are not
+// required, and an event may arrive in any number of pieces), or protobuf
+// frames. One goroutine reads the stream; it ends at the end of the stream,
+// on Stop, or when the context ends, and then closes the events channel.
 type streamWatch[T any] struct {
 	events chan Event[T]
+	next   func() (Event[T], error) // reads the next event from body
 	body   io.ReadCloser
 	cancel context.CancelFunc // ends the request (and so the body)
 	stop   chan struct{}      // closed by Stop
@@ -62,12 +68,12 @@ var _ Watch[Unstructured] = (*streamWatch[Unstructured])(nil)
 // make (a WebSocket, a test). Stop closes body.
 func NewStreamWatch[T any](body io.ReadCloser) Watch[T] {
 	ctx, cancel := context.WithCancel(context.Background())
-	return newStreamWatch[T](ctx, cancel, body)
+	return newStreamWatch(ctx, cancel, body, jsonEvents[T](body))
 }
 
-func newStreamWatch[T any](ctx context.Context, cancel context.CancelFunc, body io.ReadCloser) *streamWatch[T] {
+func newStreamWatch[T any](ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, next func() (Event[T], error)) *streamWatch[T] {
 	w := &streamWatch[T]{
-		events: make(chan Event[T]), body: body, cancel: cancel,
+		events: make(chan Event[T]), next: next, body: body, cancel: cancel,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go w.run(ctx)
@@ -102,9 +108,8 @@ func (w *streamWatch[T]) run(ctx context.Context) {
 	defer close(w.events)
 	defer w.cancel()
 	defer w.body.Close()
-	dec := newJSONDecoder(w.body)
 	for {
-		ev, err := decodeEvent[T](dec)
+		ev, err := w.next()
 		if err != nil {
 			w.end(ctx, err)
 			return
@@ -147,6 +152,12 @@ type bookmarkMeta struct {
 	Metadata struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
+}
+
+// jsonEvents returns a reader of the JSON watch events of body.
+func jsonEvents[T any](body io.Reader) func() (Event[T], error) {
+	dec := newJSONDecoder(body)
+	return func() (Event[T], error) { return decodeEvent[T](dec) }
 }
 
 // decodeEvent reads the next event from dec. A stream that ends between

@@ -29,13 +29,17 @@ func TestClientListsKubernetesTypesInProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var listTypes []string // Content-Type of each list answer
+	var listTypes, watchTypes []string // Content-Type of each list and watch answer
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method == http.MethodGet && strings.HasSuffix(resp.Request.URL.Path, "/configmaps") {
 			mu.Lock()
-			listTypes = append(listTypes, resp.Header.Get("Content-Type"))
-			mu.Unlock()
+			defer mu.Unlock()
+			if resp.Request.URL.Query().Get("watch") == "true" {
+				watchTypes = append(watchTypes, resp.Header.Get("Content-Type"))
+			} else {
+				listTypes = append(listTypes, resp.Header.Get("Content-Type"))
+			}
 		}
 		return nil
 	}
@@ -78,7 +82,8 @@ func TestClientListsKubernetesTypesInProtobuf(t *testing.T) {
 	if len(protoTypes) != 2 || protoTypes[0] != "application/vnd.kubernetes.protobuf" {
 		t.Errorf("list answers %q, want 2 in protobuf", protoTypes)
 	}
-	fromJSON, _, err := resource(&client.Config{Host: srv.URL, DisableProtobuf: true}).ListAll(ctx, client.ListOptions{Limit: 100, ResourceVersion: rv, ResourceVersionMatch: "Exact"})
+	jsonCMs := resource(&client.Config{Host: srv.URL, DisableProtobuf: true})
+	fromJSON, _, err := jsonCMs.ListAll(ctx, client.ListOptions{Limit: 100, ResourceVersion: rv, ResourceVersionMatch: "Exact"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,4 +96,39 @@ func TestClientListsKubernetesTypesInProtobuf(t *testing.T) {
 	if fromProto[7].Data["value"] != value || fromProto[7].BinaryData["bin"][3] != 7 || fromProto[7].CreationTimestamp.IsZero() || len(fromProto[7].ManagedFields) != 1 {
 		t.Errorf("item 7 from protobuf: %+v", fromProto[7])
 	}
+
+	// A streaming list: every object, then the bookmark that ends them.
+	protoEvents, jsonEvents := initialEvents(t, cms), initialEvents(t, jsonCMs)
+	mu.Lock()
+	gotWatchTypes := watchTypes
+	mu.Unlock()
+	if len(gotWatchTypes) != 2 || !strings.HasPrefix(gotWatchTypes[0], "application/vnd.kubernetes.protobuf;stream=watch") || !strings.HasPrefix(gotWatchTypes[1], "application/json") {
+		t.Errorf("watch answers %q, want protobuf then JSON", gotWatchTypes)
+	}
+	if len(protoEvents) != 151 || !protoEvents[150].InitialEventsEnd {
+		t.Fatalf("protobuf streaming list: %d events, the last %+v", len(protoEvents), protoEvents[len(protoEvents)-1])
+	}
+	if diff := cmp.Diff(jsonEvents, protoEvents); diff != "" {
+		t.Errorf("events (-JSON +protobuf):\n%s", diff)
+	}
+}
+
+// initialEvents reads a streaming list's events up to the bookmark that
+// ends them.
+func initialEvents(t *testing.T, r *client.Resource[*corev1.ConfigMap]) []client.Event[*corev1.ConfigMap] {
+	t.Helper()
+	w, err := r.Watch(context.Background(), client.ListOptions{SendInitialEvents: new(true), ResourceVersionMatch: "NotOlderThan", AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var evs []client.Event[*corev1.ConfigMap]
+	for ev := range w.Events() {
+		evs = append(evs, ev)
+		if ev.InitialEventsEnd {
+			return evs
+		}
+	}
+	t.Fatalf("the streaming list ended after %d events: %v", len(evs), w.Err())
+	return nil
 }
