@@ -7,7 +7,9 @@
 //
 //   - Reflector lists (in pages of 500, or as a streaming list) and then
 //     watches one resource through a client.ListerWatcher, writing every
-//     change to a ReflectorStore. It re-watches from the last
+//     change to a ReflectorStore; a store that is a PartialReplacer (the
+//     DeltaFIFO) gets each page of a LIST as it arrives, so the informer
+//     applies the first pages while the next are read. It re-watches from the last
 //     resourceVersion when a watch ends or fails, and lists again only when
 //     the server says that resourceVersion is gone (410 Expired). Failures
 //     are retried under an exponential backoff with jitter; a 429's
@@ -15,8 +17,9 @@
 //     bookmark does not come within InitialEventsTimeout falls back to LIST,
 //     where client-go would wait forever.
 //   - DeltaFIFO queues keys with their accumulated deltas (Added, Updated,
-//     Deleted, Replaced, Sync); Replace reports objects missing from a
-//     relist as deletions whose final state is unknown.
+//     Deleted, Replaced, Sync); Replace (or a list in parts: BeginReplace,
+//     ReplacePart, EndReplace) reports objects missing from a relist as
+//     deletions whose final state is unknown.
 //   - Indexer is a thread-safe map by "namespace/name" with named indices
 //     (a namespace index always); Lister reads it by label selector, in all
 //     namespaces or one.

@@ -42,10 +42,13 @@ func (g GroupVersionResource) GroupVersion() string {
 const DefaultPageSize = 500
 
 // Resource reads and writes one resource, in one namespace or (with "")
-// across all namespaces or cluster-scoped, decoding objects into T with
-// encoding/json. T is typically a pointer to a struct that embeds its
-// metadata (such as *corev1.ConfigMap from k8s.io/api), or Unstructured.
-// A Resource is safe for concurrent use and implements ListerWatcher[T].
+// across all namespaces or cluster-scoped, decoding objects into T as
+// encoding/json does (lists and watches through json/v2's faster decoder,
+// see jsonOptions), or from protobuf for lists and watches when T is a
+// k8s.io/api type and the server offers it. T is typically a pointer to a
+// struct that embeds its metadata (such as *corev1.ConfigMap from
+// k8s.io/api), or Unstructured. A Resource is safe for concurrent use and
+// implements ListerWatcher[T].
 type Resource[T Object] struct {
 	c         *Client
 	gvr       GroupVersionResource

@@ -2,6 +2,11 @@
 // configured from a kubeconfig or a URL, typed with generics over any Go type
 // that decodes from JSON and exposes its metadata, with get, list (paged),
 // create, update, patch, delete and watch, and errors decoded as Status.
+//
+// Lists are decoded as they are read, their items on GOMAXPROCS goroutines
+// that the list's call starts and waits for; k8s.io/api types are listed
+// and watched in protobuf when the server offers it (Config.DisableProtobuf
+// keeps JSON).
 package client
 
 import (
