@@ -69,8 +69,10 @@ func (x *Indexer[T]) Key(obj T) string { return x.keyFunc(obj) }
 func (x *Indexer[T]) Add(obj T) { x.Update(obj) }
 
 // Update inserts or replaces obj.
-func (x *Indexer[T]) Update(obj T) {
-	key := x.keyFunc(obj)
+func (x *Indexer[T]) Update(obj T) { x.updateKey(x.keyFunc(obj), obj) }
+
+// updateKey inserts or replaces obj, whose key the caller has computed.
+func (x *Indexer[T]) updateKey(key string, obj T) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old, had := x.items[key]

@@ -211,8 +211,11 @@ func (s *SharedIndexInformer[T]) start(ctx context.Context) error {
 func (s *SharedIndexInformer[T]) handleDeltas(deltas Deltas[T], isInInitialList bool) {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	if len(deltas) == 0 {
+		return
+	}
+	key := s.indexer.Key(deltas[0].Object) // the deltas of one key
 	for _, d := range deltas {
-		key := s.indexer.Key(d.Object)
 		old, known := s.indexer.GetByKey(key)
 		switch {
 		case d.Type == Deleted && known:
@@ -221,11 +224,11 @@ func (s *SharedIndexInformer[T]) handleDeltas(deltas Deltas[T], isInInitialList 
 		case d.Type == Deleted:
 			// Never cached, so no handler was told of it.
 		case known:
-			s.indexer.Update(d.Object)
+			s.indexer.updateKey(key, d.Object)
 			isSync := d.Type == Sync || d.Type == Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion()
 			s.processor.distribute(notification[T]{kind: notifyUpdate, key: key, old: old, obj: d.Object}, isSync)
 		default:
-			s.indexer.Add(d.Object)
+			s.indexer.updateKey(key, d.Object)
 			s.processor.distribute(notification[T]{kind: notifyAdd, key: key, obj: d.Object, flag: isInInitialList}, false)
 		}
 	}
