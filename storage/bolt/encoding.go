@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -39,11 +40,10 @@ func decodeRev(b []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(b)), nil
 }
 
-// encodeKV returns the kv bucket value of a key's state.
-func encodeKV(createRev, modRev int64, value []byte) []byte {
-	b := make([]byte, kvHeader, kvHeader+len(value))
-	binary.BigEndian.PutUint64(b[0:8], uint64(createRev))
-	binary.BigEndian.PutUint64(b[8:16], uint64(modRev))
+// appendKV appends the kv bucket value of a key's state to b.
+func appendKV(b []byte, createRev, modRev int64, value []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(createRev))
+	b = binary.BigEndian.AppendUint64(b, uint64(modRev))
 	return append(b, value...)
 }
 
@@ -61,15 +61,15 @@ func decodeKV(key string, b []byte) (storage.KV, error) {
 	}, nil
 }
 
-// encodeEvent returns the history bucket value of ev; the revision is the
-// bucket key. Layout: type(1) createRev(uvarint) len(key) key len(value) value
-// hasPrev(1) [prevCreate prevMod len(prevValue) prevValue].
-func encodeEvent(ev *storage.Event) []byte {
+// appendEvent appends the history bucket value of ev to b; the revision is
+// the bucket key. Layout: type(1) createRev(uvarint) len(key) key len(value)
+// value hasPrev(1) [prevCreate prevMod len(prevValue) prevValue].
+func appendEvent(b []byte, ev *storage.Event) []byte {
 	n := 1 + 3*binary.MaxVarintLen64 + len(ev.KV.Key) + len(ev.KV.Value) + 1
 	if ev.PrevKV != nil {
 		n += 3*binary.MaxVarintLen64 + len(ev.PrevKV.Value)
 	}
-	b := make([]byte, 0, n)
+	b = slices.Grow(b, n)
 	b = append(b, byte(ev.Type))
 	b = binary.AppendUvarint(b, uint64(ev.KV.CreateRevision))
 	b = appendBytes(b, []byte(ev.KV.Key))

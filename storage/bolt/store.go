@@ -85,6 +85,8 @@ type Store struct {
 	quit chan struct{}
 	// writerDone is closed when the writer goroutine has returned.
 	writerDone chan struct{}
+	// arena is the writer's buffer for the values of a batch (batchTx).
+	arena []byte
 
 	// rev is the revision of the latest committed write. Only the writer
 	// goroutine stores it (and Open, before starting it).
