@@ -114,7 +114,7 @@ func (o ReflectorOptions) withDefaults() ReflectorOptions {
 // ReflectorStats count what a Reflector has asked of the server, so tests
 // and operators can tell a healthy watch from a relist loop.
 type ReflectorStats struct {
-	ListCalls          int64 // ListerWatcher.List calls (pages)
+	ListCalls          int64 // pages asked for (ListerWatcher.List calls, or a PageLister's pages)
 	WatchCalls         int64 // ListerWatcher.Watch calls, streaming lists included
 	Syncs              int64 // times the whole state was loaded (Replace)
 	Relists            int64 // Syncs after the first: each one follows a 410

@@ -55,6 +55,9 @@ func (r *Reflector[T]) listAll(ctx context.Context, rv string, sink *listSink[T]
 	opts := first
 	opts.Limit = r.opts.PageSize
 	sink.begin()
+	if pl, ok := r.lw.(client.PageLister[T]); ok {
+		return r.listPages(ctx, pl, first, opts, sink)
+	}
 	for page := 0; ; page++ {
 		items, listRV, cont, err := r.listPage(ctx, opts)
 		if err != nil && page > 0 && client.IsExpired(err) {
@@ -76,6 +79,32 @@ func (r *Reflector[T]) listAll(ctx context.Context, rv string, sink *listSink[T]
 		opts.Limit = r.opts.PageSize
 		opts.Continue = cont
 	}
+}
+
+// listPages is listAll through a PageLister, which asks for each page
+// while the one before is decoded.
+func (r *Reflector[T]) listPages(ctx context.Context, pl client.PageLister[T], first, opts client.ListOptions, sink *listSink[T]) (string, error) {
+	pages := 0
+	listRV, err := pl.ListPages(ctx, opts, func(items []T) error {
+		pages++
+		sink.add(items)
+		return nil
+	})
+	r.count(func(s *ReflectorStats) {
+		s.ListCalls += int64(pages)
+		if err != nil {
+			s.ListCalls++
+		}
+	})
+	if err != nil && pages > 0 && client.IsExpired(err) {
+		sink.begin()
+		items, listRV, _, err := r.listPage(ctx, first)
+		if err == nil {
+			sink.add(items)
+		}
+		return listRV, err
+	}
+	return listRV, err
 }
 
 // listSink takes a LIST's pages: straight into the store, page by page,

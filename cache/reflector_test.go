@@ -462,3 +462,58 @@ func TestReflectorListsInPartsIntoAPartialReplacer(t *testing.T) {
 		<-done
 	})
 }
+
+// pagesLW lists through ListPages (a client.PageLister); the page from
+// continue token "4" expires the first time.
+type pagesLW struct {
+	pagedLW
+	expired *bool
+}
+
+func (l pagesLW) ListPages(ctx context.Context, opts client.ListOptions, page func([]*obj) error) (string, error) {
+	for {
+		if opts.Continue == "4" && !*l.expired {
+			*l.expired = true
+			return "", cachetest.Gone()
+		}
+		items, rv, next, err := l.List(ctx, opts)
+		if err != nil {
+			return "", err
+		}
+		if err := page(items); err != nil {
+			return "", err
+		}
+		if next == "" {
+			return rv, nil
+		}
+		opts.Continue = next
+	}
+}
+
+// A PageLister's pages reach the store as they come; a continue token that
+// expires begins the list again, in one request.
+func TestReflectorListsThroughAPageLister(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := partsStore{&recStore{}}
+		lw := pagesLW{pagedLW: pagedLW{items: smallObjects(6)}, expired: new(false)}
+		r := NewReflector[*obj](lw, store, ReflectorOptions{PageSize: 2, Backoff: noJitter()})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r.Run(ctx)
+		}()
+		synctest.Wait()
+		all := keys(smallObjects(6))
+		want := []string{"begin", fmt.Sprintf("part %v", keys(smallObjects(6)[:2])), fmt.Sprintf("part %v", keys(smallObjects(6)[2:4])),
+			"begin", fmt.Sprintf("part %v", all), "end @1"}
+		if diff := cmp.Diff(want, store.take()); diff != "" {
+			t.Errorf("store calls (-want +got):\n%s", diff)
+		}
+		if s := r.Stats(); s.ListCalls != 4 || s.Syncs != 1 {
+			t.Errorf("stats %+v: want 4 list calls (3 pages, one full list), 1 sync", s)
+		}
+		cancel()
+		<-done
+	})
+}

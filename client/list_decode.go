@@ -47,7 +47,9 @@ func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
 		// second items array replaces the first.
 		switch {
 		case strings.EqualFold(key, "metadata"):
-			err = decodeValue(dec, &l.Metadata)
+			if err = decodeValue(dec, &l.Metadata); err == nil && l.OnMetadata != nil {
+				l.OnMetadata(l.Metadata)
+			}
 		case strings.EqualFold(key, "items"):
 			l.Items = nil
 			err = decodeItems(dec, &l.Items)

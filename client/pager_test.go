@@ -2,10 +2,14 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -96,4 +100,66 @@ func (f *fakeServer) queries() []string {
 		qs = append(qs, c.Query)
 	}
 	return qs
+}
+
+// ListPages asks for the next page once the current page's metadata is
+// read, before its items: the server here holds the first page's items
+// back until the second page is asked for.
+func TestListPagesAsksForTheNextPageEarly(t *testing.T) {
+	secondAsked := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("continue") == "" {
+			fmt.Fprint(w, `{"kind":"ThingList","metadata":{"resourceVersion":"100","continue":"p2"},"items":[`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-secondAsked:
+			case <-time.After(10 * time.Second): // the test fails below
+			}
+			fmt.Fprint(w, `{"metadata":{"name":"a"}}]}`)
+			return
+		}
+		close(secondAsked)
+		fmt.Fprint(w, `{"kind":"ThingList","metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"b"}}]}`)
+	}))
+	defer srv.Close()
+	c, err := New(ConfigForURL(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got []string
+	start := time.Now()
+	rv, err := NewResource[*thing](c, things, "ns").ListPages(context.Background(), ListOptions{ResourceVersion: "0"}, func(items []*thing) error {
+		got = append(got, names(items))
+		return nil
+	})
+	if err != nil || rv != "100" {
+		t.Fatalf("rv %q, err %v", rv, err)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, got); diff != "" {
+		t.Errorf("pages (-want +got):\n%s", diff)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the second page was asked for only after the first ended (%v)", d)
+	}
+}
+
+// A page that fails ends ListPages with its error, after the pages before
+// it, and the page asked for ahead is cancelled.
+func TestListPagesStopsAtAFailedPage(t *testing.T) {
+	_, c := newFakeServer(t, pagedList("from-4"))
+	var got []string
+	_, err := NewResource[*thing](c, things, "ns").ListPages(context.Background(), ListOptions{}, func(items []*thing) error {
+		got = append(got, names(items))
+		return nil
+	})
+	if !IsExpired(err) || len(got) != 2 {
+		t.Errorf("pages %v, err %v: want two pages, then Expired", got, err)
+	}
+	stop := errors.New("enough")
+	_, err = NewResource[*thing](c, things, "ns").ListPages(context.Background(), ListOptions{}, func([]*thing) error { return stop })
+	if !errors.Is(err, stop) {
+		t.Errorf("err %v, want the page function's", err)
+	}
 }

@@ -150,7 +150,9 @@ func decodeProtoListBody[T any](pr *protoReader, end int64, decodeItem func([]by
 			return err
 		}
 		if num == listMetadata {
-			err = decodeProtoListMeta(item, &l.Metadata)
+			if err = decodeProtoListMeta(item, &l.Metadata); err == nil && l.OnMetadata != nil {
+				l.OnMetadata(l.Metadata)
+			}
 		} else {
 			err = d.add(item)
 		}

@@ -59,7 +59,10 @@ type Resource[T Object] struct {
 	protoDecode func(raw []byte, v *T, typ api.TypeMeta) error
 }
 
-var _ ListerWatcher[Unstructured] = (*Resource[Unstructured])(nil)
+var (
+	_ ListerWatcher[Unstructured] = (*Resource[Unstructured])(nil)
+	_ PageLister[Unstructured]    = (*Resource[Unstructured])(nil)
+)
 
 // NewResource returns access to gvr in namespace through c.
 func NewResource[T Object](c *Client, gvr GroupVersionResource, namespace string) *Resource[T] {
@@ -185,6 +188,10 @@ func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
 type list[T any] struct {
 	Metadata api.ListMeta `json:"metadata"`
 	Items    []T          `json:"items"`
+	// OnMetadata, if set, is called with Metadata once it is decoded,
+	// before the items that follow it (kube-apiserver and listwatch write
+	// metadata first), so that the next page can be asked for early.
+	OnMetadata func(api.ListMeta) `json:"-"`
 }
 
 // List reads one page: at most opts.Limit items (all when 0), the list's
@@ -192,19 +199,29 @@ type list[T any] struct {
 // last). A T of k8s.io/api (a protobuf message type) is read in protobuf
 // when the server offers it.
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, resourceVersion, continueToken string, err error) {
-	var l list[T]
+	l, err := r.list(ctx, opts, nil)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return l.Items, l.Metadata.ResourceVersion, l.Metadata.Continue, nil
+}
+
+// list reads one page, calling onMeta (if set) with its metadata as soon as
+// it is decoded.
+func (r *Resource[T]) list(ctx context.Context, opts ListOptions, onMeta func(api.ListMeta)) (*list[T], error) {
+	l := &list[T]{OnMetadata: onMeta}
 	accept := mediaJSON
 	if r.protoDecode != nil {
 		accept = acceptProtobuf
 	}
-	_, err = r.c.do(ctx, &request{
+	_, err := r.c.do(ctx, &request{
 		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(), accept: accept,
 		decode: func(contentType string, body io.Reader) error {
 			var err error
 			if r.protoDecode != nil && isProtobuf(contentType) {
-				err = decodeProtoList(body, r.protoDecode, &l)
+				err = decodeProtoList(body, r.protoDecode, l)
 			} else {
-				err = decodeList(newJSONDecoder(body), &l)
+				err = decodeList(newJSONDecoder(body), l)
 			}
 			if err != nil {
 				return fmt.Errorf("decoding the list of %s: %w", r.gvr.Resource, err)
@@ -213,9 +230,94 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, re
 		},
 	})
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
-	return l.Items, l.Metadata.ResourceVersion, l.Metadata.Continue, nil
+	return l, nil
+}
+
+// ListPages reads every page of a list from opts (opts.Limit items each,
+// DefaultPageSize when 0), in order, giving each page's items to page. It
+// asks for the next page as soon as the current page's continue token is
+// read, before its items are decoded, so that the server prepares the next
+// page while this one is decoded: at most two pages are in flight. It
+// returns the list's resourceVersion. A 410 on a later page (its continue
+// token expired) is returned as it is, after the pages before it.
+func (r *Resource[T]) ListPages(ctx context.Context, opts ListOptions, page func(items []T) error) (resourceVersion string, err error) {
+	if opts.Limit == 0 {
+		opts.Limit = DefaultPageSize
+	}
+	cur := r.fetchPage(ctx, opts)
+	for {
+		var next *pageFetch[T]
+		select {
+		case meta := <-cur.meta:
+			next = r.fetchNextPage(ctx, opts, meta)
+		case <-cur.done:
+		}
+		<-cur.done
+		if cur.err != nil {
+			next.stop()
+			return "", cur.err
+		}
+		if next == nil { // the metadata came with the end of the page
+			next = r.fetchNextPage(ctx, opts, cur.list.Metadata)
+		}
+		if err := page(cur.list.Items); err != nil {
+			next.stop()
+			return "", err
+		}
+		if next == nil {
+			return cur.list.Metadata.ResourceVersion, nil
+		}
+		cur = next
+	}
+}
+
+// fetchNextPage starts reading the page after the one whose metadata is
+// meta; nil on the last page.
+func (r *Resource[T]) fetchNextPage(ctx context.Context, opts ListOptions, meta api.ListMeta) *pageFetch[T] {
+	if meta.Continue == "" {
+		return nil
+	}
+	// Later pages are read at the first page's resourceVersion, which the
+	// token carries; the server refuses both at once.
+	opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = meta.Continue, "", ""
+	return r.fetchPage(ctx, opts)
+}
+
+// pageFetch is one page being read on a goroutine of its own, which ends
+// with the request (done); stop cancels it and waits.
+type pageFetch[T any] struct {
+	meta   chan api.ListMeta // the page's metadata, once decoded (buffered)
+	done   chan struct{}     // closed when list or err is set
+	list   *list[T]
+	err    error
+	cancel context.CancelFunc
+}
+
+func (r *Resource[T]) fetchPage(ctx context.Context, opts ListOptions) *pageFetch[T] {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &pageFetch[T]{meta: make(chan api.ListMeta, 1), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(f.done)
+		defer cancel()
+		sent := false
+		f.list, f.err = r.list(ctx, opts, func(m api.ListMeta) {
+			if !sent {
+				sent = true
+				f.meta <- m
+			}
+		})
+	}()
+	return f
+}
+
+// stop ends the page's request, if any, and waits for its goroutine.
+func (f *pageFetch[T]) stop() {
+	if f != nil {
+		f.cancel()
+		<-f.done
+	}
 }
 
 // ListAll reads every page (opts.Limit items each, DefaultPageSize when 0)
@@ -224,30 +326,23 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, re
 // at the requested resourceVersion instead, as client-go's pager does with
 // FullListIfExpired.
 func (r *Resource[T]) ListAll(ctx context.Context, opts ListOptions) ([]T, string, error) {
-	if opts.Limit == 0 {
-		opts.Limit = DefaultPageSize
-	}
 	var all []T
-	page := opts
-	for {
-		items, rv, next, err := r.List(ctx, page)
-		if err != nil && page.Continue != "" && IsExpired(err) {
-			full := opts
-			full.Limit = 0
-			items, rv, _, err = r.List(ctx, full)
-			return items, rv, err
-		}
-		if err != nil {
-			return nil, "", err
-		}
+	pages := 0
+	rv, err := r.ListPages(ctx, opts, func(items []T) error {
+		pages++
 		all = append(all, items...)
-		if next == "" {
-			return all, rv, nil
-		}
-		// Later pages are read at the first page's resourceVersion, which
-		// the token carries; the server refuses both at once.
-		page.Continue, page.ResourceVersion, page.ResourceVersionMatch = next, "", ""
+		return nil
+	})
+	if err != nil && pages > 0 && IsExpired(err) {
+		full := opts
+		full.Limit = 0
+		items, rv, _, err := r.List(ctx, full)
+		return items, rv, err
 	}
+	if err != nil {
+		return nil, "", err
+	}
+	return all, rv, nil
 }
 
 // Create creates obj and returns it as stored.

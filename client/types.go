@@ -115,3 +115,12 @@ type ListerWatcher[T any] interface {
 	List(ctx context.Context, opts ListOptions) (items []T, resourceVersion, continueToken string, err error)
 	Watch(ctx context.Context, opts ListOptions) (Watch[T], error)
 }
+
+// PageLister lists a whole resource page by page itself, giving each
+// page's items to page in order and returning the list's resourceVersion;
+// a 410 on a later page is returned after the pages before it. Resource
+// implements it, asking for the next page while the current one is
+// decoded; the informer's Reflector uses it when its ListerWatcher has it.
+type PageLister[T any] interface {
+	ListPages(ctx context.Context, opts ListOptions, page func(items []T) error) (resourceVersion string, err error)
+}
