@@ -58,7 +58,12 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 	if q.out.as == "Table" || q.out.mediaType != mediaJSON {
 		items := make([]api.Object, len(objs))
 		for i, o := range objs {
-			items[i] = o.Obj
+			obj, err := o.Obj()
+			if err != nil {
+				q.fail(err)
+				return true
+			}
+			items[i] = obj
 		}
 		q.writeList(api.ListMeta{ResourceVersion: formatRV(rev)}, items)
 		return true
@@ -113,7 +118,13 @@ var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, li
 func (q *request) writeProtobufList(objs []*watchcache.Object, rev int64) bool {
 	items := make([][]byte, len(objs))
 	for i, o := range objs {
-		env, err := o.Alt.Get(func() ([]byte, error) { return protobuf.Encode(o.Obj) })
+		env, err := o.Alt.Get(func() ([]byte, error) {
+			obj, err := o.Obj()
+			if err != nil {
+				return nil, err
+			}
+			return protobuf.Encode(obj)
+		})
 		if err != nil {
 			return false
 		}

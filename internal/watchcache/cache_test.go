@@ -316,3 +316,34 @@ func TestProgressMakesCacheFresh(t *testing.T) {
 		t.Errorf("bookmark at %d, want the store's revision %d", bm, rev)
 	}
 }
+
+// TestObjectDecodedOnDemand checks that the cache keeps an object's JSON
+// and what filters test, not its decoded tree, and decodes it again, once,
+// when asked for it.
+func TestObjectDecodedOnDemand(t *testing.T) {
+	decodes := 0
+	codec := testCodec
+	codec.Decode = func(kv storage.KV) (api.Object, error) {
+		decodes++
+		return testCodec.Decode(kv)
+	}
+	o, err := codec.object(storage.KV{Key: prefix + "ns/a", Value: cm("ns", "a", map[string]string{"l": "v"}), ModRevision: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decodes != 1 || o.obj != nil || o.Namespace() != "ns" || o.Labels()["l"] != "v" || o.Fields()["metadata.name"] != "a" {
+		t.Fatalf("after making the object: %d decodes, kept tree %v, namespace %q, labels %v, fields %v", decodes, o.obj != nil, o.Namespace(), o.Labels(), o.Fields())
+	}
+	for range 2 {
+		obj, err := o.Obj()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.Name() != "a" || obj.ResourceVersion() != "7" || obj.Labels()["l"] != "v" {
+			t.Fatalf("decoded again: %v", obj)
+		}
+	}
+	if decodes != 2 {
+		t.Errorf("%d decodes, want 2: one for the filters, one on demand", decodes)
+	}
+}

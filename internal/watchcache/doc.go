@@ -5,11 +5,14 @@
 // # Data flow
 //
 // A Cache lists its prefix from the store, then watches it from the list's
-// revision. Each event is decoded and encoded once (JSON with the event's
-// resourceVersion stamped) and the same bytes serve every watcher and every
-// list. Progress notifications from the store (storage.ProgressWatcher) move
-// the cache's revision forward when other prefixes change, so a consistent
-// read can tell the cache is as fresh as the store.
+// revision. Each event's JSON (with the event's resourceVersion stamped) is
+// made once, and the same bytes serve every watcher and every list; the
+// object is decoded once for what filters test, and decoded again only when
+// something asks for it (Object.Obj), so that the ring holds bytes, not
+// trees of maps. Progress notifications from the store
+// (storage.ProgressWatcher) move the cache's revision forward when other
+// prefixes change, so a consistent read can tell the cache is as fresh as
+// the store.
 //
 // # Watchers
 //

@@ -11,27 +11,42 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// Object is one object as the cache holds it: decoded for filtering, and
-// encoded once for the wire. It is never modified once made.
+// Object is one object as the cache holds it: encoded once for the wire,
+// with what filters test read from it once. It is never modified once made.
 type Object struct {
 	Key  string
 	Rev  int64
-	Obj  api.Object // read-only
-	JSON []byte     // the object's JSON with metadata.resourceVersion = Rev
-	Alt  Encoded    // another encoding of JSON, made on demand
+	JSON []byte  // the object's JSON with metadata.resourceVersion = Rev
+	Alt  Encoded // another encoding of JSON, made on demand
 	// ns is read once: filters test it per object per list and per watcher
 	// per event, where two map lookups each showed in profiles, and then
 	// comparing a thousand watchers' copies of the name.
 	ns     unique.Handle[string]
 	labels map[string]string
 	fields map[string]string
+
+	// The decoded object is not kept from the decode that made the above:
+	// the ring holds every event's object, mostly superseded ones nothing
+	// asks for again, and a decoded 1 KiB ConfigMap is 3.8 KB of maps more
+	// for the GC to scan. Obj decodes JSON again on first use.
+	decode  func(storage.KV) (api.Object, error)
+	objOnce sync.Once
+	obj     api.Object
+	objErr  error
+}
+
+// Obj returns the decoded object (read-only), for what needs more than its
+// JSON: Tables, protobuf, DELETED content. It is decoded from JSON on
+// first use and kept.
+func (o *Object) Obj() (api.Object, error) {
+	o.objOnce.Do(func() {
+		o.obj, o.objErr = o.decode(storage.KV{Key: o.Key, Value: o.JSON, ModRevision: o.Rev})
+	})
+	return o.obj, o.objErr
 }
 
 // Namespace is the object's metadata.namespace.
 func (o *Object) Namespace() string { return o.ns.Value() }
-
-// Name is the object's metadata.name.
-func (o *Object) Name() string { return o.Obj.Name() }
 
 // Labels are the object's labels.
 func (o *Object) Labels() map[string]string { return o.labels }
@@ -43,6 +58,8 @@ func (o *Object) Fields() map[string]string { return o.fields }
 // selector can test. The server supplies it per resource.
 type Codec struct {
 	// Decode returns the object a stored KV holds, with its resourceVersion.
+	// The cache also gives it an object's JSON as a KV's value, to decode
+	// the object again when it is asked for.
 	Decode func(kv storage.KV) (api.Object, error)
 	// Fields returns the selectable fields of an object.
 	Fields func(api.Object) map[string]string
@@ -72,7 +89,10 @@ func (c Codec) object(kv storage.KV) (*Object, error) {
 			return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
 		}
 	}
-	return &Object{Key: kv.Key, Rev: kv.ModRevision, Obj: obj, JSON: b, ns: unique.Make(obj.Namespace()), labels: obj.Labels(), fields: c.Fields(obj)}, nil
+	return &Object{
+		Key: kv.Key, Rev: kv.ModRevision, JSON: b, decode: c.Decode,
+		ns: unique.Make(obj.Namespace()), labels: obj.Labels(), fields: c.Fields(obj),
+	}, nil
 }
 
 // Event is one change as the cache dispatches it.
@@ -88,11 +108,17 @@ type Event struct {
 }
 
 // DeletedJSON is the previous object with resourceVersion set to the
-// event's revision, as DELETED events carry it.
+// event's revision, as DELETED events carry it. Prev's JSON was decoded
+// once already, so decoding it again does not fail; were it to, the
+// previous content goes out as it was, at its own revision.
 func (e *Event) DeletedJSON() []byte {
 	e.deletedOnce.Do(func() {
-		obj := shallowWithRV(e.Prev.Obj, e.Rev)
-		e.deleted, _ = json.Marshal(obj)
+		e.deleted = e.Prev.JSON
+		if prev, err := e.Prev.Obj(); err == nil {
+			if b, err := json.Marshal(shallowWithRV(prev, e.Rev)); err == nil {
+				e.deleted = b
+			}
+		}
 	})
 	return e.deleted
 }
