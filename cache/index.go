@@ -41,6 +41,17 @@ type Indexer[T client.Object] struct {
 	items    map[string]T        // guarded by mu
 	indexers Indexers[T]         // guarded by mu
 	indices  map[string]indexMap // guarded by mu; index name -> value -> keys
+	// byNamespace is indices[NamespaceIndex], and custom the other indices,
+	// so that a write reindexes without iterating over maps or allocating
+	// its namespace's one-value slice.
+	byNamespace indexMap         // guarded by mu
+	custom      []customIndex[T] // guarded by mu
+}
+
+// customIndex is an index other than the namespace one.
+type customIndex[T any] struct {
+	f   IndexFunc[T]
+	idx indexMap
 }
 
 // indexMap maps an index value to the keys of the objects that have it.
@@ -49,15 +60,16 @@ type indexMap map[string]set
 // NewIndexer returns an empty Indexer keyed by MetaNamespaceKeyFunc, with
 // the namespace index and the given ones.
 func NewIndexer[T client.Object](indexers Indexers[T]) *Indexer[T] {
+	byNamespace := indexMap{}
 	x := &Indexer[T]{
-		keyFunc:  MetaNamespaceKeyFunc[T],
-		items:    map[string]T{},
-		indexers: Indexers[T]{NamespaceIndex: namespaceIndexFunc[T]},
-		indices:  map[string]indexMap{NamespaceIndex: {}},
+		keyFunc:     MetaNamespaceKeyFunc[T],
+		items:       map[string]T{},
+		indexers:    Indexers[T]{NamespaceIndex: namespaceIndexFunc[T]},
+		indices:     map[string]indexMap{NamespaceIndex: byNamespace},
+		byNamespace: byNamespace,
 	}
 	for name, f := range indexers {
-		x.indexers[name] = f
-		x.indices[name] = indexMap{}
+		x.addIndexLocked(name, f)
 	}
 	return x
 }
@@ -71,27 +83,35 @@ func (x *Indexer[T]) Add(obj T) { x.Update(obj) }
 // Update inserts or replaces obj.
 func (x *Indexer[T]) Update(obj T) { x.updateKey(x.keyFunc(obj), obj) }
 
-// updateKey inserts or replaces obj, whose key the caller has computed.
-func (x *Indexer[T]) updateKey(key string, obj T) {
+// updateKey inserts or replaces obj, whose key the caller has computed,
+// and returns the object it replaced, if any.
+func (x *Indexer[T]) updateKey(key string, obj T) (old T, had bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	old, had := x.items[key]
+	old, had = x.items[key]
 	x.items[key] = obj
 	x.reindexLocked(key, old, had, obj, true)
+	return old, had
 }
 
 // Delete removes the object stored under obj's key.
 func (x *Indexer[T]) Delete(obj T) { x.DeleteKey(x.keyFunc(obj)) }
 
 // DeleteKey removes the object stored under key, if any.
-func (x *Indexer[T]) DeleteKey(key string) {
+func (x *Indexer[T]) DeleteKey(key string) { x.deleteKey(key) }
+
+// deleteKey removes the object stored under key and reports whether there
+// was one.
+func (x *Indexer[T]) deleteKey(key string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if old, ok := x.items[key]; ok {
+	old, ok := x.items[key]
+	if ok {
 		delete(x.items, key)
 		var zero T
 		x.reindexLocked(key, old, true, zero, false)
 	}
+	return ok
 }
 
 // Get returns the stored object with obj's key.
@@ -145,14 +165,21 @@ func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
 		}
 	}
 	for name, f := range indexers {
-		x.indexers[name] = f
-		idx := indexMap{}
-		x.indices[name] = idx
+		idx := x.addIndexLocked(name, f)
 		for key, obj := range x.items {
 			idx.add(f(obj), key)
 		}
 	}
 	return nil
+}
+
+// addIndexLocked adds an empty index.
+func (x *Indexer[T]) addIndexLocked(name string, f IndexFunc[T]) indexMap {
+	idx := indexMap{}
+	x.indexers[name] = f
+	x.indices[name] = idx
+	x.custom = append(x.custom, customIndex[T]{f: f, idx: idx})
+	return idx
 }
 
 // Index returns the objects that share an index value with obj.
@@ -232,42 +259,59 @@ func (x *Indexer[T]) objectsLocked(keys set) []T {
 // reindexLocked moves key from the index values of old (if had) to those of
 // obj (if has), leaving an index alone when they are the same.
 func (x *Indexer[T]) reindexLocked(key string, old T, had bool, obj T, has bool) {
-	for name, f := range x.indexers {
+	switch {
+	case had && has && old.GetNamespace() == obj.GetNamespace():
+	case had && has:
+		x.byNamespace.removeOne(old.GetNamespace(), key)
+		x.byNamespace.addOne(obj.GetNamespace(), key)
+	case had:
+		x.byNamespace.removeOne(old.GetNamespace(), key)
+	case has:
+		x.byNamespace.addOne(obj.GetNamespace(), key)
+	}
+	for _, c := range x.custom {
 		var before, after []string
 		if had {
-			before = f(old)
+			before = c.f(old)
 		}
 		if has {
-			after = f(obj)
+			after = c.f(obj)
 		}
 		if had && has && slices.Equal(before, after) {
 			continue
 		}
-		idx := x.indices[name]
-		idx.remove(before, key)
-		idx.add(after, key)
+		c.idx.remove(before, key)
+		c.idx.add(after, key)
 	}
 }
 
 func (m indexMap) add(values []string, key string) {
 	for _, v := range values {
-		keys := m[v]
-		if keys == nil {
-			keys = set{}
-			m[v] = keys
-		}
-		keys[key] = struct{}{}
+		m.addOne(v, key)
 	}
+}
+
+func (m indexMap) addOne(value, key string) {
+	keys := m[value]
+	if keys == nil {
+		keys = set{}
+		m[value] = keys
+	}
+	keys[key] = struct{}{}
 }
 
 // remove drops key from each value's set, and a set when it empties, so
 // values that come and go (high cardinality) do not leak.
 func (m indexMap) remove(values []string, key string) {
 	for _, v := range values {
-		keys := m[v]
-		delete(keys, key)
-		if len(keys) == 0 {
-			delete(m, v)
-		}
+		m.removeOne(v, key)
+	}
+}
+
+func (m indexMap) removeOne(value, key string) {
+	keys := m[value]
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(m, value)
 	}
 }

@@ -200,7 +200,7 @@ func (s *SharedIndexInformer[T]) start(ctx context.Context) error {
 	s.started, s.ctx = true, ctx
 	s.processor.mu.RLock()
 	defer s.processor.mu.RUnlock()
-	for l := range s.processor.listeners {
+	for _, l := range s.processor.listeners {
 		s.startListenerLocked(l)
 	}
 	return nil
@@ -216,19 +216,17 @@ func (s *SharedIndexInformer[T]) handleDeltas(deltas Deltas[T], isInInitialList 
 	}
 	key := s.indexer.Key(deltas[0].Object) // the deltas of one key
 	for _, d := range deltas {
-		old, known := s.indexer.GetByKey(key)
-		switch {
-		case d.Type == Deleted && known:
-			s.indexer.DeleteKey(key)
-			s.processor.distribute(notification[T]{kind: notifyDelete, key: key, obj: d.Object, flag: d.FinalStateUnknown}, false)
-		case d.Type == Deleted:
-			// Never cached, so no handler was told of it.
-		case known:
-			s.indexer.updateKey(key, d.Object)
+		if d.Type == Deleted {
+			// What was never cached no handler was told of.
+			if s.indexer.deleteKey(key) {
+				s.processor.distribute(notification[T]{kind: notifyDelete, key: key, obj: d.Object, flag: d.FinalStateUnknown}, false)
+			}
+			continue
+		}
+		if old, known := s.indexer.updateKey(key, d.Object); known {
 			isSync := d.Type == Sync || d.Type == Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion()
 			s.processor.distribute(notification[T]{kind: notifyUpdate, key: key, old: old, obj: d.Object}, isSync)
-		default:
-			s.indexer.updateKey(key, d.Object)
+		} else {
 			s.processor.distribute(notification[T]{kind: notifyAdd, key: key, obj: d.Object, flag: isInInitialList}, false)
 		}
 	}
