@@ -320,6 +320,11 @@ func (f *DeltaFIFO[T]) Resync() {
 // is true for the keys of the first Replace. Pop returns ErrFIFOClosed once
 // the FIFO is closed, or ctx's error. Only one goroutine may Pop.
 func (f *DeltaFIFO[T]) Pop(ctx context.Context, process func(deltas Deltas[T], isInInitialList bool)) error {
+	return f.pop(ctx, func(_ string, deltas Deltas[T], isInInitialList bool) { process(deltas, isInInitialList) })
+}
+
+// pop is Pop giving process the key too, as the FIFO's KeyFunc made it.
+func (f *DeltaFIFO[T]) pop(ctx context.Context, process func(key string, deltas Deltas[T], isInInitialList bool)) error {
 	for {
 		f.mu.Lock()
 		if f.closed {
@@ -340,14 +345,14 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process func(deltas Deltas[T], i
 	}
 }
 
-func (f *DeltaFIFO[T]) popLocked(process func(Deltas[T], bool)) {
+func (f *DeltaFIFO[T]) popLocked(process func(string, Deltas[T], bool)) {
 	key := f.queue[0]
 	f.queue[0] = ""
 	f.queue = f.queue[1:]
 	deltas := f.items[key]
 	delete(f.items, key)
 	initial := f.initialCount > 0
-	process(deltas, initial)
+	process(key, deltas, initial)
 	if initial {
 		f.initialCount--
 		f.checkSyncedLocked()

@@ -180,7 +180,7 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) error {
 	s.wg.Go(func() { s.reflector.Run(ctx) })
 	s.wg.Go(func() { s.resyncLoop(ctx) })
 	for {
-		if err := s.fifo.Pop(ctx, s.handleDeltas); err != nil {
+		if err := s.fifo.pop(ctx, s.handleDeltas); err != nil {
 			break // ctx is done
 		}
 	}
@@ -207,14 +207,11 @@ func (s *SharedIndexInformer[T]) start(ctx context.Context) error {
 }
 
 // handleDeltas applies one key's deltas to the cache and notifies the
-// handlers. The DeltaFIFO calls it with its lock held.
-func (s *SharedIndexInformer[T]) handleDeltas(deltas Deltas[T], isInInitialList bool) {
+// handlers. The DeltaFIFO calls it with its lock held; its KeyFunc is the
+// Indexer's, so key is the deltas' key in the Indexer too.
+func (s *SharedIndexInformer[T]) handleDeltas(key string, deltas Deltas[T], isInInitialList bool) {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	if len(deltas) == 0 {
-		return
-	}
-	key := s.indexer.Key(deltas[0].Object) // the deltas of one key
 	for _, d := range deltas {
 		if d.Type == Deleted {
 			// What was never cached no handler was told of.
