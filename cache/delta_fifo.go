@@ -106,6 +106,15 @@ type DeltaFIFO[T any] struct {
 	// empty FIFO and store, where it can delete nothing (listingFresh).
 	listing      map[string]struct{} // guarded by mu
 	listingFresh bool                // guarded by mu
+	// The parts of a list begun on an empty FIFO and store, as long as
+	// nothing else has been queued since: their keys (distinct in a list)
+	// are queued here without an entry in items, each popped as its one
+	// Replaced delta (a slice of bulkDeltas), ahead of queue, which is
+	// empty meanwhile. Any other change first moves them to items and
+	// queue (spillLocked), and ends bulk.
+	bulk       bool      // guarded by mu
+	bulkKeys   []string  // guarded by mu
+	bulkDeltas Deltas[T] // guarded by mu; bulkDeltas[i] is bulkKeys[i]'s
 }
 
 // NewDeltaFIFO returns an empty DeltaFIFO.
@@ -139,6 +148,7 @@ func (f *DeltaFIFO[T]) Delete(obj T) { f.queueAction(Deleted, obj) }
 func (f *DeltaFIFO[T]) queueAction(t DeltaType, obj T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.spillLocked()
 	f.populated = true
 	f.queueLocked(f.keyFunc(obj), Delta[T]{Type: t, Object: f.transformLocked(t, obj)})
 }
@@ -189,6 +199,7 @@ func (f *DeltaFIFO[T]) signal() {
 func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.spillLocked()
 	f.listing, f.listingFresh = nil, false
 	listed := make(map[string]struct{}, len(list))
 	f.queueListedLocked(list, listed)
@@ -205,11 +216,12 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) {
 func (f *DeltaFIFO[T]) BeginReplace() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.spillLocked()
 	f.listing, f.listingFresh = map[string]struct{}{}, false
 	if len(f.items) == 0 && (f.known == nil || len(f.known.ListKeys()) == 0) {
 		// Only this list's objects (and resyncs of them) can be queued or
 		// known at its end: there is nothing it could delete.
-		f.listing, f.listingFresh = nil, true
+		f.listing, f.listingFresh, f.bulk = nil, true, true
 	}
 }
 
@@ -221,11 +233,34 @@ func (f *DeltaFIFO[T]) ReplacePart(objs []T) {
 	if f.listing == nil && !f.listingFresh { // not begun: begin now
 		f.listing = map[string]struct{}{}
 	}
-	f.queueListedLocked(objs, f.listing)
+	if f.bulk {
+		for _, obj := range objs {
+			f.bulkKeys = append(f.bulkKeys, f.keyFunc(obj))
+			f.bulkDeltas = append(f.bulkDeltas, Delta[T]{Type: Replaced, Object: f.transformLocked(Replaced, obj)})
+		}
+		if len(objs) > 0 {
+			f.signal()
+		}
+	} else {
+		f.spillLocked()
+		f.queueListedLocked(objs, f.listing)
+	}
 	if !f.populated {
-		f.initialCount = len(f.queue) // all of the first list's
+		f.initialCount = f.lenLocked() // all of the first list's
 	}
 }
+
+// spillLocked moves the keys queued in bulk to items and queue, and ends
+// bulk.
+func (f *DeltaFIFO[T]) spillLocked() {
+	for i, key := range f.bulkKeys {
+		f.queueLocked(key, f.bulkDeltas[i])
+	}
+	f.bulk, f.bulkKeys, f.bulkDeltas = false, nil, nil
+}
+
+// lenLocked is the number of queued keys.
+func (f *DeltaFIFO[T]) lenLocked() int { return len(f.bulkKeys) + len(f.queue) }
 
 // EndReplace ends the list begun by BeginReplace, whose parts are the
 // whole state: it queues the deletions of what they did not list. Without
@@ -234,7 +269,7 @@ func (f *DeltaFIFO[T]) EndReplace(resourceVersion string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	listed, fresh := f.listing, f.listingFresh
-	f.listing, f.listingFresh = nil, false
+	f.listing, f.listingFresh, f.bulk = nil, false, false
 	if fresh {
 		f.endListLocked(nil)
 		return
@@ -242,6 +277,7 @@ func (f *DeltaFIFO[T]) EndReplace(resourceVersion string) {
 	if listed == nil {
 		listed = map[string]struct{}{}
 	}
+	f.spillLocked()
 	f.endListLocked(listed)
 }
 
@@ -254,7 +290,7 @@ func (f *DeltaFIFO[T]) endListLocked(listed map[string]struct{}) {
 	}
 	if !f.populated {
 		f.populated = true
-		f.initialCount = len(f.queue)
+		f.initialCount = f.lenLocked()
 		f.checkSyncedLocked()
 	}
 }
@@ -305,6 +341,7 @@ func (f *DeltaFIFO[T]) Resync() {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.spillLocked()
 	for _, key := range f.known.ListKeys() {
 		if _, queued := f.items[key]; queued {
 			continue
@@ -331,7 +368,7 @@ func (f *DeltaFIFO[T]) pop(ctx context.Context, process func(key string, deltas 
 			f.mu.Unlock()
 			return ErrFIFOClosed
 		}
-		if len(f.queue) > 0 {
+		if f.lenLocked() > 0 {
 			f.popLocked(process)
 			f.mu.Unlock()
 			return nil
@@ -346,11 +383,21 @@ func (f *DeltaFIFO[T]) pop(ctx context.Context, process func(key string, deltas 
 }
 
 func (f *DeltaFIFO[T]) popLocked(process func(string, Deltas[T], bool)) {
-	key := f.queue[0]
-	f.queue[0] = ""
-	f.queue = f.queue[1:]
-	deltas := f.items[key]
-	delete(f.items, key)
+	var key string
+	var deltas Deltas[T]
+	if len(f.bulkKeys) > 0 { // queue is empty
+		key, deltas = f.bulkKeys[0], f.bulkDeltas[:1:1]
+		f.bulkKeys, f.bulkDeltas = f.bulkKeys[1:], f.bulkDeltas[1:]
+		if len(f.bulkKeys) == 0 {
+			f.bulkKeys, f.bulkDeltas = nil, nil
+		}
+	} else {
+		key = f.queue[0]
+		f.queue[0] = ""
+		f.queue = f.queue[1:]
+		deltas = f.items[key]
+		delete(f.items, key)
+	}
 	initial := f.initialCount > 0
 	process(key, deltas, initial)
 	if initial {
@@ -378,7 +425,7 @@ func (f *DeltaFIFO[T]) HasSynced() bool {
 func (f *DeltaFIFO[T]) Len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.queue)
+	return f.lenLocked()
 }
 
 // Close makes Pop return ErrFIFOClosed.

@@ -276,3 +276,32 @@ func TestDeltaFIFORelistInParts(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// The parts of a list begun on an empty FIFO are queued apart from the
+// per-key map until anything else is queued: changes of their keys that
+// arrive before they are popped (the watch after the list) still join
+// those keys' deltas, in order, and each key is popped once.
+func TestDeltaFIFOListInPartsThenChanges(t *testing.T) {
+	known := NewIndexer[*obj](nil)
+	f := newTestFIFO(known)
+	f.BeginReplace()
+	f.ReplacePart([]*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "b", 1)})
+	got := []string{popOne(t, f, known)}
+	f.ReplacePart([]*obj{cachetest.New("ns", "c", 1)})
+	f.EndReplace("1")
+	f.Resync() // a is known and not queued
+	f.Update(cachetest.New("ns", "b", 2))
+	f.Delete(cachetest.New("ns", "c", 1))
+	f.Add(cachetest.New("ns", "d", 3))
+	if f.Len() != 4 {
+		t.Errorf("Len %d; want 4 (b, c, a, d)", f.Len())
+	}
+	got = append(got, popAll(t, f, known)...)
+	want := []string{"Replaced a@1 (initial)", "Replaced b@1, Updated b@2 (initial)", "Replaced c@1, Deleted c@1 (initial)", "Sync a@1", "Added d@3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ns/a", "ns/b", "ns/d"}, sorted(known.ListKeys(), nil)); diff != "" || !f.HasSynced() {
+		t.Errorf("known (-want +got):\n%s\nHasSynced %v; want true", diff, f.HasSynced())
+	}
+}
