@@ -74,3 +74,37 @@ func decodeBoth(a, b string) (ma, mb map[string]any, ok bool) {
 	mb, errB := decodeMap([]byte(b))
 	return ma, mb, errA == nil && errB == nil
 }
+
+// FuzzCreated checks Update's shortcut for a create against the general
+// computation, for any object.
+func FuzzCreated(f *testing.F) {
+	for _, s := range []string{
+		`{"metadata":{"name":"c","labels":{"a":"1"}},"data":{"a":"1"}}`,
+		`{"metadata":{"finalizers":["a","a"],"ownerReferences":[{"uid":"1"},{"uid":"1","name":"x"}]},"status":{"conditions":[{"type":"A"},{"type":{"x":1}}]}}`,
+		`{"metadata":"x","spec":[[],{},null]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, obj string) {
+		o, _, ok := decodeBoth(obj, "{}")
+		if !ok {
+			return
+		}
+		for _, s := range []*Schema{nil, namespace, configMap} {
+			for _, status := range []bool{false, true} {
+				m := Manager{Name: "m", APIVersion: "v1", StatusSubresource: status, Schema: s, Now: testTime}
+				shortcut, general := deepCopyMap(o), deepCopyMap(o)
+				if _, set := metadataOf(shortcut)["managedFields"]; set {
+					return
+				}
+				m.created(shortcut)
+				if err := m.update(nil, general); err != nil {
+					t.Fatal(err)
+				}
+				if !equal(shortcut, general) {
+					t.Fatalf("%s: the shortcut gives\n%v\nthe general computation\n%v", obj, shortcut, general)
+				}
+			}
+		}
+	})
+}

@@ -32,10 +32,13 @@ func (e *entry) id() string {
 	return e.manager + "\x00" + e.operation + "\x00" + v + "\x00" + e.subresource
 }
 
-func (e *entry) encode() map[string]any {
+func (e *entry) encode() map[string]any { return e.encodeFields(e.set.FieldsV1()) }
+
+// encodeFields is encode with the set already in FieldsV1 form.
+func (e *entry) encodeFields(fieldsV1 map[string]any) map[string]any {
 	m := map[string]any{
 		"manager": e.manager, "operation": e.operation, "apiVersion": e.apiVersion,
-		"fieldsType": "FieldsV1", "fieldsV1": e.set.FieldsV1(),
+		"fieldsType": "FieldsV1", "fieldsV1": fieldsV1,
 	}
 	if e.time != "" {
 		m["time"] = e.time
@@ -210,12 +213,101 @@ func (m Manager) Update(live, next map[string]any) error {
 
 // created is Update for a create whose client set no managedFields, the
 // common one: every field obj sets is m's, and there is no one else's to
-// take from (the result of update, without its set algebra).
+// take from. It writes the FieldsV1 of what update computes as
+// withoutMetadataNode(compare(nil, scoped(obj)).added) straight from obj,
+// without building sets (an object whose lists repeat a key goes the long
+// way, where the repeats' fields are merged, as does a metadata that is
+// not a map).
 func (m Manager) created(obj map[string]any) {
 	mine := m.entry(OperationUpdate)
-	mine.set = withoutMetadataNode(compare(nil, m.scoped(obj), m.Schema).added)
 	mine.time = m.timestamp()
-	setManaged(obj, []*entry{mine})
+	fields, ok := m.createdFields(obj)
+	if !ok {
+		mine.set = withoutMetadataNode(compare(nil, m.scoped(obj), m.Schema).added)
+		setManaged(obj, []*entry{mine})
+		return
+	}
+	md, isMap := obj["metadata"].(map[string]any)
+	if !isMap {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	if len(fields) == 0 {
+		delete(md, "managedFields")
+		return
+	}
+	md["managedFields"] = []any{mine.encodeFields(fields)}
+}
+
+// createdFields is the FieldsV1 of the fields m owns in a new obj (see
+// created), skipping what scoped drops; ok is false for the long way.
+func (m Manager) createdFields(obj map[string]any) (fields map[string]any, ok bool) {
+	fields = map[string]any{}
+	for k, v := range obj {
+		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+			continue
+		}
+		s := m.Schema.field(k)
+		md, isMap := v.(map[string]any)
+		if k == "metadata" && !isMap {
+			return nil, false
+		}
+		if k != "metadata" {
+			if fields["f:"+k], ok = addedFields(v, s); !ok {
+				return nil, false
+			}
+			continue
+		}
+		// The metadata node itself is nobody's: only its fields, if any.
+		meta := map[string]any{}
+		for f, fv := range md {
+			if slices.Contains(serverOwned, f) {
+				continue
+			}
+			if meta["f:"+f], ok = addedFields(fv, s.field(f)); !ok {
+				return nil, false
+			}
+		}
+		if len(meta) > 0 {
+			fields["f:metadata"] = meta
+		}
+	}
+	return fields, true
+}
+
+// addedFields is the FieldsV1 node of a value compare finds added: a leaf,
+// or a container with "." and its members' nodes.
+func addedFields(v any, s *Schema) (map[string]any, bool) {
+	out := map[string]any{}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			var ok bool
+			if out["f:"+k], ok = addedFields(e, s.field(k)); !ok {
+				return nil, false
+			}
+		}
+	case []any:
+		if !granularItems(nil, s) || !granularItems(v, s) {
+			return out, true
+		}
+		for _, it := range v {
+			pe, _ := itemElement(it, s)
+			if _, repeated := out[pe]; repeated {
+				return nil, false
+			}
+			var ok bool
+			if out[pe], ok = addedFields(it, s.elem()); !ok {
+				return nil, false
+			}
+		}
+	default:
+		return out, true
+	}
+	if len(out) > 0 {
+		out["."] = map[string]any{}
+	}
+	return out, true
 }
 
 func (m Manager) update(live, next map[string]any) error {

@@ -196,16 +196,22 @@ func TestCreatedIsUpdate(t *testing.T) {
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"app":"x"},"annotations":{},"finalizers":["f"],"ownerReferences":[{"uid":"u1","name":"o"}]},"data":{"k":"v"},"binaryData":null}`,
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`,
 		`{"kind":"ConfigMap"}`,
+		`{"metadata":{"name":"c","ownerReferences":[{"uid":"u1","name":"a"},{"uid":"u1","name":"b","kind":"K"}]}}`,
+		`{"metadata":{"finalizers":["a","a",{"x":1}],"labels":{}},"spec":{"list":[[1],{"a":null}],"empty":[],"n":null},"status":{"phase":"x"}}`,
+		`{"metadata":"odd","data":{"k":"v"}}`,
+		`{"metadata":null}`,
 	} {
-		shortcut, general := mustMap(t, obj), mustMap(t, obj)
-		if err := mgr("tool").Update(nil, shortcut); err != nil {
-			t.Fatal(err)
-		}
-		if err := mgr("tool").update(nil, general); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(general, shortcut); diff != "" {
-			t.Errorf("%s: the shortcut differs (-general +shortcut)\n%s", obj, diff)
+		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", StatusSubresource: true, Now: testTime}} {
+			shortcut, general := mustMap(t, obj), mustMap(t, obj)
+			if err := m.Update(nil, shortcut); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.update(nil, general); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(general, shortcut); diff != "" {
+				t.Errorf("%s: the shortcut differs (-general +shortcut)\n%s", obj, diff)
+			}
 		}
 	}
 }
