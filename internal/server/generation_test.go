@@ -55,6 +55,14 @@ func TestGeneration(t *testing.T) {
 			{"POST", gadgets, `{"metadata":{"name":"g"},"spec":{"size":1}}`, "1"},
 			{"PATCH", gadgets + "/g", `{"metadata":{"labels":{"a":"b"}}}`, "1"},
 			{"PATCH", gadgets + "/g", `{"spec":{"size":2}}`, "2"},
+			{"PATCH", gadgets + "/g", `{"status":{"phase":"Up"}}`, "3"}, // no status subresource
+		}},
+		{"custom resource with a status subresource", []write{
+			{"POST", crdsPath, widgetCRD(""), "1"},
+			{"POST", widgets, `{"metadata":{"name":"w"},"spec":{"replicas":1}}`, "1"},
+			{"PATCH", widgets + "/w", `{"status":{"phase":"Up"}}`, "1"}, // status ignored here
+			{"PATCH", widgets + "/w/status", `{"status":{"phase":"Up"}}`, "1"},
+			{"PATCH", widgets + "/w", `{"spec":{"replicas":2}}`, "2"},
 		}},
 		{"deletion held by a finalizer", []write{
 			{"POST", crdsPath, gadgetCRD, "1"},

@@ -205,10 +205,12 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 }
 
 // statusView is res as its status subresource writes it: status may change,
-// nothing else does (the update function keeps the rest).
+// nothing else does (the update function keeps the rest), and the generation
+// stays, as a status write never bumps it.
 func statusView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false
+	v.Generation = false
 	return &v
 }
 

@@ -116,21 +116,24 @@ func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, 
 	if res.Prepare != nil {
 		res.Prepare(next, cur)
 	}
-	if res.Generation && specChanged(next, cur) {
+	if res.Generation && specChanged(next, cur, res.StatusSubresource) {
 		md["generation"] = generation(cur) + 1
 	}
 	return nil
 }
 
-// specChanged reports whether anything but metadata and status differs.
-func specChanged(a, b api.Object) bool {
+// specChanged reports whether anything but metadata differs, status aside
+// too when it is a subresource (as kube-apiserver bumps a custom resource's
+// generation on a status change only when status has no subresource).
+func specChanged(a, b api.Object, statusApart bool) bool {
+	ignored := func(k string) bool { return k == "metadata" || statusApart && k == "status" }
 	for k, v := range a {
-		if k != "metadata" && k != "status" && !reflect.DeepEqual(v, b[k]) {
+		if !ignored(k) && !reflect.DeepEqual(v, b[k]) {
 			return true
 		}
 	}
 	for k := range b {
-		if _, ok := a[k]; !ok && k != "metadata" && k != "status" {
+		if _, ok := a[k]; !ok && !ignored(k) {
 			return true
 		}
 	}
