@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
@@ -80,17 +81,29 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	}
 	cfg := cs.cfg
 	cfg.Storage, cfg.Prefix = cs.store, res.KeyPrefix("")
-	cfg.Codec = watchcache.Codec{
-		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
-		Fields: func(o api.Object) map[string]string { return registry.FieldSet(res, o) },
-		Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
-	}
+	cfg.Codec = cacheCodec(res)
 	observer := cs.metrics.Resource(resourceID(res))
 	cfg.Observer = observer
 	c := watchcache.New(cfg)
 	observer.SetCapacity(c.Capacity())
 	cs.byGVR[gvr] = cacheEntry{res: res, cache: c}
 	return c
+}
+
+// cacheCodec is how res's cache decodes and encodes objects, and the
+// paths of the fields registry.FieldSet gives, for the cache to read them
+// from an object's JSON.
+func cacheCodec(res *resource.Resource) watchcache.Codec {
+	fields := map[string][]string{"metadata.name": {"metadata", "name"}}
+	if res.Namespaced {
+		fields["metadata.namespace"] = []string{"metadata", "namespace"}
+	}
+	maps.Copy(fields, res.FieldPaths)
+	return watchcache.Codec{
+		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
+		Fields: fields,
+		Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
+	}
 }
 
 // retain stops the caches of resources the catalogue no longer serves as

@@ -2,9 +2,12 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -70,5 +73,29 @@ func TestCachesCloseWaitsForReplacedCaches(t *testing.T) {
 	}
 	if cs.get(&redefined) != nil {
 		t.Error("get after close returned a cache")
+	}
+}
+
+// TestCacheCodecFields checks that the paths the cache reads selectable
+// fields at give what registry.FieldSet gives for every built-in resource.
+func TestCacheCodecFields(t *testing.T) {
+	objects := []api.Object{
+		{"metadata": map[string]any{"name": "a", "namespace": "ns"}, "type": "Opaque", "status": map[string]any{"phase": "Active"}},
+		{"metadata": map[string]any{"name": "e", "namespace": "ns"}, "type": "Warning", "reason": "Failed",
+			"involvedObject": map[string]any{"kind": "Pod", "namespace": "ns", "name": "p", "uid": "u"}, "source": map[string]any{"component": "kubelet"}},
+		{"metadata": map[string]any{"name": 5}, "type": map[string]any{}, "source": "flat"},
+		{},
+	}
+	for _, res := range resource.Builtins() {
+		fields := cacheCodec(res).Fields
+		for _, obj := range objects {
+			got := map[string]string{}
+			for f, p := range fields {
+				got[f], _ = resource.Path(obj, p...).(string)
+			}
+			if want := registry.FieldSet(res, obj); !maps.Equal(got, want) {
+				t.Errorf("%s %v: cache's fields %v, want %v", res.Plural, obj, got, want)
+			}
+		}
 	}
 }

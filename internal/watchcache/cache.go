@@ -75,7 +75,8 @@ type ringEntry struct {
 
 // Cache is the watch cache of one resource.
 type Cache struct {
-	cfg Config
+	cfg   Config
+	codec *codec // cfg.Codec
 
 	mu sync.RWMutex
 	// guarded by mu:
@@ -99,7 +100,7 @@ func New(cfg Config) *Cache {
 	cfg.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg: cfg, objects: map[string]*Object{}, watchers: map[*Watcher]struct{}{},
+		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{}, watchers: map[*Watcher]struct{}{},
 		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
 	}
 	c.wg.Go(func() { c.run(ctx) })
@@ -177,7 +178,7 @@ func (c *Cache) list(ctx context.Context) error {
 		}
 		rev = page.Revision
 		for _, kv := range page.KVs {
-			o, err := c.cfg.Codec.object(kv)
+			o, err := c.codec.object(kv)
 			if err != nil {
 				return err
 			}
@@ -286,7 +287,7 @@ func (c *Cache) apply(batch []storage.Event) error {
 	for _, se := range batch {
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.Type == storage.EventPut {
-			o, err := c.cfg.Codec.object(se.KV)
+			o, err := c.codec.object(se.KV)
 			if err != nil {
 				return err
 			}

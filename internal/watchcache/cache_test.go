@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +29,7 @@ var testCodec = Codec{
 		obj.SetMeta("resourceVersion", strconv.FormatInt(kv.ModRevision, 10))
 		return obj, nil
 	},
-	Fields: func(o api.Object) map[string]string {
-		return map[string]string{"metadata.name": o.Name(), "metadata.namespace": o.Namespace()}
-	},
+	Fields: map[string][]string{"metadata.name": {"metadata", "name"}, "metadata.namespace": {"metadata", "namespace"}},
 }
 
 func newCache(t *testing.T, s storage.Interface, cfg Config) *Cache {
@@ -318,32 +317,48 @@ func TestProgressMakesCacheFresh(t *testing.T) {
 }
 
 // TestObjectDecodedOnDemand checks that the cache keeps an object's JSON
-// and what filters test, not its decoded tree, and decodes it again, once,
-// when asked for it.
+// and what filters test, not its decoded tree, and decodes it, once, when
+// asked for it: not before, when the codec encodes without decoding.
 func TestObjectDecodedOnDemand(t *testing.T) {
-	decodes := 0
-	codec := testCodec
-	codec.Decode = func(kv storage.KV) (api.Object, error) {
-		decodes++
-		return testCodec.Decode(kv)
+	stored := cm("ns", "a", map[string]string{"l": "v"})
+	tests := []struct {
+		name        string
+		encode      func(storage.KV) ([]byte, bool)
+		madeDecodes int
+	}{
+		{"encoded from the decoded object", nil, 1},
+		{"encoded from the stored bytes", func(storage.KV) ([]byte, bool) {
+			return bytes.Replace(stored, []byte(`"name"`), []byte(`"resourceVersion":"7","name"`), 1), true
+		}, 0},
 	}
-	o, err := codec.object(storage.KV{Key: prefix + "ns/a", Value: cm("ns", "a", map[string]string{"l": "v"}), ModRevision: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if decodes != 1 || o.obj != nil || o.Namespace() != "ns" || o.Labels()["l"] != "v" || o.Fields()["metadata.name"] != "a" {
-		t.Fatalf("after making the object: %d decodes, kept tree %v, namespace %q, labels %v, fields %v", decodes, o.obj != nil, o.Namespace(), o.Labels(), o.Fields())
-	}
-	for range 2 {
-		obj, err := o.Obj()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if obj.Name() != "a" || obj.ResourceVersion() != "7" || obj.Labels()["l"] != "v" {
-			t.Fatalf("decoded again: %v", obj)
-		}
-	}
-	if decodes != 2 {
-		t.Errorf("%d decodes, want 2: one for the filters, one on demand", decodes)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			decodes := 0
+			codec := testCodec
+			codec.Decode = func(kv storage.KV) (api.Object, error) {
+				decodes++
+				return testCodec.Decode(kv)
+			}
+			codec.Encode = tt.encode
+			o, err := codec.compile().object(storage.KV{Key: prefix + "ns/a", Value: stored, ModRevision: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if decodes != tt.madeDecodes || o.obj != nil || o.Namespace() != "ns" || o.Labels()["l"] != "v" || o.Fields()["metadata.name"] != "a" {
+				t.Fatalf("after making the object: %d decodes, kept tree %v, namespace %q, labels %v, fields %v", decodes, o.obj != nil, o.Namespace(), o.Labels(), o.Fields())
+			}
+			for range 2 {
+				obj, err := o.Obj()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if obj.Name() != "a" || obj.ResourceVersion() != "7" || obj.Labels()["l"] != "v" {
+					t.Fatalf("decoded again: %v", obj)
+				}
+			}
+			if decodes != tt.madeDecodes+1 {
+				t.Errorf("%d decodes, want %d: one on demand", decodes, tt.madeDecodes+1)
+			}
+		})
 	}
 }

@@ -6,10 +6,11 @@
 //
 // A Cache lists its prefix from the store, then watches it from the list's
 // revision. Each event's JSON (with the event's resourceVersion stamped) is
-// made once, and the same bytes serve every watcher and every list; the
-// object is decoded once for what filters test, and decoded again only when
-// something asks for it (Object.Obj), so that the ring holds bytes, not
-// trees of maps. Progress notifications from the store
+// made once, from the stored bytes when the codec can (Codec.Encode), and
+// the same bytes serve every watcher and every list. What filters test (the
+// namespace, the labels, the selectable fields) is read from that JSON,
+// skipping the rest; the object is decoded only when something asks for it
+// (Object.Obj), so that the ring holds bytes, not trees of maps. Progress notifications from the store
 // (storage.ProgressWatcher) move the cache's revision forward when other
 // prefixes change, so a consistent read can tell the cache is as fresh as
 // the store.

@@ -25,10 +25,11 @@ type Object struct {
 	labels map[string]string
 	fields map[string]string
 
-	// The decoded object is not kept from the decode that made the above:
-	// the ring holds every event's object, mostly superseded ones nothing
-	// asks for again, and a decoded 1 KiB ConfigMap is 3.8 KB of maps more
-	// for the GC to scan. Obj decodes JSON again on first use.
+	// The decoded object is not kept: the ring holds every event's object,
+	// mostly superseded ones nothing asks for again, and a decoded 1 KiB
+	// ConfigMap is 3.8 KB of maps more for the GC to scan. Nor is it made
+	// for the above when the codec can encode without it: Obj decodes JSON
+	// on first use.
 	decode  func(storage.KV) (api.Object, error)
 	objOnce sync.Once
 	obj     api.Object
@@ -61,38 +62,53 @@ type Codec struct {
 	// The cache also gives it an object's JSON as a KV's value, to decode
 	// the object again when it is asked for.
 	Decode func(kv storage.KV) (api.Object, error)
-	// Fields returns the selectable fields of an object.
-	Fields func(api.Object) map[string]string
+	// Fields are the selectable fields, each the path of a string in the
+	// object ({"metadata", "name"}); a missing or mistyped one reads as "".
+	Fields map[string][]string
 	// Encode, if set, returns the JSON of the object a stored KV holds (what
 	// json.Marshal of Decode's result gives) straight from the stored bytes,
-	// or false when it cannot; it saves an encoding per event.
+	// or false when it cannot. With it, an object is not decoded at all
+	// until something asks for it: the fields and labels filters test are
+	// read from the JSON.
 	Encode func(kv storage.KV) ([]byte, bool)
 }
 
-// encoded returns the wire JSON of a stored KV without decoding it, when
-// Encode can make it.
-func (c Codec) encoded(kv storage.KV) ([]byte, bool) {
-	if c.Encode == nil {
-		return nil, false
-	}
-	return c.Encode(kv)
+// codec is a Codec with its fields' reader.
+type codec struct {
+	Codec
+	fields *fieldReader
 }
 
-func (c Codec) object(kv storage.KV) (*Object, error) {
+func (c Codec) compile() *codec { return &codec{Codec: c, fields: newFieldReader(c.Fields)} }
+
+func (c *codec) object(kv storage.KV) (*Object, error) {
+	var b []byte
+	encoded := c.Encode != nil
+	if encoded {
+		b, encoded = c.Encode(kv)
+	}
+	if encoded {
+		if a, ok := c.fields.fromJSON(b); ok {
+			return c.newObject(kv, b, a), nil
+		}
+	}
 	obj, err := c.Decode(kv)
 	if err != nil {
 		return nil, err
 	}
-	b, ok := c.encoded(kv)
-	if !ok {
+	if !encoded {
 		if b, err = json.Marshal(obj); err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
 		}
 	}
+	return c.newObject(kv, b, c.fields.fromObject(obj)), nil
+}
+
+func (c *codec) newObject(kv storage.KV, b []byte, a attrs) *Object {
 	return &Object{
 		Key: kv.Key, Rev: kv.ModRevision, JSON: b, decode: c.Decode,
-		ns: unique.Make(obj.Namespace()), labels: obj.Labels(), fields: c.Fields(obj),
-	}, nil
+		ns: unique.Make(a.ns), labels: a.labels, fields: a.fields,
+	}
 }
 
 // Event is one change as the cache dispatches it.

@@ -323,7 +323,7 @@ func (w *Watcher) full() bool {
 
 // replayBatch turns stored events into queued items.
 func (w *Watcher) replayBatch(batch []storage.Event) error {
-	codec := w.c.cfg.Codec
+	codec := w.c.codec
 	w.lock()
 	defer w.unlock()
 	for _, se := range batch {

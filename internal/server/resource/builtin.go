@@ -16,8 +16,8 @@ func Builtins() []*Resource {
 		{
 			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
 			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace,
-			Columns:     []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
-			FieldLabels: map[string]func(api.Object) string{"status.phase": pathString("status", "phase")},
+			Columns:    []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
+			FieldPaths: map[string][]string{"status.phase": {"status", "phase"}},
 		},
 		{
 			Version: "v1", Plural: "configmaps", Singular: "configmap", Kind: "ConfigMap", ListKind: "ConfigMapList",
@@ -32,7 +32,7 @@ func Builtins() []*Resource {
 				column("Data", "integer", "", "Number of data items", dataCount("data")),
 				ageColumn(),
 			},
-			FieldLabels: map[string]func(api.Object) string{"type": pathString("type")},
+			FieldPaths: map[string][]string{"type": {"type"}},
 		},
 		{
 			Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
@@ -44,14 +44,14 @@ func Builtins() []*Resource {
 				column("Object", "string", "", "The object the event is about", involvedObject),
 				column("Message", "string", "", "What happened", stringCell("message")),
 			},
-			FieldLabels: map[string]func(api.Object) string{
-				"involvedObject.kind":      pathString("involvedObject", "kind"),
-				"involvedObject.namespace": pathString("involvedObject", "namespace"),
-				"involvedObject.name":      pathString("involvedObject", "name"),
-				"involvedObject.uid":       pathString("involvedObject", "uid"),
-				"reason":                   pathString("reason"),
-				"type":                     pathString("type"),
-				"source":                   pathString("source", "component"),
+			FieldPaths: map[string][]string{
+				"involvedObject.kind":      {"involvedObject", "kind"},
+				"involvedObject.namespace": {"involvedObject", "namespace"},
+				"involvedObject.name":      {"involvedObject", "name"},
+				"involvedObject.uid":       {"involvedObject", "uid"},
+				"reason":                   {"reason"},
+				"type":                     {"type"},
+				"source":                   {"source", "component"},
 			},
 		},
 		{
@@ -63,6 +63,7 @@ func Builtins() []*Resource {
 	}
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
+		r.FieldLabels = fieldLabels(r.FieldPaths)
 	}
 	return rs
 }
@@ -116,6 +117,18 @@ func Path(obj map[string]any, path ...string) any {
 		v = m[p]
 	}
 	return v
+}
+
+// fieldLabels returns the readers of the string fields at paths.
+func fieldLabels(paths map[string][]string) map[string]func(api.Object) string {
+	if paths == nil {
+		return nil
+	}
+	out := make(map[string]func(api.Object) string, len(paths))
+	for k, p := range paths {
+		out[k] = pathString(p...)
+	}
+	return out
 }
 
 func pathString(path ...string) func(api.Object) string {

@@ -28,8 +28,12 @@ type Resource struct {
 
 	// Columns are the Table columns after Name, for kubectl's table output.
 	Columns []Column
-	// FieldLabels are the field selector keys supported beyond
-	// metadata.name and metadata.namespace, with how to read each.
+	// FieldPaths are the field selector keys supported beyond
+	// metadata.name and metadata.namespace, each the path of a string in
+	// the object (a missing or mistyped one reads as ""), so that they can
+	// be read from an object's JSON without decoding it.
+	FieldPaths map[string][]string
+	// FieldLabels read FieldPaths from a decoded object; Builtins makes them.
 	FieldLabels map[string]func(api.Object) string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
