@@ -12,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/selector"
 )
@@ -152,9 +153,9 @@ func (q *request) watch() {
 // startWatch waits until the cache is fresh enough for wr and registers
 // its watcher.
 func (q *request) startWatch(wr watchRequest, deadline time.Time) (*watchcache.Watcher, error) {
-	c := q.s.caches.get(q.res)
-	if c == nil {
-		return nil, apierror.TooManyRequests("the server is shutting down", 1)
+	c, err := q.watchCache()
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)
 	defer cancel()
@@ -166,6 +167,38 @@ func (q *request) startWatch(wr watchRequest, deadline time.Time) (*watchcache.W
 		return nil, apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1)
 	}
 	return w, nil
+}
+
+// watchCache returns the cache of the request's resource. When the
+// resource's definition changed while the request was in flight (a
+// CustomResourceDefinition deleted or redefined), it answers as
+// kube-apiserver would: 404 for a resource no longer served; for one
+// redefined, the cache of the new definition, which the request then
+// serves.
+func (q *request) watchCache() (*watchcache.Cache, error) {
+	for retried := false; ; retried = true {
+		if c := q.s.caches.get(q.res); c != nil {
+			return c, nil
+		}
+		cur, ok := q.s.catalog.Get(q.res.Group, q.res.Version, q.res.Plural)
+		switch {
+		case !ok:
+			return nil, resourceNotFound(q.res)
+		case cur == q.res:
+			return nil, apierror.TooManyRequests("the server is shutting down", 1)
+		case retried:
+			return nil, apierror.TooManyRequests(fmt.Sprintf("the definition of %s is changing", q.res.GroupResource()), 1)
+		}
+		q.res = cur
+	}
+}
+
+// resourceNotFound is kube-apiserver's 404 for a resource it does not
+// serve, naming it.
+func resourceNotFound(res *resource.Resource) *api.StatusError {
+	e := apierror.NotFound(apierror.Target{Group: res.Group, Resource: res.Plural})
+	e.Status.Message = fmt.Sprintf("the server could not find the requested resource (watch %s)", res.GroupResource())
+	return e
 }
 
 // waitFresh waits (bounded, as kube's 3 s) until the cache reflects the

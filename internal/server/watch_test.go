@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -379,4 +382,48 @@ func TestWebSocketCloseEndsWatch(t *testing.T) {
 	waitWatchers("1")
 	ws.conn.Close(websocket.StatusNormalClosure, "bye")
 	waitWatchers("0")
+}
+
+// TestWatchRacingDefinitionChange checks what a watch gets when its
+// resource's definition changed after the request found it: 404 naming
+// the resource once it is no longer served, and the new definition's
+// watch once it was redefined.
+func TestWatchRacingDefinitionChange(t *testing.T) {
+	tests := []struct {
+		name, method, body string
+		served             bool
+	}{
+		{"redefined", "PATCH", `{"metadata":{"labels":{"edited":"yes"}}}`, true},
+		{"deleted", "DELETE", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ts := newCRDServer(t, newMemoryStore(t))
+			do(t, ts, "POST", crdsPath, "", gadgetCRD)
+			var old *resource.Resource
+			waitFor(t, s, func() bool { old, _ = s.catalog.Get("example.com", "v1", "gadgets"); return old != nil })
+			if r := do(t, ts, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != 200 {
+				t.Fatalf("%s definition: %d %v", tt.method, r.code, r.obj)
+			}
+			waitFor(t, s, func() bool { cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); return cur != old })
+			q := &request{s: s, res: old, r: httptest.NewRequest("GET", gadgets+"?watch=true", nil)}
+			w, err := q.startWatch(watchRequest{opts: watchcache.WatchOptions{InitialEvents: true}}, time.Now().Add(10*time.Second))
+			if !tt.served {
+				var se *api.StatusError
+				if !errors.As(err, &se) || se.Status.Code != http.StatusNotFound || se.Status.Reason != api.StatusReasonNotFound ||
+					se.Status.Details == nil || se.Status.Details.Group != "example.com" || se.Status.Details.Kind != "gadgets" ||
+					se.Status.Message != "the server could not find the requested resource (watch gadgets.example.com)" {
+					t.Fatalf("watch of a deleted resource: %v (%+v), want 404 naming gadgets.example.com", err, se)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("watch of a redefined resource: %v", err)
+			}
+			defer w.Stop()
+			if cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); q.res != cur {
+				t.Error("the watch does not serve the new definition")
+			}
+		})
+	}
 }
