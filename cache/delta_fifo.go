@@ -103,7 +103,8 @@ type DeltaFIFO[T any] struct {
 	// A list in parts (BeginReplace, ReplacePart, then Replace): listing
 	// holds the keys listed so far, to find the deletions at its end; it
 	// is nil when no list is in progress, or when the list began on an
-	// empty FIFO and store, where it can delete nothing (listingFresh).
+	// empty FIFO and store, where it can delete nothing (listingFresh)
+	// until something not listed is queued (recordListingLocked).
 	listing      map[string]struct{} // guarded by mu
 	listingFresh bool                // guarded by mu
 	// The parts of a list begun on an empty FIFO and store, as long as
@@ -149,6 +150,7 @@ func (f *DeltaFIFO[T]) queueAction(t DeltaType, obj T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.spillLocked()
+	f.recordListingLocked()
 	f.populated = true
 	f.queueLocked(f.keyFunc(obj), Delta[T]{Type: t, Object: f.transformLocked(t, obj)})
 }
@@ -257,6 +259,24 @@ func (f *DeltaFIFO[T]) spillLocked() {
 		f.queueLocked(key, f.bulkDeltas[i])
 	}
 	f.bulk, f.bulkKeys, f.bulkDeltas = false, nil, nil
+}
+
+// recordListingLocked makes a list in parts begun on an empty FIFO and
+// store record its keys, before something that is not its own is queued:
+// until then, whatever is queued or known was listed by it.
+func (f *DeltaFIFO[T]) recordListingLocked() {
+	if !f.listingFresh {
+		return
+	}
+	f.listing, f.listingFresh = make(map[string]struct{}, len(f.items)), false
+	for key := range f.items {
+		f.listing[key] = struct{}{}
+	}
+	if f.known != nil {
+		for _, key := range f.known.ListKeys() {
+			f.listing[key] = struct{}{}
+		}
+	}
 }
 
 // lenLocked is the number of queued keys.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -303,5 +304,28 @@ func TestDeltaFIFOListInPartsThenChanges(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ns/a", "ns/b", "ns/d"}, sorted(known.ListKeys(), nil)); diff != "" || !f.HasSynced() {
 		t.Errorf("known (-want +got):\n%s\nHasSynced %v; want true", diff, f.HasSynced())
+	}
+}
+
+// A change queued in the middle of a list in parts begun on an empty FIFO
+// is not the list's: the list's end deletes it when the list does not have
+// it, as it does when the list began on a FIFO with something queued.
+func TestDeltaFIFOFreshListInPartsDeletesAddedMeanwhile(t *testing.T) {
+	known := NewIndexer[*obj](nil)
+	f := newTestFIFO(known)
+	f.BeginReplace()
+	f.ReplacePart([]*obj{cachetest.New("ns", "a", 1)})
+	got := []string{popOne(t, f, known)} // a is known
+	f.ReplacePart([]*obj{cachetest.New("ns", "b", 1)})
+	f.Add(cachetest.New("ns", "x", 1))
+	f.ReplacePart([]*obj{cachetest.New("ns", "c", 1)})
+	f.EndReplace("1")
+	got = append(got, popAll(t, f, known)...)
+	want := []string{"Replaced a@1 (initial)", "Replaced b@1 (initial)", "Added x@1, Deleted x@1?", "Replaced c@1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if keys := known.ListKeys(); len(keys) != 3 || slices.Contains(keys, "ns/x") {
+		t.Errorf("known %v; want a, b and c", keys)
 	}
 }
