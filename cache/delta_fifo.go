@@ -100,7 +100,7 @@ type DeltaFIFO[T any] struct {
 	populated    bool // guarded by mu
 	initialCount int  // guarded by mu
 	closed       bool // guarded by mu
-	// A list in parts (BeginReplace, ReplacePart, then Replace): listing
+	// A list in parts (BeginReplace, ReplacePart, then EndReplace): listing
 	// holds the keys listed so far, to find the deletions at its end; it
 	// is nil when no list is in progress, or when the list began on an
 	// empty FIFO and store, where it can delete nothing (listingFresh)
