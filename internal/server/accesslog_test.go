@@ -3,12 +3,17 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the flusher and the test.
@@ -79,5 +84,52 @@ func TestAccessLogFull(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "\n"); got != 4 || out.writes != 1 {
 		t.Errorf("a full buffer wrote %d lines in %d writes, want 4 in 1", got, out.writes)
+	}
+}
+
+// messageHandler keeps the messages of the records it handles.
+type messageHandler struct {
+	mu       sync.Mutex
+	messages []string
+}
+
+func (h *messageHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *messageHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.messages = append(h.messages, r.Message)
+	return nil
+}
+func (h *messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *messageHandler) WithGroup(string) slog.Handler      { return h }
+
+// A server without a Logger whose default logger is another handler's
+// gives it one record per request, not a buffer of lines as one record.
+func TestAccessLogOtherDefaultHandler(t *testing.T) {
+	h := &messageHandler{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(h))
+	defer slog.SetDefault(prev)
+	store := memory.New()
+	defer store.Close()
+	s, err := New(t.Context(), Config{Storage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	for range 2 {
+		resp, err := ts.Client().Get(ts.URL + "/api/v1/namespaces")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	ts.Close()
+	s.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := strings.Count(strings.Join(h.messages, "\x00"), "request"); n != 2 || len(h.messages) < 2 || slices.ContainsFunc(h.messages, func(m string) bool { return strings.Contains(m, "\n") }) {
+		t.Errorf("records %q, want one \"request\" each of 2 requests", h.messages)
 	}
 }

@@ -34,7 +34,8 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means 3 MiB, as kube.
 	MaxBodyBytes int64
 	// Logger receives the access log and errors; nil means slog.Default(),
-	// with the access log buffered on its way to log.Writer() (accesslog.go).
+	// with the access log buffered on its way to log.Writer() (accesslog.go)
+	// while slog.Default() is slog's own handler.
 	Logger *slog.Logger
 	// WatchCache configures every resource's watch cache (zero: defaults).
 	WatchCache watchcache.Config
@@ -66,6 +67,13 @@ const (
 // initialNamespaces exist from the start, as in every Kubernetes cluster.
 var initialNamespaces = []string{"default", "kube-system", "kube-public"}
 
+// stdHandler is slog's own default handler, which writes to log.Writer().
+// The access log is buffered only while slog.Default() is still it: once
+// slog.SetDefault installs another handler, log.Writer() makes one record
+// of each Write, so a buffer of lines would reach that handler as one
+// record of many.
+var stdHandler = slog.Default().Handler()
+
 // Server serves the API for one store.
 type Server struct {
 	cfg Config
@@ -93,8 +101,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = defaultMaxBodyBytes
 	}
-	buffered := cfg.Logger == nil
-	if buffered {
+	buffered := cfg.Logger == nil && slog.Default().Handler() == stdHandler
+	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
