@@ -49,8 +49,8 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 	if res.Namespaced {
 		set["metadata.namespace"] = obj.Namespace()
 	}
-	for k, f := range res.FieldLabels {
-		set[k] = f(obj)
+	for k, p := range res.FieldPaths {
+		set[k], _ = resource.Path(obj, p...).(string)
 	}
 	return set
 }
@@ -58,7 +58,7 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 // ValidateFields fails with 400 unless every key of fields is supported by res.
 func ValidateFields(res *resource.Resource, fields selector.Fields) error {
 	for _, k := range fields.Keys() {
-		_, extra := res.FieldLabels[k]
+		_, extra := res.FieldPaths[k]
 		if k != "metadata.name" && !(k == "metadata.namespace" && res.Namespaced) && !extra {
 			return apierror.BadRequest(fmt.Sprintf("field label not supported: %s", k))
 		}

@@ -63,7 +63,6 @@ func Builtins() []*Resource {
 	}
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
-		r.FieldLabels = fieldLabels(r.FieldPaths)
 	}
 	return rs
 }
@@ -117,18 +116,6 @@ func Path(obj map[string]any, path ...string) any {
 		v = m[p]
 	}
 	return v
-}
-
-// fieldLabels returns the readers of the string fields at paths.
-func fieldLabels(paths map[string][]string) map[string]func(api.Object) string {
-	if paths == nil {
-		return nil
-	}
-	out := make(map[string]func(api.Object) string, len(paths))
-	for k, p := range paths {
-		out[k] = pathString(p...)
-	}
-	return out
 }
 
 func pathString(path ...string) func(api.Object) string {

@@ -33,8 +33,6 @@ type Resource struct {
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
-	// FieldLabels read FieldPaths from a decoded object; Builtins makes them.
-	FieldLabels map[string]func(api.Object) string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
