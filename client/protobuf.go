@@ -206,9 +206,9 @@ func protoEvents[T any](body io.Reader, decode func([]byte, *T, api.TypeMeta) er
 		if n > maxProtoMessage {
 			return Event[T]{}, fmt.Errorf("watch event of %d bytes: %w", n, errMalformedProtobuf)
 		}
-		frame = slices.Grow(frame[:0], int(n))[:n]
-		if _, err := io.ReadFull(br, frame); err != nil {
-			return Event[T]{}, noEOF(err)
+		var err error
+		if frame, _, err = readN(br, frame[:0], int64(n)); err != nil {
+			return Event[T]{}, err
 		}
 		return decodeProtoEvent(frame, decode)
 	}
@@ -374,11 +374,28 @@ func (p *protoReader) length() (int64, error) {
 
 // bytes appends the next n bytes to b.
 func (p *protoReader) bytes(b []byte, n int64) ([]byte, error) {
-	start := len(b)
-	b = slices.Grow(b, int(n))[:start+int(n)]
-	m, err := io.ReadFull(p.r, b[start:])
-	p.read += int64(m)
-	return b, noEOF(err)
+	b, m, err := readN(p.r, b, n)
+	p.read += m
+	return b, err
+}
+
+// readN appends the next n bytes of r to b, growing b as they arrive
+// rather than by n at once: n comes from the stream, which may end (or
+// lie) long before n bytes. A stream that ends first is
+// io.ErrUnexpectedEOF.
+func readN(r io.Reader, b []byte, n int64) ([]byte, int64, error) {
+	var read int64
+	for read < n {
+		start := len(b)
+		chunk := int(min(n-read, max(int64(cap(b)-start), itemBatchBytes)))
+		b = slices.Grow(b, chunk)[:start+chunk]
+		m, err := io.ReadFull(r, b[start:])
+		b, read = b[:start+m], read+int64(m)
+		if err != nil {
+			return b, read, noEOF(err)
+		}
+	}
+	return b, read, nil
 }
 
 // skip reads past the value of a field of type typ.

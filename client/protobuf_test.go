@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -373,4 +374,36 @@ func FuzzProtoWatch(f *testing.F) {
 		}
 		t.Fatal("more events than bytes")
 	})
+}
+
+// A length that the stream does not back (a broken or hostile server) is
+// not allocated ahead of the bytes that arrive: a list's field or a watch
+// event's frame of 1 GiB cut after a few bytes fails without taking 1 GiB.
+func TestProtobufLengthNotAllocatedAhead(t *testing.T) {
+	decode := protoDecoder[*protoThing]()
+	huge := protowire.AppendVarint(protowire.AppendTag(nil, listItems, protowire.BytesType), maxProtoMessage-10)
+	body := protowire.AppendVarint(protowire.AppendTag([]byte("k8s\x00"), unknownRaw, protowire.BytesType), maxProtoMessage)
+	cut := append(append(body, huge...), "only a few bytes"...)
+	frame := append(binary.BigEndian.AppendUint32(nil, maxProtoMessage), "only a few bytes"...)
+	for name, read := range map[string]func() error{
+		"list": func() error {
+			var l list[*protoThing]
+			return decodeProtoList(bytes.NewReader(cut), decode, &l)
+		},
+		"watch": func() error {
+			_, err := protoEvents(bytes.NewReader(frame), decode)()
+			return err
+		},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := read()
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("%s: err = %v, want %v", name, err, io.ErrUnexpectedEOF)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s: %d MiB allocated for a few bytes", name, n>>20)
+		}
+	}
 }
