@@ -15,14 +15,19 @@ import (
 	"github.com/listwatch/listwatch/internal/server/registry"
 )
 
+// presizedBody is the largest announced body read into a buffer made
+// before its bytes arrive; larger bodies grow as they are read.
+const presizedBody = 64 << 10
+
 // readBody reads a request body up to the size limit (413 beyond).
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	body := http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes)
 	var b []byte
 	var err error
-	if n := r.ContentLength; n > 0 && n <= s.cfg.MaxBodyBytes {
+	if n := r.ContentLength; n > 0 && n <= min(s.cfg.MaxBodyBytes, presizedBody) {
 		// One allocation of the announced size, which net/http holds the
-		// body to (io.ReadAll grows from 512 bytes).
+		// body to (io.ReadAll grows from 512 bytes); bounded, so that a
+		// client announcing megabytes it never sends costs little.
 		b = make([]byte, n)
 		_, err = io.ReadFull(body, b)
 	} else {
