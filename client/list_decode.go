@@ -27,9 +27,9 @@ const (
 	batchesPerDecoder = 2
 )
 
-// decodeList decodes a list one item at a time as it is read, so that the
-// encoded list is never held whole beside the decoded one. Members other
-// than metadata and items are skipped.
+// decodeList decodes a list as it is read, its items in batches (see
+// itemDecoder), so that the encoded list is never held whole beside the
+// decoded one. Members other than metadata and items are skipped.
 func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
 	if dec.PeekKind() == 'n' { // null: nothing, as json.Unmarshal reads it
 		_, err := dec.ReadToken()
