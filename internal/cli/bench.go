@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,25 +57,39 @@ func (t *targetFlags) resolve() (bench.Process, bench.ServerOptions, error) {
 	return bench.Process{URL: t.url, PID: t.pid}, o, nil
 }
 
-func newBenchFanout() *cobra.Command {
+// printer is a bench report.
+type printer interface{ Print(io.Writer) error }
+
+// benchCommand is a bench subcommand measuring the server its target flags
+// choose: it resolves them into target and server, runs run and prints
+// its report. The caller adds the command's own flags.
+func benchCommand(use, short string, target *bench.Process, server *bench.ServerOptions, run func(context.Context) (printer, error)) *cobra.Command {
 	var t targetFlags
-	cfg := bench.FanoutConfig{Watchers: 1000, Rate: 50, Size: 1024, Duration: 30 * time.Second, Transport: bench.TransportHTTP1, Baseline: true, Drain: 10 * time.Second}
 	cmd := &cobra.Command{
-		Use:   "fanout",
-		Short: "W watchers, one writer at R writes/s: delivery latency, misses, server CPU per delivery, against a bare-socket baseline",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
+			if *target, *server, err = t.resolve(); err != nil {
 				return err
 			}
-			rep, err := bench.Fanout(cmd.Context(), cfg)
+			rep, err := run(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return rep.Print(cmd.OutOrStdout())
 		},
 	}
+	t.add(cmd.Flags())
+	return cmd
+}
+
+func newBenchFanout() *cobra.Command {
+	cfg := bench.FanoutConfig{Watchers: 1000, Rate: 50, Size: 1024, Duration: 30 * time.Second, Transport: bench.TransportHTTP1, Baseline: true, Drain: 10 * time.Second}
+	cmd := benchCommand("fanout", "W watchers, one writer at R writes/s: delivery latency, misses, server CPU per delivery, against a bare-socket baseline", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
+		return bench.Fanout(ctx, cfg)
+	})
 	f := cmd.Flags()
 	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("watches to open (at most %d)", bench.MaxWatchers))
 	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "writes per second")
@@ -82,88 +98,42 @@ func newBenchFanout() *cobra.Command {
 	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
 	f.BoolVar(&cfg.Baseline, "baseline", cfg.Baseline, "also measure the bare-socket baseline and print the ratio")
 	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait for deliveries after the last write")
-	t.add(f)
 	return cmd
 }
 
 func newBenchIdle() *cobra.Command {
-	var t targetFlags
 	cfg := bench.IdleConfig{Watchers: 10_000, Transport: bench.TransportHTTP1, Settle: 5 * time.Second}
-	cmd := &cobra.Command{
-		Use:   "idle",
-		Short: "The server's resident memory per idle watch",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
-				return err
-			}
-			rep, err := bench.Idle(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return rep.Print(cmd.OutOrStdout())
-		},
-	}
+	cmd := benchCommand("idle", "The server's resident memory per idle watch", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
+		return bench.Idle(ctx, cfg)
+	})
 	f := cmd.Flags()
 	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("idle watches to open (at most %d)", bench.MaxWatchers))
 	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
 	f.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait before sampling memory")
-	t.add(f)
 	return cmd
 }
 
 func newBenchList() *cobra.Command {
-	var t targetFlags
 	cfg := bench.ListConfig{Objects: 10_000, Size: 1024, Runs: 20}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "Time to last byte of a LIST from the watch cache (resourceVersion=0)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
-				return err
-			}
-			rep, err := bench.List(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return rep.Print(cmd.OutOrStdout())
-		},
-	}
+	cmd := benchCommand("list", "Time to last byte of a LIST from the watch cache (resourceVersion=0)", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
+		return bench.List(ctx, cfg)
+	})
 	f := cmd.Flags()
 	f.IntVar(&cfg.Objects, "objects", cfg.Objects, fmt.Sprintf("objects to create (at most %d)", bench.MaxObjects))
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "lists to time")
-	t.add(f)
 	return cmd
 }
 
 func newBenchCRUD() *cobra.Command {
-	var t targetFlags
 	cfg := bench.CRUDConfig{Clients: 32, Duration: 10 * time.Second, Size: 1024}
-	cmd := &cobra.Command{
-		Use:   "crud",
-		Short: "Start-up time, idle memory, and create and get throughput from concurrent clients",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Target, cfg.Server, err = t.resolve(); err != nil {
-				return err
-			}
-			rep, err := bench.CRUD(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return rep.Print(cmd.OutOrStdout())
-		},
-	}
+	cmd := benchCommand("crud", "Start-up time, idle memory, and create and get throughput from concurrent clients", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
+		return bench.CRUD(ctx, cfg)
+	})
 	f := cmd.Flags()
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, fmt.Sprintf("concurrent clients, each on its own connection (at most %d)", bench.MaxClients))
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each phase (creates, then gets)")
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
-	t.add(f)
 	return cmd
 }
 
