@@ -1,7 +1,6 @@
 package watchcache
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -97,7 +96,7 @@ func (c *codec) object(kv storage.KV) (*Object, error) {
 		return nil, err
 	}
 	if !encoded {
-		if b, err = json.Marshal(obj); err != nil {
+		if b, err = api.MarshalObject(obj); err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", kv.Key, err)
 		}
 	}
@@ -131,7 +130,7 @@ func (e *Event) DeletedJSON() []byte {
 	e.deletedOnce.Do(func() {
 		e.deleted = e.Prev.JSON
 		if prev, err := e.Prev.Obj(); err == nil {
-			if b, err := json.Marshal(shallowWithRV(prev, e.Rev)); err == nil {
+			if b, err := api.MarshalObject(shallowWithRV(prev, e.Rev)); err == nil {
 				e.deleted = b
 			}
 		}
