@@ -66,7 +66,7 @@ func cm(ns, name string, labels map[string]string) []byte {
 		}
 		obj.SetMeta("labels", l)
 	}
-	b, _ := jsonMarshal(obj)
+	b, _ := api.MarshalObject(obj)
 	return b
 }
 

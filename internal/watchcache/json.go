@@ -1,5 +1,0 @@
-package watchcache
-
-import "encoding/json"
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
