@@ -23,9 +23,9 @@ type apiClient struct {
 // maxInFlight bounds the writer's and the setup's concurrent requests.
 const maxInFlight = 16
 
-func newAPIClient(base string) *apiClient {
-	tr := &http.Transport{MaxIdleConnsPerHost: maxInFlight, MaxConnsPerHost: maxInFlight}
-	return &apiClient{base: base, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+func newAPIClient(p Process) *apiClient {
+	tr := &http.Transport{MaxIdleConnsPerHost: maxInFlight, MaxConnsPerHost: maxInFlight, TLSClientConfig: p.clientTLS()}
+	return &apiClient{base: p.URL, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
 func (a *apiClient) close() { a.hc.CloseIdleConnections() }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,10 @@ type BareConfig struct {
 	Rate     int
 	Size     int
 	Duration time.Duration
+	// CertFile and KeyFile, if given, make it serve TLS (ALPN http/1.1):
+	// its frames are then written through tls.Conn, the bare cost of a
+	// TLS write.
+	CertFile, KeyFile string
 }
 
 // ServeBare is the baseline a server's fan-out is measured against: it
@@ -31,9 +36,20 @@ func ServeBare(ctx context.Context, cfg BareConfig, control io.Reader) error {
 	if cfg.Watchers < 1 || cfg.Watchers > MaxWatchers || cfg.Rate < 1 || cfg.Rate > MaxRate || cfg.Duration > MaxDuration {
 		return fmt.Errorf("bare server: %d watchers, %d/s for %v: out of bounds", cfg.Watchers, cfg.Rate, cfg.Duration)
 	}
+	var tc *tls.Config
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return fmt.Errorf("bare server: loading its certificate: %w", err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc) // the handshake happens in answer's read, under its deadline
 	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -154,24 +170,28 @@ func bareChunk(b []byte, rv int64, ts time.Time, size int) []byte {
 	return append(b, "\r\n"...)
 }
 
-// fanoutBare runs the same watchers against a bare server child.
-func fanoutBare(ctx context.Context, cfg FanoutConfig) (Result, error) {
+// fanoutBare runs the same watchers against a bare server child, over TLS
+// with cert when the run is TLS.
+func fanoutBare(ctx context.Context, cfg FanoutConfig, cert *certificate) (Result, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return Result{}, err
 	}
-	control, ch, err := startBare(cfg, addr)
+	control, ch, err := startBare(cfg, addr, cert)
 	if err != nil {
 		return Result{}, err
 	}
 	defer ch.stop()
 	defer control.Close()
-	if err := ch.waitReady(ctx, "http://"+addr+"/readyz"); err != nil {
+	spec := watchSpec{base: "http://" + addr, path: "/watch", transport: TransportHTTP1}
+	if cert != nil {
+		spec.base, spec.tls = "https://"+addr, cert.client
+	}
+	if err := ch.waitReady(ctx, spec.tls, spec.base+"/readyz"); err != nil {
 		return Result{}, ch.failure(err)
 	}
 	n := int64(cfg.Rate) * int64(cfg.Duration) / int64(time.Second)
 	m := measure{pid: ch.pid()}
-	spec := watchSpec{base: "http://" + addr, path: "/watch", transport: TransportHTTP1}
 	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {
 		if _, err := io.WriteString(control, "start\n"); err != nil {
 			return 0, fmt.Errorf("starting the bare server: %w", err)
@@ -181,22 +201,24 @@ func fanoutBare(ctx context.Context, cfg FanoutConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return m.result("bare socket (http1)", n), nil
+	return m.result("bare socket ("+transportLabel(TransportHTTP1, cert != nil)+")", n), nil
 }
 
-// startBare starts the hidden `bench bare-server` command, controlled by
-// the pipe it returns.
-func startBare(cfg FanoutConfig, addr string) (*os.File, *child, error) {
+// startBare starts the hidden `bench bare-server` command (serving cert
+// over TLS unless it is nil), controlled by the pipe it returns.
+func startBare(cfg FanoutConfig, addr string, cert *certificate) (*os.File, *child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("making the control pipe: %w", err)
 	}
 	defer r.Close()
-	ch, err := startChild(cfg.Server.Binary, cfg.Server.Env, r, func(string) []string {
-		return []string{"bench", "bare-server", "--listen", addr,
-			"--watchers", strconv.Itoa(cfg.Watchers), "--rate", strconv.Itoa(cfg.Rate),
-			"--size", strconv.Itoa(cfg.Size), "--duration", cfg.Duration.String()}
-	})
+	args := []string{"bench", "bare-server", "--listen", addr,
+		"--watchers", strconv.Itoa(cfg.Watchers), "--rate", strconv.Itoa(cfg.Rate),
+		"--size", strconv.Itoa(cfg.Size), "--duration", cfg.Duration.String()}
+	if cert != nil {
+		args = append(args, cert.args()...)
+	}
+	ch, err := startChild(cfg.Server.Binary, cfg.Server.Env, r, func(string) []string { return args })
 	if err != nil {
 		w.Close()
 		return nil, nil, err

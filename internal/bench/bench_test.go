@@ -3,6 +3,8 @@ package bench_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/listwatch/listwatch/internal/bench"
 	"github.com/listwatch/listwatch/internal/cli"
+	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // asCLI makes the test binary the listwatch binary, so that the bench
@@ -28,10 +32,22 @@ func serverOptions() bench.ServerOptions {
 }
 
 func TestFanout(t *testing.T) {
-	for _, transport := range []string{bench.TransportHTTP1, bench.TransportH2C} {
-		t.Run(transport, func(t *testing.T) {
+	for _, tt := range []struct {
+		transport string
+		tls       bool
+	}{
+		{bench.TransportHTTP1, false},
+		{bench.TransportH2C, false},
+		{bench.TransportHTTP1, true},
+		{bench.TransportH2, true},
+	} {
+		name := tt.transport
+		if tt.tls {
+			name += "-tls"
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := bench.FanoutConfig{
-				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: transport,
+				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: tt.transport, TLS: tt.tls,
 				Server: serverOptions(), Baseline: true, Drain: 20 * time.Second,
 			}
 			rep, err := bench.Fanout(t.Context(), cfg)
@@ -47,8 +63,35 @@ func TestFanout(t *testing.T) {
 			if err := rep.Print(&out); err != nil || !strings.Contains(out.String(), "server / bare") {
 				t.Errorf("report: %v\n%s", err, out.String())
 			}
+			header, _, _ := strings.Cut(out.String(), "\n")
+			for _, target := range []string{header, rep.Server.Target, rep.Bare.Target} {
+				if strings.Contains(target, "TLS") != tt.tls {
+					t.Errorf("%q does not say whether the run is TLS (%v)", target, tt.tls)
+				}
+			}
 		})
 	}
+}
+
+// TestFanoutHTTPSServer measures a TLS server given by an https URL,
+// whose certificate the bench did not make.
+func TestFanoutHTTPSServer(t *testing.T) {
+	store := memory.New()
+	s, err := server.New(t.Context(), server.Config{Storage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(s.Handler())
+	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	cfg := bench.FanoutConfig{
+		Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: bench.TransportHTTP1, TLS: true,
+		Target: bench.Process{URL: ts.URL, PID: os.Getpid()}, Drain: 20 * time.Second,
+	}
+	rep, err := bench.Fanout(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, rep.Server, 20)
 }
 
 // checkResult checks that every watcher saw every write exactly once and
@@ -71,12 +114,20 @@ func checkResult(t *testing.T, r bench.Result, writes int64) {
 }
 
 func TestIdle(t *testing.T) {
-	rep, err := bench.Idle(t.Context(), bench.IdleConfig{Watchers: 10, Transport: bench.TransportHTTP1, Server: serverOptions(), Settle: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Before <= 0 || rep.After <= 0 || len(rep.Samples) == 0 {
-		t.Errorf("implausible report %+v", rep)
+	for _, tls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) {
+			rep, err := bench.Idle(t.Context(), bench.IdleConfig{Watchers: 10, Transport: bench.TransportHTTP1, TLS: tls, Server: serverOptions(), Settle: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Before <= 0 || rep.After <= 0 || len(rep.Samples) == 0 {
+				t.Errorf("implausible report %+v", rep)
+			}
+			var out bytes.Buffer
+			if err := rep.Print(&out); err != nil || strings.Contains(out.String(), "TLS") != tls {
+				t.Errorf("report of a run with TLS %v: %v\n%s", tls, err, out.String())
+			}
+		})
 	}
 }
 
@@ -107,6 +158,12 @@ func TestBounds(t *testing.T) {
 		"too long":          func(c *bench.FanoutConfig) { c.Duration = bench.MaxDuration + time.Second },
 		"no writes":         func(c *bench.FanoutConfig) { c.Duration = time.Millisecond },
 		"unknown transport": func(c *bench.FanoutConfig) { c.Transport = "h3" },
+		"h2 without TLS":    func(c *bench.FanoutConfig) { c.Transport = bench.TransportH2 },
+		"h2c with TLS": func(c *bench.FanoutConfig) {
+			c.Transport, c.TLS, c.Target.URL = bench.TransportH2C, true, "https://127.0.0.1:1"
+		},
+		"TLS to http":       func(c *bench.FanoutConfig) { c.TLS = true },
+		"https without TLS": func(c *bench.FanoutConfig) { c.Target.URL = "https://127.0.0.1:1" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := ok

@@ -93,7 +93,7 @@ func startTimed(ctx context.Context, o ServerOptions) (*child, Process, time.Dur
 	p := Process{URL: "http://" + addr, PID: ch.pid()}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	for !probe(ctx, p.URL+"/readyz") {
+	for !probe(ctx, http.DefaultClient, p.URL+"/readyz") {
 		select {
 		case <-ch.done:
 			return nil, Process{}, 0, ch.failure(errors.New("the server exited before it was ready"))
@@ -112,7 +112,7 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 		return err
 	}
 	rep.IdleRSS = u.RSS
-	a := newAPIClient(p.URL)
+	a := newAPIClient(p)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return err

@@ -26,7 +26,10 @@ type FanoutConfig struct {
 	Rate      int // writes per second
 	Size      int // bytes of each object's JSON
 	Duration  time.Duration
-	Transport string // TransportHTTP1 or TransportH2C
+	Transport string // TransportHTTP1, TransportH2C, or with TLS TransportH2
+	// TLS serves the started child (and the bare baseline) over TLS with a
+	// certificate made for the run; with a Target URL, it must be https.
+	TLS bool
 	// Target is the server; with an empty URL a child is started from Server.
 	Target Process
 	Server ServerOptions
@@ -49,14 +52,15 @@ func (c *FanoutConfig) validate() error {
 		return fmt.Errorf("--duration %v: must be in (0, %v]", c.Duration, MaxDuration)
 	case c.Rate*int(c.Duration/time.Millisecond) < 1000:
 		return fmt.Errorf("--rate %d for %v makes no write", c.Rate, c.Duration)
-	case c.Transport != TransportHTTP1 && c.Transport != TransportH2C:
-		return fmt.Errorf("--transport %q: must be %s or %s", c.Transport, TransportHTTP1, TransportH2C)
 	case c.Drain <= 0 || c.Drain > MaxDuration:
 		return fmt.Errorf("drain %v: must be in (0, %v]", c.Drain, MaxDuration)
 	case c.Target.URL == "" && c.Server.Binary == "", c.Baseline && c.Server.Binary == "":
 		return errors.New("no server: give its URL or the listwatch binary")
 	}
-	return nil
+	if err := checkTLS(c.Target, c.TLS); err != nil {
+		return err
+	}
+	return checkTransport(c.Transport, c.TLS)
 }
 
 // Result is one target's fan-out measurement.
@@ -97,7 +101,15 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
 		return nil, err
 	}
 	rep := &FanoutReport{Config: cfg}
-	res, err := withServer(ctx, cfg.Target, cfg.Server, func(p Process) (Result, error) {
+	var cert *certificate
+	if cfg.TLS && (cfg.Target.URL == "" || cfg.Baseline) {
+		var err error
+		if cert, err = newCertificate(); err != nil {
+			return nil, err
+		}
+		defer cert.remove()
+	}
+	res, err := withServer(ctx, cfg.Target, cfg.Server, cert, func(p Process) (Result, error) {
 		return fanoutServer(ctx, cfg, p)
 	})
 	if err != nil {
@@ -110,7 +122,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
 	if res.EventBytes > 0 {
 		cfg.Size = int(res.EventBytes) // the same bytes on the wire as the server's events
 	}
-	bare, err := fanoutBare(ctx, cfg)
+	bare, err := fanoutBare(ctx, cfg, cert)
 	if err != nil {
 		return nil, fmt.Errorf("bare baseline: %w", err)
 	}
@@ -122,12 +134,13 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
 }
 
 // withServer runs f against target, or against a child server it starts
-// and stops when target has no URL.
-func withServer[T any](ctx context.Context, target Process, o ServerOptions, f func(Process) (T, error)) (T, error) {
+// (serving cert over TLS unless it is nil) and stops when target has no
+// URL.
+func withServer[T any](ctx context.Context, target Process, o ServerOptions, cert *certificate, f func(Process) (T, error)) (T, error) {
 	if target.URL != "" {
 		return f(target)
 	}
-	ch, p, err := startServer(ctx, o)
+	ch, p, err := startServer(ctx, o, cert)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -142,7 +155,7 @@ const settle = time.Second
 
 // fanoutServer opens the watches on p, writes, drains and measures.
 func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, error) {
-	a := newAPIClient(p.URL)
+	a := newAPIClient(p)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return Result{}, err
@@ -154,7 +167,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, startRV: rv}
+	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), startRV: rv}
 	m := measure{pid: p.PID}
 	var w *writes
 	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {
@@ -167,7 +180,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	if w.ok.Load() == 0 {
 		return Result{}, fmt.Errorf("no write succeeded: %w", *w.firstErr.Load())
 	}
-	r := m.result("listwatch serve ("+cfg.Transport+")", w.ok.Load())
+	r := m.result("listwatch serve ("+transportLabel(cfg.Transport, cfg.TLS)+")", w.ok.Load())
 	r.WritesFailed = w.failed.Load()
 	r.WriteRate = float64(w.ok.Load()) / w.elapsed.Seconds()
 	r.WriteLatency = w.latency.summary()

@@ -13,6 +13,9 @@ import (
 type IdleConfig struct {
 	Watchers  int
 	Transport string
+	// TLS serves the started child over TLS with a certificate made for
+	// the run; with a Target URL, it must be https.
+	TLS bool
 	// Target is the server; with an empty URL a child is started from Server.
 	// A fresh child is the honest measurement.
 	Target Process
@@ -41,12 +44,24 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 	switch {
 	case cfg.Watchers < 1 || cfg.Watchers > MaxWatchers:
 		return nil, fmt.Errorf("--watchers %d: must be in [1, %d]", cfg.Watchers, MaxWatchers)
-	case cfg.Transport != TransportHTTP1 && cfg.Transport != TransportH2C:
-		return nil, fmt.Errorf("--transport %q: must be %s or %s", cfg.Transport, TransportHTTP1, TransportH2C)
 	case cfg.Settle <= 0 || cfg.Settle > MaxDuration:
 		return nil, fmt.Errorf("settle %v: must be in (0, %v]", cfg.Settle, MaxDuration)
 	}
-	return withServer(ctx, cfg.Target, cfg.Server, func(p Process) (*IdleReport, error) {
+	if err := checkTLS(cfg.Target, cfg.TLS); err != nil {
+		return nil, err
+	}
+	if err := checkTransport(cfg.Transport, cfg.TLS); err != nil {
+		return nil, err
+	}
+	var cert *certificate
+	if cfg.TLS && cfg.Target.URL == "" {
+		var err error
+		if cert, err = newCertificate(); err != nil {
+			return nil, err
+		}
+		defer cert.remove()
+	}
+	return withServer(ctx, cfg.Target, cfg.Server, cert, func(p Process) (*IdleReport, error) {
 		if p.PID == 0 {
 			return nil, fmt.Errorf("idle needs the server's pid to read its memory")
 		}
@@ -55,7 +70,7 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 }
 
 func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
-	a := newAPIClient(p.URL)
+	a := newAPIClient(p)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return nil, err
@@ -71,7 +86,7 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 	}
 	var d deliveries
 	path := watchPath(rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
-	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, startRV: rv}, cfg.Watchers, &d)
+	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), startRV: rv}, cfg.Watchers, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -42,13 +42,13 @@ func List(ctx context.Context, cfg ListConfig) (*ListReport, error) {
 	case cfg.Runs < 1 || cfg.Runs > 1000:
 		return nil, fmt.Errorf("--runs %d: must be in [1, 1000]", cfg.Runs)
 	}
-	return withServer(ctx, cfg.Target, cfg.Server, func(p Process) (*ListReport, error) {
+	return withServer(ctx, cfg.Target, cfg.Server, nil, func(p Process) (*ListReport, error) {
 		return list(ctx, cfg, p)
 	})
 }
 
 func list(ctx context.Context, cfg ListConfig, p Process) (*ListReport, error) {
-	a := newAPIClient(p.URL)
+	a := newAPIClient(p)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,18 @@ import (
 type Process struct {
 	URL string
 	PID int
+	tls *tls.Config // how to reach a started child's https URL
+}
+
+// clientTLS is how clients reach p over TLS: the certificate a started
+// child serves; for an https URL given to the bench, the operator's own
+// server on a trusted network, any certificate (a benchmark measures, it
+// does not authenticate); nil for http.
+func (p Process) clientTLS() *tls.Config {
+	if p.tls != nil || !isHTTPS(p.URL) {
+		return p.tls
+	}
+	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // see above: the target is the operator's own
 }
 
 // child is a process this package started: a server or a bare socket server.
@@ -102,20 +115,27 @@ type ServerOptions struct {
 }
 
 // startServer starts `listwatch serve` on a free loopback port with a fresh
-// data directory and waits for /readyz.
-func startServer(ctx context.Context, o ServerOptions) (*child, Process, error) {
+// data directory, serving cert over TLS unless it is nil, and waits for
+// /readyz.
+func startServer(ctx context.Context, o ServerOptions, cert *certificate) (*child, Process, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, Process{}, err
 	}
+	args := o.Args
+	p := Process{URL: "http://" + addr}
+	if cert != nil {
+		args = append(cert.args(), args...)
+		p.URL, p.tls = "https://"+addr, cert.client
+	}
 	ch, err := startChild(o.Binary, o.Env, nil, func(dir string) []string {
-		return append([]string{"serve", "--listen", addr, "--data-dir", filepath.Join(dir, "data")}, o.Args...)
+		return append([]string{"serve", "--listen", addr, "--data-dir", filepath.Join(dir, "data")}, args...)
 	})
 	if err != nil {
 		return nil, Process{}, err
 	}
-	p := Process{URL: "http://" + addr, PID: ch.pid()}
-	if err := ch.waitReady(ctx, p.URL+"/readyz"); err != nil {
+	p.PID = ch.pid()
+	if err := ch.waitReady(ctx, p.tls, p.URL+"/readyz"); err != nil {
 		err = ch.failure(err)
 		ch.stop()
 		return nil, Process{}, err
@@ -133,15 +153,21 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// waitReady polls url until it answers 200, the child exits or
-// readyTimeout passes.
-func (ch *child) waitReady(ctx context.Context, url string) error {
+// waitReady polls url (over TLS with tc, if not nil) until it answers
+// 200, the child exits or readyTimeout passes.
+func (ch *child) waitReady(ctx context.Context, tc *tls.Config, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	hc := http.DefaultClient
+	if tc != nil {
+		tr := &http.Transport{TLSClientConfig: tc}
+		defer tr.CloseIdleConnections()
+		hc = &http.Client{Transport: tr}
+	}
 	for {
-		if ok := probe(ctx, url); ok {
+		if ok := probe(ctx, hc, url); ok {
 			return nil
 		}
 		select {
@@ -154,12 +180,12 @@ func (ch *child) waitReady(ctx context.Context, url string) error {
 	}
 }
 
-func probe(ctx context.Context, url string) bool {
+func probe(ctx context.Context, hc *http.Client, url string) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return false
 	}

@@ -10,7 +10,7 @@ import (
 // Print writes the report as a table, one column per target.
 func (r *FanoutReport) Print(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "fanout: %d watchers (%s), %d writes/s of %d B for %v\n", c.Watchers, c.Transport, c.Rate, c.Size, c.Duration)
+	fmt.Fprintf(w, "fanout: %d watchers (%s), %d writes/s of %d B for %v\n", c.Watchers, transportLabel(c.Transport, c.TLS), c.Rate, c.Size, c.Duration)
 	results := []Result{r.Server}
 	if r.Bare != nil {
 		results = append(results, *r.Bare)
@@ -55,7 +55,7 @@ func (r *FanoutReport) Print(w io.Writer) error {
 // Print writes the idle report.
 func (r *IdleReport) Print(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "idle: %d watchers (%s)\nRSS before %.1f MiB, after %.1f MiB (samples %s), HWM %.1f MiB\nper watcher: %.1f KiB\n",
-		r.Config.Watchers, r.Config.Transport, mib(r.Before), mib(r.After), mibs(r.Samples), mib(r.HWM), r.PerWatcher/1024)
+		r.Config.Watchers, transportLabel(r.Config.Transport, r.Config.TLS), mib(r.Before), mib(r.After), mibs(r.Samples), mib(r.HWM), r.PerWatcher/1024)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +18,9 @@ import (
 
 // Transports a watcher can use.
 const (
-	TransportHTTP1 = "http1" // one connection per watch, chunked
+	TransportHTTP1 = "http1" // one connection per watch, chunked (with TLS: ALPN http/1.1)
 	TransportH2C   = "h2c"   // HTTP/2 in cleartext, watches multiplexed
+	TransportH2    = "h2"    // HTTP/2 over TLS (ALPN h2), watches multiplexed
 )
 
 // deliveries counts and times what every watcher of a run received.
@@ -34,15 +36,16 @@ type deliveries struct {
 type watchSet struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	h2     *http.Transport // h2c only
+	h2     *http.Transport // h2c and h2 only
 }
 
 // watchSpec says what to watch, from where and how.
 type watchSpec struct {
-	base      string // http://host:port
+	base      string // http://host:port or https://host:port
 	path      string // request path and query
 	transport string
-	startRV   int64 // events at or before it are not counted
+	tls       *tls.Config // for https: whom to trust
+	startRV   int64       // events at or before it are not counted
 }
 
 // dialConcurrency bounds watches being opened at once.
@@ -53,8 +56,11 @@ const dialConcurrency = 64
 func openWatches(ctx context.Context, spec watchSpec, n int, d *deliveries) (*watchSet, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	ws := &watchSet{cancel: cancel}
-	if spec.transport == TransportH2C {
+	switch spec.transport {
+	case TransportH2C:
 		ws.h2 = h2cTransport()
+	case TransportH2:
+		ws.h2 = h2Transport(spec.tls)
 	}
 	sem := make(chan struct{}, dialConcurrency)
 	errc := make(chan error, 1)
@@ -97,33 +103,50 @@ func (ws *watchSet) close() {
 // open starts one watch and returns its body, which ctx's end closes.
 func (ws *watchSet) open(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
 	if ws.h2 != nil {
-		return openH2C(ctx, ws.h2, spec.base+spec.path)
+		return openH2(ctx, ws.h2, spec.base+spec.path)
 	}
-	return openHTTP1(ctx, spec.base, spec.path)
+	return openHTTP1(ctx, spec)
 }
 
 // headerTimeout bounds the wait for a watch's response headers.
 const headerTimeout = 30 * time.Second
 
-// openHTTP1 sends a GET on its own connection and reads the response
-// headers; the body reads the chunked stream straight from the socket.
-func openHTTP1(ctx context.Context, base, path string) (io.ReadCloser, error) {
-	addr := base[len("http://"):]
+// openHTTP1 sends a GET on its own connection (over TLS for https, ALPN
+// http/1.1) and reads the response headers; the body reads the chunked
+// stream straight from the socket (or the TLS connection).
+func openHTTP1(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
+	addr := hostPort(spec.base)
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dialling %s: %w", addr, err)
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	_ = conn.SetDeadline(time.Now().Add(headerTimeout))
-	resp, err := roundTripRaw(conn, addr, path)
-	if err != nil {
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	fail := func(err error) (io.ReadCloser, error) {
 		stop()
-		conn.Close()
+		raw.Close()
 		return nil, err
 	}
-	_ = conn.SetDeadline(time.Time{})
-	return &connBody{Reader: resp.Body, conn: conn, stop: stop}, nil
+	_ = raw.SetDeadline(time.Now().Add(headerTimeout))
+	conn := raw
+	if isHTTPS(spec.base) {
+		tc := spec.tls.Clone()
+		tc.NextProtos = []string{"http/1.1"}
+		if tc.ServerName == "" {
+			tc.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		t := tls.Client(raw, tc)
+		if err := t.HandshakeContext(ctx); err != nil {
+			return fail(fmt.Errorf("TLS handshake with %s: %w", addr, err))
+		}
+		conn = t
+	}
+	resp, err := roundTripRaw(conn, addr, spec.path)
+	if err != nil {
+		return fail(err)
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return &connBody{Reader: resp.Body, conn: raw, stop: stop}, nil
 }
 
 // roundTripRaw writes a watch request and reads the response's headers.
@@ -143,7 +166,8 @@ func roundTripRaw(conn net.Conn, host, path string) (*http.Response, error) {
 	return resp, nil
 }
 
-// connBody is a raw connection's response body; Close closes the connection.
+// connBody is a raw connection's response body; Close closes the
+// connection (the TCP one under TLS: the run is over, no close_notify).
 type connBody struct {
 	io.Reader
 	conn net.Conn
@@ -163,7 +187,15 @@ func h2cTransport() *http.Transport {
 	return &http.Transport{Protocols: &p}
 }
 
-func openH2C(ctx context.Context, tr *http.Transport, url string) (io.ReadCloser, error) {
+// h2Transport speaks HTTP/2 over TLS (ALPN h2) alone, trusting tc's roots.
+func h2Transport(tc *tls.Config) *http.Transport {
+	var p http.Protocols
+	p.SetHTTP2(true)
+	return &http.Transport{Protocols: &p, TLSClientConfig: tc.Clone()}
+}
+
+// openH2 opens a watch on an HTTP/2 transport, h2c or h2.
+func openH2(ctx context.Context, tr *http.Transport, url string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("making the watch request: %w", err)

@@ -95,7 +95,8 @@ func newBenchFanout() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "writes per second")
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, fmt.Sprintf("how long to write (at most %v)", bench.MaxDuration))
-	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
+	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch), h2c (multiplexed), or with --tls h2 (multiplexed)")
+	f.BoolVar(&cfg.TLS, "tls", false, "serve the started server and the baseline over TLS, with a self-signed certificate made for the run (with --server: an https URL)")
 	f.BoolVar(&cfg.Baseline, "baseline", cfg.Baseline, "also measure the bare-socket baseline and print the ratio")
 	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait for deliveries after the last write")
 	return cmd
@@ -108,7 +109,8 @@ func newBenchIdle() *cobra.Command {
 	})
 	f := cmd.Flags()
 	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("idle watches to open (at most %d)", bench.MaxWatchers))
-	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch) or h2c (multiplexed)")
+	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch), h2c (multiplexed), or with --tls h2 (multiplexed)")
+	f.BoolVar(&cfg.TLS, "tls", false, "serve the started server over TLS, with a self-signed certificate made for the run (with --server: an https URL)")
 	f.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait before sampling memory")
 	return cmd
 }
@@ -155,5 +157,7 @@ func newBenchBareServer() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", 1, "frames per second")
 	f.IntVar(&cfg.Size, "size", 1024, "bytes of each frame")
 	f.DurationVar(&cfg.Duration, "duration", time.Second, "how long to write")
+	f.StringVar(&cfg.CertFile, "tls-cert-file", "", "serve TLS with this certificate")
+	f.StringVar(&cfg.KeyFile, "tls-private-key-file", "", "the key of --tls-cert-file")
 	return cmd
 }
