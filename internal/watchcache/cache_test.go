@@ -317,8 +317,9 @@ func TestProgressMakesCacheFresh(t *testing.T) {
 }
 
 // TestObjectDecodedOnDemand checks that the cache keeps an object's JSON
-// and what filters test, not its decoded tree, and decodes it, once, when
-// asked for it: not before, when the codec encodes without decoding.
+// and what filters test, not its decoded tree: it decodes the object when
+// asked for it (not before, when the codec encodes without decoding), and
+// again at each call, keeping nothing of one call for the next.
 func TestObjectDecodedOnDemand(t *testing.T) {
 	stored := cm("ns", "a", map[string]string{"l": "v"})
 	tests := []struct {
@@ -344,20 +345,28 @@ func TestObjectDecodedOnDemand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if decodes != tt.madeDecodes || o.obj != nil || o.Namespace() != "ns" || o.Labels()["l"] != "v" || o.Fields()["metadata.name"] != "a" {
-				t.Fatalf("after making the object: %d decodes, kept tree %v, namespace %q, labels %v, fields %v", decodes, o.obj != nil, o.Namespace(), o.Labels(), o.Fields())
+			if decodes != tt.madeDecodes || o.Namespace() != "ns" || o.Labels()["l"] != "v" || o.Fields()["metadata.name"] != "a" {
+				t.Fatalf("after making the object: %d decodes, namespace %q, labels %v, fields %v", decodes, o.Namespace(), o.Labels(), o.Fields())
 			}
-			for range 2 {
+			var first api.Object
+			for i := range 2 {
 				obj, err := o.Obj()
 				if err != nil {
 					t.Fatal(err)
 				}
 				if obj.Name() != "a" || obj.ResourceVersion() != "7" || obj.Labels()["l"] != "v" {
-					t.Fatalf("decoded again: %v", obj)
+					t.Fatalf("decoded: %v", obj)
+				}
+				if want := tt.madeDecodes + i + 1; decodes != want {
+					t.Fatalf("after Obj call %d: %d decodes, want %d: one per call, none kept", i+1, decodes, want)
+				}
+				if i == 0 {
+					first = obj
+					first.SetMeta("name", "changed") // a caller's tree is its own
 				}
 			}
-			if decodes != tt.madeDecodes+1 {
-				t.Errorf("%d decodes, want %d: one on demand", decodes, tt.madeDecodes+1)
+			if again, _ := o.Obj(); again.Name() != "a" {
+				t.Errorf("a change to one call's tree shows in the next: name %q", again.Name())
 			}
 		})
 	}

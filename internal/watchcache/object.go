@@ -27,22 +27,19 @@ type Object struct {
 	// The decoded object is not kept: the ring holds every event's object,
 	// mostly superseded ones nothing asks for again, and a decoded 1 KiB
 	// ConfigMap is 3.8 KB of maps more for the GC to scan. Nor is it made
-	// for the above when the codec can encode without it: Obj decodes JSON
-	// on first use.
-	decode  func(storage.KV) (api.Object, error)
-	objOnce sync.Once
-	obj     api.Object
-	objErr  error
+	// for the above when the codec can encode without it. Obj decodes JSON
+	// on each call.
+	decode func(storage.KV) (api.Object, error)
 }
 
-// Obj returns the decoded object (read-only), for what needs more than its
-// JSON: Tables, protobuf, DELETED content. It is decoded from JSON on
-// first use and kept.
+// Obj returns the object decoded from its JSON, for what needs more than
+// the JSON: Tables, protobuf, DELETED content. It decodes on every call
+// (each call's tree is new) and keeps nothing, so that a Table or protobuf LIST (the rarer clients) does
+// not leave every object of the resource holding its tree; the watch path
+// calls it at most once per event (Event.DeletedJSON; a protobuf watch's
+// encoding is made once per event, in Alt).
 func (o *Object) Obj() (api.Object, error) {
-	o.objOnce.Do(func() {
-		o.obj, o.objErr = o.decode(storage.KV{Key: o.Key, Value: o.JSON, ModRevision: o.Rev})
-	})
-	return o.obj, o.objErr
+	return o.decode(storage.KV{Key: o.Key, Value: o.JSON, ModRevision: o.Rev})
 }
 
 // Namespace is the object's metadata.namespace.
