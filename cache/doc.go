@@ -20,9 +20,10 @@
 //     Deleted, Replaced, Sync); Replace (or a list in parts: BeginReplace,
 //     ReplacePart, EndReplace) reports objects missing from a relist as
 //     deletions whose final state is unknown.
-//   - Indexer is a thread-safe map by "namespace/name" with named indices
-//     (a namespace index always); Lister reads it by label selector, in all
-//     namespaces or one.
+//   - Indexer is a thread-safe map by "namespace/name" with named indices,
+//     always one named NamespaceIndex (built in, unless the caller gives
+//     its own by that name, as client-go's callers do); Lister reads it by
+//     label selector, in all namespaces or one (through that index).
 //   - SharedIndexInformer ties them together: one Reflector, one DeltaFIFO
 //     and one Indexer, shared by any number of ResourceEventHandlers, each
 //     called on its own goroutine from its own bounded buffer.

@@ -9,8 +9,10 @@ import (
 	"github.com/listwatch/listwatch/client"
 )
 
-// NamespaceIndex is the name of the index every Indexer has: objects by
-// namespace ("" for cluster-scoped ones).
+// NamespaceIndex is the name of the index every Indexer has, the one
+// NamespaceLister reads: objects by namespace ("" for cluster-scoped
+// ones), unless NewIndexer was given an index of that name, which is then
+// the namespace index (as client-go's Indexers{NamespaceIndex: ...}).
 const NamespaceIndex = "namespace"
 
 // ErrNoIndex is returned, wrapped, for a query of an index that does not exist.
@@ -41,14 +43,15 @@ type Indexer[T client.Object] struct {
 	items    map[string]T        // guarded by mu
 	indexers Indexers[T]         // guarded by mu
 	indices  map[string]indexMap // guarded by mu; index name -> value -> keys
-	// byNamespace is indices[NamespaceIndex], and custom the other indices,
-	// so that a write reindexes without iterating over maps or allocating
-	// its namespace's one-value slice.
+	// byNamespace is indices[NamespaceIndex] when it is the built-in one
+	// (nil when NewIndexer was given its own), and custom the other
+	// indices, so that a write reindexes without iterating over maps or
+	// allocating its namespace's one-value slice.
 	byNamespace indexMap         // guarded by mu
 	custom      []customIndex[T] // guarded by mu
 }
 
-// customIndex is an index other than the namespace one.
+// customIndex is an index other than the built-in namespace one.
 type customIndex[T any] struct {
 	f   IndexFunc[T]
 	idx indexMap
@@ -58,15 +61,19 @@ type customIndex[T any] struct {
 type indexMap map[string]set
 
 // NewIndexer returns an empty Indexer keyed by MetaNamespaceKeyFunc, with
-// the namespace index and the given ones.
+// the given indices and, unless they name one NamespaceIndex (which then
+// replaces it), the built-in namespace index.
 func NewIndexer[T client.Object](indexers Indexers[T]) *Indexer[T] {
-	byNamespace := indexMap{}
 	x := &Indexer[T]{
-		keyFunc:     MetaNamespaceKeyFunc[T],
-		items:       map[string]T{},
-		indexers:    Indexers[T]{NamespaceIndex: namespaceIndexFunc[T]},
-		indices:     map[string]indexMap{NamespaceIndex: byNamespace},
-		byNamespace: byNamespace,
+		keyFunc:  MetaNamespaceKeyFunc[T],
+		items:    map[string]T{},
+		indexers: Indexers[T]{},
+		indices:  map[string]indexMap{},
+	}
+	if _, ok := indexers[NamespaceIndex]; !ok {
+		x.byNamespace = indexMap{}
+		x.indexers[NamespaceIndex] = namespaceIndexFunc[T]
+		x.indices[NamespaceIndex] = x.byNamespace
 	}
 	for name, f := range indexers {
 		x.addIndexLocked(name, f)
@@ -259,15 +266,8 @@ func (x *Indexer[T]) objectsLocked(keys set) []T {
 // reindexLocked moves key from the index values of old (if had) to those of
 // obj (if has), leaving an index alone when they are the same.
 func (x *Indexer[T]) reindexLocked(key string, old T, had bool, obj T, has bool) {
-	switch {
-	case had && has && old.GetNamespace() == obj.GetNamespace():
-	case had && has:
-		x.byNamespace.removeOne(old.GetNamespace(), key)
-		x.byNamespace.addOne(obj.GetNamespace(), key)
-	case had:
-		x.byNamespace.removeOne(old.GetNamespace(), key)
-	case has:
-		x.byNamespace.addOne(obj.GetNamespace(), key)
+	if x.byNamespace != nil {
+		x.reindexNamespaceLocked(key, old, had, obj, has)
 	}
 	for _, c := range x.custom {
 		var before, after []string
@@ -282,6 +282,20 @@ func (x *Indexer[T]) reindexLocked(key string, old T, had bool, obj T, has bool)
 		}
 		c.idx.remove(before, key)
 		c.idx.add(after, key)
+	}
+}
+
+// reindexNamespaceLocked is reindexLocked for the built-in namespace index.
+func (x *Indexer[T]) reindexNamespaceLocked(key string, old T, had bool, obj T, has bool) {
+	switch {
+	case had && has && old.GetNamespace() == obj.GetNamespace():
+	case had && has:
+		x.byNamespace.removeOne(old.GetNamespace(), key)
+		x.byNamespace.addOne(obj.GetNamespace(), key)
+	case had:
+		x.byNamespace.removeOne(old.GetNamespace(), key)
+	case has:
+		x.byNamespace.addOne(obj.GetNamespace(), key)
 	}
 }
 

@@ -195,3 +195,30 @@ func TestIndexerConcurrent(t *testing.T) {
 		t.Errorf("index values after concurrent updates: %v, want one", got)
 	}
 }
+
+// TestIndexerCallersNamespaceIndex checks that an index named
+// NamespaceIndex given to NewIndexer, as client-go callers give
+// MetaNamespaceIndexFunc, is the namespace index: the one queries and the
+// NamespaceLister read, maintained alone, without the built-in one updated
+// beside it for nothing.
+func TestIndexerCallersNamespaceIndex(t *testing.T) {
+	calls := 0
+	byNamespace := func(o *obj) []string { calls++; return []string{o.GetNamespace()} }
+	x := NewIndexer(Indexers[*obj]{NamespaceIndex: byNamespace, "app": byApp})
+	x.Add(labelled("a", "web", 1, map[string]string{"app": "web"}))
+	x.Add(labelled("b", "web", 2, map[string]string{"app": "web"}))
+	x.Update(labelled("a", "web", 3, map[string]string{"app": "db"}))
+	x.DeleteKey("b/web")
+	if calls != 5 { // one per added object, two for the update, one for the delete
+		t.Errorf("the caller's namespace index was called %d times, want 5", calls)
+	}
+	if x.byNamespace != nil {
+		t.Errorf("the built-in namespace index is kept beside the caller's: %v", x.byNamespace)
+	}
+	if diff := cmp.Diff([]string{"a"}, sorted(x.ListIndexFuncValues(NamespaceIndex))); diff != "" {
+		t.Errorf("namespaces (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a/web"}, keys(NewLister(x).Namespace("a").List(selector.Labels{}))); diff != "" {
+		t.Errorf("Namespace(a).List (-want +got):\n%s", diff)
+	}
+}
