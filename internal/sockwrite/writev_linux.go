@@ -1,4 +1,4 @@
-package server
+package sockwrite
 
 import (
 	"syscall"
@@ -9,9 +9,9 @@ import (
 // 1,024), so that the iovec array lives on the caller's stack.
 const maxWritevPieces = 128
 
-// writev is one writev(2) of the first pieces of bufs on a non-blocking
-// descriptor; it reports EAGAIN as errWouldBlock and retries EINTR.
-func writev(fd uintptr, bufs [][]byte) (int, error) {
+// Writev is one writev(2) of the first pieces of bufs on a non-blocking
+// descriptor; it reports EAGAIN as ErrWouldBlock and retries EINTR.
+func Writev(fd uintptr, bufs [][]byte) (int, error) {
 	var iov [maxWritevPieces]syscall.Iovec
 	n := 0
 	for _, b := range bufs {
@@ -35,7 +35,7 @@ func writev(fd uintptr, bufs [][]byte) (int, error) {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			return 0, errWouldBlock
+			return 0, ErrWouldBlock
 		}
 		return 0, errno
 	}

@@ -1,0 +1,626 @@
+package h2
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/listwatch/listwatch/internal/sockwrite"
+)
+
+// Protocol constants (RFC 9113).
+const (
+	clientPreface   = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	defaultWindow   = 65535
+	maxWindow       = 1<<31 - 1
+	defaultMaxFrame = 16384
+	frameHeaderLen  = 9
+)
+
+// Receive windows we grant: a request body is buffered up to its stream's
+// window, and all of a connection's bodies up to the connection's.
+const (
+	streamRecvWindow = 256 << 10
+	connRecvWindow   = 1 << 20
+	// windowUpdateMin batches the WINDOW_UPDATEs a handler's reads earn.
+	windowUpdateMin = 16 << 10
+)
+
+// Write bounds: a write waiting on the socket longer than writeTimeout
+// ends the connection (the client stopped reading).
+const writeTimeout = 30 * time.Second
+
+// Rapid reset (CVE-2023-44487): a client may reset at most maxResets
+// streams per resetWindow; more ends the connection with
+// ENHANCE_YOUR_CALM. A reset stream's handler still counts against
+// MaxConcurrentStreams until it returns.
+const (
+	maxResets   = 1000
+	resetWindow = 10 * time.Second
+)
+
+const (
+	noError        = http2.ErrCodeNo
+	protocolError  = http2.ErrCodeProtocol
+	flowError      = http2.ErrCodeFlowControl
+	streamClosed   = http2.ErrCodeStreamClosed
+	refusedStream  = http2.ErrCodeRefusedStream
+	cancelError    = http2.ErrCodeCancel
+	internalError  = http2.ErrCodeInternal
+	calmError      = http2.ErrCodeEnhanceYourCalm
+	frameSizeError = http2.ErrCodeFrameSize
+)
+
+// Errors a stream's writer or body reader sees.
+var (
+	ErrStreamClosed = errors.New("h2: the stream has ended")
+	errConnClosed   = errors.New("h2: the connection has ended")
+	errStalled      = errors.New("h2: the write waits for the socket or the window")
+)
+
+// connError ends the connection with GOAWAY(code).
+type connError struct {
+	code   http2.ErrCode
+	reason string
+}
+
+func (e connError) Error() string {
+	return fmt.Sprintf("h2: connection error %v: %s", e.code, e.reason)
+}
+
+// conn is one HTTP/2 connection.
+type conn struct {
+	srv         *Server
+	nc          net.Conn
+	raw         syscall.RawConn // cleartext descriptor, for non-blocking writes; nil on TLS
+	tls         *tls.ConnectionState
+	handler     http.Handler
+	ctx         context.Context // parent of the requests' contexts; cancelled at the end
+	cancel      context.CancelFunc
+	br          *bufio.Reader
+	rfr         *http2.Framer // the reader's
+	handlers    sync.WaitGroup
+	done        chan struct{} // closed when the connection has ended
+	prefaceRead bool          // net/http read the client's preface
+	refuse      bool          // accepted after Shutdown: GOAWAY after the handshake
+
+	// Owned by the reader goroutine:
+	maxSeen     atomic.Uint32 // highest client stream id seen; set by the reader
+	sawSettings bool
+	resets      int
+	resetsFrom  time.Time
+	lastRead    atomic.Int64 // unix nanoseconds of the last frame read
+	pingSent    atomic.Int64 // unix nanoseconds of an unanswered PING, 0 if none
+	idleTimer   *time.Timer
+
+	wmu sync.Mutex // the write side: before mu
+	// guarded by wmu:
+	wbuf bytes.Buffer   // control frames and HEADERS, written by wfr
+	wfr  *http2.Framer  // writes to wbuf
+	henc *hpack.Encoder // writes to hbuf
+	hbuf bytes.Buffer
+	rest []byte // a non-blocking write's unwritten remainder: next on the wire
+	tbuf []byte // TLS: a write's pieces in one record
+	werr error  // the first write error: the connection is over
+	// wblocking is set while wmu's holder waits on the socket, so that a
+	// writer that must not wait does not take wmu.
+	wblocking atomic.Bool
+	// restOwner is the detached stream whose write left rest, stalled
+	// until someone writes rest.
+	restOwner atomic.Pointer[Stream]
+
+	mu sync.Mutex // a leaf but for body.mu
+	// guarded by mu:
+	streams     map[uint32]*Stream
+	sendWin     int64 // connection send window
+	peerWin     int64 // the client's INITIAL_WINDOW_SIZE
+	peerFrame   int   // the client's MAX_FRAME_SIZE
+	recvWin     int64 // what the client may still send on the connection
+	recvUnacked int64 // read by handlers, not yet granted back
+	goingAway   bool
+	closed      bool
+	windowc     chan struct{} // closed and replaced when a send window grows
+}
+
+func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
+	parent := o.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	c := &conn{
+		srv: s, nc: nc, tls: o.TLS, handler: o.Handler, ctx: ctx, cancel: cancel,
+		done: make(chan struct{}), streams: map[uint32]*Stream{},
+		sendWin: defaultWindow, peerWin: defaultWindow, peerFrame: defaultMaxFrame,
+		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface,
+	}
+	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
+		c.raw, _ = sc.SyscallConn()
+	}
+	c.br = bufio.NewReaderSize(nc, 4<<10)
+	c.rfr = http2.NewFramer(nil, c.br)
+	c.rfr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.rfr.MaxHeaderListSize = s.maxHeaderBytes()
+	c.wfr = http2.NewFramer(&c.wbuf, nil)
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	return c
+}
+
+// serve reads the connection until it ends, then ends every stream and
+// waits for the handlers.
+func (c *conn) serve() {
+	defer c.teardown()
+	err := c.handshake()
+	if err == nil && c.refuse {
+		c.goAway(noError)
+	}
+	if err == nil {
+		c.startIdleTimer()
+		err = c.readLoop()
+	}
+	var ce connError
+	if errors.As(err, &ce) {
+		c.writeGoAway(ce.code, ce.reason)
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		c.srv.logger().Debug("h2: connection ended", "remote", c.nc.RemoteAddr().String(), "err", err)
+	}
+}
+
+// handshake reads the preface (unless net/http did) and sends our
+// SETTINGS and the connection window we grant.
+func (c *conn) handshake() error {
+	if err := c.nc.SetReadDeadline(time.Now().Add(orDefault(c.srv.PingTimeout, DefaultPingTimeout))); err != nil {
+		return fmt.Errorf("h2: setting the preface deadline: %w", err)
+	}
+	if !c.prefaceRead {
+		if err := c.readPreface(); err != nil {
+			return err
+		}
+	}
+	if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("h2: clearing the preface deadline: %w", err)
+	}
+	return c.control(func() error {
+		err := c.wfr.WriteSettings(
+			http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: c.srv.maxStreams()},
+			http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: c.srv.maxHeaderBytes()},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: streamRecvWindow},
+		)
+		c.mu.Lock()
+		c.recvWin = connRecvWindow
+		c.mu.Unlock()
+		return errors.Join(err, c.wfr.WriteWindowUpdate(0, connRecvWindow-defaultWindow))
+	})
+}
+
+func (c *conn) readPreface() error {
+	buf := make([]byte, len(clientPreface))
+	if _, err := io.ReadFull(c.br, buf); err != nil {
+		return fmt.Errorf("h2: reading the client preface: %w", err)
+	}
+	if string(buf) != clientPreface {
+		return connError{protocolError, "bad client preface"}
+	}
+	return nil
+}
+
+// readLoop reads and handles frames until an error.
+func (c *conn) readLoop() error {
+	for {
+		f, err := c.rfr.ReadFrame()
+		c.lastRead.Store(time.Now().UnixNano())
+		if err != nil {
+			if err = c.readError(f, err); err != nil {
+				return err
+			}
+			continue
+		}
+		if !c.sawSettings {
+			if sf, ok := f.(*http2.SettingsFrame); !ok || sf.IsAck() {
+				return connError{protocolError, "the first frame is not SETTINGS"}
+			}
+			c.sawSettings = true
+		}
+		if err := c.handle(f); err != nil {
+			return err
+		}
+	}
+}
+
+// readError turns a frame reading error into a stream reset (nil: go on)
+// or the connection's end.
+func (c *conn) readError(f http2.Frame, err error) error {
+	var se http2.StreamError
+	if errors.As(err, &se) {
+		if mh, ok := f.(*http2.MetaHeadersFrame); ok && mh.StreamID > c.maxSeen.Load() {
+			c.maxSeen.Store(mh.StreamID) // the stream is closed by the reset
+		}
+		c.resetStream(se.StreamID, se.Code)
+		return nil
+	}
+	var ce http2.ConnectionError
+	if errors.As(err, &ce) {
+		return connError{http2.ErrCode(ce), err.Error()}
+	}
+	if errors.Is(err, http2.ErrFrameTooLarge) {
+		return connError{frameSizeError, err.Error()}
+	}
+	return err
+}
+
+// handle dispatches one frame.
+func (c *conn) handle(f http2.Frame) error {
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		return c.onHeaders(f)
+	case *http2.DataFrame:
+		return c.onData(f)
+	case *http2.SettingsFrame:
+		return c.onSettings(f)
+	case *http2.PingFrame:
+		return c.onPing(f)
+	case *http2.WindowUpdateFrame:
+		return c.onWindowUpdate(f)
+	case *http2.RSTStreamFrame:
+		return c.onReset(f)
+	case *http2.GoAwayFrame:
+		c.goAway(noError)
+		return nil
+	case *http2.PriorityFrame:
+		if f.StreamDep == f.StreamID {
+			c.resetStream(f.StreamID, protocolError)
+		}
+		return nil
+	case *http2.PushPromiseFrame:
+		return connError{protocolError, "PUSH_PROMISE from a client"}
+	case *http2.ContinuationFrame:
+		return connError{protocolError, "CONTINUATION out of place"}
+	}
+	return nil // unknown frame types are ignored
+}
+
+func (c *conn) onSettings(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		return nil
+	}
+	if err := f.ForeachSetting(c.applySetting); err != nil {
+		return err
+	}
+	return c.control(c.wfr.WriteSettingsAck)
+}
+
+func (c *conn) applySetting(s http2.Setting) error {
+	if err := s.Valid(); err != nil {
+		var ce http2.ConnectionError
+		if errors.As(err, &ce) {
+			return connError{http2.ErrCode(ce), "invalid setting " + s.String()}
+		}
+		return connError{protocolError, "invalid setting " + s.String()}
+	}
+	switch s.ID {
+	case http2.SettingInitialWindowSize:
+		return c.setPeerWindow(int64(s.Val))
+	case http2.SettingMaxFrameSize:
+		c.mu.Lock()
+		c.peerFrame = int(s.Val)
+		c.mu.Unlock()
+	case http2.SettingHeaderTableSize:
+		c.wmu.Lock()
+		c.henc.SetMaxDynamicTableSizeLimit(s.Val)
+		c.wmu.Unlock()
+	}
+	return nil
+}
+
+// setPeerWindow applies a new INITIAL_WINDOW_SIZE to every stream's send
+// window (RFC 9113 6.9.2).
+func (c *conn) setPeerWindow(w int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delta := w - c.peerWin
+	c.peerWin = w
+	for _, st := range c.streams {
+		st.sendWin += delta
+		if st.sendWin > maxWindow {
+			return connError{flowError, "INITIAL_WINDOW_SIZE overflows a stream window"}
+		}
+	}
+	c.windowGrewLocked()
+	return nil
+}
+
+func (c *conn) onPing(f *http2.PingFrame) error {
+	if f.StreamID != 0 {
+		return connError{protocolError, "PING on a stream"}
+	}
+	if f.IsAck() {
+		c.pingSent.Store(0)
+		return nil
+	}
+	return c.control(func() error { return c.wfr.WritePing(true, f.Data) })
+}
+
+func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f.StreamID == 0 {
+		c.sendWin += int64(f.Increment)
+		if c.sendWin > maxWindow {
+			return connError{flowError, "connection window overflow"}
+		}
+		c.windowGrewLocked()
+		return nil
+	}
+	if f.StreamID > c.maxSeen.Load() {
+		return connError{protocolError, "WINDOW_UPDATE on an idle stream"}
+	}
+	st := c.streams[f.StreamID]
+	if st == nil {
+		return nil // closed: ignored
+	}
+	st.sendWin += int64(f.Increment)
+	if st.sendWin > maxWindow {
+		c.mu.Unlock()
+		c.resetStream(f.StreamID, flowError)
+		c.mu.Lock()
+		return nil
+	}
+	c.windowGrewLocked()
+	return nil
+}
+
+// windowGrewLocked wakes the writers waiting for a window.
+func (c *conn) windowGrewLocked() {
+	close(c.windowc)
+	c.windowc = make(chan struct{})
+}
+
+func (c *conn) onReset(f *http2.RSTStreamFrame) error {
+	if f.StreamID > c.maxSeen.Load() {
+		return connError{protocolError, "RST_STREAM on an idle stream"}
+	}
+	if err := c.countReset(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	st := c.streams[f.StreamID]
+	c.mu.Unlock()
+	if st != nil {
+		st.end(fmt.Errorf("%w: reset by the client (%v)", ErrStreamClosed, f.ErrCode), false)
+	}
+	return nil
+}
+
+// countReset bounds the resets a client may send (rapid reset).
+func (c *conn) countReset() error {
+	now := time.Now()
+	if now.Sub(c.resetsFrom) > resetWindow {
+		c.resets, c.resetsFrom = 0, now
+	}
+	c.resets++
+	if c.resets > maxResets {
+		return connError{calmError, "too many stream resets"}
+	}
+	return nil
+}
+
+// resetStream sends RST_STREAM and ends the stream, if it is open.
+func (c *conn) resetStream(id uint32, code http2.ErrCode) {
+	c.mu.Lock()
+	st := c.streams[id]
+	c.mu.Unlock()
+	if st != nil {
+		st.end(fmt.Errorf("%w: reset (%v)", ErrStreamClosed, code), false)
+	}
+	_ = c.control(func() error { return c.wfr.WriteRSTStream(id, code) })
+}
+
+// control writes the frames write puts in wbuf, waiting on the socket
+// if it must.
+func (c *conn) control(write func() error) error {
+	c.lockWriter()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	if err := write(); err != nil {
+		return fmt.Errorf("h2: framing: %w", err)
+	}
+	return c.commit(nil, false, time.Time{})
+}
+
+// lockWriter takes the write side, waiting for it.
+func (c *conn) lockWriter() { c.wmu.Lock() }
+
+// tryLockWriter takes the write side unless its holder waits on the
+// socket (or it is busy and the connection has no descriptor for
+// non-blocking writes).
+func (c *conn) tryLockWriter() bool {
+	if c.raw == nil || c.wblocking.Load() {
+		return false
+	}
+	c.wmu.Lock()
+	return true
+}
+
+// commit writes, under wmu: first what a non-blocking write left, then
+// wbuf, then data. Non-blocking, it writes what the socket takes at once
+// and keeps a copy of the rest for the next writer (errStalled);
+// otherwise it waits, until deadline if set (else writeTimeout).
+func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) error {
+	vecs := make(net.Buffers, 0, 2+len(data))
+	if len(c.rest) > 0 {
+		vecs = append(vecs, c.rest)
+	}
+	if c.wbuf.Len() > 0 {
+		vecs = append(vecs, c.wbuf.Bytes())
+	}
+	vecs = append(vecs, data...)
+	if len(vecs) == 0 {
+		return nil
+	}
+	var err error
+	if nonblocking {
+		err = c.writeNow(&vecs)
+	} else {
+		err = c.writeWait(vecs, deadline)
+	}
+	c.wbuf.Reset()
+	if err != nil {
+		c.werr = err
+		_ = c.nc.Close()
+	}
+	return err
+}
+
+// writeNow writes what the socket takes at once; the rest becomes
+// c.rest (errStalled).
+func (c *conn) writeNow(vecs *net.Buffers) error {
+	err := sockwrite.WriteNow(c.raw, vecs)
+	if err != nil && !errors.Is(err, sockwrite.ErrWouldBlock) {
+		return fmt.Errorf("h2: writing: %w", err)
+	}
+	left := 0
+	for _, b := range *vecs {
+		left += len(b)
+	}
+	rest := make([]byte, 0, left) // a fresh copy: the old rest may be among vecs
+	for _, b := range *vecs {
+		rest = append(rest, b...)
+	}
+	if left == 0 {
+		rest = nil
+		c.restOwner.Store(nil)
+	}
+	c.rest = rest
+	if left > 0 {
+		return errStalled
+	}
+	return nil
+}
+
+// writeWait writes vecs whole, waiting on the socket (with wblocking set).
+func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
+	if deadline.IsZero() {
+		deadline = time.Now().Add(writeTimeout)
+	}
+	c.wblocking.Store(true)
+	defer c.wblocking.Store(false)
+	if err := c.nc.SetWriteDeadline(deadline); err != nil {
+		return fmt.Errorf("h2: setting a write deadline: %w", err)
+	}
+	var err error
+	if c.tls != nil { // one record, not one per piece
+		c.tbuf = c.tbuf[:0]
+		for _, b := range vecs {
+			c.tbuf = append(c.tbuf, b...)
+		}
+		_, err = c.nc.Write(c.tbuf)
+		if cap(c.tbuf) > maxKeptTLSBuf {
+			c.tbuf = nil
+		}
+	} else {
+		_, err = vecs.WriteTo(c.nc)
+	}
+	if err != nil {
+		return fmt.Errorf("h2: writing: %w", err)
+	}
+	c.rest = nil
+	c.restOwner.Store(nil)
+	return nil
+}
+
+// maxKeptTLSBuf bounds the record buffer a TLS connection keeps.
+const maxKeptTLSBuf = 64 << 10
+
+// goAway starts a graceful end: GOAWAY with the last stream seen, no new
+// streams, the connection closed when the last stream ends or after
+// ShutdownGrace.
+func (c *conn) goAway(code http2.ErrCode) {
+	c.mu.Lock()
+	if c.goingAway || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.goingAway = true
+	idle := len(c.streams) == 0
+	c.mu.Unlock()
+	c.writeGoAway(code, "")
+	if idle {
+		_ = c.nc.Close()
+		return
+	}
+	grace := time.AfterFunc(orDefault(c.srv.ShutdownGrace, DefaultShutdownGrace), func() { _ = c.nc.Close() })
+	context.AfterFunc(c.ctx, func() { grace.Stop() })
+}
+
+func (c *conn) writeGoAway(code http2.ErrCode, reason string) {
+	last := c.maxSeen.Load()
+	_ = c.control(func() error { return c.wfr.WriteGoAway(last, code, []byte(reason)) })
+}
+
+// startIdleTimer pings a silent connection and closes one that does not
+// answer.
+func (c *conn) startIdleTimer() {
+	idle := orDefault(c.srv.ReadIdleTimeout, DefaultReadIdleTimeout)
+	ping := orDefault(c.srv.PingTimeout, DefaultPingTimeout)
+	c.lastRead.Store(time.Now().UnixNano())
+	c.idleTimer = time.AfterFunc(idle, func() { c.checkIdle(idle, ping) })
+}
+
+func (c *conn) checkIdle(idle, ping time.Duration) {
+	now := time.Now()
+	if sent := c.pingSent.Load(); sent != 0 {
+		if now.Sub(time.Unix(0, sent)) >= ping {
+			_ = c.nc.Close() // no answer
+			return
+		}
+		c.idleTimer.Reset(ping - now.Sub(time.Unix(0, sent)))
+		return
+	}
+	silent := now.Sub(time.Unix(0, c.lastRead.Load()))
+	if silent < idle {
+		c.idleTimer.Reset(idle - silent)
+		return
+	}
+	c.pingSent.Store(now.UnixNano())
+	_ = c.control(func() error { return c.wfr.WritePing(false, [8]byte{'l', 'w'}) })
+	c.idleTimer.Reset(ping)
+}
+
+// teardown ends every stream, closes the connection and waits for the
+// handlers.
+func (c *conn) teardown() {
+	c.mu.Lock()
+	c.closed = true
+	streams := make([]*Stream, 0, len(c.streams))
+	for _, st := range c.streams {
+		streams = append(streams, st)
+	}
+	c.windowGrewLocked()
+	c.mu.Unlock()
+	if c.idleTimer != nil {
+		c.idleTimer.Stop()
+	}
+	_ = c.nc.Close()
+	c.cancel()
+	close(c.done)
+	for _, st := range streams {
+		st.end(errConnClosed, false)
+	}
+	c.handlers.Wait()
+}

@@ -1,0 +1,229 @@
+package h2
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// responseBuffer is how much of a response body a handler's writes
+// gather before they are sent; Flush sends it at once.
+const responseBuffer = 4 << 10
+
+// responseWriter is a handler's http.ResponseWriter, http.Flusher and
+// Detacher.
+type responseWriter struct {
+	st         *Stream // nil once the handler has returned
+	req        *http.Request
+	header     http.Header
+	sent       http.Header // header as WriteHeader found it
+	status     int
+	headerSent bool
+	detached   bool
+	buf        []byte // body not yet sent
+}
+
+var (
+	_ http.Flusher = (*responseWriter)(nil)
+	_ Detacher     = (*responseWriter)(nil)
+)
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader records the status; the HEADERS frame goes out with the
+// first flush or the end. 1xx responses are not sent.
+func (w *responseWriter) WriteHeader(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if w.status != 0 || code < 200 {
+		return
+	}
+	w.status = code
+	w.sent = w.header.Clone()
+}
+
+func (w *responseWriter) bodyAllowed() bool {
+	return w.req.Method != http.MethodHead && w.status != http.StatusNoContent && w.status != http.StatusNotModified
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.st == nil || w.detached {
+		return 0, ErrStreamClosed
+	}
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.bodyAllowed() {
+		if w.req.Method == http.MethodHead {
+			return len(p), nil
+		}
+		return 0, http.ErrBodyNotAllowed
+	}
+	if len(w.buf)+len(p) <= responseBuffer {
+		if w.buf == nil {
+			w.buf = make([]byte, 0, responseBuffer)
+		}
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	if err := w.send(p, false); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *responseWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
+
+// Flush sends the head and what is buffered.
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush reporting its error (http.ResponseController).
+func (w *responseWriter) FlushError() error {
+	if w.st == nil || w.detached {
+		return ErrStreamClosed
+	}
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.send(nil, false)
+}
+
+// send writes the head if not yet sent, then the buffer and p, with
+// END_STREAM if end.
+func (w *responseWriter) send(p []byte, end bool) error {
+	st := w.st
+	if !w.headerSent {
+		w.headerSent = true
+		if err := st.writeHeaders(w.status, w.responseHeader(), end && len(w.buf)+len(p) == 0); err != nil {
+			return err
+		}
+		if end && len(w.buf)+len(p) == 0 {
+			return nil
+		}
+	}
+	st.pending = st.pending[:0]
+	for _, b := range [][]byte{w.buf, p} {
+		if len(b) > 0 {
+			st.pending = append(st.pending, b)
+		}
+	}
+	err := st.flush(end, false)
+	w.buf = w.buf[:0]
+	st.pending = st.pending[:0]
+	return err
+}
+
+// responseHeader is the header sent: as WriteHeader found it, with a
+// Date, a sniffed Content-Type, and the length of a body the handler
+// ended without flushing.
+func (w *responseWriter) responseHeader() http.Header {
+	h := w.sent
+	if _, ok := h["Date"]; !ok {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	if _, ok := h["Content-Type"]; !ok && len(w.buf) > 0 {
+		h.Set("Content-Type", http.DetectContentType(w.buf))
+	}
+	return h
+}
+
+// finish ends the response after its handler returned: the head, what is
+// buffered and END_STREAM; then RST_STREAM(NO_ERROR) if the client has
+// not ended its side, so that it stops sending.
+func (w *responseWriter) finish() {
+	st := w.st
+	if w.detached {
+		return
+	}
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.headerSent && w.bodyAllowed() && w.sent.Get("Content-Length") == "" {
+		w.sent.Set("Content-Length", strconv.Itoa(len(w.buf)))
+	}
+	err := w.send(nil, true)
+	c := st.c
+	c.mu.Lock()
+	open := !st.remoteDone && !st.ended
+	c.mu.Unlock()
+	if err == nil && open {
+		_ = c.control(func() error { return c.wfr.WriteRSTStream(st.id, noError) })
+	}
+	st.end(ErrStreamClosed, true)
+}
+
+// writeHeaders sends the response head.
+func (st *Stream) writeHeaders(status int, h http.Header, end bool) error {
+	c := st.c
+	c.lockWriter()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return c.werr
+	}
+	c.mu.Lock()
+	if st.ended || st.sentEnd {
+		c.mu.Unlock()
+		return ErrStreamClosed
+	}
+	st.sentEnd = end
+	c.mu.Unlock()
+	if err := c.writeHeadersLocked(st.id, status, h, end); err != nil {
+		return err
+	}
+	return st.commit(nil, false)
+}
+
+// headerSkipped are not sent in HTTP/2 (RFC 9113 8.2.2).
+var headerSkipped = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true,
+	"Transfer-Encoding": true, "Upgrade": true, "Trailer": true,
+}
+
+// writeHeadersLocked puts a response head in wbuf: HEADERS, and
+// CONTINUATIONs if it is longer than a frame.
+func (c *conn) writeHeadersLocked(id uint32, status int, h http.Header, end bool) error {
+	c.hbuf.Reset()
+	enc := func(name, value string) error {
+		return c.henc.WriteField(hpackField(name, value))
+	}
+	err := enc(":status", strconv.Itoa(status))
+	for k, vs := range h {
+		if headerSkipped[k] {
+			continue
+		}
+		name := strings.ToLower(k)
+		for _, v := range vs {
+			err = errors.Join(err, enc(name, v))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("h2: encoding a response head: %w", err)
+	}
+	c.mu.Lock()
+	frame := c.peerFrame
+	c.mu.Unlock()
+	block := c.hbuf.Bytes()
+	first := block[:min(len(block), frame)]
+	block = block[len(first):]
+	err = c.wfr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: first, EndStream: end, EndHeaders: len(block) == 0})
+	for err == nil && len(block) > 0 {
+		frag := block[:min(len(block), frame)]
+		block = block[len(frag):]
+		err = c.wfr.WriteContinuation(id, len(block) == 0, frag)
+	}
+	if err != nil {
+		return fmt.Errorf("h2: framing a response head: %w", err)
+	}
+	return nil
+}
+
+func hpackField(name, value string) hpack.HeaderField {
+	return hpack.HeaderField{Name: name, Value: value}
+}

@@ -1,0 +1,211 @@
+// Package h2 is listwatch's server side of HTTP/2 (RFC 9113): connections
+// that serve any http.Handler, over TLS (ALPN "h2") or in cleartext with
+// prior knowledge, built on golang.org/x/net/http2's Framer and hpack.
+//
+// It exists for detached streams. A handler may Detach its response
+// (Detacher), return, and leave the stream open; the caller then writes
+// DATA frames from any goroutine (Stream.Send), without a goroutine or a
+// buffer per idle stream: a send is the frame headers and the caller's
+// bytes in one writev, and on a cleartext connection it never waits on the
+// socket when asked not to. net/http's HTTP/2 server keeps a goroutine and
+// a 4 KiB buffer per stream and hands every write to the connection's
+// goroutine.
+//
+// # Concurrency
+//
+// Each connection has one reader, the goroutine that called ServeConn: it
+// reads every frame, starts a goroutine per request for the handler, and
+// ends streams the client resets. Writes from the reader, the handlers and
+// detached streams are serialised by the connection's write lock; a write
+// that waits on the socket holds it, and says so, so that writers that
+// must not wait can step aside. Lock order: Stream's owner's locks (the
+// caller of Send) before conn.wmu before conn.mu; body.mu is a leaf.
+//
+// # Caveats
+//
+// No server push, no priorities (PRIORITY frames are read and ignored),
+// no 1xx responses, no Hijack; trailers a client sends are read and
+// dropped.
+package h2
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Server serves HTTP/2 connections. Its zero value uses the defaults
+// below; set fields before the first connection.
+type Server struct {
+	// MaxConcurrentStreams is advertised and enforced: a stream beyond it
+	// is refused. A stream counts until its handler has returned, or its
+	// detached stream has ended, even if the client reset it.
+	MaxConcurrentStreams uint32
+	// MaxHeaderBytes bounds a request's header list (hpack sizes).
+	MaxHeaderBytes uint32
+	// ReadIdleTimeout is how long a connection may be silent before it is
+	// pinged; PingTimeout how long the answer may take before it is
+	// closed.
+	ReadIdleTimeout, PingTimeout time.Duration
+	// ShutdownGrace bounds how long a connection's in-flight streams may
+	// run after Shutdown before it is closed.
+	ShutdownGrace time.Duration
+	// Logger gets connection errors at debug level; nil is slog.Default().
+	Logger *slog.Logger
+
+	mu sync.Mutex // before conn.mu
+	// guarded by mu:
+	conns    map[*conn]struct{}
+	shutdown bool
+}
+
+// Defaults for the zero Server's fields.
+const (
+	// DefaultMaxConcurrentStreams lets one client multiplex a thousand
+	// watches and more on one connection, as client-go's shared transport does.
+	DefaultMaxConcurrentStreams = 4096
+	// DefaultMaxHeaderBytes is net/http's http.DefaultMaxHeaderBytes.
+	DefaultMaxHeaderBytes  = 1 << 20
+	DefaultReadIdleTimeout = 60 * time.Second
+	DefaultPingTimeout     = 15 * time.Second
+	DefaultShutdownGrace   = 5 * time.Second
+)
+
+func (s *Server) maxStreams() uint32 {
+	if s.MaxConcurrentStreams == 0 {
+		return DefaultMaxConcurrentStreams
+	}
+	return s.MaxConcurrentStreams
+}
+
+func (s *Server) maxHeaderBytes() uint32 {
+	if s.MaxHeaderBytes == 0 {
+		return DefaultMaxHeaderBytes
+	}
+	return s.MaxHeaderBytes
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}
+
+// unencryptedProto is net/http's TLSNextProto key for cleartext HTTP/2
+// with prior knowledge: it has read the client's preface and hands the
+// connection over inside a *tls.Conn that only carries it.
+const unencryptedProto = "unencrypted_http2"
+
+// Configure makes hs serve HTTP/2 with s: over TLS when ALPN picks "h2"
+// and in cleartext with prior knowledge, as hs.Protocols allows (its
+// HTTP2 and UnencryptedHTTP2), and makes hs.Shutdown shut s down too.
+// hs.Close closes the connections, which ends them here.
+func (s *Server) Configure(hs *http.Server) {
+	if hs.TLSNextProto == nil {
+		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	hs.TLSNextProto["h2"] = func(_ *http.Server, tc *tls.Conn, h http.Handler) {
+		st := tc.ConnectionState()
+		s.ServeConn(tc, ConnOptions{Handler: h, Context: baseContext(h), TLS: &st})
+	}
+	hs.TLSNextProto[unencryptedProto] = func(_ *http.Server, tc *tls.Conn, h http.Handler) {
+		nc, ok := tc.NetConn().(interface{ UnencryptedNetConn() net.Conn })
+		if !ok {
+			s.logger().Warn("h2: a cleartext HTTP/2 connection without its net.Conn")
+			_ = tc.NetConn().Close()
+			return
+		}
+		s.ServeConn(nc.UnencryptedNetConn(), ConnOptions{Handler: h, Context: baseContext(h), SawPreface: true})
+	}
+	hs.RegisterOnShutdown(s.Shutdown)
+}
+
+// baseContext is the context net/http gives the connection's requests
+// (http.Server.BaseContext, ConnContext), which its TLSNextProto handler
+// carries.
+func baseContext(h http.Handler) context.Context {
+	if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+		return bc.BaseContext()
+	}
+	return context.Background()
+}
+
+// ConnOptions are one connection's.
+type ConnOptions struct {
+	Handler http.Handler
+	// Context is the parent of every request's context (nil: Background).
+	Context context.Context
+	// TLS is the connection's state, set as every request's r.TLS.
+	TLS *tls.ConnectionState
+	// SawPreface says the client's connection preface was already read.
+	SawPreface bool
+}
+
+// ServeConn serves HTTP/2 on nc until the connection ends, and closes it.
+// It returns once every handler of the connection has returned.
+func (s *Server) ServeConn(nc net.Conn, o ConnOptions) {
+	c := newConn(s, nc, o)
+	c.refuse = !s.track(c)
+	defer s.untrack(c)
+	c.serve()
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = map[*conn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	return !s.shutdown
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) live() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Shutdown sends GOAWAY on every connection, and on every later one: each
+// lets its in-flight streams finish (for at most ShutdownGrace) and then
+// closes. It does not wait.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	for _, c := range s.live() {
+		c.goAway(noError)
+	}
+}
+
+// Close closes every connection at once.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	for _, c := range s.live() {
+		_ = c.nc.Close()
+	}
+}

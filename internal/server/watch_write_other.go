@@ -1,8 +1,0 @@
-//go:build !linux
-
-package server
-
-// writev would write on a non-blocking descriptor; where it is not
-// written, every write that could block is handed to a goroutine that can
-// wait.
-func writev(uintptr, [][]byte) (int, error) { return 0, errWouldBlock }

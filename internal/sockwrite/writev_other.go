@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sockwrite
+
+// Writev would write on a non-blocking descriptor; where it is not
+// written, every write that could block is handed to a goroutine that can
+// wait.
+func Writev(uintptr, [][]byte) (int, error) { return 0, ErrWouldBlock }
