@@ -1,8 +1,15 @@
 package server
 
 import (
+	"cmp"
+	"context"
+	"fmt"
 	"io"
+	"log"
 	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,33 +47,115 @@ func newAccessLog(out io.Writer, interval time.Duration) *accessLog {
 	return a
 }
 
-// logger returns a logger whose lines read as slog's default handler
-// writes them ("2006/01/02 15:04:05 INFO msg key=value ..."), buffered.
+// logger returns a logger whose lines are those slog's default handler
+// writes, buffered: the same level filter (slog.SetLogLoggerLevel), the
+// log package's prefix and flags (date, time, microseconds, UTC, file and
+// line, message prefix) read at each line as the log package reads them,
+// then "LEVEL message key=value ...".
 func (a *accessLog) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(a, &slog.HandlerOptions{
+	attrs := slog.NewTextHandler(accessLogAttrs{a}, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, attr slog.Attr) slog.Attr {
 			if len(groups) == 0 && (attr.Key == slog.TimeKey || attr.Key == slog.LevelKey || attr.Key == slog.MessageKey) {
-				return slog.Attr{} // in the prefix Write adds
+				return slog.Attr{} // in the header Handle writes
 			}
 			return attr
 		},
-	}))
+	})
+	return slog.New(accessHandler{a: a, attrs: attrs})
 }
 
-// accessLogPrefix stands for the time, level and message of every line.
-const accessLogPrefix = "INFO request "
+// accessHandler writes a record's header as the log package does and its
+// attributes through attrs, a TextHandler without time, level and message,
+// whose output goes to the buffer while Handle holds a.mu.
+type accessHandler struct {
+	a     *accessLog
+	attrs slog.Handler
+}
 
-// Write takes one line from the handler, which writes each whole.
-func (a *accessLog) Write(line []byte) (int, error) {
+// Enabled is the level filter of slog's default handler.
+func (h accessHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return stdHandler.Enabled(ctx, level)
+}
+
+func (h accessHandler) Handle(ctx context.Context, r slog.Record) error {
+	a := h.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.buf = time.Now().AppendFormat(a.buf, "2006/01/02 15:04:05 ")
-	a.buf = append(a.buf, accessLogPrefix...)
-	a.buf = append(a.buf, line...)
+	a.buf = appendLogHeader(a.buf, time.Now(), r.PC)
+	a.buf = append(a.buf, r.Level.String()...)
+	a.buf = append(a.buf, ' ')
+	a.buf = append(a.buf, r.Message...)
+	err := h.attrs.Handle(ctx, r) // a.buf += " key=value ...\n"
 	if a.closed || len(a.buf) >= accessLogBuffer {
 		a.flushLocked()
 	}
-	return len(line), nil
+	if err != nil {
+		return fmt.Errorf("formatting an access log line: %w", err)
+	}
+	return nil
+}
+
+func (h accessHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return accessHandler{a: h.a, attrs: h.attrs.WithAttrs(as)}
+}
+
+func (h accessHandler) WithGroup(name string) slog.Handler {
+	return accessHandler{a: h.a, attrs: h.attrs.WithGroup(name)}
+}
+
+// accessLogAttrs appends the attributes' text to the buffer; it is called
+// only from accessHandler.Handle, with a.mu held.
+type accessLogAttrs struct{ a *accessLog }
+
+func (w accessLogAttrs) Write(p []byte) (int, error) {
+	if len(p) > 0 && p[0] != '\n' {
+		w.a.buf = append(w.a.buf, ' ') // none before the newline of a record without attributes
+	}
+	w.a.buf = append(w.a.buf, p...)
+	return len(p), nil
+}
+
+// appendLogHeader appends what the log package writes before a line of
+// slog's default handler (log.go formatHeader), with its current prefix and
+// flags; pc is the record's, for the file and line.
+func appendLogHeader(buf []byte, t time.Time, pc uintptr) []byte {
+	prefix, flags := log.Prefix(), log.Flags()
+	if flags&log.Lmsgprefix == 0 {
+		buf = append(buf, prefix...)
+	}
+	if flags&log.LUTC != 0 {
+		t = t.UTC()
+	}
+	if flags&log.Ldate != 0 {
+		buf = t.AppendFormat(buf, "2006/01/02 ")
+	}
+	if flags&(log.Ltime|log.Lmicroseconds) != 0 {
+		buf = t.AppendFormat(buf, "15:04:05")
+		if flags&log.Lmicroseconds != 0 {
+			buf = t.AppendFormat(buf, ".000000")
+		}
+		buf = append(buf, ' ')
+	}
+	if flags&(log.Lshortfile|log.Llongfile) != 0 {
+		buf = appendSource(buf, pc, flags&log.Lshortfile != 0)
+	}
+	if flags&log.Lmsgprefix != 0 {
+		buf = append(buf, prefix...)
+	}
+	return buf
+}
+
+// appendSource appends "file:line: " of pc, the file's base name if short.
+func appendSource(buf []byte, pc uintptr, short bool) []byte {
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	file := cmp.Or(f.File, "???")
+	if i := strings.LastIndexByte(file, '/'); short && i > 0 {
+		file = file[i+1:]
+	}
+	buf = append(buf, file...)
+	buf = append(buf, ':')
+	buf = strconv.AppendInt(buf, int64(f.Line), 10)
+	return append(buf, ": "...)
 }
 
 func (a *accessLog) flushLocked() {

@@ -3,14 +3,19 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -137,4 +142,46 @@ func TestAccessLogOtherDefaultHandler(t *testing.T) {
 	if requests != 2 {
 		t.Errorf("records %q, want one \"request\" for each of 2 requests", h.messages)
 	}
+}
+
+// TestAccessLogAsDefaultHandler checks that the buffered access log writes
+// the lines slog's default handler writes, byte for byte, with the log
+// package's flags and prefix and slog's log-logger level not at their
+// defaults: the same records logged from the same lines through both, at a
+// time synctest holds still.
+func TestAccessLogAsDefaultHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var std bytes.Buffer
+		defer func(w io.Writer, flags int, prefix string) {
+			log.SetOutput(w)
+			log.SetFlags(flags)
+			log.SetPrefix(prefix)
+		}(log.Writer(), log.Flags(), log.Prefix())
+		defer slog.SetLogLoggerLevel(slog.SetLogLoggerLevel(slog.LevelWarn))
+		log.SetOutput(&std)
+		var out lockedBuffer
+		a := newAccessLog(&out, time.Hour)
+		for _, flags := range []int{log.LstdFlags, log.Ldate | log.Lmicroseconds | log.LUTC | log.Lshortfile | log.Lmsgprefix, log.Ltime | log.Llongfile} {
+			log.SetFlags(flags)
+			log.SetPrefix(fmt.Sprintf("[%d] ", flags))
+			logSamples(slog.New(stdHandler))
+			logSamples(a.logger())
+		}
+		a.close()
+		if std.Len() == 0 || strings.Contains(std.String(), "INFO") {
+			t.Fatalf("slog's default handler wrote %q: want WARN and ERROR lines only", std.String())
+		}
+		if diff := cmp.Diff(std.String(), out.String()); diff != "" {
+			t.Errorf("the access log's lines differ from slog's default handler's (-default +access log):\n%s", diff)
+		}
+	})
+}
+
+// logSamples logs, through l, records of every shape from the same lines.
+func logSamples(l *slog.Logger) {
+	ctx := context.Background()
+	l.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("path", "/a"))
+	l.LogAttrs(ctx, slog.LevelWarn, "request", slog.String("path", "/a b"), slog.Int("n", 1), slog.Duration("d", time.Second))
+	l.With("user", "alice").WithGroup("g").Warn("request", "code", 200, slog.Group("h", "x", "y z"))
+	l.Error("no attributes")
 }
