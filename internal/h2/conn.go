@@ -152,6 +152,7 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 	}
 	c.br = bufio.NewReaderSize(nc, 4<<10)
 	c.rfr = http2.NewFramer(nil, c.br)
+	c.rfr.SetMaxReadFrameSize(defaultMaxFrame) // the default we advertise
 	c.rfr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.rfr.MaxHeaderListSize = s.maxHeaderBytes()
 	c.wfr = http2.NewFramer(&c.wbuf, nil)
