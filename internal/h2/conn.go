@@ -95,7 +95,8 @@ type conn struct {
 	handlers    sync.WaitGroup
 	done        chan struct{} // closed when the connection has ended
 	prefaceRead bool          // net/http read the client's preface
-	refuse      bool          // accepted after Shutdown: GOAWAY after the handshake
+	connState   func(net.Conn, http.ConnState)
+	refuse      bool // accepted after Shutdown: GOAWAY after the handshake
 
 	// Owned by the reader goroutine:
 	maxSeen     atomic.Uint32 // highest client stream id seen; set by the reader
@@ -145,7 +146,7 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 		srv: s, nc: nc, tls: o.TLS, handler: o.Handler, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), streams: map[uint32]*Stream{},
 		sendWin: defaultWindow, peerWin: defaultWindow, peerFrame: defaultMaxFrame,
-		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface,
+		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface, connState: o.ConnState,
 	}
 	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
 		c.raw, _ = sc.SyscallConn()
@@ -603,6 +604,13 @@ func (c *conn) checkIdle(idle, ping time.Duration) {
 	c.idleTimer.Reset(ping)
 }
 
+// setState reports the connection's state to ConnOptions.ConnState.
+func (c *conn) setState(state http.ConnState) {
+	if c.connState != nil {
+		c.connState(c.nc, state)
+	}
+}
+
 // teardown ends every stream, closes the connection and waits for the
 // handlers.
 func (c *conn) teardown() {
@@ -620,6 +628,7 @@ func (c *conn) teardown() {
 	_ = c.nc.Close()
 	c.cancel()
 	close(c.done)
+	c.setState(http.StateClosed)
 	for _, st := range streams {
 		st.end(errConnClosed, false)
 	}

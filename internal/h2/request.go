@@ -47,7 +47,11 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.mu.Lock()
 	c.streams[id] = st
+	first := len(c.streams) == 1
 	c.mu.Unlock()
+	if first {
+		c.setState(http.StateActive)
+	}
 	if st.remoteDone {
 		st.body.finish()
 	}

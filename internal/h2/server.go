@@ -116,18 +116,18 @@ func (s *Server) Configure(hs *http.Server) {
 	if hs.TLSNextProto == nil {
 		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
 	}
-	hs.TLSNextProto["h2"] = func(_ *http.Server, tc *tls.Conn, h http.Handler) {
+	hs.TLSNextProto["h2"] = func(hs *http.Server, tc *tls.Conn, h http.Handler) {
 		st := tc.ConnectionState()
-		s.ServeConn(tc, ConnOptions{Handler: h, Context: baseContext(h), TLS: &st})
+		s.ServeConn(tc, ConnOptions{Handler: h, Context: baseContext(h), TLS: &st, ConnState: hs.ConnState})
 	}
-	hs.TLSNextProto[unencryptedProto] = func(_ *http.Server, tc *tls.Conn, h http.Handler) {
+	hs.TLSNextProto[unencryptedProto] = func(hs *http.Server, tc *tls.Conn, h http.Handler) {
 		nc, ok := tc.NetConn().(interface{ UnencryptedNetConn() net.Conn })
 		if !ok {
 			s.logger().Warn("h2: a cleartext HTTP/2 connection without its net.Conn")
 			_ = tc.NetConn().Close()
 			return
 		}
-		s.ServeConn(nc.UnencryptedNetConn(), ConnOptions{Handler: h, Context: baseContext(h), SawPreface: true})
+		s.ServeConn(nc.UnencryptedNetConn(), ConnOptions{Handler: h, Context: baseContext(h), SawPreface: true, ConnState: hs.ConnState})
 	}
 	hs.RegisterOnShutdown(s.Shutdown)
 }
@@ -151,6 +151,10 @@ type ConnOptions struct {
 	TLS *tls.ConnectionState
 	// SawPreface says the client's connection preface was already read.
 	SawPreface bool
+	// ConnState, if set, is told when the connection becomes active (its
+	// first stream) and idle (no stream left), as http.Server.ConnState
+	// is by net/http's own HTTP/2.
+	ConnState func(net.Conn, http.ConnState)
 }
 
 // ServeConn serves HTTP/2 on nc until the connection ends, and closes it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -90,9 +91,13 @@ func (st *Stream) release() {
 		return
 	}
 	delete(c.streams, st.id)
-	last := c.goingAway && len(c.streams) == 0
+	idle := len(c.streams) == 0
+	closing := c.goingAway && idle
 	c.mu.Unlock()
-	if last {
+	if idle {
+		c.setState(http.StateIdle)
+	}
+	if closing {
 		_ = c.nc.Close()
 	}
 }
