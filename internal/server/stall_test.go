@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,19 +23,26 @@ import (
 // stops reading it, so the kernel's buffers and the watcher's queue fill,
 // while other watchers receive every event of a burst. When the stalled
 // reader reads again it gets every event it missed, in order, with no 410,
-// since the store's history still holds them.
+// since the store's history still holds them. Over TLS too, where the
+// server's writes go through tls.Conn.
 func TestStalledReaderDoesNotDelayOthers(t *testing.T) {
+	for _, overTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", overTLS), func(t *testing.T) { testStalledReader(t, overTLS) })
+	}
+}
+
+func testStalledReader(t *testing.T, overTLS bool) {
 	store := memory.New()
 	s, err := New(t.Context(), Config{Storage: store, WatchCache: watchcache.Config{WatcherBufferBytes: 16 << 10, RingMaxEvents: 256, RingMinEvents: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newSocketServer(t, s)
+	ts := newSocketServer(t, s, overTLS)
 	defer store.Close()
 	start, _ := store.CurrentRevision(t.Context())
 	url := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
 
-	stalled := rawWatch(t, ts.Listener.Addr().String(), url)
+	stalled := rawWatch(t, ts, url)
 	fast := []*stream{openWatch(t, ts.Client(), ts.URL+url), openWatch(t, ts.Client(), ts.URL+url)}
 
 	const writes = 1000 // about 1 MiB, far more than the small socket buffers hold
@@ -60,16 +68,25 @@ func TestStalledReaderDoesNotDelayOthers(t *testing.T) {
 	if err := storagetest.ValidateWatch(history, start, got, true); err != nil {
 		t.Errorf("the stalled reader, reading again: %v", err)
 	}
+	if n := detachedWatches(s); n != 3 {
+		t.Errorf("%d watches detached, want all 3", n)
+	}
 }
 
 // newSocketServer serves s on a real socket whose connections have small
 // send buffers, so that a client that stops reading blocks the server's
-// writes soon.
-func newSocketServer(t *testing.T, s *Server) *httptest.Server {
+// writes soon; over TLS (HTTP/1.1) as `listwatch serve` does, if overTLS.
+func newSocketServer(t *testing.T, s *Server, overTLS bool) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Listener = smallBuffers{ts.Listener}
-	ts.Start()
+	if overTLS {
+		ts.Listener = Listener(ts.Listener)
+		ts.Config.ConnContext = ConnContext
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
 	t.Cleanup(func() { s.Close(); ts.Close() })
 	return ts
 }
@@ -91,17 +108,20 @@ type rawStream struct {
 	lines *bufio.Reader
 }
 
-// rawWatch sends a watch request on its own connection and reads nothing
-// until next is called.
-func rawWatch(t *testing.T, addr, path string) *rawStream {
+// rawWatch sends a watch request to ts on its own connection (over TLS if
+// ts serves TLS) and reads nothing until next is called.
+func rawWatch(t *testing.T, ts *httptest.Server, path string) *rawStream {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(16 << 10)
+	}
+	if ts.TLS != nil {
+		conn = tls.Client(conn, http1TLS(ts))
 	}
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
 	return &rawStream{conn: conn, lines: bufio.NewReaderSize(conn, 1<<20)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,7 +18,7 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// A watch over cleartext HTTP/1.1 is detached: its connection is hijacked,
+// A watch over HTTP/1.1 is detached: its connection is hijacked,
 // its handler returns, and a small pool of senders (pool.go) writes to it
 // whenever its watcher has something pending. That does what net/http
 // cannot:
@@ -36,9 +37,10 @@ import (
 // (watch_write_linux.go). A watch whose write would block (its client reads
 // slowly) or that is catching up (from the ring or the store) gets a
 // goroutine of its own until it is level and writable again, so that it
-// never holds up a sender. TLS connections and HTTP/2 streams stay with
-// net/http: a tls.Conn would write every piece as its own record, and
-// HTTP/2 cannot be hijacked.
+// never holds up a sender. Over TLS, a send is one tls.Conn.Write of its
+// pieces copied into one buffer, on a connection from Listener whose
+// socket takes it without blocking (watch_tls.go). HTTP/2 streams stay
+// with net/http: HTTP/2 cannot be hijacked.
 
 // endWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
@@ -46,10 +48,11 @@ import (
 const endWriteGrace = 2 * time.Second
 
 // canDetach reports whether a watch can be streamed on its hijacked
-// connection: cleartext HTTP/1.1 (chunked), not a WebSocket upgrade, on a
-// connection net/http lets go.
+// connection: HTTP/1.1 (chunked), in cleartext or over TLS on a connection
+// from Listener, not a WebSocket upgrade, on a connection net/http lets go.
 func (q *request) canDetach() bool {
-	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && q.r.TLS == nil && !q.isWebSocket() && canHijack(q.w)
+	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && (q.r.TLS == nil || overSocketConn(q.r.Context())) &&
+		!q.isWebSocket() && canHijack(q.w)
 }
 
 // canHijack reports whether w, or a writer it wraps, is an http.Hijacker,
@@ -345,7 +348,7 @@ func (d *detachedWatch) finish(reason endReason) {
 	if clean {
 		d.sink.close()
 	} else {
-		_ = d.sink.conn.Close()
+		d.sink.abort()
 	}
 	d.s.streams.remove(d)
 	d.log.end(context.Background(), http.StatusOK, d.sink.written)
@@ -364,8 +367,15 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 	h.Set("Transfer-Encoding", "chunked")
 	h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
 	sink := &connSink{conn: conn}
-	if sc, ok := conn.(syscall.Conn); ok {
-		if sink.raw, err = sc.SyscallConn(); err != nil {
+	switch c := conn.(type) {
+	case *tls.Conn:
+		var ok bool
+		if sink.sock, ok = c.NetConn().(*socketConn); !ok {
+			conn.Close()
+			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
+		}
+	case syscall.Conn:
+		if sink.raw, err = c.SyscallConn(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("a watch connection's descriptor: %w", err)
 		}
@@ -382,16 +392,21 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 }
 
 // connSink writes a watch's events as HTTP/1.1 chunks on a hijacked
-// connection: everything pending in one chunk and one writev, with the
-// cache's shared object bytes written in place. Whoever serves the watch
-// uses it; nothing else does.
+// connection: everything pending in one chunk and one write. In cleartext
+// that is a writev, with the cache's shared object bytes written in place;
+// over TLS, one tls.Conn.Write of the chunk copied into one buffer, its
+// records gathered by the socket under it and written at once. Whoever
+// serves the watch uses it; nothing else does.
 type connSink struct {
-	conn net.Conn
-	raw  syscall.RawConn // conn's descriptor, for non-blocking writes; nil if it has none
+	conn net.Conn        // TCP, or TLS over sock
+	raw  syscall.RawConn // cleartext: conn's descriptor, for non-blocking writes; nil if it has none
+	sock *socketConn     // TLS: the socket under conn, which keeps what a non-blocking write leaves
 	// nonblocking makes a write take only what the socket accepts at once;
-	// the rest of its chunk stays in rest, and the sink stalled.
+	// the rest of its chunk stays in rest (or in sock), and the sink
+	// stalled.
 	nonblocking bool
-	rest        net.Buffers // the unwritten part of the last chunk
+	rest        net.Buffers // cleartext: the unwritten part of the last chunk
+	plain       []byte      // TLS: the last chunk in one piece; kept between sends while small
 	// bounded is set once the stream's end bounds every write left; the
 	// server's shutdown sets it from another goroutine, hence dmu.
 	dmu     sync.Mutex
@@ -430,8 +445,33 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	}
 	vecs[0] = append(strconv.AppendInt(s.head[:0], int64(n), 16), crlf...)
 	s.vecs = append(vecs, crlf)
-	s.rest = net.Buffers(s.vecs)
 	s.written += int64(n)
+	if s.sock != nil {
+		return s.sendTLS()
+	}
+	s.rest = net.Buffers(s.vecs)
+	return s.flush()
+}
+
+// sendTLS writes the chunk in s.vecs as one tls.Conn.Write, whose records
+// the socket gathers, then flushes them.
+func (s *connSink) sendTLS() error {
+	plain := s.plain[:0]
+	for _, b := range s.vecs {
+		plain = append(plain, b...)
+	}
+	s.releaseVecs()
+	s.sock.gather(true)
+	_, err := s.conn.Write(plain)
+	s.sock.gather(false)
+	if cap(plain) <= maxKeptBuffer {
+		s.plain = plain[:0]
+	} else {
+		s.plain = nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing watch events: %w", err)
+	}
 	return s.flush()
 }
 
@@ -439,24 +479,36 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 // once when the sink is non-blocking, all of it otherwise.
 func (s *connSink) flush() error {
 	var err error
-	if s.nonblocking {
-		if err = s.writeNow(); errors.Is(err, errWouldBlock) {
-			return nil // stalled: the rest is for a goroutine that can wait
-		}
-	} else {
+	switch {
+	case s.sock != nil:
+		err = s.sock.flush(s.nonblocking)
+	case s.nonblocking:
+		err = s.writeNow()
+	default:
 		_, err = s.rest.WriteTo(s.conn)
 	}
-	s.rest = nil
+	if errors.Is(err, errWouldBlock) {
+		return nil // stalled: the rest is for a goroutine that can wait
+	}
+	if s.sock == nil {
+		s.rest = nil
+		s.releaseVecs()
+	}
+	if err != nil {
+		return fmt.Errorf("writing watch events: %w", err)
+	}
+	return nil
+}
+
+// releaseVecs forgets the pieces of the last chunk, keeping the slice
+// while small.
+func (s *connSink) releaseVecs() {
 	clear(s.vecs)
 	if cap(s.vecs) <= maxKeptVecs {
 		s.vecs = s.vecs[:0]
 	} else {
 		s.vecs = nil
 	}
-	if err != nil {
-		return fmt.Errorf("writing watch events: %w", err)
-	}
-	return nil
 }
 
 // errWouldBlock is a non-blocking write's: the socket takes no more now.
@@ -496,7 +548,12 @@ func consume(b *net.Buffers, n int) {
 }
 
 // stalled reports whether the last chunk is not all written.
-func (s *connSink) stalled() bool { return len(s.rest) > 0 }
+func (s *connSink) stalled() bool {
+	if s.sock != nil {
+		return s.sock.stalled()
+	}
+	return len(s.rest) > 0
+}
 
 // bound bounds the writes left, at the stream's end: also those of a
 // goroutine blocked in a write when the server shuts down.
@@ -511,9 +568,21 @@ func (s *connSink) bound() {
 
 // close ends the body with the terminating chunk and closes the
 // connection. The reader has drained what the client sent, so the close
-// sends a FIN, not a reset that could lose the end of the stream.
+// sends a FIN, not a reset that could lose the end of the stream. Over
+// TLS, the close_notify before it is bounded by tls.Conn (5 s).
 func (s *connSink) close() {
 	_, _ = s.conn.Write(lastChunk)
+	_ = s.conn.Close()
+}
+
+// abort closes the connection at once, the stream unfinished: over TLS,
+// the socket, without a close_notify that could wait on a client that
+// does not read.
+func (s *connSink) abort() {
+	if s.sock != nil {
+		_ = s.sock.Close()
+		return
+	}
 	_ = s.conn.Close()
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -262,8 +264,58 @@ func TestWatchHijackedCurlEndsCleanly(t *testing.T) {
 
 // TestConnSinkNonBlockingWrite checks that a non-blocking send to a client
 // that does not read leaves the sink stalled instead of waiting, and that
-// a blocking flush then delivers every byte of the chunk, in order.
+// a blocking flush, then a blocking send, deliver every byte in order. Over
+// TLS, the rest of the send's records wait under the tls.Conn, which sees
+// no error.
 func TestConnSinkNonBlockingWrite(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T) (*connSink, net.Conn){"cleartext": cleartextSink, "tls": tlsSink} {
+		t.Run(name, func(t *testing.T) {
+			sink, client := connect(t)
+			sink.nonblocking = true
+			// Objects far larger than loopback's socket buffers, in many pieces.
+			var items []watchcache.Item
+			var want bytes.Buffer
+			for i := range 300 {
+				obj := []byte(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 64<<10)))
+				items = append(items, watchcache.Item{Type: api.Modified, Object: obj})
+				want.WriteString(`{"type":"MODIFIED","object":` + string(obj) + "}\n")
+			}
+			if err := sink.send(&watchEncoder{}, items); err != nil {
+				t.Fatal(err)
+			}
+			if !sink.stalled() {
+				t.Fatal("a 19 MB chunk to a client that does not read is written whole without blocking")
+			}
+			got := make(chan []byte)
+			go func() {
+				b, _ := io.ReadAll(client)
+				got <- b
+			}()
+			sink.nonblocking = false
+			if err := sink.flush(); err != nil {
+				t.Fatal(err)
+			}
+			if sink.stalled() {
+				t.Fatal("stalled after a blocking flush")
+			}
+			last := []byte(`{"n":"last"}`)
+			if err := sink.send(&watchEncoder{}, []watchcache.Item{{Type: api.Added, Object: last}}); err != nil {
+				t.Fatalf("a send after a stalled one: %v", err)
+			}
+			sink.conn.Close()
+			r := &rawConn{t: t, r: bufio.NewReader(bytes.NewReader(<-got))}
+			if body := r.chunk(); !bytes.Equal(body, want.Bytes()) {
+				t.Fatalf("the chunk's %d bytes differ from the %d sent", len(body), want.Len())
+			}
+			if body, want := r.chunk(), `{"type":"ADDED","object":`+string(last)+"}\n"; string(body) != want {
+				t.Fatalf("the last chunk is %q, want %q", body, want)
+			}
+		})
+	}
+}
+
+// cleartextSink is a sink on an accepted TCP connection, and its client.
+func cleartextSink(t *testing.T) (*connSink, net.Conn) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +325,7 @@ func TestConnSinkNonBlockingWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	conn, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
@@ -282,36 +334,40 @@ func TestConnSinkNonBlockingWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &connSink{conn: conn, raw: raw, nonblocking: true}
-	// Objects far larger than loopback's socket buffers, in many pieces.
-	var items []watchcache.Item
-	var want bytes.Buffer
-	for i := range 300 {
-		obj := []byte(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 64<<10)))
-		items = append(items, watchcache.Item{Type: api.Modified, Object: obj})
-		want.WriteString(`{"type":"MODIFIED","object":` + string(obj) + "}\n")
-	}
-	if err := sink.send(&watchEncoder{}, items); err != nil {
+	return &connSink{conn: conn, raw: raw}, client
+}
+
+// tlsSink is a sink on a TLS connection accepted through Listener, and
+// its client.
+func tlsSink(t *testing.T) (*connSink, net.Conn) {
+	ca := authntest.NewCA(t)
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !sink.stalled() {
-		t.Fatal("a 19 MB chunk to a client that does not read is written whole without blocking")
+	ln := tls.NewListener(Listener(tcp), &tls.Config{Certificates: []tls.Certificate{ca.Server(t)}})
+	defer ln.Close()
+	type result struct {
+		c   net.Conn
+		err error
 	}
-	got := make(chan []byte)
+	accepted := make(chan result, 1)
 	go func() {
-		b, _ := io.ReadAll(bufio.NewReader(client))
-		got <- b
+		c, err := ln.Accept()
+		if err == nil {
+			err = c.(*tls.Conn).Handshake()
+		}
+		accepted <- result{c, err}
 	}()
-	sink.nonblocking = false
-	if err := sink.flush(); err != nil {
-		t.Fatal(err)
+	client, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err) // the deferred close ends the Accept
 	}
-	if sink.stalled() {
-		t.Fatal("stalled after a blocking flush")
+	t.Cleanup(func() { client.Close() })
+	r := <-accepted
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	conn.Close()
-	body := (&rawConn{t: t, r: bufio.NewReader(bytes.NewReader(<-got))}).chunk()
-	if !bytes.Equal(body, want.Bytes()) {
-		t.Fatalf("the chunk's %d bytes differ from the %d sent", len(body), want.Len())
-	}
+	conn := r.c.(*tls.Conn)
+	return &connSink{conn: conn, sock: conn.NetConn().(*socketConn)}, client
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -151,25 +153,73 @@ func storageCurrent(t *testing.T, ts *httptest.Server) (int64, error) {
 }
 
 func TestWatchTransports(t *testing.T) {
-	ts, _, _ := newWatchServer(t)
+	ts, s, _ := newWatchServer(t)
+	tlsServer := serveTLS(t, s, true)
 	start, _ := storageCurrent(t, ts)
 	h2c := &http.Client{Transport: &http.Transport{Protocols: unencryptedHTTP2()}}
-	url := ts.URL + fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
-	h1 := openWatch(t, ts.Client(), url)
-	h2 := openWatch(t, h2c, url)
-	ws := openWebSocketWatch(t, ts.URL, url)
-	if h1.resp.ProtoMajor != 1 || h1.resp.TransferEncoding[0] != "chunked" || h1.resp.Header.Get("Content-Type") != mediaJSON {
-		t.Errorf("HTTP/1.1 watch: proto %s, transfer %v, type %s", h1.resp.Proto, h1.resp.TransferEncoding, h1.resp.Header.Get("Content-Type"))
+	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+	h1 := openWatch(t, ts.Client(), ts.URL+path)
+	h2 := openWatch(t, h2c, ts.URL+path)
+	ws := openWebSocketWatch(t, ts.URL, ts.URL+path)
+	tlsH1 := openWatch(t, http1Client(tlsServer), tlsServer.URL+path)
+	tlsH2 := openWatch(t, tlsServer.Client(), tlsServer.URL+path)
+	for name, st := range map[string]*stream{"HTTP/1.1": h1, "TLS HTTP/1.1": tlsH1} {
+		if st.resp.ProtoMajor != 1 || st.resp.TransferEncoding[0] != "chunked" || st.resp.Header.Get("Content-Type") != mediaJSON {
+			t.Errorf("%s watch: proto %s, transfer %v, type %s", name, st.resp.Proto, st.resp.TransferEncoding, st.resp.Header.Get("Content-Type"))
+		}
 	}
-	if h2.resp.ProtoMajor != 2 {
-		t.Errorf("h2c watch served over %s", h2.resp.Proto)
+	if h2.resp.ProtoMajor != 2 || tlsH2.resp.ProtoMajor != 2 || tlsH2.resp.TLS == nil || tlsH1.resp.TLS == nil {
+		t.Errorf("h2c watch served over %s, h2 over %s (TLS %v), TLS HTTP/1.1 TLS %v", h2.resp.Proto, tlsH2.resp.Proto, tlsH2.resp.TLS != nil, tlsH1.resp.TLS != nil)
 	}
 	history := script(t, ts)
-	for name, got := range map[string][]event{"http/1.1": h1.next(len(history), false), "h2c": h2.next(len(history), false), "websocket": ws.next(len(history))} {
+	for name, got := range map[string][]event{
+		"http/1.1": h1.next(len(history), false), "h2c": h2.next(len(history), false), "websocket": ws.next(len(history)),
+		"TLS http/1.1": tlsH1.next(len(history), false), "h2": tlsH2.next(len(history), false),
+	} {
 		if err := storagetest.ValidateWatch(history, start, records(got), true); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	if n := detachedWatches(s); n != 2 {
+		t.Errorf("%d watches detached, want the 2 over HTTP/1.1 (cleartext and TLS)", n)
+	}
+}
+
+// serveTLS serves s over TLS too, as `listwatch serve` does: on a
+// Listener, with ConnContext; HTTP/2 by ALPN if h2.
+func serveTLS(t *testing.T, s *Server, h2 bool) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(s.Handler())
+	ts.Listener = Listener(ts.Listener)
+	ts.Config.ConnContext = ConnContext
+	ts.TLS = &tls.Config{NextProtos: []string{"http/1.1"}}
+	if h2 {
+		ts.EnableHTTP2 = true
+		ts.TLS.NextProtos = []string{"h2", "http/1.1"} // httptest's default with HTTP/2 is h2 alone
+	}
+	ts.StartTLS()
+	t.Cleanup(func() { s.Close(); ts.Close() })
+	return ts
+}
+
+// http1Client is ts's client (which trusts its certificate) speaking
+// HTTP/1.1 alone.
+func http1Client(ts *httptest.Server) *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: http1TLS(ts)}}
+}
+
+// http1TLS trusts ts's certificate and offers HTTP/1.1 alone by ALPN.
+func http1TLS(ts *httptest.Server) *tls.Config {
+	roots := x509.NewCertPool()
+	roots.AddCert(ts.Certificate())
+	return &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}
+}
+
+// detachedWatches is how many watches are streamed on hijacked connections.
+func detachedWatches(s *Server) int {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	return len(s.streams.live)
 }
 
 func unencryptedHTTP2() *http.Protocols {
@@ -323,19 +373,33 @@ func TestWatchTooOldIsGone(t *testing.T) {
 }
 
 func TestWatchTimeoutAndShutdownEndCleanly(t *testing.T) {
-	ts, s, _ := newWatchServer(t)
-	timed := openWatch(t, ts.Client(), ts.URL+"/api/v1/configmaps?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
-	for timed.lines.Scan() {
-	}
-	if err := timed.lines.Err(); err != nil {
-		t.Errorf("timed-out watch ended with %v, want a clean end", err)
-	}
-	open := openWatch(t, ts.Client(), ts.URL+"/api/v1/configmaps?watch=true")
-	s.Close()
-	for open.lines.Scan() {
-	}
-	if err := open.lines.Err(); err != nil {
-		t.Errorf("watch at shutdown ended with %v, want a clean end", err)
+	for _, overTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", overTLS), func(t *testing.T) {
+			ts, s, _ := newWatchServer(t)
+			client, base := ts.Client(), ts.URL
+			if overTLS {
+				tlsServer := serveTLS(t, s, false)
+				client, base = tlsServer.Client(), tlsServer.URL
+			}
+			timed := openWatch(t, client, base+"/api/v1/configmaps?watch=true&timeoutSeconds=1&allowWatchBookmarks=true")
+			for timed.lines.Scan() {
+			}
+			if err := timed.lines.Err(); err != nil {
+				t.Errorf("timed-out watch ended with %v, want a clean end", err)
+			}
+			open := openWatch(t, client, base+"/api/v1/configmaps?watch=true")
+			call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"c"}}`)
+			open.next(1, false) // detached by then
+			if n := detachedWatches(s); n != 1 {
+				t.Errorf("%d watches detached, want 1", n)
+			}
+			s.Close()
+			for open.lines.Scan() {
+			}
+			if err := open.lines.Err(); err != nil {
+				t.Errorf("watch at shutdown ended with %v, want a clean end", err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"syscall"
+)
+
+// A watch over TLS HTTP/1.1 is detached like a cleartext one
+// (watch_conn.go), but a *tls.Conn cannot be written with writev, and it
+// poisons itself on a write error, so its writes cannot simply fail with
+// EAGAIN underneath it. Listener wraps the accepted TCP connections in a
+// socketConn, whose Write the watch's sink switches, for the length of one
+// send, to gathering: tls.Conn's records go to the socketConn's pending
+// buffer and Write reports success. The sink then writes the whole send in
+// one write, taking only what the socket takes at once when it must not
+// wait; the rest stays pending, the sink stalled, until the watch's own
+// goroutine flushes it with blocking writes.
+
+// Listener wraps ln's TCP connections so that the HTTP/1.1 watches of the
+// TLS connections served on it can be detached. Serve TLS on it
+// (http.Server.ServeTLS) with ConnContext as the http.Server's
+// ConnContext; without them, TLS watches stay with net/http.
+func Listener(ln net.Listener) net.Listener { return socketListener{ln} }
+
+type socketListener struct{ net.Listener }
+
+func (l socketListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return c, nil // no descriptor: its watches stay with net/http
+	}
+	return &socketConn{Conn: tc, raw: raw}, nil
+}
+
+// socketKey marks the context of a connection whose TLS runs over a
+// socketConn.
+type socketKey struct{}
+
+// ConnContext is the http.Server's ConnContext for a TLS listener over
+// Listener: it marks the requests whose watches can be detached.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		if _, ok := tc.NetConn().(*socketConn); ok {
+			return context.WithValue(ctx, socketKey{}, true)
+		}
+	}
+	return ctx
+}
+
+// overSocketConn reports whether ctx is a request's on a TLS connection
+// over a socketConn.
+func overSocketConn(ctx context.Context) bool {
+	ok, _ := ctx.Value(socketKey{}).(bool)
+	return ok
+}
+
+// socketConn is an accepted TCP connection that a TLS connection runs
+// over. Its Write is the connection's, except while a detached watch's
+// sink gathers a send's records (gather); before any other write, what a
+// send left pending is written.
+type socketConn struct {
+	net.Conn
+	raw syscall.RawConn // for non-blocking writes
+
+	mu sync.Mutex // held across a write; tls.Conn's write lock is taken before it
+	// guarded by mu:
+	gathering bool
+	buf       []byte // buf[off:] is pending: written to the connection, not yet to the socket
+	off       int
+}
+
+// maxKeptBuffer bounds the buffers a detached TLS watch keeps between
+// sends (its sink's plaintext and its socket's pending bytes).
+const maxKeptBuffer = 8 << 10
+
+func (c *socketConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gathering {
+		c.buf = append(c.buf, b...)
+		return len(b), nil
+	}
+	if err := c.flushLocked(false); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
+}
+
+// gather switches Write to keeping what it is given pending, or back.
+func (c *socketConn) gather(on bool) {
+	c.mu.Lock()
+	c.gathering = on
+	c.mu.Unlock()
+}
+
+// stalled reports whether bytes are pending.
+func (c *socketConn) stalled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.off < len(c.buf)
+}
+
+// flush writes the pending bytes: what the socket takes at once when
+// nonblocking (errWouldBlock if some is left), all of them otherwise.
+func (c *socketConn) flush(nonblocking bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flushLocked(nonblocking)
+}
+
+func (c *socketConn) flushLocked(nonblocking bool) error {
+	if c.off == len(c.buf) {
+		return nil
+	}
+	var err error
+	if nonblocking {
+		err = c.writeNow()
+	} else {
+		var n int
+		n, err = c.Conn.Write(c.buf[c.off:])
+		c.off += n
+	}
+	if c.off == len(c.buf) {
+		c.off = 0
+		if cap(c.buf) <= maxKeptBuffer {
+			c.buf = c.buf[:0]
+		} else {
+			c.buf = nil
+		}
+	}
+	return err
+}
+
+// writeNow writes as much of the pending bytes as the socket takes
+// without waiting, and errWouldBlock if some are left.
+func (c *socketConn) writeNow() error {
+	var werr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		for c.off < len(c.buf) {
+			n, err := writev(fd, [][]byte{c.buf[c.off:]})
+			c.off += n
+			if err != nil {
+				werr = err
+				break
+			}
+		}
+		return true // never wait for the socket: the caller hands the rest on
+	})
+	return cmp.Or(err, werr)
+}
