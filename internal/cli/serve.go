@@ -121,6 +121,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 	hs := o.httpServer(srv.Handler())
+	if o.tlsCert != "" { // TLS watches over HTTP/1.1 are detached, as cleartext ones
+		ln = server.Listener(ln)
+		hs.ConnContext = server.ConnContext
+	}
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
 	hs.ConnState = unused.track
 	if clientCAs != nil { // asked for, verified by the authenticator: a request may present a token instead
