@@ -21,7 +21,21 @@ type watchMetrics struct {
 	revision    *prometheus.GaugeVec     // resource
 	objects     *prometheus.GaugeVec     // resource
 	dispatching *prometheus.HistogramVec // resource
+	fallbacks   *prometheus.CounterVec   // resource, reason
 }
+
+// Why a list the watch cache would serve went to the store
+// (Metrics.ListFallback).
+const (
+	// FallbackNoCache: no cache serves the definition the request was
+	// prepared with (it changed while the request was in flight), or the
+	// server is closing.
+	FallbackNoCache = "no_cache"
+	// FallbackNotReady: the cache had not loaded the resource in time.
+	FallbackNotReady = "not_ready"
+	// FallbackStale: the cache did not reach the revision asked for in time.
+	FallbackStale = "stale"
+)
 
 func newWatchMetrics() watchMetrics {
 	gvk := []string{"group", "version", "kind"}
@@ -51,12 +65,13 @@ func newWatchMetrics() watchMetrics {
 			Name: "listwatch_watch_dispatch_duration_seconds", Help: "Time from the watch cache receiving a batch of events to having queued them on every watcher",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 10), // 10 µs ... 2.6 s
 		}, r),
+		fallbacks: counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
 	}
 }
 
 func (w *watchMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
-		w.received, w.capacity, w.revision, w.objects, w.dispatching)
+		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks)
 }
 
 // ResourceID names a served resource in metric labels.
@@ -64,6 +79,15 @@ type ResourceID struct {
 	Group, Version, Kind string
 	// Resource is the plural name.
 	Resource string
+}
+
+// groupResource is the resource label of the watch cache's metrics, as
+// kube's: "plural.group", or "plural" for the core group.
+func (id ResourceID) groupResource() string {
+	if id.Group == "" {
+		return id.Resource
+	}
+	return id.Resource + "." + id.Group
 }
 
 // Resource holds the collectors of one resource's watches and watch cache;
@@ -91,10 +115,7 @@ func (m *Metrics) Resource(id ResourceID) *Resource {
 	if r, ok := m.resources[id]; ok {
 		return r
 	}
-	gr := id.Resource
-	if id.Group != "" {
-		gr += "." + id.Group
-	}
+	gr := id.groupResource()
 	w := &m.watch
 	w.terminated.WithLabelValues(id.Group, id.Resource)
 	r := &Resource{
@@ -143,3 +164,9 @@ func (r *Resource) Parked() { r.parked.Inc() }
 
 // CaughtUp implements watchcache.Observer.
 func (r *Resource) CaughtUp() { r.catchUps.Inc() }
+
+// ListFallback counts a list of resource id that the watch cache would have
+// served and the store served instead, for reason (a Fallback constant).
+func (m *Metrics) ListFallback(id ResourceID, reason string) {
+	m.watch.fallbacks.WithLabelValues(id.groupResource(), reason).Inc()
+}

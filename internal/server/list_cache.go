@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -33,23 +34,28 @@ func fromCache(v url.Values, opts registry.ListOptions) (bool, int64) {
 }
 
 // listCached serves a list from the watch cache; false means the store
-// must serve it (the cache could not get fresh enough in time).
+// must serve it: no cache serves the request's definition (it changed
+// while the request was in flight, which the store serves with the
+// definition the request began with, as kube-apiserver serves a request
+// with the storage it began with; or the server is closing), or the cache
+// could not get fresh enough in time. Each fallback is counted
+// (listwatch_watch_cache_list_fallback_total).
 func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 	c := q.s.caches.get(q.res)
 	if c == nil {
-		return false
+		return q.storeLists(metrics.FallbackNoCache)
 	}
 	ctx, cancel := context.WithTimeout(q.r.Context(), freshnessWait)
 	defer cancel()
 	if err := c.WaitReady(ctx); err != nil {
-		return false
+		return q.storeLists(metrics.FallbackNotReady)
 	}
 	if err := q.s.waitFresh(ctx, c, fresh); err != nil {
 		if fresh > 0 {
 			q.fail(err) // a resourceVersion the store has not reached: 504, as kube
 			return true
 		}
-		return false
+		return q.storeLists(metrics.FallbackStale)
 	}
 	objs, rev := c.List(watchcache.Filter{Namespace: q.info.Namespace, Labels: opts.Labels, Fields: opts.Fields})
 	if q.out.as == "" && q.out.mediaType == mediaProtobuf && q.writeProtobufList(objs, rev) {
@@ -70,6 +76,13 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 	}
 	q.writeEncodedList(objs, rev)
 	return true
+}
+
+// storeLists counts a list the store serves instead of the cache, for
+// reason, and returns false for listCached to say so.
+func (q *request) storeLists(reason string) bool {
+	q.s.metrics.ListFallback(resourceID(q.res), reason)
+	return false
 }
 
 // writeEncodedList writes a JSON list from the objects' cached bytes,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
 // TestListFromCacheLargerThanWriteBuffer checks a list from the cache that
@@ -77,4 +78,35 @@ func BenchmarkListTableHeap(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-heap-MiB")
+}
+
+// TestListFallbackCounted checks a list racing a change of its resource's
+// definition: no cache serves the definition it began with, so the store
+// serves it, and the fallback is counted.
+func TestListFallbackCounted(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	do(t, ts, "POST", crdsPath, "", gadgetCRD)
+	var old *resource.Resource
+	waitFor(t, s, func() bool { old, _ = s.catalog.Get("example.com", "v1", "gadgets"); return old != nil })
+	if r := do(t, ts, "POST", gadgets, "", `{"metadata":{"name":"g"}}`); r.code != http.StatusCreated {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	if r := do(t, ts, "PATCH", crdsPath+"/gadgets.example.com", "", `{"metadata":{"labels":{"edited":"yes"}}}`); r.code != http.StatusOK {
+		t.Fatalf("redefine: %d %v", r.code, r.obj)
+	}
+	waitFor(t, s, func() bool { cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); return cur != old })
+	const series = `listwatch_watch_cache_list_fallback_total{reason="no_cache",resource="gadgets.example.com"}`
+	if n := scrape(t, s)[series]; n != 0 {
+		t.Fatalf("%s = %v before the list", series, n)
+	}
+	rec := httptest.NewRecorder()
+	q := &request{s: s, w: rec, r: httptest.NewRequest("GET", gadgets+"?resourceVersion=0", nil), res: old, out: output{mediaType: mediaJSON}}
+	q.list()
+	var list struct{ Items []api.Object }
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); rec.Code != http.StatusOK || err != nil || len(list.Items) != 1 || list.Items[0].Name() != "g" {
+		t.Fatalf("list: %d %s (%v), want the store's one gadget", rec.Code, rec.Body, err)
+	}
+	if n := scrape(t, s).value(t, series); n != 1 {
+		t.Errorf("%s = %v, want 1", series, n)
+	}
 }
