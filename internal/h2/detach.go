@@ -48,7 +48,10 @@ func (st *Stream) Send(pieces [][]byte, nonblocking bool) error {
 	if st.Stalled() {
 		return errors.New("h2: Send on a stalled stream")
 	}
-	st.pending = append(st.pending[:0], pieces...)
+	st.pending = append(st.pendingBuf[:0], pieces...)
+	if cap(st.pending) <= maxKeptPieces {
+		st.pendingBuf = st.pending[:0]
+	}
 	return st.Flush(nonblocking)
 }
 

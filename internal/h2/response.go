@@ -67,10 +67,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if len(w.buf)+len(p) <= responseBuffer {
-		if w.buf == nil {
-			w.buf = make([]byte, 0, responseBuffer)
-		}
-		w.buf = append(w.buf, p...)
+		w.buf = append(w.buf, p...) // grows to responseBuffer at most
 		return len(p), nil
 	}
 	if err := w.send(p, false); err != nil {
@@ -115,7 +112,7 @@ func (w *responseWriter) send(p []byte, end bool) error {
 		}
 	}
 	err := st.flush(end, false)
-	w.buf = w.buf[:0]
+	w.buf = nil // a stream that streams (a watch) keeps no buffer between writes
 	st.pending = st.pending[:0]
 	return err
 }

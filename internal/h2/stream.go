@@ -26,10 +26,11 @@ type Stream struct {
 	body   *body
 
 	// The writer's (the handler, then the detached stream's owner):
-	pending net.Buffers // data not yet framed: waits for a window or the socket
-	hdrs    []byte      // the DATA frame headers of a write
-	vecs    net.Buffers // the pieces of a write
-	written int64       // body bytes sent
+	pending    net.Buffers // data not yet framed: waits for a window or the socket
+	pendingBuf net.Buffers // pending's array, kept between sends while small
+	hdrs       []byte      // the DATA frame headers of a write
+	vecs       net.Buffers // the pieces of a write
+	written    int64       // body bytes sent
 
 	// guarded by c.mu:
 	sendWin     int64
