@@ -176,6 +176,8 @@ func (c *conn) serve() {
 	var ce connError
 	if errors.As(err, &ce) {
 		c.writeGoAway(ce.code, ce.reason)
+		c.closeWrite()
+		c.drain()
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		c.srv.logger().Debug("h2: connection ended", "remote", c.nc.RemoteAddr().String(), "err", err)
@@ -436,6 +438,9 @@ func (c *conn) resetStream(id uint32, code http2.ErrCode) {
 func (c *conn) control(write func() error) error {
 	c.lockWriter()
 	defer c.wmu.Unlock()
+	if errors.Is(c.werr, errWriteClosed) {
+		return nil // going away: the client's frames are read, not answered
+	}
 	if c.werr != nil {
 		return c.werr
 	}
@@ -563,7 +568,7 @@ func (c *conn) goAway(code http2.ErrCode) {
 	c.mu.Unlock()
 	c.writeGoAway(code, "")
 	if idle {
-		_ = c.nc.Close()
+		c.closeWrite()
 		return
 	}
 	grace := time.AfterFunc(orDefault(c.srv.ShutdownGrace, DefaultShutdownGrace), func() { _ = c.nc.Close() })
@@ -602,6 +607,42 @@ func (c *conn) checkIdle(idle, ping time.Duration) {
 	c.pingSent.Store(now.UnixNano())
 	_ = c.control(func() error { return c.wfr.WritePing(false, [8]byte{'l', 'w'}) })
 	c.idleTimer.Reset(ping)
+}
+
+// lingerTimeout bounds how long a connection that sent its GOAWAY and
+// closed its side waits for the client to close its own.
+const lingerTimeout = time.Second
+
+// errWriteClosed is the write side's state after closeWrite.
+var errWriteClosed = errors.New("h2: the connection's write side is closed")
+
+// closeWrite closes our side after the GOAWAY (a FIN, or TLS's
+// close_notify): the reader then ends at the client's close, or after
+// lingerTimeout. Closing the socket at once would make the kernel reset
+// it if the client had sent more meanwhile, and the client could lose
+// the GOAWAY.
+func (c *conn) closeWrite() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return
+	}
+	c.werr = errWriteClosed
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		_ = c.nc.Close()
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+}
+
+// maxDrain bounds what drain reads.
+const maxDrain = 1 << 20
+
+// drain reads what the client sends until it closes, for at most
+// lingerTimeout (set by closeWrite) and maxDrain bytes.
+func (c *conn) drain() {
+	_, _ = io.CopyN(io.Discard, c.br, maxDrain)
 }
 
 // setState reports the connection's state to ConnOptions.ConnState.

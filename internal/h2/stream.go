@@ -99,7 +99,7 @@ func (st *Stream) release() {
 		c.setState(http.StateIdle)
 	}
 	if closing {
-		_ = c.nc.Close()
+		c.closeWrite()
 	}
 }
 
