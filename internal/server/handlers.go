@@ -12,48 +12,59 @@ import (
 
 // serveResource handles a request on a resource, an object or its status.
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requestInfo) {
-	res, ok := s.catalog.Get(info.Group, info.Version, info.Resource)
-	if !ok || (info.Namespace != "" && !res.Namespaced) {
-		writeError(w, notFoundPath())
+	q, err := s.newRequest(w, r, info)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
+	q.serve()
+}
+
+// newRequest prepares a request from its resource's current definition:
+// the resource, the request's options and the negotiated output.
+func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info requestInfo) (*request, error) {
+	res, ok := s.catalog.Get(info.Group, info.Version, info.Resource)
+	if !ok || (info.Namespace != "" && !res.Namespaced) {
+		return nil, notFoundPath()
+	}
 	if info.Subresource != "" && (info.Subresource != "status" || !res.StatusSubresource) {
-		writeError(w, notFoundPath())
-		return
+		return nil, notFoundPath()
 	}
 	r, err := withFieldValidation(w, r)
 	if err == nil {
 		r, err = withDryRun(r)
 	}
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), tableOK)
 	if !ok {
-		writeError(w, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf}))
-		return
+		return nil, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf})
 	}
-	req := &request{s: s, w: w, r: r, info: info, res: res, out: out}
-	switch info.Verb {
+	return &request{s: s, w: w, r: r, info: info, res: res, out: out}, nil
+}
+
+// serve serves the request's verb.
+func (q *request) serve() {
+	switch q.info.Verb {
 	case "get":
-		req.get()
+		q.get()
 	case "list":
-		req.list()
+		q.list()
 	case "watch":
-		req.watch()
+		q.watch()
 	case "create":
-		req.create()
+		q.create()
 	case "update":
-		req.update()
+		q.update()
 	case "patch":
-		req.patch()
+		q.patch()
 	case "delete":
-		req.delete()
+		q.delete()
 	case "deletecollection":
-		req.deleteCollection()
+		q.deleteCollection()
 	default:
-		writeError(w, apierror.MethodNotAllowed(r.Method, res.GroupResource()))
+		q.fail(apierror.MethodNotAllowed(q.r.Method, q.res.GroupResource()))
 	}
 }
 
@@ -70,6 +81,9 @@ type request struct {
 	info requestInfo
 	res  *resource.Resource
 	out  output
+	// redefined is set on a watch prepared again because its resource's
+	// definition changed under it, which it may be only once.
+	redefined bool
 }
 
 func (q *request) fail(err error) { writeError(q.w, apierror.From(err)) }

@@ -128,6 +128,10 @@ func (q *request) watch() {
 		wr.opts.Wake = d.wake
 	}
 	w, err := q.startWatch(wr, deadline)
+	if errors.Is(err, errRedefined) {
+		q.watchRedefined()
+		return
+	}
 	if err != nil {
 		q.fail(err)
 		return
@@ -169,28 +173,43 @@ func (q *request) startWatch(wr watchRequest, deadline time.Time) (*watchcache.W
 	return w, nil
 }
 
+// errRedefined: the request's resource was redefined (its
+// CustomResourceDefinition changed) after the request was prepared.
+var errRedefined = errors.New("the resource was redefined")
+
 // watchCache returns the cache of the request's resource. When the
 // resource's definition changed while the request was in flight (a
 // CustomResourceDefinition deleted or redefined), it answers as
-// kube-apiserver would: 404 for a resource no longer served; for one
-// redefined, the cache of the new definition, which the request then
-// serves.
+// kube-apiserver would: 404 for a resource no longer served; errRedefined
+// for one redefined, which the request then serves with the new
+// definition, once.
 func (q *request) watchCache() (*watchcache.Cache, error) {
-	for retried := false; ; retried = true {
-		if c := q.s.caches.get(q.res); c != nil {
-			return c, nil
-		}
-		cur, ok := q.s.catalog.Get(q.res.Group, q.res.Version, q.res.Plural)
-		switch {
-		case !ok:
-			return nil, resourceNotFound(q.res)
-		case cur == q.res:
-			return nil, apierror.TooManyRequests("the server is shutting down", 1)
-		case retried:
-			return nil, apierror.TooManyRequests(fmt.Sprintf("the definition of %s is changing", q.res.GroupResource()), 1)
-		}
-		q.res = cur
+	if c := q.s.caches.get(q.res); c != nil {
+		return c, nil
 	}
+	cur, ok := q.s.catalog.Get(q.res.Group, q.res.Version, q.res.Plural)
+	switch {
+	case !ok:
+		return nil, resourceNotFound(q.res)
+	case cur == q.res:
+		return nil, apierror.TooManyRequests("the server is shutting down", 1)
+	case q.redefined:
+		return nil, apierror.TooManyRequests(fmt.Sprintf("the definition of %s is changing", q.res.GroupResource()), 1)
+	}
+	return nil, errRedefined
+}
+
+// watchRedefined serves a watch whose resource was redefined after it was
+// prepared: prepared again from the new definition (its scope, its field
+// selectors, its output), as a request made now would be.
+func (q *request) watchRedefined() {
+	again, err := q.s.newRequest(q.w, q.r, q.info)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	again.redefined = true
+	again.watch()
 }
 
 // resourceNotFound is kube-apiserver's 404 for a resource it does not

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -449,45 +447,63 @@ func TestWebSocketCloseEndsWatch(t *testing.T) {
 }
 
 // TestWatchRacingDefinitionChange checks what a watch gets when its
-// resource's definition changed after the request found it: 404 naming
-// the resource once it is no longer served, and the new definition's
-// watch once it was redefined.
+// resource's definition changed after the request was prepared: what a
+// request made now would get, as the watch is prepared again from the new
+// definition (the new scope's 404 for a namespaced path, or the watch), and
+// 404 naming the resource once it is no longer served.
 func TestWatchRacingDefinitionChange(t *testing.T) {
 	tests := []struct {
 		name, method, body string
-		served             bool
+		code               int
+		message            string
 	}{
-		{"redefined", "PATCH", `{"metadata":{"labels":{"edited":"yes"}}}`, true},
-		{"deleted", "DELETE", "", false},
+		{"redefined", "PATCH", `{"metadata":{"labels":{"edited":"yes"}}}`, http.StatusOK, ""},
+		{"scope changed", "PATCH", `{"spec":{"scope":"Cluster"}}`, http.StatusNotFound, "the server could not find the requested resource"},
+		{"deleted", "DELETE", "", http.StatusNotFound, "the server could not find the requested resource (watch gadgets.example.com)"},
 	}
+	namespaced := strings.Replace(gadgetCRD, `"scope":"Cluster"`, `"scope":"Namespaced"`, 1)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, ts := newCRDServer(t, newMemoryStore(t))
-			do(t, ts, "POST", crdsPath, "", gadgetCRD)
+			do(t, ts, "POST", crdsPath, "", namespaced)
 			var old *resource.Resource
 			waitFor(t, s, func() bool { old, _ = s.catalog.Get("example.com", "v1", "gadgets"); return old != nil })
-			if r := do(t, ts, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != 200 {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			rec := startRecorder{httptest.NewRecorder(), cancel}
+			r := httptest.NewRequestWithContext(ctx, "GET", "/apis/example.com/v1/namespaces/default/gadgets?watch=true", nil)
+			info, _ := parseRequest(r)
+			q, err := s.newRequest(rec, r, info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := do(t, ts, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != http.StatusOK {
 				t.Fatalf("%s definition: %d %v", tt.method, r.code, r.obj)
 			}
 			waitFor(t, s, func() bool { cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); return cur != old })
-			q := &request{s: s, res: old, r: httptest.NewRequest("GET", gadgets+"?watch=true", nil)}
-			w, err := q.startWatch(watchRequest{opts: watchcache.WatchOptions{InitialEvents: true}}, time.Now().Add(10*time.Second))
-			if !tt.served {
-				var se *api.StatusError
-				if !errors.As(err, &se) || se.Status.Code != http.StatusNotFound || se.Status.Reason != api.StatusReasonNotFound ||
-					se.Status.Details == nil || se.Status.Details.Group != "example.com" || se.Status.Details.Kind != "gadgets" ||
-					se.Status.Message != "the server could not find the requested resource (watch gadgets.example.com)" {
-					t.Fatalf("watch of a deleted resource: %v (%+v), want 404 naming gadgets.example.com", err, se)
-				}
+			q.watch() // returns once the response starts: rec cancels the request
+			if rec.Code != tt.code {
+				t.Fatalf("watch: %d %s, want %d", rec.Code, rec.Body, tt.code)
+			}
+			if tt.code == http.StatusOK {
 				return
 			}
-			if err != nil {
-				t.Fatalf("watch of a redefined resource: %v", err)
-			}
-			defer w.Stop()
-			if cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); q.res != cur {
-				t.Error("the watch does not serve the new definition")
+			var st api.Status
+			if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.Message != tt.message {
+				t.Errorf("watch: %s (%v), want the message %q", rec.Body, err, tt.message)
 			}
 		})
 	}
+}
+
+// startRecorder is a ResponseRecorder that cancels its request as the
+// response starts, so that a watch served to it returns.
+type startRecorder struct {
+	*httptest.ResponseRecorder
+	cancel context.CancelFunc
+}
+
+func (r startRecorder) WriteHeader(code int) {
+	r.ResponseRecorder.WriteHeader(code)
+	r.cancel()
 }
