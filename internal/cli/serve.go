@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/listwatch/listwatch/internal/gctune"
+	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
@@ -226,19 +227,24 @@ func (o *serveOptions) serveOn(hs *http.Server, ln net.Listener) error {
 }
 
 // httpServer serves HTTP/1.1 and HTTP/2: over TLS by ALPN, and in cleartext
-// with prior knowledge (h2c).
+// with prior knowledge (h2c), which net/http recognises by its preface and
+// hands over.
 func (o *serveOptions) httpServer(h http.Handler) *http.Server {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           h,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 30 * time.Second,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 	}
+	// HTTP/2, over TLS and h2c, is served by internal/h2 rather than
+	// net/http's: its watches are detached as HTTP/1.1 ones are.
+	(&h2.Server{ShutdownGrace: o.shutdownGrace}).Configure(hs)
+	return hs
 }
 
 // checkExposure refuses to serve a non-loopback address unless TLS and an
