@@ -243,14 +243,15 @@ func TestPingAndSettings(t *testing.T) {
 // TestShutdownGoAway: Shutdown sends GOAWAY at once and lets the stream
 // in flight finish; then the connection closes.
 func TestShutdownGoAway(t *testing.T) {
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	ts := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
 		<-release
 		_, _ = io.WriteString(w, "done")
 	}))
 	c := dialRaw(t, ts)
 	c.get(1, "/")
-	c.until("SETTINGS", func(f http2.Frame) bool { _, ok := f.(*http2.SettingsFrame); return ok })
+	<-started // a stream the server has not read when it goes away is not served (the GOAWAY says so)
 	shut := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -271,35 +271,30 @@ func buffersLen(b net.Buffers) int {
 }
 
 // waitWindow waits until windowc is closed (a window grew, or the stream
-// or the connection ended), or the stream's deadline (writeTimeout until
-// Bound sets one).
+// or the connection ended), or until the deadline once Bound set one. A
+// client may hold a stream's window shut as long as it likes (it reads
+// slowly): until Bound, the wait is bounded by the stream's life.
 func (st *Stream) waitWindow(windowc chan struct{}) error {
 	c := st.c
-	for {
-		c.mu.Lock()
-		deadline, boundc, ended := st.deadline, st.boundc, st.ended
-		c.mu.Unlock()
-		if ended {
-			return ErrStreamClosed
-		}
-		if !deadline.IsZero() {
-			boundc = nil // bound already: only the deadline
-		} else {
-			deadline = time.Now().Add(writeTimeout)
-		}
+	c.mu.Lock()
+	boundc, deadline := st.boundc, st.deadline
+	c.mu.Unlock()
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
-		var err error
-		select {
-		case <-windowc:
-		case <-c.done:
-			err = errConnClosed
-		case <-t.C:
-			err = fmt.Errorf("h2: waiting for the client's window: %w", os.ErrDeadlineExceeded)
-		case <-boundc:
-			t.Stop()
-			continue
-		}
-		t.Stop()
-		return err
+		defer t.Stop()
+		timeout, boundc = t.C, nil
+	}
+	select {
+	case <-windowc:
+		return nil
+	case <-boundc:
+		return nil // bound meanwhile: the caller tries again, then waits until the deadline
+	case <-c.done:
+		return errConnClosed
+	case <-st.ctx.Done():
+		return ErrStreamClosed
+	case <-timeout:
+		return fmt.Errorf("h2: waiting for the client's window: %w", os.ErrDeadlineExceeded)
 	}
 }

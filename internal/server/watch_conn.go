@@ -34,13 +34,14 @@ import (
 //     that arrive faster than they can be written are coalesced.
 //
 // A sender never waits on a socket: it writes with one non-blocking writev
-// (watch_write_linux.go). A watch whose write would block (its client reads
+// (watch_write.go). A watch whose write would block (its client reads
 // slowly) or that is catching up (from the ring or the store) gets a
 // goroutine of its own until it is level and writable again, so that it
 // never holds up a sender. Over TLS, a send is one tls.Conn.Write of its
 // pieces copied into one buffer, on a connection from Listener whose
-// socket takes it without blocking (watch_tls.go). HTTP/2 streams stay
-// with net/http: HTTP/2 cannot be hijacked.
+// socket takes it without blocking (watch_tls.go). An HTTP/2 stream
+// served by internal/h2 is detached in the same way, its events written as
+// DATA frames (watch_h2.go).
 
 // endWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
@@ -49,8 +50,13 @@ const endWriteGrace = 2 * time.Second
 
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: HTTP/1.1 (chunked), in cleartext or over TLS on a connection
-// from Listener, not a WebSocket upgrade, on a connection net/http lets go.
+// from Listener, not a WebSocket upgrade, on a connection net/http lets go;
+// or on an HTTP/2 stream served by internal/h2.
 func (q *request) canDetach() bool {
+	if q.r.ProtoMajor == 2 {
+		_, ok := h2Detacher(q.w)
+		return ok
+	}
 	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && (q.r.TLS == nil || overSocketConn(q.r.Context())) &&
 		!q.isWebSocket() && canHijack(q.w)
 }
@@ -58,16 +64,8 @@ func (q *request) canDetach() bool {
 // canHijack reports whether w, or a writer it wraps, is an http.Hijacker,
 // as http.ResponseController looks for one.
 func canHijack(w http.ResponseWriter) bool {
-	for {
-		if _, ok := w.(http.Hijacker); ok {
-			return true
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return false
-		}
-		w = u.Unwrap()
-	}
+	_, ok := unwrapWriter[http.Hijacker](w)
+	return ok
 }
 
 // endReason is why a detached watch ends.
@@ -98,7 +96,7 @@ type detachedWatch struct {
 	s         *Server
 	w         *watchcache.Watcher
 	enc       *watchEncoder
-	sink      *connSink
+	sink      streamSink
 	counted   watchSink // sink, counting events in the watch metrics
 	bookmarks bool
 	log       requestLog
@@ -164,10 +162,11 @@ func (d *detachedWatch) tick() {
 	d.ticker.Reset(d.s.cfg.BookmarkInterval)
 }
 
-// detach hijacks the connection and starts streaming watch w on it, whose
-// options carried d.wake; the handler may then return.
+// detach hijacks the connection (or detaches the HTTP/2 stream) and starts
+// streaming watch w on it, whose options carried d.wake; the handler may
+// then return.
 func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) {
-	sink, err := q.hijack(enc)
+	sink, err := q.openDetached(enc, d)
 	if err != nil {
 		w.Stop()
 		q.s.log.Debug("watch connection lost at its start", "err", err)
@@ -195,13 +194,14 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.mu.Unlock()
 }
 
-// watchGone reads the connection until the client closes it (or the
-// watch's end does), discarding anything sent, as net/http's background
-// read does while a handler runs.
+// watchGone reads an HTTP/1.1 watch's connection until the client closes
+// it (or the watch's end does), discarding anything sent, as net/http's
+// background read does while a handler runs.
 func (d *detachedWatch) watchGone() {
+	conn := d.sink.(*connSink).conn
 	buf := make([]byte, 64)
 	for {
-		if _, err := d.sink.conn.Read(buf); err != nil {
+		if _, err := conn.Read(buf); err != nil {
 			d.end(endGone)
 			return
 		}
@@ -232,7 +232,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	if nonblocking && (d.sink.stalled() || d.w.CatchingUp()) {
 		return stepOwn // a catch-up may read the store's history: not on a sender
 	}
-	d.sink.nonblocking = nonblocking
+	d.sink.setNonblocking(nonblocking)
 	if d.sink.stalled() {
 		if err := d.sink.flush(); err != nil {
 			d.finish(endGone)
@@ -336,7 +336,7 @@ func (d *detachedWatch) finish(reason endReason) {
 	if d.ticker != nil {
 		d.ticker.Stop()
 	}
-	d.sink.nonblocking = false
+	d.sink.setNonblocking(false)
 	d.sink.bound()
 	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
 	if clean && reason == endTimeout && d.bookmarks {
@@ -351,7 +351,7 @@ func (d *detachedWatch) finish(reason endReason) {
 		d.sink.abort()
 	}
 	d.s.streams.remove(d)
-	d.log.end(context.Background(), http.StatusOK, d.sink.written)
+	d.log.end(context.Background(), http.StatusOK, d.sink.bytesWritten())
 }
 
 // hijack takes the connection from net/http and writes the response head.
@@ -588,3 +588,6 @@ func (s *connSink) abort() {
 
 // gone is nil: a detached watch's reader (watchGone) ends it itself.
 func (s *connSink) gone() <-chan struct{} { return nil }
+
+func (s *connSink) setNonblocking(b bool) { s.nonblocking = b }
+func (s *connSink) bytesWritten() int64   { return s.written }

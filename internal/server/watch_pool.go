@@ -42,7 +42,9 @@ func (ds *detachedStreams) start(d *detachedWatch) bool {
 	}
 	ds.live[d] = struct{}{}
 	ds.wg.Add(1) // done by remove
-	ds.wg.Go(d.watchGone)
+	if _, ok := d.sink.(*connSink); ok {
+		ds.wg.Go(d.watchGone) // an HTTP/2 stream's connection reader ends it
+	}
 	return true
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -34,6 +35,7 @@ func newWatchServer(t *testing.T) (*httptest.Server, *Server, *memory.Store) {
 	ts.Config.Protocols = new(http.Protocols)
 	ts.Config.Protocols.SetHTTP1(true)
 	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	(&h2.Server{}).Configure(ts.Config) // as listwatch serve does
 	ts.Start()
 	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
 	return ts, s, store
@@ -178,20 +180,21 @@ func TestWatchTransports(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if n := detachedWatches(s); n != 2 {
-		t.Errorf("%d watches detached, want the 2 over HTTP/1.1 (cleartext and TLS)", n)
+	if n := detachedWatches(s); n != 4 {
+		t.Errorf("%d watches detached, want the 4 over HTTP/1.1 and HTTP/2 (cleartext and TLS)", n)
 	}
 }
 
 // serveTLS serves s over TLS too, as `listwatch serve` does: on a
-// Listener, with ConnContext; HTTP/2 by ALPN if h2.
-func serveTLS(t *testing.T, s *Server, h2 bool) *httptest.Server {
+// Listener, with ConnContext; HTTP/2 (internal/h2) by ALPN if http2.
+func serveTLS(t *testing.T, s *Server, http2 bool) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Listener = Listener(ts.Listener)
 	ts.Config.ConnContext = ConnContext
+	(&h2.Server{}).Configure(ts.Config)
 	ts.TLS = &tls.Config{NextProtos: []string{"http/1.1"}}
-	if h2 {
+	if http2 {
 		ts.EnableHTTP2 = true
 		ts.TLS.NextProtos = []string{"h2", "http/1.1"} // httptest's default with HTTP/2 is h2 alone
 	}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// A watch over HTTP/2 served by internal/h2 is detached like an HTTP/1.1
+// one (watch_conn.go): its handler returns, its stream stays open, and the
+// senders write its events as DATA frames, the frame headers and the
+// cache's shared bytes in one writev on a cleartext connection. The
+// connection's one reader ends the watch when the client resets the
+// stream or the connection ends. Over TLS every send is written by a
+// goroutine that can wait (the stream is always stalled for a sender).
+
+// streamSink is what a detached watch writes through: an HTTP/1.1
+// connection (connSink) or an HTTP/2 stream (h2Sink). Whoever serves the
+// watch uses it; nothing else does, but bound.
+type streamSink interface {
+	watchSink
+	// flush writes what a non-blocking send left.
+	flush() error
+	// stalled reports whether some of the last send is not written.
+	stalled() bool
+	// setNonblocking makes sends and flushes take only what goes at once.
+	setNonblocking(bool)
+	// bound bounds the writes left, at the stream's end; any goroutine.
+	bound()
+	// abort ends the stream unfinished.
+	abort()
+	// bytesWritten is the body's size so far, for the access log.
+	bytesWritten() int64
+}
+
+var (
+	_ streamSink = (*connSink)(nil)
+	_ streamSink = (*h2Sink)(nil)
+)
+
+// h2Detacher returns w's HTTP/2 detacher, if w (or a writer it wraps) is
+// internal/h2's.
+func h2Detacher(w http.ResponseWriter) (h2.Detacher, bool) { return unwrapWriter[h2.Detacher](w) }
+
+// unwrapWriter finds a T among w and the writers it wraps, as
+// http.ResponseController looks for its interfaces.
+func unwrapWriter[T any](w http.ResponseWriter) (T, bool) {
+	for {
+		if t, ok := w.(T); ok {
+			return t, true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// openDetached takes the watch's connection from net/http (HTTP/1.1) or
+// its stream from its handler (HTTP/2).
+func (q *request) openDetached(e *watchEncoder, d *detachedWatch) (streamSink, error) {
+	if q.r.ProtoMajor == 2 {
+		s, err := q.detachH2(e, d)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s, err := q.hijack(e)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// detachH2 sends the response head and takes the stream from its handler;
+// the client's reset or the connection's end ends d.
+func (q *request) detachH2(e *watchEncoder, d *detachedWatch) (*h2Sink, error) {
+	det, _ := h2Detacher(q.w)
+	h := q.w.Header()
+	h.Set("Content-Type", e.contentType())
+	h.Set("Cache-Control", "no-cache, private")
+	st, err := det.Detach(func() { d.end(endGone) })
+	if err != nil {
+		return nil, fmt.Errorf("detaching an HTTP/2 watch: %w", err)
+	}
+	return &h2Sink{st: st}, nil
+}
+
+// h2Sink writes a watch's events on its HTTP/2 stream: everything pending
+// in one send.
+type h2Sink struct {
+	st          *h2.Stream
+	nonblocking bool
+	vecs        [][]byte // the pieces of a send; kept between sends while small
+}
+
+func (s *h2Sink) send(e *watchEncoder, items []watchcache.Item) error {
+	vecs := s.vecs[:0]
+	for _, it := range items {
+		vecs = e.appendFrame(vecs, it)
+	}
+	err := s.st.Send(vecs, s.nonblocking) // keeps the pieces, not the slice
+	clear(vecs)
+	if cap(vecs) <= maxKeptVecs {
+		s.vecs = vecs[:0]
+	} else {
+		s.vecs = nil
+	}
+	if err != nil {
+		return fmt.Errorf("writing watch events: %w", err)
+	}
+	return nil
+}
+
+func (s *h2Sink) flush() error {
+	if err := s.st.Flush(s.nonblocking); err != nil {
+		return fmt.Errorf("writing watch events: %w", err)
+	}
+	return nil
+}
+
+func (s *h2Sink) stalled() bool         { return s.st.Stalled() }
+func (s *h2Sink) setNonblocking(b bool) { s.nonblocking = b }
+func (s *h2Sink) bound()                { s.st.Bound(endWriteGrace) }
+func (s *h2Sink) close()                { _ = s.st.Close() }
+func (s *h2Sink) abort()                { s.st.Reset() }
+func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
+
+// gone is nil: the connection's reader ends a detached watch itself.
+func (s *h2Sink) gone() <-chan struct{} { return nil }
