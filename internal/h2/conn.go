@@ -487,7 +487,7 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 		err = c.writeWait(vecs, deadline)
 	}
 	c.wbuf.Reset()
-	if err != nil {
+	if err != nil && !errors.Is(err, errStalled) {
 		c.werr = err
 		_ = c.nc.Close()
 	}

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/listwatch/listwatch/internal/h2"
 )
 
 // rawClient speaks HTTP/2 frame by frame to a test server.
@@ -268,5 +270,60 @@ func TestShutdownGoAway(t *testing.T) {
 	}
 	if err := <-shut; err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// TestDetachStalled sends more than the socket takes at once, to a client
+// that does not read yet: the send does not wait, the stream is stalled,
+// and the stream's owner finishes it with a blocking Flush once the client
+// reads; every byte arrives, in order.
+func TestDetachStalled(t *testing.T) {
+	streams := make(chan *h2.Stream, 1)
+	ts := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := w.(h2.Detacher).Detach(func() {})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		streams <- st
+	}))
+	c := dialRaw(t, ts)
+	const size = 16 << 20 // beyond loopback's socket buffers
+	if err := errors.Join(
+		c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1}),
+		c.fr.WriteWindowUpdate(0, 1<<31-1-65535),
+	); err != nil {
+		t.Fatal(err)
+	}
+	c.get(1, "/")
+	st := <-streams
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i % 251)
+	}
+	if err := st.Send([][]byte{want[:size/2], want[size/2:]}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Stalled() {
+		t.Fatal("16 MiB went to the socket at once")
+	}
+	done := make(chan error, 1)
+	go func() { // the stream's owner
+		done <- errors.Join(st.Flush(false), st.Close())
+	}()
+	var got []byte
+	c.until("the end of the stream", func(f http2.Frame) bool {
+		d, ok := f.(*http2.DataFrame)
+		if ok && d.StreamID == 1 {
+			got = append(got, d.Data()...)
+			return d.StreamEnded()
+		}
+		return false
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("got %d bytes, want %d, in order", len(got), len(want))
 	}
 }
