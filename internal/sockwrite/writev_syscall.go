@@ -1,0 +1,31 @@
+//go:build dragonfly || freebsd || linux || netbsd
+
+package sockwrite
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// writev is one writev(2) system call, made directly as Go's own syscall
+// package makes them on these systems, with its iovec array on the stack:
+// no allocation per send. Empty pieces are left out.
+func writev(fd uintptr, bufs [][]byte) (int, error) {
+	var iov [maxWritevPieces]syscall.Iovec
+	n := 0
+	for _, b := range bufs {
+		if len(b) > 0 {
+			iov[n].Base = &b[0]
+			iov[n].SetLen(len(b))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	w, _, errno := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(w), nil
+}
