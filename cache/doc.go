@@ -9,7 +9,13 @@
 //     watches one resource through a client.ListerWatcher, writing every
 //     change to a ReflectorStore; a store that is a PartialReplacer (the
 //     DeltaFIFO) gets each page of a LIST as it arrives, so the informer
-//     applies the first pages while the next are read. It re-watches from the last
+//     applies the first pages while the next are read (client-go applies
+//     nothing until it has the whole list): the pages are one snapshot (all
+//     read at the first page's resourceVersion) and HasSynced waits for the
+//     end of the list; when a list fails after some pages, they stay applied
+//     and the next list asks for the current state (resourceVersion ""), so
+//     that no object a handler saw goes back in time, and its end deletes
+//     what it does not have. It re-watches from the last
 //     resourceVersion when a watch ends or fails, and lists again only when
 //     the server says that resourceVersion is gone (410 Expired). Failures
 //     are retried under an exponential backoff with jitter; a 429's

@@ -133,8 +133,11 @@ type Reflector[T client.Object] struct {
 	opts  ReflectorOptions
 
 	// Owned by Run's goroutine.
-	backoff       *backoffState
-	rvUnavailable bool // the last RV was refused (410, too large): list from ""
+	backoff *backoffState
+	// rvUnavailable: the last RV was refused (410, too large), or a list
+	// failed after its first pages were applied: list from "", the current
+	// state, which is never older than anything the store was given.
+	rvUnavailable bool
 	watchListOff  bool // the server cannot stream lists: always LIST
 
 	mu       sync.Mutex

@@ -37,7 +37,9 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		listRV, err = r.listAll(ctx, "", sink)
 	}
 	if err != nil {
-		return fmt.Errorf("list at resourceVersion %q: %w", r.relistResourceVersion(), err)
+		err = fmt.Errorf("list at resourceVersion %q: %w", r.relistResourceVersion(), err)
+		r.rvUnavailable = r.rvUnavailable || sink.applied // its pages stay applied: the next list must not be older
+		return err
 	}
 	sink.end(listRV)
 	r.replaced(listRV)
@@ -62,7 +64,7 @@ func (r *Reflector[T]) listAll(ctx context.Context, rv string, sink *listSink[T]
 		items, listRV, cont, err := r.listPage(ctx, opts)
 		if err != nil && page > 0 && client.IsExpired(err) {
 			sink.begin()
-			items, listRV, _, err = r.listPage(ctx, first)
+			items, listRV, _, err = r.listPage(ctx, sink.inFull(first))
 			if err == nil {
 				sink.add(items)
 			}
@@ -98,7 +100,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, pl client.PageLister[T], f
 	})
 	if err != nil && pages > 0 && client.IsExpired(err) {
 		sink.begin()
-		items, listRV, _, err := r.listPage(ctx, first)
+		items, listRV, _, err := r.listPage(ctx, sink.inFull(first))
 		if err == nil {
 			sink.add(items)
 		}
@@ -109,10 +111,21 @@ func (r *Reflector[T]) listPages(ctx context.Context, pl client.PageLister[T], f
 
 // listSink takes a LIST's pages: straight into the store, page by page,
 // when it is a PartialReplacer, or gathered for one Replace.
+//
+// Pages given to the store are applied (the informer indexes them and
+// tells its handlers) before the list ends, where client-go applies
+// nothing until it has the whole list. They are objects of one snapshot
+// (every page of a list is read at its first page's resourceVersion), and
+// HasSynced still waits for the end of the list. When the list fails after
+// some pages, they stay applied, so the list that follows asks for the
+// current state ("", inFull and Reflector.list), never older than those
+// pages, so that no object a handler saw goes back in time; its end
+// deletes what it does not have.
 type listSink[T any] struct {
-	store ReflectorStore[T]
-	parts PartialReplacer[T] // nil: gather
-	all   []T
+	store   ReflectorStore[T]
+	parts   PartialReplacer[T] // nil: gather
+	all     []T
+	applied bool // a page went to the store; stays true across begin
 }
 
 func (r *Reflector[T]) newListSink() *listSink[T] {
@@ -131,9 +144,20 @@ func (s *listSink[T]) begin() {
 func (s *listSink[T]) add(items []T) {
 	if s.parts != nil {
 		s.parts.ReplacePart(items)
+		s.applied = s.applied || len(items) > 0
 		return
 	}
 	s.all = append(s.all, items...)
+}
+
+// inFull returns the options of a list in one request that replaces a
+// paged one whose continue token expired: the first page's, or the current
+// state's once pages were applied.
+func (s *listSink[T]) inFull(first client.ListOptions) client.ListOptions {
+	if s.applied {
+		first.ResourceVersion, first.ResourceVersionMatch = "", ""
+	}
+	return first
 }
 
 // end replaces the store's state with the list's.

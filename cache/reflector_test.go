@@ -431,6 +431,23 @@ func (s partsStore) BeginReplace()           { s.record("begin") }
 func (s partsStore) ReplacePart(list []*obj) { s.record("part %v", keys(list)) }
 func (s partsStore) EndReplace(rv string)    { s.record("end @%s", rv) }
 
+// listIntoParts runs a Reflector over lw into a partsStore until it opens
+// its first watch; the Reflector stops when the test ends.
+func listIntoParts(t *testing.T, lw *cachetest.FakeListerWatcher[*obj]) (partsStore, *Reflector[*obj]) {
+	t.Helper()
+	store := partsStore{&recStore{}}
+	r := NewReflector(lw, store, ReflectorOptions{Backoff: noJitter()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	<-lw.Watches
+	return store, r
+}
+
 // A PartialReplacer gets each page as it arrives; a continue token that
 // expires begins the list again, in full.
 func TestReflectorListsInPartsIntoAPartialReplacer(t *testing.T) {
@@ -442,15 +459,7 @@ func TestReflectorListsInPartsIntoAPartialReplacer(t *testing.T) {
 			cachetest.Page[*obj]{Err: cachetest.Gone()},
 			cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "a", 1), cachetest.New("ns", "c", 12)}, ResourceVersion: "12"},
 		)
-		store := partsStore{&recStore{}}
-		r := NewReflector(lw, store, ReflectorOptions{Backoff: noJitter()})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			r.Run(ctx)
-		}()
-		<-lw.Watches
+		store, r := listIntoParts(t, lw)
 		want := []string{"begin", "part [ns/a]", "part [ns/b]", "begin", "part [ns/a ns/c]", "end @12"}
 		if diff := cmp.Diff(want, store.take()); diff != "" {
 			t.Errorf("store calls (-want +got):\n%s", diff)
@@ -458,8 +467,6 @@ func TestReflectorListsInPartsIntoAPartialReplacer(t *testing.T) {
 		if got := r.LastSyncResourceVersion(); got != "12" {
 			t.Errorf("LastSyncResourceVersion %q, want 12", got)
 		}
-		cancel()
-		<-done
 	})
 }
 
@@ -516,4 +523,39 @@ func TestReflectorListsThroughAPageLister(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// A list whose pages were applied and which then fails is followed by a
+// list of the current state (resourceVersion ""), never by one that may be
+// older than those pages (a cache behind them): whether the next page
+// fails (the list is retried) or its continue token expires (the list is
+// read again in one request).
+func TestReflectorListAfterAppliedPagesIsNotOlder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		again client.ListOptions
+	}{
+		{"a page fails", cachetest.Status(500, api.StatusReasonInternalError), client.ListOptions{Limit: 500}},
+		{"a continue token expires", cachetest.Gone(), client.ListOptions{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lw := cachetest.NewFakeListerWatcher[*obj]()
+				lw.AddPages(
+					cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "a", 1)}, ResourceVersion: "10", Continue: "c1"},
+					cachetest.Page[*obj]{Err: tc.err},
+					cachetest.Page[*obj]{Items: []*obj{cachetest.New("ns", "a", 11), cachetest.New("ns", "c", 12)}, ResourceVersion: "12"},
+				)
+				store, _ := listIntoParts(t, lw)
+				want := []client.ListOptions{{ResourceVersion: "0", Limit: 500}, {Continue: "c1", Limit: 500}, tc.again}
+				if diff := cmp.Diff(want, lw.ListCalls()); diff != "" {
+					t.Errorf("list options (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff([]string{"begin", "part [ns/a]", "begin", "part [ns/a ns/c]", "end @12"}, store.take()); diff != "" {
+					t.Errorf("store calls (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
 }
