@@ -404,6 +404,43 @@ func TestInvalidDefinitions(t *testing.T) {
 	}
 }
 
+// TestDefinitionImmutableFields checks kube's rule for an established
+// definition: its scope and kind cannot change (422 Invalid, "field is
+// immutable" at the field's path), while the rest of its spec can.
+func TestDefinitionImmutableFields(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	if r := do(t, ts, "POST", crdsPath, "", gadgetCRD); r.code != 201 {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	const gadgetsCRD = crdsPath + "/gadgets.example.com"
+	tests := []struct {
+		name, method, body string
+		causes             []string
+	}{
+		{"scope by merge patch", "PATCH", `{"spec":{"scope":"Namespaced"}}`,
+			[]string{`spec.scope: Invalid value: "Namespaced": field is immutable`}},
+		{"scope by update", "PUT", strings.Replace(gadgetCRD, `"scope":"Cluster"`, `"scope":"Namespaced"`, 1),
+			[]string{`spec.scope: Invalid value: "Namespaced": field is immutable`}},
+		{"kind", "PATCH", `{"spec":{"names":{"kind":"Gizmo","listKind":"GizmoList","singular":"gizmo"}}}`,
+			[]string{`spec.names.kind: Invalid value: "Gizmo": field is immutable`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, ts, tt.method, gadgetsCRD, "", tt.body)
+			if r.code != 422 || r.obj["reason"] != "Invalid" {
+				t.Fatalf("got %d %v, want 422 Invalid", r.code, r.obj)
+			}
+			wantCauses(tt.causes...)(t, r)
+		})
+	}
+	if r := do(t, ts, "PATCH", gadgetsCRD, "", `{"spec":{"names":{"shortNames":["gd"]}}}`); r.code != 200 {
+		t.Fatalf("changing shortNames: %d %v", r.code, r.obj)
+	}
+	if r := do(t, ts, "GET", gadgetsCRD, "", ""); at(r.obj, "spec.scope") != "Cluster" || at(r.obj, "spec.names.kind") != "Gadget" {
+		t.Errorf("stored definition changed: %v", r.obj["spec"])
+	}
+}
+
 const dns1035 = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 
 func TestDefinitionsSurviveRestart(t *testing.T) {

@@ -461,7 +461,7 @@ func TestWatchRacingDefinitionChange(t *testing.T) {
 		message            string
 	}{
 		{"redefined", "PATCH", `{"metadata":{"labels":{"edited":"yes"}}}`, http.StatusOK, ""},
-		{"scope changed", "PATCH", `{"spec":{"scope":"Cluster"}}`, http.StatusNotFound, "the server could not find the requested resource"},
+		{"scope changed", "RECREATE", gadgetCRD, http.StatusNotFound, "the server could not find the requested resource"},
 		{"deleted", "DELETE", "", http.StatusNotFound, "the server could not find the requested resource (watch gadgets.example.com)"},
 	}
 	namespaced := strings.Replace(gadgetCRD, `"scope":"Cluster"`, `"scope":"Namespaced"`, 1)
@@ -480,10 +480,11 @@ func TestWatchRacingDefinitionChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := do(t, ts, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != http.StatusOK {
-				t.Fatalf("%s definition: %d %v", tt.method, r.code, r.obj)
-			}
-			waitFor(t, s, func() bool { cur, _ := s.catalog.Get("example.com", "v1", "gadgets"); return cur != old })
+			changeDefinition(t, ts, tt.method, tt.body)
+			waitFor(t, s, func() bool {
+				cur, _ := s.catalog.Get("example.com", "v1", "gadgets")
+				return cur != old && (tt.method != "RECREATE" || cur != nil)
+			})
 			q.watch() // returns once the response starts: rec cancels the request
 			if rec.Code != tt.code {
 				t.Fatalf("watch: %d %s, want %d", rec.Code, rec.Body, tt.code)
@@ -496,6 +497,26 @@ func TestWatchRacingDefinitionChange(t *testing.T) {
 				t.Errorf("watch: %s (%v), want the message %q", rec.Body, err, tt.message)
 			}
 		})
+	}
+}
+
+// changeDefinition changes the gadgets definition by method, or, for
+// "RECREATE", deletes it and creates body in its place (the one way to change
+// the scope of an established definition).
+func changeDefinition(t *testing.T, ts *httptest.Server, method, body string) {
+	t.Helper()
+	path := crdsPath + "/gadgets.example.com"
+	if method == "RECREATE" {
+		if r := do(t, ts, "DELETE", path, "", ""); r.code != http.StatusOK {
+			t.Fatalf("delete definition: %d %v", r.code, r.obj)
+		}
+		if r := do(t, ts, "POST", crdsPath, "", body); r.code != http.StatusCreated {
+			t.Fatalf("create definition: %d %v", r.code, r.obj)
+		}
+		return
+	}
+	if r := do(t, ts, method, path, "", body); r.code != http.StatusOK {
+		t.Fatalf("%s definition: %d %v", method, r.code, r.obj)
 	}
 }
 

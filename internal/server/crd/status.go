@@ -9,12 +9,14 @@ import (
 )
 
 // Install gives the built-in customresourcedefinitions resource what makes
-// definitions work: validation (names checked against catalog) and a
+// definitions work: validation (names checked against catalog, and on
+// update the fields kube holds immutable) and a
 // Prepare that defaults names and conversion and sets the status kube's
 // controllers set, so that `kubectl wait --for=condition=Established` is
 // satisfied by the create response itself. Call it before serving.
 func Install(definitions *resource.Resource, catalog *resource.Catalog) {
 	definitions.Validate = validator{catalog}.validate
+	definitions.ValidateUpdate = validateUpdate
 	definitions.Prepare = prepare
 }
 

@@ -45,6 +45,47 @@ func (v validator) validate(obj api.Object) []api.StatusCause {
 	return c.causes
 }
 
+// validateUpdate is the definition resource's ValidateUpdate: as kube's
+// ValidateCustomResourceDefinitionUpdate, a definition that was established
+// keeps its scope and kind, which its stored objects depend on (its group
+// and plural, fixed by its name, never change).
+func validateUpdate(obj, old api.Object) []api.StatusCause {
+	if !established(old) {
+		return nil
+	}
+	d, err := decode(obj)
+	if err != nil {
+		return nil // validate reports it
+	}
+	prev, err := decode(old)
+	if err != nil {
+		return nil // a stored definition that does not decode holds nothing to keep
+	}
+	var c checker
+	c.immutable("spec.scope", d.Spec.Scope, prev.Spec.Scope)
+	c.immutable("spec.names.kind", d.Spec.Names.Kind, prev.Spec.Names.Kind)
+	return c.causes
+}
+
+// established reports whether a definition's Established condition is True.
+func established(obj api.Object) bool {
+	st, _ := obj["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if cm, _ := c.(map[string]any); cm["type"] == "Established" {
+			return cm["status"] == "True"
+		}
+	}
+	return false
+}
+
+// immutable adds kube's ValidateImmutableField cause when value changed.
+func (c *checker) immutable(path, value, old string) {
+	if value != old {
+		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: field is immutable", value))
+	}
+}
+
 // required adds "Required value" for an empty value and reports whether it did.
 func (c *checker) required(path, value string) bool {
 	if value == "" {

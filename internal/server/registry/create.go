@@ -78,7 +78,7 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 }
 
 func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
-	if err := validate(res, obj); err != nil {
+	if err := validate(res, obj, nil); err != nil {
 		return Written{}, err
 	}
 	value, err := encodeFor(res, obj)

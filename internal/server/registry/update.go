@@ -61,7 +61,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
 		return Written{}, err
 	}
-	if err := validate(res, next); err != nil {
+	if err := validate(res, next, cur); err != nil {
 		return Written{}, err
 	}
 	if deleting(next) && len(finalizers(next)) == 0 {

@@ -109,11 +109,15 @@ func checkTypeAndScope(res *resource.Resource, ns string, obj api.Object) error 
 	return nil
 }
 
-// validate runs every check on an object about to be written.
-func validate(res *resource.Resource, obj api.Object) error {
+// validate runs every check on an object about to be written; old is the
+// stored object on update and nil on create.
+func validate(res *resource.Resource, obj, old api.Object) error {
 	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
+	}
+	if old != nil && res.ValidateUpdate != nil {
+		causes = append(causes, res.ValidateUpdate(obj, old)...)
 	}
 	if len(causes) > 0 {
 		return apierror.Invalid(res.Group, res.Kind, obj.Name(), causes)

@@ -36,6 +36,9 @@ type Resource struct {
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
+	// ValidateUpdate checks an update against the stored object old, after
+	// Validate; nil means no rule ties an object's new state to its old one.
+	ValidateUpdate func(obj, old api.Object) []api.StatusCause
 	// Schema is the OpenAPI v3 schema of the kind's objects, as a JSON
 	// document (what a CRD's openAPIV3Schema holds); nil when unknown. The
 	// OpenAPI documents kubectl reads are built from it.
