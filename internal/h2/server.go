@@ -203,13 +203,3 @@ func (s *Server) Shutdown() {
 		c.goAway(noError)
 	}
 }
-
-// Close closes every connection at once.
-func (s *Server) Close() {
-	s.mu.Lock()
-	s.shutdown = true
-	s.mu.Unlock()
-	for _, c := range s.live() {
-		_ = c.nc.Close()
-	}
-}
