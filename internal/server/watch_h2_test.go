@@ -13,6 +13,18 @@ import (
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
+// serveHTTP serves h over HTTP/1.1 and h2c, with internal/h2, as
+// listwatch serve does.
+func serveHTTP(h http.Handler) *httptest.Server {
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.Protocols = new(http.Protocols)
+	ts.Config.Protocols.SetHTTP1(true)
+	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	(&h2.Server{}).Configure(ts.Config)
+	ts.Start()
+	return ts
+}
+
 // newH2Server serves s over HTTP/1.1 and h2c with internal/h2, as
 // listwatch serve does, logging requests to logged.
 func newH2Server(t *testing.T, logged chan<- slog.Record) (*httptest.Server, *Server, *http.Client) {
@@ -22,12 +34,7 @@ func newH2Server(t *testing.T, logged chan<- slog.Record) (*httptest.Server, *Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(s.Handler())
-	ts.Config.Protocols = new(http.Protocols)
-	ts.Config.Protocols.SetHTTP1(true)
-	ts.Config.Protocols.SetUnencryptedHTTP2(true)
-	(&h2.Server{}).Configure(ts.Config)
-	ts.Start()
+	ts := serveHTTP(s.Handler())
 	tr := &http.Transport{Protocols: unencryptedHTTP2()}
 	t.Cleanup(func() { tr.CloseIdleConnections(); s.Close(); ts.Close(); store.Close() })
 	return ts, s, &http.Client{Transport: tr}

@@ -31,12 +31,7 @@ func newWatchServer(t *testing.T) (*httptest.Server, *Server, *memory.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(s.Handler())
-	ts.Config.Protocols = new(http.Protocols)
-	ts.Config.Protocols.SetHTTP1(true)
-	ts.Config.Protocols.SetUnencryptedHTTP2(true)
-	(&h2.Server{}).Configure(ts.Config) // as listwatch serve does
-	ts.Start()
+	ts := serveHTTP(s.Handler())
 	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
 	return ts, s, store
 }
