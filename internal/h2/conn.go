@@ -86,6 +86,7 @@ type conn struct {
 	srv         *Server
 	nc          net.Conn
 	raw         syscall.RawConn // cleartext descriptor, for non-blocking writes; nil on TLS
+	gather      Gatherer        // TLS: the socket under it, if it gathers records; else nil
 	tls         *tls.ConnectionState
 	handler     http.Handler
 	ctx         context.Context // parent of the requests' contexts; cancelled at the end
@@ -150,6 +151,9 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 	}
 	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
 		c.raw, _ = sc.SyscallConn()
+	}
+	if tc, ok := nc.(*tls.Conn); ok {
+		c.gather, _ = tc.NetConn().(Gatherer)
 	}
 	c.br = bufio.NewReaderSize(nc, 4<<10)
 	c.rfr = http2.NewFramer(nil, c.br)
@@ -454,14 +458,32 @@ func (c *conn) control(write func() error) error {
 func (c *conn) lockWriter() { c.wmu.Lock() }
 
 // tryLockWriter takes the write side unless its holder waits on the
-// socket (or it is busy and the connection has no descriptor for
-// non-blocking writes).
+// socket, or the connection cannot write without waiting.
 func (c *conn) tryLockWriter() bool {
-	if c.raw == nil || c.wblocking.Load() {
+	if !c.canWriteNow() || c.wblocking.Load() {
 		return false
 	}
 	c.wmu.Lock()
 	return true
+}
+
+// canWriteNow reports whether the connection can write without waiting:
+// in cleartext through its descriptor, over TLS through a Gatherer.
+func (c *conn) canWriteNow() bool { return c.raw != nil || c.gather != nil }
+
+// Gatherer is the socket under a TLS connection that can take the records
+// of a tls.Conn.Write without writing them (Gather(true)), then write them
+// without waiting, keeping what the socket does not take for its next
+// Write (server.Listener's connections are). It lets a detached stream's
+// sends over TLS be non-blocking too.
+type Gatherer interface {
+	// Gather switches the socket's Write to keeping what it is given.
+	Gather(on bool)
+	// Flush writes what is kept: all of it, or, nonblocking, what the
+	// socket takes at once (sockwrite.ErrWouldBlock if some is left).
+	Flush(nonblocking bool) error
+	// Stalled reports whether bytes are kept.
+	Stalled() bool
 }
 
 // commit writes, under wmu: first what a non-blocking write left, then
@@ -477,13 +499,16 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 		vecs = append(vecs, c.wbuf.Bytes())
 	}
 	vecs = append(vecs, data...)
-	if len(vecs) == 0 {
+	if len(vecs) == 0 && (c.gather == nil || !c.gather.Stalled()) {
 		return nil
 	}
 	var err error
-	if nonblocking {
+	switch {
+	case nonblocking && c.gather != nil:
+		err = c.writeGathered(vecs)
+	case nonblocking:
 		err = c.writeNow(&vecs)
-	} else {
+	default:
 		err = c.writeWait(vecs, deadline)
 	}
 	c.wbuf.Reset()
@@ -520,6 +545,43 @@ func (c *conn) writeNow(vecs *net.Buffers) error {
 	return nil
 }
 
+// writeGathered writes vecs over TLS without waiting: what the socket
+// kept from the last write first (only that, errStalled, if it still
+// cannot take it all), then vecs as one tls.Conn.Write whose records the
+// socket gathers and writes at once, keeping what it cannot take.
+func (c *conn) writeGathered(vecs net.Buffers) error {
+	if err := c.flushGathered(); err != nil || len(vecs) == 0 {
+		return err
+	}
+	c.tbuf = c.tbuf[:0]
+	for _, b := range vecs {
+		c.tbuf = append(c.tbuf, b...)
+	}
+	c.gather.Gather(true)
+	_, err := c.nc.Write(c.tbuf)
+	c.gather.Gather(false)
+	if cap(c.tbuf) > maxKeptTLSBuf {
+		c.tbuf = nil
+	}
+	if err != nil {
+		return fmt.Errorf("h2: writing: %w", err)
+	}
+	return c.flushGathered()
+}
+
+// flushGathered writes what the socket keeps, without waiting.
+func (c *conn) flushGathered() error {
+	err := c.gather.Flush(true)
+	switch {
+	case errors.Is(err, sockwrite.ErrWouldBlock):
+		return errStalled
+	case err != nil:
+		return fmt.Errorf("h2: writing: %w", err)
+	}
+	c.restOwner.Store(nil)
+	return nil
+}
+
 // writeWait writes vecs whole, waiting on the socket (with wblocking set).
 func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	if deadline.IsZero() {
@@ -531,7 +593,10 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 		return fmt.Errorf("h2: setting a write deadline: %w", err)
 	}
 	var err error
-	if c.tls != nil { // one record, not one per piece
+	switch {
+	case len(vecs) == 0: // only what a Gatherer kept
+		err = c.gather.Flush(false)
+	case c.tls != nil: // one record, not one per piece
 		c.tbuf = c.tbuf[:0]
 		for _, b := range vecs {
 			c.tbuf = append(c.tbuf, b...)
@@ -540,7 +605,7 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 		if cap(c.tbuf) > maxKeptTLSBuf {
 			c.tbuf = nil
 		}
-	} else {
+	default:
 		_, err = vecs.WriteTo(c.nc)
 	}
 	if err != nil {

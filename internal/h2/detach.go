@@ -71,11 +71,6 @@ func (st *Stream) Stalled() bool {
 	return len(st.pending) > 0 || st.c.restOwner.Load() == st
 }
 
-// CanWriteNow reports whether non-blocking sends can write on this
-// stream's connection (a cleartext one with a descriptor); on others
-// every non-blocking send stalls.
-func (st *Stream) CanWriteNow() bool { return st.c.raw != nil }
-
 // Bound makes every write and wait of the stream's end take at most
 // grace from now, also one already waiting.
 func (st *Stream) Bound(grace time.Duration) {

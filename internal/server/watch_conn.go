@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -34,7 +34,7 @@ import (
 //     that arrive faster than they can be written are coalesced.
 //
 // A sender never waits on a socket: it writes with one non-blocking writev
-// (watch_write.go). A watch whose write would block (its client reads
+// (internal/sockwrite). A watch whose write would block (its client reads
 // slowly) or that is catching up (from the ring or the store) gets a
 // goroutine of its own until it is level and writable again, so that it
 // never holds up a sender. Over TLS, a send is one tls.Conn.Write of its
@@ -512,40 +512,12 @@ func (s *connSink) releaseVecs() {
 }
 
 // errWouldBlock is a non-blocking write's: the socket takes no more now.
-var errWouldBlock = errors.New("the write would block")
+var errWouldBlock = sockwrite.ErrWouldBlock
 
 // writeNow writes as much of rest as the socket takes without waiting, and
-// errWouldBlock if some is left.
-func (s *connSink) writeNow() error {
-	if s.raw == nil {
-		return errWouldBlock // no descriptor to try: a goroutine that can wait writes it
-	}
-	var werr error
-	err := s.raw.Write(func(fd uintptr) bool {
-		for len(s.rest) > 0 {
-			n, err := writev(fd, s.rest)
-			consume(&s.rest, n)
-			if err != nil {
-				werr = err
-				break
-			}
-		}
-		return true // never wait for the socket: the caller hands the rest on
-	})
-	return cmp.Or(err, werr)
-}
-
-// consume drops the first n bytes of b.
-func consume(b *net.Buffers, n int) {
-	for len(*b) > 0 && n >= len((*b)[0]) {
-		n -= len((*b)[0])
-		(*b)[0] = nil
-		*b = (*b)[1:]
-	}
-	if n > 0 {
-		(*b)[0] = (*b)[0][n:]
-	}
-}
+// errWouldBlock if some is left (all of it without a descriptor: a
+// goroutine that can wait writes it).
+func (s *connSink) writeNow() error { return sockwrite.WriteNow(s.raw, &s.rest) }
 
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {

@@ -7,6 +7,9 @@ import (
 	"net"
 	"sync"
 	"syscall"
+
+	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 )
 
 // A watch over TLS HTTP/1.1 is detached like a cleartext one
@@ -105,6 +108,15 @@ func (c *socketConn) gather(on bool) {
 	c.mu.Unlock()
 }
 
+// Gather, Flush and Stalled make a socketConn an h2.Gatherer: HTTP/2
+// connections over TLS (internal/h2) write their detached streams' sends
+// through it as the HTTP/1.1 sink does.
+func (c *socketConn) Gather(on bool)               { c.gather(on) }
+func (c *socketConn) Flush(nonblocking bool) error { return c.flush(nonblocking) }
+func (c *socketConn) Stalled() bool                { return c.stalled() }
+
+var _ h2.Gatherer = (*socketConn)(nil)
+
 // stalled reports whether bytes are pending.
 func (c *socketConn) stalled() bool {
 	c.mu.Lock()
@@ -149,7 +161,7 @@ func (c *socketConn) writeNow() error {
 	var werr error
 	err := c.raw.Write(func(fd uintptr) bool {
 		for c.off < len(c.buf) {
-			n, err := writev(fd, [][]byte{c.buf[c.off:]})
+			n, err := sockwrite.Writev(fd, [][]byte{c.buf[c.off:]})
 			c.off += n
 			if err != nil {
 				werr = err
