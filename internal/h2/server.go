@@ -6,8 +6,8 @@
 // (Detacher), return, and leave the stream open; the caller then writes
 // DATA frames from any goroutine (Stream.Send), without a goroutine or a
 // buffer per idle stream: a send is the frame headers and the caller's
-// bytes in one writev, and on a cleartext connection it never waits on the
-// socket when asked not to. net/http's HTTP/2 server keeps a goroutine and
+// bytes in one writev, and when asked not to it never waits on the socket
+// (on a cleartext connection, or over TLS on a socket that is a Gatherer). net/http's HTTP/2 server keeps a goroutine and
 // a 4 KiB buffer per stream and hands every write to the connection's
 // goroutine.
 //

@@ -13,8 +13,9 @@ import (
 // senders write its events as DATA frames, the frame headers and the
 // cache's shared bytes in one writev on a cleartext connection. The
 // connection's one reader ends the watch when the client resets the
-// stream or the connection ends. Over TLS every send is written by a
-// goroutine that can wait (the stream is always stalled for a sender).
+// stream or the connection ends. Over TLS a send is one tls.Conn.Write
+// whose records the socketConn under it gathers (the connection's
+// h2.Gatherer, watch_tls.go) and writes without waiting.
 
 // streamSink is what a detached watch writes through: an HTTP/1.1
 // connection (connSink) or an HTTP/2 stream (h2Sink). Whoever serves the
