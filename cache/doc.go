@@ -8,11 +8,15 @@
 //   - Reflector lists (in pages of 500, or as a streaming list) and then
 //     watches one resource through a client.ListerWatcher, writing every
 //     change to a ReflectorStore; a store that is a PartialReplacer (the
-//     DeltaFIFO) gets each page of a LIST as it arrives, so the informer
-//     applies the first pages while the next are read (client-go applies
-//     nothing until it has the whole list): the pages are one snapshot (all
-//     read at the first page's resourceVersion) and HasSynced waits for the
-//     end of the list; when a list fails after some pages, they stay applied
+//     DeltaFIFO) gets each page of a LIST as it arrives, and a streaming
+//     list's objects in parts of the page size (a DELETED among them as a
+//     deletion after the part before it), so the informer applies the first
+//     pages while the next are read (client-go applies nothing until it has
+//     the whole list): the pages are one snapshot (all read at the first
+//     page's resourceVersion, or the state the streaming list ends at) and
+//     HasSynced waits for the end of the list (for a streaming list, its
+//     initial-events-end bookmark); when a list fails after some pages (or
+//     parts), they stay applied
 //     and the next list asks for the current state (resourceVersion ""), so
 //     that no object a handler saw goes back in time, and its end deletes
 //     what it does not have. It re-watches from the last

@@ -26,8 +26,9 @@ type ReflectorStore[T any] interface {
 var _ ReflectorStore[client.Object] = (*DeltaFIFO[client.Object])(nil)
 
 // PartialReplacer is a ReflectorStore that takes a LIST page by page: the
-// Reflector hands it each page as it arrives, so that its consumer works on
-// the first pages while the next are read and decoded. A list begins with
+// Reflector hands it each page as it arrives (and a streaming list's
+// objects in parts of the page size), so that its consumer works on the
+// first pages while the next are read and decoded. A list begins with
 // BeginReplace (which abandons one begun before and not ended), and ends
 // with EndReplace, which replaces the state with what its parts listed.
 type PartialReplacer[T any] interface {
@@ -302,12 +303,6 @@ func (r *Reflector[T]) noteRVError(err error) {
 	if err != nil && (client.IsExpired(err) || isResourceVersionTooLarge(err)) {
 		r.rvUnavailable = true
 	}
-}
-
-// replace hands a full state to the store.
-func (r *Reflector[T]) replace(items []T, rv string) {
-	r.store.Replace(items, rv)
-	r.replaced(rv)
 }
 
 // replaced records that the store holds the full state at rv.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/listwatch/listwatch/client"
@@ -176,10 +178,13 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([
 
 // watchList loads the state with a streaming list: a watch that first
 // sends every object, then a bookmark marked InitialEventsEnd (annotated
-// k8s.io/initial-events-end on the wire) at the resourceVersion they make up. The objects gather in a temporary map and
-// replace the store at the bookmark; the stream is returned to go on as the
-// watch. If the stream goes quiet for InitialEventsTimeout before the
-// bookmark, it fails with ErrInitialEventsTimeout.
+// k8s.io/initial-events-end on the wire) at the resourceVersion they make
+// up. A PartialReplacer gets the objects in parts as they arrive, as a
+// LIST's pages (initialParts); another store gets them gathered, at the
+// bookmark. The stream is returned to go on as the watch. If the stream
+// goes quiet for InitialEventsTimeout before the bookmark, it fails with
+// ErrInitialEventsTimeout. A stream that fails after parts were applied
+// makes the next list ask for the current state, as a paged list does.
 func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
 	opts := r.baseOptions()
 	if !r.rvUnavailable {
@@ -194,51 +199,55 @@ func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
-	items, rv, err := r.initialEvents(ctx, w)
+	sink := r.newInitialSink()
+	rv, err := r.initialEvents(ctx, w, sink)
 	if err != nil {
 		w.Stop()
+		r.rvUnavailable = r.rvUnavailable || sink.applied() // its parts stay applied: the next list must not be older
 		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
-	r.replace(items, rv)
+	r.replaced(rv)
 	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
 }
 
-// initialEvents reads a streaming list's events up to its initial-events-end
-// bookmark and returns the objects and the bookmark's resourceVersion.
-func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T]) ([]T, string, error) {
-	objs := map[string]T{}
+// initialEvents reads a streaming list's events into sink up to its
+// initial-events-end bookmark, ends the list there and returns the
+// bookmark's resourceVersion.
+func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (string, error) {
 	quiet := time.NewTimer(r.opts.InitialEventsTimeout)
 	defer quiet.Stop()
 	for {
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				return nil, "", errors.Join(errNoInitialEventsEnd, w.Err())
+				return "", errors.Join(errNoInitialEventsEnd, w.Err())
 			}
-			done, err := collect(objs, ev)
+			done, err := takeInitial(sink, ev)
 			if err != nil {
-				return nil, "", err
+				return "", err
 			}
 			if done {
-				return values(objs), ev.Object.GetResourceVersion(), nil
+				rv := ev.Object.GetResourceVersion()
+				sink.end(rv)
+				return rv, nil
 			}
 			quiet.Reset(r.opts.InitialEventsTimeout)
 		case <-quiet.C:
-			return nil, "", ErrInitialEventsTimeout
+			return "", ErrInitialEventsTimeout
 		case <-ctx.Done():
-			return nil, "", ctx.Err()
+			return "", ctx.Err()
 		}
 	}
 }
 
-// collect applies one initial event to objs; done is true at the
+// takeInitial gives one initial event to sink; done is true at the
 // initial-events-end bookmark.
-func collect[T client.Object](objs map[string]T, ev client.Event[T]) (done bool, err error) {
+func takeInitial[T client.Object](sink initialSink[T], ev client.Event[T]) (done bool, err error) {
 	switch ev.Type {
 	case client.Added, client.Modified:
-		objs[MetaNamespaceKeyFunc(ev.Object)] = ev.Object
+		sink.put(ev.Object)
 	case client.Deleted:
-		delete(objs, MetaNamespaceKeyFunc(ev.Object))
+		sink.remove(ev.Object)
 	case client.Bookmark:
 		return ev.InitialEventsEnd, nil
 	case client.Error:
@@ -247,10 +256,80 @@ func collect[T client.Object](objs map[string]T, ev client.Event[T]) (done bool,
 	return false, nil
 }
 
-func values[T any](m map[string]T) []T {
-	out := make([]T, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
+// initialSink takes the objects of a streaming list.
+type initialSink[T any] interface {
+	put(obj T)    // an object of the state (ADDED, or MODIFIED since)
+	remove(obj T) // an object deleted since it was sent
+	end(rv string)
+	applied() bool // whether the store was given something already
 }
+
+func (r *Reflector[T]) newInitialSink() initialSink[T] {
+	if parts, ok := r.store.(PartialReplacer[T]); ok {
+		parts.BeginReplace() // abandons a list begun before and not ended
+		return &initialParts[T]{parts: parts, store: r.store, size: int(r.opts.PageSize)}
+	}
+	return &initialMap[T]{store: r.store, objs: map[string]T{}}
+}
+
+// initialParts hands a streaming list's objects to a PartialReplacer in
+// parts of size, as a LIST's pages, and ends the list at the bookmark,
+// where the store deletes what the list did not have. A DELETED event ends
+// the part being gathered and goes to the store as a deletion, after it:
+// the object may have been listed in an earlier part (the deletion removes
+// it; the list's end keeps what it listed) or never (the store has nothing
+// to delete, or has an older state, which the list's end would delete
+// anyway). A MODIFIED object is listed again, after its earlier state.
+type initialParts[T any] struct {
+	parts PartialReplacer[T]
+	store ReflectorStore[T]
+	size  int
+	part  []T
+	given bool
+}
+
+func (s *initialParts[T]) put(obj T) {
+	if s.part == nil {
+		s.part = make([]T, 0, s.size)
+	}
+	s.part = append(s.part, obj)
+	if len(s.part) >= s.size {
+		s.flush()
+	}
+}
+
+func (s *initialParts[T]) remove(obj T) {
+	s.flush()
+	s.store.Delete(obj)
+	s.given = true
+}
+
+// flush hands the part gathered so far to the store.
+func (s *initialParts[T]) flush() {
+	if len(s.part) == 0 {
+		return
+	}
+	s.parts.ReplacePart(s.part)
+	s.part, s.given = nil, true
+}
+
+func (s *initialParts[T]) end(rv string) {
+	s.flush()
+	s.parts.EndReplace(rv)
+}
+
+func (s *initialParts[T]) applied() bool { return s.given }
+
+// initialMap gathers a streaming list's objects by key and replaces the
+// store's state with them at the bookmark.
+type initialMap[T client.Object] struct {
+	store ReflectorStore[T]
+	objs  map[string]T
+}
+
+func (s *initialMap[T]) put(obj T)    { s.objs[MetaNamespaceKeyFunc(obj)] = obj }
+func (s *initialMap[T]) remove(obj T) { delete(s.objs, MetaNamespaceKeyFunc(obj)) }
+func (s *initialMap[T]) end(rv string) {
+	s.store.Replace(slices.Collect(maps.Values(s.objs)), rv)
+}
+func (s *initialMap[T]) applied() bool { return false }

@@ -102,6 +102,12 @@ func noJitter() Backoff {
 // startReflector must be called inside a synctest bubble; script sets up the
 // fake before the Reflector starts.
 func startReflector(t *testing.T, opts ReflectorOptions, script func(lw *cachetest.FakeListerWatcher[*obj])) *reflectorHarness {
+	return startReflectorInto(t, func(s *recStore) ReflectorStore[*obj] { return s }, opts, script)
+}
+
+// startReflectorInto is startReflector into the store made by wrap around
+// the recording store (a partsStore, to record a PartialReplacer's calls).
+func startReflectorInto(t *testing.T, wrap func(*recStore) ReflectorStore[*obj], opts ReflectorOptions, script func(lw *cachetest.FakeListerWatcher[*obj])) *reflectorHarness {
 	h := &reflectorHarness{t: t, lw: cachetest.NewFakeListerWatcher[*obj](), store: &recStore{}, start: time.Now()}
 	if script != nil {
 		script(h.lw)
@@ -114,7 +120,7 @@ func startReflector(t *testing.T, opts ReflectorOptions, script func(lw *cachete
 		defer h.mu.Unlock()
 		h.errs = append(h.errs, err.Error())
 	}
-	h.r = NewReflector(timedLW{h}, h.store, opts)
+	h.r = NewReflector(timedLW{h}, wrap(h.store), opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

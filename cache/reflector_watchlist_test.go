@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/cache/cachetest"
 	"github.com/listwatch/listwatch/client"
@@ -138,6 +140,124 @@ func TestStreamingListOfObjectsWithoutAnnotations(t *testing.T) {
 		want := ReflectorStats{WatchCalls: 1, Syncs: 1}
 		if got := inf.Reflector().Stats(); got != want || inf.Reflector().LastSyncResourceVersion() != "7" {
 			t.Errorf("stats %+v at %q, want %+v at 7", got, inf.Reflector().LastSyncResourceVersion(), want)
+		}
+	})
+}
+
+func inParts(s *recStore) ReflectorStore[*obj] { return partsStore{s} }
+
+// A PartialReplacer gets a streaming list's objects in parts of PageSize as
+// they arrive: a MODIFIED object is listed again, a DELETED one ends the
+// part and is deleted after it, and the list ends at the bookmark, with
+// the objects still gathered; the events after it are applied one by one.
+func TestStreamingListInParts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startReflectorInto(t, inParts, ReflectorOptions{UseWatchList: true, PageSize: 2}, nil)
+		w := h.watch()
+		w.Add(cachetest.New("ns", "a", 1))
+		w.Add(cachetest.New("ns", "b", 2))
+		w.Add(cachetest.New("ns", "c", 3))
+		w.Modify(cachetest.New("ns", "a", 4))
+		w.Delete(cachetest.New("ns", "b", 5))
+		w.Add(cachetest.New("ns", "d", 6))
+		h.expectOps("begin", "part [ns/a ns/b]", "part [ns/a ns/c]", "delete b@5") // keys sorted: the part is [c@3 a@4]
+		w.Send(cachetest.Bookmark(9, false))                                       // an ordinary bookmark changes nothing
+		h.expectOps()
+		w.Send(cachetest.Bookmark(10, true))
+		h.expectOps("part [ns/d]", "end @10")
+		w.Modify(cachetest.New("ns", "c", 11))
+		h.expectOps("update c@11")
+		h.expectStats(ReflectorStats{WatchCalls: 1, Syncs: 1})
+		if rv := h.r.LastSyncResourceVersion(); rv != "11" {
+			t.Errorf("LastSyncResourceVersion %q, want 11", rv)
+		}
+	})
+}
+
+// A streaming list that fails after some of its parts were applied is
+// begun again from the current state (resourceVersion ""), whether it is
+// streamed again (after a 410) or replaced by a LIST (after another
+// failure): never from a state that may be older than those parts; the
+// list begun again abandons the unfinished one.
+func TestStreamingListAfterAppliedPartsIsNotOlder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  error
+		want []string
+	}{
+		{"streamed again after 410", cachetest.Gone(),
+			[]string{"begin", "part [ns/a ns/b]", "begin", "part [ns/a ns/c]", "end @20"}},
+		{"listed after an error", cachetest.Status(500, api.StatusReasonInternalError),
+			[]string{"begin", "part [ns/a ns/b]", "begin", "part [ns/a ns/c]", "end @20"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startReflectorInto(t, inParts, ReflectorOptions{UseWatchList: true, PageSize: 2}, func(lw *cachetest.FakeListerWatcher[*obj]) {
+					lw.AddList("20", cachetest.New("ns", "a", 1), cachetest.New("ns", "c", 12))
+				})
+				w := h.watch()
+				w.Add(cachetest.New("ns", "a", 1))
+				w.Add(cachetest.New("ns", "b", 2))
+				w.Add(cachetest.New("ns", "x", 3)) // in no part yet: never applied
+				w.Send(client.Event[*obj]{Type: client.Error, Err: tc.end})
+				again := h.watch()
+				if !client.IsExpired(tc.end) {
+					// A LIST replaced the stream; this is the watch after it.
+					if diff := cmp.Diff([]client.ListOptions{{Limit: 2}}, h.lw.ListCalls()); diff != "" {
+						t.Errorf("list options (-want +got):\n%s", diff)
+					}
+					h.expectOps(tc.want...)
+					return
+				}
+				if again.Opts.SendInitialEvents == nil || again.Opts.ResourceVersion != "" {
+					t.Errorf("streaming list after the failure: %+v", again.Opts)
+				}
+				again.Add(cachetest.New("ns", "a", 1))
+				again.Add(cachetest.New("ns", "c", 12))
+				again.Send(cachetest.Bookmark(20, true))
+				h.expectOps(tc.want...)
+			})
+		})
+	}
+}
+
+// An informer's streaming list reaches its handlers in parts: the objects of
+// a list that fails stay applied, the list begun again (from the current
+// state) abandons the rest of it, and its end reports the objects it does
+// not have as deleted.
+func TestInformerStreamingListInParts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := cachetest.NewFakeListerWatcher[*obj]()
+		inf := NewInformer(lw, InformerOptions[*obj]{Reflector: ReflectorOptions{UseWatchList: true, PageSize: 2, Backoff: noJitter()}})
+		h := &recHandler{}
+		register(t, inf, h, 0)
+		startInformer(t, inf)
+		w := nextWatch(t, lw)
+		w.Add(cachetest.New("ns", "a", 1))
+		w.Add(cachetest.New("ns", "b", 2))
+		w.Add(cachetest.New("ns", "c", 3)) // not a whole part: never applied
+		h.expect(t, "add a@1 (initial)", "add b@2 (initial)")
+		w.Send(client.Event[*obj]{Type: client.Error, Err: cachetest.Gone()})
+		w = nextWatch(t, lw)
+		if w.Opts.ResourceVersion != "" || w.Opts.SendInitialEvents == nil {
+			t.Errorf("streaming list after the failure: %+v", w.Opts)
+		}
+		w.Add(cachetest.New("ns", "a", 1))
+		w.Add(cachetest.New("ns", "d", 5))
+		w.Modify(cachetest.New("ns", "a", 6))
+		synctest.Wait()
+		if inf.HasSynced() {
+			t.Error("synced before the initial-events-end bookmark")
+		}
+		w.Send(cachetest.Bookmark(10, true))
+		synctest.Wait()
+		if !inf.HasSynced() {
+			t.Error("not synced after the initial-events-end bookmark")
+		}
+		w.Modify(cachetest.New("ns", "d", 11))
+		h.expect(t, "add d@5 (initial)", "update a@1->6", "delete b@2 (final state unknown)", "update d@5->11")
+		if diff := cmp.Diff([]string{"ns/a", "ns/d"}, keys(inf.Indexer().List())); diff != "" {
+			t.Errorf("cache (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -21,6 +21,11 @@ const (
 	// (about 50 items of a 1 KiB object), small enough that every decoder
 	// gets work from a page of 500.
 	itemBatchBytes = 64 << 10
+	// eventBatchBytes is a watch's batch: smaller, as a watch's events are
+	// decoded as they arrive, so that what one read from the connection
+	// brings (which the reader delivers before it reads again) still makes
+	// batches for several decoders.
+	eventBatchBytes = 16 << 10
 	// batchesPerDecoder bounds the batches read and not yet gathered, per
 	// decoder, so that the raw JSON held at once stays at a few times
 	// itemBatchBytes per decoder, whatever the list's size.
@@ -79,7 +84,7 @@ func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
 	if *items == nil {
 		*items = []T{} // as json.Unmarshal: [] is empty, not nil
 	}
-	d := newItemDecoder(items, unmarshal[T])
+	d := newListDecoder(items, unmarshal[T])
 	defer d.stop()
 	for dec.PeekKind() != ']' {
 		raw, err := dec.ReadValue()
@@ -93,7 +98,7 @@ func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
 	if err := readDelim(dec, ']'); err != nil {
 		return err
 	}
-	return d.finish()
+	return d.flush()
 }
 
 // rawItems is the encoding of consecutive items, back to back, and where
@@ -109,14 +114,16 @@ var rawItemsPool = sync.Pool{New: func() any { return new(rawItems) }}
 // pooled, so that one huge object does not stay held.
 const maxPooledItemsBytes = 4 * itemBatchBytes
 
-// itemBatch is consecutive items of a list: their encoding, then, once
-// decoded, the items or the first error.
+// itemBatch is consecutive items of a list (or events of a watch): their
+// encoding, then, once decoded, the items before the first error and that
+// error.
 type itemBatch[T any] struct {
 	first int // the index of the batch's first item in the list
 	*rawItems
-	items []T
-	err   error
-	done  chan struct{} // closed once decoded, when decoded by a decoder
+	items  []T
+	err    error
+	failed int           // with err: the index of the item that failed
+	done   chan struct{} // closed once decoded, when decoded by a decoder
 }
 
 func newItemBatch[T any](first int) *itemBatch[T] {
@@ -131,7 +138,7 @@ func (b *itemBatch[T]) decode(decodeItem func([]byte, *T) error) {
 	start := 0
 	for i, end := range b.ends {
 		if err := decodeItem(b.buf[start:end], &b.items[i]); err != nil {
-			b.err = fmt.Errorf("item %d: decoding %T: %w", b.first+i, b.items[i], err)
+			b.items, b.err, b.failed = b.items[:i], err, b.first+i
 			return
 		}
 		start = end
@@ -149,20 +156,33 @@ func (b *itemBatch[T]) release() {
 	rawItemsPool.Put(r)
 }
 
-// itemDecoder decodes the items of one list, given one by one in their
-// encoding, and appends them to items in order. Its decoders start with
-// the first full batch and end at stop.
+// itemDecoder decodes items given one by one in their encoding (a list's
+// items, or a watch's events) and hands them to emit in order. Its decoders
+// start with the first full batch and end at flush or stop.
 type itemDecoder[T any] struct {
-	items      *[]T
+	batchBytes int // a batch is full from this many bytes
 	decodeItem func(raw []byte, v *T) error
-	batch      *itemBatch[T]      // filling
-	work       chan *itemBatch[T] // to the decoders
-	pending    []*itemBatch[T]    // submitted and not yet gathered, in order
-	wg         sync.WaitGroup
+	emit       func(items []T) error // takes the decoded items, in order
+	// wrap names an item that failed to decode in the error returned.
+	wrap    func(index int, err error) error
+	batch   *itemBatch[T]      // filling
+	work    chan *itemBatch[T] // to the decoders
+	pending []*itemBatch[T]    // submitted and not yet gathered, in order
+	wg      sync.WaitGroup
 }
 
-func newItemDecoder[T any](items *[]T, decodeItem func(raw []byte, v *T) error) *itemDecoder[T] {
-	return &itemDecoder[T]{items: items, decodeItem: decodeItem, batch: newItemBatch[T](len(*items))}
+// newListDecoder is an itemDecoder appending a list's items to items.
+func newListDecoder[T any](items *[]T, decodeItem func(raw []byte, v *T) error) *itemDecoder[T] {
+	return &itemDecoder[T]{
+		batchBytes: itemBatchBytes,
+		decodeItem: decodeItem,
+		emit:       func(decoded []T) error { *items = append(*items, decoded...); return nil },
+		wrap: func(i int, err error) error {
+			var zero T
+			return fmt.Errorf("item %d: decoding %T: %w", i, zero, err)
+		},
+		batch: newItemBatch[T](len(*items)),
+	}
 }
 
 // count is how many items have been given.
@@ -174,7 +194,7 @@ func (d *itemDecoder[T]) add(raw []byte) error {
 	b := d.batch
 	b.buf = append(b.buf, raw...)
 	b.ends = append(b.ends, len(b.buf))
-	if len(b.buf) < itemBatchBytes {
+	if len(b.buf) < d.batchBytes {
 		return nil
 	}
 	d.batch = newItemBatch[T](b.first + len(b.ends))
@@ -208,35 +228,42 @@ func (d *itemDecoder[T]) submit(b *itemBatch[T]) error {
 	return nil
 }
 
-// gather waits for the oldest pending batch and appends its items.
+// gather waits for the oldest pending batch and emits its items.
 func (d *itemDecoder[T]) gather() error {
 	b := d.pending[0]
 	d.pending[0] = nil
 	d.pending = d.pending[1:]
 	<-b.done
-	if b.err != nil {
-		return b.err
+	return d.emitBatch(b)
+}
+
+// emitBatch emits what b decoded, then its error.
+func (d *itemDecoder[T]) emitBatch(b *itemBatch[T]) error {
+	if len(b.items) > 0 {
+		if err := d.emit(b.items); err != nil {
+			return err
+		}
 	}
-	*d.items = append(*d.items, b.items...)
+	if b.err != nil {
+		return d.wrap(b.failed, b.err)
+	}
 	return nil
 }
 
-// finish decodes the last batch, which is not full, itself and gathers
-// every batch.
-func (d *itemDecoder[T]) finish() error {
+// flush decodes the batch being filled, which is not full, itself, emits
+// every item given so far, and ends the decoders (the next full batch
+// starts them again); the items given next make a new batch.
+func (d *itemDecoder[T]) flush() error {
 	last := d.batch
-	d.batch = nil
+	d.batch = newItemBatch[T](last.first + len(last.ends))
 	last.decode(d.decodeItem)
 	for len(d.pending) > 0 {
 		if err := d.gather(); err != nil {
 			return err
 		}
 	}
-	if last.err != nil {
-		return last.err
-	}
-	*d.items = append(*d.items, last.items...)
-	return nil
+	d.stopDecoders()
+	return d.emitBatch(last)
 }
 
 // stop ends the decoders, after they have decoded what they were given,
@@ -244,9 +271,15 @@ func (d *itemDecoder[T]) finish() error {
 func (d *itemDecoder[T]) stop() {
 	if d.batch != nil {
 		d.batch.release()
+		d.batch = nil
 	}
+	d.stopDecoders()
+}
+
+func (d *itemDecoder[T]) stopDecoders() {
 	if d.work != nil {
 		close(d.work)
 		d.wg.Wait()
+		d.work = nil
 	}
 }

@@ -135,7 +135,7 @@ var errMalformedProtobuf = errors.New("malformed protobuf")
 // decodeProtoListBody decodes a List message that ends at offset end.
 func decodeProtoListBody[T any](pr *protoReader, end int64, decodeItem func([]byte, *T) error, l *list[T]) error {
 	l.Items = []T{}
-	d := newItemDecoder(&l.Items, decodeItem)
+	d := newListDecoder(&l.Items, decodeItem)
 	defer d.stop()
 	var item []byte
 	for pr.read < end {
@@ -163,7 +163,7 @@ func decodeProtoListBody[T any](pr *protoReader, end int64, decodeItem func([]by
 	if pr.read != end {
 		return fmt.Errorf("a field overruns the list's message: %w", errMalformedProtobuf)
 	}
-	return d.finish()
+	return d.flush()
 }
 
 // decodeProtoListType returns the kind and apiVersion of a list's items:
@@ -191,27 +191,28 @@ func decodeProtoTypeMeta(b []byte) (api.TypeMeta, error) {
 	return tm, nil
 }
 
-// protoEvents returns a reader of the protobuf watch events of body:
+// protoEvents returns the codec of the protobuf watch events of body:
 // frames of a 4-byte big-endian length and a WatchEvent message (type = 1,
 // object = 2, a RawExtension whose raw = 1 is an enveloped object).
-func protoEvents[T any](body io.Reader, decode func([]byte, *T, api.TypeMeta) error) func() (Event[T], error) {
-	br := bufio.NewReaderSize(body, itemBatchBytes)
-	var frame []byte // reused: decoded objects copy what they keep
-	return func() (Event[T], error) {
+func protoEvents[T any](body io.Reader, decode func([]byte, *T, api.TypeMeta) error) eventCodec[T] {
+	var frame []byte // reused: what split returns is copied by its caller
+	split := func() ([]byte, error) {
 		var size [4]byte
-		if _, err := io.ReadFull(br, size[:]); err != nil {
-			return Event[T]{}, err // io.EOF: the stream ended between events
+		if _, err := io.ReadFull(body, size[:]); err != nil {
+			return nil, err // io.EOF: the stream ended between events
 		}
 		n := binary.BigEndian.Uint32(size[:])
 		if n > maxProtoMessage {
-			return Event[T]{}, fmt.Errorf("watch event of %d bytes: %w", n, errMalformedProtobuf)
+			return nil, fmt.Errorf("watch event of %d bytes: %w", n, errMalformedProtobuf)
 		}
 		var err error
-		if frame, _, err = readN(br, frame[:0], int64(n)); err != nil {
-			return Event[T]{}, err
-		}
-		return decodeProtoEvent(frame, decode)
+		frame, _, err = readN(body, frame[:0], int64(n))
+		return frame, err
 	}
+	return eventCodec[T]{split: split, decode: func(raw []byte, ev *Event[T]) (err error) {
+		*ev, err = decodeProtoEvent(raw, decode)
+		return err
+	}}
 }
 
 // decodeProtoEvent decodes one WatchEvent message.

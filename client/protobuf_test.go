@@ -337,7 +337,7 @@ func TestWatchProtobufEnds(t *testing.T) {
 		{"no object", append(stream[:first:first], protoFrame("ADDED", nil)...), 1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			next := protoEvents(bytes.NewReader(tc.body), decode)
+			next := protoEvents(bytes.NewReader(tc.body), decode).next
 			n := 0
 			var err error
 			for ; ; n++ {
@@ -366,7 +366,7 @@ func FuzzProtoWatch(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0})
 	decode := protoDecoder[*protoThing]()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		next := protoEvents(bytes.NewReader(data), decode)
+		next := protoEvents(bytes.NewReader(data), decode).next
 		for range len(data) + 1 {
 			if _, err := next(); err != nil {
 				return
@@ -391,7 +391,7 @@ func TestProtobufLengthNotAllocatedAhead(t *testing.T) {
 			return decodeProtoList(bytes.NewReader(cut), decode, &l)
 		},
 		"watch": func() error {
-			_, err := protoEvents(bytes.NewReader(frame), decode)()
+			_, err := protoEvents(bytes.NewReader(frame), decode).next()
 			return err
 		},
 	} {

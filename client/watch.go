@@ -36,11 +36,12 @@ func openWatch[T any](ctx context.Context, c *Client, r *request, protoDecode fu
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxWatchErrorBody))
 		return nil, statusError(resp.StatusCode, resp.Header, body)
 	}
-	next := jsonEvents[T](resp.Body)
+	src := newDrainReader(resp.Body)
+	codec := jsonEvents[T](src)
 	if protoDecode != nil && isProtobuf(resp.Header.Get("Content-Type")) {
-		next = protoEvents(resp.Body, protoDecode)
+		codec = protoEvents(src, protoDecode)
 	}
-	return newStreamWatch(ctx, cancel, resp.Body, next), nil
+	return newStreamWatch(ctx, cancel, resp.Body, src, codec), nil
 }
 
 // streamWatch decodes a stream of watch events, as kube-apiserver writes
@@ -48,9 +49,19 @@ func openWatch[T any](ctx context.Context, c *Client, r *request, protoDecode fu
 // required, and an event may arrive in any number of pieces), or protobuf
 // frames. One goroutine reads the stream; it ends at the end of the stream,
 // on Stop, or when the context ends, and then closes the events channel.
+//
+// The reading goroutine only splits the stream into each event's encoding
+// and decodes the events as a list's items are decoded (itemDecoder): in
+// batches, on GOMAXPROCS decoders from the first full batch, delivered in
+// order. Whenever it has split everything received so far (src is
+// drained), it decodes the rest itself and delivers every event before it
+// waits for more, so that an event is never held back for a batch to fill:
+// a burst (a streaming list's initial events) is decoded in parallel, and a
+// lone event is decoded and delivered at once, as it was read.
 type streamWatch[T any] struct {
 	events chan Event[T]
-	next   func() (Event[T], error) // reads the next event from body
+	src    *drainReader  // body, as codec reads it
+	codec  eventCodec[T] // splits src into events and decodes them
 	body   io.ReadCloser
 	cancel context.CancelFunc // ends the request (and so the body)
 	stop   chan struct{}      // closed by Stop
@@ -68,12 +79,13 @@ var _ Watch[Unstructured] = (*streamWatch[Unstructured])(nil)
 // make (a WebSocket, a test). Stop closes body.
 func NewStreamWatch[T any](body io.ReadCloser) Watch[T] {
 	ctx, cancel := context.WithCancel(context.Background())
-	return newStreamWatch(ctx, cancel, body, jsonEvents[T](body))
+	src := newDrainReader(body)
+	return newStreamWatch(ctx, cancel, body, src, jsonEvents[T](src))
 }
 
-func newStreamWatch[T any](ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, next func() (Event[T], error)) *streamWatch[T] {
+func newStreamWatch[T any](ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, src *drainReader, codec eventCodec[T]) *streamWatch[T] {
 	w := &streamWatch[T]{
-		events: make(chan Event[T]), next: next, body: body, cancel: cancel,
+		events: make(chan Event[T]), src: src, codec: codec, body: body, cancel: cancel,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go w.run(ctx)
@@ -108,25 +120,58 @@ func (w *streamWatch[T]) run(ctx context.Context) {
 	defer close(w.events)
 	defer w.cancel()
 	defer w.body.Close()
+	d := &itemDecoder[Event[T]]{
+		batchBytes: eventBatchBytes,
+		decodeItem: w.codec.decode,
+		emit:       func(evs []Event[T]) error { return w.send(ctx, evs) },
+		wrap:       func(_ int, err error) error { return err },
+		batch:      newItemBatch[Event[T]](0),
+	}
+	defer d.stop()
+	w.src.drained = d.flush
+	w.end(ctx, w.read(d))
+}
+
+// read splits the stream into events and gives them to d until the stream
+// ends, d fails (an event that does not decode), or an event delivered
+// ends the watch. The events read before the end are delivered first.
+func (w *streamWatch[T]) read(d *itemDecoder[Event[T]]) error {
 	for {
-		ev, err := w.next()
-		if err != nil {
-			w.end(ctx, err)
-			return
+		raw, err := w.codec.split()
+		if w.src.err != nil {
+			return w.src.err // delivering the events before failed or ended the watch
 		}
+		if err != nil {
+			if ferr := d.flush(); ferr != nil {
+				return ferr
+			}
+			return err
+		}
+		if err := d.add(raw); err != nil {
+			return err
+		}
+	}
+}
+
+// errStopped: Stop ended the watch while events were being delivered.
+var errStopped = errors.New("watch stopped")
+
+// send delivers events in order. An ERROR event ends the watch with its
+// error.
+func (w *streamWatch[T]) send(ctx context.Context, evs []Event[T]) error {
+	for _, ev := range evs {
 		select {
 		case w.events <- ev:
 		case <-w.stop:
-			return
+			return errStopped
 		case <-ctx.Done():
-			w.end(ctx, ctx.Err())
-			return
+			return ctx.Err()
 		}
 		if ev.Type == Error {
-			w.end(ctx, ev.Err)
-			return
+			return ev.Err
 		}
 	}
+	return nil
 }
 
 // end records why the stream ended: nothing at a clean EOF or after Stop.
@@ -154,10 +199,45 @@ type bookmarkMeta struct {
 	} `json:"metadata"`
 }
 
-// jsonEvents returns a reader of the JSON watch events of body.
-func jsonEvents[T any](body io.Reader) func() (Event[T], error) {
+// eventCodec reads the events of a watch stream: split returns the
+// encoding of the next event (valid until the next call; io.EOF when the
+// stream ended between events, io.ErrUnexpectedEOF inside one), which
+// decode decodes, on any goroutine.
+type eventCodec[T any] struct {
+	split  func() ([]byte, error)
+	decode func(raw []byte, ev *Event[T]) error
+}
+
+// jsonEvents returns the codec of the JSON watch events of body: each
+// event is one JSON value, split by a syntactic scan.
+func jsonEvents[T any](body io.Reader) eventCodec[T] {
 	dec := newJSONDecoder(body)
-	return func() (Event[T], error) { return decodeEvent[T](dec) }
+	split := func() ([]byte, error) { return dec.ReadValue() }
+	return eventCodec[T]{split: split, decode: decodeRawEvent[T]}
+}
+
+// rawEventDecoder decodes one event's JSON; they are pooled, as a decoder
+// keeps its buffer.
+type rawEventDecoder struct {
+	src bytes.Reader
+	dec *jsontext.Decoder
+}
+
+var rawEventDecoders = sync.Pool{New: func() any {
+	r := new(rawEventDecoder)
+	r.dec = newJSONDecoder(&r.src)
+	return r
+}}
+
+// decodeRawEvent decodes the JSON event raw.
+func decodeRawEvent[T any](raw []byte, ev *Event[T]) (err error) {
+	r := rawEventDecoders.Get().(*rawEventDecoder)
+	r.src.Reset(raw)
+	r.dec.Reset(&r.src, jsonOptions)
+	*ev, err = decodeEvent[T](r.dec)
+	r.src.Reset(nil)
+	rawEventDecoders.Put(r)
+	return err
 }
 
 // decodeEvent reads the next event from dec. A stream that ends between
@@ -264,4 +344,41 @@ func decodeErrorEvent(raw []byte) error {
 		return fmt.Errorf("watch ERROR event with an object that is not a Status: %.200s", raw)
 	}
 	return &api.StatusError{Status: st}
+}
+
+// drainReader buffers a watch's body and calls drained whenever everything
+// read from the body so far has been consumed, before it reads the body
+// again (which may wait for the server). A drained that fails ends the
+// reading with its error, kept in err.
+type drainReader struct {
+	r          io.Reader
+	buf        []byte
+	start, end int // buf[start:end] is read and not yet consumed
+	drained    func() error
+	err        error // drained's error
+}
+
+func newDrainReader(r io.Reader) *drainReader {
+	return &drainReader{r: r, buf: make([]byte, itemBatchBytes)}
+}
+
+func (d *drainReader) Read(p []byte) (int, error) {
+	if d.err != nil {
+		return 0, d.err
+	}
+	if d.start == d.end {
+		if d.drained != nil {
+			if d.err = d.drained(); d.err != nil {
+				return 0, d.err
+			}
+		}
+		n, err := d.r.Read(d.buf)
+		if n == 0 {
+			return 0, err
+		}
+		d.start, d.end = 0, n
+	}
+	n := copy(p, d.buf[d.start:d.end])
+	d.start += n
+	return n, nil
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -245,4 +248,143 @@ func TestWatchRefusedWithStatus(t *testing.T) {
 	if d, ok := RetryAfter(err); !IsTooManyRequests(err) || !ok || d.Seconds() != 3 {
 		t.Errorf("err = %v, RetryAfter %v %v", err, d, ok)
 	}
+}
+
+// burst is n ADDED events of things named t0, t1, ..., each with pad bytes
+// of data, as JSON lines.
+func burst(first, n, pad int) []byte {
+	var b bytes.Buffer
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&b, `{"type":"ADDED","object":{"kind":"Thing","metadata":{"name":"t%d","namespace":"ns","resourceVersion":"%d"},"data":"%s"}}`+"\n",
+			i, i+1, strings.Repeat("x", pad))
+	}
+	return b.Bytes()
+}
+
+// A burst of many batches is decoded on several goroutines and delivered
+// in order; an event that does not decode ends the watch after every event
+// before it.
+func TestWatchDecodesBurstsInOrder(t *testing.T) {
+	const n = 5000 // about 40 batches
+	good := burst(0, n, 400)
+	bad := append(burst(0, n/2, 400), `{"type":"ADDED","object":{"metadata":"not an object"}}`+"\n"...)
+	bad = append(bad, burst(n/2+1, 10, 400)...)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		events  int
+		wantErr bool
+	}{
+		{"burst", good, n, false},
+		{"bad event in the middle", bad, n / 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := collect(NewStreamWatch[*thing](io.NopCloser(bytes.NewReader(tc.data))))
+			if (err != nil) != tc.wantErr || len(got) != tc.events {
+				t.Fatalf("%d events, err %v; want %d events, error %v", len(got), err, tc.events, tc.wantErr)
+			}
+			for i, ev := range got {
+				if ev.Type != Added || ev.Object.Metadata.Name != fmt.Sprintf("t%d", i) {
+					t.Fatalf("event %d: %s %+v", i, ev.Type, ev.Object)
+				}
+			}
+		})
+	}
+}
+
+// Every event received is delivered before the watch waits for more: the
+// last of a burst and a lone event after it are not held back for a batch
+// to fill.
+func TestWatchDeliversWhatArrivedBeforeWaiting(t *testing.T) {
+	pr, pw := io.Pipe()
+	w := NewStreamWatch[*thing](pr)
+	defer w.Stop()
+	writes := make(chan []byte)
+	go func() {
+		defer pw.Close()
+		for b := range writes {
+			if _, err := pw.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	defer close(writes)
+	expect := func(first, n int) {
+		t.Helper()
+		for i := first; i < first+n; i++ {
+			select {
+			case ev := <-w.Events():
+				if ev.Object == nil || ev.Object.Metadata.Name != fmt.Sprintf("t%d", i) {
+					t.Fatalf("event %+v, want t%d", ev, i)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("t%d, sent, was not delivered", i)
+			}
+		}
+	}
+	writes <- burst(0, 1000, 400) // several batches, the last one not full
+	expect(0, 1000)
+	writes <- burst(1000, 1, 10)
+	expect(1000, 1)
+}
+
+// FuzzWatchBatches: the events a watch delivers, however its stream is cut
+// into reads, are the events decoded one after another, and it ends with
+// an error exactly when decoding one after another does.
+func FuzzWatchBatches(f *testing.F) {
+	f.Add(streamBytes(), uint16(7))
+	f.Add(burst(0, 300, 300), uint16(4096))
+	f.Add([]byte(`{"type":"ADDED","object":{}} [] {"type":"ADDED"`), uint16(1))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint16) {
+		var want []Event[*thing]
+		var wantErr error
+		codec := jsonEvents[*thing](bytes.NewReader(data))
+		for {
+			ev, err := codec.next()
+			if err != nil {
+				if err != io.EOF {
+					wantErr = err
+				}
+				break
+			}
+			want = append(want, ev)
+			if ev.Type == Error {
+				wantErr = ev.Err
+				break
+			}
+		}
+		var r io.Reader = bytes.NewReader(data)
+		if chunk == 1 {
+			r = iotest.OneByteReader(r)
+		} else if chunk > 1 {
+			r = chunkReader{r, int(chunk)}
+		}
+		got, err := collect(NewStreamWatch[*thing](io.NopCloser(r)))
+		if diff := cmp.Diff(want, got, cmpStatusErr); diff != "" {
+			t.Fatalf("events (-one after another +watch):\n%s", diff)
+		}
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("watch ended with %v; one after another with %v", err, wantErr)
+		}
+	})
+}
+
+// chunkReader reads at most n bytes at a time.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// next reads and decodes the next event on the calling goroutine: the
+// events one after another, without batches.
+func (c eventCodec[T]) next() (Event[T], error) {
+	raw, err := c.split()
+	if err != nil {
+		return Event[T]{}, err
+	}
+	var ev Event[T]
+	err = c.decode(raw, &ev)
+	return ev, err
 }
