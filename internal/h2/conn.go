@@ -655,6 +655,9 @@ func (c *conn) startIdleTimer() {
 }
 
 func (c *conn) checkIdle(idle, ping time.Duration) {
+	if c.ctx.Err() != nil {
+		return // torn down while this ran: no re-arming
+	}
 	now := time.Now()
 	if sent := c.pingSent.Load(); sent != 0 {
 		if now.Sub(time.Unix(0, sent)) >= ping {
