@@ -20,8 +20,8 @@ const stopBound = 2 * time.Second
 
 // TestServeStopsPromptly checks what SIGTERM does to `listwatch serve`: a
 // connection that never sent a request and idle HTTP/1.1 and HTTP/2 ones are
-// closed at once, a request in flight is finished, a watch ends with its
-// clean end, and serve returns within stopBound.
+// closed at once, a request in flight is finished, watches (HTTP/1.1 and
+// h2c) end with their clean end, and serve returns within stopBound.
 func TestServeStopsPromptly(t *testing.T) {
 	url, stop := runServe(t)
 	addr := strings.TrimPrefix(url, "http://")
@@ -38,6 +38,8 @@ func TestServeStopsPromptly(t *testing.T) {
 	var h1, h2c http.Protocols
 	h1.SetHTTP1(true)
 	h2c.SetUnencryptedHTTP2(true)
+	h2cClient := &http.Client{Transport: &http.Transport{Protocols: &h2c}}
+	t.Cleanup(h2cClient.CloseIdleConnections)
 	for _, p := range []*http.Protocols{&h1, &h2c} { // each leaves an idle connection
 		tr := &http.Transport{Protocols: p}
 		t.Cleanup(tr.CloseIdleConnections)
@@ -53,6 +55,11 @@ func TestServeStopsPromptly(t *testing.T) {
 		t.Fatalf("watch: %v %v", watch, err)
 	}
 	defer watch.Body.Close()
+	h2Watch, err := h2cClient.Get(url + "/api/v1/namespaces/default/configmaps?watch=true")
+	if err != nil || h2Watch.StatusCode != http.StatusOK || h2Watch.ProtoMajor != 2 {
+		t.Fatalf("h2c watch: %v %v", h2Watch, err)
+	}
+	defer h2Watch.Body.Close()
 	// A create whose handler is reading its body: the server asks for it
 	// with 100 Continue when the handler first reads.
 	const body = `{"metadata":{"name":"in-flight"}}`
@@ -69,8 +76,10 @@ func TestServeStopsPromptly(t *testing.T) {
 	start := time.Now()
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	if _, err := io.Copy(io.Discard, watch.Body); err != nil {
-		t.Errorf("the watch did not end cleanly: %v", err)
+	for name, body := range map[string]io.Reader{"HTTP/1.1": watch.Body, "h2c": h2Watch.Body} {
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			t.Errorf("the %s watch did not end cleanly: %v", name, err)
+		}
 	}
 	fmt.Fprint(inFlight, body)
 	resp, err := http.ReadResponse(r, nil)
