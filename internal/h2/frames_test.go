@@ -327,3 +327,35 @@ func TestDetachStalled(t *testing.T) {
 		t.Errorf("got %d bytes, want %d, in order", len(got), len(want))
 	}
 }
+
+// TestPeerMaxFrameSize: DATA frames stay within the client's
+// SETTINGS_MAX_FRAME_SIZE once it raises it.
+func TestPeerMaxFrameSize(t *testing.T) {
+	body := strings.Repeat("m", 100<<10)
+	ts := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, body)
+	}))
+	c := dialRaw(t, ts)
+	const frame = 32 << 10
+	c.fr.SetMaxReadFrameSize(frame)
+	if err := errors.Join(
+		c.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: frame}, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20}),
+		c.fr.WriteWindowUpdate(0, 1<<20),
+	); err != nil {
+		t.Fatal(err)
+	}
+	c.get(1, "/")
+	var got, largest int
+	c.until("the body", func(f http2.Frame) bool {
+		d, ok := f.(*http2.DataFrame)
+		if !ok {
+			return false
+		}
+		got += len(d.Data())
+		largest = max(largest, len(d.Data()))
+		return d.StreamEnded()
+	})
+	if got != len(body) || largest > frame || largest <= 16384 {
+		t.Errorf("%d bytes in frames of at most %d, want %d in frames above 16 KiB and at most %d", got, largest, len(body), frame)
+	}
+}

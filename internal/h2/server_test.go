@@ -263,3 +263,30 @@ func TestDetach(t *testing.T) {
 		}
 	})
 }
+
+// TestResponseControllerFlush: http.ResponseController's Flush sends what
+// was written at once, before the handler returns.
+func TestResponseControllerFlush(t *testing.T) {
+	read := make(chan struct{})
+	ts := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "first")
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Error(err)
+		}
+		<-read // the client has the first part while the handler still runs
+		_, _ = io.WriteString(w, " second")
+	}))
+	resp, err := ts.client.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, len("first"))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "first" {
+		t.Fatalf("read %q, %v", first, err)
+	}
+	close(read)
+	if rest, err := io.ReadAll(resp.Body); err != nil || string(rest) != " second" {
+		t.Errorf("then %q, %v", rest, err)
+	}
+}
