@@ -136,9 +136,11 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 	if rep.Creates, err = phase(ctx, p.PID, rep.Config, create); err != nil {
 		return err
 	}
+	owners := readOwners(created)
 	get := func(ctx context.Context, client, i int) error {
-		n := max(created[client].Load(), 1)
-		name := "c" + strconv.Itoa(client) + "-" + strconv.FormatInt(int64(i)%n, 10)
+		owner := owners[client]
+		n := max(created[owner].Load(), 1)
+		name := "c" + strconv.Itoa(owner) + "-" + strconv.FormatInt(int64(i)%n, 10)
 		return conns[client].send(ctx, addr, http.MethodGet, configMaps+"/"+name, nil)
 	}
 	if rep.Gets, err = phase(ctx, p.PID, rep.Config, get); err != nil {
@@ -147,6 +149,20 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 	u, err = readUsage(p.PID)
 	rep.HWM = u.HWM
 	return err
+}
+
+// readOwners gives each client the client whose objects it reads: its
+// own, unless it created none in time (a slow first connection), so that
+// its gets do not fail on names that were never created.
+func readOwners(created []atomic.Int64) []int {
+	owners := make([]int, len(created))
+	for c := range owners {
+		owners[c] = c
+		for k := 1; created[owners[c]].Load() == 0 && k < len(owners); k++ {
+			owners[c] = (c + k) % len(owners)
+		}
+	}
+	return owners
 }
 
 // phase runs op from every client for the configured duration and measures it.
