@@ -165,7 +165,8 @@ type itemDecoder[T any] struct {
 	emit       func(items []T) error // takes the decoded items, in order
 	// wrap names an item that failed to decode in the error returned.
 	wrap    func(index int, err error) error
-	batch   *itemBatch[T]      // filling
+	given   int                // items given so far
+	batch   *itemBatch[T]      // filling; nil until an item is given after a flush
 	work    chan *itemBatch[T] // to the decoders
 	pending []*itemBatch[T]    // submitted and not yet gathered, in order
 	wg      sync.WaitGroup
@@ -181,23 +182,27 @@ func newListDecoder[T any](items *[]T, decodeItem func(raw []byte, v *T) error) 
 			var zero T
 			return fmt.Errorf("item %d: decoding %T: %w", i, zero, err)
 		},
-		batch: newItemBatch[T](len(*items)),
+		given: len(*items),
 	}
 }
 
 // count is how many items have been given.
-func (d *itemDecoder[T]) count() int { return d.batch.first + len(d.batch.ends) }
+func (d *itemDecoder[T]) count() int { return d.given }
 
 // add copies the encoding of the next item into the batch, handing the
 // batch to the decoders once it is full.
 func (d *itemDecoder[T]) add(raw []byte) error {
+	if d.batch == nil {
+		d.batch = newItemBatch[T](d.given)
+	}
 	b := d.batch
 	b.buf = append(b.buf, raw...)
 	b.ends = append(b.ends, len(b.buf))
+	d.given++
 	if len(b.buf) < d.batchBytes {
 		return nil
 	}
-	d.batch = newItemBatch[T](b.first + len(b.ends))
+	d.batch = nil
 	return d.submit(b) // b is the decoders' now
 }
 
@@ -252,17 +257,23 @@ func (d *itemDecoder[T]) emitBatch(b *itemBatch[T]) error {
 
 // flush decodes the batch being filled, which is not full, itself, emits
 // every item given so far, and ends the decoders (the next full batch
-// starts them again); the items given next make a new batch.
+// starts them again); the items given next make a new batch. Between
+// flushes, nothing is held but what the next items bring.
 func (d *itemDecoder[T]) flush() error {
 	last := d.batch
-	d.batch = newItemBatch[T](last.first + len(last.ends))
-	last.decode(d.decodeItem)
+	d.batch = nil
+	if last != nil {
+		last.decode(d.decodeItem)
+	}
 	for len(d.pending) > 0 {
 		if err := d.gather(); err != nil {
 			return err
 		}
 	}
 	d.stopDecoders()
+	if last == nil {
+		return nil
+	}
 	return d.emitBatch(last)
 }
 

@@ -125,7 +125,6 @@ func (w *streamWatch[T]) run(ctx context.Context) {
 		decodeItem: w.codec.decode,
 		emit:       func(evs []Event[T]) error { return w.send(ctx, evs) },
 		wrap:       func(_ int, err error) error { return err },
-		batch:      newItemBatch[Event[T]](0),
 	}
 	defer d.stop()
 	w.src.drained = d.flush
@@ -353,7 +352,8 @@ func decodeErrorEvent(raw []byte) error {
 type drainReader struct {
 	r          io.Reader
 	buf        []byte
-	start, end int // buf[start:end] is read and not yet consumed
+	start, end int   // buf[start:end] is read and not yet consumed
+	rerr       error // r's error, returned once buf is consumed
 	drained    func() error
 	err        error // drained's error
 }
@@ -372,11 +372,15 @@ func (d *drainReader) Read(p []byte) (int, error) {
 				return 0, d.err
 			}
 		}
-		n, err := d.r.Read(d.buf)
-		if n == 0 {
-			return 0, err
+		if d.rerr != nil {
+			return 0, d.rerr
 		}
+		var n int
+		n, d.rerr = d.r.Read(d.buf)
 		d.start, d.end = 0, n
+		if n == 0 {
+			return 0, d.rerr
+		}
 	}
 	n := copy(p, d.buf[d.start:d.end])
 	d.start += n

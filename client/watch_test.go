@@ -354,9 +354,12 @@ func FuzzWatchBatches(f *testing.F) {
 			}
 		}
 		var r io.Reader = bytes.NewReader(data)
-		if chunk == 1 {
+		switch {
+		case chunk == 1:
 			r = iotest.OneByteReader(r)
-		} else if chunk > 1 {
+		case chunk == 2: // the last data comes with io.EOF
+			r = iotest.DataErrReader(r)
+		case chunk > 2:
 			r = chunkReader{r, int(chunk)}
 		}
 		got, err := collect(NewStreamWatch[*thing](io.NopCloser(r)))
