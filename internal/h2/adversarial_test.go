@@ -8,11 +8,13 @@ package h2_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
@@ -25,6 +27,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/server"
 )
 
 // advWait is how long a test waits for a condition before it fails.
@@ -102,6 +105,13 @@ func (s *advServer) dial(t testing.TB, settings ...http2.Setting) *advClient {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newAdvClient(t, nc, settings...)
+}
+
+// newAdvClient speaks HTTP/2 on nc (closed by the test's cleanup): the
+// preface, then SETTINGS with settings.
+func newAdvClient(t testing.TB, nc net.Conn, settings ...http2.Setting) *advClient {
+	t.Helper()
 	t.Cleanup(func() { nc.Close() })
 	c := &advClient{t: t, nc: nc, fr: http2.NewFramer(nc, nc)}
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -1281,4 +1291,107 @@ func wellFormed(r *http.Request) error {
 		return fmt.Errorf("content-length %d", r.ContentLength)
 	}
 	return nil
+}
+
+// startAdvTLS serves h with srv over TLS on server.Listener's connections
+// (socketConns: h2.Gatherers), as listwatch serve does, and returns a dial
+// function for a raw client.
+func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...http2.Setting) *advClient {
+	ts := httptest.NewUnstartedServer(nil)
+	ts.StartTLS()
+	cfg := ts.TLS.Clone()
+	ts.Close()
+	cfg.NextProtos = []string{"h2"}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := server.Listener(tcp)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, nc)
+			mu.Unlock()
+			wg.Go(func() {
+				tc := tls.Server(nc, cfg)
+				if tc.Handshake() != nil {
+					nc.Close()
+					return
+				}
+				st := tc.ConnectionState()
+				srv.ServeConn(tc, h2.ConnOptions{Handler: h, TLS: &st})
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, nc := range conns {
+			nc.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return func(settings ...http2.Setting) *advClient {
+		tc, err := tls.Dial("tcp", tcp.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newAdvClient(t, tc, settings...)
+	}
+}
+
+// TestAdvTLSSendWhileGathered: over TLS, while the connection's Gatherer
+// still keeps bytes of a stream's stalled send, a non-blocking Send on
+// another stream is not lost: it stalls too, and its owner's Flush
+// writes it (before the fix, writeGathered returned errStalled without
+// writing it and writeSome consumed it from pending and the windows).
+func TestAdvTLSSendWhileGathered(t *testing.T) {
+	streams := make(chan *h2.Stream, 2)
+	dial := startAdvTLS(t, &h2.Server{}, detacher(t, streams, func() {}))
+	c := dial(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
+	_ = c.fr.WriteWindowUpdate(0, 1<<31-1-65535)
+	c.headers(1, true, advGet("/a")...)
+	st1 := <-streams
+	c.headers(3, true, advGet("/b")...)
+	st3 := <-streams
+	big := bytes.Repeat([]byte("a"), 32<<20)
+	if err := st1.Send([][]byte{big}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !st1.Stalled() {
+		t.Fatal("32 MiB went at once")
+	}
+	if err := st3.Send([][]byte{[]byte("event-3")}, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stream 3 stalled after its send: %v", st3.Stalled())
+	owners := make(chan error, 2)
+	go func() { owners <- errors.Join(st1.Flush(false), st1.Close()) }()
+	go func() {
+		var err error
+		if st3.Stalled() {
+			err = st3.Flush(false)
+		}
+		owners <- errors.Join(err, st3.Close())
+	}()
+	rs := c.awaitAll(1, 3)
+	for range 2 {
+		if err := <-owners; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := len(rs[1].body); got != len(big) || !rs[1].ended {
+		t.Errorf("stream 1: %d bytes, want %d", got, len(big))
+	}
+	if got := string(rs[3].body); got != "event-3" || !rs[3].ended {
+		t.Errorf("stream 3: %q, ended %v; want \"event-3\" (st3.Written() = %d)", got, rs[3].ended, st3.Written())
+	}
 }

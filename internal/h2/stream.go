@@ -148,9 +148,10 @@ func (st *Stream) writeSome(end, nonblocking bool) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	if nonblocking && len(c.rest) > 0 {
+	if nonblocking && (len(c.rest) > 0 || c.gather != nil && c.gather.Stalled()) {
 		// The socket did not take the last write: try that alone, so that
-		// a stalled connection's rest does not grow with every send.
+		// a stalled connection's rest does not grow with every send (and,
+		// over TLS, so that writeGathered does not leave this one unwritten).
 		if err := st.commit(nil, true); err != nil {
 			return err
 		}
