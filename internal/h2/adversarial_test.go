@@ -550,6 +550,36 @@ func TestAdvStreamIDs(t *testing.T) {
 	})
 }
 
+// TestAdvStreamReuseAfterMalformed: a stream whose HEADERS the framer
+// rejects (uppercase name, duplicated pseudo-header...) is closed by its
+// reset: HEADERS reusing its id, or below it, end the connection (RFC 9113
+// 5.1.1). Before the fix its id was not marked as seen (the framer returns
+// no frame with the error) and such a stream was served.
+func TestAdvStreamReuseAfterMalformed(t *testing.T) {
+	noLeaks(t)
+	var served atomic.Int64
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	c := s.dial(t)
+	c.headers(5, true, append(advGet("/"), "X-Upper", "1")...)
+	if r := c.await(5); !r.reset || r.code != http2.ErrCodeProtocol {
+		t.Fatalf("malformed stream 5: %v", r)
+	}
+	c.headers(5, true, advGet("/again")...) // the same id
+	r := c.await(5)
+	if !r.goAway {
+		t.Errorf("HEADERS reusing the reset stream 5: %v (handler calls %d), want GOAWAY PROTOCOL_ERROR", r, served.Load())
+	}
+	c2 := s.dial(t)
+	c2.headers(5, true, append(advGet("/"), ":path", "/dup")...)
+	if r := c2.await(5); !r.reset {
+		t.Fatalf("malformed stream 5: %v", r)
+	}
+	c2.headers(3, true, advGet("/lower")...) // below it
+	if r := c2.await(3); !r.goAway {
+		t.Errorf("HEADERS on stream 3 after stream 5: %v, want GOAWAY PROTOCOL_ERROR", r)
+	}
+}
+
 // TestAdvFlowControl: windows the client overflows, or sends beyond.
 func TestAdvFlowControl(t *testing.T) {
 	noLeaks(t)

@@ -232,7 +232,7 @@ func (c *conn) readLoop() error {
 		f, err := c.rfr.ReadFrame()
 		c.lastRead.Store(time.Now().UnixNano())
 		if err != nil {
-			if err = c.readError(f, err); err != nil {
+			if err = c.readError(err); err != nil {
 				return err
 			}
 			continue
@@ -251,11 +251,11 @@ func (c *conn) readLoop() error {
 
 // readError turns a frame reading error into a stream reset (nil: go on)
 // or the connection's end.
-func (c *conn) readError(f http2.Frame, err error) error {
+func (c *conn) readError(err error) error {
 	var se http2.StreamError
 	if errors.As(err, &se) {
-		if mh, ok := f.(*http2.MetaHeadersFrame); ok && mh.StreamID > c.maxSeen.Load() {
-			c.maxSeen.Store(mh.StreamID) // the stream is closed by the reset
+		if se.StreamID > c.maxSeen.Load() { // HEADERS (the framer returns no frame) or WINDOW_UPDATE
+			c.maxSeen.Store(se.StreamID) // the stream is closed by the reset
 		}
 		c.resetStream(se.StreamID, se.Code)
 		return nil
