@@ -75,7 +75,9 @@ func (c *conn) onTrailers(f *http2.MetaHeadersFrame) error {
 	case !f.StreamEnded():
 		return connError{protocolError, "trailers without END_STREAM"}
 	}
-	st.body.finish()
+	if err := st.body.finish(); err != nil { // shorter than its content-length
+		c.resetStream(f.StreamID, protocolError) // the handler's Read fails
+	}
 	return nil
 }
 
