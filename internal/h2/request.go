@@ -70,10 +70,17 @@ func (c *conn) onTrailers(f *http2.MetaHeadersFrame) error {
 	}
 	c.mu.Unlock()
 	switch {
+	case st == nil && f.StreamID < c.maxSeen.Load():
+		// Never opened (skipped), or over and forgotten: either way it
+		// would open a stream below the highest (RFC 9113 5.1.1).
+		return connError{protocolError, "HEADERS on a stream below the highest seen"}
 	case !open:
 		return connError{streamClosed, "HEADERS on a closed stream"}
 	case !f.StreamEnded():
 		return connError{protocolError, "trailers without END_STREAM"}
+	case len(f.PseudoFields()) > 0: // malformed (RFC 9113 8.1)
+		c.resetStream(f.StreamID, protocolError)
+		return nil
 	}
 	if err := st.body.finish(); err != nil { // shorter than its content-length
 		c.resetStream(f.StreamID, protocolError) // the handler's Read fails
@@ -99,7 +106,10 @@ func (c *conn) newRequest(f *http2.MetaHeadersFrame, st *Stream) (*http.Request,
 			return nil, fmt.Errorf("pseudo-header %s in a request", hf.Name)
 		}
 	}
-	if method == "" || (method != http.MethodConnect && (path == "" || scheme == "")) {
+	switch {
+	case method == http.MethodConnect && (path != "" || scheme != ""):
+		return nil, errors.New("CONNECT with :path or :scheme") // RFC 9113 8.5
+	case method == "" || (method != http.MethodConnect && (path == "" || scheme == "")):
 		return nil, errors.New("missing pseudo-headers")
 	}
 	header, err := requestHeader(f.RegularFields())
@@ -153,9 +163,9 @@ func requestHeader(fields []hpack.HeaderField) (http.Header, error) {
 
 func requestURL(method, path, authority string) (*url.URL, error) {
 	switch {
-	case method == http.MethodConnect:
-		if path != "" || authority == "" {
-			return nil, errors.New("malformed CONNECT")
+	case method == http.MethodConnect: // without :path (newRequest)
+		if authority == "" {
+			return nil, errors.New("CONNECT without :authority")
 		}
 		return &url.URL{Host: authority}, nil
 	case path == "*" && method == http.MethodOptions:

@@ -4,6 +4,8 @@ package h2_test
 // failed before its fix.
 
 import (
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,4 +41,62 @@ func TestShortBodyEndedByTrailers(t *testing.T) {
 		t.Errorf("stream: %v, want RST_STREAM PROTOCOL_ERROR", r)
 	}
 	c.wantOK(3)
+}
+
+// TestPseudoInTrailers: trailers with a pseudo-header field are
+// malformed (RFC 9113 8.1): a stream error PROTOCOL_ERROR, as net/http
+// answers. They were accepted.
+func TestPseudoInTrailers(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{}, okHandler)
+	c := s.dial(t)
+	c.headers(1, false, advPost("/")...)
+	if err := c.fr.WriteData(1, false, []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	c.headers(1, true, ":path", "/evil")
+	if r := c.await(1); !r.reset || r.code != http2.ErrCodeProtocol {
+		t.Errorf("got %v, want RST_STREAM PROTOCOL_ERROR", r)
+	}
+	c.wantOK(3)
+}
+
+// TestDecreasingStreamID: HEADERS on a stream below the highest seen
+// that was never opened is a connection error PROTOCOL_ERROR (RFC 9113
+// 5.1.1, and net/http); it was STREAM_CLOSED.
+func TestDecreasingStreamID(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{}, okHandler)
+	c := s.dial(t)
+	c.wantOK(5)
+	c.headers(3, true, advGet("/")...)
+	if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeProtocol {
+		t.Errorf("got %v, want GOAWAY PROTOCOL_ERROR", r)
+	}
+}
+
+// TestConnectWithSchemeOrPath: CONNECT with :scheme or :path is
+// malformed (RFC 9113 8.5: both MUST be omitted), reset PROTOCOL_ERROR
+// without reaching the handler, as net/http does; one with :scheme was
+// served. A CONNECT with only :method and :authority is served.
+func TestConnectWithSchemeOrPath(t *testing.T) {
+	noLeaks(t)
+	var served atomic.Int64
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	c := s.dial(t)
+	for i, fields := range [][]string{
+		{":method", "CONNECT", ":scheme", "https", ":authority", "x:443"},
+		{":method", "CONNECT", ":path", "/", ":authority", "x:443"},
+		{":method", "CONNECT", ":scheme", "https", ":path", "/", ":authority", "x:443"},
+	} {
+		id := uint32(2*i + 1)
+		c.headers(id, true, fields...)
+		if r := c.await(id); !r.reset || r.code != http2.ErrCodeProtocol || served.Load() != 0 {
+			t.Errorf("%q: got %v, handler calls %d; want RST_STREAM PROTOCOL_ERROR", fields, r, served.Load())
+		}
+	}
+	c.headers(7, true, ":method", "CONNECT", ":authority", "x:443")
+	if r := c.await(7); r.status != "200" || served.Load() != 1 {
+		t.Errorf("a well-formed CONNECT: %v, handler calls %d", r, served.Load())
+	}
 }
