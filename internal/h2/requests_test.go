@@ -4,11 +4,13 @@ package h2_test
 // failed before its fix.
 
 import (
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/http2"
 
 	"github.com/listwatch/listwatch/internal/h2"
@@ -98,5 +100,55 @@ func TestConnectWithSchemeOrPath(t *testing.T) {
 	c.headers(7, true, ":method", "CONNECT", ":authority", "x:443")
 	if r := c.await(7); r.status != "200" || served.Load() != 1 {
 		t.Errorf("a well-formed CONNECT: %v, handler calls %d", r, served.Load())
+	}
+}
+
+// TestInvalidResponseHeader: response header fields whose name is not a
+// token or whose value has CR or LF are left out, as net/http leaves them
+// out; they were sent, and the client rejected the whole response
+// (x/net's framer: a stream error PROTOCOL_ERROR). So are connection-
+// specific fields however the handler spelt them.
+func TestInvalidResponseHeader(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Echo", "a\r\nb")
+		h.Add("X-Multi", "bad\n")
+		h.Add("X-Multi", "good")
+		h["Bad Name"] = []string{"1"}
+		h["X-Ünicode"] = []string{"1"}
+		h[":status"] = []string{"500"}
+		h["connection"] = []string{"close"}
+		h.Set("X-Fine", "v\tw")
+		_, _ = io.WriteString(w, "ok")
+	}))
+	c := s.dial(t)
+	c.headers(1, true, advGet("/")...)
+	for {
+		f, err := c.next()
+		if err != nil {
+			t.Fatalf("reading the response: %v (a valid head was expected)", err)
+		}
+		h, ok := f.(*http2.MetaHeadersFrame)
+		if !ok || h.StreamID != 1 {
+			continue
+		}
+		got := map[string][]string{}
+		for _, hf := range h.Fields {
+			if hf.Name != "date" {
+				got[hf.Name] = append(got[hf.Name], hf.Value)
+			}
+		}
+		want := map[string][]string{
+			":status": {"200"}, "content-length": {"2"}, "content-type": {"text/plain; charset=utf-8"},
+			"x-multi": {"good"}, "x-fine": {"v\tw"},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("response head (-want +got):\n%s", diff)
+		}
+		break
+	}
+	if r := c.await(1); string(r.body) != "ok" || !r.ended {
+		t.Errorf("body: %v %q", r, r.body)
 	}
 }

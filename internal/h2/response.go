@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -177,14 +178,12 @@ func (st *Stream) writeHeaders(status int, h http.Header, end bool) error {
 	return st.commit(nil, false)
 }
 
-// headerSkipped are not sent in HTTP/2 (RFC 9113 8.2.2).
-var headerSkipped = map[string]bool{
-	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true,
-	"Transfer-Encoding": true, "Upgrade": true, "Trailer": true,
-}
-
 // writeHeadersLocked puts a response head in wbuf: HEADERS, and
-// CONTINUATIONs if it is longer than a frame.
+// CONTINUATIONs if it is longer than a frame. It leaves out the fields
+// HTTP/2 does not send (connection-specific ones, RFC 9113 8.2.2, and
+// Trailer: trailers are not sent) and, as net/http does, those whose name
+// is not a token or whose value has a control character (CR, LF, NUL...),
+// which would make the client reject the whole response (RFC 9113 8.2.1).
 func (c *conn) writeHeadersLocked(id uint32, status int, h http.Header, end bool) error {
 	c.hbuf.Reset()
 	enc := func(name, value string) error {
@@ -192,12 +191,14 @@ func (c *conn) writeHeadersLocked(id uint32, status int, h http.Header, end bool
 	}
 	err := enc(":status", strconv.Itoa(status))
 	for k, vs := range h {
-		if headerSkipped[k] {
+		name := strings.ToLower(k)
+		if connectionHeaders[name] || name == "trailer" || !httpguts.ValidHeaderFieldName(k) {
 			continue
 		}
-		name := strings.ToLower(k)
 		for _, v := range vs {
-			err = errors.Join(err, enc(name, v))
+			if httpguts.ValidHeaderFieldValue(v) {
+				err = errors.Join(err, enc(name, v))
+			}
 		}
 	}
 	if err != nil {
