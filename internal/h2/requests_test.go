@@ -4,8 +4,10 @@ package h2_test
 // failed before its fix.
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,5 +152,75 @@ func TestInvalidResponseHeader(t *testing.T) {
 	}
 	if r := c.await(1); string(r.body) != "ok" || !r.ended {
 		t.Errorf("body: %v %q", r, r.body)
+	}
+}
+
+// TestResponseContentLength: a handler's Write past the Content-Length it
+// set fails with http.ErrContentLength and sends none of its bytes, as
+// net/http's does (it sent them all: a malformed response, RFC 9113
+// 8.1.1). A handler that returns short of its Content-Length has its
+// stream ended as net/http's HTTP/2 server ends it (END_STREAM after the
+// bytes written: the client finds the shortfall, Go's with
+// io.ErrUnexpectedEOF).
+func TestResponseContentLength(t *testing.T) {
+	noLeaks(t)
+	type writes struct{ errs []error }
+	results := make(chan writes, 1)
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var res writes
+		write := func(p string) { _, err := io.WriteString(w, p); res.errs = append(res.errs, err) }
+		switch r.URL.Path {
+		case "/long":
+			w.Header().Set("Content-Length", "2")
+			write(strings.Repeat("x", 10<<10))
+		case "/long-flushed":
+			w.Header().Set("Content-Length", "2")
+			write("ab")
+			w.(http.Flusher).Flush()
+			write("c")
+			write("")
+		case "/long-big":
+			w.Header().Set("Content-Length", "5000")
+			write(strings.Repeat("x", 4999))
+			write(strings.Repeat("y", 6000))
+			write("z")
+		case "/short":
+			w.Header().Set("Content-Length", "10")
+			write("ab")
+		case "/invalid":
+			w.Header().Set("Content-Length", "ten")
+			write(strings.Repeat("x", 10))
+		}
+		results <- res
+	}))
+	c := s.dial(t)
+	for i, tc := range []struct {
+		path     string
+		wantErrs []error
+		wantBody string
+	}{
+		{"/long", []error{http.ErrContentLength}, ""},
+		{"/long-flushed", []error{nil, http.ErrContentLength, nil}, "ab"},
+		{"/long-big", []error{nil, http.ErrContentLength, nil}, strings.Repeat("x", 4999) + "z"},
+		{"/short", []error{nil}, "ab"},
+		{"/invalid", []error{nil}, strings.Repeat("x", 10)},
+	} {
+		t.Run(tc.path[1:], func(t *testing.T) {
+			id := uint32(2*i + 1)
+			c.headers(id, true, advGet(tc.path)...)
+			r := c.await(id)
+			res := <-results
+			if len(res.errs) != len(tc.wantErrs) {
+				t.Fatalf("writes: %v, want %v", res.errs, tc.wantErrs)
+			}
+			for j, err := range res.errs {
+				if !errors.Is(err, tc.wantErrs[j]) {
+					t.Errorf("write %d: %v, want %v", j, err, tc.wantErrs[j])
+				}
+			}
+			if r.status != "200" || !r.ended || string(r.body) != tc.wantBody {
+				t.Errorf("client got %v %.20q, want status 200, body %.20q, END_STREAM", r, r.body, tc.wantBody)
+			}
+		})
 	}
 }

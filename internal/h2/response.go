@@ -25,6 +25,8 @@ type responseWriter struct {
 	header     http.Header
 	sent       http.Header // header as WriteHeader found it
 	status     int
+	length     int64 // the Content-Length sent, -1 if none
+	written    int64 // body bytes written
 	headerSent bool
 	detached   bool
 	buf        []byte // body not yet sent
@@ -48,6 +50,15 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	w.status = code
 	w.sent = w.header.Clone()
+	w.length = -1
+	if v := w.sent.Get("Content-Length"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 63)
+		if err != nil {
+			w.sent.Del("Content-Length") // as net/http does
+		} else {
+			w.length = int64(n)
+		}
+	}
 }
 
 func (w *responseWriter) bodyAllowed() bool {
@@ -61,11 +72,15 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if !w.bodyAllowed() {
-		if w.req.Method == http.MethodHead {
-			return len(p), nil
-		}
+	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
 		return 0, http.ErrBodyNotAllowed
+	}
+	if w.length >= 0 && w.written+int64(len(p)) > w.length {
+		return 0, http.ErrContentLength // none of p is sent, as net/http does
+	}
+	w.written += int64(len(p))
+	if w.req.Method == http.MethodHead {
+		return len(p), nil
 	}
 	if len(w.buf)+len(p) <= responseBuffer {
 		w.buf = append(w.buf, p...) // grows to responseBuffer at most
@@ -134,7 +149,9 @@ func (w *responseWriter) responseHeader() http.Header {
 
 // finish ends the response after its handler returned: the head, what is
 // buffered and END_STREAM; then RST_STREAM(NO_ERROR) if the client has
-// not ended its side, so that it stops sending.
+// not ended its side, so that it stops sending. A body shorter than its
+// Content-Length ends so too, as net/http's HTTP/2 server ends it: the
+// client finds it short (Go's reads io.ErrUnexpectedEOF).
 func (w *responseWriter) finish() {
 	st := w.st
 	if w.detached {
