@@ -42,7 +42,9 @@ func (w *responseWriter) Detach(gone func()) (*Stream, error) {
 // Send writes pieces as the stream's next DATA, in place (they must not
 // change until the stream is no longer Stalled). Non-blocking, it writes
 // what the windows and the socket take at once and leaves the rest
-// (Stalled) for Flush; otherwise it waits, until the deadline Bound sets.
+// (Stalled) for Flush: in the pieces, but for what the socket did not
+// take of the last write (at most 256 KiB), which the connection copies;
+// otherwise it waits, until the deadline Bound sets.
 // Call it only when the stream is not Stalled.
 func (st *Stream) Send(pieces [][]byte, nonblocking bool) error {
 	if st.Stalled() {

@@ -4,6 +4,7 @@ package h2_test
 // failed before its fix.
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -222,5 +223,62 @@ func TestResponseContentLength(t *testing.T) {
 				t.Errorf("client got %v %.20q, want status 200, body %.20q, END_STREAM", r, r.body, tc.wantBody)
 			}
 		})
+	}
+}
+
+// TestNonblockingSendStalledCopiesLittle: a non-blocking Send that the
+// socket does not take leaves the caller's pieces in place (the watch
+// cache's shared bytes), copying at most one bounded write's unsent part,
+// and Flush then writes it all, in order. The connection copied the whole
+// unsent remainder (32 MiB here) into its rest.
+func TestNonblockingSendStalledCopiesLittle(t *testing.T) {
+	noLeaks(t)
+	streams := make(chan *h2.Stream, 1)
+	s := startAdv(t, &h2.Server{}, detacher(t, streams, func() {}))
+	c := s.dialOpen(t)
+	c.headers(1, true, advGet("/watch")...)
+	st := <-streams
+	payload := make([]byte, 32<<20)
+	for i := range payload {
+		payload[i] = byte(i % 251)
+	}
+	before := heapInUse()
+	if err := st.Send([][]byte{payload[:1<<20], payload[1<<20:]}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Stalled() {
+		t.Fatal("32 MiB went at once to a client that does not read")
+	}
+	if grew := heapInUse() - before; grew > 4<<20 {
+		t.Errorf("a stalled 32 MiB send grew the heap by %d KiB", grew>>10)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		var body []byte
+		defer func() { got <- body }()
+		for {
+			f, err := c.next()
+			if err != nil {
+				return
+			}
+			if d, ok := f.(*http2.DataFrame); ok && d.StreamID == 1 {
+				body = append(body, d.Data()...)
+				if d.StreamEnded() {
+					return
+				}
+			}
+		}
+	}()
+	waitFor(t, "the send to be written", func() bool {
+		if err := st.Flush(true); err != nil {
+			t.Fatal(err)
+		}
+		return !st.Stalled()
+	})
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if body := <-got; !bytes.Equal(body, payload) {
+		t.Errorf("the client read %d bytes, not the 32 MiB sent", len(body))
 	}
 }

@@ -111,8 +111,9 @@ func (errNoWindow) Error() string { return "h2: no send window" }
 // flush writes st.pending as DATA frames, with END_STREAM after the last
 // byte if end. Non-blocking, it writes what the windows and the socket
 // take now and returns errStalled if some is left (pending, or in the
-// connection's rest); otherwise it waits for windows and the socket,
-// until the stream's deadline if Bound set one.
+// connection's rest: at most maxNonblockingWrite bytes are copied there);
+// otherwise it waits for windows and the socket, until the stream's
+// deadline if Bound set one.
 func (st *Stream) flush(end, nonblocking bool) error {
 	c := st.c
 	for {
@@ -142,7 +143,17 @@ func (st *Stream) flush(end, nonblocking bool) error {
 	}
 }
 
-// writeSome writes, under wmu, what the windows allow of pending.
+// maxNonblockingWrite bounds what one non-blocking write frames of
+// pending. What the socket does not take of a write is copied (the
+// connection's rest, or over TLS the record the Gatherer keeps); the
+// rest of pending stays in the caller's pieces, in place. Unbounded, a
+// large send to a client that does not read was copied whole (32 MiB
+// for a 32 MiB send). A socket that takes everything takes it in writes
+// of this size: a few syscalls per MiB.
+const maxNonblockingWrite = 256 << 10
+
+// writeSome writes, under wmu, what the windows allow of pending (at
+// most maxNonblockingWrite bytes if nonblocking).
 func (st *Stream) writeSome(end, nonblocking bool) error {
 	c := st.c
 	if c.werr != nil {
@@ -163,6 +174,9 @@ func (st *Stream) writeSome(end, nonblocking bool) error {
 		return ErrStreamClosed
 	}
 	allow := min(int64(total), st.sendWin, c.sendWin)
+	if nonblocking {
+		allow = min(allow, maxNonblockingWrite)
+	}
 	if total > 0 && allow <= 0 {
 		wc := c.windowc
 		c.mu.Unlock()
