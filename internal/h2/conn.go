@@ -97,7 +97,9 @@ type conn struct {
 	done        chan struct{} // closed when the connection has ended
 	prefaceRead bool          // net/http read the client's preface
 	connState   func(net.Conn, http.ConnState)
-	refuse      bool // accepted after Shutdown: GOAWAY after the handshake
+	// goAways counts the GOAWAYs being sent (startGoAway to sendGoAway);
+	// teardown waits for them.
+	goAways sync.WaitGroup
 
 	// Owned by the reader goroutine:
 	maxSeen     atomic.Uint32 // highest client stream id seen; set by the reader
@@ -135,6 +137,10 @@ type conn struct {
 	goingAway   bool
 	closed      bool
 	windowc     chan struct{} // closed and replaced when a send window grows
+	started     bool          // the handshake is done: a GOAWAY may be written
+	refuse      bool          // shut down before started: GOAWAY after the handshake
+	goAwayDue   bool          // startGoAway's GOAWAY is not written yet
+	graceTimer  *time.Timer   // set by a bounded goAway: closes the connection
 }
 
 func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
@@ -170,8 +176,14 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 func (c *conn) serve() {
 	defer c.teardown()
 	err := c.handshake()
-	if err == nil && c.refuse {
-		c.goAway(noError)
+	if err == nil {
+		c.mu.Lock()
+		c.started = true
+		refuse := c.refuse
+		c.mu.Unlock()
+		if refuse {
+			c.goAway(noError, true)
+		}
 	}
 	if err == nil {
 		c.startIdleTimer()
@@ -180,7 +192,7 @@ func (c *conn) serve() {
 	var ce connError
 	if errors.As(err, &ce) {
 		c.writeGoAway(ce.code, ce.reason)
-		c.closeWrite()
+		c.closeWriteNow()
 		c.drain()
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -286,7 +298,7 @@ func (c *conn) handle(f http2.Frame) error {
 	case *http2.RSTStreamFrame:
 		return c.onReset(f)
 	case *http2.GoAwayFrame:
-		c.goAway(noError)
+		c.goAway(noError, true)
 		return nil
 	case *http2.PriorityFrame:
 		if f.StreamDep == f.StreamID {
@@ -619,25 +631,63 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 // maxKeptTLSBuf bounds the record buffer a TLS connection keeps.
 const maxKeptTLSBuf = 64 << 10
 
-// goAway starts a graceful end: GOAWAY with the last stream seen, no new
-// streams, the connection closed when the last stream ends or after
-// ShutdownGrace.
-func (c *conn) goAway(code http2.ErrCode) {
-	c.mu.Lock()
-	if c.goingAway || c.closed {
-		c.mu.Unlock()
-		return
+// goAway starts a graceful end (RFC 9113 6.8): GOAWAY with the last
+// stream seen, no new streams, the connection closed when its last stream
+// ends; bounded (Shutdown), after ShutdownGrace at the latest, whatever
+// its streams and its writes wait for.
+func (c *conn) goAway(code http2.ErrCode, bounded bool) {
+	if c.startGoAway(bounded) {
+		c.sendGoAway(code)
 	}
-	c.goingAway = true
+}
+
+// shutdown is a bounded goAway(noError) that does not wait: the GOAWAY's
+// write, which waits for a client that does not read, is left to a
+// goroutine that teardown waits for and the grace ends.
+func (c *conn) shutdown() {
+	if c.startGoAway(true) {
+		go c.sendGoAway(noError)
+	}
+}
+
+// startGoAway refuses new streams and, bounded, starts the grace (before
+// any write: a write that outlives it is ended by the connection's
+// close). It reports whether the caller is to send the GOAWAY: then it
+// must call sendGoAway. Before the handshake it leaves the GOAWAY to the
+// reader, after our SETTINGS.
+func (c *conn) startGoAway(bounded bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	if bounded && c.graceTimer == nil {
+		c.graceTimer = time.AfterFunc(orDefault(c.srv.ShutdownGrace, DefaultShutdownGrace), func() { _ = c.nc.Close() })
+	}
+	if !c.started {
+		c.refuse = true
+		return false
+	}
+	if c.goingAway {
+		return false
+	}
+	c.goingAway, c.goAwayDue = true, true
+	c.goAways.Add(1)
+	return true
+}
+
+// sendGoAway writes the GOAWAY startGoAway asked for, and closes our side
+// if no stream is left (else the last stream's end does).
+func (c *conn) sendGoAway(code http2.ErrCode) {
+	defer c.goAways.Done()
+	c.writeGoAway(code, "")
+	c.mu.Lock()
+	c.goAwayDue = false
 	idle := len(c.streams) == 0
 	c.mu.Unlock()
-	c.writeGoAway(code, "")
 	if idle {
-		c.closeWrite()
-		return
+		c.closeWriteNow()
 	}
-	grace := time.AfterFunc(orDefault(c.srv.ShutdownGrace, DefaultShutdownGrace), func() { _ = c.nc.Close() })
-	context.AfterFunc(c.ctx, func() { grace.Stop() })
 }
 
 func (c *conn) writeGoAway(code http2.ErrCode, reason string) {
@@ -684,12 +734,24 @@ const lingerTimeout = time.Second
 // errWriteClosed is the write side's state after closeWrite.
 var errWriteClosed = errors.New("h2: the connection's write side is closed")
 
-// closeWrite closes our side after the GOAWAY (a FIN, or TLS's
+// closeWrite is closeWriteNow once the GOAWAY is written: a stream that
+// ends while the GOAWAY waits to be written leaves the close to
+// sendGoAway.
+func (c *conn) closeWrite() {
+	c.mu.Lock()
+	due := c.goAwayDue
+	c.mu.Unlock()
+	if !due {
+		c.closeWriteNow()
+	}
+}
+
+// closeWriteNow closes our side after the GOAWAY (a FIN, or TLS's
 // close_notify): the reader then ends at the client's close, or after
 // lingerTimeout. Closing the socket at once would make the kernel reset
 // it if the client had sent more meanwhile, and the client could lose
 // the GOAWAY.
-func (c *conn) closeWrite() {
+func (c *conn) closeWriteNow() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.werr != nil {
@@ -725,6 +787,9 @@ func (c *conn) setState(state http.ConnState) {
 func (c *conn) teardown() {
 	c.mu.Lock()
 	c.closed = true
+	if c.graceTimer != nil {
+		c.graceTimer.Stop()
+	}
 	streams := make([]*Stream, 0, len(c.streams))
 	for _, st := range c.streams {
 		streams = append(streams, st)
@@ -742,4 +807,5 @@ func (c *conn) teardown() {
 		st.end(errConnClosed, false)
 	}
 	c.handlers.Wait()
+	c.goAways.Wait()
 }

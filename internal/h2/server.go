@@ -51,8 +51,8 @@ type Server struct {
 	// pinged; PingTimeout how long the answer may take before it is
 	// closed.
 	ReadIdleTimeout, PingTimeout time.Duration
-	// ShutdownGrace bounds how long a connection's in-flight streams may
-	// run after Shutdown before it is closed.
+	// ShutdownGrace bounds how long a connection may live after Shutdown:
+	// its in-flight streams and its writes to a client that does not read.
 	ShutdownGrace time.Duration
 	// Logger gets connection errors at debug level; nil is slog.Default().
 	Logger *slog.Logger
@@ -161,19 +161,23 @@ type ConnOptions struct {
 // It returns once every handler of the connection has returned.
 func (s *Server) ServeConn(nc net.Conn, o ConnOptions) {
 	c := newConn(s, nc, o)
-	c.refuse = !s.track(c)
+	s.track(c)
 	defer s.untrack(c)
 	c.serve()
 }
 
-func (s *Server) track(c *conn) bool {
+// track adds c to the live connections; after Shutdown, it starts c's
+// end at once (its GOAWAY follows the handshake).
+func (s *Server) track(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conns == nil {
 		s.conns = map[*conn]struct{}{}
 	}
 	s.conns[c] = struct{}{}
-	return !s.shutdown
+	if s.shutdown {
+		c.shutdown()
+	}
 }
 
 func (s *Server) untrack(c *conn) {
@@ -193,13 +197,15 @@ func (s *Server) live() []*conn {
 }
 
 // Shutdown sends GOAWAY on every connection, and on every later one: each
-// lets its in-flight streams finish (for at most ShutdownGrace) and then
-// closes. It does not wait.
+// lets its in-flight streams finish and then closes, ShutdownGrace after
+// Shutdown at the latest (a client that does not read, whose GOAWAY's
+// write waits, too). It does not wait: one connection's GOAWAY does not
+// hold the others'.
 func (s *Server) Shutdown() {
 	s.mu.Lock()
 	s.shutdown = true
 	s.mu.Unlock()
 	for _, c := range s.live() {
-		c.goAway(noError)
+		c.shutdown()
 	}
 }

@@ -1,0 +1,95 @@
+package h2_test
+
+// Lifecycle tests: how connections end (Shutdown, the client's GOAWAY,
+// timeouts) and how streams are counted while they run.
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/listwatch/listwatch/internal/h2"
+)
+
+// readToEnd reads c until the connection ends, for at most advWait.
+func readToEnd(t testing.TB, c *advClient) {
+	t.Helper()
+	b := make([]byte, 1<<20)
+	deadline := time.Now().Add(advWait)
+	_ = c.nc.SetReadDeadline(deadline)
+	for {
+		if _, err := c.nc.Read(b); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the connection still open after %v", advWait)
+			}
+			return
+		}
+	}
+}
+
+// TestShutdownClientNotReading: Shutdown with a client that does not
+// read (its socket full with a detached stream's stalled send) returns
+// at once, another connection gets its GOAWAY at once, and the first
+// ends within ShutdownGrace though its GOAWAY cannot be written.
+func TestShutdownClientNotReading(t *testing.T) {
+	noLeaks(t)
+	streams := make(chan *h2.Stream, 1)
+	srv := &h2.Server{ShutdownGrace: 500 * time.Millisecond}
+	s := startAdv(t, srv, detacher(t, streams, func() {}))
+	stuck := s.dialOpen(t)
+	stuck.headers(1, true, advGet("/")...)
+	st := <-streams
+	if err := st.Send([][]byte{make([]byte, 32<<20)}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Stalled() {
+		t.Fatal("32 MiB went at once")
+	}
+	other := s.dial(t)
+	other.wantOK(1)
+
+	start := time.Now()
+	srv.Shutdown()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Shutdown (documented not to wait) returned after %v", d)
+	}
+	if r := other.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeNo {
+		t.Errorf("the other connection: %v, want GOAWAY NO_ERROR", r)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the other connection's GOAWAY came %v after Shutdown", d)
+	}
+	readToEnd(t, stuck)
+	if d := time.Since(start); d > srv.ShutdownGrace+2*time.Second {
+		t.Errorf("the connection that did not read ended %v after Shutdown, grace %v", d, srv.ShutdownGrace)
+	}
+}
+
+// TestShutdownSlowReader: Shutdown while a handler's Write waits on a
+// client that does not read (windows open, so only the socket holds it):
+// Shutdown returns at once and the handler's write ends with the grace.
+func TestShutdownSlowReader(t *testing.T) {
+	noLeaks(t)
+	var running atomic.Int64
+	srv := &h2.Server{ShutdownGrace: 500 * time.Millisecond}
+	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running.Add(1)
+		defer running.Add(-1)
+		_, _ = w.Write(make([]byte, 64<<20))
+	}))
+	c := s.dialOpen(t)
+	c.headers(1, true, advGet("/")...)
+	waitFor(t, "the handler", func() bool { return running.Load() == 1 })
+	start := time.Now()
+	srv.Shutdown()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Shutdown returned after %v", d)
+	}
+	waitFor(t, "the handler's end", func() bool { return running.Load() == 0 })
+	if d := time.Since(start); d > srv.ShutdownGrace+2*time.Second {
+		t.Errorf("the handler ended %v after Shutdown, grace %v", d, srv.ShutdownGrace)
+	}
+}
