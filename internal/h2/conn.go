@@ -162,7 +162,7 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 		c.gather, _ = tc.NetConn().(Gatherer)
 	}
 	c.br = bufio.NewReaderSize(nc, 4<<10)
-	c.rfr = http2.NewFramer(nil, c.br)
+	c.rfr = http2.NewFramer(nil, newBlockGuard(c.br, s.maxHeaderBytes()))
 	c.rfr.SetMaxReadFrameSize(defaultMaxFrame) // the default we advertise
 	c.rfr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.rfr.MaxHeaderListSize = s.maxHeaderBytes()
@@ -264,6 +264,10 @@ func (c *conn) readLoop() error {
 // readError turns a frame reading error into a stream reset (nil: go on)
 // or the connection's end.
 func (c *conn) readError(err error) error {
+	var own connError
+	if errors.As(err, &own) { // blockGuard's
+		return own
+	}
 	var se http2.StreamError
 	if errors.As(err, &se) {
 		if se.StreamID > c.maxSeen.Load() { // HEADERS (the framer returns no frame) or WINDOW_UPDATE

@@ -4,6 +4,7 @@ package h2_test
 // timeouts) and how streams are counted while they run.
 
 import (
+	"bytes"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -91,5 +92,60 @@ func TestShutdownSlowReader(t *testing.T) {
 	waitFor(t, "the handler's end", func() bool { return running.Load() == 0 })
 	if d := time.Since(start); d > srv.ShutdownGrace+2*time.Second {
 		t.Errorf("the handler ended %v after Shutdown, grace %v", d, srv.ShutdownGrace)
+	}
+}
+
+// TestContinuationCount (CVE-2023-45288): a header block of endless empty
+// CONTINUATION frames ends the connection; the request at its end is not
+// served.
+func TestContinuationCount(t *testing.T) {
+	noLeaks(t)
+	var served atomic.Int64
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
+	c := s.dial(t)
+	block := c.block(advGet("/")...)
+	done := make(chan advResult, 1)
+	go func() { done <- c.awaitConnEnd() }()
+	_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block[:1]})
+	var frames bytes.Buffer
+	w := http2.NewFramer(&frames, nil)
+	for range 200000 {
+		_ = w.WriteContinuation(1, false, nil)
+	}
+	_ = w.WriteContinuation(1, true, block[1:])
+	_ = c.nc.SetWriteDeadline(time.Now().Add(advWait))
+	_, _ = c.nc.Write(frames.Bytes())
+	if r := <-done; !r.goAway && !r.closed {
+		t.Errorf("got %v, want the connection's end", r)
+	}
+	if served.Load() != 0 {
+		t.Errorf("a header block of 200,001 CONTINUATION frames (%d KiB) was served", frames.Len()>>10)
+	}
+}
+
+// TestContinuationSizeUpdates (CVE-2023-45288): HPACK instructions that
+// emit no field (dynamic table size updates) count toward a header
+// block's bound: the connection ends long before 64 MiB of them.
+func TestContinuationSizeUpdates(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{MaxHeaderBytes: 16 << 10}, okHandler)
+	c := s.dial(t)
+	done := make(chan advResult, 1)
+	go func() { done <- c.awaitConnEnd() }()
+	_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte{0x20}})
+	frag := bytes.Repeat([]byte{0x20}, 16<<10) // "dynamic table size 0", 16384 times
+	var sent int64
+	for sent < 64<<20 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		if c.fr.WriteContinuation(1, false, frag) != nil {
+			break
+		}
+		sent += int64(len(frag))
+	}
+	if r := <-done; !r.goAway && !r.closed {
+		t.Errorf("got %v, want the connection's end", r)
+	}
+	if sent >= 64<<20 {
+		t.Errorf("the server read %d MiB of one header block (MaxHeaderBytes 16 KiB)", sent>>20)
 	}
 }

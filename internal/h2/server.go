@@ -45,7 +45,10 @@ type Server struct {
 	// is refused. A stream counts until its handler has returned, or its
 	// detached stream has ended, even if the client reset it.
 	MaxConcurrentStreams uint32
-	// MaxHeaderBytes bounds a request's header list (hpack sizes).
+	// MaxHeaderBytes bounds a request's header list (hpack sizes): a
+	// request beyond it gets 431; a header block whose encoding goes far
+	// beyond it (16 KiB), or that takes too many frames, ends the
+	// connection.
 	MaxHeaderBytes uint32
 	// ReadIdleTimeout is how long a connection may be silent before it is
 	// pinged; PingTimeout how long the answer may take before it is
