@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -119,8 +120,9 @@ type conn struct {
 	rest []byte // a non-blocking write's unwritten remainder: next on the wire
 	tbuf []byte // TLS: a write's pieces in one record
 	werr error  // the first write error: the connection is over
-	// wblocking is set while wmu's holder waits on the socket, so that a
-	// writer that must not wait does not take wmu.
+	// wblocking is set by wmu's holder before it waits on the socket (and
+	// cleared after), so that a writer that must not wait does not take
+	// wmu: every write that may wait, a Close over TLS too, sets it.
 	wblocking atomic.Bool
 	// restOwner is the detached stream whose write left rest, stalled
 	// until someone writes rest.
@@ -474,14 +476,36 @@ func (c *conn) control(write func() error) error {
 func (c *conn) lockWriter() { c.wmu.Lock() }
 
 // tryLockWriter takes the write side unless its holder waits on the
-// socket, or the connection cannot write without waiting.
+// socket, or the connection cannot write without waiting. A holder that
+// does not wait on the socket (it frames, or writes what goes at once)
+// is waited for, spinning, for at most maxWriterSpin: a holder that will
+// wait sets wblocking before it does, so that this never waits for a
+// blocking write.
 func (c *conn) tryLockWriter() bool {
-	if !c.canWriteNow() || c.wblocking.Load() {
+	if !c.canWriteNow() {
 		return false
 	}
-	c.wmu.Lock()
+	var deadline time.Time
+	for !c.wmu.TryLock() {
+		if c.wblocking.Load() {
+			return false
+		}
+		now := time.Now()
+		switch {
+		case deadline.IsZero():
+			deadline = now.Add(maxWriterSpin)
+		case now.After(deadline):
+			return false
+		}
+		runtime.Gosched()
+	}
 	return true
 }
+
+// maxWriterSpin bounds how long a writer that must not wait waits for
+// one that frames (a response head of many fields, say): about a writev
+// of a few frames.
+const maxWriterSpin = 50 * time.Microsecond
 
 // canWriteNow reports whether the connection can write without waiting:
 // in cleartext through its descriptor, over TLS through a Gatherer.
@@ -530,7 +554,9 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 	c.wbuf.Reset()
 	if err != nil && !errors.Is(err, errStalled) {
 		c.werr = err
+		c.wblocking.Store(true) // tls.Conn.Close writes its close_notify
 		_ = c.nc.Close()
+		c.wblocking.Store(false)
 	}
 	return err
 }
@@ -762,6 +788,8 @@ func (c *conn) closeWriteNow() {
 		return
 	}
 	c.werr = errWriteClosed
+	c.wblocking.Store(true) // tls.Conn's CloseWrite writes its close_notify
+	defer c.wblocking.Store(false)
 	cw, ok := c.nc.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		_ = c.nc.Close()

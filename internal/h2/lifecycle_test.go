@@ -5,6 +5,7 @@ package h2_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -148,4 +149,51 @@ func TestContinuationSizeUpdates(t *testing.T) {
 	if sent >= 64<<20 {
 		t.Errorf("the server read %d MiB of one header block (MaxHeaderBytes 16 KiB)", sent>>20)
 	}
+}
+
+// TestNonblockingFlushWaits: a writer that holds the write lock before it
+// waits on the socket (here, framing a large response head, then writing
+// it to a client that does not read) never makes a non-blocking Flush of
+// another stream wait for its write (writeTimeout, 30s).
+func TestNonblockingFlushWaits(t *testing.T) {
+	noLeaks(t)
+	streams := make(chan *h2.Stream, 1)
+	big := make(chan struct{})
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big-head" {
+			close(big)
+			for i := range 200000 {
+				w.Header()[fmt.Sprintf("X-H%d", i)] = []string{"v"}
+			}
+			w.(http.Flusher).Flush()
+			return
+		}
+		st, err := w.(h2.Detacher).Detach(func() {})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		streams <- st
+	}))
+	c := s.dialOpen(t)
+	c.headers(1, true, advGet("/watch")...)
+	st := <-streams
+	if err := st.Send([][]byte{make([]byte, 32<<20)}, true); err != nil || !st.Stalled() {
+		t.Fatalf("Send: %v, stalled %v", err, st.Stalled())
+	}
+	c.headers(3, true, advGet("/big-head")...)
+	<-big
+	var worst time.Duration
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		done := make(chan struct{})
+		start := time.Now()
+		go func() { _ = st.Flush(true); close(done) }()
+		select {
+		case <-done:
+			worst = max(worst, time.Since(start))
+		case <-time.After(2 * time.Second):
+			t.Fatalf("a non-blocking Flush has waited 2s on another stream's blocking write")
+		}
+	}
+	t.Logf("the longest non-blocking Flush took %v", worst)
 }
