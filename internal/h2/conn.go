@@ -304,7 +304,9 @@ func (c *conn) handle(f http2.Frame) error {
 	case *http2.RSTStreamFrame:
 		return c.onReset(f)
 	case *http2.GoAwayFrame:
-		c.goAway(noError, true)
+		// The client opens no more streams (RFC 9113 6.8): the ones it
+		// has run to their end, as net/http lets them, without a grace.
+		c.goAway(noError, false)
 		return nil
 	case *http2.PriorityFrame:
 		if f.StreamDep == f.StreamID {

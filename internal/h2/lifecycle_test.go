@@ -6,6 +6,7 @@ package h2_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -196,4 +197,42 @@ func TestNonblockingFlushWaits(t *testing.T) {
 		}
 	}
 	t.Logf("the longest non-blocking Flush took %v", worst)
+}
+
+// TestClientGoAwayKeepsStreams: a client's GOAWAY(NO_ERROR) says it opens
+// no more streams: its stream in flight runs to its end, past
+// ShutdownGrace, and then the connection ends.
+func TestClientGoAwayKeepsStreams(t *testing.T) {
+	noLeaks(t)
+	release := make(chan struct{})
+	srv := &h2.Server{ShutdownGrace: 200 * time.Millisecond}
+	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		_, _ = io.WriteString(w, "done")
+	}))
+	c := s.dial(t)
+	c.headers(1, true, advGet("/")...)
+	_ = c.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+	time.AfterFunc(4*srv.ShutdownGrace, func() { close(release) }) // the stream outlives the grace
+	var body []byte
+	sawGoAway := false
+	for {
+		f, err := c.next()
+		if err != nil {
+			t.Fatalf("the stream in flight when the client sent GOAWAY: %v after %q", err, body)
+		}
+		switch f := f.(type) {
+		case *http2.GoAwayFrame:
+			sawGoAway = true
+		case *http2.DataFrame:
+			body = append(body, f.Data()...)
+		}
+		if f.Header().StreamID == 1 && f.Header().Flags.Has(http2.FlagDataEndStream) {
+			break
+		}
+	}
+	if string(body) != "done" || !sawGoAway {
+		t.Errorf("body %q, GOAWAY %v; want \"done\" and the server's GOAWAY", body, sawGoAway)
+	}
+	readToEnd(t, c) // the connection ends with its last stream
 }
