@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,7 @@ type conn struct {
 	resetsFrom  time.Time
 	lastRead    atomic.Int64 // unix nanoseconds of the last frame read
 	pingSent    atomic.Int64 // unix nanoseconds of an unanswered PING, 0 if none
+	lingerUntil atomic.Int64 // unix nanoseconds: closeWriteNow's read deadline, 0 if none
 	idleTimer   *time.Timer
 
 	wmu sync.Mutex // the write side: before mu
@@ -213,8 +215,8 @@ func (c *conn) handshake() error {
 			return err
 		}
 	}
-	if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
-		return fmt.Errorf("h2: clearing the preface deadline: %w", err)
+	if err := c.nc.SetReadDeadline(time.Now().Add(firstSettingsTimeout)); err != nil {
+		return fmt.Errorf("h2: setting the first SETTINGS' deadline: %w", err)
 	}
 	return c.control(func() error {
 		err := c.wfr.WriteSettings(
@@ -246,6 +248,9 @@ func (c *conn) readLoop() error {
 		f, err := c.rfr.ReadFrame()
 		c.lastRead.Store(time.Now().UnixNano())
 		if err != nil {
+			if !c.sawSettings && errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("h2: no SETTINGS from the client within %v: %w", firstSettingsTimeout, err)
+			}
 			if err = c.readError(err); err != nil {
 				return err
 			}
@@ -256,11 +261,31 @@ func (c *conn) readLoop() error {
 				return connError{protocolError, "the first frame is not SETTINGS"}
 			}
 			c.sawSettings = true
+			if err := c.clearReadDeadline(); err != nil {
+				return err
+			}
 		}
 		if err := c.handle(f); err != nil {
 			return err
 		}
 	}
+}
+
+// firstSettingsTimeout bounds the wait for the client's SETTINGS after
+// its preface (which they follow at once), as net/http's does: a
+// connection that sends only the preface is not kept.
+const firstSettingsTimeout = 2 * time.Second
+
+// clearReadDeadline clears the first SETTINGS' deadline, but not the
+// linger's if closeWriteNow has set it meanwhile.
+func (c *conn) clearReadDeadline() error {
+	if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("h2: clearing the first SETTINGS' deadline: %w", err)
+	}
+	if until := c.lingerUntil.Load(); until != 0 {
+		_ = c.nc.SetReadDeadline(time.Unix(0, until))
+	}
+	return nil
 }
 
 // readError turns a frame reading error into a stream reset (nil: go on)
@@ -797,7 +822,9 @@ func (c *conn) closeWriteNow() {
 		_ = c.nc.Close()
 		return
 	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	until := time.Now().Add(lingerTimeout)
+	c.lingerUntil.Store(until.UnixNano())
+	_ = c.nc.SetReadDeadline(until)
 }
 
 // maxDrain bounds what drain reads.

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -235,4 +236,26 @@ func TestClientGoAwayKeepsStreams(t *testing.T) {
 		t.Errorf("body %q, GOAWAY %v; want \"done\" and the server's GOAWAY", body, sawGoAway)
 	}
 	readToEnd(t, c) // the connection ends with its last stream
+}
+
+// TestNoSettingsTimeout: a connection that sends the preface and no
+// SETTINGS is closed within a few seconds (net/http's: 2s), not kept for
+// ReadIdleTimeout + PingTimeout.
+func TestNoSettingsTimeout(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{}, okHandler)
+	nc, err := net.Dial("tcp", s.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = nc.SetReadDeadline(time.Now().Add(advWait))
+	_, err = io.Copy(io.Discard, nc) // our SETTINGS, then the end
+	if d := time.Since(start); d >= 5*time.Second {
+		t.Errorf("a connection without SETTINGS still open after %v (%v)", d.Round(time.Second), err)
+	}
 }
