@@ -48,7 +48,7 @@ const writeTimeout = 30 * time.Second
 // Rapid reset (CVE-2023-44487): a client may reset at most maxResets
 // streams per resetWindow; more ends the connection with
 // ENHANCE_YOUR_CALM. A reset stream's handler still counts against
-// MaxConcurrentStreams until it returns.
+// maxClosedRunning until it returns.
 const (
 	maxResets   = 1000
 	resetWindow = 10 * time.Second
@@ -287,6 +287,37 @@ func (c *conn) clearReadDeadline() error {
 	}
 	return nil
 }
+
+// refuseLocked reports whether a new stream is refused: the connection
+// goes away, or MaxConcurrentStreams streams are open, or as many more
+// (maxClosedRunning) are closed with their handlers still running. A
+// stream is open until both sides have ended it or one has reset it (RFC
+// 9113 5.1), not until its handler returns: a client that opens its next
+// stream as soon as it sees the end of the last is not refused. The
+// count is taken only at the limit.
+func (c *conn) refuseLocked() bool {
+	limit := int(c.srv.maxStreams())
+	n := len(c.streams)
+	switch {
+	case c.goingAway || n >= limit+maxClosedRunning(limit):
+		return true
+	case n < limit:
+		return false
+	}
+	open := 0
+	for _, st := range c.streams {
+		if !st.ended && !(st.sentEnd && st.remoteDone) {
+			open++
+		}
+	}
+	return open >= limit
+}
+
+// maxClosedRunning bounds a connection's streams that are closed while
+// their handlers run (reset ones, rapid reset's): as many as the limit,
+// 16 at least, for the handlers of a small limit still returning after
+// their END_STREAM.
+func maxClosedRunning(limit int) int { return max(limit, 16) }
 
 // readError turns a frame reading error into a stream reset (nil: go on)
 // or the connection's end.

@@ -259,3 +259,27 @@ func TestNoSettingsTimeout(t *testing.T) {
 		t.Errorf("a connection without SETTINGS still open after %v (%v)", d.Round(time.Second), err)
 	}
 }
+
+// TestRefusedAfterEnd: a stream both sides have ended no longer counts
+// against MaxConcurrentStreams, though its handler's goroutine may not
+// have returned yet: a client that opens its next stream as soon as it
+// sees the last one's end is never refused.
+func TestRefusedAfterEnd(t *testing.T) {
+	noLeaks(t)
+	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 1}, okHandler)
+	c := s.dial(t)
+	refused := 0
+	for id := uint32(1); id < 2*2000; id += 2 {
+		c.headers(id, true, advGet("/")...)
+		r := c.await(id)
+		switch {
+		case r.reset && r.code == http2.ErrCodeRefusedStream:
+			refused++
+		case r.status != "200":
+			t.Fatalf("stream %d: %v", id, r)
+		}
+	}
+	if refused > 0 {
+		t.Errorf("%d of 2000 sequential requests refused with MaxConcurrentStreams 1", refused)
+	}
+}

@@ -33,7 +33,7 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 		return c.control(func() error { return c.writeHeadersLocked(id, http.StatusRequestHeaderFieldsTooLarge, nil, true) })
 	}
 	c.mu.Lock()
-	refused := c.goingAway || uint32(len(c.streams)) >= c.srv.maxStreams()
+	refused := c.refuseLocked()
 	c.mu.Unlock()
 	if refused {
 		return c.control(func() error { return c.wfr.WriteRSTStream(id, refusedStream) })

@@ -42,8 +42,9 @@ import (
 // below; set fields before the first connection.
 type Server struct {
 	// MaxConcurrentStreams is advertised and enforced: a stream beyond it
-	// is refused. A stream counts until its handler has returned, or its
-	// detached stream has ended, even if the client reset it.
+	// is refused. A stream counts until it is closed (both sides ended it,
+	// or one reset it), a detached one until it has ended; as many more
+	// closed ones may have their handlers still running.
 	MaxConcurrentStreams uint32
 	// MaxHeaderBytes bounds a request's header list (hpack sizes): a
 	// request beyond it gets 431; a header block whose encoding goes far
