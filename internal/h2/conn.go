@@ -112,6 +112,10 @@ type conn struct {
 	pingSent    atomic.Int64 // unix nanoseconds of an unanswered PING, 0 if none
 	lingerUntil atomic.Int64 // unix nanoseconds: closeWriteNow's read deadline, 0 if none
 	idleTimer   *time.Timer
+	// idleClose ends the connection after IdleTimeout without a stream:
+	// set before the reader starts, stopped by StateActive, reset by
+	// StateIdle.
+	idleClose *time.Timer
 
 	wmu sync.Mutex // the write side: before mu
 	// guarded by wmu:
@@ -191,6 +195,7 @@ func (c *conn) serve() {
 	}
 	if err == nil {
 		c.startIdleTimer()
+		c.idleClose = time.AfterFunc(orDefault(c.srv.IdleTimeout, DefaultIdleTimeout), c.closeIdle)
 		err = c.readLoop()
 	}
 	var ce connError
@@ -867,8 +872,29 @@ func (c *conn) drain() {
 	_, _ = io.CopyN(io.Discard, c.br, maxDrain)
 }
 
-// setState reports the connection's state to ConnOptions.ConnState.
+// closeIdle ends a connection that has had no stream for IdleTimeout:
+// GOAWAY(NO_ERROR), then the close. A stream that began meanwhile runs to
+// its end, without a grace.
+func (c *conn) closeIdle() {
+	c.mu.Lock()
+	busy := len(c.streams) > 0
+	c.mu.Unlock()
+	if !busy { // else its end resets the timer
+		c.goAway(noError, false)
+	}
+}
+
+// setState reports the connection's state to ConnOptions.ConnState, and
+// runs the idle timeout while it has no stream.
 func (c *conn) setState(state http.ConnState) {
+	if c.idleClose != nil {
+		switch state {
+		case http.StateActive, http.StateClosed:
+			c.idleClose.Stop()
+		case http.StateIdle:
+			c.idleClose.Reset(orDefault(c.srv.IdleTimeout, DefaultIdleTimeout))
+		}
+	}
 	if c.connState != nil {
 		c.connState(c.nc, state)
 	}

@@ -5,10 +5,12 @@ package h2_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,6 +202,14 @@ func TestNonblockingFlushWaits(t *testing.T) {
 	t.Logf("the longest non-blocking Flush took %v", worst)
 }
 
+// doneAfter answers "done" once release is closed.
+func doneAfter(release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		_, _ = io.WriteString(w, "done")
+	})
+}
+
 // TestClientGoAwayKeepsStreams: a client's GOAWAY(NO_ERROR) says it opens
 // no more streams: its stream in flight runs to its end, past
 // ShutdownGrace, and then the connection ends.
@@ -207,11 +217,7 @@ func TestClientGoAwayKeepsStreams(t *testing.T) {
 	noLeaks(t)
 	release := make(chan struct{})
 	srv := &h2.Server{ShutdownGrace: 200 * time.Millisecond}
-	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-release
-		_, _ = io.WriteString(w, "done")
-	}))
-	c := s.dial(t)
+	c := startAdv(t, srv, doneAfter(release)).dial(t)
 	c.headers(1, true, advGet("/")...)
 	_ = c.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
 	time.AfterFunc(4*srv.ShutdownGrace, func() { close(release) }) // the stream outlives the grace
@@ -282,4 +288,41 @@ func TestRefusedAfterEnd(t *testing.T) {
 	if refused > 0 {
 		t.Errorf("%d of 2000 sequential requests refused with MaxConcurrentStreams 1", refused)
 	}
+}
+
+// TestIdleTimeout: a connection with a stream open outlives IdleTimeout;
+// IdleTimeout after its last stream's end it gets GOAWAY(NO_ERROR) and
+// ends.
+func TestIdleTimeout(t *testing.T) {
+	noLeaks(t)
+	release := make(chan struct{})
+	srv := &h2.Server{IdleTimeout: 300 * time.Millisecond}
+	c := startAdv(t, srv, doneAfter(release)).dial(t)
+	c.headers(1, true, advGet("/")...)
+	// Nothing but the handshake's frames for 3 idle timeouts.
+	_ = c.nc.SetReadDeadline(time.Now().Add(3 * srv.IdleTimeout))
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the connection with a stream open: %v", err)
+			}
+			break
+		}
+		if _, ok := f.(*http2.GoAwayFrame); ok {
+			t.Fatal("GOAWAY with a stream open")
+		}
+	}
+	close(release)
+	if r := c.await(1); string(r.body) != "done" || !r.ended {
+		t.Fatalf("stream 1: %v", r)
+	}
+	ended := time.Now()
+	if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeNo {
+		t.Fatalf("after the idle timeout: %v, want GOAWAY NO_ERROR", r)
+	}
+	if d := time.Since(ended); d < srv.IdleTimeout/2 || d > srv.IdleTimeout+2*time.Second {
+		t.Errorf("GOAWAY %v after the last stream's end, IdleTimeout %v", d, srv.IdleTimeout)
+	}
+	readToEnd(t, c)
 }

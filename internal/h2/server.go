@@ -55,6 +55,9 @@ type Server struct {
 	// pinged; PingTimeout how long the answer may take before it is
 	// closed.
 	ReadIdleTimeout, PingTimeout time.Duration
+	// IdleTimeout is how long a connection may have no stream before it
+	// is sent GOAWAY and closed.
+	IdleTimeout time.Duration
 	// ShutdownGrace bounds how long a connection may live after Shutdown:
 	// its in-flight streams and its writes to a client that does not read.
 	ShutdownGrace time.Duration
@@ -77,6 +80,8 @@ const (
 	DefaultReadIdleTimeout = 60 * time.Second
 	DefaultPingTimeout     = 15 * time.Second
 	DefaultShutdownGrace   = 5 * time.Second
+	// DefaultIdleTimeout is kube-apiserver's for its HTTP/2 connections.
+	DefaultIdleTimeout = 90 * time.Second
 )
 
 func (s *Server) maxStreams() uint32 {
