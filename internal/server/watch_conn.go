@@ -461,9 +461,9 @@ func (s *connSink) sendTLS() error {
 		plain = append(plain, b...)
 	}
 	s.releaseVecs()
-	s.sock.gather(true)
+	s.sock.Gather(true)
 	_, err := s.conn.Write(plain)
-	s.sock.gather(false)
+	s.sock.Gather(false)
 	if cap(plain) <= maxKeptBuffer {
 		s.plain = plain[:0]
 	} else {
@@ -481,7 +481,7 @@ func (s *connSink) flush() error {
 	var err error
 	switch {
 	case s.sock != nil:
-		err = s.sock.flush(s.nonblocking)
+		err = s.sock.Flush(s.nonblocking)
 	case s.nonblocking:
 		err = s.writeNow()
 	default:
@@ -522,7 +522,7 @@ func (s *connSink) writeNow() error { return sockwrite.WriteNow(s.raw, &s.rest) 
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {
 	if s.sock != nil {
-		return s.sock.stalled()
+		return s.sock.Stalled()
 	}
 	return len(s.rest) > 0
 }

@@ -101,32 +101,28 @@ func (c *socketConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// gather switches Write to keeping what it is given pending, or back.
-func (c *socketConn) gather(on bool) {
+// Gather, Flush and Stalled make a socketConn an h2.Gatherer: HTTP/2
+// connections over TLS (internal/h2) write their detached streams' sends
+// through it as the HTTP/1.1 sink (connSink) does.
+var _ h2.Gatherer = (*socketConn)(nil)
+
+// Gather switches Write to keeping what it is given pending, or back.
+func (c *socketConn) Gather(on bool) {
 	c.mu.Lock()
 	c.gathering = on
 	c.mu.Unlock()
 }
 
-// Gather, Flush and Stalled make a socketConn an h2.Gatherer: HTTP/2
-// connections over TLS (internal/h2) write their detached streams' sends
-// through it as the HTTP/1.1 sink does.
-func (c *socketConn) Gather(on bool)               { c.gather(on) }
-func (c *socketConn) Flush(nonblocking bool) error { return c.flush(nonblocking) }
-func (c *socketConn) Stalled() bool                { return c.stalled() }
-
-var _ h2.Gatherer = (*socketConn)(nil)
-
-// stalled reports whether bytes are pending.
-func (c *socketConn) stalled() bool {
+// Stalled reports whether bytes are pending.
+func (c *socketConn) Stalled() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.off < len(c.buf)
 }
 
-// flush writes the pending bytes: what the socket takes at once when
+// Flush writes the pending bytes: what the socket takes at once when
 // nonblocking (errWouldBlock if some is left), all of them otherwise.
-func (c *socketConn) flush(nonblocking bool) error {
+func (c *socketConn) Flush(nonblocking bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.flushLocked(nonblocking)
