@@ -19,7 +19,7 @@ import (
 )
 
 // A watch over HTTP/1.1 is detached: its connection is hijacked,
-// its handler returns, and a small pool of senders (pool.go) writes to it
+// its handler returns, and a small pool of senders (watch_pool.go) writes to it
 // whenever its watcher has something pending. That does what net/http
 // cannot:
 //   - each send is one writev of the chunk header, the shared event bytes
