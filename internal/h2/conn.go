@@ -631,10 +631,7 @@ func (c *conn) writeNow(vecs *net.Buffers) error {
 	if err != nil && !errors.Is(err, sockwrite.ErrWouldBlock) {
 		return fmt.Errorf("h2: writing: %w", err)
 	}
-	left := 0
-	for _, b := range *vecs {
-		left += len(b)
-	}
+	left := buffersLen(*vecs)
 	rest := make([]byte, 0, left) // a fresh copy: the old rest may be among vecs
 	for _, b := range *vecs {
 		rest = append(rest, b...)
@@ -658,16 +655,9 @@ func (c *conn) writeGathered(vecs net.Buffers) error {
 	if err := c.flushGathered(); err != nil || len(vecs) == 0 {
 		return err
 	}
-	c.tbuf = c.tbuf[:0]
-	for _, b := range vecs {
-		c.tbuf = append(c.tbuf, b...)
-	}
 	c.gather.Gather(true)
-	_, err := c.nc.Write(c.tbuf)
+	err := c.writeRecord(vecs)
 	c.gather.Gather(false)
-	if cap(c.tbuf) > maxKeptTLSBuf {
-		c.tbuf = nil
-	}
 	if err != nil {
 		return fmt.Errorf("h2: writing: %w", err)
 	}
@@ -701,15 +691,8 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	switch {
 	case len(vecs) == 0: // only what a Gatherer kept
 		err = c.gather.Flush(false)
-	case c.tls != nil: // one record, not one per piece
-		c.tbuf = c.tbuf[:0]
-		for _, b := range vecs {
-			c.tbuf = append(c.tbuf, b...)
-		}
-		_, err = c.nc.Write(c.tbuf)
-		if cap(c.tbuf) > maxKeptTLSBuf {
-			c.tbuf = nil
-		}
+	case c.tls != nil:
+		err = c.writeRecord(vecs)
 	default:
 		_, err = vecs.WriteTo(c.nc)
 	}
@@ -719,6 +702,20 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	c.rest = nil
 	c.restOwner.Store(nil)
 	return nil
+}
+
+// writeRecord writes vecs over TLS as one tls.Conn.Write, copied into
+// tbuf: one record, not one per piece.
+func (c *conn) writeRecord(vecs net.Buffers) error {
+	c.tbuf = c.tbuf[:0]
+	for _, b := range vecs {
+		c.tbuf = append(c.tbuf, b...)
+	}
+	_, err := c.nc.Write(c.tbuf)
+	if cap(c.tbuf) > maxKeptTLSBuf {
+		c.tbuf = nil
+	}
+	return err
 }
 
 // maxKeptTLSBuf bounds the record buffer a TLS connection keeps.
