@@ -86,18 +86,7 @@ func (st *Stream) Bound(grace time.Duration) {
 }
 
 // Close ends the stream cleanly: what is pending, then END_STREAM.
-func (st *Stream) Close() error {
-	err := st.flush(true, false)
-	c := st.c
-	c.mu.Lock()
-	open := !st.remoteDone && !st.ended
-	c.mu.Unlock()
-	if err == nil && open {
-		err = c.control(func() error { return c.wfr.WriteRSTStream(st.id, noError) })
-	}
-	st.end(ErrStreamClosed, true)
-	return err
-}
+func (st *Stream) Close() error { return st.endSent(st.flush(true, false)) }
 
 // Reset ends the stream with RST_STREAM(CANCEL): the client sees it
 // fail, not end.

@@ -163,15 +163,7 @@ func (w *responseWriter) finish() {
 	if !w.headerSent && w.bodyAllowed() && w.sent.Get("Content-Length") == "" {
 		w.sent.Set("Content-Length", strconv.Itoa(len(w.buf)))
 	}
-	err := w.send(nil, true)
-	c := st.c
-	c.mu.Lock()
-	open := !st.remoteDone && !st.ended
-	c.mu.Unlock()
-	if err == nil && open {
-		_ = c.control(func() error { return c.wfr.WriteRSTStream(st.id, noError) })
-	}
-	st.end(ErrStreamClosed, true)
+	_ = st.endSent(w.send(nil, true))
 }
 
 // writeHeaders sends the response head.

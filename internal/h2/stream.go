@@ -82,6 +82,21 @@ func (st *Stream) end(err error, byOwner bool) {
 	}
 }
 
+// endSent ends a stream after its END_STREAM was sent, with err the
+// send's error: then RST_STREAM(NO_ERROR) if the client has not ended its
+// side, so that it stops sending, and the stream over (by its owner).
+func (st *Stream) endSent(err error) error {
+	c := st.c
+	c.mu.Lock()
+	open := !st.remoteDone && !st.ended
+	c.mu.Unlock()
+	if err == nil && open {
+		err = c.control(func() error { return c.wfr.WriteRSTStream(st.id, noError) })
+	}
+	st.end(ErrStreamClosed, true)
+	return err
+}
+
 // release forgets an ended stream once its handler has returned, and
 // closes a connection going away when it was the last.
 func (st *Stream) release() {
