@@ -125,7 +125,10 @@ type conn struct {
 	hbuf bytes.Buffer
 	rest []byte // a non-blocking write's unwritten remainder: next on the wire
 	tbuf []byte // TLS: a write's pieces in one record
-	werr error  // the first write error: the connection is over
+	// vecs holds commit's pieces of a write; kept between writes while
+	// small, so that a send allocates none.
+	vecs net.Buffers
+	werr error // the first write error: the connection is over
 	// wblocking is set by wmu's holder before it waits on the socket (and
 	// cleared after), so that a writer that must not wait does not take
 	// wmu: every write that may wait, a Close over TLS too, sets it.
@@ -594,7 +597,7 @@ type Gatherer interface {
 // and keeps a copy of the rest for the next writer (errStalled);
 // otherwise it waits, until deadline if set (else writeTimeout).
 func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) error {
-	vecs := make(net.Buffers, 0, 2+len(data))
+	vecs := c.vecs[:0]
 	if len(c.rest) > 0 {
 		vecs = append(vecs, c.rest)
 	}
@@ -605,14 +608,21 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 	if len(vecs) == 0 && (c.gather == nil || !c.gather.Stalled()) {
 		return nil
 	}
+	c.vecs = vecs // writeNow consumes it in place
 	var err error
 	switch {
 	case nonblocking && c.gather != nil:
 		err = c.writeGathered(vecs)
 	case nonblocking:
-		err = c.writeNow(&vecs)
+		err = c.writeNow(&c.vecs)
 	default:
 		err = c.writeWait(vecs, deadline)
+	}
+	clear(vecs) // written, or copied into rest (or the Gatherer): keep none of it
+	if cap(vecs) <= maxKeptPieces {
+		c.vecs = vecs[:0]
+	} else {
+		c.vecs = nil
 	}
 	c.wbuf.Reset()
 	if err != nil && !errors.Is(err, errStalled) {
