@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
@@ -82,6 +81,7 @@ type socketConn struct {
 	gathering bool
 	buf       []byte // buf[off:] is pending: written to the connection, not yet to the socket
 	off       int
+	vec       net.Buffers // buf[off:] for sockwrite, kept
 }
 
 // maxKeptBuffer bounds the buffers a detached TLS watch keeps between
@@ -154,17 +154,12 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 // writeNow writes as much of the pending bytes as the socket takes
 // without waiting, and errWouldBlock if some are left.
 func (c *socketConn) writeNow() error {
-	var werr error
-	err := c.raw.Write(func(fd uintptr) bool {
-		for c.off < len(c.buf) {
-			n, err := sockwrite.Writev(fd, [][]byte{c.buf[c.off:]})
-			c.off += n
-			if err != nil {
-				werr = err
-				break
-			}
-		}
-		return true // never wait for the socket: the caller hands the rest on
-	})
-	return cmp.Or(err, werr)
+	c.vec = append(c.vec[:0], c.buf[c.off:])
+	err := sockwrite.WriteNow(c.raw, &c.vec)
+	c.off = len(c.buf)
+	if len(c.vec) > 0 {
+		c.off -= len(c.vec[0])
+	}
+	clear(c.vec)
+	return err
 }
