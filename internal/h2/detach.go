@@ -2,7 +2,6 @@ package h2
 
 import (
 	"errors"
-	"net"
 	"time"
 )
 
@@ -103,6 +102,3 @@ func (st *Stream) Reset() {
 
 // Written is how many body bytes the stream has sent.
 func (st *Stream) Written() int64 { return st.written }
-
-// RemoteAddr is the client's address.
-func (st *Stream) RemoteAddr() net.Addr { return st.c.nc.RemoteAddr() }
