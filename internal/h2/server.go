@@ -4,12 +4,12 @@
 //
 // It exists for detached streams. A handler may Detach its response
 // (Detacher), return, and leave the stream open; the caller then writes
-// DATA frames from any goroutine (Stream.Send), without a goroutine or a
-// buffer per idle stream: a send is the frame headers and the caller's
-// bytes in one writev, and when asked not to it never waits on the socket
-// (on a cleartext connection, or over TLS on a socket that is a Gatherer). net/http's HTTP/2 server keeps a goroutine and
-// a 4 KiB buffer per stream and hands every write to the connection's
-// goroutine.
+// DATA frames from any goroutine, one at a time (Stream.Send), without a
+// goroutine or a buffer per idle stream: a send is the frame headers and
+// the caller's bytes in one writev, and when asked not to it never waits
+// on the socket (on a cleartext connection, or over TLS on a socket that
+// is a Gatherer). net/http's HTTP/2 server keeps a goroutine and a 4 KiB
+// buffer per stream and hands every write to the connection's goroutine.
 //
 // # Concurrency
 //
