@@ -40,13 +40,6 @@ func isResourceVersionTooLarge(err error) bool {
 // isConnectionRefused reports a server that is not listening (restarting).
 func isConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
-// isStatusError reports an error the server answered with (any Status), as
-// opposed to a transport failure.
-func isStatusError(err error) bool {
-	var se *api.StatusError
-	return errors.As(err, &se)
-}
-
 // isRetryable reports an error after which a streaming list is retried
 // rather than replaced by a LIST (client-go's rule for WatchList).
 func isRetryable(err error) bool {
