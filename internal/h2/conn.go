@@ -117,6 +117,9 @@ type conn struct {
 	// StateIdle.
 	idleClose *time.Timer
 
+	stateMu  sync.Mutex     // serialises state reports (setState): before mu
+	reported http.ConnState // guarded by stateMu: the last state reported
+
 	wmu sync.Mutex // the write side: before mu
 	// guarded by wmu:
 	wbuf bytes.Buffer   // control frames and HEADERS, written by wfr
@@ -891,9 +894,34 @@ func (c *conn) closeIdle() {
 	}
 }
 
+// updateState reports the connection Active while it has a stream and
+// Idle once it has none. Reports are serialised, each made from the
+// streams as they are when it is made, and none follows Closed: a stream
+// starting as another ends cannot leave a late Idle over an Active.
+func (c *conn) updateState() {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	c.mu.Lock()
+	state := http.StateIdle
+	if len(c.streams) > 0 {
+		state = http.StateActive
+	}
+	c.mu.Unlock()
+	if c.reported != state && c.reported != http.StateClosed {
+		c.setStateLocked(state)
+	}
+}
+
 // setState reports the connection's state to ConnOptions.ConnState, and
 // runs the idle timeout while it has no stream.
 func (c *conn) setState(state http.ConnState) {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	c.setStateLocked(state)
+}
+
+func (c *conn) setStateLocked(state http.ConnState) {
+	c.reported = state
 	if c.idleClose != nil {
 		switch state {
 		case http.StateActive, http.StateClosed:

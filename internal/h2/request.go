@@ -50,7 +50,7 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	first := len(c.streams) == 1
 	c.mu.Unlock()
 	if first {
-		c.setState(http.StateActive)
+		c.updateState()
 	}
 	if st.remoteDone {
 		st.body.finish()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -111,7 +110,7 @@ func (st *Stream) release() {
 	closing := c.goingAway && idle
 	c.mu.Unlock()
 	if idle {
-		c.setState(http.StateIdle)
+		c.updateState()
 	}
 	if closing {
 		c.closeWrite()
