@@ -280,7 +280,7 @@ func (st *Stream) keepVecs() {
 	} else {
 		st.vecs = st.vecs[:0]
 	}
-	if cap(st.hdrs) > maxKeptPieces {
+	if cap(st.hdrs) > maxKeptPieces*frameHeaderLen { // a frame header per piece at most
 		st.hdrs = nil
 	}
 }
