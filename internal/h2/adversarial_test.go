@@ -1119,17 +1119,25 @@ func TestAdvClientVanishes(t *testing.T) {
 	waitFor(t, "the handlers' end", func() bool { return running.Load() == 0 })
 }
 
+// startWriting serves handlers that write size bytes, counting those
+// running.
+func startWriting(t *testing.T, srv *h2.Server, size int) (*advServer, *atomic.Int64) {
+	t.Helper()
+	running := new(atomic.Int64)
+	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running.Add(1)
+		defer running.Add(-1)
+		_, _ = w.Write(make([]byte, size))
+	}))
+	return s, running
+}
+
 // TestAdvShutdownZeroWindow: Shutdown with a handler blocked on a zero
 // window: GOAWAY at once, and the connection ends after ShutdownGrace.
 func TestAdvShutdownZeroWindow(t *testing.T) {
 	noLeaks(t)
-	var running atomic.Int64
 	srv := &h2.Server{ShutdownGrace: 500 * time.Millisecond}
-	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		running.Add(1)
-		defer running.Add(-1)
-		_, _ = w.Write(make([]byte, 1<<20))
-	}))
+	s, running := startWriting(t, srv, 1<<20)
 	c := s.dial(t, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	c.headers(1, true, advGet("/")...)
 	waitFor(t, "the handler", func() bool { return running.Load() == 1 })

@@ -79,13 +79,8 @@ func TestShutdownClientNotReading(t *testing.T) {
 // Shutdown returns at once and the handler's write ends with the grace.
 func TestShutdownSlowReader(t *testing.T) {
 	noLeaks(t)
-	var running atomic.Int64
 	srv := &h2.Server{ShutdownGrace: 500 * time.Millisecond}
-	s := startAdv(t, srv, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		running.Add(1)
-		defer running.Add(-1)
-		_, _ = w.Write(make([]byte, 64<<20))
-	}))
+	s, running := startWriting(t, srv, 64<<20)
 	c := s.dialOpen(t)
 	c.headers(1, true, advGet("/")...)
 	waitFor(t, "the handler", func() bool { return running.Load() == 1 })
