@@ -264,6 +264,22 @@ func (c *advClient) wantOK(id uint32) {
 	}
 }
 
+// wantReset reports an error unless stream id ends with RST_STREAM code.
+func (c *advClient) wantReset(id uint32, code http2.ErrCode) {
+	c.t.Helper()
+	if r := c.await(id); !r.reset || r.code != code {
+		c.t.Errorf("stream %d: %v, want RST_STREAM %v", id, r, code)
+	}
+}
+
+// wantGoAway reports an error unless the connection ends with GOAWAY code.
+func (c *advClient) wantGoAway(code http2.ErrCode) {
+	c.t.Helper()
+	if r := c.awaitConnEnd(); !r.goAway || r.code != code {
+		c.t.Errorf("connection: %v, want GOAWAY %v", r, code)
+	}
+}
+
 // waitFor polls cond until it holds, failing after advWait.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
@@ -507,9 +523,7 @@ func TestAdvStreamIDs(t *testing.T) {
 	t.Run("even", func(t *testing.T) {
 		c := s.dial(t)
 		c.headers(2, true, advGet("/")...)
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeProtocol {
-			t.Errorf("got %v, want GOAWAY PROTOCOL_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeProtocol)
 	})
 	t.Run("reuse of a finished stream", func(t *testing.T) {
 		c := s.dial(t)
@@ -524,9 +538,7 @@ func TestAdvStreamIDs(t *testing.T) {
 		c := s.dial(t)
 		c.wantOK(1)
 		_ = c.fr.WriteData(7, true, []byte("x"))
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeProtocol {
-			t.Errorf("got %v, want GOAWAY PROTOCOL_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeProtocol)
 	})
 	t.Run("DATA on a closed stream", func(t *testing.T) {
 		c := s.dial(t)
@@ -544,9 +556,7 @@ func TestAdvStreamIDs(t *testing.T) {
 	t.Run("WINDOW_UPDATE on an idle stream", func(t *testing.T) {
 		c := s.dial(t)
 		_ = c.fr.WriteWindowUpdate(9, 100)
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeProtocol {
-			t.Errorf("got %v, want GOAWAY PROTOCOL_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeProtocol)
 	})
 }
 
@@ -612,9 +622,7 @@ func TestAdvFlowControl(t *testing.T) {
 		c := s.dial(t)
 		_ = c.fr.WriteWindowUpdate(0, 1<<30)
 		_ = c.fr.WriteWindowUpdate(0, 1<<30)
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeFlowControl {
-			t.Errorf("got %v, want GOAWAY FLOW_CONTROL_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeFlowControl)
 	})
 	t.Run("INITIAL_WINDOW_SIZE overflows an open stream", func(t *testing.T) {
 		c := s.dial(t)
@@ -622,9 +630,7 @@ func TestAdvFlowControl(t *testing.T) {
 		waitStarted(t)
 		_ = c.fr.WriteWindowUpdate(1, 1<<31-1-65535) // the stream's window at its maximum
 		_ = c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 65536})
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeFlowControl {
-			t.Errorf("got %v, want GOAWAY FLOW_CONTROL_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeFlowControl)
 	})
 	t.Run("zero increment on a stream", func(t *testing.T) {
 		c := s.dial(t)
@@ -819,9 +825,7 @@ func TestAdvRapidReset(t *testing.T) {
 			}
 		}
 	}()
-	if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeEnhanceYourCalm {
-		t.Errorf("got %v, want GOAWAY ENHANCE_YOUR_CALM", r)
-	}
+	c.wantGoAway(http2.ErrCodeEnhanceYourCalm)
 	if p := peak.Load(); p > 2*50 {
 		t.Errorf("%d handlers at once, MaxConcurrentStreams 50", p)
 	}
@@ -1035,9 +1039,7 @@ func TestAdvHPACKTable(t *testing.T) {
 		c.henc.SetMaxDynamicTableSizeLimit(1 << 20)
 		c.henc.SetMaxDynamicTableSize(1 << 20) // the encoder announces it in the next block
 		c.headers(1, true, advGet("/")...)
-		if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeCompression {
-			t.Errorf("got %v, want GOAWAY COMPRESSION_ERROR", r)
-		}
+		c.wantGoAway(http2.ErrCodeCompression)
 	})
 	for _, size := range []uint32{0, 1<<32 - 1} {
 		t.Run(fmt.Sprintf("client table %d", size), func(t *testing.T) {

@@ -62,9 +62,7 @@ func TestShutdownClientNotReading(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Shutdown (documented not to wait) returned after %v", d)
 	}
-	if r := other.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeNo {
-		t.Errorf("the other connection: %v, want GOAWAY NO_ERROR", r)
-	}
+	other.wantGoAway(http2.ErrCodeNo)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("the other connection's GOAWAY came %v after Shutdown", d)
 	}

@@ -42,9 +42,7 @@ func TestShortBodyEndedByTrailers(t *testing.T) {
 	case <-time.After(advWait):
 		t.Fatalf("the handler's read of a body ended short by trailers did not end (%v)", advWait)
 	}
-	if r := c.await(1); !r.reset || r.code != http2.ErrCodeProtocol {
-		t.Errorf("stream: %v, want RST_STREAM PROTOCOL_ERROR", r)
-	}
+	c.wantReset(1, http2.ErrCodeProtocol)
 	c.wantOK(3)
 }
 
@@ -60,9 +58,7 @@ func TestPseudoInTrailers(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.headers(1, true, ":path", "/evil")
-	if r := c.await(1); !r.reset || r.code != http2.ErrCodeProtocol {
-		t.Errorf("got %v, want RST_STREAM PROTOCOL_ERROR", r)
-	}
+	c.wantReset(1, http2.ErrCodeProtocol)
 	c.wantOK(3)
 }
 
@@ -75,9 +71,7 @@ func TestDecreasingStreamID(t *testing.T) {
 	c := s.dial(t)
 	c.wantOK(5)
 	c.headers(3, true, advGet("/")...)
-	if r := c.awaitConnEnd(); !r.goAway || r.code != http2.ErrCodeProtocol {
-		t.Errorf("got %v, want GOAWAY PROTOCOL_ERROR", r)
-	}
+	c.wantGoAway(http2.ErrCodeProtocol)
 }
 
 // TestConnectWithSchemeOrPath: CONNECT with :scheme or :path is
