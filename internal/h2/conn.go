@@ -388,17 +388,25 @@ func (c *conn) handle(f http2.Frame) error {
 	return nil // unknown frame types are ignored
 }
 
+// onSettings applies the client's settings and acknowledges them under
+// the write side, so that no frame goes out between the two: a DATA frame
+// a larger window let through reaches the client after the ACK, as one
+// whose window it changed expects (h2spec 6.9.2/1 waits for the ACK, then
+// for the DATA, and missed a DATA written before the ACK).
 func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	if f.IsAck() {
 		return nil
 	}
-	if err := f.ForeachSetting(c.applySetting); err != nil {
+	c.lockWriter()
+	defer c.wmu.Unlock()
+	if err := f.ForeachSetting(c.applySettingLocked); err != nil {
 		return err
 	}
-	return c.control(c.wfr.WriteSettingsAck)
+	return c.controlLocked(c.wfr.WriteSettingsAck)
 }
 
-func (c *conn) applySetting(s http2.Setting) error {
+// applySettingLocked applies one setting, under wmu.
+func (c *conn) applySettingLocked(s http2.Setting) error {
 	if err := s.Valid(); err != nil {
 		var ce http2.ConnectionError
 		if errors.As(err, &ce) {
@@ -414,9 +422,7 @@ func (c *conn) applySetting(s http2.Setting) error {
 		c.peerFrame = int(s.Val)
 		c.mu.Unlock()
 	case http2.SettingHeaderTableSize:
-		c.wmu.Lock()
 		c.henc.SetMaxDynamicTableSizeLimit(s.Val)
-		c.wmu.Unlock()
 	}
 	return nil
 }
@@ -529,6 +535,11 @@ func (c *conn) resetStream(id uint32, code http2.ErrCode) {
 func (c *conn) control(write func() error) error {
 	c.lockWriter()
 	defer c.wmu.Unlock()
+	return c.controlLocked(write)
+}
+
+// controlLocked is control under wmu.
+func (c *conn) controlLocked(write func() error) error {
 	if errors.Is(c.werr, errWriteClosed) {
 		return nil // going away: the client's frames are read, not answered
 	}

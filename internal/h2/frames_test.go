@@ -242,6 +242,45 @@ func TestPingAndSettings(t *testing.T) {
 	}
 }
 
+// TestSettingsAckFirst: a SETTINGS frame that opens the windows of
+// streams waiting to send is acknowledged before any DATA it let through
+// (h2spec 6.9.2/1 waits for the ACK, then for the DATA, so a DATA frame
+// written before the ACK was lost to it).
+func TestSettingsAckFirst(t *testing.T) {
+	ts := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("hello"))
+	}))
+	c := dialRaw(t, ts)
+	if err := c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	c.until("SETTINGS ack", func(f http2.Frame) bool { s, ok := f.(*http2.SettingsFrame); return ok && s.IsAck() })
+	const streams = 50
+	for id := uint32(1); id < 2*streams; id += 2 {
+		c.get(id, "/")
+	}
+	heads := 0
+	c.until("every response's HEADERS", func(f http2.Frame) bool {
+		if _, ok := f.(*http2.MetaHeadersFrame); ok {
+			heads++
+		}
+		return heads == streams
+	})
+	if err := c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.fr.ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := f.(*http2.SettingsFrame); !ok || !s.IsAck() {
+		t.Fatalf("first frame after SETTINGS: %v, want its ACK", f.Header())
+	}
+	for range streams {
+		c.until("a 1-byte DATA", func(f http2.Frame) bool { d, ok := f.(*http2.DataFrame); return ok && len(d.Data()) == 1 })
+	}
+}
+
 // TestShutdownGoAway: Shutdown sends GOAWAY at once and lets the stream
 // in flight finish; then the connection closes.
 func TestShutdownGoAway(t *testing.T) {
