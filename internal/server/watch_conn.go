@@ -366,7 +366,7 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	h.Set("Transfer-Encoding", "chunked")
 	h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
-	sink := &connSink{conn: conn}
+	sink := &connSink{conn: conn, fd: -1}
 	switch c := conn.(type) {
 	case *tls.Conn:
 		var ok bool
@@ -375,9 +375,9 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
 		}
 	case syscall.Conn:
-		if sink.raw, err = c.SyscallConn(); err != nil {
+		if sink.fd, err = descriptor(c); err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("a watch connection's descriptor: %w", err)
+			return nil, err
 		}
 	}
 	var head bytes.Buffer
@@ -398,9 +398,12 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 // records gathered by the socket under it and written at once. Whoever
 // serves the watch uses it; nothing else does.
 type connSink struct {
-	conn net.Conn        // TCP, or TLS over sock
-	raw  syscall.RawConn // cleartext: conn's descriptor, for non-blocking writes; nil if it has none
-	sock *socketConn     // TLS: the socket under conn, which keeps what a non-blocking write leaves
+	conn net.Conn // TCP, or TLS over sock
+	// fd is conn's descriptor in cleartext (-1 if it has none), written
+	// without the net package's lock: only whoever serves the watch writes
+	// and closes conn (finish), so it is open while a send uses it.
+	fd   int
+	sock *socketConn // TLS: the socket under conn, which keeps what a non-blocking write leaves
 	// nonblocking makes a write take only what the socket accepts at once;
 	// the rest of its chunk stays in rest (or in sock), and the sink
 	// stalled.
@@ -517,7 +520,25 @@ var errWouldBlock = sockwrite.ErrWouldBlock
 // writeNow writes as much of rest as the socket takes without waiting, and
 // errWouldBlock if some is left (all of it without a descriptor: a
 // goroutine that can wait writes it).
-func (s *connSink) writeNow() error { return sockwrite.WriteNow(s.raw, &s.rest) }
+func (s *connSink) writeNow() error {
+	if s.fd < 0 {
+		return errWouldBlock
+	}
+	return sockwrite.WriteFD(uintptr(s.fd), &s.rest)
+}
+
+// descriptor is c's file descriptor.
+func descriptor(c syscall.Conn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
+	}
+	fd := -1
+	if err := raw.Control(func(d uintptr) { fd = int(d) }); err != nil {
+		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
+	}
+	return fd, nil
+}
 
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {

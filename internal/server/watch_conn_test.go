@@ -330,11 +330,11 @@ func cleartextSink(t *testing.T) (*connSink, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := conn.(*net.TCPConn).SyscallConn()
+	fd, err := descriptor(conn.(*net.TCPConn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &connSink{conn: conn, raw: raw}, client
+	return &connSink{conn: conn, fd: fd}, client
 }
 
 // tlsSink is a sink on a TLS connection accepted through Listener, and
