@@ -183,7 +183,7 @@ func fanoutBare(ctx context.Context, cfg FanoutConfig, cert *certificate) (Resul
 	}
 	defer ch.stop()
 	defer control.Close()
-	spec := watchSpec{base: "http://" + addr, path: "/watch", transport: TransportHTTP1}
+	spec := watchSpec{base: "http://" + addr, path: "/watch", transport: TransportHTTP1, reader: cfg.Reader}
 	if cert != nil {
 		spec.base, spec.tls = "https://"+addr, cert.client
 	}

@@ -35,24 +35,31 @@ func TestFanout(t *testing.T) {
 	for _, tt := range []struct {
 		transport string
 		tls       bool
+		reader    string // "" for the default
+		want      string // the reader used
 	}{
-		{bench.TransportHTTP1, false},
-		{bench.TransportH2C, false},
-		{bench.TransportHTTP1, true},
-		{bench.TransportH2, true},
+		{bench.TransportHTTP1, false, bench.ReaderEpoll, bench.ReaderEpoll},
+		{bench.TransportHTTP1, false, bench.ReaderGoroutine, bench.ReaderGoroutine},
+		{bench.TransportH2C, false, "", bench.ReaderGoroutine},
+		{bench.TransportHTTP1, true, "", bench.ReaderGoroutine},
+		{bench.TransportH2, true, "", bench.ReaderGoroutine},
 	} {
 		name := tt.transport
 		if tt.tls {
 			name += "-tls"
 		}
+		name += "-" + tt.want
 		t.Run(name, func(t *testing.T) {
 			cfg := bench.FanoutConfig{
-				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: tt.transport, TLS: tt.tls,
+				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: tt.transport, TLS: tt.tls, Reader: tt.reader,
 				Server: serverOptions(), Baseline: true, Drain: 20 * time.Second,
 			}
 			rep, err := bench.Fanout(t.Context(), cfg)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if rep.Config.Reader != tt.want {
+				t.Errorf("read with %q, want %q", rep.Config.Reader, tt.want)
 			}
 			checkResult(t, rep.Server, 20)
 			checkResult(t, *rep.Bare, 20)
@@ -164,6 +171,8 @@ func TestBounds(t *testing.T) {
 		},
 		"TLS to http":       func(c *bench.FanoutConfig) { c.TLS = true },
 		"https without TLS": func(c *bench.FanoutConfig) { c.Target.URL = "https://127.0.0.1:1" },
+		"unknown reader":    func(c *bench.FanoutConfig) { c.Reader = "io_uring" },
+		"epoll over h2c":    func(c *bench.FanoutConfig) { c.Transport, c.Reader = bench.TransportH2C, bench.ReaderEpoll },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := ok

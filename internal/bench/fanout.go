@@ -27,6 +27,10 @@ type FanoutConfig struct {
 	Size      int // bytes of each object's JSON
 	Duration  time.Duration
 	Transport string // TransportHTTP1, TransportH2C, or with TLS TransportH2
+	// Reader is ReaderGoroutine or ReaderEpoll (http1 without TLS, on
+	// Linux); "" picks epoll where it can, and Fanout reports what it used.
+	// The bare baseline is read by the same reader.
+	Reader string
 	// TLS serves the started child (and the bare baseline) over TLS with a
 	// certificate made for the run; with a Target URL, it must be https.
 	TLS bool
@@ -40,6 +44,7 @@ type FanoutConfig struct {
 	Drain time.Duration
 }
 
+// validate checks c's bounds and resolves its Reader.
 func (c *FanoutConfig) validate() error {
 	switch {
 	case c.Watchers < 1 || c.Watchers > MaxWatchers:
@@ -60,7 +65,12 @@ func (c *FanoutConfig) validate() error {
 	if err := checkTLS(c.Target, c.TLS); err != nil {
 		return err
 	}
-	return checkTransport(c.Transport, c.TLS)
+	if err := checkTransport(c.Transport, c.TLS); err != nil {
+		return err
+	}
+	var err error
+	c.Reader, err = resolveReader(c.Reader, c.Transport, c.TLS)
+	return err
 }
 
 // Result is one target's fan-out measurement.
@@ -167,7 +177,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), startRV: rv}
+	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), startRV: rv, reader: cfg.Reader}
 	m := measure{pid: p.PID}
 	var w *writes
 	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {

@@ -13,6 +13,9 @@ import (
 type IdleConfig struct {
 	Watchers  int
 	Transport string
+	// Reader is ReaderGoroutine or ReaderEpoll (http1 without TLS, on
+	// Linux); "" picks epoll where it can.
+	Reader string
 	// TLS serves the started child over TLS with a certificate made for
 	// the run; with a Target URL, it must be https.
 	TLS bool
@@ -53,6 +56,10 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 	if err := checkTransport(cfg.Transport, cfg.TLS); err != nil {
 		return nil, err
 	}
+	var err error
+	if cfg.Reader, err = resolveReader(cfg.Reader, cfg.Transport, cfg.TLS); err != nil {
+		return nil, err
+	}
 	var cert *certificate
 	if cfg.TLS && cfg.Target.URL == "" {
 		var err error
@@ -86,7 +93,7 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 	}
 	var d deliveries
 	path := watchPath(rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
-	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), startRV: rv}, cfg.Watchers, &d)
+	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), startRV: rv, reader: cfg.Reader}, cfg.Watchers, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 // Print writes the report as a table, one column per target.
 func (r *FanoutReport) Print(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "fanout: %d watchers (%s), %d writes/s of %d B for %v\n", c.Watchers, transportLabel(c.Transport, c.TLS), c.Rate, c.Size, c.Duration)
+	fmt.Fprintf(w, "fanout: %d watchers (%s, %s reader), %d writes/s of %d B for %v\n", c.Watchers, transportLabel(c.Transport, c.TLS), c.Reader, c.Rate, c.Size, c.Duration)
 	results := []Result{r.Server}
 	if r.Bare != nil {
 		results = append(results, *r.Bare)

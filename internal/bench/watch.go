@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,32 @@ const (
 	TransportH2    = "h2"    // HTTP/2 over TLS (ALPN h2), watches multiplexed
 )
 
+// Readers of watch streams, in the load generator.
+const (
+	// ReaderGoroutine reads each watch with its own goroutine, through
+	// net/http's chunked reader: every transport.
+	ReaderGoroutine = "goroutine"
+	// ReaderEpoll reads HTTP/1.1 cleartext watches with a few epoll loops
+	// decoding the chunks in place (Linux only): much less CPU per
+	// delivery, so the load generator takes less from the server.
+	ReaderEpoll = "epoll"
+)
+
+// resolveReader checks reader against the transport and picks the default
+// for "": epoll where it can read the transport, goroutines elsewhere.
+func resolveReader(reader, transport string, tls bool) (string, error) {
+	epollOK := epollSupported && transport == TransportHTTP1 && !tls
+	switch {
+	case reader == "" && epollOK, reader == ReaderEpoll && epollOK:
+		return ReaderEpoll, nil
+	case reader == "", reader == ReaderGoroutine:
+		return ReaderGoroutine, nil
+	case reader == ReaderEpoll:
+		return "", fmt.Errorf("--reader %s: needs --transport %s without --tls, on Linux", reader, TransportHTTP1)
+	}
+	return "", fmt.Errorf("--reader %q: must be %s or %s", reader, ReaderGoroutine, ReaderEpoll)
+}
+
 // deliveries counts and times what every watcher of a run received.
 type deliveries struct {
 	received   atomic.Int64 // events with a resourceVersion beyond the last seen
@@ -35,8 +62,9 @@ type deliveries struct {
 // watchSet is a run's open watches; close stops their readers.
 type watchSet struct {
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup  // the goroutine readers
 	h2     *http.Transport // h2c and h2 only
+	ep     *epollReaders   // with ReaderEpoll only; it owns its watches' connections
 }
 
 // watchSpec says what to watch, from where and how.
@@ -46,6 +74,7 @@ type watchSpec struct {
 	transport string
 	tls       *tls.Config // for https: whom to trust
 	startRV   int64       // events at or before it are not counted
+	reader    string      // ReaderGoroutine or ReaderEpoll (http1 cleartext only)
 }
 
 // dialConcurrency bounds watches being opened at once.
@@ -62,6 +91,14 @@ func openWatches(ctx context.Context, spec watchSpec, n int, d *deliveries) (*wa
 	case TransportH2:
 		ws.h2 = h2Transport(spec.tls)
 	}
+	if spec.reader == ReaderEpoll {
+		ep, err := newEpollReaders(d)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		ws.ep = ep
+	}
 	sem := make(chan struct{}, dialConcurrency)
 	errc := make(chan error, 1)
 	var opening sync.WaitGroup
@@ -69,16 +106,13 @@ func openWatches(ctx context.Context, spec watchSpec, n int, d *deliveries) (*wa
 		sem <- struct{}{}
 		opening.Go(func() {
 			defer func() { <-sem }()
-			body, err := ws.open(ctx, spec)
-			if err != nil {
+			if err := ws.start(ctx, spec, i, d); err != nil {
 				select {
 				case errc <- fmt.Errorf("opening watch %d of %d: %w", i+1, n, err):
 				default:
 				}
 				cancel()
-				return
 			}
-			ws.wg.Go(func() { readEvents(body, spec.startRV, i, d) })
 		})
 	}
 	opening.Wait()
@@ -94,10 +128,45 @@ func openWatches(ctx context.Context, spec watchSpec, n int, d *deliveries) (*wa
 // close ends every watch and waits for its reader.
 func (ws *watchSet) close() {
 	ws.cancel()
+	if ws.ep != nil {
+		ws.ep.close()
+	}
 	ws.wg.Wait()
 	if ws.h2 != nil {
 		ws.h2.CloseIdleConnections()
 	}
+}
+
+// start opens watch number shard and hands it to its reader.
+func (ws *watchSet) start(ctx context.Context, spec watchSpec, shard int, d *deliveries) error {
+	if ws.ep != nil {
+		return ws.startEpoll(ctx, spec, shard)
+	}
+	body, err := ws.open(ctx, spec)
+	if err != nil {
+		return err
+	}
+	ws.wg.Go(func() { readEvents(body, spec.startRV, shard, d) })
+	return nil
+}
+
+// startEpoll opens an HTTP/1.1 watch and gives its connection to the epoll
+// readers, with the body bytes read along with the headers.
+func (ws *watchSet) startEpoll(ctx context.Context, spec watchSpec, shard int) error {
+	s, err := dialHTTP1(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(s.resp.TransferEncoding, "chunked") {
+		s.stop()
+		s.raw.Close()
+		return fmt.Errorf("the epoll reader needs a chunked watch, got transfer encoding %q", s.resp.TransferEncoding)
+	}
+	if !s.stop() { // ctx has ended and is closing the connection
+		return fmt.Errorf("handing the watch to its reader: %w", context.Cause(ctx))
+	}
+	buffered, _ := s.br.Peek(s.br.Buffered())
+	return ws.ep.add(s.raw, buffered, spec.startRV, shard)
 }
 
 // open starts one watch and returns its body, which ctx's end closes.
@@ -115,6 +184,24 @@ const headerTimeout = 30 * time.Second
 // http/1.1) and reads the response headers; the body reads the chunked
 // stream straight from the socket (or the TLS connection).
 func openHTTP1(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
+	s, err := dialHTTP1(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &connBody{Reader: s.resp.Body, conn: s.raw, stop: s.stop}, nil
+}
+
+// http1Stream is an HTTP/1.1 watch whose response headers have been read.
+type http1Stream struct {
+	raw  net.Conn       // the TCP connection, which ctx's end closes until stop
+	stop func() bool    // stops ctx's end from closing raw; false if too late
+	resp *http.Response // its Body decodes the chunked stream from br
+	br   *bufio.Reader  // may hold the body's first bytes, read with the headers
+}
+
+// dialHTTP1 dials spec's server (with TLS for https), sends the watch
+// request and reads the response headers.
+func dialHTTP1(ctx context.Context, spec watchSpec) (*http1Stream, error) {
 	addr := hostPort(spec.base)
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
@@ -122,7 +209,7 @@ func openHTTP1(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("dialling %s: %w", addr, err)
 	}
 	stop := context.AfterFunc(ctx, func() { raw.Close() })
-	fail := func(err error) (io.ReadCloser, error) {
+	fail := func(err error) (*http1Stream, error) {
 		stop()
 		raw.Close()
 		return nil, err
@@ -141,21 +228,23 @@ func openHTTP1(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
 		}
 		conn = t
 	}
-	resp, err := roundTripRaw(conn, addr, spec.path)
+	br := bufio.NewReaderSize(conn, 4<<10)
+	resp, err := roundTripRaw(conn, br, addr, spec.path)
 	if err != nil {
 		return fail(err)
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return &connBody{Reader: resp.Body, conn: raw, stop: stop}, nil
+	return &http1Stream{raw: raw, stop: stop, resp: resp, br: br}, nil
 }
 
-// roundTripRaw writes a watch request and reads the response's headers.
-func roundTripRaw(conn net.Conn, host, path string) (*http.Response, error) {
+// roundTripRaw writes a watch request on conn and reads the response's
+// headers from br, which reads conn.
+func roundTripRaw(conn net.Conn, br *bufio.Reader, host, path string) (*http.Response, error) {
 	req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: listwatch-bench\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
 		return nil, fmt.Errorf("sending the watch request: %w", err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 4<<10), nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading the watch response: %w", err)
 	}

@@ -85,6 +85,11 @@ func benchCommand(use, short string, target *bench.Process, server *bench.Server
 	return cmd
 }
 
+// readerHelp describes --reader, the load generator's watch reader.
+const readerHelp = "how the load generator reads watches: " + bench.ReaderEpoll + " (a few epoll loops decoding the chunked streams in place; http1 without --tls, Linux only) " +
+	"or " + bench.ReaderGoroutine + " (a goroutine per watch through net/http's chunked reader, about 15 µs of CPU per delivery); default " +
+	bench.ReaderEpoll + " where it can read the transport, else " + bench.ReaderGoroutine
+
 func newBenchFanout() *cobra.Command {
 	cfg := bench.FanoutConfig{Watchers: 1000, Rate: 50, Size: 1024, Duration: 30 * time.Second, Transport: bench.TransportHTTP1, Baseline: true, Drain: 10 * time.Second}
 	cmd := benchCommand("fanout", "W watchers, one writer at R writes/s: delivery latency, misses, server CPU per delivery, against a bare-socket baseline", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
@@ -96,6 +101,7 @@ func newBenchFanout() *cobra.Command {
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, fmt.Sprintf("how long to write (at most %v)", bench.MaxDuration))
 	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch), h2c (multiplexed), or with --tls h2 (multiplexed)")
+	f.StringVar(&cfg.Reader, "reader", "", readerHelp+"; the bare baseline is read the same way")
 	f.BoolVar(&cfg.TLS, "tls", false, "serve the started server and the baseline over TLS, with a self-signed certificate made for the run (with --server: an https URL)")
 	f.BoolVar(&cfg.Baseline, "baseline", cfg.Baseline, "also measure the bare-socket baseline and print the ratio")
 	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait for deliveries after the last write")
@@ -110,6 +116,7 @@ func newBenchIdle() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("idle watches to open (at most %d)", bench.MaxWatchers))
 	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch), h2c (multiplexed), or with --tls h2 (multiplexed)")
+	f.StringVar(&cfg.Reader, "reader", "", readerHelp)
 	f.BoolVar(&cfg.TLS, "tls", false, "serve the started server over TLS, with a self-signed certificate made for the run (with --server: an https URL)")
 	f.DurationVar(&cfg.Settle, "settle", cfg.Settle, "wait before sampling memory")
 	return cmd
