@@ -87,8 +87,8 @@ func (e connError) Error() string {
 type conn struct {
 	srv         *Server
 	nc          net.Conn
-	raw         syscall.RawConn // cleartext descriptor, for non-blocking writes; nil on TLS
-	gather      Gatherer        // TLS: the socket under it, if it gathers records; else nil
+	raw         *sockwrite.Writer // cleartext: non-blocking writes on the descriptor; nil on TLS
+	gather      Gatherer          // TLS: the socket under it, if it gathers records; else nil
 	tls         *tls.ConnectionState
 	handler     http.Handler
 	ctx         context.Context // parent of the requests' contexts; cancelled at the end
@@ -170,7 +170,8 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface, connState: o.ConnState,
 	}
 	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
-		c.raw, _ = sc.SyscallConn()
+		raw, _ := sc.SyscallConn()
+		c.raw = sockwrite.NewWriter(raw)
 	}
 	if tc, ok := nc.(*tls.Conn); ok {
 		c.gather, _ = tc.NetConn().(Gatherer)
@@ -651,7 +652,7 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 // writeNow writes what the socket takes at once; the rest becomes
 // c.rest (errStalled).
 func (c *conn) writeNow(vecs *net.Buffers) error {
-	err := sockwrite.WriteNow(c.raw, vecs)
+	err := c.raw.WriteNow(vecs)
 	if err != nil && !errors.Is(err, sockwrite.ErrWouldBlock) {
 		return fmt.Errorf("h2: writing: %w", err)
 	}

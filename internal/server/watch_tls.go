@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"net"
 	"sync"
-	"syscall"
 
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/sockwrite"
@@ -43,7 +42,7 @@ func (l socketListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return c, nil // no descriptor: its watches stay with net/http
 	}
-	return &socketConn{Conn: tc, raw: raw}, nil
+	return &socketConn{Conn: tc, raw: sockwrite.NewWriter(raw)}, nil
 }
 
 // socketKey marks the context of a connection whose TLS runs over a
@@ -74,7 +73,7 @@ func overSocketConn(ctx context.Context) bool {
 // send left pending is written.
 type socketConn struct {
 	net.Conn
-	raw syscall.RawConn // for non-blocking writes
+	raw *sockwrite.Writer // for non-blocking writes
 
 	mu sync.Mutex // held across a write; tls.Conn's write lock is taken before it
 	// guarded by mu:
@@ -155,7 +154,7 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 // without waiting, and errWouldBlock if some are left.
 func (c *socketConn) writeNow() error {
 	c.vec = append(c.vec[:0], c.buf[c.off:])
-	err := sockwrite.WriteNow(c.raw, &c.vec)
+	err := c.raw.WriteNow(&c.vec)
 	c.off = len(c.buf)
 	if len(c.vec) > 0 {
 		c.off -= len(c.vec[0])

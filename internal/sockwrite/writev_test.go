@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"syscall"
 	"testing"
@@ -58,4 +59,68 @@ func TestWritev(t *testing.T) {
 			t.Fatalf("filling the socket: %d, %v after %d bytes, want ErrWouldBlock once it is full", n, err, total)
 		}
 	}
+}
+
+// TestWriter checks that a Writer writes what the socket takes, leaves the
+// rest in bufs with ErrWouldBlock once the socket is full, allocates
+// nothing per write, and that a nil one (no descriptor) writes nothing.
+func TestWriter(t *testing.T) {
+	if err := (*Writer)(nil).WriteNow(&net.Buffers{[]byte("x")}); !errors.Is(err, ErrWouldBlock) {
+		t.Errorf("nil Writer: %v, want ErrWouldBlock", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	raw, err := server.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(raw)
+	piece := []byte("0123456789")
+	pieces := make([][]byte, 2)
+	var bufs net.Buffers
+	allocs := testing.AllocsPerRun(100, func() {
+		pieces[0], pieces[1] = piece, piece
+		bufs = pieces
+		if err := w.WriteNow(&bufs); err != nil || len(bufs) != 0 {
+			t.Fatalf("WriteNow: %v, %d pieces left", err, len(bufs))
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per WriteNow, want 0", allocs)
+	}
+	got := make([]byte, 101*2*len(piece)) // AllocsPerRun's warm-up run too
+	if _, err := io.ReadFull(client, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, bytes.Repeat(piece, 202)) {
+		t.Error("the socket did not get the pieces in order")
+	}
+	big := make([]byte, 64<<10)
+	for total := 0; total < 64<<20; total += len(big) {
+		bufs := net.Buffers{big}
+		err := w.WriteNow(&bufs)
+		if errors.Is(err, ErrWouldBlock) {
+			if len(bufs) != 1 || len(bufs[0]) == 0 {
+				t.Errorf("ErrWouldBlock with %d pieces left, want the unwritten rest of one", len(bufs))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("64 MiB written to a socket nobody reads, want ErrWouldBlock")
 }
