@@ -366,7 +366,7 @@ func (d *deliveries) observe(line []byte, last *int64, shard int, now time.Time)
 		return
 	}
 	d.bytes.Add(int64(len(line)))
-	rv, ok := scanInt(line, rvField)
+	rv, ok := scanInt(line, rvField, bytes.Index)
 	if !ok {
 		d.errors.Add(1)
 		return
@@ -377,15 +377,18 @@ func (d *deliveries) observe(line []byte, last *int64, shard int, now time.Time)
 	}
 	*last = rv
 	d.received.Add(1)
-	if ts, ok := scanInt(line, tsField); ok {
+	// The write time follows the padding (the server sorts data's keys;
+	// the bare baseline writes it last): searched from the end, the padding
+	// is not scanned (0.3 µs of a reader's 10 per delivery).
+	if ts, ok := scanInt(line, tsField, bytes.LastIndex); ok {
 		d.latency.record(shard, now.Sub(time.Unix(0, ts)))
 	}
 }
 
-// scanInt finds field (ending in a quote) in line and parses the digits
-// after it.
-func scanInt(line, field []byte) (int64, bool) {
-	i := bytes.Index(line, field)
+// scanInt finds field (ending in a quote) in line with index and parses
+// the digits after it.
+func scanInt(line, field []byte, index func(s, sep []byte) int) (int64, bool) {
+	i := index(line, field)
 	if i < 0 {
 		return 0, false
 	}
