@@ -435,6 +435,11 @@ var (
 // take whole is not an error: the rest waits in the sink (stalled) for
 // flush.
 func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
+	if f, ok := e.sharedFrame(items); ok {
+		s.vecs = append(s.vecs[:0], f.chunk)
+		s.written += int64(len(f.chunk) - f.head - len(crlf))
+		return s.write()
+	}
 	vecs := append(s.vecs[:0], nil) // the chunk header, once the size is known
 	for _, it := range items {
 		vecs = e.appendFrame(vecs, it)
@@ -449,6 +454,11 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	vecs[0] = append(strconv.AppendInt(s.head[:0], int64(n), 16), crlf...)
 	s.vecs = append(vecs, crlf)
 	s.written += int64(n)
+	return s.write()
+}
+
+// write writes the chunk whose pieces are in s.vecs.
+func (s *connSink) write() error {
 	if s.sock != nil {
 		return s.sendTLS()
 	}
@@ -456,22 +466,26 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	return s.flush()
 }
 
-// sendTLS writes the chunk in s.vecs as one tls.Conn.Write, whose records
-// the socket gathers, then flushes them.
+// sendTLS writes the chunk in s.vecs as one tls.Conn.Write (of its one
+// piece, or of the pieces copied together), whose records the socket
+// gathers, then flushes them.
 func (s *connSink) sendTLS() error {
-	plain := s.plain[:0]
-	for _, b := range s.vecs {
-		plain = append(plain, b...)
+	plain := s.vecs[0]
+	if len(s.vecs) > 1 {
+		plain = s.plain[:0]
+		for _, b := range s.vecs {
+			plain = append(plain, b...)
+		}
+		if cap(plain) <= maxKeptBuffer {
+			s.plain = plain[:0]
+		} else {
+			s.plain = nil
+		}
 	}
 	s.releaseVecs()
 	s.sock.Gather(true)
 	_, err := s.conn.Write(plain)
 	s.sock.Gather(false)
-	if cap(plain) <= maxKeptBuffer {
-		s.plain = plain[:0]
-	} else {
-		s.plain = nil
-	}
 	if err != nil {
 		return fmt.Errorf("writing watch events: %w", err)
 	}

@@ -102,8 +102,12 @@ type h2Sink struct {
 
 func (s *h2Sink) send(e *watchEncoder, items []watchcache.Item) error {
 	vecs := s.vecs[:0]
-	for _, it := range items {
-		vecs = e.appendFrame(vecs, it)
+	if f, ok := e.sharedFrame(items); ok {
+		vecs = append(vecs, f.frame())
+	} else {
+		for _, it := range items {
+			vecs = e.appendFrame(vecs, it)
+		}
 	}
 	err := s.st.Send(vecs, s.nonblocking) // keeps the pieces, not the slice
 	clear(vecs)

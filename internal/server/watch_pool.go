@@ -12,6 +12,7 @@ type detachedStreams struct {
 	ctx    context.Context // ended by close; catch-ups from the store use it
 	cancel context.CancelFunc
 	pool   *senderPool    // started with the first watch, so that a server without one runs none
+	frames lastFrame      // the event frame the watches share
 	wg     sync.WaitGroup // live watches, their readers and own goroutines
 
 	mu sync.Mutex // a leaf

@@ -29,12 +29,14 @@ type watchEncoder struct {
 	table         bool   // kubectl get -w: each object as a one-row Table
 	protobuf      bool   // length-prefixed protobuf WatchEvents
 	sentHeader    bool
+	frames        *lastFrame // the detached watches' shared frame (watch_frame.go)
 }
 
 func (q *request) watchEncoder() *watchEncoder {
 	return &watchEncoder{
 		res: q.res, includeObject: q.r.URL.Query().Get("includeObject"),
 		table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf,
+		frames: &q.s.streams.frames,
 	}
 }
 

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"strconv"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// An event goes to every watch of its resource in turn, and most sends
+// carry that one event: the detached watches share its JSON frame, made
+// once, with the HTTP/1.1 chunk framing around it, and each sends it as
+// one piece (an HTTP/2 stream sends the frame inside the chunk framing).
+// Only the last event's frame is kept.
+
+// eventFrame is one JSON watch event, framed, as every watch of the
+// cache's shared object bytes sends it.
+type eventFrame struct {
+	obj   []byte // the item's Object: the frame's key, by identity
+	typ   string
+	chunk []byte // the chunk-size line, the frame, CRLF
+	head  int    // the chunk-size line's length
+}
+
+// frame is the event's JSON line, without the chunk framing.
+func (f *eventFrame) frame() []byte { return f.chunk[f.head : len(f.chunk)-len(crlf)] }
+
+func (f *eventFrame) is(it watchcache.Item) bool {
+	return f.typ == it.Type && len(f.obj) == len(it.Object) && &f.obj[0] == &it.Object[0]
+}
+
+// lastFrame holds the frame of the event sent last, for the next watch
+// that sends it; any goroutine.
+type lastFrame struct{ p atomic.Pointer[eventFrame] }
+
+// of returns it's frame, making it unless it is the last one made.
+func (l *lastFrame) of(it watchcache.Item) *eventFrame {
+	if f := l.p.Load(); f != nil && f.is(it) {
+		return f
+	}
+	f := newEventFrame(it)
+	l.p.Store(f)
+	return f
+}
+
+func newEventFrame(it watchcache.Item) *eventFrame {
+	prefix := framePrefix[it.Type]
+	size := len(prefix) + len(it.Object) + len(frameSuffix)
+	chunk := strconv.AppendInt(make([]byte, 0, maxChunkHead+size+len(crlf)), int64(size), 16)
+	chunk = append(chunk, crlf...)
+	head := len(chunk)
+	chunk = append(append(append(chunk, prefix...), it.Object...), frameSuffix...)
+	return &eventFrame{obj: it.Object, typ: it.Type, chunk: append(chunk, crlf...), head: head}
+}
+
+// sharedFrame returns the frame of the one item of a send, if this watch
+// sends it as every other does: JSON, not a Table, an object event.
+func (e *watchEncoder) sharedFrame(items []watchcache.Item) (*eventFrame, bool) {
+	if len(items) != 1 || e.frames == nil || e.protobuf || e.table {
+		return nil, false
+	}
+	switch it := items[0]; it.Type {
+	case api.Added, api.Modified, api.Deleted:
+		if len(it.Object) == 0 {
+			return nil, false
+		}
+		return e.frames.of(it), true
+	}
+	return nil, false
+}

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// TestSharedFrame: the watches sending the same item share one frame, the
+// chunk holding exactly what appendFrame writes for it; another type, other
+// bytes, a Table or protobuf watch, or a send of several items get none.
+func TestSharedFrame(t *testing.T) {
+	var frames lastFrame
+	obj := []byte(`{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}`)
+	modified := watchcache.Item{Type: api.Modified, Rev: 7, Object: obj}
+	jsonWatch := func() *watchEncoder { return &watchEncoder{frames: &frames} }
+
+	f, ok := jsonWatch().sharedFrame([]watchcache.Item{modified})
+	if !ok {
+		t.Fatal("no shared frame for a JSON watch's one MODIFIED item")
+	}
+	var want bytes.Buffer
+	jsonWatch().writeFrame(&want, modified)
+	if got := string(f.frame()); got != want.String() {
+		t.Errorf("frame %q, want %q", got, want.String())
+	}
+	if got, wantChunk := string(f.chunk), fmt.Sprintf("%x\r\n%s\r\n", want.Len(), want.String()); got != wantChunk {
+		t.Errorf("chunk %q, want %q", got, wantChunk)
+	}
+	if again, _ := jsonWatch().sharedFrame([]watchcache.Item{modified}); again != f {
+		t.Error("a second watch sending the same item made another frame")
+	}
+
+	added := modified
+	added.Type = api.Added // a watch whose selector the object entered
+	if g, _ := jsonWatch().sharedFrame([]watchcache.Item{added}); g == f || !bytes.HasPrefix(g.frame(), []byte(`{"type":"ADDED"`)) {
+		t.Errorf("ADDED item: frame %q, want its own ADDED frame", g.frame())
+	}
+	copied := modified
+	copied.Object = bytes.Clone(obj)
+	if g, _ := jsonWatch().sharedFrame([]watchcache.Item{copied}); g == f {
+		t.Error("other object bytes got the frame of the first")
+	}
+
+	for name, items := range map[string][]watchcache.Item{
+		"two items": {modified, modified},
+		"bookmark":  {{Type: api.Bookmark, Rev: 7}},
+	} {
+		if _, ok := jsonWatch().sharedFrame(items); ok {
+			t.Errorf("%s: a shared frame, want none", name)
+		}
+	}
+	for name, e := range map[string]*watchEncoder{
+		"table":        {frames: &frames, table: true},
+		"protobuf":     {frames: &frames, protobuf: true},
+		"not detached": {},
+	} {
+		if _, ok := e.sharedFrame([]watchcache.Item{modified}); ok {
+			t.Errorf("%s watch: a shared frame, want none", name)
+		}
+	}
+}
