@@ -593,12 +593,13 @@ const maxWriterSpin = 50 * time.Microsecond
 func (c *conn) canWriteNow() bool { return c.raw != nil || c.gather != nil }
 
 // Gatherer is the socket under a TLS connection that can take the records
-// of a tls.Conn.Write without writing them (Gather(true)), then write them
-// without waiting, keeping what the socket does not take for its next
-// Write (server.Listener's connections are). It lets a detached stream's
-// sends over TLS be non-blocking too.
+// of a tls.Conn.Write without waiting (Gather(true)): it writes what the
+// socket takes at once and keeps the rest for Flush, and its Write never
+// fails meanwhile (server.Listener's connections are). It lets a detached
+// stream's sends over TLS be non-blocking too.
 type Gatherer interface {
-	// Gather switches the socket's Write to keeping what it is given.
+	// Gather switches the socket's Write to taking what it is given
+	// without waiting, keeping what the socket does not take.
 	Gather(on bool)
 	// Flush writes what is kept: all of it, or, nonblocking, what the
 	// socket takes at once (sockwrite.ErrWouldBlock if some is left).

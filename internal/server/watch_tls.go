@@ -15,11 +15,12 @@ import (
 // poisons itself on a write error, so its writes cannot simply fail with
 // EAGAIN underneath it. Listener wraps the accepted TCP connections in a
 // socketConn, whose Write the watch's sink switches, for the length of one
-// send, to gathering: tls.Conn's records go to the socketConn's pending
-// buffer and Write reports success. The sink then writes the whole send in
-// one write, taking only what the socket takes at once when it must not
-// wait; the rest stays pending, the sink stalled, until the watch's own
-// goroutine flushes it with blocking writes.
+// send, to gathering: tls.Conn's records are written as far as the socket
+// takes them at once, the rest goes to the socketConn's pending buffer, and
+// Write reports success. The sink then flushes the pending bytes, only
+// what the socket takes at once when it must not wait; the rest stays
+// pending, the sink stalled, until the watch's own goroutine flushes it
+// with blocking writes.
 
 // Listener wraps ln's TCP connections so that the HTTP/1.1 watches of the
 // TLS connections served on it can be detached. Serve TLS on it
@@ -69,8 +70,9 @@ func overSocketConn(ctx context.Context) bool {
 
 // socketConn is an accepted TCP connection that a TLS connection runs
 // over. Its Write is the connection's, except while a detached watch's
-// sink gathers a send's records (gather); before any other write, what a
-// send left pending is written.
+// sink gathers a send's records (gathering): then it writes what the
+// socket takes at once and keeps the rest pending; before any other
+// write, what a send left pending is written.
 type socketConn struct {
 	net.Conn
 	raw *sockwrite.Writer // for non-blocking writes
@@ -91,7 +93,7 @@ func (c *socketConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gathering {
-		c.buf = append(c.buf, b...)
+		c.gather(b)
 		return len(b), nil
 	}
 	if err := c.flushLocked(false); err != nil {
@@ -100,12 +102,30 @@ func (c *socketConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// gather keeps b pending, after what is. With nothing pending, it first
+// writes what the socket takes of b at once, and keeps only the rest: one
+// copy of each record fewer (a record is most often a whole send). An
+// error is left for Flush, which meets it again.
+func (c *socketConn) gather(b []byte) {
+	if c.off < len(c.buf) || c.raw == nil {
+		c.buf = append(c.buf, b...)
+		return
+	}
+	c.vec = append(c.vec[:0], b)
+	_ = c.raw.WriteNow(&c.vec)
+	for _, rest := range c.vec {
+		c.buf = append(c.buf, rest...)
+	}
+	clear(c.vec)
+}
+
 // Gather, Flush and Stalled make a socketConn an h2.Gatherer: HTTP/2
 // connections over TLS (internal/h2) write their detached streams' sends
 // through it as the HTTP/1.1 sink (connSink) does.
 var _ h2.Gatherer = (*socketConn)(nil)
 
-// Gather switches Write to keeping what it is given pending, or back.
+// Gather switches Write to gathering (writing what the socket takes at
+// once, keeping the rest pending, never failing), or back.
 func (c *socketConn) Gather(on bool) {
 	c.mu.Lock()
 	c.gathering = on
