@@ -18,6 +18,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/gctune"
 	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
@@ -104,13 +105,14 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store, where, err := o.openStore()
+	m := metrics.New()
+	store, where, err := o.openStore(m)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	srv, err := server.New(ctx, server.Config{
-		Storage: store, Authenticator: authenticator, Profiling: o.profiling,
+		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 	})
 	if err != nil {
@@ -281,14 +283,15 @@ func (o *serveOptions) checkTLS() error {
 	return nil
 }
 
-// openStore opens the configured backend and says where its data lives.
-func (o *serveOptions) openStore() (storage.Interface, string, error) {
+// openStore opens the configured backend and says where its data lives;
+// the embedded store reports its commits to m.
+func (o *serveOptions) openStore(m *metrics.Metrics) (storage.Interface, string, error) {
 	switch strings.ToLower(o.storage) {
 	case "bolt":
 		if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 			return nil, "", fmt.Errorf("creating data directory: %w", err)
 		}
-		s, err := bolt.Open(o.dataDir, bolt.Options{NoSync: o.noFsync})
+		s, err := bolt.Open(o.dataDir, bolt.Options{NoSync: o.noFsync, CommitObserver: m.Commits()})
 		if err != nil {
 			return nil, "", fmt.Errorf("opening the embedded store in %s: %w", o.dataDir, err)
 		}

@@ -10,8 +10,9 @@
 // (requests for anything else are labelled with an empty resource).
 //
 // Collectors are safe for concurrent use; the watch cache calls a
-// resource's Observer methods with its locks held, so each is an atomic
-// update.
+// resource's Observer methods with its locks held, and the bolt store's
+// writer calls Commits.Committed between a commit and its answers, so each
+// is an atomic update.
 package metrics
 
 import (
@@ -43,6 +44,7 @@ type Metrics struct {
 
 	mu        sync.Mutex
 	resources map[ResourceID]*Resource // guarded by mu
+	commits   *Commits                 // guarded by mu; nil until Commits
 }
 
 // New returns the collectors, registered with the Go runtime and process

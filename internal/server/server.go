@@ -55,6 +55,9 @@ type Config struct {
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// Profiling serves /debug/pprof/.
 	Profiling bool
+	// Metrics are the collectors /metrics serves; nil means new ones. The
+	// caller may have given some of them to the store (Metrics.Commits).
+	Metrics *metrics.Metrics
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -111,9 +114,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, requests: cfg.Logger, catalog: resource.NewCatalog(builtins...),
-		shutdown: make(chan struct{}), metrics: metrics.New(), streams: newDetachedStreams(),
+		shutdown: make(chan struct{}), metrics: cfg.Metrics, streams: newDetachedStreams(),
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/listwatch/listwatch/storage"
@@ -107,6 +108,65 @@ func TestGroupCommitConcurrent(t *testing.T) {
 		if rev != base+1+int64(i) {
 			t.Fatalf("revisions %v are not %d..%d", revs, base+1, base+int64(len(revs)))
 		}
+	}
+}
+
+// commitRecorder is a CommitObserver that keeps what it is told.
+type commitRecorder struct {
+	mu      sync.Mutex
+	commits []recordedCommit // guarded by mu
+}
+
+// recordedCommit is one call of Committed.
+type recordedCommit struct {
+	d     time.Duration
+	batch int
+}
+
+// Committed implements CommitObserver.
+func (r *commitRecorder) Committed(d time.Duration, batch int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.commits = append(r.commits, recordedCommit{d, batch})
+}
+
+// batches returns the batch sizes observed so far, checking that every
+// commit took some time.
+func (r *commitRecorder) batches(t *testing.T) []int {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sizes := []int{}
+	for i, c := range r.commits {
+		if c.d <= 0 {
+			t.Errorf("commit %d took %v, want a positive duration", i, c.d)
+		}
+		sizes = append(sizes, c.batch)
+	}
+	return sizes
+}
+
+// TestCommitObserver checks that the observer is told of each commit once,
+// with its batch's size (failed requests included), before the batch's
+// callers are answered; opening the store commits nothing it is told of.
+func TestCommitObserver(t *testing.T) {
+	rec := &commitRecorder{}
+	s := openTest(t, Options{CommitObserver: rec})
+	ctx := context.Background()
+	if got := rec.batches(t); len(got) != 0 {
+		t.Fatalf("after Open: batches %v, want none", got)
+	}
+	var batch []*request
+	for _, key := range []string{"/a", "/b", "/a"} { // the second /a fails: it exists
+		batch = append(batch, &request{ctx: ctx, op: opCreate, key: key, value: []byte("v"), res: make(chan result, 1)})
+	}
+	s.commit(batch)
+	rev := mustCreate(t, s, "/c", "v") // through the writer: answered after the observer is told
+	if _, err := s.Update(ctx, "/c", rev-1, []byte("w")); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("Update with a stale revision: %v, want a conflict", err)
+	}
+	if diff := cmp.Diff([]int{3, 1, 1}, rec.batches(t)); diff != "" {
+		t.Errorf("batch sizes (-want +got):\n%s", diff)
 	}
 }
 

@@ -27,6 +27,9 @@
 // absent key, revision conflict, ended context) gets its own error and does not
 // affect the rest of its batch; a failed commit fails the whole batch and
 // applies none of it. fsync is on unless Options.NoSync is set.
+// Options.CommitObserver, if set, is told how long each commit took (bbolt's
+// Tx.Commit, its two fdatasyncs included) and how many requests its batch
+// held.
 //
 // # Watch
 //

@@ -59,6 +59,20 @@ type Options struct {
 	// WatchBuffer is the number of events a live watcher may have waiting
 	// before it is switched to catching up from history; 0 means 4096.
 	WatchBuffer int
+	// CommitObserver, if not nil, is told of every commit of the writer.
+	CommitObserver CommitObserver
+}
+
+// CommitObserver is told of the writer's commits, for metrics. It is called
+// on the writer goroutine after each commit and before the batch's callers
+// are answered, so it must be quick and must not call the Store.
+type CommitObserver interface {
+	// Committed is called with the time bbolt's Tx.Commit took (spilling
+	// the dirty nodes, writing the pages then the meta page, each write
+	// followed by an fdatasync unless NoSync), whether it failed or not,
+	// and the number of requests in the batch, those that failed their own
+	// checks included.
+	Committed(d time.Duration, batch int)
 }
 
 // Store is a storage.Interface kept in one bbolt file. See the package
@@ -69,6 +83,7 @@ type Options struct {
 type Store struct {
 	db          *bbolt.DB
 	watchBuffer int
+	observer    CommitObserver // nil: none; only the writer goroutine calls it
 
 	// closeMu: every call holds the read side while it uses the database;
 	// Close takes the write side once, after closing stop, to wait for the
@@ -117,6 +132,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		db:          db,
 		watchBuffer: opts.WatchBuffer,
+		observer:    opts.CommitObserver,
 		stop:        make(chan struct{}),
 		reqc:        make(chan *request, writeQueueLen),
 		quit:        make(chan struct{}),

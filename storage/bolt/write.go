@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -178,7 +179,7 @@ func (s *Store) commit(batch []*request) {
 	results := make([]result, len(batch))
 	events := make([]storage.Event, 0, len(batch))
 	rev := s.rev.Load()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(len(batch), func(tx *bbolt.Tx) error {
 		w := newBatchTx(tx, s.arena)
 		defer func() {
 			if cap(w.arena) <= maxArena {
@@ -221,6 +222,27 @@ func (s *Store) commit(batch []*request) {
 	if len(events) > 0 {
 		s.hub.publish(events)
 	}
+}
+
+// update runs fn in a write transaction and commits it, as bbolt's
+// DB.Update does, but times the commit alone (fn's work excluded) for the
+// CommitObserver, to which batch is passed on.
+func (s *Store) update(batch int, fn func(*bbolt.Tx) error) error {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	// If fn fails or panics; after Commit, which ends tx, a no-op.
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	start := time.Now()
+	err = tx.Commit()
+	if s.observer != nil {
+		s.observer.Committed(time.Since(start), batch)
+	}
+	return err
 }
 
 // requestError is a failure of one request that leaves the rest of the batch
