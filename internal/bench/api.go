@@ -30,15 +30,20 @@ func newAPIClient(p Process) *apiClient {
 
 func (a *apiClient) close() { a.hc.CloseIdleConnections() }
 
-// do sends body (if any) and returns the response body for a 2xx status,
-// or an error naming the request and the status.
+// do sends body (if any) as JSON and returns the JSON response body for a
+// 2xx status, or an error naming the request and the status.
 func (a *apiClient) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	return a.request(ctx, method, path, "application/json", body)
+}
+
+// request is do, accepting a response of type accept.
+func (a *apiClient) request(ctx context.Context, method, path, accept string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := a.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)

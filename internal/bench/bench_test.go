@@ -66,8 +66,11 @@ func TestFanout(t *testing.T) {
 			if rep.Ratio <= 0 && rep.Bare.CPU > 0 {
 				t.Errorf("ratio %v with bare CPU %v", rep.Ratio, rep.Bare.CPU)
 			}
+			if c := rep.Server.StoreCommits; c == nil || c.Count == 0 || c.P99 > c.Max {
+				t.Errorf("store commits %+v, want the child's bolt commits", c)
+			}
 			var out bytes.Buffer
-			if err := rep.Print(&out); err != nil || !strings.Contains(out.String(), "server / bare") {
+			if err := rep.Print(&out); err != nil || !strings.Contains(out.String(), "server / bare") || !strings.Contains(out.String(), "store commit p99 / max <=") {
 				t.Errorf("report: %v\n%s", err, out.String())
 			}
 			header, _, _ := strings.Cut(out.String(), "\n")
@@ -99,6 +102,9 @@ func TestFanoutHTTPSServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkResult(t, rep.Server, 20)
+	if rep.Server.StoreCommits != nil {
+		t.Errorf("store commits %+v from a server on a memory store", rep.Server.StoreCommits)
+	}
 }
 
 // checkResult checks that every watcher saw every write exactly once and
@@ -155,6 +161,13 @@ func TestCRUD(t *testing.T) {
 	}
 	if rep.Ready <= 0 || rep.IdleRSS <= 0 || rep.Creates.Ops == 0 || rep.Gets.Ops == 0 || rep.Creates.Failed+rep.Gets.Failed > 0 {
 		t.Errorf("implausible report %+v", rep)
+	}
+	if c := rep.CreateCommits; c == nil || c.Count == 0 || c.P99 > c.Max {
+		t.Errorf("store commits %+v over %d creates", c, rep.Creates.Ops)
+	}
+	var out bytes.Buffer
+	if err := rep.Print(&out); err != nil || !strings.Contains(out.String(), "store commit p99 / max <=") {
+		t.Errorf("report: %v\n%s", err, out.String())
 	}
 }
 

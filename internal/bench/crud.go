@@ -40,6 +40,9 @@ type CRUDReport struct {
 	Creates Throughput
 	Gets    Throughput
 	HWM     int64 // peak RSS over the run
+	// CreateCommits are the server's store commits over the creates; nil
+	// when it does not export them (etcd, an older binary).
+	CreateCommits *StoreCommits
 }
 
 // Throughput is one phase's operations, rate, latency and server CPU.
@@ -133,9 +136,11 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 		created[client].Store(int64(i) + 1)
 		return nil
 	}
+	commits, _ := a.commitBuckets(ctx)
 	if rep.Creates, err = phase(ctx, p.PID, rep.Config, create); err != nil {
 		return err
 	}
+	rep.CreateCommits = a.storeCommits(ctx, commits)
 	owners := readOwners(created)
 	get := func(ctx context.Context, client, i int) error {
 		owner := owners[client]
@@ -311,6 +316,9 @@ func (r *CRUDReport) Print(w io.Writer) error {
 	}{{"create", r.Creates}, {"get", r.Gets}} {
 		fmt.Fprintf(w, "%-6s %8d ok %5d failed  %9.0f/s  p50 %s  p99 %s  server CPU %.1f µs/op  load generator CPU %.1f µs/op\n",
 			ph.name, ph.t.Ops, ph.t.Failed, ph.t.PerSecond, ms(ph.t.Latency.P50), ms(ph.t.Latency.P99), us(ph.t.CPUPerOp), us(ph.t.ClientCPUPerOp))
+		if ph.name == "create" && r.CreateCommits != nil {
+			fmt.Fprintf(w, "%-6s store commit p99 / max <= %s\n", "", r.CreateCommits)
+		}
 	}
 	_, err := fmt.Fprintf(w, "peak RSS %.1f MiB\n", mib(r.HWM))
 	return err

@@ -93,6 +93,9 @@ type Result struct {
 	CPUPerEvent  time.Duration // CPU / Received
 	RSS, HWM     int64         // the target's, at the end
 	ClientCPU    time.Duration // this process's, over Elapsed
+	// StoreCommits are the server's store commits over the run; nil when
+	// it does not export them (etcd, an older binary) and for the bare.
+	StoreCommits *StoreCommits
 }
 
 // FanoutReport is a fan-out run: the server and, with a baseline, the bare
@@ -177,6 +180,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	commits, _ := a.commitBuckets(ctx) // the setup's commits, to leave out
 	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), startRV: rv, reader: cfg.Reader}
 	m := measure{pid: p.PID}
 	var w *writes
@@ -194,6 +198,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 	r.WritesFailed = w.failed.Load()
 	r.WriteRate = float64(w.ok.Load()) / w.elapsed.Seconds()
 	r.WriteLatency = w.latency.summary()
+	r.StoreCommits = a.storeCommits(ctx, commits)
 	return r, nil
 }
 

@@ -29,6 +29,9 @@ func (r *FanoutReport) Print(w io.Writer) error {
 	row("write ack p50 / p99", func(x Result) string {
 		return orNA(x.WriteLatency.Count > 0, "%s", ms(x.WriteLatency.P50)+" / "+ms(x.WriteLatency.P99))
 	})
+	if r.Server.StoreCommits != nil {
+		row("store commit p99 / max <=", func(x Result) string { return x.StoreCommits.String() })
+	}
 	row("deliveries/s", func(x Result) string { return fmt.Sprintf("%.0f", x.PerSecond) })
 	row("received / expected", func(x Result) string { return fmt.Sprintf("%d / %d", x.Received, x.Expected) })
 	row("missed", func(x Result) string { return fmt.Sprint(x.Missed) })
@@ -64,6 +67,23 @@ func (r *ListReport) Print(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "list: %d objects of %d B, resourceVersion=0, %d runs\nresponse %d B; time to last byte min %s, p50 %s, max %s; %.2f GB/s at p50; server CPU %.2f ms per list\n",
 		r.Config.Objects, r.Config.Size, r.Config.Runs, r.Bytes, ms(r.Min), ms(r.P50), ms(r.Max), r.BytesPerSecond/1e9, float64(r.CPUPerList)/float64(time.Millisecond))
 	return err
+}
+
+// String is the p99 and max bounds of the commits and their number, or
+// n/a when there were none (or no figures: c is nil).
+func (c *StoreCommits) String() string {
+	if c == nil || c.Count == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s / %s (%d commits)", bound(c.P99), bound(c.Max), c.Count)
+}
+
+// bound is a StoreCommits figure: a duration, or +Inf.
+func bound(d time.Duration) string {
+	if d == Unbounded {
+		return "+Inf"
+	}
+	return ms(d)
 }
 
 func orNA(ok bool, format string, v any) string {
