@@ -351,15 +351,41 @@ func decodeErrorEvent(raw []byte) error {
 // reading with its error, kept in err.
 type drainReader struct {
 	r          io.Reader
-	buf        []byte
+	buf        []byte // small, or a large one from largeReads during a burst
+	small      []byte
 	start, end int   // buf[start:end] is read and not yet consumed
+	filled     bool  // the last read filled buf: a burst
 	rerr       error // r's error, returned once buf is consumed
 	drained    func() error
 	err        error // drained's error
 }
 
+// A watch mostly waits for its next event, holding its read buffer: it
+// waits with a small one, and reads with a large one only while reads fill
+// the buffer they get (a burst: the initial events, a catch-up), so that a
+// client with many watches does not keep 64 KiB for each.
+const smallReadBytes = 4 << 10
+
+// largeReads holds the large read buffers (itemBatchBytes) of the watches
+// not in a burst.
+var largeReads = sync.Pool{New: func() any { return new([itemBatchBytes]byte) }}
+
 func newDrainReader(r io.Reader) *drainReader {
-	return &drainReader{r: r, buf: make([]byte, itemBatchBytes)}
+	small := make([]byte, smallReadBytes)
+	return &drainReader{r: r, buf: small, small: small}
+}
+
+// pickBuffer takes a large buffer after a read that filled the buffer,
+// and gives it back after one that did not; buf is all consumed.
+func (d *drainReader) pickBuffer() {
+	large := len(d.buf) > len(d.small)
+	switch {
+	case d.filled && !large:
+		d.buf = largeReads.Get().(*[itemBatchBytes]byte)[:]
+	case !d.filled && large:
+		largeReads.Put((*[itemBatchBytes]byte)(d.buf))
+		d.buf = d.small
+	}
 }
 
 func (d *drainReader) Read(p []byte) (int, error) {
@@ -375,9 +401,10 @@ func (d *drainReader) Read(p []byte) (int, error) {
 		if d.rerr != nil {
 			return 0, d.rerr
 		}
+		d.pickBuffer()
 		var n int
 		n, d.rerr = d.r.Read(d.buf)
-		d.start, d.end = 0, n
+		d.start, d.end, d.filled = 0, n, n == len(d.buf)
 		if n == 0 {
 			return 0, d.rerr
 		}
