@@ -24,6 +24,7 @@ type watchRequest struct {
 	timeout   time.Duration
 	// fresh is the store revision the initial state must reflect (0: any).
 	fresh int64
+	ws    *wsHandshake // a WebSocket upgrade's answer, if one was asked for
 }
 
 // parseWatch reads a watch's query as kube-apiserver validates it.
@@ -117,6 +118,9 @@ func (s *Server) watchTimeout(param string) (time.Duration, error) {
 // watch serves a watch over the negotiated transport.
 func (q *request) watch() {
 	wr, err := q.parseWatch()
+	if err == nil && q.isWebSocket() {
+		wr.ws, err = q.webSocketHandshake()
+	}
 	if err != nil {
 		q.fail(err)
 		return
@@ -281,8 +285,6 @@ func (s *Server) stream(ctx context.Context, w *watchcache.Watcher, wr watchRequ
 			if rev, ok := w.Bookmark(); ok && sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) != nil {
 				return
 			}
-		case <-sink.gone():
-			return // a WebSocket client closed the connection
 		case <-ctx.Done():
 			if wr.bookmarks && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				if rev, ok := w.Bookmark(); ok {

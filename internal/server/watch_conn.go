@@ -41,7 +41,8 @@ import (
 // pieces copied into one buffer, on a connection from Listener whose
 // socket takes it without blocking (watch_tls.go). An HTTP/2 stream
 // served by internal/h2 is detached in the same way, its events written as
-// DATA frames (watch_h2.go).
+// DATA frames (watch_h2.go), and so is a WebSocket, its events written as
+// messages (watch_ws.go).
 
 // endWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
@@ -49,16 +50,23 @@ import (
 const endWriteGrace = 2 * time.Second
 
 // canDetach reports whether a watch can be streamed on its hijacked
-// connection: HTTP/1.1 (chunked), in cleartext or over TLS on a connection
-// from Listener, not a WebSocket upgrade, on a connection net/http lets go;
-// or on an HTTP/2 stream served by internal/h2.
+// connection: HTTP/1.1 on a connection net/http lets go, chunked in
+// cleartext or over TLS on a connection from Listener, or a WebSocket
+// (over any TLS connection: without a socketConn under it, the watch's
+// own goroutine writes every send); or on an HTTP/2 stream served by
+// internal/h2.
 func (q *request) canDetach() bool {
 	if q.r.ProtoMajor == 2 {
 		_, ok := h2Detacher(q.w)
 		return ok
 	}
-	return q.r.ProtoMajor == 1 && q.r.ProtoMinor == 1 && (q.r.TLS == nil || overSocketConn(q.r.Context())) &&
-		!q.isWebSocket() && canHijack(q.w)
+	if q.r.ProtoMajor != 1 || !canHijack(q.w) {
+		return false
+	}
+	if q.isWebSocket() {
+		return true // its handshake was found valid: HTTP/1.1
+	}
+	return q.r.ProtoMinor == 1 && (q.r.TLS == nil || overSocketConn(q.r.Context()))
 }
 
 // canHijack reports whether w, or a writer it wraps, is an http.Hijacker,
@@ -77,6 +85,7 @@ const (
 	endShutdown           // Server.Close: the terminating chunk
 	endGone               // the client closed the connection, or a write failed
 	endError              // the stream's last event was sent (an ERROR), or it cannot go on
+	endClosed             // a WebSocket client closed, or broke the protocol: a close frame answers
 )
 
 // sendState is who serves a detached watch.
@@ -102,6 +111,7 @@ type detachedWatch struct {
 	log       requestLog
 	timeout   *time.Timer
 	ticker    *time.Timer       // bookmarks, if asked for
+	pinger    *time.Timer       // a WebSocket's pings
 	items     []watchcache.Item // used only by whoever serves the watch
 
 	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before senderPool.mu
@@ -110,6 +120,9 @@ type detachedWatch struct {
 	again    bool // woken while being served: serve it again
 	ending   endReason
 	bookmark bool          // a periodic bookmark is due
+	ping     bool          // a WebSocket ping is due
+	pongDue  bool          // a WebSocket pong is due, carrying pong
+	pong     []byte        // the payload of the client's latest ping
 	wakec    chan struct{} // wakes its own goroutine, once dedicated
 }
 
@@ -150,23 +163,30 @@ func (d *detachedWatch) end(reason endReason) {
 	d.mu.Unlock()
 }
 
-// tick marks a periodic bookmark due and re-arms the ticker.
-func (d *detachedWatch) tick() {
+// every marks *due (a flag guarded by mu) and wakes the watch each
+// period, until the watch has finished; stop the timer it returns.
+func (d *detachedWatch) every(period time.Duration, due *bool) *time.Timer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.state == finished {
-		return
-	}
-	d.bookmark = true
-	d.wakeLocked()
-	d.ticker.Reset(d.s.cfg.BookmarkInterval)
+	var t *time.Timer
+	t = time.AfterFunc(period, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.state == finished {
+			return
+		}
+		*due = true
+		d.wakeLocked()
+		t.Reset(period)
+	})
+	return t
 }
 
 // detach hijacks the connection (or detaches the HTTP/2 stream) and starts
 // streaming watch w on it, whose options carried d.wake; the handler may
 // then return.
 func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) {
-	sink, err := q.openDetached(enc, d)
+	sink, err := q.openDetached(enc, d, wr.ws)
 	if err != nil {
 		w.Stop()
 		q.s.log.Debug("watch connection lost at its start", "err", err)
@@ -181,9 +201,10 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
 	if wr.bookmarks {
-		d.mu.Lock()
-		d.ticker = time.AfterFunc(q.s.cfg.BookmarkInterval, d.tick)
-		d.mu.Unlock()
+		d.ticker = d.every(q.s.cfg.BookmarkInterval, &d.bookmark)
+	}
+	if wr.ws != nil {
+		d.pinger = d.every(wsPingInterval, &d.ping)
 	}
 	d.mu.Lock()
 	d.state = idle
@@ -198,11 +219,15 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 // it (or the watch's end does), discarding anything sent, as net/http's
 // background read does while a handler runs.
 func (d *detachedWatch) watchGone() {
-	conn := d.sink.(*connSink).conn
+	discard(d.sink.(*connSink).conn)
+	d.end(endGone)
+}
+
+// discard reads conn until it fails.
+func discard(conn net.Conn) {
 	buf := make([]byte, 64)
 	for {
 		if _, err := conn.Read(buf); err != nil {
-			d.end(endGone)
 			return
 		}
 	}
@@ -222,8 +247,7 @@ const (
 // own goroutine.
 func (d *detachedWatch) serve(nonblocking bool) outcome {
 	d.mu.Lock()
-	ending, bookmark := d.ending, d.bookmark
-	d.bookmark = false
+	ending := d.ending
 	d.mu.Unlock()
 	if ending != notEnding {
 		d.finish(ending)
@@ -239,6 +263,13 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 			return stepOver
 		}
 	}
+	d.mu.Lock()
+	bookmark, control := d.bookmark, d.ping || d.pongDue
+	if control { // sent ahead of the events, or alone below
+		d.sink.(*connSink).queueControl(d.ping, d.pongDue, d.pong)
+	}
+	d.bookmark, d.ping, d.pongDue = false, false, false
+	d.mu.Unlock()
 	items, err := d.w.Pending(d.s.streams.ctx, d.items[:0])
 	switch {
 	case len(items) > 0:
@@ -253,6 +284,9 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 		}
 	}
 	d.keepItems(items)
+	if err == nil && control {
+		err = d.sink.(*connSink).sendControl()
+	}
 	if err != nil {
 		d.finish(endGone)
 		return stepOver
@@ -330,11 +364,10 @@ func (d *detachedWatch) finish(reason endReason) {
 	d.mu.Lock()
 	d.state = finished
 	d.mu.Unlock()
-	if d.timeout != nil {
-		d.timeout.Stop()
-	}
-	if d.ticker != nil {
-		d.ticker.Stop()
+	for _, t := range []*time.Timer{d.timeout, d.ticker, d.pinger} {
+		if t != nil {
+			t.Stop()
+		}
 	}
 	d.sink.setNonblocking(false)
 	d.sink.bound()
@@ -354,23 +387,40 @@ func (d *detachedWatch) finish(reason endReason) {
 	d.log.end(context.Background(), http.StatusOK, d.sink.bytesWritten())
 }
 
-// hijack takes the connection from net/http and writes the response head.
-func (q *request) hijack(e *watchEncoder) (*connSink, error) {
-	conn, _, err := http.NewResponseController(q.w).Hijack()
+// hijack takes the connection from net/http and writes the response head:
+// a chunked response's, or the answer to a WebSocket handshake (ws).
+func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
+	conn, brw, err := http.NewResponseController(q.w).Hijack()
 	if err != nil {
 		return nil, fmt.Errorf("hijacking a watch connection: %w", err)
 	}
 	h := q.w.Header().Clone()
-	h.Set("Content-Type", e.contentType())
-	h.Set("Cache-Control", "no-cache, private")
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	h.Set("Transfer-Encoding", "chunked")
-	h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
+	status := "200 OK"
 	sink := &connSink{conn: conn, fd: -1}
+	if ws != nil {
+		status = "101 Switching Protocols"
+		h.Set("Upgrade", "websocket")
+		h.Set("Connection", "Upgrade")
+		h.Set("Sec-WebSocket-Accept", ws.accept)
+		if ws.protocol != "" {
+			h.Set("Sec-WebSocket-Protocol", ws.protocol)
+		}
+		sink.ws = &wsFraming{}
+		if n := brw.Reader.Buffered(); n > 0 {
+			early, _ := brw.Reader.Peek(n)
+			sink.ws.early = bytes.Clone(early)
+		}
+	} else {
+		h.Set("Content-Type", e.contentType())
+		h.Set("Cache-Control", "no-cache, private")
+		h.Set("Transfer-Encoding", "chunked")
+		h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
+	}
 	switch c := conn.(type) {
 	case *tls.Conn:
 		var ok bool
-		if sink.sock, ok = c.NetConn().(*socketConn); !ok {
+		if sink.sock, ok = c.NetConn().(*socketConn); !ok && ws == nil {
 			conn.Close()
 			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
 		}
@@ -381,7 +431,7 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 		}
 	}
 	var head bytes.Buffer
-	head.WriteString("HTTP/1.1 200 OK\r\n")
+	head.WriteString("HTTP/1.1 " + status + "\r\n")
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
 	if _, err := conn.Write(head.Bytes()); err != nil {
@@ -395,10 +445,12 @@ func (q *request) hijack(e *watchEncoder) (*connSink, error) {
 // connection: everything pending in one chunk and one write. In cleartext
 // that is a writev, with the cache's shared object bytes written in place;
 // over TLS, one tls.Conn.Write of the chunk copied into one buffer, its
-// records gathered by the socket under it and written at once. Whoever
-// serves the watch uses it; nothing else does.
+// records gathered by the socket under it and written at once. On a
+// WebSocket (ws), the same write carries each event as one message
+// (watch_ws.go). Whoever serves the watch uses it; nothing else does.
 type connSink struct {
-	conn net.Conn // TCP, or TLS over sock
+	conn net.Conn   // TCP, or TLS over sock (over another connection for a WebSocket: no sock)
+	ws   *wsFraming // a WebSocket's framing; nil for chunks
 	// fd is conn's descriptor in cleartext (-1 if it has none), written
 	// without the net package's lock: only whoever serves the watch writes
 	// and closes conn (finish), so it is open while a send uses it.
@@ -435,6 +487,10 @@ var (
 // take whole is not an error: the rest waits in the sink (stalled) for
 // flush.
 func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
+	if s.ws != nil {
+		s.wsFrames(e, items)
+		return s.write()
+	}
 	if f, ok := e.sharedFrame(items); ok {
 		s.vecs = append(s.vecs[:0], f.chunk)
 		s.written += int64(len(f.chunk) - f.head - len(crlf))
@@ -573,12 +629,17 @@ func (s *connSink) bound() {
 	}
 }
 
-// close ends the body with the terminating chunk and closes the
-// connection. The reader has drained what the client sent, so the close
-// sends a FIN, not a reset that could lose the end of the stream. Over
-// TLS, the close_notify before it is bounded by tls.Conn (5 s).
+// close ends the body with the terminating chunk (a WebSocket's with its
+// close frame) and closes the connection. The reader has drained what the
+// client sent, so the close sends a FIN, not a reset that could lose the
+// end of the stream. Over TLS, the close_notify before it is bounded by
+// tls.Conn (5 s).
 func (s *connSink) close() {
-	_, _ = s.conn.Write(lastChunk)
+	end := lastChunk
+	if s.ws != nil {
+		end = s.ws.closeFrame()
+	}
+	_, _ = s.conn.Write(end)
 	_ = s.conn.Close()
 }
 
@@ -592,9 +653,6 @@ func (s *connSink) abort() {
 	}
 	_ = s.conn.Close()
 }
-
-// gone is nil: a detached watch's reader (watchGone) ends it itself.
-func (s *connSink) gone() <-chan struct{} { return nil }
 
 func (s *connSink) setNonblocking(b bool) { s.nonblocking = b }
 func (s *connSink) bytesWritten() int64   { return s.written }

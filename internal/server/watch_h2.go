@@ -18,7 +18,7 @@ import (
 // h2.Gatherer, watch_tls.go) and writes without waiting.
 
 // streamSink is what a detached watch writes through: an HTTP/1.1
-// connection (connSink) or an HTTP/2 stream (h2Sink). Whoever serves the
+// connection or a WebSocket (connSink), or an HTTP/2 stream (h2Sink). Whoever serves the
 // watch uses it; nothing else does, but bound.
 type streamSink interface {
 	watchSink
@@ -63,7 +63,7 @@ func unwrapWriter[T any](w http.ResponseWriter) (T, bool) {
 
 // openDetached takes the watch's connection from net/http (HTTP/1.1) or
 // its stream from its handler (HTTP/2).
-func (q *request) openDetached(e *watchEncoder, d *detachedWatch) (streamSink, error) {
+func (q *request) openDetached(e *watchEncoder, d *detachedWatch, ws *wsHandshake) (streamSink, error) {
 	if q.r.ProtoMajor == 2 {
 		s, err := q.detachH2(e, d)
 		if err != nil {
@@ -71,7 +71,7 @@ func (q *request) openDetached(e *watchEncoder, d *detachedWatch) (streamSink, e
 		}
 		return s, nil
 	}
-	s, err := q.hijack(e)
+	s, err := q.hijack(e, ws)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +135,3 @@ func (s *h2Sink) bound()                { s.st.Bound(endWriteGrace) }
 func (s *h2Sink) close()                { _ = s.st.Close() }
 func (s *h2Sink) abort()                { s.st.Reset() }
 func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
-
-// gone is nil: the connection's reader ends a detached watch itself.
-func (s *h2Sink) gone() <-chan struct{} { return nil }

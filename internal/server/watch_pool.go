@@ -42,9 +42,13 @@ func (ds *detachedStreams) start(d *detachedWatch) bool {
 		ds.pool = newSenderPool(senders())
 	}
 	ds.live[d] = struct{}{}
-	ds.wg.Add(1) // done by remove
-	if _, ok := d.sink.(*connSink); ok {
-		ds.wg.Go(d.watchGone) // an HTTP/2 stream's connection reader ends it
+	ds.wg.Add(1)                         // done by remove
+	if c, ok := d.sink.(*connSink); ok { // an HTTP/2 stream's connection reader ends it
+		if c.ws != nil {
+			ds.wg.Go(d.readWebSocket)
+		} else {
+			ds.wg.Go(d.watchGone)
+		}
 	}
 	return true
 }

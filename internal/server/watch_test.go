@@ -175,8 +175,8 @@ func TestWatchTransports(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if n := detachedWatches(s); n != 4 {
-		t.Errorf("%d watches detached, want the 4 over HTTP/1.1 and HTTP/2 (cleartext and TLS)", n)
+	if n := detachedWatches(s); n != 5 {
+		t.Errorf("%d watches detached, want all 5: over HTTP/1.1 and HTTP/2 (cleartext and TLS) and WebSocket", n)
 	}
 }
 

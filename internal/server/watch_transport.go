@@ -2,19 +2,14 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
-	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -135,9 +130,6 @@ func (e *watchEncoder) protobufObject(it watchcache.Item) ([]byte, error) {
 // watchSink is where a watch's events go: a chunked (or HTTP/2) response,
 // or a WebSocket.
 type watchSink interface {
-	// gone is closed when the client has gone (nil when the request's
-	// context already says so).
-	gone() <-chan struct{}
 	send(e *watchEncoder, items []watchcache.Item) error
 	close()
 }
@@ -147,12 +139,9 @@ func (q *request) isWebSocket() bool {
 	return strings.EqualFold(q.r.Header.Get("Upgrade"), "websocket")
 }
 
-// openSink starts the response: a WebSocket when the client asked for an
-// upgrade, otherwise a streamed HTTP response through net/http.
+// openSink starts a streamed HTTP response through net/http, for a watch
+// that cannot be detached (a WebSocket always is: watch_ws.go).
 func (q *request) openSink(e *watchEncoder) (watchSink, error) {
-	if q.isWebSocket() {
-		return openWebSocket(q)
-	}
 	flusher, ok := q.w.(http.Flusher)
 	if !ok {
 		return nil, apierror.Internal(errNoFlush)
@@ -192,96 +181,3 @@ func (s *httpSink) send(e *watchEncoder, items []watchcache.Item) error {
 }
 
 func (s *httpSink) close() {}
-
-func (s *httpSink) gone() <-chan struct{} { return nil }
-
-// webSocketSink writes one event per WebSocket message, as kube-apiserver
-// does, and pings the client to keep the connection alive.
-type webSocketSink struct {
-	conn   *websocket.Conn
-	ctx    context.Context
-	cancel context.CancelFunc
-	buf    bytes.Buffer
-}
-
-// wsPingInterval keeps idle WebSocket watches alive through proxies.
-const wsPingInterval = 30 * time.Second
-
-func openWebSocket(q *request) (watchSink, error) {
-	var protocols []string
-	for _, p := range websocketProtocols(q.r) {
-		if !strings.HasPrefix(p, authn.WebSocketProtocolPrefix) {
-			protocols = append(protocols, p)
-		}
-	}
-	if len(protocols) > 1 {
-		return nil, apierror.BadRequest("more than one WebSocket subprotocol offered besides the bearer token")
-	}
-	conn, err := websocket.Accept(q.w, q.r, &websocket.AcceptOptions{Subprotocols: protocols, InsecureSkipVerify: true})
-	if err != nil {
-		return nil, apierror.BadRequest("WebSocket upgrade failed: " + err.Error())
-	}
-	ctx, cancel := context.WithCancel(q.r.Context())
-	ctx = conn.CloseRead(ctx) // client messages are ignored, as kube does; pongs are read
-	s := &webSocketSink{conn: conn, ctx: ctx, cancel: cancel}
-	go s.ping()
-	return s, nil
-}
-
-func websocketProtocols(r *http.Request) []string {
-	var out []string
-	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for p := range strings.SplitSeq(h, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// ping keeps the connection alive until the watch ends.
-func (s *webSocketSink) ping() {
-	t := time.NewTicker(wsPingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(s.ctx, wsPingInterval)
-			err := s.conn.Ping(ctx)
-			cancel()
-			if err != nil {
-				s.cancel()
-				return
-			}
-		}
-	}
-}
-
-func (s *webSocketSink) send(e *watchEncoder, items []watchcache.Item) error {
-	for _, it := range items {
-		s.buf.Reset()
-		if e.protobuf {
-			s.buf.Write(e.protobufFrame(it)[4:]) // a message frames itself: no length prefix
-		} else {
-			e.writeFrame(&s.buf, it)
-		}
-		typ, msg := websocket.MessageText, bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
-		if e.protobuf {
-			typ = websocket.MessageBinary
-		}
-		if err := s.conn.Write(s.ctx, typ, msg); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *webSocketSink) gone() <-chan struct{} { return s.ctx.Done() }
-
-func (s *webSocketSink) close() {
-	s.cancel()
-	_ = s.conn.Close(websocket.StatusNormalClosure, "watch ended")
-}

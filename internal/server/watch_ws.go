@@ -1,0 +1,429 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// A watch over WebSocket (RFC 6455) is detached like an HTTP/1.1 one
+// (watch_conn.go): the handshake is answered on the hijacked connection,
+// the senders write its events through the same connSink, framed as
+// kube-apiserver frames them (one event per message, without the trailing
+// newline; text for JSON, binary for protobuf), and a reader per watch
+// (readWebSocket) parses what the client sends: it answers pings (the pong
+// written by whoever serves the watch), and ends the watch at the client's
+// close, a protocol error or the connection's end. A ping goes to the
+// client every wsPingInterval, so that proxies keep an idle watch open.
+
+// wsPingInterval keeps idle WebSocket watches alive through proxies.
+const wsPingInterval = 30 * time.Second
+
+// The opcodes (RFC 6455 section 5.2).
+const (
+	wsContinuation = 0x0
+	wsText         = 0x1
+	wsBinary       = 0x2
+	wsClose        = 0x8
+	wsPing         = 0x9
+	wsPong         = 0xA
+)
+
+const (
+	// wsMaxControl is a control frame's longest payload (RFC 6455 5.5).
+	wsMaxControl = 125
+	// wsMaxHead is a frame header's longest: 2 bytes, a 64-bit length and
+	// a mask.
+	wsMaxHead = 14
+	// wsMaxMessage bounds a data message a client sends on a watch: it
+	// has nothing to say, so what it sends is read and discarded, and a
+	// larger message closes the connection (1009) rather than keep a
+	// reader busy discarding it.
+	wsMaxMessage = 64 << 10
+)
+
+// wsStatus is a close frame's status code; the reader returns the codes
+// it closes with as errors.
+type wsStatus uint16
+
+const (
+	wsNormal        wsStatus = 1000
+	wsProtocolError wsStatus = 1002
+	wsTooBig        wsStatus = 1009
+)
+
+// Error is the status's reason, as its close frame says it.
+func (s wsStatus) Error() string {
+	switch s {
+	case wsProtocolError:
+		return "protocol error"
+	case wsTooBig:
+		return "message too big"
+	}
+	return "watch ended"
+}
+
+// wsHandshake is a valid WebSocket upgrade's answer.
+type wsHandshake struct {
+	accept   string // Sec-WebSocket-Accept
+	protocol string // the subprotocol chosen, if any
+}
+
+// wsKeyGUID is appended to the client's key to make the accept key.
+const wsKeyGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+// webSocketHandshake validates a WebSocket upgrade (RFC 6455 4.2.1) and
+// chooses its subprotocol: the one the client offers besides a bearer
+// token (authn.WebSocketProtocolPrefix), if any.
+func (q *request) webSocketHandshake() (*wsHandshake, error) {
+	r := q.r
+	fail := func(msg string) (*wsHandshake, error) {
+		return nil, apierror.BadRequest("WebSocket upgrade failed: " + msg)
+	}
+	switch {
+	case r.ProtoMajor != 1 || r.ProtoMinor < 1:
+		return fail("the handshake must be HTTP/1.1, not " + r.Proto)
+	case r.Method != http.MethodGet:
+		return fail("the handshake's method must be GET, not " + r.Method)
+	case !headerHasToken(r.Header, "Connection", "upgrade"):
+		return fail("the Connection header does not contain Upgrade")
+	case r.Header.Get("Sec-WebSocket-Version") != "13":
+		return fail("unsupported Sec-WebSocket-Version " + r.Header.Get("Sec-WebSocket-Version") + ", want 13")
+	}
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return fail("want one Sec-WebSocket-Key header")
+	}
+	key := strings.TrimSpace(keys[0])
+	if k, err := base64.StdEncoding.DecodeString(key); err != nil || len(k) != 16 {
+		return fail("the Sec-WebSocket-Key is not 16 bytes in base64")
+	}
+	var protocols []string
+	for _, p := range websocketProtocols(r) {
+		if !strings.HasPrefix(p, authn.WebSocketProtocolPrefix) {
+			protocols = append(protocols, p)
+		}
+	}
+	if len(protocols) > 1 {
+		return nil, apierror.BadRequest("more than one WebSocket subprotocol offered besides the bearer token")
+	}
+	if !canHijack(q.w) {
+		return nil, apierror.Internal(errors.New("a WebSocket upgrade on a connection that cannot be hijacked"))
+	}
+	sum := sha1.Sum([]byte(key + wsKeyGUID))
+	hs := &wsHandshake{accept: base64.StdEncoding.EncodeToString(sum[:])}
+	if len(protocols) == 1 {
+		hs.protocol = protocols[0]
+	}
+	return hs, nil
+}
+
+// headerHasToken reports whether header name's comma-separated values
+// include token, in any case.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func websocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// wsFraming is a connSink's WebSocket state: it frames each event as one
+// message.
+type wsFraming struct {
+	heads []byte // the frame headers of a send; kept between sends while small
+	// ctl holds the control frames due (a ping, a pong), sent ahead of
+	// the next events; queued only when the sink is not stalled, so that
+	// no unwritten send still refers to it.
+	ctl []byte
+	// status is the close frame's code (0: wsNormal), set by the reader
+	// before it ends the watch.
+	status atomic.Uint32
+	// early is what the client sent after its handshake that net/http
+	// had read already; the reader's.
+	early []byte
+}
+
+// appendWSHeader appends the header of an unmasked, final frame of n
+// bytes.
+func appendWSHeader(b []byte, op byte, n int) []byte {
+	b = append(b, 0x80|op)
+	switch {
+	case n <= wsMaxControl:
+		return append(b, byte(n))
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 126), uint16(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
+}
+
+// maxKeptHeads bounds the frame headers an idle watch keeps.
+const maxKeptHeads = 10 * maxKeptItems
+
+// wsFrames sets s.vecs to the pieces of a send: the control frames due,
+// then each event as one frame, its header and its bytes in place (the
+// shared frame, or appendFrame's pieces), without the newline (JSON) or
+// length prefix (protobuf) that frames it on a chunked stream.
+func (s *connSink) wsFrames(e *watchEncoder, items []watchcache.Item) {
+	ws := s.ws
+	op := byte(wsText)
+	if e.protobuf {
+		op = wsBinary
+	}
+	vecs := s.vecs[:0]
+	if len(ws.ctl) > 0 {
+		vecs = append(vecs, ws.ctl)
+		ws.ctl = ws.ctl[:0]
+	}
+	heads := slices.Grow(ws.heads[:0], wsMaxHead*len(items)) // not grown below: the pieces stay valid
+	shared, isShared := e.sharedFrame(items)
+	for _, it := range items {
+		at := len(vecs)
+		vecs = append(vecs, nil) // the header, once the size is known
+		if isShared {
+			vecs = append(vecs, shared.frame())
+		} else {
+			vecs = e.appendFrame(vecs, it)
+		}
+		last := &vecs[len(vecs)-1]
+		if e.protobuf {
+			*last = (*last)[4:]
+		} else {
+			*last = (*last)[:len(*last)-1]
+		}
+		n := 0
+		for _, b := range vecs[at+1:] {
+			n += len(b)
+		}
+		h := len(heads)
+		heads = appendWSHeader(heads, op, n)
+		vecs[at] = heads[h:]
+		s.written += int64(n)
+	}
+	if cap(heads) <= maxKeptHeads {
+		ws.heads = heads[:0]
+	} else {
+		ws.heads = nil
+	}
+	s.vecs = vecs
+}
+
+// queueControl queues a ping and a pong (with its ping's payload) to be
+// sent ahead of the next events, or by sendControl.
+func (s *connSink) queueControl(ping, pongDue bool, pong []byte) {
+	if ping {
+		s.ws.ctl = appendWSHeader(s.ws.ctl, wsPing, 0)
+	}
+	if pongDue {
+		s.ws.ctl = append(appendWSHeader(s.ws.ctl, wsPong, len(pong)), pong...)
+	}
+}
+
+// sendControl writes the control frames no send carried.
+func (s *connSink) sendControl() error {
+	if len(s.ws.ctl) == 0 {
+		return nil
+	}
+	s.vecs = append(s.vecs[:0], s.ws.ctl)
+	s.ws.ctl = s.ws.ctl[:0]
+	return s.write()
+}
+
+// closeFrame is the close frame that ends the stream.
+func (ws *wsFraming) closeFrame() []byte {
+	st := wsStatus(ws.status.Load())
+	if st == 0 {
+		st = wsNormal
+	}
+	reason := st.Error()
+	b := appendWSHeader(make([]byte, 0, 4+2+len(reason)), wsClose, 2+len(reason))
+	return append(binary.BigEndian.AppendUint16(b, uint16(st)), reason...)
+}
+
+// wsHeader is a client frame's header.
+type wsHeader struct {
+	fin    bool
+	op     byte
+	length uint64
+	mask   [4]byte
+}
+
+// wsHeaderSize is the size of the header whose second byte is b1.
+func wsHeaderSize(b1 byte) int {
+	n := 2
+	switch b1 & 0x7f {
+	case 126:
+		n += 2
+	case 127:
+		n += 8
+	}
+	if b1&0x80 != 0 {
+		n += 4
+	}
+	return n
+}
+
+// parseWSHeader parses the wsHeaderSize(b[1]) bytes of a client frame's
+// header, which must be masked, with no extension bits; a control frame
+// must be final and at most wsMaxControl bytes.
+func parseWSHeader(b []byte) (wsHeader, error) {
+	h := wsHeader{fin: b[0]&0x80 != 0, op: b[0] & 0x0f}
+	if b[0]&0x70 != 0 || b[1]&0x80 == 0 {
+		return h, wsProtocolError // no extension was negotiated; a client masks every frame
+	}
+	i := 2
+	switch h.length = uint64(b[1] & 0x7f); h.length {
+	case 126:
+		h.length, i = uint64(binary.BigEndian.Uint16(b[2:])), 4
+	case 127:
+		h.length, i = binary.BigEndian.Uint64(b[2:]), 10
+		if h.length>>63 != 0 {
+			return h, wsProtocolError
+		}
+	}
+	copy(h.mask[:], b[i:])
+	switch h.op {
+	case wsContinuation, wsText, wsBinary:
+	case wsClose, wsPing, wsPong:
+		if !h.fin || h.length > wsMaxControl || (h.op == wsClose && h.length == 1) {
+			return h, wsProtocolError
+		}
+	default:
+		return h, wsProtocolError
+	}
+	return h, nil
+}
+
+// wsReader reads a client's frames: control frames whole, data frames
+// discarded.
+type wsReader struct {
+	r          io.Reader
+	buf        [wsMaxHead + wsMaxControl]byte
+	message    uint64 // the bytes so far of the data message being read
+	fragmented bool   // a data message's first frame was read, not its last
+}
+
+// next reads the next frame: a control frame's opcode and payload
+// (valid until the next call), or a data frame's opcode, its payload
+// discarded. A protocol violation is a wsStatus error; the connection's
+// end is io.EOF between frames, io.ErrUnexpectedEOF within one.
+func (r *wsReader) next() (op byte, payload []byte, err error) {
+	if _, err := io.ReadFull(r.r, r.buf[:2]); err != nil {
+		return 0, nil, err
+	}
+	n := wsHeaderSize(r.buf[1])
+	if _, err := io.ReadFull(r.r, r.buf[2:n]); err != nil {
+		return 0, nil, noEOF(err)
+	}
+	h, err := parseWSHeader(r.buf[:n])
+	if err != nil {
+		return 0, nil, err
+	}
+	if h.op >= wsClose {
+		p := r.buf[wsMaxHead : wsMaxHead+int(h.length)]
+		if _, err := io.ReadFull(r.r, p); err != nil {
+			return 0, nil, noEOF(err)
+		}
+		for i := range p {
+			p[i] ^= h.mask[i%4]
+		}
+		return h.op, p, nil
+	}
+	if (h.op == wsContinuation) != r.fragmented {
+		return 0, nil, wsProtocolError // a continuation of nothing, or a new message inside one
+	}
+	if h.length > wsMaxMessage-r.message {
+		return 0, nil, wsTooBig
+	}
+	r.message += h.length
+	r.fragmented = !h.fin
+	if h.fin {
+		r.message = 0
+	}
+	if _, err := io.CopyN(io.Discard, r.r, int64(h.length)); err != nil {
+		return 0, nil, noEOF(err)
+	}
+	return h.op, nil, nil
+}
+
+// noEOF is err, but io.ErrUnexpectedEOF for io.EOF: the connection ended
+// inside a frame.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readWebSocket reads a WebSocket watch's connection: it hands the
+// client's pings to whoever serves the watch to answer, and ends the
+// watch at the client's close or a protocol violation (then draining the
+// connection until the watch closes it, so that its close frame is not
+// lost to a reset), or at the connection's end.
+func (d *detachedWatch) readWebSocket() {
+	s := d.sink.(*connSink)
+	r := &wsReader{r: s.conn}
+	if len(s.ws.early) > 0 {
+		r.r = io.MultiReader(bytes.NewReader(s.ws.early), s.conn)
+		s.ws.early = nil
+	}
+	for {
+		op, payload, err := r.next()
+		var st wsStatus
+		switch {
+		case errors.As(err, &st):
+			s.ws.status.Store(uint32(st))
+			d.end(endClosed)
+			discard(s.conn)
+			return
+		case err != nil:
+			d.end(endGone)
+			return
+		case op == wsPing:
+			d.pingReceived(payload)
+		case op == wsClose:
+			d.end(endClosed)
+			discard(s.conn)
+			return
+		}
+	}
+}
+
+// pingReceived marks a pong due, with the ping's payload (an answer to
+// the latest ping is enough, RFC 6455 5.5.3), and wakes the watch.
+func (d *detachedWatch) pingReceived(payload []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == finished {
+		return
+	}
+	d.pongDue, d.pong = true, append(d.pong[:0], payload...)
+	d.wakeLocked()
+}
