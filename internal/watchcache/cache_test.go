@@ -208,6 +208,39 @@ func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
 	}
 }
 
+// TestReplayWithoutEventsOfItsPrefix: a watch from a revision older than
+// the ring, where the store's history holds only other prefixes' writes
+// up to the ring's start, is level with the cache at once; its replay
+// waited for an event of its prefix before (a watch from
+// resourceVersion=1 on a fresh server hung, deaf to its end).
+func TestReplayWithoutEventsOfItsPrefix(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	var rev int64
+	for i := range 5 {
+		var err error
+		if rev, err = s.Create(t.Context(), fmt.Sprintf("/other/k%d", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newCache(t, s, Config{})
+	w := watch(t, c, WatchOptions{From: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for i := 0; w.CatchingUp(); i++ { // the replay, then the ring
+		items, err := w.Pending(ctx, nil)
+		if err != nil || len(items) != 0 || ctx.Err() != nil || i == 3 {
+			t.Fatalf("Pending %d: %d items, %v, %v; want level with the cache, nothing pending", i, len(items), err, ctx.Err())
+		}
+	}
+	wr := newWriter(t, s)
+	wr.put("ns", "a", nil)
+	got, _ := read(t, w, 1)
+	if err := storagetest.ValidateWatch(wr.history, rev, got, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTooOldResourceVersionIsGone(t *testing.T) {
 	s := memory.New()
 	defer s.Close()

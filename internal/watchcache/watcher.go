@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/storage"
@@ -287,7 +288,10 @@ func (w *Watcher) offer(e *Event) {
 
 // replayStore queues the events after pos from the store's history up to
 // the ring's start (or the watcher's budget), since the ring no longer
-// holds them. A position the store no longer holds is 410 Gone.
+// holds them. A position the store no longer holds is 410 Gone. The
+// store's watch says how far it has read (storage.ProgressWatcher): the
+// replay ends there too, for a history without events of the prefix up to
+// the ring's start sends none.
 func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	c := w.c
 	wctx, cancel := context.WithCancel(ctx)
@@ -296,21 +300,60 @@ func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	if err != nil {
 		return replayError(err, w.pos)
 	}
+	pw, _ := sw.(storage.ProgressWatcher)
+	tick := time.NewTicker(replayProgressInterval)
+	defer tick.Stop()
 	for w.pos < until && !w.full() {
-		var batch []storage.Event
 		select {
-		case b, ok := <-sw.Events():
+		case batch, ok := <-sw.Events():
 			if !ok {
 				return replayError(sw.Err(), w.pos)
 			}
-			batch = b
+			if err := w.replayBatch(batch); err != nil {
+				return err
+			}
+		case <-tick.C:
+			if err := w.replayProgress(ctx, sw, pw, until); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if err := w.replayBatch(batch); err != nil {
-			return err
-		}
 	}
+	return nil
+}
+
+// replayProgressInterval is how often a replay asks the store's watch how
+// far it has read.
+const replayProgressInterval = 10 * time.Millisecond
+
+// replayProgress moves pos up to the store watch's progress (at most
+// until), once every event up to there is queued.
+func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw storage.ProgressWatcher, until int64) error {
+	if pw == nil {
+		return nil
+	}
+	if err := pw.RequestProgress(ctx); err != nil {
+		return nil // best effort: asked again at the next tick
+	}
+	p := pw.Progress()
+	for { // every event up to p has been sent: take them
+		select {
+		case batch, ok := <-sw.Events():
+			if !ok {
+				return replayError(sw.Err(), w.pos)
+			}
+			if err := w.replayBatch(batch); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		break
+	}
+	w.lock()
+	defer w.unlock()
+	w.pos = max(w.pos, min(p, until))
 	return nil
 }
 
