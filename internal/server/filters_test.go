@@ -177,7 +177,7 @@ func TestWebSocketTokenSubprotocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.CloseNow()
-	o.s.Close() // a WebSocket watch notices its client has gone only when it next writes
+	o.s.Close() // the watch is logged when it ends: Close ends it now, however soon its reader sees the client go
 	if got := o.logged(t, "/api/v1/namespaces/default/configmaps")["user"]; got != "" {
 		t.Errorf("the rejected upgrade was logged with user %q", got)
 	}
