@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,6 +240,88 @@ func TestReplayWithoutEventsOfItsPrefix(t *testing.T) {
 	got, _ := read(t, w, 1)
 	if err := storagetest.ValidateWatch(wr.history, rev, got, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// progressStore is a store whose watches from before ring send
+// nothing until asked for progress, then every event of events after
+// their start at once, and report progress up to ring.
+type progressStore struct {
+	storage.Interface
+	ring   int64
+	events []storage.Event
+}
+
+func (s *progressStore) Watch(ctx context.Context, prefix string, from int64) (storage.Watcher, error) {
+	if from >= s.ring {
+		return s.Interface.Watch(ctx, prefix, from)
+	}
+	w := &scriptedWatch{out: make(chan []storage.Event, len(s.events)), upTo: s.ring}
+	for _, e := range s.events {
+		if e.Revision > from {
+			w.batches = append(w.batches, []storage.Event{e})
+		}
+	}
+	w.progress.Store(from)
+	return w, nil
+}
+
+type scriptedWatch struct {
+	out      chan []storage.Event
+	batches  [][]storage.Event // sent at the first RequestProgress
+	upTo     int64             // the progress RequestProgress reports
+	progress atomic.Int64
+}
+
+func (w *scriptedWatch) Events() <-chan []storage.Event { return w.out }
+func (w *scriptedWatch) Err() error                     { return nil }
+func (w *scriptedWatch) Progress() int64                { return w.progress.Load() }
+
+func (w *scriptedWatch) RequestProgress(context.Context) error {
+	for _, b := range w.batches {
+		w.out <- b
+	}
+	w.batches = nil
+	w.progress.Store(w.upTo)
+	return nil
+}
+
+// TestReplayProgressKeepsTheBudget: a replay from the store's history
+// that asks for progress takes the events sent meanwhile only up to the
+// watcher's budget, as the replay of the events it receives does, and
+// resumes after the last one it took; it took them all, however many.
+func TestReplayProgressKeepsTheBudget(t *testing.T) {
+	mem := memory.New()
+	defer mem.Close()
+	var ring int64
+	for i := range 5 {
+		var err error
+		if ring, err = mem.Create(t.Context(), fmt.Sprintf("/other/k%d", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &progressStore{Interface: mem, ring: ring}
+	for rev := int64(2); rev < ring; rev++ {
+		name := fmt.Sprintf("h%d", rev)
+		s.events = append(s.events, storage.Event{Type: storage.EventPut, Revision: rev,
+			KV: storage.KV{Key: prefix + "ns/" + name, Value: cm("ns", name, nil), CreateRevision: rev, ModRevision: rev}})
+	}
+	c := newCache(t, s, Config{WatcherBufferBytes: 1}) // one object fills a queue
+	w := watch(t, c, WatchOptions{From: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	var revs []int64
+	for i := 0; w.CatchingUp(); i++ {
+		items, err := w.Pending(ctx, nil)
+		if err != nil || len(items) > 1 || i == 10*len(s.events) {
+			t.Fatalf("Pending %d: %d items, %v (replayed %v); want at most the one the budget holds, and the watcher level", i, len(items), err, revs)
+		}
+		for _, it := range items {
+			revs = append(revs, it.Rev)
+		}
+	}
+	if want := []int64{2, 3, 4}; !slices.Equal(revs, want) {
+		t.Errorf("replayed revisions %v, want %v", revs, want)
 	}
 }
 

@@ -306,10 +306,7 @@ func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	for w.pos < until && !w.full() {
 		select {
 		case batch, ok := <-sw.Events():
-			if !ok {
-				return replayError(sw.Err(), w.pos)
-			}
-			if err := w.replayBatch(batch); err != nil {
+			if err := w.replayReceived(sw, batch, ok); err != nil {
 				return err
 			}
 		case <-tick.C:
@@ -328,7 +325,9 @@ func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 const replayProgressInterval = 10 * time.Millisecond
 
 // replayProgress moves pos up to the store watch's progress (at most
-// until), once every event up to there is queued.
+// until), once every event up to there is queued. A queue that reaches
+// its budget first stops the replay where it is, as replayStore's loop
+// does: the events still sent are read again at the next catch-up.
 func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw storage.ProgressWatcher, until int64) error {
 	if pw == nil {
 		return nil
@@ -338,12 +337,12 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 	}
 	p := pw.Progress()
 	for { // every event up to p has been sent: take them
+		if w.full() {
+			return nil // pos stays before the events not taken
+		}
 		select {
 		case batch, ok := <-sw.Events():
-			if !ok {
-				return replayError(sw.Err(), w.pos)
-			}
-			if err := w.replayBatch(batch); err != nil {
+			if err := w.replayReceived(sw, batch, ok); err != nil {
 				return err
 			}
 			continue
@@ -355,6 +354,15 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 	defer w.unlock()
 	w.pos = max(w.pos, min(p, until))
 	return nil
+}
+
+// replayReceived queues a batch received from the store's watch sw (ok
+// false: its end, an error).
+func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok bool) error {
+	if !ok {
+		return replayError(sw.Err(), w.pos)
+	}
+	return w.replayBatch(batch)
 }
 
 // full reports whether the watcher's queue has used its budget.
