@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
@@ -354,6 +355,9 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 		for i := range p {
 			p[i] ^= h.mask[i%4]
 		}
+		if h.op == wsClose && !validClosePayload(p) {
+			return 0, nil, wsProtocolError
+		}
 		return h.op, p, nil
 	}
 	if (h.op == wsContinuation) != r.fragmented {
@@ -371,6 +375,24 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 		return 0, nil, noEOF(err)
 	}
 	return h.op, nil, nil
+}
+
+// validClosePayload reports whether a close frame's payload is empty, or
+// a status code an endpoint may send followed by a UTF-8 reason (RFC 6455
+// 5.5.1, 7.4): 1005, 1006 and 1015 only stand for a close without one,
+// codes below 1000 and from 1016 to 2999 are not assigned.
+func validClosePayload(p []byte) bool {
+	if len(p) == 0 {
+		return true
+	}
+	if len(p) < 2 || !utf8.Valid(p[2:]) {
+		return false
+	}
+	switch code := binary.BigEndian.Uint16(p); {
+	case code < 1000, code == 1004, code == 1005, code == 1006, code >= 1015 && code < 3000, code >= 5000:
+		return false
+	}
+	return true
 }
 
 // noEOF is err, but io.ErrUnexpectedEOF for io.EOF: the connection ended

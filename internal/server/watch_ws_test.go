@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/listwatch/listwatch/api"
 )
@@ -258,6 +259,9 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 		{"continuation of nothing", clientFrame(0x80|wsContinuation, []byte("x"), testMask, true), 1002},
 		{"new message inside one", append(clientFrame(wsText, []byte("x"), testMask, true), clientFrame(0x80|wsBinary, nil, testMask, true)...), 1002},
 		{"close of one byte", clientFrame(0x80|wsClose, []byte{3}, testMask, true), 1002},
+		{"close with 1005", clientFrame(0x80|wsClose, binary.BigEndian.AppendUint16(nil, 1005), testMask, true), 1002},
+		{"close with code 999", clientFrame(0x80|wsClose, binary.BigEndian.AppendUint16(nil, 999), testMask, true), 1002},
+		{"close reason not UTF-8", clientFrame(0x80|wsClose, append(binary.BigEndian.AppendUint16(nil, 1000), 0xff, 0xfe), testMask, true), 1002},
 		{"message too big", clientFrame(0x80|wsBinary, make([]byte, wsMaxMessage+1), testMask, true)[:14], 1009},
 	}
 	reason := map[uint16]string{1002: "protocol error", 1009: "message too big"}
@@ -395,7 +399,11 @@ func FuzzWebSocketReader(f *testing.F) {
 			fin = true
 			payload = payload[:min(len(payload), wsMaxControl)]
 		}
-		valid := op <= wsBinary || op == wsPing || op == wsPong || (op == wsClose && len(payload) != 1)
+		valid := op <= wsBinary || op == wsPing || op == wsPong || (op == wsClose && len(payload) == 0)
+		if op == wsClose && len(payload) >= 2 { // a code an endpoint may send, a UTF-8 reason
+			code := binary.BigEndian.Uint16(payload)
+			valid = (code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999) && utf8.Valid(payload[2:])
+		}
 		b0 := op
 		if fin {
 			b0 |= 0x80
