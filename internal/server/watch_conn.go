@@ -38,7 +38,8 @@ import (
 // slowly) or that is catching up (from the ring or the store) gets a
 // goroutine of its own until it is level and writable again, so that it
 // never holds up a sender. Over TLS, a send is one tls.Conn.Write of its
-// pieces copied into one buffer, on a connection from Listener whose
+// pieces copied into one buffer (of the shared event frame alone, when it
+// is the send: watch_frame.go), on a connection from Listener whose
 // socket takes it without blocking (watch_tls.go). An HTTP/2 stream
 // served by internal/h2 is detached in the same way, its events written as
 // DATA frames (watch_h2.go), and so is a WebSocket, its events written as
@@ -444,8 +445,8 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // connSink writes a watch's events as HTTP/1.1 chunks on a hijacked
 // connection: everything pending in one chunk and one write. In cleartext
 // that is a writev, with the cache's shared object bytes written in place;
-// over TLS, one tls.Conn.Write of the chunk copied into one buffer, its
-// records gathered by the socket under it and written at once. On a
+// over TLS, one tls.Conn.Write of the chunk copied into one buffer (or
+// of the shared event frame, in place), its records gathered by the socket under it and written at once. On a
 // WebSocket (ws), the same write carries each event as one message
 // (watch_ws.go). Whoever serves the watch uses it; nothing else does.
 type connSink struct {

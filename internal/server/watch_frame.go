@@ -34,7 +34,7 @@ func (f *eventFrame) is(it watchcache.Item) bool {
 // that sends it; any goroutine.
 type lastFrame struct{ p atomic.Pointer[eventFrame] }
 
-// of returns it's frame, making it unless it is the last one made.
+// of returns its frame, making it unless it is the last one made.
 func (l *lastFrame) of(it watchcache.Item) *eventFrame {
 	if f := l.p.Load(); f != nil && f.is(it) {
 		return f
