@@ -42,8 +42,10 @@ func (ds *detachedStreams) start(d *detachedWatch) bool {
 		ds.pool = newSenderPool(senders())
 	}
 	ds.live[d] = struct{}{}
-	ds.wg.Add(1)                         // done by remove
-	if c, ok := d.sink.(*connSink); ok { // an HTTP/2 stream's connection reader ends it
+	ds.wg.Add(1) // done by remove
+	// A watch on a hijacked connection has a reader of its own; an HTTP/2
+	// stream's is its connection's, which ends it.
+	if c, ok := d.sink.(*connSink); ok {
 		if c.ws != nil {
 			ds.wg.Go(d.readWebSocket)
 		} else {
