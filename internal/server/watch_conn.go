@@ -122,6 +122,7 @@ type detachedWatch struct {
 	ending   endReason
 	bookmark bool          // a periodic bookmark is due
 	ping     bool          // a WebSocket ping is due
+	unponged bool          // the last WebSocket ping has had no pong yet
 	pongDue  bool          // a WebSocket pong is due, carrying pong
 	pong     []byte        // the payload of the client's latest ping
 	wakec    chan struct{} // wakes its own goroutine, once dedicated
@@ -157,16 +158,20 @@ func (d *detachedWatch) wakeLocked() {
 // end makes the watch end, for reason, when next served.
 func (d *detachedWatch) end(reason endReason) {
 	d.mu.Lock()
+	d.endLocked(reason)
+	d.mu.Unlock()
+}
+
+func (d *detachedWatch) endLocked(reason endReason) {
 	if d.ending == notEnding {
 		d.ending = reason
 	}
 	d.wakeLocked()
-	d.mu.Unlock()
 }
 
-// every marks *due (a flag guarded by mu) and wakes the watch each
-// period, until the watch has finished; stop the timer it returns.
-func (d *detachedWatch) every(period time.Duration, due *bool) *time.Timer {
+// every runs tick under mu, then wakes the watch, each period until the
+// watch has finished; stop the timer it returns.
+func (d *detachedWatch) every(period time.Duration, tick func()) *time.Timer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var t *time.Timer
@@ -176,7 +181,7 @@ func (d *detachedWatch) every(period time.Duration, due *bool) *time.Timer {
 		if d.state == finished {
 			return
 		}
-		*due = true
+		tick()
 		d.wakeLocked()
 		t.Reset(period)
 	})
@@ -202,10 +207,10 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
 	if wr.bookmarks {
-		d.ticker = d.every(q.s.cfg.BookmarkInterval, &d.bookmark)
+		d.ticker = d.every(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
 	}
 	if wr.ws != nil {
-		d.pinger = d.every(wsPingInterval, &d.ping)
+		d.pinger = d.every(wsPingInterval, d.pingTick)
 	}
 	d.mu.Lock()
 	d.state = idle

@@ -430,12 +430,36 @@ func (d *detachedWatch) readWebSocket() {
 			return
 		case op == wsPing:
 			d.pingReceived(payload)
+		case op == wsPong:
+			d.pongReceived()
 		case op == wsClose:
 			d.end(endClosed)
 			discard(s.conn)
 			return
 		}
 	}
+}
+
+// pingTick marks a ping due, under mu, unless the client has not
+// answered the last one, a period ago, though its watch is not slow: then
+// the client is gone (a peer that vanished without closing its connection
+// would otherwise keep its watch until TCP gives up), and the watch ends,
+// as it did when coder/websocket's Ping waited wsPingInterval for the
+// pong. A slow watch (served by its own goroutine: its client does not
+// read) is never ended for it: it may not even have had the ping.
+func (d *detachedWatch) pingTick() {
+	if d.unponged && d.state != dedicated {
+		d.endLocked(endGone)
+		return
+	}
+	d.ping, d.unponged = true, true
+}
+
+// pongReceived notes that the client answered a ping (any pong will do).
+func (d *detachedWatch) pongReceived() {
+	d.mu.Lock()
+	d.unponged = false
+	d.mu.Unlock()
 }
 
 // pingReceived marks a pong due, with the ping's payload (an answer to

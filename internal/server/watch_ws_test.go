@@ -225,7 +225,7 @@ func TestWebSocketPingEventClose(t *testing.T) {
 			s.streams.mu.Lock()
 			for d := range s.streams.live {
 				d.mu.Lock()
-				d.ping = true // what d.pinger does
+				d.pingTick() // what d.pinger does every wsPingInterval
 				d.wakeLocked()
 				d.mu.Unlock()
 			}
@@ -238,6 +238,39 @@ func TestWebSocketPingEventClose(t *testing.T) {
 			c.expectClose(1000, "watch ended")
 			waitDetached(t, s, 0)
 		})
+	}
+}
+
+// TestWebSocketPingUnanswered: a ping the client has not answered by the
+// next tick ends its watch (the client is gone), unless the watch is slow
+// (its own goroutine serves it: the client may not have read the ping);
+// any pong keeps it.
+func TestWebSocketPingUnanswered(t *testing.T) {
+	for _, tc := range []struct {
+		state sendState
+		pong  bool
+		want  endReason
+	}{
+		{running, false, endGone},
+		{running, true, notEnding},
+		{dedicated, false, notEnding},
+	} {
+		d := &detachedWatch{state: tc.state}
+		d.mu.Lock()
+		d.pingTick()
+		d.mu.Unlock()
+		if !d.ping {
+			t.Fatalf("%+v: no ping due after the first tick", tc)
+		}
+		if tc.pong {
+			d.pongReceived()
+		}
+		d.mu.Lock()
+		d.pingTick()
+		d.mu.Unlock()
+		if d.ending != tc.want {
+			t.Errorf("state %v, pong %v: ending %v after the second tick, want %v", tc.state, tc.pong, d.ending, tc.want)
+		}
 	}
 }
 
