@@ -210,6 +210,20 @@ func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
 	}
 }
 
+// writeOthers creates n objects under another prefix than the cache's and
+// returns the last one's revision.
+func writeOthers(t *testing.T, s storage.Interface, n int) int64 {
+	t.Helper()
+	var rev int64
+	for i := range n {
+		var err error
+		if rev, err = s.Create(t.Context(), fmt.Sprintf("/other/k%d", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rev
+}
+
 // TestReplayWithoutEventsOfItsPrefix: a watch from a revision older than
 // the ring, where the store's history holds only other prefixes' writes
 // up to the ring's start, is level with the cache at once; its replay
@@ -218,13 +232,7 @@ func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
 func TestReplayWithoutEventsOfItsPrefix(t *testing.T) {
 	s := memory.New()
 	defer s.Close()
-	var rev int64
-	for i := range 5 {
-		var err error
-		if rev, err = s.Create(t.Context(), fmt.Sprintf("/other/k%d", i), []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rev := writeOthers(t, s, 5)
 	c := newCache(t, s, Config{})
 	w := watch(t, c, WatchOptions{From: 1})
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -293,13 +301,7 @@ func (w *scriptedWatch) RequestProgress(context.Context) error {
 func TestReplayProgressKeepsTheBudget(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
-	var ring int64
-	for i := range 5 {
-		var err error
-		if ring, err = mem.Create(t.Context(), fmt.Sprintf("/other/k%d", i), []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ring := writeOthers(t, mem, 5)
 	s := &progressStore{Interface: mem, ring: ring}
 	for rev := int64(2); rev < ring; rev++ {
 		name := fmt.Sprintf("h%d", rev)
