@@ -162,6 +162,7 @@ func (d *detachedWatch) end(reason endReason) {
 	d.mu.Unlock()
 }
 
+// endLocked is end, under mu.
 func (d *detachedWatch) endLocked(reason endReason) {
 	if d.ending == notEnding {
 		d.ending = reason
