@@ -112,8 +112,14 @@ func (h *messageHandler) WithGroup(string) slog.Handler      { return h }
 func TestAccessLogOtherDefaultHandler(t *testing.T) {
 	h := &messageHandler{}
 	prev := slog.Default()
+	// slog.SetDefault points the log package at the new handler (flags 0),
+	// and setting the previous logger back does not undo that: restore both.
+	defer func(w io.Writer, flags int) {
+		slog.SetDefault(prev)
+		log.SetOutput(w)
+		log.SetFlags(flags)
+	}(log.Writer(), log.Flags())
 	slog.SetDefault(slog.New(h))
-	defer slog.SetDefault(prev)
 	store := memory.New()
 	defer store.Close()
 	s, err := New(t.Context(), Config{Storage: store})
