@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -82,6 +83,9 @@ func startServe(t *testing.T, args ...string) string {
 func runServe(t *testing.T, args ...string) (url string, stop func() error) {
 	log := serving{url: make(chan string, 1)}
 	prev := slog.Default()
+	// slog.SetDefault also points the log package at the new handler, which
+	// setting the previous logger back does not undo: stop restores it.
+	prevOut, prevFlags := stdlog.Writer(), stdlog.Flags()
 	slog.SetDefault(slog.New(log))
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -92,6 +96,8 @@ func runServe(t *testing.T, args ...string) (url string, stop func() error) {
 		cancel()
 		err := <-errc
 		slog.SetDefault(prev)
+		stdlog.SetOutput(prevOut)
+		stdlog.SetFlags(prevFlags)
 		return err
 	})
 	t.Cleanup(func() { _ = stop() })
