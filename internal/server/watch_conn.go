@@ -260,11 +260,12 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 		d.finish(ending)
 		return stepOver
 	}
-	if nonblocking && (d.sink.stalled() || d.w.CatchingUp()) {
+	stalled := d.sink.stalled() // over TLS, a lock of the socket's
+	if nonblocking && (stalled || d.w.CatchingUp()) {
 		return stepOwn // a catch-up may read the store's history: not on a sender
 	}
 	d.sink.setNonblocking(nonblocking)
-	if d.sink.stalled() {
+	if stalled {
 		if err := d.sink.flush(); err != nil {
 			d.finish(endGone)
 			return stepOver
