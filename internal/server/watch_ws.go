@@ -112,7 +112,7 @@ func (q *request) webSocketHandshake() (*wsHandshake, error) {
 		return fail("the Sec-WebSocket-Key is not 16 bytes in base64")
 	}
 	var protocols []string
-	for _, p := range websocketProtocols(r) {
+	for _, p := range authn.WebSocketProtocols(r) {
 		if !strings.HasPrefix(p, authn.WebSocketProtocolPrefix) {
 			protocols = append(protocols, p)
 		}
@@ -142,18 +142,6 @@ func headerHasToken(h http.Header, name, token string) bool {
 		}
 	}
 	return false
-}
-
-func websocketProtocols(r *http.Request) []string {
-	var out []string
-	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for p := range strings.SplitSeq(h, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 // wsFraming is a connSink's WebSocket state: it frames each event as one

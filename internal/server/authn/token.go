@@ -126,11 +126,9 @@ func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	var encoded []string
-	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for p := range strings.SplitSeq(h, ",") {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(p), WebSocketProtocolPrefix); ok {
-				encoded = append(encoded, rest)
-			}
+	for _, p := range WebSocketProtocols(r) {
+		if rest, ok := strings.CutPrefix(p, WebSocketProtocolPrefix); ok {
+			encoded = append(encoded, rest)
 		}
 	}
 	switch len(encoded) {
@@ -145,4 +143,18 @@ func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {
 		return nil, false, errors.New("invalid bearer token subprotocol: not base64url")
 	}
 	return authenticateToken(ws.Tokens, string(token))
+}
+
+// WebSocketProtocols is the subprotocols a WebSocket upgrade offers, in
+// order, from every Sec-WebSocket-Protocol header.
+func WebSocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
