@@ -58,6 +58,23 @@ func BenchmarkCreate(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdate replaces a 1 KiB ConfigMap with one whose data value
+// changed, as `listwatch bench fanout` does: a PUT without resourceVersion
+// or managedFields.
+func BenchmarkUpdate(b *testing.B) {
+	h := benchServer(b)
+	serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap("a"), http.StatusCreated)
+	body := benchConfigMap("a")
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		// The same length every time: ts changes, not the object's size.
+		ts := fmt.Sprintf("%019d", i)
+		serveBench(b, h, http.MethodPut, benchConfigMaps+"/a", strings.Replace(body, "1763794353000000000", ts, 1), http.StatusOK)
+		i++
+	}
+}
+
 func BenchmarkGet(b *testing.B) {
 	h := benchServer(b)
 	serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap("a"), http.StatusCreated)
