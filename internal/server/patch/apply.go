@@ -35,7 +35,7 @@ func (m Manager) Apply(live, config map[string]any, force bool) (map[string]any,
 	entries, previous := take(entries, mine.id())
 	mine.set = withoutMetadataNode(fieldSet(m.scoped(config), m.Schema))
 	mine.time = previous.time
-	if mine.time == "" || !equal(mine.set.FieldsV1(), previous.set.FieldsV1()) {
+	if mine.time == "" || !sameFieldsV1(mine.set, previous.set) {
 		mine.time = m.timestamp()
 	}
 	entries = append(entries, mine)

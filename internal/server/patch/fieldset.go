@@ -117,7 +117,7 @@ func (s *Set) FieldsV1() map[string]any {
 	if s == nil {
 		return out
 	}
-	if s.member && len(s.children) > 0 {
+	if s.dotted() {
 		out["."] = map[string]any{}
 	}
 	for pe, c := range s.children {
@@ -125,6 +125,33 @@ func (s *Set) FieldsV1() map[string]any {
 	}
 	return out
 }
+
+// sameFieldsV1 reports whether a and b have the same FieldsV1 form,
+// without building it: the same children, each the same, and the same
+// "." (a member with children; a childless member is {}, as no member).
+func sameFieldsV1(a, b *Set) bool {
+	ac, bc := a.childrenOrNil(), b.childrenOrNil()
+	if len(ac) != len(bc) || a.dotted() != b.dotted() {
+		return false
+	}
+	for pe, c := range ac {
+		d, ok := bc[pe]
+		if !ok || !sameFieldsV1(c, d) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Set) childrenOrNil() map[string]*Set {
+	if s == nil {
+		return nil
+	}
+	return s.children
+}
+
+// dotted reports whether FieldsV1 writes "." for s.
+func (s *Set) dotted() bool { return s != nil && s.member && len(s.children) > 0 }
 
 // ParseFieldsV1 reads a set from kube's FieldsV1 JSON form.
 func ParseFieldsV1(v any) (*Set, error) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // Managed-fields operations.
@@ -51,6 +52,86 @@ func (e *entry) encodeFields(fieldsV1 map[string]any) map[string]any {
 
 // decodeEntries reads metadata.managedFields.
 func decodeEntries(v any) ([]*entry, error) {
+	if out, ok := decodePlainEntries(v); ok {
+		return out, nil
+	}
+	return decodeEntriesJSON(v)
+}
+
+// decodePlainEntries is decodeEntries without its JSON round trip, for
+// the entries every write stores: each a map of exactly those members
+// (encoding/json would match others by case), their strings valid UTF-8
+// (which the round trip would change) and well-formed. ok is false for
+// anything else, left to decodeEntriesJSON, which gives the same entries
+// or the error.
+func decodePlainEntries(v any) (out []*entry, ok bool) {
+	if v == nil {
+		return []*entry{}, true
+	}
+	l, isList := v.([]any)
+	if !isList {
+		return nil, false
+	}
+	out = make([]*entry, 0, len(l))
+	for _, item := range l {
+		m, isMap := item.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		e := &entry{}
+		var fieldsType string
+		for k, v := range m {
+			var field *string
+			switch k {
+			case "manager":
+				field = &e.manager
+			case "operation":
+				field = &e.operation
+			case "apiVersion":
+				field = &e.apiVersion
+			case "time":
+				field = &e.time
+			case "fieldsType":
+				field = &fieldsType
+			case "subresource":
+				field = &e.subresource
+			case "fieldsV1":
+				continue
+			default:
+				return nil, false
+			}
+			str, isString := v.(string)
+			if !isString || !utf8.ValidString(str) {
+				return nil, false
+			}
+			*field = str
+		}
+		if (e.operation != OperationApply && e.operation != OperationUpdate) || fieldsType != "FieldsV1" || !validKeys(m["fieldsV1"]) {
+			return nil, false
+		}
+		var err error
+		if e.set, err = ParseFieldsV1(m["fieldsV1"]); err != nil {
+			return nil, false
+		}
+		out = append(out, e)
+	}
+	return out, true
+}
+
+// validKeys reports whether the keys of v's maps are valid UTF-8.
+func validKeys(v any) bool {
+	m, _ := v.(map[string]any)
+	for k, c := range m {
+		if !utf8.ValidString(k) || !validKeys(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeEntriesJSON is decodeEntries through encoding/json: its matching
+// of members, its errors.
+func decodeEntriesJSON(v any) ([]*entry, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -326,7 +407,7 @@ func (m Manager) update(live, next map[string]any) error {
 	}
 	mine.set = union(difference(previous.set, removed), changed)
 	mine.time = previous.time
-	if !equal(mine.set.FieldsV1(), previous.set.FieldsV1()) || mine.time == "" {
+	if !sameFieldsV1(mine.set, previous.set) || mine.time == "" {
 		mine.time = m.timestamp()
 	}
 	setManaged(next, append(entries, mine))

@@ -215,3 +215,111 @@ func TestCreatedIsUpdate(t *testing.T) {
 		}
 	}
 }
+
+// entriesForm is what decodeEntries read, comparable.
+func entriesForm(entries []*entry) []any {
+	out := []any{}
+	for _, e := range entries {
+		out = append(out, []any{e.manager, e.operation, e.apiVersion, e.subresource, e.time, e.set.paths(), e.set.FieldsV1()})
+	}
+	return out
+}
+
+// checkPlainEntries checks that decodePlainEntries reads v as the JSON
+// round trip does, when it reads it (ok), and that it reads it when plain.
+func checkPlainEntries(t testing.TB, v any, plain bool) {
+	t.Helper()
+	got, ok := decodePlainEntries(v)
+	want, err := decodeEntriesJSON(v)
+	if plain && !ok {
+		t.Errorf("%v: not read without JSON", v)
+	}
+	if !ok {
+		return
+	}
+	if err != nil {
+		t.Fatalf("%v: read without JSON, the round trip fails: %v", v, err)
+	}
+	if diff := cmp.Diff(entriesForm(want), entriesForm(got)); diff != "" {
+		t.Errorf("%v: entries (-want +got)\n%s", v, diff)
+	}
+}
+
+func TestDecodePlainEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name, mf string
+		plain    bool
+	}{
+		{"one", `[{"manager":"m","operation":"Update","apiVersion":"v1","time":"2026-01-02T03:04:05Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{}}}}]`, true},
+		{"two, subresource", `[{"manager":"a","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"f\"":{}}}}},
+			{"manager":"b","operation":"Update","apiVersion":"v1","subresource":"status","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"k:{\"type\":\"A\"}":{".":{},"f:type":{}}}}}]`, true},
+		{"empty fields", `[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}]`, true},
+		{"empty list", `[]`, true},
+		{"null", `null`, true},
+		{"other case", `[{"Manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}]`, false},
+		{"both cases", `[{"Manager":"x","manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}]`, false},
+		{"unknown member", `[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{},"x":1}]`, false},
+		{"null member", `[{"manager":null,"operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}]`, false},
+		{"number", `[{"manager":1,"operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}]`, false},
+		{"bad operation", `[{"manager":"m","operation":"Patch","fieldsType":"FieldsV1","fieldsV1":{}}]`, false},
+		{"no fieldsType", `[{"manager":"m","operation":"Update","fieldsV1":{}}]`, false},
+		{"no fieldsV1", `[{"manager":"m","operation":"Update","fieldsType":"FieldsV1"}]`, false},
+		{"bad fieldsV1", `[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"x":{}}}]`, false},
+		{"leaf not a map", `[{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:a":1}}]`, false},
+		{"null item", `[null]`, false},
+		{"not a list", `{"manager":"m"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkPlainEntries(t, mustMap(t, `{"v":`+tc.mf+`}`)["v"], tc.plain)
+		})
+	}
+	t.Run("invalid UTF-8", func(t *testing.T) {
+		e := func() map[string]any {
+			return map[string]any{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:a": map[string]any{}}}
+		}
+		name, key := e(), e()
+		name["manager"] = "m\xff"
+		key["fieldsV1"] = map[string]any{"f:\xff": map[string]any{}}
+		for _, v := range []map[string]any{name, key} {
+			if _, ok := decodePlainEntries([]any{v}); ok {
+				t.Errorf("%q read without JSON, which writes U+FFFD", v)
+			}
+		}
+	})
+}
+
+// FuzzDecodePlainEntries checks that managedFields read without the JSON
+// round trip read as with it.
+func FuzzDecodePlainEntries(f *testing.F) {
+	f.Add(`[{"manager":"m","operation":"Update","apiVersion":"v1","time":"t","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:a":{}}}}]`)
+	f.Add(`[{"manager":"a","operation":"Apply","subresource":"status","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"k:{\"type\":\"A\"}":{}}}}]`)
+	f.Fuzz(func(t *testing.T, mf string) {
+		v, err := decodeMap([]byte(`{"v":` + mf + `}`))
+		if err != nil {
+			return
+		}
+		checkPlainEntries(t, v["v"], false)
+	})
+}
+
+func TestSameFieldsV1(t *testing.T) {
+	set := func(fields string) *Set {
+		s, err := ParseFieldsV1(mustMap(t, fields))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	leaf := &Set{member: true}
+	bare := &Set{children: map[string]*Set{"f:a": {member: true}}}
+	sets := []*Set{nil, {}, leaf, bare, set(`{}`), set(`{"f:a":{}}`), set(`{".":{},"f:a":{}}`), set(`{"f:b":{}}`),
+		set(`{"f:a":{},"f:b":{}}`), set(`{"f:a":{"f:c":{}}}`), set(`{"f:a":{".":{},"f:c":{}}}`),
+		union(set(`{"f:a":{}}`), set(`{"f:b":{}}`)), difference(set(`{"f:a":{},"f:b":{}}`), set(`{"f:b":{}}`))}
+	for i, a := range sets {
+		for j, b := range sets {
+			if got, want := sameFieldsV1(a, b), equal(a.FieldsV1(), b.FieldsV1()); got != want {
+				t.Errorf("sets %d %v and %d %v: same %v, want %v", i, a.FieldsV1(), j, b.FieldsV1(), got, want)
+			}
+		}
+	}
+}
