@@ -12,7 +12,16 @@ type comparison struct {
 func compare(old, new map[string]any, s *Schema) comparison {
 	c := comparison{&Set{}, &Set{}, &Set{}}
 	c.maps(nil, old, new, s)
-	return comparison{union(c.added, nil), union(c.removed, nil), union(c.modified, nil)}
+	return comparison{nonEmpty(c.added), nonEmpty(c.removed), nonEmpty(c.modified)}
+}
+
+// nonEmpty is s, or nil if it is empty. A set that compare built has no
+// empty node but its root: insert marks the end of every path it makes.
+func nonEmpty(s *Set) *Set {
+	if s.empty() {
+		return nil
+	}
+	return s
 }
 
 func (c comparison) value(path []string, old, new any, hasOld, hasNew bool, s *Schema) {

@@ -55,10 +55,13 @@ func combine(a, b *Set, op func(inA, inB bool) bool) *Set {
 		return nil
 	}
 	out := &Set{member: op(a != nil && a.member, b != nil && b.member)}
-	for pe := range childKeys(a, b) {
-		if c := combine(a.child(pe), b.child(pe), op); !c.empty() {
-			out.ensure(pe)
-			out.children[pe] = c
+	ac, bc := a.childrenOrNil(), b.childrenOrNil()
+	for pe, c := range ac {
+		out.combineChild(pe, c, bc[pe], op, len(ac))
+	}
+	for pe, c := range bc {
+		if _, inA := ac[pe]; !inA {
+			out.combineChild(pe, nil, c, op, len(bc))
 		}
 	}
 	if out.empty() {
@@ -67,16 +70,17 @@ func combine(a, b *Set, op func(inA, inB bool) bool) *Set {
 	return out
 }
 
-func childKeys(a, b *Set) map[string]bool {
-	keys := map[string]bool{}
-	for _, s := range []*Set{a, b} {
-		if s != nil {
-			for k := range s.children {
-				keys[k] = true
-			}
-		}
+// combineChild sets s's child at pe to combine(a, b, op) unless that is
+// empty; n sizes the children's map.
+func (s *Set) combineChild(pe string, a, b *Set, op func(inA, inB bool) bool, n int) {
+	c := combine(a, b, op)
+	if c.empty() {
+		return
 	}
-	return keys
+	if s.children == nil {
+		s.children = make(map[string]*Set, n)
+	}
+	s.children[pe] = c
 }
 
 func union(a, b *Set) *Set        { return combine(a, b, func(x, y bool) bool { return x || y }) }

@@ -232,11 +232,11 @@ func (m Manager) scoped(obj map[string]any) map[string]any {
 
 // withoutMetadataNode drops the "metadata" node itself from a set, as
 // kube does: it always exists and is nobody's.
-func withoutMetadataNode(s *Set) *Set {
-	strip := &Set{}
-	strip.insert("f:metadata")
-	return difference(s, strip)
-}
+func withoutMetadataNode(s *Set) *Set { return difference(s, metadataNode) }
+
+// metadataNode is the set of the "metadata" node alone (never changed:
+// no operation changes its operands).
+var metadataNode = &Set{children: map[string]*Set{"f:metadata": {member: true}}}
 
 // managedOf returns the entries obj's write records: the ones it carries if
 // the client set them (different from live's), else live's; reset is true

@@ -323,3 +323,27 @@ func TestSameFieldsV1(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareHasNoEmptyNodes checks what nonEmpty relies on: the sets
+// compare builds have no empty node below their root.
+func TestCompareHasNoEmptyNodes(t *testing.T) {
+	objects := []string{`{}`, `{"data":{"a":"1","b":"2"}}`, `{"data":{"a":"1","c":{}},"metadata":{"labels":{"x":"y"},"finalizers":["f","g"]}}`,
+		`{"metadata":{"ownerReferences":[{"uid":"1","name":"a"},{"uid":"2"}]},"data":null}`, `{"data":[1,2],"metadata":{"finalizers":"f"}}`}
+	var check func(path string, s *Set)
+	check = func(path string, s *Set) {
+		for pe, c := range s.childrenOrNil() {
+			if c.empty() {
+				t.Errorf("empty node at %s%s", path, pe)
+			}
+			check(path+pe+".", c)
+		}
+	}
+	for _, a := range objects {
+		for _, b := range objects {
+			c := compare(mustMap(t, a), mustMap(t, b), configMap)
+			for _, s := range []*Set{c.added, c.removed, c.modified} {
+				check("", s)
+			}
+		}
+	}
+}
