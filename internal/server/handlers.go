@@ -195,9 +195,10 @@ func (q *request) update() {
 	}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		if q.info.Subresource == "status" {
-			cur["status"] = obj["status"]
-			cur.SetMeta("resourceVersion", obj.ResourceVersion())
-			return cur, nil
+			next := cur.DeepCopy()
+			next["status"] = obj["status"]
+			next.SetMeta("resourceVersion", obj.ResourceVersion())
+			return next, nil
 		}
 		return obj, nil
 	}))

@@ -78,14 +78,15 @@ func (q *request) recordCreate(obj api.Object) error {
 }
 
 // recorded wraps a non-apply update so that it records the request's
-// manager in managedFields.
+// manager in managedFields. fn must not change the object it is given,
+// which is the state the update is recorded against.
 func (q *request) recorded(fn registry.UpdateFunc) registry.UpdateFunc {
 	m, err := q.manager()
 	return func(cur api.Object) (api.Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		next, err := fn(cur.DeepCopy())
+		next, err := fn(cur)
 		if err != nil {
 			return nil, err
 		}
