@@ -102,8 +102,9 @@ func (q *request) apply(body []byte) {
 		// Created meanwhile: apply to what was created.
 	}
 	q.applyUpdate(func(cur api.Object) (api.Object, error) {
-		delete(cur.Metadata(), "resourceVersion") // one in the configuration is a precondition
-		return m.Apply(cur, config, force)
+		live := cur.DeepCopy()
+		delete(live.Metadata(), "resourceVersion") // one in the configuration is a precondition
+		return m.Apply(live, config, force)
 	})
 }
 

@@ -13,8 +13,9 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// UpdateFunc computes an object's new state from its current one (a copy the
-// function may change). A metadata.resourceVersion left in the result is a
+// UpdateFunc computes an object's new state from its current one, which it
+// must not change (the update is checked against it) and which the result
+// must not be. A metadata.resourceVersion left in the result is a
 // precondition: the write fails with 409 unless it is the current one.
 type UpdateFunc func(current api.Object) (api.Object, error)
 
@@ -34,7 +35,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 			return Written{}, apierror.Internal(err)
 		}
 		cur = convert(res, cur)
-		next, err := tryUpdate(cur.DeepCopy())
+		next, err := tryUpdate(cur)
 		if err != nil {
 			return Written{}, err
 		}
