@@ -88,7 +88,6 @@ type conn struct {
 	srv         *Server
 	nc          net.Conn
 	raw         *sockwrite.Writer // cleartext: non-blocking writes on the descriptor; nil on TLS
-	gather      Gatherer          // TLS: the socket under it, if it gathers records; else nil
 	tls         *tls.ConnectionState
 	handler     http.Handler
 	ctx         context.Context // parent of the requests' contexts; cancelled at the end
@@ -126,8 +125,7 @@ type conn struct {
 	wfr  *http2.Framer  // writes to wbuf
 	henc *hpack.Encoder // writes to hbuf
 	hbuf bytes.Buffer
-	rest []byte // a non-blocking write's unwritten remainder: next on the wire
-	tbuf []byte // TLS: a write's pieces in one record
+	rest []byte // cleartext: a non-blocking write's unwritten remainder: next on the wire
 	// vecs holds commit's pieces of a write; kept between writes while
 	// small, so that a send allocates none.
 	vecs net.Buffers
@@ -139,6 +137,20 @@ type conn struct {
 	// restOwner is the detached stream whose write left rest, stalled
 	// until someone writes rest.
 	restOwner atomic.Pointer[Stream]
+
+	// The write queue of a connection without a descriptor (TLS): see
+	// queue.go.
+	qmu sync.Mutex // a leaf, taken after wmu or without it
+	// guarded by qmu:
+	out      []*[]byte     // framed, not yet taken by the flusher: chunkPool's buffers
+	spare    []*[]byte     // the flusher's last list, for out's next turn
+	queued   int64         // bytes ever put in out
+	written  int64         // bytes of them the flusher has written
+	flushing bool          // a flusher writes: it takes out until it is empty
+	writtenc chan struct{} // closed and replaced when written grows or qerr is set
+	qerr     error         // the flusher's write error: the connection is over
+	qclosed  bool          // torn down: no flusher starts
+	flushers sync.WaitGroup
 
 	mu sync.Mutex // a leaf but for body.mu
 	// guarded by mu:
@@ -168,13 +180,11 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 		done: make(chan struct{}), streams: map[uint32]*Stream{},
 		sendWin: defaultWindow, peerWin: defaultWindow, peerFrame: defaultMaxFrame,
 		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface, connState: o.ConnState,
+		writtenc: make(chan struct{}),
 	}
 	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
 		raw, _ := sc.SyscallConn()
 		c.raw = sockwrite.NewWriter(raw)
-	}
-	if tc, ok := nc.(*tls.Conn); ok {
-		c.gather, _ = tc.NetConn().(Gatherer)
 	}
 	c.br = bufio.NewReaderSize(nc, 4<<10)
 	c.rfr = http2.NewFramer(nil, newBlockGuard(c.br, s.maxHeaderBytes()))
@@ -557,15 +567,12 @@ func (c *conn) controlLocked(write func() error) error {
 func (c *conn) lockWriter() { c.wmu.Lock() }
 
 // tryLockWriter takes the write side unless its holder waits on the
-// socket, or the connection cannot write without waiting. A holder that
+// socket. A holder that
 // does not wait on the socket (it frames, or writes what goes at once)
 // is waited for, spinning, for at most maxWriterSpin: a holder that will
 // wait sets wblocking before it does, so that this never waits for a
 // blocking write.
 func (c *conn) tryLockWriter() bool {
-	if !c.canWriteNow() {
-		return false
-	}
 	var deadline time.Time
 	for !c.wmu.TryLock() {
 		if c.wblocking.Load() {
@@ -588,30 +595,13 @@ func (c *conn) tryLockWriter() bool {
 // of a few frames.
 const maxWriterSpin = 50 * time.Microsecond
 
-// canWriteNow reports whether the connection can write without waiting:
-// in cleartext through its descriptor, over TLS through a Gatherer.
-func (c *conn) canWriteNow() bool { return c.raw != nil || c.gather != nil }
-
-// Gatherer is the socket under a TLS connection that can take the records
-// of a tls.Conn.Write without waiting (Gather(true)): it writes what the
-// socket takes at once and keeps the rest for Flush, and its Write never
-// fails meanwhile (server.Listener's connections are). It lets a detached
-// stream's sends over TLS be non-blocking too.
-type Gatherer interface {
-	// Gather switches the socket's Write to taking what it is given
-	// without waiting, keeping what the socket does not take.
-	Gather(on bool)
-	// Flush writes what is kept: all of it, or, nonblocking, what the
-	// socket takes at once (sockwrite.ErrWouldBlock if some is left).
-	Flush(nonblocking bool) error
-	// Stalled reports whether bytes are kept.
-	Stalled() bool
-}
-
 // commit writes, under wmu: first what a non-blocking write left, then
-// wbuf, then data. Non-blocking, it writes what the socket takes at once
-// and keeps a copy of the rest for the next writer (errStalled);
-// otherwise it waits, until deadline if set (else writeTimeout).
+// wbuf, then data. On a connection with a descriptor (cleartext), it
+// writes them itself: non-blocking, what the socket takes at once,
+// keeping a copy of the rest for the next writer (errStalled); otherwise
+// waiting, until deadline if set (else writeTimeout). On any other (TLS)
+// it puts them in the write queue, which a flusher writes (queue.go);
+// unless non-blocking, it waits while the queue is full.
 func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) error {
 	vecs := c.vecs[:0]
 	if len(c.rest) > 0 {
@@ -621,20 +611,20 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 		vecs = append(vecs, c.wbuf.Bytes())
 	}
 	vecs = append(vecs, data...)
-	if len(vecs) == 0 && (c.gather == nil || !c.gather.Stalled()) {
+	if len(vecs) == 0 {
 		return nil
 	}
 	c.vecs = vecs // writeNow consumes it in place
 	var err error
 	switch {
-	case nonblocking && c.gather != nil:
-		err = c.writeGathered(vecs)
+	case c.raw == nil:
+		err = c.writeQueued(vecs, nonblocking, deadline)
 	case nonblocking:
 		err = c.writeNow(&c.vecs)
 	default:
 		err = c.writeWait(vecs, deadline)
 	}
-	clear(vecs) // written, or copied into rest (or the Gatherer): keep none of it
+	clear(vecs) // written, or copied into rest or the queue: keep none of it
 	if cap(vecs) <= maxKeptPieces {
 		c.vecs = vecs[:0]
 	} else {
@@ -673,37 +663,8 @@ func (c *conn) writeNow(vecs *net.Buffers) error {
 	return nil
 }
 
-// writeGathered writes vecs over TLS without waiting: what the socket
-// kept from the last write first (only that, errStalled, if it still
-// cannot take it all), then vecs as one tls.Conn.Write whose records the
-// socket gathers and writes at once, keeping what it cannot take.
-func (c *conn) writeGathered(vecs net.Buffers) error {
-	if err := c.flushGathered(); err != nil || len(vecs) == 0 {
-		return err
-	}
-	c.gather.Gather(true)
-	err := c.writeRecord(vecs)
-	c.gather.Gather(false)
-	if err != nil {
-		return fmt.Errorf("h2: writing: %w", err)
-	}
-	return c.flushGathered()
-}
-
-// flushGathered writes what the socket keeps, without waiting.
-func (c *conn) flushGathered() error {
-	err := c.gather.Flush(true)
-	switch {
-	case errors.Is(err, sockwrite.ErrWouldBlock):
-		return errStalled
-	case err != nil:
-		return fmt.Errorf("h2: writing: %w", err)
-	}
-	c.restOwner.Store(nil)
-	return nil
-}
-
-// writeWait writes vecs whole, waiting on the socket (with wblocking set).
+// writeWait writes vecs whole on the descriptor's connection, waiting on
+// the socket (with wblocking set).
 func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	if deadline.IsZero() {
 		deadline = time.Now().Add(writeTimeout)
@@ -713,39 +674,13 @@ func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	if err := c.nc.SetWriteDeadline(deadline); err != nil {
 		return fmt.Errorf("h2: setting a write deadline: %w", err)
 	}
-	var err error
-	switch {
-	case len(vecs) == 0: // only what a Gatherer kept
-		err = c.gather.Flush(false)
-	case c.tls != nil:
-		err = c.writeRecord(vecs)
-	default:
-		_, err = vecs.WriteTo(c.nc)
-	}
-	if err != nil {
+	if _, err := vecs.WriteTo(c.nc); err != nil {
 		return fmt.Errorf("h2: writing: %w", err)
 	}
 	c.rest = nil
 	c.restOwner.Store(nil)
 	return nil
 }
-
-// writeRecord writes vecs over TLS as one tls.Conn.Write, copied into
-// tbuf: one record, not one per piece.
-func (c *conn) writeRecord(vecs net.Buffers) error {
-	c.tbuf = c.tbuf[:0]
-	for _, b := range vecs {
-		c.tbuf = append(c.tbuf, b...)
-	}
-	_, err := c.nc.Write(c.tbuf)
-	if cap(c.tbuf) > maxKeptTLSBuf {
-		c.tbuf = nil
-	}
-	return err
-}
-
-// maxKeptTLSBuf bounds the record buffer a TLS connection keeps.
-const maxKeptTLSBuf = 64 << 10
 
 // goAway starts a graceful end (RFC 9113 6.8): GOAWAY with the last
 // stream seen, no new streams, the connection closed when its last stream
@@ -876,6 +811,9 @@ func (c *conn) closeWriteNow() {
 	c.werr = errWriteClosed
 	c.wblocking.Store(true) // tls.Conn's CloseWrite writes its close_notify
 	defer c.wblocking.Store(false)
+	if c.raw == nil {
+		_ = c.drainQueue() // what is queued goes before the close
+	}
 	cw, ok := c.nc.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		_ = c.nc.Close()
@@ -974,4 +912,5 @@ func (c *conn) teardown() {
 	}
 	c.handlers.Wait()
 	c.goAways.Wait()
+	c.closeQueue()
 }

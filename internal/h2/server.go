@@ -5,11 +5,13 @@
 // It exists for detached streams. A handler may Detach its response
 // (Detacher), return, and leave the stream open; the caller then writes
 // DATA frames from any goroutine, one at a time (Stream.Send), without a
-// goroutine or a buffer per idle stream: a send is the frame headers and
-// the caller's bytes in one writev, and when asked not to it never waits
-// on the socket (on a cleartext connection, or over TLS on a socket that
-// is a Gatherer). net/http's HTTP/2 server keeps a goroutine and a 4 KiB
-// buffer per stream and hands every write to the connection's goroutine.
+// goroutine or a buffer per idle stream: in cleartext a send is the frame
+// headers and the caller's bytes in one writev; over TLS they are copied
+// into the connection's write queue, which one flusher writes with the
+// other streams' sends queued meanwhile, in full records (queue.go). When
+// asked not to, a send never waits on the socket. net/http's HTTP/2
+// server keeps a goroutine and a 4 KiB buffer per stream and hands every
+// write to the connection's goroutine.
 //
 // # Concurrency
 //
@@ -18,8 +20,10 @@
 // ends streams the client resets. Writes from the reader, the handlers and
 // detached streams are serialised by the connection's write lock; a write
 // that waits on the socket holds it, and says so, so that writers that
-// must not wait can step aside. Lock order: Stream's owner's locks (the
-// caller of Send) before conn.wmu before conn.mu; body.mu is a leaf.
+// must not wait can step aside; over TLS a connection's flusher goroutine
+// (one at a time, while its write queue is not empty) writes what they
+// framed. Lock order: Stream's owner's locks (the caller of Send) before
+// conn.wmu before conn.mu; conn.qmu and body.mu are leaves.
 //
 // # Caveats
 //

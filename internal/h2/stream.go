@@ -125,7 +125,8 @@ func (errNoWindow) Error() string { return "h2: no send window" }
 // flush writes st.pending as DATA frames, with END_STREAM after the last
 // byte if end. Non-blocking, it writes what the windows and the socket
 // take now and returns errStalled if some is left (pending, or in the
-// connection's rest: at most maxNonblockingWrite bytes are copied there);
+// connection's rest: at most maxNonblockingWrite bytes are copied there;
+// over TLS it copies into the write queue, and stalls when that is full);
 // otherwise it waits for windows and the socket, until the stream's
 // deadline if Bound set one.
 func (st *Stream) flush(end, nonblocking bool) error {
@@ -158,28 +159,32 @@ func (st *Stream) flush(end, nonblocking bool) error {
 }
 
 // maxNonblockingWrite bounds what one non-blocking write frames of
-// pending. What the socket does not take of a write is copied (the
-// connection's rest, or over TLS the record the Gatherer keeps); the
-// rest of pending stays in the caller's pieces, in place. Unbounded, a
-// large send to a client that does not read was copied whole (32 MiB
-// for a 32 MiB send). A socket that takes everything takes it in writes
-// of this size: a few syscalls per MiB.
+// pending, and over TLS what one write frames. What the socket does not
+// take of a write is copied (the connection's rest; over TLS every write
+// is copied into the write queue); the rest of pending stays in the
+// caller's pieces, in place. Unbounded, a large send to a client that
+// does not read was copied whole (32 MiB for a 32 MiB send). A socket
+// that takes everything takes it in writes of this size: a few syscalls
+// per MiB.
 const maxNonblockingWrite = 256 << 10
 
 // writeSome writes, under wmu, what the windows allow of pending (at
-// most maxNonblockingWrite bytes if nonblocking).
+// most maxNonblockingWrite bytes if nonblocking or over TLS).
 func (st *Stream) writeSome(end, nonblocking bool) error {
 	c := st.c
 	if c.werr != nil {
 		return c.werr
 	}
-	if nonblocking && (len(c.rest) > 0 || c.gather != nil && c.gather.Stalled()) {
+	switch {
+	case !nonblocking:
+	case len(c.rest) > 0:
 		// The socket did not take the last write: try that alone, so that
-		// a stalled connection's rest does not grow with every send (and,
-		// over TLS, so that writeGathered does not leave this one unwritten).
+		// a stalled connection's rest does not grow with every send.
 		if err := st.commit(nil, true); err != nil {
 			return err
 		}
+	case c.raw == nil && c.queueFull():
+		return errStalled // the socket does not take the queue: pending waits
 	}
 	total := buffersLen(st.pending)
 	c.mu.Lock()
@@ -188,7 +193,7 @@ func (st *Stream) writeSome(end, nonblocking bool) error {
 		return ErrStreamClosed
 	}
 	allow := min(int64(total), st.sendWin, c.sendWin)
-	if nonblocking {
+	if nonblocking || c.raw == nil { // the queue copies: a bounded piece at a time
 		allow = min(allow, maxNonblockingWrite)
 	}
 	if total > 0 && allow <= 0 {

@@ -13,9 +13,9 @@ import (
 // senders write its events as DATA frames, the frame headers and the
 // cache's shared bytes in one writev on a cleartext connection. The
 // connection's one reader ends the watch when the client resets the
-// stream or the connection ends. Over TLS a send is one tls.Conn.Write
-// whose records the socketConn under it gathers (the connection's
-// h2.Gatherer, watch_tls.go) and writes without waiting.
+// stream or the connection ends. Over TLS a send's frames are copied into
+// the connection's write queue, which a flusher writes with the frames of
+// the other streams' sends queued meanwhile, in one tls.Conn.Write.
 
 // streamSink is what a detached watch writes through: an HTTP/1.1
 // connection or a WebSocket (connSink), or an HTTP/2 stream (h2Sink). Whoever serves the

@@ -6,7 +6,6 @@ import (
 	"net"
 	"sync"
 
-	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/sockwrite"
 )
 
@@ -118,11 +117,6 @@ func (c *socketConn) gather(b []byte) {
 	}
 	clear(c.vec)
 }
-
-// Gather, Flush and Stalled make a socketConn an h2.Gatherer: HTTP/2
-// connections over TLS (internal/h2) write their detached streams' sends
-// through it as the HTTP/1.1 sink (connSink) does.
-var _ h2.Gatherer = (*socketConn)(nil)
 
 // Gather switches Write to gathering (writing what the socket takes at
 // once, keeping the rest pending, never failing), or back.
