@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Set is a set of field paths, kept as a tree whose edges are path
@@ -158,13 +159,20 @@ func (s *Set) childrenOrNil() map[string]*Set {
 func (s *Set) dotted() bool { return s != nil && s.member && len(s.children) > 0 }
 
 // ParseFieldsV1 reads a set from kube's FieldsV1 JSON form.
-func ParseFieldsV1(v any) (*Set, error) {
+func ParseFieldsV1(v any) (*Set, error) { return parseFieldsV1(v, false) }
+
+// parseFieldsV1 is ParseFieldsV1; with utf8Keys, a key that is not valid
+// UTF-8 is an error too.
+func parseFieldsV1(v any, utf8Keys bool) (*Set, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("fieldsV1 must be an object, not %T", v)
 	}
 	s := &Set{member: len(m) == 0}
 	for pe, c := range m {
+		if utf8Keys && !utf8.ValidString(pe) {
+			return nil, fmt.Errorf("path element %q is not valid UTF-8", pe)
+		}
 		if pe == "." {
 			s.member = true
 			continue
@@ -172,11 +180,13 @@ func ParseFieldsV1(v any) (*Set, error) {
 		if err := checkPathElement(pe); err != nil {
 			return nil, err
 		}
-		child, err := ParseFieldsV1(c)
+		child, err := parseFieldsV1(c, utf8Keys)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pe, err)
 		}
-		s.ensure(pe)
+		if s.children == nil {
+			s.children = make(map[string]*Set, len(m))
+		}
 		s.children[pe] = child
 	}
 	return s, nil

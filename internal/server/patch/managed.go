@@ -106,27 +106,16 @@ func decodePlainEntries(v any) (out []*entry, ok bool) {
 			}
 			*field = str
 		}
-		if (e.operation != OperationApply && e.operation != OperationUpdate) || fieldsType != "FieldsV1" || !validKeys(m["fieldsV1"]) {
+		if (e.operation != OperationApply && e.operation != OperationUpdate) || fieldsType != "FieldsV1" {
 			return nil, false
 		}
 		var err error
-		if e.set, err = ParseFieldsV1(m["fieldsV1"]); err != nil {
+		if e.set, err = parseFieldsV1(m["fieldsV1"], true); err != nil {
 			return nil, false
 		}
 		out = append(out, e)
 	}
 	return out, true
-}
-
-// validKeys reports whether the keys of v's maps are valid UTF-8.
-func validKeys(v any) bool {
-	m, _ := v.(map[string]any)
-	for k, c := range m {
-		if !utf8.ValidString(k) || !validKeys(c) {
-			return false
-		}
-	}
-	return true
 }
 
 // decodeEntriesJSON is decodeEntries through encoding/json: its matching
