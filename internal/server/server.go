@@ -130,7 +130,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
-	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics) // last: nothing after it fails
+	wc := cfg.WatchCache
+	wc.WakePolled = s.streams.wakeAll
+	s.caches = newCaches(cfg.Storage, s.catalog, wc, s.metrics) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()

@@ -129,7 +129,7 @@ func (q *request) watch() {
 	var d *detachedWatch
 	if q.canDetach() {
 		d = newDetachedWatch(q.s)
-		wr.opts.Wake = d.wake
+		wr.opts.Waker = d
 	}
 	w, err := q.startWatch(wr, deadline)
 	if errors.Is(err, errRedefined) {

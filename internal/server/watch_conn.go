@@ -132,8 +132,8 @@ type detachedWatch struct {
 // it is started once the connection is hijacked.
 func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
 
-// wake is the watcher's Wake: it runs under the cache's locks.
-func (d *detachedWatch) wake() {
+// Wake is the watcher's (watchcache.Waker): it runs under the cache's locks.
+func (d *detachedWatch) Wake() {
 	d.mu.Lock()
 	d.wakeLocked()
 	d.mu.Unlock()
@@ -153,6 +153,27 @@ func (d *detachedWatch) wakeLocked() {
 		default:
 		}
 	}
+}
+
+// serveQueued serves d, taken from the pool's queue, on a sender.
+func (d *detachedWatch) serveQueued() {
+	d.mu.Lock()
+	d.state, d.again = running, false
+	d.mu.Unlock()
+	d.afterServe(d.serve(true))
+}
+
+// serveWoken wakes d, on a sender (wakeAll), serving it at once if idle.
+func (d *detachedWatch) serveWoken() {
+	d.mu.Lock()
+	if d.state != idle {
+		d.wakeLocked()
+		d.mu.Unlock()
+		return
+	}
+	d.state = running
+	d.mu.Unlock()
+	d.afterServe(d.serve(true))
 }
 
 // end makes the watch end, for reason, when next served.
@@ -190,7 +211,7 @@ func (d *detachedWatch) every(period time.Duration, tick func()) *time.Timer {
 }
 
 // detach hijacks the connection (or detaches the HTTP/2 stream) and starts
-// streaming watch w on it, whose options carried d.wake; the handler may
+// streaming watch w on it, whose options carried d as their Waker; the handler may
 // then return.
 func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) {
 	sink, err := q.openDetached(enc, d, wr.ws)

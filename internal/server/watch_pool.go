@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"sync"
+
+	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // detachedStreams owns the detached watches (watch_conn.go), their
@@ -89,6 +91,24 @@ func (ds *detachedStreams) close() {
 	}
 }
 
+// wakeAll is the caches' WakePolled: a batch of events wakes every
+// detached watch of its resource. The senders share them out, a slice of
+// senderTake at a time, and each wakes and serves its own: the watches'
+// state is then touched by the goroutine that sends, not first by the
+// cache's. It runs under the cache's lock.
+func (ds *detachedStreams) wakeAll(ws []watchcache.Waker) {
+	ds.mu.Lock()
+	pool := ds.pool
+	ds.mu.Unlock()
+	if pool == nil { // no watch has started: none can be idle
+		for _, w := range ws {
+			w.Wake()
+		}
+		return
+	}
+	pool.pushAll(ws)
+}
+
 // senderPool is a few goroutines serving the detached watches that have
 // something pending, in the order they became ready. A watch is queued at
 // most once (detachedWatch.state), so a sender that reaches it takes all
@@ -100,10 +120,20 @@ type senderPool struct {
 	mu sync.Mutex // a leaf
 	// guarded by mu:
 	cond   *sync.Cond
-	queue  []*detachedWatch
+	queue  []sendTask
 	head   int // queue[head:] are waiting
 	closed bool
 }
+
+// sendTask is one ready watch, or a share of the watches a batch of events
+// may concern (wakeAll).
+type sendTask struct {
+	d     *detachedWatch
+	wakes []watchcache.Waker
+}
+
+// size is the watches t serves.
+func (t sendTask) size() int { return max(1, len(t.wakes)) }
 
 func newSenderPool(n int) *senderPool {
 	p := &senderPool{}
@@ -116,9 +146,19 @@ func newSenderPool(n int) *senderPool {
 
 func (p *senderPool) push(d *detachedWatch) {
 	p.mu.Lock()
-	p.queue = append(p.queue, d)
+	p.queue = append(p.queue, sendTask{d: d})
 	p.mu.Unlock()
 	p.cond.Signal()
+}
+
+// pushAll queues ws to be woken, in shares of senderTake.
+func (p *senderPool) pushAll(ws []watchcache.Waker) {
+	p.mu.Lock()
+	for i := 0; i < len(ws); i += senderTake {
+		p.queue = append(p.queue, sendTask{wakes: ws[i:min(len(ws), i+senderTake)]})
+	}
+	p.mu.Unlock()
+	p.cond.Broadcast()
 }
 
 // senderTake is how many ready watches a sender takes at once: fewer
@@ -126,15 +166,19 @@ func (p *senderPool) push(d *detachedWatch) {
 // other senders.
 const senderTake = 32
 
-// take waits for ready watches and appends up to senderTake of them to
-// buf; it returns buf empty once the pool is closed.
-func (p *senderPool) take(buf []*detachedWatch) []*detachedWatch {
+// take waits for tasks and appends to buf those serving up to senderTake
+// watches (one at least); it returns buf empty once the pool is closed.
+func (p *senderPool) take(buf []sendTask) []sendTask {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.head == len(p.queue) && !p.closed {
 		p.cond.Wait()
 	}
-	end := min(len(p.queue), p.head+senderTake)
+	end, n := p.head, 0
+	for end < len(p.queue) && n < senderTake {
+		n += p.queue[end].size()
+		end++
+	}
 	buf = append(buf, p.queue[p.head:end]...)
 	clear(p.queue[p.head:end])
 	p.head = end
@@ -147,17 +191,19 @@ func (p *senderPool) take(buf []*detachedWatch) []*detachedWatch {
 }
 
 func (p *senderPool) run() {
-	var batch []*detachedWatch
+	var batch []sendTask
 	for {
 		batch = p.take(batch[:0])
 		if len(batch) == 0 {
 			return
 		}
-		for _, d := range batch {
-			d.mu.Lock()
-			d.state, d.again = running, false
-			d.mu.Unlock()
-			d.afterServe(d.serve(true))
+		for _, t := range batch {
+			if t.d != nil {
+				t.d.serveQueued()
+			}
+			for _, w := range t.wakes {
+				w.(*detachedWatch).serveWoken()
+			}
 		}
 		clear(batch)
 	}

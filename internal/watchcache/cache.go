@@ -35,6 +35,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer is told what the cache does, for metrics; nil means nothing is.
 	Observer Observer
+	// WakePolled, if set, is given the Wakers of every polled watcher
+	// after each batch of events, instead of each being woken, so that a
+	// pool can share them out. It runs under the cache's lock and must not
+	// block; the slice is never changed afterwards, so it may be kept.
+	WakePolled func([]Waker)
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps
@@ -86,8 +91,10 @@ type Cache struct {
 	ringStart int64 // the ring holds every event with a revision > ringStart
 	rev       int64 // the cache reflects the store up to rev
 	ready     bool
-	watchers  map[*Watcher]struct{}
-	fresh     chan struct{} // closed and replaced whenever rev advances
+	fed       map[*Watcher]struct{} // watchers the dispatcher queues events on
+	polled    map[*Watcher]struct{} // watchers that take events from the ring
+	wakers    []Waker               // the polled watchers' Wakers; nil when stale
+	fresh     chan struct{}         // closed and replaced whenever rev advances
 
 	progressc chan struct{} // asks the run loop for a progress check
 	readyc    chan struct{} // closed once the first list is loaded
@@ -100,7 +107,8 @@ func New(cfg Config) *Cache {
 	cfg.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{}, watchers: map[*Watcher]struct{}{},
+		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{},
+		fed: map[*Watcher]struct{}{}, polled: map[*Watcher]struct{}{},
 		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
 	}
 	c.wg.Go(func() { c.run(ctx) })
@@ -113,10 +121,8 @@ func (c *Cache) Close() {
 	c.wg.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for w := range c.watchers {
-		w.end(errClosed)
-	}
-	c.watchers = map[*Watcher]struct{}{}
+	c.eachWatcher(func(w *Watcher) { w.end(errClosed) })
+	c.fed, c.polled, c.wakers = map[*Watcher]struct{}{}, map[*Watcher]struct{}{}, nil
 	c.cfg.Observer.Watchers(0)
 }
 
@@ -193,9 +199,7 @@ func (c *Cache) list(ctx context.Context) error {
 	defer c.mu.Unlock()
 	c.objects, c.sorted = objects, nil
 	c.ring, c.ringStart = nil, rev
-	for w := range c.watchers {
-		w.park() // they catch up from the store's history, or get 410
-	}
+	c.eachWatcher((*Watcher).park) // they catch up from the store's history, or get 410
 	c.advance(rev)
 	c.cfg.Observer.Applied(0, c.rev, len(c.objects))
 	if !c.ready {

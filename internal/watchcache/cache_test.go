@@ -114,29 +114,76 @@ func read(t *testing.T, w *Watcher, n int) ([]storagetest.Record, []Item) {
 	var recs []storagetest.Record
 	var items []Item
 	for len(recs) < n {
-		got, err := w.Next(ctx, nil)
+		got, err := next(ctx, w)
 		if err != nil {
 			t.Fatalf("after %d of %d items: %v", len(recs), n, err)
 		}
 		for _, it := range got {
 			items = append(items, it)
-			if it.Type == api.Bookmark {
-				continue
+			if it.Type != api.Bookmark {
+				recs = append(recs, record(t, it))
 			}
-			obj, err := api.ParseObject(it.Object)
-			if err != nil {
-				t.Fatalf("item %v: %v", it.Type, err)
-			}
-			if obj.ResourceVersion() != strconv.FormatInt(it.Rev, 10) {
-				t.Fatalf("item at %d carries resourceVersion %s", it.Rev, obj.ResourceVersion())
-			}
-			recs = append(recs, storagetest.Record{Type: it.Type, Key: obj.Namespace() + "/" + obj.Name(), Revision: it.Rev})
 		}
 	}
 	if len(recs) > n {
 		t.Fatalf("wanted %d items, got %d: %v", n, len(recs), recs)
 	}
 	return recs, items
+}
+
+// record is what the validators compare of an object's item.
+func record(t *testing.T, it Item) storagetest.Record {
+	t.Helper()
+	obj, err := api.ParseObject(it.Object)
+	if err != nil {
+		t.Fatalf("item %v: %v", it.Type, err)
+	}
+	if obj.ResourceVersion() != strconv.FormatInt(it.Rev, 10) {
+		t.Fatalf("item at %d carries resourceVersion %s", it.Rev, obj.ResourceVersion())
+	}
+	return storagetest.Record{Type: it.Type, Key: obj.Namespace() + "/" + obj.Name(), Revision: it.Rev}
+}
+
+// next is Next, for a polled watcher too: it waits for its chanWaker.
+func next(ctx context.Context, w *Watcher) ([]Item, error) {
+	wk, ok := w.waker.(chanWaker)
+	if !ok {
+		return w.Next(ctx, nil)
+	}
+	for {
+		if items, err := w.Pending(ctx, nil); err != nil || len(items) > 0 {
+			return items, err
+		}
+		select {
+		case <-wk:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// chanWaker is a polled watcher's Waker: it signals the test reading it.
+type chanWaker chan struct{}
+
+func (c chanWaker) Wake() {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// watchModes runs a test with watchers fed by the dispatcher and with
+// polled watchers (WatchOptions.Waker), through the watch function given.
+func watchModes(t *testing.T, test func(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher)) {
+	t.Run("fed", func(t *testing.T) { test(t, watch) })
+	t.Run("polled", func(t *testing.T) { test(t, watchPolled) })
+}
+
+// watchPolled starts a polled watcher.
+func watchPolled(t *testing.T, c *Cache, opts WatchOptions) *Watcher {
+	t.Helper()
+	opts.Waker = make(chanWaker, 1)
+	return watch(t, c, opts)
 }
 
 func watch(t *testing.T, c *Cache, opts WatchOptions) *Watcher {
@@ -149,7 +196,9 @@ func watch(t *testing.T, c *Cache, opts WatchOptions) *Watcher {
 	return w
 }
 
-func TestWatchFromEveryRevision(t *testing.T) {
+func TestWatchFromEveryRevision(t *testing.T) { watchModes(t, testWatchFromEveryRevision) }
+
+func testWatchFromEveryRevision(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
 	s := memory.New()
 	defer s.Close()
 	c := newCache(t, s, Config{})
@@ -173,22 +222,31 @@ func TestWatchFromEveryRevision(t *testing.T) {
 }
 
 func TestSlowWatcherIsParkedNotDropped(t *testing.T) {
+	watchModes(t, testSlowWatcherIsParkedNotDropped)
+}
+
+func testSlowWatcherIsParkedNotDropped(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
 	s := memory.New()
 	defer s.Close()
 	obs := &countingObserver{}
 	c := newCache(t, s, Config{WatcherBufferBytes: 2048, RingMaxEvents: 50, RingMinEvents: 10, Observer: obs})
 	wr := newWriter(t, s)
-	slow := watch(t, c, WatchOptions{InitialEvents: true}) // fed by the dispatcher from the start
+	slow := watch(t, c, WatchOptions{InitialEvents: true}) // level with the cache from the start
 	fast := watch(t, c, WatchOptions{From: 0})
-	done := make(chan []storagetest.Record)
+	done := make(chan []storagetest.Record, 1)
 	go func() {
+		defer close(done) // also when read fails the test (Goexit)
 		recs, _ := read(t, fast, 500)
 		done <- recs
 	}()
 	for i := range 500 {
 		wr.put("ns", fmt.Sprint("k", i), nil)
 	}
-	if err := storagetest.ValidateWatch(wr.history, 0, <-done, true); err != nil {
+	recs, ok := <-done
+	if !ok {
+		t.FailNow()
+	}
+	if err := storagetest.ValidateWatch(wr.history, 0, recs, true); err != nil {
 		t.Fatalf("fast watcher: %v", err)
 	}
 	// slow read nothing while 500 events passed through a ring of 50 and a
@@ -349,7 +407,9 @@ func TestTooOldResourceVersionIsGone(t *testing.T) {
 	}
 }
 
-func TestSelectorTransitions(t *testing.T) {
+func TestSelectorTransitions(t *testing.T) { watchModes(t, testSelectorTransitions) }
+
+func testSelectorTransitions(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
 	s := memory.New()
 	defer s.Close()
 	c := newCache(t, s, Config{})
@@ -488,5 +548,97 @@ func TestObjectDecodedOnDemand(t *testing.T) {
 				t.Errorf("a change to one call's tree shows in the next: name %q", again.Name())
 			}
 		})
+	}
+}
+
+// TestWakePolled: each batch of events hands the Wakers of the polled
+// watchers, and only theirs, to Config.WakePolled; a stopped watcher's is
+// left out; the polled watchers then take the events from the ring.
+func TestWakePolled(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	woken := make(chan []Waker, 16)
+	c := newCache(t, s, Config{WakePolled: func(ws []Waker) { woken <- ws }})
+	wr := newWriter(t, s)
+	fed := watch(t, c, WatchOptions{InitialEvents: true})
+	p1 := watchPolled(t, c, WatchOptions{InitialEvents: true})
+	p2 := watchPolled(t, c, WatchOptions{InitialEvents: true})
+	wakeSet := func() map[Waker]bool {
+		t.Helper()
+		select {
+		case ws := <-woken:
+			set := map[Waker]bool{}
+			for _, w := range ws {
+				set[w] = true
+			}
+			return set
+		case <-time.After(10 * time.Second):
+			t.Fatal("WakePolled not called")
+			return nil
+		}
+	}
+	wr.put("ns", "a", nil)
+	if got := wakeSet(); len(got) != 2 || !got[p1.waker] || !got[p2.waker] {
+		t.Fatalf("first batch woke %v, want the two polled watchers", got)
+	}
+	p1.Stop()
+	wr.put("ns", "b", nil)
+	if got := wakeSet(); len(got) != 1 || !got[p2.waker] {
+		t.Fatalf("after a Stop, a batch woke %v, want the remaining polled watcher", got)
+	}
+	for _, w := range []*Watcher{fed, p2} {
+		got, _ := read(t, w, 2)
+		if err := storagetest.ValidateWatch(wr.history, 0, got, true); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// TestPolledWatcherTakesItsBudgetAtATime: a polled watcher takes from the
+// ring at most its budget per Pending, and is woken to take the rest.
+func TestPolledWatcherTakesItsBudgetAtATime(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	c := newCache(t, s, Config{WatcherBufferBytes: 300})
+	wr := newWriter(t, s)
+	w := watchPolled(t, c, WatchOptions{InitialEvents: true})
+	for i := range 10 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	waitRev(t, c, wr.history[len(wr.history)-1].Revision)
+	wk := w.waker.(chanWaker)
+	select { // drop the wake-ups of the writes
+	case <-wk:
+	default:
+	}
+	first, err := w.Pending(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || len(first) >= 10 {
+		t.Fatalf("the first Pending took %d of 10 events with a 300-byte budget", len(first))
+	}
+	select {
+	case <-wk:
+	default:
+		t.Fatal("a polled watcher with more in the ring than its budget was not woken")
+	}
+	got, _ := read(t, w, 10-len(first))
+	var recs []storagetest.Record
+	for _, it := range first {
+		recs = append(recs, record(t, it))
+	}
+	if err := storagetest.ValidateWatch(wr.history, 0, append(recs, got...), true); err != nil {
+		t.Error(err)
+	}
+}
+
+// waitRev waits until c reflects rev.
+func waitRev(t *testing.T, c *Cache, rev int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitFresh(ctx, rev); err != nil {
+		t.Fatal(err)
 	}
 }

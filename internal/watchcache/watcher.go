@@ -25,12 +25,18 @@ type WatchOptions struct {
 	// InitialEventsEnd, with InitialEvents, sends a BOOKMARK annotated
 	// k8s.io/initial-events-end after the initial events.
 	InitialEventsEnd bool
-	// Wake, if set, is called instead of signalling Ready when Pending may
-	// have something, so that a pool of senders can serve many watchers
-	// without a goroutine each. It runs under the cache's locks: it must
-	// not block or call the cache.
-	Wake func()
+	// Waker, if set, makes the watcher polled, for a pool of senders that
+	// serves many watchers without a goroutine each: the dispatcher does
+	// not queue events for it, and its Pending takes them from the ring.
+	// Waker.Wake is called instead of signalling Ready when Pending may
+	// have something (and after each batch of events through
+	// Config.WakePolled, if set).
+	Waker Waker
 }
+
+// Waker is told that a polled watcher's Pending may have something. Wake
+// runs under the cache's locks: it must not block or call the cache.
+type Waker interface{ Wake() }
 
 // Watcher is one watch on the cache. Its reader calls Next; the cache's
 // dispatcher appends to its queue without ever blocking.
@@ -40,7 +46,7 @@ type Watcher struct {
 	budget int // bytes of queued objects allowed before parking
 
 	notify chan struct{} // one pending wake-up for the reader
-	wakeFn func()        // WatchOptions.Wake, replacing notify
+	waker  Waker         // WatchOptions.Waker, replacing notify: polled
 
 	mu sync.Mutex // taken after c.mu when both are held
 	// guarded by mu:
@@ -60,8 +66,8 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 	if err := c.WaitReady(ctx); err != nil {
 		return nil, err
 	}
-	w := &Watcher{c: c, filter: opts.Filter.interned(), budget: c.cfg.WatcherBufferBytes, wakeFn: opts.Wake}
-	if w.wakeFn == nil {
+	w := &Watcher{c: c, filter: opts.Filter.interned(), budget: c.cfg.WatcherBufferBytes, waker: opts.Waker}
+	if w.waker == nil {
 		w.notify = make(chan struct{}, 1)
 	}
 	c.mu.Lock()
@@ -80,8 +86,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		w.pos = opts.From
 		w.parked = true // it catches up from the ring (or the store) first
 	}
-	c.watchers[w] = struct{}{}
-	c.cfg.Observer.Watchers(len(c.watchers))
+	c.register(w)
 	w.wake()
 	return w, nil
 }
@@ -101,17 +106,42 @@ func (c *Cache) sortedLocked() []*Object {
 	return c.sorted
 }
 
+// register adds w to the watchers. mu held for writing.
+func (c *Cache) register(w *Watcher) {
+	if w.waker != nil {
+		c.polled[w] = struct{}{}
+		c.wakers = nil
+	} else {
+		c.fed[w] = struct{}{}
+	}
+	c.cfg.Observer.Watchers(len(c.fed) + len(c.polled))
+}
+
 // Stop ends the watcher and releases it.
 func (w *Watcher) Stop() {
-	w.c.mu.Lock()
-	delete(w.c.watchers, w)
-	w.c.cfg.Observer.Watchers(len(w.c.watchers))
-	w.c.mu.Unlock()
+	c := w.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.polled[w]; ok {
+		delete(c.polled, w)
+		c.wakers = nil
+	}
+	delete(c.fed, w)
+	c.cfg.Observer.Watchers(len(c.fed) + len(c.polled))
+}
+
+// eachWatcher calls f for every watcher, fed or polled. mu held.
+func (c *Cache) eachWatcher(f func(*Watcher)) {
+	for _, set := range []map[*Watcher]struct{}{c.fed, c.polled} {
+		for w := range set {
+			f(w)
+		}
+	}
 }
 
 func (w *Watcher) wake() {
-	if w.wakeFn != nil {
-		w.wakeFn()
+	if w.waker != nil {
+		w.waker.Wake()
 		return
 	}
 	select {
@@ -140,9 +170,17 @@ func (w *Watcher) end(err error) {
 
 // dispatch queues events, in order, on every watcher fed by the
 // dispatcher: one turn of each watcher's lock and at most one wake-up per
-// batch. c.mu held for writing.
+// batch; then it wakes the polled watchers, which take the events from the
+// ring themselves. c.mu held for writing.
 func (c *Cache) dispatch(events []*Event) {
-	for w := range c.watchers {
+	c.feed(events)
+	c.wakePolled()
+}
+
+// feed queues events on the fed watchers that are not parked. c.mu held
+// for writing.
+func (c *Cache) feed(events []*Event) {
+	for w := range c.fed {
 		w.lock()
 		woken := false // a watcher the events do not concern is not woken
 		for _, e := range events {
@@ -171,10 +209,33 @@ func (c *Cache) dispatch(events []*Event) {
 	}
 }
 
-// dispatchProgress moves every fed watcher to the cache's revision. c.mu
-// held for writing.
+// wakePolled wakes every polled watcher, at once through
+// Config.WakePolled if set: the ring has events they may not have taken.
+// c.mu held for writing.
+func (c *Cache) wakePolled() {
+	if len(c.polled) == 0 {
+		return
+	}
+	if c.wakers == nil {
+		c.wakers = make([]Waker, 0, len(c.polled))
+		for w := range c.polled {
+			c.wakers = append(c.wakers, w.waker)
+		}
+	}
+	if c.cfg.WakePolled != nil {
+		c.cfg.WakePolled(c.wakers)
+		return
+	}
+	for _, wk := range c.wakers {
+		wk.Wake()
+	}
+}
+
+// dispatchProgress moves every fed watcher to the cache's revision (a
+// polled one moves when it next takes from the ring). c.mu held for
+// writing.
 func (c *Cache) dispatchProgress() {
-	for w := range c.watchers {
+	for w := range c.fed {
 		w.lock()
 		if !w.parked && c.rev > w.pos {
 			w.pos = c.rev
@@ -204,9 +265,20 @@ func (w *Watcher) Next(ctx context.Context, buf []Item) ([]Item, error) {
 func (w *Watcher) Ready() <-chan struct{} { return w.notify }
 
 // Pending returns every pending item (appended to buf) without waiting, or
-// the error that ends the stream. A parked watcher catches up here, in the
-// reader's goroutine, a bounded step at a time.
+// the error that ends the stream. A polled watcher takes its events from
+// the ring here; a parked watcher catches up here, in the reader's
+// goroutine, a bounded step at a time (CatchingUp says when that may read
+// the store).
 func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
+	if w.waker != nil {
+		more, parked := w.poll()
+		if more || parked {
+			w.wake() // to take the rest, or to catch up where it may wait
+		}
+		if parked {
+			return buf, nil
+		}
+	}
 	w.lock()
 	if len(w.queue) > 0 {
 		buf = append(buf, w.queue...)
@@ -260,21 +332,53 @@ func (w *Watcher) catchUp(ctx context.Context) error {
 		return w.replayStore(ctx, start)
 	}
 	defer c.mu.RUnlock()
-	i, _ := slices.BinarySearchFunc(c.ring, w.pos+1, func(r ringEntry, rev int64) int { return cmp.Compare(r.ev.Rev, rev) })
 	w.lock()
 	defer w.unlock()
-	for ; i < len(c.ring) && w.queued < w.budget; i++ {
-		w.offer(c.ring[i].ev)
-	}
-	if i == len(c.ring) {
-		w.parked = false // level with the cache: the dispatcher feeds it now
-		w.pos = max(w.pos, c.rev)
+	if w.fromRing() {
+		w.parked = false // level with the cache: the dispatcher feeds it now (or it polls)
 		if w.behind {
 			w.behind = false
 			c.cfg.Observer.CaughtUp()
 		}
 	}
 	return nil
+}
+
+// poll queues a polled watcher's events from the ring, up to its budget,
+// unless it has a queue, an error or is parked; more says the ring holds
+// more for it. One whose position the ring no longer holds is parked
+// instead: it catches up from the store's history, which may wait.
+func (w *Watcher) poll() (more, parked bool) {
+	c := w.c
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	w.lock()
+	defer w.unlock()
+	if len(w.queue) > 0 || w.parked || w.err != nil {
+		return false, false
+	}
+	if w.pos < c.ringStart {
+		w.parked, w.behind = true, true
+		c.cfg.Observer.Parked()
+		return false, true
+	}
+	return !w.fromRing(), false
+}
+
+// fromRing queues the ring's events after pos, up to the budget, and
+// reports whether it reached the ring's end (pos is then the cache's
+// revision). c.mu held for reading, w locked, pos >= c.ringStart.
+func (w *Watcher) fromRing() bool {
+	c := w.c
+	i, _ := slices.BinarySearchFunc(c.ring, w.pos+1, func(r ringEntry, rev int64) int { return cmp.Compare(r.ev.Rev, rev) })
+	for ; i < len(c.ring) && w.queued < w.budget; i++ {
+		w.offer(c.ring[i].ev)
+	}
+	if i < len(c.ring) {
+		return false
+	}
+	w.pos = max(w.pos, c.rev)
+	return true
 }
 
 // offer queues e if the filter sees it. w locked.
