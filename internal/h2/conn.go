@@ -155,6 +155,7 @@ type conn struct {
 	mu sync.Mutex // a leaf but for body.mu
 	// guarded by mu:
 	streams     map[uint32]*Stream
+	open        int   // the streams that count against MaxConcurrentStreams (Stream.openLocked)
 	sendWin     int64 // connection send window
 	peerWin     int64 // the client's INITIAL_WINDOW_SIZE
 	peerFrame   int   // the client's MAX_FRAME_SIZE
@@ -315,24 +316,31 @@ func (c *conn) clearReadDeadline() error {
 // (maxClosedRunning) are closed with their handlers still running. A
 // stream is open until both sides have ended it or one has reset it (RFC
 // 9113 5.1), not until its handler returns: a client that opens its next
-// stream as soon as it sees the end of the last is not refused. The
-// count is taken only at the limit.
+// stream as soon as it sees the end of the last is not refused. The open
+// streams are counted as their ends are set (Stream.closeLocked), not
+// walked: a client at the limit made every HEADERS walk them all.
 func (c *conn) refuseLocked() bool {
 	limit := int(c.srv.maxStreams())
-	n := len(c.streams)
-	switch {
-	case c.goingAway || n >= limit+maxClosedRunning(limit):
-		return true
-	case n < limit:
-		return false
+	if checkOpen {
+		c.checkOpenLocked()
 	}
+	return c.goingAway || len(c.streams) >= limit+maxClosedRunning(limit) || c.open >= limit
+}
+
+// checkOpen makes refuseLocked check c.open against a walk of the streams
+// (tests set it).
+var checkOpen = false
+
+func (c *conn) checkOpenLocked() {
 	open := 0
 	for _, st := range c.streams {
-		if !st.ended && !(st.sentEnd && st.remoteDone) {
+		if st.openLocked() {
 			open++
 		}
 	}
-	return open >= limit
+	if open != c.open {
+		panic(fmt.Sprintf("h2: %d streams open, counted %d", open, c.open))
+	}
 }
 
 // maxClosedRunning bounds a connection's streams that are closed while

@@ -47,6 +47,9 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.mu.Lock()
 	c.streams[id] = st
+	if st.openLocked() {
+		c.open++
+	}
 	first := len(c.streams) == 1
 	c.mu.Unlock()
 	if first {
@@ -66,7 +69,7 @@ func (c *conn) onTrailers(f *http2.MetaHeadersFrame) error {
 	st := c.streams[f.StreamID]
 	open := st != nil && !st.remoteDone && !st.ended
 	if open {
-		st.remoteDone = true
+		st.closeLocked(&st.remoteDone)
 	}
 	c.mu.Unlock()
 	switch {
@@ -278,7 +281,7 @@ func (c *conn) onData(f *http2.DataFrame) error {
 	}
 	if f.StreamEnded() {
 		c.mu.Lock()
-		st.remoteDone = true
+		st.closeLocked(&st.remoteDone)
 		c.mu.Unlock()
 		if err := st.body.finish(); err != nil {
 			c.resetStream(f.StreamID, protocolError)

@@ -179,7 +179,9 @@ func (st *Stream) writeHeaders(status int, h http.Header, end bool) error {
 		c.mu.Unlock()
 		return ErrStreamClosed
 	}
-	st.sentEnd = end
+	if end {
+		st.closeLocked(&st.sentEnd)
+	}
 	c.mu.Unlock()
 	if err := c.writeHeadersLocked(st.id, status, h, end); err != nil {
 		return err

@@ -56,6 +56,21 @@ func (c *conn) newStream(id uint32, remoteDone bool) *Stream {
 	return st
 }
 
+// openLocked reports whether st counts against MaxConcurrentStreams,
+// under c.mu: until both sides have ended it or one has reset it (RFC
+// 9113 5.1).
+func (st *Stream) openLocked() bool { return !st.ended && !(st.sentEnd && st.remoteDone) }
+
+// closeLocked sets one of st's ends (&st.remoteDone, &st.sentEnd or
+// &st.ended) under c.mu, counting the connection's open streams.
+func (st *Stream) closeLocked(end *bool) {
+	was := st.openLocked()
+	*end = true
+	if was && !st.openLocked() && st.c.streams[st.id] == st {
+		st.c.open--
+	}
+}
+
 // end makes the stream over, for err: its context cancelled, its body's
 // reads failing, a detached stream's owner told (unless the owner ended
 // it: byOwner).
@@ -66,7 +81,7 @@ func (st *Stream) end(err error, byOwner bool) {
 		c.mu.Unlock()
 		return
 	}
-	st.ended = true
+	st.closeLocked(&st.ended)
 	gone := st.gone
 	if byOwner {
 		gone = nil
@@ -212,7 +227,7 @@ func (st *Stream) writeSome(end, nonblocking bool) error {
 	deadline := st.deadline
 	last := end && allow == int64(total)
 	if last {
-		st.sentEnd = true
+		st.closeLocked(&st.sentEnd)
 	}
 	c.mu.Unlock()
 	var vecs net.Buffers // none: only what the connection has left to write
