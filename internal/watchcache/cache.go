@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/listwatch/listwatch/storage"
 )
@@ -35,10 +36,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Observer is told what the cache does, for metrics; nil means nothing is.
 	Observer Observer
-	// WakePolled, if set, is given the Wakers of every polled watcher
-	// after each batch of events, instead of each being woken, so that a
-	// pool can share them out. It runs under the cache's lock and must not
-	// block; the slice is never changed afterwards, so it may be kept.
+	// WakePolled, if set, is given the Wakers of polled watchers that a
+	// batch of events may concern (a namespace's, or those of every
+	// namespace; see WatchOptions.Waker), instead of each being woken, so
+	// that a pool can share them out. It runs under the cache's lock and
+	// must not block; the slice is never changed afterwards, so it may be
+	// kept.
 	WakePolled func([]Waker)
 }
 
@@ -92,9 +95,11 @@ type Cache struct {
 	rev       int64 // the cache reflects the store up to rev
 	ready     bool
 	fed       map[*Watcher]struct{} // watchers the dispatcher queues events on
-	polled    map[*Watcher]struct{} // watchers that take events from the ring
-	wakers    []Waker               // the polled watchers' Wakers; nil when stale
-	fresh     chan struct{}         // closed and replaced whenever rev advances
+	// polled holds the watchers that take events from the ring, by the
+	// namespace they watch (the zero handle: all).
+	polled  map[unique.Handle[string]]*pollGroup
+	npolled int
+	fresh   chan struct{} // closed and replaced whenever rev advances
 
 	progressc chan struct{} // asks the run loop for a progress check
 	readyc    chan struct{} // closed once the first list is loaded
@@ -108,7 +113,7 @@ func New(cfg Config) *Cache {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
 		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{},
-		fed: map[*Watcher]struct{}{}, polled: map[*Watcher]struct{}{},
+		fed: map[*Watcher]struct{}{}, polled: map[unique.Handle[string]]*pollGroup{},
 		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
 	}
 	c.wg.Go(func() { c.run(ctx) })
@@ -122,7 +127,7 @@ func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.eachWatcher(func(w *Watcher) { w.end(errClosed) })
-	c.fed, c.polled, c.wakers = map[*Watcher]struct{}{}, map[*Watcher]struct{}{}, nil
+	c.fed, c.polled, c.npolled = map[*Watcher]struct{}{}, map[unique.Handle[string]]*pollGroup{}, 0
 	c.cfg.Observer.Watchers(0)
 }
 

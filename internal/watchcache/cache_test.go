@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -551,45 +552,56 @@ func TestObjectDecodedOnDemand(t *testing.T) {
 	}
 }
 
-// TestWakePolled: each batch of events hands the Wakers of the polled
-// watchers, and only theirs, to Config.WakePolled; a stopped watcher's is
-// left out; the polled watchers then take the events from the ring.
+// TestWakePolled: each batch of events hands to Config.WakePolled the
+// Wakers of the polled watchers of its namespaces and of all namespaces,
+// and only theirs: not those of other namespaces, not a stopped
+// watcher's, not a watcher's with a selector (fed by the dispatcher).
 func TestWakePolled(t *testing.T) {
 	s := memory.New()
 	defer s.Close()
-	woken := make(chan []Waker, 16)
+	woken := make(chan []Waker, 64)
 	c := newCache(t, s, Config{WakePolled: func(ws []Waker) { woken <- ws }})
 	wr := newWriter(t, s)
-	fed := watch(t, c, WatchOptions{InitialEvents: true})
-	p1 := watchPolled(t, c, WatchOptions{InitialEvents: true})
-	p2 := watchPolled(t, c, WatchOptions{InitialEvents: true})
-	wakeSet := func() map[Waker]bool {
+	sel, _ := selector.ParseLabels("app=web")
+	all := watchPolled(t, c, WatchOptions{InitialEvents: true})
+	inA := watchPolled(t, c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
+	inB := watchPolled(t, c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "b"}})
+	web := watchPolled(t, c, WatchOptions{InitialEvents: true, Filter: Filter{Labels: sel}})
+	wokenBy := func(rev int64) map[Waker]bool {
 		t.Helper()
-		select {
-		case ws := <-woken:
-			set := map[Waker]bool{}
-			for _, w := range ws {
-				set[w] = true
+		waitRev(t, c, rev) // WakePolled runs before the cache's revision moves
+		set := map[Waker]bool{}
+		for {
+			select {
+			case ws := <-woken:
+				for _, w := range ws {
+					set[w] = true
+				}
+			default:
+				return set
 			}
-			return set
-		case <-time.After(10 * time.Second):
-			t.Fatal("WakePolled not called")
-			return nil
 		}
 	}
-	wr.put("ns", "a", nil)
-	if got := wakeSet(); len(got) != 2 || !got[p1.waker] || !got[p2.waker] {
-		t.Fatalf("first batch woke %v, want the two polled watchers", got)
+	want := func(ws ...*Watcher) map[Waker]bool {
+		set := map[Waker]bool{}
+		for _, w := range ws {
+			set[w.waker] = true
+		}
+		return set
 	}
-	p1.Stop()
-	wr.put("ns", "b", nil)
-	if got := wakeSet(); len(got) != 1 || !got[p2.waker] {
-		t.Fatalf("after a Stop, a batch woke %v, want the remaining polled watcher", got)
+	if got := wokenBy(wr.put("a", "x", map[string]string{"app": "web"})); !maps.Equal(got, want(all, inA)) {
+		t.Fatalf("a write in namespace a woke %v, want %v", got, want(all, inA))
 	}
-	for _, w := range []*Watcher{fed, p2} {
-		got, _ := read(t, w, 2)
-		if err := storagetest.ValidateWatch(wr.history, 0, got, true); err != nil {
-			t.Errorf("%v", err)
+	all.Stop()
+	if got := wokenBy(wr.put("b", "y", nil)); !maps.Equal(got, want(inB)) {
+		t.Fatalf("after a Stop, a write in namespace b woke %v, want %v", got, want(inB))
+	}
+	for _, tc := range []struct {
+		w    *Watcher
+		want storagetest.Record
+	}{{inA, wr.history[0]}, {inB, wr.history[1]}, {web, wr.history[0]}} {
+		if got, _ := read(t, tc.w, 1); got[0] != tc.want {
+			t.Errorf("read %v, want %v", got[0], tc.want)
 		}
 	}
 }

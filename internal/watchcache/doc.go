@@ -23,11 +23,13 @@
 // its own goroutine (the reader, in Next) then catches up from the ring or, if
 // the ring no longer holds its position, from the store's history, and
 // rejoins the dispatch once level with the cache. A polled watcher (one
-// with a Waker, served by a pool of senders) is not fed: after each batch
-// the dispatcher only wakes the polled watchers, all at once through
-// Config.WakePolled, and each takes its events from the ring in Pending, on
-// the goroutine that sends them, up to its budget at a time; one whose
-// position the ring no longer holds is parked likewise. Only a watcher that falls
+// with a Waker, served by a pool of senders, and no selector) is not fed:
+// after each batch the dispatcher only wakes the polled watchers of the
+// batch's namespaces and of all namespaces, each group at once through
+// Config.WakePolled, and each watcher takes its events from the ring in
+// Pending, on the goroutine that sends them, up to its budget at a time;
+// one whose position the ring no longer holds is parked likewise. A
+// watcher with a selector stays fed, as most events may not concern it. Only a watcher that falls
 // behind everything the store still holds gets 410 Gone. Selector
 // transitions follow kube-apiserver: an object that starts matching is ADDED,
 // one that stops matching is DELETED (with its previous content at the

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/storage"
@@ -25,12 +26,14 @@ type WatchOptions struct {
 	// InitialEventsEnd, with InitialEvents, sends a BOOKMARK annotated
 	// k8s.io/initial-events-end after the initial events.
 	InitialEventsEnd bool
-	// Waker, if set, makes the watcher polled, for a pool of senders that
-	// serves many watchers without a goroutine each: the dispatcher does
-	// not queue events for it, and its Pending takes them from the ring.
-	// Waker.Wake is called instead of signalling Ready when Pending may
-	// have something (and after each batch of events through
-	// Config.WakePolled, if set).
+	// Waker, if set, is called instead of signalling Ready when Pending
+	// may have something, for a pool of senders that serves many watchers
+	// without a goroutine each. A watcher with a Waker and no label or
+	// field selector is polled: the dispatcher does not queue events for
+	// it but wakes it after each batch that concerns its namespace
+	// (through Config.WakePolled, if set), and its Pending takes them from
+	// the ring. One with selectors, which most events may not concern, is
+	// fed: the dispatcher tests its filter.
 	Waker Waker
 }
 
@@ -46,7 +49,8 @@ type Watcher struct {
 	budget int // bytes of queued objects allowed before parking
 
 	notify chan struct{} // one pending wake-up for the reader
-	waker  Waker         // WatchOptions.Waker, replacing notify: polled
+	waker  Waker         // WatchOptions.Waker, replacing notify
+	polled bool          // set before the watcher is returned: see WatchOptions.Waker
 
 	mu sync.Mutex // taken after c.mu when both are held
 	// guarded by mu:
@@ -106,15 +110,29 @@ func (c *Cache) sortedLocked() []*Object {
 	return c.sorted
 }
 
+// pollGroup is the polled watchers of one namespace, or of all.
+type pollGroup struct {
+	watchers map[*Watcher]struct{}
+	wakers   []Waker // theirs; nil when stale
+	woken    int64   // the revision of the last batch that woke them
+}
+
 // register adds w to the watchers. mu held for writing.
 func (c *Cache) register(w *Watcher) {
-	if w.waker != nil {
-		c.polled[w] = struct{}{}
-		c.wakers = nil
-	} else {
+	w.polled = w.waker != nil && w.filter.Labels.Empty() && w.filter.Fields.Empty()
+	if !w.polled {
 		c.fed[w] = struct{}{}
+	} else {
+		g := c.polled[w.filter.ns]
+		if g == nil {
+			g = &pollGroup{watchers: map[*Watcher]struct{}{}}
+			c.polled[w.filter.ns] = g
+		}
+		g.watchers[w] = struct{}{}
+		g.wakers = nil
+		c.npolled++
 	}
-	c.cfg.Observer.Watchers(len(c.fed) + len(c.polled))
+	c.cfg.Observer.Watchers(len(c.fed) + c.npolled)
 }
 
 // Stop ends the watcher and releases it.
@@ -122,18 +140,27 @@ func (w *Watcher) Stop() {
 	c := w.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.polled[w]; ok {
-		delete(c.polled, w)
-		c.wakers = nil
+	if g := c.polled[w.filter.ns]; w.polled && g != nil {
+		if _, ok := g.watchers[w]; ok {
+			delete(g.watchers, w)
+			g.wakers = nil
+			c.npolled--
+		}
+		if len(g.watchers) == 0 {
+			delete(c.polled, w.filter.ns)
+		}
 	}
 	delete(c.fed, w)
-	c.cfg.Observer.Watchers(len(c.fed) + len(c.polled))
+	c.cfg.Observer.Watchers(len(c.fed) + c.npolled)
 }
 
 // eachWatcher calls f for every watcher, fed or polled. mu held.
 func (c *Cache) eachWatcher(f func(*Watcher)) {
-	for _, set := range []map[*Watcher]struct{}{c.fed, c.polled} {
-		for w := range set {
+	for w := range c.fed {
+		f(w)
+	}
+	for _, g := range c.polled {
+		for w := range g.watchers {
 			f(w)
 		}
 	}
@@ -174,7 +201,7 @@ func (w *Watcher) end(err error) {
 // ring themselves. c.mu held for writing.
 func (c *Cache) dispatch(events []*Event) {
 	c.feed(events)
-	c.wakePolled()
+	c.wakePolled(events)
 }
 
 // feed queues events on the fed watchers that are not parked. c.mu held
@@ -209,24 +236,42 @@ func (c *Cache) feed(events []*Event) {
 	}
 }
 
-// wakePolled wakes every polled watcher, at once through
-// Config.WakePolled if set: the ring has events they may not have taken.
+// wakePolled wakes the polled watchers of every namespace of events, and
+// those of all namespaces: the ring has events they may not have taken.
 // c.mu held for writing.
-func (c *Cache) wakePolled() {
+func (c *Cache) wakePolled(events []*Event) {
 	if len(c.polled) == 0 {
 		return
 	}
-	if c.wakers == nil {
-		c.wakers = make([]Waker, 0, len(c.polled))
-		for w := range c.polled {
-			c.wakers = append(c.wakers, w.waker)
+	rev := events[len(events)-1].Rev
+	c.wakeGroup(c.polled[unique.Handle[string]{}], rev)
+	for _, e := range events {
+		for _, o := range []*Object{e.Cur, e.Prev} {
+			if o != nil {
+				c.wakeGroup(c.polled[o.ns], rev)
+			}
+		}
+	}
+}
+
+// wakeGroup wakes g's watchers (g may be nil) unless the batch at rev
+// has, at once through Config.WakePolled if set. c.mu held for writing.
+func (c *Cache) wakeGroup(g *pollGroup, rev int64) {
+	if g == nil || g.woken == rev {
+		return
+	}
+	g.woken = rev
+	if g.wakers == nil {
+		g.wakers = make([]Waker, 0, len(g.watchers))
+		for w := range g.watchers {
+			g.wakers = append(g.wakers, w.waker)
 		}
 	}
 	if c.cfg.WakePolled != nil {
-		c.cfg.WakePolled(c.wakers)
+		c.cfg.WakePolled(g.wakers)
 		return
 	}
-	for _, wk := range c.wakers {
+	for _, wk := range g.wakers {
 		wk.Wake()
 	}
 }
@@ -270,7 +315,7 @@ func (w *Watcher) Ready() <-chan struct{} { return w.notify }
 // goroutine, a bounded step at a time (CatchingUp says when that may read
 // the store).
 func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
-	if w.waker != nil {
+	if w.polled {
 		more, parked := w.poll()
 		if more || parked {
 			w.wake() // to take the rest, or to catch up where it may wait
