@@ -128,7 +128,8 @@ func (c *conn) appendOutLocked(b []byte) {
 }
 
 // writeOut writes bufs, the flusher's, and gives them back to chunkPool;
-// it returns their length. A write error ends the connection.
+// it returns how many bytes were written. A write error ends the
+// connection.
 func (c *conn) writeOut(bufs []*[]byte) (int64, error) {
 	err := c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	var n int64
@@ -136,7 +137,9 @@ func (c *conn) writeOut(bufs []*[]byte) (int64, error) {
 		if err == nil {
 			_, err = c.nc.Write(*b)
 		}
-		n += int64(len(*b))
+		if err == nil {
+			n += int64(len(*b))
+		}
 		*b = (*b)[:0]
 		chunkPool.Put(b)
 		bufs[i] = nil

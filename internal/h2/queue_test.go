@@ -249,3 +249,22 @@ func TestQueueWriteError(t *testing.T) {
 		t.Error("a send after the connection's write error succeeded")
 	}
 }
+
+// TestQueueWriteErrorFailsWaiters: a write waiting for room in a full
+// queue is woken by the flusher's write error, and fails: 6 MiB more
+// cannot go out on a connection whose writes fail.
+func TestQueueWriteErrorFailsWaiters(t *testing.T) {
+	noLeaks(t)
+	_, g, sts := startDetached(t, 2, func() {})
+	open := sendHeld(t, g, sts[0], make([]byte, 6<<20))
+	if !sts[0].Stalled() {
+		t.Fatal("6 MiB were queued whole while the socket was held")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- sts[1].Send([][]byte{make([]byte, 6<<20)}, false) }()
+	g.fail(errors.New("broken socket"))
+	open()
+	if err := <-errc; err == nil {
+		t.Error("6 MiB were sent on a connection whose writes fail")
+	}
+}
