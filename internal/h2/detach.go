@@ -43,7 +43,9 @@ func (w *responseWriter) Detach(gone func()) (*Stream, error) {
 // what the windows and the socket take at once and leaves the rest
 // (Stalled) for Flush: in the pieces, but for what the socket did not
 // take of the last write (at most 256 KiB), which the connection copies;
-// otherwise it waits, until the deadline Bound sets.
+// over TLS, what the windows allow is copied into the connection's write
+// queue unless it is full (queue.go). Otherwise it waits, until the
+// deadline Bound sets.
 // Call it only when the stream is not Stalled.
 func (st *Stream) Send(pieces [][]byte, nonblocking bool) error {
 	if st.Stalled() {
