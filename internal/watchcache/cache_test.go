@@ -645,6 +645,52 @@ func TestPolledWatcherTakesItsBudgetAtATime(t *testing.T) {
 	}
 }
 
+// TestPolledWatcherSeesEventsAfterItsQueue: an event that reaches the ring
+// while a polled watcher still holds its initial events is taken, or
+// announced by a wake, by the Pending that takes them, even if the wake
+// the event sent was swallowed (a server's watch already waiting to be
+// served ignores it).
+func TestPolledWatcherSeesEventsAfterItsQueue(t *testing.T) {
+	for _, budget := range []int{1 << 20, 100} { // room after the queue, and none
+		t.Run(fmt.Sprint("budget=", budget), func(t *testing.T) {
+			s := memory.New()
+			defer s.Close()
+			c := newCache(t, s, Config{WatcherBufferBytes: budget})
+			wr := newWriter(t, s)
+			wr.put("ns", "a", nil)
+			wr.put("ns", "b", nil)
+			waitRev(t, c, wr.history[1].Revision)
+			w := watchPolled(t, c, WatchOptions{InitialEvents: true})
+			waitRev(t, c, wr.put("ns", "c", nil))
+			wk := w.waker.(chanWaker)
+			select { // the wake-ups so far, as a server's queued watch swallows them
+			case <-wk:
+			default:
+			}
+			items, err := w.Pending(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []storagetest.Record
+			for _, it := range items {
+				got = append(got, record(t, it))
+			}
+			if len(got) < 3 {
+				select {
+				case <-wk:
+				default:
+					t.Fatalf("Pending took %v and announced nothing more, with %s in the ring", got, wr.history[2].Key)
+				}
+				rest, _ := read(t, w, 3-len(got))
+				got = append(got, rest...)
+			}
+			if err := storagetest.ValidateWatch(wr.history, 0, got, true); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
 // waitRev waits until c reflects rev.
 func waitRev(t *testing.T, c *Cache, rev int64) {
 	t.Helper()

@@ -389,17 +389,20 @@ func (w *Watcher) catchUp(ctx context.Context) error {
 	return nil
 }
 
-// poll queues a polled watcher's events from the ring, up to its budget,
-// unless it has a queue, an error or is parked; more says the ring holds
-// more for it. One whose position the ring no longer holds is parked
-// instead: it catches up from the store's history, which may wait.
+// poll queues a polled watcher's events from the ring after its queue
+// (its initial events, say), up to its budget, unless it has an error or
+// is parked; more says the ring holds more for it. Even a queue over
+// budget polls: a wake that found the watch waiting to be served queued
+// nothing, so this is the events' only notice. One whose position the ring
+// no longer holds is parked instead: it catches up from the store's
+// history, which may wait.
 func (w *Watcher) poll() (more, parked bool) {
 	c := w.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	w.lock()
 	defer w.unlock()
-	if len(w.queue) > 0 || w.parked || w.err != nil {
+	if w.parked || w.err != nil {
 		return false, false
 	}
 	if w.pos < c.ringStart {
