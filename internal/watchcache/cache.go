@@ -204,6 +204,9 @@ func (c *Cache) list(ctx context.Context) error {
 	defer c.mu.Unlock()
 	c.objects, c.sorted = objects, nil
 	c.ring, c.ringStart = nil, rev
+	for _, g := range c.polled {
+		g.trimmed = rev // the events up to the list were never in the ring
+	}
 	c.eachWatcher((*Watcher).park) // they catch up from the store's history, or get 410
 	c.advance(rev)
 	c.cfg.Observer.Applied(0, c.rev, len(c.objects))
@@ -360,6 +363,18 @@ func (c *Cache) trimRing(now time.Time) {
 	}
 	if drop == 0 {
 		return
+	}
+	if len(c.polled) > 0 {
+		for _, r := range c.ring[:drop] {
+			for _, o := range [2]*Object{r.ev.Cur, r.ev.Prev} {
+				if o == nil {
+					continue
+				}
+				if g := c.polled[o.ns]; g != nil { // never the group of all namespaces
+					g.trimmed = r.ev.Rev
+				}
+			}
+		}
 	}
 	c.ringStart = c.ring[drop-1].ev.Rev
 	clear(c.ring[:drop])

@@ -700,3 +700,105 @@ func waitRev(t *testing.T, c *Cache, rev int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestPendingThatLeavesWorkWakes: a Pending that returns a watcher's queue
+// while the watcher is parked (its catch-up still to do) or ended (its
+// error still to report) wakes its Waker, for a server's watch goes idle
+// after a send unless woken. A watcher parked with items queued (fed and
+// parked for its budget, or polled and parked for a trimmed ring) stayed
+// parked, and one ended with items queued never ended, until something
+// else woke it.
+func TestPendingThatLeavesWorkWakes(t *testing.T) {
+	sel, _ := selector.ParseLabels("app=web")
+	web := map[string]string{"app": "web"}
+	for _, tc := range []struct {
+		name   string
+		filter Filter
+		cfg    Config
+		// leave writes what leaves w with its queue and more to do.
+		leave func(t *testing.T, c *Cache, wr *writer, w *Watcher)
+	}{{
+		name: "fed watcher parked for its budget", filter: Filter{Labels: sel},
+		cfg: Config{WatcherBufferBytes: 300},
+		leave: func(t *testing.T, c *Cache, wr *writer, w *Watcher) {
+			for i := range 10 {
+				wr.put("ns", fmt.Sprint("k", i), web)
+			}
+			waitRev(t, c, wr.history[len(wr.history)-1].Revision)
+		},
+	}, {
+		name: "polled watcher parked for a trimmed ring", cfg: Config{RingMaxEvents: 10, RingMinEvents: 5},
+		leave: func(t *testing.T, c *Cache, wr *writer, w *Watcher) {
+			for i := range 30 {
+				wr.put("ns", fmt.Sprint("k", i), web)
+			}
+			waitRev(t, c, wr.history[len(wr.history)-1].Revision)
+			if items, err := w.Pending(t.Context(), nil); err != nil || len(items) > 0 || !w.CatchingUp() {
+				t.Fatalf("Pending past the ring returned %d items, %v, parked %v; want it parked", len(items), err, w.CatchingUp())
+			}
+		},
+	}, {
+		name: "watcher ended by Close", filter: Filter{Labels: sel},
+		leave: func(t *testing.T, c *Cache, wr *writer, w *Watcher) { c.Close() },
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memory.New()
+			defer s.Close()
+			c := newCache(t, s, tc.cfg)
+			wr := newWriter(t, s)
+			wr.put("ns", "a", web)
+			wr.put("ns", "b", web)
+			waitRev(t, c, wr.history[1].Revision)
+			w := watchPolled(t, c, WatchOptions{InitialEvents: true, Filter: tc.filter})
+			tc.leave(t, c, wr, w)
+			wk := w.waker.(chanWaker)
+			select { // the wake-ups so far, as a server's queued watch swallows them
+			case <-wk:
+			default:
+			}
+			items, err := w.Pending(t.Context(), nil)
+			if err != nil || len(items) == 0 {
+				t.Fatalf("Pending returned %d items, %v; want the queue", len(items), err)
+			}
+			select {
+			case <-wk:
+			default:
+				t.Fatal("Pending returned the queue and did not wake the watcher for what is left")
+			}
+		})
+	}
+}
+
+// TestQuietNamespaceKeepsItsPlace: a polled watcher of a namespace whose
+// events the ring has not dropped takes the next one from the ring, however
+// many events of other namespaces went through the ring meanwhile (they do
+// not wake it): it is neither parked nor replayed from a store that has
+// compacted them away (410 Gone), as a fed watcher would not be.
+func TestQuietNamespaceKeepsItsPlace(t *testing.T) {
+	watchModes(t, func(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
+		s := memory.New()
+		defer s.Close()
+		obs := &countingObserver{}
+		c := newCache(t, s, Config{RingMaxEvents: 10, RingMinEvents: 5, Observer: obs})
+		wr := newWriter(t, s)
+		inA := watch(t, c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
+		wr.put("a", "x", nil)
+		if got, _ := read(t, inA, 1); got[0] != wr.history[0] {
+			t.Fatalf("read %v, want %v", got[0], wr.history[0])
+		}
+		for i := range 30 {
+			wr.put("b", fmt.Sprint("k", i), nil)
+		}
+		waitRev(t, c, wr.history[len(wr.history)-1].Revision) // the cache's own watch is past it
+		if err := s.Compact(t.Context(), wr.history[len(wr.history)-1].Revision); err != nil {
+			t.Fatal(err)
+		}
+		wr.put("a", "y", nil)
+		if got, _ := read(t, inA, 1); got[0] != wr.history[len(wr.history)-1] {
+			t.Fatalf("read %v, want %v", got[0], wr.history[len(wr.history)-1])
+		}
+		if o := obs.snapshot(); o.parked != 0 {
+			t.Errorf("the watcher of a quiet namespace was parked %d times", o.parked)
+		}
+	})
+}

@@ -28,9 +28,13 @@
 // batch's namespaces and of all namespaces, each group at once through
 // Config.WakePolled, and each watcher takes its events from the ring in
 // Pending, on the goroutine that sends them, up to its budget at a time;
-// one whose position the ring no longer holds is parked likewise. A
-// watcher with a selector stays fed, as most events may not concern it. Only a watcher that falls
-// behind everything the store still holds gets 410 Gone. Selector
+// one whose position the ring no longer holds is parked likewise, unless
+// the ring dropped no event of its namespace after it (batches of other
+// namespaces do not wake it, so its position may lag behind). A Pending
+// that returns a queue with a catch-up or an error still to come wakes
+// the watcher for them. A watcher with a selector stays fed, as most
+// events may not concern it. Only a watcher that falls behind everything
+// the store still holds gets 410 Gone. Selector
 // transitions follow kube-apiserver: an object that starts matching is ADDED,
 // one that stops matching is DELETED (with its previous content at the
 // event's revision).

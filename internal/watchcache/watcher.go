@@ -115,6 +115,13 @@ type pollGroup struct {
 	watchers map[*Watcher]struct{}
 	wakers   []Waker // theirs; nil when stale
 	woken    int64   // the revision of the last batch that woke them
+	// trimmed bounds the events of the group's namespace that the ring
+	// has dropped (or never held: before a list) since the group began:
+	// none is after it. A watcher of the namespace at a position the ring
+	// no longer holds still finds every event it sees in the ring if its
+	// position is not before trimmed: batches of other namespaces do not
+	// wake it, so its position may lag far behind the ring's start.
+	trimmed int64
 }
 
 // register adds w to the watchers. mu held for writing.
@@ -125,7 +132,7 @@ func (c *Cache) register(w *Watcher) {
 	} else {
 		g := c.polled[w.filter.ns]
 		if g == nil {
-			g = &pollGroup{watchers: map[*Watcher]struct{}{}}
+			g = &pollGroup{watchers: map[*Watcher]struct{}{}, trimmed: c.ringStart}
 			c.polled[w.filter.ns] = g
 		}
 		g.watchers[w] = struct{}{}
@@ -329,7 +336,11 @@ func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
 		buf = append(buf, w.queue...)
 		clear(w.queue)
 		w.queue, w.queued = w.queue[:0], 0
+		left := w.parked || w.err != nil // its catch-up, or its error, is for the next Pending
 		w.unlock()
+		if left {
+			w.wake() // a server's watch goes idle after a send unless woken
+		}
 		return buf, nil
 	}
 	err, parked := w.err, w.parked
@@ -394,8 +405,9 @@ func (w *Watcher) catchUp(ctx context.Context) error {
 // is parked; more says the ring holds more for it. Even a queue over
 // budget polls: a wake that found the watch waiting to be served queued
 // nothing, so this is the events' only notice. One whose position the ring
-// no longer holds is parked instead: it catches up from the store's
-// history, which may wait.
+// no longer holds is parked instead, unless the ring dropped no event of
+// its namespace after it (pollGroup.trimmed): it catches up from the
+// store's history, which may wait.
 func (w *Watcher) poll() (more, parked bool) {
 	c := w.c
 	c.mu.RLock()
@@ -406,9 +418,12 @@ func (w *Watcher) poll() (more, parked bool) {
 		return false, false
 	}
 	if w.pos < c.ringStart {
-		w.parked, w.behind = true, true
-		c.cfg.Observer.Parked()
-		return false, true
+		if g := c.polled[w.filter.ns]; w.filter.Namespace == "" || g == nil || g.trimmed > w.pos {
+			w.parked, w.behind = true, true
+			c.cfg.Observer.Parked()
+			return false, true
+		}
+		w.pos = c.ringStart // the ring dropped nothing it sees after pos
 	}
 	return !w.fromRing(), false
 }
