@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,15 @@ import (
 // stream, across reconnects, must be exactly the store's history for what
 // it watches: no gap, no repeat, in order. Small watcher buffers and a
 // small ring make watchers park and replay from the store.
+//
+// Other watchers, opened while the writes go on, start from their initial
+// events (resourceVersion 0 or unset, sendInitialEvents), or resume, with
+// and without a label selector, of a namespace or of all, most without
+// bookmarks (a bookmark's tick serves a watch, hiding a lost wake-up): the
+// writes come in phases, and at the end of each, with nothing more
+// written, every such watcher's stream must bring it to the store's state
+// for what it watches, before a deadline. An event that reached the cache
+// and that no send takes (a lost wake-up) leaves a watcher short of it.
 func TestWatchRandomized(t *testing.T) {
 	store, err := bolt.Open(t.TempDir(), bolt.Options{NoSync: true})
 	if err != nil {
@@ -44,7 +54,7 @@ func TestWatchRandomized(t *testing.T) {
 	}
 	start, _ := store.CurrentRevision(context.Background())
 
-	const writers, opsPerWriter, watchers = 4, 150, 8
+	const writers, phases, opsPerPhase, watchers = 4, 30, 5, 8
 	var end atomic.Int64 // set once the writers are done
 	results := make([][]storagetest.Record, watchers)
 	scopes := make([]string, watchers)
@@ -53,11 +63,37 @@ func TestWatchRandomized(t *testing.T) {
 		scopes[i] = []string{"", "a", "b"}[i%3]
 		rg.Go(func() { results[i] = resumingWatch(t, ts, rand.New(rand.NewPCG(uint64(i), 2)), scopes[i], start, &end) })
 	}
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() { randomWrites(t, ts, rand.New(rand.NewPCG(uint64(w), 1)), opsPerWriter) })
+	sctx, stopStateWatches := context.WithCancel(t.Context())
+	var sg sync.WaitGroup
+	defer sg.Wait()
+	defer stopStateWatches() // also when the test fails
+	var sws []*stateWatch
+	for i, mode := range []watchMode{initialRV0, initialUnset, sendInitial, sendInitial, resumeFrom} {
+		for j, scope := range []string{"", "a", "b"} {
+			for k, sel := range []string{"", "parity=even"} {
+				sw := newStateWatch(mode, scope, sel, mode == sendInitial && (j+k)%2 == 0, start)
+				sws = append(sws, sw)
+				r := rand.New(rand.NewPCG(uint64(100*i+10*j+k), 3))
+				sg.Go(func() { sw.run(sctx, t, ts, r) })
+			}
+		}
 	}
-	wg.Wait()
+	for phase := range phases {
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() { randomWrites(t, ts, rand.New(rand.NewPCG(uint64(w), uint64(phase+1))), opsPerPhase) })
+		}
+		wg.Wait()
+		state, deadline := storeState(t, store), time.Now().Add(10*time.Second)
+		for _, sw := range sws {
+			sw.await(t, state, deadline)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	stopStateWatches()
+	sg.Wait()
 	last, _ := store.CurrentRevision(context.Background())
 	end.Store(last)
 	rg.Wait()
@@ -83,10 +119,10 @@ func randomWrites(t *testing.T, ts *httptest.Server, r *rand.Rand, ops int) {
 		var req *http.Request
 		switch r.IntN(3) {
 		case 0:
-			req, _ = http.NewRequest("POST", path, strings.NewReader(fmt.Sprintf(`{"metadata":{"name":%q},"data":{"v":"%d"}}`, name, r.Int())))
+			req, _ = http.NewRequest("POST", path, strings.NewReader(fmt.Sprintf(`{"metadata":{"name":%q,"labels":{"parity":%q}},"data":{"v":"%d"}}`, name, parity(r), r.Int())))
 			req.Header.Set("Content-Type", mediaJSON)
 		case 1:
-			req, _ = http.NewRequest("PATCH", path+"/"+name, strings.NewReader(fmt.Sprintf(`{"data":{"v":"%d"}}`, r.Int())))
+			req, _ = http.NewRequest("PATCH", path+"/"+name, strings.NewReader(fmt.Sprintf(`{"metadata":{"labels":{"parity":%q}},"data":{"v":"%d"}}`, parity(r), r.Int())))
 			req.Header.Set("Content-Type", "application/merge-patch+json")
 		default:
 			req, _ = http.NewRequest("DELETE", path+"/"+name, nil)
@@ -209,4 +245,230 @@ func watchSome(t *testing.T, ts *httptest.Server, url string, n int) ([]storaget
 		}
 	}
 	return recs, last, nil
+}
+
+// parity is a random value of the label that selector watches select on:
+// updates move objects in and out of their view.
+func parity(r *rand.Rand) string { return []string{"even", "odd"}[r.IntN(2)] }
+
+// watchMode is how a stateWatch starts each of its connections.
+type watchMode string
+
+const (
+	initialRV0   watchMode = "resourceVersion=0"
+	initialUnset watchMode = "resourceVersion unset"
+	sendInitial  watchMode = "sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+	resumeFrom   watchMode = "resourceVersion=last"
+)
+
+// stateWatch watches configmaps as an informer would, keeping the state
+// (key to resourceVersion) its stream implies: each connection of an
+// initial mode starts the state again from its initial events; one that
+// resumes goes on from the last resourceVersion seen. It disconnects after
+// a random number of events. Every event must fit the state: ADDED for an
+// object it does not hold, MODIFIED and DELETED for one it holds at an
+// older resourceVersion; after the initial events, revisions only grow.
+type stateWatch struct {
+	mode      watchMode
+	ns, sel   string
+	bookmarks bool
+
+	mu sync.Mutex
+	// guarded by mu:
+	state   map[string]int64
+	last    int64         // resumeFrom: the last resourceVersion seen
+	changed chan struct{} // closed and replaced at each change of state
+	failed  error
+}
+
+func newStateWatch(mode watchMode, ns, sel string, bookmarks bool, start int64) *stateWatch {
+	return &stateWatch{mode: mode, ns: ns, sel: sel, bookmarks: bookmarks, state: map[string]int64{}, last: start, changed: make(chan struct{})}
+}
+
+func (sw *stateWatch) String() string {
+	return fmt.Sprintf("watch of %q labelSelector %q from %s bookmarks %v", sw.ns, sw.sel, sw.mode, sw.bookmarks)
+}
+
+// url is the path and query of sw's next connection.
+func (sw *stateWatch) url() string {
+	path := "/api/v1/configmaps"
+	if sw.ns != "" {
+		path = "/api/v1/namespaces/" + sw.ns + "/configmaps"
+	}
+	q := "?watch=true"
+	switch sw.mode {
+	case initialRV0:
+		q += "&resourceVersion=0"
+	case sendInitial:
+		q += "&" + string(sendInitial)
+	case resumeFrom:
+		sw.mu.Lock()
+		q += fmt.Sprintf("&resourceVersion=%d", sw.last)
+		sw.mu.Unlock()
+	}
+	if sw.bookmarks {
+		q += "&allowWatchBookmarks=true"
+	}
+	if sw.sel != "" {
+		q += "&labelSelector=" + sw.sel
+	}
+	return path + q
+}
+
+// run connects again and again until ctx ends.
+func (sw *stateWatch) run(ctx context.Context, t *testing.T, ts *httptest.Server, r *rand.Rand) {
+	for ctx.Err() == nil {
+		if err := sw.connection(ctx, ts, r.IntN(40)+1); err != nil && ctx.Err() == nil {
+			sw.fail(err)
+			return
+		}
+	}
+}
+
+func (sw *stateWatch) fail(err error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.failed == nil {
+		sw.failed = err
+		close(sw.changed)
+		sw.changed = make(chan struct{})
+	}
+}
+
+// connection reads n events (bookmarks included) from one watch.
+func (sw *stateWatch) connection(ctx context.Context, ts *httptest.Server, n int) error {
+	url := sw.url()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+url, nil)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	initial := sw.mode != resumeFrom // the state starts again; revisions grow only after it
+	if initial {
+		sw.apply(func(map[string]int64) error { clear(sw.state); return nil })
+	}
+	var rev int64 // the last revision of an event after the initial ones
+	sc := bufio.NewScanner(resp.Body)
+	for seen := 0; seen < n && sc.Scan(); seen++ {
+		var ev api.WatchEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return err
+		}
+		obj, err := api.ParseObject(ev.Object)
+		if err != nil {
+			return err
+		}
+		var v int64
+		fmt.Sscan(obj.ResourceVersion(), &v)
+		if ev.Type == api.Error {
+			return fmt.Errorf("%s: ERROR event: %v", url, obj["message"])
+		}
+		if ev.Type == api.Bookmark {
+			if obj.Annotations()[api.InitialEventsEndAnnotation] == "true" {
+				initial, rev = false, v
+			}
+			continue
+		}
+		if !initial && sw.mode != resumeFrom && v <= rev {
+			return fmt.Errorf("%s: %s %s/%s at %d after %d", url, ev.Type, obj.Namespace(), obj.Name(), v, rev)
+		}
+		rev = v
+		key := obj.Namespace() + "/" + obj.Name()
+		if err := sw.apply(func(state map[string]int64) error {
+			had, ok := state[key]
+			switch {
+			case ev.Type == api.Added && ok, ev.Type != api.Added && (!ok || had >= v):
+				return fmt.Errorf("%s: %s %s at %d, holding it at %d (%v)", url, ev.Type, key, v, had, ok)
+			case sw.mode == resumeFrom && v <= sw.last:
+				return fmt.Errorf("%s: %s %s at %d after %d", url, ev.Type, key, v, sw.last)
+			case ev.Type == api.Deleted:
+				delete(state, key)
+			default:
+				state[key] = v
+			}
+			if sw.mode == resumeFrom {
+				sw.last = v
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply changes the state under the lock, and tells await.
+func (sw *stateWatch) apply(f func(map[string]int64) error) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	err := f(sw.state)
+	close(sw.changed)
+	sw.changed = make(chan struct{})
+	return err
+}
+
+// await waits until sw holds what it watches of state (every configmap:
+// key to resourceVersion and labels), failing the test at the deadline.
+func (sw *stateWatch) await(t *testing.T, state map[string]storedCM, deadline time.Time) {
+	t.Helper()
+	want := map[string]int64{}
+	for key, o := range state {
+		if (sw.ns == "" || strings.HasPrefix(key, sw.ns+"/")) && (sw.sel == "" || "parity="+o.labels["parity"] == sw.sel) {
+			want[key] = o.rev
+		}
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		sw.mu.Lock()
+		got, changed, failed := maps.Clone(sw.state), sw.changed, sw.failed
+		sw.mu.Unlock()
+		switch {
+		case failed != nil:
+			t.Errorf("%v: %v", sw, failed)
+			return
+		case maps.Equal(got, want):
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Errorf("%v: at the deadline, with nothing written since, holds %v, want %v", sw, got, want)
+			return
+		}
+	}
+}
+
+// storedCM is what a stateWatch's filter and state see of a configmap.
+type storedCM struct {
+	rev    int64
+	labels map[string]string
+}
+
+// storeState reads every configmap from the store.
+func storeState(t *testing.T, s storage.Interface) map[string]storedCM {
+	t.Helper()
+	out := map[string]storedCM{}
+	opts := storage.ListOptions{}
+	for {
+		page, err := s.List(t.Context(), "/registry/core/configmaps/", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range page.KVs {
+			obj, err := api.ParseObject(kv.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[strings.TrimPrefix(kv.Key, "/registry/core/configmaps/")] = storedCM{rev: kv.ModRevision, labels: obj.Labels()}
+		}
+		if page.Continue == "" {
+			return out
+		}
+		opts.Continue = page.Continue
+	}
 }
