@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -410,6 +411,9 @@ func (d *detachedWatch) readWebSocket() {
 		switch {
 		case errors.As(err, &st):
 			s.ws.status.Store(uint32(st))
+			if s.fd >= 0 {
+				drainArrived(s.conn)
+			}
 			d.end(endClosed)
 			discard(s.conn)
 			return
@@ -427,6 +431,27 @@ func (d *detachedWatch) readWebSocket() {
 		}
 	}
 }
+
+// drainArrived reads and drops what a client sent that has arrived, as
+// soon as a frame breaks the protocol: the rest of that frame, sent with
+// its header, would otherwise be unread when the watch closes the
+// connection (maybe before discard reads it), and Linux answers a close
+// with unread bytes with a reset, which can lose the close frame to the
+// client. Cleartext only: a TLS connection reads whole records.
+func drainArrived(conn net.Conn) {
+	_ = conn.SetReadDeadline(time.Now().Add(drainWait))
+	buf := make([]byte, 512)
+	for {
+		if _, err := conn.Read(buf); err != nil {
+			break
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+}
+
+// drainWait is how long drainArrived waits for bytes a client sent: on
+// loopback they have arrived with the frame's header.
+const drainWait = time.Millisecond
 
 // pingTick marks a ping due, under mu, unless the client has not
 // answered the last one, a period ago, though its watch is not slow: then
