@@ -41,8 +41,10 @@ type WatchOptions struct {
 // runs under the cache's locks: it must not block or call the cache.
 type Waker interface{ Wake() }
 
-// Watcher is one watch on the cache. Its reader calls Next; the cache's
-// dispatcher appends to its queue without ever blocking.
+// Watcher is one watch on the cache. Its reader calls Next (or, with a
+// Waker, Pending when woken); the cache's dispatcher appends to a fed
+// watcher's queue without ever blocking, and a polled one takes its events
+// from the ring in Pending.
 type Watcher struct {
 	c      *Cache
 	filter Filter
@@ -57,7 +59,7 @@ type Watcher struct {
 	queue  []Item
 	queued int   // bytes of Object in queue
 	pos    int64 // every matching event up to pos is queued or delivered
-	parked bool  // not fed by the dispatcher: the reader catches up itself
+	parked bool  // neither fed nor polling: the reader catches up itself
 	behind bool  // parked by the dispatcher for a full queue, not yet level
 	err    error // set once: the stream ends after the queue
 }
