@@ -128,8 +128,8 @@ type detachedWatch struct {
 	wakec    chan struct{} // wakes its own goroutine, once dedicated
 }
 
-// newDetachedWatch makes the watch whose Wake the watcher's options carry;
-// it is started once the connection is hijacked.
+// newDetachedWatch makes the watch that the watcher's options carry as
+// their Waker; it is started once the connection is hijacked.
 func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
 
 // Wake is the watcher's (watchcache.Waker): it runs under the cache's locks.

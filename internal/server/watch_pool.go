@@ -91,11 +91,12 @@ func (ds *detachedStreams) close() {
 	}
 }
 
-// wakeAll is the caches' WakePolled: a batch of events wakes every
-// detached watch of its resource. The senders share them out, a slice of
-// senderTake at a time, and each wakes and serves its own: the watches'
-// state is then touched by the goroutine that sends, not first by the
-// cache's. It runs under the cache's lock.
+// wakeAll is the caches' WakePolled: a batch of events wakes the polled
+// watches it may concern (those of its namespaces and those of all
+// namespaces; watchcache.Config.WakePolled). The senders share them out,
+// a slice of senderTake at a time, and each wakes and serves its own: the
+// watches' state is then touched by the goroutine that sends, not first
+// by the cache's. It runs under the cache's lock.
 func (ds *detachedStreams) wakeAll(ws []watchcache.Waker) {
 	ds.mu.Lock()
 	pool := ds.pool
