@@ -1353,8 +1353,8 @@ func wellFormed(r *http.Request) error {
 }
 
 // startAdvTLS serves h with srv over TLS on server.Listener's connections
-// (socketConns: h2.Gatherers), as listwatch serve does, and returns a dial
-// function for a raw client.
+// (socketConns), as listwatch serve does, and returns a dial function for
+// a raw client.
 func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...http2.Setting) *advClient {
 	ts := httptest.NewUnstartedServer(nil)
 	ts.StartTLS()
@@ -1407,11 +1407,13 @@ func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...
 	}
 }
 
-// TestAdvTLSSendWhileGathered: over TLS, while the connection's Gatherer
-// still keeps bytes of a stream's stalled send, a non-blocking Send on
-// another stream is not lost: it stalls too, and its owner's Flush
-// writes it (before the fix, writeGathered returned errStalled without
-// writing it and writeSome consumed it from pending and the windows).
+// TestAdvTLSSendWhileGathered: over TLS, while a stream's large send
+// stalls (the connection's write queue is full: queue.go), a non-blocking
+// Send on another stream is not lost: it stalls too, and its owner's
+// Flush writes it. (Its name is the old design's, when a Gatherer kept
+// what the socket did not take: then writeGathered returned errStalled
+// without writing the send and writeSome consumed it from pending and
+// the windows.)
 func TestAdvTLSSendWhileGathered(t *testing.T) {
 	streams := make(chan *h2.Stream, 2)
 	dial := startAdvTLS(t, &h2.Server{}, detacher(t, streams, func() {}))

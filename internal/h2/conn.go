@@ -575,11 +575,11 @@ func (c *conn) controlLocked(write func() error) error {
 func (c *conn) lockWriter() { c.wmu.Lock() }
 
 // tryLockWriter takes the write side unless its holder waits on the
-// socket. A holder that
-// does not wait on the socket (it frames, or writes what goes at once)
-// is waited for, spinning, for at most maxWriterSpin: a holder that will
-// wait sets wblocking before it does, so that this never waits for a
-// blocking write.
+// socket (or, over TLS, for room in the write queue). A holder that does
+// not wait (it frames, writes what goes at once, or copies into the
+// queue) is waited for, spinning, for at most maxWriterSpin: a holder
+// that will wait sets wblocking before it does, so that this never waits
+// for a blocking write.
 func (c *conn) tryLockWriter() bool {
 	var deadline time.Time
 	for !c.wmu.TryLock() {
