@@ -568,9 +568,9 @@ func (s *connSink) sendTLS() error {
 		}
 	}
 	s.releaseVecs()
-	s.sock.Gather(true)
+	s.sock.setGathering(true)
 	_, err := s.conn.Write(plain)
-	s.sock.Gather(false)
+	s.sock.setGathering(false)
 	if err != nil {
 		return fmt.Errorf("writing watch events: %w", err)
 	}
@@ -583,7 +583,7 @@ func (s *connSink) flush() error {
 	var err error
 	switch {
 	case s.sock != nil:
-		err = s.sock.Flush(s.nonblocking)
+		err = s.sock.flush(s.nonblocking)
 	case s.nonblocking:
 		err = s.writeNow()
 	default:
@@ -642,7 +642,7 @@ func descriptor(c syscall.Conn) (int, error) {
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {
 	if s.sock != nil {
-		return s.sock.Stalled()
+		return s.sock.stalled()
 	}
 	return len(s.rest) > 0
 }

@@ -104,7 +104,7 @@ func (c *socketConn) Write(b []byte) (int, error) {
 // gather keeps b pending, after what is. With nothing pending, it first
 // writes what the socket takes of b at once, and keeps only the rest: one
 // copy of each record fewer (a record is most often a whole send). An
-// error is left for Flush, which meets it again.
+// error is left for flush, which meets it again.
 func (c *socketConn) gather(b []byte) {
 	if c.off < len(c.buf) || c.raw == nil {
 		c.buf = append(c.buf, b...)
@@ -118,24 +118,24 @@ func (c *socketConn) gather(b []byte) {
 	clear(c.vec)
 }
 
-// Gather switches Write to gathering (writing what the socket takes at
-// once, keeping the rest pending, never failing), or back.
-func (c *socketConn) Gather(on bool) {
+// setGathering switches Write to gathering (writing what the socket
+// takes at once, keeping the rest pending, never failing), or back.
+func (c *socketConn) setGathering(on bool) {
 	c.mu.Lock()
 	c.gathering = on
 	c.mu.Unlock()
 }
 
-// Stalled reports whether bytes are pending.
-func (c *socketConn) Stalled() bool {
+// stalled reports whether bytes are pending.
+func (c *socketConn) stalled() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.off < len(c.buf)
 }
 
-// Flush writes the pending bytes: what the socket takes at once when
+// flush writes the pending bytes: what the socket takes at once when
 // nonblocking (errWouldBlock if some is left), all of them otherwise.
-func (c *socketConn) Flush(nonblocking bool) error {
+func (c *socketConn) flush(nonblocking bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.flushLocked(nonblocking)
