@@ -173,6 +173,16 @@ func (c chanWaker) Wake() {
 	}
 }
 
+// woken reports whether c has a wake-up, taking it.
+func (c chanWaker) woken() bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // watchModes runs a test with watchers fed by the dispatcher and with
 // polled watchers (WatchOptions.Waker), through the watch function given.
 func watchModes(t *testing.T, test func(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher)) {
@@ -619,10 +629,7 @@ func TestPolledWatcherTakesItsBudgetAtATime(t *testing.T) {
 	}
 	waitRev(t, c, wr.history[len(wr.history)-1].Revision)
 	wk := w.waker.(chanWaker)
-	select { // drop the wake-ups of the writes
-	case <-wk:
-	default:
-	}
+	wk.woken() // drop the wake-ups of the writes
 	first, err := w.Pending(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -630,9 +637,7 @@ func TestPolledWatcherTakesItsBudgetAtATime(t *testing.T) {
 	if len(first) == 0 || len(first) >= 10 {
 		t.Fatalf("the first Pending took %d of 10 events with a 300-byte budget", len(first))
 	}
-	select {
-	case <-wk:
-	default:
+	if !wk.woken() {
 		t.Fatal("a polled watcher with more in the ring than its budget was not woken")
 	}
 	got, _ := read(t, w, 10-len(first))
@@ -663,10 +668,7 @@ func TestPolledWatcherSeesEventsAfterItsQueue(t *testing.T) {
 			w := watchPolled(t, c, WatchOptions{InitialEvents: true})
 			waitRev(t, c, wr.put("ns", "c", nil))
 			wk := w.waker.(chanWaker)
-			select { // the wake-ups so far, as a server's queued watch swallows them
-			case <-wk:
-			default:
-			}
+			wk.woken() // the wake-ups so far, as a server's queued watch swallows them
 			items, err := w.Pending(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -676,9 +678,7 @@ func TestPolledWatcherSeesEventsAfterItsQueue(t *testing.T) {
 				got = append(got, record(t, it))
 			}
 			if len(got) < 3 {
-				select {
-				case <-wk:
-				default:
+				if !wk.woken() {
 					t.Fatalf("Pending took %v and announced nothing more, with %s in the ring", got, wr.history[2].Key)
 				}
 				rest, _ := read(t, w, 3-len(got))
@@ -752,17 +752,12 @@ func TestPendingThatLeavesWorkWakes(t *testing.T) {
 			w := watchPolled(t, c, WatchOptions{InitialEvents: true, Filter: tc.filter})
 			tc.leave(t, c, wr, w)
 			wk := w.waker.(chanWaker)
-			select { // the wake-ups so far, as a server's queued watch swallows them
-			case <-wk:
-			default:
-			}
+			wk.woken() // the wake-ups so far, as a server's queued watch swallows them
 			items, err := w.Pending(t.Context(), nil)
 			if err != nil || len(items) == 0 {
 				t.Fatalf("Pending returned %d items, %v; want the queue", len(items), err)
 			}
-			select {
-			case <-wk:
-			default:
+			if !wk.woken() {
 				t.Fatal("Pending returned the queue and did not wake the watcher for what is left")
 			}
 		})

@@ -255,7 +255,7 @@ func (c *Cache) wakePolled(events []*Event) {
 	rev := events[len(events)-1].Rev
 	c.wakeGroup(c.polled[unique.Handle[string]{}], rev)
 	for _, e := range events {
-		for _, o := range []*Object{e.Cur, e.Prev} {
+		for _, o := range [2]*Object{e.Cur, e.Prev} {
 			if o != nil {
 				c.wakeGroup(c.polled[o.ns], rev)
 			}
