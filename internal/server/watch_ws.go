@@ -440,12 +440,7 @@ func (d *detachedWatch) readWebSocket() {
 // client. Cleartext only: a TLS connection reads whole records.
 func drainArrived(conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Now().Add(drainWait))
-	buf := make([]byte, 512)
-	for {
-		if _, err := conn.Read(buf); err != nil {
-			break
-		}
-	}
+	discard(conn) // until the deadline
 	_ = conn.SetReadDeadline(time.Time{})
 }
 
