@@ -325,11 +325,11 @@ func (w *Watcher) Ready() <-chan struct{} { return w.notify }
 // the store).
 func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
 	if w.polled {
-		more, parked := w.poll()
-		if more || parked {
-			w.wake() // to take the rest, or to catch up where it may wait
-		}
-		if parked {
+		var r pollResult
+		if buf, r = w.poll(buf); r != pollSkipped {
+			if r != pollLevel {
+				w.wake() // to take the rest, or to catch up where it may wait
+			}
 			return buf, nil
 		}
 	}
@@ -402,32 +402,52 @@ func (w *Watcher) catchUp(ctx context.Context) error {
 	return nil
 }
 
-// poll queues a polled watcher's events from the ring after its queue
-// (its initial events, say), up to its budget, unless it has an error or
-// is parked; more says the ring holds more for it. Even a queue over
-// budget polls: a wake that found the watch waiting to be served queued
-// nothing, so this is the events' only notice. One whose position the ring
-// no longer holds is parked instead, unless the ring dropped no event of
-// its namespace after it (pollGroup.trimmed): it catches up from the
-// store's history, which may wait.
-func (w *Watcher) poll() (more, parked bool) {
+// pollResult is what a poll did.
+type pollResult uint8
+
+const (
+	pollSkipped pollResult = iota // parked or ended before: Pending's general path serves it
+	pollLevel                     // took everything up to the cache's revision
+	pollMore                      // took its budget's worth: the ring holds more for it
+	pollParked                    // parked now: the ring no longer holds its position
+)
+
+// poll appends to buf a polled watcher's queue (its initial events, say)
+// and its events from the ring after it, up to its budget, in one turn of
+// its lock, unless it has an error or is parked. Even a queue over budget
+// polls: a wake that found the watch waiting to be served queued nothing,
+// so this is the events' only notice. One whose position the ring no
+// longer holds is parked instead, its queue kept, unless the ring dropped
+// no event of its namespace after it (pollGroup.trimmed): it catches up
+// from the store's history, which may wait.
+func (w *Watcher) poll(buf []Item) ([]Item, pollResult) {
 	c := w.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	w.lock()
 	defer w.unlock()
 	if w.parked || w.err != nil {
-		return false, false
+		return buf, pollSkipped
 	}
 	if w.pos < c.ringStart {
 		if g := c.polled[w.filter.ns]; w.filter.Namespace == "" || g == nil || g.trimmed > w.pos {
 			w.parked, w.behind = true, true
 			c.cfg.Observer.Parked()
-			return false, true
+			return buf, pollParked
 		}
 		w.pos = c.ringStart // the ring dropped nothing it sees after pos
 	}
-	return !w.fromRing(), false
+	// The ring's events are offered after the queue's, into buf's array:
+	// a polled watcher keeps no queue array of its own.
+	queued := w.queue
+	w.queue = append(buf, queued...)
+	clear(queued)
+	level := w.fromRing()
+	buf, w.queue, w.queued = w.queue, nil, 0
+	if !level {
+		return buf, pollMore
+	}
+	return buf, pollLevel
 }
 
 // fromRing queues the ring's events after pos, up to the budget, and
