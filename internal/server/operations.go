@@ -56,7 +56,7 @@ type countingSink struct {
 }
 
 // countEvents makes sink count what it sends in res's watch metrics.
-func (s *Server) countEvents(sink watchSink, res *resource.Resource) watchSink {
+func (s *Server) countEvents(sink watchSink, res *resource.Resource) countingSink {
 	return countingSink{watchSink: sink, m: s.metrics.Resource(resourceID(res))}
 }
 

@@ -107,7 +107,7 @@ type detachedWatch struct {
 	w         *watchcache.Watcher
 	enc       *watchEncoder
 	sink      streamSink
-	counted   watchSink // sink, counting events in the watch metrics
+	counted   countingSink // sink, counting events in the watch metrics
 	bookmarks bool
 	log       requestLog
 	timeout   *time.Timer
@@ -174,6 +174,13 @@ func (d *detachedWatch) serveWoken() {
 	d.state = running
 	d.mu.Unlock()
 	d.afterServe(d.serve(true))
+}
+
+// endingNow is why the watch is ending, if it is.
+func (d *detachedWatch) endingNow() endReason {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ending
 }
 
 // end makes the watch end, for reason, when next served.
@@ -274,31 +281,34 @@ const (
 // waiting on the socket for a sender (nonblocking), waiting for a watch's
 // own goroutine.
 func (d *detachedWatch) serve(nonblocking bool) outcome {
-	d.mu.Lock()
-	ending := d.ending
-	d.mu.Unlock()
-	if ending != notEnding {
-		d.finish(ending)
-		return stepOver
-	}
 	stalled := d.sink.stalled() // over TLS, a lock of the socket's
 	if nonblocking && (stalled || d.w.CatchingUp()) {
-		return stepOwn // a catch-up may read the store's history: not on a sender
+		return stepOwn // a catch-up may read the store, a flush wait: not on a sender
 	}
 	d.sink.setNonblocking(nonblocking)
-	if stalled {
+	if stalled { // on the watch's own goroutine
+		if reason := d.endingNow(); reason != notEnding {
+			d.finish(reason) // its writes bounded, unlike this flush
+			return stepOver
+		}
 		if err := d.sink.flush(); err != nil {
 			d.finish(endGone)
 			return stepOver
 		}
 	}
 	d.mu.Lock()
-	bookmark, control := d.bookmark, d.ping || d.pongDue
-	if control { // sent ahead of the events, or alone below
-		d.sink.(*connSink).queueControl(d.ping, d.pongDue, d.pong)
+	ending, bookmark, control := d.ending, d.bookmark, d.ping || d.pongDue
+	if ending == notEnding {
+		if control { // sent ahead of the events, or alone below
+			d.sink.(*connSink).queueControl(d.ping, d.pongDue, d.pong)
+		}
+		d.bookmark, d.ping, d.pongDue = false, false, false
 	}
-	d.bookmark, d.ping, d.pongDue = false, false, false
 	d.mu.Unlock()
+	if ending != notEnding {
+		d.finish(ending)
+		return stepOver
+	}
 	items, err := d.w.Pending(d.s.streams.ctx, d.items[:0])
 	switch {
 	case len(items) > 0:
