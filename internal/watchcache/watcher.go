@@ -46,22 +46,24 @@ type Waker interface{ Wake() }
 // watcher's queue without ever blocking, and a polled one takes its events
 // from the ring in Pending.
 type Watcher struct {
+	// What Pending reads comes first, each cache line of it with a field
+	// set before the watcher is returned, which Prefetch reads.
 	c      *Cache
-	filter Filter
-	budget int // bytes of queued objects allowed before parking
-
-	notify chan struct{} // one pending wake-up for the reader
 	waker  Waker         // WatchOptions.Waker, replacing notify
+	notify chan struct{} // one pending wake-up for the reader
 	polled bool          // set before the watcher is returned: see WatchOptions.Waker
 
 	mu sync.Mutex // taken after c.mu when both are held
 	// guarded by mu:
+	parked bool // neither fed nor polling: the reader catches up itself
+	behind bool // parked by the dispatcher for a full queue, not yet level
 	queue  []Item
 	queued int   // bytes of Object in queue
 	pos    int64 // every matching event up to pos is queued or delivered
-	parked bool  // neither fed nor polling: the reader catches up itself
-	behind bool  // parked by the dispatcher for a full queue, not yet level
 	err    error // set once: the stream ends after the queue
+
+	budget int // bytes of queued objects allowed before parking
+	filter Filter
 }
 
 func (w *Watcher) lock()   { w.mu.Lock() }
@@ -448,6 +450,18 @@ func (w *Watcher) poll(buf []Item) ([]Item, pollResult) {
 		return buf, pollMore
 	}
 	return buf, pollLevel
+}
+
+// Prefetch reads a field of each cache line of what Pending reads first,
+// and returns a value of no use but to keep the reads: a caller about to
+// serve many watchers may bring their memory in together rather than each
+// on its turn. Any goroutine may call it.
+func (w *Watcher) Prefetch() int64 {
+	n := int64(w.budget)
+	if w.polled && w.filter.ns != (unique.Handle[string]{}) {
+		n++
+	}
+	return n
 }
 
 // fromRing queues the ring's events after pos, up to the budget, and
