@@ -51,6 +51,15 @@ import (
 // cannot hold up a timeout or a shutdown.
 const endWriteGrace = 2 * time.Second
 
+// lingerTimeout bounds how long a hijacked connection whose stream has
+// ended and whose side is closed (connSink.close) waits for the client to
+// close its own, its reader dropping what the client sends meanwhile: a
+// client that never closes holds it, and Server.Close, no longer. (Closing
+// at once, with bytes from the client unread, makes Linux reset the
+// connection, and the client can lose the end of the stream.) As
+// internal/h2 lingers after its GOAWAY.
+const lingerTimeout = time.Second
+
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: HTTP/1.1 on a connection net/http lets go, chunked in
 // cleartext or over TLS on a connection from Listener, or a WebSocket
@@ -258,7 +267,10 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
 	d.log = q.s.detachRequest(q.r)
-	if !q.s.streams.start(d) {
+	if !q.s.streams.start(d) { // the server is closing: no reader started
+		if c, ok := sink.(*connSink); ok {
+			c.readDone() // so the end closes the connection at once
+		}
 		d.finish(endShutdown)
 		return
 	}
@@ -278,11 +290,14 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.mu.Unlock()
 }
 
-// watchGone reads an HTTP/1.1 watch's connection until the client closes
-// it (or the watch's end does), discarding anything sent, as net/http's
-// background read does while a handler runs.
+// watchGone reads an HTTP/1.1 watch's connection, discarding anything
+// sent, as net/http's background read does while a handler runs: until
+// the client closes it, which ends the watch, or, the stream ended, the
+// linger passes; the connection is then closed (readDone).
 func (d *detachedWatch) watchGone() {
-	discard(d.sink.(*connSink).conn)
+	s := d.sink.(*connSink)
+	defer s.readDone()
+	discard(s.conn)
 	d.end(endGone)
 }
 
@@ -425,8 +440,9 @@ func (d *detachedWatch) own() {
 }
 
 // finish ends the stream: a last bookmark at a timeout if asked for, the
-// terminating chunk unless the client is gone, the connection closed, the
-// watcher stopped and the request logged.
+// terminating chunk unless the client is gone, the connection closed (our
+// side only, on a clean end: connSink.close), the watcher stopped and the
+// request logged.
 func (d *detachedWatch) finish(reason endReason) {
 	d.mu.Lock()
 	d.state = finished
@@ -514,7 +530,9 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // over TLS, one tls.Conn.Write of the chunk copied into one buffer (or
 // of the shared event frame, in place), its records gathered by the socket under it and written at once. On a
 // WebSocket (ws), the same write carries each event as one message
-// (watch_ws.go). Whoever serves the watch uses it; nothing else does.
+// (watch_ws.go). Whoever serves the watch uses it; nothing else does, but
+// bound and the watch's reader, which reads conn and closes it after the
+// stream's end (readDone).
 type connSink struct {
 	// What a send reads comes first; conn, ws, fd and sock are set before
 	// the watch starts (prefetch reads fd and sock, on each of its lines).
@@ -522,7 +540,8 @@ type connSink struct {
 	ws   *wsFraming // a WebSocket's framing; nil for chunks
 	// fd is conn's descriptor in cleartext (-1 if it has none), written
 	// without the net package's lock: only whoever serves the watch writes
-	// and closes conn (finish), so it is open while a send uses it.
+	// conn, and conn is closed only once the stream has ended (finish), so
+	// it is open while a send uses it.
 	fd int
 	// nonblocking makes a write take only what the socket accepts at once;
 	// the rest of its chunk stays in rest (or in sock), and the sink
@@ -539,6 +558,10 @@ type connSink struct {
 	// server's shutdown sets it from another goroutine, hence dmu.
 	dmu     sync.Mutex
 	bounded bool
+	// The reader and the stream's end leave the connection's close to
+	// whichever of them is done last (readDone, close); guarded by dmu:
+	halfShut bool // the stream has ended and our side is closed: readDone closes conn
+	readGone bool // the reader is done with conn (or none was started): close closes it
 }
 
 // prefetch reads a field of each line of what a send reads; see
@@ -710,22 +733,69 @@ func (s *connSink) bound() {
 }
 
 // close ends the body with the terminating chunk (a WebSocket's with its
-// close frame) and closes the connection. The reader has drained what the
-// client sent, so the close sends a FIN, not a reset that could lose the
-// end of the stream. Over TLS, the close_notify before it is bounded by
-// tls.Conn (5 s).
+// close frame) and closes our side of the connection (closeWrite); the
+// reader, which drops what the client sends, closes the connection once
+// the client has closed its side, or lingerTimeout from now (readDone).
+// So the socket is not closed with unread bytes, which Linux would answer
+// with a reset instead of a FIN, and the client reads the stream to its
+// end. If the reader is done already, or a write fails, the connection is
+// closed at once.
 func (s *connSink) close() {
 	end := lastChunk
 	if s.ws != nil {
 		end = s.ws.closeFrame()
 	}
-	_, _ = s.conn.Write(end)
-	_ = s.conn.Close()
+	if _, err := s.conn.Write(end); err != nil || s.closeWrite() != nil {
+		s.abort()
+		return
+	}
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if s.readGone {
+		s.abort() // the end is written
+		return
+	}
+	s.halfShut = true
+	_ = s.conn.SetReadDeadline(time.Now().Add(lingerTimeout))
 }
 
-// abort closes the connection at once, the stream unfinished: over TLS,
-// the socket, without a close_notify that could wait on a client that
-// does not read.
+// closeWrite closes our side of the connection, after everything written:
+// over TLS a close_notify, then, in any case, a FIN (TLS's CloseWrite
+// sends no FIN, which a client may wait for).
+func (s *connSink) closeWrite() error {
+	c := s.conn
+	if tc, ok := c.(*tls.Conn); ok {
+		if err := tc.CloseWrite(); err != nil {
+			return fmt.Errorf("closing a watch's TLS stream: %w", err)
+		}
+		c = tc.NetConn()
+	}
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		return errors.New("a watch connection that cannot be half-closed")
+	}
+	if err := cw.CloseWrite(); err != nil {
+		return fmt.Errorf("half-closing a watch connection: %w", err)
+	}
+	return nil
+}
+
+// readDone is the reader's last call, once a read has failed (at the
+// client's close, at the linger's end, or at the connection's close), or
+// detach's when no reader starts. It closes the connection if the stream
+// has ended (close), else leaves the close to the stream's end.
+func (s *connSink) readDone() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	s.readGone = true
+	if s.halfShut {
+		s.abort() // the end is written
+	}
+}
+
+// abort closes the connection at once, the stream unfinished (or its end
+// written and lingered over: close, readDone): over TLS, the socket,
+// without a close_notify that could wait on a client that does not read.
 func (s *connSink) abort() {
 	if s.sock != nil {
 		_ = s.sock.Close()

@@ -6,15 +6,19 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,13 +37,11 @@ type rawConn struct {
 	head *http.Response
 }
 
+// dialRawWatch opens a watch of path on ts (over TLS if ts is) and reads
+// the response head.
 func dialRawWatch(t *testing.T, ts *httptest.Server, path string) *rawConn {
 	t.Helper()
-	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialRaw(t, ts)
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: test\r\n\r\n", path)
 	r := bufio.NewReader(conn)
@@ -151,6 +153,161 @@ func TestWatchHijackedFraming(t *testing.T) {
 	}
 	// timeoutSeconds: a last bookmark, the terminating chunk, the close.
 	w.ends()
+}
+
+// TestWatchHijackedEndWithUnreadBytes checks that a client that keeps
+// sending after its request (as one pipelining requests may) still reads
+// the stream to its terminating chunk and then the connection's end, not
+// a reset: the server's reader cannot keep up with the flood, so bytes are
+// unread in the server's socket when the watch ends at its timeout.
+func TestWatchHijackedEndWithUnreadBytes(t *testing.T) {
+	ts, s, _ := newWatchServer(t)
+	for name, ts := range map[string]*httptest.Server{"cleartext": ts, "TLS": serveTLS(t, s, false)} {
+		t.Run(name, func(t *testing.T) {
+			w := dialRawWatch(t, ts, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1")
+			stop := flood(t, w.conn, nil)
+			w.ends()
+			if err := stop(); err != nil {
+				t.Errorf("the client's writes failed before it read the stream's end: %v", err)
+			}
+		})
+	}
+}
+
+// flood writes to conn from a goroutine of its own, first from and then
+// the same bytes over and over, until the stop it returns (also run at the
+// test's cleanup), which waits for it: bytes that a server reading a
+// little at a time leaves unread in its socket. stop returns the write
+// error that ended the flood before it, if any: a reset is one. (The
+// client's reads may not see a reset: the write that meets it takes it,
+// and they see the end of the stream.)
+func flood(t *testing.T, conn net.Conn, first []byte) (stop func() error) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	var werr error
+	go func() {
+		defer close(done)
+		buf := bytes.Repeat([]byte("GET /pipelined HTTP/1.1\r\n"), 1<<10)
+		if _, werr = conn.Write(append(first, buf...)); werr != nil {
+			return
+		}
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if _, werr = conn.Write(buf); werr != nil {
+				return
+			}
+		}
+	}()
+	stop = sync.OnceValue(func() error {
+		close(quit)
+		_ = conn.SetWriteDeadline(time.Now()) // ends a write the server does not take
+		<-done
+		if errors.Is(werr, os.ErrDeadlineExceeded) {
+			return nil
+		}
+		return werr
+	})
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// waitServerClosed writes a byte at a time to conn, whose stream the
+// server has ended, until a write fails with a reset or a broken pipe: the
+// server has closed its socket, and its kernel answered the bytes with a
+// reset. It fails if that has not happened within within.
+func waitServerClosed(t *testing.T, conn net.Conn, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	_ = conn.SetWriteDeadline(deadline)
+	for {
+		_, err := conn.Write([]byte{0})
+		switch {
+		case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+			return
+		case err != nil:
+			t.Fatalf("writing to a connection the server should close: %v", err)
+		case time.Now().After(deadline):
+			t.Fatalf("the server has not closed the connection within %v of the stream's end", within)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the socket's state; bounded by the deadline
+	}
+}
+
+// TestWatchEndLingerBounded checks that a client that reads the end of
+// its stream but never closes its side holds the server's socket for
+// lingerTimeout, not longer: the server then closes it. A chunked watch
+// ends at its timeout, a WebSocket at a malformed frame.
+func TestWatchEndLingerBounded(t *testing.T) {
+	_, writes, servers := wsServers(t)
+	start, _ := storageCurrent(t, writes)
+	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+	lingers := func(t *testing.T, conn net.Conn) {
+		ended := time.Now()
+		waitServerClosed(t, conn, lingerTimeout+10*time.Second)
+		if d := time.Since(ended); d < lingerTimeout/2 {
+			t.Errorf("the server closed the connection %v after the stream's end, want about %v", d, lingerTimeout)
+		}
+	}
+	for name, ts := range servers {
+		if name != "TLS without socketConn" { // its chunked watches stay with net/http
+			t.Run("chunked/"+name, func(t *testing.T) {
+				t.Parallel()
+				w := dialRawWatch(t, ts, path+"&timeoutSeconds=1")
+				w.ends()
+				lingers(t, w.conn)
+			})
+		}
+		t.Run("WebSocket/"+name, func(t *testing.T) {
+			t.Parallel()
+			c := dialWS(t, ts, path)
+			c.write(clientFrame(0x80|wsText, []byte("hi"), testMask, false))
+			c.expectClose(1002, "protocol error")
+			lingers(t, c.conn)
+		})
+	}
+}
+
+// TestWatchShutdownWithSilentClients checks that Server.Close, with
+// detached watches whose clients neither read nor close their side, ends
+// each stream cleanly and returns once their lingers have passed, not at
+// the clients' pleasure, their connections closed.
+func TestWatchShutdownWithSilentClients(t *testing.T) {
+	s, writes, servers := wsServers(t)
+	start, _ := storageCurrent(t, writes)
+	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+	var chunked []*rawConn
+	var ws []*wsClient
+	for name, ts := range servers {
+		if name != "TLS without socketConn" { // its chunked watches stay with net/http
+			chunked = append(chunked, dialRawWatch(t, ts, path))
+		}
+		ws = append(ws, dialWS(t, ts, path))
+	}
+	waitDetached(t, s, len(chunked)+len(ws))
+	closed := make(chan struct{})
+	begun := time.Now()
+	go func() {
+		defer close(closed)
+		s.Close()
+	}()
+	t.Cleanup(func() { <-closed })
+	select {
+	case <-closed:
+		t.Logf("Server.Close returned after %v", time.Since(begun))
+	case <-time.After(lingerTimeout + 5*time.Second):
+		t.Fatalf("Server.Close has not returned %v after it began", time.Since(begun))
+	}
+	for _, w := range chunked {
+		w.ends()
+		waitServerClosed(t, w.conn, time.Second)
+	}
+	for _, c := range ws {
+		c.expectClose(1000, "watch ended")
+		waitServerClosed(t, c.conn, time.Second)
+	}
 }
 
 func TestWatchHijackedEndsAtShutdown(t *testing.T) {

@@ -118,6 +118,17 @@ func (c *socketConn) gather(b []byte) {
 	clear(c.vec)
 }
 
+// CloseWrite closes the socket's write side (a FIN), after the pending
+// bytes.
+func (c *socketConn) CloseWrite() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.flushLocked(false); err != nil {
+		return err
+	}
+	return c.Conn.(*net.TCPConn).CloseWrite()
+}
+
 // setGathering switches Write to gathering (writing what the socket
 // takes at once, keeping the rest pending, never failing), or back.
 func (c *socketConn) setGathering(on bool) {

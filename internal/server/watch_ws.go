@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -395,11 +394,13 @@ func noEOF(err error) error {
 
 // readWebSocket reads a WebSocket watch's connection: it hands the
 // client's pings to whoever serves the watch to answer, and ends the
-// watch at the client's close or a protocol violation (then draining the
-// connection until the watch closes it, so that its close frame is not
-// lost to a reset), or at the connection's end.
+// watch at the client's close or a protocol violation (then dropping what
+// the client sends until it closes its side, or the stream's end has
+// lingered: the close frame is not lost to a reset), or at the
+// connection's end; the connection is then closed (readDone).
 func (d *detachedWatch) readWebSocket() {
 	s := d.sink.(*connSink)
+	defer s.readDone()
 	r := &wsReader{r: s.conn}
 	if len(s.ws.early) > 0 {
 		r.r = io.MultiReader(bytes.NewReader(s.ws.early), s.conn)
@@ -411,9 +412,6 @@ func (d *detachedWatch) readWebSocket() {
 		switch {
 		case errors.As(err, &st):
 			s.ws.status.Store(uint32(st))
-			if s.fd >= 0 {
-				drainArrived(s.conn)
-			}
 			d.end(endClosed)
 			discard(s.conn)
 			return
@@ -431,22 +429,6 @@ func (d *detachedWatch) readWebSocket() {
 		}
 	}
 }
-
-// drainArrived reads and drops what a client sent that has arrived, as
-// soon as a frame breaks the protocol: the rest of that frame, sent with
-// its header, would otherwise be unread when the watch closes the
-// connection (maybe before discard reads it), and Linux answers a close
-// with unread bytes with a reset, which can lose the close frame to the
-// client. Cleartext only: a TLS connection reads whole records.
-func drainArrived(conn net.Conn) {
-	_ = conn.SetReadDeadline(time.Now().Add(drainWait))
-	discard(conn) // until the deadline
-	_ = conn.SetReadDeadline(time.Time{})
-}
-
-// drainWait is how long drainArrived waits for bytes a client sent: on
-// loopback they have arrived with the frame's header.
-const drainWait = time.Millisecond
 
 // pingTick marks a ping due, under mu, unless the client has not
 // answered the last one, a period ago, though its watch is not slow: then

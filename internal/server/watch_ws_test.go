@@ -320,6 +320,28 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 	}
 }
 
+// TestWebSocketCloseWithUnreadBytes checks that a client that sends a
+// malformed frame with a flood of bytes after it, in the same write and
+// on, so that bytes are unread in the server's socket when it ends the
+// watch, still reads the close frame with its status,
+// then the connection's end, not a reset.
+func TestWebSocketCloseWithUnreadBytes(t *testing.T) {
+	s, writes, servers := wsServers(t)
+	start, _ := storageCurrent(t, writes)
+	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
+	for name, ts := range servers {
+		t.Run(name, func(t *testing.T) {
+			c := dialWS(t, ts, path)
+			stop := flood(t, c.conn, clientFrame(0xC0|wsText, []byte("x"), testMask, true)) // a reserved bit
+			c.expectClose(1002, "protocol error")
+			if err := stop(); err != nil {
+				t.Errorf("the client's writes failed before it read the close frame: %v", err)
+			}
+			waitDetached(t, s, 0)
+		})
+	}
+}
+
 // TestWebSocketBadHandshake checks that an upgrade RFC 6455 does not
 // allow is answered 400 with a Status, and no watch starts.
 func TestWebSocketBadHandshake(t *testing.T) {
