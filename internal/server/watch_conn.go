@@ -454,6 +454,9 @@ func (d *detachedWatch) finish(reason endReason) {
 	}
 	d.sink.setNonblocking(false)
 	d.sink.bound()
+	if c, ok := d.sink.(*connSink); ok && c.ws != nil && reason == endShutdown {
+		c.ws.status.CompareAndSwap(0, uint32(wsGoingAway)) // unless the reader set a status first
+	}
 	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
 	if clean && reason == endTimeout && d.bookmarks {
 		if rev, ok := d.w.Bookmark(); ok {

@@ -272,8 +272,9 @@ func TestWatchEndLingerBounded(t *testing.T) {
 
 // TestWatchShutdownWithSilentClients checks that Server.Close, with
 // detached watches whose clients neither read nor close their side, ends
-// each stream cleanly and returns once their lingers have passed, not at
-// the clients' pleasure, their connections closed.
+// each stream cleanly (a WebSocket's with 1001, going away) and returns
+// once their lingers have passed, not at the clients' pleasure, their
+// connections closed.
 func TestWatchShutdownWithSilentClients(t *testing.T) {
 	s, writes, servers := wsServers(t)
 	start, _ := storageCurrent(t, writes)
@@ -305,7 +306,7 @@ func TestWatchShutdownWithSilentClients(t *testing.T) {
 		waitServerClosed(t, w.conn, time.Second)
 	}
 	for _, c := range ws {
-		c.expectClose(1000, "watch ended")
+		c.expectClose(1001, "server shutting down")
 		waitServerClosed(t, c.conn, time.Second)
 	}
 }

@@ -61,6 +61,7 @@ type wsStatus uint16
 
 const (
 	wsNormal        wsStatus = 1000
+	wsGoingAway     wsStatus = 1001 // the server is shutting down
 	wsProtocolError wsStatus = 1002
 	wsTooBig        wsStatus = 1009
 )
@@ -72,6 +73,8 @@ func (s wsStatus) Error() string {
 		return "protocol error"
 	case wsTooBig:
 		return "message too big"
+	case wsGoingAway:
+		return "server shutting down"
 	}
 	return "watch ended"
 }
@@ -153,7 +156,7 @@ type wsFraming struct {
 	// no unwritten send still refers to it.
 	ctl []byte
 	// status is the close frame's code (0: wsNormal), set by the reader
-	// before it ends the watch.
+	// before it ends the watch, or by the watch's end at a shutdown.
 	status atomic.Uint32
 	// early is what the client sent after its handshake that net/http
 	// had read already; the reader's.
