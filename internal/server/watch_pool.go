@@ -147,17 +147,22 @@ func newSenderPool(n int) *senderPool {
 	return p
 }
 
+// push queues d to be served, unless the pool is closed (every watch has
+// finished then).
 func (p *senderPool) push(d *detachedWatch) {
 	p.mu.Lock()
-	p.queue = append(p.queue, sendTask{d: d})
+	if !p.closed {
+		p.queue = append(p.queue, sendTask{d: d})
+	}
 	p.mu.Unlock()
 	p.cond.Signal()
 }
 
-// pushAll queues ws to be woken, in shares of senderTake.
+// pushAll queues ws to be woken, in shares of senderTake, unless the pool
+// is closed (a cache may still dispatch after the server's close).
 func (p *senderPool) pushAll(ws []watchcache.Waker) {
 	p.mu.Lock()
-	for i := 0; i < len(ws); i += senderTake {
+	for i := 0; i < len(ws) && !p.closed; i += senderTake {
 		p.queue = append(p.queue, sendTask{wakes: ws[i:min(len(ws), i+senderTake)]})
 	}
 	p.mu.Unlock()
