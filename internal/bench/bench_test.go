@@ -83,6 +83,36 @@ func TestFanout(t *testing.T) {
 	}
 }
 
+// TestFanoutRounds checks that rounds repeat the run and its baseline,
+// each round's figures reported, the table the last round's.
+func TestFanoutRounds(t *testing.T) {
+	cfg := bench.FanoutConfig{
+		Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: bench.TransportHTTP1,
+		Server: serverOptions(), Baseline: true, Drain: 20 * time.Second, Rounds: 2,
+	}
+	rep, err := bench.Fanout(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rounds) != 2 {
+		t.Fatalf("%d rounds reported, want 2", len(rep.Rounds))
+	}
+	if last := rep.Rounds[1]; last.Server != rep.Server.CPUPerEvent || last.Bare != rep.Bare.CPUPerEvent || last.Ratio != rep.Ratio {
+		t.Errorf("last round %+v, the report's %v / %v = %v: the table is not the last round's", last, rep.Server.CPUPerEvent, rep.Bare.CPUPerEvent, rep.Ratio)
+	}
+	checkResult(t, rep.Server, 20)
+	checkResult(t, *rep.Bare, 20)
+	var out bytes.Buffer
+	if err := rep.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"round 1: CPU per delivery", "round 2: CPU per delivery", "mean of 2 rounds"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // TestFanoutHTTPSServer measures a TLS server given by an https URL,
 // whose certificate the bench did not make.
 func TestFanoutHTTPSServer(t *testing.T) {
@@ -186,6 +216,8 @@ func TestBounds(t *testing.T) {
 		"https without TLS": func(c *bench.FanoutConfig) { c.Target.URL = "https://127.0.0.1:1" },
 		"unknown reader":    func(c *bench.FanoutConfig) { c.Reader = "io_uring" },
 		"epoll over h2c":    func(c *bench.FanoutConfig) { c.Transport, c.Reader = bench.TransportH2C, bench.ReaderEpoll },
+		"too many rounds":   func(c *bench.FanoutConfig) { c.Rounds, c.Baseline = bench.MaxRounds+1, true },
+		"rounds, no bare":   func(c *bench.FanoutConfig) { c.Rounds = 2 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := ok

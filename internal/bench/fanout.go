@@ -42,7 +42,14 @@ type FanoutConfig struct {
 	Baseline bool
 	// Drain bounds the wait for deliveries after the last write.
 	Drain time.Duration
+	// Rounds repeats the server's run and the baseline's, one after the
+	// other, so that the ratio's spread on a noisy machine shows; 0 or 1
+	// runs them once.
+	Rounds int
 }
+
+// MaxRounds bounds FanoutConfig.Rounds.
+const MaxRounds = 10
 
 // validate checks c's bounds and resolves its Reader.
 func (c *FanoutConfig) validate() error {
@@ -59,6 +66,10 @@ func (c *FanoutConfig) validate() error {
 		return fmt.Errorf("--rate %d for %v makes no write", c.Rate, c.Duration)
 	case c.Drain <= 0 || c.Drain > MaxDuration:
 		return fmt.Errorf("drain %v: must be in (0, %v]", c.Drain, MaxDuration)
+	case c.Rounds < 0 || c.Rounds > MaxRounds:
+		return fmt.Errorf("--rounds %d: must be in [1, %d]", c.Rounds, MaxRounds)
+	case c.Rounds > 1 && !c.Baseline:
+		return errors.New("--rounds repeats the run and its baseline: it needs the baseline")
 	case c.Target.URL == "" && c.Server.Binary == "", c.Baseline && c.Server.Binary == "":
 		return errors.New("no server: give its URL or the listwatch binary")
 	}
@@ -99,21 +110,31 @@ type Result struct {
 }
 
 // FanoutReport is a fan-out run: the server and, with a baseline, the bare
-// socket server under the same load.
+// socket server under the same load; with several rounds, the last round's,
+// and every round's CPU per delivery.
 type FanoutReport struct {
 	Config FanoutConfig
 	Server Result
 	Bare   *Result
 	// Ratio is the server's CPU per delivery over the bare server's.
 	Ratio float64
+	// Rounds are every round's figures when there were several.
+	Rounds []Round
 }
 
-// Fanout measures the server's fan-out, then the bare baseline.
+// Round is one round's CPU per delivery, the server's and the bare
+// server's, and their ratio.
+type Round struct {
+	Server, Bare time.Duration
+	Ratio        float64
+}
+
+// Fanout measures the server's fan-out, then the bare baseline, as many
+// rounds as configured.
 func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	rep := &FanoutReport{Config: cfg}
 	var cert *certificate
 	if cfg.TLS && (cfg.Target.URL == "" || cfg.Baseline) {
 		var err error
@@ -122,28 +143,43 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutReport, error) {
 		}
 		defer cert.remove()
 	}
+	rep := &FanoutReport{Config: cfg}
+	for i := range max(1, cfg.Rounds) {
+		if err := fanoutRound(ctx, cfg, cert, rep); err != nil {
+			return nil, fmt.Errorf("round %d: %w", i+1, err)
+		}
+		if cfg.Rounds > 1 {
+			rep.Rounds = append(rep.Rounds, Round{Server: rep.Server.CPUPerEvent, Bare: rep.Bare.CPUPerEvent, Ratio: rep.Ratio})
+		}
+	}
+	return rep, nil
+}
+
+// fanoutRound measures the server's fan-out, then the bare baseline, into
+// rep.
+func fanoutRound(ctx context.Context, cfg FanoutConfig, cert *certificate, rep *FanoutReport) error {
 	res, err := withServer(ctx, cfg.Target, cfg.Server, cert, func(p Process) (Result, error) {
 		return fanoutServer(ctx, cfg, p)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.Server = res
 	if !cfg.Baseline {
-		return rep, nil
+		return nil
 	}
 	if res.EventBytes > 0 {
 		cfg.Size = int(res.EventBytes) // the same bytes on the wire as the server's events
 	}
 	bare, err := fanoutBare(ctx, cfg, cert)
 	if err != nil {
-		return nil, fmt.Errorf("bare baseline: %w", err)
+		return fmt.Errorf("bare baseline: %w", err)
 	}
-	rep.Bare = &bare
+	rep.Bare, rep.Ratio = &bare, 0
 	if bare.CPUPerEvent > 0 {
 		rep.Ratio = float64(res.CPUPerEvent) / float64(bare.CPUPerEvent)
 	}
-	return rep, nil
+	return nil
 }
 
 // withServer runs f against target, or against a child server it starts

@@ -48,11 +48,27 @@ func (r *FanoutReport) Print(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if r.Bare != nil {
-		_, err := fmt.Fprintf(w, "CPU per delivery, server / bare: %.2fx\n", r.Ratio)
-		return err
+	if r.Bare == nil {
+		return nil
 	}
-	return nil
+	if len(r.Rounds) > 1 {
+		return r.printRounds(w)
+	}
+	_, err := fmt.Fprintf(w, "CPU per delivery, server / bare: %.2fx\n", r.Ratio)
+	return err
+}
+
+// printRounds writes each round's CPU per delivery and ratio (the table
+// above is the last round's), and the ratios' mean and range.
+func (r *FanoutReport) printRounds(w io.Writer) error {
+	sum, lo, hi := 0.0, r.Rounds[0].Ratio, r.Rounds[0].Ratio
+	for i, x := range r.Rounds {
+		fmt.Fprintf(w, "round %d: CPU per delivery, server %.2f µs, bare %.2f µs: %.3fx\n", i+1, us(x.Server), us(x.Bare), x.Ratio)
+		sum += x.Ratio
+		lo, hi = min(lo, x.Ratio), max(hi, x.Ratio)
+	}
+	_, err := fmt.Fprintf(w, "CPU per delivery, server / bare: %.3fx mean of %d rounds (%.3f-%.3f)\n", sum/float64(len(r.Rounds)), len(r.Rounds), lo, hi)
+	return err
 }
 
 // Print writes the idle report.

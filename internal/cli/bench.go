@@ -105,6 +105,7 @@ func newBenchFanout() *cobra.Command {
 	f.BoolVar(&cfg.TLS, "tls", false, "serve the started server and the baseline over TLS, with a self-signed certificate made for the run (with --server: an https URL)")
 	f.BoolVar(&cfg.Baseline, "baseline", cfg.Baseline, "also measure the bare-socket baseline and print the ratio")
 	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "how long to wait for deliveries after the last write")
+	f.IntVar(&cfg.Rounds, "rounds", 1, fmt.Sprintf("repeat the run and its baseline, one after the other, and print each round's ratio and their mean (at most %d)", bench.MaxRounds))
 	return cmd
 }
 
