@@ -63,6 +63,7 @@ const (
 	wsNormal        wsStatus = 1000
 	wsGoingAway     wsStatus = 1001 // the server is shutting down
 	wsProtocolError wsStatus = 1002
+	wsInvalidData   wsStatus = 1007 // a text message that is not UTF-8
 	wsTooBig        wsStatus = 1009
 )
 
@@ -73,6 +74,8 @@ func (s wsStatus) Error() string {
 		return "protocol error"
 	case wsTooBig:
 		return "message too big"
+	case wsInvalidData:
+		return "invalid UTF-8"
 	case wsGoingAway:
 		return "server shutting down"
 	}
@@ -314,12 +317,14 @@ func parseWSHeader(b []byte) (wsHeader, error) {
 }
 
 // wsReader reads a client's frames: control frames whole, data frames
-// discarded.
+// discarded, a text message's once checked to be UTF-8.
 type wsReader struct {
 	r          io.Reader
 	buf        [wsMaxHead + wsMaxControl]byte
-	message    uint64 // the bytes so far of the data message being read
-	fragmented bool   // a data message's first frame was read, not its last
+	message    uint64     // the bytes so far of the data message being read
+	fragmented bool       // a data message's first frame was read, not its last
+	text       bool       // the data message being read is text
+	utf8       utf8Stream // its bytes so far
 }
 
 // next reads the next frame: a control frame's opcode and payload
@@ -362,10 +367,84 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 	if h.fin {
 		r.message = 0
 	}
+	if h.op != wsContinuation {
+		r.text = h.op == wsText
+	}
+	if r.text {
+		return h.op, nil, r.discardText(h)
+	}
 	if _, err := io.CopyN(io.Discard, r.r, int64(h.length)); err != nil {
 		return 0, nil, noEOF(err)
 	}
 	return h.op, nil, nil
+}
+
+// discardText reads and drops a text message's frame, failing with
+// wsInvalidData as soon as the message is not UTF-8 (RFC 6455 8.1), a
+// character split between its frames allowed.
+func (r *wsReader) discardText(h wsHeader) error {
+	var chunk [512]byte
+	for read := uint64(0); read < h.length; {
+		b := chunk[:min(uint64(len(chunk)), h.length-read)]
+		if _, err := io.ReadFull(r.r, b); err != nil {
+			return noEOF(err)
+		}
+		for i := range b {
+			b[i] ^= h.mask[(read+uint64(i))%4]
+		}
+		read += uint64(len(b))
+		if !r.utf8.write(b) {
+			return wsInvalidData
+		}
+	}
+	if h.fin && !r.utf8.end() {
+		return wsInvalidData // the message ends inside a character
+	}
+	return nil
+}
+
+// utf8Stream checks that bytes given in pieces are UTF-8, a character
+// possibly split between pieces.
+type utf8Stream struct {
+	part [utf8.UTFMax]byte // the start of a character the last piece ended in
+	n    int               // bytes in part
+}
+
+// write reports whether the bytes so far, b included, are UTF-8 or the
+// start of it.
+func (u *utf8Stream) write(b []byte) bool {
+	for u.n > 0 && len(b) > 0 { // complete the character begun
+		u.part[u.n] = b[0]
+		u.n, b = u.n+1, b[1:]
+		if utf8.FullRune(u.part[:u.n]) {
+			if r, size := utf8.DecodeRune(u.part[:u.n]); r == utf8.RuneError && size == 1 {
+				return false
+			}
+			u.n = 0
+		}
+	}
+	cut := len(b) // b[cut:] is a character's start, kept for the next piece
+	for i := len(b) - 1; i >= 0 && i > len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if !utf8.Valid(b[:cut]) {
+		return false
+	}
+	u.n += copy(u.part[u.n:], b[cut:])
+	return true
+}
+
+// end reports whether the bytes ended with a whole character, and starts
+// over.
+func (u *utf8Stream) end() bool {
+	whole := u.n == 0
+	u.n = 0
+	return whole
 }
 
 // validClosePayload reports whether a close frame's payload is empty, or

@@ -296,8 +296,10 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 		{"close with code 999", clientFrame(0x80|wsClose, binary.BigEndian.AppendUint16(nil, 999), testMask, true), 1002},
 		{"close reason not UTF-8", clientFrame(0x80|wsClose, append(binary.BigEndian.AppendUint16(nil, 1000), 0xff, 0xfe), testMask, true), 1002},
 		{"message too big", clientFrame(0x80|wsBinary, make([]byte, wsMaxMessage+1), testMask, true)[:14], 1009},
+		{"text not UTF-8", clientFrame(0x80|wsText, []byte("caf\xe9"), testMask, true), 1007},
+		{"text ending inside a character", append(clientFrame(wsText, []byte("caf\xc3"), testMask, true), clientFrame(0x80|wsContinuation, nil, testMask, true)...), 1007},
 	}
-	reason := map[uint16]string{1002: "protocol error", 1009: "message too big"}
+	reason := map[uint16]string{1002: "protocol error", 1007: "invalid UTF-8", 1009: "message too big"}
 	start, _ := storageCurrent(t, writes)
 	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
 	for name, ts := range servers {
@@ -312,6 +314,8 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 		}
 	}
 	c := dialWS(t, servers["TLS"], path)
+	c.write(clientFrame(wsText, []byte("caf\xc3"), testMask, true)) // é split between two frames: UTF-8
+	c.write(clientFrame(0x80|wsContinuation, []byte("\xa9"), testMask, true))
 	if code, _ := call(t, writes, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"after"}}`); code != 201 {
 		t.Fatalf("create: %d", code)
 	}
@@ -433,7 +437,7 @@ func FuzzWebSocketReader(f *testing.F) {
 			var st wsStatus
 			switch {
 			case errors.As(err, &st):
-				if st != wsProtocolError && st != wsTooBig {
+				if st != wsProtocolError && st != wsTooBig && st != wsInvalidData {
 					t.Fatalf("closes with %d", st)
 				}
 			case err != nil:
@@ -454,7 +458,11 @@ func FuzzWebSocketReader(f *testing.F) {
 			fin = true
 			payload = payload[:min(len(payload), wsMaxControl)]
 		}
-		valid := op <= wsBinary || op == wsPing || op == wsPong || (op == wsClose && len(payload) == 0)
+		if op == wsText {
+			fin = true // a whole message: split ones are FuzzUTF8Stream's
+		}
+		valid := op == wsContinuation || op == wsBinary || op == wsPing || op == wsPong || (op == wsClose && len(payload) == 0) ||
+			op == wsText && utf8.Valid(payload)
 		if op == wsClose && len(payload) >= 2 { // a code an endpoint may send, a UTF-8 reason
 			code := binary.BigEndian.Uint16(payload)
 			valid = (code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999) && utf8.Valid(payload[2:])
@@ -478,4 +486,50 @@ func FuzzWebSocketReader(f *testing.F) {
 			t.Fatalf("control frame %x: payload %q, want %q", b0, p, payload)
 		}
 	})
+}
+
+// FuzzUTF8Stream checks that bytes given to a utf8Stream in pieces, cut
+// where cuts says, are found UTF-8 exactly when utf8.Valid finds them so.
+func FuzzUTF8Stream(f *testing.F) {
+	f.Add([]byte("héllo wörld € 𝄞"), []byte{1, 2, 3})
+	f.Add([]byte("\xed\xa0\x80"), []byte{1})         // a surrogate
+	f.Add([]byte("\xc0\xaf"), []byte{1})             // an overlong slash
+	f.Add([]byte("abc\xe2\x82"), []byte{4})          // ends inside a character
+	f.Add([]byte("\xef\xbf\xbd\xf4\x90"), []byte{2}) // U+FFFD, then past U+10FFFF
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		var u utf8Stream
+		ok, rest := true, data
+		for _, c := range cuts {
+			n := min(int(c)%8, len(rest))
+			ok = ok && u.write(rest[:n])
+			rest = rest[n:]
+		}
+		ok = ok && u.write(rest)
+		ok = ok && u.end()
+		if want := utf8.Valid(data); ok != want {
+			t.Fatalf("%q cut by %v: UTF-8 %v, want %v", data, cuts, ok, want)
+		}
+	})
+}
+
+// TestUTF8StreamEveryCut checks strings of every kind of character cut
+// into two pieces at every place, and into bytes.
+func TestUTF8StreamEveryCut(t *testing.T) {
+	for _, s := range []string{"héllo wörld € 𝄞", "\xed\xa0\x80", "\xc0\xaf", "abc\xe2\x82", "é\xff", "\xf4\x90\x80\x80", "𝄞𝄞"} {
+		want := utf8.Valid([]byte(s))
+		for i := range len(s) + 1 {
+			var u utf8Stream
+			if got := u.write([]byte(s[:i])) && u.write([]byte(s[i:])) && u.end(); got != want {
+				t.Errorf("%q cut at %d: UTF-8 %v, want %v", s, i, got, want)
+			}
+		}
+		var u utf8Stream
+		got := true
+		for i := range len(s) {
+			got = got && u.write([]byte{s[i]})
+		}
+		if got = got && u.end(); got != want {
+			t.Errorf("%q a byte at a time: UTF-8 %v, want %v", s, got, want)
+		}
+	}
 }
