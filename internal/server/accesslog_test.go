@@ -191,3 +191,111 @@ func logSamples(l *slog.Logger) {
 	l.With("user", "alice").WithGroup("g").Warn("request", "code", 200, slog.Group("h", "x", "y z"))
 	l.Error("no attributes")
 }
+
+// TestAccessLogRequestLine checks that logRequest writes a request's line
+// as slog's default handler writes the same attributes, byte for byte,
+// and that it leaves to the logger (appending nothing) every line whose
+// text it cannot vouch for.
+func TestAccessLogRequestLine(t *testing.T) {
+	put := requestLine{
+		method: "PUT", path: "/api/v1/namespaces/default/configmaps/cm-1", verb: "update", resource: "configmaps",
+		code: 200, duration: 812345 * time.Nanosecond, bytes: 1357, user: "system:anonymous", remote: "127.0.0.1:54321",
+	}
+	with := func(change func(*requestLine)) requestLine {
+		l := put
+		change(&l)
+		return l
+	}
+	bare := map[string]requestLine{
+		"put":          put,
+		"seconds":      with(func(l *requestLine) { l.duration = 3*time.Second + time.Millisecond }),
+		"nanoseconds":  with(func(l *requestLine) { l.duration = 999 }),
+		"zero":         with(func(l *requestLine) { l.duration, l.bytes, l.code = 0, 0, 0 }),
+		"ipv6 and tls": with(func(l *requestLine) { l.remote, l.user = "[::1]:443", "alice@example.com" }),
+		"punctuation":  with(func(l *requestLine) { l.path = "/apis/a.b/v1/x-y_z~!$%&'()*+,;:@[]{}|^`<>?#" }),
+	}
+	quoted := map[string]requestLine{
+		"empty user":    with(func(l *requestLine) { l.user = "" }),
+		"space":         with(func(l *requestLine) { l.path = "/a b" }),
+		"equals":        with(func(l *requestLine) { l.verb = "a=b" }),
+		"quote":         with(func(l *requestLine) { l.resource = `a"b` }),
+		"backslash":     with(func(l *requestLine) { l.path = `/a\b` }),
+		"non-ascii":     with(func(l *requestLine) { l.user = "zoë" }),
+		"control":       with(func(l *requestLine) { l.method = "P\tUT" }),
+		"delete":        with(func(l *requestLine) { l.remote = "a\x7f" }),
+		"invalid utf-8": with(func(l *requestLine) { l.path = "/\xff" }),
+	}
+	synctest.Test(t, func(t *testing.T) {
+		defer func(w io.Writer, flags int, prefix string) {
+			log.SetOutput(w)
+			log.SetFlags(flags)
+			log.SetPrefix(prefix)
+		}(log.Writer(), log.Flags(), log.Prefix())
+		ctx := context.Background()
+		for _, flags := range []int{log.LstdFlags, log.Ldate | log.Lmicroseconds | log.LUTC | log.Lmsgprefix, 0} {
+			log.SetFlags(flags)
+			log.SetPrefix(fmt.Sprintf("[%d] ", flags))
+			for name, l := range bare {
+				var std, out bytes.Buffer
+				log.SetOutput(&std)
+				slog.New(stdHandler).LogAttrs(ctx, slog.LevelInfo, "request", l.attrs()...)
+				a := newAccessLog(&out, time.Hour)
+				if !a.logRequest(ctx, &l) {
+					t.Errorf("flags %d, %s: logRequest left %+v to the logger", flags, name, l)
+				}
+				a.close()
+				if diff := cmp.Diff(std.String(), out.String()); diff != "" {
+					t.Errorf("flags %d, %s: (-default handler +logRequest):\n%s", flags, name, diff)
+				}
+			}
+		}
+		leftToLogger := func(name string, l requestLine) {
+			var out bytes.Buffer
+			a := newAccessLog(&out, time.Hour)
+			if a.logRequest(ctx, &l) {
+				t.Errorf("%s: logRequest wrote %+v itself", name, l)
+			}
+			a.close()
+			if out.Len() != 0 {
+				t.Errorf("%s: logRequest appended %q to the log", name, out.String())
+			}
+		}
+		log.SetFlags(log.LstdFlags)
+		for name, l := range quoted {
+			leftToLogger(name, l)
+		}
+		for _, flags := range []int{log.Lshortfile, log.Llongfile} {
+			log.SetFlags(flags)
+			leftToLogger(fmt.Sprintf("flags %d", flags), put)
+		}
+	})
+}
+
+// BenchmarkAccessLogRequest times one request's line through the logger
+// (a slog record formatted by the TextHandler) and through logRequest.
+func BenchmarkAccessLogRequest(b *testing.B) {
+	l := requestLine{
+		method: "PUT", path: "/api/v1/namespaces/default/configmaps/cm-1", verb: "update", resource: "configmaps",
+		code: 200, duration: 812345 * time.Nanosecond, bytes: 1357, user: "system:anonymous", remote: "127.0.0.1:54321",
+	}
+	ctx := context.Background()
+	b.Run("logger", func(b *testing.B) {
+		a := newAccessLog(io.Discard, time.Hour)
+		defer a.close()
+		logger := a.logger()
+		b.ReportAllocs()
+		for b.Loop() {
+			logger.LogAttrs(ctx, slog.LevelInfo, "request", l.attrs()...)
+		}
+	})
+	b.Run("logRequest", func(b *testing.B) {
+		a := newAccessLog(io.Discard, time.Hour)
+		defer a.close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if !a.logRequest(ctx, &l) {
+				b.Fatal("logRequest left the line to the logger")
+			}
+		}
+	})
+}

@@ -118,11 +118,14 @@ func (s *Server) requestLog(r *http.Request, n *note) requestLog {
 func (l requestLog) end(ctx context.Context, code int, bytes int64) {
 	elapsed := time.Since(l.start)
 	l.s.metrics.ObserveRequest(l.labels, code, elapsed)
-	l.s.requests.LogAttrs(ctx, slog.LevelInfo, "request",
-		slog.String("method", l.method), slog.String("path", l.path),
-		slog.String("verb", l.verb), slog.String("resource", l.resource),
-		slog.Int("code", code), slog.Duration("duration", elapsed), slog.Int64("bytes", bytes),
-		slog.String("user", l.user), slog.String("remote", l.remote))
+	line := requestLine{
+		method: l.method, path: l.path, verb: l.verb, resource: l.resource, code: code,
+		duration: elapsed, bytes: bytes, user: l.user, remote: l.remote,
+	}
+	if l.s.access != nil && l.s.access.logRequest(ctx, &line) {
+		return
+	}
+	l.s.requests.LogAttrs(ctx, slog.LevelInfo, "request", line.attrs()...)
 }
 
 // logVerb is kube's verb of an API request, else the method.
