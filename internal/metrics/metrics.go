@@ -41,6 +41,9 @@ type Metrics struct {
 	durations *prometheus.HistogramVec
 	inflight  *prometheus.GaugeVec
 	watch     watchMetrics
+	// observers caches the request collectors: requestKey ->
+	// *requestObserver.
+	observers sync.Map
 
 	mu        sync.Mutex
 	resources map[ResourceID]*Resource // guarded by mu
@@ -99,9 +102,40 @@ type Request struct {
 
 // ObserveRequest counts a finished request and its duration.
 func (m *Metrics) ObserveRequest(r Request, code int, elapsed time.Duration) {
+	o := m.requestObservers(r, code)
+	o.duration.Observe(elapsed.Seconds())
+	o.count.Inc()
+}
+
+// requestKey is a label set of the request metrics.
+type requestKey struct {
+	Request
+	code int
+}
+
+// requestObserver holds the collectors of one requestKey.
+type requestObserver struct {
+	duration prometheus.Observer
+	count    prometheus.Counter
+}
+
+// requestObservers returns the collectors of r and code, looked up in the
+// vectors only the first time: WithLabelValues checks and hashes every
+// label value and builds their slice on each call. The cache holds one
+// entry per child of the vectors, which are bounded (see the package
+// documentation).
+func (m *Metrics) requestObservers(r Request, code int) *requestObserver {
+	key := requestKey{r, code}
+	if o, ok := m.observers.Load(key); ok {
+		return o.(*requestObserver)
+	}
 	labels := []string{r.Verb, r.DryRun, r.Group, r.Version, r.Resource, r.Subresource, r.Scope, Component}
-	m.durations.WithLabelValues(labels...).Observe(elapsed.Seconds())
-	m.requests.WithLabelValues(append(labels, strconv.Itoa(code))...).Inc()
+	o := &requestObserver{
+		duration: m.durations.WithLabelValues(labels...),
+		count:    m.requests.WithLabelValues(append(labels, strconv.Itoa(code))...),
+	}
+	actual, _ := m.observers.LoadOrStore(key, o)
+	return actual.(*requestObserver)
 }
 
 // InFlight is the gauge of requests being served of a kind: readOnly or
