@@ -621,3 +621,93 @@ func TestWatchEventsOwned(t *testing.T) {
 		t.Errorf("delete event %+v, prev %+v", evB[2], evB[2].PrevKV)
 	}
 }
+
+// gatedObserver is a CommitObserver that records, for each commit, its
+// batch size and whether the writer goroutine made it; a commit made while
+// hold is set waits in Committed (after signalling entered) until release.
+type gatedObserver struct {
+	entered chan struct{} // receives once per held commit
+	release chan struct{} // a held commit goes on when this receives
+	mu      sync.Mutex
+	hold    bool           // guarded by mu: hold the next commit
+	commits []turnedCommit // guarded by mu
+}
+
+// turnedCommit is a commit as gatedObserver saw it.
+type turnedCommit struct {
+	batch    int
+	onWriter bool
+}
+
+// Committed implements CommitObserver.
+func (o *gatedObserver) Committed(_ time.Duration, batch int) {
+	buf := make([]byte, 64<<10)
+	stack := string(buf[:runtime.Stack(buf, false)])
+	o.mu.Lock()
+	o.commits = append(o.commits, turnedCommit{batch, strings.Contains(stack, "storage/bolt.(*Store).writer(")})
+	hold := o.hold
+	o.hold = false
+	o.mu.Unlock()
+	if hold {
+		o.entered <- struct{}{}
+		<-o.release
+	}
+}
+
+// TestCommitTurn checks who commits: a write that finds no commit under
+// way is committed by its caller, alone; the writes queued during a commit
+// are committed together by the writer goroutine once that commit ends.
+func TestCommitTurn(t *testing.T) {
+	obs := &gatedObserver{entered: make(chan struct{}), release: make(chan struct{})}
+	s := openTest(t, Options{CommitObserver: obs})
+	ctx := context.Background()
+	mustCreate(t, s, "/lone", "v")
+
+	obs.mu.Lock()
+	obs.hold = true
+	obs.mu.Unlock()
+	const queued = 5
+	revs := make(chan int64, queued+1)
+	var wg sync.WaitGroup
+	create := func(key string) {
+		rev, err := s.Create(ctx, key, []byte("v"))
+		if err != nil {
+			t.Errorf("Create(%q): %v", key, err)
+		}
+		revs <- rev
+	}
+	wg.Go(func() { create("/held") })
+	<-obs.entered // /held's caller is committing, held in the observer
+	for i := range queued {
+		wg.Go(func() { create(fmt.Sprintf("/queued/%d", i)) })
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		s.queueMu.Lock()
+		n := len(s.queue)
+		s.queueMu.Unlock()
+		if n == queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests queued during the held commit, want %d", n, queued)
+		}
+		runtime.Gosched()
+	}
+	obs.release <- struct{}{}
+	wg.Wait()
+	close(revs)
+	seen := map[int64]bool{}
+	for rev := range revs {
+		if seen[rev] {
+			t.Errorf("revision %d given twice", rev)
+		}
+		seen[rev] = true
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := []turnedCommit{{1, false}, {1, false}, {queued, true}}
+	if diff := cmp.Diff(want, obs.commits, cmp.AllowUnexported(turnedCommit{})); diff != "" {
+		t.Errorf("commits (-want +got):\n%s", diff)
+	}
+}

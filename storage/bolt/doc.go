@@ -20,10 +20,14 @@
 //
 // # Writes: group commit
 //
-// One writer goroutine applies every write. It takes all the requests waiting
+// One committer at a time applies writes. It takes all the requests waiting
 // (up to 10,000), applies them in one bbolt transaction, commits with one
 // fsync, answers each caller with its own result, then publishes the batch's
-// events to the watchers. A request that fails its own checks (existing or
+// events to the watchers. A write that finds no commit under way is
+// committed by its own caller (with whatever was queued meanwhile), without a
+// hand-off to another goroutine; the requests queued during a commit are
+// committed by the store's writer goroutine, to which the committer hands
+// them over. A request that fails its own checks (existing or
 // absent key, revision conflict, ended context) gets its own error and does not
 // affect the rest of its batch; a failed commit fails the whole batch and
 // applies none of it. fsync is on unless Options.NoSync is set.
@@ -33,14 +37,14 @@
 //
 // # Watch
 //
-// Each watch has a goroutine and is either synced, fed by the writer through a
+// Each watch has a goroutine and is either synced, fed by the committer through a
 // bounded buffer, or catching up, reading the history bucket in short read
 // transactions of bounded size. A watch starts catching up from its revision;
 // once near the head it joins the synced set and then reads the history
 // published before it joined, so no event is missed or repeated. When a synced
-// watcher's buffer overflows (its reader is slow), the writer drops its buffer
+// watcher's buffer overflows (its reader is slow), the committer drops its buffer
 // and the watcher catches up from the last revision it delivered: a slow reader
-// never blocks the writer or other watchers, and its stream ends with
+// never blocks the committer or other watchers, and its stream ends with
 // storage.ErrCompacted only if compaction passes its position.
 //
 // Watchers implement storage.ProgressWatcher. Progress advances as events are

@@ -59,13 +59,14 @@ type Options struct {
 	// WatchBuffer is the number of events a live watcher may have waiting
 	// before it is switched to catching up from history; 0 means 4096.
 	WatchBuffer int
-	// CommitObserver, if not nil, is told of every commit of the writer.
+	// CommitObserver, if not nil, is told of every commit.
 	CommitObserver CommitObserver
 }
 
-// CommitObserver is told of the writer's commits, for metrics. It is called
-// on the writer goroutine after each commit and before the batch's callers
-// are answered, so it must be quick and must not call the Store.
+// CommitObserver is told of the store's commits, for metrics. It is called
+// by the committer (a writing caller or the writer goroutine, one at a
+// time) after each commit and before the batch's callers are answered, so
+// it must be quick and must not call the Store.
 type CommitObserver interface {
 	// Committed is called with the time bbolt's Tx.Commit took (spilling
 	// the dirty nodes, writing the pages then the meta page, each write
@@ -79,11 +80,12 @@ type CommitObserver interface {
 // documentation.
 //
 // Lock order: closeMu (read side, held for the duration of a call) before
-// compactMu before hub.mu. The writer goroutine takes only hub.mu.
+// compactMu before hub.mu; queueMu is never held while another is taken.
+// The committer (a writing caller or the writer goroutine) takes hub.mu.
 type Store struct {
 	db          *bbolt.DB
 	watchBuffer int
-	observer    CommitObserver // nil: none; only the writer goroutine calls it
+	observer    CommitObserver // nil: none; only the committer calls it
 
 	// closeMu: every call holds the read side while it uses the database;
 	// Close takes the write side once, after closing stop, to wait for the
@@ -94,17 +96,26 @@ type Store struct {
 	// stop is closed by Close: new calls fail, watchers and compaction stop.
 	stop chan struct{}
 
-	// reqc carries write requests to the writer goroutine.
-	reqc chan *request
-	// quit is closed by Close once no call can send on reqc any more.
+	// queueMu guards queue and committing.
+	queueMu sync.Mutex
+	// queue holds the write requests no commit has taken yet.
+	queue []*request
+	// committing is the committer's turn: set while a caller or the
+	// writer goroutine commits. Whoever holds it is the only one to take
+	// from queue, commit, and touch arena and rev; it ends the turn with
+	// handOver.
+	committing bool
+	// kick gives the turn to the writer goroutine.
+	kick chan struct{}
+	// quit is closed by Close once no call can queue a request any more.
 	quit chan struct{}
 	// writerDone is closed when the writer goroutine has returned.
 	writerDone chan struct{}
-	// arena is the writer's buffer for the values of a batch (batchTx).
+	// arena is the committer's buffer for the values of a batch (batchTx).
 	arena []byte
 
-	// rev is the revision of the latest committed write. Only the writer
-	// goroutine stores it (and Open, before starting it).
+	// rev is the revision of the latest committed write. Only the
+	// committer stores it (and Open, before any write).
 	rev atomic.Int64
 	// compactMu serialises Compact calls.
 	compactMu sync.Mutex
@@ -134,7 +145,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		watchBuffer: opts.WatchBuffer,
 		observer:    opts.CommitObserver,
 		stop:        make(chan struct{}),
-		reqc:        make(chan *request, writeQueueLen),
+		kick:        make(chan struct{}, 1),
 		quit:        make(chan struct{}),
 		writerDone:  make(chan struct{}),
 	}

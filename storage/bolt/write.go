@@ -12,16 +12,10 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-const (
-	// writeQueueLen is how many write requests may wait for the writer. It is
-	// far above the number of concurrent writers a server has, so callers
-	// rarely block on the send, and every waiting request joins the next batch.
-	writeQueueLen = 4096
-	// maxBatch caps the requests committed in one transaction, as etcd's
-	// backend caps a batch at 10,000 operations: it bounds the transaction's
-	// size and the latency of the callers at its head.
-	maxBatch = 10000
-)
+// maxBatch caps the requests committed in one transaction, as etcd's
+// backend caps a batch at 10,000 operations: it bounds the transaction's
+// size and the latency of the callers at its head.
+const maxBatch = 10000
 
 type opKind uint8
 
@@ -90,26 +84,31 @@ func validateWrite(key string, value []byte) error {
 	return storage.ValidateValue(value)
 }
 
-// do hands r to the writer goroutine and waits for its answer or ctx. A
-// request whose ctx ends before the writer reaches it is not applied; one
-// whose ctx ends while its batch commits may have been applied (as with etcd,
-// the outcome is then unknown to the caller).
+// do queues r and waits for its answer or ctx. If no commit is under way,
+// the caller commits the queue itself (r and whatever others queued
+// meanwhile, as one batch): a lone write is not handed to another
+// goroutine and back, each hand-off waking a thread (~6% of a lone PUT's
+// server CPU, docs/PERFORMANCE.md). Requests queued during a commit are
+// left to the writer goroutine, which the committer wakes when it is done,
+// so that a caller waits for its own batch only. A request whose ctx ends
+// before a commit takes it is not applied; one whose ctx ends while its
+// batch commits may have been applied (as with etcd, the outcome is then
+// unknown to the caller).
 func (s *Store) do(ctx context.Context, r *request) result {
 	if err := s.begin(ctx); err != nil {
 		return result{err: err}
 	}
 	r.ctx = ctx
 	r.res = make(chan result, 1)
-	select {
-	case s.reqc <- r:
-		s.end()
-	case <-ctx.Done():
-		s.end()
-		return result{err: ctx.Err()}
-	case <-s.stop:
-		s.end()
-		return result{err: storage.ErrClosed}
+	s.queueMu.Lock()
+	s.queue = append(s.queue, r)
+	lead := !s.committing
+	s.committing = true
+	s.queueMu.Unlock()
+	if lead {
+		s.lead()
 	}
+	s.end()
 	select {
 	case res := <-r.res:
 		return res
@@ -118,18 +117,26 @@ func (s *Store) do(ctx context.Context, r *request) result {
 	}
 }
 
-// writer is the only goroutine that writes: it takes every waiting request,
-// applies them in one transaction (one fsync), answers each caller, and
-// publishes the batch's events to the watchers. Close stops it through quit.
+// lead commits the batch of a caller that took the committer's turn, then
+// ends the turn, even if the commit panics (net/http recovers a handler's
+// panic: the store must not stay without a committer). Its caller holds
+// closeMu's read side, so Close waits for the commit.
+func (s *Store) lead() {
+	defer s.handOver()
+	s.commitBatch(make([]*request, 0, 1), false)
+}
+
+// writer commits the requests queued while another commit was under way,
+// when the committer hands them over, until Close stops it through quit.
 func (s *Store) writer() {
 	defer close(s.writerDone)
 	batch := make([]*request, 0, maxBatch)
 	for {
 		select {
-		case r := <-s.reqc:
-			batch = s.fill(append(batch[:0], r))
-			s.commit(batch)
-			clear(batch)
+		case <-s.kick:
+			for s.commitBatch(batch[:0], true) {
+			}
+			s.handOver()
 		case <-s.quit:
 			s.rejectQueued()
 			return
@@ -137,21 +144,43 @@ func (s *Store) writer() {
 	}
 }
 
-// fill adds to batch the requests already waiting, up to maxBatch. When the
-// queue looks empty it yields once before giving up: the callers answered by
-// the previous commit are runnable but may not have sent their next request
-// yet, and waiting for them a few microseconds saves a whole fsync.
-func (s *Store) fill(batch []*request) []*request {
-	yielded := false
+// commitBatch takes the queued requests into batch, as fill does, and
+// commits them; it reports whether there were any. The caller must hold
+// the committer's turn (committing).
+func (s *Store) commitBatch(batch []*request, yield bool) bool {
+	batch = s.fill(batch, yield)
+	if len(batch) == 0 {
+		return false
+	}
+	s.commit(batch)
+	clear(batch)
+	return true
+}
+
+// fill adds to batch the requests queued, up to maxBatch. If yield is set,
+// when the queue looks empty it yields once before giving up: the callers
+// answered by the previous commit are runnable but may not have queued
+// their next request yet, and waiting for them a few microseconds saves a
+// whole fsync. A caller that took a free turn does not yield: no commit
+// answered anyone just before, and runtime.Gosched wakes an idle P, which
+// often runs the yielding caller on the other core; that cost a lone
+// write about as much as the hand-off it saved.
+func (s *Store) fill(batch []*request, yield bool) []*request {
+	yielded := !yield
 	for len(batch) < maxBatch {
-		select {
-		case r := <-s.reqc:
-			batch = append(batch, r)
-			yielded = false
+		s.queueMu.Lock()
+		n := min(len(s.queue), maxBatch-len(batch))
+		batch = append(batch, s.queue[:n]...)
+		rest := copy(s.queue, s.queue[n:])
+		clear(s.queue[rest:])
+		s.queue = s.queue[:rest]
+		s.queueMu.Unlock()
+		switch {
+		case n > 0:
+			yielded = !yield
+		case yielded:
+			return batch
 		default:
-			if yielded {
-				return batch
-			}
 			runtime.Gosched()
 			yielded = true
 		}
@@ -159,16 +188,27 @@ func (s *Store) fill(batch []*request) []*request {
 	return batch
 }
 
+// handOver ends the committer's turn: it gives the turn to the writer
+// goroutine if requests were queued during the last commit, else frees it.
+func (s *Store) handOver() {
+	s.queueMu.Lock()
+	more := len(s.queue) > 0
+	s.committing = more
+	s.queueMu.Unlock()
+	if more {
+		s.kick <- struct{}{}
+	}
+}
+
 // rejectQueued answers the requests left in the queue when the store closes.
 func (s *Store) rejectQueued() {
-	for {
-		select {
-		case r := <-s.reqc:
-			r.res <- result{err: storage.ErrClosed}
-		default:
-			return
-		}
+	s.queueMu.Lock()
+	defer s.queueMu.Unlock()
+	for _, r := range s.queue {
+		r.res <- result{err: storage.ErrClosed}
 	}
+	clear(s.queue)
+	s.queue = s.queue[:0]
 }
 
 // commit applies batch in one transaction. A request that fails its own
