@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -709,5 +710,41 @@ func TestCommitTurn(t *testing.T) {
 	want := []turnedCommit{{1, false}, {1, false}, {queued, true}}
 	if diff := cmp.Diff(want, obs.commits, cmp.AllowUnexported(turnedCommit{})); diff != "" {
 		t.Errorf("commits (-want +got):\n%s", diff)
+	}
+}
+
+// panickingObserver is a CommitObserver whose first call panics.
+type panickingObserver struct{ panicked atomic.Bool }
+
+// Committed implements CommitObserver.
+func (o *panickingObserver) Committed(time.Duration, int) {
+	if o.panicked.CompareAndSwap(false, true) {
+		panic("observer")
+	}
+}
+
+// TestLeadPanicReleasesStore checks that a write whose caller's commit
+// panics (net/http recovers a handler's panic) leaves the store usable
+// and closable: the committer's turn and the call's admission both end.
+func TestLeadPanicReleasesStore(t *testing.T) {
+	s := openTest(t, Options{CommitObserver: &panickingObserver{}})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the first commit did not panic")
+			}
+		}()
+		_, _ = s.Create(context.Background(), "/panic", []byte("v"))
+	}()
+	mustCreate(t, s, "/after", "v")
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Close did not return after a commit panicked")
 	}
 }

@@ -106,9 +106,10 @@ func (s *Store) do(ctx context.Context, r *request) result {
 	s.committing = true
 	s.queueMu.Unlock()
 	if lead {
-		s.lead()
+		s.lead() // ends the call too
+	} else {
+		s.end()
 	}
-	s.end()
 	select {
 	case res := <-r.res:
 		return res
@@ -118,10 +119,12 @@ func (s *Store) do(ctx context.Context, r *request) result {
 }
 
 // lead commits the batch of a caller that took the committer's turn, then
-// ends the turn, even if the commit panics (net/http recovers a handler's
-// panic: the store must not stay without a committer). Its caller holds
-// closeMu's read side, so Close waits for the commit.
+// ends the turn and the call (s.end), even if the commit panics (net/http
+// recovers a handler's panic: the store must not stay without a committer,
+// nor Close wait for the call for ever). Its caller holds closeMu's read
+// side, so Close waits for the commit.
 func (s *Store) lead() {
+	defer s.end()
 	defer s.handOver()
 	s.commitBatch(make([]*request, 0, 1), false)
 }
