@@ -210,7 +210,12 @@ func (d *detachedWatch) prefetch() int64 {
 		return 0
 	}
 	n := d.w.Prefetch()
-	if d.bookmarks || d.enc.protobuf || d.counted.m == nil {
+	// Each read its own test: || would skip the encoder's line whenever
+	// the client asked for bookmarks (as client-go's reflectors do).
+	if d.bookmarks { // the line of counted too
+		n++
+	}
+	if d.enc.protobuf {
 		n++
 	}
 	if c, ok := d.sink.(*connSink); ok {
