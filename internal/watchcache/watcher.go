@@ -62,6 +62,8 @@ type Watcher struct {
 	pos    int64 // every matching event up to pos is queued or delivered
 	err    error // set once: the stream ends after the queue
 
+	// set before the watcher is returned, never changed (not guarded by
+	// mu):
 	budget int // bytes of queued objects allowed before parking
 	filter Filter
 }
