@@ -28,7 +28,7 @@ const (
 	// group-commit batches of a busy store without costing much memory per
 	// watcher (etcd's watch stream buffer is 1024 responses).
 	defaultWatchBuffer = 4096
-	// initialMmapSize is mapped at open so that the writer need not remap
+	// initialMmapSize is mapped at open so that a commit need not remap
 	// (which waits for every read transaction, and blocks new ones meanwhile)
 	// until the file outgrows it; Linux does not grow the file to match.
 	// etcd maps 10 GiB.

@@ -24,7 +24,7 @@ const (
 	eventsChanLen = 4
 )
 
-// hub fans the writer's committed events out to the synced watchers.
+// hub fans the committed events out to the synced watchers.
 //
 // A watcher is either synced, registered here and fed by publish, or
 // catching up, reading the history bucket on its own goroutine. publish

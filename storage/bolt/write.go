@@ -25,7 +25,7 @@ const (
 	opDelete
 )
 
-// request is one write waiting for the writer goroutine.
+// request is one write waiting for a commit (its caller's own or another's).
 type request struct {
 	ctx      context.Context
 	op       opKind
@@ -298,13 +298,13 @@ func (e *requestError) Error() string { return e.err.Error() }
 type batchTx struct {
 	kv, history, meta *bbolt.Bucket
 	// arena holds the values put in the transaction, which bbolt reads
-	// until it commits: one buffer that the writer reuses from batch to
+	// until it commits: one buffer that the committers reuse from batch to
 	// batch, instead of two allocations per write (garbage is a large part
 	// of a create's cost). Growing it moves it; what was put stays valid.
 	arena []byte
 }
 
-// maxArena bounds the arena the writer keeps between batches.
+// maxArena bounds the arena the store keeps between batches.
 const maxArena = 4 << 20
 
 // historyFillPercent packs history pages: its keys only ever grow, so a
