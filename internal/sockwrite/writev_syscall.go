@@ -7,15 +7,16 @@ import (
 	"unsafe"
 )
 
-// writev is one writev(2) system call, made directly as Go's own syscall
-// package makes them on these systems, with its iovec array on the stack:
-// no allocation per send. Empty pieces are left out. It is a raw system
-// call, which does not tell the scheduler it has left Go (entersyscall,
-// exitsyscall, and the sysmon wake-ups they can make): the descriptor is
-// non-blocking (the net package's always are), so the call never waits,
-// it works (on loopback the kernel delivers the bytes in it). The
-// scheduler's part of a send was ~0.7 % of the senders' CPU in a profile
-// of 1,000 watches x 50 writes/s.
+// writev is one writev(2) system call, made directly, with its iovec
+// array on the stack: no allocation per send. Empty pieces are left out.
+// It is a raw system call (syscall.RawSyscall, where Go's own Writev uses
+// syscall.Syscall), which does not tell the scheduler it has left Go
+// (entersyscall, exitsyscall, and the sysmon wake-ups they can make):
+// the descriptor is non-blocking (Writev's contract; the net package's
+// always are), so the call never waits, though it may work a while (on
+// loopback the kernel delivers the bytes within it). The scheduler's
+// part of a send was ~0.7 % of the senders' CPU in a profile of 1,000
+// watches x 50 writes/s.
 func writev(fd uintptr, bufs [][]byte) (int, error) {
 	var iov [maxWritevPieces]syscall.Iovec
 	n := 0
