@@ -348,9 +348,7 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 		if _, err := io.ReadFull(r.r, p); err != nil {
 			return 0, nil, noEOF(err)
 		}
-		for i := range p {
-			p[i] ^= h.mask[i%4]
-		}
+		h.unmask(p, 0)
 		if h.op == wsClose && !validClosePayload(p) {
 			return 0, nil, wsProtocolError
 		}
@@ -379,6 +377,13 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 	return h.op, nil, nil
 }
 
+// unmask unmasks b, the payload's bytes from offset on (RFC 6455 5.3).
+func (h *wsHeader) unmask(b []byte, offset uint64) {
+	for i := range b {
+		b[i] ^= h.mask[(offset+uint64(i))%4]
+	}
+}
+
 // discardText reads and drops a text message's frame, failing with
 // wsInvalidData as soon as the message is not UTF-8 (RFC 6455 8.1), a
 // character split between its frames allowed.
@@ -389,9 +394,7 @@ func (r *wsReader) discardText(h wsHeader) error {
 		if _, err := io.ReadFull(r.r, b); err != nil {
 			return noEOF(err)
 		}
-		for i := range b {
-			b[i] ^= h.mask[(read+uint64(i))%4]
-		}
+		h.unmask(b, read)
 		read += uint64(len(b))
 		if !r.utf8.write(b) {
 			return wsInvalidData
