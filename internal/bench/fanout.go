@@ -67,7 +67,7 @@ func (c *FanoutConfig) validate() error {
 	case c.Drain <= 0 || c.Drain > MaxDuration:
 		return fmt.Errorf("drain %v: must be in (0, %v]", c.Drain, MaxDuration)
 	case c.Rounds < 0 || c.Rounds > MaxRounds:
-		return fmt.Errorf("--rounds %d: must be in [1, %d]", c.Rounds, MaxRounds)
+		return fmt.Errorf("--rounds %d: must be in [0, %d] (0 or 1: once)", c.Rounds, MaxRounds)
 	case c.Rounds > 1 && !c.Baseline:
 		return errors.New("--rounds repeats the run and its baseline: it needs the baseline")
 	case c.Target.URL == "" && c.Server.Binary == "", c.Baseline && c.Server.Binary == "":
