@@ -713,28 +713,35 @@ func TestCommitTurn(t *testing.T) {
 	}
 }
 
-// panickingObserver is a CommitObserver whose first call panics.
-type panickingObserver struct{ panicked atomic.Bool }
+// panicCtx is a context whose Err panics from its calls'th call on: a
+// commit that checks the request's context panics inside its transaction,
+// which is rolled back.
+type panicCtx struct {
+	context.Context
+	calls atomic.Int32
+	from  int32
+}
 
-// Committed implements CommitObserver.
-func (o *panickingObserver) Committed(time.Duration, int) {
-	if o.panicked.CompareAndSwap(false, true) {
-		panic("observer")
+func (c *panicCtx) Err() error {
+	if c.calls.Add(1) >= c.from {
+		panic("request context")
 	}
+	return nil
 }
 
 // TestLeadPanicReleasesStore checks that a write whose caller's commit
 // panics (net/http recovers a handler's panic) leaves the store usable
 // and closable: the committer's turn and the call's admission both end.
 func TestLeadPanicReleasesStore(t *testing.T) {
-	s := openTest(t, Options{CommitObserver: &panickingObserver{}})
+	s := openTest(t, Options{})
 	func() {
 		defer func() {
 			if recover() == nil {
 				t.Error("the first commit did not panic")
 			}
 		}()
-		_, _ = s.Create(context.Background(), "/panic", []byte("v"))
+		// Err's first call is begin's, its second the commit's.
+		_, _ = s.Create(&panicCtx{Context: context.Background(), from: 2}, "/panic", []byte("v"))
 	}()
 	mustCreate(t, s, "/after", "v")
 	closed := make(chan error, 1)
@@ -747,4 +754,40 @@ func TestLeadPanicReleasesStore(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("Close did not return after a commit panicked")
 	}
+}
+
+// TestLeadPanicAnswersBatch checks that when a caller's commit panics, the
+// other requests of its batch are answered with an error rather than left
+// waiting for their contexts.
+func TestLeadPanicAnswersBatch(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	newRequest := func(ctx context.Context, key string) *request {
+		return &request{ctx: ctx, op: opCreate, key: key, value: []byte("v"), res: make(chan result, 1)}
+	}
+	other, own := newRequest(ctx, "/other"), newRequest(&panicCtx{Context: ctx, from: 1}, "/own")
+	if err := s.begin(ctx); err != nil { // as do, which lead ends
+		t.Fatal(err)
+	}
+	s.queueMu.Lock()
+	s.queue = append(s.queue, other, own) // as if other queued before own's caller took the turn
+	s.committing = true
+	s.queueMu.Unlock()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the commit did not panic")
+			}
+		}()
+		s.lead()
+	}()
+	select {
+	case res := <-other.res:
+		if res.err == nil {
+			t.Errorf("the other request of a panicked commit was answered %+v, want an error", res)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the other request of a panicked commit was never answered")
+	}
+	mustCreate(t, s, "/after", "v")
 }

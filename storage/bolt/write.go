@@ -12,6 +12,10 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
+// errCommitPanicked answers the requests of a batch whose commit panicked:
+// whether it was applied is unknown.
+var errCommitPanicked = errors.New("bolt: commit panicked; the write may or may not have been applied")
+
 // maxBatch caps the requests committed in one transaction, as etcd's
 // backend caps a batch at 10,000 operations: it bounds the transaction's
 // size and the latency of the callers at its head.
@@ -217,8 +221,22 @@ func (s *Store) rejectQueued() {
 // commit applies batch in one transaction. A request that fails its own
 // checks (conflict, absent or existing key, ended ctx) gets its error and
 // consumes no revision; the others go on. A failure of the transaction itself
-// fails every request of the batch, and nothing of it is applied.
+// fails every request of the batch, and nothing of it is applied. If it
+// panics, every request not yet answered gets errCommitPanicked first, so
+// that when a caller's commit panics (lead) the others of its batch do not
+// wait for their contexts.
 func (s *Store) commit(batch []*request) {
+	answered := false
+	defer func() {
+		if !answered { // panicking (a caller's commit: net/http recovers it)
+			for _, r := range batch {
+				select {
+				case r.res <- result{err: errCommitPanicked}:
+				default: // answered already
+				}
+			}
+		}
+	}()
 	results := make([]result, len(batch))
 	events := make([]storage.Event, 0, len(batch))
 	rev := s.rev.Load()
@@ -262,6 +280,7 @@ func (s *Store) commit(batch []*request) {
 	for i, r := range batch {
 		r.res <- results[i]
 	}
+	answered = true
 	if len(events) > 0 {
 		s.hub.publish(events)
 	}
