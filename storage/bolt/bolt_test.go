@@ -791,3 +791,52 @@ func TestLeadPanicAnswersBatch(t *testing.T) {
 	}
 	mustCreate(t, s, "/after", "v")
 }
+
+// panickingObserver panics at its first commit, after the transaction has
+// committed.
+type panickingObserver struct{ done atomic.Bool }
+
+func (o *panickingObserver) Committed(time.Duration, int) {
+	if o.done.CompareAndSwap(false, true) {
+		panic("observer")
+	}
+}
+
+// TestPanicAfterWriteFailsStore checks that a caller's commit that panics
+// once its transaction is written (here in the CommitObserver, before the
+// store's revision is updated) fails the store: net/http recovers the
+// panic, and a write after it would otherwise take a revision already
+// written. The store closes, and reopened holds the written batch.
+func TestPanicAfterWriteFailsStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{NoSync: true, CommitObserver: &panickingObserver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the commit did not panic")
+			}
+		}()
+		_, _ = s.Create(context.Background(), "/written", []byte("v"))
+	}()
+	if _, err := s.Create(context.Background(), "/after", []byte("v")); !errors.Is(err, errStoreFailed) {
+		t.Errorf("a write after the panic: %v, want %v", err, errStoreFailed)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s, err = Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kv, err := s.Get(context.Background(), "/written")
+	if err != nil || string(kv.Value) != "v" {
+		t.Fatalf("reopened: /written %+v, %v", kv, err)
+	}
+	if next, err := s.Create(context.Background(), "/after", []byte("v")); err != nil || next <= kv.ModRevision {
+		t.Errorf("reopened: a write at %d (%v) after revision %d", next, err, kv.ModRevision)
+	}
+}

@@ -114,6 +114,11 @@ type Store struct {
 	// arena is the committer's buffer for the values of a batch (batchTx).
 	arena []byte
 
+	// commitBegun is set by the committer once its transaction's commit
+	// has begun; failed, once a commit panicked after that (commit).
+	commitBegun bool
+	failed      atomic.Bool
+
 	// rev is the revision of the latest committed write. Only the
 	// committer stores it (and Open, before any write).
 	rev atomic.Int64
@@ -231,8 +236,12 @@ func (s *Store) begin(ctx context.Context) error {
 		s.closeMu.RUnlock()
 		return storage.ErrClosed
 	default:
-		return nil
 	}
+	if s.failed.Load() {
+		s.closeMu.RUnlock()
+		return errStoreFailed
+	}
+	return nil
 }
 
 func (s *Store) end() { s.closeMu.RUnlock() }

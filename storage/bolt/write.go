@@ -16,6 +16,10 @@ import (
 // whether it was applied is unknown.
 var errCommitPanicked = errors.New("bolt: commit panicked; the write may or may not have been applied")
 
+// errStoreFailed answers every call after a commit panicked once written
+// (commit): the store cannot tell what it holds; reopen it.
+var errStoreFailed = errors.New("bolt: a commit panicked after writing; the store must be reopened")
+
 // maxBatch caps the requests committed in one transaction, as etcd's
 // backend caps a batch at 10,000 operations: it bounds the transaction's
 // size and the latency of the callers at its head.
@@ -224,11 +228,22 @@ func (s *Store) rejectQueued() {
 // fails every request of the batch, and nothing of it is applied. If it
 // panics, every request not yet answered gets errCommitPanicked first, so
 // that when a caller's commit panics (lead) the others of its batch do not
-// wait for their contexts.
+// wait for their contexts; and if the panic came once the transaction's
+// commit had begun, the store fails (errStoreFailed): the file, the
+// revision and the watchers may disagree, and net/http recovers a caller's
+// panic, which would let writes go on from a wrong revision.
 func (s *Store) commit(batch []*request) {
 	answered := false
+	s.commitBegun = false
 	defer func() {
-		if !answered { // panicking (a caller's commit: net/http recovers it)
+		p := recover()
+		if p == nil {
+			return
+		}
+		if s.commitBegun {
+			s.failed.Store(true)
+		}
+		if !answered {
 			for _, r := range batch {
 				select {
 				case r.res <- result{err: errCommitPanicked}:
@@ -236,6 +251,7 @@ func (s *Store) commit(batch []*request) {
 				}
 			}
 		}
+		panic(p)
 	}()
 	results := make([]result, len(batch))
 	events := make([]storage.Event, 0, len(batch))
@@ -300,6 +316,7 @@ func (s *Store) update(batch int, fn func(*bbolt.Tx) error) error {
 		return err
 	}
 	start := time.Now()
+	s.commitBegun = true
 	err = tx.Commit()
 	if s.observer != nil {
 		s.observer.Committed(time.Since(start), batch)
