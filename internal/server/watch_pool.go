@@ -200,6 +200,8 @@ func (p *senderPool) take(buf []sendTask) []sendTask {
 
 func (p *senderPool) run() {
 	var batch []sendTask
+	var read int64 // prefetch's reads, kept by one store at the end
+	defer func() { prefetched.Add(read) }()
 	for {
 		batch = p.take(batch[:0])
 		if len(batch) == 0 {
@@ -209,7 +211,7 @@ func (p *senderPool) run() {
 			if t.d != nil {
 				t.d.serveQueued()
 			}
-			prefetch(t.wakes)
+			read += prefetch(t.wakes)
 			for _, w := range t.wakes {
 				w.(*detachedWatch).serveWoken()
 			}
@@ -218,17 +220,19 @@ func (p *senderPool) run() {
 	}
 }
 
-// prefetched keeps prefetch's reads from being optimised away.
+// prefetched keeps prefetch's reads from being optimised away: each
+// sender adds their sum as it ends, not a shared line written per task.
 var prefetched atomic.Int64
 
 // prefetch reads the memory that serving ws will read first
-// (detachedWatch.prefetch): their cache misses overlap here.
-func prefetch(ws []watchcache.Waker) {
+// (detachedWatch.prefetch), so that their cache misses overlap here, and
+// returns a value of no use but to keep the reads.
+func prefetch(ws []watchcache.Waker) int64 {
 	var n int64
 	for _, w := range ws {
 		n += w.(*detachedWatch).prefetch()
 	}
-	prefetched.Store(n)
+	return n
 }
 
 func (p *senderPool) close() {
