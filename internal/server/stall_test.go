@@ -76,6 +76,37 @@ func testStalledReader(t *testing.T, overTLS bool) {
 // newSocketServer serves s on a real socket whose connections have small
 // send buffers, so that a client that stops reading blocks the server's
 // writes soon; over TLS (HTTP/1.1) as `listwatch serve` does, if overTLS.
+// TestStalledWatchEndsAtItsTimeout checks that a watch whose client
+// stopped reading, its own goroutine blocked in a write, still ends at its
+// timeoutSeconds (the write bounded by endWriteGrace), not at the client's
+// next read.
+func TestStalledWatchEndsAtItsTimeout(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	s, err := New(t.Context(), Config{Storage: store, WatchCache: watchcache.Config{WatcherBufferBytes: 16 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newSocketServer(t, s, false)
+	start, _ := store.CurrentRevision(t.Context())
+	rawWatch(t, ts, fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d&timeoutSeconds=1", start))
+	waitDetached(t, s, 1)
+	pad := strings.Repeat("x", 1024)
+	for i := range 300 { // about 300 KiB, far more than the small socket buffers hold
+		if code, _ := call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, fmt.Sprintf(`{"metadata":{"name":"t%d"},"data":{"pad":%q}}`, i, pad)); code != http.StatusCreated {
+			t.Fatalf("create %d: %d", i, code)
+		}
+	}
+	limit := time.Second + endWriteGrace + 5*time.Second // its timeout, the grace, a margin
+	deadline := time.Now().Add(limit)
+	for detachedWatches(s) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled watch has not ended %v after the writes", limit)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a count; bounded by the deadline
+	}
+}
+
 func newSocketServer(t *testing.T, s *Server, overTLS bool) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(s.Handler())

@@ -224,11 +224,16 @@ func (d *detachedWatch) prefetch() int64 {
 	return n
 }
 
-// end makes the watch end, for reason, when next served.
+// end makes the watch end, for reason, when next served, and bounds its
+// writes (endWriteGrace): a write its own goroutine is blocked in, for a
+// client that does not read, gives up then instead of holding the end.
 func (d *detachedWatch) end(reason endReason) {
 	d.mu.Lock()
 	d.endLocked(reason)
 	d.mu.Unlock()
+	if d.started.Load() { // else no sink yet: an HTTP/2 stream reset while detaching
+		d.sink.bound()
+	}
 }
 
 // endLocked is end, under mu.
