@@ -30,7 +30,10 @@
 // them over. A request that fails its own checks (existing or
 // absent key, revision conflict, ended context) gets its own error and does not
 // affect the rest of its batch; a failed commit fails the whole batch and
-// applies none of it. fsync is on unless Options.NoSync is set.
+// applies none of it. fsync is on unless Options.NoSync is set. A commit that
+// panics once its transaction is being written fails the store: every later
+// call gets an error until it is reopened (a caller's panic may be recovered,
+// and the store could no longer tell which revision is next).
 // Options.CommitObserver, if set, is told how long each commit took (bbolt's
 // Tx.Commit, its two fdatasyncs included) and how many requests its batch
 // held.
