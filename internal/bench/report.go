@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -61,13 +62,15 @@ func (r *FanoutReport) Print(w io.Writer) error {
 // printRounds writes each round's CPU per delivery and ratio (the table
 // above is the last round's), and the ratios' mean and range.
 func (r *FanoutReport) printRounds(w io.Writer) error {
+	var b strings.Builder // written at once, so that no line's error is lost
 	sum, lo, hi := 0.0, r.Rounds[0].Ratio, r.Rounds[0].Ratio
 	for i, x := range r.Rounds {
-		fmt.Fprintf(w, "round %d: CPU per delivery, server %.2f µs, bare %.2f µs: %.3fx\n", i+1, us(x.Server), us(x.Bare), x.Ratio)
+		fmt.Fprintf(&b, "round %d: CPU per delivery, server %.2f µs, bare %.2f µs: %.3fx\n", i+1, us(x.Server), us(x.Bare), x.Ratio)
 		sum += x.Ratio
 		lo, hi = min(lo, x.Ratio), max(hi, x.Ratio)
 	}
-	_, err := fmt.Fprintf(w, "CPU per delivery, server / bare: %.3fx mean of %d rounds (%.3f-%.3f)\n", sum/float64(len(r.Rounds)), len(r.Rounds), lo, hi)
+	fmt.Fprintf(&b, "CPU per delivery, server / bare: %.3fx mean of %d rounds (%.3f-%.3f)\n", sum/float64(len(r.Rounds)), len(r.Rounds), lo, hi)
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
