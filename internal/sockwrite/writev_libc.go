@@ -13,3 +13,12 @@ func writev(fd uintptr, bufs [][]byte) (int, error) {
 	}
 	return n, nil
 }
+
+// write is libc's write, as writev.
+func write(fd uintptr, b []byte) (int, error) {
+	n, err := unix.Write(int(fd), b)
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

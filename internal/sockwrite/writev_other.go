@@ -6,3 +6,6 @@ package sockwrite
 // written, every write that could block is handed to a goroutine that can
 // wait.
 func Writev(uintptr, [][]byte) (int, error) { return 0, ErrWouldBlock }
+
+// Write would write on a non-blocking descriptor, as Writev.
+func Write(uintptr, []byte) (int, error) { return 0, ErrWouldBlock }

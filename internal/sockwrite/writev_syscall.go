@@ -36,3 +36,15 @@ func writev(fd uintptr, bufs [][]byte) (int, error) {
 	}
 	return int(w), nil
 }
+
+// write is one write(2) system call, made directly, as writev.
+func write(fd uintptr, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	w, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(w), nil
+}

@@ -61,6 +61,33 @@ func TestWritev(t *testing.T) {
 	}
 }
 
+// TestWrite checks that Write writes one piece, writes nothing of an
+// empty one, and reports ErrWouldBlock at once on a full socket.
+func TestWrite(t *testing.T) {
+	w, r := socketPair(t)
+	if n, err := Write(uintptr(w), []byte("abc")); err != nil || n != 3 {
+		t.Fatalf("Write = %d, %v; want 3, nil", n, err)
+	}
+	if n, err := Write(uintptr(w), nil); err != nil || n != 0 {
+		t.Fatalf("Write of nothing = %d, %v; want 0, nil", n, err)
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(r, got); err != nil || string(got) != "abc" {
+		t.Fatalf("read %q, %v; want abc", got, err)
+	}
+	chunk := make([]byte, 64<<10)
+	for total := 0; ; {
+		n, err := Write(uintptr(w), chunk)
+		if errors.Is(err, ErrWouldBlock) {
+			break
+		}
+		if err != nil || n == 0 || total > 64<<20 {
+			t.Fatalf("filling the socket: %d, %v after %d bytes, want ErrWouldBlock once it is full", n, err, total)
+		}
+		total += n
+	}
+}
+
 // TestWriter checks that a Writer writes what the socket takes, leaves the
 // rest in bufs with ErrWouldBlock once the socket is full, allocates
 // nothing per write, and that a nil one (no descriptor) writes nothing.

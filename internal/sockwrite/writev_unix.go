@@ -12,8 +12,21 @@ const maxWritevPieces = 128
 // descriptor; it reports EAGAIN as ErrWouldBlock and retries EINTR.
 func Writev(fd uintptr, bufs [][]byte) (int, error) {
 	bufs = bufs[:min(len(bufs), maxWritevPieces)]
+	return nonblocking(func() (int, error) { return writev(fd, bufs) })
+}
+
+// Write is one write(2) of b on a non-blocking descriptor, as Writev: for
+// one piece, the kernel's write takes less than a writev of it (no iovec
+// to import).
+func Write(fd uintptr, b []byte) (int, error) {
+	return nonblocking(func() (int, error) { return write(fd, b) })
+}
+
+// nonblocking makes a system call on a non-blocking descriptor, again if
+// interrupted (EINTR), and reports EAGAIN as ErrWouldBlock.
+func nonblocking(call func() (int, error)) (int, error) {
 	for {
-		n, err := writev(fd, bufs)
+		n, err := call()
 		switch err {
 		case nil:
 			return n, nil
