@@ -21,8 +21,11 @@ type caches struct {
 	catalog *resource.Catalog
 	cfg     watchcache.Config
 	metrics *metrics.Metrics
-	stop    chan struct{}  // closed by close: follow returns
-	wg      sync.WaitGroup // follow, and the closing of replaced caches
+	// wake, if set, is every cache's Config.WakePolled, given the cache's
+	// metrics too.
+	wake func(watchcache.PollBatch, *metrics.Resource)
+	stop chan struct{}  // closed by close: follow returns
+	wg   sync.WaitGroup // follow, and the closing of replaced caches
 
 	mu sync.Mutex // before catalog.mu
 	// guarded by mu:
@@ -35,10 +38,11 @@ type cacheEntry struct {
 	cache *watchcache.Cache
 }
 
-// newCaches starts following catalog's changes; close stops it.
-func newCaches(store storage.Interface, catalog *resource.Catalog, cfg watchcache.Config, m *metrics.Metrics) *caches {
+// newCaches starts following catalog's changes; close stops it. wake, if
+// not nil, is the caches' WakePolled, given each cache's metrics too.
+func newCaches(store storage.Interface, catalog *resource.Catalog, cfg watchcache.Config, m *metrics.Metrics, wake func(watchcache.PollBatch, *metrics.Resource)) *caches {
 	cs := &caches{
-		store: store, catalog: catalog, cfg: cfg, metrics: m,
+		store: store, catalog: catalog, cfg: cfg, metrics: m, wake: wake,
 		stop: make(chan struct{}), byGVR: map[resource.GVR]cacheEntry{},
 	}
 	cs.wg.Go(cs.follow)
@@ -84,6 +88,9 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	cfg.Codec = cacheCodec(res)
 	observer := cs.metrics.Resource(resourceID(res))
 	cfg.Observer = observer
+	if cs.wake != nil {
+		cfg.WakePolled = func(b watchcache.PollBatch) { cs.wake(b, observer) }
+	}
 	c := watchcache.New(cfg)
 	observer.SetCapacity(c.Capacity())
 	cs.byGVR[gvr] = cacheEntry{res: res, cache: c}

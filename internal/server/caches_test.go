@@ -54,7 +54,7 @@ func TestCachesCloseWaitsForReplacedCaches(t *testing.T) {
 	old := &resource.Resource{Group: "example.com", Version: "v1", Plural: "gadgets", Kind: "Gadget"}
 	catalog := resource.NewCatalog()
 	catalog.Replace("gadgets.example.com", []*resource.Resource{old})
-	cs := newCaches(newMemoryStore(t), catalog, watchcache.Config{}, metrics.New())
+	cs := newCaches(newMemoryStore(t), catalog, watchcache.Config{}, metrics.New(), nil)
 	w, err := cs.get(old).Watch(t.Context(), watchcache.WatchOptions{InitialEvents: true})
 	if err != nil {
 		t.Fatal(err)

@@ -130,9 +130,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
-	wc := cfg.WatchCache
-	wc.WakePolled = s.streams.wakeAll
-	s.caches = newCaches(cfg.Storage, s.catalog, wc, s.metrics) // last: nothing after it fails
+	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()

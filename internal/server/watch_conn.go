@@ -107,6 +107,7 @@ const (
 	idle                       // nothing pending: the next wake queues it on the pool
 	queued                     // on the pool's queue
 	running                    // a sender is serving it
+	laned                      // in its watcher's lane: the senders write its batches (laneBatch)
 	dedicated                  // its own goroutine serves it (slow client, or catching up)
 	finished                   // over: wakes are ignored
 )
@@ -124,6 +125,7 @@ type detachedWatch struct {
 	sink      streamSink
 	counted   countingSink // sink, counting events in the watch metrics
 	bookmarks bool
+	laneFD    int32 // the descriptor its lane writes, if it may enter one (-1: never)
 
 	items []watchcache.Item // used only by whoever serves the watch
 
@@ -148,7 +150,7 @@ type detachedWatch struct {
 
 // newDetachedWatch makes the watch that the watcher's options carry as
 // their Waker; it is started once the connection is hijacked.
-func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
+func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s, laneFD: -1} }
 
 // Wake is the watcher's (watchcache.Waker): it runs under the cache's locks.
 func (d *detachedWatch) Wake() {
@@ -162,6 +164,11 @@ func (d *detachedWatch) wakeLocked() {
 	case idle:
 		d.state = queued
 		d.s.streams.pool.push(d)
+	case laned: // woken for something other than the cache's events
+		if d.w.LeaveLane() {
+			d.state = queued
+			d.s.streams.pool.push(d)
+		} // else a sender holds its slot, and hands it over (handedLocked)
 	case starting, running:
 		d.again = true
 	case dedicated:
@@ -170,6 +177,18 @@ func (d *detachedWatch) wakeLocked() {
 		case d.wakec <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// handedLocked takes d back from its lane (laneBatch.handOff): it is
+// served as any other watch.
+func (d *detachedWatch) handedLocked() {
+	switch d.state {
+	case laned:
+		d.state = queued
+		d.s.streams.pool.push(d)
+	case running: // entering the lane (afterServe), which takes it back
+		d.again = true
 	}
 }
 
@@ -276,6 +295,7 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 		return
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
+	d.laneFD = laneFD(sink, enc)
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
 	d.log = q.s.detachRequest(q.r)
@@ -300,6 +320,17 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 		d.wakeLocked()
 	}
 	d.mu.Unlock()
+}
+
+// laneFD is the descriptor a watch's lane may write (laneBatch): its
+// socket's, for a chunked JSON stream in cleartext on a hijacked
+// connection, the one kind a lane serves; -1 for any other.
+func laneFD(sink streamSink, enc *watchEncoder) int32 {
+	c, ok := sink.(*connSink)
+	if !ok || c.fd < 0 || c.ws != nil || c.sock != nil || enc.protobuf || enc.table || enc.frames == nil {
+		return -1
+	}
+	return int32(c.fd)
 }
 
 // watchGone reads an HTTP/1.1 watch's connection, discarding anything
@@ -403,14 +434,20 @@ func (d *detachedWatch) keepItems(items []watchcache.Item) {
 	}
 }
 
-// afterServe records the outcome of a sender serving d.
+// afterServe records the outcome of a sender serving d: a watch served
+// and level enters its lane, if it may.
 func (d *detachedWatch) afterServe(st outcome) {
 	if st == stepOver {
 		return
 	}
+	entered := st == stepDone && d.laneFD >= 0 && d.w.EnterLane(d.laneFD)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
+	case entered && !d.again:
+		d.state = laned
+	case entered && !d.w.LeaveLane(): // woken meanwhile: served again, once its slot's holder hands it over
+		d.state, d.again = laned, false
 	case st == stepOwn:
 		d.state = dedicated
 		d.again = false
@@ -475,6 +512,7 @@ func (d *detachedWatch) finish(reason endReason) {
 			clean = d.counted.send(d.enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) == nil
 		}
 	}
+	sent := d.w.LaneSent()
 	d.w.Stop()
 	if clean {
 		d.sink.close()
@@ -482,7 +520,7 @@ func (d *detachedWatch) finish(reason endReason) {
 		d.sink.abort()
 	}
 	d.s.streams.remove(d)
-	d.log.end(context.Background(), http.StatusOK, d.sink.bytesWritten())
+	d.log.end(context.Background(), http.StatusOK, d.sink.bytesWritten()+sent)
 }
 
 // hijack takes the connection from net/http and writes the response head:

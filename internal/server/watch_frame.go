@@ -69,3 +69,21 @@ func (e *watchEncoder) sharedFrame(items []watchcache.Item) (*eventFrame, bool) 
 	}
 	return nil, false
 }
+
+// chunks returns the items' events as chunks, one each, and their bytes
+// without the chunk framing: for one event, the frame every watch shares.
+// Each item must be an object event.
+func (l *lastFrame) chunks(items []watchcache.Item) ([]byte, int64) {
+	if len(items) == 1 {
+		f := l.of(items[0])
+		return f.chunk, int64(len(f.frame()))
+	}
+	var buf []byte
+	var body int64
+	for _, it := range items {
+		f := newEventFrame(it)
+		buf = append(buf, f.chunk...)
+		body += int64(len(f.frame()))
+	}
+	return buf, body
+}

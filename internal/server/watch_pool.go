@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
+	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -95,21 +99,82 @@ func (ds *detachedStreams) close() {
 
 // wakeAll is the caches' WakePolled: a batch of events wakes the polled
 // watches it may concern (those of its namespaces and those of all
-// namespaces; watchcache.Config.WakePolled). The senders share them out,
-// a slice of senderTake at a time, and each wakes and serves its own: the
-// watches' state is then touched by the goroutine that sends, not first
-// by the cache's. It runs under the cache's lock.
-func (ds *detachedStreams) wakeAll(ws []watchcache.Waker) {
+// namespaces; watchcache.Config.WakePolled), m counting what they are
+// sent. The senders share them out, a slice of senderTake at a time, and
+// each wakes and serves its own: the watches' state is then touched by the
+// goroutine that sends, not first by the cache's. The watches in the
+// group's lane are sent the batch's chunk, a block of the lane at a time
+// (laneBatch). It runs under the cache's lock.
+func (ds *detachedStreams) wakeAll(b watchcache.PollBatch, m *metrics.Resource) {
+	var lb *laneBatch
+	if len(b.Lane) > 0 {
+		lb = &laneBatch{b: b, m: m}
+		lb.chunk, lb.body = ds.frames.chunks(b.Items)
+	}
 	ds.mu.Lock()
 	pool := ds.pool
 	ds.mu.Unlock()
-	if pool == nil { // no watch has started: none can be idle
-		for _, w := range ws {
+	if pool == nil { // no watch has started: none is idle, or in a lane
+		for _, w := range b.Wakers {
 			w.Wake()
+		}
+		for _, block := range b.Lane {
+			lb.serve(block)
 		}
 		return
 	}
-	pool.pushAll(ws)
+	pool.pushAll(b.Wakers, lb)
+}
+
+// laneBatch is a batch of events for the watches of a poll group's lane:
+// the chunk each is sent, made once.
+type laneBatch struct {
+	b     watchcache.PollBatch
+	chunk []byte // the items, a chunk each
+	body  int64  // their bytes, without the chunk framing
+	m     *metrics.Resource
+}
+
+// serve sends the batch to a block of the lane: one write of the chunk to
+// each watch in the lane that lacks only it. A watch that leaves the lane
+// is served as any other (handOff).
+func (lb *laneBatch) serve(block *[watchcache.LaneBlock]watchcache.LaneSlot) {
+	sent := lb.b.ServeLane(block, lb.body, lb.send, lb.handOff)
+	for range sent {
+		for _, it := range lb.b.Items {
+			lb.m.WatchEvent(len(it.Object))
+		}
+	}
+}
+
+// send writes the chunk to a watch's socket without waiting.
+func (lb *laneBatch) send(fd int32) (int, bool) {
+	n, err := sockwrite.Write(uintptr(fd), lb.chunk)
+	switch {
+	case err == nil:
+		return n, n == len(lb.chunk)
+	case errors.Is(err, sockwrite.ErrWouldBlock):
+		return 0, false
+	}
+	return -1, false
+}
+
+// handOff takes a watch that left the lane: the rest of a chunk its socket
+// did not take whole (n bytes of it written) goes to its sink, a write
+// error ends it, and it is served by the senders (its own goroutine, if
+// stalled).
+func (lb *laneBatch) handOff(wk watchcache.Waker, n int, whole bool) {
+	d := wk.(*detachedWatch)
+	switch {
+	case n < 0:
+		d.end(endGone)
+		return
+	case !whole:
+		d.sink.(*connSink).rest = net.Buffers{lb.chunk[n:]}
+	}
+	d.mu.Lock()
+	d.handedLocked()
+	d.mu.Unlock()
 }
 
 // senderPool is a few goroutines serving the detached watches that have
@@ -128,15 +193,22 @@ type senderPool struct {
 	closed bool
 }
 
-// sendTask is one ready watch, or a share of the watches a batch of events
-// may concern (wakeAll).
+// sendTask is one ready watch, a share of the watches a batch of events
+// may concern, or a block of a lane to send a batch (wakeAll).
 type sendTask struct {
 	d     *detachedWatch
 	wakes []watchcache.Waker
+	lane  *laneBatch
+	block *[watchcache.LaneBlock]watchcache.LaneSlot
 }
 
 // size is the watches t serves.
-func (t sendTask) size() int { return max(1, len(t.wakes)) }
+func (t sendTask) size() int {
+	if t.block != nil {
+		return len(t.block)
+	}
+	return max(1, len(t.wakes))
+}
 
 func newSenderPool(n int) *senderPool {
 	p := &senderPool{}
@@ -158,12 +230,18 @@ func (p *senderPool) push(d *detachedWatch) {
 	p.cond.Signal()
 }
 
-// pushAll queues ws to be woken, in shares of senderTake, unless the pool
+// pushAll queues ws to be woken, in shares of senderTake, and lb's lane
+// (if lb is not nil) to be sent its batch, a block a task, unless the pool
 // is closed (a cache may still dispatch after the server's close).
-func (p *senderPool) pushAll(ws []watchcache.Waker) {
+func (p *senderPool) pushAll(ws []watchcache.Waker, lb *laneBatch) {
 	p.mu.Lock()
 	for i := 0; i < len(ws) && !p.closed; i += senderTake {
 		p.queue = append(p.queue, sendTask{wakes: ws[i:min(len(ws), i+senderTake)]})
+	}
+	if lb != nil && !p.closed {
+		for _, block := range lb.b.Lane {
+			p.queue = append(p.queue, sendTask{lane: lb, block: block})
+		}
 	}
 	p.mu.Unlock()
 	p.cond.Broadcast()
@@ -210,6 +288,9 @@ func (p *senderPool) run() {
 		for _, t := range batch {
 			if t.d != nil {
 				t.d.serveQueued()
+			}
+			if t.block != nil {
+				t.lane.serve(t.block)
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {

@@ -38,11 +38,11 @@ type Config struct {
 	Observer Observer
 	// WakePolled, if set, is given the Wakers of polled watchers that a
 	// batch of events may concern (a namespace's, or those of every
-	// namespace; see WatchOptions.Waker), instead of each being woken, so
-	// that a pool can share them out. It runs under the cache's lock and
-	// must not block; the slice is never changed afterwards, so it may be
-	// kept.
-	WakePolled func([]Waker)
+	// namespace; see WatchOptions.Waker), and their group's lane
+	// (lane.go), instead of each being woken, so that a pool can share
+	// them out. It runs under the cache's lock and must not block; the
+	// batch's slices are never changed afterwards, so they may be kept.
+	WakePolled func(PollBatch)
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps

@@ -35,6 +35,10 @@ type WatchOptions struct {
 	// the ring. One with selectors, which most events may not concern, is
 	// fed: the dispatcher tests its filter.
 	Waker Waker
+	// Lane gives a polled watcher a slot in its group's lane, when the
+	// cache has a Config.WakePolled: the caller serves it from there once
+	// it has entered (EnterLane).
+	Lane bool
 }
 
 // Waker is told that a polled watcher's Pending may have something. Wake
@@ -52,6 +56,7 @@ type Watcher struct {
 	waker  Waker         // WatchOptions.Waker, replacing notify
 	notify chan struct{} // one pending wake-up for the reader
 	polled bool          // set before the watcher is returned: see WatchOptions.Waker
+	slot   *LaneSlot     // its lane slot (WatchOptions.Lane), set at registration
 
 	mu sync.Mutex // taken after c.mu when both are held
 	// guarded by mu:
@@ -77,6 +82,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		return nil, err
 	}
 	w := &Watcher{c: c, filter: opts.Filter.interned(), budget: c.cfg.WatcherBufferBytes, waker: opts.Waker}
+	laned := opts.Lane && c.cfg.WakePolled != nil
 	if w.waker == nil {
 		w.notify = make(chan struct{}, 1)
 	}
@@ -96,7 +102,7 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 		w.pos = opts.From
 		w.parked = true // it catches up from the ring (or the store) first
 	}
-	c.register(w)
+	c.register(w, laned)
 	w.wake()
 	return w, nil
 }
@@ -118,8 +124,10 @@ func (c *Cache) sortedLocked() []*Object {
 
 // pollGroup is the polled watchers of one namespace, or of all.
 type pollGroup struct {
+	filter   Filter // of its namespace
 	watchers map[*Watcher]struct{}
-	wakers   []Waker // theirs; nil when stale
+	wakers   []Waker // those of the watchers without a lane slot; nil when stale
+	lane     lane    // the slots of the others
 	woken    int64   // the revision of the last batch that woke them
 	// trimmed bounds the events of the group's namespace that the ring
 	// has dropped (or never held: before a list) since the group began:
@@ -130,19 +138,24 @@ type pollGroup struct {
 	trimmed int64
 }
 
-// register adds w to the watchers. mu held for writing.
-func (c *Cache) register(w *Watcher) {
+// register adds w to the watchers, with a lane slot if laned and polled.
+// mu held for writing.
+func (c *Cache) register(w *Watcher, laned bool) {
 	w.polled = w.waker != nil && w.filter.Labels.Empty() && w.filter.Fields.Empty()
 	if !w.polled {
 		c.fed[w] = struct{}{}
 	} else {
 		g := c.polled[w.filter.ns]
 		if g == nil {
-			g = &pollGroup{watchers: map[*Watcher]struct{}{}, trimmed: c.ringStart}
+			g = &pollGroup{filter: Filter{Namespace: w.filter.Namespace}.interned(), watchers: map[*Watcher]struct{}{}, trimmed: c.ringStart}
 			c.polled[w.filter.ns] = g
 		}
 		g.watchers[w] = struct{}{}
-		g.wakers = nil
+		if laned {
+			w.slot = g.lane.take(w)
+		} else {
+			g.wakers = nil
+		}
 		c.npolled++
 	}
 	c.cfg.Observer.Watchers(len(c.fed) + c.npolled)
@@ -156,7 +169,11 @@ func (w *Watcher) Stop() {
 	if g := c.polled[w.filter.ns]; w.polled && g != nil {
 		if _, ok := g.watchers[w]; ok {
 			delete(g.watchers, w)
-			g.wakers = nil
+			if w.slot != nil {
+				g.lane.give(w.slot)
+			} else {
+				g.wakers = nil
+			}
 			c.npolled--
 		}
 		if len(g.watchers) == 0 {
@@ -192,6 +209,7 @@ func (w *Watcher) wake() {
 
 // park stops dispatches to w; its reader catches up. c.mu held for writing.
 func (w *Watcher) park() {
+	w.LeaveLane() // or its holder hands it over, after sends of earlier batches
 	w.lock()
 	w.parked = true
 	w.unlock()
@@ -200,6 +218,7 @@ func (w *Watcher) park() {
 
 // end makes the stream end after what is queued.
 func (w *Watcher) end(err error) {
+	w.LeaveLane()
 	w.lock()
 	if w.err == nil {
 		w.err = err
@@ -256,37 +275,49 @@ func (c *Cache) wakePolled(events []*Event) {
 	if len(c.polled) == 0 {
 		return
 	}
-	rev := events[len(events)-1].Rev
-	c.wakeGroup(c.polled[unique.Handle[string]{}], rev)
+	c.wakeGroup(c.polled[unique.Handle[string]{}], events)
 	for _, e := range events {
 		for _, o := range [2]*Object{e.Cur, e.Prev} {
 			if o != nil {
-				c.wakeGroup(c.polled[o.ns], rev)
+				c.wakeGroup(c.polled[o.ns], events)
 			}
 		}
 	}
 }
 
-// wakeGroup wakes g's watchers (g may be nil) unless the batch at rev
+// wakeGroup wakes g's watchers (g may be nil) unless the batch of events
 // has, at once through Config.WakePolled if set. c.mu held for writing.
-func (c *Cache) wakeGroup(g *pollGroup, rev int64) {
+func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
+	rev := events[len(events)-1].Rev
 	if g == nil || g.woken == rev {
 		return
 	}
+	prev := g.woken
 	g.woken = rev
 	if g.wakers == nil {
 		g.wakers = make([]Waker, 0, len(g.watchers))
 		for w := range g.watchers {
-			g.wakers = append(g.wakers, w.waker)
+			if w.slot == nil {
+				g.wakers = append(g.wakers, w.waker)
+			}
 		}
 	}
-	if c.cfg.WakePolled != nil {
-		c.cfg.WakePolled(g.wakers)
+	if c.cfg.WakePolled == nil {
+		for _, wk := range g.wakers {
+			wk.Wake()
+		}
 		return
 	}
-	for _, wk := range g.wakers {
-		wk.Wake()
+	b := PollBatch{Wakers: g.wakers}
+	if len(g.lane.blocks) > 0 {
+		for _, e := range events {
+			if it, ok := g.filter.itemFor(e); ok {
+				b.Items = append(b.Items, it)
+			}
+		}
+		b.Lane, b.Prev, b.Rev = g.lane.blocks, prev, rev
 	}
+	c.cfg.WakePolled(b)
 }
 
 // dispatchProgress moves every fed watcher to the cache's revision (a
