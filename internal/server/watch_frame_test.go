@@ -63,3 +63,28 @@ func TestSharedFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneChunks: a lane's batch of one item is the shared frame's chunk;
+// of several, their chunks one after another, and the body bytes are
+// their JSON lines' (what the access log counts).
+func TestLaneChunks(t *testing.T) {
+	var frames lastFrame
+	a := watchcache.Item{Type: api.Added, Rev: 7, Object: []byte(`{"metadata":{"name":"a","resourceVersion":"7"}}`)}
+	b := watchcache.Item{Type: api.Deleted, Rev: 8, Object: []byte(`{"metadata":{"name":"b","resourceVersion":"8"}}`)}
+	one, body := frames.chunks([]watchcache.Item{a})
+	if f := frames.of(a); &one[0] != &f.chunk[0] || body != int64(len(f.frame())) {
+		t.Errorf("one item: chunk %q (body %d), want the shared frame's %q (%d)", one, body, f.chunk, len(f.frame()))
+	}
+	two, body := frames.chunks([]watchcache.Item{a, b})
+	var want bytes.Buffer
+	var lines int
+	for _, it := range []watchcache.Item{a, b} {
+		var line bytes.Buffer
+		(&watchEncoder{}).writeFrame(&line, it)
+		fmt.Fprintf(&want, "%x\r\n%s\r\n", line.Len(), line.String())
+		lines += line.Len()
+	}
+	if string(two) != want.String() || body != int64(lines) {
+		t.Errorf("two items: %q (body %d), want %q (%d)", two, body, want.String(), lines)
+	}
+}
