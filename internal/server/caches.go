@@ -23,7 +23,7 @@ type caches struct {
 	metrics *metrics.Metrics
 	// wake, if set, is every cache's Config.WakePolled, given the cache's
 	// metrics too.
-	wake func(watchcache.PollBatch, *metrics.Resource)
+	wake func(*watchcache.PollBatch, *metrics.Resource)
 	stop chan struct{}  // closed by close: follow returns
 	wg   sync.WaitGroup // follow, and the closing of replaced caches
 
@@ -40,7 +40,7 @@ type cacheEntry struct {
 
 // newCaches starts following catalog's changes; close stops it. wake, if
 // not nil, is the caches' WakePolled, given each cache's metrics too.
-func newCaches(store storage.Interface, catalog *resource.Catalog, cfg watchcache.Config, m *metrics.Metrics, wake func(watchcache.PollBatch, *metrics.Resource)) *caches {
+func newCaches(store storage.Interface, catalog *resource.Catalog, cfg watchcache.Config, m *metrics.Metrics, wake func(*watchcache.PollBatch, *metrics.Resource)) *caches {
 	cs := &caches{
 		store: store, catalog: catalog, cfg: cfg, metrics: m, wake: wake,
 		stop: make(chan struct{}), byGVR: map[resource.GVR]cacheEntry{},
@@ -89,7 +89,7 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	observer := cs.metrics.Resource(resourceID(res))
 	cfg.Observer = observer
 	if cs.wake != nil {
-		cfg.WakePolled = func(b watchcache.PollBatch) { cs.wake(b, observer) }
+		cfg.WakePolled = func(b *watchcache.PollBatch) { cs.wake(b, observer) }
 	}
 	c := watchcache.New(cfg)
 	observer.SetCapacity(c.Capacity())

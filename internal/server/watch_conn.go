@@ -129,7 +129,7 @@ type detachedWatch struct {
 
 	items []watchcache.Item // used only by whoever serves the watch
 
-	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before senderPool.mu
+	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before Watcher.mu (LeaveLane) and senderPool.mu
 	// guarded by mu:
 	state    sendState
 	again    bool // woken while being served: serve it again
@@ -152,7 +152,8 @@ type detachedWatch struct {
 // their Waker; it is started once the connection is hijacked.
 func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s, laneFD: -1} }
 
-// Wake is the watcher's (watchcache.Waker): it runs under the cache's locks.
+// Wake is the watcher's (watchcache.Waker): it runs under the cache's
+// locks, or on a sender serving the watch's lane.
 func (d *detachedWatch) Wake() {
 	d.mu.Lock()
 	d.wakeLocked()
@@ -180,14 +181,16 @@ func (d *detachedWatch) wakeLocked() {
 	}
 }
 
-// handedLocked takes d back from its lane (laneBatch.handOff): it is
-// served as any other watch.
+// handedLocked takes d back from its lane (laneWriter.HandOff): it is
+// served as any other watch. Its slot left the lane before: a wake since
+// may have served it, and even put it in its lane again, so a watch still
+// laned is woken as any other (leaving the lane if in it), and a running
+// one (entering the lane: afterServe) served again.
 func (d *detachedWatch) handedLocked() {
 	switch d.state {
 	case laned:
-		d.state = queued
-		d.s.streams.pool.push(d)
-	case running: // entering the lane (afterServe), which takes it back
+		d.wakeLocked()
+	case running:
 		d.again = true
 	}
 }

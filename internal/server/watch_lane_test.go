@@ -2,12 +2,16 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -106,4 +110,110 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestLaneHandOffWindow: a wake between a slot's leaving the lane and its
+// watch's hand-off (the next batch's lane task on another sender finding
+// the slot out, a bookmark, the reader) may serve the watch, and even put
+// it back in its lane, before the hand-off. So a write not whole keeps its
+// rest in the sink before the slot leaves (the client reads both events
+// whole, in order), and a hand-off finding the watch in its lane again
+// takes it out before it is served (never served by the senders while its
+// slot is in).
+func TestLaneHandOffWindow(t *testing.T) {
+	for _, partial := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) { testLaneHandOffWindow(t, partial) })
+	}
+}
+
+// testLaneHandOffWindow: the slot leaves after a write not whole
+// (partial), or after a whole one whose watch wanted out meanwhile.
+func testLaneHandOffWindow(t *testing.T, partial bool) {
+	store := memory.New()
+	s, err := New(t.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := serveHTTP(s.Handler())
+	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	type captured struct {
+		b    *watchcache.PollBatch
+		lane []*[watchcache.LaneBlock]watchcache.LaneSlot
+		m    *metrics.Resource
+	}
+	batches := make(chan captured, 16)
+	s.caches.mu.Lock()
+	s.caches.wake = func(b *watchcache.PollBatch, m *metrics.Resource) { // the test serves the lanes
+		if lane := b.Lane; len(lane) > 0 {
+			b.Frame, b.Body = s.streams.frames.chunks(b.Items)
+			b.Lane = nil // the rest to the senders
+			batches <- captured{b, lane, m}
+		}
+		s.streams.wakeAll(b, m)
+	}
+	s.caches.mu.Unlock()
+
+	const cms = "/api/v1/namespaces/default/configmaps"
+	w := dialRawWatch(t, ts, cms+"?watch=true&timeoutSeconds=5")
+	d := onlyDetachedWatch(t, s)
+	waitLaned(t, d)
+	put := func(name string) captured {
+		if code, _ := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":%q}}`, name)); code != http.StatusCreated {
+			t.Fatalf("create %s: %d", name, code)
+		}
+		return <-batches
+	}
+	x := put("x")
+	var y captured
+	ww := windowWriter{laneWriter: laneWriter{x.m}, partial: partial, between: func() {
+		y = put("y")
+		y.b.ServeLane(y.lane[0], laneWriter{y.m}) // finds the slot out: wakes the watch
+		pollUntil(t, "the watch served", func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.state != queued && d.state != running
+		})
+	}}
+	if !partial {
+		ww.during = func() { d.w.LeaveLane() } // held: wanted out
+	}
+	x.b.ServeLane(x.lane[0], ww)
+	want := string(x.b.Frame) + string(y.b.Frame)
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(w.r, got); err != nil || string(got) != want {
+		t.Fatalf("the client read %q (%v), want %q", got, err, want)
+	}
+	pollUntil(t, "the watch settled", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.state == idle || d.state == laned
+	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if entered := d.w.EnterLane(d.laneFD); d.state == idle && !entered {
+		t.Fatal("the watch is idle, served by the senders, while its slot is in its lane")
+	}
+}
+
+// windowWriter is a laneWriter whose sends write 10 bytes (partial) or
+// run during, and whose hand-offs run between first, once the slot has
+// left the lane.
+type windowWriter struct {
+	laneWriter
+	partial bool
+	during  func()
+	between func()
+}
+
+func (ww windowWriter) Send(fd int32, frames [][]byte) int {
+	if ww.partial {
+		return ww.laneWriter.Send(fd, [][]byte{frames[0][:10]})
+	}
+	ww.during()
+	return ww.laneWriter.Send(fd, frames)
+}
+
+func (ww windowWriter) HandOff(wk watchcache.Waker, failed bool) {
+	ww.between()
+	ww.laneWriter.HandOff(wk, failed)
 }

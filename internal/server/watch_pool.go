@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -103,13 +104,11 @@ func (ds *detachedStreams) close() {
 // sent. The senders share them out, a slice of senderTake at a time, and
 // each wakes and serves its own: the watches' state is then touched by the
 // goroutine that sends, not first by the cache's. The watches in the
-// group's lane are sent the batch's chunk, a block of the lane at a time
-// (laneBatch). It runs under the cache's lock.
-func (ds *detachedStreams) wakeAll(b watchcache.PollBatch, m *metrics.Resource) {
-	var lb *laneBatch
+// group's lane are sent the batch's chunk, made here once, a block of the
+// lane at a time (laneWriter). It runs under the cache's lock.
+func (ds *detachedStreams) wakeAll(b *watchcache.PollBatch, m *metrics.Resource) {
 	if len(b.Lane) > 0 {
-		lb = &laneBatch{b: b, m: m}
-		lb.chunk, lb.body = ds.frames.chunks(b.Items)
+		b.Frame, b.Body = ds.frames.chunks(b.Items)
 	}
 	ds.mu.Lock()
 	pool := ds.pool
@@ -119,62 +118,63 @@ func (ds *detachedStreams) wakeAll(b watchcache.PollBatch, m *metrics.Resource) 
 			w.Wake()
 		}
 		for _, block := range b.Lane {
-			lb.serve(block)
+			b.ServeLane(block, laneWriter{m})
 		}
 		return
 	}
-	pool.pushAll(b.Wakers, lb)
+	pool.pushAll(b, m)
 }
 
-// laneBatch is a batch of events for the watches of a poll group's lane:
-// the chunk each is sent, made once.
-type laneBatch struct {
-	b     watchcache.PollBatch
-	chunk []byte // the items, a chunk each
-	body  int64  // their bytes, without the chunk framing
-	m     *metrics.Resource
-}
+// laneWriter writes the batches of a lane (watchcache.PollBatch.ServeLane)
+// on the watches' sockets, and counts them in a resource's metrics.
+type laneWriter struct{ m *metrics.Resource }
 
-// serve sends the batch to a block of the lane: one write of the chunk to
-// each watch in the lane that lacks only it. A watch that leaves the lane
-// is served as any other (handOff).
-func (lb *laneBatch) serve(block *[watchcache.LaneBlock]watchcache.LaneSlot) {
-	sent := lb.b.ServeLane(block, lb.body, lb.send, lb.handOff)
-	for range sent {
-		for _, it := range lb.b.Items {
-			lb.m.WatchEvent(len(it.Object))
-		}
+// Send writes the frames to a watch's socket without waiting.
+func (laneWriter) Send(fd int32, frames [][]byte) int {
+	var n int
+	var err error
+	if len(frames) == 1 {
+		n, err = sockwrite.Write(uintptr(fd), frames[0])
+	} else {
+		n, err = sockwrite.Writev(uintptr(fd), frames)
 	}
-}
-
-// send writes the chunk to a watch's socket without waiting.
-func (lb *laneBatch) send(fd int32) (int, bool) {
-	n, err := sockwrite.Write(uintptr(fd), lb.chunk)
 	switch {
 	case err == nil:
-		return n, n == len(lb.chunk)
+		return n
 	case errors.Is(err, sockwrite.ErrWouldBlock):
-		return 0, false
+		return 0
 	}
-	return -1, false
+	return -1
 }
 
-// handOff takes a watch that left the lane: the rest of a chunk its socket
-// did not take whole (n bytes of it written) goes to its sink, a write
-// error ends it, and it is served by the senders (its own goroutine, if
-// stalled).
-func (lb *laneBatch) handOff(wk watchcache.Waker, n int, whole bool) {
+// Keep puts what a Send did not write in the watch's sink: its next
+// write, on its own goroutine (the sink is stalled), starts with it.
+func (laneWriter) Keep(wk watchcache.Waker, frames [][]byte, n int) {
+	rest := net.Buffers(slices.Clone(frames))
+	sockwrite.Consume(&rest, n)
+	wk.(*detachedWatch).sink.(*connSink).rest = rest
+}
+
+// HandOff takes back a watch that left its lane: a failed one ends, any
+// other is served as other watches are.
+func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
 	d := wk.(*detachedWatch)
-	switch {
-	case n < 0:
+	if failed {
 		d.end(endGone)
 		return
-	case !whole:
-		d.sink.(*connSink).rest = net.Buffers{lb.chunk[n:]}
 	}
 	d.mu.Lock()
 	d.handedLocked()
 	d.mu.Unlock()
+}
+
+// Sent counts the events of b sent to slots watches.
+func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
+	for range slots {
+		for _, it := range b.Items {
+			lw.m.WatchEvent(len(it.Object))
+		}
+	}
 }
 
 // senderPool is a few goroutines serving the detached watches that have
@@ -198,8 +198,9 @@ type senderPool struct {
 type sendTask struct {
 	d     *detachedWatch
 	wakes []watchcache.Waker
-	lane  *laneBatch
+	lane  *watchcache.PollBatch
 	block *[watchcache.LaneBlock]watchcache.LaneSlot
+	m     *metrics.Resource // the lane's
 }
 
 // size is the watches t serves.
@@ -230,17 +231,18 @@ func (p *senderPool) push(d *detachedWatch) {
 	p.cond.Signal()
 }
 
-// pushAll queues ws to be woken, in shares of senderTake, and lb's lane
-// (if lb is not nil) to be sent its batch, a block a task, unless the pool
-// is closed (a cache may still dispatch after the server's close).
-func (p *senderPool) pushAll(ws []watchcache.Waker, lb *laneBatch) {
+// pushAll queues b's wakers to be woken, in shares of senderTake, and its
+// lane to be sent the batch, a block a task, unless the pool is closed (a
+// cache may still dispatch after the server's close).
+func (p *senderPool) pushAll(b *watchcache.PollBatch, m *metrics.Resource) {
 	p.mu.Lock()
+	ws := b.Wakers
 	for i := 0; i < len(ws) && !p.closed; i += senderTake {
 		p.queue = append(p.queue, sendTask{wakes: ws[i:min(len(ws), i+senderTake)]})
 	}
-	if lb != nil && !p.closed {
-		for _, block := range lb.b.Lane {
-			p.queue = append(p.queue, sendTask{lane: lb, block: block})
+	for _, block := range b.Lane {
+		if !p.closed {
+			p.queue = append(p.queue, sendTask{lane: b, block: block, m: m})
 		}
 	}
 	p.mu.Unlock()
@@ -290,7 +292,7 @@ func (p *senderPool) run() {
 				t.d.serveQueued()
 			}
 			if t.block != nil {
-				t.lane.serve(t.block)
+				t.lane.ServeLane(t.block, laneWriter{t.m})
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {

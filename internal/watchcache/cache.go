@@ -42,7 +42,7 @@ type Config struct {
 	// (lane.go), instead of each being woken, so that a pool can share
 	// them out. It runs under the cache's lock and must not block; the
 	// batch's slices are never changed afterwards, so they may be kept.
-	WakePolled func(PollBatch)
+	WakePolled func(*PollBatch)
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps

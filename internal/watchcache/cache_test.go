@@ -570,7 +570,7 @@ func TestWakePolled(t *testing.T) {
 	s := memory.New()
 	defer s.Close()
 	woken := make(chan []Waker, 64)
-	c := newCache(t, s, Config{WakePolled: func(b PollBatch) { woken <- b.Wakers }})
+	c := newCache(t, s, Config{WakePolled: func(b *PollBatch) { woken <- b.Wakers }})
 	wr := newWriter(t, s)
 	sel, _ := selector.ParseLabels("app=web")
 	all := watchPolled(t, c, WatchOptions{InitialEvents: true})

@@ -30,7 +30,11 @@
 // Pending, on the goroutine that sends them, up to its budget at a time;
 // one whose position the ring no longer holds is parked likewise, unless
 // the ring dropped no event of its namespace after it (batches of other
-// namespaces do not wake it, so its position may lag behind). A Pending
+// namespaces do not wake it, so its position may lag behind). A polled
+// watcher with a lane slot (WatchOptions.Lane) that is level enters its
+// group's lane (lane.go): the caller of WakePolled then sends it each
+// batch from the slot (ServeLane) without reading the watcher, until
+// anything else takes it out, its position back to the watcher. A Pending
 // that returns a queue with a catch-up or an error still to come wakes
 // the watcher for them. A watcher with a selector stays fed, as most
 // events may not concern it. Only a watcher that falls behind everything

@@ -48,6 +48,7 @@ type LaneSlot struct {
 type lane struct {
 	blocks []*[LaneBlock]LaneSlot
 	free   []*LaneSlot
+	last   *PollBatch // the latest batch handed over, to link the next to
 }
 
 // take gives w a slot, out of the lane. c.mu held for writing.
@@ -91,58 +92,109 @@ type PollBatch struct {
 	Lane      []*[LaneBlock]LaneSlot
 	Items     []Item
 	Prev, Rev int64
+	// Frame and Body are the caller's, set in WakePolled: the bytes a
+	// slot of the lane is sent for the batch, and what they count in
+	// LaneSent.
+	Frame []byte
+	Body  int64
+	// next is the group's next batch, once WakePolled has returned for
+	// it: a sender behind sends a slot the batches after its own too, in
+	// one write.
+	next atomic.Pointer[PollBatch]
 }
 
-// ServeLane serves block's slots for the batch. To each slot in the lane
-// that lacks only the batch's items, send(fd) sends them: it must not
-// block, and it returns the bytes it wrote (-1 for an error that ends the
-// watch) and whether that was the whole of the items; bodyBytes are added
-// to the slot's count (LaneSent) for each send that wrote. A slot that
-// must leave the lane (a send not whole, a position the batch does not
-// continue, a watcher that wanted out meanwhile) leaves it at the batch's
-// end and is handed over (handOff(its watcher's Waker, n, whole): n and
-// whole as send returned them, 0 and true without a send); the caller
-// then serves it through Pending. A slot out of the lane has its watcher
-// woken. It returns how many sends were whole.
-func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, bodyBytes int64, send func(fd int32) (int, bool), handOff func(wk Waker, n int, whole bool)) int {
-	whole := 0
+// maxChain bounds the batches ServeLane sends a slot in one write.
+const maxChain = 32
+
+// LaneWriter is what ServeLane writes through.
+type LaneWriter interface {
+	// Send writes frames to fd without blocking, and returns the bytes
+	// it wrote: -1 for an error that ends the watch.
+	Send(fd int32, frames [][]byte) int
+	// Keep is given, while ServeLane still holds the watcher's slot, what
+	// a Send did not write: frames after their first n bytes. The
+	// watcher's next write starts with them.
+	Keep(wk Waker, frames [][]byte, n int)
+	// HandOff is given a watcher whose slot has left the lane, to serve
+	// through Pending (failed: its Send failed).
+	HandOff(wk Waker, failed bool)
+	// Sent counts the slots that were sent b (or all its bytes were kept).
+	Sent(b *PollBatch, slots int)
+}
+
+// ServeLane serves block's slots for the batch: each slot in the lane
+// that lacks it is sent, in one Send, its frame and those of the group's
+// batches after it (as many as were handed over since, maxChain in all at
+// most), and its position moves to the last one's; a slot that has the
+// batch is skipped (the task of the first batch it lacks sends it the
+// rest, so that a sender behind sends each slot many batches at once). A slot leaves the lane, its watcher
+// handed over (lw.HandOff), when its Send did not write everything (the
+// rest kept: lw.Keep), when its position is one the batches do not
+// continue (the ring has what it lacks), or when its watcher wanted out
+// while it was held. A slot out of the lane has its watcher woken.
+func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
+	var chainBuf [maxChain]*PollBatch
+	var framesBuf [maxChain][]byte
+	var sent [maxChain]int
+	chain := b.chain(chainBuf[:0])
 	for i := range block {
 		s := &block[i]
-		if !b.claim(s) {
+		if !claim(s) {
 			continue
 		}
-		n, ok, sent := 0, true, false
+		ok, failed := true, false
 		switch {
-		case s.pos >= b.Rev: // given the batch when it entered
+		case s.pos >= b.Rev: // entered after it, or sent it with an earlier batch's: a later batch's task sends it the rest
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
-			n, ok = send(s.fd)
-			sent = true
-			if n >= 0 {
-				s.sent += bodyBytes
-				s.pos = b.Rev // a rest not written is the caller's
+			frames := framesBuf[:0]
+			var body, size int64
+			for _, c := range chain {
+				frames = append(frames, c.Frame)
+				body += c.Body
+				size += int64(len(c.Frame))
 			}
-			if ok {
-				whole++
+			n := lw.Send(s.fd, frames)
+			if failed = n < 0; !failed {
+				if int64(n) < size {
+					ok = false
+					lw.Keep(s.w.Load().waker, frames, n)
+				}
+				s.sent += body
+				s.pos = chain[len(chain)-1].Rev
+				for j := range chain {
+					sent[j]++
+				}
 			}
+			ok = ok && !failed
 		}
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
-		w := s.leave()
-		if !sent {
-			n, ok = 0, true
-		}
-		handOff(w.waker, n, ok)
+		lw.HandOff(s.leave().waker, failed)
 	}
-	return whole
+	for j, c := range chain {
+		if sent[j] > 0 {
+			lw.Sent(c, sent[j])
+		}
+	}
+}
+
+// chain appends b and the group's batches after it, each continuing the
+// one before, maxChain at most.
+func (b *PollBatch) chain(buf []*PollBatch) []*PollBatch {
+	buf = append(buf, b)
+	for c := b.next.Load(); c != nil && len(buf) < maxChain && c.Prev == buf[len(buf)-1].Rev; c = c.next.Load() {
+		buf = append(buf, c)
+	}
+	return buf
 }
 
 // claim takes s for a send if it is in the lane. One held by another
 // ServeLane is marked wanted, since that one may not give it this batch;
 // one out of the lane has its watcher woken.
-func (b *PollBatch) claim(s *LaneSlot) bool {
+func claim(s *LaneSlot) bool {
 	for {
 		switch st := s.state.Load(); st {
 		case slotIn:

@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/listwatch/listwatch/storage/memory"
@@ -13,14 +14,19 @@ type laneTest struct {
 	c       *Cache
 	wr      *writer
 	w       *Watcher
-	batches chan PollBatch
+	batches chan *PollBatch
 }
 
 func newLaneTest(t *testing.T) *laneTest {
 	s := memory.New()
 	t.Cleanup(func() { s.Close() })
-	lt := &laneTest{t: t, batches: make(chan PollBatch, 64)}
-	lt.c = newCache(t, s, Config{WakePolled: func(b PollBatch) { lt.batches <- b }})
+	lt := &laneTest{t: t, batches: make(chan *PollBatch, 64)}
+	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) {
+		if len(b.Items) > 0 {
+			b.Frame, b.Body = []byte(fmt.Sprintf("frame of %d", b.Rev)), 10
+		}
+		lt.batches <- b
+	}})
 	lt.wr = newWriter(t, s)
 	lt.w = watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
 	lt.pending() // level
@@ -28,7 +34,7 @@ func newLaneTest(t *testing.T) *laneTest {
 }
 
 // put writes an object of namespace a and returns the batch it woke.
-func (lt *laneTest) put(name string) PollBatch {
+func (lt *laneTest) put(name string) *PollBatch {
 	lt.t.Helper()
 	rev := lt.wr.put("a", name, nil)
 	waitRev(lt.t, lt.c, rev)
@@ -53,25 +59,65 @@ func (lt *laneTest) pending() []int64 {
 	return revs
 }
 
-// serve runs ServeLane on b's block, send answering with n and whole; it
-// returns the descriptors sent to and the hand-offs.
-func (lt *laneTest) serve(b PollBatch, n int, whole bool, during func()) (sends []int32, handOffs []handOff) {
-	b.ServeLane(b.Lane[0], 10, func(fd int32) (int, bool) {
-		sends = append(sends, fd)
-		if during != nil {
-			during()
-		}
-		return n, whole
-	}, func(wk Waker, n int, whole bool) {
-		handOffs = append(handOffs, handOff{wk, n, whole})
-	})
-	return sends, handOffs
+// serve runs ServeLane on b's block, each Send writing n bytes (all of
+// them if n is -2); during runs in the first Send. It returns the frames
+// of each Send and the hand-offs.
+func (lt *laneTest) serve(b *PollBatch, n int, during func()) *testWriter {
+	tw := &testWriter{n: n, during: during}
+	b.ServeLane(b.Lane[0], tw)
+	return tw
+}
+
+// testWriter is a LaneWriter that records what it is asked.
+type testWriter struct {
+	n        int
+	during   func()
+	sends    [][]string // the frames of each Send
+	kept     []string
+	handOffs []handOff
+	sent     map[int64]int // slots, by batch revision
+}
+
+func (tw *testWriter) Send(fd int32, frames [][]byte) int {
+	var fs []string
+	size := 0
+	for _, f := range frames {
+		fs = append(fs, string(f))
+		size += len(f)
+	}
+	tw.sends = append(tw.sends, fs)
+	if tw.during != nil {
+		tw.during()
+		tw.during = nil
+	}
+	if tw.n == -2 {
+		return size
+	}
+	return tw.n
+}
+
+func (tw *testWriter) Keep(wk Waker, frames [][]byte, n int) {
+	var all string
+	for _, f := range frames {
+		all += string(f)
+	}
+	tw.kept = append(tw.kept, all[n:])
+}
+
+func (tw *testWriter) HandOff(wk Waker, failed bool) {
+	tw.handOffs = append(tw.handOffs, handOff{wk, failed})
+}
+
+func (tw *testWriter) Sent(b *PollBatch, slots int) {
+	if tw.sent == nil {
+		tw.sent = map[int64]int{}
+	}
+	tw.sent[b.Rev] += slots
 }
 
 type handOff struct {
-	wk    Waker
-	n     int
-	whole bool
+	wk     Waker
+	failed bool
 }
 
 func (lt *laneTest) enter() {
@@ -82,8 +128,8 @@ func (lt *laneTest) enter() {
 }
 
 // TestLaneSendsEachBatchOnce: a watcher in its lane is sent each batch
-// once, by descriptor, without its Pending; out of it (LeaveLane), its
-// Pending goes on from the last batch sent, and the lane wakes it instead.
+// once, without its Pending; out of it (LeaveLane), its Pending goes on
+// from the last batch sent, and the lane wakes it instead.
 func TestLaneSendsEachBatchOnce(t *testing.T) {
 	lt := newLaneTest(t)
 	lt.enter()
@@ -91,11 +137,11 @@ func TestLaneSendsEachBatchOnce(t *testing.T) {
 		t.Fatal("a watcher entered its lane twice")
 	}
 	b1 := lt.put("x")
-	if sends, hs := lt.serve(b1, 100, true, nil); len(sends) != 1 || sends[0] != 7 || len(hs) != 0 {
-		t.Fatalf("the first batch: sent to %v, %d hand-offs; want one send to 7, none", sends, len(hs))
+	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || tw.sends[0][0] != string(b1.Frame) || len(tw.handOffs) != 0 || tw.sent[b1.Rev] != 1 {
+		t.Fatalf("the first batch: sends %v, hand-offs %v, counted %v; want one send of %q, none, 1", tw.sends, tw.handOffs, tw.sent, b1.Frame)
 	}
-	if sends, _ := lt.serve(b1, 100, true, nil); len(sends) != 0 {
-		t.Fatalf("the same batch again was sent to %v", sends)
+	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 0 {
+		t.Fatalf("the same batch again was sent: %v", tw.sends)
 	}
 	b2 := lt.put("y")
 	if !lt.w.LeaveLane() {
@@ -103,8 +149,8 @@ func TestLaneSendsEachBatchOnce(t *testing.T) {
 	}
 	wk := lt.w.waker.(chanWaker)
 	wk.woken()
-	if sends, hs := lt.serve(b2, 100, true, nil); len(sends) != 0 || len(hs) != 0 || !wk.woken() {
-		t.Fatalf("a batch for a watcher out of its lane: sent to %v, %d hand-offs; want none and a wake", sends, len(hs))
+	if tw := lt.serve(b2, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 0 || !wk.woken() {
+		t.Fatalf("a batch for a watcher out of its lane: sends %v, hand-offs %v; want none and a wake", tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 1 || got[0] != b2.Rev {
 		t.Fatalf("out of its lane, Pending gave %v, want [%d]", got, b2.Rev)
@@ -114,28 +160,64 @@ func TestLaneSendsEachBatchOnce(t *testing.T) {
 	}
 }
 
+// TestLaneCoalesces: a slot behind by several batches of its group is
+// sent them all in one Send, from the first batch's task; the later
+// batches' tasks skip it.
+func TestLaneCoalesces(t *testing.T) {
+	lt := newLaneTest(t)
+	lt.enter()
+	b1, b2, b3 := lt.put("x"), lt.put("y"), lt.put("z")
+	tw := lt.serve(b1, -2, nil)
+	if len(tw.sends) != 1 || len(tw.sends[0]) != 3 || tw.sends[0][2] != string(b3.Frame) || len(tw.handOffs) != 0 {
+		t.Fatalf("three batches behind: sends %v, hand-offs %v; want one send of the three frames", tw.sends, tw.handOffs)
+	}
+	if tw.sent[b1.Rev] != 1 || tw.sent[b2.Rev] != 1 || tw.sent[b3.Rev] != 1 {
+		t.Fatalf("counted %v, want each batch once", tw.sent)
+	}
+	for _, b := range []*PollBatch{b2, b3} {
+		if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 {
+			t.Fatalf("batch %d's task sent again: %v", b.Rev, tw.sends)
+		}
+	}
+	if got := lt.w.LaneSent(); got != 30 {
+		t.Fatalf("LaneSent %d, want 30", got)
+	}
+	lt.w.LeaveLane()
+	if got := lt.pending(); len(got) != 0 {
+		t.Fatalf("after the lane sent everything, Pending gave %v", got)
+	}
+}
+
 // TestLaneHandsOver: a slot leaves the lane, its watcher handed over at
-// the batch's end, when its send was not whole, when it missed a batch,
-// and when its watcher wanted out while held; Pending then gives exactly
-// what the lane did not send.
+// the batch's end, when its send was not whole (the rest kept), when it
+// failed, when it missed a batch, and when its watcher wanted out while
+// held; Pending then gives exactly what the lane did not send.
 func TestLaneHandsOver(t *testing.T) {
 	lt := newLaneTest(t)
 	wk := lt.w.waker
 
 	lt.enter()
 	b := lt.put("x")
-	if sends, hs := lt.serve(b, 5, false, nil); len(sends) != 1 || len(hs) != 1 || hs[0] != (handOff{wk, 5, false}) {
-		t.Fatalf("a send not whole: sent to %v, hand-offs %v; want one send, one hand-off of 5 bytes", sends, hs)
+	tw := lt.serve(b, 1, nil)
+	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != string(b.Frame[1:]) || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) || tw.sent[b.Rev] != 1 {
+		t.Fatalf("a send not whole: sends %v, kept %q, hand-offs %v, counted %v; want one send, its rest kept, one hand-off, 1", tw.sends, tw.kept, tw.handOffs, tw.sent)
 	}
 	if got := lt.pending(); len(got) != 0 {
 		t.Fatalf("after a partial send, Pending gave %v: the batch's rest is the caller's", got)
 	}
 
 	lt.enter()
+	b = lt.put("v")
+	if tw := lt.serve(b, -1, nil); len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, true}) || len(tw.kept) != 0 || tw.sent != nil {
+		t.Fatalf("a failed send: hand-offs %v, kept %q, counted %v; want one failed hand-off, nothing kept or counted", tw.handOffs, tw.kept, tw.sent)
+	}
+	lt.pending() // the stream would end; its position is the watcher's again
+
+	lt.enter()
 	missed := lt.put("y")
 	b = lt.put("z")
-	if sends, hs := lt.serve(b, 100, true, nil); len(sends) != 0 || len(hs) != 1 || hs[0] != (handOff{wk, 0, true}) {
-		t.Fatalf("a batch after a missed one: sent to %v, hand-offs %v; want no send, one hand-off", sends, hs)
+	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+		t.Fatalf("a batch after a missed one: sends %v, hand-offs %v; want none, one hand-off", tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 2 || got[0] != missed.Rev || got[1] != b.Rev {
 		t.Fatalf("after a missed batch, Pending gave %v, want [%d %d]", got, missed.Rev, b.Rev)
@@ -144,15 +226,15 @@ func TestLaneHandsOver(t *testing.T) {
 	lt.enter()
 	b = lt.put("w")
 	left := true
-	sends, hs := lt.serve(b, 100, true, func() { left = lt.w.LeaveLane() })
-	if left || len(sends) != 1 || len(hs) != 1 || hs[0] != (handOff{wk, 100, true}) {
-		t.Fatalf("LeaveLane while held: left %v, sent to %v, hand-offs %v; want false, one send, one hand-off", left, sends, hs)
+	tw = lt.serve(b, -2, func() { left = lt.w.LeaveLane() })
+	if left || len(tw.sends) != 1 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+		t.Fatalf("LeaveLane while held: left %v, sends %v, hand-offs %v; want false, one send, one hand-off", left, tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 0 {
 		t.Fatalf("after a hand-off of a whole send, Pending gave %v", got)
 	}
 	if got := lt.w.LaneSent(); got != 20 {
-		t.Fatalf("LaneSent %d, want 20 (two sends that wrote)", got)
+		t.Fatalf("LaneSent %d, want 20 (the two sends that wrote)", got)
 	}
 }
 
@@ -188,7 +270,7 @@ func TestLaneParkLeaves(t *testing.T) {
 		t.Fatalf("a parked watcher's slot is in state %d, want out", st)
 	}
 	b := lt.put("x")
-	if sends, _ := lt.serve(b, 100, true, nil); len(sends) != 0 {
-		t.Fatalf("a parked watcher was sent a batch from its lane: %v", sends)
+	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 {
+		t.Fatalf("a parked watcher was sent a batch from its lane: %v", tw.sends)
 	}
 }

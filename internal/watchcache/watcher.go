@@ -42,7 +42,8 @@ type WatchOptions struct {
 }
 
 // Waker is told that a polled watcher's Pending may have something. Wake
-// runs under the cache's locks: it must not block or call the cache.
+// may run under the cache's locks (or in ServeLane, for a watcher out of
+// its lane): it must not block or call the cache.
 type Waker interface{ Wake() }
 
 // Watcher is one watch on the cache. Its reader calls Next (or, with a
@@ -308,16 +309,22 @@ func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
 		}
 		return
 	}
-	b := PollBatch{Wakers: g.wakers}
-	if len(g.lane.blocks) > 0 {
-		for _, e := range events {
-			if it, ok := g.filter.itemFor(e); ok {
-				b.Items = append(b.Items, it)
-			}
-		}
-		b.Lane, b.Prev, b.Rev = g.lane.blocks, prev, rev
+	b := &PollBatch{Wakers: g.wakers}
+	if len(g.lane.blocks) == 0 {
+		c.cfg.WakePolled(b)
+		return
 	}
+	for _, e := range events {
+		if it, ok := g.filter.itemFor(e); ok {
+			b.Items = append(b.Items, it)
+		}
+	}
+	b.Lane, b.Prev, b.Rev = g.lane.blocks, prev, rev
 	c.cfg.WakePolled(b)
+	if g.lane.last != nil {
+		g.lane.last.next.Store(b) // after WakePolled: its Frame is set
+	}
+	g.lane.last = b
 }
 
 // dispatchProgress moves every fed watcher to the cache's revision (a
