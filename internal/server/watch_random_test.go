@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,20 @@ import (
 // written, every such watcher's stream must bring it to the store's state
 // for what it watches, before a deadline. An event that reached the cache
 // and that no send takes (a lost wake-up) leaves a watcher short of it.
+//
+// It runs with the machine's processors, and with four: three senders,
+// whose tasks of consecutive batches run at once (a watch's lane slot
+// claimed by two of them, taken out and handed over).
 func TestWatchRandomized(t *testing.T) {
+	for _, procs := range []int{runtime.GOMAXPROCS(0), 4} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			testWatchRandomized(t)
+		})
+	}
+}
+
+func testWatchRandomized(t *testing.T) {
 	store, err := bolt.Open(t.TempDir(), bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
