@@ -107,7 +107,7 @@ const (
 	idle                       // nothing pending: the next wake queues it on the pool
 	queued                     // on the pool's queue
 	running                    // a sender is serving it
-	laned                      // in its watcher's lane: the senders write its batches (laneBatch)
+	laned                      // in its watcher's lane: the senders write its batches (laneWriter)
 	dedicated                  // its own goroutine serves it (slow client, or catching up)
 	finished                   // over: wakes are ignored
 )
@@ -325,7 +325,7 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.mu.Unlock()
 }
 
-// laneFD is the descriptor a watch's lane may write (laneBatch): its
+// laneFD is the descriptor a watch's lane may write (laneWriter): its
 // socket's, for a chunked JSON stream in cleartext on a hijacked
 // connection, the one kind a lane serves; -1 for any other.
 func laneFD(sink streamSink, enc *watchEncoder) int32 {

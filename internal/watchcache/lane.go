@@ -127,16 +127,25 @@ type LaneWriter interface {
 // batches after it (as many as were handed over since, maxChain in all at
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
-// rest, so that a sender behind sends each slot many batches at once). A slot leaves the lane, its watcher
-// handed over (lw.HandOff), when its Send did not write everything (the
-// rest kept: lw.Keep), when its position is one the batches do not
-// continue (the ring has what it lacks), or when its watcher wanted out
-// while it was held. A slot out of the lane has its watcher woken.
+// rest, so that a sender behind sends each slot many batches at once). A
+// slot leaves the lane, its watcher handed over (lw.HandOff), when its
+// Send did not write everything (the rest kept: lw.Keep), when its
+// position is one the batches do not continue (the ring has what it
+// lacks), or when its watcher wanted out while it was held. A slot out of
+// the lane has its watcher woken.
 func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
-	var sent [maxChain]int
 	chain := b.chain(chainBuf[:0])
+	frames := framesBuf[:0]
+	var body, size int64
+	for _, c := range chain {
+		frames = append(frames, c.Frame)
+		body += c.Body
+		size += int64(len(c.Frame))
+	}
+	last := chain[len(chain)-1].Rev
+	sends := 0 // that wrote: their events are the watchers'
 	for i := range block {
 		s := &block[i]
 		if !claim(s) {
@@ -148,35 +157,27 @@ func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
-			frames := framesBuf[:0]
-			var body, size int64
-			for _, c := range chain {
-				frames = append(frames, c.Frame)
-				body += c.Body
-				size += int64(len(c.Frame))
-			}
 			n := lw.Send(s.fd, frames)
-			if failed = n < 0; !failed {
-				if int64(n) < size {
-					ok = false
-					lw.Keep(s.w.Load().waker, frames, n)
-				}
-				s.sent += body
-				s.pos = chain[len(chain)-1].Rev
-				for j := range chain {
-					sent[j]++
-				}
+			if failed = n < 0; failed {
+				ok = false
+				break
 			}
-			ok = ok && !failed
+			if int64(n) < size {
+				ok = false
+				lw.Keep(s.w.Load().waker, frames, n)
+			}
+			s.sent += body
+			s.pos = last
+			sends++
 		}
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
 		lw.HandOff(s.leave().waker, failed)
 	}
-	for j, c := range chain {
-		if sent[j] > 0 {
-			lw.Sent(c, sent[j])
+	if sends > 0 {
+		for _, c := range chain {
+			lw.Sent(c, sends)
 		}
 	}
 }
@@ -277,8 +278,8 @@ func (w *Watcher) LeaveLane() bool {
 	}
 }
 
-// LaneSent returns the bytes sent to the watcher from its lane (ServeLane's
-// bodyBytes). Call it once the watcher is out of the lane.
+// LaneSent returns the bytes sent to the watcher from its lane (the Body
+// of each batch sent). Call it once the watcher is out of the lane.
 func (w *Watcher) LaneSent() int64 {
 	if w.slot == nil {
 		return 0
