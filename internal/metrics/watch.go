@@ -134,14 +134,19 @@ func (m *Metrics) Resource(id ResourceID) *Resource {
 	return r
 }
 
-// WatchEvent counts an event sent to a watcher, whose object is size bytes
-// (0 for a bookmark, whose size is not observed).
-func (r *Resource) WatchEvent(size int) {
-	r.events.Inc()
+// WatchEvents counts an event sent to n watchers, whose object is size
+// bytes (0 for a bookmark, whose size is not observed).
+func (r *Resource) WatchEvents(n, size int) {
+	r.events.Add(float64(n))
 	if size > 0 {
-		r.eventSizes.Observe(float64(size))
+		for range n {
+			r.eventSizes.Observe(float64(size))
+		}
 	}
 }
+
+// WatchEvent counts an event sent to a watcher: WatchEvents of one.
+func (r *Resource) WatchEvent(size int) { r.WatchEvents(1, size) }
 
 // SetCapacity records how many events the watch cache's ring holds at most.
 func (r *Resource) SetCapacity(n int) { r.capacity.Set(float64(n)) }

@@ -130,8 +130,7 @@ func (q *request) watch() {
 	if q.canDetach() {
 		d = newDetachedWatch(q.s)
 		wr.opts.Waker = d
-		// what laneFD will find, once the connection is hijacked
-		wr.opts.Lane = q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as != "Table" && q.out.mediaType != mediaProtobuf
+		wr.opts.Lane = q.laneable(wr)
 	}
 	w, err := q.startWatch(wr, deadline)
 	if errors.Is(err, errRedefined) {

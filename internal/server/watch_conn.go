@@ -298,7 +298,9 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 		return
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
-	d.laneFD = laneFD(sink, enc)
+	if wr.opts.Lane {
+		d.laneFD = laneFD(sink)
+	}
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
 	d.log = q.s.detachRequest(q.r)
@@ -325,15 +327,21 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.mu.Unlock()
 }
 
-// laneFD is the descriptor a watch's lane may write (laneWriter): its
-// socket's, for a chunked JSON stream in cleartext on a hijacked
-// connection, the one kind a lane serves; -1 for any other.
-func laneFD(sink streamSink, enc *watchEncoder) int32 {
-	c, ok := sink.(*connSink)
-	if !ok || c.fd < 0 || c.ws != nil || c.sock != nil || enc.protobuf || enc.table || enc.frames == nil {
-		return -1
+// laneable reports whether a watch may be served from a lane
+// (laneWriter): a chunked JSON stream (not a Table, not protobuf) on an
+// HTTP/1.1 connection in cleartext, the one kind whose sends are the
+// shared chunks as they are.
+func (q *request) laneable(wr watchRequest) bool {
+	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as != "Table" && q.out.mediaType != mediaProtobuf
+}
+
+// laneFD is the descriptor the lane of a laneable watch writes: its
+// hijacked socket's (-1 if it has none).
+func laneFD(sink streamSink) int32 {
+	if c, ok := sink.(*connSink); ok && c.fd >= 0 && c.ws == nil && c.sock == nil {
+		return int32(c.fd)
 	}
-	return int32(c.fd)
+	return -1
 }
 
 // watchGone reads an HTTP/1.1 watch's connection, discarding anything

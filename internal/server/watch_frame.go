@@ -45,13 +45,23 @@ func (l *lastFrame) of(it watchcache.Item) *eventFrame {
 }
 
 func newEventFrame(it watchcache.Item) *eventFrame {
-	prefix := framePrefix[it.Type]
-	size := len(prefix) + len(it.Object) + len(frameSuffix)
-	chunk := strconv.AppendInt(make([]byte, 0, maxChunkHead+size+len(crlf)), int64(size), 16)
-	chunk = append(chunk, crlf...)
-	head := len(chunk)
-	chunk = append(append(append(chunk, prefix...), it.Object...), frameSuffix...)
-	return &eventFrame{obj: it.Object, typ: it.Type, chunk: append(chunk, crlf...), head: head}
+	chunk, head := appendEventChunk(make([]byte, 0, maxChunkHead+eventSize(it)+len(crlf)), it)
+	return &eventFrame{obj: it.Object, typ: it.Type, chunk: chunk, head: head}
+}
+
+// eventSize is the length of an item's JSON line.
+func eventSize(it watchcache.Item) int {
+	return len(framePrefix[it.Type]) + len(it.Object) + len(frameSuffix)
+}
+
+// appendEventChunk appends an item's JSON line as one chunk, and returns
+// where the line starts (after the chunk-size line).
+func appendEventChunk(buf []byte, it watchcache.Item) ([]byte, int) {
+	buf = strconv.AppendInt(buf, int64(eventSize(it)), 16)
+	buf = append(buf, crlf...)
+	head := len(buf)
+	buf = append(append(append(buf, framePrefix[it.Type]...), it.Object...), frameSuffix...)
+	return append(buf, crlf...), head
 }
 
 // sharedFrame returns the frame of the one item of a send, if this watch
@@ -81,9 +91,8 @@ func (l *lastFrame) chunks(items []watchcache.Item) ([]byte, int64) {
 	var buf []byte
 	var body int64
 	for _, it := range items {
-		f := newEventFrame(it)
-		buf = append(buf, f.chunk...)
-		body += int64(len(f.frame()))
+		buf, _ = appendEventChunk(buf, it)
+		body += int64(eventSize(it))
 	}
 	return buf, body
 }

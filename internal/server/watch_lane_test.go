@@ -113,9 +113,9 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // TestLaneHandOffWindow: a wake between a slot's leaving the lane and its
-// watch's hand-off (the next batch's lane task on another sender finding
-// the slot out, a bookmark, the reader) may serve the watch, and even put
-// it back in its lane, before the hand-off. So a write not whole keeps its
+// watch's hand-off (a bookmark's tick, the reader, the task of a batch of
+// another block's) may serve the watch, and even put it back in its lane,
+// before the hand-off. So a write not whole keeps its
 // rest in the sink before the slot leaves (the client reads both events
 // whole, in order), and a hand-off finding the watch in its lane again
 // takes it out before it is served (never served by the senders while its
@@ -138,7 +138,7 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
 	type captured struct {
 		b    *watchcache.PollBatch
-		lane []*[watchcache.LaneBlock]watchcache.LaneSlot
+		lane []*watchcache.LaneBlock
 		m    *metrics.Resource
 	}
 	batches := make(chan captured, 16)
@@ -166,8 +166,8 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	x := put("x")
 	var y captured
 	ww := windowWriter{laneWriter: laneWriter{x.m}, partial: partial, between: func() {
-		y = put("y")
-		y.b.ServeLane(y.lane[0], laneWriter{y.m}) // finds the slot out: wakes the watch
+		y = put("y") // its lane task is not run: the watch, woken, takes y from the ring
+		d.Wake()
 		pollUntil(t, "the watch served", func() bool {
 			d.mu.Lock()
 			defer d.mu.Unlock()

@@ -131,13 +131,7 @@ type laneWriter struct{ m *metrics.Resource }
 
 // Send writes the frames to a watch's socket without waiting.
 func (laneWriter) Send(fd int32, frames [][]byte) int {
-	var n int
-	var err error
-	if len(frames) == 1 {
-		n, err = sockwrite.Write(uintptr(fd), frames[0])
-	} else {
-		n, err = sockwrite.Writev(uintptr(fd), frames)
-	}
+	n, err := sockwrite.Writev(uintptr(fd), frames)
 	switch {
 	case err == nil:
 		return n
@@ -170,10 +164,8 @@ func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
 
 // Sent counts the events of b sent to slots watches.
 func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
-	for range slots {
-		for _, it := range b.Items {
-			lw.m.WatchEvent(len(it.Object))
-		}
+	for _, it := range b.Items {
+		lw.m.WatchEvents(slots, len(it.Object))
 	}
 }
 
@@ -199,14 +191,14 @@ type sendTask struct {
 	d     *detachedWatch
 	wakes []watchcache.Waker
 	lane  *watchcache.PollBatch
-	block *[watchcache.LaneBlock]watchcache.LaneSlot
+	block *watchcache.LaneBlock
 	m     *metrics.Resource // the lane's
 }
 
 // size is the watches t serves.
 func (t sendTask) size() int {
 	if t.block != nil {
-		return len(t.block)
+		return watchcache.LaneBlockSlots
 	}
 	return max(1, len(t.wakes))
 }

@@ -62,13 +62,7 @@ func (w *Writer) write(fd uintptr) bool {
 // 1,000 watches x 50 writes/s.
 func WriteFD(fd uintptr, bufs *net.Buffers) error {
 	for len(*bufs) > 0 {
-		var n int
-		var err error
-		if len(*bufs) == 1 {
-			n, err = Write(fd, (*bufs)[0])
-		} else {
-			n, err = Writev(fd, *bufs)
-		}
+		n, err := Writev(fd, *bufs)
 		Consume(bufs, n)
 		if err != nil {
 			return err

@@ -9,8 +9,12 @@ import "syscall"
 const maxWritevPieces = 128
 
 // Writev is one writev(2) of the first pieces of bufs on a non-blocking
-// descriptor; it reports EAGAIN as ErrWouldBlock and retries EINTR.
+// descriptor (a write(2), Write, of one piece); it reports EAGAIN as
+// ErrWouldBlock and retries EINTR.
 func Writev(fd uintptr, bufs [][]byte) (int, error) {
+	if len(bufs) == 1 {
+		return Write(fd, bufs[0])
+	}
 	bufs = bufs[:min(len(bufs), maxWritevPieces)]
 	return nonblocking(func() (int, error) { return writev(fd, bufs) })
 }

@@ -19,8 +19,16 @@ import (
 // is then served through Pending as any polled watcher, until it enters
 // again (EnterLane).
 
-// LaneBlock is how many slots a block of a lane holds.
-const LaneBlock = 32
+// LaneBlockSlots is how many slots a block of a lane holds (a sender's
+// share of a batch: internal/server).
+const LaneBlockSlots = 32
+
+// LaneBlock is a block of a lane's slots, served by one ServeLane at a
+// time.
+type LaneBlock struct {
+	serving atomic.Bool
+	slots   [LaneBlockSlots]LaneSlot
+}
 
 // A slot's states.
 const (
@@ -46,7 +54,7 @@ type LaneSlot struct {
 // caller may keep them; slots are taken and given back under the cache's
 // lock.
 type lane struct {
-	blocks []*[LaneBlock]LaneSlot
+	blocks []*LaneBlock
 	free   []*LaneSlot
 	last   *PollBatch // the latest batch handed over, to link the next to
 }
@@ -54,10 +62,10 @@ type lane struct {
 // take gives w a slot, out of the lane. c.mu held for writing.
 func (l *lane) take(w *Watcher) *LaneSlot {
 	if len(l.free) == 0 {
-		b := new([LaneBlock]LaneSlot)
+		b := new(LaneBlock)
 		l.blocks = append(l.blocks, b)
-		for i := LaneBlock - 1; i >= 0; i-- { // the block's first slot first
-			l.free = append(l.free, &b[i])
+		for i := LaneBlockSlots - 1; i >= 0; i-- { // the block's first slot first
+			l.free = append(l.free, &b.slots[i])
 		}
 	}
 	s := l.free[len(l.free)-1]
@@ -88,8 +96,9 @@ type PollBatch struct {
 	// Lane is the group's lane (ServeLane each block), with Items, the
 	// batch's events as its watchers see them (at least one), and Rev,
 	// the batch's last revision. Prev is the group's previous batch's: a
-	// slot at it or after it, and before Items, lacks Items alone.
-	Lane      []*[LaneBlock]LaneSlot
+	// slot at it or after it, and before Items, lacks this batch and the
+	// ones linked after it (next).
+	Lane      []*LaneBlock
 	Items     []Item
 	Prev, Rev int64
 	// Frame and Body are the caller's, set in WakePolled: the bytes a
@@ -132,8 +141,14 @@ type LaneWriter interface {
 // Send did not write everything (the rest kept: lw.Keep), when its
 // position is one the batches do not continue (the ring has what it
 // lacks), or when its watcher wanted out while it was held. A slot out of
-// the lane has its watcher woken.
-func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
+// the lane has its watcher woken. A block served by another ServeLane (a
+// task of another batch, on another sender) is waited for: its sends do
+// not block, and that one may be sending this batch too.
+func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
+	for !block.serving.CompareAndSwap(false, true) {
+		runtime.Gosched()
+	}
+	defer block.serving.Store(false)
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
@@ -146,8 +161,8 @@ func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
 	}
 	last := chain[len(chain)-1].Rev
 	sends := 0 // that wrote: their events are the watchers'
-	for i := range block {
-		s := &block[i]
+	for i := range block.slots {
+		s := &block.slots[i]
 		if !claim(s) {
 			continue
 		}
@@ -182,8 +197,9 @@ func (b *PollBatch) ServeLane(block *[LaneBlock]LaneSlot, lw LaneWriter) {
 	}
 }
 
-// chain appends b and the group's batches after it, each continuing the
-// one before, maxChain at most.
+// chain appends b and the group's batches after it, maxChain at most. Each
+// continues the one before (a lane's blocks never go, so every batch of
+// its group is linked): the test is a check, not a case.
 func (b *PollBatch) chain(buf []*PollBatch) []*PollBatch {
 	buf = append(buf, b)
 	for c := b.next.Load(); c != nil && len(buf) < maxChain && c.Prev == buf[len(buf)-1].Rev; c = c.next.Load() {
@@ -192,26 +208,21 @@ func (b *PollBatch) chain(buf []*PollBatch) []*PollBatch {
 	return buf
 }
 
-// claim takes s for a send if it is in the lane. One held by another
-// ServeLane is marked wanted, since that one may not give it this batch;
-// one out of the lane has its watcher woken.
+// claim takes s for a send if it is in the lane; one out of the lane has
+// its watcher woken, one being taken out (LeaveLane) is skipped.
 func claim(s *LaneSlot) bool {
 	for {
-		switch st := s.state.Load(); st {
+		switch s.state.Load() {
 		case slotIn:
 			if s.state.CompareAndSwap(slotIn, slotBusy) {
 				return true
-			}
-		case slotBusy:
-			if s.state.CompareAndSwap(slotBusy, slotWanted) {
-				return false
 			}
 		case slotOut:
 			if w := s.w.Load(); w != nil {
 				w.waker.Wake()
 			}
 			return false
-		default: // vacant, or wanted already
+		default: // vacant, or being taken out
 			return false
 		}
 	}
@@ -252,7 +263,7 @@ func (w *Watcher) EnterLane(fd int32) bool {
 
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
-// it, which hands the watcher over (its handOff) as it is done. A watcher
+// it, which hands the watcher over (LaneWriter.HandOff) as it is done. A watcher
 // without a slot is out.
 func (w *Watcher) LeaveLane() bool {
 	s := w.slot

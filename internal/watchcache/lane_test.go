@@ -3,6 +3,7 @@ package watchcache
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -272,5 +273,70 @@ func TestLaneParkLeaves(t *testing.T) {
 	b := lt.put("x")
 	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 {
 		t.Fatalf("a parked watcher was sent a batch from its lane: %v", tw.sends)
+	}
+}
+
+// TestLaneChainsAcrossNamespaces: a namespace group's batches link across
+// other namespaces' batches (Prev is its own previous batch), and a chain
+// stops at maxChain, the next task sending the rest.
+func TestLaneChainsAcrossNamespaces(t *testing.T) {
+	lt := newLaneTest(t)
+	lt.enter()
+	b1 := lt.put("x")
+	lt.wr.put("b", "other", nil) // wakes no lane of namespace a
+	b2 := lt.put("y")
+	if b2.Prev != b1.Rev {
+		t.Fatalf("the batch after another namespace's has Prev %d, want the group's previous batch %d", b2.Prev, b1.Rev)
+	}
+	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || len(tw.sends[0]) != 2 || len(tw.handOffs) != 0 {
+		t.Fatalf("two batches around another namespace's: sends %v, hand-offs %v; want one send of both", tw.sends, tw.handOffs)
+	}
+	var bs []*PollBatch
+	for i := range maxChain + 3 {
+		bs = append(bs, lt.put(fmt.Sprint("z", i)))
+	}
+	if tw := lt.serve(bs[0], -2, nil); len(tw.sends) != 1 || len(tw.sends[0]) != maxChain {
+		t.Fatalf("%d batches behind: sends of %d frames, want one of %d", len(bs), len(tw.sends[0]), maxChain)
+	}
+	for _, b := range bs[1:maxChain] {
+		if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 {
+			t.Fatalf("batch %d, sent with the first, was sent again", b.Rev)
+		}
+	}
+	if tw := lt.serve(bs[maxChain], -2, nil); len(tw.sends) != 1 || len(tw.sends[0]) != 3 || len(tw.handOffs) != 0 {
+		t.Fatalf("the batches past maxChain: sends %v, hand-offs %v; want one send of 3", tw.sends, tw.handOffs)
+	}
+	lt.w.LeaveLane()
+	if got := lt.pending(); len(got) != 0 {
+		t.Fatalf("after the lane sent everything, Pending gave %v", got)
+	}
+}
+
+// TestLaneBlockServedOnce: a block served for one batch is not served for
+// the next until the first is done, so that the second does not take its
+// slots out of the lane while the first sends them both.
+func TestLaneBlockServedOnce(t *testing.T) {
+	lt := newLaneTest(t)
+	lt.enter()
+	b1, b2 := lt.put("x"), lt.put("y")
+	inSend, release := make(chan struct{}), make(chan struct{})
+	done := make(chan *testWriter)
+	go func() {
+		done <- lt.serve(b1, -2, func() { close(inSend); <-release })
+	}()
+	<-inSend
+	second := make(chan *testWriter)
+	go func() { second <- lt.serve(b2, -2, nil) }()
+	select {
+	case <-second:
+		t.Fatal("the block was served for the second batch while the first was sending")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if tw := <-done; len(tw.sends) != 1 || len(tw.sends[0]) != 2 {
+		t.Fatalf("the first batch's task: sends %v, want one of both batches", tw.sends)
+	}
+	if tw := <-second; len(tw.sends) != 0 || len(tw.handOffs) != 0 {
+		t.Fatalf("the second batch's task: sends %v, hand-offs %v; want none", tw.sends, tw.handOffs)
 	}
 }

@@ -286,8 +286,9 @@ func (c *Cache) wakePolled(events []*Event) {
 	}
 }
 
-// wakeGroup wakes g's watchers (g may be nil) unless the batch of events
-// has, at once through Config.WakePolled if set. c.mu held for writing.
+// wakeGroup wakes g's watchers (g may be nil) for the batch of events,
+// unless it has already woken them for it, at once through
+// Config.WakePolled if set. c.mu held for writing.
 func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
 	rev := events[len(events)-1].Rev
 	if g == nil || g.woken == rev {
