@@ -24,10 +24,13 @@ import (
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a
-// time.
+// time. The slots come first: a block's allocation starts on a cache line,
+// so that each line holds two whole slots (after an 8-byte field, every
+// other slot would straddle two lines; no difference showed in 3 rotated
+// pairs at 1,000 x 50, within the machine's spread).
 type LaneBlock struct {
-	serving atomic.Bool
 	slots   [LaneBlockSlots]LaneSlot
+	serving atomic.Bool
 }
 
 // A slot's states.
