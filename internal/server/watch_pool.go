@@ -228,12 +228,11 @@ func (p *senderPool) push(d *detachedWatch) {
 // cache may still dispatch after the server's close).
 func (p *senderPool) pushAll(b *watchcache.PollBatch, m *metrics.Resource) {
 	p.mu.Lock()
-	ws := b.Wakers
-	for i := 0; i < len(ws) && !p.closed; i += senderTake {
-		p.queue = append(p.queue, sendTask{wakes: ws[i:min(len(ws), i+senderTake)]})
-	}
-	for _, block := range b.Lane {
-		if !p.closed {
+	if !p.closed {
+		for ws := b.Wakers; len(ws) > 0; ws = ws[min(len(ws), senderTake):] {
+			p.queue = append(p.queue, sendTask{wakes: ws[:min(len(ws), senderTake)]})
+		}
+		for _, block := range b.Lane {
 			p.queue = append(p.queue, sendTask{lane: b, block: block, m: m})
 		}
 	}
