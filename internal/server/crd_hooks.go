@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -92,12 +91,6 @@ func withFieldValidation(w http.ResponseWriter, r *http.Request) (*http.Request,
 	if mode != "" && !slices.Contains(fieldValidationModes, mode) {
 		return nil, apierror.BadRequest(fmt.Sprintf(`fieldValidation: Unsupported value: %q: supported values: "Ignore", "Strict", "Warn"`, mode))
 	}
-	seen := map[string]bool{}
-	warn := func(msg string) {
-		if !seen[msg] {
-			seen[msg] = true
-			w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
-		}
-	}
+	warn := apierror.NewWarnings(w.Header()).Add
 	return r.WithContext(registry.WithFieldValidation(r.Context(), registry.FieldValidation{Mode: mode, Warn: warn})), nil
 }

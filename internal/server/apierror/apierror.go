@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -27,7 +28,7 @@ func (t Target) qualified() string {
 }
 
 func newErr(code int32, reason api.StatusReason, msg string, t *Target) *api.StatusError {
-	s := api.NewStatus(code, reason, msg)
+	s := api.NewStatus(code, reason, Truncate(msg, MaxWarningRunes))
 	if t != nil {
 		s.Details = &api.StatusDetails{Name: t.Name, Group: t.Group, Kind: t.Resource}
 	}
@@ -54,8 +55,11 @@ func Conflict(t Target, msg string) *api.StatusError {
 
 // Invalid is 422 with causes naming the fields: `ConfigMap "x" is invalid: [...]`.
 func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusError {
+	causes = slices.Clone(causes[:min(len(causes), MaxCauses)])
 	msgs := make([]string, len(causes))
 	for i, c := range causes {
+		c.Field, c.Message = Truncate(c.Field, MaxItemRunes), Truncate(c.Message, maxCauseRunes)
+		causes[i] = c
 		msgs[i] = c.Message
 		if c.Field != "" {
 			msgs[i] = c.Field + ": " + c.Message
@@ -65,7 +69,7 @@ func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusErro
 	if len(msgs) > 1 {
 		joined = "[" + joined + "]"
 	}
-	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %q is invalid: %s", kind, name, joined), nil)
+	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %s is invalid: %s", kind, Quote(name), joined), nil)
 	e.Status.Details = &api.StatusDetails{Name: name, Group: group, Kind: kind, Causes: causes}
 	return e
 }
