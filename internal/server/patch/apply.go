@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // Apply merges an apply configuration into live (nil to create) as
@@ -54,21 +55,24 @@ func (m Manager) takeChanged(entries []*entry, live, merged map[string]any, forc
 	c := compare(m.scoped(live), m.scoped(merged), m.Schema)
 	changed := withoutMetadataNode(union(c.added, c.modified))
 	id := m.entry(OperationApply).id()
-	var conflicts []conflict
+	var conflicts []conflict // the first apierror.MaxCauses of them
+	total := 0
 	for _, e := range entries {
 		if e.id() == id {
 			continue
 		}
 		theirs := intersection(e.set, changed)
-		for _, p := range theirs.paths() {
-			conflicts = append(conflicts, conflict{e, pathString(p)})
-		}
 		if force {
 			e.set = difference(e.set, theirs)
+			continue
+		}
+		total += theirs.size()
+		for _, p := range theirs.paths(apierror.MaxCauses - len(conflicts)) {
+			conflicts = append(conflicts, conflict{e, pathString(p)})
 		}
 	}
-	if len(conflicts) > 0 && !force {
-		return nil, conflictError(conflicts)
+	if total > 0 {
+		return nil, conflictError(conflicts, total)
 	}
 	return entries, nil
 }
@@ -96,20 +100,20 @@ func (c conflict) ownerString() string {
 	return s
 }
 
-// conflictError is kube's 409 for an apply that would change fields other
-// managers own.
-func conflictError(conflicts []conflict) *api.StatusError {
+// conflictError is kube's 409 for an apply that would change total fields
+// other managers own, listing conflicts (all of them, unless too many).
+func conflictError(conflicts []conflict, total int) *api.StatusError {
 	causes := make([]api.StatusCause, len(conflicts))
 	for i, c := range conflicts {
 		causes[i] = api.StatusCause{Type: api.CauseTypeFieldManagerConflict, Message: "conflict with " + c.ownerString(), Field: c.path}
 	}
-	s := api.NewStatus(http.StatusConflict, api.StatusReasonConflict, conflictMessage(conflicts))
+	s := api.NewStatus(http.StatusConflict, api.StatusReasonConflict, conflictMessage(conflicts, total))
 	s.Details = &api.StatusDetails{Causes: causes}
 	return &api.StatusError{Status: s}
 }
 
-func conflictMessage(conflicts []conflict) string {
-	if len(conflicts) == 1 {
+func conflictMessage(conflicts []conflict, total int) string {
+	if total == 1 {
 		return fmt.Sprintf("Apply failed with 1 conflict: conflict with %s: %s", conflicts[0].ownerString(), conflicts[0].path)
 	}
 	byOwner := map[string][]string{}
@@ -129,7 +133,10 @@ func conflictMessage(conflicts []conflict) string {
 			lines = append(lines, "- "+p)
 		}
 	}
-	return fmt.Sprintf("Apply failed with %d conflicts: %s", len(conflicts), strings.Join(lines, "\n"))
+	if more := total - len(conflicts); more > 0 {
+		lines = append(lines, fmt.Sprintf("...and %d more", more))
+	}
+	return fmt.Sprintf("Apply failed with %d conflicts: %s", total, strings.Join(lines, "\n"))
 }
 
 // mergeApply merges config into live under s as server-side apply does:

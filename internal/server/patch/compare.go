@@ -10,13 +10,13 @@ type comparison struct {
 // value whose kind changed) is added, removed or modified; a map or
 // granular list is added or removed as a whole and then walked.
 func compare(old, new map[string]any, s *Schema) comparison {
-	c := comparison{&Set{}, &Set{}, &Set{}}
-	c.maps(nil, old, new, s)
-	return comparison{nonEmpty(c.added), nonEmpty(c.removed), nonEmpty(c.modified)}
+	root := &place{nodes: [3]*Set{{}, {}, {}}}
+	root.maps(old, new, s)
+	return comparison{nonEmpty(root.nodes[added]), nonEmpty(root.nodes[removed]), nonEmpty(root.nodes[modified])}
 }
 
 // nonEmpty is s, or nil if it is empty. A set that compare built has no
-// empty node but its root: insert marks the end of every path it makes.
+// empty node but its root: a node is made only to hold a member.
 func nonEmpty(s *Set) *Set {
 	if s.empty() {
 		return nil
@@ -24,57 +24,84 @@ func nonEmpty(s *Set) *Set {
 	return s
 }
 
-func (c comparison) value(path []string, old, new any, hasOld, hasNew bool, s *Schema) {
+// The sets compare builds, as indexes of place.nodes.
+const (
+	added = iota
+	removed
+	modified
+)
+
+// place is a path compare walks: its node in each set, made when the first
+// member at or under it is marked, so that marking a path costs the nodes
+// it makes, not its length (a path 10,000 deep is marked in one step).
+type place struct {
+	parent *place
+	pe     string
+	nodes  [3]*Set
+}
+
+func (p *place) child(pe string) *place { return &place{parent: p, pe: pe} }
+
+func (p *place) node(set int) *Set {
+	if p.nodes[set] == nil {
+		p.nodes[set] = p.parent.node(set).ensure(p.pe)
+	}
+	return p.nodes[set]
+}
+
+func (p *place) mark(set int) { p.node(set).member = true }
+
+func (p *place) value(old, new any, hasOld, hasNew bool, s *Schema) {
 	om, oldMap := old.(map[string]any)
 	nm, newMap := new.(map[string]any)
 	ol, oldList := old.([]any)
 	nl, newList := new.([]any)
 	switch {
 	case (oldMap || !hasOld) && (newMap || !hasNew) && (oldMap || newMap):
-		c.container(path, hasOld, hasNew)
-		c.maps(path, om, nm, s)
+		p.container(hasOld, hasNew)
+		p.maps(om, nm, s)
 	case (oldList || !hasOld) && (newList || !hasNew) && (oldList || newList) &&
 		granularItems(ol, s) && granularItems(nl, s):
-		c.container(path, hasOld, hasNew)
-		c.lists(path, ol, nl, s)
+		p.container(hasOld, hasNew)
+		p.lists(ol, nl, s)
 	default:
-		c.leaf(path, old, new, hasOld, hasNew)
+		p.leaf(old, new, hasOld, hasNew)
 	}
 }
 
-func (c comparison) container(path []string, hasOld, hasNew bool) {
+func (p *place) container(hasOld, hasNew bool) {
 	switch {
 	case !hasOld:
-		c.added.insert(path...)
+		p.mark(added)
 	case !hasNew:
-		c.removed.insert(path...)
+		p.mark(removed)
 	}
 }
 
-func (c comparison) leaf(path []string, old, new any, hasOld, hasNew bool) {
+func (p *place) leaf(old, new any, hasOld, hasNew bool) {
 	switch {
 	case !hasOld:
-		c.added.insert(path...)
+		p.mark(added)
 	case !hasNew:
-		c.removed.insert(path...)
+		p.mark(removed)
 	case !equal(old, new):
-		c.modified.insert(path...)
+		p.mark(modified)
 	}
 }
 
-func (c comparison) maps(path []string, old, new map[string]any, s *Schema) {
+func (p *place) maps(old, new map[string]any, s *Schema) {
 	for k, ov := range old {
 		nv, has := new[k]
-		c.value(append(path, "f:"+k), ov, nv, true, has, s.field(k))
+		p.child("f:"+k).value(ov, nv, true, has, s.field(k))
 	}
 	for k, nv := range new {
 		if _, has := old[k]; !has {
-			c.value(append(path, "f:"+k), nil, nv, false, true, s.field(k))
+			p.child("f:"+k).value(nil, nv, false, true, s.field(k))
 		}
 	}
 }
 
-func (c comparison) lists(path []string, old, new []any, s *Schema) {
+func (p *place) lists(old, new []any, s *Schema) {
 	byElement := map[string]any{}
 	for _, it := range new {
 		pe, _ := itemElement(it, s)
@@ -85,11 +112,11 @@ func (c comparison) lists(path []string, old, new []any, s *Schema) {
 		pe, _ := itemElement(it, s)
 		seen[pe] = true
 		nv, has := byElement[pe]
-		c.value(append(path, pe), it, nv, true, has, s.elem())
+		p.child(pe).value(it, nv, true, has, s.elem())
 	}
 	for _, it := range new {
 		if pe, _ := itemElement(it, s); !seen[pe] {
-			c.value(append(path, pe), nil, it, false, true, s.elem())
+			p.child(pe).value(nil, it, false, true, s.elem())
 		}
 	}
 }

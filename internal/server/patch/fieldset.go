@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // Set is a set of field paths, kept as a tree whose edges are path
@@ -88,11 +90,15 @@ func union(a, b *Set) *Set        { return combine(a, b, func(x, y bool) bool { 
 func difference(a, b *Set) *Set   { return combine(a, b, func(x, y bool) bool { return x && !y }) }
 func intersection(a, b *Set) *Set { return combine(a, b, func(x, y bool) bool { return x && y }) }
 
-// paths returns the members' paths in sorted order.
-func (s *Set) paths() [][]string {
+// paths returns the first limit members' paths in sorted order (all of
+// them if limit < 0).
+func (s *Set) paths(limit int) [][]string {
 	var out [][]string
 	var walk func(n *Set, prefix []string)
 	walk = func(n *Set, prefix []string) {
+		if len(out) == limit {
+			return
+		}
 		if n.member {
 			out = append(out, slices.Clone(prefix))
 		}
@@ -104,6 +110,21 @@ func (s *Set) paths() [][]string {
 		walk(s, nil)
 	}
 	return out
+}
+
+// size is the number of members.
+func (s *Set) size() int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	if s.member {
+		n = 1
+	}
+	for _, c := range s.children {
+		n += c.size()
+	}
+	return n
 }
 
 func sortedSetKeys(m map[string]*Set) []string {
@@ -207,10 +228,14 @@ func checkPathElement(pe string) error {
 }
 
 // pathString writes a path as kube's messages do: .data.key,
-// .metadata.ownerReferences[uid="x"], .metadata.finalizers[="f"].
+// .metadata.ownerReferences[uid="x"], .metadata.finalizers[="f"]; cut to
+// apierror.MaxItemRunes, as a message quotes it.
 func pathString(path []string) string {
 	var b strings.Builder
 	for _, pe := range path {
+		if b.Len() > apierror.MaxItemRunes {
+			break
+		}
 		kind, rest, _ := strings.Cut(pe, ":")
 		switch kind {
 		case "f":
@@ -223,7 +248,7 @@ func pathString(path []string) string {
 			b.WriteString("[" + rest + "]")
 		}
 	}
-	return b.String()
+	return apierror.Truncate(b.String(), apierror.MaxItemRunes)
 }
 
 // keyString is k:{"a":"x","b":1} as a="x",b=1.

@@ -3,6 +3,9 @@ package patch
 import (
 	"encoding/json"
 	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzMergeStrategic checks that no original and patch make the strategic
@@ -105,6 +108,41 @@ func FuzzCreated(f *testing.F) {
 					t.Fatalf("%s: the shortcut gives\n%v\nthe general computation\n%v", obj, shortcut, general)
 				}
 			}
+		}
+	})
+}
+
+// FuzzMergePatch checks that our merge patch gives what json-patch's
+// MergePatch (kube's) gives, for every object and patch.
+func FuzzMergePatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{`{"a":{"b":1,"c":2}}`, `{"a":{"b":null,"d":{"e":null,"f":[null,{"g":null}]}}}`},
+		{`{"a":1}`, `{"a":{"b":null,"c":[{"d":null}]}}`},
+		{`{"a":{"b":1}}`, `{"a":[{"c":null}]}`},
+		{`{"a":null}`, `{"a":{"b":null}}`},
+		{`{"a":{"b":1}}`, `{"a":{"b":{"c":1}},"x":"\u00e9<"}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, doc, patch string) {
+		if _, err := decodeMap([]byte(doc)); err != nil {
+			return
+		}
+		if _, err := decodeMap([]byte(patch)); err != nil {
+			return
+		}
+		want, err := jsonpatch.MergePatch([]byte(doc), []byte(patch))
+		if err != nil {
+			return
+		}
+		got, err := applyMergePatch([]byte(doc), []byte(patch))
+		if err != nil {
+			t.Fatalf("merge failed: %v; json-patch gives %s", err, want)
+		}
+		w, _ := decodeMap(want)
+		g, _ := decodeMap(got)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Fatalf("merge of %s into %s (-json-patch +ours):\n%s", patch, doc, diff)
 		}
 	})
 }

@@ -1,13 +1,16 @@
 package patch
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -220,7 +223,7 @@ func TestCreatedIsUpdate(t *testing.T) {
 func entriesForm(entries []*entry) []any {
 	out := []any{}
 	for _, e := range entries {
-		out = append(out, []any{e.manager, e.operation, e.apiVersion, e.subresource, e.time, e.set.paths(), e.set.FieldsV1()})
+		out = append(out, []any{e.manager, e.operation, e.apiVersion, e.subresource, e.time, e.set.paths(-1), e.set.FieldsV1()})
 	}
 	return out
 }
@@ -344,6 +347,36 @@ func TestCompareHasNoEmptyNodes(t *testing.T) {
 			for _, s := range []*Set{c.added, c.removed, c.modified} {
 				check("", s)
 			}
+		}
+	}
+}
+
+// TestApplyConflictsBounded: an apply conflict lists apierror.MaxCauses
+// conflicts at most, and says how many it leaves out.
+func TestApplyConflictsBounded(t *testing.T) {
+	for _, n := range []int{apierror.MaxCauses, apierror.MaxCauses + 1} {
+		data := func(v string) map[string]any {
+			d := map[string]any{}
+			for i := range n {
+				d[fmt.Sprintf("k%03d", i)] = v
+			}
+			return d
+		}
+		live := map[string]any{"metadata": map[string]any{"name": "c"}, "data": data("old")}
+		owner := Manager{Name: "owner", APIVersion: "v1", Schema: configMap, Now: testTime}
+		if err := owner.Update(nil, live); err != nil {
+			t.Fatal(err)
+		}
+		applier := Manager{Name: "applier", APIVersion: "v1", Schema: configMap, Now: testTime}
+		_, err := applier.Apply(live, map[string]any{"data": data("new")}, false)
+		se, ok := err.(*api.StatusError)
+		if !ok {
+			t.Fatalf("%d conflicts: %v", n, err)
+		}
+		more := strings.Contains(se.Status.Message, "...and 1 more")
+		if len(se.Status.Details.Causes) != apierror.MaxCauses || more != (n > apierror.MaxCauses) ||
+			!strings.HasPrefix(se.Status.Message, fmt.Sprintf("Apply failed with %d conflicts: ", n)) {
+			t.Errorf("%d conflicts: %d causes, message %q", n, len(se.Status.Details.Causes), se.Status.Message)
 		}
 	}
 }

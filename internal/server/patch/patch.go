@@ -30,6 +30,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
@@ -102,12 +103,76 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 	return out, nil
 }
 
+// applyMergePatch applies an RFC 7386 merge patch as kube's merge
+// (evanphx/json-patch's MergePatch) does, on decoded values in one pass:
+// json-patch decodes each level of a nested patch again, time quadratic in
+// its depth (4.8 s at 9,990 levels).
 func applyMergePatch(current, patch []byte) ([]byte, error) {
-	out, err := jsonpatch.MergePatch(current, patch)
+	if t := bytes.TrimLeft(patch, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		if !json.Valid(patch) {
+			return nil, apierror.BadRequest("invalid JSON Merge Patch: the patch is not valid JSON")
+		}
+		return patch, nil // it replaces the object, which it is not
+	}
+	p, err := api.ParseObject(patch)
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("invalid JSON Merge Patch: %v", err))
 	}
-	return out, nil
+	doc, err := api.ParseObject(current)
+	if err != nil {
+		return nil, apierror.BadRequest(fmt.Sprintf("invalid JSON Merge Patch: the object is not a JSON object: %v", err))
+	}
+	mergeInto(doc, p)
+	return api.MarshalObject(doc)
+}
+
+// mergeInto merges patch into doc: null removes a member, an object merges
+// into an object, anything else replaces.
+func mergeInto(doc, patch map[string]any) {
+	for k, v := range patch {
+		cur, has := doc[k]
+		switch {
+		case v == nil:
+			delete(doc, k)
+		case !has || cur == nil:
+			doc[k] = withoutNulls(v)
+		default:
+			doc[k] = mergeValue(cur, v)
+		}
+	}
+}
+
+func mergeValue(cur, patch any) any {
+	cm, isMap := cur.(map[string]any)
+	if !isMap {
+		return withoutNulls(patch)
+	}
+	pm, isMap := patch.(map[string]any)
+	if !isMap {
+		return patch // kept with its nulls, as json-patch does
+	}
+	mergeInto(cm, pm)
+	return cm
+}
+
+// withoutNulls drops the null members of v's objects, at every level
+// (nulls in lists stay).
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+			} else {
+				v[k] = withoutNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = withoutNulls(e)
+		}
+	}
+	return v
 }
 
 // invalidPatch is kube's 422 for a patch that does not apply.
