@@ -14,10 +14,6 @@ import (
 // Go types, every error) to encoding/json, so that their results and errors
 // are encoding/json's by construction. FuzzObjectJSON checks both against it.
 
-// maxDepth is encoding/json's limit on nesting; deeper input goes to it for
-// its error.
-const maxDepth = 10000
-
 // parseObject decodes data as one JSON object in one pass, numbers as
 // json.Number. ok is false when data is anything else or uses what the
 // fast path leaves to encoding/json; then nothing is returned.
@@ -88,7 +84,7 @@ func (p *parser) literal(word string) bool {
 
 // object parses an object; p.b[p.i] is '{'.
 func (p *parser) object(depth int) (map[string]any, bool) {
-	if depth++; depth > maxDepth {
+	if depth++; depth > MaxDepth {
 		return nil, false
 	}
 	p.i++
@@ -143,7 +139,7 @@ func (p *parser) next(closer byte) (end, ok bool) {
 
 // array parses an array; p.b[p.i] is '['.
 func (p *parser) array(depth int) ([]any, bool) {
-	if depth++; depth > maxDepth {
+	if depth++; depth > MaxDepth {
 		return nil, false
 	}
 	p.i++

@@ -68,17 +68,20 @@ func printable(s string) string {
 	return s
 }
 
-// recordCreate records a create in obj's managedFields.
+// recordCreate prunes obj and records the create in its managedFields.
 func (q *request) recordCreate(obj api.Object) error {
 	m, err := q.manager()
 	if err != nil {
 		return err
 	}
+	if err := registry.DecodeFields(q.r.Context(), q.res, obj); err != nil {
+		return err
+	}
 	return m.Update(nil, obj)
 }
 
-// recorded wraps a non-apply update so that it records the request's
-// manager in managedFields. fn must not change the object it is given,
+// recorded wraps a non-apply update so that it prunes the result and
+// records the request's manager in managedFields. fn must not change the object it is given,
 // which is the state the update is recorded against.
 func (q *request) recorded(fn registry.UpdateFunc) registry.UpdateFunc {
 	m, err := q.manager()
@@ -91,6 +94,9 @@ func (q *request) recorded(fn registry.UpdateFunc) registry.UpdateFunc {
 			return nil, err
 		}
 		next = next.DeepCopy() // fn may return the same object on every retry
+		if err := registry.DecodeFields(q.r.Context(), q.res, next); err != nil {
+			return nil, err
+		}
 		return next, m.Update(cur, next)
 	}
 }

@@ -130,6 +130,14 @@ func (q *request) applyConfig(body []byte) (api.Object, error) {
 			return nil, apierror.BadRequest("metadata must be an object")
 		}
 	}
+	if q.res.PruneAndDefault != nil {
+		// Kube's apply refuses what its schema lacks (whatever
+		// fieldValidation says), so managedFields name kept fields only.
+		if unknown := q.res.PruneAndDefault(config.DeepCopy()); len(unknown) > 0 {
+			return nil, apierror.BadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s, Kind=%s): .%s: field not declared in schema",
+				q.res.Group, q.res.Version, q.res.Kind, apierror.Truncate(unknown[0], apierror.MaxItemRunes)))
+		}
+	}
 	return config, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -26,14 +25,8 @@ func newPatchServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	s, err := New(t.Context(), Config{Storage: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.catalog.Replace("things.example.com", []*resource.Resource{{Group: "example.com", Version: "v1",
-		Plural: "things", Singular: "thing", Kind: "Thing", ListKind: "ThingList", Namespaced: true, Owner: "things.example.com"}})
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { ts.Close(); s.Close() })
+	ts, stop := startOn(t, store)
+	t.Cleanup(stop)
 	return ts
 }
 

@@ -31,7 +31,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	if err := checkTypeAndScope(res, ns, obj); err != nil {
 		return Written{}, err
 	}
-	if err := decodeFields(ctx, res, obj); err != nil {
+	if err := DecodeFields(ctx, res, obj); err != nil {
 		return Written{}, err
 	}
 	if err := r.checkNamespace(ctx, res, ns); err != nil {

@@ -33,10 +33,12 @@ func WithFieldValidation(ctx context.Context, fv FieldValidation) context.Contex
 	return context.WithValue(ctx, fieldValidationKey{}, fv)
 }
 
-// decodeFields prunes and defaults obj as its resource's schema says and
+// DecodeFields prunes and defaults obj as its resource's schema says and
 // treats the unknown fields as the request's fieldValidation asks: a 400 in
-// Strict mode, a warning in Warn mode.
-func decodeFields(ctx context.Context, res *resource.Resource, obj api.Object) error {
+// Strict mode, a warning in Warn mode. The handlers call it before they
+// record managedFields, so that those never name a field that is not kept;
+// the registry calls it again on write, which then finds nothing to drop.
+func DecodeFields(ctx context.Context, res *resource.Resource, obj api.Object) error {
 	if res.PruneAndDefault == nil {
 		return nil
 	}
@@ -45,20 +47,30 @@ func decodeFields(ctx context.Context, res *resource.Resource, obj api.Object) e
 		return nil
 	}
 	fv, _ := ctx.Value(fieldValidationKey{}).(FieldValidation)
-	msgs := make([]string, len(unknown))
-	for i, f := range unknown {
-		msgs[i] = fmt.Sprintf("unknown field %q", f)
-	}
 	switch fv.Mode {
 	case FieldValidationStrict:
-		return apierror.BadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		return apierror.BadRequest("strict decoding error: " + unknownFields(unknown))
 	case FieldValidationIgnore:
 	default:
-		for _, m := range msgs {
-			if fv.Warn != nil {
-				fv.Warn(m)
+		if fv.Warn != nil {
+			for _, f := range unknown {
+				fv.Warn(fmt.Sprintf("unknown field %s", apierror.Quote(f)))
 			}
 		}
 	}
 	return nil
+}
+
+// unknownFields lists unknown fields as kube's strict decoding error does,
+// the first apierror.MaxCauses of them.
+func unknownFields(unknown []string) string {
+	n := min(len(unknown), apierror.MaxCauses)
+	msgs := make([]string, n, n+1)
+	for i, f := range unknown[:n] {
+		msgs[i] = fmt.Sprintf("unknown field %s", apierror.Quote(f))
+	}
+	if more := len(unknown) - n; more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(msgs, ", ")
 }

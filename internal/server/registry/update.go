@@ -56,7 +56,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 
 // write stores next in place of the current KV with compare-and-swap.
 func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name string, kv storage.KV, cur, next api.Object) (Written, error) {
-	if err := decodeFields(ctx, res, next); err != nil {
+	if err := DecodeFields(ctx, res, next); err != nil {
 		return Written{}, err
 	}
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {

@@ -112,6 +112,10 @@ func checkTypeAndScope(res *resource.Resource, ns string, obj api.Object) error 
 // validate runs every check on an object about to be written; old is the
 // stored object on update and nil on create.
 func validate(res *resource.Resource, obj, old api.Object) error {
+	if err := api.CheckObjectDepth(obj); err != nil {
+		// Stored, it could not be decoded again (listed, watched, updated).
+		return apierror.BadRequest(fmt.Sprintf("%s %s cannot be stored: %v", res.Kind, apierror.Quote(obj.Name()), err))
+	}
 	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
