@@ -123,7 +123,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
 	}
-	s.registry = registry.New(cfg.Storage, s.catalog.All)
+	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}

@@ -105,6 +105,9 @@ type Cache struct {
 	readyc    chan struct{} // closed once the first list is loaded
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
+
+	badMu sync.Mutex       // a leaf
+	bad   map[string]int64 // guarded by badMu: the revision last reported undecodable, by key
 }
 
 // New starts a cache; Close stops it.
@@ -112,7 +115,7 @@ func New(cfg Config) *Cache {
 	cfg.setDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{},
+		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{}, bad: map[string]int64{},
 		fed: map[*Watcher]struct{}{}, polled: map[unique.Handle[string]]*pollGroup{},
 		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
 	}
@@ -189,11 +192,9 @@ func (c *Cache) list(ctx context.Context) error {
 		}
 		rev = page.Revision
 		for _, kv := range page.KVs {
-			o, err := c.codec.object(kv)
-			if err != nil {
-				return err
+			if o := c.object(kv); o != nil {
+				objects[kv.Key] = o
 			}
-			objects[kv.Key] = o
 		}
 		if page.Continue == "" {
 			break
@@ -246,9 +247,7 @@ func (c *Cache) watch(ctx context.Context) error {
 			if !ok {
 				return w.Err()
 			}
-			if err := c.apply(batch); err != nil {
-				return err
-			}
+			c.apply(batch)
 		case <-tick.C:
 			c.checkProgress(ctx, w, pw)
 		case <-c.progressc:
@@ -275,9 +274,7 @@ func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage
 			if !ok {
 				return
 			}
-			if err := c.apply(batch); err != nil {
-				return
-			}
+			c.apply(batch)
 			continue
 		default:
 		}
@@ -294,16 +291,12 @@ func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage
 
 // apply turns a batch into events, updates the objects and the ring, and
 // dispatches the events to the watchers.
-func (c *Cache) apply(batch []storage.Event) error {
+func (c *Cache) apply(batch []storage.Event) {
 	events := make([]*Event, 0, len(batch))
 	for _, se := range batch {
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.Type == storage.EventPut {
-			o, err := c.codec.object(se.KV)
-			if err != nil {
-				return err
-			}
-			e.Cur = o
+			e.Cur = c.object(se.KV) // nil if undecodable: the key goes, as if deleted
 		}
 		events = append(events, e)
 	}
@@ -339,6 +332,24 @@ func (c *Cache) apply(batch []storage.Event) error {
 	c.cfg.Observer.Dispatched(time.Since(now))
 	c.cfg.Observer.Applied(len(batch), c.rev, len(c.objects))
 	c.trimRing(now)
+}
+
+// object returns kv's object, or nil when kv cannot be decoded (written by
+// an older version, or a bug): that is logged, once per key and revision,
+// and the cache serves the key as if it held nothing, so that one bad value
+// never stops the cache, its lists or its watchers.
+func (c *Cache) object(kv storage.KV) *Object {
+	o, err := c.codec.object(kv)
+	if err == nil {
+		return o
+	}
+	c.badMu.Lock()
+	seen := c.bad[kv.Key] == kv.ModRevision
+	c.bad[kv.Key] = kv.ModRevision
+	c.badMu.Unlock()
+	if !seen {
+		c.cfg.Logger.Error("watch cache skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
+	}
 	return nil
 }
 

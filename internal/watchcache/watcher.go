@@ -606,7 +606,8 @@ func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok b
 	if !ok {
 		return replayError(sw.Err(), w.pos)
 	}
-	return w.replayBatch(batch)
+	w.replayBatch(batch)
+	return nil
 }
 
 // full reports whether the watcher's queue has used its budget.
@@ -617,26 +618,22 @@ func (w *Watcher) full() bool {
 }
 
 // replayBatch turns stored events into queued items.
-func (w *Watcher) replayBatch(batch []storage.Event) error {
-	codec := w.c.codec
+func (w *Watcher) replayBatch(batch []storage.Event) {
 	w.lock()
 	defer w.unlock()
 	for _, se := range batch {
+		// An undecodable value is no object, as in Cache.apply.
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
-		var err error
 		if se.PrevKV != nil {
-			if e.Prev, err = codec.object(*se.PrevKV); err != nil {
-				return err
-			}
+			e.Prev = w.c.object(*se.PrevKV)
 		}
 		if se.Type == storage.EventPut {
-			if e.Cur, err = codec.object(se.KV); err != nil {
-				return err
-			}
+			e.Cur = w.c.object(se.KV)
 		}
-		w.offer(e)
+		if e.Prev != nil || e.Cur != nil {
+			w.offer(e)
+		}
 	}
-	return nil
 }
 
 func replayError(err error, pos int64) error {

@@ -36,7 +36,7 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		}
 		cur, err := decode(kv)
 		if err != nil {
-			return nil, false, apierror.Internal(err)
+			cur = undecodable(res, ns, name, kv)
 		}
 		if err := checkPreconditions(res, cur, pre); err != nil {
 			return nil, false, err
@@ -59,6 +59,18 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		}
 		return out, err == nil, err
 	}
+}
+
+// undecodable stands for a stored value that cannot be decoded (written by
+// an older version, or a bug), so that it can still be deleted: it has what
+// its key and revision say (no uid, so a uid precondition fails; no
+// finalizers, so nothing holds it).
+func undecodable(res *resource.Resource, ns, name string, kv storage.KV) api.Object {
+	md := map[string]any{"name": name}
+	if ns != "" {
+		md["namespace"] = ns
+	}
+	return withRevision(api.Object{"kind": res.Kind, "metadata": md}, kv.ModRevision)
 }
 
 func isNamespaces(res *resource.Resource) bool { return res.Group == "" && res.Plural == "namespaces" }

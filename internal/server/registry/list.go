@@ -90,7 +90,10 @@ func (r *Registry) List(ctx context.Context, res *resource.Resource, ns string, 
 			}
 			obj, err := decode(kv)
 			if err != nil {
-				return ListResult{}, apierror.Internal(err)
+				// Written by an older version or a bug: skipped, as the
+				// watch cache skips it, so that the rest still lists.
+				r.log.Error("list skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
+				continue
 			}
 			if match(obj) {
 				out.Items = append(out.Items, convert(res, obj))

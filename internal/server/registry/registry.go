@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -27,11 +28,12 @@ type Registry struct {
 	store     storage.Interface
 	resources func() []*resource.Resource // every served resource, for namespace deletion
 	now       func() time.Time
+	log       *slog.Logger // told of stored values that cannot be decoded
 }
 
 // New returns a Registry over store; resources lists the served resources.
-func New(store storage.Interface, resources func() []*resource.Resource) *Registry {
-	return &Registry{store: store, resources: resources, now: time.Now}
+func New(store storage.Interface, resources func() []*resource.Resource, log *slog.Logger) *Registry {
+	return &Registry{store: store, resources: resources, now: time.Now, log: log}
 }
 
 // Storage returns the store the registry writes to.
