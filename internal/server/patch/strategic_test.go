@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -207,5 +208,33 @@ func TestJSONPatchBounds(t *testing.T) {
 	big := `{"a":["` + strings.Repeat("x", 100) + `"]}`
 	if _, err := ApplyTo(JSONPatch, []byte(big), []byte(doubling), Options{}); err == nil {
 		t.Errorf("a patch copying without bound applied")
+	}
+}
+
+// TestJSONPatchScanBound: a JSON Patch whose path levels times the bytes of
+// object and patch are maxJSONPatchScan applies, and in well under a second
+// (json-patch scans what each level holds); one level more is 422.
+func TestJSONPatchScanBound(t *testing.T) {
+	const levels = 8
+	replace := func(levels int) string {
+		return `[{"op":"replace","path":"` + strings.Repeat("/a", levels) + `","value":1}]`
+	}
+	open, closing := strings.Repeat(`{"a":`, levels+1), strings.Repeat("}", levels+1)
+	pad := maxJSONPatchScan/levels - len(open) - len(closing) - len(replace(levels)) - 2
+	doc := []byte(open + `"` + strings.Repeat("x", pad) + `"` + closing)
+	for _, tt := range []struct {
+		levels int
+		code   int32
+	}{{levels, 0}, {levels + 1, http.StatusUnprocessableEntity}} {
+		start := time.Now()
+		_, err := ApplyTo(JSONPatch, doc, []byte(replace(tt.levels)), Options{})
+		took := time.Since(start)
+		var code int32
+		if err != nil {
+			code = err.(*api.StatusError).Status.Code
+		}
+		if code != tt.code || took > time.Second {
+			t.Errorf("%d levels into %d bytes: %v (%v), want code %d", tt.levels, len(doc), err, took, tt.code)
+		}
 	}
 }
