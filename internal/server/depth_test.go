@@ -67,12 +67,20 @@ func (a answer) String() string {
 // ask makes one request and reads the whole answer.
 func ask(t *testing.T, ts *httptest.Server, method, path, contentType, body string) answer {
 	t.Helper()
+	return askWith(t, ts, method, path, http.Header{"Content-Type": {contentType}}, body)
+}
+
+// askWith is ask with the request's headers (each if not empty).
+func askWith(t *testing.T, ts *httptest.Server, method, path string, header http.Header, body string) answer {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	for k, vs := range header {
+		if len(vs) > 0 && vs[0] != "" {
+			req.Header[k] = vs
+		}
 	}
 	start := time.Now()
 	resp, err := ts.Client().Do(req)
@@ -184,6 +192,14 @@ func TestDeepObjects(t *testing.T) {
 		listLen(t, ts, "/api/v1/namespaces")
 		if n := listLen(t, ts, thingsPath); n != 3 {
 			t.Errorf("%d things, want 3", n)
+		}
+		// The deepest wrapping of an object, a Table row with it, decodes.
+		table := askWith(t, ts, "GET", thingsPath+"?includeObject=Object", http.Header{"Accept": {tableAccept}}, "")
+		if rows, _ := table.status()["rows"].([]any); table.code != http.StatusOK || len(rows) != 3 {
+			t.Errorf("Table of things with their objects: %v", table)
+		}
+		if got := openWatch(t, ts.Client(), ts.URL+thingsPath+"?watch=true&resourceVersion=0").next(3, false); got[2].Type != "ADDED" {
+			t.Errorf("watch of things: %v", got)
 		}
 	}
 	check(ts)
