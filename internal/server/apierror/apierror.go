@@ -30,19 +30,19 @@ func (t Target) qualified() string {
 func newErr(code int32, reason api.StatusReason, msg string, t *Target) *api.StatusError {
 	s := api.NewStatus(code, reason, Truncate(msg, MaxWarningRunes))
 	if t != nil {
-		s.Details = &api.StatusDetails{Name: t.Name, Group: t.Group, Kind: t.Resource}
+		s.Details = &api.StatusDetails{Name: Truncate(t.Name, MaxItemRunes), Group: t.Group, Kind: t.Resource}
 	}
 	return &api.StatusError{Status: s}
 }
 
 // NotFound is 404: `configmaps "x" not found`.
 func NotFound(t Target) *api.StatusError {
-	return newErr(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("%s %q not found", t.qualified(), t.Name), &t)
+	return newErr(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("%s %s not found", t.qualified(), Quote(t.Name)), &t)
 }
 
 // AlreadyExists is 409: `configmaps "x" already exists`.
 func AlreadyExists(t Target) *api.StatusError {
-	return newErr(http.StatusConflict, api.StatusReasonAlreadyExists, fmt.Sprintf("%s %q already exists", t.qualified(), t.Name), &t)
+	return newErr(http.StatusConflict, api.StatusReasonAlreadyExists, fmt.Sprintf("%s %s already exists", t.qualified(), Quote(t.Name)), &t)
 }
 
 // Conflict is 409 with kube's optimistic-lock message when msg is empty.
@@ -50,7 +50,7 @@ func Conflict(t Target, msg string) *api.StatusError {
 	if msg == "" {
 		msg = "the object has been modified; please apply your changes to the latest version and try again"
 	}
-	return newErr(http.StatusConflict, api.StatusReasonConflict, fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", t.qualified(), t.Name, msg), &t)
+	return newErr(http.StatusConflict, api.StatusReasonConflict, fmt.Sprintf("Operation cannot be fulfilled on %s %s: %s", t.qualified(), Quote(t.Name), msg), &t)
 }
 
 // Invalid is 422 with causes naming the fields: `ConfigMap "x" is invalid: [...]`.
@@ -70,7 +70,7 @@ func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusErro
 		joined = "[" + joined + "]"
 	}
 	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %s is invalid: %s", kind, Quote(name), joined), nil)
-	e.Status.Details = &api.StatusDetails{Name: name, Group: group, Kind: kind, Causes: causes}
+	e.Status.Details = &api.StatusDetails{Name: Truncate(name, MaxItemRunes), Group: group, Kind: kind, Causes: causes}
 	return e
 }
 

@@ -67,3 +67,20 @@ func TestMessagesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesBounded: a name a message and its details repeat is cut to
+// MaxItemRunes; a name as long as kube allows (253) is whole.
+func TestNamesBounded(t *testing.T) {
+	for _, n := range []int{253, MaxItemRunes, MaxItemRunes + 1} {
+		name := strings.Repeat("n", n)
+		for _, e := range []*api.StatusError{NotFound(Target{Resource: "configmaps", Name: name}), Invalid("", "ConfigMap", name, nil)} {
+			want := name
+			if n > MaxItemRunes {
+				want = name[:MaxItemRunes] + "..."
+			}
+			if e.Status.Details.Name != want || !strings.Contains(e.Status.Message, `"`+want+`"`) {
+				t.Errorf("name of %d: details %d bytes, message %q", n, len(e.Status.Details.Name), e.Status.Message)
+			}
+		}
+	}
+}
