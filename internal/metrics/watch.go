@@ -22,6 +22,7 @@ type watchMetrics struct {
 	objects     *prometheus.GaugeVec     // resource
 	dispatching *prometheus.HistogramVec // resource
 	fallbacks   *prometheus.CounterVec   // resource, reason
+	undecodable *prometheus.CounterVec   // resource
 }
 
 // Why a list the watch cache would serve went to the store
@@ -65,13 +66,14 @@ func newWatchMetrics() watchMetrics {
 			Name: "listwatch_watch_dispatch_duration_seconds", Help: "Time from the watch cache receiving a batch of events to having queued them on every watcher",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 10), // 10 µs ... 2.6 s
 		}, r),
-		fallbacks: counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
+		fallbacks:   counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
+		undecodable: counter("listwatch_watch_cache_undecodable_total", "Stored values the watch cache skipped because it cannot decode them, once per key and revision", r),
 	}
 }
 
 func (w *watchMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
-		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks)
+		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks, w.undecodable)
 }
 
 // ResourceID names a served resource in metric labels.
@@ -103,6 +105,7 @@ type Resource struct {
 	revision    prometheus.Gauge
 	objects     prometheus.Gauge
 	dispatching prometheus.Observer
+	undecodable prometheus.Counter
 }
 
 var _ watchcache.Observer = (*Resource)(nil)
@@ -129,6 +132,7 @@ func (m *Metrics) Resource(id ResourceID) *Resource {
 		revision:    w.revision.WithLabelValues(gr),
 		objects:     w.objects.WithLabelValues(gr),
 		dispatching: w.dispatching.WithLabelValues(gr),
+		undecodable: w.undecodable.WithLabelValues(gr),
 	}
 	m.resources[id] = r
 	return r
@@ -169,6 +173,9 @@ func (r *Resource) Parked() { r.parked.Inc() }
 
 // CaughtUp implements watchcache.Observer.
 func (r *Resource) CaughtUp() { r.catchUps.Inc() }
+
+// Undecodable implements watchcache.Observer.
+func (r *Resource) Undecodable() { r.undecodable.Inc() }
 
 // ListFallback counts a list of resource id that the watch cache would have
 // served and the store served instead, for reason (a Fallback constant).

@@ -245,7 +245,7 @@ func builtinKey(t *testing.T, plural, ns, name string) string {
 // drives the server: they are skipped by every list and by the watch
 // cache, whose watchers go on receiving later writes, and each can still
 // be deleted; a value that turns undecodable leaves lists and watchers as
-// a deletion would. Before, one such value made every list of its resource
+// a deletion would. Each is counted once in the cache's metrics. Before, one such value made every list of its resource
 // answer 500 and stopped the watch cache for good.
 func TestUndecodableObjects(t *testing.T) {
 	store := memory.New()
@@ -310,6 +310,10 @@ func TestUndecodableObjects(t *testing.T) {
 	ask(t, ts, "POST", cmPath, mediaJSON, `{"metadata":{"name":"c"}}`)
 	if got := watch.next(1, false); got[0].Type != "ADDED" || got[0].Object.Name() != "c" {
 		t.Fatalf("watch after: %v", got)
+	}
+	metrics := ask(t, ts, "GET", "/metrics", "", "")
+	if want := `listwatch_watch_cache_undecodable_total{resource="configmaps"} 5`; !strings.Contains(string(metrics.body), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 	stop()
 	ts, stop = startOn(t, store)

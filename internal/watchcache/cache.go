@@ -335,9 +335,9 @@ func (c *Cache) apply(batch []storage.Event) {
 }
 
 // object returns kv's object, or nil when kv cannot be decoded (written by
-// an older version, or a bug): that is logged, once per key and revision,
-// and the cache serves the key as if it held nothing, so that one bad value
-// never stops the cache, its lists or its watchers.
+// an older version, or a bug): that is logged and counted, once per key and
+// revision, and the cache serves the key as if it held nothing, so that one
+// bad value never stops the cache, its lists or its watchers.
 func (c *Cache) object(kv storage.KV) *Object {
 	o, err := c.codec.object(kv)
 	if err == nil {
@@ -349,6 +349,7 @@ func (c *Cache) object(kv storage.KV) *Object {
 	c.badMu.Unlock()
 	if !seen {
 		c.cfg.Logger.Error("watch cache skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
+		c.cfg.Observer.Undecodable()
 	}
 	return nil
 }

@@ -20,6 +20,9 @@ type Observer interface {
 	Parked()
 	// CaughtUp is called when such a watcher is level with the cache again.
 	CaughtUp()
+	// Undecodable is called when the cache first skips a stored value it
+	// cannot decode (once per key and revision).
+	Undecodable()
 }
 
 // nopObserver is the Observer of a Config without one.
@@ -30,3 +33,4 @@ func (nopObserver) Dispatched(time.Duration) {}
 func (nopObserver) Watchers(int)             {}
 func (nopObserver) Parked()                  {}
 func (nopObserver) CaughtUp()                {}
+func (nopObserver) Undecodable()             {}

@@ -8,6 +8,7 @@ import (
 // observed is what a cache told its Observer.
 type observed struct {
 	received, parked, caughtUp int
+	undecodable                int
 	rev                        int64
 	objects, watchers          int
 }
@@ -27,6 +28,7 @@ func (c *countingObserver) Dispatched(time.Duration) {}
 func (c *countingObserver) Watchers(n int) { c.update(func(o *observed) { o.watchers = n }) }
 func (c *countingObserver) Parked()        { c.update(func(o *observed) { o.parked++ }) }
 func (c *countingObserver) CaughtUp()      { c.update(func(o *observed) { o.caughtUp++ }) }
+func (c *countingObserver) Undecodable()   { c.update(func(o *observed) { o.undecodable++ }) }
 
 func (c *countingObserver) update(f func(*observed)) {
 	c.mu.Lock()
