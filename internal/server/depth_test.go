@@ -163,7 +163,7 @@ func TestDeepObjects(t *testing.T) {
 	wantStatus(t, ask(t, ts, "GET", thingsPath+"/deeper", "", ""), http.StatusNotFound, "not found")
 	ask(t, ts, "POST", thingsPath, mediaJSON, `{"metadata":{"name":"patched"}}`)
 	a := ask(t, ts, "PATCH", thingsPath+"/patched", mediaMergePatch, `{"x":`+nested(deepest)+`}`)
-	if a.code != http.StatusOK || a.took > 2*time.Second {
+	if a.code != http.StatusOK {
 		t.Fatalf("merge patch to the deepest storable thing: %v", a)
 	}
 	wantStatus(t, ask(t, ts, "PATCH", thingsPath+"/patched", mediaMergePatch, `{"y":`+nested(deepest+1)+`}`),

@@ -46,3 +46,16 @@ func BenchmarkApplyConflictDeep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJSONPatchAtScanBound applies the costliest JSON Patch the scan
+// bound lets through: 8 levels into 4 MiB.
+func BenchmarkJSONPatchAtScanBound(b *testing.B) {
+	doc, patch := atScanBound()
+	p := []byte(patch(scanBoundLevels))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ApplyTo(JSONPatch, doc, p, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
