@@ -81,8 +81,8 @@ func (q *request) recordCreate(obj api.Object) error {
 }
 
 // recorded wraps a non-apply update so that it prunes the result and
-// records the request's manager in managedFields. fn must not change the object it is given,
-// which is the state the update is recorded against.
+// records the request's manager in managedFields. fn must not change the
+// object it is given, which is the state the update is recorded against.
 func (q *request) recorded(fn registry.UpdateFunc) registry.UpdateFunc {
 	m, err := q.manager()
 	return func(cur api.Object) (api.Object, error) {

@@ -221,14 +221,19 @@ func testWatchFromEveryRevision(t *testing.T, watch func(*testing.T, *Cache, Wat
 		}
 	}
 	for _, r := range append([]storagetest.Record{{Revision: 0}}, wr.history...) {
-		from := r.Revision
-		w := watch(t, c, WatchOptions{From: from})
-		tail := wr.history.After(from)
-		got, _ := read(t, w, len(tail))
-		if err := storagetest.ValidateWatch(wr.history, from, got, true); err != nil {
-			t.Errorf("from %d: %v", from, err)
-		}
-		w.Stop()
+		validateFrom(t, c, watch, wr.history, r.Revision)
+	}
+}
+
+// validateFrom checks that a watcher from revision from gets history's
+// events after it.
+func validateFrom(t *testing.T, c *Cache, watch func(*testing.T, *Cache, WatchOptions) *Watcher, history storagetest.History, from int64) {
+	t.Helper()
+	w := watch(t, c, WatchOptions{From: from})
+	defer w.Stop()
+	got, _ := read(t, w, len(history.After(from)))
+	if err := storagetest.ValidateWatch(history, from, got, true); err != nil {
+		t.Errorf("from %d: %v", from, err)
 	}
 }
 

@@ -630,9 +630,11 @@ func (w *Watcher) replayBatch(batch []storage.Event) {
 		if se.Type == storage.EventPut {
 			e.Cur = w.c.object(se.KV)
 		}
-		if e.Prev != nil || e.Cur != nil {
-			w.offer(e)
+		if e.Prev == nil && e.Cur == nil {
+			w.pos = e.Rev // nothing to send, but past it
+			continue
 		}
+		w.offer(e)
 	}
 }
 
