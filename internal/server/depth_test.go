@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
@@ -27,6 +28,16 @@ func nestedWithLeaves(n int, v string) string {
 }
 
 const thingsPath = "/apis/example.com/v1/namespaces/default/things"
+
+// parseJSON decodes any JSON value.
+func parseJSON(t *testing.T, s string) any {
+	t.Helper()
+	obj, err := api.ParseObject([]byte(`{"v":` + s + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj["v"]
+}
 
 // startOn serves built-ins and "things.example.com" (no schema: every field
 // is kept) on store; the returned function stops it.
@@ -143,6 +154,26 @@ func TestDeepObjects(t *testing.T) {
 	wantStatus(t, ask(t, ts, "POST", cmPath, "application/yaml", "metadata: {name: yaml}\nx: "+nested(api.MaxDepth)),
 		http.StatusBadRequest, "exceeded max depth")
 
+	// Protobuf nests only as its schema does, but for managedFields'
+	// fieldsV1, which is JSON: a ConfigMap one level deeper than storable
+	// through it (root, metadata, managedFields, an entry, then fieldsV1)
+	// is refused.
+	withFields := func(name string, depth int) string {
+		t.Helper()
+		fields := strings.Repeat(`{"f:a":`, depth-1) + "{}" + strings.Repeat("}", depth-1)
+		pb, err := protobuf.Encode(api.Object{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name,
+			"managedFields": []any{map[string]any{"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+				"fieldsV1": parseJSON(t, fields)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(pb)
+	}
+	if a := ask(t, ts, "POST", cmPath, mediaProtobuf, withFields("pb", api.MaxObjectDepth-4)); a.code != http.StatusCreated {
+		t.Fatalf("protobuf create at the limit: %v", a)
+	}
+	wantStatus(t, ask(t, ts, "POST", cmPath, mediaProtobuf, withFields("pb-deeper", api.MaxObjectDepth-3)), http.StatusBadRequest, "exceeded max depth")
+
 	// The same merge patch on namespace default: pruned, and namespaces
 	// still list.
 	if a := ask(t, ts, "PATCH", "/api/v1/namespaces/default", mediaMergePatch, `{"x":`+nested(api.MaxDepth-1)+`}`); a.code != http.StatusOK || strings.Contains(string(a.body), "f:x") {
@@ -185,8 +216,8 @@ func TestDeepObjects(t *testing.T) {
 	// Everything still lists, watches and deletes, and lists after a restart.
 	check := func(ts *httptest.Server) {
 		t.Helper()
-		if n := listLen(t, ts, cmPath); n != 1 {
-			t.Errorf("%d configmaps in default, want 1", n)
+		if n := listLen(t, ts, cmPath); n != 2 {
+			t.Errorf("%d configmaps in default, want 2", n)
 		}
 		listLen(t, ts, "/api/v1/configmaps")
 		listLen(t, ts, "/api/v1/namespaces")
@@ -204,7 +235,7 @@ func TestDeepObjects(t *testing.T) {
 	}
 	check(ts)
 	ask(t, ts, "POST", cmPath, mediaJSON, `{"metadata":{"name":"later"}}`)
-	if got := watch.next(2, false); got[0].Type != "ADDED" || got[1].Object.Name() != "later" {
+	if got := watch.next(3, false); got[1].Object.Name() != "pb" || got[2].Type != "ADDED" || got[2].Object.Name() != "later" {
 		t.Fatalf("watch after the deep writes: %v", got)
 	}
 	if a := ask(t, ts, "DELETE", cmPath+"/later", "", ""); a.code != http.StatusOK {
@@ -221,7 +252,7 @@ func TestDeepObjects(t *testing.T) {
 	ts, stop = startOn(t, store)
 	defer stop()
 	check(ts)
-	for _, p := range []string{cmPath + "/at-limit", thingsPath + "/deepest", thingsPath + "/patched", thingsPath + "/owned"} {
+	for _, p := range []string{cmPath + "/at-limit", cmPath + "/pb", thingsPath + "/deepest", thingsPath + "/patched", thingsPath + "/owned"} {
 		if a := ask(t, ts, "DELETE", p, "", ""); a.code != http.StatusOK {
 			t.Fatalf("delete %s after the restart: %v", p, a)
 		}
