@@ -118,20 +118,55 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 // (evanphx/json-patch's MergePatch) does, on decoded values in one pass:
 // json-patch decodes each level of a nested patch again, time quadratic in
 // its depth (4.8 s at 9,990 levels).
-// jsonPatchScan returns the most levels a path of p has, and the bytes
-// they may lead through: the object and the patch's, and its copies'.
+// testLevel is what json-patch's test costs per level of its value, in
+// levels of a path: it compares the value with what it tests level by
+// level, decoding both sides at each (a test at the scan bound took 0.5 to
+// 1.2 s counting a level as one).
+const testLevel = 8
+
+// jsonPatchScan returns the most levels an operation of p leads
+// json-patch through, and the bytes they may hold: the object and the
+// patch's, and its copies'. The levels of an operation are its path's (or
+// from's), and a test's value's depth, weighed by testLevel.
 func jsonPatchScan(p jsonpatch.Patch, size int) (levels, scanned int) {
 	copies := false
 	for _, op := range p {
 		path, _ := op.Path()
 		from, _ := op.From()
-		levels = max(levels, strings.Count(path, "/"), strings.Count(from, "/"))
+		n := max(strings.Count(path, "/"), strings.Count(from, "/"))
+		if v := op["value"]; v != nil && op.Kind() == "test" {
+			n += testLevel * jsonDepth(*v)
+		}
+		levels = max(levels, n)
 		copies = copies || op.Kind() == "copy"
 	}
 	if copies {
 		size += maxJSONPatchCopyLen
 	}
 	return levels, size
+}
+
+// jsonDepth is how deep the JSON value b nests objects and arrays.
+func jsonDepth(b []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func applyMergePatch(current, patch []byte) ([]byte, error) {

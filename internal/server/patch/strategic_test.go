@@ -223,6 +223,41 @@ func TestJSONPatchScanBound(t *testing.T) {
 	}
 }
 
+// TestJSONPatchTestScanBound: a test's value counts testLevel levels per
+// level of its depth: a test at the bound applies, one level deeper is 422.
+// Uncounted, a test of a value 9,000 levels deep took 20 s.
+func TestJSONPatchTestScanBound(t *testing.T) {
+	const depth = 10
+	value := func(depth, pad int) string {
+		return strings.Repeat(`{"a":`, depth-1) + `{"p":"` + strings.Repeat("x", pad) + `"}` + strings.Repeat("}", depth-1)
+	}
+	test := func(depth, pad int) (doc, patch []byte) {
+		v := value(depth, pad)
+		return []byte(`{"x":` + v + `}`), []byte(`[{"op":"test","path":"/x","value":` + v + `}]`)
+	}
+	doc, patch := test(depth, 0)
+	pad := (maxJSONPatchScan/(1+testLevel*depth) - len(doc) - len(patch)) / 2
+	doc, patch = test(depth, pad)
+	if _, err := ApplyTo(JSONPatch, doc, patch, Options{}); err != nil {
+		t.Errorf("a test at the bound (%d bytes): %v", len(doc)+len(patch), err)
+	}
+	doc, patch = test(depth+1, pad)
+	_, err := ApplyTo(JSONPatch, doc, patch, Options{})
+	if se, ok := err.(*api.StatusError); !ok || se.Status.Code != http.StatusUnprocessableEntity {
+		t.Errorf("a test one level deeper: %v, want 422", err)
+	}
+}
+
+func TestJSONDepth(t *testing.T) {
+	for in, want := range map[string]int{
+		`1`: 0, `"[{"`: 0, `{}`: 1, `[[{}],[]]`: 3, `{"a":"}{[\"]","b":[1,{"c":[]}]}`: 4, `["\\",[]]`: 2,
+	} {
+		if got := jsonDepth([]byte(in)); got != want {
+			t.Errorf("jsonDepth(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
+
 // scanBoundLevels are the levels of atScanBound's patch.
 const scanBoundLevels = 8
 
