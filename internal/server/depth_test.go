@@ -153,6 +153,13 @@ func TestDeepObjects(t *testing.T) {
 		http.StatusBadRequest, "exceeded max depth")
 	wantStatus(t, ask(t, ts, "POST", cmPath, "application/yaml", "metadata: {name: yaml}\nx: "+nested(api.MaxDepth)),
 		http.StatusBadRequest, "exceeded max depth")
+	// YAML's aliases grow a document by a power of its length: go-yaml
+	// refuses a billion of them.
+	bomb := "metadata: {name: bomb}\na0: &a0 [x,x,x,x,x,x,x,x,x,x]\n"
+	for i := 1; i < 9; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 10), ","))
+	}
+	wantStatus(t, ask(t, ts, "POST", cmPath, "application/yaml", bomb), http.StatusBadRequest, "excessive aliasing")
 
 	// Protobuf nests only as its schema does, but for managedFields'
 	// fieldsV1, which is JSON: a ConfigMap one level deeper than storable
