@@ -746,7 +746,8 @@ func TestAdvMaxConcurrentStreams(t *testing.T) {
 // connection's idle report and a limit of 4 concurrent streams show.
 func TestAdvManyStreams(t *testing.T) {
 	noLeaks(t)
-	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 4}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Resets are not this test's subject: 2,000 here.
+	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 4, MaxResets: 1 << 20}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hold" {
 			<-r.Context().Done()
 			return
@@ -831,6 +832,117 @@ func TestAdvRapidReset(t *testing.T) {
 	}
 }
 
+// madeYouReset are the frames that make the server reset a stream it has
+// started a handler for (or would have), each a stream error the client
+// provokes (MadeYouReset, CVE-2025-8671).
+var madeYouReset = []struct {
+	name    string
+	handler bool // the stream's handler is started before the reset
+	provoke func(c *advClient, id uint32)
+}{
+	{"WINDOW_UPDATE overflows the stream window", true, func(c *advClient, id uint32) {
+		c.headers(id, true, advGet("/hold")...)
+		_ = c.fr.WriteWindowUpdate(id, 1<<31-1)
+	}},
+	{"WINDOW_UPDATE of zero on the stream", true, func(c *advClient, id uint32) {
+		c.headers(id, true, advGet("/hold")...)
+		_ = c.fr.WriteRawFrame(http2.FrameWindowUpdate, 0, id, []byte{0, 0, 0, 0})
+	}},
+	{"DATA on a half-closed stream", true, func(c *advClient, id uint32) {
+		c.headers(id, true, advGet("/hold")...)
+		_ = c.fr.WriteData(id, false, []byte("x"))
+	}},
+	{"DATA beyond the content-length", true, func(c *advClient, id uint32) {
+		c.headers(id, false, advPost("/hold", "content-length", "1")...)
+		_ = c.fr.WriteData(id, false, []byte("xx"))
+	}},
+	{"PRIORITY on the stream itself", true, func(c *advClient, id uint32) {
+		c.headers(id, false, advGet("/hold")...)
+		_ = c.fr.WritePriority(id, http2.PriorityParam{StreamDep: id})
+	}},
+	{"trailers with a pseudo-header", true, func(c *advClient, id uint32) {
+		c.headers(id, false, advPost("/hold")...)
+		c.headers(id, true, ":method", "GET")
+	}},
+	{"malformed HEADERS", false, func(c *advClient, id uint32) {
+		c.headers(id, true, ":method", "GET", ":path", "/hold") // no :scheme
+	}},
+}
+
+// TestAdvMadeYouReset (CVE-2025-8671): streams the server resets because
+// of the client's frames count against MaxResets as the client's own
+// resets do: MaxResets of them and the connection still serves, one more
+// ends it with ENHANCE_YOUR_CALM, and a handler ran for no more streams
+// than were reset. Before, they were not counted and the client could
+// start handlers without end.
+func TestAdvMadeYouReset(t *testing.T) {
+	noLeaks(t)
+	const budget = 50
+	var mu sync.Mutex
+	started := map[string]int{} // by the client's address
+	s := startAdv(t, &h2.Server{MaxResets: budget}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ok" {
+			return
+		}
+		mu.Lock()
+		started[r.RemoteAddr]++
+		mu.Unlock()
+		<-r.Context().Done() // works until the stream's reset
+	}))
+	for _, tc := range madeYouReset {
+		t.Run(tc.name, func(t *testing.T) {
+			c := s.dial(t)
+			id := uint32(1)
+			for range budget {
+				tc.provoke(c, id)
+				id += 2
+			}
+			c.wantOK(id) // at the budget
+			tc.provoke(c, id+2)
+			c.wantGoAway(http2.ErrCodeEnhanceYourCalm)
+			want := 0
+			if tc.handler {
+				want = budget + 1
+			}
+			mu.Lock()
+			n := started[c.nc.LocalAddr().String()]
+			mu.Unlock()
+			if n > want {
+				t.Errorf("%d handlers started for %d streams reset", n, budget+1)
+			}
+		})
+	}
+}
+
+// TestAdvDataAfterOurReset: DATA the client sent before it saw our
+// RST_STREAM, on a stream whose handler still runs, is ignored (RFC 9113
+// 5.1), not counted as another reset it provoked: MaxResets streams reset
+// and DATA on each after the reset, and the connection still serves.
+func TestAdvDataAfterOurReset(t *testing.T) {
+	noLeaks(t)
+	const budget = 5
+	release := make(chan struct{})
+	s := startAdv(t, &h2.Server{MaxResets: budget}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ok" {
+			<-release // ignores its context: its stream stays known
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	c := s.dial(t)
+	id := uint32(1)
+	for range budget {
+		c.headers(id, false, advPost("/upload")...)
+		_ = c.fr.WritePriority(id, http2.PriorityParam{StreamDep: id})
+		for range 3 {
+			if err := c.fr.WriteData(id, false, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id += 2
+	}
+	c.wantOK(id)
+}
+
 // floodWrites writes frames with write until the server stops reading
 // (a write waits longer than stall) or limit bytes are written; it
 // returns the bytes written.
@@ -885,9 +997,10 @@ func TestAdvControlFlood(t *testing.T) {
 	}
 }
 
-// TestAdvEmptyFrames (CVE-2019-9518): empty DATA frames on an open stream,
-// and empty HEADERS on new streams: the heap stays flat and the
-// connection still serves.
+// TestAdvEmptyFrames (CVE-2019-9518): empty DATA frames on an open stream
+// (the heap stays flat and the connection still serves), and empty
+// HEADERS on new streams (malformed: the connection ends after
+// MaxResets of them).
 func TestAdvEmptyFrames(t *testing.T) {
 	noLeaks(t)
 	got := make(chan bodyResult, 1)
@@ -919,31 +1032,39 @@ func TestAdvEmptyFrames(t *testing.T) {
 		done := make(chan int, 1)
 		go func() {
 			resets := 0
-			for resets < 20000 {
+			for {
 				f, err := c.next()
 				if err != nil {
+					t.Error(err)
 					break
 				}
 				if _, ok := f.(*http2.RSTStreamFrame); ok {
 					resets++
+				}
+				if g, ok := f.(*http2.GoAwayFrame); ok {
+					if g.ErrCode != http2.ErrCodeEnhanceYourCalm {
+						t.Errorf("GOAWAY %v, want ENHANCE_YOUR_CALM", g.ErrCode)
+					}
+					break
 				}
 			}
 			done <- resets
 		}()
 		id := uint32(1)
 		for range 20000 {
-			if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndStream: true, EndHeaders: true}); err != nil {
-				t.Fatal(err)
+			if c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndStream: true, EndHeaders: true}) != nil {
+				break // the server has ended the connection
 			}
 			id += 2
 		}
-		if n := <-done; n != 20000 {
-			t.Fatalf("%d resets for 20000 empty HEADERS", n)
+		// Each is a malformed request the server resets: a reset the
+		// client provoked.
+		if n := <-done; n != h2.DefaultMaxResets {
+			t.Errorf("%d resets for empty HEADERS before GOAWAY, want %d", n, h2.DefaultMaxResets)
 		}
 		if grew := heapInUse() - before; grew > 8<<20 {
 			t.Errorf("heap grew by %d KiB", grew>>10)
 		}
-		c.wantOK(id)
 	})
 }
 

@@ -45,14 +45,8 @@ const (
 // ends the connection (the client stopped reading).
 const writeTimeout = 30 * time.Second
 
-// Rapid reset (CVE-2023-44487): a client may reset at most maxResets
-// streams per resetWindow; more ends the connection with
-// ENHANCE_YOUR_CALM. A reset stream's handler still counts against
-// maxClosedRunning until it returns.
-const (
-	maxResets   = 1000
-	resetWindow = 10 * time.Second
-)
+// resetWindow is the period over which Server.MaxResets is counted.
+const resetWindow = 10 * time.Second
 
 const (
 	noError        = http2.ErrCodeNo
@@ -361,8 +355,7 @@ func (c *conn) readError(err error) error {
 		if se.StreamID > c.maxSeen.Load() { // HEADERS (the framer returns no frame) or WINDOW_UPDATE
 			c.maxSeen.Store(se.StreamID) // the stream is closed by the reset
 		}
-		c.resetStream(se.StreamID, se.Code)
-		return nil
+		return c.resetForClient(se.StreamID, se.Code)
 	}
 	var ce http2.ConnectionError
 	if errors.As(err, &ce) {
@@ -396,7 +389,7 @@ func (c *conn) handle(f http2.Frame) error {
 		return nil
 	case *http2.PriorityFrame:
 		if f.StreamDep == f.StreamID {
-			c.resetStream(f.StreamID, protocolError)
+			return c.resetForClient(f.StreamID, protocolError)
 		}
 		return nil
 	case *http2.PushPromiseFrame:
@@ -495,9 +488,8 @@ func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	st.sendWin += int64(f.Increment)
 	if st.sendWin > maxWindow {
 		c.mu.Unlock()
-		c.resetStream(f.StreamID, flowError)
-		c.mu.Lock()
-		return nil
+		defer c.mu.Lock()
+		return c.resetForClient(f.StreamID, flowError)
 	}
 	c.windowGrewLocked()
 	return nil
@@ -525,16 +517,31 @@ func (c *conn) onReset(f *http2.RSTStreamFrame) error {
 	return nil
 }
 
-// countReset bounds the resets a client may send (rapid reset).
+// countReset bounds the streams reset, by the client (rapid reset,
+// CVE-2023-44487) or by us because of its frames (MadeYouReset,
+// CVE-2025-8671: a stream error frees the client's stream slot as its
+// own RST_STREAM would), to MaxResets per resetWindow; one more ends the
+// connection with ENHANCE_YOUR_CALM.
 func (c *conn) countReset() error {
 	now := time.Now()
 	if now.Sub(c.resetsFrom) > resetWindow {
 		c.resets, c.resetsFrom = 0, now
 	}
 	c.resets++
-	if c.resets > maxResets {
+	if c.resets > c.srv.maxResets() {
 		return connError{calmError, "too many stream resets"}
 	}
+	return nil
+}
+
+// resetForClient is resetStream for a stream error the client's frames
+// caused (RFC 9113 5.4.2), called by the reader: it counts against
+// MaxResets.
+func (c *conn) resetForClient(id uint32, code http2.ErrCode) error {
+	if err := c.countReset(); err != nil {
+		return err
+	}
+	c.resetStream(id, code)
 	return nil
 }
 
@@ -542,6 +549,9 @@ func (c *conn) countReset() error {
 func (c *conn) resetStream(id uint32, code http2.ErrCode) {
 	c.mu.Lock()
 	st := c.streams[id]
+	if st != nil {
+		st.resetSent = true
+	}
 	c.mu.Unlock()
 	if st != nil {
 		st.end(fmt.Errorf("%w: reset (%v)", ErrStreamClosed, code), false)

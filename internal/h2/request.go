@@ -26,8 +26,7 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.maxSeen.Store(id)
 	if f.HasPriority() && f.Priority.StreamDep == id {
-		c.resetStream(id, protocolError)
-		return nil
+		return c.resetForClient(id, protocolError)
 	}
 	if f.Truncated {
 		return c.control(func() error { return c.writeHeadersLocked(id, http.StatusRequestHeaderFieldsTooLarge, nil, true) })
@@ -36,14 +35,14 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	refused := c.refuseLocked()
 	c.mu.Unlock()
 	if refused {
-		return c.control(func() error { return c.wfr.WriteRSTStream(id, refusedStream) })
+		return c.resetForClient(id, refusedStream)
 	}
 	st := c.newStream(id, f.StreamEnded())
 	req, err := c.newRequest(f, st)
 	if err != nil {
 		st.cancel()
 		c.srv.logger().Debug("h2: malformed request", "stream", id, "err", err)
-		return c.control(func() error { return c.wfr.WriteRSTStream(id, protocolError) })
+		return c.resetForClient(id, protocolError)
 	}
 	c.mu.Lock()
 	c.streams[id] = st
@@ -82,11 +81,10 @@ func (c *conn) onTrailers(f *http2.MetaHeadersFrame) error {
 	case !f.StreamEnded():
 		return connError{protocolError, "trailers without END_STREAM"}
 	case len(f.PseudoFields()) > 0: // malformed (RFC 9113 8.1)
-		c.resetStream(f.StreamID, protocolError)
-		return nil
+		return c.resetForClient(f.StreamID, protocolError)
 	}
 	if err := st.body.finish(); err != nil { // shorter than its content-length
-		c.resetStream(f.StreamID, protocolError) // the handler's Read fails
+		return c.resetForClient(f.StreamID, protocolError) // the handler's Read fails
 	}
 	return nil
 }
@@ -256,17 +254,23 @@ func (c *conn) onData(f *http2.DataFrame) error {
 	if open {
 		st.recvWin -= size
 	}
+	ignore := st != nil && st.resetSent
 	c.mu.Unlock()
 	switch {
 	case f.StreamID > c.maxSeen.Load():
 		return connError{protocolError, "DATA on an idle stream"}
-	case !open:
+	case ignore: // sent before our RST_STREAM reached the client (RFC 9113 5.1)
+		c.grant(nil, size)
+		return nil
+	case !open && st == nil: // over and forgotten: no handler to free
 		c.grant(nil, size)
 		return c.control(func() error { return c.wfr.WriteRSTStream(f.StreamID, streamClosed) })
+	case !open:
+		c.grant(nil, size)
+		return c.resetForClient(f.StreamID, streamClosed)
 	case st.recvWinNegative():
 		c.grant(nil, size)
-		c.resetStream(f.StreamID, flowError)
-		return nil
+		return c.resetForClient(f.StreamID, flowError)
 	}
 	if pad := size - int64(len(f.Data())); pad > 0 {
 		c.grant(st, pad)
@@ -276,15 +280,14 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		c.grant(nil, int64(len(f.Data()))) // nobody reads it
 	}
 	if err != nil {
-		c.resetStream(f.StreamID, protocolError)
-		return nil
+		return c.resetForClient(f.StreamID, protocolError)
 	}
 	if f.StreamEnded() {
 		c.mu.Lock()
 		st.closeLocked(&st.remoteDone)
 		c.mu.Unlock()
 		if err := st.body.finish(); err != nil {
-			c.resetStream(f.StreamID, protocolError)
+			return c.resetForClient(f.StreamID, protocolError)
 		}
 	}
 	return nil

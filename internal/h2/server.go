@@ -55,6 +55,10 @@ type Server struct {
 	// beyond it (16 KiB), or that takes too many frames, ends the
 	// connection.
 	MaxHeaderBytes uint32
+	// MaxResets bounds the streams a connection may have reset in any 10
+	// seconds: by the client, or by the server for the client's frames (a
+	// stream error). One more ends the connection with ENHANCE_YOUR_CALM.
+	MaxResets int
 	// ReadIdleTimeout is how long a connection may be silent before it is
 	// pinged; PingTimeout how long the answer may take before it is
 	// closed.
@@ -80,7 +84,10 @@ const (
 	// watches and more on one connection, as client-go's shared transport does.
 	DefaultMaxConcurrentStreams = 4096
 	// DefaultMaxHeaderBytes is net/http's http.DefaultMaxHeaderBytes.
-	DefaultMaxHeaderBytes  = 1 << 20
+	DefaultMaxHeaderBytes = 1 << 20
+	// DefaultMaxResets is ours: x/net bounds only the handlers that reset
+	// streams leave running (MaxConcurrentStreams), not the resets.
+	DefaultMaxResets       = 1000
 	DefaultReadIdleTimeout = 60 * time.Second
 	DefaultPingTimeout     = 15 * time.Second
 	DefaultShutdownGrace   = 5 * time.Second
@@ -100,6 +107,13 @@ func (s *Server) maxHeaderBytes() uint32 {
 		return DefaultMaxHeaderBytes
 	}
 	return s.MaxHeaderBytes
+}
+
+func (s *Server) maxResets() int {
+	if s.MaxResets <= 0 {
+		return DefaultMaxResets
+	}
+	return s.MaxResets
 }
 
 func orDefault(d, def time.Duration) time.Duration {
