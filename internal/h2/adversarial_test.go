@@ -681,62 +681,104 @@ func TestAdvFlowControl(t *testing.T) {
 	})
 }
 
-// TestAdvMaxConcurrentStreams: streams beyond the limit are refused; a
-// stream the client reset no longer counts as open, but its handler, as
-// long as it runs, counts against as many more (16 at least); the count
-// falls back as handlers end.
+// TestAdvMaxConcurrentStreams: with MaxConcurrentStreams open, the next
+// stream is refused; at most as many handlers run: the requests of
+// streams opened while the handlers of reset ones still run wait, 4 times
+// as many at most (x/net's rule), and one more ends the connection with
+// ENHANCE_YOUR_CALM. Before, the reset streams' handlers ran, as many more
+// as the limit.
 func TestAdvMaxConcurrentStreams(t *testing.T) {
 	noLeaks(t)
+	const limit = 3
 	release := make(chan struct{})
-	var running atomic.Int64
-	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 3}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/ok" {
-			return
-		}
-		running.Add(1)
-		defer running.Add(-1)
+	var started atomic.Int64
+	s := startAdv(t, &h2.Server{MaxConcurrentStreams: limit}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
 		<-release // ignores its context
 	}))
+	t.Cleanup(func() { close(release) })
 	c := s.dial(t)
-	for _, id := range []uint32{1, 3, 5} {
+	id := uint32(1)
+	for range limit {
 		c.headers(id, true, advGet("/hold")...)
+		id += 2
 	}
-	waitFor(t, "3 handlers", func() bool { return running.Load() == 3 })
-	c.headers(7, true, advGet("/hold")...)
-	if r := c.await(7); !r.reset || r.code != http2.ErrCodeRefusedStream {
-		t.Fatalf("stream 7 with 3 streams open: %v, want REFUSED_STREAM", r)
-	}
-	_ = c.fr.WriteRSTStream(1, http2.ErrCodeCancel)
-	c.headers(9, true, advGet("/hold")...)
-	waitFor(t, "stream 9's handler, 1 reset", func() bool { return running.Load() == 4 })
-	// Reset them all, and open and reset more, up to 3 + 16 handlers.
-	for _, id := range []uint32{3, 5, 9} {
-		_ = c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
-	}
-	id := uint32(11)
-	for ; running.Load() < 19; id += 2 {
-		c.headers(id, true, advGet("/hold")...)
-		_ = c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
-		want := int64(id-9)/2 + 4
-		waitFor(t, fmt.Sprintf("%d handlers", want), func() bool { return running.Load() == want })
-	}
-	c.headers(id, true, advGet("/ok")...)
+	waitFor(t, "3 handlers", func() bool { return started.Load() == limit })
+	c.headers(id, true, advGet("/hold")...)
 	if r := c.await(id); !r.reset || r.code != http2.ErrCodeRefusedStream {
-		t.Fatalf("stream %d with no stream open and 19 handlers of reset streams running: %v, want REFUSED_STREAM", id, r)
+		t.Fatalf("stream %d with %d streams open: %v, want REFUSED_STREAM", id, limit, r)
+	}
+	id += 2
+	for rid := uint32(1); rid < 2*limit; rid += 2 {
+		_ = c.fr.WriteRSTStream(rid, http2.ErrCodeCancel)
+	}
+	// No stream open, 3 handlers running: the next 12 requests wait (and
+	// their streams are reset, so that none counts as open).
+	for range 4 * limit {
+		c.headers(id, true, advGet("/hold")...)
+		_ = c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
+		id += 2
+	}
+	if err := c.fr.WritePing(false, [8]byte{'a', 't'}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := c.next()
+		if err != nil {
+			t.Fatalf("with %d requests waiting: %v", 4*limit, err)
+		}
+		if _, ok := f.(*http2.GoAwayFrame); ok {
+			t.Fatalf("with %d requests waiting: %v", 4*limit, f)
+		}
+		if p, ok := f.(*http2.PingFrame); ok && p.IsAck() {
+			break
+		}
+	}
+	c.headers(id, true, advGet("/hold")...)
+	c.wantGoAway(http2.ErrCodeEnhanceYourCalm)
+	if n := started.Load(); n != limit {
+		t.Errorf("%d handlers started, MaxConcurrentStreams %d", n, limit)
+	}
+}
+
+// gauge counts the handlers running, and the most at once.
+type gauge struct{ running, peak atomic.Int64 }
+
+// enter counts a handler in; the function it returns counts it out.
+func (g *gauge) enter() (leave func()) {
+	n := g.running.Add(1)
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
+	return func() { g.running.Add(-1) }
+}
+
+// TestAdvHandlerWaits: a request that comes while the handler of a reset
+// stream still runs (MaxConcurrentStreams 1) is served once it returns.
+func TestAdvHandlerWaits(t *testing.T) {
+	noLeaks(t)
+	release := make(chan struct{})
+	var g gauge
+	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 1}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer g.enter()()
+		if r.URL.Path == "/hold" {
+			<-release // ignores its context
+		}
+	}))
+	c := s.dial(t)
+	c.headers(1, true, advGet("/hold")...)
+	waitFor(t, "the handler", func() bool { return g.running.Load() == 1 })
+	_ = c.fr.WriteRSTStream(1, http2.ErrCodeCancel)
+	c.headers(3, true, advGet("/ok")...)
+	c.headers(5, true, advGet("/ok")...) // refused: stream 3 is open
+	if r := c.await(5); !r.reset || r.code != http2.ErrCodeRefusedStream {
+		t.Fatalf("stream 5: %v, want REFUSED_STREAM", r)
 	}
 	close(release)
-	waitFor(t, "the handlers' end", func() bool { return running.Load() == 0 })
-	// Stream ends are seen by the reader after the handlers return: let
-	// the streams go before asking for three more.
-	waitFor(t, "the connection idle", func() bool { return s.idle.Load() > 0 })
-	ids := []uint32{id + 2, id + 4, id + 6}
-	for _, id := range ids {
-		c.headers(id, true, advGet("/ok")...)
+	if r := c.await(3); r.status != "200" {
+		t.Fatalf("stream 3: %v", r)
 	}
-	for id, r := range c.awaitAll(ids...) {
-		if r.status != "200" {
-			t.Errorf("stream %d: %v", id, r)
-		}
+	if p := g.peak.Load(); p != 1 {
+		t.Errorf("%d handlers at once, MaxConcurrentStreams 1", p)
 	}
 }
 
@@ -802,17 +844,14 @@ func TestAdvManyStreams(t *testing.T) {
 
 // TestAdvRapidReset (CVE-2023-44487): HEADERS then RST_STREAM, over and
 // over, with a handler that ignores its context: the connection ends
-// with ENHANCE_YOUR_CALM and no more handlers run at once than twice
-// MaxConcurrentStreams (the reset streams' handlers count apart).
+// with ENHANCE_YOUR_CALM and no more handlers run at once than
+// MaxConcurrentStreams (before: twice as many).
 func TestAdvRapidReset(t *testing.T) {
 	noLeaks(t)
 	release := make(chan struct{})
-	var running, peak atomic.Int64
+	var g gauge
 	s := startAdv(t, &h2.Server{MaxConcurrentStreams: 50}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
+		defer g.enter()()
 		<-release
 	}))
 	defer close(release)
@@ -827,7 +866,7 @@ func TestAdvRapidReset(t *testing.T) {
 		}
 	}()
 	c.wantGoAway(http2.ErrCodeEnhanceYourCalm)
-	if p := peak.Load(); p > 2*50 {
+	if p := g.peak.Load(); p > 50 {
 		t.Errorf("%d handlers at once, MaxConcurrentStreams 50", p)
 	}
 }

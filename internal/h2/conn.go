@@ -149,12 +149,14 @@ type conn struct {
 	mu sync.Mutex // a leaf but for body.mu
 	// guarded by mu:
 	streams     map[uint32]*Stream
-	open        int   // the streams that count against MaxConcurrentStreams (Stream.openLocked)
-	sendWin     int64 // connection send window
-	peerWin     int64 // the client's INITIAL_WINDOW_SIZE
-	peerFrame   int   // the client's MAX_FRAME_SIZE
-	recvWin     int64 // what the client may still send on the connection
-	recvUnacked int64 // read by handlers, not yet granted back
+	open        int              // the streams that count against MaxConcurrentStreams (Stream.openLocked)
+	running     int              // the handlers running: at most MaxConcurrentStreams
+	waiting     []waitingHandler // the requests whose handlers wait for one to return, in order
+	sendWin     int64            // connection send window
+	peerWin     int64            // the client's INITIAL_WINDOW_SIZE
+	peerFrame   int              // the client's MAX_FRAME_SIZE
+	recvWin     int64            // what the client may still send on the connection
+	recvUnacked int64            // read by handlers, not yet granted back
 	goingAway   bool
 	closed      bool
 	windowc     chan struct{} // closed and replaced when a send window grows
@@ -306,19 +308,18 @@ func (c *conn) clearReadDeadline() error {
 }
 
 // refuseLocked reports whether a new stream is refused: the connection
-// goes away, or MaxConcurrentStreams streams are open, or as many more
-// (maxClosedRunning) are closed with their handlers still running. A
-// stream is open until both sides have ended it or one has reset it (RFC
-// 9113 5.1), not until its handler returns: a client that opens its next
-// stream as soon as it sees the end of the last is not refused. The open
-// streams are counted as their ends are set (Stream.closeLocked), not
-// walked: a client at the limit made every HEADERS walk them all.
+// goes away, or MaxConcurrentStreams streams are open. A stream is open
+// until both sides have ended it or one has reset it (RFC 9113 5.1), not
+// until its handler returns: a client that opens its next stream as soon
+// as it sees the end of the last is not refused (its handler waits for
+// the last one's to return: onHeaders). The open streams are counted as
+// their ends are set (Stream.closeLocked), not walked: a client at the
+// limit made every HEADERS walk them all.
 func (c *conn) refuseLocked() bool {
-	limit := int(c.srv.maxStreams())
 	if checkOpen {
 		c.checkOpenLocked()
 	}
-	return c.goingAway || len(c.streams) >= limit+maxClosedRunning(limit) || c.open >= limit
+	return c.goingAway || c.open >= int(c.srv.maxStreams())
 }
 
 // checkOpen makes refuseLocked check c.open against a walk of the streams
@@ -336,12 +337,6 @@ func (c *conn) checkOpenLocked() {
 		panic(fmt.Sprintf("h2: %d streams open, counted %d", open, c.open))
 	}
 }
-
-// maxClosedRunning bounds a connection's streams that are closed while
-// their handlers run (reset ones, rapid reset's): as many as the limit,
-// 16 at least, for the handlers of a small limit still returning after
-// their END_STREAM.
-func maxClosedRunning(limit int) int { return max(limit, 16) }
 
 // readError turns a frame reading error into a stream reset (nil: go on)
 // or the connection's end.

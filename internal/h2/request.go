@@ -44,10 +44,22 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 		c.srv.logger().Debug("h2: malformed request", "stream", id, "err", err)
 		return c.resetForClient(id, protocolError)
 	}
+	limit := int(c.srv.maxStreams())
 	c.mu.Lock()
+	start := c.running < limit
+	if !start && len(c.waiting) >= maxWaiting(limit) {
+		c.mu.Unlock()
+		st.cancel()
+		return connError{calmError, "too many requests waiting for the handlers of reset streams"}
+	}
 	c.streams[id] = st
 	if st.openLocked() {
 		c.open++
+	}
+	if start {
+		c.running++
+	} else {
+		c.waiting = append(c.waiting, waitingHandler{st, req})
 	}
 	first := len(c.streams) == 1
 	c.mu.Unlock()
@@ -57,9 +69,27 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	if st.remoteDone {
 		st.body.finish()
 	}
+	if start {
+		c.startHandler(st, req)
+	}
+	return nil
+}
+
+// maxWaiting bounds the requests waiting for a handler to return, as
+// x/net's server does (4 times MaxConcurrentStreams): they wait only
+// while the handlers of streams closed early (reset, or answered and
+// ended before they return) still run.
+func maxWaiting(limit int) int { return 4 * limit }
+
+// waitingHandler is a request whose handler waits for another to return.
+type waitingHandler struct {
+	st  *Stream
+	req *http.Request
+}
+
+func (c *conn) startHandler(st *Stream, req *http.Request) {
 	c.handlers.Add(1)
 	go c.runHandler(st, req)
-	return nil
 }
 
 // onTrailers reads a request's trailers (dropped): they end its body.
@@ -229,15 +259,50 @@ func (c *conn) runHandler(st *Stream, req *http.Request) {
 	c.handler.ServeHTTP(rw, req)
 }
 
-// handlerReturned drops what the request body holds and forgets the
-// stream if it is over.
+// handlerReturned drops what the request body holds, forgets the stream
+// if it is over, and starts the handler waiting first, if any.
 func (st *Stream) handlerReturned() {
+	c := st.c
+	c.mu.Lock()
+	c.running--
+	next, skipped := c.nextWaitingLocked()
+	c.mu.Unlock()
+	st.handlerDone()
+	for _, w := range skipped {
+		w.handlerDone()
+	}
+	if next.st != nil {
+		c.startHandler(next.st, next.req)
+	}
+}
+
+// handlerDone drops what the request body holds and forgets the stream if
+// it is over: its handler has returned, or will never run.
+func (st *Stream) handlerDone() {
 	st.body.Close()
 	c := st.c
 	c.mu.Lock()
 	st.running = false
 	c.mu.Unlock()
 	st.release()
+}
+
+// nextWaitingLocked takes, under c.mu, the first waiting request whose
+// stream has not ended, counted as running, and those before it whose
+// streams have ended: their handlers will never run.
+func (c *conn) nextWaitingLocked() (next waitingHandler, skipped []*Stream) {
+	for len(c.waiting) > 0 {
+		w := c.waiting[0]
+		c.waiting[0] = waitingHandler{}
+		c.waiting = c.waiting[1:]
+		if !w.st.ended {
+			c.running++
+			return w, skipped
+		}
+		skipped = append(skipped, w.st)
+	}
+	c.waiting = nil // its array's slots are spent
+	return waitingHandler{}, skipped
 }
 
 // onData adds a DATA frame to its request's body.

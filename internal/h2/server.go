@@ -46,9 +46,13 @@ import (
 // below; set fields before the first connection.
 type Server struct {
 	// MaxConcurrentStreams is advertised and enforced: a stream beyond it
-	// is refused. A stream counts until it is closed (both sides ended it,
-	// or one reset it), a detached one until it has ended; as many more
-	// closed ones may have their handlers still running.
+	// is refused (REFUSED_STREAM). A stream counts until it is closed
+	// (both sides ended it, or one reset it), a detached one until it has
+	// ended. At most as many handlers run at once: a request that comes
+	// while they all run (the client reset or ended streams whose
+	// handlers have not returned) waits for one to return; a request
+	// beyond 4 times as many waiting ends the connection with
+	// ENHANCE_YOUR_CALM, as x/net's server does.
 	MaxConcurrentStreams uint32
 	// MaxHeaderBytes bounds a request's header list (hpack sizes): a
 	// request beyond it gets 431; a header block whose encoding goes far

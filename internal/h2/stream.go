@@ -39,7 +39,7 @@ type Stream struct {
 	sentEnd     bool // we sent END_STREAM or RST_STREAM
 	resetSent   bool // we sent RST_STREAM: the client's frames in flight are ignored
 	ended       bool // over: finished, reset, or the connection gone
-	running     bool // its handler has not returned
+	running     bool // its handler has not returned (or waits to run)
 	detached    bool
 	gone        func() // a detached stream's: called once if the client ends it
 	deadline    time.Time
