@@ -741,6 +741,38 @@ func TestAdvMaxConcurrentStreams(t *testing.T) {
 	}
 }
 
+// TestAdvDefaultStreamLimit: the zero Server advertises 100 concurrent
+// streams (kube-apiserver's default), serves the 100th and refuses the
+// 101st. Before, it allowed 4,096.
+func TestAdvDefaultStreamLimit(t *testing.T) {
+	noLeaks(t)
+	release := make(chan struct{})
+	var started atomic.Int64
+	s := startAdv(t, &h2.Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
+		<-release
+	}))
+	t.Cleanup(func() { close(release) })
+	c := s.dial(t)
+	f, err := c.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sf, ok := f.(*http2.SettingsFrame); !ok {
+		t.Fatalf("first frame %v, want SETTINGS", f)
+	} else if v, _ := sf.Value(http2.SettingMaxConcurrentStreams); v != 100 {
+		t.Fatalf("SETTINGS_MAX_CONCURRENT_STREAMS %d, want 100", v)
+	}
+	id := uint32(1)
+	for range 100 {
+		c.headers(id, true, advGet("/hold")...)
+		id += 2
+	}
+	waitFor(t, "100 handlers", func() bool { return started.Load() == 100 })
+	c.headers(id, true, advGet("/hold")...)
+	c.wantReset(id, http2.ErrCodeRefusedStream)
+}
+
 // gauge counts the handlers running, and the most at once.
 type gauge struct{ running, peak atomic.Int64 }
 

@@ -16,8 +16,9 @@
 // # Concurrency
 //
 // Each connection has one reader, the goroutine that called ServeConn: it
-// reads every frame, starts a goroutine per request for the handler, and
-// ends streams the client resets. Writes from the reader, the handlers and
+// reads every frame, starts a goroutine per request for the handler (at
+// most MaxConcurrentStreams at once: a returning handler starts the next
+// request waiting), and ends streams the client resets. Writes from the reader, the handlers and
 // detached streams are serialised by the connection's write lock; a write
 // that waits on the socket holds it, and says so, so that writers that
 // must not wait can step aside; over TLS a connection's flusher goroutine
@@ -84,9 +85,11 @@ type Server struct {
 
 // Defaults for the zero Server's fields.
 const (
-	// DefaultMaxConcurrentStreams lets one client multiplex a thousand
-	// watches and more on one connection, as client-go's shared transport does.
-	DefaultMaxConcurrentStreams = 4096
+	// DefaultMaxConcurrentStreams is kube-apiserver's (secure_serving.go,
+	// when --http2-max-streams-per-connection is 0; x/net's server allows
+	// 250): a client with more streams, watches mostly, opens another
+	// connection, as Go's transport does when it meets the limit.
+	DefaultMaxConcurrentStreams = 100
 	// DefaultMaxHeaderBytes is net/http's http.DefaultMaxHeaderBytes.
 	DefaultMaxHeaderBytes = 1 << 20
 	// DefaultMaxResets is ours: x/net bounds only the handlers that reset
