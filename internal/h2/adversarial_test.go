@@ -1167,6 +1167,65 @@ func TestAdvContinuationBytes(t *testing.T) {
 	}
 }
 
+// TestAdvContinuationFrames (CVE-2023-45288, CVE-2024-27983): a header
+// block may take a HEADERS and 8 CONTINUATIONs (nghttp2's bound), or as
+// many as its byte bound needs in 16 KiB frames (65 for the default
+// MaxHeaderBytes); one frame more, here an empty CONTINUATION, ends the
+// connection with ENHANCE_YOUR_CALM. Before, 64 to 1,040 were allowed.
+func TestAdvContinuationFrames(t *testing.T) {
+	noLeaks(t)
+	for _, tc := range []struct {
+		srv    *h2.Server
+		frames int
+	}{
+		{&h2.Server{MaxHeaderBytes: 16 << 10}, 9},
+		{&h2.Server{}, 65}, // (1 MiB + 16 KiB) / 16 KiB
+	} {
+		s := startAdv(t, tc.srv, okHandler)
+		send := func(c *advClient, frames int) {
+			_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: c.block(advGet("/")...), EndStream: true})
+			for i := 2; i <= frames; i++ {
+				if c.fr.WriteContinuation(1, i == frames, nil) != nil {
+					return // the server has ended the connection
+				}
+			}
+		}
+		t.Run(fmt.Sprintf("%d frames", tc.frames), func(t *testing.T) {
+			c := s.dial(t)
+			send(c, tc.frames)
+			if r := c.await(1); r.status != "200" {
+				t.Fatalf("a header block of %d frames: %v", tc.frames, r)
+			}
+		})
+		t.Run(fmt.Sprintf("%d frames", tc.frames+1), func(t *testing.T) {
+			c := s.dial(t)
+			send(c, tc.frames+1)
+			c.wantGoAway(http2.ErrCodeEnhanceYourCalm)
+		})
+		t.Run(fmt.Sprintf("a list just under MaxHeaderBytes in full frames, %d at most", tc.frames), func(t *testing.T) {
+			c := s.dial(t)
+			// "~" has no shorter Huffman code: the block is as long as the list.
+			limit := int(tc.srv.MaxHeaderBytes)
+			if limit == 0 {
+				limit = h2.DefaultMaxHeaderBytes
+			}
+			block := c.block(append(advGet("/"), "x-big", strings.Repeat("~", limit-256))...)
+			for i := 0; len(block) > 0; i++ {
+				n := min(len(block), 16<<10)
+				if i == 0 {
+					_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block[:n], EndStream: true, EndHeaders: n == len(block)})
+				} else {
+					_ = c.fr.WriteContinuation(1, n == len(block), block[:n])
+				}
+				block = block[n:]
+			}
+			if r := c.await(1); r.status != "200" {
+				t.Fatalf("got %v", r)
+			}
+		})
+	}
+}
+
 // TestAdvHeaderListJustOver: a header list just over MaxHeaderBytes gets
 // 431 or a connection error; one far over ends the connection without the
 // server decoding it all.
