@@ -404,6 +404,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	if f.IsAck() {
 		return nil
 	}
+	if f.NumSettings() > maxSettings {
+		return connError{protocolError, fmt.Sprintf("a SETTINGS frame of more than %d settings", maxSettings)}
+	}
 	c.lockWriter()
 	defer c.wmu.Unlock()
 	if err := f.ForeachSetting(c.applySettingLocked); err != nil {
@@ -411,6 +414,12 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	}
 	return c.controlLocked(c.wfr.WriteSettingsAck)
 }
+
+// maxSettings bounds a SETTINGS frame's settings, as x/net's server does:
+// RFC 9113 defines 6, and each INITIAL_WINDOW_SIZE walks the streams.
+// (x/net also refuses a setting twice, which RFC 9113 6.5.3 and h2spec
+// want applied in order.)
+const maxSettings = 100
 
 // applySettingLocked applies one setting, under wmu.
 func (c *conn) applySettingLocked(s http2.Setting) error {
