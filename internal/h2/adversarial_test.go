@@ -1031,40 +1031,53 @@ func floodWrites(c *advClient, limit int64, stall time.Duration, write func() er
 }
 
 // TestAdvControlFlood (CVE-2019-9512, 9515): PING or SETTINGS frames from
-// a client that never reads: the server does not queue its answers
-// without bound (it stops reading, or ends the connection) and its heap
-// stays flat.
+// a client that never reads, in cleartext and over TLS: the server does
+// not queue its answers without bound (it stops reading, or ends the
+// connection) and its heap stays flat.
 func TestAdvControlFlood(t *testing.T) {
 	noLeaks(t)
 	s := startAdv(t, &h2.Server{}, okHandler)
+	dialTLS := startAdvTLS(t, &h2.Server{}, okHandler)
+	// Over TLS the answers go to the connection's write queue (queue.go),
+	// written by a flusher: the reader stops when it is full.
+	dials := map[string]func(t *testing.T) *advClient{
+		"cleartext": func(t *testing.T) *advClient { return s.dial(t) },
+		"TLS":       func(*testing.T) *advClient { return dialTLS() },
+	}
 	floods := []struct {
-		name  string
-		size  int64
-		write func(c *advClient) error
+		name    string
+		size    int64
+		write   func(c *advClient) error
+		overTLS bool // the CVEs' floods; the others' answers take the same path
 	}{
-		{"PING", 17, func(c *advClient) error { return c.fr.WritePing(false, [8]byte{1}) }},
+		{"PING", 17, func(c *advClient) error { return c.fr.WritePing(false, [8]byte{1}) }, true},
 		{"SETTINGS", 15, func(c *advClient) error {
 			return c.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0})
-		}},
-		{"RST_STREAM on a closed stream", 13, func(c *advClient) error { return c.fr.WriteRSTStream(1, http2.ErrCodeCancel) }},
-		{"DATA on a closed stream", 9, func(c *advClient) error { return c.fr.WriteData(1, false, nil) }},
+		}, true},
+		{"RST_STREAM on a closed stream", 13, func(c *advClient) error { return c.fr.WriteRSTStream(1, http2.ErrCodeCancel) }, false},
+		{"DATA on a closed stream", 9, func(c *advClient) error { return c.fr.WriteData(1, false, nil) }, false},
 	}
-	for _, fl := range floods {
-		t.Run(fl.name, func(t *testing.T) {
-			c := s.dial(t)
-			c.wantOK(1)
-			before := heapInUse()
-			const limit = 256 << 20
-			n := floodWrites(c, limit, 2*time.Second, func() error { return fl.write(c) }, fl.size)
-			grew := heapInUse() - before
-			t.Logf("%s: the server took %d KiB of frames; heap %+d KiB", fl.name, n>>10, grew>>10)
-			if n >= limit {
-				t.Errorf("the server read %d MiB of %s without its answers being read", n>>20, fl.name)
+	for transport, dial := range dials {
+		for _, fl := range floods {
+			if transport == "TLS" && !fl.overTLS {
+				continue
 			}
-			if grew > 8<<20 {
-				t.Errorf("heap grew by %d KiB", grew>>10)
-			}
-		})
+			t.Run(transport+" "+fl.name, func(t *testing.T) {
+				c := dial(t)
+				c.wantOK(1)
+				before := heapInUse()
+				const limit = 256 << 20
+				n := floodWrites(c, limit, 2*time.Second, func() error { return fl.write(c) }, fl.size)
+				grew := heapInUse() - before
+				t.Logf("%s: the server took %d KiB of frames; heap %+d KiB", fl.name, n>>10, grew>>10)
+				if n >= limit {
+					t.Errorf("the server read %d MiB of %s without its answers being read", n>>20, fl.name)
+				}
+				if grew > 8<<20 {
+					t.Errorf("heap grew by %d KiB", grew>>10)
+				}
+			})
+		}
 	}
 }
 
