@@ -905,7 +905,8 @@ func TestAdvRapidReset(t *testing.T) {
 
 // madeYouReset are the frames that make the server reset a stream it has
 // started a handler for (or would have), each a stream error the client
-// provokes (MadeYouReset, CVE-2025-8671).
+// provokes (MadeYouReset, CVE-2025-8671), and, counted alike, the
+// client's own reset.
 var madeYouReset = []struct {
 	name    string
 	handler bool // the stream's handler is started before the reset
@@ -937,6 +938,10 @@ var madeYouReset = []struct {
 	}},
 	{"malformed HEADERS", false, func(c *advClient, id uint32) {
 		c.headers(id, true, ":method", "GET", ":path", "/hold") // no :scheme
+	}},
+	{"the client's own RST_STREAM (rapid reset)", true, func(c *advClient, id uint32) {
+		c.headers(id, true, advGet("/hold")...)
+		_ = c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
 	}},
 }
 
