@@ -57,12 +57,14 @@ type Server struct {
 	MaxConcurrentStreams uint32
 	// MaxHeaderBytes bounds a request's header list (hpack sizes): a
 	// request beyond it gets 431; a header block whose encoding goes far
-	// beyond it (16 KiB), or that takes too many frames, ends the
+	// beyond it (16 KiB), or that takes more frames than a HEADERS and 8
+	// CONTINUATIONs or the full 16 KiB frames its bytes need, ends the
 	// connection.
 	MaxHeaderBytes uint32
-	// MaxResets bounds the streams a connection may have reset in any 10
-	// seconds: by the client, or by the server for the client's frames (a
-	// stream error). One more ends the connection with ENHANCE_YOUR_CALM.
+	// MaxResets bounds the streams a connection may have reset in a 10 s
+	// window (from the first reset after the last window): by the client,
+	// or by the server for the client's frames (a stream error). One more
+	// ends the connection with ENHANCE_YOUR_CALM.
 	MaxResets int
 	// ReadIdleTimeout is how long a connection may be silent before it is
 	// pinged; PingTimeout how long the answer may take before it is
