@@ -1706,10 +1706,24 @@ func wellFormed(r *http.Request) error {
 	return nil
 }
 
-// startAdvTLS serves h with srv over TLS on server.Listener's connections
-// (socketConns), as listwatch serve does, and returns a dial function for
-// a raw client.
+// startAdvTLS serves h with srv over TLS (startTLSListener) and returns a
+// dial function for a raw client.
 func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...http2.Setting) *advClient {
+	addr := startTLSListener(t, srv, h)
+	return func(settings ...http2.Setting) *advClient {
+		tc, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newAdvClient(t, tc, settings...)
+	}
+}
+
+// startTLSListener serves h with srv over TLS (ALPN h2) on 127.0.0.1, on
+// server.Listener's connections (socketConns) as listwatch serve does, and
+// returns the address; the cleanup closes the listener and every
+// connection and waits for ServeConn to return.
+func startTLSListener(t *testing.T, srv *h2.Server, h http.Handler) string {
 	ts := httptest.NewUnstartedServer(nil)
 	ts.StartTLS()
 	cfg := ts.TLS.Clone()
@@ -1752,13 +1766,7 @@ func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...
 		mu.Unlock()
 		wg.Wait()
 	})
-	return func(settings ...http2.Setting) *advClient {
-		tc, err := tls.Dial("tcp", tcp.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return newAdvClient(t, tc, settings...)
-	}
+	return tcp.Addr().String()
 }
 
 // TestAdvTLSSendWhileGathered: over TLS, while a stream's large send

@@ -226,7 +226,7 @@ func (c *conn) serve() {
 // handshake reads the preface (unless net/http did) and sends our
 // SETTINGS and the connection window we grant.
 func (c *conn) handshake() error {
-	if err := c.nc.SetReadDeadline(time.Now().Add(orDefault(c.srv.PingTimeout, DefaultPingTimeout))); err != nil {
+	if err := c.nc.SetReadDeadline(time.Now().Add(prefaceTimeout)); err != nil {
 		return fmt.Errorf("h2: setting the preface deadline: %w", err)
 	}
 	if !c.prefaceRead {
@@ -289,6 +289,10 @@ func (c *conn) readLoop() error {
 		}
 	}
 }
+
+// prefaceTimeout bounds the wait for the client's preface (over TLS; in
+// cleartext net/http reads it), as x/net's server does.
+const prefaceTimeout = 10 * time.Second
 
 // firstSettingsTimeout bounds the wait for the client's SETTINGS after
 // its preface (which they follow at once), as net/http's does: a
