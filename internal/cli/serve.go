@@ -46,6 +46,7 @@ type serveOptions struct {
 	gcHeapFloor   int // MiB
 	shutdownGrace time.Duration
 	shutdownDelay time.Duration
+	h2MaxStreams  uint32
 	cpuProfile    string
 }
 
@@ -83,6 +84,7 @@ func newServe() *cobra.Command {
 	_ = f.MarkHidden("compaction-interval")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
+	f.Uint32Var(&o.h2MaxStreams, "http2-max-streams-per-connection", 0, fmt.Sprintf("the most streams a client may open on one HTTP/2 connection; 0 for the default (%d, kube-apiserver's)", h2.DefaultMaxConcurrentStreams))
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
@@ -245,7 +247,7 @@ func (o *serveOptions) httpServer(h http.Handler) *http.Server {
 	}
 	// HTTP/2, over TLS and h2c, is served by internal/h2 rather than
 	// net/http's: its watches are detached as HTTP/1.1 ones are.
-	(&h2.Server{ShutdownGrace: o.shutdownGrace}).Configure(hs)
+	(&h2.Server{ShutdownGrace: o.shutdownGrace, MaxConcurrentStreams: o.h2MaxStreams}).Configure(hs)
 	return hs
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	stdlog "log"
 	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
+	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 )
 
@@ -172,5 +176,47 @@ func TestServeRejectsABadTokenFile(t *testing.T) {
 	err := root.ExecuteContext(t.Context())
 	if err == nil || !strings.Contains(err.Error(), tokenFile+": line 2") {
 		t.Fatalf("got %v, want an error naming the file and line 2", err)
+	}
+}
+
+// TestServeHTTP2MaxStreams: --http2-max-streams-per-connection is what
+// an HTTP/2 connection's SETTINGS advertise (h2 enforces it), 0 or unset
+// h2's default, kube-apiserver's.
+func TestServeHTTP2MaxStreams(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want uint32
+	}{
+		{nil, h2.DefaultMaxConcurrentStreams},
+		{[]string{"--http2-max-streams-per-connection", "0"}, h2.DefaultMaxConcurrentStreams},
+		{[]string{"--http2-max-streams-per-connection", "7"}, 7},
+	} {
+		t.Run(strings.Join(tc.args, "="), func(t *testing.T) {
+			url := startServe(t, tc.args...)
+			nc, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+			fr := http2.NewFramer(nc, nc)
+			if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+				t.Fatal(err)
+			}
+			if err := fr.WriteSettings(); err != nil {
+				t.Fatal(err)
+			}
+			f, err := fr.ReadFrame()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf, ok := f.(*http2.SettingsFrame)
+			if !ok {
+				t.Fatalf("first frame %v, want SETTINGS", f)
+			}
+			if got, ok := sf.Value(http2.SettingMaxConcurrentStreams); !ok || got != tc.want {
+				t.Errorf("SETTINGS_MAX_CONCURRENT_STREAMS %d (sent: %v), want %d", got, ok, tc.want)
+			}
+		})
 	}
 }

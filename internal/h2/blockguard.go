@@ -17,11 +17,14 @@ const (
 	// field's encoding is never longer than its hpack size (name, value
 	// and 32), so a block within MaxHeaderBytes is within this.
 	headerBlockSlack = 16 << 10
-	// headerBlockFrameBytes is the least a header block's frames carry on
-	// average, as clients send them: the frame count is bounded by the
-	// byte bound over it, but never below minHeaderBlockFrames.
-	headerBlockFrameBytes = 1 << 10
-	minHeaderBlockFrames  = 64
+	// minHeaderBlockFrames is the fewest frames a header block may take:
+	// a HEADERS and nghttp2's 8 CONTINUATIONs
+	// (NGHTTP2_DEFAULT_MAX_CONTINUATIONS). A block may take more only as
+	// its byte bound needs them in full frames of the size we advertise
+	// (defaultMaxFrame, 16 KiB), as clients send them: 65 for the default
+	// MaxHeaderBytes. More is a flood of small or empty CONTINUATIONs,
+	// which x/net, bounding only the bytes, lets through.
+	minHeaderBlockFrames = 1 + 8
 )
 
 // blockGuard sits between the connection's buffered reader and its
@@ -43,7 +46,8 @@ type blockGuard struct {
 
 func newBlockGuard(r *bufio.Reader, maxHeaderBytes uint32) *blockGuard {
 	maxBytes := int(maxHeaderBytes) + headerBlockSlack
-	return &blockGuard{r: r, maxBytes: maxBytes, maxFrames: max(minHeaderBlockFrames, maxBytes/headerBlockFrameBytes)}
+	fullFrames := (maxBytes + defaultMaxFrame - 1) / defaultMaxFrame
+	return &blockGuard{r: r, maxBytes: maxBytes, maxFrames: max(minHeaderBlockFrames, fullFrames)}
 }
 
 func (g *blockGuard) Read(p []byte) (int, error) {
@@ -86,7 +90,7 @@ func (g *blockGuard) check(h []byte) error {
 	case g.blockBytes > g.maxBytes:
 		return connError{protocolError, fmt.Sprintf("a header block of more than %d bytes", g.maxBytes)}
 	case g.blockFrames > g.maxFrames:
-		return connError{protocolError, fmt.Sprintf("a header block of more than %d frames", g.maxFrames)}
+		return connError{calmError, fmt.Sprintf("a header block of more than %d frames", g.maxFrames)}
 	}
 	if flags.Has(http2.FlagHeadersEndHeaders) { // CONTINUATION's END_HEADERS is the same bit
 		g.inBlock = false

@@ -45,14 +45,8 @@ const (
 // ends the connection (the client stopped reading).
 const writeTimeout = 30 * time.Second
 
-// Rapid reset (CVE-2023-44487): a client may reset at most maxResets
-// streams per resetWindow; more ends the connection with
-// ENHANCE_YOUR_CALM. A reset stream's handler still counts against
-// maxClosedRunning until it returns.
-const (
-	maxResets   = 1000
-	resetWindow = 10 * time.Second
-)
+// resetWindow is the period over which Server.MaxResets is counted.
+const resetWindow = 10 * time.Second
 
 const (
 	noError        = http2.ErrCodeNo
@@ -155,12 +149,14 @@ type conn struct {
 	mu sync.Mutex // a leaf but for body.mu
 	// guarded by mu:
 	streams     map[uint32]*Stream
-	open        int   // the streams that count against MaxConcurrentStreams (Stream.openLocked)
-	sendWin     int64 // connection send window
-	peerWin     int64 // the client's INITIAL_WINDOW_SIZE
-	peerFrame   int   // the client's MAX_FRAME_SIZE
-	recvWin     int64 // what the client may still send on the connection
-	recvUnacked int64 // read by handlers, not yet granted back
+	open        int              // the streams that count against MaxConcurrentStreams (Stream.openLocked)
+	running     int              // the handlers running: at most MaxConcurrentStreams
+	waiting     []waitingHandler // the requests whose handlers wait for one to return, in order
+	sendWin     int64            // connection send window
+	peerWin     int64            // the client's INITIAL_WINDOW_SIZE
+	peerFrame   int              // the client's MAX_FRAME_SIZE
+	recvWin     int64            // what the client may still send on the connection
+	recvUnacked int64            // read by handlers, not yet granted back
 	goingAway   bool
 	closed      bool
 	windowc     chan struct{} // closed and replaced when a send window grows
@@ -230,7 +226,7 @@ func (c *conn) serve() {
 // handshake reads the preface (unless net/http did) and sends our
 // SETTINGS and the connection window we grant.
 func (c *conn) handshake() error {
-	if err := c.nc.SetReadDeadline(time.Now().Add(orDefault(c.srv.PingTimeout, DefaultPingTimeout))); err != nil {
+	if err := c.nc.SetReadDeadline(time.Now().Add(prefaceTimeout)); err != nil {
 		return fmt.Errorf("h2: setting the preface deadline: %w", err)
 	}
 	if !c.prefaceRead {
@@ -294,6 +290,10 @@ func (c *conn) readLoop() error {
 	}
 }
 
+// prefaceTimeout bounds the wait for the client's preface (over TLS; in
+// cleartext net/http reads it), as x/net's server does.
+const prefaceTimeout = 10 * time.Second
+
 // firstSettingsTimeout bounds the wait for the client's SETTINGS after
 // its preface (which they follow at once), as net/http's does: a
 // connection that sends only the preface is not kept.
@@ -312,19 +312,18 @@ func (c *conn) clearReadDeadline() error {
 }
 
 // refuseLocked reports whether a new stream is refused: the connection
-// goes away, or MaxConcurrentStreams streams are open, or as many more
-// (maxClosedRunning) are closed with their handlers still running. A
-// stream is open until both sides have ended it or one has reset it (RFC
-// 9113 5.1), not until its handler returns: a client that opens its next
-// stream as soon as it sees the end of the last is not refused. The open
-// streams are counted as their ends are set (Stream.closeLocked), not
-// walked: a client at the limit made every HEADERS walk them all.
+// goes away, or MaxConcurrentStreams streams are open. A stream is open
+// until both sides have ended it or one has reset it (RFC 9113 5.1), not
+// until its handler returns: a client that opens its next stream as soon
+// as it sees the end of the last is not refused (its handler waits for
+// the last one's to return: onHeaders). The open streams are counted as
+// their ends are set (Stream.closeLocked), not walked: a client at the
+// limit made every HEADERS walk them all.
 func (c *conn) refuseLocked() bool {
-	limit := int(c.srv.maxStreams())
 	if checkOpen {
 		c.checkOpenLocked()
 	}
-	return c.goingAway || len(c.streams) >= limit+maxClosedRunning(limit) || c.open >= limit
+	return c.goingAway || c.open >= int(c.srv.maxStreams())
 }
 
 // checkOpen makes refuseLocked check c.open against a walk of the streams
@@ -343,12 +342,6 @@ func (c *conn) checkOpenLocked() {
 	}
 }
 
-// maxClosedRunning bounds a connection's streams that are closed while
-// their handlers run (reset ones, rapid reset's): as many as the limit,
-// 16 at least, for the handlers of a small limit still returning after
-// their END_STREAM.
-func maxClosedRunning(limit int) int { return max(limit, 16) }
-
 // readError turns a frame reading error into a stream reset (nil: go on)
 // or the connection's end.
 func (c *conn) readError(err error) error {
@@ -361,8 +354,7 @@ func (c *conn) readError(err error) error {
 		if se.StreamID > c.maxSeen.Load() { // HEADERS (the framer returns no frame) or WINDOW_UPDATE
 			c.maxSeen.Store(se.StreamID) // the stream is closed by the reset
 		}
-		c.resetStream(se.StreamID, se.Code)
-		return nil
+		return c.resetForClient(se.StreamID, se.Code)
 	}
 	var ce http2.ConnectionError
 	if errors.As(err, &ce) {
@@ -396,7 +388,7 @@ func (c *conn) handle(f http2.Frame) error {
 		return nil
 	case *http2.PriorityFrame:
 		if f.StreamDep == f.StreamID {
-			c.resetStream(f.StreamID, protocolError)
+			return c.resetForClient(f.StreamID, protocolError)
 		}
 		return nil
 	case *http2.PushPromiseFrame:
@@ -416,6 +408,9 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	if f.IsAck() {
 		return nil
 	}
+	if f.NumSettings() > maxSettings {
+		return connError{protocolError, fmt.Sprintf("a SETTINGS frame of more than %d settings", maxSettings)}
+	}
 	c.lockWriter()
 	defer c.wmu.Unlock()
 	if err := f.ForeachSetting(c.applySettingLocked); err != nil {
@@ -423,6 +418,12 @@ func (c *conn) onSettings(f *http2.SettingsFrame) error {
 	}
 	return c.controlLocked(c.wfr.WriteSettingsAck)
 }
+
+// maxSettings bounds a SETTINGS frame's settings, as x/net's server does:
+// RFC 9113 defines 6, and each INITIAL_WINDOW_SIZE walks the streams.
+// (x/net also refuses a setting twice, which RFC 9113 6.5.3 and h2spec
+// want applied in order.)
+const maxSettings = 100
 
 // applySettingLocked applies one setting, under wmu.
 func (c *conn) applySettingLocked(s http2.Setting) error {
@@ -495,9 +496,8 @@ func (c *conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	st.sendWin += int64(f.Increment)
 	if st.sendWin > maxWindow {
 		c.mu.Unlock()
-		c.resetStream(f.StreamID, flowError)
-		c.mu.Lock()
-		return nil
+		defer c.mu.Lock()
+		return c.resetForClient(f.StreamID, flowError)
 	}
 	c.windowGrewLocked()
 	return nil
@@ -525,16 +525,31 @@ func (c *conn) onReset(f *http2.RSTStreamFrame) error {
 	return nil
 }
 
-// countReset bounds the resets a client may send (rapid reset).
+// countReset bounds the streams reset, by the client (rapid reset,
+// CVE-2023-44487) or by us because of its frames (MadeYouReset,
+// CVE-2025-8671: a stream error frees the client's stream slot as its
+// own RST_STREAM would), to MaxResets per resetWindow; one more ends the
+// connection with ENHANCE_YOUR_CALM.
 func (c *conn) countReset() error {
 	now := time.Now()
 	if now.Sub(c.resetsFrom) > resetWindow {
 		c.resets, c.resetsFrom = 0, now
 	}
 	c.resets++
-	if c.resets > maxResets {
+	if c.resets > c.srv.maxResets() {
 		return connError{calmError, "too many stream resets"}
 	}
+	return nil
+}
+
+// resetForClient is resetStream for a stream error the client's frames
+// caused (RFC 9113 5.4.2), called by the reader: it counts against
+// MaxResets.
+func (c *conn) resetForClient(id uint32, code http2.ErrCode) error {
+	if err := c.countReset(); err != nil {
+		return err
+	}
+	c.resetStream(id, code)
 	return nil
 }
 
@@ -542,6 +557,9 @@ func (c *conn) countReset() error {
 func (c *conn) resetStream(id uint32, code http2.ErrCode) {
 	c.mu.Lock()
 	st := c.streams[id]
+	if st != nil {
+		st.resetSent = true
+	}
 	c.mu.Unlock()
 	if st != nil {
 		st.end(fmt.Errorf("%w: reset (%v)", ErrStreamClosed, code), false)

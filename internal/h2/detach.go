@@ -95,6 +95,9 @@ func (st *Stream) Reset() {
 	c := st.c
 	c.mu.Lock()
 	open := !st.ended
+	if open {
+		st.resetSent = true
+	}
 	c.mu.Unlock()
 	if open {
 		_ = c.control(func() error { return c.wfr.WriteRSTStream(st.id, cancelError) })

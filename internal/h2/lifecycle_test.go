@@ -5,6 +5,7 @@ package h2_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -256,6 +257,27 @@ func TestNoSettingsTimeout(t *testing.T) {
 	_, err = io.Copy(io.Discard, nc) // our SETTINGS, then the end
 	if d := time.Since(start); d >= 5*time.Second {
 		t.Errorf("a connection without SETTINGS still open after %v (%v)", d.Round(time.Second), err)
+	}
+}
+
+// TestPrefaceTimeout: over TLS, a connection that sends no preface is
+// kept 10 s (x/net's prefaceTimeout; before, PingTimeout's 15 s), then
+// closed.
+func TestPrefaceTimeout(t *testing.T) {
+	noLeaks(t)
+	nc, err := tls.Dial("tcp", startTLSListener(t, &h2.Server{}, okHandler), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	start := time.Now()
+	_ = nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err = io.Copy(io.Discard, nc)
+	switch d := time.Since(start); {
+	case d < 9*time.Second:
+		t.Errorf("closed after %v (%v), before the preface timeout", d.Round(time.Millisecond), err)
+	case d > 12*time.Second:
+		t.Errorf("still open after %v (%v)", d.Round(time.Millisecond), err)
 	}
 }
 

@@ -26,8 +26,7 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	c.maxSeen.Store(id)
 	if f.HasPriority() && f.Priority.StreamDep == id {
-		c.resetStream(id, protocolError)
-		return nil
+		return c.resetForClient(id, protocolError)
 	}
 	if f.Truncated {
 		return c.control(func() error { return c.writeHeadersLocked(id, http.StatusRequestHeaderFieldsTooLarge, nil, true) })
@@ -36,19 +35,31 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	refused := c.refuseLocked()
 	c.mu.Unlock()
 	if refused {
-		return c.control(func() error { return c.wfr.WriteRSTStream(id, refusedStream) })
+		return c.resetForClient(id, refusedStream)
 	}
 	st := c.newStream(id, f.StreamEnded())
 	req, err := c.newRequest(f, st)
 	if err != nil {
 		st.cancel()
 		c.srv.logger().Debug("h2: malformed request", "stream", id, "err", err)
-		return c.control(func() error { return c.wfr.WriteRSTStream(id, protocolError) })
+		return c.resetForClient(id, protocolError)
 	}
+	limit := int(c.srv.maxStreams())
 	c.mu.Lock()
+	start := c.running < limit
+	if !start && len(c.waiting) >= maxWaiting(limit) {
+		c.mu.Unlock()
+		st.cancel()
+		return connError{calmError, "too many requests waiting for the handlers of reset streams"}
+	}
 	c.streams[id] = st
 	if st.openLocked() {
 		c.open++
+	}
+	if start {
+		c.running++
+	} else {
+		c.waiting = append(c.waiting, waitingHandler{st, req})
 	}
 	first := len(c.streams) == 1
 	c.mu.Unlock()
@@ -58,9 +69,27 @@ func (c *conn) onHeaders(f *http2.MetaHeadersFrame) error {
 	if st.remoteDone {
 		st.body.finish()
 	}
+	if start {
+		c.startHandler(st, req)
+	}
+	return nil
+}
+
+// maxWaiting bounds the requests waiting for a handler to return, as
+// x/net's server does (4 times MaxConcurrentStreams): they wait only
+// while the handlers of streams closed early (reset, or answered and
+// ended before they return) still run.
+func maxWaiting(limit int) int { return 4 * limit }
+
+// waitingHandler is a request whose handler waits for another to return.
+type waitingHandler struct {
+	st  *Stream
+	req *http.Request
+}
+
+func (c *conn) startHandler(st *Stream, req *http.Request) {
 	c.handlers.Add(1)
 	go c.runHandler(st, req)
-	return nil
 }
 
 // onTrailers reads a request's trailers (dropped): they end its body.
@@ -82,11 +111,10 @@ func (c *conn) onTrailers(f *http2.MetaHeadersFrame) error {
 	case !f.StreamEnded():
 		return connError{protocolError, "trailers without END_STREAM"}
 	case len(f.PseudoFields()) > 0: // malformed (RFC 9113 8.1)
-		c.resetStream(f.StreamID, protocolError)
-		return nil
+		return c.resetForClient(f.StreamID, protocolError)
 	}
 	if err := st.body.finish(); err != nil { // shorter than its content-length
-		c.resetStream(f.StreamID, protocolError) // the handler's Read fails
+		return c.resetForClient(f.StreamID, protocolError) // the handler's Read fails
 	}
 	return nil
 }
@@ -231,15 +259,50 @@ func (c *conn) runHandler(st *Stream, req *http.Request) {
 	c.handler.ServeHTTP(rw, req)
 }
 
-// handlerReturned drops what the request body holds and forgets the
-// stream if it is over.
+// handlerReturned drops what the request body holds, forgets the stream
+// if it is over, and starts the handler waiting first, if any.
 func (st *Stream) handlerReturned() {
+	c := st.c
+	c.mu.Lock()
+	c.running--
+	next, skipped := c.nextWaitingLocked()
+	c.mu.Unlock()
+	st.handlerDone()
+	for _, w := range skipped {
+		w.handlerDone()
+	}
+	if next.st != nil {
+		c.startHandler(next.st, next.req)
+	}
+}
+
+// handlerDone drops what the request body holds and forgets the stream if
+// it is over: its handler has returned, or will never run.
+func (st *Stream) handlerDone() {
 	st.body.Close()
 	c := st.c
 	c.mu.Lock()
 	st.running = false
 	c.mu.Unlock()
 	st.release()
+}
+
+// nextWaitingLocked takes, under c.mu, the first waiting request whose
+// stream has not ended, counted as running, and those before it whose
+// streams have ended: their handlers will never run.
+func (c *conn) nextWaitingLocked() (next waitingHandler, skipped []*Stream) {
+	for len(c.waiting) > 0 {
+		w := c.waiting[0]
+		c.waiting[0] = waitingHandler{}
+		c.waiting = c.waiting[1:]
+		if !w.st.ended {
+			c.running++
+			return w, skipped
+		}
+		skipped = append(skipped, w.st)
+	}
+	c.waiting = nil // its array's slots are spent
+	return waitingHandler{}, skipped
 }
 
 // onData adds a DATA frame to its request's body.
@@ -256,17 +319,23 @@ func (c *conn) onData(f *http2.DataFrame) error {
 	if open {
 		st.recvWin -= size
 	}
+	ignore := st != nil && st.resetSent
 	c.mu.Unlock()
 	switch {
 	case f.StreamID > c.maxSeen.Load():
 		return connError{protocolError, "DATA on an idle stream"}
-	case !open:
+	case ignore: // sent before our RST_STREAM reached the client (RFC 9113 5.1)
+		c.grant(nil, size)
+		return nil
+	case !open && st == nil: // over and forgotten: no handler to free
 		c.grant(nil, size)
 		return c.control(func() error { return c.wfr.WriteRSTStream(f.StreamID, streamClosed) })
+	case !open:
+		c.grant(nil, size)
+		return c.resetForClient(f.StreamID, streamClosed)
 	case st.recvWinNegative():
 		c.grant(nil, size)
-		c.resetStream(f.StreamID, flowError)
-		return nil
+		return c.resetForClient(f.StreamID, flowError)
 	}
 	if pad := size - int64(len(f.Data())); pad > 0 {
 		c.grant(st, pad)
@@ -276,15 +345,14 @@ func (c *conn) onData(f *http2.DataFrame) error {
 		c.grant(nil, int64(len(f.Data()))) // nobody reads it
 	}
 	if err != nil {
-		c.resetStream(f.StreamID, protocolError)
-		return nil
+		return c.resetForClient(f.StreamID, protocolError)
 	}
 	if f.StreamEnded() {
 		c.mu.Lock()
 		st.closeLocked(&st.remoteDone)
 		c.mu.Unlock()
 		if err := st.body.finish(); err != nil {
-			c.resetStream(f.StreamID, protocolError)
+			return c.resetForClient(f.StreamID, protocolError)
 		}
 	}
 	return nil

@@ -16,8 +16,9 @@
 // # Concurrency
 //
 // Each connection has one reader, the goroutine that called ServeConn: it
-// reads every frame, starts a goroutine per request for the handler, and
-// ends streams the client resets. Writes from the reader, the handlers and
+// reads every frame, starts a goroutine per request for the handler (at
+// most MaxConcurrentStreams at once: a returning handler starts the next
+// request waiting), and ends streams the client resets. Writes from the reader, the handlers and
 // detached streams are serialised by the connection's write lock; a write
 // that waits on the socket holds it, and says so, so that writers that
 // must not wait can step aside; over TLS a connection's flusher goroutine
@@ -46,15 +47,25 @@ import (
 // below; set fields before the first connection.
 type Server struct {
 	// MaxConcurrentStreams is advertised and enforced: a stream beyond it
-	// is refused. A stream counts until it is closed (both sides ended it,
-	// or one reset it), a detached one until it has ended; as many more
-	// closed ones may have their handlers still running.
+	// is refused (REFUSED_STREAM). A stream counts until it is closed
+	// (both sides ended it, or one reset it), a detached one until it has
+	// ended. At most as many handlers run at once: a request that comes
+	// while they all run (the client reset or ended streams whose
+	// handlers have not returned) waits for one to return; a request
+	// beyond 4 times as many waiting ends the connection with
+	// ENHANCE_YOUR_CALM, as x/net's server does.
 	MaxConcurrentStreams uint32
 	// MaxHeaderBytes bounds a request's header list (hpack sizes): a
 	// request beyond it gets 431; a header block whose encoding goes far
-	// beyond it (16 KiB), or that takes too many frames, ends the
+	// beyond it (16 KiB), or that takes more frames than a HEADERS and 8
+	// CONTINUATIONs or the full 16 KiB frames its bytes need, ends the
 	// connection.
 	MaxHeaderBytes uint32
+	// MaxResets bounds the streams a connection may have reset in a 10 s
+	// window (from the first reset after the last window): by the client,
+	// or by the server for the client's frames (a stream error). One more
+	// ends the connection with ENHANCE_YOUR_CALM.
+	MaxResets int
 	// ReadIdleTimeout is how long a connection may be silent before it is
 	// pinged; PingTimeout how long the answer may take before it is
 	// closed.
@@ -76,11 +87,16 @@ type Server struct {
 
 // Defaults for the zero Server's fields.
 const (
-	// DefaultMaxConcurrentStreams lets one client multiplex a thousand
-	// watches and more on one connection, as client-go's shared transport does.
-	DefaultMaxConcurrentStreams = 4096
+	// DefaultMaxConcurrentStreams is kube-apiserver's (secure_serving.go,
+	// when --http2-max-streams-per-connection is 0; x/net's server allows
+	// 250): a client with more streams, watches mostly, opens another
+	// connection, as Go's transport does when it meets the limit.
+	DefaultMaxConcurrentStreams = 100
 	// DefaultMaxHeaderBytes is net/http's http.DefaultMaxHeaderBytes.
-	DefaultMaxHeaderBytes  = 1 << 20
+	DefaultMaxHeaderBytes = 1 << 20
+	// DefaultMaxResets is ours: x/net bounds only the handlers that reset
+	// streams leave running (MaxConcurrentStreams), not the resets.
+	DefaultMaxResets       = 1000
 	DefaultReadIdleTimeout = 60 * time.Second
 	DefaultPingTimeout     = 15 * time.Second
 	DefaultShutdownGrace   = 5 * time.Second
@@ -100,6 +116,13 @@ func (s *Server) maxHeaderBytes() uint32 {
 		return DefaultMaxHeaderBytes
 	}
 	return s.MaxHeaderBytes
+}
+
+func (s *Server) maxResets() int {
+	if s.MaxResets <= 0 {
+		return DefaultMaxResets
+	}
+	return s.MaxResets
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -37,8 +37,9 @@ type Stream struct {
 	recvUnacked int64
 	remoteDone  bool // the client sent END_STREAM
 	sentEnd     bool // we sent END_STREAM or RST_STREAM
+	resetSent   bool // we sent RST_STREAM: the client's frames in flight are ignored
 	ended       bool // over: finished, reset, or the connection gone
-	running     bool // its handler has not returned
+	running     bool // its handler has not returned (or waits to run)
 	detached    bool
 	gone        func() // a detached stream's: called once if the client ends it
 	deadline    time.Time
@@ -103,6 +104,9 @@ func (st *Stream) endSent(err error) error {
 	c := st.c
 	c.mu.Lock()
 	open := !st.remoteDone && !st.ended
+	if err == nil && open {
+		st.resetSent = true
+	}
 	c.mu.Unlock()
 	if err == nil && open {
 		err = c.control(func() error { return c.wfr.WriteRSTStream(st.id, noError) })
