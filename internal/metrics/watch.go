@@ -22,6 +22,10 @@ type watchMetrics struct {
 	objects     *prometheus.GaugeVec     // resource
 	dispatching *prometheus.HistogramVec // resource
 	fallbacks   *prometheus.CounterVec   // resource, reason
+	ringBytes   *prometheus.GaugeVec     // resource
+	ringBudget  *prometheus.GaugeVec     // resource
+	evicted     *prometheus.CounterVec   // resource
+	budget      prometheus.Gauge
 }
 
 // Why a list the watch cache would serve went to the store
@@ -65,13 +69,18 @@ func newWatchMetrics() watchMetrics {
 			Name: "listwatch_watch_dispatch_duration_seconds", Help: "Time from the watch cache receiving a batch of events to having queued them on every watcher",
 			Buckets: prometheus.ExponentialBuckets(10e-6, 4, 10), // 10 µs ... 2.6 s
 		}, r),
-		fallbacks: counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
+		fallbacks:  counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
+		ringBytes:  gauge("listwatch_watch_cache_ring_bytes", "Bytes the events in the watch cache's ring pin, by resource (their objects' JSON, the previous objects', and a fixed overhead per event)"),
+		ringBudget: gauge("listwatch_watch_cache_ring_budget_bytes", "The most bytes the watch cache's ring of a resource may pin"),
+		evicted:    counter("listwatch_watch_cache_evicted_events_total", "Events the watch cache's ring dropped for bytes alone (its own budget or the server's) before its count and age bounds would have", r),
+		budget:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "listwatch_watch_cache_budget_bytes", Help: "The most bytes the rings of every resource's watch cache may pin together; sum(listwatch_watch_cache_ring_bytes) is what they pin"}),
 	}
 }
 
 func (w *watchMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
-		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks)
+		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks,
+		w.ringBytes, w.ringBudget, w.evicted, w.budget)
 }
 
 // ResourceID names a served resource in metric labels.
@@ -103,6 +112,9 @@ type Resource struct {
 	revision    prometheus.Gauge
 	objects     prometheus.Gauge
 	dispatching prometheus.Observer
+	ringBytes   prometheus.Gauge
+	ringBudget  prometheus.Gauge
+	evicted     prometheus.Counter
 }
 
 var _ watchcache.Observer = (*Resource)(nil)
@@ -129,6 +141,9 @@ func (m *Metrics) Resource(id ResourceID) *Resource {
 		revision:    w.revision.WithLabelValues(gr),
 		objects:     w.objects.WithLabelValues(gr),
 		dispatching: w.dispatching.WithLabelValues(gr),
+		ringBytes:   w.ringBytes.WithLabelValues(gr),
+		ringBudget:  w.ringBudget.WithLabelValues(gr),
+		evicted:     w.evicted.WithLabelValues(gr),
 	}
 	m.resources[id] = r
 	return r
@@ -151,6 +166,13 @@ func (r *Resource) WatchEvent(size int) { r.WatchEvents(1, size) }
 // SetCapacity records how many events the watch cache's ring holds at most.
 func (r *Resource) SetCapacity(n int) { r.capacity.Set(float64(n)) }
 
+// SetRingBudget records the most bytes the watch cache's ring may pin.
+func (r *Resource) SetRingBudget(n int64) { r.ringBudget.Set(float64(n)) }
+
+// SetWatchCacheBudget records the most bytes every resource's ring may pin
+// together.
+func (m *Metrics) SetWatchCacheBudget(n int64) { m.watch.budget.Set(float64(n)) }
+
 // Applied implements watchcache.Observer.
 func (r *Resource) Applied(events int, rev int64, objects int) {
 	r.received.Add(float64(events))
@@ -169,6 +191,12 @@ func (r *Resource) Parked() { r.parked.Inc() }
 
 // CaughtUp implements watchcache.Observer.
 func (r *Resource) CaughtUp() { r.catchUps.Inc() }
+
+// RingBytes implements watchcache.Observer.
+func (r *Resource) RingBytes(n int64) { r.ringBytes.Set(float64(n)) }
+
+// Evicted implements watchcache.Observer.
+func (r *Resource) Evicted(n int) { r.evicted.Add(float64(n)) }
 
 // ListFallback counts a list of resource id that the watch cache would have
 // served and the store served instead, for reason (a Fallback constant).

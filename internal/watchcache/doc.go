@@ -43,8 +43,29 @@
 // one that stops matching is DELETED (with its previous content at the
 // event's revision).
 //
+// # Memory
+//
+// The ring is bounded in events (Config.RingMaxEvents), in age beyond a
+// minimum count (RingMinEvents, RingMaxAge: a timer owned by the cache
+// trims it when no write comes) and, first of all, in bytes: what its
+// events pin (eventBytes: the object's JSON, the previous object's, and a
+// fixed overhead per event; a protobuf encoding made on demand in
+// Object.Alt is not counted) is kept under Config.RingMaxBytes and under
+// a share of a Budget that the server's caches share, whatever the
+// minimum count. A watcher whose position the ring has dropped reads from
+// the store's history, so the bounds cost catch-up time, never an event.
+//
+// What watchers pin is bounded apart, per watcher: a fed watcher's queue
+// holds references to the events' bytes (shared with the ring and every
+// other watcher, never copied) up to WatcherBufferBytes, and a polled
+// watcher takes at most that much from the ring at a time; the server's
+// write of what a watcher took keeps what its socket did not accept. So
+// n watchers that stop reading pin at most n times WatcherBufferBytes
+// (plus one event each) of events beyond the ring, and far less when they
+// stopped at the same events, which they then share.
+//
 // # Concurrency
 //
-// Lock order: Cache.mu before Watcher.mu. The dispatcher takes Cache.mu for
+// Lock order: Cache.mu before Watcher.mu, and before Budget.mu, a leaf. The dispatcher takes Cache.mu for
 // writing; readers of the ring and of the objects take it for reading.
 package watchcache

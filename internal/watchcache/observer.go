@@ -20,6 +20,13 @@ type Observer interface {
 	Parked()
 	// CaughtUp is called when such a watcher is level with the cache again.
 	CaughtUp()
+	// RingBytes is called with the bytes the ring's events pin
+	// (Config.RingMaxBytes) when they may have changed.
+	RingBytes(n int64)
+	// Evicted is called with the number of events the ring dropped for
+	// bytes alone (its own bound or the shared Budget), that its count
+	// and age bounds would have kept.
+	Evicted(n int)
 }
 
 // nopObserver is the Observer of a Config without one.
@@ -30,3 +37,5 @@ func (nopObserver) Dispatched(time.Duration) {}
 func (nopObserver) Watchers(int)             {}
 func (nopObserver) Parked()                  {}
 func (nopObserver) CaughtUp()                {}
+func (nopObserver) RingBytes(int64)          {}
+func (nopObserver) Evicted(int)              {}

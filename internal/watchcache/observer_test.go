@@ -8,7 +8,8 @@ import (
 // observed is what a cache told its Observer.
 type observed struct {
 	received, parked, caughtUp int
-	rev                        int64
+	evicted                    int
+	rev, ringBytes             int64
 	objects, watchers          int
 }
 
@@ -24,9 +25,11 @@ func (c *countingObserver) Applied(events int, rev int64, objects int) {
 
 func (c *countingObserver) Dispatched(time.Duration) {}
 
-func (c *countingObserver) Watchers(n int) { c.update(func(o *observed) { o.watchers = n }) }
-func (c *countingObserver) Parked()        { c.update(func(o *observed) { o.parked++ }) }
-func (c *countingObserver) CaughtUp()      { c.update(func(o *observed) { o.caughtUp++ }) }
+func (c *countingObserver) Watchers(n int)    { c.update(func(o *observed) { o.watchers = n }) }
+func (c *countingObserver) Parked()           { c.update(func(o *observed) { o.parked++ }) }
+func (c *countingObserver) CaughtUp()         { c.update(func(o *observed) { o.caughtUp++ }) }
+func (c *countingObserver) RingBytes(n int64) { c.update(func(o *observed) { o.ringBytes = n }) }
+func (c *countingObserver) Evicted(n int)     { c.update(func(o *observed) { o.evicted += n }) }
 
 func (c *countingObserver) update(f func(*observed)) {
 	c.mu.Lock()

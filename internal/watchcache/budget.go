@@ -1,0 +1,159 @@
+package watchcache
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Budget bounds the bytes that the rings of several caches pin together
+// (Config.Budget): the server shares one among every resource's cache,
+// those of CustomResourceDefinitions made and closed at run time included.
+// A cache charges it for each event it keeps and gives the bytes back as it
+// drops them, or all at once when it closes or relists.
+type Budget struct {
+	max    int64
+	used   atomic.Int64
+	ncache atomic.Int64 // len(caches), read without mu
+
+	mu sync.Mutex // a leaf: taken under Cache.mu
+	// guarded by mu:
+	caches map[*Cache]struct{}
+}
+
+// NewBudget returns a budget of max bytes.
+func NewBudget(max int64) *Budget {
+	return &Budget{max: max, caches: map[*Cache]struct{}{}}
+}
+
+// Max returns the budget's bytes.
+func (b *Budget) Max() int64 { return b.max }
+
+// Used returns the bytes its caches' rings pin.
+func (b *Budget) Used() int64 { return b.used.Load() }
+
+// add registers c.
+func (b *Budget) add(c *Cache) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.caches[c] = struct{}{}
+	b.ncache.Store(int64(len(b.caches)))
+}
+
+// remove forgets c, giving back the bytes its ring still holds.
+func (b *Budget) remove(c *Cache, bytes int64) {
+	if b == nil {
+		return
+	}
+	b.charge(-bytes)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.caches, c)
+	b.ncache.Store(int64(len(b.caches)))
+}
+
+func (b *Budget) charge(n int64) {
+	if b != nil && n != 0 {
+		b.used.Add(n)
+	}
+}
+
+// excess returns the bytes used beyond the budget (<= 0: within it).
+func (b *Budget) excess() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used.Load() - b.max
+}
+
+// share is what a cache may keep while the caches are over the budget:
+// an equal part, so that the busiest rings give way first and a resource
+// with little history keeps it.
+func (b *Budget) share() int64 { return b.max / max(b.ncache.Load(), 1) }
+
+// askOthers asks every cache but c to trim: c is within its share and the
+// caches are still over the budget, so some other holds more than its
+// share, whether or not writes come to it.
+func (b *Budget) askOthers(c *Cache) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for o := range b.caches {
+		if o != c {
+			o.askTrim()
+		}
+	}
+}
+
+// eventOverhead is what an event pins beyond its objects' bytes, roughly:
+// the Event, its ring entry, and each object's struct, key and the maps of
+// its labels and fields (a few hundred bytes for a small object).
+const eventOverhead = 512
+
+// eventBytes is what e pins while the ring holds it: its object's JSON,
+// and the previous object's, which the event keeps alive once the object
+// map has moved on (counted again when it is also an earlier event's
+// object, so that the bound errs high); a DELETED event's content is the
+// previous object again, at the event's revision, made on demand.
+func eventBytes(e *Event) int64 {
+	n := eventOverhead
+	if e.Cur != nil {
+		n += len(e.Cur.JSON)
+	}
+	if e.Prev != nil {
+		n += len(e.Prev.JSON)
+		if e.Cur == nil {
+			n += len(e.Prev.JSON)
+		}
+	}
+	return int64(n)
+}
+
+// askTrim asks the trim loop to trim now.
+func (c *Cache) askTrim() {
+	select {
+	case c.trimc <- struct{}{}:
+	default:
+	}
+}
+
+// trimLoop trims the ring when its oldest event outlives RingMaxAge, with
+// no write needed, and when the budget asks: an idle resource's events
+// are let go on time. It sleeps while nothing in the ring can age out
+// (apply asks it again then).
+func (c *Cache) trimLoop(ctx context.Context) {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.trimc:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		c.mu.Lock()
+		now := time.Now()
+		c.trimRing(now)
+		next, armed := c.nextExpiry()
+		c.trimArmed = armed
+		c.mu.Unlock()
+		if armed {
+			t.Reset(next.Sub(now))
+		} else {
+			t.Stop()
+		}
+	}
+}
+
+// nextExpiry returns when the ring's oldest event may be dropped for its
+// age, if any may. mu held.
+func (c *Cache) nextExpiry() (time.Time, bool) {
+	if len(c.ring) <= c.cfg.RingMinEvents {
+		return time.Time{}, false
+	}
+	return c.ring[0].at.Add(c.cfg.RingMaxAge), true
+}

@@ -1,0 +1,203 @@
+package watchcache
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage/memory"
+	"github.com/listwatch/listwatch/storage/storagetest"
+)
+
+// ringState is what a ring holds: its events' sizes, oldest first, and
+// its start.
+type ringState struct {
+	sizes []int64
+	start int64
+}
+
+func ringOf(t *testing.T, c *Cache) ringState {
+	t.Helper()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r := ringState{start: c.ringStart}
+	var total int64
+	for _, e := range c.ring {
+		r.sizes = append(r.sizes, e.size)
+		total += e.size
+	}
+	if total != c.ringBytes {
+		t.Fatalf("the ring counts %d bytes, its events %d", c.ringBytes, total)
+	}
+	return r
+}
+
+func (r ringState) bytes() int64 { return sum(r.sizes) }
+
+func sum(sizes []int64) int64 {
+	var n int64
+	for _, s := range sizes {
+		n += s
+	}
+	return n
+}
+
+// ringWrites makes ten writes to three objects (creates, then updates
+// that grow them), the same revisions and bytes on every fresh store.
+func ringWrites(wr *writer) {
+	for i := range 10 {
+		wr.put("ns", fmt.Sprint("k", i%3), map[string]string{"pad": strings.Repeat("x", 10*i)})
+	}
+}
+
+// TestRingMaxBytes: the ring keeps the newest events whose bytes fit
+// RingMaxBytes, however many RingMinEvents asks for (1,024 by default):
+// four at the limit, three one byte short of it. A watcher that read
+// nothing meanwhile still gets every event once, in order, from the
+// store's history; one that reads only after that history is compacted
+// gets 410 Gone.
+func TestRingMaxBytes(t *testing.T) { watchModes(t, testRingMaxBytes) }
+
+func testRingMaxBytes(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
+	dry := memory.New()
+	defer dry.Close()
+	probe := newCache(t, dry, Config{})
+	wr := newWriter(t, dry)
+	ringWrites(wr)
+	waitRev(t, probe, wr.history[len(wr.history)-1].Revision)
+	sizes := ringOf(t, probe).sizes
+	const keep = 4
+	limit := sum(sizes[len(sizes)-keep:])
+	for _, tc := range []struct {
+		max  int64
+		kept int
+	}{{limit, keep}, {limit - 1, keep - 1}} {
+		t.Run(fmt.Sprint(tc.max), func(t *testing.T) {
+			s := memory.New()
+			defer s.Close()
+			obs := &countingObserver{}
+			c := newCache(t, s, Config{RingMaxBytes: tc.max, Observer: obs})
+			from := c.Revision()
+			reader := watch(t, c, WatchOptions{From: from})
+			late := watch(t, c, WatchOptions{From: from})
+			wr := newWriter(t, s)
+			ringWrites(wr)
+			n := len(wr.history)
+			waitRev(t, c, wr.history[n-1].Revision)
+			got := ringOf(t, c)
+			if len(got.sizes) != tc.kept || got.start != wr.history[n-tc.kept-1].Revision {
+				t.Fatalf("ring of %d bytes holds %d events after %d, want %d after %d", tc.max, len(got.sizes), got.start, tc.kept, wr.history[n-tc.kept-1].Revision)
+			}
+			if o := obs.snapshot(); o.ringBytes != sum(sizes[n-tc.kept:]) || o.evicted != n-tc.kept {
+				t.Errorf("observer saw %d ring bytes and %d evicted, want %d and %d", o.ringBytes, o.evicted, sum(sizes[n-tc.kept:]), n-tc.kept)
+			}
+			recs, _ := read(t, reader, n)
+			if err := storagetest.ValidateWatch(wr.history, from, recs, true); err != nil {
+				t.Errorf("watcher that did not read while the ring was trimmed: %v", err)
+			}
+			if err := s.Compact(t.Context(), wr.history[n-2].Revision); err != nil {
+				t.Fatal(err)
+			}
+			_, err := next(t.Context(), late)
+			var se *api.StatusError
+			if !errors.As(err, &se) || se.Status.Code != http.StatusGone {
+				t.Errorf("watcher behind the ring and the compacted history: %v, want 410 Gone", err)
+			}
+		})
+	}
+}
+
+// TestRingTrimmedByAgeWithoutWrites: the events beyond RingMinEvents go
+// when they reach RingMaxAge, with no write to trigger the trim.
+func TestRingTrimmedByAgeWithoutWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := memory.New()
+		defer s.Close()
+		obs := &countingObserver{}
+		c := newCache(t, s, Config{RingMinEvents: 1, RingMaxAge: time.Minute, Observer: obs})
+		wr := newWriter(t, s)
+		for i := range 3 {
+			wr.put("ns", fmt.Sprint("k", i), nil)
+		}
+		waitRev(t, c, wr.history[2].Revision)
+		all := ringOf(t, c)
+		time.Sleep(time.Minute - time.Nanosecond)
+		synctest.Wait()
+		if got := ringOf(t, c); len(got.sizes) != 3 {
+			t.Fatalf("ring holds %d events just before their age is reached, want 3", len(got.sizes))
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		got := ringOf(t, c)
+		if len(got.sizes) != 1 || got.start != wr.history[1].Revision {
+			t.Fatalf("ring holds %d events after %d once they aged, want the RingMinEvents 1 after %d", len(got.sizes), got.start, wr.history[1].Revision)
+		}
+		if o := obs.snapshot(); o.ringBytes != all.sizes[2] || o.evicted != 0 {
+			t.Errorf("observer saw %d ring bytes, %d evicted; want %d, none (age is no eviction)", o.ringBytes, o.evicted, all.sizes[2])
+		}
+	})
+}
+
+// TestBudgetSharedByCaches: two caches share a Budget. At its limit both
+// keep every event; one byte short, the cache over its share (six events
+// against two) drops its oldest, though the write that crossed the limit
+// went to the other one and no write comes to it. Closing a cache gives
+// its bytes back.
+func TestBudgetSharedByCaches(t *testing.T) {
+	const big, small = "/registry/core/big/", "/registry/core/small/"
+	run := func(t *testing.T, b *Budget) (rings [2]ringState, evicted int, afterClose int64) {
+		synctest.Test(t, func(t *testing.T) {
+			s := memory.New()
+			defer s.Close()
+			obs := &countingObserver{}
+			bc := newCacheAt(t, s, big, Config{Budget: b, Observer: obs})
+			sc := newCacheAt(t, s, small, Config{Budget: b})
+			var rev int64
+			for i := range 8 {
+				p := big
+				if i >= 6 {
+					p = small
+				}
+				var err error
+				if rev, err = s.Create(t.Context(), fmt.Sprint(p, "ns/k", i), cm("ns", fmt.Sprint("k", i), nil)); err != nil {
+					t.Fatal(err)
+				}
+				if i == 5 {
+					waitRev(t, bc, rev) // its writes are in before the other's cross the budget
+				}
+			}
+			waitRev(t, sc, rev)
+			synctest.Wait() // the big cache's trim, when asked
+			rings = [2]ringState{ringOf(t, bc), ringOf(t, sc)}
+			if used := b.Used(); used != rings[0].bytes()+rings[1].bytes() || used > b.Max() {
+				t.Errorf("budget of %d used %d; the rings hold %d", b.Max(), used, rings[0].bytes()+rings[1].bytes())
+			}
+			evicted = obs.snapshot().evicted
+			sc.Close()
+			afterClose = b.Used()
+		})
+		return rings, evicted, afterClose
+	}
+	probe, _, _ := run(t, NewBudget(1<<40))
+	total := probe[0].bytes() + probe[1].bytes()
+	for _, tc := range []struct {
+		max     int64
+		big     []int64
+		evicted int
+	}{{total, probe[0].sizes, 0}, {total - 1, probe[0].sizes[1:], 1}} {
+		t.Run(fmt.Sprint(tc.max), func(t *testing.T) {
+			rings, evicted, afterClose := run(t, NewBudget(tc.max))
+			if fmt.Sprint(rings[0].sizes) != fmt.Sprint(tc.big) || len(rings[1].sizes) != 2 || evicted != tc.evicted {
+				t.Errorf("budget %d: rings hold %v and %v, %d evicted; want %v and two events, %d evicted", tc.max, rings[0].sizes, rings[1].sizes, evicted, tc.big, tc.evicted)
+			}
+			if afterClose != rings[0].bytes() {
+				t.Errorf("budget used %d after one cache closed, want the other's %d", afterClose, rings[0].bytes())
+			}
+		})
+	}
+}
