@@ -12,26 +12,51 @@ import (
 // those of CustomResourceDefinitions made and closed at run time included.
 // A cache charges it for each event it keeps and gives the bytes back as it
 // drops them, or all at once when it closes or relists.
+//
+// It also bounds the objects their watchers replay from the store's
+// history: each replaying watcher decodes copies of its own, which its
+// reader holds until its next Pending (or Stop), however long its client
+// takes to read them; past the bound a replay takes one batch at a time.
 type Budget struct {
 	max    int64
 	used   atomic.Int64
 	ncache atomic.Int64 // len(caches), read without mu
+
+	replayMax int64
+	replayed  atomic.Int64
 
 	mu sync.Mutex // a leaf: taken under Cache.mu
 	// guarded by mu:
 	caches map[*Cache]struct{}
 }
 
-// NewBudget returns a budget of max bytes.
-func NewBudget(max int64) *Budget {
-	return &Budget{max: max, caches: map[*Cache]struct{}{}}
+// NewBudget returns a budget of rings bytes for the caches' rings and of
+// replays bytes for the objects their watchers replay from the store.
+func NewBudget(rings, replays int64) *Budget {
+	return &Budget{max: rings, replayMax: replays, caches: map[*Cache]struct{}{}}
 }
 
-// Max returns the budget's bytes.
+// Max returns the bytes the rings may pin.
 func (b *Budget) Max() int64 { return b.max }
 
 // Used returns the bytes its caches' rings pin.
 func (b *Budget) Used() int64 { return b.used.Load() }
+
+// MaxReplayed returns the bytes replaying watchers may hold.
+func (b *Budget) MaxReplayed() int64 { return b.replayMax }
+
+// Replayed returns the bytes of objects replayed from the store that
+// watchers and their readers hold.
+func (b *Budget) Replayed() int64 { return b.replayed.Load() }
+
+func (b *Budget) chargeReplay(n int64) {
+	if b != nil && n != 0 {
+		b.replayed.Add(n)
+	}
+}
+
+// replaysFull reports whether replays hold the whole of their bound.
+func (b *Budget) replaysFull() bool { return b != nil && b.replayed.Load() >= b.replayMax }
 
 // add registers c.
 func (b *Budget) add(c *Cache) {

@@ -183,7 +183,7 @@ func TestBudgetSharedByCaches(t *testing.T) {
 		})
 		return rings, evicted, afterClose
 	}
-	probe, _, _ := run(t, NewBudget(1<<40))
+	probe, _, _ := run(t, NewBudget(1<<40, 1<<40))
 	total := probe[0].bytes() + probe[1].bytes()
 	for _, tc := range []struct {
 		max     int64
@@ -191,7 +191,7 @@ func TestBudgetSharedByCaches(t *testing.T) {
 		evicted int
 	}{{total, probe[0].sizes, 0}, {total - 1, probe[0].sizes[1:], 1}} {
 		t.Run(fmt.Sprint(tc.max), func(t *testing.T) {
-			rings, evicted, afterClose := run(t, NewBudget(tc.max))
+			rings, evicted, afterClose := run(t, NewBudget(tc.max, 1<<40))
 			if fmt.Sprint(rings[0].sizes) != fmt.Sprint(tc.big) || len(rings[1].sizes) != 2 || evicted != tc.evicted {
 				t.Errorf("budget %d: rings hold %v and %v, %d evicted; want %v and two events, %d evicted", tc.max, rings[0].sizes, rings[1].sizes, evicted, tc.big, tc.evicted)
 			}
@@ -200,4 +200,80 @@ func TestBudgetSharedByCaches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// queuedItems returns how many items w has queued.
+func queuedItems(w *Watcher) int {
+	w.lock()
+	defer w.unlock()
+	return len(w.queue)
+}
+
+// TestReplayBudget: watchers behind the ring replay from the store's
+// history, each into copies of its own, which its reader holds until it
+// calls Pending again. While those copies fill the Budget's replay bound,
+// another replay takes one batch at a time: at the bound a first replay
+// takes three objects of the bound's three and the next replay one, one
+// byte past it four. Every replayed event still arrives once, in order,
+// and Stop gives the bytes back.
+func TestReplayBudget(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	writeOthers(t, s, 10) // the objects' revisions have the same digits
+	from, err := s.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := newWriter(t, s)
+	for i := range 10 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	// The cache starts after the writes: its ring holds none of them.
+	size := func(b *Budget) (a, bOne int, replayed int64) {
+		c := newCache(t, s, Config{Budget: b})
+		first, second := watch(t, c, WatchOptions{From: from}), watch(t, c, WatchOptions{From: from})
+		if items, err := first.Pending(t.Context(), nil); err != nil || len(items) > 0 {
+			t.Fatalf("first Pending: %d items, %v; want the catch-up only", len(items), err)
+		}
+		a = queuedItems(first)
+		if items, err := first.Pending(t.Context(), nil); err != nil || len(items) != a {
+			t.Fatalf("second Pending: %d items, %v; want the %d queued", len(items), err, a)
+		}
+		if _, err := second.Pending(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		bOne, replayed = queuedItems(second), b.Replayed()
+		first.Stop()
+		second.Stop()
+		if n := b.Replayed(); n != 0 {
+			t.Errorf("replay budget holds %d bytes after both watchers stopped", n)
+		}
+		c.Close()
+		return a, bOne, replayed
+	}
+	all, _, total := size(NewBudget(1<<40, 1<<40))
+	if all != len(wr.history) {
+		t.Fatalf("a replay within every bound took %d events, want all %d", all, len(wr.history))
+	}
+	one := total / int64(2*all) // the events' objects are alike, each replayed twice
+	for _, tc := range []struct {
+		max         int64
+		first, next int
+	}{{3 * one, 3, 1}, {3*one + 1, 4, 1}} {
+		a, b, replayed := size(NewBudget(1<<40, tc.max))
+		if a != tc.first || b != tc.next || replayed != int64(a+b)*one {
+			t.Errorf("replay bound %d: replays took %d then %d events, holding %d bytes; want %d then %d, %d bytes", tc.max, a, b, replayed, tc.first, tc.next, int64(tc.first+tc.next)*one)
+		}
+	}
+	watchModes(t, func(t *testing.T, watch func(*testing.T, *Cache, WatchOptions) *Watcher) {
+		b := NewBudget(1<<40, one)
+		c := newCache(t, s, Config{Budget: b})
+		ws := []*Watcher{watch(t, c, WatchOptions{From: from}), watch(t, c, WatchOptions{From: from})}
+		for i, w := range ws {
+			recs, _ := read(t, w, len(wr.history))
+			if err := storagetest.ValidateWatch(wr.history, from, recs, true); err != nil {
+				t.Errorf("watcher %d replaying one event at a time: %v", i, err)
+			}
+		}
+	})
 }

@@ -93,6 +93,12 @@ func (c *Config) setDefaults() {
 // gives its watch cache, four resources' RingMaxBytes.
 const DefaultBudgetBytes = 256 << 20
 
+// DefaultReplayBudgetBytes is the server's bound (Budget) on the objects
+// that watchers replaying from the store's history hold: 16 watchers'
+// WatcherBufferBytes; beyond it each replaying watcher gets one batch at a
+// time, so n of them hold at most this and n batches.
+const DefaultReplayBudgetBytes = 64 << 20
+
 // ringEntry is an event, when the cache received it, and what it pins.
 type ringEntry struct {
 	ev   *Event
@@ -173,6 +179,9 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 
 // Capacity returns the most events the cache's ring holds.
 func (c *Cache) Capacity() int { return c.cfg.RingMaxEvents }
+
+// MaxBytes returns the most bytes the cache's ring pins (RingMaxBytes).
+func (c *Cache) MaxBytes() int64 { return c.cfg.RingMaxBytes }
 
 // Revision returns the revision the cache reflects.
 func (c *Cache) Revision() int64 {

@@ -55,17 +55,22 @@
 // minimum count. A watcher whose position the ring has dropped reads from
 // the store's history, so the bounds cost catch-up time, never an event.
 //
-// What watchers pin is bounded apart, per watcher: a fed watcher's queue
-// holds references to the events' bytes (shared with the ring and every
-// other watcher, never copied) up to WatcherBufferBytes, and a polled
-// watcher takes at most that much from the ring at a time; the server's
-// write of what a watcher took keeps what its socket did not accept. So
-// n watchers that stop reading pin at most n times WatcherBufferBytes
-// (plus one event each) of events beyond the ring, and far less when they
-// stopped at the same events, which they then share.
+// What watchers pin is bounded apart. Events a watcher takes from the
+// ring or the dispatch are references to the events' bytes, shared with
+// the ring and every other watcher, up to WatcherBufferBytes at a time;
+// the server's write of them keeps what its socket did not accept, so a
+// watcher that stops reading pins at most one take beyond the ring, and
+// watchers that stopped at the same events share them. Events replayed
+// from the store's history are each watcher's own copies: they are
+// charged to the Budget's replay bound from the replay until the
+// reader's next Pending (or Stop), and while that bound is used up a
+// replay takes one event at a time. So n watchers that stop reading pin
+// at most the replay bound and one event each beyond the ring, unless
+// they stopped at different events of the ring, n takes of theirs.
 //
 // # Concurrency
 //
-// Lock order: Cache.mu before Watcher.mu, and before Budget.mu, a leaf. The dispatcher takes Cache.mu for
-// writing; readers of the ring and of the objects take it for reading.
+// Lock order: Cache.mu before Watcher.mu, and before Budget.mu, a leaf.
+// The dispatcher takes Cache.mu for writing; readers of the ring and of
+// the objects take it for reading.
 package watchcache

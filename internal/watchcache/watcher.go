@@ -64,9 +64,14 @@ type Watcher struct {
 	parked bool // neither fed nor polling: the reader catches up itself
 	behind bool // parked by the dispatcher for a full queue, not yet level
 	queue  []Item
-	queued int   // bytes of Object in queue
-	pos    int64 // every matching event up to pos is queued or delivered
-	err    error // set once: the stream ends after the queue
+	queued int // bytes of Object in queue
+	// replayed is the bytes of queue's items replayed from the store (the
+	// watcher's own copies), and lent those of such items the last
+	// Pending returned, which its reader holds until it calls again:
+	// both charged to the cache's Budget.
+	replayed, lent int64
+	pos            int64 // every matching event up to pos is queued or delivered
+	err            error // set once: the stream ends after the queue
 
 	// set before the watcher is returned, never changed (not guarded by
 	// mu):
@@ -183,6 +188,17 @@ func (w *Watcher) Stop() {
 	}
 	delete(c.fed, w)
 	c.cfg.Observer.Watchers(len(c.fed) + c.npolled)
+	w.lock()
+	c.cfg.Budget.chargeReplay(-w.replayed - w.lent)
+	w.replayed, w.lent = 0, 0
+	w.unlock()
+}
+
+// lend accounts for the queue's replayed items going to the reader, and
+// for those it had before, which it is done with. w locked.
+func (w *Watcher) lend() {
+	w.c.cfg.Budget.chargeReplay(-w.lent)
+	w.lent, w.replayed = w.replayed, 0
 }
 
 // eachWatcher calls f for every watcher, fed or polled. mu held.
@@ -377,6 +393,7 @@ func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
 		}
 	}
 	w.lock()
+	w.lend()
 	if len(w.queue) > 0 {
 		buf = append(buf, w.queue...)
 		clear(w.queue)
@@ -472,6 +489,7 @@ func (w *Watcher) poll(buf []Item) ([]Item, pollResult) {
 	if w.parked || w.err != nil {
 		return buf, pollSkipped
 	}
+	w.lend()
 	if w.pos < c.ringStart {
 		if g := c.polled[w.filter.ns]; w.filter.Namespace == "" || g == nil || g.trimmed > w.pos {
 			w.parked, w.behind = true, true
@@ -609,19 +627,28 @@ func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok b
 	return w.replayBatch(batch)
 }
 
-// full reports whether the watcher's queue has used its budget.
+// full reports whether the watcher's queue has used its budget, or holds
+// something while replays hold the whole of the shared Budget's bound.
 func (w *Watcher) full() bool {
 	w.lock()
 	defer w.unlock()
-	return w.queued >= w.budget
+	return w.fullLocked()
 }
 
-// replayBatch turns stored events into queued items.
+func (w *Watcher) fullLocked() bool {
+	return w.queued >= w.budget || w.queued > 0 && w.c.cfg.Budget.replaysFull()
+}
+
+// replayBatch turns stored events into queued items until the queue is
+// full: pos stays before the rest, which the next catch-up reads again.
 func (w *Watcher) replayBatch(batch []storage.Event) error {
 	codec := w.c.codec
 	w.lock()
 	defer w.unlock()
 	for _, se := range batch {
+		if w.fullLocked() {
+			return nil
+		}
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		var err error
 		if se.PrevKV != nil {
@@ -634,7 +661,10 @@ func (w *Watcher) replayBatch(batch []storage.Event) error {
 				return err
 			}
 		}
+		queued := w.queued
 		w.offer(e)
+		w.replayed += int64(w.queued - queued)
+		w.c.cfg.Budget.chargeReplay(int64(w.queued - queued))
 	}
 	return nil
 }
