@@ -43,3 +43,27 @@ func BenchmarkObserveRequest(b *testing.B) {
 		m.ObserveRequest(put, 200, time.Millisecond)
 	}
 }
+
+// TestWatchCacheMemory checks the series of the watch caches' byte
+// bounds: what a resource's ring pins, its budget, the events it evicted
+// for bytes, and the server-wide budget.
+func TestWatchCacheMemory(t *testing.T) {
+	m := New()
+	r := m.Resource(ResourceID{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"})
+	r.SetRingBudget(64 << 20)
+	r.RingBytes(1234)
+	r.Evicted(2)
+	r.Evicted(1)
+	m.SetWatchCacheBudget(256 << 20)
+	out := exposition(t, m)
+	for _, series := range []string{
+		`listwatch_watch_cache_ring_bytes{resource="configmaps"} 1234`,
+		`listwatch_watch_cache_ring_budget_bytes{resource="configmaps"} 6.7108864e+07`,
+		`listwatch_watch_cache_evicted_events_total{resource="configmaps"} 3`,
+		`listwatch_watch_cache_budget_bytes 2.68435456e+08`,
+	} {
+		if !strings.Contains(out, series+"\n") {
+			t.Errorf("no line %s in:\n%s", series, out)
+		}
+	}
+}
