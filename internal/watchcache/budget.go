@@ -69,12 +69,11 @@ func (b *Budget) add(c *Cache) {
 	b.ncache.Store(int64(len(b.caches)))
 }
 
-// remove forgets c, giving back the bytes its ring still holds.
-func (b *Budget) remove(c *Cache, bytes int64) {
+// remove forgets c, whose ring has given its bytes back.
+func (b *Budget) remove(c *Cache) {
 	if b == nil {
 		return
 	}
-	b.charge(-bytes)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.caches, c)
@@ -113,16 +112,40 @@ func (b *Budget) askOthers(c *Cache) {
 	}
 }
 
+// altAccount counts the bytes of the second encodings made for a cache's
+// ring's events (Object.Alt, Event.deletedAlt), after they entered the
+// ring, by whichever watcher first needed one; they are charged to the
+// Budget too.
+type altAccount struct {
+	bytes  atomic.Int64
+	budget *Budget
+}
+
+func (a *altAccount) charge(n int64) {
+	a.bytes.Add(n)
+	a.budget.charge(n)
+}
+
+// altBytes is what e's second encodings are charged for now.
+func altBytes(e *Event) int64 {
+	n := e.deletedAlt.charged()
+	if e.Cur != nil {
+		n += e.Cur.Alt.charged()
+	}
+	return n
+}
+
 // eventOverhead is what an event pins beyond its objects' bytes, roughly:
 // the Event, its ring entry, and each object's struct, key and the maps of
 // its labels and fields (a few hundred bytes for a small object).
 const eventOverhead = 512
 
-// eventBytes is what e pins while the ring holds it: its object's JSON,
-// and the previous object's, which the event keeps alive once the object
-// map has moved on (counted again when it is also an earlier event's
-// object, so that the bound errs high); a DELETED event's content is the
-// previous object again, at the event's revision, made on demand.
+// eventBytes is what e pins while the ring holds it, beyond its second
+// encodings (altBytes): its object's JSON, and the previous object's,
+// which the event keeps alive once the object map has moved on (counted
+// again when it is also an earlier event's object, so that the bound errs
+// high); a DELETED event's content is the previous object again, at the
+// event's revision, made on demand.
 func eventBytes(e *Event) int64 {
 	n := eventOverhead
 	if e.Cur != nil {

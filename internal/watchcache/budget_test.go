@@ -277,3 +277,67 @@ func TestReplayBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestRingCountsSecondEncodings: a second encoding made for an event the
+// ring holds (a protobuf watcher's) counts in the ring's bytes and the
+// Budget from when it is made, so that with four events' JSON at the
+// ring's limit, the 10 bytes of one event's encoding make the ring drop
+// its oldest at the next write (all four stay without it). Once the ring
+// has let an event go, or the cache has closed, an encoding made later is
+// charged to nothing.
+func TestRingCountsSecondEncodings(t *testing.T) {
+	dry := memory.New()
+	defer dry.Close()
+	probe := newCache(t, dry, Config{})
+	wr := newWriter(t, dry)
+	for i := range 4 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	waitRev(t, probe, wr.history[3].Revision)
+	sizes := ringOf(t, probe).sizes
+	encode := func() ([]byte, error) { return []byte("0123456789"), nil }
+	for _, encoded := range []bool{false, true} {
+		t.Run(fmt.Sprint("encoded=", encoded), func(t *testing.T) {
+			s := memory.New()
+			defer s.Close()
+			b := NewBudget(1<<40, 1<<40)
+			c := newCache(t, s, Config{RingMaxBytes: sum(sizes), Budget: b})
+			w := watch(t, c, WatchOptions{From: c.Revision()})
+			wr := newWriter(t, s)
+			for i := range 3 {
+				wr.put("ns", fmt.Sprint("k", i), nil)
+			}
+			_, items := read(t, w, 3)
+			if encoded {
+				if _, err := items[0].Alt.Get(encode); err != nil {
+					t.Fatal(err)
+				}
+				if used, want := b.Used(), sum(sizes[:3])+10; used != want {
+					t.Errorf("budget used %d with one event's encoding made, want %d", used, want)
+				}
+			}
+			wr.put("ns", "k3", nil)
+			waitRev(t, c, wr.history[3].Revision)
+			want := sizes
+			if encoded {
+				want = sizes[1:]
+			}
+			if got := ringOf(t, c).sizes; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("ring holds events of %v bytes, want %v", got, want)
+			}
+			if used := b.Used(); used != sum(want) {
+				t.Errorf("budget used %d, want the ring's %d", used, sum(want))
+			}
+			_, later := read(t, w, 1)
+			c.Close()
+			for _, it := range append(items, later...) {
+				if _, err := it.Alt.Get(encode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if used := b.Used(); used != 0 {
+				t.Errorf("budget used %d after the cache closed", used)
+			}
+		})
+	}
+}

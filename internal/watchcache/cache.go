@@ -128,6 +128,7 @@ type Cache struct {
 	npolled int
 	fresh   chan struct{} // closed and replaced whenever rev advances
 
+	alt       altAccount    // the ring's events' second encodings, made without mu
 	progressc chan struct{} // asks the run loop for a progress check
 	trimc     chan struct{} // asks trimLoop to trim
 	readyc    chan struct{} // closed once the first list is loaded
@@ -145,6 +146,7 @@ func New(cfg Config) *Cache {
 		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), trimc: make(chan struct{}, 1),
 		readyc: make(chan struct{}), stop: cancel,
 	}
+	c.alt.budget = cfg.Budget
 	cfg.Budget.add(c)
 	c.wg.Go(func() { c.run(ctx) })
 	c.wg.Go(func() { c.trimLoop(ctx) })
@@ -160,8 +162,9 @@ func (c *Cache) Close() {
 	c.eachWatcher(func(w *Watcher) { w.end(errClosed) })
 	c.fed, c.polled, c.npolled = map[*Watcher]struct{}{}, map[unique.Handle[string]]*pollGroup{}, 0
 	c.cfg.Observer.Watchers(0)
-	c.cfg.Budget.remove(c, c.ringBytes)
-	c.ring, c.ringStart, c.ringBytes = nil, c.rev, 0 // its events go now, not when its last watcher does
+	c.release(c.ring)
+	c.cfg.Budget.remove(c)
+	c.ring, c.ringStart = nil, c.rev // its events go now, not when its last watcher does
 	c.cfg.Observer.RingBytes(0)
 }
 
@@ -240,8 +243,8 @@ func (c *Cache) list(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.objects, c.sorted = objects, nil
-	c.cfg.Budget.charge(-c.ringBytes)
-	c.ring, c.ringStart, c.ringBytes = nil, rev, 0
+	c.release(c.ring)
+	c.ring, c.ringStart = nil, rev
 	c.cfg.Observer.RingBytes(0)
 	for _, g := range c.polled {
 		g.trimmed = rev // the events up to the list were never in the ring
@@ -370,6 +373,10 @@ func (c *Cache) apply(batch []storage.Event) error {
 			continue // a delete of something the cache never had
 		}
 		size := eventBytes(e)
+		e.deletedAlt.acct = &c.alt // before any watcher sees it
+		if e.Cur != nil {
+			e.Cur.Alt.acct = &c.alt
+		}
 		c.ring = append(c.ring, ringEntry{ev: e, at: now, size: size})
 		c.ringBytes += size
 		kept = append(kept, e)
@@ -404,7 +411,8 @@ func (c *Cache) replaceSorted(o *Object) {
 // exceeded), and the age of those beyond RingMinEvents. mu held.
 func (c *Cache) trimRing(now time.Time) {
 	drop, evicted := 0, 0
-	bytes, excess := c.ringBytes, c.cfg.Budget.excess()
+	total, excess := c.ringBytes+c.alt.bytes.Load(), c.cfg.Budget.excess()
+	bytes := total // what the events after drop pin
 	share := int64(0)
 	if excess > 0 {
 		share = c.cfg.Budget.share()
@@ -412,29 +420,31 @@ func (c *Cache) trimRing(now time.Time) {
 	for ; drop < len(c.ring); drop++ {
 		n := len(c.ring) - drop
 		kept := n <= c.cfg.RingMaxEvents && (n <= c.cfg.RingMinEvents || now.Sub(c.ring[drop].at) < c.cfg.RingMaxAge)
-		overBytes := bytes > c.cfg.RingMaxBytes || (excess-(c.ringBytes-bytes) > 0 && bytes > share)
+		overBytes := bytes > c.cfg.RingMaxBytes || (excess-(total-bytes) > 0 && bytes > share)
 		if kept && !overBytes {
 			break
 		}
 		if kept {
 			evicted++ // dropped for bytes alone
 		}
-		bytes -= c.ring[drop].size
+		bytes -= c.ring[drop].size + altBytes(c.ring[drop].ev)
 	}
-	if excess-(c.ringBytes-bytes) > 0 {
+	if excess-(total-bytes) > 0 {
 		c.cfg.Budget.askOthers(c) // some other ring holds more than its share
 	}
-	if drop == 0 {
-		c.cfg.Observer.RingBytes(c.ringBytes)
-		return
+	if drop > 0 {
+		c.dropRing(drop)
 	}
-	c.cfg.Budget.charge(bytes - c.ringBytes)
-	c.ringBytes = bytes
 	if evicted > 0 {
 		c.cfg.Observer.Evicted(evicted)
 	}
+	c.cfg.Observer.RingBytes(c.ringBytes + c.alt.bytes.Load())
+}
+
+// dropRing drops the ring's oldest n events. mu held.
+func (c *Cache) dropRing(n int) {
 	if len(c.polled) > 0 {
-		for _, r := range c.ring[:drop] {
+		for _, r := range c.ring[:n] {
 			for _, o := range [2]*Object{r.ev.Cur, r.ev.Prev} {
 				if o == nil {
 					continue
@@ -445,13 +455,30 @@ func (c *Cache) trimRing(now time.Time) {
 			}
 		}
 	}
-	c.ringStart = c.ring[drop-1].ev.Rev
-	clear(c.ring[:drop])
-	c.ring = c.ring[drop:]
+	c.ringStart = c.ring[n-1].ev.Rev
+	c.release(c.ring[:n])
+	clear(c.ring[:n])
+	c.ring = c.ring[n:]
 	if cap(c.ring) > 4*len(c.ring)+1024 {
 		c.ring = slices.Clone(c.ring) // let the dropped prefix go
 	}
-	c.cfg.Observer.RingBytes(c.ringBytes)
+}
+
+// release gives back what entries were charged, as the ring lets them go:
+// their sizes, and their second encodings, which are charged no more if
+// made later. mu held.
+func (c *Cache) release(entries []ringEntry) {
+	var n, alt int64
+	for _, r := range entries {
+		n += r.size
+		alt += r.ev.deletedAlt.release()
+		if r.ev.Cur != nil {
+			alt += r.ev.Cur.Alt.release()
+		}
+	}
+	c.ringBytes -= n
+	c.cfg.Budget.charge(-n)
+	c.alt.charge(-alt)
 }
 
 // requestProgress asks the run loop to check progress soon.

@@ -49,10 +49,10 @@
 // minimum count (RingMinEvents, RingMaxAge: a timer owned by the cache
 // trims it when no write comes) and, first of all, in bytes: what its
 // events pin (eventBytes: the object's JSON, the previous object's, and a
-// fixed overhead per event; a protobuf encoding made on demand in
-// Object.Alt is not counted) is kept under Config.RingMaxBytes and under
-// a share of a Budget that the server's caches share, whatever the
-// minimum count. A watcher whose position the ring has dropped reads from
+// fixed overhead per event; and, from when a watcher has them made, their
+// second encodings: Object.Alt, a DELETED event's) is kept under
+// Config.RingMaxBytes and under a share of a Budget that the server's
+// caches share, whatever the minimum count. A watcher whose position the ring has dropped reads from
 // the store's history, so the bounds cost catch-up time, never an event.
 //
 // What watchers pin is bounded apart. Events a watcher takes from the
