@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,10 @@ type watchMetrics struct {
 	ringBytes   *prometheus.GaugeVec     // resource
 	ringBudget  *prometheus.GaugeVec     // resource
 	evicted     *prometheus.CounterVec   // resource
-	budget      prometheus.Gauge
+	// budget is the server's watchcache.Budget, which the collectors of
+	// budgets read.
+	budget  *atomic.Pointer[watchcache.Budget]
+	budgets []prometheus.Collector
 }
 
 // Why a list the watch cache would serve went to the store
@@ -42,6 +46,15 @@ const (
 )
 
 func newWatchMetrics() watchMetrics {
+	budget := new(atomic.Pointer[watchcache.Budget])
+	fromBudget := func(name, help string, read func(*watchcache.Budget) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			if b := budget.Load(); b != nil {
+				return float64(read(b))
+			}
+			return 0
+		})
+	}
 	gvk := []string{"group", "version", "kind"}
 	gr := []string{"group", "resource"}
 	r := []string{"resource"}
@@ -73,14 +86,21 @@ func newWatchMetrics() watchMetrics {
 		ringBytes:  gauge("listwatch_watch_cache_ring_bytes", "Bytes the events in the watch cache's ring pin, by resource (their objects' JSON, the previous objects', and a fixed overhead per event)"),
 		ringBudget: gauge("listwatch_watch_cache_ring_budget_bytes", "The most bytes the watch cache's ring of a resource may pin"),
 		evicted:    counter("listwatch_watch_cache_evicted_events_total", "Events the watch cache's ring dropped for bytes alone (its own budget or the server's) before its count and age bounds would have", r),
-		budget:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "listwatch_watch_cache_budget_bytes", Help: "The most bytes the rings of every resource's watch cache may pin together; sum(listwatch_watch_cache_ring_bytes) is what they pin"}),
+		budget:     budget,
+		budgets: []prometheus.Collector{
+			fromBudget("listwatch_watch_cache_budget_bytes", "The most bytes the rings of every resource's watch cache may pin together", (*watchcache.Budget).Max),
+			fromBudget("listwatch_watch_cache_budget_used_bytes", "The bytes the rings of every resource's watch cache pin together", (*watchcache.Budget).Used),
+			fromBudget("listwatch_watch_replay_budget_bytes", "The most bytes of objects that watchers replaying from the store's history may hold together", (*watchcache.Budget).MaxReplayed),
+			fromBudget("listwatch_watch_replay_bytes", "The bytes of objects that watchers replaying from the store's history hold", (*watchcache.Budget).Replayed),
+		},
 	}
 }
 
 func (w *watchMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
 		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks,
-		w.ringBytes, w.ringBudget, w.evicted, w.budget)
+		w.ringBytes, w.ringBudget, w.evicted)
+	reg.MustRegister(w.budgets...)
 }
 
 // ResourceID names a served resource in metric labels.
@@ -169,9 +189,8 @@ func (r *Resource) SetCapacity(n int) { r.capacity.Set(float64(n)) }
 // SetRingBudget records the most bytes the watch cache's ring may pin.
 func (r *Resource) SetRingBudget(n int64) { r.ringBudget.Set(float64(n)) }
 
-// SetWatchCacheBudget records the most bytes every resource's ring may pin
-// together.
-func (m *Metrics) SetWatchCacheBudget(n int64) { m.watch.budget.Set(float64(n)) }
+// WatchCacheBudget reports the server's watch cache budget.
+func (m *Metrics) WatchCacheBudget(b *watchcache.Budget) { m.watch.budget.Store(b) }
 
 // Applied implements watchcache.Observer.
 func (r *Resource) Applied(events int, rev int64, objects int) {

@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.WatchCache.Budget == nil {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
-	s.metrics.SetWatchCacheBudget(cfg.WatchCache.Budget.Max())
+	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)

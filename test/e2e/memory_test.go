@@ -95,6 +95,12 @@ func TestStalledWatchersWithLargeObjects(t *testing.T) {
 	if ring > stalledRingMiB<<20 || evicted == 0 {
 		t.Errorf("configmaps' ring holds %.0f bytes and evicted %.0f events; want at most %d bytes, some evicted", ring, evicted, stalledRingMiB<<20)
 	}
+	used := metricValue(t, ctx, s.URL, "listwatch_watch_cache_budget_used_bytes")
+	replayed := metricValue(t, ctx, s.URL, "listwatch_watch_replay_bytes")
+	t.Logf("the budgets hold %.1f MiB of rings and %.1f MiB of replayed objects", used/(1<<20), replayed/(1<<20))
+	if used <= 0 || used > stalledRingMiB<<20 || replayed > stalledReplayMiB<<20+stalledWatchers*stalledSize {
+		t.Errorf("the budgets hold %.0f bytes of rings and %.0f of replays; want some, at most %d, and at most %d", used, replayed, stalledRingMiB<<20, stalledReplayMiB<<20+stalledWatchers*stalledSize)
+	}
 	if stalledHeap > stalledHeapBound {
 		t.Errorf("live heap %d MiB with the watchers stalled, want under %d MiB", stalledHeap>>20, stalledHeapBound>>20)
 	}
