@@ -92,7 +92,7 @@ func newServe() *cobra.Command {
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
 	f.Int64Var(&o.watchCacheMiB, "watch-cache-budget-mib", watchcache.DefaultBudgetBytes>>20, "MiB the watch caches' event rings of every resource may pin together; beyond it the rings over an equal share drop their oldest events (watchers behind them read the store's history)")
 	f.Int64Var(&o.watchCacheResourceMiB, "watch-cache-resource-budget-mib", watchcache.DefaultConfig().RingMaxBytes>>20, "MiB one resource's watch cache event ring may pin")
-	f.Int64Var(&o.watchReplayMiB, "watch-replay-budget-mib", watchcache.DefaultReplayBudgetBytes>>20, "MiB of objects that watchers replaying from the store's history (behind the watch cache's ring) may hold together; beyond it each replays one batch at a time")
+	f.Int64Var(&o.watchReplayMiB, "watch-replay-budget-mib", watchcache.DefaultReplayBudgetBytes>>20, "MiB of objects that watchers replaying from the store's history (behind the watch cache's ring) may hold together; beyond it each replays one event at a time")
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")

@@ -16,7 +16,7 @@ import (
 // It also bounds the objects their watchers replay from the store's
 // history: each replaying watcher decodes copies of its own, which its
 // reader holds until its next Pending (or Stop), however long its client
-// takes to read them; past the bound a replay takes one batch at a time.
+// takes to read them; past the bound a replay takes one event at a time.
 type Budget struct {
 	max    int64
 	used   atomic.Int64

@@ -212,7 +212,7 @@ func queuedItems(w *Watcher) int {
 // TestReplayBudget: watchers behind the ring replay from the store's
 // history, each into copies of its own, which its reader holds until it
 // calls Pending again. While those copies fill the Budget's replay bound,
-// another replay takes one batch at a time: at the bound a first replay
+// another replay takes one event at a time: at the bound a first replay
 // takes three objects of the bound's three and the next replay one, one
 // byte past it four. Every replayed event still arrives once, in order,
 // and Stop gives the bytes back.

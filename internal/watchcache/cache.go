@@ -59,8 +59,8 @@ type Config struct {
 // resumes from memory; older positions are served from the store's
 // history. Bytes bound it first: 64 MiB, a quarter of the server's
 // DefaultBudgetBytes, holds 100,000 events of 150-byte objects, or some
-// 20,000 updates of 1 KiB ones (each charged twice: see eventBytes), or 35
-// updates of 0.9 MB ones.
+// 26,000 updates of 1 KiB ones (each charged twice: see eventBytes), or 36
+// updates of 900 KiB ones.
 func DefaultConfig() Config {
 	return Config{
 		RingMaxEvents:      100_000,
@@ -95,8 +95,8 @@ const DefaultBudgetBytes = 256 << 20
 
 // DefaultReplayBudgetBytes is the server's bound (Budget) on the objects
 // that watchers replaying from the store's history hold: 16 watchers'
-// WatcherBufferBytes; beyond it each replaying watcher gets one batch at a
-// time, so n of them hold at most this and n batches.
+// WatcherBufferBytes; beyond it each replaying watcher gets one event at a
+// time, so n of them hold at most this and n events.
 const DefaultReplayBudgetBytes = 64 << 20
 
 // ringEntry is an event, when the cache received it, and what it pins.

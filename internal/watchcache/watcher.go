@@ -64,14 +64,14 @@ type Watcher struct {
 	parked bool // neither fed nor polling: the reader catches up itself
 	behind bool // parked by the dispatcher for a full queue, not yet level
 	queue  []Item
-	queued int // bytes of Object in queue
+	queued int   // bytes of Object in queue
+	pos    int64 // every matching event up to pos is queued or delivered
+	err    error // set once: the stream ends after the queue
 	// replayed is the bytes of queue's items replayed from the store (the
 	// watcher's own copies), and lent those of such items the last
 	// Pending returned, which its reader holds until it calls again:
 	// both charged to the cache's Budget.
 	replayed, lent int64
-	pos            int64 // every matching event up to pos is queued or delivered
-	err            error // set once: the stream ends after the queue
 
 	// set before the watcher is returned, never changed (not guarded by
 	// mu):
