@@ -58,9 +58,9 @@ type Config struct {
 // kube-apiserver's 75 s, so a watcher that was disconnected for minutes
 // resumes from memory; older positions are served from the store's
 // history. Bytes bound it first: 64 MiB, a quarter of the server's
-// DefaultBudgetBytes, holds 100,000 events of 150-byte objects, or some
-// 26,000 updates of 1 KiB ones (each charged twice: see eventBytes), or 36
-// updates of 900 KiB ones.
+// DefaultBudgetBytes, holds some 78,000 creates of 150-byte objects,
+// 21,000 updates of 1 KiB ones (each charged twice: see eventBytes), or
+// 36 updates of 900 KiB ones.
 func DefaultConfig() Config {
 	return Config{
 		RingMaxEvents:      100_000,

@@ -48,11 +48,12 @@
 // The ring is bounded in events (Config.RingMaxEvents), in age beyond a
 // minimum count (RingMinEvents, RingMaxAge: a timer owned by the cache
 // trims it when no write comes) and, first of all, in bytes: what its
-// events pin (eventBytes: the object's JSON, the previous object's, and a
-// fixed overhead per event; and, from when a watcher has them made, their
-// second encodings: Object.Alt, a DELETED event's) is kept under
-// Config.RingMaxBytes and under a share of a Budget that the server's
-// caches share, whatever the minimum count. A watcher whose position the ring has dropped reads from
+// events pin (eventBytes: the object and the previous one, each its JSON
+// and a measured overhead for its struct and maps, and the event's own;
+// and, from when a watcher has them made, their second encodings:
+// Object.Alt, a DELETED event's) is kept under Config.RingMaxBytes and
+// under a share of a Budget that the server's caches share, whatever the
+// minimum count. A watcher whose position the ring has dropped reads from
 // the store's history, so the bounds cost catch-up time, never an event.
 //
 // What watchers pin is bounded apart. Events a watcher takes from the
