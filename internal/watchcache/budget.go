@@ -17,6 +17,9 @@ import (
 // history: each replaying watcher decodes copies of its own, which its
 // reader holds until its next Pending (or Stop), however long its client
 // takes to read them; past the bound a replay takes one event at a time.
+// And it lets replaySlots replays read the store at once, for each holds
+// what the store's watch reads ahead (storage/bolt: a few chunks of its
+// history, of a MiB each).
 type Budget struct {
 	max    int64
 	used   atomic.Int64
@@ -24,6 +27,7 @@ type Budget struct {
 
 	replayMax int64
 	replayed  atomic.Int64
+	slots     chan struct{} // a token per replay reading the store
 
 	mu sync.Mutex // a leaf: taken under Cache.mu
 	// guarded by mu:
@@ -33,7 +37,26 @@ type Budget struct {
 // NewBudget returns a budget of rings bytes for the caches' rings and of
 // replays bytes for the objects their watchers replay from the store.
 func NewBudget(rings, replays int64) *Budget {
-	return &Budget{max: rings, replayMax: replays, caches: map[*Cache]struct{}{}}
+	return &Budget{max: rings, replayMax: replays, slots: make(chan struct{}, replaySlots), caches: map[*Cache]struct{}{}}
+}
+
+// replaySlots is how many replays may read the store at once: the
+// catch-up of parked watchers goes at the store's pace either way, on
+// two cores or twenty.
+const replaySlots = 4
+
+// startReplay waits until a replay may read the store; the replay calls
+// end when done.
+func (b *Budget) startReplay(ctx context.Context) (end func(), err error) {
+	if b == nil {
+		return func() {}, nil
+	}
+	select {
+	case b.slots <- struct{}{}:
+		return func() { <-b.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Max returns the bytes the rings may pin.

@@ -1,15 +1,19 @@
 package watchcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -340,4 +344,65 @@ func TestRingCountsSecondEncodings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gatedStore holds every Watch from an old revision (a replay's) until
+// gate is closed, counting those in flight.
+type gatedStore struct {
+	storage.Interface
+	from     int64 // a Watch from before it is a replay's
+	gate     chan struct{}
+	inflight atomic.Int32
+}
+
+func (s *gatedStore) Watch(ctx context.Context, prefix string, rev int64) (storage.Watcher, error) {
+	if rev < s.from {
+		s.inflight.Add(1)
+		defer s.inflight.Add(-1)
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Interface.Watch(ctx, prefix, rev)
+}
+
+// TestReplaysReadTheStoreFewAtATime: however many watchers catch up from
+// the store's history at once, replaySlots of them read it, each holding
+// what the store's watch reads ahead; the others wait their turn and then
+// get every event once, in order.
+func TestReplaysReadTheStoreFewAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.New()
+		defer mem.Close()
+		wr := newWriter(t, mem)
+		for i := range 3 {
+			wr.put("ns", fmt.Sprint("k", i), nil)
+		}
+		now, err := mem.CurrentRevision(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &gatedStore{Interface: mem, from: now, gate: make(chan struct{})}
+		c := newCache(t, s, Config{Budget: NewBudget(1<<40, 1<<40)}) // its ring holds none of the writes
+		const watchers = 3 * replaySlots
+		recs := make([][]storagetest.Record, watchers)
+		var wg sync.WaitGroup
+		for i := range watchers {
+			w := watch(t, c, WatchOptions{})
+			wg.Go(func() { recs[i], _ = read(t, w, len(wr.history)) })
+		}
+		synctest.Wait()
+		if n := s.inflight.Load(); n != replaySlots {
+			t.Errorf("%d replays read the store at once, want %d", n, replaySlots)
+		}
+		close(s.gate)
+		wg.Wait()
+		for i, r := range recs {
+			if err := storagetest.ValidateWatch(wr.history, 0, r, true); err != nil {
+				t.Errorf("watcher %d: %v", i, err)
+			}
+		}
+	})
 }

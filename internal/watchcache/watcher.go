@@ -556,6 +556,11 @@ func (w *Watcher) offer(e *Event) {
 // the ring's start sends none.
 func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	c := w.c
+	end, err := c.cfg.Budget.startReplay(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sw, err := c.cfg.Storage.Watch(wctx, c.cfg.Prefix, w.pos)
