@@ -65,9 +65,11 @@
 // from the store's history are each watcher's own copies: they are
 // charged to the Budget's replay bound from the replay until the
 // reader's next Pending (or Stop), and while that bound is used up a
-// replay takes one event at a time. So n watchers that stop reading pin
-// at most the replay bound and one event each beyond the ring, unless
-// they stopped at different events of the ring, n takes of theirs.
+// replay takes one event at a time; and only four replays read the store
+// at once, each holding what the store's watch reads ahead of it. So n
+// watchers that stop reading pin at most the replay bound and one event
+// each beyond the ring, unless they stopped at different events of the
+// ring, n takes of theirs.
 //
 // # Concurrency
 //
