@@ -53,8 +53,8 @@ type Config struct {
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps
-// at least 1,024 events and, up to 100,000 (kube-apiserver's largest watch
-// cache), every event of the last 10 minutes: far longer than
+// at least 1,024 events and, up to 100,000 (kube-apiserver's watch cache
+// grows to 102,400), every event of the last 10 minutes: far longer than
 // kube-apiserver's 75 s, so a watcher that was disconnected for minutes
 // resumes from memory; older positions are served from the store's
 // history. Bytes bound it first: 64 MiB, a quarter of the server's

@@ -28,7 +28,8 @@ import (
 // stalled watch holds the rest of its last write; see the watchcache
 // package's doc) and stalledHeapSlack; once they are gone, the objects,
 // the ring's budget and the slack; the anonymous RSS stays under
-// stalledRSSBound throughout.
+// stalledRSSBound throughout (measured: 48-83 MiB, 28 MiB and 251-371
+// MiB, in 24-49 s on 2 loaded cores).
 const (
 	stalledWatchers  = 200
 	stalledWrites    = 1200
