@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
 	"github.com/listwatch/listwatch/storage/etcd"
@@ -48,6 +49,12 @@ type serveOptions struct {
 	shutdownDelay time.Duration
 	h2MaxStreams  uint32
 	cpuProfile    string
+
+	// The watch cache's byte bounds, in MiB: every resource's ring
+	// together, and each one's.
+	watchCacheMiB, watchCacheResourceMiB int64
+	// What watchers replaying from the store hold together, in MiB.
+	watchReplayMiB int64
 }
 
 func newServe() *cobra.Command {
@@ -85,6 +92,9 @@ func newServe() *cobra.Command {
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
 	f.Uint32Var(&o.h2MaxStreams, "http2-max-streams-per-connection", 0, fmt.Sprintf("the most streams a client may open on one HTTP/2 connection; 0 for the default (%d, kube-apiserver's)", h2.DefaultMaxConcurrentStreams))
+	f.Int64Var(&o.watchCacheMiB, "watch-cache-budget-mib", watchcache.DefaultBudgetBytes>>20, "MiB the watch caches' event rings of every resource may pin together; beyond it the rings over an equal share drop their oldest events (watchers behind them read the store's history)")
+	f.Int64Var(&o.watchCacheResourceMiB, "watch-cache-resource-budget-mib", watchcache.DefaultConfig().RingMaxBytes>>20, "MiB one resource's watch cache event ring may pin")
+	f.Int64Var(&o.watchReplayMiB, "watch-replay-budget-mib", watchcache.DefaultReplayBudgetBytes>>20, "MiB of objects that watchers replaying from the store's history (behind the watch cache's ring) may hold together; beyond it each replays one event at a time")
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
@@ -95,6 +105,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 	start := time.Now()
 	if err := o.checkExposure(); err != nil {
 		return err
+	}
+	if o.watchCacheMiB <= 0 || o.watchCacheResourceMiB <= 0 || o.watchReplayMiB <= 0 {
+		return fmt.Errorf("--watch-cache-budget-mib, --watch-cache-resource-budget-mib and --watch-replay-budget-mib must be positive")
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
@@ -116,6 +129,8 @@ func (o *serveOptions) run(ctx context.Context) error {
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
+		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
+		WatchReplayBudgetBytes: o.watchReplayMiB << 20,
 	})
 	if err != nil {
 		return err

@@ -67,3 +67,35 @@ func scrapeSeries(t *testing.T, hc *http.Client, url string) map[string]float64 
 	}
 	return series
 }
+
+// TestServeWatchCacheBudgets checks that serve's budget flags reach the
+// watch caches, as /metrics shows them once a cache has started, and that
+// a budget of 0 is refused.
+func TestServeWatchCacheBudgets(t *testing.T) {
+	url := startServe(t, "--watch-cache-budget-mib", "8", "--watch-cache-resource-budget-mib", "2", "--watch-replay-budget-mib", "3")
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Transport: tr}
+	resp, err := hc.Get(url + "/api/v1/namespaces/default/configmaps?resourceVersion=0") // served by the watch cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := scrapeSeries(t, hc, url)
+	for series, want := range map[string]float64{
+		"listwatch_watch_cache_budget_bytes":                             8 << 20,
+		`listwatch_watch_cache_ring_budget_bytes{resource="configmaps"}`: 2 << 20,
+		"listwatch_watch_replay_budget_bytes":                            3 << 20,
+	} {
+		if got[series] != want {
+			t.Errorf("%s = %v, want %v", series, got[series], want)
+		}
+	}
+	for _, flag := range []string{"--watch-cache-budget-mib", "--watch-cache-resource-budget-mib", "--watch-replay-budget-mib"} {
+		root := newRoot()
+		root.SetArgs([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), flag, "0"})
+		if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("serve %s 0: %v, want an error", flag, err)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // TestObserveRequest checks that requests are counted per label set and
@@ -41,5 +43,33 @@ func BenchmarkObserveRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ObserveRequest(put, 200, time.Millisecond)
+	}
+}
+
+// TestWatchCacheMemory checks the series of the watch caches' byte
+// bounds: what a resource's ring pins, its budget, the events it evicted
+// for bytes, and the server-wide budget.
+func TestWatchCacheMemory(t *testing.T) {
+	m := New()
+	r := m.Resource(ResourceID{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"})
+	r.SetRingBudget(64 << 20)
+	r.RingBytes(1234)
+	r.Evicted(2)
+	r.Evicted(1)
+	b := watchcache.NewBudget(256<<20, 64<<20)
+	m.WatchCacheBudget(b)
+	out := exposition(t, m)
+	for _, series := range []string{
+		`listwatch_watch_cache_ring_bytes{resource="configmaps"} 1234`,
+		`listwatch_watch_cache_ring_budget_bytes{resource="configmaps"} 6.7108864e+07`,
+		`listwatch_watch_cache_evicted_events_total{resource="configmaps"} 3`,
+		`listwatch_watch_cache_budget_bytes 2.68435456e+08`,
+		`listwatch_watch_cache_budget_used_bytes 0`,
+		`listwatch_watch_replay_budget_bytes 6.7108864e+07`,
+		`listwatch_watch_replay_bytes 0`,
+	} {
+		if !strings.Contains(out, series+"\n") {
+			t.Errorf("no line %s in:\n%s", series, out)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,13 @@ type watchMetrics struct {
 	dispatching *prometheus.HistogramVec // resource
 	fallbacks   *prometheus.CounterVec   // resource, reason
 	undecodable *prometheus.CounterVec   // resource
+	ringBytes   *prometheus.GaugeVec     // resource
+	ringBudget  *prometheus.GaugeVec     // resource
+	evicted     *prometheus.CounterVec   // resource
+	// budget is the server's watchcache.Budget, which the collectors of
+	// budgets read.
+	budget  *atomic.Pointer[watchcache.Budget]
+	budgets []prometheus.Collector
 }
 
 // Why a list the watch cache would serve went to the store
@@ -39,6 +47,15 @@ const (
 )
 
 func newWatchMetrics() watchMetrics {
+	budget := new(atomic.Pointer[watchcache.Budget])
+	fromBudget := func(name, help string, read func(*watchcache.Budget) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			if b := budget.Load(); b != nil {
+				return float64(read(b))
+			}
+			return 0
+		})
+	}
 	gvk := []string{"group", "version", "kind"}
 	gr := []string{"group", "resource"}
 	r := []string{"resource"}
@@ -68,12 +85,24 @@ func newWatchMetrics() watchMetrics {
 		}, r),
 		fallbacks:   counter("listwatch_watch_cache_list_fallback_total", "Lists the watch cache would have served that the store served instead, by resource and reason (no_cache, not_ready, stale)", []string{"resource", "reason"}),
 		undecodable: counter("listwatch_watch_cache_undecodable_total", "Stored values the watch cache skipped because it cannot decode them, once per key and revision", r),
+		ringBytes:   gauge("listwatch_watch_cache_ring_bytes", "Bytes the events in the watch cache's ring pin, by resource (their objects' JSON, the previous objects', and a fixed overhead per event)"),
+		ringBudget:  gauge("listwatch_watch_cache_ring_budget_bytes", "The most bytes the watch cache's ring of a resource may pin"),
+		evicted:     counter("listwatch_watch_cache_evicted_events_total", "Events the watch cache's ring dropped for bytes alone (its own budget or the server's) before its count and age bounds would have", r),
+		budget:      budget,
+		budgets: []prometheus.Collector{
+			fromBudget("listwatch_watch_cache_budget_bytes", "The most bytes the rings of every resource's watch cache may pin together", (*watchcache.Budget).Max),
+			fromBudget("listwatch_watch_cache_budget_used_bytes", "The bytes the rings of every resource's watch cache pin together", (*watchcache.Budget).Used),
+			fromBudget("listwatch_watch_replay_budget_bytes", "The most bytes of objects that watchers replaying from the store's history may hold together", (*watchcache.Budget).MaxReplayed),
+			fromBudget("listwatch_watch_replay_bytes", "The bytes of objects that watchers replaying from the store's history hold", (*watchcache.Budget).Replayed),
+		},
 	}
 }
 
 func (w *watchMetrics) register(reg *prometheus.Registry) {
 	reg.MustRegister(w.registered, w.events, w.eventSizes, w.terminated, w.parked, w.catchUps,
-		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks, w.undecodable)
+		w.received, w.capacity, w.revision, w.objects, w.dispatching, w.fallbacks, w.undecodable,
+		w.ringBytes, w.ringBudget, w.evicted)
+	reg.MustRegister(w.budgets...)
 }
 
 // ResourceID names a served resource in metric labels.
@@ -106,6 +135,9 @@ type Resource struct {
 	objects     prometheus.Gauge
 	dispatching prometheus.Observer
 	undecodable prometheus.Counter
+	ringBytes   prometheus.Gauge
+	ringBudget  prometheus.Gauge
+	evicted     prometheus.Counter
 }
 
 var _ watchcache.Observer = (*Resource)(nil)
@@ -133,6 +165,9 @@ func (m *Metrics) Resource(id ResourceID) *Resource {
 		objects:     w.objects.WithLabelValues(gr),
 		dispatching: w.dispatching.WithLabelValues(gr),
 		undecodable: w.undecodable.WithLabelValues(gr),
+		ringBytes:   w.ringBytes.WithLabelValues(gr),
+		ringBudget:  w.ringBudget.WithLabelValues(gr),
+		evicted:     w.evicted.WithLabelValues(gr),
 	}
 	m.resources[id] = r
 	return r
@@ -155,6 +190,12 @@ func (r *Resource) WatchEvent(size int) { r.WatchEvents(1, size) }
 // SetCapacity records how many events the watch cache's ring holds at most.
 func (r *Resource) SetCapacity(n int) { r.capacity.Set(float64(n)) }
 
+// SetRingBudget records the most bytes the watch cache's ring may pin.
+func (r *Resource) SetRingBudget(n int64) { r.ringBudget.Set(float64(n)) }
+
+// WatchCacheBudget reports the server's watch cache budget.
+func (m *Metrics) WatchCacheBudget(b *watchcache.Budget) { m.watch.budget.Store(b) }
+
 // Applied implements watchcache.Observer.
 func (r *Resource) Applied(events int, rev int64, objects int) {
 	r.received.Add(float64(events))
@@ -176,6 +217,12 @@ func (r *Resource) CaughtUp() { r.catchUps.Inc() }
 
 // Undecodable implements watchcache.Observer.
 func (r *Resource) Undecodable() { r.undecodable.Inc() }
+
+// RingBytes implements watchcache.Observer.
+func (r *Resource) RingBytes(n int64) { r.ringBytes.Set(float64(n)) }
+
+// Evicted implements watchcache.Observer.
+func (r *Resource) Evicted(n int) { r.evicted.Add(float64(n)) }
 
 // ListFallback counts a list of resource id that the watch cache would have
 // served and the store served instead, for reason (a Fallback constant).

@@ -93,6 +93,7 @@ func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
 	}
 	c := watchcache.New(cfg)
 	observer.SetCapacity(c.Capacity())
+	observer.SetRingBudget(c.MaxBytes())
 	cs.byGVR[gvr] = cacheEntry{res: res, cache: c}
 	return c
 }

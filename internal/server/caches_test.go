@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"maps"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
@@ -97,5 +99,42 @@ func TestCacheCodecFields(t *testing.T) {
 				t.Errorf("%s %v: cache's fields %v, want %v", res.Plural, obj, got, want)
 			}
 		}
+	}
+}
+
+// TestCachesShareTheBudget checks that a CustomResourceDefinition's cache,
+// started at run time, charges the server's watch cache budget for its
+// ring, and gives every byte back when the definition is deleted.
+func TestCachesShareTheBudget(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	do(t, ts, "POST", crdsPath, "", gadgetCRD)
+	var res *resource.Resource
+	waitFor(t, s, func() bool { r, ok := s.catalog.Get("example.com", "v1", "gadgets"); res = r; return ok })
+	c := s.caches.get(res)
+	if err := c.WaitReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	budget := s.caches.cfg.Budget
+	before := budget.Used()
+	r := do(t, ts, "POST", gadgets, "", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"spec":{"size":"large"}}`)
+	if r.code != 201 {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	rv, _ := strconv.ParseInt(r.obj.ResourceVersion(), 10, 64)
+	if err := c.WaitFresh(t.Context(), rv); err != nil {
+		t.Fatal(err)
+	}
+	if used := budget.Used(); used <= before {
+		t.Fatalf("budget used %d after the gadgets' cache applied a create, %d before", used, before)
+	}
+	if r := do(t, ts, "DELETE", crdsPath+"/gadgets.example.com", "", ""); r.code != 200 {
+		t.Fatalf("delete definition: %d %v", r.code, r.obj)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for budget.Used() != before {
+		if time.Now().After(deadline) {
+			t.Fatalf("budget used %d after the definition's deletion, want %d as before its cache", budget.Used(), before)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a count; bounded by the deadline
 	}
 }

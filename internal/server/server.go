@@ -39,6 +39,15 @@ type Config struct {
 	Logger *slog.Logger
 	// WatchCache configures every resource's watch cache (zero: defaults).
 	WatchCache watchcache.Config
+	// WatchCacheBudgetBytes bounds the bytes the rings of every resource's
+	// watch cache pin together (watchcache.Budget), CRDs' included; 0
+	// means watchcache.DefaultBudgetBytes. WatchCache.Budget, if set, is
+	// used instead.
+	WatchCacheBudgetBytes int64
+	// WatchReplayBudgetBytes bounds the objects watchers replaying from
+	// the store's history hold together; 0 means
+	// watchcache.DefaultReplayBudgetBytes.
+	WatchReplayBudgetBytes int64
 	// BookmarkInterval is how often a watch that allows bookmarks gets one;
 	// 0 means a minute, as kube-apiserver.
 	BookmarkInterval time.Duration
@@ -130,6 +139,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.WatchCache.Budget == nil {
+		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
+	}
+	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)

@@ -22,10 +22,17 @@ type Config struct {
 	Codec  Codec
 	// RingMaxEvents caps the events kept for watchers to resume from.
 	RingMaxEvents int
-	// RingMinEvents are kept whatever their age.
+	// RingMinEvents are kept whatever their age, within the byte bounds.
 	RingMinEvents int
 	// RingMaxAge is how long events are kept beyond RingMinEvents.
 	RingMaxAge time.Duration
+	// RingMaxBytes bounds the bytes the ring's events pin (eventBytes):
+	// the oldest go first, however few the ring then keeps.
+	RingMaxBytes int64
+	// Budget, if set, bounds the bytes pinned by the rings of every cache
+	// that shares it: while they are over it, a cache holding more than
+	// its share (Budget.share) drops its oldest events.
+	Budget *Budget
 	// WatcherBufferBytes bounds the object bytes a watcher may have queued
 	// before it is parked and catches up on its own.
 	WatcherBufferBytes int
@@ -46,15 +53,20 @@ type Config struct {
 }
 
 // DefaultConfig holds the defaults a zero Config field takes. The ring keeps
-// at least 1,024 events and, up to 100,000, every event of the last 10
-// minutes: far longer than kube-apiserver's 75 s, so a watcher that was
-// disconnected for minutes resumes from memory; older positions are served
-// from the store's history.
+// at least 1,024 events and, up to 100,000 (kube-apiserver's watch cache
+// grows to 102,400), every event of the last 10 minutes: far longer than
+// kube-apiserver's 75 s, so a watcher that was disconnected for minutes
+// resumes from memory; older positions are served from the store's
+// history. Bytes bound it first: 64 MiB, a quarter of the server's
+// DefaultBudgetBytes, holds some 78,000 creates of 150-byte objects,
+// 21,000 updates of 1 KiB ones (each charged twice: see eventBytes), or
+// 36 updates of 900 KiB ones.
 func DefaultConfig() Config {
 	return Config{
 		RingMaxEvents:      100_000,
 		RingMinEvents:      1024,
 		RingMaxAge:         10 * time.Minute,
+		RingMaxBytes:       64 << 20,
 		WatcherBufferBytes: 4 << 20,
 		ProgressInterval:   time.Second,
 	}
@@ -65,6 +77,7 @@ func (c *Config) setDefaults() {
 	c.RingMaxEvents = cmp.Or(c.RingMaxEvents, d.RingMaxEvents)
 	c.RingMinEvents = cmp.Or(c.RingMinEvents, d.RingMinEvents)
 	c.RingMaxAge = cmp.Or(c.RingMaxAge, d.RingMaxAge)
+	c.RingMaxBytes = cmp.Or(c.RingMaxBytes, d.RingMaxBytes)
 	c.WatcherBufferBytes = cmp.Or(c.WatcherBufferBytes, d.WatcherBufferBytes)
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, d.ProgressInterval)
 	if c.Logger == nil {
@@ -75,10 +88,22 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// ringEntry is an event and when the cache received it.
+// DefaultBudgetBytes is the server's budget (Budget) over every
+// resource's ring: a few hundred MiB, the memory a small control plane
+// gives its watch cache, four resources' RingMaxBytes.
+const DefaultBudgetBytes = 256 << 20
+
+// DefaultReplayBudgetBytes is the server's bound (Budget) on the objects
+// that watchers replaying from the store's history hold: 16 watchers'
+// WatcherBufferBytes; beyond it each replaying watcher gets one event at a
+// time, so n of them hold at most this and n events.
+const DefaultReplayBudgetBytes = 64 << 20
+
+// ringEntry is an event, when the cache received it, and what it pins.
 type ringEntry struct {
-	ev *Event
-	at time.Time
+	ev   *Event
+	at   time.Time
+	size int64 // eventBytes(ev)
 }
 
 // Cache is the watch cache of one resource.
@@ -92,6 +117,8 @@ type Cache struct {
 	sorted    []*Object // objects in key order; nil when stale
 	ring      []ringEntry
 	ringStart int64 // the ring holds every event with a revision > ringStart
+	ringBytes int64 // the sum of ring's sizes, charged to cfg.Budget
+	trimArmed bool  // trimLoop's timer waits for the ring's oldest event
 	rev       int64 // the cache reflects the store up to rev
 	ready     bool
 	fed       map[*Watcher]struct{} // watchers the dispatcher queues events on
@@ -101,7 +128,9 @@ type Cache struct {
 	npolled int
 	fresh   chan struct{} // closed and replaced whenever rev advances
 
+	alt       altAccount    // the ring's events' second encodings, made without mu
 	progressc chan struct{} // asks the run loop for a progress check
+	trimc     chan struct{} // asks trimLoop to trim
 	readyc    chan struct{} // closed once the first list is loaded
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -117,9 +146,13 @@ func New(cfg Config) *Cache {
 	c := &Cache{
 		cfg: cfg, codec: cfg.Codec.compile(), objects: map[string]*Object{}, bad: map[string]int64{},
 		fed: map[*Watcher]struct{}{}, polled: map[unique.Handle[string]]*pollGroup{},
-		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), readyc: make(chan struct{}), stop: cancel,
+		fresh: make(chan struct{}), progressc: make(chan struct{}, 1), trimc: make(chan struct{}, 1),
+		readyc: make(chan struct{}), stop: cancel,
 	}
+	c.alt.budget = cfg.Budget
+	cfg.Budget.add(c)
 	c.wg.Go(func() { c.run(ctx) })
+	c.wg.Go(func() { c.trimLoop(ctx) })
 	return c
 }
 
@@ -132,6 +165,10 @@ func (c *Cache) Close() {
 	c.eachWatcher(func(w *Watcher) { w.end(errClosed) })
 	c.fed, c.polled, c.npolled = map[*Watcher]struct{}{}, map[unique.Handle[string]]*pollGroup{}, 0
 	c.cfg.Observer.Watchers(0)
+	c.release(c.ring)
+	c.cfg.Budget.remove(c)
+	c.ring, c.ringStart = nil, c.rev // its events go now, not when its last watcher does
+	c.cfg.Observer.RingBytes(0)
 }
 
 var errClosed = errors.New("watch cache closed")
@@ -148,6 +185,9 @@ func (c *Cache) WaitReady(ctx context.Context) error {
 
 // Capacity returns the most events the cache's ring holds.
 func (c *Cache) Capacity() int { return c.cfg.RingMaxEvents }
+
+// MaxBytes returns the most bytes the cache's ring pins (RingMaxBytes).
+func (c *Cache) MaxBytes() int64 { return c.cfg.RingMaxBytes }
 
 // Revision returns the revision the cache reflects.
 func (c *Cache) Revision() int64 {
@@ -204,7 +244,9 @@ func (c *Cache) list(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.objects, c.sorted = objects, nil
+	c.release(c.ring)
 	c.ring, c.ringStart = nil, rev
+	c.cfg.Observer.RingBytes(0)
 	for _, g := range c.polled {
 		g.trimmed = rev // the events up to the list were never in the ring
 	}
@@ -304,6 +346,7 @@ func (c *Cache) apply(batch []storage.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kept := events[:0]
+	before := c.ringBytes
 	for _, e := range events {
 		if e.Rev <= c.rev {
 			continue // already reflected (a progress check raced the batch)
@@ -322,9 +365,16 @@ func (c *Cache) apply(batch []storage.Event) {
 		if e.Prev == nil && e.Cur == nil {
 			continue // a delete of something the cache never had
 		}
-		c.ring = append(c.ring, ringEntry{ev: e, at: now})
+		size := eventBytes(e)
+		e.deletedAlt.acct = &c.alt // before any watcher sees it
+		if e.Cur != nil {
+			e.Cur.Alt.acct = &c.alt
+		}
+		c.ring = append(c.ring, ringEntry{ev: e, at: now, size: size})
+		c.ringBytes += size
 		kept = append(kept, e)
 	}
+	c.cfg.Budget.charge(c.ringBytes - before)
 	if len(kept) > 0 {
 		c.dispatch(kept)
 		c.advance(kept[len(kept)-1].Rev)
@@ -332,6 +382,10 @@ func (c *Cache) apply(batch []storage.Event) {
 	c.cfg.Observer.Dispatched(time.Since(now))
 	c.cfg.Observer.Applied(len(batch), c.rev, len(c.objects))
 	c.trimRing(now)
+	if !c.trimArmed && len(c.ring) > c.cfg.RingMinEvents {
+		c.trimArmed = true // an event may now age out with no write to come
+		c.askTrim()
+	}
 }
 
 // object returns kv's object, or nil when kv cannot be decoded (written by
@@ -364,20 +418,45 @@ func (c *Cache) replaceSorted(o *Object) {
 	}
 }
 
-// trimRing drops the oldest events beyond the ring's bounds. mu held.
+// trimRing drops the oldest events beyond the ring's bounds: the count,
+// the bytes (RingMaxBytes; its share of cfg.Budget while that is
+// exceeded), and the age of those beyond RingMinEvents. mu held.
 func (c *Cache) trimRing(now time.Time) {
-	drop := 0
-	for drop < len(c.ring)-c.cfg.RingMinEvents {
-		if len(c.ring)-drop <= c.cfg.RingMaxEvents && now.Sub(c.ring[drop].at) < c.cfg.RingMaxAge {
+	drop, evicted := 0, 0
+	total, excess := c.ringBytes+c.alt.bytes.Load(), c.cfg.Budget.excess()
+	bytes := total // what the events after drop pin
+	share := int64(0)
+	if excess > 0 {
+		share = c.cfg.Budget.share()
+	}
+	for ; drop < len(c.ring); drop++ {
+		n := len(c.ring) - drop
+		kept := n <= c.cfg.RingMaxEvents && (n <= c.cfg.RingMinEvents || now.Sub(c.ring[drop].at) < c.cfg.RingMaxAge)
+		overBytes := bytes > c.cfg.RingMaxBytes || (excess-(total-bytes) > 0 && bytes > share)
+		if kept && !overBytes {
 			break
 		}
-		drop++
+		if kept {
+			evicted++ // dropped for bytes alone
+		}
+		bytes -= c.ring[drop].size + altBytes(c.ring[drop].ev)
 	}
-	if drop == 0 {
-		return
+	if excess-(total-bytes) > 0 {
+		c.cfg.Budget.askOthers(c) // some other ring holds more than its share
 	}
+	if drop > 0 {
+		c.dropRing(drop)
+	}
+	if evicted > 0 {
+		c.cfg.Observer.Evicted(evicted)
+	}
+	c.cfg.Observer.RingBytes(c.ringBytes + c.alt.bytes.Load())
+}
+
+// dropRing drops the ring's oldest n events. mu held.
+func (c *Cache) dropRing(n int) {
 	if len(c.polled) > 0 {
-		for _, r := range c.ring[:drop] {
+		for _, r := range c.ring[:n] {
 			for _, o := range [2]*Object{r.ev.Cur, r.ev.Prev} {
 				if o == nil {
 					continue
@@ -388,12 +467,30 @@ func (c *Cache) trimRing(now time.Time) {
 			}
 		}
 	}
-	c.ringStart = c.ring[drop-1].ev.Rev
-	clear(c.ring[:drop])
-	c.ring = c.ring[drop:]
+	c.ringStart = c.ring[n-1].ev.Rev
+	c.release(c.ring[:n])
+	clear(c.ring[:n])
+	c.ring = c.ring[n:]
 	if cap(c.ring) > 4*len(c.ring)+1024 {
 		c.ring = slices.Clone(c.ring) // let the dropped prefix go
 	}
+}
+
+// release gives back what entries were charged, as the ring lets them go:
+// their sizes, and their second encodings, which are charged no more if
+// made later. mu held.
+func (c *Cache) release(entries []ringEntry) {
+	var n, alt int64
+	for _, r := range entries {
+		n += r.size
+		alt += r.ev.deletedAlt.release()
+		if r.ev.Cur != nil {
+			alt += r.ev.Cur.Alt.release()
+		}
+	}
+	c.ringBytes -= n
+	c.cfg.Budget.charge(-n)
+	c.alt.charge(-alt)
 }
 
 // requestProgress asks the run loop to check progress soon.

@@ -37,7 +37,13 @@ var testCodec = Codec{
 
 func newCache(t *testing.T, s storage.Interface, cfg Config) *Cache {
 	t.Helper()
-	cfg.Storage, cfg.Prefix, cfg.Codec = s, prefix, testCodec
+	return newCacheAt(t, s, prefix, cfg)
+}
+
+// newCacheAt is newCache for the objects under pfx.
+func newCacheAt(t *testing.T, s storage.Interface, pfx string, cfg Config) *Cache {
+	t.Helper()
+	cfg.Storage, cfg.Prefix, cfg.Codec = s, pfx, testCodec
 	c := New(cfg)
 	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -43,8 +43,37 @@
 // one that stops matching is DELETED (with its previous content at the
 // event's revision).
 //
+// # Memory
+//
+// The ring is bounded in events (Config.RingMaxEvents), in age beyond a
+// minimum count (RingMinEvents, RingMaxAge: a timer owned by the cache
+// trims it when no write comes) and, first of all, in bytes: what its
+// events pin (eventBytes: the object and the previous one, each its JSON
+// and a measured overhead for its struct and maps, and the event's own;
+// and, from when a watcher has them made, their second encodings:
+// Object.Alt, a DELETED event's) is kept under Config.RingMaxBytes and
+// under a share of a Budget that the server's caches share, whatever the
+// minimum count. A watcher whose position the ring has dropped reads from
+// the store's history, so the bounds cost catch-up time, never an event.
+//
+// What watchers pin is bounded apart. Events a watcher takes from the
+// ring or the dispatch are references to the events' bytes, shared with
+// the ring and every other watcher, up to WatcherBufferBytes at a time;
+// the server's write of them keeps what its socket did not accept, so a
+// watcher that stops reading pins at most one take beyond the ring, and
+// watchers that stopped at the same events share them. Events replayed
+// from the store's history are each watcher's own copies: they are
+// charged to the Budget's replay bound from the replay until the
+// reader's next Pending (or Stop), and while that bound is used up a
+// replay takes one event at a time; and only four replays read the store
+// at once, each holding what the store's watch reads ahead of it. So n
+// watchers that stop reading pin at most the replay bound and one event
+// each beyond the ring, unless they stopped at different events of the
+// ring, n takes of theirs.
+//
 // # Concurrency
 //
-// Lock order: Cache.mu before Watcher.mu. The dispatcher takes Cache.mu for
-// writing; readers of the ring and of the objects take it for reading.
+// Lock order: Cache.mu before Watcher.mu, and before Budget.mu, a leaf.
+// The dispatcher takes Cache.mu for writing; readers of the ring and of
+// the objects take it for reading.
 package watchcache

@@ -23,6 +23,13 @@ type Observer interface {
 	// Undecodable is called when the cache first skips a stored value it
 	// cannot decode (once per key and revision).
 	Undecodable()
+	// RingBytes is called with the bytes the ring's events pin
+	// (Config.RingMaxBytes) when they may have changed.
+	RingBytes(n int64)
+	// Evicted is called with the number of events the ring dropped for
+	// bytes alone (its own bound or the shared Budget), that its count
+	// and age bounds would have kept.
+	Evicted(n int)
 }
 
 // nopObserver is the Observer of a Config without one.
@@ -34,3 +41,5 @@ func (nopObserver) Watchers(int)             {}
 func (nopObserver) Parked()                  {}
 func (nopObserver) CaughtUp()                {}
 func (nopObserver) Undecodable()             {}
+func (nopObserver) RingBytes(int64)          {}
+func (nopObserver) Evicted(int)              {}

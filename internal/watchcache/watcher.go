@@ -67,6 +67,11 @@ type Watcher struct {
 	queued int   // bytes of Object in queue
 	pos    int64 // every matching event up to pos is queued or delivered
 	err    error // set once: the stream ends after the queue
+	// replayed is the bytes of queue's items replayed from the store (the
+	// watcher's own copies), and lent those of such items the last
+	// Pending returned, which its reader holds until it calls again:
+	// both charged to the cache's Budget.
+	replayed, lent int64
 
 	// set before the watcher is returned, never changed (not guarded by
 	// mu):
@@ -183,6 +188,17 @@ func (w *Watcher) Stop() {
 	}
 	delete(c.fed, w)
 	c.cfg.Observer.Watchers(len(c.fed) + c.npolled)
+	w.lock()
+	c.cfg.Budget.chargeReplay(-w.replayed - w.lent)
+	w.replayed, w.lent = 0, 0
+	w.unlock()
+}
+
+// lend accounts for the queue's replayed items going to the reader, and
+// for those it had before, which it is done with. w locked.
+func (w *Watcher) lend() {
+	w.c.cfg.Budget.chargeReplay(-w.lent)
+	w.lent, w.replayed = w.replayed, 0
 }
 
 // eachWatcher calls f for every watcher, fed or polled. mu held.
@@ -377,6 +393,7 @@ func (w *Watcher) Pending(ctx context.Context, buf []Item) ([]Item, error) {
 		}
 	}
 	w.lock()
+	w.lend()
 	if len(w.queue) > 0 {
 		buf = append(buf, w.queue...)
 		clear(w.queue)
@@ -472,6 +489,7 @@ func (w *Watcher) poll(buf []Item) ([]Item, pollResult) {
 	if w.parked || w.err != nil {
 		return buf, pollSkipped
 	}
+	w.lend()
 	if w.pos < c.ringStart {
 		if g := c.polled[w.filter.ns]; w.filter.Namespace == "" || g == nil || g.trimmed > w.pos {
 			w.parked, w.behind = true, true
@@ -538,6 +556,11 @@ func (w *Watcher) offer(e *Event) {
 // the ring's start sends none.
 func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	c := w.c
+	end, err := c.cfg.Budget.startReplay(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sw, err := c.cfg.Storage.Watch(wctx, c.cfg.Prefix, w.pos)
@@ -610,18 +633,27 @@ func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok b
 	return nil
 }
 
-// full reports whether the watcher's queue has used its budget.
+// full reports whether the watcher's queue has used its budget, or holds
+// something while replays hold the whole of the shared Budget's bound.
 func (w *Watcher) full() bool {
 	w.lock()
 	defer w.unlock()
-	return w.queued >= w.budget
+	return w.fullLocked()
 }
 
-// replayBatch turns stored events into queued items.
+func (w *Watcher) fullLocked() bool {
+	return w.queued >= w.budget || w.queued > 0 && w.c.cfg.Budget.replaysFull()
+}
+
+// replayBatch turns stored events into queued items until the queue is
+// full: pos stays before the rest, which the next catch-up reads again.
 func (w *Watcher) replayBatch(batch []storage.Event) {
 	w.lock()
 	defer w.unlock()
 	for _, se := range batch {
+		if w.fullLocked() {
+			return
+		}
 		// An undecodable value is no object, as in Cache.apply.
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.PrevKV != nil {
@@ -634,7 +666,10 @@ func (w *Watcher) replayBatch(batch []storage.Event) {
 			w.pos = e.Rev // nothing to send, but past it
 			continue
 		}
+		queued := w.queued
 		w.offer(e)
+		w.replayed += int64(w.queued - queued)
+		w.c.cfg.Budget.chargeReplay(int64(w.queued - queued))
 	}
 }
 

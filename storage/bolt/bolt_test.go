@@ -840,3 +840,31 @@ func TestPanicAfterWriteFailsStore(t *testing.T) {
 		t.Errorf("reopened: a write at %d (%v) after revision %d", next, err, kv.ModRevision)
 	}
 }
+
+// TestCatchUpChunkBytes checks that a watcher catching up from the history
+// reads it in chunks of about catchUpChunkBytes, not catchUpChunk records
+// whatever their size: ten records of 300 KiB come as 4, 4 and 2.
+func TestCatchUpChunkBytes(t *testing.T) {
+	s := openTest(t, Options{})
+	value := strings.Repeat("x", 300<<10)
+	for i := range 10 {
+		mustCreate(t, s, fmt.Sprintf("/k%d", i), value)
+	}
+	w, err := s.Watch(t.Context(), "/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for n := 0; n < 10; {
+		select {
+		case batch := <-w.Events():
+			sizes = append(sizes, len(batch))
+			n += len(batch)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("batches of %v events after 10 s, want 10 events", sizes)
+		}
+	}
+	if fmt.Sprint(sizes) != "[4 4 2]" {
+		t.Errorf("caught up in batches of %v events, want [4 4 2]", sizes)
+	}
+}

@@ -19,6 +19,11 @@ const (
 	// one read transaction: short transactions, so that a lagging watcher
 	// never holds up bbolt's page reuse or a remap for long.
 	catchUpChunk = 1024
+	// catchUpChunkBytes bounds a chunk's records in bytes too (one at
+	// least), for each is copied out of the transaction and the watcher
+	// may have eventsChanLen chunks queued: 1,024 records of 1 KiB, or a
+	// single one of the largest values, not 1,024 of those.
+	catchUpChunkBytes = 1 << 20
 	// eventsChanLen is the capacity, in batches, of a watcher's Events
 	// channel: a little slack between the watcher goroutine and its reader.
 	eventsChanLen = 4
@@ -268,7 +273,7 @@ func (w *watcher) readChunk(tx *bbolt.Tx, upTo int64) ([]storage.Event, bool, er
 	}
 	var batch []storage.Event
 	c := tx.Bucket(bucketHistory).Cursor()
-	n := 0
+	n, size := 0, 0 // records read, bytes of those copied
 	for k, v := c.Seek(revKey(w.pos + 1)); k != nil; k, v = c.Next() {
 		rev, err := decodeRev(k)
 		if err != nil {
@@ -277,7 +282,7 @@ func (w *watcher) readChunk(tx *bbolt.Tx, upTo int64) ([]storage.Event, bool, er
 		if rev > upTo {
 			break
 		}
-		if n == catchUpChunk {
+		if n == catchUpChunk || size >= catchUpChunkBytes {
 			return batch, true, nil
 		}
 		n++
@@ -293,6 +298,7 @@ func (w *watcher) readChunk(tx *bbolt.Tx, upTo int64) ([]storage.Event, bool, er
 		if err != nil {
 			return nil, false, err
 		}
+		size += len(v)
 		batch = append(batch, ev)
 	}
 	// Everything committed up to min(cur, upTo) has been read.
