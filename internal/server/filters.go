@@ -180,12 +180,12 @@ func (s *Server) user(r *http.Request) (*authn.User, error) {
 // its slot taken: 200 slow clients lock its writers out). The read has a
 // deadline, RequestBodyTimeout after the headers; the handler's readBody
 // gets the bytes, or the error (413, 504, 429 when the bodies read ahead
-// hold their budget) to answer in its turn. Reads are not read ahead:
-// their handlers ignore a body, and a watch's connection must keep no
-// deadline.
+// hold their budget) to answer in its turn. The body of a read is not
+// read, its handler ignores it, but has the deadline too: net/http reads
+// it after the handler (a watch's hijacked connection drops the deadline).
 func (s *Server) readAhead(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Body == nil || r.Body == http.NoBody {
+		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -193,6 +193,10 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 		// has its body read before the slot is taken.
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.RequestBodyTimeout))
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
 		budget := s.bodies
 		if privileged(noteOf(r).user) {
 			budget = nil
