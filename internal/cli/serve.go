@@ -96,6 +96,9 @@ func newServe() *cobra.Command {
 
 func (o *serveOptions) run(ctx context.Context) error {
 	start := time.Now()
+	if err := o.checkTimeouts(); err != nil {
+		return err
+	}
 	if err := o.checkExposure(); err != nil {
 		return err
 	}
@@ -280,6 +283,20 @@ func (o *serveOptions) checkExposure() error {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous to accept the risk", o.listen)
+}
+
+// checkTimeouts refuses a timeout that is not positive: net/http, h2 and
+// the server would each read zero or less their own way (none, their
+// default, or every connection cut at once).
+func (o *serveOptions) checkTimeouts() error {
+	for flag, d := range map[string]time.Duration{
+		"--read-header-timeout": o.readHeaderTimeout, "--idle-timeout": o.idleTimeout, "--request-body-timeout": o.requestBodyTimeout,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("%s %v: must be positive", flag, d)
+		}
+	}
+	return nil
 }
 
 // checkTLS checks that the TLS flags come together.

@@ -177,7 +177,7 @@ func (s *Server) user(r *http.Request) (*authn.User, error) {
 // readAhead reads the body of a request that may change something before
 // limitInFlight lets it take a slot, so that a client trickling its body
 // holds a connection but no slot (kube-apiserver reads it in the handler,
-// its slot taken: 200 slow clients lock its writers out). The read has a
+// its seat taken, for as long as it trickles). The read has a
 // deadline, RequestBodyTimeout after the headers; the handler's readBody
 // gets the bytes, or the error (413, 504, 429 when the bodies read ahead
 // hold their budget) to answer in its turn. The body of a read is not
