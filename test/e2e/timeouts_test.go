@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"golang.org/x/net/http2"
 
 	"github.com/listwatch/listwatch/internal/bench"
@@ -64,8 +65,8 @@ func closedAfter(t *testing.T, what string, c net.Conn, r io.Reader, since time.
 // TestConnectionTimeouts: an idle keep-alive connection is closed at the
 // idle timeout (HTTP/1.1 and HTTP/2), headers that trickle in are cut at
 // the header timeout and a body at the body timeout (504; a read's, which
-// net/http reads after its handler, too), and watches,
-// over HTTP/1.1 and HTTP/2, open longer than all of them still get their
+// net/http reads after its handler, too), and watches over HTTP/1.1,
+// HTTP/2 and WebSocket, open longer than all of them, still get their
 // events.
 func TestConnectionTimeouts(t *testing.T) {
 	s := startServer(t, shortTimeouts...)
@@ -74,8 +75,8 @@ func TestConnectionTimeouts(t *testing.T) {
 	h2 := &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}
 	h2.Transport.(*http.Transport).Protocols.SetUnencryptedHTTP2(true)
 	t.Cleanup(h2.CloseIdleConnections)
-	var watches []*json.Decoder
-	for _, client := range []*http.Client{h1, h2} {
+	watches := map[string]func(any) error{} // decodes a watch's next event
+	for name, client := range map[string]*http.Client{"HTTP/1.1": h1, "HTTP/2": h2} {
 		ctx, cancel := context.WithCancel(t.Context())
 		t.Cleanup(cancel)
 		req, _ := http.NewRequestWithContext(ctx, "GET", cms+"?watch=true", nil)
@@ -84,11 +85,26 @@ func TestConnectionTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { resp.Body.Close() })
-		watches = append(watches, json.NewDecoder(resp.Body))
+		watches[name] = json.NewDecoder(resp.Body).Decode
+	}
+	ws, _, err := websocket.Dial(t.Context(), strings.Replace(cms, "http://", "ws://", 1)+"?watch=true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	watches["WebSocket"] = func(v any) error {
+		_, msg, err := ws.Read(t.Context())
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(msg, v)
 	}
 	start := time.Now()
 
+	// Each subtest's clock starts before it dials, so that it starts
+	// before the server's.
 	t.Run("idle HTTP/1.1", func(t *testing.T) {
+		since := time.Now()
 		c := s.dial(t)
 		fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: %s\r\n\r\n", s.addr)
 		br := bufio.NewReader(c)
@@ -97,16 +113,16 @@ func TestConnectionTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
-		closedAfter(t, "an idle keep-alive connection", c, br, time.Now(), shortTimeout)
+		closedAfter(t, "an idle keep-alive connection", c, br, since, shortTimeout)
 	})
 	t.Run("idle HTTP/2", func(t *testing.T) {
+		since := time.Now()
 		c := s.dial(t)
 		io.WriteString(c, http2.ClientPreface)
 		fr := http2.NewFramer(c, c)
 		if err := fr.WriteSettings(); err != nil {
 			t.Fatal(err)
 		}
-		since := time.Now()
 		for { // the server's SETTINGS and ack, then GOAWAY and the close
 			f, err := fr.ReadFrame()
 			if err != nil {
@@ -119,8 +135,8 @@ func TestConnectionTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("headers", func(t *testing.T) {
-		c := s.dial(t)
 		since := time.Now()
+		c := s.dial(t)
 		fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: %s\r\n", s.addr)
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -145,8 +161,8 @@ func TestConnectionTimeouts(t *testing.T) {
 	})
 
 	t.Run("read's body", func(t *testing.T) {
-		c := s.dial(t)
 		since := time.Now()
+		c := s.dial(t)
 		fmt.Fprintf(c, "GET /readyz HTTP/1.1\r\nHost: %s\r\nContent-Length: 100\r\n\r\n{", s.addr)
 		br := bufio.NewReader(c)
 		resp, err := http.ReadResponse(br, nil)
@@ -161,15 +177,15 @@ func TestConnectionTimeouts(t *testing.T) {
 		t.Fatalf("the timeouts were all met within %v", since) // the subtests wait for them
 	}
 	create(t, h1, cms, "after-timeouts")
-	for i, w := range watches {
+	for name, next := range watches {
 		var ev struct {
 			Type   string `json:"type"`
 			Object struct {
 				Metadata struct{ Name string } `json:"metadata"`
 			} `json:"object"`
 		}
-		if err := w.Decode(&ev); err != nil || ev.Type != "ADDED" || ev.Object.Metadata.Name != "after-timeouts" {
-			t.Errorf("watch %d, open %v: %+v %v, want ADDED after-timeouts", i, time.Since(start), ev, err)
+		if err := next(&ev); err != nil || ev.Type != "ADDED" || ev.Object.Metadata.Name != "after-timeouts" {
+			t.Errorf("%s watch, open %v: %+v %v, want ADDED after-timeouts", name, time.Since(start), ev, err)
 		}
 	}
 }
@@ -203,7 +219,8 @@ type trickler struct {
 // reading it (its 100 Continue), sending a byte of it every 200 ms.
 func startTrickler(t *testing.T, s *server) *trickler {
 	t.Helper()
-	tr := &trickler{c: s.dial(t), start: time.Now(), done: make(chan struct{})}
+	start := time.Now()
+	tr := &trickler{c: s.dial(t), start: start, done: make(chan struct{})}
 	tr.br = bufio.NewReader(tr.c)
 	fmt.Fprintf(tr.c, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 1024\r\nExpect: 100-continue\r\n\r\n", s.addr)
