@@ -21,6 +21,15 @@ import (
 // before its bytes arrive; larger bodies grow as they are read.
 const presizedBody = 64 << 10
 
+// presized is the size of the buffer readBody makes for r's body before
+// its bytes arrive: its announced length, if small; else 0.
+func (s *Server) presized(r *http.Request) int64 {
+	if n := r.ContentLength; n > 0 && n <= min(s.cfg.MaxBodyBytes, presizedBody) {
+		return n
+	}
+	return 0
+}
+
 // aheadBody is a body readAhead read: its bytes, or why they could not be.
 type aheadBody struct {
 	*bytes.Reader // over b, for a handler that reads r.Body itself
@@ -40,7 +49,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	body := http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes)
 	var b []byte
 	var err error
-	if n := r.ContentLength; n > 0 && n <= min(s.cfg.MaxBodyBytes, presizedBody) {
+	if n := s.presized(r); n > 0 {
 		// One allocation of the announced size, which net/http holds the
 		// body to (io.ReadAll grows from 512 bytes); bounded, so that a
 		// client announcing megabytes it never sends costs little.

@@ -201,7 +201,7 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 		if privileged(noteOf(r).user) {
 			budget = nil
 		}
-		counted := &budgetedBody{ReadCloser: r.Body, budget: budget}
+		counted := &budgetedBody{ReadCloser: r.Body, budget: budget, presized: s.presized(r)}
 		r.Body = counted
 		defer func() { budget.give(counted.taken) }()
 		b, err := s.readBody(r)
@@ -218,9 +218,10 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 	})
 }
 
-// byteBudget bounds the bytes of the bodies readAhead holds: the bytes
-// their clients sent, from the first until their request ends. A nil one
-// does not.
+// byteBudget bounds the bytes of the bodies readAhead holds, from the
+// first until their request ends: the bytes their clients sent, or the
+// buffer made for an announced length if larger (io.ReadAll's growth may
+// hold up to twice the bytes sent). A nil one does not.
 type byteBudget struct {
 	mu   sync.Mutex
 	used int64 // guarded by mu
@@ -259,21 +260,38 @@ func (b *byteBudget) give(n int64) {
 // errBodyBudget fails a body read beyond the budget of the bodies read ahead.
 var errBodyBudget = errors.New("the bodies being read hold their budget")
 
-// budgetedBody takes the bytes read from its budget; a read it cannot
-// take fails.
+// budgetedBody takes the bytes read from its budget, and the buffer made
+// for them (presized) before the first read waits; a read it cannot take
+// fails.
 type budgetedBody struct {
 	io.ReadCloser
-	budget *byteBudget
-	taken  int64
+	budget      *byteBudget
+	presized    int64
+	read, taken int64
 }
 
 func (b *budgetedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if !b.budget.take(int64(n)) {
-		return 0, errBodyBudget
+	if err := b.takeUpTo(b.presized); err != nil {
+		return 0, err
 	}
-	b.taken += int64(n)
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if terr := b.takeUpTo(b.read); terr != nil {
+		return 0, terr
+	}
 	return n, err
+}
+
+// takeUpTo takes from the budget what n bytes need beyond those taken.
+func (b *budgetedBody) takeUpTo(n int64) error {
+	if n <= b.taken {
+		return nil
+	}
+	if !b.budget.take(n - b.taken) {
+		return errBodyBudget
+	}
+	b.taken = n
+	return nil
 }
 
 // semaphore bounds concurrent requests; a nil one does not.

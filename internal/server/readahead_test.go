@@ -164,9 +164,11 @@ func TestTrickledBodiesHoldNoSlot(t *testing.T) {
 }
 
 // TestReadAheadBudget: the bodies read ahead of their slots may hold
-// MaxMutatingRequestsInFlight x MaxBodyBytes, here 2 KiB: two stalled
-// bodies of 1 KiB each hold it all, a third body's first byte is refused
-// with 429 at once, and once the two have gone a write succeeds.
+// MaxMutatingRequestsInFlight x MaxBodyBytes, here 2 KiB, taken by the
+// bytes read or the buffer made for an announced length: a stalled body
+// that announced 1 KiB and sent nothing and one that sent 1 KiB (of more)
+// hold it all, a third body's first byte is refused with 429 at once, and
+// once the two have gone a write succeeds.
 func TestReadAheadBudget(t *testing.T) {
 	for _, proto := range []string{"HTTP/1.1", "HTTP/2"} {
 		t.Run(proto, func(t *testing.T) {
@@ -179,9 +181,12 @@ func TestReadAheadBudget(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
 			defer func() { cancel(); wg.Wait() }()
-			for range limit {
+			for _, b := range []struct {
+				announced int64
+				sent      int
+			}{{maxBody, 0}, {maxBody + 1, maxBody}} {
 				wg.Go(func() {
-					if resp, _, err := post(ctx, client, cms, maxBody+1, stall(maxBody)); err == nil {
+					if resp, _, err := post(ctx, client, cms, b.announced, stall(b.sent)); err == nil {
 						resp.Body.Close()
 						t.Errorf("a stalled body was answered %d", resp.StatusCode)
 					}
