@@ -110,7 +110,7 @@ func startTimed(ctx context.Context, o ServerOptions) (*child, Process, time.Dur
 }
 
 func crud(ctx context.Context, rep *CRUDReport, p Process) error {
-	u, err := readUsage(p.PID)
+	u, err := ReadUsage(p.PID)
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 	if rep.Gets, err = phase(ctx, p.PID, rep.Config, get); err != nil {
 		return err
 	}
-	u, err = readUsage(p.PID)
+	u, err = ReadUsage(p.PID)
 	rep.HWM = u.HWM
 	return err
 }
@@ -172,7 +172,7 @@ func readOwners(created []atomic.Int64) []int {
 
 // phase runs op from every client for the configured duration and measures it.
 func phase(ctx context.Context, pid int, cfg CRUDConfig, op func(ctx context.Context, client, i int) error) (Throughput, error) {
-	u0, err := readUsage(pid)
+	u0, err := ReadUsage(pid)
 	if err != nil {
 		return Throughput{}, err
 	}
@@ -203,7 +203,7 @@ func phase(ctx context.Context, pid int, cfg CRUDConfig, op func(ctx context.Con
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	u1, err := readUsage(pid)
+	u1, err := ReadUsage(pid)
 	if err != nil {
 		return Throughput{}, err
 	}

@@ -274,7 +274,7 @@ func (m *measure) run(ctx context.Context, spec watchSpec, watchers int, write f
 	if err := wait.Sleep(ctx, settle); err != nil {
 		return err
 	}
-	if m.u0, err = readUsage(m.pid); err != nil {
+	if m.u0, err = ReadUsage(m.pid); err != nil {
 		return err
 	}
 	m.self[0], _ = readCPU(os.Getpid())
@@ -286,7 +286,7 @@ func (m *measure) run(ctx context.Context, spec watchSpec, watchers int, write f
 	waitReceived(ctx, &m.d, n*int64(watchers), drain)
 	m.elapsed = time.Since(start)
 	m.self[1], _ = readCPU(os.Getpid())
-	if m.u1, err = readUsage(m.pid); err != nil {
+	if m.u1, err = ReadUsage(m.pid); err != nil {
 		return err
 	}
 	return ctx.Err()

@@ -103,7 +103,7 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 	}
 	rep.Before, rep.After = median(before), median(rep.Samples)
 	rep.PerWatcher = float64(rep.After-rep.Before) / float64(cfg.Watchers)
-	u, err := readUsage(p.PID)
+	u, err := ReadUsage(p.PID)
 	rep.HWM = u.HWM
 	return rep, err
 }
@@ -120,7 +120,7 @@ func sampleRSS(ctx context.Context, pid int, settle time.Duration) ([]int64, err
 				return nil, err
 			}
 		}
-		u, err := readUsage(pid)
+		u, err := ReadUsage(pid)
 		if err != nil {
 			return nil, err
 		}

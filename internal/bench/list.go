@@ -59,7 +59,7 @@ func list(ctx context.Context, cfg ListConfig, p Process) (*ListReport, error) {
 	if err := a.checkList(ctx, cfg.Objects); err != nil {
 		return nil, err
 	}
-	u0, err := readUsage(p.PID)
+	u0, err := ReadUsage(p.PID)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func list(ctx context.Context, cfg ListConfig, p Process) (*ListReport, error) {
 			return nil, err
 		}
 	}
-	u1, err := readUsage(p.PID)
+	u1, err := ReadUsage(p.PID)
 	if err != nil {
 		return nil, err
 	}

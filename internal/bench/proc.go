@@ -203,8 +203,8 @@ type Usage struct {
 // userHZ is the unit of /proc/<pid>/stat's times.
 const userHZ = 100
 
-// readUsage reads pid's CPU time and memory from /proc; pid 0 gives zero.
-func readUsage(pid int) (Usage, error) {
+// ReadUsage reads pid's CPU time and memory from /proc; pid 0 gives zero.
+func ReadUsage(pid int) (Usage, error) {
 	if pid == 0 {
 		return Usage{}, nil
 	}

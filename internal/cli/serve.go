@@ -49,6 +49,8 @@ type serveOptions struct {
 	shutdownDelay time.Duration
 	h2MaxStreams  uint32
 	cpuProfile    string
+	// Connection and request timeouts, as kube-apiserver's.
+	readHeaderTimeout, idleTimeout, requestBodyTimeout time.Duration
 
 	// The watch cache's byte bounds, in MiB: every resource's ring
 	// together, and each one's.
@@ -81,6 +83,9 @@ func newServe() *cobra.Command {
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
 	f.IntVar(&o.maxInFlight, "max-requests-inflight", 400, "most non-mutating requests served at once, beyond which 429 (watches are not counted); 0 for no limit")
 	f.IntVar(&o.maxMutating, "max-mutating-requests-inflight", 200, "most mutating requests served at once, beyond which 429; 0 for no limit")
+	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", 32*time.Second, "how long a connection may take to send a request's headers (and the TLS handshake) before it is closed; kube-apiserver's 32s")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", 90*time.Second, "how long a keep-alive connection may wait for its next request (HTTP/1.1), or have no stream (HTTP/2), before it is closed; kube-apiserver's 90s")
+	f.DurationVar(&o.requestBodyTimeout, "request-body-timeout", time.Minute, "how long a write's body may take to arrive after its headers, beyond which 504; it is read before the write takes an in-flight slot (kube-apiserver's --request-timeout, 1m, bounds a whole request)")
 	f.BoolVar(&o.profiling, "profiling", false, "serve /debug/pprof/ (to authenticated users when authentication is configured)")
 	f.BoolVar(&o.noFsync, "unsafe-no-fsync", false, "do not fsync the embedded store (tests and benchmarks only: a crash can lose acknowledged writes)")
 	f.Int64Var(&o.compaction.KeepRevisions, "compaction-keep-revisions", o.compaction.KeepRevisions, "history always kept, in revisions")
@@ -103,6 +108,9 @@ func newServe() *cobra.Command {
 
 func (o *serveOptions) run(ctx context.Context) error {
 	start := time.Now()
+	if err := o.checkTimeouts(); err != nil {
+		return err
+	}
 	if err := o.checkExposure(); err != nil {
 		return err
 	}
@@ -130,7 +138,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
-		WatchReplayBudgetBytes: o.watchReplayMiB << 20,
+		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 	})
 	if err != nil {
 		return err
@@ -256,13 +264,17 @@ func (o *serveOptions) httpServer(h http.Handler) *http.Server {
 	hs := &http.Server{
 		Handler:           h,
 		Protocols:         &protocols,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: o.readHeaderTimeout,
+		IdleTimeout:       o.idleTimeout,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		// No ReadTimeout: net/http keeps that deadline on the connection
+		// while the handler runs and cancels its context when it passes (a
+		// long list); a write's body has its own (RequestBodyTimeout).
 	}
 	// HTTP/2, over TLS and h2c, is served by internal/h2 rather than
 	// net/http's: its watches are detached as HTTP/1.1 ones are.
-	(&h2.Server{ShutdownGrace: o.shutdownGrace, MaxConcurrentStreams: o.h2MaxStreams}).Configure(hs)
+	(&h2.Server{ShutdownGrace: o.shutdownGrace, MaxConcurrentStreams: o.h2MaxStreams, IdleTimeout: o.idleTimeout}).Configure(hs)
 	return hs
 }
 
@@ -287,6 +299,20 @@ func (o *serveOptions) checkExposure() error {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous to accept the risk", o.listen)
+}
+
+// checkTimeouts refuses a timeout that is not positive: net/http, h2 and
+// the server would each read zero or less their own way (none, their
+// default, or every connection cut at once).
+func (o *serveOptions) checkTimeouts() error {
+	for flag, d := range map[string]time.Duration{
+		"--read-header-timeout": o.readHeaderTimeout, "--idle-timeout": o.idleTimeout, "--request-body-timeout": o.requestBodyTimeout,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("%s %v: must be positive", flag, d)
+		}
+	}
+	return nil
 }
 
 // checkTLS checks that the TLS flags come together.

@@ -51,6 +51,26 @@ func TestCheckExposure(t *testing.T) {
 	}
 }
 
+func TestCheckTimeouts(t *testing.T) {
+	ok := serveOptions{readHeaderTimeout: time.Nanosecond, idleTimeout: time.Nanosecond, requestBodyTimeout: time.Nanosecond}
+	if err := ok.checkTimeouts(); err != nil {
+		t.Errorf("1ns timeouts: %v", err)
+	}
+	for flag, field := range map[string]func(*serveOptions) *time.Duration{
+		"--read-header-timeout":  func(o *serveOptions) *time.Duration { return &o.readHeaderTimeout },
+		"--idle-timeout":         func(o *serveOptions) *time.Duration { return &o.idleTimeout },
+		"--request-body-timeout": func(o *serveOptions) *time.Duration { return &o.requestBodyTimeout },
+	} {
+		for _, d := range []time.Duration{0, -time.Second} {
+			o := ok
+			*field(&o) = d
+			if err := o.checkTimeouts(); err == nil || err.Error() != flag+" "+d.String()+": must be positive" {
+				t.Errorf("%s %v: %v", flag, d, err)
+			}
+		}
+	}
+}
+
 // serving captures the "listwatch serving" log line of serve.
 type serving struct{ url chan string }
 

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -414,6 +416,10 @@ type body struct {
 	want   int64  // Content-Length, -1 unknown
 	got    int64
 	readyc chan struct{} // closed and replaced when data or the end arrives
+	// deadline, if set, fails a read that would wait beyond it; timer
+	// wakes the waiting reads then.
+	deadline time.Time
+	timer    *time.Timer
 }
 
 func (b *body) signalLocked() {
@@ -484,9 +490,32 @@ func (b *body) Read(p []byte) (int, error) {
 			b.mu.Unlock()
 			return 0, err
 		}
+		if !b.deadline.IsZero() && !time.Now().Before(b.deadline) {
+			b.mu.Unlock()
+			return 0, os.ErrDeadlineExceeded
+		}
 		ready := b.readyc
 		b.mu.Unlock()
-		<-ready // bounded by the stream: its end fails the body
+		<-ready // bounded by the stream (its end fails the body) and the deadline
+	}
+}
+
+// setDeadline makes reads that would wait beyond t fail with
+// os.ErrDeadlineExceeded, as a net.Conn's; the zero t waits for ever.
+func (b *body) setDeadline(t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.deadline = t
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	if !t.IsZero() {
+		b.timer = time.AfterFunc(time.Until(t), func() {
+			b.mu.Lock()
+			b.signalLocked()
+			b.mu.Unlock()
+		})
 	}
 }
 
@@ -495,6 +524,9 @@ func (b *body) Close() error {
 	b.mu.Lock()
 	n := len(b.buf)
 	b.buf, b.closed = nil, true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	b.mu.Unlock()
 	if n > 0 {
 		b.st.c.grant(nil, int64(n))

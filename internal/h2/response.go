@@ -39,6 +39,14 @@ var (
 
 func (w *responseWriter) Header() http.Header { return w.header }
 
+// SetReadDeadline bounds the handler's reads of the request body, as
+// http.ResponseController's does on HTTP/1.1: a read that would wait
+// beyond t fails with os.ErrDeadlineExceeded.
+func (w *responseWriter) SetReadDeadline(t time.Time) error {
+	w.st.body.setDeadline(t)
+	return nil
+}
+
 // WriteHeader records the status; the HEADERS frame goes out with the
 // first flush or the end. 1xx responses are not sent.
 func (w *responseWriter) WriteHeader(code int) {

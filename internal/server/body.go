@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 
 	"sigs.k8s.io/yaml"
 
@@ -19,12 +21,35 @@ import (
 // before its bytes arrive; larger bodies grow as they are read.
 const presizedBody = 64 << 10
 
-// readBody reads a request body up to the size limit (413 beyond).
+// presized is the size of the buffer readBody makes for r's body before
+// its bytes arrive: its announced length, if small; else 0.
+func (s *Server) presized(r *http.Request) int64 {
+	if n := r.ContentLength; n > 0 && n <= min(s.cfg.MaxBodyBytes, presizedBody) {
+		return n
+	}
+	return 0
+}
+
+// aheadBody is a body readAhead read: its bytes, or why they could not be.
+type aheadBody struct {
+	*bytes.Reader // over b, for a handler that reads r.Body itself
+	b             []byte
+	err           error
+}
+
+func (*aheadBody) Close() error { return nil }
+
+// readBody reads a request body up to the size limit (413 beyond) and
+// its deadline (504 beyond, with kube-apiserver's answer to a request
+// that outlives its --request-timeout), or returns what readAhead read.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	if ab, ok := r.Body.(*aheadBody); ok {
+		return ab.b, ab.err
+	}
 	body := http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes)
 	var b []byte
 	var err error
-	if n := r.ContentLength; n > 0 && n <= min(s.cfg.MaxBodyBytes, presizedBody) {
+	if n := s.presized(r); n > 0 {
 		// One allocation of the announced size, which net/http holds the
 		// body to (io.ReadAll grows from 512 bytes); bounded, so that a
 		// client announcing megabytes it never sends costs little.
@@ -34,10 +59,14 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 		b, err = io.ReadAll(body)
 	}
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	switch {
+	case errors.As(err, &tooBig):
 		return nil, apierror.TooLarge(s.cfg.MaxBodyBytes)
-	}
-	if err != nil {
+	case errors.Is(err, errBodyBudget):
+		return nil, apierror.TooManyRequests("Too many requests, please try again later.", 1)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, apierror.Timeout("Timeout: request did not complete within the allotted timeout", 0)
+	case err != nil:
 		return nil, apierror.BadRequest(fmt.Sprintf("reading the request body: %v", err))
 	}
 	return b, nil

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/listwatch/listwatch/internal/metrics"
@@ -17,12 +20,13 @@ import (
 //
 //	observe         access log line and request metrics, for every response (401 and 429 too)
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
+//	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
 //
 // Authentication is all there is: any authenticated user may do anything.
 func (s *Server) filters(h http.Handler) http.Handler {
-	return s.observe(s.authenticate(s.limitInFlight(h)))
+	return s.observe(s.authenticate(s.readAhead(s.limitInFlight(h))))
 }
 
 // Defaults of the in-flight limits, as kube-apiserver's.
@@ -168,6 +172,126 @@ func (s *Server) user(r *http.Request) (*authn.User, error) {
 		return nil, errNoCredentials
 	}
 	return nil, err
+}
+
+// readAhead reads the body of a request that may change something before
+// limitInFlight lets it take a slot, so that a client trickling its body
+// holds a connection but no slot (kube-apiserver reads it in the handler,
+// its seat taken, for as long as it trickles). The read has a
+// deadline, RequestBodyTimeout after the headers; the handler's readBody
+// gets the bytes, or the error (413, 504, 429 when the bodies read ahead
+// hold their budget) to answer in its turn. The body of a read is not
+// read, its handler ignores it, but has the deadline too: net/http reads
+// it after the handler (a watch's hijacked connection drops the deadline).
+func (s *Server) readAhead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// A ResponseWriter that cannot set a deadline (none of ours) still
+		// has its body read before the slot is taken.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(s.cfg.RequestBodyTimeout))
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		budget := s.bodies
+		if privileged(noteOf(r).user) {
+			budget = nil
+		}
+		counted := &budgetedBody{ReadCloser: r.Body, budget: budget, presized: s.presized(r)}
+		r.Body = counted
+		defer func() { budget.give(counted.taken) }()
+		b, err := s.readBody(r)
+		if err == nil {
+			_ = rc.SetReadDeadline(time.Time{})
+		} else {
+			// Now, so that net/http does not read the rest after the
+			// handler (a short rest it would, for the next request) and
+			// closes the connection once the error is written.
+			_ = rc.SetReadDeadline(time.Now())
+		}
+		r.Body = &aheadBody{Reader: bytes.NewReader(b), b: b, err: err}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// byteBudget bounds the bytes of the bodies readAhead holds, from the
+// first until their request ends: the bytes their clients sent, or the
+// buffer made for an announced length if larger (io.ReadAll's growth may
+// hold up to twice the bytes sent). A nil one does not.
+type byteBudget struct {
+	mu   sync.Mutex
+	used int64 // guarded by mu
+	max  int64
+}
+
+// newByteBudget is a budget of max bytes; none if max is not positive.
+func newByteBudget(max int64) *byteBudget {
+	if max <= 0 {
+		return nil
+	}
+	return &byteBudget{max: max}
+}
+
+func (b *byteBudget) take(n int64) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	if b != nil {
+		b.mu.Lock()
+		b.used -= n
+		b.mu.Unlock()
+	}
+}
+
+// errBodyBudget fails a body read beyond the budget of the bodies read ahead.
+var errBodyBudget = errors.New("the bodies being read hold their budget")
+
+// budgetedBody takes the bytes read from its budget, and the buffer made
+// for them (presized) before the first read waits; a read it cannot take
+// fails.
+type budgetedBody struct {
+	io.ReadCloser
+	budget      *byteBudget
+	presized    int64
+	read, taken int64
+}
+
+func (b *budgetedBody) Read(p []byte) (int, error) {
+	if err := b.takeUpTo(b.presized); err != nil {
+		return 0, err
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if terr := b.takeUpTo(b.read); terr != nil {
+		return 0, terr
+	}
+	return n, err
+}
+
+// takeUpTo takes from the budget what n bytes need beyond those taken.
+func (b *budgetedBody) takeUpTo(n int64) error {
+	if n <= b.taken {
+		return nil
+	}
+	if !b.budget.take(n - b.taken) {
+		return errBodyBudget
+	}
+	b.taken = n
+	return nil
 }
 
 // semaphore bounds concurrent requests; a nil one does not.

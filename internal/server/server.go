@@ -60,8 +60,17 @@ type Config struct {
 	Authenticator authn.Authenticator
 	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound concurrent
 	// reads and writes (429 beyond; watches are not counted); 0 means 400
-	// and 200, as kube-apiserver; negative means no limit.
+	// and 200, as kube-apiserver; negative means no limit. The bodies of
+	// writes, read before they take a slot (RequestBodyTimeout), may hold
+	// MaxMutatingRequestsInFlight x MaxBodyBytes at once (429 beyond): what
+	// the slots bounded them to when they were read in a slot.
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// RequestBodyTimeout bounds how long a write's body may take to arrive
+	// once its headers have: the body is read before the request takes an
+	// in-flight slot, so that a client trickling it holds none. 0 means a
+	// minute, kube-apiserver's --request-timeout, after which it answers
+	// such a request 504.
+	RequestBodyTimeout time.Duration
 	// Profiling serves /debug/pprof/.
 	Profiling bool
 	// Metrics are the collectors /metrics serves; nil means new ones. The
@@ -75,6 +84,9 @@ const (
 	defaultBookmarkInterval  = time.Minute
 	defaultMinRequestTimeout = 30 * time.Minute
 )
+
+// defaultRequestBodyTimeout is kube-apiserver's --request-timeout.
+const defaultRequestBodyTimeout = time.Minute
 
 // initialNamespaces exist from the start, as in every Kubernetes cluster.
 var initialNamespaces = []string{"default", "kube-system", "kube-public"}
@@ -101,6 +113,8 @@ type Server struct {
 	metrics  *metrics.Metrics
 	readOnly semaphore // bounds reads in flight
 	mutating semaphore // bounds writes in flight
+	// bodies bounds the bodies read ahead of their slots.
+	bodies *byteBudget
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
@@ -119,6 +133,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
 	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
+	cfg.RequestBodyTimeout = cmp.Or(cfg.RequestBodyTimeout, defaultRequestBodyTimeout)
 	builtins := resource.Builtins()
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
@@ -126,11 +141,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
+	mutating := cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, requests: cfg.Logger, catalog: resource.NewCatalog(builtins...),
 		shutdown: make(chan struct{}), metrics: cfg.Metrics, streams: newDetachedStreams(),
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
-		mutating: newSemaphore(cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)),
+		mutating: newSemaphore(mutating),
+		// What the slots held before bodies were read ahead of them.
+		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
 	if err := s.ensureNamespaces(ctx); err != nil {

@@ -68,13 +68,13 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startServer runs a server on a fresh data directory and a free port; it
-// is stopped when the test ends.
-func startServer(t *testing.T) *server {
+// startServer runs a server on a fresh data directory and a free port,
+// with args added to serve's flags; it is stopped when the test ends.
+func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
 	s := &server{addr: freeAddr(t), dataDir: t.TempDir()}
 	s.URL = "http://" + s.addr
-	s.start(t)
+	s.start(t, args...)
 	t.Cleanup(func() { s.stop(t) })
 	return s
 }
