@@ -113,6 +113,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	defer store.Close()
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
+		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 	})
 	if err != nil {
@@ -255,11 +256,10 @@ func (o *serveOptions) checkExposure() error {
 	if err := o.checkTLS(); err != nil {
 		return err
 	}
-	host, _, err := net.SplitHostPort(o.listen)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.listen, err)
 	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+	if loopbackListen(o.listen) {
 		return nil
 	}
 	if o.tlsCert != "" && (o.tokenFile != "" || o.clientCA != "") {
@@ -270,6 +270,13 @@ func (o *serveOptions) checkExposure() error {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous to accept the risk", o.listen)
+}
+
+// loopbackListen says whether a --listen address is on loopback only.
+func loopbackListen(listen string) bool {
+	host, _, _ := net.SplitHostPort(listen)
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // checkTLS checks that the TLS flags come together.

@@ -94,7 +94,14 @@ type response struct {
 // decodes the response body.
 func exchange(t *testing.T, ts *httptest.Server, method, path string, header http.Header, body string) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
+	return exchangeWith(t, ts.Client(), method, ts.URL+path, header, body)
+}
+
+// exchangeWith is exchange by client to url; a Host header sets the
+// request's Host.
+func exchangeWith(t *testing.T, client *http.Client, method, url string, header http.Header, body string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +110,10 @@ func exchange(t *testing.T, ts *httptest.Server, method, path string, header htt
 			req.Header[k] = vs
 		}
 	}
-	resp, err := ts.Client().Do(req)
+	if host := header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +121,7 @@ func exchange(t *testing.T, ts *httptest.Server, method, path string, header htt
 	b, _ := io.ReadAll(resp.Body)
 	obj, err := api.ParseObject(b)
 	if err != nil {
-		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, path, err, b)
+		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, url, err, b)
 	}
 	return response{resp.StatusCode, obj, resp.Header}
 }

@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/internal/metrics"
@@ -16,13 +19,15 @@ import (
 // The filters every request passes, outermost first:
 //
 //	observe         access log line and request metrics, for every response (401 and 429 too)
+//	screen          403 for a Host that is not loopback when Config.LoopbackOnly; 400 or
+//	                404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
 //
 // Authentication is all there is: any authenticated user may do anything.
 func (s *Server) filters(h http.Handler) http.Handler {
-	return s.observe(s.authenticate(s.limitInFlight(h)))
+	return s.observe(s.screen(s.authenticate(s.limitInFlight(h))))
 }
 
 // Defaults of the in-flight limits, as kube-apiserver's.
@@ -134,6 +139,39 @@ func logVerb(r *http.Request, n *note) string {
 		return n.info.Verb
 	}
 	return r.Method
+}
+
+// screen refuses, before anything else reads it, a request from a web page
+// that a DNS name rebound to loopback let through the browser's same-origin
+// policy (Config.LoopbackOnly), and a path the routes must not see
+// (pathError).
+func (s *Server) screen(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.LoopbackOnly && !loopbackHost(r.Host) {
+			writeError(w, apierror.Forbidden(fmt.Sprintf("host %q is not allowed: anonymous requests are served to loopback names and addresses only", r.Host)))
+			return
+		}
+		if err := pathError(r, noteOf(r).info); err != nil {
+			writeError(w, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost says whether a Host header names this machine's loopback:
+// localhost or a loopback address, with any port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // authenticate answers 401 to a request no authenticator accepts, unless

@@ -78,11 +78,11 @@ func ApplyTo(typ string, current, patch []byte, opts Options) ([]byte, error) {
 		return applyMergePatch(current, patch)
 	case StrategicMerge:
 		if !opts.Strategic {
-			return nil, apierror.UnsupportedMediaType(typ, Types(false))
+			return nil, apierror.UnsupportedMediaType(Types(false))
 		}
 		return applyStrategic(current, patch, opts.Schema)
 	}
-	return nil, apierror.UnsupportedMediaType(typ, Types(opts.Strategic))
+	return nil, apierror.UnsupportedMediaType(Types(opts.Strategic))
 }
 
 func applyJSONPatch(current, patch []byte) ([]byte, error) {
