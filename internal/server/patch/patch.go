@@ -91,7 +91,7 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 		return nil, apierror.BadRequest(fmt.Sprintf("invalid JSON Patch: %v", err))
 	}
 	if len(p) > maxJSONPatchOps {
-		return nil, apierror.TooLarge(maxJSONPatchOps)
+		return nil, apierror.EntityTooLarge(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p)))
 	}
 	opts := jsonpatch.NewApplyOptions()
 	opts.AccumulatedCopySizeLimit = maxJSONPatchCopyLen
