@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
@@ -106,8 +107,8 @@ func pathSegments(u *url.URL) (segs []string, trailingSlash bool) {
 // empty, "." or ".." segment, or one with an escaped slash, elsewhere is a
 // path the server does not serve (404).
 func pathError(r *http.Request, info requestInfo) error {
-	if msg := pathSegmentNameError(info.Name); info.IsResource && msg != "" {
-		return apierror.BadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, msg))
+	if msgs := api.PathSegmentNameErrors(info.Name); info.IsResource && msgs != nil {
+		return apierror.BadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, strings.Join(msgs, ";")))
 	}
 	segs, _ := pathSegments(r.URL)
 	for _, seg := range segs {
@@ -116,21 +117,6 @@ func pathError(r *http.Request, info requestInfo) error {
 		}
 	}
 	return nil
-}
-
-// pathSegmentNameError says why name cannot be a path segment, as
-// apimachinery's IsValidPathSegmentName; "" if it can (or is empty).
-func pathSegmentNameError(name string) string {
-	if name == "." || name == ".." {
-		return fmt.Sprintf("may not be '%s'", name)
-	}
-	var msgs []string
-	for _, c := range []string{"/", "%"} {
-		if strings.Contains(name, c) {
-			msgs = append(msgs, fmt.Sprintf("may not contain '%s'", c))
-		}
-	}
-	return strings.Join(msgs, ";")
 }
 
 // verb maps a method to kube's verb.
