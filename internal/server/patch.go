@@ -84,7 +84,7 @@ func (q *request) apply(body []byte) {
 		q.fail(err)
 		return
 	}
-	force := q.r.URL.Query().Get("force") == "true"
+	force := boolParam(q.r.URL.Query(), "force")
 	_, err = q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 	if isStatus(err, http.StatusNotFound) && q.info.Subresource == "" {
 		err = q.applyCreate(m, config, force)

@@ -123,8 +123,7 @@ func pathError(r *http.Request, info requestInfo) error {
 func verb(r *http.Request, named, watchPath bool) string {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		q := r.URL.Query().Get("watch")
-		if watchPath || q == "true" || q == "1" {
+		if watchPath || boolParam(r.URL.Query(), "watch") {
 			return "watch"
 		}
 		if named {
