@@ -178,6 +178,9 @@ func loopbackHost(host string) bool {
 // it is a health check; it puts the user in the request's context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if noteOf(r).info.Verb == "watch" && webSocketHandshake(r) {
+			r = r.WithContext(authn.WithWebSocketWatch(r.Context()))
+		}
 		user, err := s.user(r)
 		if err != nil {
 			s.log.Debug("unauthenticated request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
@@ -187,6 +190,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		noteOf(r).user = user
 		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
 	})
+}
+
+// webSocketHandshake says whether r asks for a WebSocket, as kube's
+// wsstream.IsWebSocketRequest, and is a GET, as RFC 6455 requires.
+func webSocketHandshake(r *http.Request) bool {
+	return r.Method == http.MethodGet && headerHasToken(r.Header, "Connection", "upgrade") &&
+		strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 var errNoCredentials = errors.New("no credentials")

@@ -95,11 +95,15 @@ func TestBearerAndWebSocketTokens(t *testing.T) {
 		{"websocket not base64", ws(authn.WebSocketProtocolPrefix + "!!"), "", true},
 		{"websocket two tokens", ws(enc("bob-token"), enc("alice-token")), "", true},
 		{"protocol without upgrade", http.Header{"Sec-Websocket-Protocol": {enc("bob-token")}}, "", false},
+		{"websocket not marked a watch", ws(enc("bob-token")), "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/api", nil)
 			r.Header = tt.header
+			if strings.HasPrefix(tt.name, "websocket") && !strings.HasSuffix(tt.name, "not marked a watch") {
+				r = r.WithContext(authn.WithWebSocketWatch(r.Context())) // as the server marks a WebSocket watch
+			}
 			u, ok, err := a.Authenticate(r)
 			if (err != nil) != tt.wantErr || ok != (tt.user != "") || (ok && u.Name != tt.user) {
 				t.Fatalf("got %v %v %v, want user %q (error %v)", u, ok, err, tt.user, tt.wantErr)
