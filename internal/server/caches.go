@@ -114,7 +114,8 @@ func cacheCodec(res *resource.Resource) watchcache.Codec {
 }
 
 // retain stops the caches of resources the catalogue no longer serves as
-// they were, so that they do not keep an upstream watch for nothing.
+// they were, so that they do not keep an upstream watch for nothing, and
+// drops the metric series of those it does not serve at all.
 func (cs *caches) retain() {
 	cs.mu.Lock()
 	var stale []cacheEntry
@@ -128,6 +129,10 @@ func (cs *caches) retain() {
 	for _, e := range stale {
 		e.cache.Close()
 	}
+	cs.metrics.Retain(func(group, version, plural string) bool {
+		_, ok := cs.catalog.Get(group, version, plural)
+		return ok
+	})
 }
 
 // close stops every cache, ending their watchers, and waits for the

@@ -530,3 +530,45 @@ func TestDeletedDefinitionStopsItsCache(t *testing.T) {
 		t.Error("the deleted definition's cache is still running")
 	}
 }
+
+// TestDeletedDefinitionLeavesNoSeries: deleting a definition drops every
+// metric series of its resource (27 of them stayed: issue 14 item 8),
+// and leaves those of the resources still served.
+func TestDeletedDefinitionLeavesNoSeries(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	const gadgets = "/apis/example.com/v1/gadgets"
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", crdsPath, gadgetCRD},
+		{"POST", gadgets, `{"metadata":{"name":"g"}}`},
+		{"GET", gadgets + "?resourceVersion=0", ""},
+		{"GET", gadgets + "/g", ""},
+		{"PUT", gadgets + "/g", `{"metadata":{"name":"g"},"spec":{"x":1}}`},
+		{"GET", gadgets + "?resourceVersion=0&watch=true&timeoutSeconds=1", ""},
+		{"GET", "/api/v1/namespaces/default/configmaps?resourceVersion=0", ""},
+	} {
+		if code, _ := call(t, ts, r.method, r.path, mediaJSON, r.body); code >= 300 {
+			t.Fatalf("%s %s: %d", r.method, r.path, code)
+		}
+	}
+	series := func(name string) []string {
+		var out []string
+		for s := range scrape(t, s) {
+			if strings.Contains(s, `"`+name+`"`) || strings.Contains(s, `"`+name+`.example.com"`) || strings.Contains(s, `"Gadget"`) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if n := len(series("gadgets")); n < 20 {
+		t.Fatalf("%d series of gadgets before deletion, want many: %v", n, series("gadgets"))
+	}
+	if code, _ := call(t, ts, "DELETE", crdsPath+"/gadgets.example.com", "", ""); code != 200 {
+		t.Fatalf("delete definition: %d", code)
+	}
+	if left := series("gadgets"); len(left) != 0 {
+		t.Errorf("series of the deleted gadgets: %v", left)
+	}
+	if len(series("configmaps")) == 0 {
+		t.Error("the series of configmaps went too")
+	}
+}
