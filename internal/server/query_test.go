@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,19 @@ func TestBoolParams(t *testing.T) {
 	}
 	if code := apply("two", "2", "&force=maybe"); code != http.StatusOK {
 		t.Errorf("conflicting apply with force=maybe: %d, want 200", code)
+	}
+}
+
+// TestFieldManagerLength: kube's 128 bytes of fieldManager pass on a
+// create; one more is its 422.
+func TestFieldManagerLength(t *testing.T) {
+	ts := newTestServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	if code, obj := call(t, ts, "POST", cms+"?fieldManager="+strings.Repeat("m", maxFieldManagerLen), mediaJSON, `{"metadata":{"name":"a"}}`); code != http.StatusCreated {
+		t.Errorf("fieldManager of 128 bytes: %d %v", code, obj)
+	}
+	code, status := call(t, ts, "POST", cms+"?fieldManager="+strings.Repeat("m", maxFieldManagerLen+1), mediaJSON, `{"metadata":{"name":"b"}}`)
+	if causes := causes(status); code != http.StatusUnprocessableEntity || len(causes) != 1 || !strings.Contains(causes[0], "Too long: may not be more than 128 bytes") {
+		t.Errorf("fieldManager of 129 bytes: %d %v", code, status)
 	}
 }
