@@ -149,10 +149,13 @@ func (q *request) getFresh() error {
 	if err != nil {
 		return apierror.BadRequest(err.Error())
 	}
-	if c := q.s.caches.get(q.res); c != nil && rv > 0 {
+	if rv == 0 {
+		return nil
+	}
+	if c := q.s.caches.get(q.res); c != nil {
 		return q.s.waitFresh(q.r.Context(), c, rv)
 	}
-	return nil
+	return nil // no cache (the server closing): the store is as fresh as it gets
 }
 
 func (q *request) list() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
 // TestTimeoutSeconds: a timeoutSeconds too long for a Duration is served
@@ -85,7 +86,7 @@ func TestFutureResourceVersion(t *testing.T) {
 // TestGetResourceVersion: a get's resourceVersion is checked as a list's
 // is, where it was ignored (issue 14 item 8).
 func TestGetResourceVersion(t *testing.T) {
-	ts := newTestServer(t)
+	s, ts := newCRDServer(t, newMemoryStore(t))
 	const cm = "/api/v1/namespaces/default/configmaps/a"
 	call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"a"}}`)
 	for _, rv := range []string{"abc", "-1", "1.0", "18446744073709551616"} {
@@ -97,6 +98,12 @@ func TestGetResourceVersion(t *testing.T) {
 	for _, rv := range []string{"", "0", "1"} {
 		if code, _ := call(t, ts, "GET", cm+"?resourceVersion="+rv, "", ""); code != http.StatusOK {
 			t.Errorf("resourceVersion=%q: %d, want 200", rv, code)
+		}
+		s.caches.mu.Lock()
+		_, cached := s.caches.byGVR[resource.GVR{Version: "v1", Plural: "configmaps"}]
+		s.caches.mu.Unlock()
+		if want := rv == "1"; cached != want {
+			t.Errorf("after a get at resourceVersion=%q the configmaps cache runs: %v, want %v", rv, cached, want)
 		}
 	}
 }
