@@ -125,14 +125,15 @@ func (cs *caches) retain() {
 			delete(cs.byGVR, gvr)
 		}
 	}
-	cs.mu.Unlock()
-	for _, e := range stale {
-		e.cache.Close()
-	}
+	// Under mu, so that get cannot make a cache's series while they go.
 	cs.metrics.Retain(func(group, version, plural string) bool {
 		_, ok := cs.catalog.Get(group, version, plural)
 		return ok
 	})
+	cs.mu.Unlock()
+	for _, e := range stale {
+		e.cache.Close()
+	}
 }
 
 // close stops every cache, ending their watchers, and waits for the
