@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,8 +20,8 @@ import (
 // The filters every request passes, outermost first:
 //
 //	observe         access log line and request metrics, for every response (401 and 429 too)
-//	screen          403 for a Host that is not loopback when Config.LoopbackOnly; 400 or
-//	                404 for a path ServeMux would clean and redirect
+//	screen          403 for a Host or Origin that is not loopback when Config.LoopbackOnly;
+//	                400 or 404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
@@ -141,15 +142,16 @@ func logVerb(r *http.Request, n *note) string {
 	return r.Method
 }
 
-// screen refuses, before anything else reads it, a request from a web page
-// that a DNS name rebound to loopback let through the browser's same-origin
-// policy (Config.LoopbackOnly), and a path the routes must not see
-// (pathError).
+// screen refuses, before anything else reads it, a request a web page may
+// have sent (Config.LoopbackOnly: loopbackOnly), and a path the routes
+// must not see (pathError).
 func (s *Server) screen(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.LoopbackOnly && !loopbackHost(r.Host) {
-			writeError(w, apierror.Forbidden(fmt.Sprintf("host %q is not allowed: anonymous requests are served to loopback names and addresses only", r.Host)))
-			return
+		if s.cfg.LoopbackOnly {
+			if err := loopbackOnly(r); err != nil {
+				writeError(w, err)
+				return
+			}
 		}
 		if err := pathError(r, noteOf(r).info); err != nil {
 			writeError(w, err)
@@ -157,6 +159,25 @@ func (s *Server) screen(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// loopbackOnly refuses a request whose Host is not loopback (a DNS name
+// rebound to 127.0.0.1) or that a web page of another origin sent: a
+// browser lets any page open a WebSocket to 127.0.0.1 and read it, and
+// says which page in Origin.
+func loopbackOnly(r *http.Request) error {
+	refuse := func(what, value string) error {
+		return apierror.Forbidden(fmt.Sprintf("%s %q is not allowed: anonymous requests are served to loopback names and addresses only", what, value))
+	}
+	if !loopbackHost(r.Host) {
+		return refuse("host", r.Host)
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || !loopbackHost(u.Host) {
+			return refuse("origin", origin)
+		}
+	}
+	return nil
 }
 
 // loopbackHost says whether a Host header names this machine's loopback:

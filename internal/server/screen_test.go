@@ -3,7 +3,10 @@ package server
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/storage/memory"
@@ -123,12 +126,47 @@ func TestLoopbackHost(t *testing.T) {
 	}
 }
 
+// TestLoopbackOrigin: with LoopbackOnly, a request a page of another
+// origin sent is refused, a WebSocket watch above all, which a browser lets
+// any page open to 127.0.0.1 and read; a page served from loopback, and a
+// client that sends no Origin, pass.
+func TestLoopbackOrigin(t *testing.T) {
+	ts, clients := screenServer(t, Config{LoopbackOnly: true})
+	const cms = "/api/v1/namespaces/default/configmaps"
+	c := clients["HTTP/1.1"]
+	for _, origin := range []string{"http://localhost:3000", "http://127.0.0.1:8080", "http://[::1]", "https://localhost"} {
+		if code, _ := screenCall(t, c, "GET", ts.URL+cms, http.Header{"Origin": {origin}}, ""); code != http.StatusOK {
+			t.Errorf("Origin %s: %d, want 200", origin, code)
+		}
+	}
+	for _, origin := range []string{"https://evil.example", "null", "http://localhost.evil.example", "http://127.0.0.1.evil.example:8080", "http://10.0.0.1"} {
+		code, status := screenCall(t, c, "GET", ts.URL+cms, http.Header{"Origin": {origin}}, "")
+		want := `origin "` + origin + `" is not allowed: anonymous requests are served to loopback names and addresses only`
+		if code != http.StatusForbidden || status["reason"] != "Forbidden" || status["message"] != want {
+			t.Errorf("Origin %s: %d %v, want 403 %q", origin, code, status, want)
+		}
+	}
+	watch := strings.Replace(ts.URL, "http://", "ws://", 1) + cms + "?watch=true"
+	dial := func(origin string) (*websocket.Conn, *http.Response, error) {
+		return websocket.Dial(t.Context(), watch, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+	}
+	if _, resp, err := dial("https://evil.example"); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a WebSocket watch from another origin: %v %v, want 403", resp, err)
+	}
+	conn, _, err := dial("http://localhost:3000")
+	if err != nil {
+		t.Fatalf("a WebSocket watch from a loopback page: %v", err)
+	}
+	conn.CloseNow()
+}
+
 // TestAnyHostWithoutLoopbackOnly: without LoopbackOnly (an authenticated
-// or deliberately exposed server) the Host is not checked.
+// or deliberately exposed server) neither Host nor Origin is checked.
 func TestAnyHostWithoutLoopbackOnly(t *testing.T) {
 	ts, clients := screenServer(t, Config{})
-	if code, _ := screenCall(t, clients["HTTP/1.1"], "GET", ts.URL+"/api/v1/namespaces", http.Header{"Host": {"api.example:6443"}}, ""); code != http.StatusOK {
-		t.Errorf("GET with another Host: %d, want 200", code)
+	header := http.Header{"Host": {"api.example:6443"}, "Origin": {"https://dashboard.example"}}
+	if code, _ := screenCall(t, clients["HTTP/1.1"], "GET", ts.URL+"/api/v1/namespaces", header, ""); code != http.StatusOK {
+		t.Errorf("GET with another Host and Origin: %d, want 200", code)
 	}
 }
 
