@@ -15,7 +15,7 @@ import (
 // TestHostileEdges drives a fresh `listwatch serve` (anonymous, on
 // loopback) with the requests of issue 14 items 5 and 6: a name that is
 // another path, a body without a Content-Type, a Host rebound to
-// loopback. Each is refused with a Status and changes nothing; our client
+// loopback, another site's page. Each is refused with a Status and changes nothing; our client
 // and kubectl still work.
 func TestHostileEdges(t *testing.T) {
 	s := startServer(t)
@@ -29,15 +29,16 @@ func TestHostileEdges(t *testing.T) {
 	t.Cleanup(noRedirect.CloseIdleConnections)
 	const cm = "/api/v1/namespaces/default/configmaps"
 	for _, tt := range []struct {
-		method, path, host, contentType string
-		code                            int
-		reason                          string
+		method, path, host, origin, contentType string
+		code                                    int
+		reason                                  string
 	}{
-		{"DELETE", cm + "/..", "", "", http.StatusBadRequest, "BadRequest"},
-		{"DELETE", cm + "/", "", "", http.StatusNotFound, "NotFound"},
-		{"POST", cm, "", "", http.StatusUnsupportedMediaType, "UnsupportedMediaType"},
-		{"POST", cm, "rebound.example:8080", "application/json", http.StatusForbidden, "Forbidden"},
-		{"GET", cm, "rebound.example", "", http.StatusForbidden, "Forbidden"},
+		{"DELETE", cm + "/..", "", "", "", http.StatusBadRequest, "BadRequest"},
+		{"DELETE", cm + "/", "", "", "", http.StatusNotFound, "NotFound"},
+		{"POST", cm, "", "", "", http.StatusUnsupportedMediaType, "UnsupportedMediaType"},
+		{"POST", cm, "rebound.example:8080", "", "application/json", http.StatusForbidden, "Forbidden"},
+		{"GET", cm, "rebound.example", "", "", http.StatusForbidden, "Forbidden"},
+		{"GET", cm + "?watch=true", "", "https://evil.example", "", http.StatusForbidden, "Forbidden"},
 	} {
 		req, err := http.NewRequestWithContext(ctx, tt.method, s.URL+tt.path, strings.NewReader(`{"metadata":{"name":"b"}}`))
 		if err != nil {
@@ -49,6 +50,9 @@ func TestHostileEdges(t *testing.T) {
 		if tt.contentType != "" {
 			req.Header.Set("Content-Type", tt.contentType)
 		}
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
 		resp, err := noRedirect.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +62,7 @@ func TestHostileEdges(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != tt.code || err != nil || status.Kind != "Status" || status.Reason != tt.reason {
-			t.Errorf("%s %s (Host %q): %d %+v %v, want %d %s", tt.method, tt.path, tt.host, resp.StatusCode, status, err, tt.code, tt.reason)
+			t.Errorf("%s %s (Host %q, Origin %q): %d %+v %v, want %d %s", tt.method, tt.path, tt.host, tt.origin, resp.StatusCode, status, err, tt.code, tt.reason)
 		}
 	}
 	for _, name := range []string{"..", "", "."} {
