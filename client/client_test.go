@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
 )
 
 // call is one request a fake server saw.
@@ -128,14 +131,14 @@ func TestCorePaths(t *testing.T) {
 	if _, err := NewResource[Unstructured](c, cms, "").ListTable(ctx, ListOptions{LabelSelector: "a=b", Limit: 500}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewResource[Unstructured](c, cms, "a b").GetTable(ctx, "x/y"); err != nil {
+	if _, err := NewResource[Unstructured](c, cms, "a b").GetTable(ctx, "x?y"); err != nil {
 		t.Fatal(err)
 	}
 	got := f.seen()
 	if got[0].Path != "/api/v1/configmaps" || got[0].Query != "labelSelector=a%3Db&limit=500" || got[0].Accept != MediaTable {
 		t.Errorf("list table: %+v", got[0])
 	}
-	if got[1].Path != "/api/v1/namespaces/a%20b/configmaps/x%2Fy" {
+	if got[1].Path != "/api/v1/namespaces/a%20b/configmaps/x%3Fy" {
 		t.Errorf("escaping: %+v", got[1])
 	}
 }
@@ -258,5 +261,84 @@ func TestRequestTimeout(t *testing.T) {
 	_, err := NewResource[*thing](c, things, "ns").Get(context.Background(), "a")
 	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Errorf("err = %v, want a deadline", err)
+	}
+}
+
+// TestNamesRefused: a name that would make the server read another path
+// (configmaps/.. is the namespace, configmaps/ the collection: issue 14
+// item 5) is refused by every verb that takes one, and nothing is sent.
+func TestNamesRefused(t *testing.T) {
+	f, c := newFakeServer(t, func(int, call) reply { return reply{body: thingJSON} })
+	ctx := context.Background()
+	r := NewResource[*thing](c, things, "ns")
+	verbs := map[string]func(name string) error{
+		"Get":      func(name string) error { _, err := r.Get(ctx, name); return err },
+		"GetTable": func(name string) error { _, err := r.GetTable(ctx, name); return err },
+		"Update":   func(name string) error { _, err := r.Update(ctx, newThing(name, "4", "d"), WriteOptions{}); return err },
+		"Patch": func(name string) error {
+			_, err := r.Patch(ctx, name, MergePatchType, []byte(`{}`), PatchOptions{})
+			return err
+		},
+		"Apply": func(name string) error {
+			_, err := r.Patch(ctx, name, ApplyPatchType, []byte(`data: d`), PatchOptions{WriteOptions: WriteOptions{FieldManager: "me"}, Force: true})
+			return err
+		},
+		"Delete": func(name string) error { return r.Delete(ctx, name, DeleteOptions{}) },
+	}
+	names := map[string]string{
+		"":     "resource name may not be empty",
+		".":    `invalid resource name ".": [may not be '.']`,
+		"..":   `invalid resource name "..": [may not be '..']`,
+		"a/..": `invalid resource name "a/..": [may not contain '/']`,
+		"a%2F": `invalid resource name "a%2F": [may not contain '%']`,
+	}
+	for verb, call := range verbs {
+		for name, want := range names {
+			if err := call(name); err == nil || err.Error() != want {
+				t.Errorf("%s(%q): %v, want %q", verb, name, err, want)
+			}
+		}
+	}
+	if got := f.seen(); len(got) != 0 {
+		t.Errorf("refused names sent requests: %+v", got)
+	}
+	for _, call := range verbs {
+		_ = call("a..b") // a valid name: sent (the fake's answer is no Table)
+	}
+	if got := f.seen(); len(got) != len(verbs) {
+		t.Errorf("valid names: %d requests, want %d", len(got), len(verbs))
+	}
+}
+
+// TestNoRedirectForWrites: a redirect is followed for a read, never for a
+// write or a delete, which would act on the redirect's target (a server
+// cleaning configmaps/.. answered a 307 to the namespace).
+func TestNoRedirectForWrites(t *testing.T) {
+	f, c := newFakeServer(t, func(_ int, c call) reply {
+		if strings.HasSuffix(c.Path, "/a") {
+			return reply{code: http.StatusTemporaryRedirect, header: map[string]string{"Location": "/apis/example.com/v1/namespaces/ns/things/b"}}
+		}
+		return reply{body: thingJSON}
+	})
+	ctx := context.Background()
+	r := NewResource[*thing](c, things, "ns")
+	if _, err := r.Get(ctx, "a"); err != nil {
+		t.Errorf("GET through a redirect: %v", err)
+	}
+	writes := map[string]func() error{
+		"PUT":    func() error { _, err := r.Update(ctx, newThing("a", "4", "d"), WriteOptions{}); return err },
+		"PATCH":  func() error { _, err := r.Patch(ctx, "a", MergePatchType, []byte(`{}`), PatchOptions{}); return err },
+		"DELETE": func() error { return r.Delete(ctx, "a", DeleteOptions{}) },
+	}
+	for method, write := range writes {
+		var se *api.StatusError
+		if err := write(); !errors.As(err, &se) || se.Status.Code != http.StatusTemporaryRedirect {
+			t.Errorf("%s answered a 307: %v, want the 307 as an error", method, err)
+		}
+	}
+	for _, c := range f.seen() {
+		if strings.HasSuffix(c.Path, "/b") && c.Method != http.MethodGet {
+			t.Errorf("the client followed a redirect of %s", c.Method)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -151,6 +152,20 @@ func (r *Resource[T]) path(namespace, name string) string {
 	return p
 }
 
+// objectPath is path for a named object; a name that is empty, "." or
+// "..", or holds "/" or "%", is refused before anything is sent, as
+// client-go's Request.Name does: the server would read the path as another
+// one (configmaps/.. is the namespace, configmaps/ the whole collection).
+func (r *Resource[T]) objectPath(namespace, name string) (string, error) {
+	if name == "" {
+		return "", errors.New("resource name may not be empty")
+	}
+	if msgs := api.PathSegmentNameErrors(name); msgs != nil {
+		return "", fmt.Errorf("invalid resource name %q: %v", name, msgs)
+	}
+	return r.path(namespace, name), nil
+}
+
 // objectNamespace is where obj is written: the resource's namespace, or
 // the object's own when the resource has none.
 func (r *Resource[T]) objectNamespace(obj T) string {
@@ -181,7 +196,12 @@ func (r *Resource[T]) call(ctx context.Context, req *request) (T, error) {
 
 // Get reads one object.
 func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
-	return r.call(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, name)})
+	p, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.call(ctx, &request{method: http.MethodGet, path: p})
 }
 
 // list is the list of a page, with items decoded straight into T.
@@ -353,7 +373,12 @@ func (r *Resource[T]) Create(ctx context.Context, obj T, opts WriteOptions) (T, 
 // Update replaces obj (name from its metadata); a resourceVersion in it
 // makes the update conditional (409 Conflict when it is not current).
 func (r *Resource[T]) Update(ctx context.Context, obj T, opts WriteOptions) (T, error) {
-	return r.write(ctx, http.MethodPut, r.path(r.objectNamespace(obj), obj.GetName()), obj, opts)
+	p, err := r.objectPath(r.objectNamespace(obj), obj.GetName())
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.write(ctx, http.MethodPut, p, obj, opts)
 }
 
 func (r *Resource[T]) write(ctx context.Context, method, path string, obj T, opts WriteOptions) (T, error) {
@@ -367,12 +392,17 @@ func (r *Resource[T]) write(ctx context.Context, method, path string, obj T, opt
 
 // Patch changes the named object with a patch of type pt.
 func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
+	p, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
 	q := opts.values()
 	if opts.Force {
 		q.Set("force", "true")
 	}
 	return r.call(ctx, &request{
-		method: http.MethodPatch, path: r.path(r.namespace, name), query: q,
+		method: http.MethodPatch, path: p, query: q,
 		contentType: string(pt), body: patch,
 	})
 }
@@ -389,11 +419,15 @@ type deleteOptions struct {
 // Delete deletes the named object. An object with finalizers is only
 // marked for deletion; the server removes it when they are gone.
 func (r *Resource[T]) Delete(ctx context.Context, name string, opts DeleteOptions) error {
+	p, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		return err
+	}
 	body, err := json.Marshal(opts.wire())
 	if err != nil {
 		return fmt.Errorf("encoding delete options: %w", err)
 	}
-	_, err = r.c.do(ctx, &request{method: http.MethodDelete, path: r.path(r.namespace, name), body: body})
+	_, err = r.c.do(ctx, &request{method: http.MethodDelete, path: p, body: body})
 	return err
 }
 
@@ -431,7 +465,11 @@ func (r *Resource[T]) watchRequest(opts ListOptions, accept string) *request {
 
 // GetTable reads one object in the Table form kubectl prints (one row).
 func (r *Resource[T]) GetTable(ctx context.Context, name string) (*api.Table, error) {
-	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: r.path(r.namespace, name), accept: MediaTable})
+	p, err := r.objectPath(r.namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.c.do(ctx, &request{method: http.MethodGet, path: p, accept: MediaTable})
 	if err != nil {
 		return nil, err
 	}

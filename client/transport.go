@@ -55,8 +55,25 @@ func newHTTPClient(cfg *Config) (*http.Client, error) {
 		HTTP2:               &http.HTTP2Config{SendPingTimeout: h2ReadIdleTimeout, PingTimeout: h2PingTimeout},
 	}
 	rt = &headerRoundTripper{next: rt, userAgent: cfg.userAgent(), auth: newAuth(cfg)}
-	return &http.Client{Transport: rt}, nil
+	return &http.Client{Transport: rt, CheckRedirect: readsOnly}, nil
 }
+
+// readsOnly lets the client follow a redirect of a GET or HEAD only: a
+// write or a delete that a server (or a proxy) redirects elsewhere must not
+// happen there. Go, and client-go which leaves Go's policy, would resend a
+// DELETE to the URL of a 307; the 3xx is returned as the answer instead.
+func readsOnly(req *http.Request, via []*http.Request) error {
+	if m := via[0].Method; m != http.MethodGet && m != http.MethodHead {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	return nil
+}
+
+// maxRedirects is Go's default limit.
+const maxRedirects = 10
 
 // build makes the tls.Config, reading the CA and client certificate.
 func (t *TLSConfig) build() (*tls.Config, error) {

@@ -136,6 +136,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	defer store.Close()
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
+		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
@@ -284,11 +285,10 @@ func (o *serveOptions) checkExposure() error {
 	if err := o.checkTLS(); err != nil {
 		return err
 	}
-	host, _, err := net.SplitHostPort(o.listen)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.listen, err)
 	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+	if loopbackListen(o.listen) {
 		return nil
 	}
 	if o.tlsCert != "" && (o.tokenFile != "" || o.clientCA != "") {
@@ -313,6 +313,13 @@ func (o *serveOptions) checkTimeouts() error {
 		}
 	}
 	return nil
+}
+
+// loopbackListen says whether a --listen address is on loopback only.
+func loopbackListen(listen string) bool {
+	host, _, _ := net.SplitHostPort(listen)
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // checkTLS checks that the TLS flags come together.

@@ -64,7 +64,7 @@ func TestServeStopsPromptly(t *testing.T) {
 	// with 100 Continue when the handler first reads.
 	const body = `{"metadata":{"name":"in-flight"}}`
 	inFlight := dial()
-	fmt.Fprintf(inFlight, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
+	fmt.Fprintf(inFlight, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", len(body))
 	r := bufio.NewReader(inFlight)
 	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
 		t.Fatalf("waiting for 100 Continue: %q %v", line, err)

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -228,4 +230,53 @@ func (r *Resource) Evicted(n int) { r.evicted.Add(float64(n)) }
 // served and the store served instead, for reason (a Fallback constant).
 func (m *Metrics) ListFallback(id ResourceID, reason string) {
 	m.watch.fallbacks.WithLabelValues(id.groupResource(), reason).Inc()
+}
+
+// forget deletes the series Resource made for id.
+func (w *watchMetrics) forget(id ResourceID) {
+	type vec interface{ DeleteLabelValues(...string) bool }
+	for _, v := range []vec{w.registered, w.events, w.eventSizes} {
+		v.DeleteLabelValues(id.Group, id.Version, id.Kind)
+	}
+	for _, v := range []vec{w.terminated, w.parked, w.catchUps} {
+		v.DeleteLabelValues(id.Group, id.Resource)
+	}
+	gr := id.groupResource()
+	for _, v := range []vec{w.received, w.capacity, w.revision, w.objects, w.dispatching, w.undecodable, w.ringBytes, w.ringBudget, w.evicted} {
+		v.DeleteLabelValues(gr)
+	}
+	w.fallbacks.DeletePartialMatch(prometheus.Labels{"resource": gr})
+}
+
+// Retain deletes the series of every resource that served says is no
+// longer served (a CustomResourceDefinition deleted or a version dropped):
+// its watch, watch cache and request series, so that definitions come and
+// go without series piling up. A later request or cache of the same
+// resource makes its series anew.
+func (m *Metrics) Retain(served func(group, version, resource string) bool) {
+	gone := map[ResourceID]bool{}
+	m.observers.Range(func(k, _ any) bool {
+		r := k.(requestKey).Request
+		if r.Resource != "" && !served(r.Group, r.Version, r.Resource) {
+			gone[ResourceID{Group: r.Group, Version: r.Version, Resource: r.Resource}] = true
+			m.observers.Delete(k)
+		}
+		return true
+	})
+	m.mu.Lock()
+	ids := slices.Collect(maps.Keys(m.resources))
+	m.mu.Unlock()
+	for _, id := range ids {
+		if !served(id.Group, id.Version, id.Resource) {
+			m.mu.Lock()
+			delete(m.resources, id)
+			m.mu.Unlock()
+			m.watch.forget(id)
+		}
+	}
+	for id := range gone {
+		labels := prometheus.Labels{"group": id.Group, "version": id.Version, "resource": id.Resource}
+		m.requests.DeletePartialMatch(labels)
+		m.durations.DeletePartialMatch(labels)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -72,16 +73,15 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// bodyMediaType returns the request's Content-Type without parameters;
-// JSON when absent.
-func bodyMediaType(r *http.Request) (string, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return mediaJSON, nil
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return "", apierror.UnsupportedMediaType(ct, objectMediaTypes)
+// bodyMediaType returns the request's Content-Type without parameters,
+// which must be one of accepted (415 otherwise). A body without one is
+// refused, unlike kube-apiserver which reads it as JSON: a web page can send
+// such a body across sites (a form, or fetch with a typeless Blob) without
+// the preflight a JSON Content-Type requires.
+func bodyMediaType(r *http.Request, accepted []string) (string, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !slices.Contains(accepted, mt) {
+		return "", apierror.UnsupportedMediaType(accepted)
 	}
 	return mt, nil
 }
@@ -91,7 +91,7 @@ var objectMediaTypes = []string{mediaJSON, mediaYAML, mediaProtobuf}
 
 // readObject decodes a create or update body into an object.
 func (s *Server) readObject(r *http.Request) (api.Object, error) {
-	mt, err := bodyMediaType(r)
+	mt, err := bodyMediaType(r, objectMediaTypes)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +107,6 @@ func (s *Server) readObject(r *http.Request) (api.Object, error) {
 		if b, err = yaml.YAMLToJSON(b); err != nil {
 			return nil, apierror.BadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
 		}
-	default:
-		return nil, apierror.UnsupportedMediaType(r.Header.Get("Content-Type"), objectMediaTypes)
 	}
 	obj, err := api.ParseObject(b)
 	if err != nil {
@@ -132,7 +130,11 @@ func (s *Server) readDeleteOptions(r *http.Request) (registry.Preconditions, err
 	if err != nil || len(b) == 0 {
 		return registry.Preconditions{}, err
 	}
-	if mt, _ := bodyMediaType(r); mt == mediaProtobuf {
+	mt, err := bodyMediaType(r, objectMediaTypes)
+	if err != nil {
+		return registry.Preconditions{}, err
+	}
+	if mt == mediaProtobuf {
 		obj, err := decodeProtobuf(b)
 		if err != nil {
 			return registry.Preconditions{}, err

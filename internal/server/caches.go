@@ -115,7 +115,8 @@ func cacheCodec(res *resource.Resource) watchcache.Codec {
 }
 
 // retain stops the caches of resources the catalogue no longer serves as
-// they were, so that they do not keep an upstream watch for nothing.
+// they were, so that they do not keep an upstream watch for nothing, and
+// drops the metric series of those it does not serve at all.
 func (cs *caches) retain() {
 	cs.mu.Lock()
 	var stale []cacheEntry
@@ -125,6 +126,11 @@ func (cs *caches) retain() {
 			delete(cs.byGVR, gvr)
 		}
 	}
+	// Under mu, so that get cannot make a cache's series while they go.
+	cs.metrics.Retain(func(group, version, plural string) bool {
+		_, ok := cs.catalog.Get(group, version, plural)
+		return ok
+	})
 	cs.mu.Unlock()
 	for _, e := range stale {
 		e.cache.Close()

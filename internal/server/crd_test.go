@@ -94,7 +94,14 @@ type response struct {
 // decodes the response body.
 func exchange(t *testing.T, ts *httptest.Server, method, path string, header http.Header, body string) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
+	return exchangeWith(t, ts.Client(), method, ts.URL+path, header, body)
+}
+
+// exchangeWith is exchange by client to url; a Host header sets the
+// request's Host.
+func exchangeWith(t *testing.T, client *http.Client, method, url string, header http.Header, body string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +110,10 @@ func exchange(t *testing.T, ts *httptest.Server, method, path string, header htt
 			req.Header[k] = vs
 		}
 	}
-	resp, err := ts.Client().Do(req)
+	if host := header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +121,7 @@ func exchange(t *testing.T, ts *httptest.Server, method, path string, header htt
 	b, _ := io.ReadAll(resp.Body)
 	obj, err := api.ParseObject(b)
 	if err != nil {
-		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, path, err, b)
+		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, url, err, b)
 	}
 	return response{resp.StatusCode, obj, resp.Header}
 }
@@ -518,5 +528,49 @@ func TestDeletedDefinitionStopsItsCache(t *testing.T) {
 	}
 	if cached() {
 		t.Error("the deleted definition's cache is still running")
+	}
+}
+
+// TestDeletedDefinitionLeavesNoSeries: deleting a definition drops every
+// metric series of its resource (27 of them stayed: issue 14 item 8),
+// and leaves those of the resources still served.
+func TestDeletedDefinitionLeavesNoSeries(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	const gadgets = "/apis/example.com/v1/gadgets"
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", crdsPath, gadgetCRD},
+		{"POST", gadgets, `{"metadata":{"name":"g"}}`},
+		{"GET", gadgets + "?resourceVersion=0", ""},
+		{"GET", gadgets + "/g", ""},
+		// Before the update: a watch from any version may send the update
+		// as a second event, and call reads one object.
+		{"GET", gadgets + "?resourceVersion=0&watch=true&timeoutSeconds=1", ""},
+		{"PUT", gadgets + "/g", `{"metadata":{"name":"g"},"spec":{"x":1}}`},
+		{"GET", "/api/v1/namespaces/default/configmaps?resourceVersion=0", ""},
+	} {
+		if code, _ := call(t, ts, r.method, r.path, mediaJSON, r.body); code >= 300 {
+			t.Fatalf("%s %s: %d", r.method, r.path, code)
+		}
+	}
+	series := func(name string) []string {
+		var out []string
+		for s := range scrape(t, s) {
+			if strings.Contains(s, `"`+name+`"`) || strings.Contains(s, `"`+name+`.example.com"`) || strings.Contains(s, `"Gadget"`) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if n := len(series("gadgets")); n < 20 {
+		t.Fatalf("%d series of gadgets before deletion, want many: %v", n, series("gadgets"))
+	}
+	if code, _ := call(t, ts, "DELETE", crdsPath+"/gadgets.example.com", "", ""); code != 200 {
+		t.Fatalf("delete definition: %d", code)
+	}
+	if left := series("gadgets"); len(left) != 0 {
+		t.Errorf("series of the deleted gadgets: %v", left)
+	}
+	if len(series("configmaps")) == 0 {
+		t.Error("the series of configmaps went too")
 	}
 }

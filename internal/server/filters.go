@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +23,8 @@ import (
 // The filters every request passes, outermost first:
 //
 //	observe         access log line and request metrics, for every response (401 and 429 too)
+//	screen          403 for a Host or Origin that is not loopback when Config.LoopbackOnly;
+//	                400 or 404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
 //	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
@@ -26,7 +32,7 @@ import (
 //
 // Authentication is all there is: any authenticated user may do anything.
 func (s *Server) filters(h http.Handler) http.Handler {
-	return s.observe(s.authenticate(s.readAhead(s.limitInFlight(h))))
+	return s.observe(s.screen(s.authenticate(s.readAhead(s.limitInFlight(h)))))
 }
 
 // Defaults of the in-flight limits, as kube-apiserver's.
@@ -140,10 +146,66 @@ func logVerb(r *http.Request, n *note) string {
 	return r.Method
 }
 
+// screen refuses, before anything else reads it, a request a web page may
+// have sent (Config.LoopbackOnly: loopbackOnly), and a path the routes
+// must not see (pathError).
+func (s *Server) screen(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.LoopbackOnly {
+			if err := loopbackOnly(r); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		if err := pathError(r, noteOf(r).info); err != nil {
+			writeError(w, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackOnly refuses a request whose Host is not loopback (a DNS name
+// rebound to 127.0.0.1) or that a web page of another origin sent: a
+// browser lets any page open a WebSocket to 127.0.0.1 and read it, and
+// says which page in Origin.
+func loopbackOnly(r *http.Request) error {
+	refuse := func(what, value string) error {
+		return apierror.Forbidden(fmt.Sprintf("%s %q is not allowed: anonymous requests are served to loopback names and addresses only", what, value))
+	}
+	if !loopbackHost(r.Host) {
+		return refuse("host", r.Host)
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if u, err := url.Parse(origin); err != nil || !loopbackHost(u.Host) {
+			return refuse("origin", origin)
+		}
+	}
+	return nil
+}
+
+// loopbackHost says whether a Host header names this machine's loopback:
+// localhost or a loopback address, with any port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // authenticate answers 401 to a request no authenticator accepts, unless
 // it is a health check; it puts the user in the request's context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if noteOf(r).info.Verb == "watch" && webSocketHandshake(r) {
+			r = r.WithContext(authn.WithWebSocketWatch(r.Context()))
+		}
 		user, err := s.user(r)
 		if err != nil {
 			s.log.Debug("unauthenticated request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
@@ -153,6 +215,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		noteOf(r).user = user
 		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
 	})
+}
+
+// webSocketHandshake says whether r asks for a WebSocket, as kube's
+// wsstream.IsWebSocketRequest, and is a GET, as RFC 6455 requires.
+func webSocketHandshake(r *http.Request) bool {
+	return r.Method == http.MethodGet && headerHasToken(r.Header, "Connection", "upgrade") &&
+		strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 var errNoCredentials = errors.New("no credentials")

@@ -186,6 +186,48 @@ func TestWebSocketTokenSubprotocol(t *testing.T) {
 	}
 }
 
+// TestWebSocketTokenOnlyOnWatchUpgrade: the subprotocol token
+// authenticates a WebSocket watch handshake only; a plain request carrying
+// it with Upgrade headers was authenticated (POST 201, deletecollection
+// 200: issue 14 item 8) and is now 401, and writes nothing.
+func TestWebSocketTokenOnlyOnWatchUpgrade(t *testing.T) {
+	tokens, err := authn.ParseTokens(strings.NewReader("bob-token,bob,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newObservedServer(t, Config{Authenticator: authn.Union{authn.BearerToken{Tokens: tokens}, authn.WebSocketToken{Tokens: tokens}}}, (*Server).Handler)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	upgrade := http.Header{
+		"Upgrade": {"websocket"}, "Connection": {"Upgrade"}, "Content-Type": {mediaJSON},
+		"Sec-Websocket-Protocol": {authn.WebSocketProtocolPrefix + base64.RawURLEncoding.EncodeToString([]byte("bob-token"))},
+	}
+	notUpgrade := upgrade.Clone()
+	notUpgrade.Del("Connection")
+	tests := []struct {
+		method, path string
+		header       http.Header
+	}{
+		{"POST", cms, upgrade},
+		{"PUT", cms + "/a", upgrade},
+		{"PATCH", cms + "/a", upgrade},
+		{"DELETE", cms + "/a", upgrade},
+		{"DELETE", cms, upgrade},
+		{"GET", cms, upgrade},
+		{"GET", cms + "/a", upgrade},
+		{"GET", cms + "?watch=true", notUpgrade},
+	}
+	for _, tt := range tests {
+		r := exchangeWith(t, o.ts.Client(), tt.method, o.ts.URL+tt.path, tt.header, `{"metadata":{"name":"a"}}`)
+		if r.code != http.StatusUnauthorized || r.obj["reason"] != "Unauthorized" {
+			t.Errorf("%s %s with %v: %d %v, want 401", tt.method, tt.path, tt.header, r.code, r.obj)
+		}
+	}
+	r := exchangeWith(t, o.ts.Client(), "GET", o.ts.URL+cms, http.Header{"Authorization": {"Bearer bob-token"}}, "")
+	if items, _ := r.obj["items"].([]any); r.code != http.StatusOK || len(items) != 0 {
+		t.Errorf("list after the refused requests: %d %v, want 200 and no items", r.code, r.obj)
+	}
+}
+
 func TestMaxInFlight(t *testing.T) {
 	entered, release := make(chan struct{}, 10), make(chan struct{})
 	blocking := func(s *Server) http.Handler {

@@ -120,6 +120,10 @@ func (q *request) writeStored(code int, kv storage.KV) bool {
 }
 
 func (q *request) get() {
+	if err := q.getFresh(); err != nil {
+		q.fail(err)
+		return
+	}
 	kv, err := q.s.registry.GetStored(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
 		q.fail(err)
@@ -134,6 +138,24 @@ func (q *request) get() {
 		return
 	}
 	q.respond(http.StatusOK, obj)
+}
+
+// getFresh checks a get's resourceVersion, as kube's cacher.Get: 400 if
+// malformed; one the store has not reached is waited for, as long as a
+// list's, then kube's 504 "Too large resource version". The store then
+// serves the get, at least as fresh as asked.
+func (q *request) getFresh() error {
+	rv, err := registry.ParseResourceVersion(q.r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		return apierror.BadRequest(err.Error())
+	}
+	if rv == 0 {
+		return nil
+	}
+	if c := q.s.caches.get(q.res); c != nil {
+		return q.s.waitFresh(q.r.Context(), c, rv)
+	}
+	return nil // no cache (the server closing): the store is as fresh as it gets
 }
 
 func (q *request) list() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -17,13 +16,9 @@ import (
 // patch serves PATCH in every form kube accepts; an apply patch creates the
 // object when it does not exist.
 func (q *request) patch() {
-	mt, err := bodyMediaType(q.r)
+	mt, err := bodyMediaType(q.r, patch.Types(q.res.StrategicMerge))
 	if err != nil {
 		q.fail(err)
-		return
-	}
-	if !slices.Contains(patch.Types(q.res.StrategicMerge), mt) {
-		q.fail(apierror.UnsupportedMediaType(q.r.Header.Get("Content-Type"), patch.Types(q.res.StrategicMerge)))
 		return
 	}
 	body, err := q.s.readBody(q.r)
@@ -89,7 +84,7 @@ func (q *request) apply(body []byte) {
 		q.fail(err)
 		return
 	}
-	force := q.r.URL.Query().Get("force") == "true"
+	force := boolParam(q.r.URL.Query(), "force")
 	_, err = q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 	if isStatus(err, http.StatusNotFound) && q.info.Subresource == "" {
 		err = q.applyCreate(m, config, force)

@@ -198,3 +198,24 @@ func TestServerSideApply(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONPatchOperationLimit: kube's 10,000 operations pass; one more is
+// its 413 with its message, not a body size (issue 14 item 8).
+func TestJSONPatchOperationLimit(t *testing.T) {
+	ts := newTestServer(t)
+	const cm = "/api/v1/namespaces/default/configmaps/a"
+	if code, _ := call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"a"},"data":{"k":"v"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	ops := func(n int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/data/k","value":"v"},`, n), ",") + "]"
+	}
+	if code, got := call(t, ts, "PATCH", cm, mediaJSONP, ops(10000)); code != http.StatusOK {
+		t.Errorf("10,000 operations: %d %v, want 200", code, got)
+	}
+	code, status := call(t, ts, "PATCH", cm, mediaJSONP, ops(10001))
+	const want = "The allowed maximum operations in a JSON patch is 10000, got 10001"
+	if code != http.StatusRequestEntityTooLarge || status["reason"] != "RequestEntityTooLarge" || status["message"] != want {
+		t.Errorf("10,001 operations: %d %v, want 413 %q", code, status, want)
+	}
+}

@@ -2,8 +2,11 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -13,6 +16,33 @@ import (
 )
 
 func formatRV(rev int64) string { return strconv.FormatInt(rev, 10) }
+
+// boolParam reads a boolean query parameter as kube-apiserver's parameter
+// codec does (runtime.Convert_Slice_string_To_bool): absent, "0" and
+// "false" (any case) are false, any other value, "" too, is true.
+func boolParam(q url.Values, name string) bool {
+	v, ok := q[name]
+	return ok && (len(v) == 0 || (v[0] != "0" && !strings.EqualFold(v[0], "false")))
+}
+
+// maxTimeoutSeconds is the longest timeoutSeconds a Duration holds
+// (292 years); a longer one is served as it, where kube-apiserver's
+// multiplication by time.Second would overflow.
+const maxTimeoutSeconds = int64(math.MaxInt64 / time.Second)
+
+// timeoutSeconds reads ?timeoutSeconds: 0 when absent; 400 unless a
+// non-negative integer.
+func timeoutSeconds(q url.Values) (time.Duration, error) {
+	param := q.Get("timeoutSeconds")
+	if param == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(param, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apierror.BadRequest(fmt.Sprintf("invalid timeoutSeconds %q: must be a non-negative integer", param))
+	}
+	return time.Duration(min(n, maxTimeoutSeconds)) * time.Second, nil
+}
 
 // parseListOptions reads and validates a list's query parameters as
 // kube-apiserver does (validation.go ValidateListOptions).
@@ -27,6 +57,9 @@ func parseListOptions(q url.Values, res *resource.Resource) (registry.ListOption
 		return opts, err
 	}
 	opts.ResourceVersion, opts.Continue = n, cont
+	if _, err := timeoutSeconds(q); err != nil {
+		return opts, err
+	}
 	if l := q.Get("limit"); l != "" {
 		if opts.Limit, err = strconv.ParseInt(l, 10, 64); err != nil || opts.Limit < 0 {
 			return opts, apierror.BadRequest(fmt.Sprintf("invalid limit %q: must be a non-negative integer", l))

@@ -1,8 +1,14 @@
 package server
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // requestInfo is what a request's path and method say it is, as
@@ -29,7 +35,7 @@ var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 // parseRequest reads a request path; ok is false for a path that is not an
 // API path at all.
 func parseRequest(r *http.Request) (info requestInfo, ok bool) {
-	parts := splitPath(r.URL.Path)
+	parts, trailingSlash := pathSegments(r.URL)
 	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
 		return info, false
 	}
@@ -68,23 +74,56 @@ func parseRequest(r *http.Request) (info requestInfo, ok bool) {
 		info.Subresource = parts[2]
 	}
 	info.Verb = verb(r, info.Name != "", watchPath)
-	return info, len(parts) <= 3
+	// A trailing slash is not an empty name: DELETE .../configmaps/ is no
+	// deletecollection.
+	return info, len(parts) <= 3 && !trailingSlash
 }
 
-func splitPath(p string) []string {
-	p = strings.Trim(p, "/")
+// pathSegments returns the segments of u's path, each unescaped once, so
+// that an escaped slash (%2F) stays inside its segment rather than making
+// two; a trailing slash is left out and reported.
+func pathSegments(u *url.URL) (segs []string, trailingSlash bool) {
+	p := cmp.Or(u.RawPath, u.Path) // RawPath is set only when Path loses an escape
+	p, _ = strings.CutPrefix(p, "/")
 	if p == "" {
-		return nil
+		return nil, false
 	}
-	return strings.Split(p, "/")
+	p, trailingSlash = strings.CutSuffix(p, "/")
+	segs = strings.Split(p, "/")
+	if u.RawPath != "" {
+		for i, seg := range segs {
+			if d, err := url.PathUnescape(seg); err == nil {
+				segs[i] = d
+			}
+		}
+	}
+	return segs, trailingSlash
+}
+
+// pathError refuses a path that net/http's ServeMux would clean and
+// redirect, so that a client following the redirect would act on another
+// object (DELETE configmaps/.. on the namespace): a name that is "." or
+// ".." or holds "/" or "%" is kube-apiserver's 400 (NamespaceKeyFunc); an
+// empty, "." or ".." segment, or one with an escaped slash, elsewhere is a
+// path the server does not serve (404).
+func pathError(r *http.Request, info requestInfo) error {
+	if msgs := api.PathSegmentNameErrors(info.Name); info.IsResource && msgs != nil {
+		return apierror.BadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, strings.Join(msgs, ";")))
+	}
+	segs, _ := pathSegments(r.URL)
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." || strings.Contains(seg, "/") {
+			return notFoundPath()
+		}
+	}
+	return nil
 }
 
 // verb maps a method to kube's verb.
 func verb(r *http.Request, named, watchPath bool) string {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		q := r.URL.Query().Get("watch")
-		if watchPath || q == "true" || q == "1" {
+		if watchPath || boolParam(r.URL.Query(), "watch") {
 			return "watch"
 		}
 		if named {

@@ -58,6 +58,11 @@ type Config struct {
 	// Authenticator authenticates requests (401 for those it does not
 	// accept, except health checks); nil means every request is anonymous.
 	Authenticator authn.Authenticator
+	// LoopbackOnly answers 403 to a request whose Host or Origin is not a
+	// loopback name or address, so that a web page cannot reach an
+	// anonymous server on loopback, through a DNS name rebound to 127.0.0.1
+	// or a WebSocket.
+	LoopbackOnly bool
 	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound concurrent
 	// reads and writes (429 beyond; watches are not counted); 0 means 400
 	// and 200, as kube-apiserver; negative means no limit. The bodies of

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -49,7 +50,7 @@ func (q *request) parseWatch() (watchRequest, error) {
 			return wr, err
 		}
 	}
-	wr.bookmarks = v.Get("allowWatchBookmarks") == "true"
+	wr.bookmarks = boolParam(v, "allowWatchBookmarks")
 	sendInitial := v.Get("sendInitialEvents")
 	switch {
 	case sendInitial == "true":
@@ -62,10 +63,18 @@ func (q *request) parseWatch() (watchRequest, error) {
 	default:
 		wr.opts.From = n
 	}
-	if rv == "" && wr.opts.InitialEvents {
+	switch {
+	case rv == "" && wr.opts.InitialEvents:
 		wr.fresh = -1 // as fresh as the store, for a consistent start
+	case wr.opts.From > 0:
+		// A resourceVersion the store has not reached (a client's bug, or
+		// a store restored from a backup) is kube's 504 "Too large
+		// resource version" after the same bounded wait as a list's, so
+		// that the client relists; kube-apiserver's cache instead keeps
+		// such a watch open and silently skips every event up to it.
+		wr.fresh = wr.opts.From
 	}
-	wr.timeout, err = q.s.watchTimeout(v.Get("timeoutSeconds"))
+	wr.timeout, err = q.s.watchTimeout(v)
 	return wr, err
 }
 
@@ -101,15 +110,10 @@ func withoutWatchParams(v map[string][]string) map[string][]string {
 
 // watchTimeout is timeoutSeconds, or kube's randomised [min, 2*min) so
 // that long watches spread out and rebalance.
-func (s *Server) watchTimeout(param string) (time.Duration, error) {
-	if param != "" {
-		n, err := strconv.ParseInt(param, 10, 64)
-		if err != nil || n < 0 {
-			return 0, apierror.BadRequest(fmt.Sprintf("invalid timeoutSeconds %q", param))
-		}
-		if n > 0 {
-			return time.Duration(n) * time.Second, nil
-		}
+func (s *Server) watchTimeout(q url.Values) (time.Duration, error) {
+	d, err := timeoutSeconds(q)
+	if err != nil || d > 0 {
+		return d, err
 	}
 	min := s.cfg.MinRequestTimeout
 	return min + time.Duration(rand.Int64N(int64(min))), nil

@@ -99,15 +99,25 @@ func NotAcceptable(accepted []string) *api.StatusError {
 	return newErr(http.StatusNotAcceptable, api.StatusReasonNotAcceptable, "only the following media types are accepted: "+strings.Join(accepted, ", "), nil)
 }
 
-// UnsupportedMediaType is 415.
-func UnsupportedMediaType(contentType string, accepted []string) *api.StatusError {
+// UnsupportedMediaType is 415, with kube-apiserver's message.
+func UnsupportedMediaType(accepted []string) *api.StatusError {
 	return newErr(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format %q - accepted media types include: %s", contentType, strings.Join(accepted, ", ")), nil)
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "), nil)
 }
 
-// TooLarge is 413.
+// TooLarge is 413 for a body over limit bytes.
 func TooLarge(limit int64) *api.StatusError {
-	return newErr(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, fmt.Sprintf("the request body exceeds the limit of %d bytes", limit), nil)
+	return EntityTooLarge(fmt.Sprintf("the request body exceeds the limit of %d bytes", limit))
+}
+
+// EntityTooLarge is 413.
+func EntityTooLarge(msg string) *api.StatusError {
+	return newErr(http.StatusRequestEntityTooLarge, api.StatusReasonRequestEntityTooLarge, msg, nil)
+}
+
+// Forbidden is 403 for a request refused whoever makes it.
+func Forbidden(msg string) *api.StatusError {
+	return newErr(http.StatusForbidden, api.StatusReasonForbidden, msg, nil)
 }
 
 // TooManyRequests is 429 with a retry delay in seconds.

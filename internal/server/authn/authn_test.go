@@ -84,22 +84,28 @@ func TestBearerAndWebSocketTokens(t *testing.T) {
 		header  http.Header
 		user    string
 		wantErr bool
+		// wsWatch: the server marked the request a WebSocket watch.
+		wsWatch bool
 	}{
-		{"no credentials", http.Header{}, "", false},
-		{"bearer", http.Header{"Authorization": {"Bearer alice-token"}}, "alice", false},
-		{"bearer lower case", http.Header{"Authorization": {"bearer bob-token"}}, "bob", false},
-		{"bad bearer", http.Header{"Authorization": {"Bearer nope"}}, "", true},
-		{"basic is not ours", http.Header{"Authorization": {"Basic YTpi"}}, "", false},
-		{"websocket", ws("v4.channel.k8s.io, " + enc("bob-token")), "bob", false},
-		{"websocket bad token", ws(enc("nope")), "", true},
-		{"websocket not base64", ws(authn.WebSocketProtocolPrefix + "!!"), "", true},
-		{"websocket two tokens", ws(enc("bob-token"), enc("alice-token")), "", true},
-		{"protocol without upgrade", http.Header{"Sec-Websocket-Protocol": {enc("bob-token")}}, "", false},
+		{"no credentials", http.Header{}, "", false, false},
+		{"bearer", http.Header{"Authorization": {"Bearer alice-token"}}, "alice", false, false},
+		{"bearer lower case", http.Header{"Authorization": {"bearer bob-token"}}, "bob", false, false},
+		{"bad bearer", http.Header{"Authorization": {"Bearer nope"}}, "", true, false},
+		{"basic is not ours", http.Header{"Authorization": {"Basic YTpi"}}, "", false, false},
+		{"websocket", ws("v4.channel.k8s.io, " + enc("bob-token")), "bob", false, true},
+		{"websocket bad token", ws(enc("nope")), "", true, true},
+		{"websocket not base64", ws(authn.WebSocketProtocolPrefix + "!!"), "", true, true},
+		{"websocket two tokens", ws(enc("bob-token"), enc("alice-token")), "", true, true},
+		{"protocol without upgrade", http.Header{"Sec-Websocket-Protocol": {enc("bob-token")}}, "", false, false},
+		{"websocket not marked a watch", ws(enc("bob-token")), "", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/api", nil)
 			r.Header = tt.header
+			if tt.wsWatch {
+				r = r.WithContext(authn.WithWebSocketWatch(r.Context()))
+			}
 			u, ok, err := a.Authenticate(r)
 			if (err != nil) != tt.wantErr || ok != (tt.user != "") || (ok && u.Name != tt.user) {
 				t.Fatalf("got %v %v %v, want user %q (error %v)", u, ok, err, tt.user, tt.wantErr)

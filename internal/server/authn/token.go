@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/csv"
@@ -117,12 +118,24 @@ func authenticateToken(tokens TokenAuthenticator, token string) (*User, bool, er
 const WebSocketProtocolPrefix = "base64url.bearer.authorization.k8s.io."
 
 // WebSocketToken authenticates the token of a WebSocket upgrade's
-// `Sec-WebSocket-Protocol: base64url.bearer.authorization.k8s.io.<token>`.
+// `Sec-WebSocket-Protocol: base64url.bearer.authorization.k8s.io.<token>`,
+// on a request the server marked WithWebSocketWatch only: any other request
+// carrying it, a POST with an Upgrade header say, is not authenticated by
+// it.
 type WebSocketToken struct{ Tokens TokenAuthenticator }
+
+type webSocketWatchKey struct{}
+
+// WithWebSocketWatch marks the context of a request that is a WebSocket
+// handshake the server answers with a watch, the one kind of request that
+// may carry its token in a subprotocol.
+func WithWebSocketWatch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, webSocketWatchKey{}, true)
+}
 
 // Authenticate implements Authenticator.
 func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+	if marked, _ := r.Context().Value(webSocketWatchKey{}).(bool); !marked {
 		return nil, false, nil
 	}
 	var encoded []string

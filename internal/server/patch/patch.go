@@ -87,11 +87,11 @@ func ApplyTo(typ string, current, patch []byte, opts Options) ([]byte, error) {
 		return applyMergePatch(current, patch)
 	case StrategicMerge:
 		if !opts.Strategic {
-			return nil, apierror.UnsupportedMediaType(typ, Types(false))
+			return nil, apierror.UnsupportedMediaType(Types(false))
 		}
 		return applyStrategic(current, patch, opts.Schema)
 	}
-	return nil, apierror.UnsupportedMediaType(typ, Types(opts.Strategic))
+	return nil, apierror.UnsupportedMediaType(Types(opts.Strategic))
 }
 
 func applyJSONPatch(current, patch []byte) ([]byte, error) {
@@ -100,7 +100,7 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 		return nil, apierror.BadRequest(fmt.Sprintf("invalid JSON Patch: %v", err))
 	}
 	if len(p) > maxJSONPatchOps {
-		return nil, apierror.TooLarge(maxJSONPatchOps)
+		return nil, apierror.EntityTooLarge(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p)))
 	}
 	if levels, size := jsonPatchScan(p, len(current)+len(patch)); levels*size > maxJSONPatchScan {
 		return nil, invalid("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object and patch: at most %d levels x bytes", levels, size, maxJSONPatchScan)
