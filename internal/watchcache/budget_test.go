@@ -406,3 +406,42 @@ func TestReplaysReadTheStoreFewAtATime(t *testing.T) {
 		}
 	})
 }
+
+// TestReplayCutReported: a replay whose queue fills while the shared
+// bound is full (another reader holds it) cuts its store batch and says
+// so, pos after the last event it queued, so that the replay ends there:
+// by its next batch, or the store's progress, the other reader may have
+// released the bound, and pos would pass the events cut. The next
+// catch-up reads them again, and the watcher gets every event once, in
+// order.
+func TestReplayCutReported(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	from, err := s.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := newWriter(t, s)
+	for i := range 10 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	b := NewBudget(1<<40, 1)
+	c := newCache(t, s, Config{Budget: b})
+	w := watch(t, c, WatchOptions{From: from})
+	var batch []storage.Event
+	for _, h := range wr.history {
+		batch = append(batch, storage.Event{Type: storage.EventPut, KV: storage.KV{Key: prefix + h.Key, Value: cm("ns", strings.TrimPrefix(h.Key, "ns/"), nil), ModRevision: h.Revision}, Revision: h.Revision})
+	}
+	b.chargeReplay(1) // another replay holds the bound
+	if cut := w.replayBatch(batch); !cut {
+		t.Fatal("a replay that filled its queue under a full bound did not say it was cut")
+	}
+	if n, pos := queuedItems(w), w.pos; n != 1 || pos != batch[0].Revision {
+		t.Fatalf("the cut replay queued %d events up to %d, want 1 up to %d", n, pos, batch[0].Revision)
+	}
+	b.chargeReplay(-1)
+	recs, _ := read(t, w, len(wr.history))
+	if err := storagetest.ValidateWatch(wr.history, from, recs, true); err != nil {
+		t.Error(err)
+	}
+}

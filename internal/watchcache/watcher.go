@@ -573,7 +573,7 @@ func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	for w.pos < until && !w.full() {
 		select {
 		case batch, ok := <-sw.Events():
-			if err := w.replayReceived(sw, batch, ok); err != nil {
+			if cut, err := w.replayReceived(sw, batch, ok); cut || err != nil {
 				return err
 			}
 		case <-tick.C:
@@ -609,8 +609,8 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 		}
 		select {
 		case batch, ok := <-sw.Events():
-			if err := w.replayReceived(sw, batch, ok); err != nil {
-				return err
+			if cut, err := w.replayReceived(sw, batch, ok); cut || err != nil {
+				return err // a cut batch leaves pos before its rest
 			}
 			continue
 		default:
@@ -624,13 +624,13 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 }
 
 // replayReceived queues a batch received from the store's watch sw (ok
-// false: its end, an error).
-func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok bool) error {
+// false: its end, an error), and says whether the queue filled before its
+// end (replayBatch).
+func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok bool) (cut bool, err error) {
 	if !ok {
-		return replayError(sw.Err(), w.pos)
+		return false, replayError(sw.Err(), w.pos)
 	}
-	w.replayBatch(batch)
-	return nil
+	return w.replayBatch(batch), nil
 }
 
 // full reports whether the watcher's queue has used its budget, or holds
@@ -646,13 +646,17 @@ func (w *Watcher) fullLocked() bool {
 }
 
 // replayBatch turns stored events into queued items until the queue is
-// full: pos stays before the rest, which the next catch-up reads again.
-func (w *Watcher) replayBatch(batch []storage.Event) {
+// full, at a revision's end, and says whether it was cut there. A cut
+// replay must end at once: pos stays before the rest of the batch, which
+// only the next catch-up reads again; the store's next batch, or its
+// progress, would move pos past them (the shared bound may have room again
+// by then).
+func (w *Watcher) replayBatch(batch []storage.Event) (cut bool) {
 	w.lock()
 	defer w.unlock()
 	for _, se := range batch {
-		if w.fullLocked() {
-			return
+		if se.Revision != w.pos && w.fullLocked() {
+			return true
 		}
 		// An undecodable value is no object, as in Cache.apply.
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
@@ -671,6 +675,7 @@ func (w *Watcher) replayBatch(batch []storage.Event) {
 		w.replayed += int64(w.queued - queued)
 		w.c.cfg.Budget.chargeReplay(int64(w.queued - queued))
 	}
+	return false
 }
 
 func replayError(err error, pos int64) error {
