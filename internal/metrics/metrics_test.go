@@ -73,3 +73,22 @@ func TestWatchCacheMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestRetainKeepsSharedSeries: dropping one version of a resource keeps
+// the series its versions share (labelled by group and resource) for the
+// versions still served; dropping the last removes them.
+func TestRetainKeepsSharedSeries(t *testing.T) {
+	m := New()
+	for _, v := range []string{"v1", "v2"} {
+		m.Resource(ResourceID{Group: "example.com", Version: v, Kind: "Widget", Resource: "widgets"}).RingBytes(42)
+	}
+	const series = `listwatch_watch_cache_ring_bytes{resource="widgets.example.com"} 42`
+	m.Retain(func(_, version, _ string) bool { return version == "v2" })
+	if out := exposition(t, m); !strings.Contains(out, series+"\n") {
+		t.Errorf("dropping v1 removed the series v2 shares:\n%s", out)
+	}
+	m.Retain(func(string, string, string) bool { return false })
+	if out := exposition(t, m); strings.Contains(out, "widgets") {
+		t.Errorf("dropping every version left series:\n%s", out)
+	}
+}

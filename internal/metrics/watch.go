@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"maps"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -232,17 +230,24 @@ func (m *Metrics) ListFallback(id ResourceID, reason string) {
 	m.watch.fallbacks.WithLabelValues(id.groupResource(), reason).Inc()
 }
 
-// forget deletes the series Resource made for id.
-func (w *watchMetrics) forget(id ResourceID) {
-	type vec interface{ DeleteLabelValues(...string) bool }
-	for _, v := range []vec{w.registered, w.events, w.eventSizes} {
+// forgetVersion deletes the series Resource made for id's version alone.
+func (w *watchMetrics) forgetVersion(id ResourceID) {
+	for _, v := range []deleter{w.registered, w.events, w.eventSizes} {
 		v.DeleteLabelValues(id.Group, id.Version, id.Kind)
 	}
-	for _, v := range []vec{w.terminated, w.parked, w.catchUps} {
+}
+
+// deleter is what forgetting needs of a metric vector.
+type deleter interface{ DeleteLabelValues(...string) bool }
+
+// forgetResource deletes the series Resource made for id's group and
+// resource, which every version of it shares.
+func (w *watchMetrics) forgetResource(id ResourceID) {
+	for _, v := range []deleter{w.terminated, w.parked, w.catchUps} {
 		v.DeleteLabelValues(id.Group, id.Resource)
 	}
 	gr := id.groupResource()
-	for _, v := range []vec{w.received, w.capacity, w.revision, w.objects, w.dispatching, w.undecodable, w.ringBytes, w.ringBudget, w.evicted} {
+	for _, v := range []deleter{w.received, w.capacity, w.revision, w.objects, w.dispatching, w.undecodable, w.ringBytes, w.ringBudget, w.evicted} {
 		v.DeleteLabelValues(gr)
 	}
 	w.fallbacks.DeletePartialMatch(prometheus.Labels{"resource": gr})
@@ -264,14 +269,24 @@ func (m *Metrics) Retain(served func(group, version, resource string) bool) {
 		return true
 	})
 	m.mu.Lock()
-	ids := slices.Collect(maps.Keys(m.resources))
-	m.mu.Unlock()
-	for _, id := range ids {
+	var dropped []ResourceID
+	for id := range m.resources {
 		if !served(id.Group, id.Version, id.Resource) {
-			m.mu.Lock()
 			delete(m.resources, id)
-			m.mu.Unlock()
-			m.watch.forget(id)
+			dropped = append(dropped, id)
+		}
+	}
+	// A version dropped from a definition that serves others keeps the
+	// series its versions share.
+	left := map[string]bool{}
+	for id := range m.resources {
+		left[id.groupResource()] = true
+	}
+	m.mu.Unlock()
+	for _, id := range dropped {
+		m.watch.forgetVersion(id)
+		if !left[id.groupResource()] {
+			m.watch.forgetResource(id)
 		}
 	}
 	for id := range gone {
