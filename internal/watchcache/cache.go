@@ -388,6 +388,10 @@ func (c *Cache) apply(batch []storage.Event) {
 	}
 }
 
+// maxBadKeys bounds the undecodable keys a cache remembers having
+// reported; beyond it they may be reported again.
+const maxBadKeys = 1024
+
 // object returns kv's object, or nil when kv cannot be decoded (written by
 // an older version, or a bug): that is logged and counted, once per key and
 // revision, and the cache serves the key as if it held nothing, so that one
@@ -399,6 +403,9 @@ func (c *Cache) object(kv storage.KV) *Object {
 	}
 	c.badMu.Lock()
 	seen := c.bad[kv.Key] == kv.ModRevision
+	if !seen && len(c.bad) == maxBadKeys {
+		clear(c.bad) // bounded: keys deleted or mended stay otherwise
+	}
 	c.bad[kv.Key] = kv.ModRevision
 	c.badMu.Unlock()
 	if !seen {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -62,5 +63,30 @@ func testUndecodableValuesSkipped(t *testing.T, watch func(*testing.T, *Cache, W
 	}
 	if n := obs.snapshot().undecodable; n != 3 {
 		t.Errorf("%d undecodable values counted, want 3 (listed-bad, bad, a)", n)
+	}
+}
+
+// TestBadKeysBounded: the cache remembers at most maxBadKeys undecodable
+// keys it reported; past that it forgets them, and a key may be reported
+// again.
+func TestBadKeysBounded(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	var obs countingObserver
+	c := newCache(t, s, Config{Observer: &obs})
+	bad := func(i int) {
+		c.object(storage.KV{Key: fmt.Sprint(prefix, "ns/k", i), Value: []byte("{"), ModRevision: 1})
+	}
+	for i := range maxBadKeys {
+		bad(i)
+	}
+	bad(0) // remembered: not reported again
+	if n := obs.snapshot().undecodable; n != maxBadKeys || len(c.bad) != maxBadKeys {
+		t.Fatalf("%d reported, %d remembered; want %d of each", n, len(c.bad), maxBadKeys)
+	}
+	bad(maxBadKeys)
+	bad(0) // forgotten: reported again
+	if n := obs.snapshot().undecodable; n != maxBadKeys+2 || len(c.bad) != 2 {
+		t.Errorf("%d reported, %d remembered; want %d and 2", n, len(c.bad), maxBadKeys+2)
 	}
 }
