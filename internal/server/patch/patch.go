@@ -114,10 +114,6 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 	return out, nil
 }
 
-// applyMergePatch applies an RFC 7386 merge patch as kube's merge
-// (evanphx/json-patch's MergePatch) does, on decoded values in one pass:
-// json-patch decodes each level of a nested patch again, time quadratic in
-// its depth (4.8 s at 9,990 levels).
 // testLevel is what json-patch's test costs per level of its value, in
 // levels of a path: it compares the value with what it tests level by
 // level, decoding both sides at each (a test at the scan bound took 0.5 to
@@ -169,6 +165,10 @@ func jsonDepth(b []byte) int {
 	return deepest
 }
 
+// applyMergePatch applies an RFC 7386 merge patch as kube's merge
+// (evanphx/json-patch's MergePatch) does, on decoded values in one pass:
+// json-patch decodes each level of a nested patch again, time quadratic in
+// its depth (4.8 s at 9,990 levels).
 func applyMergePatch(current, patch []byte) ([]byte, error) {
 	if t := bytes.TrimLeft(patch, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		if !json.Valid(patch) {
