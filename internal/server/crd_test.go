@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -101,9 +100,21 @@ func exchange(t *testing.T, ts *httptest.Server, method, path string, header htt
 // request's Host.
 func exchangeWith(t *testing.T, client *http.Client, method, url string, header http.Header, body string) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
+	resp, b := roundTrip(t, client, method, url, header, body)
+	obj, err := api.ParseObject(b)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, url, err, b)
+	}
+	return response{resp.StatusCode, obj, resp.Header}
+}
+
+// roundTrip makes one request, with each of header's values that is not
+// empty (Host as the request's host), and reads the whole answer.
+func roundTrip(tb testing.TB, client *http.Client, method, url string, header http.Header, body string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
 	}
 	for k, vs := range header {
 		if len(vs) > 0 && vs[0] != "" {
@@ -115,15 +126,14 @@ func exchangeWith(t *testing.T, client *http.Client, method, url string, header 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	obj, err := api.ParseObject(b)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: response is not a JSON object: %v: %s", method, url, err, b)
+		tb.Fatalf("%s %s: reading the answer: %v", method, url, err)
 	}
-	return response{resp.StatusCode, obj, resp.Header}
+	return resp, b
 }
 
 // do makes one request with an optional Accept header; bodies are JSON,

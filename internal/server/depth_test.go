@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,25 +83,8 @@ func ask(t *testing.T, ts *httptest.Server, method, path, contentType, body stri
 // askWith is ask with the request's headers (each if not empty).
 func askWith(t *testing.T, ts *httptest.Server, method, path string, header http.Header, body string) answer {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, vs := range header {
-		if len(vs) > 0 && vs[0] != "" {
-			req.Header[k] = vs
-		}
-	}
 	start := time.Now()
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := roundTrip(t, ts.Client(), method, ts.URL+path, header, body)
 	return answer{resp.StatusCode, b, resp.Header, time.Since(start)}
 }
 
