@@ -266,13 +266,13 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		budget := s.bodies
-		if privileged(noteOf(r).user) {
+		budget, user := s.bodies, noteOf(r).user
+		if privileged(user) {
 			budget = nil
 		}
-		counted := &budgetedBody{ReadCloser: r.Body, budget: budget, presized: s.presized(r)}
+		counted := &budgetedBody{ReadCloser: r.Body, budget: budget, user: user.Name, presized: s.presized(r)}
 		r.Body = counted
-		defer func() { budget.give(counted.taken) }()
+		defer func() { budget.give(user.Name, counted.taken) }()
 		b, err := s.readBody(r)
 		if err == nil {
 			_ = rc.SetReadDeadline(time.Time{})
@@ -290,39 +290,55 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 // byteBudget bounds the bytes of the bodies readAhead holds, from the
 // first until their request ends: the bytes their clients sent, or the
 // buffer made for an announced length if larger (io.ReadAll's growth may
-// hold up to twice the bytes sent). A nil one does not.
+// hold up to twice the bytes sent). One user may hold a share of it, so
+// that a client stalling bodies of the largest size cannot take it all
+// and lock the others' writes out. A nil one does not bound.
 type byteBudget struct {
-	mu   sync.Mutex
-	used int64 // guarded by mu
-	max  int64
+	max, share int64
+	mu         sync.Mutex
+	// guarded by mu:
+	used   int64
+	byUser map[string]int64
 }
+
+// bodyShares is how many users' bodies the read-ahead budget holds at
+// least, each up to its share.
+const bodyShares = 4
 
 // newByteBudget is a budget of max bytes; none if max is not positive.
 func newByteBudget(max int64) *byteBudget {
 	if max <= 0 {
 		return nil
 	}
-	return &byteBudget{max: max}
+	return &byteBudget{max: max, share: max / bodyShares, byUser: map[string]int64{}}
 }
 
-func (b *byteBudget) take(n int64) bool {
+// take takes n bytes for user's body, if both the budget and user's share
+// hold them.
+func (b *byteBudget) take(user string, n int64) bool {
 	if b == nil {
 		return true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used+n > b.max {
+	if b.used+n > b.max || b.byUser[user]+n > b.share {
 		return false
 	}
 	b.used += n
+	b.byUser[user] += n
 	return true
 }
 
-func (b *byteBudget) give(n int64) {
-	if b != nil {
-		b.mu.Lock()
-		b.used -= n
-		b.mu.Unlock()
+// give gives back n bytes user's body took.
+func (b *byteBudget) give(user string, n int64) {
+	if b == nil || n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	if b.byUser[user] -= n; b.byUser[user] == 0 {
+		delete(b.byUser, user)
 	}
 }
 
@@ -335,6 +351,7 @@ var errBodyBudget = errors.New("the bodies being read hold their budget")
 type budgetedBody struct {
 	io.ReadCloser
 	budget      *byteBudget
+	user        string // whose share the bytes are taken from
 	presized    int64
 	read, taken int64
 }
@@ -356,7 +373,7 @@ func (b *budgetedBody) takeUpTo(n int64) error {
 	if n <= b.taken {
 		return nil
 	}
-	if !b.budget.take(n - b.taken) {
+	if !b.budget.take(b.user, n-b.taken) {
 		return errBodyBudget
 	}
 	b.taken = n

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -164,58 +166,96 @@ func TestTrickledBodiesHoldNoSlot(t *testing.T) {
 }
 
 // TestReadAheadBudget: the bodies read ahead of their slots may hold
-// MaxMutatingRequestsInFlight x MaxBodyBytes, here 2 KiB, taken by the
-// bytes read or the buffer made for an announced length: a stalled body
-// that announced 1 KiB and sent nothing and one that sent 1 KiB (of more)
-// hold it all, a third body's first byte is refused with 429 at once, and
-// once the two have gone a write succeeds.
+// MaxMutatingRequestsInFlight x MaxBodyBytes, here 4 KiB, taken by the
+// bytes read or the buffer made for an announced length, and one user a
+// quarter of it. A user holding its share with a stalled body is refused
+// another body's first byte with 429 at once, while another user's write
+// succeeds; four users' stalled bodies hold it all, and a fifth user is
+// refused; once they have gone, a write succeeds.
 func TestReadAheadBudget(t *testing.T) {
 	for _, proto := range []string{"HTTP/1.1", "HTTP/2"} {
 		t.Run(proto, func(t *testing.T) {
-			const limit, maxBody, deadline = 2, 1 << 10, 20 * time.Second
+			const limit, maxBody, deadline = 4, 1 << 10, 20 * time.Second
+			var lines strings.Builder
+			for i := range limit + 1 {
+				fmt.Fprintf(&lines, "t%d,u%d,%d\n", i, i, i)
+			}
+			tokens, err := authn.ParseTokens(strings.NewReader(lines.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
 			s, client, cms := newReadAheadServer(t, proto, Config{
 				MaxMutatingRequestsInFlight: limit, MaxBodyBytes: maxBody, RequestBodyTimeout: deadline,
+				Authenticator: authn.BearerToken{Tokens: tokens},
 			}, make(chan struct{}, 3*limit))
 			held := func() int64 { s.bodies.mu.Lock(); defer s.bodies.mu.Unlock(); return s.bodies.used }
+			as := func(user int) *http.Client {
+				return &http.Client{Transport: bearer{client.Transport, fmt.Sprint("t", user)}}
+			}
+			refused := func(user int) {
+				t.Helper()
+				resp, took, err := post(t.Context(), as(user), cms, 2, stall(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var st api.Status
+				_ = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusTooManyRequests || st.Reason != api.StatusReasonTooManyRequests || took >= deadline {
+					t.Errorf("u%d's body past the budget: %d %+v after %v, want 429 at once", user, resp.StatusCode, st, took)
+				}
+			}
+			created := func(user int, name string) {
+				t.Helper()
+				body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"}}`
+				resp, err := as(user).Post(cms, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					t.Errorf("u%d's write: %d, want 201", user, resp.StatusCode)
+				}
+			}
 
 			ctx, cancel := context.WithCancel(t.Context())
 			var wg sync.WaitGroup
 			defer func() { cancel(); wg.Wait() }()
-			for _, b := range []struct {
-				announced int64
-				sent      int
-			}{{maxBody, 0}, {maxBody + 1, maxBody}} {
+			stalled := func(user int) {
 				wg.Go(func() {
-					if resp, _, err := post(ctx, client, cms, b.announced, stall(b.sent)); err == nil {
+					if resp, _, err := post(ctx, as(user), cms, maxBody, stall(0)); err == nil {
 						resp.Body.Close()
-						t.Errorf("a stalled body was answered %d", resp.StatusCode)
+						t.Errorf("u%d's stalled body was answered %d", user, resp.StatusCode)
 					}
 				})
 			}
+			stalled(0) // u0's share, in the buffer made for what it announced
+			until(t, func() bool { return held() == maxBody })
+			refused(0)
+			created(1, "meanwhile")
+			for user := 1; user < limit; user++ {
+				stalled(user)
+			}
 			until(t, func() bool { return held() == limit*maxBody })
-			resp, took, err := post(t.Context(), client, cms, 2, stall(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var st api.Status
-			_ = json.NewDecoder(resp.Body).Decode(&st)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusTooManyRequests || st.Reason != api.StatusReasonTooManyRequests || took >= deadline {
-				t.Errorf("a body past the budget: %d %+v after %v, want 429 at once", resp.StatusCode, st, took)
-			}
+			refused(limit)
 			cancel()
 			wg.Wait()
 			until(t, func() bool { return held() == 0 })
-			body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"after"}}`
-			if resp, err = client.Post(cms, "application/json", strings.NewReader(body)); err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusCreated {
-				t.Errorf("a write once the budget is free: %d, want 201", resp.StatusCode)
-			}
+			created(0, "after")
 		})
 	}
+}
+
+// bearer sends each request with its token.
+type bearer struct {
+	http.RoundTripper
+	token string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.RoundTripper.RoundTrip(r)
 }
 
 // until waits for cond, which no event announces, checking every
