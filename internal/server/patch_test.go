@@ -199,6 +199,65 @@ func TestServerSideApply(t *testing.T) {
 	}
 }
 
+// TestServerSideApplyAfterClientSideApply replays what kubectl (1.26 and
+// later) sends for `kubectl apply -f` then `kubectl apply --server-side -f`
+// of the same ConfigMap: the create, the apply, the apply of the
+// last-applied annotation, the JSON Patch that moves the client-side
+// manager's fields to the "kubectl" Apply entry, and the apply again. The
+// last apply used to remove data and every managedFields entry: the moved
+// entry has "data" itself as a member, which the new apply owns only
+// through data.a.
+func TestServerSideApplyAfterClientSideApply(t *testing.T) {
+	ts := newPatchServer(t)
+	const (
+		ua          = "kubectl/v1.34.0 (linux/amd64) kubernetes/abcdef"
+		lastApplied = `{\"apiVersion\":\"v1\",\"data\":{\"a\":\"1\"},\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{},\"name\":\"u\",\"namespace\":\"default\"}}\n`
+		annotations = `{"kubectl.kubernetes.io/last-applied-configuration":"` + lastApplied + `"}`
+		config      = `{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"name":"u","namespace":"default"}}`
+		dataFields  = `{"f:data":{"f:a":{}}}`
+		annotFields = `{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`
+	)
+	step := func(name, method, query, contentType, body string, want int) api.Object {
+		t.Helper()
+		path := cmPath
+		if method != "POST" {
+			path += "/u"
+		}
+		code, obj := send(t, ts, method, path+query, contentType, ua, body)
+		if code != want {
+			t.Fatalf("%s: %d %v", name, code, obj)
+		}
+		return obj
+	}
+	step("client-side apply", "POST", "?fieldManager=kubectl-client-side-apply&fieldValidation=Strict", mediaJSON,
+		`{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"annotations":`+annotations+`,"name":"u","namespace":"default"}}`, http.StatusCreated)
+	step("server-side apply", "PATCH", "?fieldManager=kubectl&fieldValidation=Strict&force=false", mediaApplyYML, config, http.StatusOK)
+	obj := step("apply of the annotation", "PATCH", "?fieldManager=kubectl-last-applied&fieldValidation=Strict", mediaApplyYML,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":`+annotations+`,"name":"u","namespace":"default"}}`, http.StatusOK)
+	if _, ok := managers(obj)["kubectl-client-side-apply/Update"]; !ok {
+		t.Fatalf("the client-side manager is not there to upgrade: %v", managers(obj))
+	}
+	upgraded := `[{"manager":"kubectl","operation":"Apply","apiVersion":"v1","time":"2026-11-26T20:19:18Z","fieldsType":"FieldsV1",` +
+		`"fieldsV1":{"f:data":{".":{},"f:a":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}},` +
+		`{"manager":"kubectl-last-applied","operation":"Apply","apiVersion":"v1","time":"2026-11-26T20:19:18Z","fieldsType":"FieldsV1","fieldsV1":` + annotFields + `}]`
+	step("upgrade of the managed fields", "PATCH", "?fieldManager=kubectl&fieldValidation=Strict", mediaJSONP,
+		`[{"op":"replace","path":"/metadata/managedFields","value":`+upgraded+`},{"op":"replace","path":"/metadata/resourceVersion","value":"`+obj.ResourceVersion()+`"}]`, http.StatusOK)
+	obj = step("server-side apply again", "PATCH", "?fieldManager=kubectl&fieldValidation=Strict&force=false", mediaApplyYML, config, http.StatusOK)
+	if diff := cmp.Diff(parse(t, `{"a":"1"}`), obj["data"]); diff != "" {
+		t.Errorf("data (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff(parse(t, annotations), obj.Metadata()["annotations"]); diff != "" {
+		t.Errorf("annotations (-want +got)\n%s", diff)
+	}
+	want := map[string]any{"kubectl/Apply": parse(t, dataFields), "kubectl-last-applied/Apply": parse(t, annotFields)}
+	if diff := cmp.Diff(want, managers(obj)); diff != "" {
+		t.Errorf("managedFields (-want +got)\n%s", diff)
+	}
+	if _, stored := send(t, ts, "GET", cmPath+"/u", "", ua, ""); !cmp.Equal(stored, obj) {
+		t.Errorf("stored object differs from the apply's answer:\n%v\n%v", stored, obj)
+	}
+}
+
 // TestJSONPatchOperationLimit: kube's 10,000 operations pass; one more is
 // its 413 with its message, not a body size (issue 14 item 8).
 func TestJSONPatchOperationLimit(t *testing.T) {

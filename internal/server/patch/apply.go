@@ -40,7 +40,7 @@ func (m Manager) Apply(live, config map[string]any, force bool) (map[string]any,
 		mine.time = m.timestamp()
 	}
 	entries = append(entries, mine)
-	removeFields(merged, difference(previous.set, owned(entries)), m.Schema)
+	removeFields(merged, m.pruned(previous.set, entries), m.Schema)
 	removed := withoutMetadataNode(compare(m.scoped(live), m.scoped(merged), m.Schema).removed)
 	for _, e := range entries {
 		e.set = difference(e.set, removed)
@@ -75,6 +75,39 @@ func (m Manager) takeChanged(entries []*entry, live, merged map[string]any, forc
 		return nil, conflictError(conflicts, total)
 	}
 	return entries, nil
+}
+
+// pruned is what an apply removes: the fields m applied before (last)
+// that no entry, m's new one included, owns. As kube's prune does, a
+// declared field counts as a member of a set that owns anything in it, on
+// both sides: an Apply entry kubectl converted from a client-side apply's
+// Update entry has "data" itself as a member, which the new apply owns
+// only through "data.a", and must keep.
+func (m Manager) pruned(last *Set, entries []*entry) *Set {
+	return withoutMetadataNode(difference(withNamedMembers(last, m.Schema), withNamedMembers(owned(entries), m.Schema)))
+}
+
+// withNamedMembers is s with each declared field (a struct's) that has
+// members below it made a member, as kube's EnsureNamedFieldsAreMembers.
+func withNamedMembers(s *Set, sc *Schema) *Set {
+	if s.empty() {
+		return nil
+	}
+	out := &Set{member: s.member, children: make(map[string]*Set, len(s.children))}
+	for pe, c := range s.children {
+		name, isField := strings.CutPrefix(pe, "f:")
+		csc := sc.elem()
+		if isField {
+			csc = sc.field(name)
+		}
+		n := withNamedMembers(c, csc)
+		if n == nil {
+			continue
+		}
+		n.member = n.member || (isField && sc.isStruct())
+		out.children[pe] = n
+	}
+	return out
 }
 
 func owned(entries []*entry) *Set {

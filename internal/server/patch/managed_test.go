@@ -88,6 +88,18 @@ func TestApply(t *testing.T) {
 		{name: "an update removing a field removes it from its owner",
 			steps: []step{apply("tool", `{"data":{"a":"1","b":"2"}}`), update("kubectl-edit", `{"b":"2"}`)},
 			want:  `{"b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:b":{}}}`)}},
+		// kube's prune counts a struct's field as owned by whoever owns
+		// anything in it (sigs.k8s.io/structured-merge-diff merge/update.go,
+		// EnsureNamedFieldsAreMembers), on both sides:
+		{name: "an Apply entry owning data itself keeps it, as kubectl's upgrade from client-side apply writes",
+			steps: []step{applyEntry("tool", `{"f:data":{".":{},"f:a":{}}}`), apply("tool", `{"data":{"a":"1"}}`)},
+			want:  `{"a":"1","b":"2"}`, managed: map[string]any{"tool/Apply": fv(`{"f:data":{"f:a":{}}}`)}},
+		{name: "an applier no longer applying data removes it whole",
+			steps: []step{applyEntry("tool", `{"f:data":{"f:a":{}}}`), apply("tool", `{}`)},
+			want:  `null`, managed: map[string]any{}},
+		{name: "an applier no longer applying data leaves what others own",
+			steps: []step{applyEntry("tool", `{"f:data":{"f:a":{}}}`), update("kubectl-edit", `{"a":"1","b":"3"}`), apply("tool", `{}`)},
+			want:  `{"b":"3"}`, managed: map[string]any{"kubectl-edit/Update": fv(`{"f:data":{"f:b":{}}}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +123,11 @@ func TestApply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(mustMap(t, tt.want), obj["data"]); diff != "" {
+			var want any // null: no data
+			if tt.want != "null" {
+				want = mustMap(t, tt.want)
+			}
+			if diff := cmp.Diff(want, obj["data"]); diff != "" {
 				t.Errorf("data (-want +got)\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.managed, managed(t, obj)); diff != "" {
@@ -132,6 +148,20 @@ func applyStep(manager, config string, force bool) step {
 		c := mustMap(t, config)
 		c["apiVersion"], c["kind"] = "v1", "ConfigMap"
 		return mgr(manager).Apply(obj, c, force)
+	}
+}
+
+// applyEntry gives manager an Apply entry owning fieldsV1, as a client
+// writing managedFields does.
+func applyEntry(manager, fieldsV1 string) step {
+	return func(t *testing.T, obj map[string]any) (map[string]any, error) {
+		set, err := ParseFieldsV1(mustMap(t, fieldsV1))
+		if err != nil {
+			return nil, err
+		}
+		next := deepCopyMap(obj)
+		setManaged(next, []*entry{{manager: manager, operation: OperationApply, apiVersion: "v1", set: set}})
+		return next, nil
 	}
 }
 
