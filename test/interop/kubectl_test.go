@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // kubectlTimeout bounds one kubectl command.
@@ -299,6 +301,9 @@ func scenario(t *testing.T, k kubectl) {
 			}
 		})
 	}
+	if k.current {
+		step("apply-client-side-then-server-side", func(t *testing.T) { applyUpgradeSteps(t, k, dir) })
+	}
 	step("crd", func(t *testing.T) { crdSteps(t, k, dir) })
 	step("delete", func(t *testing.T) {
 		contains(t, k.must(t, "-n", "lwtest", "delete", "configmap", "cm1"), `configmap "cm1" deleted`)
@@ -324,6 +329,37 @@ func applySteps(t *testing.T, k kubectl, dir string) {
 	_, again := getObject(t, k.server, "/api/v1/namespaces/lwtest/configmaps/cm2")
 	if rv := field(again, "metadata", "resourceVersion"); rv != field(obj, "metadata", "resourceVersion") {
 		t.Fatalf("an unchanged apply wrote: resourceVersion %v -> %v", field(obj, "metadata", "resourceVersion"), rv)
+	}
+}
+
+// applyUpgradeSteps applies a file client-side, then the same file
+// server-side: kubectl (1.26+) moves the client-side manager's fields to
+// its "kubectl" Apply entry with a JSON Patch of managedFields
+// (k8s.io/client-go/util/csaupgrade) before it applies. The data stays, and
+// managedFields are kube's: the Apply managers own what they apply, the
+// client-side manager is gone.
+func applyUpgradeSteps(t *testing.T, k kubectl, dir string) {
+	f := writeFile(t, dir, "upgrade.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upgrade, namespace: lwtest}\ndata: {u: \"1\"}\n")
+	contains(t, k.must(t, "apply", "-f", f), `configmap/upgrade created`)
+	contains(t, k.must(t, "apply", "--server-side", "-f", f), `configmap/upgrade serverside-applied`)
+	_, obj := getObject(t, k.server, "/api/v1/namespaces/lwtest/configmaps/upgrade")
+	if field(obj, "data", "u") != "1" || field(obj, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration") == nil {
+		t.Fatalf("upgrade on the server: %v", obj)
+	}
+	got := map[string]any{}
+	entries, _ := field(obj, "metadata", "managedFields").([]any)
+	for _, e := range entries {
+		e, _ := e.(map[string]any)
+		got[fmt.Sprint(e["manager"], "/", e["operation"])] = e["fieldsV1"]
+	}
+	var want map[string]any
+	if err := json.Unmarshal([]byte(`{
+		"kubectl/Apply": {"f:data": {"f:u": {}}},
+		"kubectl-last-applied/Apply": {"f:metadata": {"f:annotations": {"f:kubectl.kubernetes.io/last-applied-configuration": {}}}}}`), &want); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("managedFields (-want +got)\n%s", diff)
 	}
 }
 
