@@ -258,6 +258,37 @@ func TestServerSideApplyAfterClientSideApply(t *testing.T) {
 	}
 }
 
+// TestPatchManagedFields: a JSON Patch of metadata.managedFields is taken
+// as given when the entries decode, leaves them as they were when not (kube
+// answers 200 and keeps the live ones), and clears them with [{}].
+func TestPatchManagedFields(t *testing.T) {
+	ts := newPatchServer(t)
+	const ua = "kubectl/v1.34.0 (linux/amd64)"
+	if code, obj := send(t, ts, "POST", cmPath, mediaJSON, ua, `{"metadata":{"name":"m"},"data":{"k":"v"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, obj)
+	}
+	replace := func(managedFields string) api.Object {
+		t.Helper()
+		code, obj := send(t, ts, "PATCH", cmPath+"/m", mediaJSONP, ua, `[{"op":"replace","path":"/metadata/managedFields","value":`+managedFields+`}]`)
+		if code != http.StatusOK {
+			t.Fatalf("patch of managedFields %s: %d %v", managedFields, code, obj)
+		}
+		return obj
+	}
+	given := map[string]any{"tool/Apply": parse(t, `{"f:data":{"f:k":{}}}`)}
+	if got := managers(replace(`[{"manager":"tool","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:k":{}}}}]`)); !cmp.Equal(got, given) {
+		t.Errorf("valid managedFields: got %v, want %v", got, given)
+	}
+	for _, invalid := range []string{`[{"manager":"x","operation":"Nope","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{}}]`, `[{"operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"bad":{}}}]`, `[{},{}]`} {
+		if got := managers(replace(invalid)); !cmp.Equal(got, given) {
+			t.Errorf("invalid managedFields %s: got %v, want the live ones %v", invalid, got, given)
+		}
+	}
+	if obj := replace(`[{}]`); obj.Metadata()["managedFields"] != nil || obj["data"] == nil {
+		t.Errorf("[{}] did not clear managedFields: %v", obj)
+	}
+}
+
 // TestJSONPatchOperationLimit: kube's 10,000 operations pass; one more is
 // its 413 with its message, not a body size (issue 14 item 8).
 func TestJSONPatchOperationLimit(t *testing.T) {

@@ -227,27 +227,49 @@ func withoutMetadataNode(s *Set) *Set { return difference(s, metadataNode) }
 // no operation changes its operands).
 var metadataNode = &Set{children: map[string]*Set{"f:metadata": {member: true}}}
 
-// managedOf returns the entries obj's write records: the ones it carries if
-// the client set them (different from live's), else live's; reset is true
-// when the client cleared them with an empty list.
-func managedOf(live, obj map[string]any) (entries []*entry, reset bool, err error) {
-	liveMF := metadataOf(live)["managedFields"]
-	objMF, set := metadataOf(obj)["managedFields"]
-	if l, isList := objMF.([]any); set && isList && len(l) == 0 {
-		return nil, true, nil
-	}
-	if set && objMF != nil && !equal(objMF, liveMF) {
-		entries, err := decodeEntries(objMF)
-		if err != nil {
-			return nil, false, badRequest("%v", err)
+// managedOf returns the entries a write of obj over live starts from, as
+// kube's decodeLiveOrNew: the ones the client sent, if it sent some that
+// decode, else live's (none if those do not decode either); a write to a
+// subresource cannot set them. reset is true when the client cleared them.
+func (m Manager) managedOf(live, obj map[string]any) (entries []*entry, reset bool) {
+	if objMF := metadataOf(obj)["managedFields"]; m.Subresource == "" {
+		if isReset(objMF) {
+			return nil, true
 		}
-		return entries, false, nil
+		if entries, err := decodeEntries(objMF); err == nil && len(entries) > 0 {
+			return entries, false
+		}
 	}
-	entries, err = decodeEntries(liveMF)
+	entries, err := decodeEntries(metadataOf(live)["managedFields"])
 	if err != nil {
-		return nil, false, nil // live's are corrupt: start again, as kube does
+		return nil, false
 	}
-	return entries, false, nil
+	return entries, false
+}
+
+// entryMembers are the members of a managedFields entry.
+var entryMembers = []string{"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+
+// isReset reports whether managedFields v clear them, as kube's
+// isResetManagedFields: an empty list, or one entry that sets nothing.
+func isReset(v any) bool {
+	l, isList := v.([]any)
+	if !isList || len(l) > 1 {
+		return false
+	}
+	if len(l) == 0 {
+		return true
+	}
+	e, isMap := l[0].(map[string]any)
+	if !isMap {
+		return false
+	}
+	for k, v := range e {
+		if slices.Contains(entryMembers, k) && v != nil && v != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func metadataOf(obj map[string]any) map[string]any {
@@ -272,13 +294,15 @@ func setManaged(obj map[string]any, entries []*entry) {
 // Update records a non-apply write (create, update, patch) of next over
 // live (nil for a create) in next's metadata.managedFields: the fields it
 // changed become m's, taken from whoever owned them, and removed fields
-// are nobody's. A client that sets managedFields to [] clears them.
-func (m Manager) Update(live, next map[string]any) error {
+// are nobody's. managedFields the client sets are taken as given when
+// they decode, and ignored when not; [] or [{}] clears them (and then an
+// update records nothing, as kube).
+func (m Manager) Update(live, next map[string]any) {
 	if _, set := metadataOf(next)["managedFields"]; live == nil && !set {
 		m.created(next)
-		return nil
+		return
 	}
-	return m.update(live, next)
+	m.update(live, next)
 }
 
 // created is Update for a create whose client set no managedFields, the
@@ -380,11 +404,11 @@ func addedFields(v any, s *Schema) (map[string]any, bool) {
 	return out, true
 }
 
-func (m Manager) update(live, next map[string]any) error {
-	entries, reset, err := managedOf(live, next)
-	if err != nil || reset {
+func (m Manager) update(live, next map[string]any) {
+	entries, reset := m.managedOf(live, next)
+	if reset && live != nil {
 		delete(metadataOf(next), "managedFields")
-		return err
+		return
 	}
 	c := compare(m.scoped(live), m.scoped(next), m.Schema)
 	changed := withoutMetadataNode(union(c.added, c.modified))
@@ -400,7 +424,6 @@ func (m Manager) update(live, next map[string]any) error {
 		mine.time = m.timestamp()
 	}
 	setManaged(next, append(entries, mine))
-	return nil
 }
 
 // take removes the entry with id from entries and returns it (an empty one

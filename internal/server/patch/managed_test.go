@@ -170,7 +170,8 @@ func update(manager, data string) step {
 	return func(t *testing.T, obj map[string]any) (map[string]any, error) {
 		next := deepCopyMap(obj)
 		next["data"] = mustMap(t, data)
-		return next, mgr(manager).Update(obj, next)
+		mgr(manager).Update(obj, next)
+		return next, nil
 	}
 }
 
@@ -184,22 +185,62 @@ func fv(s string) map[string]any {
 
 func TestUpdateRecordsChanges(t *testing.T) {
 	created := mustMap(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"a":"1"}},"data":{"k":"v"}}`)
-	if err := mgr("kubectl-create").Update(nil, created); err != nil {
-		t.Fatal(err)
-	}
+	mgr("kubectl-create").Update(nil, created)
 	want := map[string]any{"kubectl-create/Update": fv(`{"f:data":{".":{},"f:k":{}},"f:metadata":{"f:labels":{".":{},"f:a":{}}}}`)}
 	if diff := cmp.Diff(want, managed(t, created)); diff != "" {
 		t.Errorf("after create (-want +got)\n%s", diff)
 	}
-	cleared := deepCopyMap(created)
-	cleared["metadata"].(map[string]any)["managedFields"] = []any{}
-	if err := mgr("x").Update(created, cleared); err != nil || metadataOf(cleared)["managedFields"] != nil {
-		t.Errorf("managedFields: [] did not clear them: %v %v", err, metadataOf(cleared)["managedFields"])
+}
+
+// TestUpdateTakesClientManagedFields: as kube's decodeLiveOrNew
+// (k8s.io/apimachinery managedfields/internal/fieldmanager.go), a write's
+// managedFields are taken as given when they decode, kept from the live
+// object when they do not, cleared by [] or [{}] (an update then records
+// nothing, a create its creator), and ignored on a subresource.
+func TestUpdateTakesClientManagedFields(t *testing.T) {
+	live := mustMap(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"k":"v"}}`)
+	mgr("kubectl-create").Update(nil, live)
+	liveManaged := managed(t, live)
+	given := map[string]any{"tool/Apply": fv(`{"f:data":{".":{},"f:k":{}}}`)}
+	tests := []struct {
+		name          string
+		managedFields string
+		manager       Manager
+		create        bool
+		want          map[string]any
+	}{
+		{name: "valid are taken", managedFields: `[{"manager":"tool","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}}}}]`,
+			manager: mgr("x"), want: given},
+		{name: "an unknown operation keeps live's", managedFields: `[{"manager":"m","operation":"Nope","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{}}]`,
+			manager: mgr("x"), want: liveManaged},
+		{name: "a bad fieldsV1 keeps live's", managedFields: `[{"manager":"m","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"bad":{}}}]`,
+			manager: mgr("x"), want: liveManaged},
+		{name: "not a list keeps live's", managedFields: `{}`, manager: mgr("x"), want: liveManaged},
+		{name: "null keeps live's", managedFields: `null`, manager: mgr("x"), want: liveManaged},
+		{name: "[] clears", managedFields: `[]`, manager: mgr("x"), want: map[string]any{}},
+		{name: "[{}] clears", managedFields: `[{}]`, manager: mgr("x"), want: map[string]any{}},
+		{name: "an entry with an empty manager clears", managedFields: `[{"manager":"","time":null}]`, manager: mgr("x"), want: map[string]any{}},
+		{name: "two empty entries are invalid: live's", managedFields: `[{},{}]`, manager: mgr("x"), want: liveManaged},
+		{name: "a create after [] records its creator", managedFields: `[]`, manager: mgr("x"), create: true,
+			want: map[string]any{"x/Update": fv(`{"f:data":{".":{},"f:k":{}}}`)}},
+		{name: "a create with invalid ones records its creator", managedFields: `[{"operation":"Nope"}]`, manager: mgr("x"), create: true,
+			want: map[string]any{"x/Update": fv(`{"f:data":{".":{},"f:k":{}}}`)}},
+		{name: "a subresource keeps live's", managedFields: `[]`, manager: Manager{Name: "x", APIVersion: "v1", Subresource: "status", Schema: configMap, Now: testTime},
+			want: liveManaged},
 	}
-	bad := deepCopyMap(created)
-	bad["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "m", "operation": "Nope", "fieldsType": "FieldsV1"}}
-	if err := mgr("x").Update(created, bad); err == nil {
-		t.Errorf("invalid managedFields were accepted")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := deepCopyMap(live)
+			next["metadata"].(map[string]any)["managedFields"] = mustMap(t, `{"v":`+tt.managedFields+`}`)["v"]
+			if tt.create {
+				tt.manager.Update(nil, next)
+			} else {
+				tt.manager.Update(live, next)
+			}
+			if diff := cmp.Diff(tt.want, managed(t, next)); diff != "" {
+				t.Errorf("managedFields (-want +got)\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -236,12 +277,8 @@ func TestCreatedIsUpdate(t *testing.T) {
 	} {
 		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", StatusSubresource: true, Now: testTime}} {
 			shortcut, general := mustMap(t, obj), mustMap(t, obj)
-			if err := m.Update(nil, shortcut); err != nil {
-				t.Fatal(err)
-			}
-			if err := m.update(nil, general); err != nil {
-				t.Fatal(err)
-			}
+			m.Update(nil, shortcut)
+			m.update(nil, general)
 			if diff := cmp.Diff(general, shortcut); diff != "" {
 				t.Errorf("%s: the shortcut differs (-general +shortcut)\n%s", obj, diff)
 			}
@@ -394,9 +431,7 @@ func TestApplyConflictsBounded(t *testing.T) {
 		}
 		live := map[string]any{"metadata": map[string]any{"name": "c"}, "data": data("old")}
 		owner := Manager{Name: "owner", APIVersion: "v1", Schema: configMap, Now: testTime}
-		if err := owner.Update(nil, live); err != nil {
-			t.Fatal(err)
-		}
+		owner.Update(nil, live)
 		applier := Manager{Name: "applier", APIVersion: "v1", Schema: configMap, Now: testTime}
 		_, err := applier.Apply(live, map[string]any{"data": data("new")}, false)
 		se, ok := err.(*api.StatusError)
