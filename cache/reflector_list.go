@@ -220,7 +220,10 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sin
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				return "", errors.Join(errNoInitialEventsEnd, w.Err())
+				if err := w.Err(); err != nil {
+					return "", fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
+				}
+				return "", errNoInitialEventsEnd
 			}
 			done, err := takeInitial(sink, ev)
 			if err != nil {

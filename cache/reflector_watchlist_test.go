@@ -82,19 +82,28 @@ func TestStreamingListRejectedFallsBackAtOnce(t *testing.T) {
 	})
 }
 
-func TestStreamingListBrokenStreamFallsBackOnce(t *testing.T) {
+// TestStreamingListCutIsStreamedAgain: a streaming list cut by the network
+// or closed before its bookmark is streamed again, not replaced by a LIST
+// (client-go's rule); a server error falls back to LIST this time only.
+func TestStreamingListCutIsStreamedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{UseWatchList: true}, func(lw *cachetest.FakeListerWatcher[*obj]) {
 			lw.AddList("10")
-			lw.AddList("20")
 		})
-		h.watch().End(nil) // ends before its bookmark: not a 4xx, try again next time
+		h.watch().End(nil)
 		w := h.watch()
-		w.End(cachetest.Gone())
-		if w3 := h.watch(); w3.Opts.SendInitialEvents == nil {
-			t.Errorf("the relist after a transient failure did not stream: %+v", w3.Opts)
+		w.Add(cachetest.New("ns", "a", 3))
+		w.End(errCutInEvent)
+		w = h.watch()
+		if w.Opts.SendInitialEvents == nil {
+			t.Errorf("not streamed again after a cut: %+v", w.Opts)
 		}
-		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 3, Syncs: 1, WatchListFallbacks: 1})
+		h.expectStats(ReflectorStats{WatchCalls: 3})
+		w.End(cachetest.Status(503, api.StatusReasonServiceUnavailable))
+		if w4 := h.watch(); w4.Opts.SendInitialEvents != nil {
+			t.Errorf("a server error did not fall back to LIST: %+v", w4.Opts)
+		}
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 4, Syncs: 1, WatchListFallbacks: 1})
 	})
 }
 
