@@ -298,15 +298,23 @@ func (r *Reflector[T]) watchEnded(err error, delivered bool) error {
 }
 
 // sync loads the whole state into the store. After a streaming list it
-// returns the stream, which goes on as the watch.
+// returns the stream, which goes on as the watch. A streaming list cut by
+// the network or closed before its end is streamed again at once under
+// watchEnded's rule, as a watch would be.
 func (r *Reflector[T]) sync(ctx context.Context) (client.Watch[T], error) {
-	if r.opts.UseWatchList && !r.watchListOff {
-		w, err := r.watchList(ctx)
+	for r.opts.UseWatchList && !r.watchListOff {
+		w, delivered, err := r.watchList(ctx)
+		if isWatchCut(err) {
+			if err = r.watchEnded(err, delivered); err == nil {
+				continue // stream again at once
+			}
+		}
 		if err == nil || isRetryable(err) || ctx.Err() != nil {
 			r.noteRVError(err)
 			return w, err
 		}
 		r.fallBackToList(err)
+		break
 	}
 	return nil, r.list(ctx)
 }
@@ -389,7 +397,7 @@ func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) (delivere
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				delivered = events > 0 || time.Since(start) >= veryShortWatch
+				delivered = deliveredAny(events, start)
 				if err := w.Err(); err != nil {
 					return delivered, fmt.Errorf("watch: %w", err)
 				}
@@ -405,6 +413,12 @@ func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) (delivere
 			return false, ctx.Err()
 		}
 	}
+}
+
+// deliveredAny says whether a stream that began at start and gave events
+// delivered anything: an event, or a second of life.
+func deliveredAny(events int, start time.Time) bool {
+	return events > 0 || time.Since(start) >= veryShortWatch
 }
 
 // apply writes one watch event to the store.

@@ -83,8 +83,9 @@ func TestStreamingListRejectedFallsBackAtOnce(t *testing.T) {
 }
 
 // TestStreamingListCutIsStreamedAgain: a streaming list cut by the network
-// or closed before its bookmark is streamed again, not replaced by a LIST
-// (client-go's rule); a server error falls back to LIST this time only.
+// or closed before its bookmark is streamed again at once, not replaced by
+// a LIST (client-go's rule), unless streams keep ending with nothing
+// delivered; a server error falls back to LIST this time only.
 func TestStreamingListCutIsStreamedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{UseWatchList: true}, func(lw *cachetest.FakeListerWatcher[*obj]) {
@@ -94,16 +95,21 @@ func TestStreamingListCutIsStreamedAgain(t *testing.T) {
 		w := h.watch()
 		w.Add(cachetest.New("ns", "a", 3))
 		w.End(errCutInEvent)
+		h.watch().End(nil)
+		h.watch().End(errConnReset)
 		w = h.watch()
-		if w.Opts.SendInitialEvents == nil {
-			t.Errorf("not streamed again after a cut: %+v", w.Opts)
+		h.expectCalls("watch +0s", "watch +0s", "watch +0s", "watch +0s", "watch +800ms")
+		for _, o := range h.lw.WatchCalls() {
+			if o.SendInitialEvents == nil {
+				t.Errorf("not streamed again: %+v", o)
+			}
 		}
-		h.expectStats(ReflectorStats{WatchCalls: 3})
+		h.expectStats(ReflectorStats{WatchCalls: 5})
 		w.End(cachetest.Status(503, api.StatusReasonServiceUnavailable))
-		if w4 := h.watch(); w4.Opts.SendInitialEvents != nil {
-			t.Errorf("a server error did not fall back to LIST: %+v", w4.Opts)
+		if w6 := h.watch(); w6.Opts.SendInitialEvents != nil {
+			t.Errorf("a server error did not fall back to LIST: %+v", w6.Opts)
 		}
-		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 4, Syncs: 1, WatchListFallbacks: 1})
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 6, Syncs: 1, WatchListFallbacks: 1})
 	})
 }
 
