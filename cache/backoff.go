@@ -9,7 +9,7 @@ import (
 // period. Its defaults are client-go's Reflector backoff: 800 ms doubling to
 // 30 s, each delay stretched by up to 100 % at random (so it settles in
 // [30 s, 60 s), 0.22 requests a second), reset after 2 minutes without a
-// failure.
+// failure. The Reflector also resets it whenever a watch delivers something.
 type Backoff struct {
 	Initial    time.Duration
 	Factor     float64
@@ -55,4 +55,10 @@ func (b *backoffState) next() time.Duration {
 	d += time.Duration(b.cfg.Jitter * b.rand() * float64(d))
 	b.last = now.Add(d)
 	return d
+}
+
+// reset starts the steps again from Initial: the last attempt worked.
+func (b *backoffState) reset() {
+	b.step = b.cfg.Initial
+	b.last = time.Time{}
 }

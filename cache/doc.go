@@ -21,11 +21,16 @@
 //     that no object a handler saw goes back in time, and its end deletes
 //     what it does not have. It re-watches from the last
 //     resourceVersion when a watch ends or fails, and lists again only when
-//     the server says that resourceVersion is gone (410 Expired). Failures
-//     are retried under an exponential backoff with jitter; a 429's
-//     Retry-After is honoured. A streaming list whose initial-events-end
-//     bookmark does not come within InitialEventsTimeout falls back to LIST,
-//     where client-go would wait forever.
+//     the server says that resourceVersion is gone (410 Expired). A watch
+//     the server closed or the network cut (EOF, reset, timeout) is
+//     resumed at once, as client-go does, unless watches keep ending with
+//     nothing delivered; other failures are retried under an exponential
+//     backoff with jitter, which a watch that delivers resets; a 429's
+//     Retry-After is honoured. A streaming list cut by the network is
+//     streamed again; one the server refuses (4xx), or whose
+//     initial-events-end bookmark does not come within InitialEventsTimeout,
+//     falls back to LIST for good (client-go would wait forever for the
+//     bookmark).
 //   - DeltaFIFO queues keys with their accumulated deltas (Added, Updated,
 //     Deleted, Replaced, Sync); Replace (or a list in parts: BeginReplace,
 //     ReplacePart, EndReplace) reports objects missing from a relist as

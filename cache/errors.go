@@ -2,6 +2,9 @@ package cache
 
 import (
 	"errors"
+	"io"
+	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -40,8 +43,29 @@ func isResourceVersionTooLarge(err error) bool {
 // isConnectionRefused reports a server that is not listening (restarting).
 func isConnectionRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
+// isWatchCut reports a watch stream ended by the network rather than by the
+// server: the connection closed inside or between events, was reset, timed
+// out, or went silent (ErrWatchStalled); or a streaming list's stream that
+// ended before its initial-events-end bookmark. client-go's stream watcher
+// ends such a watch quietly (utilnet.IsProbableEOF, IsTimeout), as if the
+// server had closed it, and its Reflector watches (or streams) again at once.
+func isWatchCut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, errNoInitialEventsEnd) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, ErrWatchStalled) || errors.As(err, &ne) && ne.Timeout() ||
+		err != nil && slices.ContainsFunc(h2ConnLost, func(s string) bool { return strings.Contains(err.Error(), s) })
+}
+
+// h2ConnLost are the messages of Go's HTTP/2 errors for a lost connection,
+// which have no type to test: a ping unanswered, and a GOAWAY before the
+// connection closed.
+var h2ConnLost = []string{"http2: client connection lost", "http2: server sent GOAWAY and closed the connection"}
+
 // isRetryable reports an error after which a streaming list is retried
-// rather than replaced by a LIST (client-go's rule for WatchList).
+// rather than replaced by a LIST (client-go's rule for WatchList: its
+// stream watcher turns a cut into a clean end, and a stream that ends
+// before its bookmark is streamed again).
 func isRetryable(err error) bool {
-	return client.IsExpired(err) || client.IsTooManyRequests(err) || isConnectionRefused(err)
+	return client.IsExpired(err) || client.IsTooManyRequests(err) || isConnectionRefused(err) || isWatchCut(err)
 }

@@ -57,15 +57,19 @@ const (
 	// kept before the Reflector ends it itself (a dead connection the
 	// server's timeout cannot close).
 	watchStallGrace = 30 * time.Second
-	// veryShortWatch: a watch that ends cleanly this soon with no event is
-	// treated as a failure, so a server that closes watches at once is
-	// retried under backoff rather than in a tight loop.
+	// veryShortWatch: a watch that ends this soon with no event delivered
+	// nothing (client-go's "very short watch").
 	veryShortWatch = time.Second
+	// emptyRewatches is how many watches in a row may end having delivered
+	// nothing and be reopened at once; the next waits out the backoff, so
+	// that a server or proxy that closes every watch at once is not hit in
+	// a tight loop, while one cut now and then costs no delay.
+	emptyRewatches = 1
 )
 
-// errVeryShortWatch is reported when a watch ends cleanly with no event
-// within veryShortWatch.
-var errVeryShortWatch = errors.New("watch ended at once with no event")
+// errEmptyWatches is reported when watches keep ending with nothing
+// delivered.
+var errEmptyWatches = errors.New("watches keep ending with no event")
 
 // ReflectorOptions configure a Reflector. The zero value is usable.
 type ReflectorOptions struct {
@@ -140,6 +144,7 @@ type Reflector[T client.Object] struct {
 	// state, which is never older than anything the store was given.
 	rvUnavailable bool
 	watchListOff  bool // the server cannot stream lists: always LIST
+	empty         int  // watches in a row that ended having delivered nothing
 
 	mu       sync.Mutex
 	lastRV   string         // guarded by mu
@@ -232,6 +237,8 @@ func (r *Reflector[T]) report(err error) {
 		r.opts.WatchErrorHandler(err)
 	case client.IsExpired(err):
 		r.opts.Logger.Debug("relisting", "err", err)
+	case isWatchCut(err):
+		r.opts.Logger.Info("watch cut, watching again", "err", err)
 	default:
 		r.opts.Logger.Warn("list-watch failed", "err", err)
 	}
@@ -245,49 +252,78 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 		return err
 	}
 	for {
+		delivered := false
 		if w == nil {
-			if w, err = r.startWatch(ctx); err != nil {
-				if client.IsExpired(err) || ctx.Err() != nil {
-					return err
-				}
-				if !r.retryAfter(ctx, err) {
-					return ctx.Err()
-				}
-				continue
-			}
+			w, err = r.startWatch(ctx)
 		}
-		err = r.consume(ctx, w)
-		w.Stop()
-		w = nil
-		if err == nil {
-			continue
+		if w != nil {
+			delivered, err = r.consume(ctx, w)
+			w.Stop()
+			w = nil
 		}
 		if client.IsExpired(err) || ctx.Err() != nil {
 			return err
 		}
-		if !r.retryAfter(ctx, err) {
+		if err = r.watchEnded(err, delivered); err != nil && !r.retryAfter(ctx, err) {
 			return ctx.Err()
 		}
 	}
 }
 
+// watchEnded decides what follows a watch that ended with err (nil: the
+// server closed it) after delivering something or not; it returns the
+// error to wait out, or nil to watch again at once. As client-go does, a
+// watch closed by the server or cut by the network is resumed at once from
+// the last resourceVersion, as long as watches do not keep ending with
+// nothing delivered; any other error waits. A watch that delivered
+// resets the backoff: the server and the network work.
+func (r *Reflector[T]) watchEnded(err error, delivered bool) error {
+	if delivered {
+		r.empty = 0
+		r.backoff.reset()
+	} else {
+		r.empty++
+	}
+	switch {
+	case err != nil && !isWatchCut(err):
+		return err
+	case r.empty > emptyRewatches && err != nil:
+		return fmt.Errorf("%w: %w", errEmptyWatches, err)
+	case r.empty > emptyRewatches:
+		return errEmptyWatches
+	case err != nil:
+		r.report(err)
+	}
+	return nil
+}
+
 // sync loads the whole state into the store. After a streaming list it
-// returns the stream, which goes on as the watch.
+// returns the stream, which goes on as the watch. A streaming list cut by
+// the network or closed before its end is streamed again at once under
+// watchEnded's rule, as a watch would be.
 func (r *Reflector[T]) sync(ctx context.Context) (client.Watch[T], error) {
-	if r.opts.UseWatchList && !r.watchListOff {
-		w, err := r.watchList(ctx)
+	for r.opts.UseWatchList && !r.watchListOff {
+		w, delivered, err := r.watchList(ctx)
+		if isWatchCut(err) {
+			if err = r.watchEnded(err, delivered); err == nil {
+				continue // stream again at once
+			}
+		}
 		if err == nil || isRetryable(err) || ctx.Err() != nil {
 			r.noteRVError(err)
 			return w, err
 		}
 		r.fallBackToList(err)
+		break
 	}
 	return nil, r.list(ctx)
 }
 
 // fallBackToList reports why a streaming list failed. A server that refused
 // it (a 4xx Status) or never ended its initial events cannot stream lists:
-// the Reflector stops trying. Other failures fall back this time only.
+// the Reflector stops trying. Other server errors fall back this time only;
+// a stream cut by the network, or closed before its end, is streamed again
+// (sync), as client-go does.
 func (r *Reflector[T]) fallBackToList(err error) {
 	r.count(func(s *ReflectorStats) { s.WatchListFallbacks++ })
 	r.report(fmt.Errorf("falling back to LIST: %w", err))
@@ -347,9 +383,9 @@ type watchWithTimeout[T any] struct {
 	timeout time.Duration
 }
 
-// consume applies a watch's events to the store until it ends. It returns
-// nil when the server ended the stream cleanly after delivering something.
-func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) error {
+// consume applies a watch's events to the store until it ends, and says
+// whether the watch delivered anything: an event, or a second of life.
+func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) (delivered bool, err error) {
 	timeout := r.opts.MinWatchTimeout * 2
 	if wt, ok := w.(watchWithTimeout[T]); ok {
 		timeout = wt.timeout
@@ -361,28 +397,28 @@ func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) error {
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				return r.watchEnded(w.Err(), events, time.Since(start))
+				delivered = deliveredAny(events, start)
+				if err := w.Err(); err != nil {
+					return delivered, fmt.Errorf("watch: %w", err)
+				}
+				return delivered, nil
 			}
 			if err := r.apply(ev); err != nil {
-				return err
+				return events > 0, err
 			}
 			events++
 		case <-stall.C:
-			return ErrWatchStalled
+			return true, ErrWatchStalled // it lived for minutes
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 }
 
-func (r *Reflector[T]) watchEnded(err error, events int, lasted time.Duration) error {
-	if err != nil {
-		return fmt.Errorf("watch: %w", err)
-	}
-	if events == 0 && lasted < veryShortWatch {
-		return errVeryShortWatch
-	}
-	return nil
+// deliveredAny says whether a stream that began at start and gave events
+// delivered anything: an event, or a second of life.
+func deliveredAny(events int, start time.Time) bool {
+	return events > 0 || time.Since(start) >= veryShortWatch
 }
 
 // apply writes one watch event to the store.

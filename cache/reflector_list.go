@@ -185,7 +185,8 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([
 // goes quiet for InitialEventsTimeout before the bookmark, it fails with
 // ErrInitialEventsTimeout. A stream that fails after parts were applied
 // makes the next list ask for the current state, as a paged list does.
-func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
+// delivered says whether a failed stream delivered anything (consume).
+func (r *Reflector[T]) watchList(ctx context.Context) (_ client.Watch[T], delivered bool, err error) {
 	opts := r.baseOptions()
 	if !r.rvUnavailable {
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -197,45 +198,51 @@ func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
 	r.count(func(s *ReflectorStats) { s.WatchCalls++ })
 	w, err := r.lw.Watch(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, false, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
 	sink := r.newInitialSink()
-	rv, err := r.initialEvents(ctx, w, sink)
+	rv, delivered, err := r.initialEvents(ctx, w, sink)
 	if err != nil {
 		w.Stop()
 		r.rvUnavailable = r.rvUnavailable || sink.applied() // its parts stay applied: the next list must not be older
-		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, delivered, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
 	r.replaced(rv)
-	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
+	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, true, nil
 }
 
 // initialEvents reads a streaming list's events into sink up to its
 // initial-events-end bookmark, ends the list there and returns the
-// bookmark's resourceVersion.
-func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (string, error) {
+// bookmark's resourceVersion; or, if the stream fails, whether it
+// delivered anything.
+func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (rv string, delivered bool, err error) {
 	quiet := time.NewTimer(r.opts.InitialEventsTimeout)
 	defer quiet.Stop()
+	start, events := time.Now(), 0
 	for {
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				return "", errors.Join(errNoInitialEventsEnd, w.Err())
+				if err := w.Err(); err != nil {
+					return "", deliveredAny(events, start), fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
+				}
+				return "", deliveredAny(events, start), errNoInitialEventsEnd
 			}
 			done, err := takeInitial(sink, ev)
 			if err != nil {
-				return "", err
+				return "", events > 0, err
 			}
 			if done {
 				rv := ev.Object.GetResourceVersion()
 				sink.end(rv)
-				return rv, nil
+				return rv, true, nil
 			}
+			events++
 			quiet.Reset(r.opts.InitialEventsTimeout)
 		case <-quiet.C:
-			return "", ErrInitialEventsTimeout
+			return "", true, ErrInitialEventsTimeout
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", false, ctx.Err()
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -214,18 +216,23 @@ func TestReflectorPagedListThenWatch(t *testing.T) {
 
 func TestReflectorRewatchesWithoutRelist(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		end     func(w *cachetest.FakeWatch[*obj])
-		backoff bool
+		name     string
+		end      func(w *cachetest.FakeWatch[*obj])
+		wait     time.Duration // before the re-watch
+		reported int           // errors given to the handler
 	}{
-		{"timeout", func(w *cachetest.FakeWatch[*obj]) { w.End(nil) }, false},
-		{"broken stream", func(w *cachetest.FakeWatch[*obj]) { w.End(errors.New("connection reset")) }, true},
+		{"closed by the server", func(w *cachetest.FakeWatch[*obj]) { w.End(nil) }, 0, 0},
+		{"unexpected EOF", func(w *cachetest.FakeWatch[*obj]) { w.End(errCutInEvent) }, 0, 1},
+		{"connection reset", func(w *cachetest.FakeWatch[*obj]) { w.End(errConnReset) }, 0, 1},
+		{"read timeout", func(w *cachetest.FakeWatch[*obj]) { w.End(errReadTimeout) }, 0, 1},
+		{"HTTP/2 connection lost", func(w *cachetest.FakeWatch[*obj]) { w.End(errH2ConnLost) }, 0, 1},
+		{"undecodable event", func(w *cachetest.FakeWatch[*obj]) { w.End(errors.New("invalid character '}'")) }, 800 * time.Millisecond, 1},
 		{"internal error event", func(w *cachetest.FakeWatch[*obj]) {
 			w.Send(client.Event[*obj]{Type: client.Error, Err: cachetest.Status(500, api.StatusReasonInternalError)})
-		}, true},
+		}, 800 * time.Millisecond, 1},
 		{"resourceVersion too large", func(w *cachetest.FakeWatch[*obj]) {
 			w.End(cachetest.Status(504, api.StatusReasonTimeout))
-		}, true},
+		}, 800 * time.Millisecond, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -239,18 +246,38 @@ func TestReflectorRewatchesWithoutRelist(t *testing.T) {
 				if w2.Opts.ResourceVersion != "11" {
 					t.Errorf("re-watch from %q, want 11", w2.Opts.ResourceVersion)
 				}
-				want := "watch +0s"
-				if tc.backoff {
-					want = "watch +800ms"
-				}
-				h.expectCalls(want)
+				h.expectCalls(fmt.Sprintf("watch +%v", tc.wait))
 				h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 2, Syncs: 1})
-				if n := len(h.errors()); tc.backoff != (n == 1) {
-					t.Errorf("errors reported: %v", h.errors())
+				if n := len(h.errors()); n != tc.reported {
+					t.Errorf("errors reported: %v, want %d", h.errors(), tc.reported)
 				}
 			})
 		})
 	}
+}
+
+// TestReflectorCutWatchesResumeAtOnce: a watch cut again and again, each
+// time after delivering, is resumed at once every time, however many
+// times: the backoff never grows.
+func TestReflectorCutWatchesResumeAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startReflector(t, ReflectorOptions{}, func(lw *cachetest.FakeListerWatcher[*obj]) { lw.AddList("10") })
+		for rv := 11; rv < 31; rv++ {
+			w := h.watch()
+			if w.Opts.ResourceVersion != strconv.Itoa(rv-1) {
+				t.Fatalf("watch from %q, want %d", w.Opts.ResourceVersion, rv-1)
+			}
+			w.Modify(cachetest.New("ns", "a", rv))
+			w.End(errCutInEvent)
+		}
+		h.watch()
+		for _, c := range h.takeCalls() {
+			if !strings.HasSuffix(c, " +0s") {
+				t.Errorf("call %q waited", c)
+			}
+		}
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 21, Syncs: 1})
+	})
 }
 
 func TestReflectorRelistsOnlyOnExpired(t *testing.T) {
@@ -386,14 +413,27 @@ func TestBackoffJitterBounds(t *testing.T) {
 	})
 }
 
-func TestReflectorVeryShortWatchBacksOff(t *testing.T) {
+// TestReflectorEmptyWatchesBackOff: watches that end with nothing
+// delivered are reopened at once the first time only, then under the
+// backoff, whether the server closes them, the network cuts them or they
+// fail to open; a watch that delivers resets the backoff.
+func TestReflectorEmptyWatchesBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{}, func(lw *cachetest.FakeListerWatcher[*obj]) { lw.AddList("10") })
 		h.watch().End(nil)
+		h.watch().End(errConnReset)
 		h.watch().End(nil)
-		h.watch()
-		h.expectCalls("list +0s", "watch +0s", "watch +800ms", "watch +2.4s")
-		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 3, Syncs: 1})
+		w := h.watch()
+		h.expectCalls("list +0s", "watch +0s", "watch +0s", "watch +800ms", "watch +2.4s")
+		w.Add(cachetest.New("ns", "a", 11))
+		w.End(errCutInEvent)
+		h.lw.FailWatches(io.EOF, io.EOF) // the connection closed before the response
+		h.watch().End(nil)
+		h.expectCalls("watch +2.4s", "watch +2.4s", "watch +3.2s")
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 7, Syncs: 1})
+		if errs := h.errors(); len(errs) != 6 || !strings.Contains(errs[0], errEmptyWatches.Error()) {
+			t.Errorf("errors %q", errs)
+		}
 	})
 }
 

@@ -82,19 +82,34 @@ func TestStreamingListRejectedFallsBackAtOnce(t *testing.T) {
 	})
 }
 
-func TestStreamingListBrokenStreamFallsBackOnce(t *testing.T) {
+// TestStreamingListCutIsStreamedAgain: a streaming list cut by the network
+// or closed before its bookmark is streamed again at once, not replaced by
+// a LIST (client-go's rule), unless streams keep ending with nothing
+// delivered; a server error falls back to LIST this time only.
+func TestStreamingListCutIsStreamedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{UseWatchList: true}, func(lw *cachetest.FakeListerWatcher[*obj]) {
 			lw.AddList("10")
-			lw.AddList("20")
 		})
-		h.watch().End(nil) // ends before its bookmark: not a 4xx, try again next time
+		h.watch().End(nil)
 		w := h.watch()
-		w.End(cachetest.Gone())
-		if w3 := h.watch(); w3.Opts.SendInitialEvents == nil {
-			t.Errorf("the relist after a transient failure did not stream: %+v", w3.Opts)
+		w.Add(cachetest.New("ns", "a", 3))
+		w.End(errCutInEvent)
+		h.watch().End(nil)
+		h.watch().End(errConnReset)
+		w = h.watch()
+		h.expectCalls("watch +0s", "watch +0s", "watch +0s", "watch +0s", "watch +800ms")
+		for _, o := range h.lw.WatchCalls() {
+			if o.SendInitialEvents == nil {
+				t.Errorf("not streamed again: %+v", o)
+			}
 		}
-		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 3, Syncs: 1, WatchListFallbacks: 1})
+		h.expectStats(ReflectorStats{WatchCalls: 5})
+		w.End(cachetest.Status(503, api.StatusReasonServiceUnavailable))
+		if w6 := h.watch(); w6.Opts.SendInitialEvents != nil {
+			t.Errorf("a server error did not fall back to LIST: %+v", w6.Opts)
+		}
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 6, Syncs: 1, WatchListFallbacks: 1})
 	})
 }
 

@@ -92,29 +92,38 @@ func (c *chaos) create(name string) {
 // startInformer runs the informer through the proxy until the test ends,
 // and waits for its first sync.
 func (c *chaos) startInformer() {
-	cl, err := client.New(client.ConfigForURL("http://" + c.proxy.Addr))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.t.Cleanup(cl.Close)
 	opts := cache.ReflectorOptions{
 		Name: "chaos", UseWatchList: c.streaming, Backoff: chaosBackoff,
 		WatchErrorHandler: func(err error) { c.t.Logf("informer: %v", err) },
 	}
-	c.inf = cache.NewInformer(client.NewResource[*configMap](cl, configMaps, "default"), cache.InformerOptions[*configMap]{Reflector: opts})
-	reg, err := c.inf.AddEventHandler(c.rec.handler())
+	c.inf = runInformer(c.t, c.proxy.Addr, opts, c.rec.handler())
+}
+
+// runInformer runs an informer of the default namespace's ConfigMaps
+// through addr, with opts and handler, until the test ends, and waits for
+// its first sync.
+func runInformer(t *testing.T, addr string, opts cache.ReflectorOptions, handler cache.ResourceEventHandler[*configMap]) *cache.SharedIndexInformer[*configMap] {
+	t.Helper()
+	cl, err := client.New(client.ConfigForURL("http://" + addr))
 	if err != nil {
-		c.t.Fatal(err)
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	inf := cache.NewInformer(client.NewResource[*configMap](cl, configMaps, "default"), cache.InformerOptions[*configMap]{Reflector: opts})
+	reg, err := inf.AddEventHandler(handler)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = c.inf.Run(ctx) }()
-	c.t.Cleanup(func() { cancel(); <-done })
+	go func() { defer close(done); _ = inf.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	syncCtx, cancelSync := context.WithTimeout(ctx, waitTimeout)
 	defer cancelSync()
-	if !cache.WaitForCacheSync(syncCtx, c.inf, reg) {
-		c.t.Fatalf("informer not synced after %v", waitTimeout)
+	if !cache.WaitForCacheSync(syncCtx, inf, reg) {
+		t.Fatalf("informer not synced after %v", waitTimeout)
 	}
+	return inf
 }
 
 // phase runs one step of the run and logs how long it took and the
