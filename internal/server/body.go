@@ -33,9 +33,9 @@ func (s *Server) presized(r *http.Request) int64 {
 
 // aheadBody is a body readAhead read: its bytes, or why they could not be.
 type aheadBody struct {
-	*bytes.Reader // over b, for a handler that reads r.Body itself
-	b             []byte
-	err           error
+	bytes.Reader // over b, for a handler that reads r.Body itself
+	b            []byte
+	err          error
 }
 
 func (*aheadBody) Close() error { return nil }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -282,7 +281,9 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 			// closes the connection once the error is written.
 			_ = rc.SetReadDeadline(time.Now())
 		}
-		r.Body = &aheadBody{Reader: bytes.NewReader(b), b: b, err: err}
+		ab := &aheadBody{b: b, err: err}
+		ab.Reset(b)
+		r.Body = ab
 		next.ServeHTTP(w, r)
 	})
 }

@@ -51,13 +51,16 @@ type Warnings struct {
 }
 
 // NewWarnings returns the warnings of a response with header h.
-func NewWarnings(h http.Header) *Warnings { return &Warnings{header: h, seen: map[string]bool{}} }
+func NewWarnings(h http.Header) *Warnings { return &Warnings{header: h} }
 
 // Add adds one warning.
 func (w *Warnings) Add(msg string) {
 	msg = Truncate(msg, MaxItemRunes)
 	if w.runes >= MaxWarningRunes || w.seen[msg] {
 		return
+	}
+	if w.seen == nil { // most responses have none
+		w.seen = map[string]bool{}
 	}
 	w.seen[msg] = true
 	w.runes += utf8.RuneCountInString(msg)
