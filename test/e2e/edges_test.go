@@ -35,7 +35,7 @@ func TestHostileEdges(t *testing.T) {
 	}{
 		{"DELETE", cm + "/..", "", "", "", http.StatusBadRequest, "BadRequest"},
 		{"DELETE", cm + "/", "", "", "", http.StatusNotFound, "NotFound"},
-		{"POST", cm, "", "", "", http.StatusUnsupportedMediaType, "UnsupportedMediaType"},
+		{"POST", cm, "", "http://localhost:3000", "", http.StatusUnsupportedMediaType, "UnsupportedMediaType"}, // a page's typeless body
 		{"POST", cm, "rebound.example:8080", "", "application/json", http.StatusForbidden, "Forbidden"},
 		{"GET", cm, "rebound.example", "", "", http.StatusForbidden, "Forbidden"},
 		{"GET", cm + "?watch=true", "", "https://evil.example", "", http.StatusForbidden, "Forbidden"},
