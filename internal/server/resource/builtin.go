@@ -2,6 +2,7 @@ package resource
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events and customresourcedefinitions, each with its
+// configmaps, secrets, events, leases and customresourcedefinitions, each with its
 // OpenAPI schema. Each call returns new values, so servers never share them.
 func Builtins() []*Resource {
 	rs := []*Resource{
@@ -53,6 +54,11 @@ func Builtins() []*Resource {
 				"type":                     {"type"},
 				"source":                   {"source", "component"},
 			},
+		},
+		{
+			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
+			Namespaced: true, StrategicMerge: true, Validate: validateLease,
+			Columns: []Column{column("Holder", "string", "", "The identity of the holder of the lease", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
 		{
 			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
@@ -227,6 +233,24 @@ func checkDataMap(o api.Object, field string, binary bool, size *int) []api.Stat
 		}
 		*size += len(b)
 	}
+	return causes
+}
+
+// validateLease checks what kube's lease validation checks first: a
+// duration above zero and a transition count not below it, when set.
+func validateLease(o api.Object) []api.StatusCause {
+	var causes []api.StatusCause
+	check := func(field string, ok func(int64) bool, msg string) {
+		n, isNum := Path(o, "spec", field).(json.Number)
+		if !isNum {
+			return
+		}
+		if v, err := n.Int64(); err != nil || !ok(v) {
+			causes = append(causes, invalid("spec."+field, n.String()+": "+msg))
+		}
+	}
+	check("leaseDurationSeconds", func(v int64) bool { return v > 0 }, "must be greater than 0")
+	check("leaseTransitions", func(v int64) bool { return v >= 0 }, "must be greater than or equal to 0")
 	return causes
 }
 
