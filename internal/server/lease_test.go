@@ -80,6 +80,17 @@ func TestLease(t *testing.T) {
 	if _, ok := schemas["io.k8s.api.coordination.v1.LeaseSpec"]; !ok {
 		t.Errorf("OpenAPI v3: no LeaseSpec among %d schemas", len(schemas))
 	}
+	_, doc = call(t, ts, "GET", "/openapi/v2", "", "")
+	defs, _ := doc["definitions"].(map[string]any)
+	if _, ok := defs["io.k8s.api.coordination.v1.Lease"]; !ok {
+		t.Errorf("OpenAPI v2 (kubectl explain): no Lease among %d definitions", len(defs))
+	}
+
+	code, applied := call(t, ts, "PATCH", leases+"/applied?fieldManager=m", mediaApplyYML,
+		"apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: applied\nspec:\n  holderIdentity: x\n  renewTime: \"2024-01-01T00:00:00.000001Z\"\n")
+	if code != http.StatusCreated || at(applied, "spec.holderIdentity") != "x" || at(applied, "metadata.managedFields.0.manager") != "m" {
+		t.Errorf("server-side apply: %d %v", code, applied)
+	}
 }
 
 // TestLeaseValidation checks kube's first lease rules, each at its limit
@@ -98,6 +109,20 @@ func TestLeaseValidation(t *testing.T) {
 		{"transitions -1", `{"leaseTransitions":-1}`, http.StatusUnprocessableEntity,
 			`Lease.coordination.k8s.io "transitions--1" is invalid: spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0`},
 		{"empty spec", `{}`, http.StatusCreated, ""},
+		{"null fields", `{"holderIdentity":null,"renewTime":null,"leaseDurationSeconds":null}`, http.StatusCreated, ""},
+		{"duration max int32", `{"leaseDurationSeconds":2147483647}`, http.StatusCreated, ""},
+		{"duration past int32", `{"leaseDurationSeconds":2147483648}`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "duration-past-int32" is invalid: spec.leaseDurationSeconds: Invalid value: 2147483648: must be a 32-bit integer`},
+		{"duration fraction", `{"leaseDurationSeconds":1.5}`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "duration-fraction" is invalid: spec.leaseDurationSeconds: Invalid value: 1.5: must be a 32-bit integer`},
+		{"duration string", `{"leaseDurationSeconds":"2"}`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "duration-string" is invalid: spec.leaseDurationSeconds: Invalid value: 2: must be a 32-bit integer`},
+		{"holder number", `{"holderIdentity":1}`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "holder-number" is invalid: spec.holderIdentity: Invalid value: must be a string`},
+		{"renew seconds only", `{"renewTime":"2024-01-01T00:00:00Z"}`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "renew-seconds-only" is invalid: spec.renewTime: Invalid value: "2024-01-01T00:00:00Z": must be a time in RFC 3339 with microseconds (2006-01-02T15:04:05.000000Z07:00)`},
+		{"spec not an object", `"x"`, http.StatusUnprocessableEntity,
+			`Lease.coordination.k8s.io "spec-not-an-object" is invalid: spec: Invalid value: must be an object`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +158,12 @@ func TestLeaseProtobuf(t *testing.T) {
 	want := map[string]any{"holderIdentity": "a", "leaseDurationSeconds": float64(15), "renewTime": "2024-01-01T00:00:05.123456Z", "leaseTransitions": float64(0)}
 	if diff := cmp.Diff(want, got["spec"]); diff != "" {
 		t.Errorf("spec read over protobuf (-want +got):\n%s", diff)
+	}
+	bad := protobufRequest(t, "POST", ts.URL+leases, map[string]any{
+		"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": map[string]any{"name": "q"}, "spec": map[string]any{"leaseDurationSeconds": 0},
+	})
+	if bad.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("a protobuf lease with leaseDurationSeconds 0: %d, want 422", bad.StatusCode)
 	}
 	list := decodeResponse(t, protobufRequest(t, "GET", ts.URL+leases, nil))
 	if items, _ := list["items"].([]any); list.Kind() != "LeaseList" || len(items) != 1 {

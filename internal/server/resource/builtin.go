@@ -4,7 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 )
@@ -236,22 +239,68 @@ func checkDataMap(o api.Object, field string, binary bool, size *int) []api.Stat
 	return causes
 }
 
-// validateLease checks what kube's lease validation checks first: a
-// duration above zero and a transition count not below it, when set.
+// rfc3339Micro is metav1.RFC3339Micro, the only form a MicroTime parses
+// from: exactly six fractional digits.
+const rfc3339Micro = "2006-01-02T15:04:05.000000Z07:00"
+
+// validateLease checks the types of a lease's spec, which kube's typed
+// decoder enforces and our protobuf encoder needs (so that a stored lease
+// can always be read), and kube's rules that users meet first: a duration
+// above zero and a transition count not below it, when set.
 func validateLease(o api.Object) []api.StatusCause {
-	var causes []api.StatusCause
-	check := func(field string, ok func(int64) bool, msg string) {
-		n, isNum := Path(o, "spec", field).(json.Number)
-		if !isNum {
-			return
+	spec, ok := o["spec"].(map[string]any)
+	if !ok {
+		if o["spec"] != nil {
+			return []api.StatusCause{invalid("spec", "must be an object")}
 		}
-		if v, err := n.Int64(); err != nil || !ok(v) {
-			causes = append(causes, invalid("spec."+field, n.String()+": "+msg))
+		return nil
+	}
+	var causes []api.StatusCause
+	for _, f := range []string{"holderIdentity", "strategy", "preferredHolder"} {
+		if v := spec[f]; v != nil {
+			if _, ok := v.(string); !ok {
+				causes = append(causes, invalid("spec."+f, "must be a string"))
+			}
 		}
 	}
-	check("leaseDurationSeconds", func(v int64) bool { return v > 0 }, "must be greater than 0")
-	check("leaseTransitions", func(v int64) bool { return v >= 0 }, "must be greater than or equal to 0")
+	for _, f := range []string{"acquireTime", "renewTime"} {
+		if v := spec[f]; v != nil {
+			s, _ := v.(string)
+			if _, err := time.Parse(rfc3339Micro, s); err != nil {
+				causes = append(causes, invalid("spec."+f, fmt.Sprintf("%q: must be a time in RFC 3339 with microseconds (%s)", s, rfc3339Micro)))
+			}
+		}
+	}
+	for _, f := range []struct {
+		name, rule string
+		min        int64
+	}{{"leaseDurationSeconds", "must be greater than 0", 1}, {"leaseTransitions", "must be greater than or equal to 0", 0}} {
+		v := spec[f.name]
+		if v == nil {
+			continue
+		}
+		i, ok := int32Value(v)
+		switch {
+		case !ok:
+			causes = append(causes, invalid("spec."+f.name, fmt.Sprintf("%v: must be a 32-bit integer", v)))
+		case i < f.min:
+			causes = append(causes, invalid("spec."+f.name, fmt.Sprintf("%d: %s", i, f.rule)))
+		}
+	}
 	return causes
+}
+
+// int32Value reads an integer in int32's range from a number as JSON
+// (json.Number) or protobuf (float64) bodies decode it.
+func int32Value(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(n), 10, 32)
+		return i, err == nil
+	case float64:
+		return int64(n), n == math.Trunc(n) && n >= math.MinInt32 && n <= math.MaxInt32
+	}
+	return 0, false
 }
 
 // invalid is a FieldValueInvalid cause.
