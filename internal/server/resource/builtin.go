@@ -13,8 +13,9 @@ import (
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events, leases and customresourcedefinitions, each with its
-// OpenAPI schema. Each call returns new values, so servers never share them.
+// configmaps, secrets, events, leases and customresourcedefinitions, each
+// with its OpenAPI schema. Each call returns new values, so servers never
+// share them.
 func Builtins() []*Resource {
 	rs := []*Resource{
 		{
@@ -61,7 +62,7 @@ func Builtins() []*Resource {
 		{
 			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
 			Namespaced: true, StrategicMerge: true, Validate: validateLease,
-			Columns: []Column{column("Holder", "string", "", "The identity of the holder of the lease", stringCell("spec", "holderIdentity")), ageColumn()},
+			Columns: []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
 		{
 			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
