@@ -42,7 +42,11 @@ var docs = map[string]string{
 		"action":"Start","related":{"name":"r"},"reportingComponent":"kubelet","reportingInstance":"n1"}`,
 	"empty event": `{"apiVersion":"v1","kind":"Event","metadata":{},"involvedObject":{},"source":{},
 		"firstTimestamp":null,"lastTimestamp":null,"eventTime":null,"reportingComponent":"","reportingInstance":""}`,
-	"empty list": `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":null}`,
+	"lease": `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l","namespace":"d"},
+		"spec":{"holderIdentity":"a_1","leaseDurationSeconds":15,"acquireTime":"2024-01-01T00:00:00.000000Z",
+			"renewTime":"2024-01-01T00:00:05.123456Z","leaseTransitions":0,"strategy":"OldestEmulationVersion","preferredHolder":""}}`,
+	"empty lease": `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{},"spec":{}}`,
+	"empty list":  `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":null}`,
 	"list": `{"apiVersion":"v1","kind":"ConfigMapList",
 		"metadata":{"selfLink":"/x","resourceVersion":"9","continue":"tok","remainingItemCount":-1,"shardInfo":{"selector":""}},
 		"items":[{"metadata":{"name":"a"}},{"metadata":{}}]}`,
@@ -320,6 +324,9 @@ func TestSupports(t *testing.T) {
 		{"v1", "Status", true},
 		{"meta.k8s.io/v1", "DeleteOptions", true},
 		{"apps/v1", "DeleteOptions", true},
+		{"coordination.k8s.io/v1", "Lease", true},
+		{"coordination.k8s.io/v1", "LeaseList", true},
+		{"v1", "Lease", false},
 		{"events.k8s.io/v1", "Event", false},
 		{"v1", "Pod", false},
 		{"v1", "WatchEvent", false},
@@ -359,8 +366,10 @@ func TestSchema(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range coreKinds {
-		check(m)
+	for _, kinds := range groupKinds {
+		for _, m := range kinds {
+			check(m)
+		}
 	}
 	for _, m := range metaKinds {
 		check(m)

@@ -209,6 +209,20 @@ var (
 	}}
 )
 
+// coordination/v1 messages (k8s.io/api coordination/v1/generated.proto).
+var lease = &message{name: "Lease", typeMeta: true, fields: []field{
+	{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+	{name: "spec", num: 2, kind: kMessage, msg: &message{name: "LeaseSpec", fields: []field{
+		{name: "holderIdentity", num: 1, kind: kString, pres: pointer},
+		{name: "leaseDurationSeconds", num: 2, kind: kInt32, pres: pointer},
+		{name: "acquireTime", num: 3, kind: kMicroTime, pres: pointer},
+		{name: "renewTime", num: 4, kind: kMicroTime, pres: pointer},
+		{name: "leaseTransitions", num: 5, kind: kInt32, pres: pointer},
+		{name: "strategy", num: 6, kind: kString, pres: pointer},
+		{name: "preferredHolder", num: 7, kind: kString, pres: pointer},
+	}}},
+}}
+
 // Messages read and written by hand: the envelope, WatchEvent, and the parts
 // of meta/v1 types with custom Go encodings. Their bytes fields are kString,
 // which has the same wire type.
@@ -251,9 +265,12 @@ func list(item *message) *message {
 	}}
 }
 
-// coreKinds are the core/v1 kinds, found by kind under apiVersion "v1".
-var coreKinds = kindTable(namespace, list(namespace), configMap, list(configMap),
-	secret, list(secret), event, list(event))
+// groupKinds are the built-in kinds by apiVersion, then by kind.
+var groupKinds = map[string]map[string]*message{
+	"v1": kindTable(namespace, list(namespace), configMap, list(configMap),
+		secret, list(secret), event, list(event)),
+	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
+}
 
 // metaKinds are registered in every group version, as Kubernetes registers
 // them with metav1.AddToGroupVersion, so any apiVersion is accepted.
@@ -272,10 +289,7 @@ func lookup(apiVersion, kind string) *message {
 	if m := metaKinds[kind]; m != nil && apiVersion != "" {
 		return m
 	}
-	if apiVersion == "v1" {
-		return coreKinds[kind]
-	}
-	return nil
+	return groupKinds[apiVersion][kind]
 }
 
 // Supports reports whether Encode and Decode handle objects of apiVersion and

@@ -288,7 +288,15 @@ func scenario(t *testing.T, k kubectl) {
 		contains(t, k.must(t, "explain", "configmap.data"), `Data contains the configuration data`)
 	})
 	step("api-resources", func(t *testing.T) {
-		contains(t, k.must(t, "api-resources"), `(?m)^configmaps\s+cm\s+v1\s+true\s+ConfigMap$`, `(?m)^namespaces\s+ns\s+v1\s+false\s+Namespace$`)
+		contains(t, k.must(t, "api-resources"), `(?m)^configmaps\s+cm\s+v1\s+true\s+ConfigMap$`, `(?m)^namespaces\s+ns\s+v1\s+false\s+Namespace$`,
+			`(?m)^leases\s+coordination.k8s.io/v1\s+true\s+Lease$`)
+	})
+	step("lease", func(t *testing.T) {
+		f := writeFile(t, dir, "lease.yaml", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lock, namespace: lwtest}\n"+
+			"spec: {holderIdentity: me, leaseDurationSeconds: 15, renewTime: \"2024-01-01T00:00:00.000001Z\"}\n")
+		contains(t, k.must(t, "create", "-f", f), `lease.coordination.k8s.io/lock created`)
+		contains(t, k.must(t, "-n", "lwtest", "get", "leases"), `(?m)^NAME\s+HOLDER\s+AGE$`, `(?m)^lock\s+me\s+\S+$`)
+		contains(t, k.must(t, "explain", "lease.spec.renewTime"), `renewTime is a time when the current holder of a lease has last`)
 	})
 	if k.current {
 		step("apply-server-side", func(t *testing.T) {

@@ -20,11 +20,15 @@ type Target struct {
 	Group, Resource, Name string
 }
 
-func (t Target) qualified() string {
-	if t.Group == "" {
-		return t.Resource
+func (t Target) qualified() string { return qualify(t.Resource, t.Group) }
+
+// qualify is "name.group", or name in the core group, as kube's
+// GroupResource and GroupKind print.
+func qualify(name, group string) string {
+	if group == "" {
+		return name
 	}
-	return t.Resource + "." + t.Group
+	return name + "." + group
 }
 
 func newErr(code int32, reason api.StatusReason, msg string, t *Target) *api.StatusError {
@@ -53,7 +57,8 @@ func Conflict(t Target, msg string) *api.StatusError {
 	return newErr(http.StatusConflict, api.StatusReasonConflict, fmt.Sprintf("Operation cannot be fulfilled on %s %s: %s", t.qualified(), Quote(t.Name), msg), &t)
 }
 
-// Invalid is 422 with causes naming the fields: `ConfigMap "x" is invalid: [...]`.
+// Invalid is 422 with causes naming the fields: `ConfigMap "x" is invalid: [...]`,
+// the kind qualified by a group when it has one (`Lease.coordination.k8s.io "x"`).
 func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusError {
 	causes = slices.Clone(causes[:min(len(causes), MaxCauses)])
 	msgs := make([]string, len(causes))
@@ -69,7 +74,7 @@ func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusErro
 	if len(msgs) > 1 {
 		joined = "[" + joined + "]"
 	}
-	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %s is invalid: %s", kind, Quote(name), joined), nil)
+	e := newErr(http.StatusUnprocessableEntity, api.StatusReasonInvalid, fmt.Sprintf("%s %s is invalid: %s", qualify(kind, group), Quote(name), joined), nil)
 	e.Status.Details = &api.StatusDetails{Name: Truncate(name, MaxItemRunes), Group: group, Kind: kind, Causes: causes}
 	return e
 }

@@ -2,15 +2,20 @@ package resource
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events and customresourcedefinitions, each with its
-// OpenAPI schema. Each call returns new values, so servers never share them.
+// configmaps, secrets, events, leases and customresourcedefinitions, each
+// with its OpenAPI schema. Each call returns new values, so servers never
+// share them.
 func Builtins() []*Resource {
 	rs := []*Resource{
 		{
@@ -53,6 +58,11 @@ func Builtins() []*Resource {
 				"type":                     {"type"},
 				"source":                   {"source", "component"},
 			},
+		},
+		{
+			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
+			Namespaced: true, StrategicMerge: true, Validate: validateLease,
+			Columns: []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
 		{
 			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
@@ -228,6 +238,70 @@ func checkDataMap(o api.Object, field string, binary bool, size *int) []api.Stat
 		*size += len(b)
 	}
 	return causes
+}
+
+// rfc3339Micro is metav1.RFC3339Micro, the only form a MicroTime parses
+// from: exactly six fractional digits.
+const rfc3339Micro = "2006-01-02T15:04:05.000000Z07:00"
+
+// validateLease checks the types of a lease's spec, which kube's typed
+// decoder enforces and our protobuf encoder needs (so that a stored lease
+// can always be read), and kube's rules that users meet first: a duration
+// above zero and a transition count not below it, when set.
+func validateLease(o api.Object) []api.StatusCause {
+	spec, ok := o["spec"].(map[string]any)
+	if !ok {
+		if o["spec"] != nil {
+			return []api.StatusCause{invalid("spec", "must be an object")}
+		}
+		return nil
+	}
+	var causes []api.StatusCause
+	for _, f := range []string{"holderIdentity", "strategy", "preferredHolder"} {
+		if v := spec[f]; v != nil {
+			if _, ok := v.(string); !ok {
+				causes = append(causes, invalid("spec."+f, "must be a string"))
+			}
+		}
+	}
+	for _, f := range []string{"acquireTime", "renewTime"} {
+		if v := spec[f]; v != nil {
+			s, _ := v.(string)
+			if _, err := time.Parse(rfc3339Micro, s); err != nil {
+				causes = append(causes, invalid("spec."+f, fmt.Sprintf("%q: must be a time in RFC 3339 with microseconds (%s)", s, rfc3339Micro)))
+			}
+		}
+	}
+	for _, f := range []struct {
+		name, rule string
+		min        int64
+	}{{"leaseDurationSeconds", "must be greater than 0", 1}, {"leaseTransitions", "must be greater than or equal to 0", 0}} {
+		v := spec[f.name]
+		if v == nil {
+			continue
+		}
+		i, ok := int32Value(v)
+		switch {
+		case !ok:
+			causes = append(causes, invalid("spec."+f.name, fmt.Sprintf("%v: must be a 32-bit integer", v)))
+		case i < f.min:
+			causes = append(causes, invalid("spec."+f.name, fmt.Sprintf("%d: %s", i, f.rule)))
+		}
+	}
+	return causes
+}
+
+// int32Value reads an integer in int32's range from a number as JSON
+// (json.Number) or protobuf (float64) bodies decode it.
+func int32Value(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(n), 10, 32)
+		return i, err == nil
+	case float64:
+		return int64(n), n == math.Trunc(n) && n >= math.MinInt32 && n <= math.MaxInt32
+	}
+	return 0, false
 }
 
 // invalid is a FieldValueInvalid cause.

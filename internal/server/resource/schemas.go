@@ -18,6 +18,7 @@ const (
 	DeleteOptsName = metaPrefix + "DeleteOptions"
 	corePrefix     = "io.k8s.api.core.v1."
 	apiextPrefix   = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+	coordPrefix    = "io.k8s.api.coordination.v1."
 )
 
 // definitionPrefixes names the Go packages of the built-in groups, as kube's
@@ -25,6 +26,7 @@ const (
 var definitionPrefixes = map[string]string{
 	"":                     "io.k8s.api.core",
 	"apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+	"coordination.k8s.io":  "io.k8s.api.coordination",
 }
 
 // DefinitionName is the name kube gives the definition of a kind:
@@ -46,7 +48,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), apiextensionsDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), apiextensionsDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}
@@ -302,6 +304,24 @@ func eventProperties() map[string]any {
 		"series":             ref(corePrefix+"EventSeries", "Data about the Event series this event represents or nil if it's a singleton Event."),
 		"source":             ref(corePrefix+"EventSource", "The component reporting this event."),
 		"type":               str("Type of this event (Normal, Warning), new types could be added in the future"),
+	}
+}
+
+func coordinationDefinitions() map[string]map[string]any {
+	micro := func(desc string) map[string]any { return ref(metaPrefix+"MicroTime", desc) }
+	return map[string]map[string]any{
+		coordPrefix + "Lease": kind("coordination.k8s.io", "v1", "Lease", "Lease defines a lease concept.", map[string]any{
+			"spec": ref(coordPrefix+"LeaseSpec", "spec contains the specification of the Lease."),
+		}),
+		coordPrefix + "LeaseSpec": object("LeaseSpec is a specification of a Lease.", map[string]any{
+			"acquireTime":          micro("acquireTime is a time when the current lease was acquired."),
+			"holderIdentity":       str("holderIdentity contains the identity of the holder of a current lease."),
+			"leaseDurationSeconds": int32f("leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime."),
+			"leaseTransitions":     int32f("leaseTransitions is the number of transitions of a lease between holders."),
+			"preferredHolder":      str("preferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set."),
+			"renewTime":            micro("renewTime is a time when the current holder of a lease has last updated the lease."),
+			"strategy":             str("strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease."),
+		}),
 	}
 }
 

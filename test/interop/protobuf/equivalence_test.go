@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,12 +23,15 @@ import (
 	"github.com/listwatch/listwatch/internal/protobuf"
 )
 
-// newScheme registers core/v1 (which brings the meta/v1 kinds under v1)
-// and the meta kinds under meta.k8s.io/v1.
+// newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
+// coordination/v1 and the meta kinds under meta.k8s.io/v1.
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := coordinationv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,6 +92,13 @@ func cases() []testCase {
 		Count: math.MinInt32, EventTime: metav1.NewMicroTime(time.Unix(-1, 999_999_000))})
 	add("event/micro epoch", &corev1.Event{EventTime: metav1.NewMicroTime(time.Unix(0, 0)), Count: math.MaxInt32})
 
+	add("lease/empty", &coordinationv1.Lease{})
+	add("lease/full", fullLease())
+	add("lease/zero values", &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(""),
+		LeaseDurationSeconds: ptr[int32](0), LeaseTransitions: ptr[int32](math.MinInt32),
+		AcquireTime: &metav1.MicroTime{Time: time.Unix(0, 0)}, RenewTime: &metav1.MicroTime{Time: time.Unix(-1, 999_999_000)}}})
+	add("leaselist", &coordinationv1.LeaseList{Items: []coordinationv1.Lease{*fullLease(), {}}})
+
 	add("namespacelist/nil items", &corev1.NamespaceList{})
 	add("namespacelist/empty items", &corev1.NamespaceList{Items: []corev1.Namespace{}})
 	add("namespacelist/full", &corev1.NamespaceList{
@@ -142,6 +150,13 @@ func fullEvent() *corev1.Event {
 		Series: &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 1, 1_000, time.UTC))},
 		Action: "Restart", Related: &corev1.ObjectReference{Kind: "Node", Name: "node-1"},
 		ReportingController: "kubelet", ReportingInstance: "node-1"}
+}
+
+func fullLease() *coordinationv1.Lease {
+	return &coordinationv1.Lease{ObjectMeta: fullMeta, Spec: coordinationv1.LeaseSpec{
+		HolderIdentity: ptr("host_0b3f"), LeaseDurationSeconds: ptr[int32](15), AcquireTime: &micro,
+		RenewTime: ptr(metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 1, 1_000, time.UTC))), LeaseTransitions: ptr[int32](3),
+		Strategy: ptr(coordinationv1.OldestEmulationVersion), PreferredHolder: ptr("other")}}
 }
 
 func bigMap(n, valueLen int) map[string]string {
