@@ -48,7 +48,7 @@ func TestInformerLagUnderCuts(t *testing.T) {
 			t.Cleanup(func() { cancel(); wg.Wait() })
 			writes := writeTimes(t, ctx, direct)
 			cancel()
-			waitFor(t, "the handler to see every write", func() bool { return lags.seen() == writes })
+			waitFor(t, "the handler to see every write", func() bool { return lags.seen() >= writes })
 
 			p50, p99 := lags.percentiles()
 			st := inf.Reflector().Stats()

@@ -52,10 +52,37 @@ func (e *entry) encodeFields(fieldsV1 map[string]any) map[string]any {
 
 // decodeEntries reads metadata.managedFields.
 func decodeEntries(v any) ([]*entry, error) {
-	if out, ok := decodePlainEntries(v); ok {
-		return out, nil
+	out, ok := decodePlainEntries(v)
+	if !ok {
+		var err error
+		if out, err = decodeEntriesJSON(v); err != nil {
+			return nil, err
+		}
 	}
-	return decodeEntriesJSON(v)
+	return out, checkEntries(out)
+}
+
+// checkEntries refuses what kube's decoding of managedFields refuses and a
+// client could otherwise store: a time that is not RFC 3339 (client-go and
+// our protobuf encoder could not read the object back, nor any list
+// holding it), and two entries of one manager, operation and subresource
+// (kube keys them so; a later apply would update one and keep the other).
+func checkEntries(entries []*entry) error {
+	type key struct{ manager, operation, subresource string }
+	seen := make(map[key]bool, len(entries))
+	for i, e := range entries {
+		if e.time != "" {
+			if _, err := time.Parse(time.RFC3339, e.time); err != nil {
+				return fmt.Errorf("metadata.managedFields[%d].time: %q is not an RFC 3339 time", i, e.time)
+			}
+		}
+		k := key{e.manager, e.operation, e.subresource}
+		if seen[k] {
+			return fmt.Errorf("metadata.managedFields[%d]: a second entry of manager %q, operation %s", i, e.manager, e.operation)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // decodePlainEntries is decodeEntries without its JSON round trip, for

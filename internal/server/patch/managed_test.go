@@ -225,6 +225,12 @@ func TestUpdateTakesClientManagedFields(t *testing.T) {
 			want: map[string]any{"x/Update": fv(`{"f:data":{".":{},"f:k":{}}}`)}},
 		{name: "a create with invalid ones records its creator", managedFields: `[{"operation":"Nope"}]`, manager: mgr("x"), create: true,
 			want: map[string]any{"x/Update": fv(`{"f:data":{".":{},"f:k":{}}}`)}},
+		{name: "an RFC 3339 time is taken", managedFields: `[{"manager":"tool","operation":"Apply","apiVersion":"v1","time":"2026-11-26T21:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}}}}]`,
+			manager: mgr("x"), want: given},
+		{name: "a time not RFC 3339 keeps live's", managedFields: `[{"manager":"tool","operation":"Apply","apiVersion":"v1","time":"garbage","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}}}}]`,
+			manager: mgr("x"), want: liveManaged},
+		{name: "two entries of one manager keep live's", managedFields: `[{"manager":"tool","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}}}},{"manager":"tool","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}}}}]`,
+			manager: mgr("x"), want: liveManaged},
 		{name: "a subresource keeps live's", managedFields: `[]`, manager: Manager{Name: "x", APIVersion: "v1", Subresource: "status", Schema: configMap, Now: testTime},
 			want: liveManaged},
 	}
