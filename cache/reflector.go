@@ -65,6 +65,9 @@ const (
 	// that a server or proxy that closes every watch at once is not hit in
 	// a tight loop, while one cut now and then costs no delay.
 	emptyRewatches = 1
+	// maxStreamCuts is how many streaming lists in a row may be cut
+	// before their end before the state is listed instead.
+	maxStreamCuts = 3
 )
 
 // errEmptyWatches is reported when watches keep ending with nothing
@@ -145,6 +148,7 @@ type Reflector[T client.Object] struct {
 	rvUnavailable bool
 	watchListOff  bool // the server cannot stream lists: always LIST
 	empty         int  // watches in a row that ended having delivered nothing
+	streamCuts    int  // streaming lists in a row cut before their end
 
 	mu       sync.Mutex
 	lastRV   string         // guarded by mu
@@ -299,15 +303,22 @@ func (r *Reflector[T]) watchEnded(err error, delivered bool) error {
 
 // sync loads the whole state into the store. After a streaming list it
 // returns the stream, which goes on as the watch. A streaming list cut by
-// the network or closed before its end is streamed again at once under
-// watchEnded's rule, as a watch would be.
+// the network or closed before its end synced nothing, whatever it sent:
+// it is streamed again under watchEnded's rule for a watch that delivered
+// nothing (once at once, then after the backoff), and after maxStreamCuts
+// in a row the state is listed instead, which progresses page by page
+// where a stream cut faster than it ends never would.
 func (r *Reflector[T]) sync(ctx context.Context) (client.Watch[T], error) {
 	for r.opts.UseWatchList && !r.watchListOff {
-		w, delivered, err := r.watchList(ctx)
-		if isWatchCut(err) {
-			if err = r.watchEnded(err, delivered); err == nil {
-				continue // stream again at once
-			}
+		w, err := r.watchList(ctx)
+		if !isWatchCut(err) {
+			r.streamCuts = 0
+		} else if r.streamCuts++; r.streamCuts >= maxStreamCuts {
+			r.streamCuts = 0
+			r.fallBackToList(err)
+			break
+		} else if err = r.watchEnded(err, false); err == nil {
+			continue // stream again at once
 		}
 		if err == nil || isRetryable(err) || ctx.Err() != nil {
 			r.noteRVError(err)

@@ -185,8 +185,7 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([
 // goes quiet for InitialEventsTimeout before the bookmark, it fails with
 // ErrInitialEventsTimeout. A stream that fails after parts were applied
 // makes the next list ask for the current state, as a paged list does.
-// delivered says whether a failed stream delivered anything (consume).
-func (r *Reflector[T]) watchList(ctx context.Context) (_ client.Watch[T], delivered bool, err error) {
+func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
 	opts := r.baseOptions()
 	if !r.rvUnavailable {
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -198,51 +197,48 @@ func (r *Reflector[T]) watchList(ctx context.Context) (_ client.Watch[T], delive
 	r.count(func(s *ReflectorStats) { s.WatchCalls++ })
 	w, err := r.lw.Watch(ctx, opts)
 	if err != nil {
-		return nil, false, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
 	sink := r.newInitialSink()
-	rv, delivered, err := r.initialEvents(ctx, w, sink)
+	rv, err := r.initialEvents(ctx, w, sink)
 	if err != nil {
 		w.Stop()
 		r.rvUnavailable = r.rvUnavailable || sink.applied() // its parts stay applied: the next list must not be older
-		return nil, delivered, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
 	}
 	r.replaced(rv)
-	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, true, nil
+	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
 }
 
 // initialEvents reads a streaming list's events into sink up to its
 // initial-events-end bookmark, ends the list there and returns the
-// bookmark's resourceVersion; or, if the stream fails, whether it
-// delivered anything.
-func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (rv string, delivered bool, err error) {
+// bookmark's resourceVersion.
+func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (rv string, err error) {
 	quiet := time.NewTimer(r.opts.InitialEventsTimeout)
 	defer quiet.Stop()
-	start, events := time.Now(), 0
 	for {
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
 				if err := w.Err(); err != nil {
-					return "", deliveredAny(events, start), fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
+					return "", fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
 				}
-				return "", deliveredAny(events, start), errNoInitialEventsEnd
+				return "", errNoInitialEventsEnd
 			}
 			done, err := takeInitial(sink, ev)
 			if err != nil {
-				return "", events > 0, err
+				return "", err
 			}
 			if done {
 				rv := ev.Object.GetResourceVersion()
 				sink.end(rv)
-				return rv, true, nil
+				return rv, nil
 			}
-			events++
 			quiet.Reset(r.opts.InitialEventsTimeout)
 		case <-quiet.C:
-			return "", true, ErrInitialEventsTimeout
+			return "", ErrInitialEventsTimeout
 		case <-ctx.Done():
-			return "", false, ctx.Err()
+			return "", ctx.Err()
 		}
 	}
 }
