@@ -265,8 +265,8 @@ func TestRequestTimeout(t *testing.T) {
 }
 
 // TestNamesRefused: a name that would make the server read another path
-// (configmaps/.. is the namespace, configmaps/ the collection: issue 14
-// item 5) is refused by every verb that takes one, and nothing is sent.
+// (configmaps/.. is the namespace, configmaps/ the collection) is
+// refused by every verb that takes one, and nothing is sent.
 func TestNamesRefused(t *testing.T) {
 	f, c := newFakeServer(t, func(int, call) reply { return reply{body: thingJSON} })
 	ctx := context.Background()

@@ -542,7 +542,7 @@ func TestDeletedDefinitionStopsItsCache(t *testing.T) {
 }
 
 // TestDeletedDefinitionLeavesNoSeries: deleting a definition drops every
-// metric series of its resource (27 of them stayed: issue 14 item 8),
+// metric series of its resource (27 of them stayed),
 // and leaves those of the resources still served.
 func TestDeletedDefinitionLeavesNoSeries(t *testing.T) {
 	s, ts := newCRDServer(t, newMemoryStore(t))

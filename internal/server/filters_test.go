@@ -175,7 +175,7 @@ func TestWebSocketTokenSubprotocol(t *testing.T) {
 // TestWebSocketTokenOnlyOnWatchUpgrade: the subprotocol token
 // authenticates a WebSocket watch handshake only; a plain request carrying
 // it with Upgrade headers was authenticated (POST 201, deletecollection
-// 200: issue 14 item 8) and is now 401, and writes nothing.
+// 200) and is now 401, and writes nothing.
 func TestWebSocketTokenOnlyOnWatchUpgrade(t *testing.T) {
 	tokens, err := authn.ParseTokens(strings.NewReader("bob-token,bob,2\n"))
 	if err != nil {

@@ -290,7 +290,7 @@ func TestPatchManagedFields(t *testing.T) {
 }
 
 // TestJSONPatchOperationLimit: kube's 10,000 operations pass; one more is
-// its 413 with its message, not a body size (issue 14 item 8).
+// its 413 with its message, not a body size.
 func TestJSONPatchOperationLimit(t *testing.T) {
 	ts := newTestServer(t)
 	const cm = "/api/v1/namespaces/default/configmaps/a"

@@ -13,7 +13,7 @@ import (
 )
 
 // TestTimeoutSeconds: a timeoutSeconds too long for a Duration is served
-// as the longest one, where it answered 500 (issue 14 item 8); up to
+// as the longest one, where it answered 500; up to
 // int64's limit it opens the watch, past it, negative or not a number it is
 // a 400 on a watch and on a list alike.
 func TestTimeoutSeconds(t *testing.T) {
@@ -45,7 +45,7 @@ func TestTimeoutSeconds(t *testing.T) {
 
 // TestFutureResourceVersion: a watch or a get from a resourceVersion the
 // store has not reached is kube's 504 "Too large resource version" after
-// kube's 3 s wait, where the watch hung silently (issue 14 item 8); from
+// kube's 3 s wait, where the watch hung silently; from
 // the current one it is served at once.
 func TestFutureResourceVersion(t *testing.T) {
 	ts, _, _ := newWatchServer(t)
@@ -84,7 +84,7 @@ func TestFutureResourceVersion(t *testing.T) {
 }
 
 // TestGetResourceVersion: a get's resourceVersion is checked as a list's
-// is, where it was ignored (issue 14 item 8).
+// is, where it was ignored.
 func TestGetResourceVersion(t *testing.T) {
 	s, ts := newCRDServer(t, newMemoryStore(t))
 	const cm = "/api/v1/namespaces/default/configmaps/a"

@@ -44,7 +44,7 @@ var jsonBody = http.Header{"Content-Type": {mediaJSON}}
 
 // TestPathSegments: no path the mux would clean reaches it, over HTTP/1.1
 // or HTTP/2: DELETE configmaps/.. answered a 307 to the namespace, which a
-// client following it deleted (issue 14 item 5). A name is kube's 400, any
+// client following it deleted. A name is kube's 400, any
 // other segment a 404, and nothing is deleted.
 func TestPathSegments(t *testing.T) {
 	ts, clients := screenServer(t, Config{})
@@ -101,8 +101,8 @@ func TestPathSegments(t *testing.T) {
 
 // TestLoopbackHost: with LoopbackOnly (anonymous serving on loopback), a
 // Host that is not loopback is refused before anything is read or written,
-// so that a web page on a name rebound to 127.0.0.1 cannot use the server
-// (issue 14 item 6); loopback names and addresses with any port pass.
+// so that a web page on a name rebound to 127.0.0.1 cannot use the server;
+// loopback names and addresses with any port pass.
 func TestLoopbackHost(t *testing.T) {
 	ts, clients := screenServer(t, Config{LoopbackOnly: true})
 	const cms = "/api/v1/namespaces/default/configmaps"
@@ -172,7 +172,7 @@ func TestAnyHostWithoutLoopbackOnly(t *testing.T) {
 
 // TestBodyContentType: a write's body needs a JSON, YAML, protobuf or
 // patch Content-Type; without one (what a web page can send across sites)
-// it is kube's 415 and nothing is written (issue 14 item 6). A DELETE
+// it is kube's 415 and nothing is written. A DELETE
 // without a body needs none.
 func TestBodyContentType(t *testing.T) {
 	ts, clients := screenServer(t, Config{})

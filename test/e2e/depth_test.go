@@ -31,8 +31,7 @@ func (s *server) request(t *testing.T, method, path, contentType, body string) (
 	return resp.StatusCode, b
 }
 
-// TestHostileDocuments drives the binary with the documents issue 14
-// reported: a ConfigMap whose unknown field nests 10,000 levels (the
+// TestHostileDocuments drives the binary with hostile documents: a ConfigMap whose unknown field nests 10,000 levels (the
 // decoder's limit), the same as a merge patch of namespace default, and an
 // apply conflicting on thousands of fields; then checks that everything
 // still lists, deletes, and lists after a restart. Before, the first made

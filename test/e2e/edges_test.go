@@ -13,7 +13,7 @@ import (
 )
 
 // TestHostileEdges drives a fresh `listwatch serve` (anonymous, on
-// loopback) with the requests of issue 14 items 5 and 6: a name that is
+// loopback) with hostile requests: a name that is
 // another path, a body without a Content-Type, a Host rebound to
 // loopback, another site's page. Each is refused with a Status and changes nothing; our client
 // and kubectl still work.

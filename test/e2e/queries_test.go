@@ -23,8 +23,7 @@ func parseStatus(t *testing.T, what string, code, want int, body []byte) status 
 	return st
 }
 
-// TestHostileQueries sends the binary the query parameters of issue 14
-// item 8: each is refused with kube's Status, and a watch from a future
+// TestHostileQueries sends the binary hostile query parameters: each is refused with kube's Status, and a watch from a future
 // resourceVersion is answered instead of hanging.
 func TestHostileQueries(t *testing.T) {
 	s := startServer(t)
