@@ -156,7 +156,7 @@ func (s *Server) screen(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if err := pathError(r, noteOf(r).info); err != nil {
+		if err := pathError(noteOf(r).info); err != nil {
 			writeError(w, err)
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -26,6 +27,9 @@ type requestInfo struct {
 	Subresource string
 	// Parts are the path segments after the prefix, for non-resource paths.
 	Parts []string
+	// unclean: a segment is empty, ".", ".." or holds an escaped slash
+	// (pathError).
+	unclean bool
 }
 
 // namespaceSubresources are the subresources of a namespace itself, so that
@@ -36,6 +40,9 @@ var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 // API path at all.
 func parseRequest(r *http.Request) (info requestInfo, ok bool) {
 	parts, trailingSlash := pathSegments(r.URL)
+	info.unclean = slices.ContainsFunc(parts, func(seg string) bool {
+		return seg == "" || seg == "." || seg == ".." || strings.Contains(seg, "/")
+	})
 	if len(parts) == 0 || (parts[0] != "api" && parts[0] != "apis") {
 		return info, false
 	}
@@ -106,15 +113,12 @@ func pathSegments(u *url.URL) (segs []string, trailingSlash bool) {
 // ".." or holds "/" or "%" is kube-apiserver's 400 (NamespaceKeyFunc); an
 // empty, "." or ".." segment, or one with an escaped slash, elsewhere is a
 // path the server does not serve (404).
-func pathError(r *http.Request, info requestInfo) error {
+func pathError(info requestInfo) error {
 	if msgs := api.PathSegmentNameErrors(info.Name); info.IsResource && msgs != nil {
 		return apierror.BadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, strings.Join(msgs, ";")))
 	}
-	segs, _ := pathSegments(r.URL)
-	for _, seg := range segs {
-		if seg == "" || seg == "." || seg == ".." || strings.Contains(seg, "/") {
-			return notFoundPath()
-		}
+	if info.unclean {
+		return notFoundPath()
 	}
 	return nil
 }
