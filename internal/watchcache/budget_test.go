@@ -221,17 +221,7 @@ func queuedItems(w *Watcher) int {
 // byte past it four. Every replayed event still arrives once, in order,
 // and Stop gives the bytes back.
 func TestReplayBudget(t *testing.T) {
-	s := memory.New()
-	defer s.Close()
-	writeOthers(t, s, 10) // the objects' revisions have the same digits
-	from, err := s.CurrentRevision(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wr := newWriter(t, s)
-	for i := range 10 {
-		wr.put("ns", fmt.Sprint("k", i), nil)
-	}
+	s, from, wr := tenWrites(t, 10) // the objects' revisions have the same digits
 	// The cache starts after the writes: its ring holds none of them.
 	size := func(b *Budget) (a, bOne int, replayed int64) {
 		c := newCache(t, s, Config{Budget: b})
@@ -415,16 +405,7 @@ func TestReplaysReadTheStoreFewAtATime(t *testing.T) {
 // catch-up reads them again, and the watcher gets every event once, in
 // order.
 func TestReplayCutReported(t *testing.T) {
-	s := memory.New()
-	defer s.Close()
-	from, err := s.CurrentRevision(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	wr := newWriter(t, s)
-	for i := range 10 {
-		wr.put("ns", fmt.Sprint("k", i), nil)
-	}
+	s, from, wr := tenWrites(t, 0)
 	b := NewBudget(1<<40, 1)
 	c := newCache(t, s, Config{Budget: b})
 	w := watch(t, c, WatchOptions{From: from})
@@ -444,4 +425,23 @@ func TestReplayCutReported(t *testing.T) {
 	if err := storagetest.ValidateWatch(wr.history, from, recs, true); err != nil {
 		t.Error(err)
 	}
+}
+
+// tenWrites makes a memory store with others objects of another prefix,
+// then ten of the cache's: it returns the store, the revision before the
+// ten, and their writer.
+func tenWrites(t *testing.T, others int) (*memory.Store, int64, *writer) {
+	t.Helper()
+	s := memory.New()
+	t.Cleanup(func() { s.Close() })
+	writeOthers(t, s, others)
+	from, err := s.CurrentRevision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := newWriter(t, s)
+	for i := range 10 {
+		wr.put("ns", fmt.Sprint("k", i), nil)
+	}
+	return s, from, wr
 }
