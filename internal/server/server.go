@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -58,6 +59,9 @@ type Config struct {
 	// Authenticator authenticates requests (401 for those it does not
 	// accept, except health checks); nil means every request is anonymous.
 	Authenticator authn.Authenticator
+	// Authorizer decides what each authenticated user may do (403 for the
+	// rest); nil means everything is allowed (authz.AlwaysAllow).
+	Authorizer authz.Authorizer
 	// LoopbackOnly answers 403 to a request whose Host or Origin is not a
 	// loopback name or address, so that a web page cannot reach an
 	// anonymous server on loopback, through a DNS name rebound to 127.0.0.1

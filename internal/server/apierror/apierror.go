@@ -125,6 +125,19 @@ func Forbidden(msg string) *api.StatusError {
 	return newErr(http.StatusForbidden, api.StatusReasonForbidden, msg, nil)
 }
 
+// ForbiddenTo is kube's 403 for a request its user may not make
+// (NewForbidden): `configmaps "x" is forbidden: <why>`, "forbidden: <why>"
+// for a non-resource path (t's Resource empty).
+func ForbiddenTo(t Target, why string) *api.StatusError {
+	switch {
+	case t.Resource == "":
+		return newErr(http.StatusForbidden, api.StatusReasonForbidden, "forbidden: "+why, &t)
+	case t.Name == "":
+		return newErr(http.StatusForbidden, api.StatusReasonForbidden, t.qualified()+" is forbidden: "+why, &t)
+	}
+	return newErr(http.StatusForbidden, api.StatusReasonForbidden, fmt.Sprintf("%s %s is forbidden: %s", t.qualified(), Quote(t.Name), why), &t)
+}
+
 // TooManyRequests is 429 with a retry delay in seconds.
 func TooManyRequests(msg string, retryAfter int32) *api.StatusError {
 	e := newErr(http.StatusTooManyRequests, api.StatusReasonTooManyRequests, msg, nil)

@@ -3,9 +3,8 @@
 // carried in a WebSocket subprotocol, and x509 client certificates signed
 // by a client CA (--client-ca-file).
 //
-// Authentication only says who a request is from; listwatch authorizes
-// every authenticated user to do everything (there is no RBAC), so a token
-// file or a client CA is the whole access control.
+// Authentication only says who a request is from; package authz decides
+// what they may do.
 //
 // An Authenticator answers (user, true, nil) for credentials it accepts,
 // (nil, false, nil) when the request carries none of its kind, and an error
@@ -24,6 +23,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra is what an authenticator adds (a service account token's
+	// credential ID, an impersonator's Impersonate-Extra-* headers).
+	Extra map[string][]string
 }
 
 // Authenticator authenticates a request.

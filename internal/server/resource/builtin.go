@@ -64,6 +64,10 @@ func Builtins() []*Resource {
 			Namespaced: true, StrategicMerge: true, Validate: validateLease,
 			Columns: []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
+		rbacKind("roles", "role", "Role", true),
+		rbacKind("clusterroles", "clusterrole", "ClusterRole", false),
+		rbacKind("rolebindings", "rolebinding", "RoleBinding", true),
+		rbacKind("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false),
 		{
 			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
 			Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList", ShortNames: []string{"crd", "crds"},
@@ -75,6 +79,14 @@ func Builtins() []*Resource {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
 	}
 	return rs
+}
+
+// rbacKind is a kind of rbac.authorization.k8s.io/v1.
+func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
+	return &Resource{
+		Group: "rbac.authorization.k8s.io", Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
+		Namespaced: namespaced, StrategicMerge: true, Columns: []Column{column("Created At", "date", "", "When the object was created", stringCell("metadata", "creationTimestamp"))},
+	}
 }
 
 // prepareNamespace gives a new namespace phase Active and the kubernetes

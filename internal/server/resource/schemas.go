@@ -24,9 +24,10 @@ const (
 // definitionPrefixes names the Go packages of the built-in groups, as kube's
 // definition names do.
 var definitionPrefixes = map[string]string{
-	"":                     "io.k8s.api.core",
-	"apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
-	"coordination.k8s.io":  "io.k8s.api.coordination",
+	"":                          "io.k8s.api.core",
+	"apiextensions.k8s.io":      "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+	"coordination.k8s.io":       "io.k8s.api.coordination",
+	"rbac.authorization.k8s.io": "io.k8s.api.rbac",
 }
 
 // DefinitionName is the name kube gives the definition of a kind:
@@ -48,7 +49,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), apiextensionsDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), rbacDefinitions(), apiextensionsDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}

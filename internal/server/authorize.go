@@ -1,0 +1,58 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/authz"
+)
+
+// authorize answers kube's 403 to a request its user may not make. A watch
+// is authorized once, when it starts, as in kube.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	if s.cfg.Authorizer == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := attributesOf(r, noteOf(r))
+		d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), a)
+		if d == authz.Allow {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err != nil {
+			s.log.Warn("authorization failed", "user", a.User.Name, "path", r.URL.Path, "err", err)
+		}
+		writeError(w, forbidden(a, reason))
+	})
+}
+
+// attributesOf is what r asks to do, as kube's RequestInfoFactory and
+// WithAuthorization read it.
+func attributesOf(r *http.Request, n *note) authz.Attributes {
+	info := n.info
+	a := authz.Attributes{User: n.user, Path: r.URL.Path}
+	if !n.isAPI || !info.IsResource {
+		a.Verb = strings.ToLower(r.Method)
+		return a
+	}
+	a.ResourceRequest = true
+	a.Verb, a.APIGroup, a.APIVersion = info.Verb, info.Group, info.Version
+	a.Namespace, a.Resource, a.Subresource, a.Name = info.Namespace, info.Resource, info.Subresource, info.Name
+	if a.Resource == "namespaces" && a.APIGroup == "" {
+		// A namespace is inside itself: a RoleBinding in it may grant
+		// reading it.
+		a.Namespace = a.Name
+	}
+	return a
+}
+
+// forbidden is kube's 403 Status for a request a was not allowed.
+func forbidden(a authz.Attributes, reason string) error {
+	why := authz.ForbiddenMessage(a)
+	if reason != "" {
+		why += ": " + reason
+	}
+	return apierror.ForbiddenTo(apierror.Target{Group: a.APIGroup, Resource: a.Resource, Name: a.Name}, why)
+}
