@@ -27,6 +27,11 @@ func (o *serveOptions) bootstrapPKI() (*pki.PKI, error) {
 	if !o.bootstrapped() {
 		return nil, nil
 	}
+	for _, san := range o.tlsSANs {
+		if err := pki.CheckName(san); err != nil {
+			return nil, fmt.Errorf("--tls-san: %w", err)
+		}
+	}
 	host, _, _ := net.SplitHostPort(o.listen)
 	p, err := pki.Ensure(pki.Config{Dir: filepath.Join(o.dataDir, "pki"), Names: pki.ServingNames(host, o.tlsSANs)})
 	if err != nil {

@@ -205,6 +205,15 @@ func TestServeRejectsABadTokenFile(t *testing.T) {
 	}
 }
 
+func TestServeRejectsABadTLSSAN(t *testing.T) {
+	root := newRoot()
+	root.SetArgs([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--secure", "--tls-san", "https://api.example"})
+	err := root.ExecuteContext(t.Context())
+	if err == nil || !strings.Contains(err.Error(), `--tls-san: "https://api.example" is neither an IP address nor a DNS name`) {
+		t.Fatalf("got %v, want an error naming the flag and the name", err)
+	}
+}
+
 // TestServeHTTP2MaxStreams: --http2-max-streams-per-connection is what
 // an HTTP/2 connection's SETTINGS advertise (h2 enforces it), 0 or unset
 // h2's default, kube-apiserver's.
@@ -317,7 +326,7 @@ func status(t *testing.T, hc *http.Client, url string) int {
 func TestServeSecureMode(t *testing.T) {
 	dataDir := t.TempDir()
 	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
-	url, stop := runServe(t, "--secure", "--data-dir", dataDir)
+	url, stop := runServe(t, "--secure", "--data-dir", dataDir, "--tls-san", "api.example", "--tls-san", "192.0.2.7")
 	admin, server := adminClient(t, kubeconfig, false)
 	anonymous, _ := adminClient(t, kubeconfig, true)
 	if server != url || !strings.HasPrefix(url, "https://127.0.0.1:") {
@@ -325,6 +334,15 @@ func TestServeSecureMode(t *testing.T) {
 	}
 	if code := status(t, admin, url+"/api/v1/namespaces"); code != http.StatusOK {
 		t.Errorf("the admin lists namespaces: %d, want 200", code)
+	}
+	serving, err := tls.LoadX509KeyPair(filepath.Join(dataDir, "pki", "serving.crt"), filepath.Join(dataDir, "pki", "serving.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, san := range []string{"api.example", "192.0.2.7"} {
+		if err := serving.Leaf.VerifyHostname(san); err != nil {
+			t.Errorf("--tls-san %s: %v", san, err)
+		}
 	}
 	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusUnauthorized {
 		t.Errorf("no client certificate: %d, want 401", code)

@@ -1,10 +1,35 @@
 package pki
 
 import (
+	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 )
+
+// dnsName is an RFC 1123 host name, any case, optionally a wildcard's
+// "*." first.
+var dnsName = regexp.MustCompile(`^(\*\.)?[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*$`)
+
+// CheckName says why name cannot be one of a serving certificate's: it
+// must be an IP address or a DNS name (253 characters at most, labels of
+// 63).
+func CheckName(name string) error {
+	if net.ParseIP(name) != nil {
+		return nil
+	}
+	if len(name) > 253 || !dnsName.MatchString(name) {
+		return fmt.Errorf("%q is neither an IP address nor a DNS name", name)
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if len(label) > 63 {
+			return fmt.Errorf("%q has a label longer than 63 characters", name)
+		}
+	}
+	return nil
+}
 
 // ServingNames are the names and addresses clients may reach a server
 // listening on listenHost by, which its certificate must hold: the host

@@ -264,6 +264,20 @@ func TestServingNames(t *testing.T) {
 	}
 }
 
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"api.example.com": true, "API.Example": true, "*.example.com": true, "host": true,
+		"10.0.0.1": true, "fd00::1": true,
+		"": false, "https://api.example": false, "api example": false, "-api.example": false,
+		"api..example": false, "a.*.example": false, strings.Repeat("a", 64) + ".example": false,
+		strings.Repeat("a.", 127) + "a": false,
+	} {
+		if err := pki.CheckName(name); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", name, err, ok)
+		}
+	}
+}
+
 func TestKubeconfigServer(t *testing.T) {
 	for host, want := range map[string]string{
 		"":              "https://127.0.0.1:6443",
