@@ -164,6 +164,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
 	hs.ConnState = unused.track
+	if boot != nil { // renewed while serving, as it nears its end
+		hs.TLSConfig.GetCertificate = boot.Serving.GetCertificate
+	}
 	if clientCAs != nil { // asked for, verified by the authenticator: a request may present a token instead
 		hs.TLSConfig.ClientAuth, hs.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
 	}
@@ -257,9 +260,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 func (o *serveOptions) serveOn(hs *http.Server, ln net.Listener) error {
 	var err error
-	if o.tlsCert != "" {
+	switch {
+	case hs.TLSConfig.GetCertificate != nil:
+		err = hs.ServeTLS(ln, "", "")
+	case o.tlsCert != "":
 		err = hs.ServeTLS(ln, o.tlsCert, o.tlsKey)
-	} else {
+	default:
 		err = hs.Serve(ln)
 	}
 	if errors.Is(err, http.ErrServerClosed) {

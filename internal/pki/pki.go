@@ -13,7 +13,8 @@
 // a CA, one year for a certificate it signs. Ensure reuses what the
 // directory holds; it issues a certificate again when it is missing, was
 // not signed by the current CA, lacks a name it needs, or has 120 days or
-// less to live (k3s's renewal window). It never replaces a CA: a CA that is
+// less to live (k3s's renewal window); Serving does the same for the
+// serving certificate of a running server. It never replaces a CA: a CA that is
 // expired, half present or unreadable is an error for the operator to
 // resolve. Keys are written 0600, certificates 0644, the directory 0700;
 // each file is replaced atomically.
@@ -89,7 +90,9 @@ type PKI struct {
 	AdminCert, AdminKey []byte
 	// ServingExpires is when the serving certificate expires.
 	ServingExpires time.Time
-	// Made names the files written by this call, for the log.
+	// Serving hands the serving certificate to a TLS server.
+	Serving *Serving
+	// Made names the certificates Ensure wrote, for the log.
 	Made []string
 }
 
@@ -118,17 +121,20 @@ func Ensure(cfg Config) (*PKI, error) {
 	}
 	p.ServerCA = serverCA.pem
 	dns, ips := splitNames(cfg.Names)
-	serving, err := p.leaf(serverCA, ServingFile, ServingKeyFile, t, &x509.Certificate{
+	want := x509.Certificate{
 		Subject:     pkix.Name{CommonName: "listwatch"},
 		DNSNames:    dns,
 		IPAddresses: ips,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
+	}
+	serving, err := p.leaf(serverCA, ServingFile, ServingKeyFile, t, want)
 	if err != nil {
 		return nil, err
 	}
 	p.ServingExpires = serving.cert.NotAfter
-	admin, err := p.leaf(clientCA, adminFile, adminKey, t, &x509.Certificate{
+	p.Serving = &Serving{p: p, ca: serverCA, want: want, now: now}
+	p.Serving.cur.Store(newServingCert(serving))
+	admin, err := p.leaf(clientCA, adminFile, adminKey, t, x509.Certificate{
 		Subject:     pkix.Name{CommonName: AdminUser, Organization: []string{AdminGroup}},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	})
@@ -159,6 +165,7 @@ func (p *PKI) ca(certFile, keyFile, name string, now time.Time) (*pair, error) {
 			IsCA:                  true,
 			BasicConstraintsValid: true,
 		}
+		p.Made = append(p.Made, certFile)
 		return p.issue(tmpl, nil, certFile, keyFile)
 	case err != nil:
 		return nil, fmt.Errorf("%w; the CA is never replaced on its own: restore it, or remove %s and %s to make a new one (every kubeconfig and client certificate of the old one stops working)", err, p.Path(certFile), p.Path(keyFile))
@@ -170,19 +177,25 @@ func (p *PKI) ca(certFile, keyFile, name string, now time.Time) (*pair, error) {
 	return ca, nil
 }
 
-// leaf loads the certificate of certFile and keyFile, or issues it from
-// tmpl (subject, names, usage) when it is missing or due.
-func (p *PKI) leaf(ca *pair, certFile, keyFile string, now time.Time, tmpl *x509.Certificate) (*pair, error) {
+// leaf loads the certificate of certFile and keyFile, or issues it as want
+// (subject, names, usage) says when it is missing or due.
+func (p *PKI) leaf(ca *pair, certFile, keyFile string, now time.Time, want x509.Certificate) (*pair, error) {
 	have, err := p.load(certFile, keyFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w; remove %s and %s to have them issued again", err, p.Path(certFile), p.Path(keyFile))
 	}
-	if err == nil && current(have.cert, ca.cert, tmpl, now) {
+	if err == nil && current(have.cert, ca.cert, &want, now) {
 		return have, nil
 	}
-	tmpl.NotBefore, tmpl.NotAfter = now.Add(-backdate), now.Add(certLifetime)
-	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	return p.issue(tmpl, ca, certFile, keyFile)
+	p.Made = append(p.Made, certFile)
+	return p.issue(leafTemplate(want, now), ca, certFile, keyFile)
+}
+
+// leafTemplate is want as a certificate issued at now.
+func leafTemplate(want x509.Certificate, now time.Time) *x509.Certificate {
+	want.NotBefore, want.NotAfter = now.Add(-backdate), now.Add(certLifetime)
+	want.KeyUsage = x509.KeyUsageDigitalSignature
+	return &want
 }
 
 // current says whether cert may go on serving as tmpl: signed by ca, for
@@ -252,7 +265,6 @@ func (p *PKI) issue(tmpl *x509.Certificate, ca *pair, certFile, keyFile string) 
 	if err := WriteFile(p.Path(certFile), out.pem, 0o644); err != nil {
 		return nil, err
 	}
-	p.Made = append(p.Made, certFile)
 	return out, nil
 }
 
