@@ -128,6 +128,14 @@ func (o *serveOptions) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
+	m := metrics.New()
+	store, where, err := o.openStore(m)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	// After the store: the embedded one's lock keeps a second server on
+	// the data directory from touching its certificates.
 	boot, err := o.bootstrapPKI()
 	if err != nil {
 		return err
@@ -136,12 +144,6 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m := metrics.New()
-	store, where, err := o.openStore(m)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
