@@ -76,7 +76,7 @@ func (o *serveOptions) logMode(a authn.Authenticator, p *pki.PKI, kubeconfig str
 	}
 	attrs := []any{"authentication", describe(a)}
 	if p != nil {
-		attrs = append(attrs, "tls", "certificates made in "+p.Dir, "admin-kubeconfig", kubeconfig,
+		attrs = append(attrs, "tls", p.Dir, "admin-kubeconfig", kubeconfig,
 			"serving-certificate-expires", p.ServingExpires.Format(time.DateOnly))
 		if len(p.Made) > 0 {
 			attrs = append(attrs, "made", strings.Join(p.Made, ","))
