@@ -39,6 +39,8 @@ type serveOptions struct {
 	clientCA      string
 	tokenFile     string
 	insecureAnon  bool
+	secure        bool
+	tlsSANs       []string
 	maxInFlight   int
 	maxMutating   int
 	profiling     bool
@@ -69,7 +71,7 @@ func newServe() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve on")
-	f.StringVar(&o.dataDir, "data-dir", "listwatch-data", "directory of the embedded store (--storage=bolt)")
+	f.StringVar(&o.dataDir, "data-dir", "listwatch-data", "directory of the embedded store (--storage=bolt), and of the CAs, certificates (pki/) and admin.kubeconfig that secure mode makes when no TLS flags are given")
 	f.StringVar(&o.storage, "storage", "bolt", "storage backend: bolt (embedded) or etcd")
 	f.StringSliceVar(&o.etcdEndpoints, "etcd-endpoints", []string{"http://127.0.0.1:2379"}, "etcd client URLs (--storage=etcd)")
 	f.StringVar(&o.etcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "prefix of every key in etcd")
@@ -81,6 +83,8 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
+	f.BoolVar(&o.secure, "secure", false, "serve with TLS and authentication on loopback too, as on any other address: without TLS flags, a CA, a serving certificate and an admin kubeconfig are made in --data-dir on first start and reused")
+	f.StringSliceVar(&o.tlsSANs, "tls-san", nil, "another host name or IP address for the serving certificate secure mode makes (repeatable)")
 	f.IntVar(&o.maxInFlight, "max-requests-inflight", 400, "most non-mutating requests served at once, beyond which 429 (watches are not counted); 0 for no limit")
 	f.IntVar(&o.maxMutating, "max-mutating-requests-inflight", 200, "most mutating requests served at once, beyond which 429; 0 for no limit")
 	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", 32*time.Second, "how long a connection may take to send a request's headers (and the TLS handshake) before it is closed; kube-apiserver's 32s")
@@ -124,16 +128,22 @@ func (o *serveOptions) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	authenticator, clientCAs, err := o.authentication()
-	if err != nil {
-		return err
-	}
 	m := metrics.New()
 	store, where, err := o.openStore(m)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	// After the store: the embedded one's lock keeps a second server on
+	// the data directory from touching its certificates.
+	boot, err := o.bootstrapPKI()
+	if err != nil {
+		return err
+	}
+	authenticator, clientCAs, err := o.authentication()
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
@@ -156,6 +166,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
 	hs.ConnState = unused.track
+	if boot != nil { // renewed while serving, as it nears its end
+		hs.TLSConfig.GetCertificate = boot.Serving.GetCertificate
+	}
 	if clientCAs != nil { // asked for, verified by the authenticator: a request may present a token instead
 		hs.TLSConfig.ClientAuth, hs.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
 	}
@@ -165,6 +178,12 @@ func (o *serveOptions) run(ctx context.Context) error {
 	wg.Go(func() { storage.NewCompactor(store, o.compaction).Run(background) })
 	wg.Go(func() { gctune.Floor(background, uint64(max(o.gcHeapFloor, 0))<<20) })
 
+	kubeconfig, err := o.writeKubeconfig(boot, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	o.logMode(authenticator, boot, kubeconfig)
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"
@@ -243,9 +262,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 func (o *serveOptions) serveOn(hs *http.Server, ln net.Listener) error {
 	var err error
-	if o.tlsCert != "" {
+	switch {
+	case hs.TLSConfig.GetCertificate != nil:
+		err = hs.ServeTLS(ln, "", "")
+	case o.tlsCert != "":
 		err = hs.ServeTLS(ln, o.tlsCert, o.tlsKey)
-	} else {
+	default:
 		err = hs.Serve(ln)
 	}
 	if errors.Is(err, http.ErrServerClosed) {
@@ -279,8 +301,10 @@ func (o *serveOptions) httpServer(h http.Handler) *http.Server {
 	return hs
 }
 
-// checkExposure refuses to serve a non-loopback address unless TLS and an
-// authenticator are configured, or the risk is explicitly accepted.
+// checkExposure refuses to serve without TLS and authentication a
+// non-loopback address (or any with --secure) unless the risk is
+// explicitly accepted. Without TLS flags, secure mode makes its own
+// (bootstrapped).
 func (o *serveOptions) checkExposure() error {
 	if err := o.checkTLS(); err != nil {
 		return err
@@ -288,17 +312,16 @@ func (o *serveOptions) checkExposure() error {
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.listen, err)
 	}
-	if loopbackListen(o.listen) {
+	if o.secure && o.insecureAnon {
+		return errors.New("--secure and --insecure-allow-anonymous contradict each other")
+	}
+	if !o.secure && loopbackListen(o.listen) || o.bootstrapped() || o.insecureAnon {
 		return nil
 	}
-	if o.tlsCert != "" && (o.tokenFile != "" || o.clientCA != "") {
+	if o.tokenFile != "" || o.clientCA != "" {
 		return nil
 	}
-	if o.insecureAnon {
-		slog.Warn("serving a non-loopback address without TLS and authentication", "listen", o.listen)
-		return nil
-	}
-	return fmt.Errorf("refusing to serve %s without TLS and authentication: use --tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous to accept the risk", o.listen)
+	return fmt.Errorf("refusing to serve %s with TLS but without authentication: add --token-auth-file or --client-ca-file, or leave out the TLS flags to have a CA and an admin kubeconfig made in --data-dir, or --insecure-allow-anonymous to accept the risk", o.listen)
 }
 
 // checkTimeouts refuses a timeout that is not positive: net/http, h2 and

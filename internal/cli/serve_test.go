@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	stdlog "log"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 )
@@ -30,15 +32,19 @@ func TestCheckExposure(t *testing.T) {
 		{"loopback", serveOptions{listen: "127.0.0.1:8080"}, ""},
 		{"localhost", serveOptions{listen: "localhost:8080"}, ""},
 		{"IPv6 loopback", serveOptions{listen: "[::1]:8080"}, ""},
-		{"every interface", serveOptions{listen: ":8080"}, refused},
-		{"an address in the clear", serveOptions{listen: "0.0.0.0:8080"}, "--tls-cert-file and --tls-private-key-file with --token-auth-file or --client-ca-file, or --insecure-allow-anonymous"},
-		{"TLS without authentication", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k"}, refused},
-		{"tokens without TLS", serveOptions{listen: "0.0.0.0:8080", tokenFile: "t"}, refused},
+		{"every interface: secure mode", serveOptions{listen: ":8080"}, ""},
+		{"an address: secure mode", serveOptions{listen: "0.0.0.0:8080"}, ""},
+		{"TLS without authentication", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k"}, "add --token-auth-file or --client-ca-file, or leave out the TLS flags"},
+		{"TLS without authentication on loopback, secure", serveOptions{listen: "127.0.0.1:8080", tlsCert: "c", tlsKey: "k", secure: true}, refused},
+		{"tokens without TLS: secure mode", serveOptions{listen: "0.0.0.0:8080", tokenFile: "t"}, ""},
 		{"TLS and tokens", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k", tokenFile: "t"}, ""},
 		{"TLS and client certificates", serveOptions{listen: "10.0.0.1:8080", tlsCert: "c", tlsKey: "k", clientCA: "ca"}, ""},
 		{"the risk accepted", serveOptions{listen: "0.0.0.0:8080", insecureAnon: true}, ""},
+		{"TLS, the risk accepted", serveOptions{listen: "0.0.0.0:8080", tlsCert: "c", tlsKey: "k", insecureAnon: true}, ""},
+		{"secure and anonymous", serveOptions{listen: "127.0.0.1:8080", secure: true, insecureAnon: true}, "contradict"},
 		{"a certificate without its key", serveOptions{listen: "127.0.0.1:8080", tlsCert: "c"}, "--tls-cert-file and --tls-private-key-file must be given together"},
 		{"client certificates without TLS", serveOptions{listen: "127.0.0.1:8080", clientCA: "ca"}, "--client-ca-file needs TLS"},
+		{"client certificates without TLS, secure", serveOptions{listen: "127.0.0.1:8080", clientCA: "ca", secure: true}, "--client-ca-file needs TLS"},
 		{"a bad address", serveOptions{listen: "8080"}, "--listen"},
 	}
 	for _, tt := range tests {
@@ -199,6 +205,15 @@ func TestServeRejectsABadTokenFile(t *testing.T) {
 	}
 }
 
+func TestServeRejectsABadTLSSAN(t *testing.T) {
+	root := newRoot()
+	root.SetArgs([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--secure", "--tls-san", "https://api.example"})
+	err := root.ExecuteContext(t.Context())
+	if err == nil || !strings.Contains(err.Error(), `--tls-san: "https://api.example" is neither an IP address nor a DNS name`) {
+		t.Fatalf("got %v, want an error naming the flag and the name", err)
+	}
+}
+
 // TestServeHTTP2MaxStreams: --http2-max-streams-per-connection is what
 // an HTTP/2 connection's SETTINGS advertise (h2 enforces it), 0 or unset
 // h2's default, kube-apiserver's.
@@ -238,5 +253,111 @@ func TestServeHTTP2MaxStreams(t *testing.T) {
 				t.Errorf("SETTINGS_MAX_CONCURRENT_STREAMS %d (sent: %v), want %d", got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// TestSecureModeChosen: secure mode makes its own certificates when asked
+// (--secure) or when a non-loopback address is served, unless TLS flags
+// are given or anonymity accepted; the README's loopback mode is the
+// default.
+func TestSecureModeChosen(t *testing.T) {
+	tests := []struct {
+		name string
+		o    serveOptions
+		want bool
+	}{
+		{"loopback", serveOptions{listen: "127.0.0.1:8080"}, false},
+		{"loopback with tokens", serveOptions{listen: "127.0.0.1:8080", tokenFile: "t"}, false},
+		{"loopback, secure", serveOptions{listen: "127.0.0.1:8080", secure: true}, true},
+		{"every interface", serveOptions{listen: "0.0.0.0:6443"}, true},
+		{"every interface with tokens", serveOptions{listen: ":6443", tokenFile: "t"}, true},
+		{"TLS flags", serveOptions{listen: "0.0.0.0:6443", tlsCert: "c", tlsKey: "k", tokenFile: "t"}, false},
+		{"TLS flags, secure", serveOptions{listen: "127.0.0.1:6443", secure: true, tlsCert: "c", tlsKey: "k", tokenFile: "t"}, false},
+		{"anonymity accepted", serveOptions{listen: "0.0.0.0:6443", insecureAnon: true}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.o.bootstrapped(); got != tt.want {
+			t.Errorf("%s: bootstrapped %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// adminClient is an HTTP client with the TLS settings of a kubeconfig:
+// its CA, and its client certificate unless anonymous.
+func adminClient(t *testing.T, kubeconfig string, anonymous bool) (*http.Client, string) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	cfg, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(cfg.TLS.CAData) {
+		t.Fatal("no CA in the kubeconfig")
+	}
+	tc := &tls.Config{RootCAs: roots}
+	if !anonymous {
+		cert, err := tls.X509KeyPair(cfg.TLS.CertData, cfg.TLS.KeyData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	tr := &http.Transport{TLSClientConfig: tc}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}, cfg.Host
+}
+
+func status(t *testing.T, hc *http.Client, url string) int {
+	t.Helper()
+	resp, err := hc.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestServeSecureMode: `serve --secure` on loopback serves HTTPS with a
+// certificate of the CA in the admin kubeconfig, whose client certificate
+// authenticates, and a request without one is refused and counted; after
+// a restart (another port) the first kubeconfig's CA and certificate still
+// work.
+func TestServeSecureMode(t *testing.T) {
+	dataDir := t.TempDir()
+	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
+	url, stop := runServe(t, "--secure", "--data-dir", dataDir, "--tls-san", "api.example", "--tls-san", "192.0.2.7")
+	admin, server := adminClient(t, kubeconfig, false)
+	anonymous, _ := adminClient(t, kubeconfig, true)
+	if server != url || !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Fatalf("serving %s, the kubeconfig says %s: want the same https URL on 127.0.0.1", url, server)
+	}
+	if code := status(t, admin, url+"/api/v1/namespaces"); code != http.StatusOK {
+		t.Errorf("the admin lists namespaces: %d, want 200", code)
+	}
+	serving, err := tls.LoadX509KeyPair(filepath.Join(dataDir, "pki", "serving.crt"), filepath.Join(dataDir, "pki", "serving.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, san := range []string{"api.example", "192.0.2.7"} {
+		if err := serving.Leaf.VerifyHostname(san); err != nil {
+			t.Errorf("--tls-san %s: %v", san, err)
+		}
+	}
+	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusUnauthorized {
+		t.Errorf("no client certificate: %d, want 401", code)
+	}
+	series := scrapeSeries(t, admin, url)
+	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="failure"}`, `authenticated_user_requests{username="other"}`} {
+		if series[s] < 1 {
+			t.Errorf("%s is %v, want at least 1", s, series[s])
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	url, _ = runServe(t, "--secure", "--data-dir", dataDir)
+	if code := status(t, admin, url+"/api/v1/namespaces"); code != http.StatusOK {
+		t.Errorf("after a restart, the first kubeconfig's admin lists namespaces: %d, want 200", code)
 	}
 }

@@ -229,7 +229,9 @@ func (s *Server) user(r *http.Request) (*authn.User, error) {
 	if s.cfg.Authenticator == nil {
 		return anonymous, nil
 	}
+	start := time.Now()
 	u, ok, err := s.cfg.Authenticator.Authenticate(r)
+	s.observeAuthentication(u, ok, err, time.Since(start))
 	switch {
 	case ok:
 		return u, nil
@@ -239,6 +241,19 @@ func (s *Server) user(r *http.Request) (*authn.User, error) {
 		return nil, errNoCredentials
 	}
 	return nil, err
+}
+
+// observeAuthentication counts an authentication as kube's
+// recordAuthMetrics does.
+func (s *Server) observeAuthentication(u *authn.User, ok bool, err error, elapsed time.Duration) {
+	switch {
+	case err != nil:
+		s.metrics.ObserveAuthentication(metrics.AuthnError, "", elapsed)
+	case !ok:
+		s.metrics.ObserveAuthentication(metrics.AuthnFailure, "", elapsed)
+	default:
+		s.metrics.ObserveAuthentication(metrics.AuthnSuccess, u.Name, elapsed)
+	}
 }
 
 // readAhead reads the body of a request that may change something before

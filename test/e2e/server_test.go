@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -101,7 +103,7 @@ func (s *server) waitReady(t *testing.T) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(s.URL + "/readyz")
+		resp, err := s.getReady()
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -117,6 +119,28 @@ func (s *server) waitReady(t *testing.T) {
 			t.Fatalf("listwatch serve not ready after %v:\n%s", startTimeout, s.logs)
 		}
 	}
+}
+
+// getReady asks for /readyz; over TLS (secure mode) it trusts the server
+// CA in the data directory, once the server has made it.
+func (s *server) getReady() (*http.Response, error) {
+	if !strings.HasPrefix(s.URL, "https:") {
+		return http.Get(s.URL + "/readyz")
+	}
+	ca, err := os.ReadFile(filepath.Join(s.dataDir, "pki", "server-ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	tr := trusting(ca)
+	defer tr.CloseIdleConnections()
+	return (&http.Client{Transport: tr}).Get(s.URL + "/readyz")
+}
+
+// trusting is a transport that trusts the CA certificates of ca alone.
+func trusting(ca []byte) *http.Transport {
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	return &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
 }
 
 // stop ends the process with SIGTERM and waits for it (idempotent).

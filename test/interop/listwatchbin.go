@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Deadlines of the real binary's life in tests: generous, because the race
@@ -72,10 +75,13 @@ func RemoveBinaries() {
 
 // Listwatch is a `listwatch serve` process on a loopback port.
 type Listwatch struct {
-	URL  string
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan struct{} // closed when the process has exited
+	URL string
+	// Kubeconfig is the admin kubeconfig secure mode wrote (--secure
+	// without TLS flags), else empty.
+	Kubeconfig string
+	cmd        *exec.Cmd
+	logs       *syncBuffer
+	done       chan struct{} // closed when the process has exited
 }
 
 // StartListwatch runs `bin serve` with args on a free loopback port and
@@ -128,14 +134,26 @@ func startListwatch(bin string, args []string) (*Listwatch, error) {
 	return lw, nil
 }
 
-// readLog copies the server's log, closes serving at the line that says it
-// listens, and reaps the process at the end of its output.
+// The log lines' attributes that readLog reads: where it serves (https
+// in secure mode), and the admin kubeconfig secure mode wrote.
+var (
+	servingURL      = regexp.MustCompile(`listwatch serving url=(\S+)`)
+	adminKubeconfig = regexp.MustCompile(`secure mode .*admin-kubeconfig=(\S+)`)
+)
+
+// readLog copies the server's log, notes the URL it serves and its admin
+// kubeconfig, closes serving at the line that says it listens, and reaps
+// the process at the end of its output.
 func (lw *Listwatch) readLog(stderr io.Reader, serving chan struct{}) {
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
 		lw.logs.WriteString(line + "\n")
-		if serving != nil && strings.Contains(line, "listwatch serving") {
+		if m := adminKubeconfig.FindStringSubmatch(line); m != nil && serving != nil {
+			lw.Kubeconfig = m[1]
+		}
+		if m := servingURL.FindStringSubmatch(line); m != nil && serving != nil {
+			lw.URL = m[1]
 			close(serving)
 			serving = nil
 		}
@@ -160,7 +178,13 @@ func (lw *Listwatch) waitServing(serving <-chan struct{}) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := http.DefaultClient
+	if lw.Kubeconfig != "" {
+		if hc, err = kubeconfigClient(lw.Kubeconfig); err != nil {
+			return err
+		}
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("GET /readyz: %w", err)
 	}
@@ -169,6 +193,16 @@ func (lw *Listwatch) waitServing(serving <-chan struct{}) error {
 		return fmt.Errorf("GET /readyz: %s", resp.Status)
 	}
 	return nil
+}
+
+// kubeconfigClient is client-go's HTTP client with the TLS settings and
+// credentials of a kubeconfig file.
+func kubeconfigClient(path string) (*http.Client, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, err
+	}
+	return rest.HTTPClientFor(cfg)
 }
 
 // Stop sends SIGTERM and waits for the process to exit (SIGKILL after

@@ -95,6 +95,8 @@ func (t *Tokens) AuthenticateToken(token string) (*User, bool) {
 // header.
 type BearerToken struct{ Tokens TokenAuthenticator }
 
+func (b BearerToken) String() string { return "bearer tokens" }
+
 // Authenticate implements Authenticator.
 func (b BearerToken) Authenticate(r *http.Request) (*User, bool, error) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
@@ -132,6 +134,8 @@ type webSocketWatchKey struct{}
 func WithWebSocketWatch(ctx context.Context) context.Context {
 	return context.WithValue(ctx, webSocketWatchKey{}, true)
 }
+
+func (ws WebSocketToken) String() string { return "bearer tokens in WebSocket subprotocols" }
 
 // Authenticate implements Authenticator.
 func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {

@@ -30,6 +30,8 @@ func LoadClientCA(path string) (*x509.CertPool, error) {
 // present a token.
 type ClientCert struct{ Roots *x509.CertPool }
 
+func (c ClientCert) String() string { return "x509 client certificates" }
+
 // Authenticate implements Authenticator.
 func (c ClientCert) Authenticate(r *http.Request) (*User, bool, error) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
