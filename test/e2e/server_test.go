@@ -54,6 +54,7 @@ type server struct {
 	cmd     *exec.Cmd
 	logs    *bytes.Buffer
 	done    chan struct{} // closed when the process has exited
+	https   *http.Client  // trusts the serving certificate of a server over TLS
 }
 
 // freeAddr returns a loopback address nothing listens on, so a restarted
@@ -101,7 +102,11 @@ func (s *server) waitReady(t *testing.T) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(s.URL + "/readyz")
+		hc := http.DefaultClient
+		if s.https != nil {
+			hc = s.https
+		}
+		resp, err := hc.Get(s.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
