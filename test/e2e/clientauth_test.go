@@ -13,10 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
@@ -223,20 +224,34 @@ func TestImpersonationEndToEnd(t *testing.T) {
 	authntest.WriteFile(t, proxyCA, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: proxy.Certificate().Raw})))
 	kubeconfig := writeKubeconfig(t, proxy.URL, proxyCA,
 		`{token: plugin-token, as: alice, as-uid: "42", as-groups: ["system:masters", devs], as-user-extra: {"example.com/team": [blue]}}`)
-	if out, err := cli(t, kubeconfig, "get", "configmaps"); err != nil {
-		t.Fatalf("get as alice: %v\n%s", err, out)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := map[string][]string{
-		"Impersonate-User":                     {"alice"},
-		"Impersonate-Uid":                      {"42"},
-		"Impersonate-Group":                    {"system:masters", "devs"},
-		"Impersonate-Extra-Example.com%2fteam": {"blue"},
-	}
-	for k, v := range want {
-		if !slices.Equal(seen[k], v) {
-			t.Errorf("%s: %q, want %q (all: %v)", k, seen[k], v, seen)
+	for _, tc := range []struct {
+		flags []string
+		want  map[string][]string
+	}{
+		{nil, map[string][]string{
+			"Impersonate-User":                     {"alice"},
+			"Impersonate-Uid":                      {"42"},
+			"Impersonate-Group":                    {"system:masters", "devs"},
+			"Impersonate-Extra-Example.com%2fteam": {"blue"},
+		}},
+		// The flags replace what they name, as kubectl's.
+		{[]string{"--as", "bob", "--as-group", "system:masters", "--as-group", "ops"}, map[string][]string{
+			"Impersonate-User":                     {"bob"},
+			"Impersonate-Uid":                      {"42"},
+			"Impersonate-Group":                    {"system:masters", "ops"},
+			"Impersonate-Extra-Example.com%2fteam": {"blue"},
+		}},
+	} {
+		mu.Lock()
+		clear(seen)
+		mu.Unlock()
+		if out, err := cli(t, kubeconfig, append([]string{"get", "configmaps"}, tc.flags...)...); err != nil {
+			t.Fatalf("get %v: %v\n%s", tc.flags, err, out)
 		}
+		mu.Lock()
+		if diff := cmp.Diff(tc.want, seen); diff != "" {
+			t.Errorf("get %v: headers (-want +got):\n%s", tc.flags, diff)
+		}
+		mu.Unlock()
 	}
 }
