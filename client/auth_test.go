@@ -637,3 +637,22 @@ func TestExecPluginClientCertificate(t *testing.T) {
 		t.Errorf("the plugin ran %d times, want 2", n)
 	}
 }
+
+// BenchmarkTokenFileHeader is the cost a token file adds to a request
+// while it does not change: a stat.
+func BenchmarkTokenFileHeader(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("token"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	tf, err := newTokenFile(path, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if tf.header() != "Bearer token" {
+			b.Fatal("wrong token")
+		}
+	}
+}

@@ -196,14 +196,16 @@ func newExecAuth(cfg *Config) (*execAuth, error) {
 	return a, nil
 }
 
+// printable are the characters of an install hint written as they are.
+var printable = []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z}
+
 // escapeControls writes the control and format characters of s but white
 // space as U+XXXX, as clientcmd does to the install hint, so that a
 // kubeconfig cannot send escape sequences to the user's terminal.
 func escapeControls(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if unicode.IsOneOf([]*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z}, r) ||
-			'\t' <= r && r <= '\r' {
+		if unicode.IsOneOf(printable, r) || '\t' <= r && r <= '\r' {
 			b.WriteRune(r)
 		} else {
 			fmt.Fprintf(&b, "%U", r)
@@ -409,7 +411,7 @@ func (rt *execRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, fmt.Errorf("getting credentials: %w", err)
 	}
 	if creds.token != "" {
-		req.Header.Set("Authorization", "Bearer "+creds.token)
+		req.Header.Set("Authorization", "Bearer "+creds.token) // req is headerRoundTripper's copy
 	}
 	resp, err := rt.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {

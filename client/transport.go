@@ -254,7 +254,7 @@ type tokenFile struct {
 	path string
 
 	mu      sync.Mutex
-	token   string      // guarded by mu: the last token read
+	authz   string      // guarded by mu: "Bearer " and the last token read
 	read    os.FileInfo // guarded by mu: the file that token was read from
 	readAt  time.Time   // guarded by mu
 	failing bool        // guarded by mu: the last read failed, and was logged
@@ -263,7 +263,7 @@ type tokenFile struct {
 // newTokenFile reads the file; token is used instead only if it cannot be
 // read, as client-go does.
 func newTokenFile(path, token string) (*tokenFile, error) {
-	t := &tokenFile{path: path, token: token}
+	t := &tokenFile{path: path, authz: "Bearer " + token}
 	if err := t.reload(); err != nil && token == "" {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (t *tokenFile) header() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.changed() && time.Since(t.readAt) < tokenFileRefresh {
-		return "Bearer " + t.token
+		return t.authz
 	}
 	switch err := t.reload(); {
 	case err != nil && !t.failing:
@@ -283,7 +283,7 @@ func (t *tokenFile) header() string {
 	case err == nil:
 		t.failing = false
 	}
-	return "Bearer " + t.token
+	return t.authz
 }
 
 // changed reports whether the file is not the one last read. Called with
@@ -317,7 +317,7 @@ func (t *tokenFile) reload() error {
 	if tok == "" {
 		return fmt.Errorf("read empty token from file %q", t.path)
 	}
-	t.token, t.read, t.readAt = tok, fi, time.Now()
+	t.authz, t.read, t.readAt = "Bearer "+tok, fi, time.Now()
 	return nil
 }
 
