@@ -656,3 +656,32 @@ func BenchmarkTokenFileHeader(b *testing.B) {
 		}
 	}
 }
+
+// TestExecPluginSharedByClients: clients made from the same configuration
+// share the plugin's credentials, as client-go's do; another cluster's
+// information makes another authenticator.
+func TestExecPluginSharedByClients(t *testing.T) {
+	srv := newHeaderServer(t, nil)
+	p := printing(t, tokenOutput(execV1, "tok", time.Time{}))
+	cfg := func() *Config {
+		e := p.config(execV1)
+		e.ProvideClusterInfo = true
+		return &Config{Host: srv.URL, Exec: e}
+	}
+	for range 3 {
+		if err := get(t, mustNew(t, cfg())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.runs(t); n != 1 {
+		t.Errorf("three clients of one configuration ran the plugin %d times, want once", n)
+	}
+	other := cfg()
+	other.TLS.ServerName = "other.example"
+	if err := get(t, mustNew(t, other)); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.runs(t); n != 2 {
+		t.Errorf("a client of another cluster: %d runs in all, want 2", n)
+	}
+}

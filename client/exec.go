@@ -176,6 +176,39 @@ type execAuth struct {
 	hintedAt time.Time  // guarded by mu: when the install hint was last told
 }
 
+// execAuths are the plugins' authenticators by what they run and are told,
+// shared by every client made from the same configuration, as client-go
+// shares them: a program that makes its clients again and again runs its
+// plugin once, not once per client.
+var execAuths = struct {
+	mu sync.Mutex
+	m  map[string]*execAuth // guarded by mu
+}{m: make(map[string]*execAuth)}
+
+// sharedExecAuth returns the authenticator of cfg's plugin.
+func sharedExecAuth(cfg *Config) (*execAuth, error) {
+	a, err := newExecAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
+	key, err := json.Marshal(struct {
+		Exec             ExecConfig
+		ClusterConfig    json.RawMessage
+		StdinUnavailable bool
+		Cluster          *execCluster
+	}{a.cfg, a.cfg.ClusterConfig, a.cfg.StdinUnavailable, a.cluster})
+	if err != nil {
+		return nil, fmt.Errorf("exec plugin: %w", err)
+	}
+	execAuths.mu.Lock()
+	defer execAuths.mu.Unlock()
+	if shared, ok := execAuths.m[string(key)]; ok {
+		return shared, nil
+	}
+	execAuths.m[string(key)] = a
+	return a, nil
+}
+
 func newExecAuth(cfg *Config) (*execAuth, error) {
 	e := *cfg.Exec
 	e.InstallHint = escapeControls(e.InstallHint)

@@ -53,7 +53,7 @@ func newHTTPClient(cfg *Config) (*http.Client, error) {
 	// A plugin is run only when nothing else authenticates, as in client-go.
 	var plugin *execAuth
 	if cfg.Exec != nil && auth == nil && len(tlsConf.Certificates) == 0 {
-		if plugin, err = newExecAuth(cfg); err != nil {
+		if plugin, err = sharedExecAuth(cfg); err != nil {
 			return nil, err
 		}
 		dial = plugin.conns.dial(dial)

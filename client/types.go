@@ -13,7 +13,8 @@
 // a rotating service account token is followed), basic authentication, or a
 // credential plugin (Config.Exec), run on a goroutine of its own, bounded in
 // time and output, whose answer every request needing it waits for and
-// which is kept until it expires or the server refuses it; and impersonation
+// which is kept until it expires or the server refuses it, shared by the
+// clients made from the same configuration; and impersonation
 // (Config.Impersonate).
 package client
 
