@@ -21,14 +21,22 @@ type Config struct {
 
 	TLS TLSConfig
 
-	// BearerToken authenticates every request; BearerTokenFile is read
-	// instead when set, and re-read every minute (rotating tokens, as
-	// client-go does for in-cluster service account tokens).
+	// BearerToken authenticates every request. BearerTokenFile, when set,
+	// is read when the client is built and again whenever it changes (a
+	// projected service account token rotates), at least every 50 s; the
+	// last token read is used while the file cannot be read, BearerToken
+	// before the first.
 	BearerToken     string
 	BearerTokenFile string
 	// Username and Password are sent as HTTP basic authentication.
 	Username string
 	Password string
+	// Exec runs a credential plugin for a token or a client certificate
+	// when no other credential is configured (kubeconfig users[].user.exec).
+	Exec *ExecConfig
+	// Impersonate acts as another user, when the server lets the
+	// authenticated one (the impersonate verb).
+	Impersonate ImpersonationConfig
 
 	// Namespace is the context's default namespace ("" when it has none).
 	Namespace string
@@ -49,6 +57,22 @@ type Config struct {
 	// is a protobuf message type (k8s.io/api's are), which by default are
 	// asked for in protobuf, as client-go does.
 	DisableProtobuf bool
+}
+
+// ImpersonationConfig is who the client acts as, sent as client-go sends
+// it: Impersonate-User, Impersonate-Uid, one Impersonate-Group per group,
+// and Impersonate-Extra-<key> per value, the key percent-encoded where it
+// is not a header name's character.
+type ImpersonationConfig struct {
+	UserName string
+	UID      string
+	Groups   []string
+	Extra    map[string][]string
+}
+
+// set reports whether any impersonation is asked for.
+func (i *ImpersonationConfig) set() bool {
+	return i.UserName != "" || i.UID != "" || len(i.Groups) > 0 || len(i.Extra) > 0
 }
 
 // TLSConfig is the TLS side of Config. Files are read when the client is

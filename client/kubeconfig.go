@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -47,13 +48,22 @@ type namedCluster struct {
 }
 
 type cluster struct {
-	Server                   string `json:"server"`
-	TLSServerName            string `json:"tls-server-name"`
-	InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
-	CertificateAuthority     string `json:"certificate-authority"`
-	CertificateAuthorityData []byte `json:"certificate-authority-data"`
-	ProxyURL                 string `json:"proxy-url"`
+	Server                   string           `json:"server"`
+	TLSServerName            string           `json:"tls-server-name"`
+	InsecureSkipTLSVerify    bool             `json:"insecure-skip-tls-verify"`
+	CertificateAuthority     string           `json:"certificate-authority"`
+	CertificateAuthorityData []byte           `json:"certificate-authority-data"`
+	ProxyURL                 string           `json:"proxy-url"`
+	Extensions               []namedExtension `json:"extensions"`
 }
+
+type namedExtension struct {
+	Name      string          `json:"name"`
+	Extension json.RawMessage `json:"extension"`
+}
+
+// execExtension names the cluster extension a credential plugin is given.
+const execExtension = "client.authentication.k8s.io/exec"
 
 type namedUser struct {
 	Name string `json:"name"`
@@ -61,16 +71,20 @@ type namedUser struct {
 }
 
 type user struct {
-	ClientCertificate     string          `json:"client-certificate"`
-	ClientCertificateData []byte          `json:"client-certificate-data"`
-	ClientKey             string          `json:"client-key"`
-	ClientKeyData         []byte          `json:"client-key-data"`
-	Token                 string          `json:"token"`
-	TokenFile             string          `json:"tokenFile"`
-	Username              string          `json:"username"`
-	Password              string          `json:"password"`
-	Exec                  json.RawMessage `json:"exec"`
-	AuthProvider          json.RawMessage `json:"auth-provider"`
+	ClientCertificate     string              `json:"client-certificate"`
+	ClientCertificateData []byte              `json:"client-certificate-data"`
+	ClientKey             string              `json:"client-key"`
+	ClientKeyData         []byte              `json:"client-key-data"`
+	Token                 string              `json:"token"`
+	TokenFile             string              `json:"tokenFile"`
+	Username              string              `json:"username"`
+	Password              string              `json:"password"`
+	Exec                  *ExecConfig         `json:"exec"`
+	AuthProvider          json.RawMessage     `json:"auth-provider"`
+	As                    string              `json:"as"`
+	AsUID                 string              `json:"as-uid"`
+	AsGroups              []string            `json:"as-groups"`
+	AsUserExtra           map[string][]string `json:"as-user-extra"`
 }
 
 type namedContext struct {
@@ -180,6 +194,11 @@ func (kc *kubeconfig) resolvePaths(dir string) {
 		abs(&u.ClientCertificate)
 		abs(&u.ClientKey)
 		abs(&u.TokenFile)
+		// A plugin's command is a path only when it names a directory;
+		// else it is looked up in PATH (clientcmd's rule).
+		if u.Exec != nil && strings.ContainsRune(u.Exec.Command, filepath.Separator) {
+			abs(&u.Exec.Command)
+		}
 	}
 }
 
@@ -237,7 +256,16 @@ func (kc *kubeconfig) config(contextName string) (*Config, error) {
 	if err := u.User.apply(cfg); err != nil {
 		return nil, fmt.Errorf("kubeconfig: user %q: %w", u.Name, err)
 	}
+	if cfg.Exec != nil {
+		cfg.Exec.ClusterConfig = cl.Cluster.execConfig()
+	}
 	return cfg, nil
+}
+
+// execConfig is the cluster's extension for credential plugins, if any.
+func (c *cluster) execConfig() json.RawMessage {
+	e, _ := find(c.Extensions, execExtension, func(e namedExtension) string { return e.Name })
+	return e.Extension
 }
 
 func (c *cluster) apply(cfg *Config) error {
@@ -253,15 +281,19 @@ func (c *cluster) apply(cfg *Config) error {
 }
 
 func (u *user) apply(cfg *Config) error {
-	if len(u.Exec) > 0 && string(u.Exec) != "null" {
-		return errors.New("exec credential plugins are not supported: use a token, tokenFile or client certificate")
-	}
 	if len(u.AuthProvider) > 0 && string(u.AuthProvider) != "null" {
-		return errors.New("auth-provider is not supported: use a token, tokenFile or client certificate")
+		return errors.New("auth-provider is not supported: use a token, tokenFile, client certificate or exec plugin")
+	}
+	if u.Exec != nil {
+		if err := u.Exec.validate(); err != nil {
+			return err
+		}
 	}
 	cfg.TLS.CertFile, cfg.TLS.CertData = u.ClientCertificate, u.ClientCertificateData
 	cfg.TLS.KeyFile, cfg.TLS.KeyData = u.ClientKey, u.ClientKeyData
 	cfg.BearerToken, cfg.BearerTokenFile = u.Token, u.TokenFile
 	cfg.Username, cfg.Password = u.Username, u.Password
-	return nil
+	cfg.Exec = u.Exec
+	cfg.Impersonate = ImpersonationConfig{UserName: u.As, UID: u.AsUID, Groups: u.AsGroups, Extra: u.AsUserExtra}
+	return cfg.Impersonate.check()
 }

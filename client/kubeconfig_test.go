@@ -163,7 +163,7 @@ users: [{name: u, user: {exec: {command: aws}}}]
 	}{
 		{"an explicit file must exist", KubeconfigOptions{Path: filepath.Join(dir, "nope")}, "no such file"},
 		{"an unknown context", KubeconfigOptions{Path: exec, Context: "y"}, `context "y" not found`},
-		{"an exec plugin is refused clearly", KubeconfigOptions{Path: exec}, "exec credential plugins are not supported"},
+		{"an exec plugin without apiVersion", KubeconfigOptions{Path: exec}, `user "u": exec plugin: invalid apiVersion ""`},
 		{"malformed YAML", KubeconfigOptions{Path: writeFile(t, dir, "bad", "clusters: {")}, "kubeconfig"},
 	}
 	for _, tt := range tests {
@@ -287,26 +287,5 @@ func TestTLSConfigRefusesCAWithInsecure(t *testing.T) {
 	cfg := &Config{Host: "https://x", TLS: TLSConfig{Insecure: true, CAData: []byte("pem")}}
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "insecure") {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestTokenFileIsReRead(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "token", "one\n")
-	tf := &tokenFile{path: path}
-	if h, err := tf.header(); err != nil || h != "Bearer one" {
-		t.Fatalf("header = %q, %v", h, err)
-	}
-	writeFile(t, filepath.Dir(path), "token", "two")
-	tf.readAt = time.Now().Add(-tokenFileRefresh) // as if a minute had passed
-	if h, _ := tf.header(); h != "Bearer two" {
-		t.Errorf("after rotation header = %q", h)
-	}
-	os.Remove(path)
-	tf.readAt = time.Time{}
-	if h, err := tf.header(); err != nil || h != "Bearer two" {
-		t.Errorf("with the file gone: %q, %v (want the last token)", h, err)
-	}
-	if _, err := (&tokenFile{path: path}).header(); err == nil {
-		t.Error("no file and no token: no error")
 	}
 }

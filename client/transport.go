@@ -1,12 +1,13 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -28,25 +29,42 @@ const (
 	// then ends instead of hanging.
 	h2ReadIdleTimeout = 30 * time.Second
 	h2PingTimeout     = 15 * time.Second
-	// tokenFileRefresh is how often a BearerTokenFile is re-read.
-	tokenFileRefresh = time.Minute
+	// tokenFileRefresh is how often a BearerTokenFile is read even when it
+	// looks unchanged: client-go's period, a minute less its 10 s leeway.
+	tokenFileRefresh = 50 * time.Second
 )
 
 // newHTTPClient builds the HTTP client of cfg: HTTP/2 over TLS by ALPN, and
 // HTTP/1.1, with the configured TLS and authentication. It has no overall
 // timeout, because watches are long; requests carry their own deadlines.
 func newHTTPClient(cfg *Config) (*http.Client, error) {
+	if err := cfg.Impersonate.check(); err != nil {
+		return nil, err
+	}
 	tlsConf, err := cfg.TLS.build()
 	if err != nil {
 		return nil, err
 	}
+	auth, err := newAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dial := (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+	// A plugin is run only when nothing else authenticates, as in client-go.
+	var plugin *execAuth
+	if cfg.Exec != nil && auth == nil && len(tlsConf.Certificates) == 0 {
+		if plugin, err = sharedExecAuth(cfg); err != nil {
+			return nil, err
+		}
+		dial = plugin.conns.dial(dial)
+		tlsConf.GetClientCertificate = plugin.clientCertificate
+	}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
-	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
 	var rt http.RoundTripper = &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: tlsHandshakeTimeout,
 		IdleConnTimeout:     idleConnTimeout,
@@ -54,7 +72,10 @@ func newHTTPClient(cfg *Config) (*http.Client, error) {
 		Protocols:           &protocols,
 		HTTP2:               &http.HTTP2Config{SendPingTimeout: h2ReadIdleTimeout, PingTimeout: h2PingTimeout},
 	}
-	rt = &headerRoundTripper{next: rt, userAgent: cfg.userAgent(), auth: newAuth(cfg)}
+	if plugin != nil {
+		rt = &execRoundTripper{auth: plugin, next: rt}
+	}
+	rt = &headerRoundTripper{next: rt, userAgent: cfg.userAgent(), auth: auth, impersonate: cfg.Impersonate}
 	return &http.Client{Transport: rt, CheckRedirect: readsOnly}, nil
 }
 
@@ -133,71 +154,171 @@ func readData(data []byte, file, what string) ([]byte, error) {
 	return b, nil
 }
 
-// headerRoundTripper sets the User-Agent and the Authorization header.
+// headerRoundTripper sets the User-Agent, the Authorization header and the
+// impersonation headers.
 type headerRoundTripper struct {
-	next      http.RoundTripper
-	userAgent string
-	auth      func() (string, error) // the Authorization header, "" for none
+	next        http.RoundTripper
+	userAgent   string
+	auth        func() string // the Authorization header; nil for none
+	impersonate ImpersonationConfig
 }
 
 func (h *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	authz, err := h.auth()
-	if err != nil {
-		return nil, err
-	}
 	req = req.Clone(req.Context())
 	req.Header.Set("User-Agent", h.userAgent)
-	if authz != "" && req.Header.Get("Authorization") == "" {
-		req.Header.Set("Authorization", authz)
+	if h.auth != nil && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", h.auth())
+	}
+	// A request that names its own user keeps its headers, as in client-go.
+	if h.impersonate.UserName != "" && req.Header.Get("Impersonate-User") == "" {
+		h.impersonate.addHeaders(req.Header)
 	}
 	return h.next.RoundTrip(req)
 }
 
-// newAuth returns the function that makes each request's Authorization.
-func newAuth(cfg *Config) func() (string, error) {
+// check refuses what the server could not read: groups, a UID or extra
+// without the user they belong to (clientcmd's message).
+func (i *ImpersonationConfig) check() error {
+	if i.UserName == "" && i.set() {
+		return errors.New("requesting uid, groups or user-extra without impersonating a user")
+	}
+	return nil
+}
+
+func (i *ImpersonationConfig) addHeaders(h http.Header) {
+	h.Set("Impersonate-User", i.UserName)
+	if i.UID != "" {
+		h.Set("Impersonate-Uid", i.UID)
+	}
+	for _, g := range i.Groups {
+		h.Add("Impersonate-Group", g)
+	}
+	for k, vs := range i.Extra {
+		for _, v := range vs {
+			h.Add("Impersonate-Extra-"+headerKeyEscape(k), v)
+		}
+	}
+}
+
+// headerKeyEscape percent-encodes the bytes of an extra's key that cannot
+// be in a header name, and '%' itself, as client-go does and the server
+// undoes with url.PathUnescape.
+func headerKeyEscape(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '%' || !isTokenChar(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// isTokenChar reports whether c may be in a header name (RFC 9110 tchar).
+func isTokenChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// newAuth returns the function that makes each request's Authorization,
+// or nil when cfg has no token and no password.
+func newAuth(cfg *Config) (func() string, error) {
 	switch {
 	case cfg.BearerTokenFile != "":
-		tf := &tokenFile{path: cfg.BearerTokenFile, fallback: cfg.BearerToken}
-		return tf.header
+		tf, err := newTokenFile(cfg.BearerTokenFile, cfg.BearerToken)
+		if err != nil {
+			return nil, err
+		}
+		return tf.header, nil
 	case cfg.BearerToken != "":
-		return func() (string, error) { return "Bearer " + cfg.BearerToken, nil }
+		return func() string { return "Bearer " + cfg.BearerToken }, nil
 	case cfg.Username != "" || cfg.Password != "":
 		r := &http.Request{Header: http.Header{}}
 		r.SetBasicAuth(cfg.Username, cfg.Password)
 		basic := r.Header.Get("Authorization")
-		return func() (string, error) { return basic, nil }
+		return func() string { return basic }, nil
 	}
-	return func() (string, error) { return "", nil }
+	return nil, nil
 }
 
-// tokenFile reads a bearer token from a file, at most once per
-// tokenFileRefresh, so a rotated token is picked up.
+// maxTokenFileSize bounds what is read of a token file: a token is a few
+// KiB at most, and a header of a MiB is Go's and kube-apiserver's limit.
+const maxTokenFileSize = 1 << 20
+
+// tokenFile is a bearer token read from a file, read again when the file
+// changes (kubelet rotates a projected token by swapping the file) and at
+// least every tokenFileRefresh (a change that left size and time alone).
 type tokenFile struct {
-	path     string
-	fallback string // used while the file cannot be read
+	path string
 
-	mu     sync.Mutex
-	token  string    // guarded by mu
-	readAt time.Time // guarded by mu
+	mu      sync.Mutex
+	authz   string      // guarded by mu: "Bearer " and the last token read
+	read    os.FileInfo // guarded by mu: the file that token was read from
+	readAt  time.Time   // guarded by mu
+	failing bool        // guarded by mu: the last read failed, and was logged
 }
 
-func (t *tokenFile) header() (string, error) {
+// newTokenFile reads the file; token is used instead only if it cannot be
+// read, as client-go does.
+func newTokenFile(path, token string) (*tokenFile, error) {
+	t := &tokenFile{path: path, authz: "Bearer " + token}
+	if err := t.reload(); err != nil && token == "" {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *tokenFile) header() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.token != "" && time.Since(t.readAt) < tokenFileRefresh {
-		return "Bearer " + t.token, nil
+	if !t.changed() && time.Since(t.readAt) < tokenFileRefresh {
+		return t.authz
 	}
-	b, err := os.ReadFile(t.path)
-	if tok := strings.TrimSpace(string(b)); err == nil && tok != "" {
-		t.token, t.readAt = tok, time.Now()
+	switch err := t.reload(); {
+	case err != nil && !t.failing:
+		t.failing = true
+		slog.Warn("unable to rotate the bearer token, keeping the last one read", "error", err)
+	case err == nil:
+		t.failing = false
 	}
-	if t.token == "" { // keep the last token while the file cannot be read
-		t.token = t.fallback
+	return t.authz
+}
+
+// changed reports whether the file is not the one last read. Called with
+// t.mu held.
+func (t *tokenFile) changed() bool {
+	fi, err := os.Stat(t.path)
+	return err != nil || t.read == nil || !os.SameFile(fi, t.read) ||
+		fi.Size() != t.read.Size() || !fi.ModTime().Equal(t.read.ModTime())
+}
+
+// reload reads the token; the last one stays when it cannot be read.
+// Called with t.mu held, or before t is shared.
+func (t *tokenFile) reload() error {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return fmt.Errorf("failed to read token file %q: %w", t.path, err)
 	}
-	if t.token == "" {
-		return "", fmt.Errorf("reading bearer token file %s: %w", t.path, cmp.Or(err, errors.New("empty file")))
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("failed to read token file %q: %w", t.path, err)
 	}
-	return "Bearer " + t.token, nil
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFileSize+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("failed to read token file %q: %w", t.path, err)
+	case len(b) > maxTokenFileSize:
+		return fmt.Errorf("token file %q is larger than %d bytes", t.path, maxTokenFileSize)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return fmt.Errorf("read empty token from file %q", t.path)
+	}
+	t.authz, t.read, t.readAt = "Bearer "+tok, fi, time.Now()
+	return nil
 }
 
 // rateLimiter is a token bucket: qps tokens a second, at most burst saved.

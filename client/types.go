@@ -7,6 +7,15 @@
 // that the list's call starts and waits for; k8s.io/api types are listed
 // and watched in protobuf when the server offers it (Config.DisableProtobuf
 // keeps JSON).
+//
+// Credentials are those of kubeconfig files, as client-go reads them: client
+// certificates, a token or a token file (read again when it changes, so that
+// a rotating service account token is followed), basic authentication, or a
+// credential plugin (Config.Exec), run on a goroutine of its own, bounded in
+// time and output, whose answer every request needing it waits for and
+// which is kept until it expires or the server refuses it, shared by the
+// clients made from the same configuration; and impersonation
+// (Config.Impersonate).
 package client
 
 import (

@@ -21,6 +21,8 @@ type connFlags struct {
 	server         string
 	namespace      string
 	requestTimeout time.Duration
+	as, asUID      string
+	asGroups       []string
 }
 
 func (f *connFlags) register(cmd *cobra.Command) {
@@ -30,6 +32,23 @@ func (f *connFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&f.server, "server", "s", "", "the address of the API server (default: the context's, else "+client.DefaultServer+")")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "the namespace (default: the context's, else default)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "bound on each non-watch request (0: "+client.DefaultTimeout.String()+")")
+	fl.StringVar(&f.as, "as", "", "the user to impersonate (the kubeconfig's as)")
+	fl.StringArrayVar(&f.asGroups, "as-group", nil, "a group to impersonate, may be repeated (replaces the kubeconfig's as-groups)")
+	fl.StringVar(&f.asUID, "as-uid", "", "the UID to impersonate (the kubeconfig's as-uid)")
+}
+
+// impersonate lays the flags over the kubeconfig's impersonation, each
+// given one replacing its field, as kubectl's do.
+func (f *connFlags) impersonate(imp *client.ImpersonationConfig) {
+	if f.as != "" {
+		imp.UserName = f.as
+	}
+	if f.asUID != "" {
+		imp.UID = f.asUID
+	}
+	if len(f.asGroups) > 0 {
+		imp.Groups = f.asGroups
+	}
 }
 
 // session is one run of a client command: its client, namespace, output
@@ -54,6 +73,7 @@ func (f *connFlags) newSession(cmd *cobra.Command) (*session, error) {
 		return nil, err
 	}
 	cfg.Timeout = f.requestTimeout
+	f.impersonate(&cfg.Impersonate)
 	c, err := client.New(cfg)
 	if err != nil {
 		return nil, err

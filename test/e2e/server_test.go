@@ -56,6 +56,7 @@ type server struct {
 	cmd     *exec.Cmd
 	logs    *bytes.Buffer
 	done    chan struct{} // closed when the process has exited
+	https   *http.Client  // trusts the serving certificate of a server over TLS
 }
 
 // freeAddr returns a loopback address nothing listens on, so a restarted
@@ -121,9 +122,13 @@ func (s *server) waitReady(t *testing.T) {
 	}
 }
 
-// getReady asks for /readyz; over TLS (secure mode) it trusts the server
-// CA in the data directory, once the server has made it.
+// getReady asks for /readyz: with the test's own TLS client if it has one,
+// else over TLS (secure mode) trusting the server CA in the data directory,
+// once the server has made it.
 func (s *server) getReady() (*http.Response, error) {
+	if s.https != nil {
+		return s.https.Get(s.URL + "/readyz")
+	}
 	if !strings.HasPrefix(s.URL, "https:") {
 		return http.Get(s.URL + "/readyz")
 	}
