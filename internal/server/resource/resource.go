@@ -33,6 +33,9 @@ type Resource struct {
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
+	// NameRule checks object names in place of the DNS-1123 subdomain rule,
+	// returning what is wrong with a name; nil means the subdomain rule.
+	NameRule func(name string) []string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
