@@ -87,6 +87,32 @@ func TestRBACKinds(t *testing.T) {
 	}
 }
 
+// TestRBACPutCreates checks kube's AllowCreateOnUpdate of the RBAC kinds:
+// a PUT of a role that does not exist creates it; other kinds answer 404.
+func TestRBACPutCreates(t *testing.T) {
+	ts := newTestServer(t)
+	body := `{"metadata":{"name":"new"},"rules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"]}]}`
+	if code, obj := call(t, ts, "PUT", roles+"/new", mediaJSON, body); code != http.StatusCreated || obj.UID() == "" {
+		t.Fatalf("PUT of a new role: %d %v, want 201", code, obj)
+	}
+	if code, obj := call(t, ts, "PUT", roles+"/new", mediaJSON, body); code != http.StatusOK {
+		t.Errorf("PUT of the role again: %d %v, want 200", code, obj)
+	}
+	if code, obj := call(t, ts, "PUT", roles+"/other", mediaJSON, body); code != http.StatusBadRequest ||
+		obj["message"] != "the name of the object (new) does not match the name on the URL (other)" {
+		t.Errorf("PUT under another name: %d %v, want 400", code, obj)
+	}
+	if code, _ := call(t, ts, "PUT", roles+"/bad", mediaJSON, `{"metadata":{"name":"bad"},"rules":[{}]}`); code != http.StatusUnprocessableEntity {
+		t.Errorf("PUT of a new invalid role: %d, want 422", code)
+	}
+	if code, _ := call(t, ts, "GET", roles+"/bad", "", ""); code != http.StatusNotFound {
+		t.Errorf("the invalid role was stored: %d", code)
+	}
+	if code, _ := call(t, ts, "PUT", "/api/v1/namespaces/default/configmaps/new", mediaJSON, `{"metadata":{"name":"new"}}`); code != http.StatusNotFound {
+		t.Errorf("PUT of a new configmap: %d, want 404 as kube", code)
+	}
+}
+
 // TestRBACPatch checks that the lists of RBAC objects are atomic, as
 // k8s.io/api marks them: a strategic merge patch or an apply replaces
 // rules and subjects whole, never merges them item by item.

@@ -23,7 +23,7 @@ const rbacGroup = "rbac.authorization.k8s.io"
 func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
 	r := &Resource{
 		Group: rbacGroup, Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-		Namespaced: namespaced, StrategicMerge: true, NameRule: api.PathSegmentNameErrors,
+		Namespaced: namespaced, StrategicMerge: true, CreateOnUpdate: true, NameRule: api.PathSegmentNameErrors,
 	}
 	if kind == "Role" || kind == "ClusterRole" {
 		r.Validate = func(o api.Object) []api.StatusCause { return validateRole(o, namespaced) }

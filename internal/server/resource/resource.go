@@ -54,6 +54,9 @@ type Resource struct {
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
+	// CreateOnUpdate lets a PUT create an object that does not exist, as
+	// kube's strategies that AllowCreateOnUpdate (RBAC kinds) do.
+	CreateOnUpdate bool
 	// StrategicMerge is true for built-in kinds, which accept
 	// application/strategic-merge-patch+json.
 	StrategicMerge bool
