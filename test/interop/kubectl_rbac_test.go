@@ -87,6 +87,15 @@ func rbacScenario(t *testing.T, k kubectl) {
 	contains(t, out, `The Role "bad" is invalid`, `rules\[0\]\.verbs: Required value: verbs must contain at least one value`,
 		`rules\[0\]\.nonResourceURLs: Invalid value: \["/metrics"\]: namespaced rules cannot apply to non-resource URLs`,
 		`rules\[0\]\.nonResourceURLs: Invalid value: \["/metrics"\]: rules cannot apply to both regular resources and non-resource URLs`)
+
+	// auth reconcile adds what a manifest grants that the server lacks.
+	reconciled := writeFile(t, dir, "reconcile.yaml", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: cm-reader, namespace: default}\n"+
+		"rules:\n- {apiGroups: [''], resources: [secrets], verbs: [list]}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: reconciled}\n"+
+		"rules:\n- {nonResourceURLs: [/version], verbs: [get]}\n")
+	contains(t, k.must(t, "auth", "reconcile", "-f", reconciled), `role.rbac.authorization.k8s.io/cm-reader reconciled`, `clusterrole.rbac.authorization.k8s.io/reconciled reconciled`)
+	if _, obj := getObject(t, k.server, rbac+"/namespaces/default/roles/cm-reader"); len(field(obj, "rules").([]any)) != 2 {
+		t.Errorf("reconciled role on the server: %v", obj["rules"])
+	}
 }
 
 func toStrings(v any) []string {

@@ -130,7 +130,7 @@ func validateRole(o api.Object, namespaced bool) []api.StatusCause {
 	if !namespaced {
 		agg = c.object(o["aggregationRule"], "aggregationRule")
 		for i, s := range c.list(agg["clusterRoleSelectors"], selectorsField) {
-			selectors = append(selectors, c.selector(s, fmt.Sprintf("%s[%d]", selectorsField, i)))
+			selectors = append(selectors, c.readSelector(s, fmt.Sprintf("%s[%d]", selectorsField, i)))
 		}
 	}
 	if c.causes != nil {
@@ -261,8 +261,8 @@ type requirement struct {
 	values        []string
 }
 
-// selector reads a LabelSelector, checking its types.
-func (c *checker) selector(v any, p string) selector {
+// readSelector reads a LabelSelector, checking its types.
+func (c *checker) readSelector(v any, p string) selector {
 	m := c.object(v, p)
 	labels := c.object(m["matchLabels"], p+".matchLabels")
 	sel := selector{labels: make(map[string]string, len(labels))}
