@@ -223,6 +223,60 @@ var lease = &message{name: "Lease", typeMeta: true, fields: []field{
 	}}},
 }}
 
+// rbac/v1 messages (k8s.io/api rbac/v1/generated.proto), with the meta/v1
+// LabelSelector of aggregation rules.
+var (
+	policyRule = &message{name: "PolicyRule", fields: []field{
+		{name: "verbs", num: 1, kind: kString, pres: repeated},
+		{name: "apiGroups", num: 2, kind: kString, pres: repeated, omitZero: true},
+		{name: "resources", num: 3, kind: kString, pres: repeated, omitZero: true},
+		{name: "resourceNames", num: 4, kind: kString, pres: repeated, omitZero: true},
+		{name: "nonResourceURLs", num: 5, kind: kString, pres: repeated, omitZero: true},
+	}}
+	subject = &message{name: "Subject", fields: []field{
+		{name: "kind", num: 1, kind: kString},
+		{name: "apiGroup", num: 2, kind: kString, omitZero: true},
+		{name: "name", num: 3, kind: kString},
+		{name: "namespace", num: 4, kind: kString, omitZero: true},
+	}}
+	roleRef = &message{name: "RoleRef", fields: []field{
+		{name: "apiGroup", num: 1, kind: kString},
+		{name: "kind", num: 2, kind: kString},
+		{name: "name", num: 3, kind: kString},
+	}}
+	labelSelector = &message{name: "LabelSelector", fields: []field{
+		{name: "matchLabels", num: 1, kind: kStringMap, omitZero: true},
+		{name: "matchExpressions", num: 2, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "LabelSelectorRequirement", fields: []field{
+			{name: "key", num: 1, kind: kString},
+			{name: "operator", num: 2, kind: kString},
+			{name: "values", num: 3, kind: kString, pres: repeated, omitZero: true},
+		}}},
+	}}
+	role = &message{name: "Role", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "rules", num: 2, kind: kMessage, pres: repeated, msg: policyRule},
+	}}
+	clusterRole = &message{name: "ClusterRole", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "rules", num: 2, kind: kMessage, pres: repeated, msg: policyRule},
+		{name: "aggregationRule", num: 3, kind: kMessage, pres: pointer, msg: &message{name: "AggregationRule", fields: []field{
+			{name: "clusterRoleSelectors", num: 1, kind: kMessage, pres: repeated, omitZero: true, msg: labelSelector},
+		}}},
+	}}
+	roleBinding        = binding("RoleBinding")
+	clusterRoleBinding = binding("ClusterRoleBinding")
+)
+
+// binding is the message of RoleBinding and ClusterRoleBinding, which differ
+// only in name.
+func binding(name string) *message {
+	return &message{name: name, typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "subjects", num: 2, kind: kMessage, pres: repeated, omitZero: true, msg: subject},
+		{name: "roleRef", num: 3, kind: kMessage, msg: roleRef},
+	}}
+}
+
 // Messages read and written by hand: the envelope, WatchEvent, and the parts
 // of meta/v1 types with custom Go encodings. Their bytes fields are kString,
 // which has the same wire type.
@@ -270,6 +324,8 @@ var groupKinds = map[string]map[string]*message{
 	"v1": kindTable(namespace, list(namespace), configMap, list(configMap),
 		secret, list(secret), event, list(event)),
 	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
+	"rbac.authorization.k8s.io/v1": kindTable(role, list(role), clusterRole, list(clusterRole),
+		roleBinding, list(roleBinding), clusterRoleBinding, list(clusterRoleBinding)),
 }
 
 // metaKinds are registered in every group version, as Kubernetes registers

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/listwatch/listwatch/api"
@@ -196,6 +197,11 @@ func (q *request) create() {
 		writeError(q.w, apierror.MethodNotAllowed(q.r.Method, q.res.GroupResource()+" "+q.info.Name))
 		return
 	}
+	q.insert(obj)
+}
+
+// insert creates obj and answers 201.
+func (q *request) insert(obj api.Object) {
 	if err := q.recordCreate(obj); err != nil {
 		q.fail(err)
 		return
@@ -214,6 +220,19 @@ func (q *request) update() {
 	if err != nil {
 		q.fail(err)
 		return
+	}
+	if q.res.CreateOnUpdate && q.info.Subresource == "" {
+		// As kube's AllowCreateOnUpdate: a PUT of what does not exist
+		// creates it (one created meanwhile answers 409).
+		_, err := q.s.registry.GetStored(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+		if isReason(err, api.StatusReasonNotFound) {
+			if name := obj.Name(); name != q.info.Name {
+				q.fail(apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name)))
+				return
+			}
+			q.insert(obj)
+			return
+		}
 	}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		if q.info.Subresource == "status" {

@@ -144,7 +144,7 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("aggregated discovery Content-Type %q", ct)
 	}
 	var list api.APIGroupDiscoveryList
-	if err := json.Unmarshal(body, &list); err != nil || len(list.Items) != 2 || list.Items[0].ObjectMeta.Name != "apiextensions.k8s.io" || list.Items[1].ObjectMeta.Name != "coordination.k8s.io" {
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Items) != 3 || list.Items[0].ObjectMeta.Name != "apiextensions.k8s.io" || list.Items[1].ObjectMeta.Name != "coordination.k8s.io" || list.Items[2].ObjectMeta.Name != "rbac.authorization.k8s.io" {
 		t.Fatalf("aggregated /apis: %v %s", err, body)
 	}
 	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))

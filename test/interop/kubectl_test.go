@@ -185,12 +185,15 @@ func listwatchBin(t *testing.T) string {
 	return BuildOnce(t, "../..", "./cmd/listwatch")
 }
 
-func TestKubectl(t *testing.T) {
+func TestKubectl(t *testing.T) { withEachKubectl(t, scenario) }
+
+// withEachKubectl runs steps with each kubectl against a server of its own.
+func withEachKubectl(t *testing.T, steps func(*testing.T, kubectl)) {
 	bin := listwatchBin(t)
 	for name, newK := range kubectls(t) {
 		t.Run(name, func(t *testing.T) {
 			lw := StartListwatch(t, bin, "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-			scenario(t, newK(t, lw.URL))
+			steps(t, newK(t, lw.URL))
 		})
 	}
 }

@@ -19,9 +19,17 @@ var (
 const maxAnnotationsSize = 256 * 1024
 
 // validateName checks an object name as kube does: a DNS-1123 label for
-// namespaces, a DNS-1123 subdomain for everything else.
+// namespaces, the resource's own rule if it has one, a DNS-1123 subdomain
+// for everything else.
 func validateName(res *resource.Resource, name string) []api.StatusCause {
 	field := "metadata.name"
+	if res.NameRule != nil {
+		var causes []api.StatusCause
+		for _, msg := range res.NameRule(name) {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: %s", name, msg)))
+		}
+		return causes
+	}
 	if res.Plural == "namespaces" && res.Group == "" {
 		if len(name) > 63 || !dns1123Label.MatchString(name) {
 			return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", name))}

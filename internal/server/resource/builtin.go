@@ -81,14 +81,6 @@ func Builtins() []*Resource {
 	return rs
 }
 
-// rbacKind is a kind of rbac.authorization.k8s.io/v1.
-func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
-	return &Resource{
-		Group: "rbac.authorization.k8s.io", Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-		Namespaced: namespaced, StrategicMerge: true, Columns: []Column{column("Created At", "date", "", "When the object was created", stringCell("metadata", "creationTimestamp"))},
-	}
-}
-
 // prepareNamespace gives a new namespace phase Active and the kubernetes
 // finalizer, as kube's strategy does (status is a subresource after that).
 func prepareNamespace(obj, old api.Object) {

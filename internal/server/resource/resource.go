@@ -33,6 +33,9 @@ type Resource struct {
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
+	// NameRule checks object names in place of the DNS-1123 subdomain rule,
+	// returning what is wrong with a name; nil means the subdomain rule.
+	NameRule func(name string) []string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
@@ -51,6 +54,9 @@ type Resource struct {
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
+	// CreateOnUpdate lets a PUT create an object that does not exist, as
+	// kube's strategies that AllowCreateOnUpdate (RBAC kinds) do.
+	CreateOnUpdate bool
 	// StrategicMerge is true for built-in kinds, which accept
 	// application/strategic-merge-patch+json.
 	StrategicMerge bool

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,15 +25,17 @@ import (
 )
 
 // newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
-// coordination/v1 and the meta kinds under meta.k8s.io/v1.
+// coordination/v1, rbac/v1 and the meta kinds under meta.k8s.io/v1.
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	if err := coordinationv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*runtime.Scheme) error{coordinationv1.AddToScheme, rbacv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
 	return s

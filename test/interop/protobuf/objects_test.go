@@ -9,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -99,6 +100,24 @@ func cases() []testCase {
 		AcquireTime: &metav1.MicroTime{Time: time.Unix(0, 0)}, RenewTime: &metav1.MicroTime{Time: time.Unix(-1, 999_999_000)}}})
 	add("leaselist", &coordinationv1.LeaseList{Items: []coordinationv1.Lease{*fullLease(), {}}})
 
+	add("role/empty", &rbacv1.Role{})
+	add("role/full", &rbacv1.Role{ObjectMeta: fullMeta, Rules: fullRules()})
+	add("role/empty rules", &rbacv1.Role{Rules: []rbacv1.PolicyRule{}})
+	add("rolelist", &rbacv1.RoleList{Items: []rbacv1.Role{{Rules: fullRules()}, {}}})
+	add("clusterrole/empty", &rbacv1.ClusterRole{})
+	add("clusterrole/full", fullClusterRole())
+	add("clusterrole/empty aggregation", &rbacv1.ClusterRole{AggregationRule: &rbacv1.AggregationRule{}})
+	add("clusterrolelist", &rbacv1.ClusterRoleList{Items: []rbacv1.ClusterRole{*fullClusterRole(), {}}})
+	add("rolebinding/empty", &rbacv1.RoleBinding{})
+	add("rolebinding/full", &rbacv1.RoleBinding{ObjectMeta: fullMeta, Subjects: fullSubjects(),
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}})
+	add("rolebindinglist", &rbacv1.RoleBindingList{Items: []rbacv1.RoleBinding{{Subjects: fullSubjects()}, {}}})
+	add("clusterrolebinding/empty", &rbacv1.ClusterRoleBinding{})
+	add("clusterrolebinding/full", &rbacv1.ClusterRoleBinding{ObjectMeta: fullMeta, Subjects: fullSubjects(),
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:controller:x"}})
+	add("clusterrolebinding/empty subjects", &rbacv1.ClusterRoleBinding{Subjects: []rbacv1.Subject{}})
+	add("clusterrolebindinglist", &rbacv1.ClusterRoleBindingList{Items: []rbacv1.ClusterRoleBinding{{Subjects: fullSubjects()}, {}}})
+
 	add("namespacelist/nil items", &corev1.NamespaceList{})
 	add("namespacelist/empty items", &corev1.NamespaceList{Items: []corev1.Namespace{}})
 	add("namespacelist/full", &corev1.NamespaceList{
@@ -157,6 +176,38 @@ func fullLease() *coordinationv1.Lease {
 		HolderIdentity: ptr("host_0b3f"), LeaseDurationSeconds: ptr[int32](15), AcquireTime: &micro,
 		RenewTime: ptr(metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 1, 1_000, time.UTC))), LeaseTransitions: ptr[int32](3),
 		Strategy: ptr(coordinationv1.OldestEmulationVersion), PreferredHolder: ptr("other")}}
+}
+
+func fullRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{"", "apps"}, Resources: []string{"pods", "pods/log"},
+			ResourceNames: []string{"a", ""}},
+		{Verbs: []string{"*"}, NonResourceURLs: []string{"/healthz", "/metrics/*"}},
+		{Verbs: []string{}, APIGroups: []string{}, Resources: []string{}},
+		{},
+	}
+}
+
+func fullClusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{ObjectMeta: fullMeta, Rules: fullRules(), AggregationRule: &rbacv1.AggregationRule{
+		ClusterRoleSelectors: []metav1.LabelSelector{
+			{MatchLabels: map[string]string{"rbac.example.com/aggregate-to-view": "true", "": ""}},
+			{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+				{Key: "x", Operator: metav1.LabelSelectorOpExists, Values: []string{}},
+				{},
+			}},
+			{},
+		}}}
+}
+
+func fullSubjects() []rbacv1.Subject {
+	return []rbacv1.Subject{
+		{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice@example.com"},
+		{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:authenticated"},
+		{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: "kube-system"},
+		{},
+	}
 }
 
 func bigMap(n, valueLen int) map[string]string {
