@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/audit"
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
@@ -82,6 +83,11 @@ type Config struct {
 	RequestBodyTimeout time.Duration
 	// Profiling serves /debug/pprof/.
 	Profiling bool
+	// AuditPolicy and AuditLog, both set, log the requests the policy
+	// selects as kube-apiserver's audit log does (audit.go); the server
+	// does not close AuditLog.
+	AuditPolicy *audit.Policy
+	AuditLog    *audit.Log
 	// Metrics are the collectors /metrics serves; nil means new ones. The
 	// caller may have given some of them to the store (Metrics.Commits).
 	Metrics *metrics.Metrics
