@@ -49,9 +49,8 @@ type auditRecord struct {
 	// body is the request's body, read ahead (readAhead), of bodyType.
 	body     []byte
 	bodyType string
-	// What the response was: code 0 until its head is written.
-	code        int
-	contentType string
+	// code is the response's, 0 until its head is written.
+	code int
 	// captured: the response's bytes, kept while they fit in an event
 	// (overflow once they do not).
 	capture, overflow bool
@@ -280,16 +279,16 @@ func (rec *auditRecord) started(code int, contentType string) {
 	if rec.code != 0 {
 		return
 	}
-	rec.code, rec.contentType = code, contentType
+	rec.code = code
 	rec.ev.ResponseStatus = &api.Status{Code: int32(code)}
-	if rec.ev.Verb == "watch" {
-		rec.write(audit.StageResponseStarted, true)
-		return
-	}
 	mt, _, _ := mime.ParseMediaType(contentType)
 	// The body of a failure is its Status; of a success, the object
-	// logged at RequestResponse. A watch's stream is not.
-	rec.capture = mt == mediaJSON && (code >= 300 || (rec.cfg.Level.AtLeast(audit.LevelRequestResponse) && !rec.redact))
+	// logged at RequestResponse, unless it is a watch's stream.
+	watch := rec.ev.Verb == "watch"
+	rec.capture = mt == mediaJSON && (code >= 300 || (!watch && rec.cfg.Level.AtLeast(audit.LevelRequestResponse) && !rec.redact))
+	if watch {
+		rec.write(audit.StageResponseStarted, true)
+	}
 }
 
 // wrote keeps b, a part of the response, while the event can hold it.

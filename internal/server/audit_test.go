@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,8 +222,17 @@ func TestAuditWatchStages(t *testing.T) {
 	if detachedWatches(a.s) != 1 {
 		t.Fatal("the watch is not detached")
 	}
+	bad := exchange(t, a.ts, "GET", "/api/v1/namespaces/default/configmaps?watch=true&labelSelector=a%3D%3D%3Db", nil, "")
 	a.close() // ends the watch; its last event is written when the log closes
-	evs, stages := ofRequest(a.events(t), id)
+	all := a.events(t)
+	failed, stages := ofRequest(all, bad.header.Get("Audit-ID"))
+	if want := []audit.Stage{audit.StageRequestReceived, audit.StageResponseStarted, audit.StageResponseComplete}; bad.code != 400 || !cmp.Equal(want, stages) {
+		t.Fatalf("a watch refused: %d, stages %v", bad.code, stages)
+	}
+	if st := failed[2].ResponseStatus; st.Code != 400 || st.Reason != api.StatusReasonBadRequest || st.Message == "" {
+		t.Errorf("a watch refused: status %+v, want its Status", st)
+	}
+	evs, stages := ofRequest(all, id)
 	want := []audit.Stage{audit.StageRequestReceived, audit.StageResponseStarted, audit.StageResponseComplete}
 	if diff := cmp.Diff(want, stages); diff != "" {
 		t.Fatalf("stages (-want +got)\n%s", diff)
@@ -319,5 +329,32 @@ func TestAuditOmitManagedFields(t *testing.T) {
 	got, _ := ofRequest(evs, apply.header.Get("Audit-ID"))
 	if req, err := api.ParseObject(got[len(got)-1].RequestObject); err != nil || req.Name() != "c" {
 		t.Errorf("apply's YAML body as JSON: %s (%v)", got[len(got)-1].RequestObject, err)
+	}
+}
+
+// BenchmarkAudit creates and lists ConfigMaps (as BenchmarkCreate and
+// BenchmarkList) with every request logged at a level, to a file.
+func BenchmarkAudit(b *testing.B) {
+	for _, level := range []audit.Level{audit.LevelMetadata, audit.LevelRequestResponse} {
+		policy := "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: " + string(level) + "}]"
+		p, _, err := audit.ParsePolicy([]byte(policy))
+		if err != nil {
+			b.Fatal(err)
+		}
+		serve := func(b *testing.B) http.Handler {
+			l, err := audit.OpenLog(audit.LogConfig{Path: filepath.Join(b.TempDir(), "audit.log")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := memory.New()
+			s, err := New(b.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler), AuditPolicy: p, AuditLog: l})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close(); l.Close(); store.Close() })
+			return s.Handler()
+		}
+		b.Run(string(level)+"/create", func(b *testing.B) { benchCreate(b, serve(b)) })
+		b.Run(string(level)+"/list", func(b *testing.B) { benchList(b, serve(b)) })
 	}
 }

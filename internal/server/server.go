@@ -176,6 +176,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
 	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
+	if cfg.AuditLog != nil {
+		s.metrics.Audit(cfg.AuditLog.Counts)
+	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)

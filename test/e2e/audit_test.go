@@ -61,6 +61,10 @@ func TestAuditLog(t *testing.T) {
 		}
 		auditID = string(m[1])
 	}
+	if code, body := s.request(t, "GET", "/metrics", "", ""); code != 200 || !regexp.MustCompile(`(?m)^apiserver_audit_event_total [1-9]`).Match(body) ||
+		!strings.Contains(string(body), `apiserver_audit_error_total{plugin="log"} 0`) {
+		t.Errorf("/metrics: %d, want the audit counters:\n%s", code, body)
+	}
 	s.stop(t) // ends the watch and closes the log
 
 	evs := audittest.ReadLog(t, logPath)

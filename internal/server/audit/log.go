@@ -125,11 +125,12 @@ func (l *Log) Send(ev *Event) bool {
 // MaxEventBytes is the bound of an event's line.
 func (l *Log) MaxEventBytes() int64 { return l.maxEvent }
 
-// Counts are the events queued to be written and those dropped, as
-// kube's apiserver_audit_event_total and apiserver_audit_error_total.
+// Counts are the events sent to the Log and those dropped, as kube's
+// apiserver_audit_event_total and apiserver_audit_error_total.
 func (l *Log) Counts() (events, errors uint64) { return l.events.Load(), l.errors.Load() }
 
 func (l *Log) send(ev *Event) (<-chan struct{}, bool) {
+	l.events.Add(1)
 	line, err := l.encode(ev)
 	if err != nil {
 		l.fail(ev, err)
@@ -137,17 +138,17 @@ func (l *Log) send(ev *Event) (<-chan struct{}, bool) {
 	}
 	l.mu.Lock()
 	if l.closed || len(l.queue)+len(line) > queueBytes {
-		closed := l.closed
-		l.mu.Unlock()
-		if !closed {
-			l.fail(ev, errQueueFull)
+		err := errQueueFull
+		if l.closed {
+			err = errClosed
 		}
+		l.mu.Unlock()
+		l.fail(ev, err)
 		return nil, false
 	}
 	l.queue = append(l.queue, line...)
 	written := l.written
 	l.mu.Unlock()
-	l.events.Add(1)
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -158,6 +159,7 @@ func (l *Log) send(ev *Event) (<-chan struct{}, bool) {
 var (
 	errTooLarge  = errors.New("event is too large even after truncating")
 	errQueueFull = errors.New("the audit log is not keeping up: its queue is full")
+	errClosed    = errors.New("the audit log is closed")
 )
 
 // encode is ev's line, within maxEvent bytes: without its request and

@@ -94,8 +94,8 @@ func TestLogTruncates(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if events, errors := l.Counts(); events != 2 || errors != 1 {
-		t.Errorf("counts: %d events, %d errors; want 2, 1", events, errors)
+	if events, errors := l.Counts(); events != 3 || errors != 1 {
+		t.Errorf("counts: %d events, %d errors; want 3, 1", events, errors)
 	}
 	b, _ := os.ReadFile(path)
 	for line := range bytes.Lines(b) {
