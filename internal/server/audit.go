@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -254,6 +255,20 @@ func auditAuthorized(r *http.Request, a authz.Attributes, d authz.Decision, reas
 		u := userInfo(a.User)
 		rec.ev.ImpersonatedUser = &u
 	}
+}
+
+// auditRequestObject completes the objectRef of r's event from the object
+// its body decoded to, as kube's LogRequestObject: the name and namespace
+// a create gives in its body, the uid and resourceVersion sent.
+func auditRequestObject(r *http.Request, obj api.Object) {
+	n := noteOf(r)
+	if n == nil || n.audit == nil || n.audit.ev.ObjectRef == nil {
+		return
+	}
+	ref := n.audit.ev.ObjectRef
+	ref.Name = cmp.Or(ref.Name, obj.Name())
+	ref.Namespace = cmp.Or(ref.Namespace, obj.Namespace())
+	ref.UID, ref.ResourceVersion = obj.UID(), obj.ResourceVersion()
 }
 
 // write writes the event at stage, unless the policy omits it; wait: until

@@ -122,7 +122,7 @@ func TestAuditLevelsAndStages(t *testing.T) {
 		Kind: "Event", APIVersion: "audit.k8s.io/v1", Level: audit.LevelRequestResponse, Stage: audit.StageResponseComplete,
 		RequestURI: "/api/v1/namespaces/default/configmaps", Verb: "create",
 		User: audit.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, SourceIPs: []string{"127.0.0.1"}, UserAgent: "test/1",
-		ObjectRef:      &audit.ObjectReference{Resource: "configmaps", Namespace: "default", APIVersion: "v1"},
+		ObjectRef:      &audit.ObjectReference{Resource: "configmaps", Namespace: "default", Name: "c", APIVersion: "v1"}, // the name from the body, as kube
 		ResponseStatus: &api.Status{Code: 201},
 		Annotations:    map[string]string{audit.DecisionAnnotation: "allow", audit.ReasonAnnotation: ""},
 	}

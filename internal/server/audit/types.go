@@ -99,12 +99,14 @@ type UserInfo struct {
 
 // ObjectReference is what a resource request is about.
 type ObjectReference struct {
-	Resource    string `json:"resource,omitempty"`
-	Namespace   string `json:"namespace,omitempty"`
-	Name        string `json:"name,omitempty"`
-	APIGroup    string `json:"apiGroup,omitempty"`
-	APIVersion  string `json:"apiVersion,omitempty"`
-	Subresource string `json:"subresource,omitempty"`
+	Resource        string `json:"resource,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	APIGroup        string `json:"apiGroup,omitempty"`
+	APIVersion      string `json:"apiVersion,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	Subresource     string `json:"subresource,omitempty"`
 }
 
 // MicroTime is meta/v1 MicroTime: RFC 3339 in UTC with microseconds.
