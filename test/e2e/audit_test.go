@@ -117,6 +117,18 @@ func TestAuditBadPolicy(t *testing.T) {
 	}
 }
 
+// TestAuditLogToStandardOutput: --audit-log-path - writes the events to
+// standard output.
+func TestAuditLogToStandardOutput(t *testing.T) {
+	policy := writeFile(t, t.TempDir(), "policy.yaml", "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Metadata, verbs: [list]}]\n")
+	s := startServer(t, "--audit-policy-file", policy, "--audit-log-path", "-")
+	s.run(t, "get", "namespaces")
+	s.stop(t)
+	if !regexp.MustCompile(`(?m)^\{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata",.*"requestURI":"/api/v1/namespaces`).MatchString(s.logs.String()) {
+		t.Errorf("no event on standard output:\n%s", s.logs)
+	}
+}
+
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
