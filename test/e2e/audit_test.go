@@ -107,13 +107,27 @@ func TestAuditLog(t *testing.T) {
 	}
 }
 
-func TestAuditBadPolicy(t *testing.T) {
+// TestAuditBadFlags: serve refuses a bad policy or log flags, saying why.
+func TestAuditBadFlags(t *testing.T) {
 	dir := t.TempDir()
-	policy := writeFile(t, dir, "policy.yaml", "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Everything}]\n")
-	out, err := exec.CommandContext(context.Background(), binary, "serve", "--listen", freeAddr(t), "--data-dir", dir,
-		"--audit-policy-file", policy, "--audit-log-path", filepath.Join(dir, "audit.log")).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), `rules[0].level: Unsupported value: "Everything"`) {
-		t.Errorf("serve with a bad policy: %v\n%s", err, out)
+	good := writeFile(t, dir, "good.yaml", "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Metadata}]\n")
+	bad := writeFile(t, dir, "bad.yaml", "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules: [{level: Everything}]\n")
+	log := filepath.Join(dir, "audit.log")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--audit-policy-file", bad, "--audit-log-path", log}, `loading audit policy file: rules[0].level: Unsupported value: "Everything"`},
+		{[]string{"--audit-policy-file", filepath.Join(dir, "missing.yaml"), "--audit-log-path", log}, "missing.yaml: no such file"},
+		{[]string{"--audit-policy-file", good, "--audit-log-path", log, "--audit-log-truncate-enabled=false"}, "every audit event is bounded"},
+		{[]string{"--audit-policy-file", good, "--audit-log-path", log, "--audit-log-truncate-max-event-size", "0"}, "must be a positive number"},
+		{[]string{"--audit-policy-file", good, "--audit-log-path", log, "--audit-log-maxage", "-1"}, "can't be negative numbers"},
+	} {
+		args := append([]string{"serve", "--listen", freeAddr(t), "--data-dir", dir}, tt.args...)
+		out, err := exec.CommandContext(t.Context(), binary, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tt.want) {
+			t.Errorf("serve %v: %v, want an error containing %q:\n%s", tt.args, err, tt.want, out)
+		}
 	}
 }
 
