@@ -19,10 +19,10 @@ type auditOptions struct {
 
 func (o *auditOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policyFile, "audit-policy-file", "", "path to the file that defines the audit policy configuration (audit.k8s.io/v1 Policy)")
-	f.StringVar(&o.cfg.Path, "audit-log-path", "", "if set, all requests coming to the apiserver will be logged to this file; '-' means standard out")
+	f.StringVar(&o.cfg.Path, "audit-log-path", "", "write the audit events --audit-policy-file selects to this file, rotated; '-' means standard output")
 	f.IntVar(&o.cfg.MaxAgeDays, "audit-log-maxage", 366, "the maximum number of days to retain old audit log files based on the timestamp encoded in their filename; 0 means no limit")
 	f.IntVar(&o.cfg.MaxBackups, "audit-log-maxbackup", 100, "the maximum number of old audit log files to retain; 0 means no limit")
-	f.IntVar(&o.cfg.MaxSizeMiB, "audit-log-maxsize", 100, "the maximum size in megabytes of the audit log file before it gets rotated; 0 disables rotation")
+	f.IntVar(&o.cfg.MaxSizeMiB, "audit-log-maxsize", 100, "the maximum size in MiB of the audit log file before it gets rotated; 0 disables rotation")
 	f.BoolVar(&o.truncateEnabled, "audit-log-truncate-enabled", true, "whether events are truncated: always, so that no event is larger than --audit-log-truncate-max-event-size (kube's default is false)")
 	f.Int64Var(&o.cfg.MaxEventBytes, "audit-log-truncate-max-event-size", audit.DefaultMaxEventBytes, "maximum size of an audit event; a larger one loses its request and response objects, and is discarded if still too large")
 }
