@@ -59,6 +59,7 @@ type serveOptions struct {
 	watchCacheMiB, watchCacheResourceMiB int64
 	// What watchers replaying from the store hold together, in MiB.
 	watchReplayMiB int64
+	audit          auditOptions
 }
 
 func newServe() *cobra.Command {
@@ -107,6 +108,7 @@ func newServe() *cobra.Command {
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
+	o.audit.addFlags(f)
 	return cmd
 }
 
@@ -127,6 +129,13 @@ func (o *serveOptions) run(ctx context.Context) error {
 			return err
 		}
 		defer stop()
+	}
+	auditPolicy, auditLog, err := o.audit.open(slog.Default())
+	if err != nil {
+		return err
+	}
+	if auditLog != nil {
+		defer auditLog.Close() // last: the requests and watches that end at shutdown are logged
 	}
 	m := metrics.New()
 	store, where, err := o.openStore(m)
@@ -150,6 +159,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
+		AuditPolicy: auditPolicy, AuditLog: auditLog,
 	})
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := attributesOf(r, noteOf(r))
 		d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), a)
+		auditAuthorized(r, a, d, reason, err)
 		if d == authz.Allow {
 			next.ServeHTTP(w, r)
 			return

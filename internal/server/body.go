@@ -104,6 +104,16 @@ func (s *Server) readObject(r *http.Request) (api.Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	obj, err := decodeObject(mt, b)
+	if err == nil {
+		auditRequestObject(r, obj)
+	}
+	return obj, err
+}
+
+// decodeObject decodes body b of media type mt into an object.
+func decodeObject(mt string, b []byte) (api.Object, error) {
+	var err error
 	switch mt {
 	case mediaJSON:
 	case mediaProtobuf:

@@ -48,8 +48,10 @@ func serveBench(b *testing.B, h http.Handler, method, path, body string, code in
 	}
 }
 
-func BenchmarkCreate(b *testing.B) {
-	h := benchServer(b)
+func BenchmarkCreate(b *testing.B) { benchCreate(b, benchServer(b)) }
+
+// benchCreate creates 1 KiB ConfigMaps through h.
+func benchCreate(b *testing.B, h http.Handler) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -81,6 +83,20 @@ func BenchmarkGet(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		serveBench(b, h, http.MethodGet, benchConfigMaps+"/a", "", http.StatusOK)
+	}
+}
+
+// BenchmarkList lists 100 ConfigMaps of 1 KiB from the watch cache.
+func BenchmarkList(b *testing.B) { benchList(b, benchServer(b)) }
+
+// benchList lists 100 ConfigMaps of 1 KiB through h.
+func benchList(b *testing.B, h http.Handler) {
+	for i := range 100 {
+		serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap(fmt.Sprint("c", i)), http.StatusCreated)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		serveBench(b, h, http.MethodGet, benchConfigMaps, "", http.StatusOK)
 	}
 }
 

@@ -25,12 +25,13 @@ import (
 //	screen          403 for a Host or Origin that is not loopback when Config.LoopbackOnly;
 //	                400 or 404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
+//	auditRequests   the audit log's events, as kube's WithAudit (audit.go)
 //	authorize       403 unless Config.Authorizer allows it (authorize.go)
 //	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
 func (s *Server) filters(h http.Handler) http.Handler {
-	return s.observe(s.screen(s.authenticate(s.authorize(s.readAhead(s.limitInFlight(h))))))
+	return s.observe(s.screen(s.authenticate(s.auditRequests(s.authorize(s.readAhead(s.limitInFlight(h)))))))
 }
 
 // Defaults of the in-flight limits, as kube-apiserver's.
@@ -59,6 +60,8 @@ type note struct {
 	// detached says another goroutine answers the request after its
 	// handler returns (a detached watch), and logs it when it is over.
 	detached bool
+	// audit is the request's audit event, if the policy logs it.
+	audit *auditRecord
 }
 
 type noteKey struct{}
@@ -99,7 +102,11 @@ func (s *Server) detachRequest(r *http.Request) requestLog {
 		return requestLog{s: s, start: time.Now()}
 	}
 	n.detached = true
-	return s.requestLog(r, n)
+	l := s.requestLog(r, n)
+	if l.audit = n.audit; l.audit != nil {
+		l.audit.started(http.StatusOK, "")
+	}
+	return l
 }
 
 // requestLog is what the access log and the request metrics say of a
@@ -109,6 +116,7 @@ type requestLog struct {
 	labels                                     metrics.Request
 	method, path, verb, resource, user, remote string
 	start                                      time.Time
+	audit                                      *auditRecord // a detached request's, completed by end
 }
 
 func (s *Server) requestLog(r *http.Request, n *note) requestLog {
@@ -125,6 +133,9 @@ func (s *Server) requestLog(r *http.Request, n *note) requestLog {
 // end writes the access log line and records the request metrics.
 func (l requestLog) end(ctx context.Context, code int, bytes int64) {
 	elapsed := time.Since(l.start)
+	if l.audit != nil { // on a watch's sender: it must not wait for the write
+		l.audit.complete(false)
+	}
 	l.s.metrics.ObserveRequest(l.labels, code, elapsed)
 	line := requestLine{
 		method: l.method, path: l.path, verb: l.verb, resource: l.resource, code: code,
@@ -207,6 +218,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		user, err := s.user(r)
 		if err != nil {
 			s.log.Debug("unauthenticated request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+			s.auditUnauthenticated(w, r)
 			writeError(w, apierror.Unauthorized())
 			return
 		}
@@ -287,6 +299,9 @@ func (s *Server) readAhead(next http.Handler) http.Handler {
 		r.Body = counted
 		defer func() { budget.give(user.Name, counted.taken) }()
 		b, err := s.readBody(r)
+		if rec := noteOf(r).audit; rec != nil {
+			rec.body = b
+		}
 		if err == nil {
 			_ = rc.SetReadDeadline(time.Time{})
 		} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/audit"
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
@@ -82,6 +83,11 @@ type Config struct {
 	RequestBodyTimeout time.Duration
 	// Profiling serves /debug/pprof/.
 	Profiling bool
+	// AuditPolicy and AuditLog, both set, log the requests the policy
+	// selects as kube-apiserver's audit log does (audit.go); the server
+	// does not close AuditLog.
+	AuditPolicy *audit.Policy
+	AuditLog    *audit.Log
 	// Metrics are the collectors /metrics serves; nil means new ones. The
 	// caller may have given some of them to the store (Metrics.Commits).
 	Metrics *metrics.Metrics
@@ -170,6 +176,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
 	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
+	if cfg.AuditLog != nil {
+		s.metrics.Audit(cfg.AuditLog.Counts)
+	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
