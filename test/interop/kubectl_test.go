@@ -185,12 +185,15 @@ func listwatchBin(t *testing.T) string {
 	return BuildOnce(t, "../..", "./cmd/listwatch")
 }
 
-func TestKubectl(t *testing.T) {
+func TestKubectl(t *testing.T) { eachKubectl(t, scenario) }
+
+// eachKubectl runs f with each kubectl, against a server of its own.
+func eachKubectl(t *testing.T, f func(t *testing.T, k kubectl)) {
 	bin := listwatchBin(t)
 	for name, newK := range kubectls(t) {
 		t.Run(name, func(t *testing.T) {
 			lw := StartListwatch(t, bin, "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-			scenario(t, newK(t, lw.URL))
+			f(t, newK(t, lw.URL))
 		})
 	}
 }
