@@ -82,15 +82,29 @@ var (
 			{name: "evaluationError", num: 4, kind: kString, omitZero: true},
 		}}},
 	}}
+	userInfo = &message{name: "UserInfo", fields: []field{
+		{name: "username", num: 1, kind: kString, omitZero: true},
+		{name: "uid", num: 2, kind: kString, omitZero: true},
+		{name: "groups", num: 3, kind: kString, pres: repeated, omitZero: true},
+		extraMap(4),
+	}}
 	selfSubjectReview = &message{name: "SelfSubjectReview", typeMeta: true, fields: []field{
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "status", num: 2, kind: kMessage, msg: &message{name: "SelfSubjectReviewStatus", fields: []field{
-			{name: "userInfo", num: 1, kind: kMessage, msg: &message{name: "UserInfo", fields: []field{
-				{name: "username", num: 1, kind: kString, omitZero: true},
-				{name: "uid", num: 2, kind: kString, omitZero: true},
-				{name: "groups", num: 3, kind: kString, pres: repeated, omitZero: true},
-				extraMap(4),
-			}}},
+			{name: "userInfo", num: 1, kind: kMessage, msg: userInfo},
+		}}},
+	}}
+	tokenReview = &message{name: "TokenReview", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "TokenReviewSpec", fields: []field{
+			{name: "token", num: 1, kind: kString, omitZero: true},
+			{name: "audiences", num: 2, kind: kString, pres: repeated, omitZero: true},
+		}}},
+		{name: "status", num: 3, kind: kMessage, msg: &message{name: "TokenReviewStatus", fields: []field{
+			{name: "authenticated", num: 1, kind: kBool, omitZero: true},
+			{name: "user", num: 2, kind: kMessage, msg: userInfo},
+			{name: "error", num: 3, kind: kString, omitZero: true},
+			{name: "audiences", num: 4, kind: kString, pres: repeated, omitZero: true},
 		}}},
 	}}
 )
@@ -103,5 +117,5 @@ var (
 		accessReview("LocalSubjectAccessReview", subjectAccessReviewSpec),
 		selfSubjectRulesReview,
 	)
-	authenticationKinds = kindTable(selfSubjectReview)
+	authenticationKinds = kindTable(selfSubjectReview, tokenReview)
 )

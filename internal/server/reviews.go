@@ -66,6 +66,8 @@ func (s *Server) answer(ctx context.Context, res *resource.Resource, obj api.Obj
 		return s.rulesReview(ctx, res, user, obj)
 	case "SelfSubjectReview":
 		return selfSubjectReview(res, user), nil
+	case "TokenReview":
+		return s.tokenReview(ctx, res, obj)
 	}
 	return nil, apierror.Internal(fmt.Errorf("no answer for kind %s", res.Kind))
 }
@@ -311,10 +313,58 @@ func reviewAnswer(res *resource.Resource, status map[string]any) api.Object {
 	return api.Object{"apiVersion": res.APIVersion(), "kind": res.Kind, "metadata": map[string]any{}, "spec": map[string]any{}, "status": status}
 }
 
+// tokenReview answers whether Config.Authenticator accepts a bearer token
+// and as whom, as kube's TokenReview. The authenticators know no
+// audiences: as kube's audience-agnostic ones with no API audiences, they
+// accept no token for a review that names audiences.
+func (s *Server) tokenReview(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
+	var spec struct {
+		Token     string   `json:"token"`
+		Audiences []string `json:"audiences"`
+	}
+	if err := typed(res, obj["spec"], &spec); err != nil {
+		return nil, err
+	}
+	if spec.Token == "" {
+		return nil, apierror.BadRequest("token is required for TokenReview in authentication")
+	}
+	status := map[string]any{"user": map[string]any{}}
+	obj["status"] = status
+	if s.cfg.Authenticator == nil || len(spec.Audiences) > 0 {
+		return obj, nil
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", http.NoBody)
+	if err != nil {
+		return nil, apierror.Internal(err)
+	}
+	r.Header.Set("Authorization", "Bearer "+spec.Token) // nothing but the token, as kube
+	user, ok, err := s.cfg.Authenticator.Authenticate(r)
+	if ok {
+		status["authenticated"] = true
+		status["user"] = userInfo(user)
+	}
+	if err != nil {
+		status["error"] = err.Error()
+	}
+	return obj, nil
+}
+
 // selfSubjectReview is the request's user as the server knows it
 // (kube's SelfSubjectReview, created now).
 func selfSubjectReview(res *resource.Resource, user *authn.User) api.Object {
-	info := map[string]any{"username": user.Name}
+	return api.Object{
+		"apiVersion": res.APIVersion(), "kind": res.Kind,
+		"metadata": map[string]any{"creationTimestamp": time.Now().UTC().Format(time.RFC3339)},
+		"status":   map[string]any{"userInfo": userInfo(user)},
+	}
+}
+
+// userInfo is user as authentication.k8s.io's UserInfo.
+func userInfo(user *authn.User) map[string]any {
+	info := map[string]any{}
+	if user.Name != "" {
+		info["username"] = user.Name
+	}
 	if user.UID != "" {
 		info["uid"] = user.UID
 	}
@@ -328,11 +378,7 @@ func selfSubjectReview(res *resource.Resource, user *authn.User) api.Object {
 		}
 		info["extra"] = extra
 	}
-	return api.Object{
-		"apiVersion": res.APIVersion(), "kind": res.Kind,
-		"metadata": map[string]any{"creationTimestamp": time.Now().UTC().Format(time.RFC3339)},
-		"status":   map[string]any{"userInfo": info},
-	}
+	return info
 }
 
 // authorizer is Config.Authorizer, or AlwaysAllow when there is none.

@@ -298,3 +298,32 @@ func TestReviewProtobuf(t *testing.T) {
 		t.Errorf("status (-want +got)\n%s", diff)
 	}
 }
+
+func TestTokenReview(t *testing.T) {
+	allow := &scriptedAuthorizer{script: func(authz.Attributes) (authz.Decision, string, error) { return authz.Allow, "", nil }}
+	o, alice := newReviewServer(t, allow, nil)
+	const tr = "/apis/authentication.k8s.io/v1/tokenreviews"
+	tests := []struct {
+		name, body string
+		status     map[string]any
+	}{
+		{"a known token", `{"spec":{"token":"alice-token"}}`, map[string]any{"authenticated": true,
+			"user": map[string]any{"username": "alice", "uid": "a-1", "groups": []any{"devs", "system:authenticated"}}}},
+		{"an unknown token", `{"spec":{"token":"forged"}}`, map[string]any{"user": map[string]any{}, "error": "invalid bearer token"}},
+		{"audiences", `{"spec":{"token":"alice-token","audiences":["vault"]}}`, map[string]any{"user": map[string]any{}}},
+	}
+	for _, tt := range tests {
+		r := exchangeWith(t, o.ts.Client(), "POST", o.ts.URL+tr, alice, tt.body)
+		if diff := cmp.Diff(tt.status, r.obj["status"]); r.code != 201 || diff != "" {
+			t.Errorf("%s: %d (-want +got)\n%s", tt.name, r.code, diff)
+		}
+	}
+	r := exchangeWith(t, o.ts.Client(), "POST", o.ts.URL+tr, alice, `{"spec":{}}`)
+	if want := "token is required for TokenReview in authentication"; r.code != 400 || r.obj["message"] != want {
+		t.Errorf("no token: %d %v, want 400 %q", r.code, r.obj["message"], want)
+	}
+	code, obj := call(t, newTestServer(t), "POST", tr, mediaJSON, `{"spec":{"token":"alice-token"}}`)
+	if diff := cmp.Diff(map[string]any{"user": map[string]any{}}, obj["status"]); code != 201 || diff != "" {
+		t.Errorf("no authenticator: %d (-want +got)\n%s", code, diff)
+	}
+}

@@ -117,3 +117,31 @@ func TestClientGoAccessReviews(t *testing.T) {
 		t.Errorf("SelfSubjectReview as bob: %v %v (-want +got)\n%s", err, ssr.CreationTimestamp, cmp.Diff(want, ssr.Status.UserInfo))
 	}
 }
+
+// TestClientGoTokenReview asks the binary, serving a token file, whether
+// tokens are valid, as a delegating proxy (kube-rbac-proxy) does.
+func TestClientGoTokenReview(t *testing.T) {
+	dir := t.TempDir()
+	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\n")
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "alice-token", QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := func(token string) authenticationv1.TokenReviewStatus {
+		t.Helper()
+		tr, err := cs.AuthenticationV1().TokenReviews().Create(t.Context(), &authenticationv1.TokenReview{
+			Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("TokenReview: %v", err)
+		}
+		return tr.Status
+	}
+	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops"}}}
+	if diff := cmp.Diff(want, review("alice-token")); diff != "" {
+		t.Errorf("a known token (-want +got)\n%s", diff)
+	}
+	if got := review("forged"); got.Authenticated || got.Error == "" {
+		t.Errorf("a forged token: %+v, want not authenticated, with an error", got)
+	}
+}

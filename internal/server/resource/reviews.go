@@ -30,6 +30,7 @@ func reviewKinds() []*Resource {
 		review(authorizationGroup, "localsubjectaccessreviews", "LocalSubjectAccessReview", true),
 		review(authorizationGroup, "selfsubjectrulesreviews", "SelfSubjectRulesReview", false),
 		review(authenticationGroup, "selfsubjectreviews", "SelfSubjectReview", false),
+		review(authenticationGroup, "tokenreviews", "TokenReview", false),
 	}
 }
 
@@ -139,6 +140,20 @@ func reviewDefinitions() map[string]map[string]any {
 		}),
 		n + "SelfSubjectReviewStatus": object("SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.", map[string]any{
 			"userInfo": ref(n+"UserInfo", "User attributes of the user making this request."),
+		}),
+		n + "TokenReview": kind(authenticationGroup, "v1", "TokenReview", "TokenReview attempts to authenticate a token to a known user.", map[string]any{
+			"spec":   ref(n+"TokenReviewSpec", "Spec holds information about the request being evaluated"),
+			"status": ref(n+"TokenReviewStatus", "Status is filled in by the server and indicates whether the request can be authenticated."),
+		}, "spec"),
+		n + "TokenReviewSpec": object("TokenReviewSpec is a description of the token authentication request.", map[string]any{
+			"audiences": strs("Audiences is a list of the identifiers that the resource server presented with the token identifies as."),
+			"token":     str("Token is the opaque bearer token."),
+		}),
+		n + "TokenReviewStatus": object("TokenReviewStatus is the result of the token authentication request.", map[string]any{
+			"audiences":     strs("Audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token."),
+			"authenticated": boolean("Authenticated indicates that the token was associated with a known user."),
+			"error":         str("Error indicates that the token couldn't be checked"),
+			"user":          ref(n+"UserInfo", "User is the UserInfo associated with the provided token."),
 		}),
 		n + "UserInfo": object("UserInfo holds the information about the user needed to implement the user.Info interface.", map[string]any{
 			"extra":    extra("Any additional information provided by the authenticator."),

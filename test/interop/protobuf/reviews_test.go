@@ -51,6 +51,10 @@ func TestReviews(t *testing.T) {
 		&authenticationv1.SelfSubjectReview{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created},
 			Status: authenticationv1.SelfSubjectReviewStatus{UserInfo: authenticationv1.UserInfo{Username: "alice", UID: "1",
 				Groups: []string{"devs"}, Extra: map[string]authenticationv1.ExtraValue{"k": {"v"}, "none": nil}}}},
+		&authenticationv1.TokenReview{},
+		&authenticationv1.TokenReview{ObjectMeta: fullMeta, Spec: authenticationv1.TokenReviewSpec{Token: "t", Audiences: []string{"a", ""}},
+			Status: authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "u"},
+				Audiences: []string{"a"}, Error: "e"}},
 	}
 	for i, kind := range slices.Clone(objs) {
 		f := filler(int64(100 + i))
