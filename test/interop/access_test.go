@@ -36,6 +36,16 @@ func kubectlAuth(t *testing.T, k kubectl) {
 	// names and verbs.
 	list := k.must(t, "auth", "can-i", "--list")
 	contains(t, list, `Resources\s+Non-Resource URLs\s+Resource Names\s+Verbs`, `\*\.\*\s+\[\]\s+\[\]\s+\[\*\]`, `\s+\[\*\]\s+\[\]\s+\[\*\]`)
+	// A review created from a file, as any object: kubectl finds it in
+	// discovery and validates it against the OpenAPI schema.
+	ssar := writeFile(t, t.TempDir(), "ssar.yaml", `apiVersion: authorization.k8s.io/v1
+kind: SelfSubjectAccessReview
+spec:
+  resourceAttributes: {verb: get, resource: secrets, namespace: default}
+`)
+	if out := k.must(t, "create", "-f", ssar, "-o", "jsonpath={.status.allowed}"); out != "true" {
+		t.Errorf("kubectl create -f ssar.yaml: %q, want true", out)
+	}
 	// An impersonated user's request is served as any other.
 	k.must(t, "create", "configmap", "as-bob", "--as", "bob", "--from-literal", "k=v")
 	contains(t, k.must(t, "get", "configmap", "as-bob", "--as", "bob", "-o", "name"), `configmap/as-bob`)
