@@ -45,12 +45,21 @@ const (
 // request without such headers costs a look at its header names.
 func (s *Server) impersonate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hasImpersonation(r.Header) {
+		var asked []authz.Attributes
+		var err error
+		if hasImpersonation(r.Header) {
+			asked, err = impersonations(r.Header)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if len(asked) == 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
 		n := noteOf(r)
-		as, err := s.actAs(r, n.user)
+		as, err := s.actAs(r, n.user, asked)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -75,14 +84,10 @@ func hasImpersonation(h http.Header) bool {
 	return false
 }
 
-// actAs authorizes, for requester, what r's headers impersonate, in kube's
-// order (the user, each group, each extra value, the uid), and returns the
-// user they make.
-func (s *Server) actAs(r *http.Request, requester *authn.User) (*authn.User, error) {
-	asked, err := impersonations(r.Header)
-	if err != nil {
-		return nil, err
-	}
+// actAs authorizes, for requester, what r's headers impersonate (asked,
+// in kube's order: the user, each group, each extra value, the uid), and
+// returns the user they make.
+func (s *Server) actAs(r *http.Request, requester *authn.User, asked []authz.Attributes) (*authn.User, error) {
 	as := &authn.User{}
 	_, groupsGiven := r.Header[impersonateGroup]
 	for _, a := range asked {

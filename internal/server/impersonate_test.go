@@ -41,6 +41,8 @@ func TestImpersonation(t *testing.T) {
 	}{
 		{"none", http.Header{}, nil,
 			map[string]any{"username": "alice", "uid": "a-1", "groups": []any{"devs", "system:authenticated"}}, 201, ""},
+		{"another Impersonate- header", http.Header{"Impersonate-Someone": {"bob"}, "Impersonate-User": {""}}, nil,
+			map[string]any{"username": "alice", "uid": "a-1", "groups": []any{"devs", "system:authenticated"}}, 201, ""},
 		{"a user", http.Header{"Impersonate-User": {"bob"}},
 			[]authz.Attributes{impersonate("users", "", "bob", "")},
 			map[string]any{"username": "bob", "groups": []any{"system:authenticated"}}, 201, ""},
