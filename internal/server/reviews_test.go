@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // scriptedAuthorizer decides by its script and records what it was asked
@@ -325,5 +328,29 @@ func TestTokenReview(t *testing.T) {
 	code, obj := call(t, newTestServer(t), "POST", tr, mediaJSON, `{"spec":{"token":"alice-token"}}`)
 	if diff := cmp.Diff(map[string]any{"user": map[string]any{}}, obj["status"]); code != 201 || diff != "" {
 		t.Errorf("no authenticator: %d (-want +got)\n%s", code, diff)
+	}
+}
+
+// BenchmarkSelfSubjectAccessReview is one kubectl auth can-i's request
+// through the whole handler, filters included, with AlwaysAllow.
+func BenchmarkSelfSubjectAccessReview(b *testing.B) {
+	store := memory.New()
+	b.Cleanup(func() { store.Close() })
+	s, err := New(b.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	h := s.Handler()
+	const body = `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"namespace":"default","verb":"list","resource":"configmaps"}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", strings.NewReader(body))
+		req.Header.Set("Content-Type", mediaJSON)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusCreated {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
 	}
 }
