@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"reflect"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -151,7 +150,7 @@ func validateAccessReview(kind string, obj api.Object, spec *accessSpec) []api.S
 	case spec.ResourceAttributes != nil && spec.NonResourceAttributes != nil:
 		causes = append(causes, invalid("spec.nonResourceAttributes", spec.NonResourceAttributes, "cannot be specified in combination with resourceAttributes"))
 	case spec.ResourceAttributes == nil && spec.NonResourceAttributes == nil:
-		causes = append(causes, invalid("spec.resourceAttributes", nil, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+		causes = append(causes, invalid("spec.resourceAttributes", spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
 	}
 	if kind != "SelfSubjectAccessReview" && spec.User == "" && len(spec.Groups) == 0 {
 		causes = append(causes, invalid("spec.user", spec.User, "at least one of user or group must be specified"))
@@ -210,12 +209,9 @@ func zeroJSON(v any) bool {
 	return false
 }
 
-// invalidValue writes a field's value in an Invalid cause: strings
-// quoted, nothing as "null", others as JSON.
+// invalidValue writes a field's value in an Invalid cause as kube's
+// field errors do: a string quoted, anything else as JSON (nothing as null).
 func invalidValue(v any) string {
-	if rv := reflect.ValueOf(v); v == nil || rv.Kind() == reflect.Pointer && rv.IsNil() {
-		return `"null"`
-	}
 	if s, ok := v.(string); ok {
 		return fmt.Sprintf("%q", s)
 	}

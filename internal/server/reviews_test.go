@@ -152,7 +152,7 @@ func TestAccessReviewValidation(t *testing.T) {
 		message          string
 	}{
 		{"neither attributes", authzV1 + "/selfsubjectaccessreviews", `{"spec":{}}`, 422,
-			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified`},
+			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified`},
 		{"both attributes", authzV1 + "/selfsubjectaccessreviews", `{"spec":{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}`, 422,
 			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: {"path":"/x","verb":"get"}: cannot be specified in combination with resourceAttributes`},
 		{"metadata set", authzV1 + "/selfsubjectaccessreviews", `{"metadata":{"name":"q"},"spec":{"resourceAttributes":{"verb":"get"}}}`, 422,
