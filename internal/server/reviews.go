@@ -83,15 +83,23 @@ type accessSpec struct {
 }
 
 // resourceAttributes are what a review asks of a resource. Its field and
-// label selectors are accepted and not evaluated: RBAC ignores them.
+// label selectors are checked as kube does and not evaluated: RBAC
+// ignores them.
 type resourceAttributes struct {
-	Namespace   string `json:"namespace,omitempty"`
-	Verb        string `json:"verb,omitempty"`
-	Group       string `json:"group,omitempty"`
-	Version     string `json:"version,omitempty"`
-	Resource    string `json:"resource,omitempty"`
-	Subresource string `json:"subresource,omitempty"`
-	Name        string `json:"name,omitempty"`
+	Namespace     string              `json:"namespace,omitempty"`
+	Verb          string              `json:"verb,omitempty"`
+	Group         string              `json:"group,omitempty"`
+	Version       string              `json:"version,omitempty"`
+	Resource      string              `json:"resource,omitempty"`
+	Subresource   string              `json:"subresource,omitempty"`
+	Name          string              `json:"name,omitempty"`
+	FieldSelector *selectorAttributes `json:"fieldSelector,omitempty"`
+	LabelSelector *selectorAttributes `json:"labelSelector,omitempty"`
+}
+
+type selectorAttributes struct {
+	RawSelector  string            `json:"rawSelector,omitempty"`
+	Requirements []json.RawMessage `json:"requirements,omitempty"`
 }
 
 type nonResourceAttributes struct {
@@ -154,6 +162,18 @@ func validateAccessReview(kind string, obj api.Object, spec *accessSpec) []api.S
 	}
 	if kind != "SelfSubjectAccessReview" && spec.User == "" && len(spec.Groups) == 0 {
 		causes = append(causes, invalid("spec.user", spec.User, "at least one of user or group must be specified"))
+	}
+	if ra := spec.ResourceAttributes; ra != nil {
+		for i, sel := range []*selectorAttributes{ra.FieldSelector, ra.LabelSelector} {
+			path := "spec.resourceAttributes." + []string{"fieldSelector", "labelSelector"}[i]
+			switch {
+			case sel == nil:
+			case sel.RawSelector != "" && len(sel.Requirements) > 0:
+				causes = append(causes, invalid(path+".rawSelector", sel.RawSelector, "may not specified at the same time as requirements"))
+			case sel.RawSelector == "" && len(sel.Requirements) == 0:
+				causes = append(causes, apierror.Field(api.CauseTypeFieldValueRequired, path+".requirements", "Required value: when "+path+" is specified, requirements or rawSelector is required"))
+			}
+		}
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	switch {

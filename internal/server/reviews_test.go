@@ -98,7 +98,7 @@ func TestAccessReviews(t *testing.T) {
 		status           map[string]any
 	}{
 		{"self, allowed", authzV1 + "/selfsubjectaccessreviews",
-			`{"spec":{"resourceAttributes":{"namespace":"ns","verb":"list","resource":"configmaps"}}}`,
+			`{"spec":{"resourceAttributes":{"namespace":"ns","verb":"list","resource":"configmaps","labelSelector":{"rawSelector":"app=web"}}}}`,
 			authz.Attributes{User: aliceUser, Verb: "list", ResourceRequest: true, Namespace: "ns", APIVersion: "*", Resource: "configmaps"},
 			map[string]any{"allowed": true}},
 		{"self, denied", authzV1 + "/selfsubjectaccessreviews",
@@ -155,6 +155,8 @@ func TestAccessReviewValidation(t *testing.T) {
 			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified`},
 		{"both attributes", authzV1 + "/selfsubjectaccessreviews", `{"spec":{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}`, 422,
 			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: {"path":"/x","verb":"get"}: cannot be specified in combination with resourceAttributes`},
+		{"selectors of both forms and of none", authzV1 + "/selfsubjectaccessreviews", `{"spec":{"resourceAttributes":{"verb":"list","fieldSelector":{"rawSelector":"a=b","requirements":[{"key":"a","operator":"In","values":["b"]}]},"labelSelector":{}}}}`, 422,
+			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: [spec.resourceAttributes.fieldSelector.rawSelector: Invalid value: "a=b": may not specified at the same time as requirements, spec.resourceAttributes.labelSelector.requirements: Required value: when spec.resourceAttributes.labelSelector is specified, requirements or rawSelector is required]`},
 		{"metadata set", authzV1 + "/selfsubjectaccessreviews", `{"metadata":{"name":"q"},"spec":{"resourceAttributes":{"verb":"get"}}}`, 422,
 			`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: metadata: Invalid value: {"name":"q"}: must be empty`},
 		{"no subject", authzV1 + "/subjectaccessreviews", `{"spec":{"resourceAttributes":{"verb":"get"}}}`, 422,
