@@ -113,7 +113,7 @@ func decodeMessage(m *message, data []byte) (map[string]any, error) {
 // JSON has the field at all.
 func decodeField(f *field, rs []record) (any, bool, error) {
 	switch {
-	case f.kind == kStringMap || f.kind == kBytesMap:
+	case f.kind.isMap():
 		if len(rs) == 0 {
 			return nil, false, nil
 		}
@@ -199,7 +199,7 @@ func int64ToJSON(n int64) (any, error) {
 }
 
 // decodeMap returns a JSON object from map entry records; a missing key or
-// value is "", as gogo-protobuf decodes it.
+// value is "" ([] for an ExtraValue), as gogo-protobuf decodes it.
 func decodeMap(k kind, rs []record) (map[string]any, error) {
 	obj := make(map[string]any, len(rs))
 	for _, r := range rs {
@@ -208,9 +208,22 @@ func decodeMap(k kind, rs []record) (map[string]any, error) {
 			return nil, err
 		}
 		key, val := string(last(entry[0]).data), last(entry[1]).data
-		if k == kBytesMap {
+		switch k {
+		case kBytesMap:
 			obj[key] = base64.StdEncoding.EncodeToString(val)
-		} else {
+		case kStringsMap:
+			// The entry's ExtraValue, its occurrences merged as a message's;
+			// never null, as gogo-protobuf makes one for every entry.
+			vs, err := split(extraValueMsg, concat(entry[1]))
+			if err != nil {
+				return nil, err
+			}
+			items := make([]any, len(vs[0]))
+			for i, r := range vs[0] {
+				items[i] = string(r.data)
+			}
+			obj[key] = items
+		default:
 			obj[key] = string(val)
 		}
 	}

@@ -6,7 +6,10 @@
 // # Scope
 //
 // Encode and Decode handle, under apiVersion v1, Namespace, ConfigMap,
-// Secret and core/v1 Event and their Lists; and, under any apiVersion (as
+// Secret and core/v1 Event and their Lists; the access reviews of
+// authorization.k8s.io/v1 (SelfSubjectAccessReview, SubjectAccessReview,
+// LocalSubjectAccessReview, SelfSubjectRulesReview) and
+// authentication.k8s.io/v1 (SelfSubjectReview); and, under any apiVersion (as
 // Kubernetes registers them in every group version), Status and
 // DeleteOptions. Each carries meta/v1 ObjectMeta or ListMeta with every
 // field. Supports says whether a kind is handled; for other kinds a server

@@ -46,7 +46,7 @@ func checkKeys(m *message, obj map[string]any) error {
 // encodeField appends field f holding the JSON value v.
 func encodeField(b []byte, f *field, v any) ([]byte, error) {
 	switch {
-	case f.kind == kStringMap || f.kind == kBytesMap:
+	case f.kind.isMap():
 		return encodeMap(b, f, v)
 	case f.pres == repeated:
 		return encodeRepeated(b, f, v)
@@ -134,8 +134,16 @@ func encodeMap(b []byte, f *field, v any) ([]byte, error) {
 }
 
 // appendMapValue appends field 2 of a map entry. A null bytes value is a nil
-// []byte, which gogo-protobuf leaves out; a null string is "".
+// []byte, which gogo-protobuf leaves out; a null string is ""; an
+// ExtraValue, a message, is always written, empty for null.
 func appendMapValue(entry []byte, k kind, v any) ([]byte, error) {
+	if k == kStringsMap {
+		body, err := encodeRepeated(nil, &extraValueMsg.fields[0], v)
+		if err != nil {
+			return nil, err
+		}
+		return appendBytes(entry, 2, body), nil
+	}
 	if k == kStringMap {
 		s, err := toString(v)
 		if err != nil {

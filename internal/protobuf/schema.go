@@ -10,17 +10,21 @@ import (
 type kind uint8
 
 const (
-	kString    kind = iota // bytes on the wire, a JSON string
-	kInt32                 // varint (negative values take 10 bytes), a JSON number
-	kInt64                 // varint, a JSON number
-	kBool                  // varint 0 or 1, a JSON boolean
-	kMessage               // a nested message, a JSON object
-	kTime                  // meta/v1 Time: Timestamp with seconds only, RFC 3339
-	kMicroTime             // meta/v1 MicroTime: seconds and microseconds, RFC 3339 with 6 digits
-	kFieldsV1              // meta/v1 FieldsV1: raw JSON in field 1, the JSON value itself
-	kStringMap             // map<string, string>, a JSON object of strings
-	kBytesMap              // map<string, bytes>, a JSON object of base64 strings
+	kString     kind = iota // bytes on the wire, a JSON string
+	kInt32                  // varint (negative values take 10 bytes), a JSON number
+	kInt64                  // varint, a JSON number
+	kBool                   // varint 0 or 1, a JSON boolean
+	kMessage                // a nested message, a JSON object
+	kTime                   // meta/v1 Time: Timestamp with seconds only, RFC 3339
+	kMicroTime              // meta/v1 MicroTime: seconds and microseconds, RFC 3339 with 6 digits
+	kFieldsV1               // meta/v1 FieldsV1: raw JSON in field 1, the JSON value itself
+	kStringMap              // map<string, string>, a JSON object of strings
+	kBytesMap               // map<string, bytes>, a JSON object of base64 strings
+	kStringsMap             // map<string, ExtraValue{repeated string items = 1}>, a JSON object of string arrays
 )
+
+// isMap says whether fields of kind k are protobuf maps.
+func (k kind) isMap() bool { return k == kStringMap || k == kBytesMap || k == kStringsMap }
 
 // presence mirrors the Go field's shape in k8s.io/api, which decides when
 // gogo-protobuf writes the field.
@@ -34,7 +38,7 @@ const (
 	// non-null value; when decoded, always present in the JSON.
 	pointer
 	// repeated is a Go slice: one wire record per element. Maps are repeated
-	// on the wire too but use kStringMap or kBytesMap instead.
+	// on the wire too but use kStringMap, kBytesMap or kStringsMap instead.
 	repeated
 )
 
@@ -288,6 +292,9 @@ var (
 	fieldsV1Msg = &message{name: "FieldsV1", fields: []field{
 		{name: "Raw", num: 1, kind: kString},
 	}}
+	extraValueMsg = &message{name: "ExtraValue", fields: []field{
+		{name: "items", num: 1, kind: kString, pres: repeated},
+	}}
 	mapEntryMsg = &message{name: "map entry", fields: []field{
 		{name: "key", num: 1, kind: kString},
 		{name: "value", num: 2, kind: kString},
@@ -326,6 +333,8 @@ var groupKinds = map[string]map[string]*message{
 	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
 	"rbac.authorization.k8s.io/v1": kindTable(role, list(role), clusterRole, list(clusterRole),
 		roleBinding, list(roleBinding), clusterRoleBinding, list(clusterRoleBinding)),
+	"authorization.k8s.io/v1":  authorizationKinds,
+	"authentication.k8s.io/v1": authenticationKinds,
 }
 
 // metaKinds are registered in every group version, as Kubernetes registers

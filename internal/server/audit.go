@@ -132,7 +132,7 @@ func (s *Server) beginAudit(w http.ResponseWriter, r *http.Request) *auditRecord
 	rec.ev = audit.Event{
 		Kind: "Event", APIVersion: "audit.k8s.io/v1", Level: cfg.Level, AuditID: id,
 		RequestURI: truncate(r.URL.RequestURI(), maxRequestURI, truncatedSuffix), Verb: a.Verb,
-		User: userInfo(a.User), SourceIPs: sourceIPs(r), UserAgent: truncate(r.UserAgent(), maxUserAgent, truncatedSuffix),
+		User: auditUser(a.User), SourceIPs: sourceIPs(r), UserAgent: truncate(r.UserAgent(), maxUserAgent, truncatedSuffix),
 		RequestReceivedTimestamp: audit.MicroTime(n.start),
 	}
 	if a.ResourceRequest {
@@ -182,7 +182,7 @@ func triedCredentials(r *http.Request) string {
 	return "Authentication failed, attempted: " + strings.Join(kinds, ", ")
 }
 
-func userInfo(u *authn.User) audit.UserInfo {
+func auditUser(u *authn.User) audit.UserInfo {
 	if u == nil {
 		return audit.UserInfo{}
 	}
@@ -252,7 +252,7 @@ func auditAuthorized(r *http.Request, a authz.Attributes, d authz.Decision, reas
 		rec.annotate(audit.DecisionAnnotation, "forbid", audit.ReasonAnnotation, reason)
 	}
 	if a.User != nil && a.User != rec.user {
-		u := userInfo(a.User)
+		u := auditUser(a.User)
 		rec.ev.ImpersonatedUser = &u
 	}
 }

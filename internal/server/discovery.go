@@ -182,7 +182,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 	for _, r := range g.versions[i].resources {
 		list.APIResources = append(list.APIResources, api.APIResource{
 			Name: r.Plural, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
-			Verbs: resource.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+			Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 		})
 		if r.StatusSubresource {
 			list.APIResources = append(list.APIResources, api.APIResource{
@@ -241,7 +241,7 @@ func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 	gvk := &api.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 	d := api.APIResourceDiscovery{
 		Resource: r.Plural, ResponseKind: gvk, Scope: scope, SingularResource: r.Singular,
-		Verbs: resource.Verbs, ShortNames: r.ShortNames, Categories: r.Categories,
+		Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 	}
 	if r.StatusSubresource {
 		d.Subresources = []api.APISubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: []string{"get", "patch", "update"}}}

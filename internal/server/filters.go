@@ -26,12 +26,13 @@ import (
 //	                400 or 404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
 //	auditRequests   the audit log's events, as kube's WithAudit (audit.go)
+//	impersonate     the user of Impersonate-* headers, each authorized (impersonate.go)
 //	authorize       403 unless Config.Authorizer allows it (authorize.go)
 //	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
 func (s *Server) filters(h http.Handler) http.Handler {
-	return s.observe(s.screen(s.authenticate(s.auditRequests(s.authorize(s.readAhead(s.limitInFlight(h)))))))
+	return s.observe(s.screen(s.authenticate(s.auditRequests(s.impersonate(s.authorize(s.readAhead(s.limitInFlight(h))))))))
 }
 
 // Defaults of the in-flight limits, as kube-apiserver's.

@@ -40,6 +40,8 @@ var fuzzOps = []struct {
 	{"POST", fuzzCMs, mediaProtobuf, true},
 	{"GET", fuzzCMs, "", false}, // the document is the query
 	{"GET", "/api/v1/configmaps", "", false},
+	{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", mediaJSON, false},
+	{"POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", mediaYAML, false},
 }
 
 const fuzzCMs = "/api/v1/namespaces/default/configmaps"
@@ -91,6 +93,8 @@ func FuzzRequestPath(f *testing.F) {
 	f.Add(uint8(13), uint8(0), "\n\x03\x0a\x01f", uint16(0), false) // protobuf
 	f.Add(uint8(14), uint8(0), "labelSelector=a+in+(b,c)&limit=1&resourceVersion=0", uint16(0), false)
 	f.Add(uint8(15), uint8(0), "watch=1&resourceVersion=1&allowWatchBookmarks=true", uint16(0), false)
+	f.Add(uint8(16), uint8(0), `{"spec":{"user":"u","extra":{"k":["v"]},"resourceAttributes":{"verb":"get"}}}`, uint16(0), false)
+	f.Add(uint8(17), uint8(1), `{}`, uint16(9_990), false) // a deep unknown field of a review
 	f.Fuzz(func(t *testing.T, op, shape uint8, doc string, nest uint16, arrays bool) {
 		o := fuzzOps[int(op)%len(fuzzOps)]
 		body := fuzzShapes[int(shape)%len(fuzzShapes)](fuzzWrap(doc, int(nest)%fuzzMaxNest, arrays))

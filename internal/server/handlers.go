@@ -31,6 +31,9 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	if info.Subresource != "" && (info.Subresource != "status" || !res.StatusSubresource) {
 		return nil, notFoundPath()
 	}
+	if res.CreateOnly && (info.Name != "" || res.Namespaced && info.Namespace == "") {
+		return nil, notFoundPath() // only the collection's POST is served
+	}
 	r, err := withFieldValidation(w, r)
 	if err == nil {
 		r, err = withDryRun(r)
@@ -38,7 +41,11 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	if err != nil {
 		return nil, err
 	}
-	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), tableOK)
+	table := tableOK
+	if res.CreateOnly {
+		table = func(string, string, string) bool { return false } // nothing to list
+	}
+	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), table)
 	if !ok {
 		return nil, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf})
 	}
@@ -47,6 +54,10 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 
 // serve serves the request's verb.
 func (q *request) serve() {
+	if q.res.CreateOnly {
+		q.review()
+		return
+	}
 	switch q.info.Verb {
 	case "get":
 		q.get()

@@ -63,6 +63,10 @@ type Config struct {
 	// Authorizer decides what each authenticated user may do (403 for the
 	// rest); nil means everything is allowed (authz.AlwaysAllow).
 	Authorizer authz.Authorizer
+	// RuleResolver lists a user's rules for SelfSubjectRulesReview; nil
+	// means the Authorizer's own, if it is one too (AlwaysAllow is), else
+	// the review answers that its rules are incomplete.
+	RuleResolver authz.RuleResolver
 	// LoopbackOnly answers 403 to a request whose Host or Origin is not a
 	// loopback name or address, so that a web page cannot reach an
 	// anonymous server on loopback, through a DNS name rebound to 127.0.0.1

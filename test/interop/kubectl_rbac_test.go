@@ -10,7 +10,7 @@ import (
 // the create subcommands, get (-o wide), describe, apply of real-world
 // manifests (testdata/rbac/README.md says where each comes from), and an
 // edit through replace; invalid objects get kube's messages.
-func TestKubectlRBAC(t *testing.T) { withEachKubectl(t, rbacScenario) }
+func TestKubectlRBAC(t *testing.T) { eachKubectl(t, rbacScenario) }
 
 func rbacScenario(t *testing.T, k kubectl) {
 	const rbac = "/apis/rbac.authorization.k8s.io/v1"

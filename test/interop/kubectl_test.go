@@ -185,15 +185,15 @@ func listwatchBin(t *testing.T) string {
 	return BuildOnce(t, "../..", "./cmd/listwatch")
 }
 
-func TestKubectl(t *testing.T) { withEachKubectl(t, scenario) }
+func TestKubectl(t *testing.T) { eachKubectl(t, scenario) }
 
-// withEachKubectl runs steps with each kubectl against a server of its own.
-func withEachKubectl(t *testing.T, steps func(*testing.T, kubectl)) {
+// eachKubectl runs f with each kubectl, against a server of its own.
+func eachKubectl(t *testing.T, f func(t *testing.T, k kubectl)) {
 	bin := listwatchBin(t)
 	for name, newK := range kubectls(t) {
 		t.Run(name, func(t *testing.T) {
 			lw := StartListwatch(t, bin, "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-			steps(t, newK(t, lw.URL))
+			f(t, newK(t, lw.URL))
 		})
 	}
 }

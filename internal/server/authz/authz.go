@@ -59,6 +59,13 @@ func (AlwaysAllow) Authorize(context.Context, Attributes) (Decision, string, err
 	return Allow, "", nil
 }
 
+// RulesFor implements RuleResolver: every verb on everything, as kube's
+// AlwaysAllow answers.
+func (AlwaysAllow) RulesFor(context.Context, *authn.User, string) ([]Rule, error) {
+	all := []string{"*"}
+	return []Rule{{Verbs: all, APIGroups: all, Resources: all}, {Verbs: all, NonResourceURLs: all}}, nil
+}
+
 // Rule is an RBAC PolicyRule: the verbs it allows on resources of API
 // groups (optionally by name), or on non-resource URLs.
 type Rule struct {

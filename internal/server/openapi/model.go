@@ -122,6 +122,11 @@ func resourcePaths(r *resource.Resource) []pathItem {
 		collection = base + "/namespaces/{namespace}/" + r.Plural
 		scopeParams = []param{pNamespace, pPretty}
 	}
+	if r.CreateOnly {
+		// kube's access reviews: one POST, answered 201 with the object.
+		create := n.op("post", "post", "create"+n.gv+n.scope+r.Kind, "create a "+r.Kind, defName(r), defName(r), n.write)
+		return []pathItem{{path: collection, params: scopeParams, ops: []operation{create}}}
+	}
 	object := collection + "/{name}"
 	objectParams := append([]param{pName}, scopeParams...)
 	out := []pathItem{

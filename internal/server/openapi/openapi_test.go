@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -252,4 +253,37 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestV3CreateOnly checks that the access reviews have their POST only,
+// named as kube names it, and no list kind.
+func TestV3CreateOnly(t *testing.T) {
+	_, ts := newTestHandler(t)
+	_, b := get(t, ts, "/openapi/v3/apis/authorization.k8s.io/v1", "")
+	doc := decode(t, b)
+	ops := map[string]string{}
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			if method != "parameters" {
+				ops[method+" "+path] = op.(map[string]any)["operationId"].(string)
+			}
+		}
+	}
+	const base = "/apis/authorization.k8s.io/v1/"
+	want := map[string]string{
+		"post " + base + "namespaces/{namespace}/localsubjectaccessreviews": "createAuthorizationV1NamespacedLocalSubjectAccessReview",
+		"post " + base + "selfsubjectaccessreviews":                         "createAuthorizationV1SelfSubjectAccessReview",
+		"post " + base + "selfsubjectrulesreviews":                          "createAuthorizationV1SelfSubjectRulesReview",
+		"post " + base + "subjectaccessreviews":                             "createAuthorizationV1SubjectAccessReview",
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
+		t.Errorf("operations (-want +got)\n%s", diff)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	if _, ok := schemas["io.k8s.api.authorization.v1.SelfSubjectAccessReviewList"]; ok {
+		t.Error("a create-only kind has a list schema")
+	}
+	if _, ok := schemas["io.k8s.api.authorization.v1.ResourceAttributes"]; !ok {
+		t.Error("the reviews' schemas are missing")
+	}
 }

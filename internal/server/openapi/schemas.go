@@ -25,6 +25,9 @@ func newSchemaSet() *schemaSet {
 // they reference.
 func (s *schemaSet) addResource(r *resource.Resource) {
 	s.add(defName(r), kindSchema(r))
+	if r.CreateOnly {
+		return
+	}
 	s.add(listName(r), listSchema(r))
 	for _, name := range []string{resource.StatusName, resource.PatchName, resource.DeleteOptsName} {
 		s.addKnown(name)

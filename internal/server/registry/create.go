@@ -28,7 +28,7 @@ type Written struct {
 
 // Create stores a new object in namespace ns and returns it as stored.
 func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string, obj api.Object) (Written, error) {
-	if err := checkTypeAndScope(res, ns, obj); err != nil {
+	if err := CheckTypeAndScope(res, ns, obj); err != nil {
 		return Written{}, err
 	}
 	if err := DecodeFields(ctx, res, obj); err != nil {

@@ -136,7 +136,7 @@ func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv stor
 // deleteContents deletes every namespaced object in namespace ns.
 func (r *Registry) deleteContents(ctx context.Context, ns string) error {
 	for _, res := range r.resources() {
-		if !res.Namespaced || res.Storage != nil {
+		if !res.Namespaced || res.Storage != nil || res.CreateOnly {
 			continue
 		}
 		if err := r.deletePrefix(ctx, res.KeyPrefix(ns)); err != nil {

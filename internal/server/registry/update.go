@@ -92,7 +92,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 // and, for a resource with Generation, bumps it when anything but metadata
 // and status changed.
 func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, cur api.Object) error {
-	if err := checkTypeAndScope(res, ns, next); err != nil {
+	if err := CheckTypeAndScope(res, ns, next); err != nil {
 		return err
 	}
 	if n := next.Name(); n != name {

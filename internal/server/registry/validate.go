@@ -31,16 +31,24 @@ func validateName(res *resource.Resource, name string) []api.StatusCause {
 		return causes
 	}
 	if res.Plural == "namespaces" && res.Group == "" {
-		if len(name) > 63 || !dns1123Label.MatchString(name) {
+		if !IsNamespaceName(name) {
 			return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", name))}
 		}
 		return nil
 	}
-	if len(name) > 253 || !dns1123Subdomain.MatchString(name) {
+	if !IsObjectName(name) {
 		return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", name))}
 	}
 	return nil
 }
+
+// IsNamespaceName says whether name is a valid namespace name, an RFC 1123
+// label, as kube's ValidateNamespaceName.
+func IsNamespaceName(name string) bool { return len(name) <= 63 && dns1123Label.MatchString(name) }
+
+// IsObjectName says whether name is a valid name for most kinds, an RFC
+// 1123 subdomain, as kube's NameIsDNSSubdomain.
+func IsObjectName(name string) bool { return len(name) <= 253 && dns1123Subdomain.MatchString(name) }
 
 // validateMeta checks metadata shapes, labels and annotations.
 func validateMeta(obj api.Object) []api.StatusCause {
@@ -90,9 +98,9 @@ func validateMeta(obj api.Object) []api.StatusCause {
 	return causes
 }
 
-// checkTypeAndScope fills in apiVersion and kind if absent, rejects ones that
+// CheckTypeAndScope fills in apiVersion and kind if absent, rejects ones that
 // do not match the URL, and makes metadata.namespace agree with it.
-func checkTypeAndScope(res *resource.Resource, ns string, obj api.Object) error {
+func CheckTypeAndScope(res *resource.Resource, ns string, obj api.Object) error {
 	if v, ok := obj["apiVersion"]; ok && v != res.APIVersion() && v != "" {
 		return apierror.BadRequest(fmt.Sprintf("the API version in the data (%v) does not match the expected API version (%s)", v, res.APIVersion()))
 	}

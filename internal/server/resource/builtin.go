@@ -14,7 +14,7 @@ import (
 
 // Builtins returns the resources every server serves: namespaces,
 // configmaps, secrets, events, leases and customresourcedefinitions, each
-// with its OpenAPI schema. Each call returns new values, so servers never
+// with its OpenAPI schema, and the access reviews (reviews.go). Each call returns new values, so servers never
 // share them.
 func Builtins() []*Resource {
 	rs := []*Resource{
@@ -75,6 +75,7 @@ func Builtins() []*Resource {
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
+	rs = append(rs, reviewKinds()...)
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
 	}

@@ -68,6 +68,11 @@ type Resource struct {
 	// kube-apiserver, CustomResourceDefinitions and custom resources have
 	// it; ConfigMaps, Secrets, Namespaces and Events do not.
 	Generation bool
+	// CreateOnly makes the resource's objects questions, never stored, as
+	// kube's access reviews: create, served by the server's own handler
+	// for the kind, answers the object with its status filled; no other
+	// verb is served, nothing is watched or listed.
+	CreateOnly bool
 	// Owner names the CustomResourceDefinition that defines the resource;
 	// empty for built-ins.
 	Owner string

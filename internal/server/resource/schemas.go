@@ -26,6 +26,8 @@ const (
 var definitionPrefixes = map[string]string{
 	"":                          "io.k8s.api.core",
 	"apiextensions.k8s.io":      "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+	"authentication.k8s.io":     "io.k8s.api.authentication",
+	"authorization.k8s.io":      "io.k8s.api.authorization",
 	"coordination.k8s.io":       "io.k8s.api.coordination",
 	"rbac.authorization.k8s.io": "io.k8s.api.rbac",
 }
@@ -49,7 +51,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), rbacDefinitions(), apiextensionsDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}

@@ -74,22 +74,29 @@ func TestRandomObjects(t *testing.T) {
 		for round := range randomRounds {
 			obj := kind.DeepCopyObject()
 			f.Fill(obj)
-			name := fmt.Sprintf("%T/%d", obj, round)
-			data := theirs(t, s, obj)
-			got, err := protobuf.Encode(jsonOf(t, obj))
-			if err != nil {
-				t.Fatalf("%s: Encode: %v", name, err)
-			}
-			if !bytes.Equal(data, got) {
-				t.Fatalf("%s: Encode differs from k8s.io/api\nwant %s\n got %s", name, hex.EncodeToString(data), hex.EncodeToString(got))
-			}
-			decoded, err := protobuf.Decode(data)
-			if err != nil {
-				t.Fatalf("%s: Decode: %v", name, err)
-			}
-			if diff := cmp.Diff(jsonOf(t, decodeTheirs(t, s, data, obj)), jsonOf(t, decoded)); diff != "" {
-				t.Fatalf("%s: Decode (-k8s.io/api +ours):\n%s", name, diff)
-			}
+			checkRoundTrip(t, s, fmt.Sprintf("%T/%d", obj, round), obj)
 		}
+	}
+}
+
+// checkRoundTrip checks that our Encode of obj's JSON gives the
+// serializer's bytes, and our Decode of those bytes the JSON of what the
+// serializer decodes from them.
+func checkRoundTrip(t *testing.T, s *runtime.Scheme, name string, obj runtime.Object) {
+	t.Helper()
+	data := theirs(t, s, obj)
+	got, err := protobuf.Encode(jsonOf(t, obj))
+	if err != nil {
+		t.Fatalf("%s: Encode: %v", name, err)
+	}
+	if !bytes.Equal(data, got) {
+		t.Fatalf("%s: Encode differs from k8s.io/api\nwant %s\n got %s", name, hex.EncodeToString(data), hex.EncodeToString(got))
+	}
+	decoded, err := protobuf.Decode(data)
+	if err != nil {
+		t.Fatalf("%s: Decode: %v", name, err)
+	}
+	if diff := cmp.Diff(jsonOf(t, decodeTheirs(t, s, data, obj)), jsonOf(t, decoded)); diff != "" {
+		t.Fatalf("%s: Decode (-k8s.io/api +ours):\n%s", name, diff)
 	}
 }
