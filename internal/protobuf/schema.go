@@ -184,6 +184,14 @@ var (
 		{name: "resourceVersion", num: 6, kind: kString, omitZero: true},
 		{name: "fieldPath", num: 7, kind: kString, omitZero: true},
 	}}
+	serviceAccount = &message{name: "ServiceAccount", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "secrets", num: 2, kind: kMessage, pres: repeated, omitZero: true, msg: objectReference},
+		{name: "imagePullSecrets", num: 3, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "LocalObjectReference", fields: []field{
+			{name: "name", num: 1, kind: kString, omitZero: true},
+		}}},
+		{name: "automountServiceAccountToken", num: 4, kind: kBool, pres: pointer},
+	}}
 	event = &message{name: "Event", typeMeta: true, fields: []field{
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "involvedObject", num: 2, kind: kMessage, msg: objectReference},
@@ -268,7 +276,7 @@ func list(item *message) *message {
 // groupKinds are the built-in kinds by apiVersion, then by kind.
 var groupKinds = map[string]map[string]*message{
 	"v1": kindTable(namespace, list(namespace), configMap, list(configMap),
-		secret, list(secret), event, list(event)),
+		secret, list(secret), event, list(event), serviceAccount, list(serviceAccount)),
 	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events, leases and customresourcedefinitions, each
+// configmaps, secrets, events, serviceaccounts, leases and customresourcedefinitions, each
 // with its OpenAPI schema. Each call returns new values, so servers never
 // share them.
 func Builtins() []*Resource {
@@ -59,6 +59,7 @@ func Builtins() []*Resource {
 				"source":                   {"source", "component"},
 			},
 		},
+		serviceAccounts(),
 		{
 			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
 			Namespaced: true, StrategicMerge: true, Validate: validateLease,

@@ -92,6 +92,13 @@ func cases() []testCase {
 		Count: math.MinInt32, EventTime: metav1.NewMicroTime(time.Unix(-1, 999_999_000))})
 	add("event/micro epoch", &corev1.Event{EventTime: metav1.NewMicroTime(time.Unix(0, 0)), Count: math.MaxInt32})
 
+	add("serviceaccount/empty", &corev1.ServiceAccount{})
+	add("serviceaccount/full", &corev1.ServiceAccount{ObjectMeta: fullMeta, AutomountServiceAccountToken: ptr(false),
+		Secrets: []corev1.ObjectReference{{Name: "token"}, {Kind: "Secret", Namespace: "ns", Name: "n", UID: "u", APIVersion: "v1",
+			ResourceVersion: "7", FieldPath: "data"}, {}},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}, {}}})
+	add("serviceaccountlist", &corev1.ServiceAccountList{Items: []corev1.ServiceAccount{{AutomountServiceAccountToken: ptr(true)}, {}}})
+
 	add("lease/empty", &coordinationv1.Lease{})
 	add("lease/full", fullLease())
 	add("lease/zero values", &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(""),

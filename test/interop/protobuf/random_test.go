@@ -65,7 +65,8 @@ func filler(seed int64) *randfill.Filler {
 func TestRandomObjects(t *testing.T) {
 	s := newScheme(t)
 	kinds := []runtime.Object{&corev1.Namespace{}, &corev1.NamespaceList{}, &corev1.ConfigMap{}, &corev1.ConfigMapList{},
-		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{}, &metav1.Status{}, &metav1.DeleteOptions{}}
+		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{},
+		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &metav1.Status{}, &metav1.DeleteOptions{}}
 	for i, kind := range kinds {
 		f := filler(int64(i))
 		for round := range randomRounds {
