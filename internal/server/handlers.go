@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -27,7 +28,11 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		return nil, notFoundPath()
 	}
-	if info.Subresource != "" && (info.Subresource != "status" || !res.StatusSubresource) {
+	sub, other := res.Subresource(info.Subresource)
+	switch {
+	case other && !slices.Contains(sub.Verbs, info.Verb):
+		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
+	case info.Subresource != "" && !other && (info.Subresource != "status" || !res.StatusSubresource):
 		return nil, notFoundPath()
 	}
 	r, err := withFieldValidation(w, r)
@@ -54,6 +59,10 @@ func (q *request) serve() {
 	case "watch":
 		q.watch()
 	case "create":
+		if q.info.Subresource == tokenSubresource.Name {
+			q.createToken()
+			return
+		}
 		q.create()
 	case "update":
 		q.update()

@@ -61,7 +61,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 // initMeta sets the fields the server owns on a new object.
 func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 	md := obj.Metadata()
-	md["uid"] = newUID()
+	md["uid"] = NewUID()
 	md["creationTimestamp"] = api.NewTime(r.now()).Format("2006-01-02T15:04:05Z")
 	if res.Generation {
 		md["generation"] = 1

@@ -144,8 +144,8 @@ func generateSuffix() string {
 	return string(b)
 }
 
-// newUID returns a random RFC 4122 version 4 UUID.
-func newUID() string {
+// NewUID returns a random RFC 4122 version 4 UUID.
+func NewUID() string {
 	var u [16]byte
 	_, _ = rand.Read(u[:])
 	u[6] = u[6]&0x0f | 0x40
