@@ -38,6 +38,7 @@ type serveOptions struct {
 	tlsKey        string
 	clientCA      string
 	tokenFile     string
+	saTokens      serviceAccountOptions
 	insecureAnon  bool
 	maxInFlight   int
 	maxMutating   int
@@ -80,6 +81,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
+	o.saTokens.addFlags(f)
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
 	f.IntVar(&o.maxInFlight, "max-requests-inflight", 400, "most non-mutating requests served at once, beyond which 429 (watches are not counted); 0 for no limit")
 	f.IntVar(&o.maxMutating, "max-mutating-requests-inflight", 200, "most mutating requests served at once, beyond which 429; 0 for no limit")
@@ -124,7 +126,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		}
 		defer stop()
 	}
-	authenticator, clientCAs, err := o.authentication()
+	saTokens, err := o.saTokens.tokens(o.dataDir)
 	if err != nil {
 		return err
 	}
@@ -134,8 +136,12 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer store.Close()
+	authenticator, clientCAs, err := o.authentication(store, saTokens)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(ctx, server.Config{
-		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
+		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
