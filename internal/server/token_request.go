@@ -123,7 +123,7 @@ func (q *request) createToken() {
 	tr.APIVersion, tr.Kind = "authentication.k8s.io/v1", "TokenRequest"
 	tr.Metadata = tokenRequestMeta{Name: q.info.Name, Namespace: q.info.Namespace}
 	tr.Status = tokenRequestStatus{Token: token, ExpirationTimestamp: expiry.UTC().Format(time.RFC3339)}
-	writeJSON(q.w, http.StatusCreated, mediaJSON, tr)
+	writeAs(q.w, http.StatusCreated, q.out, tr)
 }
 
 // readTokenRequest reads and validates the request's TokenRequest,

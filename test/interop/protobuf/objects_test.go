@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,6 +99,14 @@ func cases() []testCase {
 			ResourceVersion: "7", FieldPath: "data"}, {}},
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}, {}}})
 	add("serviceaccountlist", &corev1.ServiceAccountList{Items: []corev1.ServiceAccount{{AutomountServiceAccountToken: ptr(true)}, {}}})
+
+	add("tokenrequest/empty", &authenticationv1.TokenRequest{})
+	add("tokenrequest/full", &authenticationv1.TokenRequest{ObjectMeta: fullMeta,
+		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"api", ""}, ExpirationSeconds: ptr[int64](3600),
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s", UID: "u"}},
+		Status: authenticationv1.TokenRequestStatus{Token: "a.b.c", ExpirationTimestamp: created}})
+	add("tokenrequest/zero values", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		Audiences: []string{}, ExpirationSeconds: ptr[int64](0), BoundObjectRef: &authenticationv1.BoundObjectReference{}}})
 
 	add("lease/empty", &coordinationv1.Lease{})
 	add("lease/full", fullLease())
