@@ -21,6 +21,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -75,6 +76,7 @@ type Tokens struct {
 	keys      []verificationKey // the signing key's first
 	algs      []jose.SignatureAlgorithm
 	now       func() time.Time
+	verified  verifiedCache
 }
 
 type verificationKey struct {
@@ -245,42 +247,52 @@ func (t *Tokens) verify(token string) (*Claims, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, errTooLong
 	}
+	h := sha256.Sum256([]byte(token))
+	v, ok := t.verified.get(h)
+	if !ok {
+		var err error
+		if v, err = t.verifyUncached(token); err != nil {
+			return nil, err
+		}
+		t.verified.put(h, v)
+	}
+	if err := t.checkLifetime(v.public); err != nil {
+		t.verified.forget(h)
+		return nil, err
+	}
+	return v.claims, nil
+}
+
+// verifyUncached checks all of a token but its lifetime.
+func (t *Tokens) verifyUncached(token string) (verifiedToken, error) {
 	if !t.issuedByUs(token) {
-		return nil, errNotOurs
+		return verifiedToken{}, errNotOurs
 	}
 	tok, err := jwt.ParseSigned(token, t.algs)
 	if err != nil {
-		return nil, errNotOurs
+		return verifiedToken{}, errNotOurs
 	}
 	var public jwt.Claims
 	var private privateClaims
 	if err := t.verifySignature(tok, &public, &private); err != nil {
-		return nil, err
+		return verifiedToken{}, err
 	}
 	if !slices.Contains(t.issuers, public.Issuer) { // read before the signature was checked
-		return nil, fmt.Errorf("token issuer %q is invalid", public.Issuer)
+		return verifiedToken{}, fmt.Errorf("token issuer %q is invalid", public.Issuer)
 	}
 	auds := []string(public.Audience)
 	if len(auds) == 0 { // kube's legacy tokens: meant for the API
 		auds = t.audiences
 	}
 	if !slices.ContainsFunc(auds, func(a string) bool { return slices.Contains(t.audiences, a) }) {
-		return nil, errAudience
-	}
-	switch err := public.ValidateWithLeeway(jwt.Expected{Time: t.now()}, jwt.DefaultLeeway); {
-	case errors.Is(err, jwt.ErrExpired):
-		return nil, errExpired
-	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
-		return nil, errNotValidYet
-	case err != nil:
-		return nil, errClaims
+		return verifiedToken{}, errAudience
 	}
 	k := private.Kubernetes
 	if k.Namespace == "" || k.ServiceAccount.Name == "" || public.Subject != Username(k.Namespace, k.ServiceAccount.Name) {
-		return nil, errClaims
+		return verifiedToken{}, errClaims
 	}
 	if k.Pod != nil || k.Node != nil {
-		return nil, errUnsupportedTo
+		return verifiedToken{}, errUnsupportedTo
 	}
 	c := &Claims{Namespace: k.Namespace, ServiceAccount: k.ServiceAccount, Secret: k.Secret, Audiences: public.Audience, ID: public.ID}
 	if public.Expiry != nil {
@@ -289,7 +301,21 @@ func (t *Tokens) verify(token string) (*Claims, error) {
 	if public.IssuedAt != nil {
 		c.IssuedAt = public.IssuedAt.Time()
 	}
-	return c, nil
+	return verifiedToken{public: public, claims: c}, nil
+}
+
+// checkLifetime checks exp, nbf and iat against now, with go-jose's
+// minute of leeway, as kube's validator.
+func (t *Tokens) checkLifetime(public jwt.Claims) error {
+	switch err := public.ValidateWithLeeway(jwt.Expected{Time: t.now()}, jwt.DefaultLeeway); {
+	case errors.Is(err, jwt.ErrExpired):
+		return errExpired
+	case errors.Is(err, jwt.ErrNotValidYet), errors.Is(err, jwt.ErrIssuedInTheFuture):
+		return errNotValidYet
+	case err != nil:
+		return errClaims
+	}
+	return nil
 }
 
 // verifySignature reads tok's claims with the key its kid names, or with

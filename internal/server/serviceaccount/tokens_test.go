@@ -307,3 +307,38 @@ func TestLoadKeysRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifiedTokenLifetime checks that a token verified once (and so
+// remembered) is still refused once expired, and after its account's
+// deletion.
+func TestVerifiedTokenLifetime(t *testing.T) {
+	tokens := newTokens(t, Config{})
+	objs := objects{"serviceaccounts/default/builder": {UID: "sa-uid"}}
+	token := issue(t, tokens, claims())
+	if _, ok := authenticator(tokens, objs, t0).AuthenticateToken(token); !ok {
+		t.Fatal("refused when issued")
+	}
+	if _, ok := tokens.verified.get(sha256.Sum256([]byte(token))); !ok {
+		t.Fatal("a verified token was not remembered")
+	}
+	if _, err := authenticator(tokens, objects{}, t0).authenticate(context.Background(), token); err == nil {
+		t.Fatal("accepted after its account's deletion")
+	}
+	if _, err := authenticator(tokens, objs, t0.Add(2*time.Hour)).authenticate(context.Background(), token); err != errExpired {
+		t.Fatalf("two hours later: %v, want expired", err)
+	}
+	if _, ok := tokens.verified.get(sha256.Sum256([]byte(token))); ok {
+		t.Fatal("an expired token is still remembered")
+	}
+}
+
+// TestVerifiedCacheBound checks that the cache holds at most its bound.
+func TestVerifiedCacheBound(t *testing.T) {
+	var c verifiedCache
+	for i := range maxVerifiedTokens + 10 {
+		c.put(sha256.Sum256([]byte(fmt.Sprint(i))), verifiedToken{})
+	}
+	if len(c.tokens) != maxVerifiedTokens {
+		t.Fatalf("%d tokens remembered, want %d", len(c.tokens), maxVerifiedTokens)
+	}
+}
