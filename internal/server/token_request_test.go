@@ -279,3 +279,37 @@ func TestOIDCDiscovery(t *testing.T) {
 		t.Fatalf("the key set's key %v did not verify the token (claims %+v)", keys, claims)
 	}
 }
+
+// TestServiceAccountKind checks the serviceaccounts built-in: kube's Table
+// columns, secrets merged by name in a strategic merge patch, and the types
+// of its fields checked.
+func TestServiceAccountKind(t *testing.T) {
+	ts := newTestServer(t)
+	const sas = "/api/v1/namespaces/default/serviceaccounts"
+	if code, obj := call(t, ts, "POST", sas, mediaJSON, `{"metadata":{"name":"b"},"secrets":[{"name":"one"}]}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, obj)
+	}
+	code, patched := call(t, ts, "PATCH", sas+"/b", "application/strategic-merge-patch+json", `{"secrets":[{"name":"two"}]}`)
+	if secrets, _ := patched["secrets"].([]any); code != http.StatusOK || len(secrets) != 2 {
+		t.Fatalf("strategic merge of secrets: %d %v, want both", code, patched)
+	}
+	r := exchange(t, ts, "GET", sas+"/b", http.Header{"Accept": {tableAccept}}, "")
+	cols, _ := r.obj["columnDefinitions"].([]any)
+	rows, _ := r.obj["rows"].([]any)
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.(map[string]any)["name"].(string)+":"+c.(map[string]any)["type"].(string))
+	}
+	if strings.Join(names, ",") != "Name:string,Secrets:string,Age:string" || len(rows) != 1 || rows[0].(map[string]any)["cells"].([]any)[1] != json.Number("2") {
+		t.Fatalf("Table: %d %v", r.code, r.obj)
+	}
+	for _, body := range []string{
+		`{"metadata":{"name":"x"},"automountServiceAccountToken":"yes"}`,
+		`{"metadata":{"name":"x"},"secrets":{"name":"s"}}`,
+		`{"metadata":{"name":"x"},"imagePullSecrets":[{"name":1}]}`,
+	} {
+		if code, obj := call(t, ts, "POST", sas, mediaJSON, body); code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d %v, want 422", body, code, obj)
+		}
+	}
+}

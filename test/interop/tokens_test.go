@@ -30,6 +30,7 @@ func TestServiceAccountTokens(t *testing.T) {
 	k := kubectls(t)["current"](t, lw.URL)
 	k.env = append(k.env, "KUBECONFIG="+kubeconfigWithCA(t, lw.URL, caFile))
 	k.must(t, "--token", "admin", "create", "serviceaccount", "builder")
+	contains(t, k.must(t, "--token", "admin", "get", "serviceaccounts"), `NAME +SECRETS +AGE`, `(?m)^builder +0 +\d+s$`, `(?m)^default +0 +\d+s$`)
 	token := strings.TrimSpace(k.must(t, "--token", "admin", "create", "token", "builder"))
 	contains(t, k.must(t, "--token", token, "get", "configmaps"), "No resources found in default namespace")
 	waitLog(t, lw, `user=system:serviceaccount:default:builder`)
