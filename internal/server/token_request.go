@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -174,9 +173,6 @@ func (tr *tokenRequest) validate(info requestInfo) []api.StatusCause {
 		invalid("spec.expirationSeconds", s, "may not specify a duration less than 10 minutes")
 	case s > maxTokenSeconds:
 		invalid("spec.expirationSeconds", s, "may not specify a duration larger than 2^32 seconds")
-	}
-	if slices.Contains(tr.Spec.Audiences, "") {
-		invalid("spec.audiences", "", "an audience must not be empty")
 	}
 	return causes
 }
