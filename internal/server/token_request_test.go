@@ -51,7 +51,7 @@ type tokenServer struct {
 	users *userRecorder
 }
 
-func newTokenServer(t *testing.T, maxExpiration time.Duration) *tokenServer {
+func newTokenServer(t testing.TB, maxExpiration time.Duration) *tokenServer {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -311,5 +311,29 @@ func TestServiceAccountKind(t *testing.T) {
 		if code, obj := call(t, ts, "POST", sas, mediaJSON, body); code != http.StatusUnprocessableEntity {
 			t.Errorf("%s: %d %v, want 422", body, code, obj)
 		}
+	}
+}
+
+// BenchmarkTokenAuthentication is the cost of a request (an empty LIST)
+// authenticated by a static token and by a service account token, whose
+// account is read from the store on every request.
+func BenchmarkTokenAuthentication(b *testing.B) {
+	s := newTokenServer(b, 0)
+	resp, body := roundTrip(b, s.ts.Client(), "POST", s.ts.URL+"/api/v1/namespaces/default/serviceaccounts/default/token",
+		http.Header{"Authorization": {"Bearer admin"}, "Content-Type": {mediaJSON}}, "{}")
+	var tr tokenRequest
+	if err := json.Unmarshal(body, &tr); err != nil || resp.StatusCode != http.StatusCreated {
+		b.Fatalf("token request: %d %s", resp.StatusCode, body)
+	}
+	for name, token := range map[string]string{"static": "admin", "serviceaccount": tr.Status.Token} {
+		b.Run(name, func(b *testing.B) {
+			header := http.Header{"Authorization": {"Bearer " + token}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if resp, body := roundTrip(b, s.ts.Client(), "GET", s.ts.URL+"/api/v1/namespaces/default/configmaps", header, ""); resp.StatusCode != http.StatusOK {
+					b.Fatalf("%d %s", resp.StatusCode, body)
+				}
+			}
+		})
 	}
 }
