@@ -65,6 +65,7 @@ type serviceAccountOptions struct {
 	issuers        []string
 	audiences      []string
 	maxExpiration  time.Duration
+	jwksURI        string
 }
 
 // generatedKeyFile is the signing key made in the data directory when
@@ -76,6 +77,7 @@ func (o *serviceAccountOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.keyFiles, "service-account-key-file", nil, "PEM file of further public or private keys whose service account tokens are accepted (rotation); repeatable")
 	f.StringArrayVar(&o.issuers, "service-account-issuer", nil, "issuer of service account tokens (iss); the first signs, every one is accepted; repeatable (default "+serviceaccount.DefaultIssuer+")")
 	f.StringSliceVar(&o.audiences, "api-audiences", nil, "audiences a service account token must have one of, and that tokens requested without audiences get (default: the first issuer)")
+	f.StringVar(&o.jwksURI, "service-account-jwks-uri", "", "URL of the key set in the OIDC configuration at /.well-known/openid-configuration (default: /openid/v1/jwks on the address the client reached)")
 	f.DurationVar(&o.maxExpiration, "service-account-max-token-expiration", 0, "longest lifetime of a requested service account token; longer requests are shortened (0: no maximum)")
 }
 
@@ -115,6 +117,6 @@ func (o *serviceAccountOptions) tokens(dataDir string) (*serviceaccount.Tokens, 
 		verify = append(verify, keys...)
 	}
 	return serviceaccount.New(serviceaccount.Config{
-		Issuers: o.issuers, Audiences: o.audiences, MaxExpiration: o.maxExpiration, SigningKey: key, VerificationKeys: verify,
+		Issuers: o.issuers, Audiences: o.audiences, MaxExpiration: o.maxExpiration, SigningKey: key, VerificationKeys: verify, JWKSURI: o.jwksURI,
 	})
 }

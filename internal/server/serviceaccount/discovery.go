@@ -1,6 +1,7 @@
 package serviceaccount
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -29,9 +30,11 @@ func (t *Tokens) Discoverable() bool {
 	return err == nil && u.Scheme == "https" && u.Host != ""
 }
 
-// OpenIDConfiguration is the OIDC provider configuration document whose
-// key set is at jwksURI, with kube's fields.
-func (t *Tokens) OpenIDConfiguration(jwksURI string) []byte {
+// OpenIDConfiguration is the OIDC provider configuration document, with
+// kube's fields; its key set is at the configured JWKSURI, else at
+// reachedAt (the JWKS path on the address the client reached).
+func (t *Tokens) OpenIDConfiguration(reachedAt string) []byte {
+	jwksURI := cmp.Or(t.jwksURI, reachedAt)
 	var algs []string
 	for _, k := range t.keys {
 		if a := string(k.alg); !slices.Contains(algs, a) {

@@ -64,6 +64,10 @@ type Config struct {
 	// (--service-account-key-file): the keys of earlier signing keys while
 	// their tokens live.
 	VerificationKeys []crypto.PublicKey
+	// JWKSURI is the key set's URL in the OIDC configuration
+	// (--service-account-jwks-uri); empty means the JWKS path on the
+	// address the client reached.
+	JWKSURI string
 }
 
 // Tokens issues and verifies service account tokens.
@@ -71,6 +75,7 @@ type Tokens struct {
 	issuers   []string
 	audiences []string
 	maxExp    time.Duration
+	jwksURI   string
 	signer    jose.Signer
 	alg       jose.SignatureAlgorithm
 	keys      []verificationKey // the signing key's first
@@ -90,7 +95,7 @@ func New(cfg Config) (*Tokens, error) {
 	if cfg.SigningKey == nil {
 		return nil, errors.New("no service account signing key")
 	}
-	t := &Tokens{issuers: cfg.Issuers, audiences: cfg.Audiences, maxExp: cfg.MaxExpiration, now: time.Now}
+	t := &Tokens{issuers: cfg.Issuers, audiences: cfg.Audiences, maxExp: cfg.MaxExpiration, jwksURI: cfg.JWKSURI, now: time.Now}
 	if len(t.issuers) == 0 {
 		t.issuers = []string{DefaultIssuer}
 	}

@@ -264,6 +264,10 @@ func TestJWKSVerifiesToken(t *testing.T) {
 	if diff := cmp.Diff(want, conf); diff != "" {
 		t.Errorf("configuration (-want +got):\n%s", diff)
 	}
+	given := newTokens(t, Config{JWKSURI: "https://public.example/keys"})
+	if err := json.Unmarshal(given.OpenIDConfiguration("https://h/openid/v1/jwks"), &conf); err != nil || conf["jwks_uri"] != "https://public.example/keys" {
+		t.Errorf("jwks_uri %v (%v), want the configured one", conf["jwks_uri"], err)
+	}
 }
 
 // TestEnsureSigningKey checks that a key is generated once, private to its
