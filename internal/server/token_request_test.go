@@ -337,3 +337,23 @@ func BenchmarkTokenAuthentication(b *testing.B) {
 		})
 	}
 }
+
+// TestTokenSubresourceDiscovery checks that discovery lists
+// serviceaccounts/token as kube does, only on a server issuing tokens.
+func TestTokenSubresourceDiscovery(t *testing.T) {
+	const want = `{"name":"serviceaccounts/token","singularName":"","namespaced":true,"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest","verbs":["create"]}`
+	s := newTokenServer(t, 0)
+	_, body := roundTrip(t, s.ts.Client(), "GET", s.ts.URL+"/api/v1", http.Header{"Authorization": {"Bearer admin"}}, "")
+	if !strings.Contains(string(body), want) {
+		t.Errorf("/api/v1 lacks %s:\n%s", want, body)
+	}
+	_, body = roundTrip(t, s.ts.Client(), "GET", s.ts.URL+"/api", http.Header{"Authorization": {"Bearer admin"}, "Accept": {"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"}}, "")
+	if sub := `{"subresource":"token","responseKind":{"group":"authentication.k8s.io","version":"v1","kind":"TokenRequest"},"verbs":["create"]}`; !strings.Contains(string(body), sub) {
+		t.Errorf("aggregated /api lacks %s:\n%s", sub, body)
+	}
+	plain := newTestServer(t)
+	_, body = roundTrip(t, plain.Client(), "GET", plain.URL+"/api/v1", nil, "")
+	if strings.Contains(string(body), "serviceaccounts/token") {
+		t.Errorf("a server without tokens lists serviceaccounts/token")
+	}
+}
