@@ -38,6 +38,7 @@ type serveOptions struct {
 	tlsKey        string
 	clientCA      string
 	tokenFile     string
+	saTokens      serviceAccountOptions
 	insecureAnon  bool
 	secure        bool
 	tlsSANs       []string
@@ -83,6 +84,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
+	o.saTokens.addFlags(f)
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
 	f.BoolVar(&o.secure, "secure", false, "serve with TLS and authentication on loopback too, as on any other address: without TLS flags, a CA, a serving certificate and an admin kubeconfig are made in --data-dir on first start and reused")
 	f.StringSliceVar(&o.tlsSANs, "tls-san", nil, "another host name or IP address for the serving certificate secure mode makes (repeatable)")
@@ -144,17 +146,21 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	defer store.Close()
 	// After the store: the embedded one's lock keeps a second server on
-	// the data directory from touching its certificates.
+	// the data directory from touching its certificates and keys.
 	boot, err := o.bootstrapPKI()
 	if err != nil {
 		return err
 	}
-	authenticator, clientCAs, err := o.authentication()
+	saTokens, err := o.saTokens.tokens(o.dataDir)
+	if err != nil {
+		return err
+	}
+	authenticator, clientCAs, err := o.authentication(store, saTokens)
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(ctx, server.Config{
-		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
+		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,

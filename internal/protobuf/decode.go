@@ -122,7 +122,7 @@ func decodeField(f *field, rs []record) (any, bool, error) {
 	case f.pres == repeated:
 		return decodeRepeated(f, rs)
 	case f.pres == pointer && len(rs) == 0:
-		return nil, false, nil
+		return nil, f.null, nil
 	}
 	r := last(rs)
 	if f.kind == kMessage || f.kind == kFieldsV1 {

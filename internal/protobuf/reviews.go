@@ -117,5 +117,5 @@ var (
 		accessReview("LocalSubjectAccessReview", subjectAccessReviewSpec),
 		selfSubjectRulesReview,
 	)
-	authenticationKinds = kindTable(selfSubjectReview, tokenReview)
+	authenticationKinds = kindTable(selfSubjectReview, tokenReview, tokenRequest)
 )

@@ -53,7 +53,10 @@ type field struct {
 	// structs, not for structs tagged only omitempty (encoding/json writes
 	// those anyway, a zero Time as null).
 	omitZero bool
-	msg      *message // for kMessage
+	// null says a pointer field lacks omitempty: its JSON is null when the
+	// wire does not have it.
+	null bool
+	msg  *message // for kMessage
 }
 
 // message is a protobuf message; fields are in ascending number order, which
@@ -188,6 +191,14 @@ var (
 		{name: "resourceVersion", num: 6, kind: kString, omitZero: true},
 		{name: "fieldPath", num: 7, kind: kString, omitZero: true},
 	}}
+	serviceAccount = &message{name: "ServiceAccount", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "secrets", num: 2, kind: kMessage, pres: repeated, omitZero: true, msg: objectReference},
+		{name: "imagePullSecrets", num: 3, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "LocalObjectReference", fields: []field{
+			{name: "name", num: 1, kind: kString, omitZero: true},
+		}}},
+		{name: "automountServiceAccountToken", num: 4, kind: kBool, pres: pointer},
+	}}
 	event = &message{name: "Event", typeMeta: true, fields: []field{
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "involvedObject", num: 2, kind: kMessage, msg: objectReference},
@@ -281,6 +292,26 @@ func binding(name string) *message {
 	}}
 }
 
+// authentication/v1 messages (k8s.io/api authentication/v1/generated.proto):
+// the TokenRequest clients post to serviceaccounts/<name>/token.
+var tokenRequest = &message{name: "TokenRequest", typeMeta: true, fields: []field{
+	{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+	{name: "spec", num: 2, kind: kMessage, msg: &message{name: "TokenRequestSpec", fields: []field{
+		{name: "audiences", num: 1, kind: kString, pres: repeated},
+		{name: "boundObjectRef", num: 3, kind: kMessage, pres: pointer, null: true, msg: &message{name: "BoundObjectReference", fields: []field{
+			{name: "kind", num: 1, kind: kString, omitZero: true},
+			{name: "apiVersion", num: 2, kind: kString, omitZero: true},
+			{name: "name", num: 3, kind: kString, omitZero: true},
+			{name: "uid", num: 4, kind: kString, omitZero: true},
+		}}},
+		{name: "expirationSeconds", num: 4, kind: kInt64, pres: pointer, null: true},
+	}}},
+	{name: "status", num: 3, kind: kMessage, msg: &message{name: "TokenRequestStatus", fields: []field{
+		{name: "token", num: 1, kind: kString},
+		{name: "expirationTimestamp", num: 2, kind: kTime},
+	}}},
+}}
+
 // Messages read and written by hand: the envelope, WatchEvent, and the parts
 // of meta/v1 types with custom Go encodings. Their bytes fields are kString,
 // which has the same wire type.
@@ -329,7 +360,7 @@ func list(item *message) *message {
 // groupKinds are the built-in kinds by apiVersion, then by kind.
 var groupKinds = map[string]map[string]*message{
 	"v1": kindTable(namespace, list(namespace), configMap, list(configMap),
-		secret, list(secret), event, list(event)),
+		secret, list(secret), event, list(event), serviceAccount, list(serviceAccount)),
 	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
 	"rbac.authorization.k8s.io/v1": kindTable(role, list(role), clusterRole, list(clusterRole),
 		roleBinding, list(roleBinding), clusterRoleBinding, list(clusterRoleBinding)),

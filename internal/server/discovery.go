@@ -189,6 +189,11 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 				Name: r.Plural + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
 			})
 		}
+		for _, sub := range r.Subresources {
+			list.APIResources = append(list.APIResources, api.APIResource{
+				Name: r.Plural + "/" + sub.Name, Namespaced: r.Namespaced, Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs,
+			})
+		}
 	}
 	writeJSON(w, http.StatusOK, mediaJSON, list)
 }
@@ -245,6 +250,11 @@ func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 	}
 	if r.StatusSubresource {
 		d.Subresources = []api.APISubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: []string{"get", "patch", "update"}}}
+	}
+	for _, sub := range r.Subresources {
+		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{
+			Subresource: sub.Name, ResponseKind: &api.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}, Verbs: sub.Verbs,
+		})
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -28,7 +29,11 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	if !ok || (info.Namespace != "" && !res.Namespaced) {
 		return nil, notFoundPath()
 	}
-	if info.Subresource != "" && (info.Subresource != "status" || !res.StatusSubresource) {
+	sub, other := res.Subresource(info.Subresource)
+	switch {
+	case other && !slices.Contains(sub.Verbs, info.Verb):
+		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
+	case info.Subresource != "" && !other && (info.Subresource != "status" || !res.StatusSubresource):
 		return nil, notFoundPath()
 	}
 	if res.CreateOnly && (info.Name != "" || res.Namespaced && info.Namespace == "") {
@@ -66,6 +71,10 @@ func (q *request) serve() {
 	case "watch":
 		q.watch()
 	case "create":
+		if q.info.Subresource == tokenSubresource.Name {
+			q.createToken()
+			return
+		}
 		q.create()
 	case "update":
 		q.update()

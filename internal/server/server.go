@@ -25,6 +25,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/server/serviceaccount"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -92,6 +93,10 @@ type Config struct {
 	// does not close AuditLog.
 	AuditPolicy *audit.Policy
 	AuditLog    *audit.Log
+	// ServiceAccountTokens, if set, issues the tokens of the TokenRequest
+	// subresource (serviceaccounts/<name>/token) and publishes its keys in
+	// the OIDC discovery documents; nil serves neither.
+	ServiceAccountTokens *serviceaccount.Tokens
 	// Metrics are the collectors /metrics serves; nil means new ones. The
 	// caller may have given some of them to the store (Metrics.Commits).
 	Metrics *metrics.Metrics
@@ -128,6 +133,7 @@ type Server struct {
 	registry *registry.Registry
 	caches   *caches
 	crds     *crd.Sync
+	accounts *defaultAccounts
 	mux      *http.ServeMux
 	metrics  *metrics.Metrics
 	readOnly semaphore // bounds reads in flight
@@ -154,6 +160,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
 	cfg.RequestBodyTimeout = cmp.Or(cfg.RequestBodyTimeout, defaultRequestBodyTimeout)
 	builtins := resource.Builtins()
+	if cfg.ServiceAccountTokens != nil {
+		addTokenSubresource(builtins)
+	}
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
@@ -176,6 +185,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
+	accounts, err := startDefaultAccounts(ctx, s.registry, cfg.Storage, s.catalog, cfg.Logger)
+	if err != nil {
+		s.crds.Close()
+		return nil, err
+	}
+	s.accounts = accounts
 	if cfg.WatchCache.Budget == nil {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
@@ -199,6 +214,7 @@ func (s *Server) Close() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
 	s.streams.close()
 	s.crds.Close()
+	s.accounts.close()
 	s.caches.close()
 	if s.access != nil {
 		s.access.close()
@@ -241,6 +257,7 @@ func (s *Server) routes() {
 	for _, p := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/"} {
 		s.mux.Handle(p, oa)
 	}
+	s.routeOIDC()
 	s.mux.HandleFunc("/api", s.serveAPI)
 	s.mux.HandleFunc("/api/", s.serveAPI)
 	s.mux.HandleFunc("/apis", s.serveAPI)

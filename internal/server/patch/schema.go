@@ -90,6 +90,10 @@ var builtins = map[string]*Schema{
 	}),
 	"/ConfigMap": kindOf(nil),
 	"/Secret":    kindOf(nil),
+	"/ServiceAccount": kindOf(map[string]*Schema{
+		"secrets":          {List: MapList, Keys: []string{"name"}, Elem: structOf(nil)},
+		"imagePullSecrets": {List: Atomic},
+	}),
 	"/Event": kindOf(map[string]*Schema{
 		"involvedObject": structOf(nil),
 		"source":         structOf(nil),

@@ -13,8 +13,9 @@ import (
 )
 
 // Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events, leases and customresourcedefinitions, each
-// with its OpenAPI schema, and the access reviews (reviews.go). Each call returns new values, so servers never
+// configmaps, secrets, events, serviceaccounts, leases, the RBAC kinds and
+// customresourcedefinitions, each with its OpenAPI schema, and the access
+// reviews (reviews.go). Each call returns new values, so servers never
 // share them.
 func Builtins() []*Resource {
 	rs := []*Resource{
@@ -59,6 +60,7 @@ func Builtins() []*Resource {
 				"source":                   {"source", "component"},
 			},
 		},
+		serviceAccounts(),
 		{
 			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
 			Namespaced: true, StrategicMerge: true, Validate: validateLease,

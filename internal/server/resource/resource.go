@@ -63,6 +63,9 @@ type Resource struct {
 	// StatusSubresource makes .status a subresource: writes to the main
 	// resource leave it unchanged and it does not bump metadata.generation.
 	StatusSubresource bool
+	// Subresources are the resource's subresources other than status,
+	// each with its own kind (serviceaccounts/token: TokenRequest).
+	Subresources []Subresource
 	// Generation makes the server keep metadata.generation: 1 on create, +1
 	// on every update that changes anything but metadata and status. As in
 	// kube-apiserver, CustomResourceDefinitions and custom resources have
@@ -80,6 +83,24 @@ type Resource struct {
 	// another version of the same CRD (objects are converted by apiVersion
 	// only); nil when this is the stored version.
 	Storage *Resource
+}
+
+// Subresource is a subresource whose requests and responses are objects of
+// another kind, as discovery describes it.
+type Subresource struct {
+	Name                 string
+	Group, Version, Kind string
+	Verbs                []string
+}
+
+// Subresource returns the subresource name, if res has it.
+func (r *Resource) Subresource(name string) (Subresource, bool) {
+	for _, s := range r.Subresources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Subresource{}, false
 }
 
 // Column is one Table column and how to compute its cell.

@@ -51,7 +51,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), coordinationDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,6 +37,9 @@ func newScheme(t testing.TB) *runtime.Scheme {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := authenticationv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
 	return s

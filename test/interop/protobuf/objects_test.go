@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -92,6 +93,21 @@ func cases() []testCase {
 	add("event/series without time", &corev1.Event{Series: &corev1.EventSeries{}, Related: &corev1.ObjectReference{},
 		Count: math.MinInt32, EventTime: metav1.NewMicroTime(time.Unix(-1, 999_999_000))})
 	add("event/micro epoch", &corev1.Event{EventTime: metav1.NewMicroTime(time.Unix(0, 0)), Count: math.MaxInt32})
+
+	add("serviceaccount/empty", &corev1.ServiceAccount{})
+	add("serviceaccount/full", &corev1.ServiceAccount{ObjectMeta: fullMeta, AutomountServiceAccountToken: ptr(false),
+		Secrets: []corev1.ObjectReference{{Name: "token"}, {Kind: "Secret", Namespace: "ns", Name: "n", UID: "u", APIVersion: "v1",
+			ResourceVersion: "7", FieldPath: "data"}, {}},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}, {}}})
+	add("serviceaccountlist", &corev1.ServiceAccountList{Items: []corev1.ServiceAccount{{AutomountServiceAccountToken: ptr(true)}, {}}})
+
+	add("tokenrequest/empty", &authenticationv1.TokenRequest{})
+	add("tokenrequest/full", &authenticationv1.TokenRequest{ObjectMeta: fullMeta,
+		Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"api", ""}, ExpirationSeconds: ptr[int64](3600),
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: "s", UID: "u"}},
+		Status: authenticationv1.TokenRequestStatus{Token: "a.b.c", ExpirationTimestamp: created}})
+	add("tokenrequest/zero values", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+		Audiences: []string{}, ExpirationSeconds: ptr[int64](0), BoundObjectRef: &authenticationv1.BoundObjectReference{}}})
 
 	add("lease/empty", &coordinationv1.Lease{})
 	add("lease/full", fullLease())
