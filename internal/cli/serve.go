@@ -39,6 +39,8 @@ type serveOptions struct {
 	clientCA      string
 	tokenFile     string
 	insecureAnon  bool
+	authzModes    []string
+	anonymousAuth bool
 	maxInFlight   int
 	maxMutating   int
 	profiling     bool
@@ -80,6 +82,8 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
+	f.StringSliceVar(&o.authzModes, "authorization-mode", nil, "ordered list of authorizers: RBAC, AlwaysAllow; default RBAC when --token-auth-file or --client-ca-file is set, else AlwaysAllow (loopback only)")
+	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true, "with authentication configured, serve requests without credentials as system:anonymous (group system:unauthenticated) for authorization to decide, instead of 401; off when the only authorization mode is AlwaysAllow")
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
 	f.IntVar(&o.maxInFlight, "max-requests-inflight", 400, "most non-mutating requests served at once, beyond which 429 (watches are not counted); 0 for no limit")
 	f.IntVar(&o.maxMutating, "max-mutating-requests-inflight", 200, "most mutating requests served at once, beyond which 429; 0 for no limit")
@@ -134,8 +138,15 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return err
 	}
 	defer store.Close()
+	authorization, err := o.authorization(ctx, store, m, authenticator != nil)
+	if err != nil {
+		return err
+	}
+	defer authorization.close()
+	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m,
+		Authorizer: authorization.authorizer, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,

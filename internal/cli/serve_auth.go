@@ -9,6 +9,7 @@ import (
 // authentication builds the authenticators the flags configure: x509
 // client certificates (--client-ca-file), then bearer tokens in the
 // Authorization header and in the WebSocket subprotocol (--token-auth-file).
+// Every user they accept is in system:authenticated, as in kube.
 // It returns a nil Authenticator when neither is set (every request is
 // anonymous), and the CA pool the TLS server asks client certificates of.
 func (o *serveOptions) authentication() (authn.Authenticator, *x509.CertPool, error) {
@@ -32,7 +33,7 @@ func (o *serveOptions) authentication() (authn.Authenticator, *x509.CertPool, er
 	if len(union) == 0 {
 		return nil, nil, nil
 	}
-	return union, clientCAs, nil
+	return authn.AuthenticatedGroup{Authenticator: union}, clientCAs, nil
 }
 
 // inFlightLimit turns a limit flag, where 0 means no limit as in

@@ -25,7 +25,7 @@ import (
 //	screen          403 for a Host or Origin that is not loopback when Config.LoopbackOnly;
 //	                400 or 404 for a path ServeMux would clean and redirect
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
-//	authorize       403 unless Config.Authorizer allows it (authorize.go)
+//	authorize       403 unless Config.Authorizer allows it (authorize.go; health checks are open)
 //	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
@@ -224,19 +224,31 @@ func webSocketHandshake(r *http.Request) bool {
 
 var errNoCredentials = errors.New("no credentials")
 
-// user authenticates r: anonymous when no authenticator is configured.
+// user authenticates r: anonymous when no authenticator is configured, or
+// when r has no credentials and Config.AnonymousAuth allows it (as kube's
+// anonymous authenticator, last in its union), or for a health check.
+// Attempts are counted as kube counts them.
 func (s *Server) user(r *http.Request) (*authn.User, error) {
 	if s.cfg.Authenticator == nil {
 		return anonymous, nil
 	}
+	start := time.Now()
 	u, ok, err := s.cfg.Authenticator.Authenticate(r)
 	switch {
 	case ok:
+		s.metrics.Authenticated(metrics.AuthnSuccess, u.Name, time.Since(start))
 		return u, nil
-	case openPaths[r.URL.Path]:
+	case err == nil && s.cfg.AnonymousAuth:
+		s.metrics.Authenticated(metrics.AuthnSuccess, anonymous.Name, time.Since(start))
 		return anonymous, nil
-	case err == nil:
-		return nil, errNoCredentials
+	case err != nil:
+		s.metrics.Authenticated(metrics.AuthnError, "", time.Since(start))
+	default:
+		s.metrics.Authenticated(metrics.AuthnFailure, "", time.Since(start))
+		err = errNoCredentials
+	}
+	if openPaths[r.URL.Path] {
+		return anonymous, nil
 	}
 	return nil, err
 }

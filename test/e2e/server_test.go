@@ -54,6 +54,17 @@ type server struct {
 	cmd     *exec.Cmd
 	logs    *bytes.Buffer
 	done    chan struct{} // closed when the process has exited
+	// https is the client of a server on TLS (startTLSServer); nil for
+	// one in the clear.
+	https *http.Client
+}
+
+// httpClient is the client that reaches s.
+func (s *server) httpClient() *http.Client {
+	if s.https != nil {
+		return s.https
+	}
+	return http.DefaultClient
 }
 
 // freeAddr returns a loopback address nothing listens on, so a restarted
@@ -101,7 +112,7 @@ func (s *server) waitReady(t *testing.T) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(s.URL + "/readyz")
+		resp, err := s.httpClient().Get(s.URL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
