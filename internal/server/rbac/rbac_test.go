@@ -15,13 +15,13 @@ import (
 
 // fixture is a View over a store holding RBAC objects.
 type fixture struct {
-	t         *testing.T
+	t         testing.TB
 	store     *memory.Store
 	view      *View
 	resources map[string]*resource.Resource
 }
 
-func newFixture(t *testing.T, objects ...map[string]any) *fixture {
+func newFixture(t testing.TB, objects ...map[string]any) *fixture {
 	t.Helper()
 	f := &fixture{t: t, store: memory.New(), resources: map[string]*resource.Resource{}}
 	t.Cleanup(func() { f.store.Close() })

@@ -250,7 +250,8 @@ func (v *View) visit(u *authn.User, namespace string, fn func(r *authz.Rule) boo
 	if namespace != "" {
 		n = 2
 	}
-	var seen []*binding // a binding matched by more than one subject is visited once
+	var seenBuf [8]*binding
+	seen := seenBuf[:0] // a binding matched by more than one subject is visited once
 	for _, scope := range scopes[:n] {
 		for i := -1; i < len(u.Groups); i++ {
 			k := subjectKey{namespace: scope, name: u.Name}
