@@ -3,6 +3,8 @@ package rbac
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
@@ -130,4 +132,35 @@ func aggregated(o map[string]any) map[string]any {
 func finalized(o map[string]any) map[string]any {
 	o["metadata"].(map[string]any)["finalizers"] = []any{"example.com/keep"}
 	return o
+}
+
+// TestEscalationBounded: a role granting more combinations than an
+// escalation check compares is refused at once (kube would expand them
+// all); one at the limit is checked.
+func TestEscalationBounded(t *testing.T) {
+	words := func(prefix string, n int) []string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = prefix + strconv.Itoa(i)
+		}
+		return w
+	}
+	f := newFixture(t,
+		role("", "all", grant(words("v", 100), s("*"), s("*"))), // not escalate
+		bind("", "alice-all", "ClusterRole", "all", subj("User", "alice")),
+	)
+	g := NewGuard(f.view, NewAuthorizer(f.view))
+	alice := user("alice", "system:authenticated")
+	a := create("clusterroles", "")
+	a.User = alice
+	atLimit := role("", "big", grant(words("v", 100), words("g", 10), words("r", 100))) // 100,000
+	if err := g.CheckWrite(context.Background(), a, api.Object(atLimit), nil); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	past := role("", "big", grant(words("v", 100), words("g", 10), words("r", 100)), grant(s("get"), s(""), s("pods")))
+	var se *api.StatusError
+	err := g.CheckWrite(context.Background(), a, api.Object(past), nil)
+	if !errors.As(err, &se) || se.Status.Code != 403 || !strings.Contains(se.Status.Message, "more than 100000 combinations") {
+		t.Fatalf("past the limit: %v", err)
+	}
 }
