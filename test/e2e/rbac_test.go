@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +22,8 @@ func startTLSServer(t *testing.T, args ...string) *server {
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
 	t.Cleanup(tr.CloseIdleConnections)
-	s := &server{addr: freeAddr(t), dataDir: t.TempDir(), https: &http.Client{Transport: tr}}
+	s := &server{addr: freeAddr(t), dataDir: t.TempDir(), https: &http.Client{Transport: tr}, caFile: filepath.Join(t.TempDir(), "ca.crt")}
+	authntest.WriteFile(t, s.caFile, string(ca.PEM))
 	s.URL = "https://" + s.addr
 	s.start(t, append([]string{"--tls-cert-file", certFile, "--tls-private-key-file", keyFile}, args...)...)
 	t.Cleanup(func() { s.stop(t) })
@@ -59,6 +61,38 @@ func (s *server) do(t *testing.T, token, method, path, body string) *http.Respon
 	return resp
 }
 
+// kubectlRBAC: kubectl creates a role and a binding as the administrator,
+// and, as alice, lists what the binding grants and prints kube's 403 for
+// the rest.
+func kubectlRBAC(t *testing.T, s *server) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Log("kubectl is not installed")
+		return
+	}
+	run := func(token string, args ...string) (string, error) {
+		cmd := exec.CommandContext(t.Context(), kubectl, append([]string{"--server", s.URL, "--certificate-authority", s.caFile, "--token", token}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, args := range [][]string{
+		{"-n", "team-b", "create", "configmap", "b-settings"},
+		{"-n", "team-b", "create", "role", "cm-reader", "--verb=get,list", "--resource=configmaps"},
+		{"-n", "team-b", "create", "rolebinding", "bob-reads", "--role=cm-reader", "--user=bob"},
+	} {
+		if out, err := run("admin-token", args...); err != nil {
+			t.Fatalf("kubectl %s as admin: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if out, err := run("bob-token", "-n", "team-b", "get", "configmaps"); err != nil || !strings.Contains(out, "b-settings") {
+		t.Errorf("kubectl get configmaps as bob: %v\n%s", err, out)
+	}
+	want := `Error from server (Forbidden): configmaps is forbidden: User "bob" cannot list resource "configmaps" in API group "" in the namespace "team-a"`
+	if out, err := run("bob-token", "-n", "team-a", "get", "configmaps"); err == nil || !strings.Contains(out, want) {
+		t.Errorf("kubectl get configmaps as bob in team-a: %v\n%s\nwant %s", err, out, want)
+	}
+}
+
 // statusMessage is the message of a Status body.
 func statusMessage(t *testing.T, body string) string {
 	t.Helper()
@@ -75,10 +109,11 @@ func statusMessage(t *testing.T, body string) string {
 // binding's response (read your writes), kube's 403 text elsewhere, no
 // secrets, no binding to cluster-admin (escalation), a watch authorized
 // when it starts; anonymous requests are RBAC's to decide, a bad token is
-// 401; the authorization metrics count the decisions.
+// 401; kubectl creates roles and bindings and prints kube's 403; the
+// authorization metrics count the decisions.
 func TestRBAC(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	authntest.WriteFile(t, tokens, "admin-token,admin,1,system:masters\nalice-token,alice,2\n")
+	authntest.WriteFile(t, tokens, "admin-token,admin,1,system:masters\nalice-token,alice,2\nbob-token,bob,3\n")
 	s := startTLSServer(t, "--token-auth-file", tokens)
 	admin, alice, anon := s.as(t, "admin-token"), s.as(t, "alice-token"), s.as(t, "")
 	const rbacV1 = "/apis/rbac.authorization.k8s.io/v1"
@@ -150,6 +185,8 @@ func TestRBAC(t *testing.T) {
 	if code, _ := anon("GET", "/readyz", ""); code != http.StatusOK {
 		t.Errorf("anonymous /readyz: %d, want 200", code)
 	}
+
+	kubectlRBAC(t, s)
 
 	code, metrics := admin("GET", "/metrics", "")
 	if code != http.StatusOK {

@@ -54,9 +54,11 @@ type server struct {
 	cmd     *exec.Cmd
 	logs    *bytes.Buffer
 	done    chan struct{} // closed when the process has exited
-	// https is the client of a server on TLS (startTLSServer); nil for
-	// one in the clear.
-	https *http.Client
+	// https is the client of a server on TLS (startTLSServer), and
+	// caFile the PEM file of the CA it trusts; nil and "" for one in the
+	// clear.
+	https  *http.Client
+	caFile string
 }
 
 // httpClient is the client that reaches s.
