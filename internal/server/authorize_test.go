@@ -143,7 +143,7 @@ func (h *refusingHook) CheckWrite(_ context.Context, a authz.Attributes, obj, ol
 	return nil
 }
 
-func (h *refusingHook) Written(_ context.Context, _ *resource.Resource, namespace, name string) {
+func (h *refusingHook) Written(_ *resource.Resource, namespace, name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.written = append(h.written, namespace+"/"+name)

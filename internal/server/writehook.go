@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/authz"
@@ -19,12 +18,9 @@ type WriteHook interface {
 	// object, nil on create.
 	CheckWrite(ctx context.Context, a authz.Attributes, obj, old api.Object) error
 	// Written is told of a write or a deletion of the object namespace/name
-	// of res.
-	Written(ctx context.Context, res *resource.Resource, namespace, name string)
+	// of res; it bounds the time it takes itself (the request may be gone).
+	Written(res *resource.Resource, namespace, name string)
 }
-
-// writtenTimeout bounds what WriteHook.Written may take.
-const writtenTimeout = time.Minute
 
 // checkWrite asks the WriteHook, if any, about obj.
 func (q *request) checkWrite(obj, old api.Object) error {
@@ -36,10 +32,7 @@ func (q *request) checkWrite(obj, old api.Object) error {
 
 // written tells the WriteHook, if any, of a write of obj.
 func (s *Server) written(res *resource.Resource, obj api.Object) {
-	if s.cfg.WriteHook == nil {
-		return
+	if s.cfg.WriteHook != nil {
+		s.cfg.WriteHook.Written(res, obj.Namespace(), obj.Name())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writtenTimeout)
-	defer cancel()
-	s.cfg.WriteHook.Written(ctx, res, obj.Namespace(), obj.Name())
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -38,9 +39,18 @@ type Guard struct {
 // bind verbs.
 func NewGuard(v *View, a authz.Authorizer) *Guard { return &Guard{view: v, authorizer: a} }
 
+// refreshTimeout bounds the read of an RBAC object written through this
+// server, after the write.
+const refreshTimeout = time.Minute
+
 // Written applies an RBAC object written through this server to the
 // view, before the response goes out (server.WriteHook).
-func (g *Guard) Written(ctx context.Context, res *resource.Resource, namespace, name string) {
+func (g *Guard) Written(res *resource.Resource, namespace, name string) {
+	if res.Group != Group {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
 	if err := g.view.Refresh(ctx, res, namespace, name); err != nil {
 		g.view.log.Error("refreshing the RBAC view", "resource", res.Plural, "namespace", namespace, "name", name, "err", err)
 	}
