@@ -65,8 +65,7 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 	a.anonymous = authenticated && o.anonymousAuth && !slices.Equal(modes, []string{modeAlwaysAllow})
 	var union authz.Union
 	for _, mode := range modes {
-		name := strings.ToLower(mode)
-		record := func(decision string) { m.AuthorizationDecision(mode, name, decision) }
+		record := m.AuthorizationDecisions(mode, strings.ToLower(mode))
 		switch mode {
 		case modeAlwaysAllow:
 			union = append(union, authz.Instrumented{Authorizer: authz.AlwaysAllow{}, Record: record})

@@ -104,11 +104,20 @@ func (m *Metrics) Authorized(result string, elapsed time.Duration) {
 	m.auth.authzDurations[result].Observe(elapsed.Seconds())
 }
 
-// AuthorizationDecision counts a terminal decision ("allowed" or
-// "denied") of the authorizer of type and name, as kube's
-// apiserver_authorization_decisions_total (RBAC's name is "rbac").
-func (m *Metrics) AuthorizationDecision(authorizerType, name, decision string) {
-	m.auth.authzDecisions.WithLabelValues(authorizerType, name, decision).Inc()
+// AuthorizationDecisions returns what counts the terminal decisions
+// ("allowed" or "denied") of the authorizer of type and name, as kube's
+// apiserver_authorization_decisions_total (RBAC's name is "rbac"); the
+// counters are looked up once.
+func (m *Metrics) AuthorizationDecisions(authorizerType, name string) func(decision string) {
+	allowed := m.auth.authzDecisions.WithLabelValues(authorizerType, name, "allowed")
+	denied := m.auth.authzDecisions.WithLabelValues(authorizerType, name, "denied")
+	return func(decision string) {
+		if decision == "allowed" {
+			allowed.Inc()
+			return
+		}
+		denied.Inc()
+	}
 }
 
 // userCategory is kube's compressUsername: a few known identities by

@@ -203,4 +203,8 @@ func TestRBAC(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	s.stop(t)
+	if logs := s.logs.String(); !strings.Contains(logs, "authorization modes=RBAC anonymous=true") {
+		t.Errorf("the log does not say which authorization runs:\n%s", logs)
+	}
 }
