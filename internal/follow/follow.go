@@ -106,14 +106,18 @@ func (f *Follower) run(ctx context.Context, rev int64) {
 		case <-time.After(retryDelay):
 		}
 		if rev, err = f.load(ctx); err != nil {
-			rev = 0 // a failed relist is retried by the next round's watch error
+			rev = notListed // retried by the next round's watch error
 		}
 	}
 }
 
+// notListed is the revision to follow from after a failed relist: none.
+// (0 is a revision: that of an empty store, watched from its first write.)
+const notListed = -1
+
 // follow applies the events of one watch until it ends, returning why.
 func (f *Follower) follow(ctx context.Context, rev int64) error {
-	if rev == 0 {
+	if rev == notListed {
 		return errors.New("no revision to watch from")
 	}
 	w, err := f.store.Watch(ctx, f.prefix, rev)

@@ -123,3 +123,44 @@ func TestFollowerLoadsFollowsAndRefreshes(t *testing.T) {
 		t.Fatal("/p/a came back")
 	}
 }
+
+// TestFollowerOnAnEmptyStore: a store without a write yet is at revision
+// 0, which the watch follows from (no relist, which would leave a second
+// without changes).
+func TestFollowerOnAnEmptyStore(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	v := &view{state: map[string]string{}, changed: make(chan string, 1)}
+	logs := &lockedBuffer{}
+	f, err := follow.Start(ctx, store, "/p/", "things", v.apply, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	if _, err := store.Create(ctx, "/p/a", []byte("a1")); err != nil {
+		t.Fatal(err)
+	}
+	v.waitFor(t, "/p/a", "a1")
+	if s := logs.String(); s != "" {
+		t.Errorf("the follower logged:\n%s", s)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
