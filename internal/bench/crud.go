@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,8 +120,11 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 	if err := a.ensureNamespace(ctx); err != nil {
 		return err
 	}
-	addr := strings.TrimPrefix(p.URL, "http://")
+	addr := hostPort(p.URL)
 	conns := make([]rawConn, rep.Config.Clients) // client c's own connection
+	for i := range conns {
+		conns[i].tls, conns[i].auth = p.clientTLS(), authorization(p.Token)
+	}
 	defer func() {
 		for i := range conns {
 			conns[i].close()
@@ -225,6 +228,8 @@ func phase(ctx context.Context, pid int, cfg CRUDConfig, op func(ctx context.Con
 // spends on a get (two goroutines and their hand-offs per connection), and
 // the generator shares the server's cores.
 type rawConn struct {
+	tls      *tls.Config // for https
+	auth     string      // the Authorization header line, if any
 	conn     net.Conn
 	r        *bufio.Reader
 	w        *bufio.Writer
@@ -257,6 +262,14 @@ func (c *rawConn) roundTrip(ctx context.Context, addr, method, path string, body
 		if err != nil {
 			return err
 		}
+		if c.tls != nil {
+			t, err := handshakeHTTP1(ctx, conn, addr, c.tls)
+			if err != nil {
+				conn.Close()
+				return err
+			}
+			conn = t
+		}
 		c.conn, c.r, c.w, c.deadline = conn, bufio.NewReader(conn), bufio.NewWriter(conn), time.Time{}
 	}
 	// The phase's end cuts a request short, as a cancelled context would.
@@ -270,7 +283,7 @@ func (c *rawConn) roundTrip(ctx context.Context, addr, method, path string, body
 		}
 		c.deadline = deadline
 	}
-	c.w.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n")
+	c.w.WriteString(method + " " + path + " HTTP/1.1\r\nHost: " + addr + "\r\n" + c.auth)
 	if body != nil {
 		c.w.WriteString("Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n")
 	}

@@ -217,7 +217,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 		return Result{}, err
 	}
 	commits, _ := a.commitBuckets(ctx) // the setup's commits, to leave out
-	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), startRV: rv, reader: cfg.Reader}
+	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), token: p.Token, startRV: rv, reader: cfg.Reader}
 	m := measure{pid: p.PID}
 	var w *writes
 	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {

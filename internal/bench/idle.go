@@ -93,7 +93,7 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 	}
 	var d deliveries
 	path := watchPath(rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
-	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), startRV: rv, reader: cfg.Reader}, cfg.Watchers, &d)
+	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), token: p.Token, startRV: rv, reader: cfg.Reader}, cfg.Watchers, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,7 @@ func (a *apiClient) timeList(ctx context.Context) (time.Duration, int64, error) 
 		return 0, 0, fmt.Errorf("making the list request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	a.authorize(req)
 	start := time.Now()
 	resp, err := a.hc.Do(req)
 	if err != nil {

@@ -24,7 +24,19 @@ import (
 type Process struct {
 	URL string
 	PID int
-	tls *tls.Config // how to reach a started child's https URL
+	// Token is the bearer token every request sends, if any (a server
+	// given by --server that authenticates).
+	Token string
+	tls   *tls.Config // how to reach a started child's https URL
+}
+
+// authorization is the header line that sends token, if any, for the
+// requests written by hand.
+func authorization(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "Authorization: Bearer " + token + "\r\n"
 }
 
 // clientTLS is how clients reach p over TLS: the certificate a started

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -131,4 +132,19 @@ func transportLabel(transport string, tls bool) string {
 		return transport + ", TLS"
 	}
 	return transport
+}
+
+// handshakeHTTP1 runs a TLS handshake on raw, a connection to addr,
+// trusting tc's roots and asking for HTTP/1.1 (ALPN).
+func handshakeHTTP1(ctx context.Context, raw net.Conn, addr string, tc *tls.Config) (*tls.Conn, error) {
+	tc = tc.Clone()
+	tc.NextProtos = []string{"http/1.1"}
+	if tc.ServerName == "" {
+		tc.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	t := tls.Client(raw, tc)
+	if err := t.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return t, nil
 }

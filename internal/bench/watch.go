@@ -73,6 +73,7 @@ type watchSpec struct {
 	path      string // request path and query
 	transport string
 	tls       *tls.Config // for https: whom to trust
+	token     string      // bearer token, if any
 	startRV   int64       // events at or before it are not counted
 	reader    string      // ReaderGoroutine or ReaderEpoll (http1 cleartext only)
 }
@@ -172,7 +173,7 @@ func (ws *watchSet) startEpoll(ctx context.Context, spec watchSpec, shard int) e
 // open starts one watch and returns its body, which ctx's end closes.
 func (ws *watchSet) open(ctx context.Context, spec watchSpec) (io.ReadCloser, error) {
 	if ws.h2 != nil {
-		return openH2(ctx, ws.h2, spec.base+spec.path)
+		return openH2(ctx, ws.h2, spec.base+spec.path, spec.token)
 	}
 	return openHTTP1(ctx, spec)
 }
@@ -217,19 +218,14 @@ func dialHTTP1(ctx context.Context, spec watchSpec) (*http1Stream, error) {
 	_ = raw.SetDeadline(time.Now().Add(headerTimeout))
 	conn := raw
 	if isHTTPS(spec.base) {
-		tc := spec.tls.Clone()
-		tc.NextProtos = []string{"http/1.1"}
-		if tc.ServerName == "" {
-			tc.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		t := tls.Client(raw, tc)
-		if err := t.HandshakeContext(ctx); err != nil {
-			return fail(fmt.Errorf("TLS handshake with %s: %w", addr, err))
+		t, err := handshakeHTTP1(ctx, raw, addr, spec.tls)
+		if err != nil {
+			return fail(err)
 		}
 		conn = t
 	}
 	br := bufio.NewReaderSize(conn, 4<<10)
-	resp, err := roundTripRaw(conn, br, addr, spec.path)
+	resp, err := roundTripRaw(conn, br, addr, spec.path, spec.token)
 	if err != nil {
 		return fail(err)
 	}
@@ -239,8 +235,8 @@ func dialHTTP1(ctx context.Context, spec watchSpec) (*http1Stream, error) {
 
 // roundTripRaw writes a watch request on conn and reads the response's
 // headers from br, which reads conn.
-func roundTripRaw(conn net.Conn, br *bufio.Reader, host, path string) (*http.Response, error) {
-	req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: listwatch-bench\r\n\r\n"
+func roundTripRaw(conn net.Conn, br *bufio.Reader, host, path, token string) (*http.Response, error) {
+	req := "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: listwatch-bench\r\n" + authorization(token) + "\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
 		return nil, fmt.Errorf("sending the watch request: %w", err)
 	}
@@ -284,12 +280,15 @@ func h2Transport(tc *tls.Config) *http.Transport {
 }
 
 // openH2 opens a watch on an HTTP/2 transport, h2c or h2.
-func openH2(ctx context.Context, tr *http.Transport, url string) (io.ReadCloser, error) {
+func openH2(ctx context.Context, tr *http.Transport, url, token string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("making the watch request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := roundTripBounded(ctx, tr, req)
 	if err != nil {
 		return nil, fmt.Errorf("watch request: %w", err)

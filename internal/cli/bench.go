@@ -29,6 +29,7 @@ func newBench() *cobra.Command {
 type targetFlags struct {
 	url        string
 	pid        int
+	token      string
 	serveFlags []string
 	cpuProfile string
 }
@@ -36,6 +37,7 @@ type targetFlags struct {
 func (t *targetFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&t.url, "server", "", "measure this server (http://host:port) instead of starting one")
 	f.IntVar(&t.pid, "server-pid", 0, "with --server: its process id, for CPU and memory figures")
+	f.StringVar(&t.token, "token", "", "with --server: a bearer token every request sends")
 	f.StringArrayVar(&t.serveFlags, "serve-flag", nil, "a flag for the started `serve` (repeatable), e.g. --serve-flag=--unsafe-no-fsync")
 	f.StringVar(&t.cpuProfile, "server-cpuprofile", "", "write the started server's CPU profile to this file")
 }
@@ -54,7 +56,7 @@ func (t *targetFlags) resolve() (bench.Process, bench.ServerOptions, error) {
 		}
 		o.Args = append(o.Args, "--cpuprofile", abs)
 	}
-	return bench.Process{URL: t.url, PID: t.pid}, o, nil
+	return bench.Process{URL: t.url, PID: t.pid, Token: t.token}, o, nil
 }
 
 // printer is a bench report.

@@ -42,6 +42,8 @@ type serveOptions struct {
 	insecureAnon  bool
 	secure        bool
 	tlsSANs       []string
+	authzModes    []string
+	anonymousAuth bool
 	maxInFlight   int
 	maxMutating   int
 	profiling     bool
@@ -85,6 +87,8 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
 	o.saTokens.addFlags(f)
+	f.StringSliceVar(&o.authzModes, "authorization-mode", nil, "ordered list of authorizers: RBAC, AlwaysAllow; default RBAC when --token-auth-file or --client-ca-file is set, else AlwaysAllow (loopback only)")
+	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true, "with authentication configured, serve requests without credentials as system:anonymous (group system:unauthenticated) for authorization to decide, instead of 401; off when the only authorization mode is AlwaysAllow")
 	f.BoolVar(&o.insecureAnon, "insecure-allow-anonymous", false, "allow serving a non-loopback address without TLS and authentication")
 	f.BoolVar(&o.secure, "secure", false, "serve with TLS and authentication on loopback too, as on any other address: without TLS flags, a CA, a serving certificate and an admin kubeconfig are made in --data-dir on first start and reused")
 	f.StringSliceVar(&o.tlsSANs, "tls-san", nil, "another host name or IP address for the serving certificate secure mode makes (repeatable)")
@@ -159,8 +163,15 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	authorization, err := o.authorization(ctx, store, m, authenticator != nil)
+	if err != nil {
+		return err
+	}
+	defer authorization.close()
+	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
+		Authorizer: authorization.authorizer, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,

@@ -20,7 +20,8 @@ import (
 // client certificates (--client-ca-file), then bearer tokens in the
 // Authorization header and in the WebSocket subprotocol (--token-auth-file),
 // then, with either, the service account tokens saTokens issued, whose
-// accounts are read from store. It returns a nil Authenticator when
+// accounts are read from store. Every user they accept is in
+// system:authenticated, as in kube. It returns a nil Authenticator when
 // neither flag is set (every request is anonymous), and the CA pool the
 // TLS server asks client certificates of.
 func (o *serveOptions) authentication(store storage.Interface, saTokens *serviceaccount.Tokens) (authn.Authenticator, *x509.CertPool, error) {
@@ -46,7 +47,7 @@ func (o *serveOptions) authentication(store storage.Interface, saTokens *service
 	}
 	sa := &serviceaccount.Authenticator{Tokens: saTokens, Objects: serviceaccount.StoreObjects{Store: store}, Log: slog.Default()}
 	union = append(union, authn.BearerToken{Tokens: sa}, authn.WebSocketToken{Tokens: sa})
-	return union, clientCAs, nil
+	return authn.AuthenticatedGroup{Authenticator: union}, clientCAs, nil
 }
 
 // inFlightLimit turns a limit flag, where 0 means no limit as in

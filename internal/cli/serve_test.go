@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 func TestCheckExposure(t *testing.T) {
@@ -150,7 +153,8 @@ func TestServeWithTLSAndTokens(t *testing.T) {
 	tokenFile, caFile := filepath.Join(dir, "tokens.csv"), filepath.Join(dir, "ca.crt")
 	authntest.WriteFile(t, tokenFile, "e2e-token,erin,1,admins\n")
 	authntest.WriteFile(t, caFile, string(ca.PEM))
-	url := startServe(t, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--token-auth-file", tokenFile, "--client-ca-file", caFile)
+	// Authentication alone: every user it accepts may do anything.
+	url := startServe(t, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--token-auth-file", tokenFile, "--client-ca-file", caFile, "--authorization-mode", "AlwaysAllow")
 	if !strings.HasPrefix(url, "https://127.0.0.1:") {
 		t.Fatalf("serving %s, want https on 127.0.0.1", url)
 	}
@@ -359,5 +363,48 @@ func TestServeSecureMode(t *testing.T) {
 	url, _ = runServe(t, "--secure", "--data-dir", dataDir)
 	if code := status(t, admin, url+"/api/v1/namespaces"); code != http.StatusOK {
 		t.Errorf("after a restart, the first kubeconfig's admin lists namespaces: %d, want 200", code)
+	}
+}
+
+// TestAuthorizationModes: RBAC by default with authentication, AlwaysAllow
+// without (the loopback anonymous mode); anonymous requests with
+// authentication unless --anonymous-auth=false or AlwaysAllow alone, as
+// kube-apiserver.
+func TestAuthorizationModes(t *testing.T) {
+	tests := []struct {
+		name          string
+		modes         []string
+		anonymousAuth bool
+		authenticated bool
+		want          []string
+		anonymous     bool
+		err           string
+	}{
+		{"default with authentication", nil, true, true, []string{"RBAC"}, true, ""},
+		{"default without", nil, true, false, []string{"AlwaysAllow"}, false, ""},
+		{"anonymous off", nil, false, true, []string{"RBAC"}, false, ""},
+		{"AlwaysAllow alone", []string{"AlwaysAllow"}, true, true, []string{"AlwaysAllow"}, false, ""},
+		{"both", []string{"RBAC", "AlwaysAllow"}, true, true, []string{"RBAC", "AlwaysAllow"}, true, ""},
+		{"unknown", []string{"ABAC"}, true, true, nil, false, `unknown mode "ABAC"`},
+		{"twice", []string{"RBAC", "RBAC"}, true, true, nil, false, `"RBAC" given twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := serveOptions{authzModes: tt.modes, anonymousAuth: tt.anonymousAuth}
+			a, err := o.authorization(t.Context(), memory.New(), metrics.New(), tt.authenticated)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v, want an error containing %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.close()
+			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") {
+				t.Fatalf("modes %v anonymous %v hook %v, want %v %v", a.modes, a.anonymous, a.hook != nil, tt.want, tt.anonymous)
+			}
+		})
 	}
 }

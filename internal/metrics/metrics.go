@@ -41,7 +41,7 @@ type Metrics struct {
 	durations *prometheus.HistogramVec
 	inflight  *prometheus.GaugeVec
 	watch     watchMetrics
-	authn     authnMetrics
+	auth      authMetrics
 	// observers caches the request collectors: requestKey ->
 	// *requestObserver.
 	observers sync.Map
@@ -76,7 +76,7 @@ func New() *Metrics {
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.requests, m.durations, m.inflight)
 	m.watch.register(m.reg)
-	m.authn = newAuthnMetrics(m.reg)
+	m.auth = newAuthMetrics(m.reg)
 	m.InFlight(false)
 	m.InFlight(true)
 	return m

@@ -3,20 +3,30 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
 // authorize answers kube's 403 to a request its user may not make. A watch
-// is authorized once, when it starts, as in kube.
+// is authorized once, when it starts, as in kube. Health checks are open,
+// so that probes need neither credentials nor a role (kube grants them to
+// everyone through system:public-info-viewer).
 func (s *Server) authorize(next http.Handler) http.Handler {
 	if s.cfg.Authorizer == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if openPaths[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		a := attributesOf(r, noteOf(r))
+		start := time.Now()
 		d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), a)
+		s.metrics.Authorized(authzResult(d, err), time.Since(start))
 		auditAuthorized(r, a, d, reason, err)
 		if d == authz.Allow {
 			next.ServeHTTP(w, r)
@@ -27,6 +37,19 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 		}
 		writeError(w, forbidden(a, reason))
 	})
+}
+
+// authzResult is kube's label of an authorization attempt.
+func authzResult(d authz.Decision, err error) string {
+	switch {
+	case d == authz.Allow:
+		return metrics.AuthzAllowed
+	case err != nil:
+		return metrics.AuthzError
+	case d == authz.Deny:
+		return metrics.AuthzDenied
+	}
+	return metrics.AuthzNoOpinion
 }
 
 // attributesOf is what r asks to do, as kube's RequestInfoFactory and

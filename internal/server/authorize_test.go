@@ -3,9 +3,14 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
 
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
@@ -86,5 +91,99 @@ func TestAuthorization(t *testing.T) {
 		if tt.message != "" && (!strings.Contains(body, `"message":"`+strings.ReplaceAll(tt.message, `"`, `\"`)+`"`) || !strings.Contains(body, `"reason":"Forbidden"`)) {
 			t.Errorf("%s %s: body %s, want message %s", tt.method, tt.path, body, tt.message)
 		}
+	}
+}
+
+// TestAnonymousAuth: with Config.AnonymousAuth a request without
+// credentials is system:anonymous for the authorizer to decide, one with
+// a bad token is still 401, as kube's --anonymous-auth; health checks are
+// served whatever the authorizer says.
+func TestAnonymousAuth(t *testing.T) {
+	tokens, err := authn.ParseTokens(strings.NewReader("alice-token,alice,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := &recordingAuthorizer{allow: func(a authz.Attributes) bool { return a.User.Name == "alice" }}
+	o := newObservedServer(t, Config{Authenticator: authn.BearerToken{Tokens: tokens}, Authorizer: ra, AnonymousAuth: true}, (*Server).Handler)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	code, _, body := get(t, o.ts.Client(), "GET", o.ts.URL+cms, nil)
+	if want := `configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\"`; code != 403 || !strings.Contains(body, want) {
+		t.Errorf("no credentials: %d %s, want 403 %s", code, body, want)
+	}
+	if u := ra.last().User; u.Name != "system:anonymous" || len(u.Groups) != 1 || u.Groups[0] != "system:unauthenticated" {
+		t.Errorf("no credentials: authorized as %+v", u)
+	}
+	asked := len(ra.asked)
+	if code, _, body := get(t, o.ts.Client(), "GET", o.ts.URL+cms, http.Header{"Authorization": {"Bearer forged"}}); code != 401 {
+		t.Errorf("a bad token: %d %s, want 401", code, body)
+	}
+	if code, _, body := get(t, o.ts.Client(), "GET", o.ts.URL+"/readyz", nil); code != 200 {
+		t.Errorf("/readyz: %d %s, want 200", code, body)
+	}
+	if len(ra.asked) != asked {
+		t.Errorf("the authorizer was asked about a bad token or a health check: %+v", ra.asked[asked:])
+	}
+}
+
+// refusingHook refuses writes of ConfigMaps named "refused" and records
+// what it was told.
+type refusingHook struct {
+	mu      sync.Mutex
+	checked []string // "verb name old?"
+	written []string
+}
+
+func (h *refusingHook) CheckWrite(_ context.Context, a authz.Attributes, obj, old api.Object) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.checked = append(h.checked, a.Verb+" "+obj.Name()+" "+strconv.FormatBool(old != nil))
+	if obj.Name() == "refused" || obj.Labels()["refuse"] == "yes" {
+		return apierror.Forbidden("refused by the hook")
+	}
+	return nil
+}
+
+func (h *refusingHook) Written(_ *resource.Resource, namespace, name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.written = append(h.written, namespace+"/"+name)
+}
+
+// TestWriteHook: every way of writing (create, update, patch, apply)
+// passes the object through CheckWrite, old included on update, and a
+// refusal writes nothing; every write and deletion is told to Written.
+func TestWriteHook(t *testing.T) {
+	h := &refusingHook{}
+	o := newObservedServer(t, Config{WriteHook: h}, (*Server).Handler)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	steps := []struct {
+		method, path, contentType, body string
+		code                            int
+	}{
+		{"POST", cms, "application/json", `{"metadata":{"name":"refused"}}`, 403},
+		{"POST", cms, "application/json", `{"metadata":{"name":"a"}}`, 201},
+		{"PUT", cms + "/a", "application/json", `{"metadata":{"name":"a","labels":{"refuse":"yes"}}}`, 403},
+		{"PATCH", cms + "/a", "application/merge-patch+json", `{"metadata":{"labels":{"refuse":"yes"}}}`, 403},
+		{"PATCH", cms + "/a", "application/merge-patch+json", `{"metadata":{"labels":{"x":"y"}}}`, 200},
+		{"PATCH", cms + "/refused?fieldManager=m", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"refused"}}`, 403},
+		{"DELETE", cms + "/a", "", "", 200},
+	}
+	for _, s := range steps {
+		resp, body := roundTrip(t, o.ts.Client(), s.method, o.ts.URL+s.path, http.Header{"Content-Type": {s.contentType}}, s.body)
+		if resp.StatusCode != s.code {
+			t.Errorf("%s %s: %d %s, want %d", s.method, s.path, resp.StatusCode, body, s.code)
+		}
+	}
+	if code, _, _ := get(t, o.ts.Client(), "GET", o.ts.URL+cms+"/refused", nil); code != 404 {
+		t.Errorf("a refused create was stored: GET %d", code)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	wantChecked := []string{"create refused false", "create a false", "update a true", "patch a true", "patch a true", "patch refused false"}
+	if strings.Join(h.checked, ",") != strings.Join(wantChecked, ",") {
+		t.Errorf("checked %q, want %q", h.checked, wantChecked)
+	}
+	if want := []string{"default/a", "default/a", "default/a"}; strings.Join(h.written, ",") != strings.Join(want, ",") {
+		t.Errorf("written %q, want %q", h.written, want)
 	}
 }

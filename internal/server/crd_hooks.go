@@ -37,8 +37,10 @@ func (s *Server) startCRDs(ctx context.Context) error {
 }
 
 // afterWrite keeps the catalogue in step with CustomResourceDefinitions
-// written through this server, before the response goes out.
+// written through this server, before the response goes out, and tells
+// the WriteHook.
 func (s *Server) afterWrite(res *resource.Resource, obj api.Object) {
+	s.written(res, obj)
 	if isDefinitions(res) {
 		s.syncCRD(obj)
 	}
@@ -46,6 +48,7 @@ func (s *Server) afterWrite(res *resource.Resource, obj api.Object) {
 
 // afterDelete removes a deleted CustomResourceDefinition's resources and objects.
 func (s *Server) afterDelete(res *resource.Resource, obj api.Object) {
+	s.written(res, obj)
 	if isDefinitions(res) {
 		s.syncCRD(obj)
 	}

@@ -27,7 +27,7 @@ import (
 //	authenticate    401 unless an authenticator accepts it (health checks are open)
 //	auditRequests   the audit log's events, as kube's WithAudit (audit.go)
 //	impersonate     the user of Impersonate-* headers, each authorized (impersonate.go)
-//	authorize       403 unless Config.Authorizer allows it (authorize.go)
+//	authorize       403 unless Config.Authorizer allows it (authorize.go; health checks are open)
 //	readAhead       a write's body read, under its deadline, before it takes a slot
 //	limitInFlight   429 beyond the in-flight limits (watches and health checks are exempt)
 //	routes          s.mux
@@ -237,36 +237,33 @@ func webSocketHandshake(r *http.Request) bool {
 
 var errNoCredentials = errors.New("no credentials")
 
-// user authenticates r: anonymous when no authenticator is configured.
+// user authenticates r: anonymous when no authenticator is configured, or
+// when r has no credentials and Config.AnonymousAuth allows it (as kube's
+// anonymous authenticator, last in its union), or for a health check.
+// Attempts are counted as kube counts them.
 func (s *Server) user(r *http.Request) (*authn.User, error) {
 	if s.cfg.Authenticator == nil {
 		return anonymous, nil
 	}
 	start := time.Now()
 	u, ok, err := s.cfg.Authenticator.Authenticate(r)
-	s.observeAuthentication(u, ok, err, time.Since(start))
 	switch {
 	case ok:
+		s.metrics.Authenticated(metrics.AuthnSuccess, u.Name, time.Since(start))
 		return u, nil
-	case openPaths[r.URL.Path]:
+	case err == nil && s.cfg.AnonymousAuth:
+		s.metrics.Authenticated(metrics.AuthnSuccess, anonymous.Name, time.Since(start))
 		return anonymous, nil
-	case err == nil:
-		return nil, errNoCredentials
+	case err != nil:
+		s.metrics.Authenticated(metrics.AuthnError, "", time.Since(start))
+	default:
+		s.metrics.Authenticated(metrics.AuthnFailure, "", time.Since(start))
+		err = errNoCredentials
+	}
+	if openPaths[r.URL.Path] {
+		return anonymous, nil
 	}
 	return nil, err
-}
-
-// observeAuthentication counts an authentication as kube's
-// recordAuthMetrics does.
-func (s *Server) observeAuthentication(u *authn.User, ok bool, err error, elapsed time.Duration) {
-	switch {
-	case err != nil:
-		s.metrics.ObserveAuthentication(metrics.AuthnError, "", elapsed)
-	case !ok:
-		s.metrics.ObserveAuthentication(metrics.AuthnFailure, "", elapsed)
-	default:
-		s.metrics.ObserveAuthentication(metrics.AuthnSuccess, u.Name, elapsed)
-	}
 }
 
 // readAhead reads the body of a request that may change something before

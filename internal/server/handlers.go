@@ -226,6 +226,10 @@ func (q *request) insert(obj api.Object) {
 		q.fail(err)
 		return
 	}
+	if err := q.checkWrite(obj, nil); err != nil {
+		q.fail(err)
+		return
+	}
 	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
 	if err != nil {
 		q.fail(err)
@@ -271,7 +275,13 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	if q.info.Subresource == "status" {
 		res = statusView(res)
 	}
-	updated, err := q.s.registry.Update(q.r.Context(), res, q.info.Namespace, q.info.Name, fn)
+	updated, err := q.s.registry.Update(q.r.Context(), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
+		next, err := fn(cur)
+		if err == nil {
+			err = q.checkWrite(next, cur)
+		}
+		return next, err
+	})
 	if err != nil {
 		q.fail(err)
 		return

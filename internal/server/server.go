@@ -68,6 +68,14 @@ type Config struct {
 	// means the Authorizer's own, if it is one too (AlwaysAllow is), else
 	// the review answers that its rules are incomplete.
 	RuleResolver authz.RuleResolver
+	// WriteHook, if set, checks each write Authorizer allowed and learns
+	// of every write (RBAC's escalation prevention and view).
+	WriteHook WriteHook
+	// AnonymousAuth makes a request without credentials (when an
+	// Authenticator is configured) system:anonymous in
+	// system:unauthenticated, for Authorizer to decide, instead of 401, as
+	// kube's --anonymous-auth. Rejected credentials are still 401.
+	AnonymousAuth bool
 	// LoopbackOnly answers 403 to a request whose Host or Origin is not a
 	// loopback name or address, so that a web page cannot reach an
 	// anonymous server on loopback, through a DNS name rebound to 127.0.0.1

@@ -27,7 +27,8 @@ import (
 func startTLSServer(t *testing.T, ca *authntest.CA, args ...string) *server {
 	t.Helper()
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
-	s := &server{addr: freeAddr(t), dataDir: t.TempDir()}
+	s := &server{addr: freeAddr(t), dataDir: t.TempDir(), caFile: filepath.Join(t.TempDir(), "ca.crt")}
+	authntest.WriteFile(t, s.caFile, string(ca.PEM))
 	s.URL = "https://" + s.addr
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
 	t.Cleanup(tr.CloseIdleConnections)

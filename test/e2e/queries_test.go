@@ -59,7 +59,7 @@ func TestWebSocketTokenOnPlainRequest(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte(`s3cret,admin,1,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, "--token-auth-file", tokens)
+	s := startServer(t, "--token-auth-file", tokens, "--anonymous-auth=false")
 	protocol := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("s3cret"))
 	for _, method := range []string{"POST", "DELETE"} {
 		req, err := http.NewRequestWithContext(t.Context(), method, s.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(`{"metadata":{"name":"ws"}}`))

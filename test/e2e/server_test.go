@@ -56,7 +56,19 @@ type server struct {
 	cmd     *exec.Cmd
 	logs    *bytes.Buffer
 	done    chan struct{} // closed when the process has exited
-	https   *http.Client  // trusts the serving certificate of a server over TLS
+	// https is the client of a server on TLS (startTLSServer), and
+	// caFile the PEM file of the CA it trusts; nil and "" for one in the
+	// clear.
+	https  *http.Client
+	caFile string
+}
+
+// httpClient is the client that reaches s.
+func (s *server) httpClient() *http.Client {
+	if s.https != nil {
+		return s.https
+	}
+	return http.DefaultClient
 }
 
 // freeAddr returns a loopback address nothing listens on, so a restarted

@@ -19,18 +19,19 @@ import (
 )
 
 // adminTokenFlags are the flags of a server whose static token "admin" is
-// in system:masters.
+// in system:masters, and which lets every user do anything: these tests
+// are of authentication.
 func adminTokenFlags(t *testing.T) []string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(file, []byte(`admin,admin,1,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--token-auth-file", file}
+	return []string{"--token-auth-file", file, "--authorization-mode", "AlwaysAllow"}
 }
 
-// as makes a request with a bearer token and returns the code and body.
-func (s *server) as(t *testing.T, token, method, path, body string) (int, []byte) {
+// bearer makes a request with a bearer token and returns the code and body.
+func (s *server) bearer(t *testing.T, token, method, path, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -50,7 +51,7 @@ func (s *server) as(t *testing.T, token, method, path, body string) (int, []byte
 // createToken asks for a token of namespace default's account sa.
 func (s *server) createToken(t *testing.T, sa string) string {
 	t.Helper()
-	code, b := s.as(t, "admin", "POST", "/api/v1/namespaces/default/serviceaccounts/"+sa+"/token", `{"spec":{}}`)
+	code, b := s.bearer(t, "admin", "POST", "/api/v1/namespaces/default/serviceaccounts/"+sa+"/token", `{"spec":{}}`)
 	var tr struct{ Status struct{ Token string } }
 	if err := json.Unmarshal(b, &tr); err != nil || code != http.StatusCreated || tr.Status.Token == "" {
 		t.Fatalf("token request: %d %s", code, b)
@@ -67,16 +68,16 @@ const defaultConfigMaps = "/api/v1/namespaces/default/configmaps"
 func TestServiceAccountTokens(t *testing.T) {
 	flags := adminTokenFlags(t)
 	s := startServer(t, flags...)
-	if code, b := s.as(t, "admin", "POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"builder"}}`); code != http.StatusCreated {
+	if code, b := s.bearer(t, "admin", "POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"builder"}}`); code != http.StatusCreated {
 		t.Fatalf("creating an account: %d %s", code, b)
 	}
 	token := s.createToken(t, "builder")
-	if code, b := s.as(t, token, "GET", defaultConfigMaps, ""); code != http.StatusOK {
+	if code, b := s.bearer(t, token, "GET", defaultConfigMaps, ""); code != http.StatusOK {
 		t.Fatalf("list with the account's token: %d %s", code, b)
 	}
 	s.stop(t)
 	s.start(t, flags...)
-	if code, b := s.as(t, token, "GET", defaultConfigMaps, ""); code != http.StatusOK {
+	if code, b := s.bearer(t, token, "GET", defaultConfigMaps, ""); code != http.StatusOK {
 		t.Fatalf("the token after a restart: %d %s", code, b)
 	}
 
@@ -88,7 +89,7 @@ func TestServiceAccountTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, b := s.as(t, "admin", "GET", "/api/v1/namespaces/default/serviceaccounts/builder", "")
+	_, b := s.bearer(t, "admin", "GET", "/api/v1/namespaces/default/serviceaccounts/builder", "")
 	var sa struct{ Metadata struct{ UID string } }
 	if err := json.Unmarshal(b, &sa); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestServiceAccountTokens(t *testing.T) {
 		}
 		return tok
 	}
-	if code, b := s.as(t, signed(func(*serviceaccount.Claims) {}), "GET", defaultConfigMaps, ""); code != http.StatusOK {
+	if code, b := s.bearer(t, signed(func(*serviceaccount.Claims) {}), "GET", defaultConfigMaps, ""); code != http.StatusOK {
 		t.Fatalf("a token signed with the key in the data directory: %d %s", code, b)
 	}
 	parts := strings.Split(token, ".")
@@ -120,12 +121,12 @@ func TestServiceAccountTokens(t *testing.T) {
 		"wrong audience": signed(func(c *serviceaccount.Claims) { c.Audiences = []string{"vault"} }),
 		"forged":         forged,
 	} {
-		if code, b := s.as(t, tok, "GET", defaultConfigMaps, ""); code != http.StatusUnauthorized || !strings.Contains(string(b), `"message":"Unauthorized"`) {
+		if code, b := s.bearer(t, tok, "GET", defaultConfigMaps, ""); code != http.StatusUnauthorized || !strings.Contains(string(b), `"message":"Unauthorized"`) {
 			t.Errorf("%s token: %d %s, want 401 Unauthorized", name, code, b)
 		}
 	}
 
-	code, b := s.as(t, "admin", "GET", "/openid/v1/jwks", "")
+	code, b := s.bearer(t, "admin", "GET", "/openid/v1/jwks", "")
 	var set jose.JSONWebKeySet
 	if err := json.Unmarshal(b, &set); err != nil || code != http.StatusOK {
 		t.Fatalf("key set: %d %s", code, b)
@@ -139,10 +140,10 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Fatalf("the key set %s did not verify the token", b)
 	}
 
-	if code, b := s.as(t, "admin", "DELETE", "/api/v1/namespaces/default/serviceaccounts/builder", ""); code != http.StatusOK {
+	if code, b := s.bearer(t, "admin", "DELETE", "/api/v1/namespaces/default/serviceaccounts/builder", ""); code != http.StatusOK {
 		t.Fatalf("deleting the account: %d %s", code, b)
 	}
-	if code, b := s.as(t, token, "GET", defaultConfigMaps, ""); code != http.StatusUnauthorized {
+	if code, b := s.bearer(t, token, "GET", defaultConfigMaps, ""); code != http.StatusUnauthorized {
 		t.Fatalf("the token of a deleted account: %d %s, want 401", code, b)
 	}
 }

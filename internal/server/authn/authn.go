@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 )
 
 // User is an authenticated user.
@@ -71,4 +72,26 @@ func WithUser(ctx context.Context, u *User) context.Context {
 func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(userKey{}).(*User)
 	return u, ok
+}
+
+// The groups kube gives every authenticated user, and anonymous requests.
+const (
+	AllAuthenticated   = "system:authenticated"
+	AllUnauthenticated = "system:unauthenticated"
+)
+
+// AuthenticatedGroup adds AllAuthenticated to the groups of every user its
+// Authenticator accepts, unless they have it or AllUnauthenticated, as
+// kube's AuthenticatedGroupAdder; the user returned is a copy.
+type AuthenticatedGroup struct{ Authenticator }
+
+// Authenticate implements Authenticator.
+func (a AuthenticatedGroup) Authenticate(r *http.Request) (*User, bool, error) {
+	u, ok, err := a.Authenticator.Authenticate(r)
+	if !ok || slices.Contains(u.Groups, AllAuthenticated) || slices.Contains(u.Groups, AllUnauthenticated) {
+		return u, ok, err
+	}
+	withGroup := *u
+	withGroup.Groups = append(slices.Clip(u.Groups), AllAuthenticated)
+	return &withGroup, true, err
 }

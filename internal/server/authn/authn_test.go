@@ -143,3 +143,35 @@ func TestClientCert(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthenticatedGroup: every user accepted is in system:authenticated,
+// once, as kube's AuthenticatedGroupAdder adds it, without changing the
+// token file's user.
+func TestAuthenticatedGroup(t *testing.T) {
+	tokens, err := authn.ParseTokens(strings.NewReader("a,alice,1,devs\nb,bob,2,system:authenticated\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := authn.AuthenticatedGroup{Authenticator: authn.BearerToken{Tokens: tokens}}
+	for _, tc := range []struct {
+		token string
+		want  []string
+	}{
+		{"a", []string{"devs", "system:authenticated"}},
+		{"a", []string{"devs", "system:authenticated"}},
+		{"b", []string{"system:authenticated"}},
+	} {
+		r := httptest.NewRequest("GET", "/api", nil)
+		r.Header.Set("Authorization", "Bearer "+tc.token)
+		u, ok, err := a.Authenticate(r)
+		if !ok || err != nil || !cmp.Equal(tc.want, u.Groups) {
+			t.Errorf("token %s: %+v %v %v, want groups %q", tc.token, u, ok, err, tc.want)
+		}
+	}
+	if u, _ := tokens.AuthenticateToken("a"); len(u.Groups) != 1 {
+		t.Errorf("the token file's user changed: %+v", u)
+	}
+	if _, ok, err := a.Authenticate(httptest.NewRequest("GET", "/api", nil)); ok || err != nil {
+		t.Errorf("no credentials: %v %v", ok, err)
+	}
+}

@@ -19,7 +19,7 @@
 // # Concurrency
 //
 // Schemas and Paths are immutable once parsed and safe for concurrent use.
-// Sync serialises catalogue changes under its own mutex and owns one
+// Sync's follow.Follower serialises catalogue changes and owns one
 // goroutine, stopped by Close.
 //
 // # Caveats

@@ -2,9 +2,9 @@ package metrics
 
 import "testing"
 
-// TestCompressUsername: user names reach the label as kube's few values
+// TestUserCategory: user names reach the label as kube's few values
 // only, so that neither the label set nor what it tells grows with users.
-func TestCompressUsername(t *testing.T) {
+func TestUserCategory(t *testing.T) {
 	for name, want := range map[string]string{
 		"admin":   "admin",
 		"kubelet": "kubelet",
@@ -14,7 +14,7 @@ func TestCompressUsername(t *testing.T) {
 		"system:admin":                              "other",
 		"":                                          "other",
 	} {
-		if got := compressUsername(name); got != want {
+		if got := userCategory(name); got != want {
 			t.Errorf("%q: %q, want %q", name, got, want)
 		}
 	}

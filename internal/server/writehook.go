@@ -1,0 +1,38 @@
+package server
+
+import (
+	"context"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/authz"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// WriteHook checks the writes a request's authorization allowed, and
+// learns of every write through this server before its response goes out:
+// RBAC's escalation prevention, and its view of roles and bindings (read
+// your writes).
+type WriteHook interface {
+	// CheckWrite refuses (with a Status error) obj, about to be written by
+	// the request a (create, update, patch or apply); old is the stored
+	// object, nil on create.
+	CheckWrite(ctx context.Context, a authz.Attributes, obj, old api.Object) error
+	// Written is told of a write or a deletion of the object namespace/name
+	// of res; it bounds the time it takes itself (the request may be gone).
+	Written(res *resource.Resource, namespace, name string)
+}
+
+// checkWrite asks the WriteHook, if any, about obj.
+func (q *request) checkWrite(obj, old api.Object) error {
+	if q.s.cfg.WriteHook == nil {
+		return nil
+	}
+	return q.s.cfg.WriteHook.CheckWrite(q.r.Context(), attributesOf(q.r, noteOf(q.r)), obj, old)
+}
+
+// written tells the WriteHook, if any, of a write of obj.
+func (s *Server) written(res *resource.Resource, obj api.Object) {
+	if s.cfg.WriteHook != nil {
+		s.cfg.WriteHook.Written(res, obj.Namespace(), obj.Name())
+	}
+}
