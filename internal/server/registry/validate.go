@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -19,9 +20,13 @@ var (
 const maxAnnotationsSize = 256 * 1024
 
 // validateName checks an object name as kube does: a DNS-1123 label for
-// namespaces, a DNS-1123 subdomain for everything else.
+// namespaces, a path segment for RBAC kinds, a DNS-1123 subdomain for
+// everything else.
 func validateName(res *resource.Resource, name string) []api.StatusCause {
 	field := "metadata.name"
+	if res.PathSegmentNames {
+		return pathSegmentCauses(field, name)
+	}
 	if res.Plural == "namespaces" && res.Group == "" {
 		if len(name) > 63 || !dns1123Label.MatchString(name) {
 			return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", name))}
@@ -32,6 +37,24 @@ func validateName(res *resource.Resource, name string) []api.StatusCause {
 		return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", name))}
 	}
 	return nil
+}
+
+// pathSegmentCauses is kube's IsPathSegmentName: a name that is not "." or
+// ".." and has no '/' or '%'.
+func pathSegmentCauses(field, name string) []api.StatusCause {
+	invalid := func(msg string) api.StatusCause {
+		return apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: %s", name, msg))
+	}
+	if name == "." || name == ".." {
+		return []api.StatusCause{invalid(fmt.Sprintf("may not be '%s'", name))}
+	}
+	var causes []api.StatusCause
+	for _, s := range []string{"/", "%"} {
+		if strings.Contains(name, s) {
+			causes = append(causes, invalid(fmt.Sprintf("may not contain '%s'", s)))
+		}
+	}
+	return causes
 }
 
 // validateMeta checks metadata shapes, labels and annotations.

@@ -85,7 +85,7 @@ func Builtins() []*Resource {
 func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
 	return &Resource{
 		Group: "rbac.authorization.k8s.io", Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-		Namespaced: namespaced, StrategicMerge: true, Columns: []Column{column("Created At", "date", "", "When the object was created", stringCell("metadata", "creationTimestamp"))},
+		Namespaced: namespaced, StrategicMerge: true, PathSegmentNames: true, Columns: []Column{column("Created At", "date", "", "When the object was created", stringCell("metadata", "creationTimestamp"))},
 	}
 }
 

@@ -33,6 +33,9 @@ type Resource struct {
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
+	// PathSegmentNames validates names as kube's RBAC kinds do: any path
+	// segment ("system:basic-user"), not only a DNS subdomain.
+	PathSegmentNames bool
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
