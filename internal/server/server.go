@@ -124,14 +124,16 @@ type Server struct {
 	mutating semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
+	// aggregation keeps the aggregated ClusterRoles' rules current.
+	aggregation *aggregation
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
 	streams      *detachedStreams // watches streamed on hijacked connections
 }
 
-// New returns a Server over cfg.Storage, creating the initial namespaces if
-// they do not exist yet.
+// New returns a Server over cfg.Storage, creating the initial namespaces and
+// kube's default RBAC policy if they do not exist yet (package policy).
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = defaultMaxBodyBytes
@@ -163,6 +165,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	agg, err := s.ensurePolicy(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
@@ -171,6 +177,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
+	s.aggregation = s.startAggregation(agg)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
@@ -186,6 +193,7 @@ func (s *Server) Close() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
 	s.streams.close()
 	s.crds.Close()
+	s.aggregation.stop()
 	s.caches.close()
 	if s.access != nil {
 		s.access.close()
