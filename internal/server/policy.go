@@ -20,7 +20,6 @@ const aggregationRetry = time.Second
 
 // aggregation runs the ClusterRole aggregation controller until Close.
 type aggregation struct {
-	agg    *policy.Aggregator
 	cancel context.CancelFunc
 	done   chan struct{} // closed when its goroutine has returned
 }
@@ -49,27 +48,44 @@ func (s *Server) ensurePolicy(ctx context.Context) (*policy.Aggregator, error) {
 }
 
 // startAggregation keeps the aggregated ClusterRoles current from the
-// ClusterRoles' watch cache until stop.
-func (s *Server) startAggregation(agg *policy.Aggregator) *aggregation {
+// ClusterRoles' watch cache until stop. It opens the first watch at once
+// (ctx bounds the wait for the cache's first list), so that the cache runs
+// when New returns.
+func (s *Server) startAggregation(ctx context.Context, agg *policy.Aggregator) *aggregation {
 	roles, _ := s.catalog.Get(policy.Group, "v1", "clusterroles")
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &aggregation{agg: agg, cancel: cancel, done: make(chan struct{})}
+	w, err := s.watchClusterRoles(ctx, roles)
+	run, cancel := context.WithCancel(context.Background())
+	a := &aggregation{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for {
-			err := s.followClusterRoles(ctx, agg, roles)
-			if ctx.Err() != nil {
+			if err == nil {
+				err = feed(run, agg, w)
+				w.Stop()
+			}
+			if run.Err() != nil {
 				return
 			}
 			s.log.Warn("ClusterRole aggregation failed; starting over", "err", err)
 			select {
-			case <-ctx.Done():
+			case <-run.Done():
 				return
 			case <-time.After(aggregationRetry):
 			}
+			w, err = s.watchClusterRoles(run, roles)
 		}
 	}()
 	return a
+}
+
+// watchClusterRoles watches every ClusterRole from the watch cache, from
+// their current state (initial events).
+func (s *Server) watchClusterRoles(ctx context.Context, roles *resource.Resource) (*watchcache.Watcher, error) {
+	c := s.caches.get(roles)
+	if c == nil {
+		return nil, errors.New("the ClusterRoles' watch cache is closed")
+	}
+	return c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
 }
 
 func (a *aggregation) stop() {
@@ -77,23 +93,14 @@ func (a *aggregation) stop() {
 	<-a.done
 }
 
-// followClusterRoles feeds agg from the ClusterRoles' watch cache: all of
-// them (the watch's initial events), then each change, until the watch
-// ends or agg fails.
-func (s *Server) followClusterRoles(ctx context.Context, agg *policy.Aggregator, roles *resource.Resource) error {
-	c := s.caches.get(roles)
-	if c == nil {
-		return errors.New("the ClusterRoles' watch cache is closed")
-	}
-	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
+// feed feeds agg from w: every ClusterRole (its initial events), then
+// each change, until w ends or agg fails.
+func feed(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
 	var initial []api.Object // until the initial events end
 	synced := false
 	var items []watchcache.Item
 	for {
+		var err error
 		if items, err = w.Next(ctx, items[:0]); err != nil {
 			return err
 		}

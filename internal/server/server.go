@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
-	s.aggregation = s.startAggregation(agg)
+	s.aggregation = s.startAggregation(ctx, agg)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
