@@ -13,10 +13,16 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// aggregationRetry is how long ClusterRole aggregation waits before
-// starting over (every ClusterRole again) after a failure: a write the
-// store refused, or its watch ended.
-const aggregationRetry = time.Second
+// ClusterRole aggregation starts over (every ClusterRole again) after a
+// failure (a write the store refused, its watch ended) once
+// aggregationRetry has passed, twice as long after each failure that
+// follows before it got through its first pass, up to maxAggregationRetry,
+// so that a write that keeps failing (a union too large to store) costs
+// little (kube's controller backs off per role up to 1000 s).
+const (
+	aggregationRetry    = time.Second
+	maxAggregationRetry = 5 * time.Minute
+)
 
 // aggregation runs the ClusterRole aggregation controller until Close.
 type aggregation struct {
@@ -58,20 +64,26 @@ func (s *Server) startAggregation(ctx context.Context, agg *policy.Aggregator) *
 	a := &aggregation{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
+		delay := aggregationRetry
 		for {
 			if err == nil {
-				err = feed(run, agg, w)
+				var synced bool
+				synced, err = feed(run, agg, w)
 				w.Stop()
+				if synced {
+					delay = aggregationRetry
+				}
 			}
 			if run.Err() != nil {
 				return
 			}
-			s.log.Warn("ClusterRole aggregation failed; starting over", "err", err)
+			s.log.Warn("ClusterRole aggregation failed; starting over", "err", err, "after", delay)
 			select {
 			case <-run.Done():
 				return
-			case <-time.After(aggregationRetry):
+			case <-time.After(delay):
 			}
+			delay = min(2*delay, maxAggregationRetry)
 			w, err = s.watchClusterRoles(run, roles)
 		}
 	}()
@@ -94,33 +106,31 @@ func (a *aggregation) stop() {
 }
 
 // feed feeds agg from w: every ClusterRole (its initial events), then
-// each change, until w ends or agg fails.
-func feed(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
+// each change, until w ends or agg fails. synced reports whether agg's
+// first pass (Resync) succeeded.
+func feed(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) (synced bool, err error) {
 	var initial []api.Object // until the initial events end
-	synced := false
 	var items []watchcache.Item
 	for {
-		var err error
 		if items, err = w.Next(ctx, items[:0]); err != nil {
-			return err
+			return synced, err
 		}
 		for _, it := range items {
 			switch it.Type {
 			case api.Error:
-				return &api.StatusError{Status: *it.Status}
+				return synced, &api.StatusError{Status: *it.Status}
 			case api.Bookmark:
 				if it.InitialEventsEnd {
-					synced = true
 					if err := agg.Resync(ctx, initial); err != nil {
-						return err
+						return false, err
 					}
-					initial = nil
+					initial, synced = nil, true
 				}
 				continue
 			}
 			obj, err := api.ParseObject(it.Object)
 			if err != nil {
-				return err
+				return synced, err
 			}
 			switch {
 			case !synced:
@@ -131,7 +141,7 @@ func feed(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) er
 				err = agg.Changed(ctx, nil, obj)
 			}
 			if err != nil {
-				return err
+				return synced, err
 			}
 		}
 	}

@@ -135,9 +135,11 @@ func (a *Aggregator) aggregate(ctx context.Context) error {
 }
 
 // union is kube's aggregation: for each selector in turn, the rules of the
-// roles it matches (by name, role name itself aside), each rule once.
+// roles it matches (by name, role name itself aside), each rule once (a
+// set of their keys, so that many rules cost linear time, not quadratic).
 func (a *Aggregator) union(name string, sels []selector.Labels, names []string) []rule {
 	var out []rule
+	seen := map[string]bool{}
 	for _, sel := range sels {
 		for _, n := range names {
 			cr := a.view[n]
@@ -145,7 +147,8 @@ func (a *Aggregator) union(name string, sels []selector.Labels, names []string) 
 				continue
 			}
 			for _, r := range cr.rules {
-				if !slices.ContainsFunc(out, r.equal) {
+				if k := r.key(); !seen[k] {
+					seen[k] = true
 					out = append(out, r)
 				}
 			}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -31,6 +32,20 @@ func (r rule) equal(o rule) bool {
 	return slices.Equal(r.Verbs, o.Verbs) && slices.Equal(r.APIGroups, o.APIGroups) &&
 		slices.Equal(r.Resources, o.Resources) && slices.Equal(r.ResourceNames, o.ResourceNames) &&
 		slices.Equal(r.NonResourceURLs, o.NonResourceURLs)
+}
+
+// key is the same for rules that are equal, and differs otherwise: each
+// list's length, then each string's length and bytes.
+func (r rule) key() string {
+	var b []byte
+	for _, l := range [][]string{r.Verbs, r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs} {
+		b = binary.AppendUvarint(b, uint64(len(l)))
+		for _, s := range l {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+	}
+	return string(b)
 }
 
 type aggregationRule struct {

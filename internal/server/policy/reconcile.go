@@ -37,17 +37,21 @@ func (recreate) Error() string { return "roleRef changed" }
 // being deleted) is logged and skipped, as kube does; a failure of the
 // store is returned.
 func Ensure(ctx context.Context, reg *registry.Registry, catalog *resource.Catalog, log *slog.Logger) error {
+	resources := map[string]*resource.Resource{}
+	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		res, ok := catalog.Get(Group, "v1", Plural(kind))
+		if !ok {
+			return fmt.Errorf("the catalogue serves no %s", kind)
+		}
+		resources[kind] = res
+	}
 	defaults := Defaults()
 	errs := make([]error, len(defaults))
 	var created, updated atomic.Int32
 	var wg sync.WaitGroup
 	for i, want := range defaults {
-		res, ok := catalog.Get(Group, "v1", Plural(want.Kind()))
-		if !ok {
-			return fmt.Errorf("the catalogue serves no %s", want.Kind())
-		}
 		wg.Go(func() {
-			wrote, err := ensure(ctx, reg, res, want, log)
+			wrote, err := ensure(ctx, reg, resources[want.Kind()], want, log)
 			switch {
 			case err == nil && wrote == opCreate:
 				created.Add(1)
