@@ -3,7 +3,9 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -181,6 +183,47 @@ rules: [{apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinition
 		r := get(name)
 		if !slices.ContainsFunc(r.Rules, func(p rbacv1.PolicyRule) bool { return slices.Contains(p.Resources, "customresourcedefinitions") }) {
 			t.Errorf("%s lacks the rule of crd-reader: %v", name, r.Rules)
+		}
+	}
+}
+
+// TestDefaultPolicyTwoServersEtcd starts two binaries on one etcd prefix at
+// once: both start, and kube's reconciliation finds the policy complete.
+func TestDefaultPolicyTwoServersEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	bin := listwatchBin(t)
+	cli := RunEtcd(t)
+	args := []string{"--storage", "etcd", "--etcd-endpoints", "http://" + cli.Endpoints()[0], "--etcd-prefix", "/policy-test"}
+	servers := make([]*Listwatch, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range servers {
+		wg.Go(func() { servers[i], errs[i] = startListwatch(bin, args) })
+	}
+	wg.Wait()
+	for _, lw := range servers {
+		if lw != nil {
+			t.Cleanup(func() {
+				if err := lw.Stop(); err != nil {
+					t.Errorf("stopping listwatch: %v", err)
+				}
+			})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, lw := range servers {
+		cs, err := kubernetes.NewForConfig(jsonConfig(lw.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range policy.Defaults() {
+			if op, _ := reconcileDryRun(t, cs, obj); op != reconciliation.ReconcileNone {
+				t.Errorf("kube would %s %s %s", op, obj.Kind(), obj.Name())
+			}
 		}
 	}
 }
