@@ -3,12 +3,10 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/policy"
-	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -30,36 +28,15 @@ type aggregation struct {
 	done   chan struct{} // closed when its goroutine has returned
 }
 
-// ensurePolicy creates or reconciles kube's default RBAC objects (after
-// the namespaces of the namespaced ones), then aggregates the ClusterRoles
-// once, so that admin, edit and view have their rules before the server
-// serves.
-func (s *Server) ensurePolicy(ctx context.Context) (*policy.Aggregator, error) {
-	if err := policy.Ensure(ctx, s.registry, s.catalog, s.log); err != nil {
-		return nil, err
-	}
-	roles, ok := s.catalog.Get(policy.Group, "v1", "clusterroles")
-	if !ok {
-		return nil, errors.New("the catalogue has no clusterroles resource")
-	}
-	agg := policy.NewAggregator(s.registry, roles, s.log)
-	all, err := s.registry.List(ctx, roles, "", registry.ListOptions{})
-	if err == nil {
-		err = agg.Resync(ctx, all.Items)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("aggregating ClusterRoles: %w", err)
-	}
-	return agg, nil
-}
-
-// startAggregation keeps the aggregated ClusterRoles current from the
-// ClusterRoles' watch cache until stop. It opens the first watch at once
-// (ctx bounds the wait for the cache's first list), so that the cache runs
-// when New returns.
-func (s *Server) startAggregation(ctx context.Context, agg *policy.Aggregator) *aggregation {
+// startAggregation runs kube's ClusterRole aggregation controller, fed by
+// the ClusterRoles' watch cache, until stop. Its first pass, over every
+// ClusterRole, is done before it returns (ctx bounding it), so that
+// admin, edit and view have their rules once New returns; a failed first
+// pass is logged, and tried again by the goroutine.
+func (s *Server) startAggregation(ctx context.Context) *aggregation {
 	roles, _ := s.catalog.Get(policy.Group, "v1", "clusterroles")
-	w, err := s.watchClusterRoles(ctx, roles)
+	agg := policy.NewAggregator(s.registry, roles, s.log)
+	w, err := s.resyncAggregator(ctx, agg, roles)
 	run, cancel := context.WithCancel(context.Background())
 	a := &aggregation{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -67,12 +44,9 @@ func (s *Server) startAggregation(ctx context.Context, agg *policy.Aggregator) *
 		delay := aggregationRetry
 		for {
 			if err == nil {
-				var synced bool
-				synced, err = feed(run, agg, w)
+				delay = aggregationRetry
+				err = follow(run, agg, w)
 				w.Stop()
-				if synced {
-					delay = aggregationRetry
-				}
 			}
 			if run.Err() != nil {
 				return
@@ -84,20 +58,10 @@ func (s *Server) startAggregation(ctx context.Context, agg *policy.Aggregator) *
 			case <-time.After(delay):
 			}
 			delay = min(2*delay, maxAggregationRetry)
-			w, err = s.watchClusterRoles(run, roles)
+			w, err = s.resyncAggregator(run, agg, roles)
 		}
 	}()
 	return a
-}
-
-// watchClusterRoles watches every ClusterRole from the watch cache, from
-// their current state (initial events).
-func (s *Server) watchClusterRoles(ctx context.Context, roles *resource.Resource) (*watchcache.Watcher, error) {
-	c := s.caches.get(roles)
-	if c == nil {
-		return nil, errors.New("the ClusterRoles' watch cache is closed")
-	}
-	return c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
 }
 
 func (a *aggregation) stop() {
@@ -105,44 +69,90 @@ func (a *aggregation) stop() {
 	<-a.done
 }
 
-// feed feeds agg from w: every ClusterRole (its initial events), then
-// each change, until w ends or agg fails. synced reports whether agg's
-// first pass (Resync) succeeded.
-func feed(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) (synced bool, err error) {
-	var initial []api.Object // until the initial events end
+// resyncAggregator watches every ClusterRole from the watch cache, gives
+// agg their current state (the watch's initial events), and returns the
+// watch, which follows on from there.
+func (s *Server) resyncAggregator(ctx context.Context, agg *policy.Aggregator, roles *resource.Resource) (*watchcache.Watcher, error) {
+	c := s.caches.get(roles)
+	if c == nil {
+		return nil, errors.New("the ClusterRoles' watch cache is closed")
+	}
+	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
+	if err != nil {
+		return nil, err
+	}
+	var all []api.Object
 	var items []watchcache.Item
 	for {
 		if items, err = w.Next(ctx, items[:0]); err != nil {
-			return synced, err
+			w.Stop()
+			return nil, err
 		}
-		for _, it := range items {
-			switch it.Type {
-			case api.Error:
-				return synced, &api.StatusError{Status: *it.Status}
-			case api.Bookmark:
-				if it.InitialEventsEnd {
-					if err := agg.Resync(ctx, initial); err != nil {
-						return false, err
-					}
-					initial, synced = nil, true
+		for i, it := range items {
+			if it.Type == api.Bookmark && it.InitialEventsEnd {
+				err := agg.Resync(ctx, all)
+				if err == nil {
+					err = apply(ctx, agg, items[i+1:]) // changes after the initial events
 				}
-				continue
+				if err != nil {
+					w.Stop()
+					return nil, err
+				}
+				return w, nil
 			}
-			obj, err := api.ParseObject(it.Object)
+			obj, err := watched(it)
 			if err != nil {
-				return synced, err
+				w.Stop()
+				return nil, err
 			}
-			switch {
-			case !synced:
-				initial = append(initial, obj)
-			case it.Type == api.Deleted:
-				err = agg.Changed(ctx, obj, nil)
-			default:
-				err = agg.Changed(ctx, nil, obj)
-			}
-			if err != nil {
-				return synced, err
+			if obj != nil {
+				all = append(all, obj)
 			}
 		}
 	}
+}
+
+// follow gives agg each change w delivers until w ends or agg fails.
+func follow(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
+	var items []watchcache.Item
+	for {
+		var err error
+		if items, err = w.Next(ctx, items[:0]); err != nil {
+			return err
+		}
+		if err := apply(ctx, agg, items); err != nil {
+			return err
+		}
+	}
+}
+
+// apply gives agg the changes items hold.
+func apply(ctx context.Context, agg *policy.Aggregator, items []watchcache.Item) error {
+	for _, it := range items {
+		obj, err := watched(it)
+		switch {
+		case err != nil:
+		case obj == nil:
+		case it.Type == api.Deleted:
+			err = agg.Changed(ctx, obj, nil)
+		default:
+			err = agg.Changed(ctx, nil, obj)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watched returns the object of a watch item, nil for a bookmark, and the
+// error an ERROR item carries.
+func watched(it watchcache.Item) (api.Object, error) {
+	switch it.Type {
+	case api.Error:
+		return nil, &api.StatusError{Status: *it.Status}
+	case api.Bookmark:
+		return nil, nil
+	}
+	return api.ParseObject(it.Object)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/openapi"
+	"github.com/listwatch/listwatch/internal/server/policy"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -165,8 +166,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
-	agg, err := s.ensurePolicy(ctx)
-	if err != nil {
+	if err := policy.Ensure(ctx, s.registry, s.catalog, s.log); err != nil {
 		return nil, err
 	}
 	if err := s.startCRDs(ctx); err != nil {
@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.metrics.WatchCacheBudget(cfg.WatchCache.Budget)
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
-	s.aggregation = s.startAggregation(ctx, agg)
+	s.aggregation = s.startAggregation(ctx)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
