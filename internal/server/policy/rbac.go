@@ -81,10 +81,19 @@ type rbacObject struct {
 	Subjects        []subject        `json:"subjects"`
 }
 
-// read returns what obj says of RBAC.
+// read returns what obj says of RBAC. It encodes only the fields
+// rbacObject has, not the rest of the metadata (managedFields).
 func read(obj api.Object) (rbacObject, error) {
+	md := obj.Metadata()
+	part := api.Object{"metadata": map[string]any{}}
+	for _, f := range []string{"name", "uid", "resourceVersion", "labels", "annotations"} {
+		part["metadata"].(map[string]any)[f] = md[f]
+	}
+	for _, f := range []string{"rules", "aggregationRule", "roleRef", "subjects"} {
+		part[f] = obj[f]
+	}
 	var o rbacObject
-	b, err := api.MarshalObject(obj)
+	b, err := api.MarshalObject(part)
 	if err == nil {
 		err = json.Unmarshal(b, &o)
 	}
