@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -37,5 +38,30 @@ func TestAggregatorUnion(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkAggregatorUnion is the union of 200 matched roles of 50 rules
+// each (10,000 rules, every one different): linear in the rules.
+func BenchmarkAggregatorUnion(b *testing.B) {
+	a := NewAggregator(nil, nil, slog.New(slog.DiscardHandler))
+	names := []string{"agg"}
+	agg, _ := api.ParseObject([]byte(`{"metadata":{"name":"agg"},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"x":"1"}}]}}`))
+	a.put(agg)
+	for i := range 200 {
+		rules := make([]any, 50)
+		for j := range rules {
+			rules[j] = map[string]any{"verbs": []any{"get"}, "resources": []any{fmt.Sprintf("r%d-%d", i, j)}, "apiGroups": []any{""}}
+		}
+		name := fmt.Sprintf("part%03d", i)
+		a.put(api.Object{"metadata": map[string]any{"name": name, "labels": map[string]any{"x": "1"}}, "rules": rules})
+		names = append(names, name)
+	}
+	sels := a.view["agg"].selectors
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(a.union("agg", sels, names)); n != 10000 {
+			b.Fatalf("%d rules", n)
+		}
 	}
 }
