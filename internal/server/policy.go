@@ -11,12 +11,13 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// ClusterRole aggregation starts over (every ClusterRole again) after a
-// failure (a write the store refused, its watch ended) once
-// aggregationRetry has passed, twice as long after each failure that
-// follows before it got through its first pass, up to maxAggregationRetry,
-// so that a write that keeps failing (a union too large to store) costs
-// little (kube's controller backs off per role up to 1000 s).
+// ClusterRole aggregation tries again after a failure (a write the store
+// refused, or its watch ended, after which it starts over from every
+// ClusterRole) once aggregationRetry has passed, twice as long after each
+// failure that follows, up to maxAggregationRetry, so that a write that
+// keeps failing (a union too large to store) costs little, as kube's
+// controller backs off per role (up to 1000 s). A failed write does not
+// hold up the following of changes.
 const (
 	aggregationRetry    = time.Second
 	maxAggregationRetry = 5 * time.Minute
@@ -45,7 +46,7 @@ func (s *Server) startAggregation(ctx context.Context) *aggregation {
 		for {
 			if err == nil {
 				delay = aggregationRetry
-				err = follow(run, agg, w)
+				err = s.follow(run, agg, w)
 				w.Stop()
 			}
 			if run.Err() != nil {
@@ -92,7 +93,8 @@ func (s *Server) resyncAggregator(ctx context.Context, agg *policy.Aggregator, r
 			if it.Type == api.Bookmark && it.InitialEventsEnd {
 				err := agg.Resync(ctx, all)
 				if err == nil {
-					err = apply(ctx, agg, items[i+1:]) // changes after the initial events
+					ended, failed := apply(ctx, agg, items[i+1:]) // changes after the initial events
+					err = errors.Join(ended, failed)
 				}
 				if err != nil {
 					w.Stop()
@@ -112,37 +114,64 @@ func (s *Server) resyncAggregator(ctx context.Context, agg *policy.Aggregator, r
 	}
 }
 
-// follow gives agg each change w delivers until w ends or agg fails.
-func follow(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
+// follow gives agg each change w delivers until w ends. After a change
+// agg failed to aggregate, it asks agg to Retry when a backoff has passed
+// (w's wait cut short for it), unless a later change succeeded first.
+func (s *Server) follow(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
 	var items []watchcache.Item
+	var failed error
+	delay := aggregationRetry
 	for {
+		next, cancel := ctx, context.CancelFunc(func() {})
+		if failed != nil {
+			next, cancel = context.WithTimeout(ctx, delay)
+		}
 		var err error
-		if items, err = w.Next(ctx, items[:0]); err != nil {
+		items, err = w.Next(next, items[:0])
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case failed != nil && errors.Is(err, context.DeadlineExceeded):
+			err = agg.Retry(ctx)
+			delay = min(2*delay, maxAggregationRetry) // for the next retry, if this one fails
+		case err != nil:
 			return err
+		default:
+			var ended error
+			if ended, err = apply(ctx, agg, items); ended != nil {
+				return ended
+			}
 		}
-		if err := apply(ctx, agg, items); err != nil {
-			return err
+		if failed = err; failed == nil {
+			delay = aggregationRetry
+			continue
 		}
+		if ctx.Err() != nil {
+			return ctx.Err() // a write cut short by stop
+		}
+		s.log.Warn("ClusterRole aggregation failed; trying again", "err", failed, "after", delay)
 	}
 }
 
-// apply gives agg the changes items hold.
-func apply(ctx context.Context, agg *policy.Aggregator, items []watchcache.Item) error {
+// apply gives agg the changes items hold. It returns the error of an
+// ERROR item (the watch is over), and apart from it agg's last error (each
+// change aggregates everything again, so the last says whether all is
+// done).
+func apply(ctx context.Context, agg *policy.Aggregator, items []watchcache.Item) (ended, err error) {
 	for _, it := range items {
-		obj, err := watched(it)
+		obj, werr := watched(it)
 		switch {
-		case err != nil:
+		case werr != nil:
+			return werr, err
 		case obj == nil:
 		case it.Type == api.Deleted:
 			err = agg.Changed(ctx, obj, nil)
 		default:
 			err = agg.Changed(ctx, nil, obj)
 		}
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	return nil, err
 }
 
 // watched returns the object of a watch item, nil for a bookmark, and the

@@ -2,16 +2,19 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/policy"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -344,5 +347,49 @@ func TestPolicyTwoServers(t *testing.T) {
 		if kv.CreateRevision != kv.ModRevision && want["aggregationRule"] == nil {
 			t.Errorf("%s was written after its create", pathOf(want))
 		}
+	}
+}
+
+// failingUpdates is a store whose updates of one key fail while fail > 0.
+type failingUpdates struct {
+	storage.Interface
+	key  string
+	fail atomic.Int32
+}
+
+func (f *failingUpdates) Update(ctx context.Context, key string, expected int64, value []byte) (int64, error) {
+	if key == f.key && f.fail.Add(-1) >= 0 {
+		return 0, errors.New("injected failure")
+	}
+	return f.Interface.Update(ctx, key, expected, value)
+}
+
+// TestPolicyAggregationRetries: a write of an aggregated role that fails
+// is tried again after a backoff, while changes go on being followed.
+func TestPolicyAggregationRetries(t *testing.T) {
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	store := &failingUpdates{Interface: mem}
+	s, err := New(t.Context(), Config{Storage: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	res, _ := s.catalog.Get(policy.Group, "v1", "clusterroles")
+	store.key = res.Key("", "view")
+	store.fail.Store(1)
+	code, extra := call(t, ts, "POST", rbacPath+"clusterroles", mediaJSON, `{"metadata":{"name":"widgets-view","labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},
+		"rules":[{"apiGroups":["example.com"],"resources":["widgets"],"verbs":["get"]}]}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, extra)
+	}
+	w := openWatch(t, ts.Client(), ts.URL+rbacPath+"clusterroles?watch=true&fieldSelector=metadata.name%3Dview&resourceVersion="+extra.ResourceVersion())
+	got := w.next(1, false)[0].Object
+	if rules := got["rules"].([]any); !cmp.Equal(rules[len(rules)-1], any(map[string]any{"apiGroups": []any{"example.com"}, "resources": []any{"widgets"}, "verbs": []any{"get"}})) {
+		t.Errorf("view's rules after the retry: %v", rules)
+	}
+	if n := store.fail.Load(); n >= 0 {
+		t.Errorf("the write did not fail first (%d failures left)", n+1)
 	}
 }

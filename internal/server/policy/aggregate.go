@@ -72,6 +72,14 @@ func (a *Aggregator) Changed(ctx context.Context, old, cur api.Object) error {
 	return a.aggregate(ctx)
 }
 
+// Retry aggregates again from the view, after a call failed to write
+// some role.
+func (a *Aggregator) Retry(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.aggregate(ctx)
+}
+
 // put records obj in the view unless the view has a later state of it
 // (one this Aggregator wrote, before its event arrived).
 func (a *Aggregator) put(obj api.Object) {
