@@ -22,7 +22,7 @@ const (
 // discovery.
 func TestRBACKinds(t *testing.T) {
 	ts := newTestServer(t)
-	code, role := call(t, ts, "POST", clusterRoles, mediaJSON, `{"metadata":{"name":"system:aggregate-to-view"},
+	code, role := call(t, ts, "POST", clusterRoles, mediaJSON, `{"metadata":{"name":"system:team-reader"},
 		"rules":[{"verbs":["get","list"],"apiGroups":[""],"resources":["configmaps"]},{"verbs":["get"],"nonResourceURLs":["/healthz","/metrics/*"]}]}`)
 	if code != http.StatusCreated || at(role, "rules.1.nonResourceURLs.1") != "/metrics/*" {
 		t.Fatalf("create clusterrole: %d %v", code, role)
@@ -37,7 +37,7 @@ func TestRBACKinds(t *testing.T) {
 		at(rb, "subjects.0.apiGroup") != "rbac.authorization.k8s.io" || at(rb, "subjects.1.apiGroup") != nil {
 		t.Fatalf("create rolebinding (roleRef and User/Group subjects get kube's apiGroup): %d %v", code, rb)
 	}
-	code, crb := call(t, ts, "POST", crBindings, mediaJSON, `{"metadata":{"name":"system:viewers"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"}}`)
+	code, crb := call(t, ts, "POST", crBindings, mediaJSON, `{"metadata":{"name":"system:team-viewers"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"}}`)
 	if code != http.StatusCreated {
 		t.Fatalf("create clusterrolebinding to a role that does not exist (allowed, as kube): %d %v", code, crb)
 	}
@@ -51,8 +51,8 @@ func TestRBACKinds(t *testing.T) {
 		{roles, []string{"Name", "Created At"}, []int32{0, 0}, []any{"pod-reader", at(podReader, "metadata.creationTimestamp")}},
 		{roleBindings, []string{"Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"}, []int32{0, 0, 0, 1, 1, 1},
 			[]any{"read-pods", "Role/pod-reader", "0s", "jane, joe", "devs", "kube-system/default"}},
-		{crBindings, []string{"Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"}, []int32{0, 0, 0, 1, 1, 1},
-			[]any{"system:viewers", "ClusterRole/view", "0s", "", "", ""}},
+		{crBindings + "?fieldSelector=metadata.name=system:team-viewers", []string{"Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"}, []int32{0, 0, 0, 1, 1, 1},
+			[]any{"system:team-viewers", "ClusterRole/view", "0s", "", "", ""}},
 	}
 	for _, tt := range tests {
 		r := exchange(t, ts, "GET", tt.path, http.Header{"Accept": {tableAccept}}, "")
@@ -230,7 +230,7 @@ func TestRBACProtobuf(t *testing.T) {
 	if created := decodeResponse(t, resp); resp.StatusCode != http.StatusCreated || at(created, "subjects.0.apiGroup") != "rbac.authorization.k8s.io" {
 		t.Fatalf("create over protobuf: %d %v", resp.StatusCode, created)
 	}
-	list := decodeResponse(t, protobufRequest(t, "GET", ts.URL+crBindings, nil))
+	list := decodeResponse(t, protobufRequest(t, "GET", ts.URL+crBindings+"?fieldSelector=metadata.name=p", nil))
 	if list.Kind() != "ClusterRoleBindingList" || at(list, "items.0.roleRef.name") != "view" {
 		t.Errorf("list over protobuf: %v", list)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/openapi"
+	"github.com/listwatch/listwatch/internal/server/policy"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/server/serviceaccount"
@@ -148,14 +149,16 @@ type Server struct {
 	mutating semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
+	// aggregation keeps the aggregated ClusterRoles' rules current.
+	aggregation *aggregation
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
 	streams      *detachedStreams // watches streamed on hijacked connections
 }
 
-// New returns a Server over cfg.Storage, creating the initial namespaces if
-// they do not exist yet.
+// New returns a Server over cfg.Storage, creating the initial namespaces and
+// kube's default RBAC policy if they do not exist yet (package policy).
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = defaultMaxBodyBytes
@@ -190,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
+	if err := policy.Ensure(ctx, s.registry, s.catalog, s.log); err != nil {
+		return nil, err
+	}
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
@@ -207,6 +213,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.metrics.Audit(cfg.AuditLog.Counts)
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
+	s.aggregation = s.startAggregation(ctx)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
@@ -223,6 +230,7 @@ func (s *Server) Close() {
 	s.streams.close()
 	s.crds.Close()
 	s.accounts.close()
+	s.aggregation.stop()
 	s.caches.close()
 	if s.access != nil {
 		s.access.close()

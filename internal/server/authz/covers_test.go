@@ -1,0 +1,66 @@
+package authz
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestCovers follows the cases of kube's policy_comparator_test.go.
+func TestCovers(t *testing.T) {
+	get := func(groups, resources []string, names ...string) Rule {
+		return Rule{Verbs: []string{"get"}, APIGroups: groups, Resources: resources, ResourceNames: names}
+	}
+	one := func(s string) []string { return []string{s} }
+	tests := []struct {
+		name           string
+		owner, servant []Rule
+		uncovered      []Rule
+	}{
+		{name: "exact", owner: []Rule{get(one("v1"), one("builds"))}, servant: []Rule{get(one("v1"), one("builds"))}},
+		{name: "subresource wildcard", owner: []Rule{get(one("v1"), one("*/scale"))}, servant: []Rule{get(one("v1"), one("foo/scale"))}},
+		{name: "subresource wildcard is not the resource", owner: []Rule{get(one("v1"), one("*/scale"))}, servant: []Rule{get(one("v1"), one("foo"))},
+			uncovered: []Rule{get(one("v1"), one("foo"))}},
+		{
+			name: "several owner rules cover one rule",
+			owner: []Rule{
+				{APIGroups: one("v1"), Verbs: one("delete"), Resources: one("deployments")},
+				{APIGroups: one("v1"), Verbs: one("delete"), Resources: one("builds")},
+				{APIGroups: one("v1"), Verbs: one("update"), Resources: []string{"builds", "deployments"}},
+			},
+			servant: []Rule{{APIGroups: one("v1"), Verbs: []string{"delete", "update"}, Resources: []string{"builds", "deployments"}}},
+		},
+		{
+			name:    "missing verb, broken down",
+			owner:   []Rule{{APIGroups: one(""), Verbs: one("get"), Resources: []string{"pods", "secrets"}}},
+			servant: []Rule{{APIGroups: one(""), Verbs: []string{"get", "list"}, Resources: []string{"pods", "secrets"}}},
+			uncovered: []Rule{
+				{APIGroups: one(""), Verbs: one("list"), Resources: one("pods")},
+				{APIGroups: one(""), Verbs: one("list"), Resources: one("secrets")},
+			},
+		},
+		{name: "star verbs, groups, resources", owner: []Rule{{Verbs: one("*"), APIGroups: one("*"), Resources: one("*")}},
+			servant: []Rule{{Verbs: []string{"get", "delete"}, APIGroups: []string{"", "apps"}, Resources: []string{"pods", "deployments/scale"}, ResourceNames: one("x")}}},
+		{name: "names cover names", owner: []Rule{get(one(""), one("pods"), "a", "b")}, servant: []Rule{get(one(""), one("pods"), "b")}},
+		{name: "names do not cover all", owner: []Rule{get(one(""), one("pods"), "a")}, servant: []Rule{get(one(""), one("pods"))},
+			uncovered: []Rule{get(one(""), one("pods"))}},
+		{name: "other name", owner: []Rule{get(one(""), one("pods"), "a")}, servant: []Rule{get(one(""), one("pods"), "a", "c")},
+			uncovered: []Rule{get(one(""), one("pods"), "c")}},
+		{name: "url prefix", owner: []Rule{{Verbs: one("get"), NonResourceURLs: one("/apis/*")}}, servant: []Rule{{Verbs: one("get"), NonResourceURLs: []string{"/apis/apps", "/api"}}},
+			uncovered: []Rule{{Verbs: one("get"), NonResourceURLs: one("/api")}}},
+		{name: "url star", owner: []Rule{{Verbs: one("*"), NonResourceURLs: one("*")}}, servant: []Rule{{Verbs: one("post"), NonResourceURLs: one("/healthz")}}},
+		{name: "resources do not cover urls", owner: []Rule{{Verbs: one("*"), APIGroups: one("*"), Resources: one("*")}}, servant: []Rule{{Verbs: one("get"), NonResourceURLs: one("/metrics")}},
+			uncovered: []Rule{{Verbs: one("get"), NonResourceURLs: one("/metrics")}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, uncovered := Covers(tc.owner, tc.servant)
+			if ok != (len(tc.uncovered) == 0) {
+				t.Errorf("covered = %v, want %v", ok, len(tc.uncovered) == 0)
+			}
+			if diff := cmp.Diff(tc.uncovered, uncovered); diff != "" {
+				t.Errorf("uncovered (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
