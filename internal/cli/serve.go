@@ -171,7 +171,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
-		Authorizer: authorization.authorizer, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
+		Authorizer: authorization.authorizer, RuleResolver: authorization.rules, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,

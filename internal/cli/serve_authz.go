@@ -25,9 +25,10 @@ const (
 type authorization struct {
 	modes      []string
 	authorizer authz.Authorizer
-	hook       server.WriteHook // nil without RBAC
-	anonymous  bool             // requests without credentials are system:anonymous
-	close      func()           // stops following RBAC objects
+	hook       server.WriteHook   // nil without RBAC
+	rules      authz.RuleResolver // RBAC's, for SelfSubjectRulesReview; nil without RBAC
+	anonymous  bool               // requests without credentials are system:anonymous
+	close      func()             // stops following RBAC objects
 }
 
 // authorizationModes are the modes asked for, or by default RBAC when an
@@ -76,7 +77,7 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 			}
 			a.close = view.Close
 			z := rbac.NewAuthorizer(view)
-			a.hook = rbac.NewGuard(view, z)
+			a.hook, a.rules = rbac.NewGuard(view, z), z
 			union = append(union, rbac.Privileged{}, authz.Instrumented{Authorizer: z, Record: record})
 		}
 	}
