@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -169,6 +170,8 @@ type execAuth struct {
 	// conns are the client's connections, closed when the certificate
 	// changes, so that none goes on with the one the server refused.
 	conns connTracker
+	// rotations counts the certificate changes that closed conns.
+	rotations atomic.Uint64
 
 	mu       sync.Mutex
 	creds    *execCreds // guarded by mu: the last run's, nil before
@@ -288,6 +291,7 @@ func (a *execAuth) execute(r *execRun) {
 	}
 	a.mu.Unlock()
 	if rotated {
+		a.rotations.Add(1)
 		a.conns.closeAll()
 	}
 	close(r.done)
@@ -433,6 +437,12 @@ func (a *execAuth) clientCertificate(cri *tls.CertificateRequestInfo) (*tls.Cert
 type execRoundTripper struct {
 	auth *execAuth
 	next http.RoundTripper
+	// closeIdle drops next's pooled connections, and rotations is the
+	// plugin's certificate rotation they were last dropped at: a
+	// connection the rotation closed may still sit in the pool, and a
+	// request sent on it would fail.
+	closeIdle func()
+	rotations atomic.Uint64
 }
 
 func (rt *execRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -445,6 +455,9 @@ func (rt *execRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	if creds.token != "" {
 		req.Header.Set("Authorization", "Bearer "+creds.token) // req is headerRoundTripper's copy
+	}
+	if n := rt.auth.rotations.Load(); rt.rotations.Swap(n) != n {
+		rt.closeIdle()
 	}
 	resp, err := rt.next.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {

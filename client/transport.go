@@ -62,7 +62,7 @@ func newHTTPClient(cfg *Config) (*http.Client, error) {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
-	var rt http.RoundTripper = &http.Transport{
+	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         dial,
 		TLSClientConfig:     tlsConf,
@@ -72,8 +72,9 @@ func newHTTPClient(cfg *Config) (*http.Client, error) {
 		Protocols:           &protocols,
 		HTTP2:               &http.HTTP2Config{SendPingTimeout: h2ReadIdleTimeout, PingTimeout: h2PingTimeout},
 	}
+	var rt http.RoundTripper = tr
 	if plugin != nil {
-		rt = &execRoundTripper{auth: plugin, next: rt}
+		rt = &execRoundTripper{auth: plugin, next: tr, closeIdle: tr.CloseIdleConnections}
 	}
 	rt = &headerRoundTripper{next: rt, userAgent: cfg.userAgent(), auth: auth, impersonate: cfg.Impersonate}
 	return &http.Client{Transport: rt, CheckRedirect: readsOnly}, nil
