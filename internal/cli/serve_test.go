@@ -348,11 +348,26 @@ func TestServeSecureMode(t *testing.T) {
 			t.Errorf("--tls-san %s: %v", san, err)
 		}
 	}
-	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusUnauthorized {
-		t.Errorf("no client certificate: %d, want 401", code)
+	// Without a certificate the request is system:anonymous, whom RBAC
+	// does not let list namespaces; a forged token is refused outright.
+	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusForbidden {
+		t.Errorf("no client certificate: %d, want 403", code)
+	}
+	req, err := http.NewRequest("GET", url+"/api/v1/namespaces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer forged")
+	resp, err := anonymous.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged token: %d, want 401", resp.StatusCode)
 	}
 	series := scrapeSeries(t, admin, url)
-	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="failure"}`, `authenticated_user_requests{username="other"}`} {
+	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="error"}`, `authenticated_user_requests{username="other"}`} {
 		if series[s] < 1 {
 			t.Errorf("%s is %v, want at least 1", s, series[s])
 		}
