@@ -90,6 +90,9 @@ func (o *serveOptions) logMode(a authn.Authenticator, p *pki.PKI, kubeconfig str
 // describe names the authenticators of a for the log: each by its String
 // method, else its type (never its fields, which may hold secrets).
 func describe(a authn.Authenticator) string {
+	if g, ok := a.(authn.AuthenticatedGroup); ok {
+		a = g.Authenticator
+	}
 	all, ok := a.(authn.Union)
 	if !ok {
 		all = authn.Union{a}
