@@ -5,9 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authz"
+	"github.com/listwatch/listwatch/selector"
 )
 
 // authorize answers kube's 403 to a request its user may not make. A watch
@@ -69,7 +71,29 @@ func attributesOf(r *http.Request, n *note) authz.Attributes {
 		// reading it.
 		a.Namespace = a.Name
 	}
+	if a.Name == "" && (a.Verb == "list" || a.Verb == "watch") {
+		a.Name = selectedName(r)
+	}
 	return a
+}
+
+// selectedName is the name a list's or watch's field selector requires,
+// which kube's RequestInfoFactory takes as the request's name, so that a
+// role limited to resourceNames may list and watch its objects (an
+// informer of one object does).
+func selectedName(r *http.Request) string {
+	if !strings.Contains(r.URL.RawQuery, "fieldSelector") {
+		return ""
+	}
+	fs, err := selector.ParseFields(r.URL.Query().Get("fieldSelector"))
+	if err != nil {
+		return ""
+	}
+	name, ok := fs.RequiresExactMatch("metadata.name")
+	if !ok || api.PathSegmentNameErrors(name) != nil {
+		return ""
+	}
+	return name
 }
 
 // forbidden is kube's 403 Status for a request a was not allowed.

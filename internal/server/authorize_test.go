@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
@@ -67,6 +68,11 @@ func TestAuthorization(t *testing.T) {
 		{"PUT", "/api/v1/namespaces/default/status", 403,
 			authz.Attributes{Verb: "update", ResourceRequest: true, APIVersion: "v1", Namespace: "default", Resource: "namespaces", Subresource: "status", Name: "default"},
 			`namespaces "default" is forbidden: User "alice" cannot update resource "namespaces/status" in API group "" in the namespace "default"`},
+		{"GET", "/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dcm1", 403,
+			authz.Attributes{Verb: "watch", ResourceRequest: true, APIVersion: "v1", Namespace: "default", Resource: "configmaps", Name: "cm1"},
+			`configmaps "cm1" is forbidden: User "alice" cannot watch resource "configmaps" in API group "" in the namespace "default"`},
+		{"GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D..", 200,
+			authz.Attributes{Verb: "list", ResourceRequest: true, APIVersion: "v1", Namespace: "default", Resource: "configmaps"}, ""},
 		{"GET", "/metrics", 403, authz.Attributes{Verb: "get", Path: "/metrics"},
 			`forbidden: User "alice" cannot get path "/metrics"`},
 	}
@@ -185,5 +191,45 @@ func TestWriteHook(t *testing.T) {
 	}
 	if want := []string{"default/a", "default/a", "default/a"}; strings.Join(h.written, ",") != strings.Join(want, ",") {
 		t.Errorf("written %q, want %q", h.written, want)
+	}
+}
+
+// TestCreateNeedsCreate: an apply or a PUT that would create an object is
+// authorized as a create too, as kube's handlers do: patch or update
+// alone does not let a user create.
+func TestCreateNeedsCreate(t *testing.T) {
+	tokens, err := authn.ParseTokens(strings.NewReader("bob-token,bob,1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mayCreate atomic.Bool
+	ra := &recordingAuthorizer{allow: func(a authz.Attributes) bool { return a.Verb != "create" || mayCreate.Load() }}
+	o := newObservedServer(t, Config{Authenticator: authn.BearerToken{Tokens: tokens}, Authorizer: ra}, (*Server).Handler)
+	bob := http.Header{"Authorization": {"Bearer bob-token"}}
+	apply := http.Header{"Authorization": {"Bearer bob-token"}, "Content-Type": {"application/apply-patch+yaml"}}
+	put := http.Header{"Authorization": {"Bearer bob-token"}, "Content-Type": {"application/json"}}
+	writes := []struct {
+		method, path, body string
+		header             http.Header
+	}{
+		{"PATCH", "/api/v1/namespaces/default/configmaps/new?fieldManager=bob", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new}\n", apply},
+		{"PUT", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/new", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"new"}}`, put},
+	}
+	for _, w := range writes {
+		resp, b := roundTrip(t, o.ts.Client(), w.method, o.ts.URL+w.path, w.header, w.body)
+		code, body := resp.StatusCode, string(b)
+		want := `is forbidden: User \"bob\" cannot create resource`
+		if code != http.StatusForbidden || !strings.Contains(body, want) {
+			t.Errorf("%s %s without create: %d %s, want 403 %s", w.method, w.path, code, body, want)
+		}
+	}
+	mayCreate.Store(true)
+	for _, w := range writes {
+		if resp, b := roundTrip(t, o.ts.Client(), w.method, o.ts.URL+w.path, w.header, w.body); resp.StatusCode != http.StatusCreated {
+			t.Errorf("%s %s with create: %d %s, want 201", w.method, w.path, resp.StatusCode, b)
+		}
+	}
+	if code, _, body := get(t, o.ts.Client(), "GET", o.ts.URL+"/api/v1/namespaces/default/configmaps/new", bob); code != http.StatusOK {
+		t.Errorf("the applied configmap: %d %s", code, body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
@@ -24,6 +25,11 @@ type WriteHook interface {
 
 // checkWrite asks the WriteHook, if any, about obj.
 func (q *request) checkWrite(obj, old api.Object) error {
+	if old == nil {
+		if err := q.authorizeCreate(); err != nil {
+			return err
+		}
+	}
 	if q.s.cfg.WriteHook == nil {
 		return nil
 	}
@@ -35,4 +41,24 @@ func (s *Server) written(res *resource.Resource, obj api.Object) {
 	if s.cfg.WriteHook != nil {
 		s.cfg.WriteHook.Written(res, obj.Namespace(), obj.Name())
 	}
+}
+
+// authorizeCreate asks whether the user may create the object an update or
+// a patch (apply) is about to create, as kube's update and patch handlers
+// do (withAuthorization with create attributes): update or patch alone
+// does not let a user create.
+func (q *request) authorizeCreate() error {
+	a := attributesOf(q.r, noteOf(q.r))
+	if a.Verb == "create" || q.s.cfg.Authorizer == nil {
+		return nil
+	}
+	a.Verb = "create"
+	d, reason, err := q.s.cfg.Authorizer.Authorize(q.r.Context(), a)
+	switch {
+	case d == authz.Allow:
+		return nil
+	case err != nil:
+		return apierror.Internal(err)
+	}
+	return forbidden(a, reason)
 }
