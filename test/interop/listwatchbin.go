@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -87,9 +88,13 @@ type Listwatch struct {
 
 // StartListwatch runs `bin serve` with args on a free loopback port and
 // waits until it serves /readyz. The process is stopped with SIGTERM when t
-// ends; its log is shown if t failed.
+// ends; its log is shown if t failed. Without --data-dir in args it gets a
+// temporary one (the server keeps keys there whatever its store).
 func StartListwatch(t testing.TB, bin string, args ...string) *Listwatch {
 	t.Helper()
+	if !slices.Contains(args, "--data-dir") {
+		args = append(args, "--data-dir", t.TempDir())
+	}
 	var err error
 	// A free port may be taken before the server listens on it: try again.
 	for range 3 {
