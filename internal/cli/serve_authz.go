@@ -65,25 +65,30 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 	a := &authorization{modes: modes, close: func() {}}
 	a.anonymous = authenticated && o.anonymousAuth && !slices.Equal(modes, []string{modeAlwaysAllow})
 	var union authz.Union
+	var view *rbac.View
 	for _, mode := range modes {
 		record := m.AuthorizationDecisions(mode, strings.ToLower(mode))
 		switch mode {
 		case modeAlwaysAllow:
 			union = append(union, authz.Instrumented{Authorizer: authz.AlwaysAllow{}, Record: record})
 		case modeRBAC:
-			view, err := rbac.Start(ctx, store, resource.Builtins(), slog.Default())
-			if err != nil {
+			if view, err = rbac.Start(ctx, store, resource.Builtins(), slog.Default()); err != nil {
 				return nil, err
 			}
 			a.close = view.Close
 			z := rbac.NewAuthorizer(view)
-			a.hook, a.rules = rbac.NewGuard(view, z), z
+			a.rules = z
 			union = append(union, rbac.Privileged{}, authz.Instrumented{Authorizer: z, Record: record})
 		}
 	}
 	a.authorizer = union
 	if len(union) == 1 {
 		a.authorizer = union[0]
+	}
+	if view != nil {
+		// escalate and bind are asked of every authorizer, as kube's
+		// RoleEscalationAuthorized does.
+		a.hook = rbac.NewGuard(view, a.authorizer)
 	}
 	return a, nil
 }
