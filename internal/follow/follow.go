@@ -6,7 +6,9 @@
 // Every change reaches the caller's Apply at most once and never older over
 // newer: the revision of the last state applied is kept per key, deletions
 // included, so that a Refresh after a write through this server (read your
-// writes) and the watch's later event for the same write agree.
+// writes) and the watch's later event for the same write agree. A deleted
+// key is forgotten once the watch has delivered every revision up to its
+// deletion: no older state of it can arrive after that.
 //
 // Apply calls are serialised under the Follower's mutex; Apply must not
 // call the Follower back.
@@ -43,18 +45,31 @@ type Follower struct {
 	apply  Apply
 	log    *slog.Logger
 
-	mu   sync.Mutex       // serialises apply; never held while calling the store
-	revs map[string]int64 // guarded by mu: key -> revision applied
+	mu sync.Mutex // serialises apply; never held while calling the store
+	// guarded by mu:
+	revs map[string]state // key -> the state applied
+	// floor is the revision up to which the watch has delivered every
+	// change; gone lists the keys whose state is a deletion, forgotten
+	// once the floor passes it (a key without a state and a revision at or
+	// below the floor is stale).
+	floor int64
+	gone  []string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// state is the last state applied of a key.
+type state struct {
+	rev  int64
+	gone bool
 }
 
 // Start applies every key under prefix, then follows their changes until
 // Close. what names the keys ("CustomResourceDefinitions") in errors and
 // logs.
 func Start(ctx context.Context, store storage.Interface, prefix, what string, apply Apply, log *slog.Logger) (*Follower, error) {
-	f := &Follower{store: store, prefix: prefix, what: what, apply: apply, log: log, revs: map[string]int64{}}
+	f := &Follower{store: store, prefix: prefix, what: what, apply: apply, log: log, revs: map[string]state{}}
 	rev, err := f.load(ctx)
 	if err != nil {
 		return nil, err
@@ -132,6 +147,9 @@ func (f *Follower) follow(ctx context.Context, rev int64) error {
 			}
 			f.set(ev.KV.Key, ev.KV.ModRevision, ev.KV.Value)
 		}
+		if len(batch) > 0 {
+			f.forget(batch[len(batch)-1].Revision)
+		}
 	}
 	return w.Err()
 }
@@ -173,13 +191,40 @@ func (f *Follower) removeAbsent(stored map[string]bool, rev int64) {
 }
 
 // set applies key's state at rev unless a state at rev or later is
-// already applied.
+// already applied, or the key is forgotten and rev not past the floor.
 func (f *Follower) set(key string, rev int64, value []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if last, ok := f.revs[key]; ok && rev <= last {
+	last, ok := f.revs[key]
+	if ok && rev <= last.rev || !ok && rev <= f.floor {
 		return
 	}
-	f.revs[key] = rev
+	f.revs[key] = state{rev: rev, gone: value == nil}
+	if value == nil {
+		f.gone = append(f.gone, key)
+	}
 	f.apply(key, rev, value)
+}
+
+// forget raises the floor to rev, the watch having delivered every change
+// up to it, and forgets the deleted keys at or below it, so that keys
+// deleted long ago take no memory and are not reported gone again at each
+// relist.
+func (f *Follower) forget(rev int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.floor = max(f.floor, rev)
+	kept := f.gone[:0]
+	for _, key := range f.gone {
+		st, ok := f.revs[key]
+		switch {
+		case !ok || !st.gone:
+		case st.rev <= f.floor:
+			delete(f.revs, key)
+		default:
+			kept = append(kept, key)
+		}
+	}
+	clear(f.gone[len(kept):])
+	f.gone = kept
 }

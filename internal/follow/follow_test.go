@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -163,4 +164,43 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return string(l.b)
+}
+
+// TestFollowerForgetsDeletedKeys: keys created and deleted take no memory
+// once the watch has delivered their deletion, and a refresh of one then
+// brings no stale state back.
+func TestFollowerForgetsDeletedKeys(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	v := &view{state: map[string]string{}, changed: make(chan string, 1)}
+	f, err := follow.Start(ctx, store, "/p/", "things", v.apply, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	for i := range n {
+		key := fmt.Sprintf("/p/%d", i)
+		rev, err := store.Create(ctx, key, []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := store.Delete(ctx, key, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Create(ctx, "/p/last", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	v.waitFor(t, "/p/last", "v")
+	if gone, err := f.Refresh(ctx, "/p/0"); err != nil || !gone {
+		t.Fatalf("refresh of a deleted key: gone %v, %v", gone, err)
+	}
+	f.Close()
+	if got := f.Remembered(); got > 2 {
+		t.Errorf("the follower remembers %d keys after %d were created and deleted, want at most 2 (/p/last and the refreshed /p/0)", got, n)
+	}
+	if _, ok := v.get("/p/0"); ok {
+		t.Error("a deleted key came back")
+	}
 }
