@@ -26,7 +26,7 @@ type authorization struct {
 	modes      []string
 	authorizer authz.Authorizer
 	hook       server.WriteHook   // nil without RBAC
-	rules      authz.RuleResolver // RBAC's, for SelfSubjectRulesReview; nil without RBAC
+	rules      authz.RuleResolver // for SelfSubjectRulesReview
 	anonymous  bool               // requests without credentials are system:anonymous
 	close      func()             // stops following RBAC objects
 }
@@ -71,13 +71,16 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 		switch mode {
 		case modeAlwaysAllow:
 			union = append(union, authz.Instrumented{Authorizer: authz.AlwaysAllow{}, Record: record})
+			a.rules = authz.AlwaysAllow{} // every rule, whatever the other modes hold
 		case modeRBAC:
 			if view, err = rbac.Start(ctx, store, resource.Builtins(), slog.Default()); err != nil {
 				return nil, err
 			}
 			a.close = view.Close
 			z := rbac.NewAuthorizer(view)
-			a.rules = z
+			if a.rules == nil {
+				a.rules = z
+			}
 			union = append(union, rbac.Privileged{}, authz.Instrumented{Authorizer: z, Record: record})
 		}
 	}

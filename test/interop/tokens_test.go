@@ -19,14 +19,15 @@ import (
 // binary, the token used by kubectl and client-go, its revocation, and
 // client-go's CreateToken with audiences of its own.
 func TestServiceAccountTokens(t *testing.T) {
-	// kubectl sends tokens over TLS only.
+	// kubectl sends tokens over TLS only. Every user may do anything here
+	// (AlwaysAllow): this is authentication's test.
 	dir := t.TempDir()
 	tokens := writeFile(t, dir, "tokens.csv", `admin,admin,1,"system:masters"`+"\n")
 	ca := authntest.NewCA(t)
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
 	caFile := writeFile(t, dir, "ca.crt", string(ca.PEM))
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--token-auth-file", tokens,
-		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--authorization-mode", "AlwaysAllow")
 	k := kubectls(t)["current"](t, lw.URL)
 	k.env = append(k.env, "KUBECONFIG="+kubeconfigWithCA(t, lw.URL, caFile))
 	k.must(t, "--token", "admin", "create", "serviceaccount", "builder")
