@@ -227,11 +227,15 @@ func (s *Server) routeOIDC() {
 	}
 	jwks := tokens.JWKS()
 	s.mux.HandleFunc(serviceaccount.OpenIDConfigurationPath, func(w http.ResponseWriter, r *http.Request) {
-		// The key set is on this server, at the address the client reached.
+		// The key set is on this server, at the address the client reached
+		// (unless --service-account-jwks-uri says where): a shared cache
+		// must keep the document apart per Host, so that a request with a
+		// forged Host cannot poison the others' copy.
 		scheme := "https"
 		if r.TLS == nil {
 			scheme = "http"
 		}
+		w.Header().Set("Vary", "Host")
 		writeDiscoveryDocument(w, r, mediaJSON, tokens.OpenIDConfiguration(scheme+"://"+r.Host+serviceaccount.JWKSPath))
 	})
 	s.mux.HandleFunc(serviceaccount.JWKSPath, func(w http.ResponseWriter, r *http.Request) {

@@ -261,7 +261,7 @@ func TestOIDCDiscovery(t *testing.T) {
 		JWKSURI string `json:"jwks_uri"`
 	}
 	if err := json.Unmarshal(body, &conf); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != mediaJSON ||
-		resp.Header.Get("Cache-Control") != "public, max-age=3600" || conf.Issuer != serviceaccount.DefaultIssuer || conf.JWKSURI != s.ts.URL+"/openid/v1/jwks" {
+		resp.Header.Get("Cache-Control") != "public, max-age=3600" || resp.Header.Get("Vary") != "Host" || conf.Issuer != serviceaccount.DefaultIssuer || conf.JWKSURI != s.ts.URL+"/openid/v1/jwks" {
 		t.Fatalf("configuration: %d %v %s (%v)", resp.StatusCode, resp.Header, body, err)
 	}
 	resp, body = roundTrip(t, s.ts.Client(), "GET", conf.JWKSURI, http.Header{"Authorization": {"Bearer admin"}}, "")
