@@ -37,17 +37,9 @@ func (s *Server) startCRDs(ctx context.Context) error {
 }
 
 // afterWrite keeps the catalogue in step with CustomResourceDefinitions
-// written through this server, before the response goes out, and tells
-// the WriteHook.
+// written or deleted through this server, before the response goes out
+// (a deleted one's resources and objects go), and tells the WriteHook.
 func (s *Server) afterWrite(res *resource.Resource, obj api.Object) {
-	s.written(res, obj)
-	if isDefinitions(res) {
-		s.syncCRD(obj)
-	}
-}
-
-// afterDelete removes a deleted CustomResourceDefinition's resources and objects.
-func (s *Server) afterDelete(res *resource.Resource, obj api.Object) {
 	s.written(res, obj)
 	if isDefinitions(res) {
 		s.syncCRD(obj)

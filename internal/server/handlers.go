@@ -311,7 +311,7 @@ func (q *request) delete() {
 		q.fail(err)
 		return
 	}
-	q.s.afterDelete(q.res, obj)
+	q.s.afterWrite(q.res, obj)
 	q.respond(http.StatusOK, obj)
 }
 
@@ -328,7 +328,7 @@ func (q *request) deleteCollection() {
 	}
 	deleted, err := q.s.registry.DeleteCollection(q.r.Context(), q.res, q.info.Namespace, opts, pre)
 	for _, obj := range deleted {
-		q.s.afterDelete(q.res, obj)
+		q.s.afterWrite(q.res, obj)
 	}
 	if err != nil {
 		q.fail(err)
