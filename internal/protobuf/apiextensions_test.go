@@ -210,4 +210,11 @@ func TestDecodeDepth(t *testing.T) {
 			}
 		})
 	}
+	// The error names the outermost and innermost levels only.
+	_, err := Decode(envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", not(api.MaxDepth)))
+	want := "decoding apiextensions.k8s.io/v1 CustomResourceDefinition: spec: versions: [0]: schema: openAPIV3Schema: " +
+		"not: not: not: (9984 more): not: not: not: not: not: not: not: not: protobuf: nested too deep: more than 10000 levels"
+	if err == nil || err.Error() != want {
+		t.Errorf("Decode error = %v\nwant %s", err, want)
+	}
 }

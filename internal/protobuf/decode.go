@@ -135,14 +135,18 @@ type pathError struct {
 	err  error
 }
 
+// maxPath is how many names of its path an error shows, the outermost and
+// the innermost half each, so that one found thousands of levels down reads
+// well (and fits in a Status message).
+const maxPath = 16
+
 func (e *pathError) Error() string {
-	var b strings.Builder
-	for _, name := range slices.Backward(e.path) {
-		b.WriteString(name)
-		b.WriteString(": ")
+	names := slices.Clone(e.path)
+	slices.Reverse(names) // outermost first
+	if n := len(names); n > maxPath {
+		names = slices.Concat(names[:maxPath/2], []string{fmt.Sprintf("(%d more)", n-maxPath)}, names[n-maxPath/2:])
 	}
-	b.WriteString(e.err.Error())
-	return b.String()
+	return strings.Join(append(names, e.err.Error()), ": ")
 }
 
 func (e *pathError) Unwrap() error { return e.err }
