@@ -84,7 +84,7 @@ func Decode(data []byte) (map[string]any, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: apiVersion %q, kind %q", ErrUnsupported, apiVersion, kind)
 	}
-	obj, err := decodeMessage(m, raw)
+	obj, err := decodeMessage(m, raw, 1)
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s %s: %w", apiVersion, kind, err)
 	}

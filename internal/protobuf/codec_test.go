@@ -246,7 +246,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"year", envelope("v1", "Namespace", appendBytes(nil, 1, appendBytes(nil, 8, appendVarint(nil, 1, 1<<40)))),
 			ErrNotRepresentable, "year"},
 		{"fieldsV1", envelope("v1", "Namespace", appendBytes(nil, 1, appendBytes(nil, 17,
-			appendBytes(nil, 7, appendString(nil, 1, "{"))))), ErrMalformed, "fieldsV1 is not JSON"},
+			appendBytes(nil, 7, appendString(nil, 1, "{"))))), ErrMalformed, "fieldsV1: protobuf: malformed data: raw bytes are not JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,6 +339,9 @@ func TestSupports(t *testing.T) {
 		{"rbac.authorization.k8s.io/v1", "RoleList", true},
 		{"rbac.authorization.k8s.io/v1beta1", "Role", false},
 		{"events.k8s.io/v1", "Event", false},
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinition", true},
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinitionList", true},
+		{"apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", false},
 		{"v1", "Pod", false},
 		{"v1", "WatchEvent", false},
 		{"", "Status", false},
@@ -360,6 +363,9 @@ func TestSchema(t *testing.T) {
 			return
 		}
 		seen[m] = true
+		if _, schema, _ := m.unionParts(); m.union && schema < 0 {
+			t.Errorf("%s: a union without a schema", m.name)
+		}
 		names := map[string]bool{}
 		for i, f := range m.fields {
 			if i > 0 && f.num <= m.fields[i-1].num {
@@ -369,8 +375,11 @@ func TestSchema(t *testing.T) {
 				t.Errorf("%s.%s: duplicate name", m.name, f.name)
 			}
 			names[f.name] = true
-			if (f.kind == kMessage) != (f.msg != nil) {
+			if (f.kind == kMessage || f.kind == kMessageMap) != (f.msg != nil) {
 				t.Errorf("%s.%s: kind %d with message %v", m.name, f.name, f.kind, f.msg)
+			}
+			if f.pres == pointer && f.omitZero && f.kind != kBytes {
+				t.Errorf("%s.%s: a pointer omitZero, which only a []byte may be", m.name, f.name)
 			}
 			if f.msg != nil {
 				check(f.msg)

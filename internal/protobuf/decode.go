@@ -1,12 +1,20 @@
 package protobuf
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/listwatch/listwatch/api"
 )
 
 // record is one occurrence of a field on the wire: its bytes, or its value
@@ -51,15 +59,21 @@ func wireType(k kind) protowire.Type {
 	switch k {
 	case kInt32, kInt64, kBool:
 		return protowire.VarintType
+	case kDouble:
+		return protowire.Fixed64Type
 	}
 	return protowire.BytesType
 }
 
-// consume reads one varint or length-delimited record from data and returns
-// it with its length, negative on error as in protowire.
+// consume reads one varint, fixed64 or length-delimited record from data
+// and returns it with its length, negative on error as in protowire.
 func consume(typ protowire.Type, data []byte) (record, int) {
-	if typ == protowire.VarintType {
+	switch typ {
+	case protowire.VarintType:
 		v, n := protowire.ConsumeVarint(data)
+		return record{n: v}, n
+	case protowire.Fixed64Type:
+		v, n := protowire.ConsumeFixed64(data)
 		return record{n: v}, n
 	}
 	v, n := protowire.ConsumeBytes(data)
@@ -89,8 +103,12 @@ func concat(rs []record) []byte {
 }
 
 // decodeMessage returns the JSON form of the message m held in data, shaped
-// as encoding/json writes the k8s.io/api type.
-func decodeMessage(m *message, data []byte) (map[string]any, error) {
+// as encoding/json writes the k8s.io/api type: an object at depth, the
+// document being depth 1.
+func decodeMessage(m *message, data []byte, depth int) (map[string]any, error) {
+	if err := checkDepth(depth); err != nil {
+		return nil, err
+	}
 	records, err := split(m, data)
 	if err != nil {
 		return nil, err
@@ -98,9 +116,9 @@ func decodeMessage(m *message, data []byte) (map[string]any, error) {
 	obj := make(map[string]any, len(m.fields))
 	for i := range m.fields {
 		f := &m.fields[i]
-		v, ok, err := decodeField(f, records[i])
+		v, ok, err := decodeField(f, records[i], depth+1)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
+			return nil, within(err, f.name)
 		}
 		if ok {
 			obj[f.name] = v
@@ -109,18 +127,90 @@ func decodeMessage(m *message, data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// decodeField returns the JSON value of f from its records, and whether the
-// JSON has the field at all.
-func decodeField(f *field, rs []record) (any, bool, error) {
+// pathError is an error with the fields, elements and keys it was found
+// under, innermost first: each level appends its name, where wrapping the
+// error would copy its text at each of thousands of levels.
+type pathError struct {
+	path []string
+	err  error
+}
+
+// maxPath is how many names of its path an error shows, the outermost and
+// the innermost half each, so that one found thousands of levels down reads
+// well (and fits in a Status message).
+const maxPath = 16
+
+func (e *pathError) Error() string {
+	names := slices.Clone(e.path)
+	slices.Reverse(names) // outermost first
+	if n := len(names); n > maxPath {
+		names = slices.Concat(names[:maxPath/2], []string{fmt.Sprintf("(%d more)", n-maxPath)}, names[n-maxPath/2:])
+	}
+	return strings.Join(append(names, e.err.Error()), ": ")
+}
+
+func (e *pathError) Unwrap() error { return e.err }
+
+// within returns err found under name.
+func within(err error, name string) error {
+	if pe, ok := err.(*pathError); ok {
+		pe.path = append(pe.path, name)
+		return pe
+	}
+	return &pathError{path: []string{name}, err: err}
+}
+
+// checkDepth fails when a JSON object or array at depth would nest past
+// api.MaxDepth, the server's limit for every decoder: JSONSchemaProps nests
+// itself, so protobuf can nest as deep as its bytes allow.
+func checkDepth(depth int) error {
+	if depth > api.MaxDepth {
+		return fmt.Errorf("%w: more than %d levels", ErrTooDeep, api.MaxDepth)
+	}
+	return nil
+}
+
+// decodeValue returns the JSON form of the message m held in data, at depth.
+func decodeValue(m *message, data []byte, depth int) (any, error) {
+	if m.union {
+		return decodeUnion(m, data, depth)
+	}
+	return decodeMessage(m, data, depth)
+}
+
+// decodeUnion returns the JSON form of a union: its list when not empty,
+// else its schema when present, else its boolean, else null, as the
+// JSONSchemaPropsOr* types' MarshalJSON choose.
+func decodeUnion(m *message, data []byte, depth int) (any, error) {
+	rs, err := split(m, data)
+	if err != nil {
+		return nil, err
+	}
+	list, schema, flag := m.unionParts()
+	switch {
+	case list >= 0 && len(rs[list]) > 0:
+		v, _, err := decodeRepeated(&m.fields[list], rs[list], depth)
+		return v, err
+	case len(rs[schema]) > 0:
+		return decodeMessage(m.fields[schema].msg, concat(rs[schema]), depth)
+	case flag >= 0:
+		return last(rs[flag]).n != 0, nil
+	}
+	return nil, nil
+}
+
+// decodeField returns the JSON value of f, at depth, from its records, and
+// whether the JSON has the field at all.
+func decodeField(f *field, rs []record, depth int) (any, bool, error) {
 	switch {
 	case f.kind.isMap():
 		if len(rs) == 0 {
 			return nil, false, nil
 		}
-		v, err := decodeMap(f.kind, rs)
+		v, err := decodeMap(f, rs, depth)
 		return v, true, err
 	case f.pres == repeated:
-		return decodeRepeated(f, rs)
+		return decodeRepeated(f, rs, depth)
 	case f.pres == pointer && len(rs) == 0:
 		return nil, f.null, nil
 	}
@@ -128,24 +218,29 @@ func decodeField(f *field, rs []record) (any, bool, error) {
 	if f.kind == kMessage || f.kind == kFieldsV1 {
 		r = record{data: concat(rs)}
 	}
-	v, err := decodeOne(f, r)
+	v, err := decodeOne(f, r, depth)
 	if err != nil {
 		return nil, false, err
 	}
-	return v, f.pres == pointer || !f.omitZero || !isZero(v), nil
+	// A pointer field is omitZero only for a []byte: present but empty on
+	// the wire, it is left out of the JSON.
+	return v, !f.omitZero || !isZero(v), nil
 }
 
-// decodeRepeated returns a JSON array; without records, no field if it is
-// omitempty and null otherwise.
-func decodeRepeated(f *field, rs []record) (any, bool, error) {
+// decodeRepeated returns a JSON array at depth; without records, no field
+// if it is omitempty and null otherwise.
+func decodeRepeated(f *field, rs []record, depth int) (any, bool, error) {
 	if len(rs) == 0 {
 		return nil, !f.omitZero, nil
 	}
+	if err := checkDepth(depth); err != nil {
+		return nil, false, err
+	}
 	items := make([]any, len(rs))
 	for i, r := range rs {
-		v, err := decodeOne(f, r)
+		v, err := decodeOne(f, r, depth+1)
 		if err != nil {
-			return nil, false, fmt.Errorf("[%d]: %w", i, err)
+			return nil, false, within(err, fmt.Sprintf("[%d]", i))
 		}
 		items[i] = v
 	}
@@ -168,8 +263,8 @@ func isZero(v any) bool {
 	return false
 }
 
-// decodeOne returns the JSON value of one record of f.
-func decodeOne(f *field, r record) (any, error) {
+// decodeOne returns the JSON value, at depth, of one record of f.
+func decodeOne(f *field, r record, depth int) (any, error) {
 	switch f.kind {
 	case kString:
 		return string(r.data), nil
@@ -179,12 +274,26 @@ func decodeOne(f *field, r record) (any, error) {
 		return int64ToJSON(int64(r.n))
 	case kBool:
 		return r.n != 0, nil
+	case kDouble:
+		return decodeDouble(r.n)
+	case kBytes:
+		return base64.StdEncoding.EncodeToString(r.data), nil
 	case kTime, kMicroTime:
 		return decodeTime(f.kind, r.data)
-	case kFieldsV1:
-		return decodeFieldsV1(r.data)
+	case kFieldsV1, kJSON:
+		return decodeRaw(r.data, depth)
 	}
-	return decodeMessage(f.msg, r.data)
+	return decodeValue(f.msg, r.data, depth)
+}
+
+// decodeDouble returns the JSON number of a double's bits; JSON has none
+// for NaN and the infinities.
+func decodeDouble(bits uint64) (any, error) {
+	x := math.Float64frombits(bits)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, fmt.Errorf("%w: double %v", ErrNotRepresentable, x)
+	}
+	return x, nil
 }
 
 // maxExactInt is the largest integer a float64, and so a JSON number as
@@ -198,9 +307,13 @@ func int64ToJSON(n int64) (any, error) {
 	return float64(n), nil
 }
 
-// decodeMap returns a JSON object from map entry records; a missing key or
-// value is "" ([] for an ExtraValue), as gogo-protobuf decodes it.
-func decodeMap(k kind, rs []record) (map[string]any, error) {
+// decodeMap returns a JSON object at depth from the map entry records of f;
+// a missing key or value is "" ([] for an ExtraValue, {} for a message), as
+// gogo-protobuf decodes it.
+func decodeMap(f *field, rs []record, depth int) (map[string]any, error) {
+	if err := checkDepth(depth); err != nil {
+		return nil, err
+	}
 	obj := make(map[string]any, len(rs))
 	for _, r := range rs {
 		entry, err := split(mapEntryMsg, r.data)
@@ -208,7 +321,13 @@ func decodeMap(k kind, rs []record) (map[string]any, error) {
 			return nil, err
 		}
 		key, val := string(last(entry[0]).data), last(entry[1]).data
-		switch k {
+		switch f.kind {
+		case kMessageMap:
+			// The last value wins whole: gogo-protobuf makes a new one for
+			// each occurrence.
+			if obj[key], err = decodeValue(f.msg, val, depth+1); err != nil {
+				return nil, within(err, fmt.Sprintf("key %q", key))
+			}
 		case kBytesMap:
 			obj[key] = base64.StdEncoding.EncodeToString(val)
 		case kStringsMap:
@@ -255,10 +374,11 @@ func decodeTime(k kind, data []byte) (any, error) {
 	return t.Format(layoutOf(k)), nil
 }
 
-// decodeFieldsV1 returns the JSON value FieldsV1 holds as raw bytes, or nil
-// (JSON null) when it holds none.
-func decodeFieldsV1(data []byte) (any, error) {
-	rs, err := split(fieldsV1Msg, data)
+// decodeRaw returns the JSON value, at depth, that a FieldsV1 or an
+// apiextensions JSON holds as raw bytes, its numbers as json.Number so that
+// they keep every digit; nil (JSON null) when it holds none.
+func decodeRaw(data []byte, depth int) (any, error) {
+	rs, err := split(rawJSONMsg, data)
 	if err != nil {
 		return nil, err
 	}
@@ -266,9 +386,54 @@ func decodeFieldsV1(data []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%w: fieldsV1 is not JSON: %w", ErrMalformed, err)
+	v, err := parseRaw(raw)
+	if err != nil {
+		return nil, err
+	}
+	if nestsPast(v, depth) {
+		return nil, fmt.Errorf("%w: more than %d levels", ErrTooDeep, api.MaxDepth)
 	}
 	return v, nil
+}
+
+// parseRaw returns the JSON value in raw, numbers as json.Number: an object
+// (every FieldsV1, most JSON) through the server's own parser, which is
+// faster, anything else through encoding/json.
+func parseRaw(raw []byte) (any, error) {
+	if obj, err := api.ParseObject(raw); err == nil {
+		return map[string]any(obj), nil
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("%w: raw bytes are not JSON", ErrMalformed)
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return v, nil
+}
+
+// nestsPast reports whether v, a JSON value at depth, nests past
+// api.MaxDepth.
+func nestsPast(v any, depth int) bool {
+	var elems iter.Seq[any]
+	switch v := v.(type) {
+	case map[string]any:
+		elems = maps.Values(v)
+	case []any:
+		elems = slices.Values(v)
+	default:
+		return false
+	}
+	if depth > api.MaxDepth {
+		return true
+	}
+	for e := range elems {
+		if nestsPast(e, depth+1) {
+			return true
+		}
+	}
+	return false
 }

@@ -9,13 +9,15 @@
 // Secret and core/v1 Event and their Lists; the access reviews of
 // authorization.k8s.io/v1 (SelfSubjectAccessReview, SubjectAccessReview,
 // LocalSubjectAccessReview, SelfSubjectRulesReview) and
-// authentication.k8s.io/v1 (SelfSubjectReview); and, under any apiVersion (as
+// authentication.k8s.io/v1 (SelfSubjectReview); apiextensions.k8s.io/v1
+// CustomResourceDefinition and its List; and, under any apiVersion (as
 // Kubernetes registers them in every group version), Status and
 // DeleteOptions. Each carries meta/v1 ObjectMeta or ListMeta with every
 // field. Supports says whether a kind is handled; for other kinds a server
 // answers 406 or 415, or serves JSON. The field numbers and Go field shapes
-// come from k8s.io/api and k8s.io/apimachinery v0.37.2 (generated.proto,
-// types.go); test/interop/protobuf proves the bytes equal theirs.
+// come from k8s.io/api, k8s.io/apimachinery and k8s.io/apiextensions-apiserver
+// v0.37.2 (generated.proto, types.go); test/interop/protobuf proves the
+// bytes equal theirs.
 //
 // # Wire form
 //
@@ -36,7 +38,11 @@
 // omitempty left out when zero, struct fields kept ({} or, for a zero Time,
 // null), a List's empty items null. Numbers are float64, []byte values
 // base64 strings, Time an RFC 3339 string in UTC with whole seconds, and
-// MicroTime one with six fractional digits. List items carry no apiVersion
+// MicroTime one with six fractional digits. Raw JSON (fieldsV1, and a
+// schema's default, example and enum) is its JSON value, numbers as
+// json.Number, which keeps every digit. The JSONSchemaPropsOrArray, OrBool
+// and OrStringArray unions are an object, an array, a boolean or null, as
+// their MarshalJSON writes them. List items carry no apiVersion
 // or kind, as in Kubernetes' JSON. Encode accepts that form: numbers as
 // float64, json.Number, int or int64; null wherever Go would decode it
 // into a zero value; apiVersion and kind on list items (ignored, as
@@ -53,10 +59,17 @@
 //   - Decode fails with ErrNotRepresentable for an int64 beyond ±2^53,
 //     which a float64 cannot hold exactly, and for a year outside 0-9999,
 //     which RFC 3339 cannot write.
-//   - fieldsV1 in managedFields is raw JSON on the wire; Encode re-marshals
-//     the JSON value with encoding/json (keys sorted, compact, HTML
-//     escaped), so the bytes equal Kubernetes' only when its raw JSON was
-//     in that form. CBOR-encoded fieldsV1 is not supported.
+//   - Raw JSON is written as encoding/json marshals the JSON value (keys
+//     sorted, compact, HTML escaped), so the bytes equal Kubernetes' only
+//     when its raw JSON was in that form. CBOR-encoded fieldsV1 is not
+//     supported.
+//   - A union with both sides set on the wire decodes to the side its
+//     MarshalJSON writes (the list, else the schema); an empty list, empty
+//     raw JSON or empty caBundle decode as the JSON Kubernetes writes for
+//     them (null, or no field).
+//   - Decode fails with ErrTooDeep for an object that would nest deeper
+//     than api.MaxDepth (JSONSchemaProps nests itself without bound on the
+//     wire), the limit of every decoder of the server.
 //   - A message field repeated on the wire is merged, a scalar's last
 //     occurrence wins, as in gogo-protobuf; a Time's last occurrence wins
 //     whole, as metav1.Time's Unmarshal replaces it.

@@ -89,6 +89,13 @@ func encodeOne(b []byte, f *field, v any) ([]byte, error) {
 			return nil, err
 		}
 		return appendVarint(b, f.num, n), nil
+	case kDouble:
+		x, err := toFloat64(v)
+		if err != nil {
+			return nil, err
+		}
+		b = protowire.AppendTag(b, f.num, protowire.Fixed64Type)
+		return protowire.AppendFixed64(b, math.Float64bits(x)), nil
 	}
 	body, err := encodeBody(f, v)
 	if err != nil {
@@ -97,23 +104,67 @@ func encodeOne(b []byte, f *field, v any) ([]byte, error) {
 	return appendBytes(b, f.num, body), nil
 }
 
-// encodeBody returns the bytes of a time, fieldsV1 or message field.
+// encodeBody returns the bytes of a bytes, time, raw JSON or message field.
 func encodeBody(f *field, v any) ([]byte, error) {
 	switch f.kind {
+	case kBytes:
+		return toBytes(v)
 	case kTime, kMicroTime:
 		return encodeTime(f.kind, v)
-	case kFieldsV1:
+	case kFieldsV1, kJSON:
+		if v == nil { // JSON's null is no raw bytes (never a FieldsV1's, a pointer)
+			return nil, nil
+		}
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
 		return appendBytes(nil, 1, raw), nil
 	}
+	return encodeValue(f.msg, v)
+}
+
+// encodeValue returns the bytes of the message m from its JSON form v.
+func encodeValue(m *message, v any) ([]byte, error) {
+	if m.union {
+		return encodeUnion(m, v)
+	}
 	obj, err := toObject(v)
 	if err != nil {
 		return nil, err
 	}
-	return encodeMessage(nil, f.msg, obj)
+	return encodeMessage(nil, m, obj)
+}
+
+// encodeUnion returns the bytes of a union from its JSON form, as the
+// JSONSchemaPropsOr* types' UnmarshalJSON read it: an object is the schema
+// (which allows, where the union has a boolean), an array the list, a
+// boolean the boolean, and null the empty message.
+func encodeUnion(m *message, v any) ([]byte, error) {
+	list, schema, flag := m.unionParts()
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		var b []byte
+		if flag >= 0 {
+			b = appendVarint(b, m.fields[flag].num, 1)
+		}
+		body, err := encodeMessage(nil, m.fields[schema].msg, v)
+		if err != nil {
+			return nil, err
+		}
+		return appendBytes(b, m.fields[schema].num, body), nil
+	case []any:
+		if list >= 0 {
+			return encodeRepeated(nil, &m.fields[list], v)
+		}
+	case bool:
+		if flag >= 0 {
+			return encodeOne(nil, &m.fields[flag], v)
+		}
+	}
+	return nil, fmt.Errorf("%s cannot be a %T", m.name, v)
 }
 
 // encodeMap appends one entry record per key of the JSON object v, in sorted
@@ -125,7 +176,7 @@ func encodeMap(b []byte, f *field, v any) ([]byte, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		entry := appendString(nil, 1, k)
-		if entry, err = appendMapValue(entry, f.kind, obj[k]); err != nil {
+		if entry, err = appendMapValue(entry, f, obj[k]); err != nil {
 			return nil, fmt.Errorf("key %q: %w", k, err)
 		}
 		b = appendBytes(b, f.num, entry)
@@ -134,17 +185,23 @@ func encodeMap(b []byte, f *field, v any) ([]byte, error) {
 }
 
 // appendMapValue appends field 2 of a map entry. A null bytes value is a nil
-// []byte, which gogo-protobuf leaves out; a null string is ""; an
-// ExtraValue, a message, is always written, empty for null.
-func appendMapValue(entry []byte, k kind, v any) ([]byte, error) {
-	if k == kStringsMap {
+// []byte, which gogo-protobuf leaves out; a null string is ""; a message,
+// an ExtraValue among them, is always written.
+func appendMapValue(entry []byte, f *field, v any) ([]byte, error) {
+	switch f.kind {
+	case kMessageMap:
+		body, err := encodeValue(f.msg, v)
+		if err != nil {
+			return nil, err
+		}
+		return appendBytes(entry, 2, body), nil
+	case kStringsMap:
 		body, err := encodeRepeated(nil, &extraValueMsg.fields[0], v)
 		if err != nil {
 			return nil, err
 		}
 		return appendBytes(entry, 2, body), nil
-	}
-	if k == kStringMap {
+	case kStringMap:
 		s, err := toString(v)
 		if err != nil {
 			return nil, err
@@ -154,6 +211,15 @@ func appendMapValue(entry []byte, k kind, v any) ([]byte, error) {
 	if v == nil {
 		return entry, nil
 	}
+	data, err := toBytes(v)
+	if err != nil {
+		return nil, err
+	}
+	return appendBytes(entry, 2, data), nil
+}
+
+// toBytes returns the bytes of a JSON base64 string.
+func toBytes(v any) ([]byte, error) {
 	s, ok := v.(string)
 	if !ok {
 		return nil, fmt.Errorf("want a base64 string, got %T", v)
@@ -162,7 +228,7 @@ func appendMapValue(entry []byte, k kind, v any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bytes: %w", err)
 	}
-	return appendBytes(entry, 2, data), nil
+	return data, nil
 }
 
 // encodeTime returns the Timestamp bytes of an RFC 3339 string: empty for
@@ -273,6 +339,25 @@ func toInt64(v any) (int64, error) {
 		return i, nil
 	}
 	return 0, fmt.Errorf("want an integer, got %T", v)
+}
+
+// toFloat64 accepts the forms a JSON number takes in Go, as toInt64 does.
+func toFloat64(v any) (float64, error) {
+	switch n := v.(type) {
+	case float64:
+		return n, nil
+	case int:
+		return float64(n), nil
+	case int64:
+		return float64(n), nil
+	case json.Number:
+		x, err := strconv.ParseFloat(string(n), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s is not a double: %w", n, err)
+		}
+		return x, nil
+	}
+	return 0, fmt.Errorf("want a number, got %T", v)
 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {

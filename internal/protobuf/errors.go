@@ -16,6 +16,8 @@ var (
 	// ErrNotRepresentable: a decoded value has no JSON form that would read
 	// back the same (an int64 beyond ±2^53, a year outside 0 to 9999).
 	ErrNotRepresentable = errors.New("protobuf: value not representable in JSON")
+	// ErrTooDeep: the decoded object would nest deeper than api.MaxDepth.
+	ErrTooDeep = errors.New("protobuf: nested too deep")
 	// ErrFrameTooLarge: a watch frame's length exceeds the reader's limit.
 	ErrFrameTooLarge = errors.New("protobuf: frame too large")
 )

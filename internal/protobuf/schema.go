@@ -21,10 +21,16 @@ const (
 	kStringMap              // map<string, string>, a JSON object of strings
 	kBytesMap               // map<string, bytes>, a JSON object of base64 strings
 	kStringsMap             // map<string, ExtraValue{repeated string items = 1}>, a JSON object of string arrays
+	kDouble                 // fixed64 IEEE 754, a JSON number
+	kBytes                  // bytes written when the Go []byte is not nil, a JSON base64 string
+	kJSON                   // apiextensions/v1 JSON: raw JSON in field 1, the JSON value itself
+	kMessageMap             // map<string, msg>, a JSON object of msg's JSON form
 )
 
 // isMap says whether fields of kind k are protobuf maps.
-func (k kind) isMap() bool { return k == kStringMap || k == kBytesMap || k == kStringsMap }
+func (k kind) isMap() bool {
+	return k == kStringMap || k == kBytesMap || k == kStringsMap || k == kMessageMap
+}
 
 // presence mirrors the Go field's shape in k8s.io/api, which decides when
 // gogo-protobuf writes the field.
@@ -56,7 +62,7 @@ type field struct {
 	// null says a pointer field lacks omitempty: its JSON is null when the
 	// wire does not have it.
 	null bool
-	msg  *message // for kMessage
+	msg  *message // for kMessage and kMessageMap
 }
 
 // message is a protobuf message; fields are in ascending number order, which
@@ -67,6 +73,9 @@ type message struct {
 	// typeMeta says the JSON may carry apiVersion and kind, which protobuf
 	// leaves to the envelope (top-level objects) or drops (list items).
 	typeMeta bool
+	// union says the JSON form is one of the fields' by its JSON type, as
+	// apiextensions/v1's JSONSchemaPropsOr* types write it: see encodeUnion.
+	union bool
 }
 
 // meta/v1 messages (k8s.io/apimachinery pkg/apis/meta/v1/generated.proto).
@@ -320,8 +329,9 @@ var (
 		{name: "seconds", num: 1, kind: kInt64},
 		{name: "nanos", num: 2, kind: kInt32},
 	}}
-	fieldsV1Msg = &message{name: "FieldsV1", fields: []field{
-		{name: "Raw", num: 1, kind: kString},
+	// rawJSONMsg is meta/v1 FieldsV1 and apiextensions/v1 JSON.
+	rawJSONMsg = &message{name: "raw JSON", fields: []field{
+		{name: "raw", num: 1, kind: kString},
 	}}
 	extraValueMsg = &message{name: "ExtraValue", fields: []field{
 		{name: "items", num: 1, kind: kString, pres: repeated},
@@ -366,6 +376,7 @@ var groupKinds = map[string]map[string]*message{
 		roleBinding, list(roleBinding), clusterRoleBinding, list(clusterRoleBinding)),
 	"authorization.k8s.io/v1":  authorizationKinds,
 	"authentication.k8s.io/v1": authenticationKinds,
+	"apiextensions.k8s.io/v1":  kindTable(crd, list(crd)),
 }
 
 // metaKinds are registered in every group version, as Kubernetes registers
@@ -402,6 +413,23 @@ func (m *message) index(num protowire.Number) int {
 		}
 	}
 	return -1
+}
+
+// unionParts returns the positions among a union's fields of its list, its
+// schema and its boolean; -1 for what it lacks. Every union has a schema.
+func (m *message) unionParts() (list, schema, flag int) {
+	list, schema, flag = -1, -1, -1
+	for i, f := range m.fields {
+		switch {
+		case f.pres == repeated:
+			list = i
+		case f.kind == kMessage:
+			schema = i
+		default:
+			flag = i
+		}
+	}
+	return list, schema, flag
 }
 
 // knows reports whether m's JSON form may hold the key k.

@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,14 +27,15 @@ import (
 )
 
 // newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
-// coordination/v1, rbac/v1 and the meta kinds under meta.k8s.io/v1.
+// coordination/v1, rbac/v1, apiextensions/v1 and the meta kinds under
+// meta.k8s.io/v1.
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, add := range []func(*runtime.Scheme) error{coordinationv1.AddToScheme, rbacv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{coordinationv1.AddToScheme, rbacv1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}

@@ -171,7 +171,7 @@ func cases() []testCase {
 		Labels: map[string]string{"k\xfe": "v\xc3"}}})
 	addInexact("namespace/zero deletion time", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		DeletionTimestamp: &metav1.Time{}, ManagedFields: []metav1.ManagedFieldsEntry{{Time: &metav1.Time{}, FieldsV1: &metav1.FieldsV1{}}}}})
-	return cs
+	return append(cs, crdCases()...)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/randfill"
@@ -59,7 +60,7 @@ func filler(seed int64) *randfill.Filler {
 			}
 			f.Raw = raw
 		},
-	)
+	).Funcs(schemaFuncs()...)
 }
 
 // TestRandomObjects runs the Encode and Decode checks of TestEncode and
@@ -70,7 +71,8 @@ func TestRandomObjects(t *testing.T) {
 		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &authenticationv1.TokenRequest{}, &metav1.Status{}, &metav1.DeleteOptions{},
 		&rbacv1.Role{}, &rbacv1.RoleList{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
-		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{}}
+		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
+		&apiextensionsv1.CustomResourceDefinition{}, &apiextensionsv1.CustomResourceDefinitionList{}}
 	for i, kind := range kinds {
 		f := filler(int64(i))
 		for round := range randomRounds {
