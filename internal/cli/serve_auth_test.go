@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn"
 )
 
 // TestServiceAccountKeyFlags checks where the signing key comes from: one
@@ -38,5 +40,14 @@ func TestServiceAccountKeyFlags(t *testing.T) {
 		if _, err := o.tokens(dataDir); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want an error naming the flag", name, err)
 		}
+	}
+}
+
+// TestDescribeAuthenticators: the mode's log line names the authenticators
+// serve builds, not the wrapper that adds system:authenticated.
+func TestDescribeAuthenticators(t *testing.T) {
+	a := authn.AuthenticatedGroup{Authenticator: authn.Union{authn.ClientCert{}, authn.BearerToken{}}}
+	if got, want := describe(a), "x509 client certificates, bearer tokens"; got != want {
+		t.Errorf("describe: %q, want %q", got, want)
 	}
 }
