@@ -16,12 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/http2"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -402,8 +405,18 @@ func TestAuthorizationModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.close()
-			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") || (a.rules != nil) != slices.Contains(tt.want, "RBAC") {
+			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") {
 				t.Fatalf("modes %v anonymous %v hook %v, want %v %v", a.modes, a.anonymous, a.hook != nil, tt.want, tt.anonymous)
+			}
+			// Rules as kube's union lists them: AlwaysAllow's every verb
+			// on everything; RBAC's none for a user bound to nothing.
+			rules, err := a.rules.RulesFor(t.Context(), &authn.User{Name: "alice"}, "default")
+			var want []authz.Rule
+			if slices.Contains(tt.want, "AlwaysAllow") {
+				want, _ = authz.AlwaysAllow{}.RulesFor(t.Context(), nil, "")
+			}
+			if err != nil || !cmp.Equal(want, rules) {
+				t.Errorf("rules: %v (-want +got)\n%s", err, cmp.Diff(want, rules))
 			}
 		})
 	}
