@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -52,23 +51,14 @@ spec:
 	if !k.current {
 		return // auth whoami came in kubectl 1.26
 	}
-	whoami := func(args ...string) authenticationv1.UserInfo {
-		t.Helper()
-		out := k.must(t, append([]string{"auth", "whoami", "-o", "json"}, args...)...)
-		var ssr authenticationv1.SelfSubjectReview
-		if err := json.Unmarshal([]byte(out), &ssr); err != nil {
-			t.Fatalf("kubectl auth whoami: %v: %s", err, out)
-		}
-		return ssr.Status.UserInfo
-	}
-	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, whoami()); diff != "" {
+	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, whoami(t, k)); diff != "" {
 		t.Errorf("whoami (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "bob", Groups: []string{"ops", "qa", "system:authenticated"}}, whoami("--as", "bob", "--as-group", "ops", "--as-group", "qa")); diff != "" {
+	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "bob", Groups: []string{"ops", "qa", "system:authenticated"}}, whoami(t, k, "--as", "bob", "--as-group", "ops", "--as-group", "qa")); diff != "" {
 		t.Errorf("whoami --as bob (-want +got)\n%s", diff)
 	}
 	sa := authenticationv1.UserInfo{Username: "system:serviceaccount:default:builder", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"}}
-	if diff := cmp.Diff(sa, whoami("--as", "system:serviceaccount:default:builder")); diff != "" {
+	if diff := cmp.Diff(sa, whoami(t, k, "--as", "system:serviceaccount:default:builder")); diff != "" {
 		t.Errorf("whoami as a service account (-want +got)\n%s", diff)
 	}
 	contains(t, k.must(t, "auth", "whoami"), `ATTRIBUTE\s+VALUE`, `Username\s+system:anonymous`, `Groups\s+\[system:unauthenticated\]`)
