@@ -165,16 +165,17 @@ func TestAuthorizationScenario(t *testing.T) {
 	adminCS, builderCS := clientset(t, lw.Kubeconfig), clientset(t, builder)
 	ctx := t.Context()
 	for _, tt := range []struct {
-		spec    authorizationv1.SubjectAccessReviewSpec
-		allowed bool
+		spec authorizationv1.SubjectAccessReviewSpec
+		want authorizationv1.SubjectAccessReviewStatus
 	}{
-		{authorizationv1.SubjectAccessReviewSpec{User: "alice"}, false},
-		{authorizationv1.SubjectAccessReviewSpec{User: builderSA, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"}}, true},
+		{authorizationv1.SubjectAccessReviewSpec{User: "alice"}, authorizationv1.SubjectAccessReviewStatus{}},
+		{authorizationv1.SubjectAccessReviewSpec{User: builderSA, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a", "system:authenticated"}},
+			authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: `RBAC: allowed by RoleBinding "builder-edit/team-a" of ClusterRole "edit" to ServiceAccount "builder/team-a"`}},
 	} {
 		tt.spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: "team-a", Verb: "list", Resource: "configmaps"}
 		sar, err := adminCS.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: tt.spec}, metav1.CreateOptions{})
-		if err != nil || sar.Status.Allowed != tt.allowed {
-			t.Errorf("SubjectAccessReview for %s: %v %+v, want allowed %v", tt.spec.User, err, sar.Status, tt.allowed)
+		if err != nil || sar.Status != tt.want {
+			t.Errorf("SubjectAccessReview for %s: %v %+v, want %+v", tt.spec.User, err, sar.Status, tt.want)
 		}
 	}
 	tokenReview := func() (*authenticationv1.TokenReview, error) {
@@ -395,8 +396,9 @@ type auditEvent struct {
 }
 
 // checkAuditLog checks the scenario's audit log: the admin's requests as
-// the account name both, a denial is recorded as one, and neither the
-// token the TokenRequest returned nor the Secret's data is anywhere.
+// the account name both, a denial is recorded as one, an allowed request
+// names the binding that allowed it, and neither the token the
+// TokenRequest returned nor the Secret's data is anywhere.
 func checkAuditLog(t *testing.T, path, token string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -411,7 +413,7 @@ func checkAuditLog(t *testing.T, path, token string) {
 			t.Errorf("the audit log holds %s", what)
 		}
 	}
-	var impersonated, denied, tokenRequest bool
+	var impersonated, denied, allowed, tokenRequest bool
 	for line := range bytes.Lines(b) {
 		var ev auditEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
@@ -428,11 +430,15 @@ func checkAuditLog(t *testing.T, path, token string) {
 			ev.ResponseStatus != nil && ev.ResponseStatus.Code == http.StatusForbidden && ev.ResponseStatus.Reason == metav1.StatusReasonForbidden {
 			denied = true
 		}
+		if ev.User.Username == builderSA && ev.Annotations["authorization.k8s.io/decision"] == "allow" &&
+			ev.Annotations["authorization.k8s.io/reason"] == `RBAC: allowed by RoleBinding "builder-edit/team-a" of ClusterRole "edit" to ServiceAccount "builder/team-a"` {
+			allowed = true
+		}
 		if ev.ObjectRef != nil && ev.ObjectRef.Subresource == "token" && ev.Verb == "create" && ev.ResponseStatus != nil && ev.ResponseStatus.Code == http.StatusCreated {
 			tokenRequest = true
 		}
 	}
-	if !impersonated || !denied || !tokenRequest {
-		t.Errorf("audit log: admin as builder %v, a denial %v, the TokenRequest %v; want all:\n%s", impersonated, denied, tokenRequest, b)
+	if !impersonated || !denied || !allowed || !tokenRequest {
+		t.Errorf("audit log: admin as builder %v, a denial %v, an allow by edit %v, the TokenRequest %v; want all:\n%s", impersonated, denied, allowed, tokenRequest, b)
 	}
 }
