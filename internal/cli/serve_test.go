@@ -327,9 +327,9 @@ func status(t *testing.T, hc *http.Client, url string) int {
 
 // TestServeSecureMode: `serve --secure` on loopback serves HTTPS with a
 // certificate of the CA in the admin kubeconfig, whose client certificate
-// authenticates, and a request without one is refused and counted; after
-// a restart (another port) the first kubeconfig's CA and certificate still
-// work.
+// authenticates, a request without one is refused, one with a forged
+// token too and counted; after a restart (another port) the first
+// kubeconfig's CA and certificate still work.
 func TestServeSecureMode(t *testing.T) {
 	dataDir := t.TempDir()
 	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
@@ -351,11 +351,21 @@ func TestServeSecureMode(t *testing.T) {
 			t.Errorf("--tls-san %s: %v", san, err)
 		}
 	}
-	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusUnauthorized {
-		t.Errorf("no client certificate: %d, want 401", code)
+	// Without credentials, system:anonymous, whom RBAC refuses; with a
+	// forged token, 401, counted as an error (kube's labels).
+	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusForbidden {
+		t.Errorf("no client certificate: %d, want 403", code)
+	}
+	req, err := http.NewRequest(http.MethodGet, url+"/api/v1/namespaces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer forged")
+	if resp, err := anonymous.Do(req); err != nil || resp.Body.Close() != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged token: %v %v, want 401", resp, err)
 	}
 	series := scrapeSeries(t, admin, url)
-	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="failure"}`, `authenticated_user_requests{username="other"}`} {
+	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="error"}`, `authenticated_user_requests{username="other"}`} {
 		if series[s] < 1 {
 			t.Errorf("%s is %v, want at least 1", s, series[s])
 		}
