@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -119,11 +120,23 @@ func TestClientGoAccessReviews(t *testing.T) {
 }
 
 // TestClientGoTokenReview asks the binary, serving a token file, whether
-// tokens are valid, as a delegating proxy (kube-rbac-proxy) does.
+// tokens are valid, as a delegating proxy (kube-rbac-proxy) does, with
+// kube's system:auth-delegator bound to it.
 func TestClientGoTokenReview(t *testing.T) {
 	dir := t.TempDir()
-	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\n")
+	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\nadmin-token,admin,1,system:masters\n")
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens)
+	admin, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "admin-token", QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "alice-delegates"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "alice"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "alice-token", QPS: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +150,8 @@ func TestClientGoTokenReview(t *testing.T) {
 		}
 		return tr.Status
 	}
-	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops"}}}
+	// As kube's, with the group the server's authenticator adds.
+	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops", "system:authenticated"}}}
 	if diff := cmp.Diff(want, review("alice-token")); diff != "" {
 		t.Errorf("a known token (-want +got)\n%s", diff)
 	}

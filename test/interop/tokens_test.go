@@ -32,6 +32,8 @@ func TestServiceAccountTokens(t *testing.T) {
 	k.must(t, "--token", "admin", "create", "serviceaccount", "builder")
 	contains(t, k.must(t, "--token", "admin", "get", "serviceaccounts"), `NAME +SECRETS +AGE`, `(?m)^builder +0 +\d+s$`, `(?m)^default +0 +\d+s$`)
 	token := strings.TrimSpace(k.must(t, "--token", "admin", "create", "token", "builder"))
+	// RBAC grants the account what a binding gives it, as any user.
+	k.must(t, "--token", "admin", "create", "rolebinding", "builder-view", "--clusterrole", "view", "--serviceaccount", "default:builder")
 	contains(t, k.must(t, "--token", token, "get", "configmaps"), "No resources found in default namespace")
 	waitLog(t, lw, `user=system:serviceaccount:default:builder`)
 
