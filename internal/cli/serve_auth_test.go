@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // TestServiceAccountKeyFlags checks where the signing key comes from: one
@@ -44,10 +45,21 @@ func TestServiceAccountKeyFlags(t *testing.T) {
 }
 
 // TestDescribeAuthenticators: the mode's log line names the authenticators
-// serve builds, not the wrapper that adds system:authenticated.
+// serve builds, and whose tokens they take, not the wrapper that adds
+// system:authenticated.
 func TestDescribeAuthenticators(t *testing.T) {
-	a := authn.AuthenticatedGroup{Authenticator: authn.Union{authn.ClientCert{}, authn.BearerToken{}}}
-	if got, want := describe(a), "x509 client certificates, bearer tokens"; got != want {
-		t.Errorf("describe: %q, want %q", got, want)
+	dir := t.TempDir()
+	tokens, ca := filepath.Join(dir, "tokens.csv"), filepath.Join(dir, "ca.crt")
+	authntest.WriteFile(t, tokens, "t,u,1\n")
+	authntest.WriteFile(t, ca, string(authntest.NewCA(t).PEM))
+	o := serveOptions{clientCA: ca, tokenFile: tokens}
+	a, _, err := o.authentication(memory.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "x509 client certificates, bearer tokens of the token file, bearer tokens in WebSocket subprotocols of the token file, " +
+		"bearer tokens of service accounts, bearer tokens in WebSocket subprotocols of service accounts"
+	if got := describe(a); got != want {
+		t.Errorf("describe:\n got %q\nwant %q", got, want)
 	}
 }
