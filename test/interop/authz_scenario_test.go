@@ -241,12 +241,16 @@ func TestAuthorizationScenario(t *testing.T) {
 	checkAuditLog(t, auditLog, token)
 
 	// Without anonymous authentication, no credentials is 401, and the
-	// admin kubeconfig still works.
+	// admin kubeconfig still works. Health checks stay open (kube answers
+	// them 401 too unless its authentication configuration opens them).
 	lw = StartListwatch(t, bin, "--secure", "--data-dir", data, "--unsafe-no-fsync", "--anonymous-auth=false")
 	for _, path := range []string{"/version", "/api/v1/namespaces", "/apis"} {
 		if code, status := anonymousGet(t, anonymous, lw.URL+path); code != http.StatusUnauthorized || status.Reason != metav1.StatusReasonUnauthorized {
 			t.Errorf("anonymous GET %s with --anonymous-auth=false: %d %+v, want 401", path, code, status)
 		}
+	}
+	if code, _ := anonymousGet(t, anonymous, lw.URL+"/readyz"); code != http.StatusOK {
+		t.Errorf("anonymous GET /readyz with --anonymous-auth=false: %d, want 200", code)
 	}
 	contains(t, admin.must(t, "--server", lw.URL, "get", "namespaces"), `team-a`)
 }
