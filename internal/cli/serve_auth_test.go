@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // TestServiceAccountKeyFlags checks where the signing key comes from: one
@@ -38,5 +41,25 @@ func TestServiceAccountKeyFlags(t *testing.T) {
 		if _, err := o.tokens(dataDir); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want an error naming the flag", name, err)
 		}
+	}
+}
+
+// TestDescribeAuthenticators: the mode's log line names the authenticators
+// serve builds, and whose tokens they take, not the wrapper that adds
+// system:authenticated.
+func TestDescribeAuthenticators(t *testing.T) {
+	dir := t.TempDir()
+	tokens, ca := filepath.Join(dir, "tokens.csv"), filepath.Join(dir, "ca.crt")
+	authntest.WriteFile(t, tokens, "t,u,1\n")
+	authntest.WriteFile(t, ca, string(authntest.NewCA(t).PEM))
+	o := serveOptions{clientCA: ca, tokenFile: tokens}
+	a, _, err := o.authentication(memory.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "x509 client certificates, bearer tokens of the token file, bearer tokens in WebSocket subprotocols of the token file, " +
+		"bearer tokens of service accounts, bearer tokens in WebSocket subprotocols of service accounts"
+	if got := describe(a); got != want {
+		t.Errorf("describe:\n got %q\nwant %q", got, want)
 	}
 }

@@ -88,7 +88,8 @@ func (o *serveOptions) logMode(a authn.Authenticator, p *pki.PKI, kubeconfig str
 }
 
 // describe names the authenticators of a for the log: each by its String
-// method, else its type (never its fields, which may hold secrets).
+// method, else its type (never its fields, which may hold secrets). The
+// group every authenticated user gets is no authenticator of its own.
 func describe(a authn.Authenticator) string {
 	if g, ok := a.(authn.AuthenticatedGroup); ok {
 		a = g.Authenticator

@@ -16,12 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/http2"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -324,9 +327,9 @@ func status(t *testing.T, hc *http.Client, url string) int {
 
 // TestServeSecureMode: `serve --secure` on loopback serves HTTPS with a
 // certificate of the CA in the admin kubeconfig, whose client certificate
-// authenticates, and a request without one is refused and counted; after
-// a restart (another port) the first kubeconfig's CA and certificate still
-// work.
+// authenticates, a request without one is refused, one with a forged
+// token too and counted; after a restart (another port) the first
+// kubeconfig's CA and certificate still work.
 func TestServeSecureMode(t *testing.T) {
 	dataDir := t.TempDir()
 	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
@@ -348,23 +351,18 @@ func TestServeSecureMode(t *testing.T) {
 			t.Errorf("--tls-san %s: %v", san, err)
 		}
 	}
-	// Without a certificate the request is system:anonymous, whom RBAC
-	// does not let list namespaces; a forged token is refused outright.
+	// Without credentials, system:anonymous, whom RBAC refuses; with a
+	// forged token, 401, counted as an error (kube's labels).
 	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusForbidden {
 		t.Errorf("no client certificate: %d, want 403", code)
 	}
-	req, err := http.NewRequest("GET", url+"/api/v1/namespaces", nil)
+	req, err := http.NewRequest(http.MethodGet, url+"/api/v1/namespaces", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer forged")
-	resp, err := anonymous.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("a forged token: %d, want 401", resp.StatusCode)
+	if resp, err := anonymous.Do(req); err != nil || resp.Body.Close() != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged token: %v %v, want 401", resp, err)
 	}
 	series := scrapeSeries(t, admin, url)
 	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="error"}`, `authenticated_user_requests{username="other"}`} {
@@ -417,8 +415,18 @@ func TestAuthorizationModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.close()
-			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") || a.rules == nil {
+			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") {
 				t.Fatalf("modes %v anonymous %v hook %v, want %v %v", a.modes, a.anonymous, a.hook != nil, tt.want, tt.anonymous)
+			}
+			// Rules as kube's union lists them: AlwaysAllow's every verb
+			// on everything; RBAC's none for a user bound to nothing.
+			rules, err := a.rules.RulesFor(t.Context(), &authn.User{Name: "alice"}, "default")
+			var want []authz.Rule
+			if slices.Contains(tt.want, "AlwaysAllow") {
+				want, _ = authz.AlwaysAllow{}.RulesFor(t.Context(), nil, "")
+			}
+			if err != nil || !cmp.Equal(want, rules) {
+				t.Errorf("rules: %v (-want +got)\n%s", err, cmp.Diff(want, rules))
 			}
 		})
 	}

@@ -1,13 +1,13 @@
 package interop
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -52,23 +52,14 @@ spec:
 	if !k.current {
 		return // auth whoami came in kubectl 1.26
 	}
-	whoami := func(args ...string) authenticationv1.UserInfo {
-		t.Helper()
-		out := k.must(t, append([]string{"auth", "whoami", "-o", "json"}, args...)...)
-		var ssr authenticationv1.SelfSubjectReview
-		if err := json.Unmarshal([]byte(out), &ssr); err != nil {
-			t.Fatalf("kubectl auth whoami: %v: %s", err, out)
-		}
-		return ssr.Status.UserInfo
-	}
-	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, whoami()); diff != "" {
+	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, whoami(t, k)); diff != "" {
 		t.Errorf("whoami (-want +got)\n%s", diff)
 	}
-	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "bob", Groups: []string{"ops", "qa", "system:authenticated"}}, whoami("--as", "bob", "--as-group", "ops", "--as-group", "qa")); diff != "" {
+	if diff := cmp.Diff(authenticationv1.UserInfo{Username: "bob", Groups: []string{"ops", "qa", "system:authenticated"}}, whoami(t, k, "--as", "bob", "--as-group", "ops", "--as-group", "qa")); diff != "" {
 		t.Errorf("whoami --as bob (-want +got)\n%s", diff)
 	}
 	sa := authenticationv1.UserInfo{Username: "system:serviceaccount:default:builder", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"}}
-	if diff := cmp.Diff(sa, whoami("--as", "system:serviceaccount:default:builder")); diff != "" {
+	if diff := cmp.Diff(sa, whoami(t, k, "--as", "system:serviceaccount:default:builder")); diff != "" {
 		t.Errorf("whoami as a service account (-want +got)\n%s", diff)
 	}
 	contains(t, k.must(t, "auth", "whoami"), `ATTRIBUTE\s+VALUE`, `Username\s+system:anonymous`, `Groups\s+\[system:unauthenticated\]`)
@@ -129,13 +120,23 @@ func TestClientGoAccessReviews(t *testing.T) {
 }
 
 // TestClientGoTokenReview asks the binary, serving a token file, whether
-// tokens are valid, as a delegating proxy (kube-rbac-proxy) does. Every
-// user may review here (AlwaysAllow); who may under RBAC is the
-// authorization scenario's.
+// tokens are valid, as a delegating proxy (kube-rbac-proxy) does, with
+// kube's system:auth-delegator bound to it.
 func TestClientGoTokenReview(t *testing.T) {
 	dir := t.TempDir()
-	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\n")
-	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens, "--authorization-mode", "AlwaysAllow")
+	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\nadmin-token,admin,1,system:masters\n")
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens)
+	admin, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "admin-token", QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "alice-delegates"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "alice"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "alice-token", QPS: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +150,7 @@ func TestClientGoTokenReview(t *testing.T) {
 		}
 		return tr.Status
 	}
+	// As kube's, with the group the server's authenticator adds.
 	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops", "system:authenticated"}}}
 	if diff := cmp.Diff(want, review("alice-token")); diff != "" {
 		t.Errorf("a known token (-want +got)\n%s", diff)

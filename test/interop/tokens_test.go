@@ -19,20 +19,21 @@ import (
 // binary, the token used by kubectl and client-go, its revocation, and
 // client-go's CreateToken with audiences of its own.
 func TestServiceAccountTokens(t *testing.T) {
-	// kubectl sends tokens over TLS only. Every user may do anything here
-	// (AlwaysAllow): this is authentication's test.
+	// kubectl sends tokens over TLS only.
 	dir := t.TempDir()
 	tokens := writeFile(t, dir, "tokens.csv", `admin,admin,1,"system:masters"`+"\n")
 	ca := authntest.NewCA(t)
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
 	caFile := writeFile(t, dir, "ca.crt", string(ca.PEM))
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--token-auth-file", tokens,
-		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--authorization-mode", "AlwaysAllow")
+		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
 	k := kubectls(t)["current"](t, lw.URL)
 	k.env = append(k.env, "KUBECONFIG="+kubeconfigWithCA(t, lw.URL, caFile))
 	k.must(t, "--token", "admin", "create", "serviceaccount", "builder")
 	contains(t, k.must(t, "--token", "admin", "get", "serviceaccounts"), `NAME +SECRETS +AGE`, `(?m)^builder +0 +\d+s$`, `(?m)^default +0 +\d+s$`)
 	token := strings.TrimSpace(k.must(t, "--token", "admin", "create", "token", "builder"))
+	// RBAC grants the account what a binding gives it, as any user.
+	k.must(t, "--token", "admin", "create", "rolebinding", "builder-view", "--clusterrole", "view", "--serviceaccount", "default:builder")
 	contains(t, k.must(t, "--token", token, "get", "configmaps"), "No resources found in default namespace")
 	waitLog(t, lw, `user=system:serviceaccount:default:builder`)
 

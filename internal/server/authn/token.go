@@ -24,6 +24,8 @@ type Tokens struct {
 
 var _ TokenAuthenticator = (*Tokens)(nil)
 
+func (*Tokens) String() string { return "the token file" }
+
 // LoadTokenFile reads a token file. Any malformed line is an error naming it.
 func LoadTokenFile(path string) (*Tokens, error) {
 	f, err := os.Open(path)
@@ -95,7 +97,15 @@ func (t *Tokens) AuthenticateToken(token string) (*User, bool) {
 // header.
 type BearerToken struct{ Tokens TokenAuthenticator }
 
-func (b BearerToken) String() string { return "bearer tokens" }
+func (b BearerToken) String() string { return "bearer tokens" + of(b.Tokens) }
+
+// of names the tokens t checks for a log, when t says.
+func of(t TokenAuthenticator) string {
+	if s, ok := t.(fmt.Stringer); ok {
+		return " of " + s.String()
+	}
+	return ""
+}
 
 // Authenticate implements Authenticator.
 func (b BearerToken) Authenticate(r *http.Request) (*User, bool, error) {
@@ -135,7 +145,9 @@ func WithWebSocketWatch(ctx context.Context) context.Context {
 	return context.WithValue(ctx, webSocketWatchKey{}, true)
 }
 
-func (ws WebSocketToken) String() string { return "bearer tokens in WebSocket subprotocols" }
+func (ws WebSocketToken) String() string {
+	return "bearer tokens in WebSocket subprotocols" + of(ws.Tokens)
+}
 
 // Authenticate implements Authenticator.
 func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {

@@ -37,22 +37,25 @@ var (
 // NewAuthorizer returns the RBAC authorizer of v's roles and bindings.
 func NewAuthorizer(v *View) Authorizer { return Authorizer{view: v} }
 
-// Authorize allows a request a rule of its user's allows, and has no
-// opinion otherwise; the reason then names the roles that bindings of the
-// user name but that do not exist, as kube's "RBAC: ..." reason.
+// Authorize allows a request a rule of its user's allows, the reason
+// naming the binding, as kube's "RBAC: allowed by ..."; it has no opinion
+// otherwise, the reason then naming the roles that bindings of the user
+// name but that do not exist, as kube's "RBAC: ..." reason.
 func (z Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
 	if a.User == nil {
 		return authz.NoOpinion, "", nil
 	}
-	allowed := false
+	var by *binding // a binding is never changed once indexed
 	z.view.mu.RLock()
-	errs := z.view.visit(a.User, a.Namespace, func(r *authz.Rule) bool {
-		allowed = allows(&a, r)
-		return !allowed
+	errs := z.view.visit(a.User, a.Namespace, func(b *binding, r *authz.Rule) bool {
+		if allows(&a, r) {
+			by = b
+		}
+		return by == nil
 	})
 	z.view.mu.RUnlock()
-	if allowed {
-		return authz.Allow, "", nil
+	if by != nil {
+		return authz.Allow, by.reason(a.User), nil
 	}
 	if len(errs) > 0 {
 		return authz.NoOpinion, "RBAC: " + aggregate(errs), nil
@@ -66,7 +69,7 @@ func (z Authorizer) Authorize(_ context.Context, a authz.Attributes) (authz.Deci
 func (z Authorizer) RulesFor(_ context.Context, user *authn.User, namespace string) ([]authz.Rule, error) {
 	var rules []authz.Rule
 	z.view.mu.RLock()
-	errs := z.view.visit(user, namespace, func(r *authz.Rule) bool {
+	errs := z.view.visit(user, namespace, func(_ *binding, r *authz.Rule) bool {
 		rules = append(rules, *r)
 		return true
 	})

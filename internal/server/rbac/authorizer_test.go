@@ -106,6 +106,33 @@ func TestMissingRoleReason(t *testing.T) {
 	}
 }
 
+// TestAllowedReason: an allowed request's reason names the binding, its
+// role and the first of its subjects the user is, in kube's words
+// (rule.go's describers), as audit logs and SubjectAccessReviews show it.
+func TestAllowedReason(t *testing.T) {
+	f := newFixture(t,
+		role("", "reader", grant(s("get"), s(""), s("pods"))),
+		role("ns1", "local", grant(s("list"), s(""), s("pods"))),
+		bind("", "readers", "ClusterRole", "reader", subj("User", "nobody"), subj("Group", "devs"), subj("User", "alice")),
+		bind("ns1", "locals", "Role", "local", subj("ServiceAccount", "robot"), subj("ServiceAccount", "other", "ns2")),
+	)
+	z := NewAuthorizer(f.view)
+	for _, tt := range []struct {
+		a    authz.Attributes
+		want string
+	}{
+		{res(user("alice"), "get", "", "pods", "ns1", "p"), `RBAC: allowed by ClusterRoleBinding "readers" of ClusterRole "reader" to User "alice"`},
+		// The first subject that applies, in the binding's order.
+		{res(user("alice", "devs"), "get", "", "pods", "ns1", "p"), `RBAC: allowed by ClusterRoleBinding "readers" of ClusterRole "reader" to Group "devs"`},
+		{res(user("system:serviceaccount:ns1:robot"), "list", "", "pods", "ns1", ""), `RBAC: allowed by RoleBinding "locals/ns1" of Role "local" to ServiceAccount "robot/ns1"`},
+		{res(user("system:serviceaccount:ns2:other"), "list", "", "pods", "ns1", ""), `RBAC: allowed by RoleBinding "locals/ns1" of Role "local" to ServiceAccount "other/ns2"`},
+	} {
+		if allowed, reason := decide(t, z, tt.a); !allowed || reason != tt.want {
+			t.Errorf("%s %s: allowed %v, reason %q, want %q", tt.a.User.Name, tt.a.Verb, allowed, reason, tt.want)
+		}
+	}
+}
+
 // TestPrivileged: system:masters may do anything, as kube's privileged
 // group authorizer, which runs before RBAC.
 func TestPrivileged(t *testing.T) {

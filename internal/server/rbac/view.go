@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -78,6 +80,21 @@ type binding struct {
 	namespace, name string
 	ref             roleRef
 	keys            []subjectKey // where it is indexed
+	// allowedBy is, for each key, kube's reason for a request it allows
+	// ("RBAC: allowed by RoleBinding ..."), made once here so that an
+	// allowed request costs no allocation for it.
+	allowedBy []string
+}
+
+// reason is kube's reason for allowing u's request through b: it names
+// the first subject of b that u is, as kube's appliesTo finds it.
+func (b *binding) reason(u *authn.User) string {
+	for i, k := range b.keys {
+		if k.group && slices.Contains(u.Groups, k.name) || !k.group && k.name == u.Name {
+			return b.allowedBy[i]
+		}
+	}
+	return ""
 }
 
 // subjectKey indexes bindings: a user name (a service account's included)
@@ -195,8 +212,15 @@ func setOrDelete(m map[string][]authz.Rule, k string, o *object) {
 // appliesToUser.
 func (v *View) index(key, ns, name string, o *object) {
 	b := &binding{namespace: ns, name: name, ref: o.RoleRef}
+	// kube's describers of a binding and its subject (rule.go).
+	source := "RBAC: allowed by ClusterRoleBinding " + strconv.Quote(name)
+	if ns != "" {
+		source = "RBAC: allowed by RoleBinding " + strconv.Quote(name+"/"+ns)
+	}
+	source += " of " + o.RoleRef.Kind + " " + strconv.Quote(o.RoleRef.Name) + " to "
 	for _, s := range o.Subjects {
 		k := subjectKey{namespace: ns, name: s.Name}
+		described := s.Name
 		switch s.Kind {
 		case "User":
 		case "Group":
@@ -210,9 +234,11 @@ func (v *View) index(key, ns, name string, o *object) {
 				continue
 			}
 			k.name = serviceAccountPrefix + saNamespace + ":" + s.Name
+			described = s.Name + "/" + saNamespace
 		default:
 			continue
 		}
+		b.allowedBy = append(b.allowedBy, source+s.Kind+" "+strconv.Quote(described))
 		set := v.bySubject[k]
 		if set == nil {
 			set = map[*binding]struct{}{}
@@ -243,7 +269,7 @@ func (v *View) unindex(key string) {
 // returns false; the roles that bindings name and that do not exist are
 // returned as errors, in kube's lister words. The caller holds v.mu for
 // reading.
-func (v *View) visit(u *authn.User, namespace string, fn func(r *authz.Rule) bool) []error {
+func (v *View) visit(u *authn.User, namespace string, fn func(b *binding, r *authz.Rule) bool) []error {
 	var errs []error
 	scopes := [2]string{"", namespace}
 	n := 1
@@ -271,7 +297,7 @@ func (v *View) visit(u *authn.User, namespace string, fn func(r *authz.Rule) boo
 					continue
 				}
 				for j := range rules {
-					if !fn(&rules[j]) {
+					if !fn(b, &rules[j]) {
 						return errs
 					}
 				}

@@ -54,6 +54,8 @@ type Authenticator struct {
 
 var _ authn.TokenAuthenticator = (*Authenticator)(nil)
 
+func (*Authenticator) String() string { return "service accounts" }
+
 // AuthenticateToken implements authn.TokenAuthenticator. A refused token
 // gets no reason: the client learns only that it was not accepted.
 func (a *Authenticator) AuthenticateToken(token string) (*authn.User, bool) {
