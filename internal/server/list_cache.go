@@ -61,7 +61,7 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 	if q.out.as == "" && q.out.mediaType == mediaProtobuf && q.writeProtobufList(objs, rev) {
 		return true
 	}
-	if q.out.as == "Table" || q.out.mediaType != mediaJSON {
+	if q.out.as != "" || q.out.mediaType != mediaJSON {
 		items := make([]api.Object, len(objs))
 		for i, o := range objs {
 			obj, err := o.Obj()
