@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sprotobuf "k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -26,7 +27,8 @@ import (
 )
 
 // newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
-// coordination/v1, rbac/v1 and the meta kinds under meta.k8s.io/v1.
+// coordination/v1, rbac/v1 and the meta kinds under meta.k8s.io/v1 (and
+// v1beta1's PartialObjectMetadataList).
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -42,6 +44,13 @@ func newScheme(t testing.TB) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
+	// PartialObjectMetadata(List), v1 first: v1beta1's object is the same
+	// Go type, which then takes v1's kind.
+	for _, add := range []func(*runtime.Scheme) error{metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return s
 }
 
