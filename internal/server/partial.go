@@ -1,11 +1,14 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // The metadata-only forms (meta.k8s.io PartialObjectMetadata and its list)
@@ -53,4 +56,63 @@ func partialList(gv string, meta api.ListMeta, items []api.Object) objectList {
 		l.Items[i] = partialObject(gv, obj)
 	}
 	return l
+}
+
+// The further encodings of an item (watchcache.Encoded.Form) that the
+// watches and the lists from the cache share: the meta.k8s.io/v1
+// PartialObjectMetadata, in JSON and in protobuf. (v1beta1's, which no
+// client of kube's asks for, is made per request.)
+const (
+	formPartialJSON = iota
+	formPartialProtobuf
+)
+
+// partialJSON returns the JSON of the PartialObjectMetadata (in gv) of an
+// object's JSON, made once in m unless m is nil.
+func partialJSON(m *watchcache.Encoded, gv string, object []byte) ([]byte, error) {
+	encode := func() ([]byte, error) {
+		obj, err := api.ParseObject(object)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(partialObject(gv, obj))
+	}
+	if m == nil {
+		return encode()
+	}
+	return m.Get(encode)
+}
+
+// writePartialList writes the meta.k8s.io/v1 PartialObjectMetadataList of
+// objects from the cache, in JSON or protobuf, from each object's forms,
+// made once and shared with the watches. False means writeList must.
+func (q *request) writePartialList(objs []*watchcache.Object, rev int64) bool {
+	switch q.out.mediaType {
+	case mediaProtobuf:
+		return q.writeProtobufList(metaV1, asPartialList, objs, rev, func(o *watchcache.Object) ([]byte, error) {
+			return o.Alt.Form(formPartialProtobuf).Get(func() ([]byte, error) {
+				b, err := partialJSON(o.Alt.Form(formPartialJSON), metaV1, o.JSON)
+				if err != nil {
+					return nil, err
+				}
+				obj, err := api.ParseObject(b)
+				if err != nil {
+					return nil, err
+				}
+				return protobuf.Encode(obj)
+			})
+		})
+	case mediaJSON:
+		items := make([][]byte, len(objs))
+		for i, o := range objs {
+			b, err := partialJSON(o.Alt.Form(formPartialJSON), metaV1, o.JSON)
+			if err != nil {
+				return false
+			}
+			items[i] = b
+		}
+		q.writeEncodedList(metaV1, asPartialList, rev, len(items), func(i int) []byte { return items[i] })
+		return true
+	}
+	return false
 }

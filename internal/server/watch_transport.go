@@ -44,15 +44,6 @@ func (q *request) watchEncoder() *watchEncoder {
 	return e
 }
 
-// The further encodings of an item (watchcache.Encoded.Form) the watches
-// share: the meta.k8s.io/v1 PartialObjectMetadata that metadata-only
-// watches send, in JSON and in protobuf. (v1beta1's, which no client of
-// kube's asks for, is made per watch.)
-const (
-	formPartialJSON = iota
-	formPartialProtobuf
-)
-
 // shared returns the memo of an item's encoding in form that every watch
 // sending it shares, nil if this watch's is its own.
 func (e *watchEncoder) shared(it watchcache.Item, form int) *watchcache.Encoded {
@@ -120,20 +111,7 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 // once per event for the watches of meta.k8s.io/v1 (the object's JSON if it
 // cannot be read, which the cache's JSON always can).
 func (e *watchEncoder) partialObject(it watchcache.Item) []byte {
-	encode := func() ([]byte, error) {
-		obj, err := api.ParseObject(it.Object)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(partialObject(e.partial, obj))
-	}
-	var b []byte
-	var err error
-	if m := e.shared(it, formPartialJSON); m != nil {
-		b, err = m.Get(encode)
-	} else {
-		b, err = encode()
-	}
+	b, err := partialJSON(e.shared(it, formPartialJSON), e.partial, it.Object)
 	if err != nil {
 		return it.Object
 	}
