@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
+	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // The Accept headers client-go's metadata client sends (k8s.io/client-go/metadata).
@@ -246,5 +247,41 @@ func TestPartialObjectMetadataWatch(t *testing.T) {
 			}
 			check(w, api.Deleted, "delete")
 		}
+	}
+}
+
+// TestPartialEncodedOncePerEvent checks that the metadata watches of an
+// event share its encodings (the bytes of one are the bytes of the other,
+// made once), in JSON and protobuf, while a plain watch still sends the
+// cache's own JSON and a v1beta1 watch its own bytes.
+func TestPartialEncodedOncePerEvent(t *testing.T) {
+	it := watchcache.Item{Type: api.Added, Rev: 5, Alt: new(watchcache.Encoded),
+		Object: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","uid":"u","resourceVersion":"5"},"data":{"k":"v"}}`)}
+	enc := func(gv string, pb bool) *watchEncoder { return &watchEncoder{partial: gv, protobuf: pb} }
+	same := func(a, b []byte) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
+
+	j1, j2 := enc(metaV1, false).object(it), enc(metaV1, false).object(it)
+	if !same(j1, j2) {
+		t.Errorf("two JSON metadata watches made the event's bytes twice")
+	}
+	obj, err := api.ParseObject(j1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPartial(t, "JSON", obj, metaV1, "a")
+	p1, err1 := enc(metaV1, true).protobufObject(it)
+	p2, err2 := enc(metaV1, true).protobufObject(it)
+	if err1 != nil || err2 != nil || !same(p1, p2) {
+		t.Errorf("two protobuf metadata watches made the event's bytes twice (%v, %v)", err1, err2)
+	}
+	if full, _ := enc("", true).protobufObject(it); same(full, p1) {
+		t.Errorf("the object's protobuf and its metadata's share bytes")
+	}
+	if b := enc("", false).object(it); !same(b, it.Object) {
+		t.Errorf("a plain watch does not send the cache's JSON")
+	}
+	b1 := enc("meta.k8s.io/v1beta1", false).object(it)
+	if same(b1, enc("meta.k8s.io/v1beta1", false).object(it)) || same(b1, j1) {
+		t.Errorf("v1beta1 bytes are shared")
 	}
 }
