@@ -40,13 +40,17 @@ func partialObject(gv string, obj api.Object) api.Object {
 }
 
 // partialMismatch is kube's 406 for a form that does not fit the answer:
-// the object's form for a list, or the list's for an object. Kube names the
-// Go type it holds; ours is named the same way for the built-in kinds.
+// the object's form for a list, or the list's for an object, naming the Go
+// type kube holds it in (k8s.io/api's, unstructured for custom resources).
 func partialMismatch(res *resource.Resource, list bool) error {
-	if list {
-		return apierror.NotAcceptableForm(fmt.Sprintf("you requested %s, but the requested object is a list (*%s.%s)", asPartial, res.Version, res.ListKind))
+	pkg, kind := res.Version, res.Kind
+	if res.Owner != "" {
+		pkg, kind = "unstructured", "Unstructured"
 	}
-	return apierror.NotAcceptableForm(fmt.Sprintf("you requested %s, but the requested object is not a list (*%s.%s)", asPartialList, res.Version, res.Kind))
+	if list {
+		return apierror.NotAcceptableForm(fmt.Sprintf("you requested %s, but the requested object is a list (*%s.%sList)", asPartial, pkg, kind))
+	}
+	return apierror.NotAcceptableForm(fmt.Sprintf("you requested %s, but the requested object is not a list (*%s.%s)", asPartialList, pkg, kind))
 }
 
 // partialList is the PartialObjectMetadataList of items in apiVersion gv.

@@ -60,30 +60,33 @@ func TestPartialObjectMetadata(t *testing.T) {
 	if r := do(t, ts, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", widgetCRD("")); r.code != http.StatusCreated {
 		t.Fatalf("creating the CRD: %d %v", r.code, r.obj)
 	}
-	for _, c := range []struct{ path, body string }{
-		{"/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v"}}`},
-		{"/apis/example.com/v1/namespaces/default/widgets", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"replicas":1}}`},
+	for _, c := range []struct{ path, body, goType string }{
+		{"/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v"}}`, "v1.ConfigMap"},
+		{"/apis/example.com/v1/namespaces/default/widgets", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a"},"spec":{"replicas":1}}`, "unstructured.Unstructured"},
 	} {
 		if r := do(t, ts, "POST", c.path, "", c.body); r.code != http.StatusCreated {
 			t.Fatalf("POST %s: %d %v", c.path, r.code, r.obj)
 		}
 		for _, tc := range []struct {
 			name, query, accept string
-			object, list        bool // the path of the object or of the list
+			object              bool // the object's path, not the list's
 			code                int
 			contentType, gv     string
+			message             string // of a 406 (kube's words), if any
 		}{
-			{"get json", "", jsonPartial, true, false, 200, mediaJSON, metaV1},
-			{"get v1beta1", "", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", true, false, 200, mediaJSON, "meta.k8s.io/v1beta1"},
-			{"get client-go", "", metadataAccept, true, false, 200, mediaProtobuf, metaV1},
-			{"get list form", "", jsonPartialList, true, false, 406, mediaJSON, ""},
-			{"list json cached", "", jsonPartialList, false, true, 200, mediaJSON, metaV1},
-			{"list json store", "?limit=5", jsonPartialList, false, true, 200, mediaJSON, metaV1},
-			{"list client-go", "", metadataListAccept, false, true, 200, mediaProtobuf, metaV1},
-			{"list client-go store", "?limit=5", metadataListAccept, false, true, 200, mediaProtobuf, metaV1},
-			{"list v1beta1 protobuf", "", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1", false, true, 200, mediaProtobuf, "meta.k8s.io/v1beta1"},
-			{"list object form", "", jsonPartial, false, true, 406, mediaJSON, ""},
-			{"other group", "", "application/json;as=PartialObjectMetadata;g=example.com;v=v1", true, false, 406, mediaJSON, ""},
+			{"get json", "", jsonPartial, true, 200, mediaJSON, metaV1, ""},
+			{"get v1beta1", "", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", true, 200, mediaJSON, "meta.k8s.io/v1beta1", ""},
+			{"get client-go", "", metadataAccept, true, 200, mediaProtobuf, metaV1, ""},
+			{"get list form", "", jsonPartialList, true, 406, mediaJSON, "",
+				"you requested PartialObjectMetadataList, but the requested object is not a list (*" + c.goType + ")"},
+			{"list json cached", "", jsonPartialList, false, 200, mediaJSON, metaV1, ""},
+			{"list json store", "?limit=5", jsonPartialList, false, 200, mediaJSON, metaV1, ""},
+			{"list client-go", "", metadataListAccept, false, 200, mediaProtobuf, metaV1, ""},
+			{"list client-go store", "?limit=5", metadataListAccept, false, 200, mediaProtobuf, metaV1, ""},
+			{"list v1beta1 protobuf", "", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1", false, 200, mediaProtobuf, "meta.k8s.io/v1beta1", ""},
+			{"list object form", "", jsonPartial, false, 406, mediaJSON, "",
+				"you requested PartialObjectMetadata, but the requested object is a list (*" + c.goType + "List)"},
+			{"other group", "", "application/json;as=PartialObjectMetadata;g=example.com;v=v1", true, 406, mediaJSON, "", ""},
 		} {
 			t.Run(c.path+"/"+tc.name, func(t *testing.T) {
 				url := ts.URL + c.path + tc.query
@@ -96,8 +99,8 @@ func TestPartialObjectMetadata(t *testing.T) {
 				}
 				switch {
 				case code != 200:
-					if obj.Kind() != "Status" || obj["reason"] != "NotAcceptable" {
-						t.Errorf("answer %v, want a NotAcceptable Status", obj)
+					if obj.Kind() != "Status" || obj["reason"] != "NotAcceptable" || tc.message != "" && obj["message"] != tc.message {
+						t.Errorf("answer %v, want a NotAcceptable Status saying %q", obj, tc.message)
 					}
 				case tc.object:
 					checkPartial(t, "object", obj, tc.gv, "a")
