@@ -321,6 +321,19 @@ var tokenRequest = &message{name: "TokenRequest", typeMeta: true, fields: []fiel
 	}}},
 }}
 
+// meta.k8s.io's metadata-only view of any object, which clients ask for
+// with as=PartialObjectMetadata (k8s.io/apimachinery meta/v1 and v1beta1
+// generated.proto). v1beta1's list numbers its fields the other way round.
+var (
+	partialObjectMetadata = &message{name: "PartialObjectMetadata", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+	}}
+	partialObjectMetadataListV1beta1 = &message{name: "PartialObjectMetadataList", typeMeta: true, fields: []field{
+		{name: "items", num: 1, kind: kMessage, pres: repeated, msg: partialObjectMetadata},
+		{name: "metadata", num: 2, kind: kMessage, msg: listMeta},
+	}}
+)
+
 // Messages read and written by hand: the envelope, WatchEvent, and the parts
 // of meta/v1 types with custom Go encodings. Their bytes fields are kString,
 // which has the same wire type.
@@ -377,6 +390,8 @@ var groupKinds = map[string]map[string]*message{
 	"authorization.k8s.io/v1":  authorizationKinds,
 	"authentication.k8s.io/v1": authenticationKinds,
 	"apiextensions.k8s.io/v1":  kindTable(crd, list(crd)),
+	"meta.k8s.io/v1":           kindTable(partialObjectMetadata, list(partialObjectMetadata)),
+	"meta.k8s.io/v1beta1":      kindTable(partialObjectMetadata, partialObjectMetadataListV1beta1),
 }
 
 // metaKinds are registered in every group version, as Kubernetes registers

@@ -46,11 +46,11 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	if err != nil {
 		return nil, err
 	}
-	table := tableOK
+	forms := func(as, g, v string) bool { return tableOK(as, g, v) || partialOK(as, g, v) }
 	if res.CreateOnly {
-		table = func(string, string, string) bool { return false } // nothing to list
+		forms = func(string, string, string) bool { return false } // nothing to list
 	}
-	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), table)
+	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), forms)
 	if !ok {
 		return nil, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf})
 	}
@@ -109,11 +109,19 @@ type request struct {
 
 func (q *request) fail(err error) { writeError(q.w, apierror.From(err)) }
 
-// respond writes one object (as a one-row Table if asked).
+// respond writes one object (as a one-row Table, or its metadata, if
+// asked; a Status goes out as it is, as kube's transformObject leaves it).
 func (q *request) respond(code int, obj api.Object) {
-	if q.out.as == "Table" {
+	switch {
+	case q.out.as == "Table":
 		writeAs(q.w, code, q.out, toTable(q.res, []api.Object{obj}, q.r.URL.Query().Get("includeObject")))
 		return
+	case q.out.partial() && obj.Kind() != "Status":
+		if q.out.as == asPartialList {
+			q.fail(partialMismatch(q.res, false))
+			return
+		}
+		obj = partialObject(q.out.asGV, obj)
 	}
 	writeAs(q.w, code, q.out, obj)
 }
@@ -196,12 +204,19 @@ func (q *request) list() {
 	q.writeList(api.ListMeta{ResourceVersion: formatRV(result.ResourceVersion), Continue: result.Continue}, result.Items)
 }
 
-// writeList writes a list, or its Table.
+// writeList writes a list, its Table or its metadata.
 func (q *request) writeList(meta api.ListMeta, items []api.Object) {
-	if q.out.as == "Table" {
+	switch q.out.as {
+	case "Table":
 		t := toTable(q.res, items, q.r.URL.Query().Get("includeObject"))
 		t.ListMeta = meta
 		writeAs(q.w, http.StatusOK, q.out, t)
+		return
+	case asPartial:
+		q.fail(partialMismatch(q.res, true))
+		return
+	case asPartialList:
+		writeAs(q.w, http.StatusOK, q.out, partialList(q.out.asGV, meta, items))
 		return
 	}
 	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, meta, items))

@@ -58,10 +58,13 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 		return q.storeLists(metrics.FallbackStale)
 	}
 	objs, rev := c.List(watchcache.Filter{Namespace: q.info.Namespace, Labels: opts.Labels, Fields: opts.Fields})
-	if q.out.as == "" && q.out.mediaType == mediaProtobuf && q.writeProtobufList(objs, rev) {
+	switch {
+	case q.out.as == "" && q.out.mediaType == mediaProtobuf && q.writeProtobufList(q.res.APIVersion(), q.res.ListKind, objs, rev, objectProtobuf):
+		return true
+	case q.out.as == asPartialList && q.out.asGV == metaV1 && q.writePartialList(objs, rev):
 		return true
 	}
-	if q.out.as == "Table" || q.out.mediaType != mediaJSON {
+	if q.out.as != "" || q.out.mediaType != mediaJSON {
 		items := make([]api.Object, len(objs))
 		for i, o := range objs {
 			obj, err := o.Obj()
@@ -74,7 +77,7 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 		q.writeList(api.ListMeta{ResourceVersion: formatRV(rev)}, items)
 		return true
 	}
-	q.writeEncodedList(objs, rev)
+	q.writeEncodedList(q.res.APIVersion(), q.res.ListKind, rev, len(objs), func(i int) []byte { return objs[i].JSON })
 	return true
 }
 
@@ -85,17 +88,18 @@ func (q *request) storeLists(reason string) bool {
 	return false
 }
 
-// writeEncodedList writes a JSON list from the objects' cached bytes,
-// without encoding any of them again, and without building the list in
-// memory: its length is known from the objects', and it goes out through a
-// pooled buffer of listWriteBuffer bytes.
-func (q *request) writeEncodedList(objs []*watchcache.Object, rev int64) {
-	head := `{"apiVersion":` + strconv.Quote(q.res.APIVersion()) + `,"kind":` + strconv.Quote(q.res.ListKind) +
+// writeEncodedList writes a JSON list of n items, item(i) the JSON of
+// each (the objects' cached bytes, or their metadata's), without encoding
+// any of them again, and without building the list in memory: its length
+// is known from the items', and it goes out through a pooled buffer of
+// listWriteBuffer bytes.
+func (q *request) writeEncodedList(apiVersion, listKind string, rev int64, n int, item func(int) []byte) {
+	head := `{"apiVersion":` + strconv.Quote(apiVersion) + `,"kind":` + strconv.Quote(listKind) +
 		`,"metadata":{"resourceVersion":"` + formatRV(rev) + `"},"items":[`
 	const tail = "]}\n"
-	size := len(head) + len(tail) + max(len(objs)-1, 0) // the commas
-	for _, o := range objs {
-		size += len(o.JSON)
+	size := len(head) + len(tail) + max(n-1, 0) // the commas
+	for i := range n {
+		size += len(item(i))
 	}
 	h := q.w.Header()
 	h.Set("Content-Type", mediaJSON)
@@ -105,11 +109,11 @@ func (q *request) writeEncodedList(objs []*watchcache.Object, rev int64) {
 	bw.Reset(q.w)
 	defer func() { bw.Reset(nil); listWriters.Put(bw) }()
 	_, _ = bw.WriteString(head)
-	for i, o := range objs {
+	for i := range n {
 		if i > 0 {
 			_ = bw.WriteByte(',')
 		}
-		_, _ = bw.Write(o.JSON)
+		_, _ = bw.Write(item(i))
 	}
 	_, _ = bw.WriteString(tail)
 	_ = bw.Flush()
@@ -124,26 +128,21 @@ const listWriteBuffer = 64 << 10
 var listWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, listWriteBuffer) }}
 
 // writeProtobufList writes a protobuf list from the objects' protobuf
-// encodings, each made once per object and shared with the watches (the
-// object's Alt), so listing for client-go's typed informers costs a copy per
-// object, not a decode and an encode. False means an object could not be
-// encoded and the caller must take the generic path (which reports why).
-func (q *request) writeProtobufList(objs []*watchcache.Object, rev int64) bool {
+// encodings (env: of each object, or of its metadata), each made once per
+// object and shared with the watches (the object's Alt, or its form), so
+// listing for client-go's informers costs a copy per object, not a decode
+// and an encode. False means an object could not be encoded and the caller
+// must take the generic path (which reports why).
+func (q *request) writeProtobufList(apiVersion, listKind string, objs []*watchcache.Object, rev int64, env func(*watchcache.Object) ([]byte, error)) bool {
 	items := make([][]byte, len(objs))
 	for i, o := range objs {
-		env, err := o.Alt.Get(func() ([]byte, error) {
-			obj, err := o.Obj()
-			if err != nil {
-				return nil, err
-			}
-			return protobuf.Encode(obj)
-		})
+		b, err := env(o)
 		if err != nil {
 			return false
 		}
-		items[i] = env
+		items[i] = b
 	}
-	b, err := protobuf.EncodeList(q.res.APIVersion(), q.res.ListKind, formatRV(rev), "", items)
+	b, err := protobuf.EncodeList(apiVersion, listKind, formatRV(rev), "", items)
 	if err != nil {
 		return false
 	}
@@ -153,4 +152,15 @@ func (q *request) writeProtobufList(objs []*watchcache.Object, rev int64) bool {
 	q.w.WriteHeader(http.StatusOK)
 	_, _ = q.w.Write(b)
 	return true
+}
+
+// objectProtobuf is an object's protobuf, made once (its Alt).
+func objectProtobuf(o *watchcache.Object) ([]byte, error) {
+	return o.Alt.Get(func() ([]byte, error) {
+		obj, err := o.Obj()
+		if err != nil {
+			return nil, err
+		}
+		return protobuf.Encode(obj)
+	})
 }

@@ -27,6 +27,8 @@ type output struct {
 	// as is "" for the object itself, or "Table", "PartialObjectMetadata",
 	// "PartialObjectMetadataList", "APIGroupDiscoveryList".
 	as string
+	// asGV is the apiVersion of the as form ("meta.k8s.io/v1"), "" without one.
+	asGV string
 }
 
 // mediaRange is one entry of an Accept header.
@@ -54,22 +56,30 @@ func parseAccept(header string) []mediaRange {
 
 // negotiate picks the first acceptable output among the header's ranges.
 // protobuf says whether the object can be encoded as protobuf; asOK says
-// which "as=" forms the endpoint offers (Table for resources, the discovery
-// list for /api and /apis).
+// which "as=" forms the endpoint offers (Table and the metadata-only forms
+// for resources, the discovery list for /api and /apis).
 func negotiate(header string, protobuf bool, asOK func(as, group, version string) bool) (output, bool) {
 	for _, r := range parseAccept(header) {
-		as := r.params["as"]
-		if as != "" && !asOK(as, r.params["g"], r.params["v"]) {
-			continue
+		out := output{as: r.params["as"]}
+		if out.as != "" {
+			if !asOK(out.as, r.params["g"], r.params["v"]) {
+				continue
+			}
+			out.asGV = r.params["g"] + "/" + r.params["v"]
 		}
 		switch r.typ {
 		case mediaJSON, "application/*", "*/*":
-			return output{mediaType: mediaJSON, as: as}, true
+			out.mediaType = mediaJSON
+			return out, true
 		case mediaYAML:
-			return output{mediaType: mediaYAML, as: as}, true
+			out.mediaType = mediaYAML
+			return out, true
 		case mediaProtobuf:
-			if protobuf && as == "" {
-				return output{mediaType: mediaProtobuf}, true
+			// The metadata-only forms are meta.k8s.io kinds, which every
+			// resource can answer in protobuf.
+			if protobuf && out.as == "" || out.partial() {
+				out.mediaType = mediaProtobuf
+				return out, true
 			}
 		}
 	}

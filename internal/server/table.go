@@ -54,7 +54,7 @@ func rowObject(obj api.Object, includeObject string) json.RawMessage {
 	case "Object":
 		v = obj
 	default:
-		v = map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.Metadata()}
+		v = partialObject(metaV1, obj)
 	}
 	b, _ := json.Marshal(v)
 	return b

@@ -328,11 +328,11 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 }
 
 // laneable reports whether a watch may be served from a lane
-// (laneWriter): a chunked JSON stream (not a Table, not protobuf) on an
-// HTTP/1.1 connection in cleartext, the one kind whose sends are the
-// shared chunks as they are.
+// (laneWriter): a chunked JSON stream of the objects themselves (not a
+// Table, not their metadata, not protobuf) on an HTTP/1.1 connection in
+// cleartext, the one kind whose sends are the shared chunks as they are.
 func (q *request) laneable(wr watchRequest) bool {
-	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as != "Table" && q.out.mediaType != mediaProtobuf
+	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as == "" && q.out.mediaType != mediaProtobuf
 }
 
 // laneFD is the descriptor the lane of a laneable watch writes: its

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -58,20 +59,32 @@ type stream struct {
 
 func openWatch(t *testing.T, client *http.Client, url string) *stream {
 	t.Helper()
+	resp := startWatch(t, client, url, "")
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	return &stream{t: t, resp: resp, lines: sc}
+}
+
+// startWatch opens a watch (with an Accept header unless accept is empty),
+// closed at cleanup, and fails unless it answers 200.
+func startWatch(t *testing.T, client *http.Client, url, accept string) *http.Response {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("watch %s: %d", url, resp.StatusCode)
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("watch %s: %d %s", url, resp.StatusCode, b)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 16<<20)
-	return &stream{t: t, resp: resp, lines: sc}
+	return resp
 }
 
 // next reads n events, skipping bookmarks unless keepBookmarks.

@@ -23,16 +23,37 @@ type watchEncoder struct {
 	includeObject string // the Table's includeObject parameter
 	table         bool   // kubectl get -w: each object as a one-row Table
 	protobuf      bool   // length-prefixed protobuf WatchEvents
-	sentHeader    bool
-	frames        *lastFrame // the detached watches' shared frame (watch_frame.go)
+	// partial is the apiVersion of the PartialObjectMetadata each object
+	// is sent as, "" to send the objects.
+	partial    string
+	sentHeader bool
+	frames     *lastFrame // the detached watches' shared frame (watch_frame.go)
 }
 
 func (q *request) watchEncoder() *watchEncoder {
-	return &watchEncoder{
+	e := &watchEncoder{
 		res: q.res, includeObject: q.r.URL.Query().Get("includeObject"),
 		table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf,
 		frames: &q.s.streams.frames,
 	}
+	// The list form fits no event: kube's watch then sends the object as
+	// it is (its Fixup gives up), and so does this one.
+	if q.out.as == asPartial {
+		e.partial = q.out.asGV
+	}
+	return e
+}
+
+// shared returns the memo of an item's encoding in form that every watch
+// sending it shares, nil if this watch's is its own.
+func (e *watchEncoder) shared(it watchcache.Item, form int) *watchcache.Encoded {
+	switch {
+	case it.Alt == nil || e.table || e.partial != "" && e.partial != metaV1:
+		return nil
+	case e.partial == "":
+		return it.Alt // the object's protobuf
+	}
+	return it.Alt.Form(form)
 }
 
 // contentType is the media type of the stream.
@@ -59,10 +80,16 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 	res := e.res
 	switch it.Type {
 	case api.Bookmark:
+		if e.partial != "" {
+			return bookmarkObject(e.partial, asPartial, it.Rev, it.InitialEventsEnd)
+		}
 		return bookmarkObject(res.APIVersion(), res.Kind, it.Rev, it.InitialEventsEnd)
 	case api.Error:
 		b, _ := json.Marshal(it.Status)
 		return b
+	}
+	if e.partial != "" {
+		return e.partialObject(it)
 	}
 	if !e.table {
 		return it.Object
@@ -77,6 +104,17 @@ func (e *watchEncoder) object(it watchcache.Item) []byte {
 	}
 	e.sentHeader = true
 	b, _ := json.Marshal(t)
+	return b
+}
+
+// partialObject returns the JSON of an item's PartialObjectMetadata, made
+// once per event for the watches of meta.k8s.io/v1 (the object's JSON if it
+// cannot be read, which the cache's JSON always can).
+func (e *watchEncoder) partialObject(it watchcache.Item) []byte {
+	b, err := partialJSON(e.shared(it, formPartialJSON), e.partial, it.Object)
+	if err != nil {
+		return it.Object
+	}
 	return b
 }
 
@@ -111,8 +149,9 @@ func (e *watchEncoder) protobufFrame(it watchcache.Item) []byte {
 }
 
 // protobufObject is an item's object in the protobuf envelope: encoded
-// once per event and shared by every watcher (the item's Alt), except for
-// the Tables and the events made for this watcher alone.
+// once per event and shared by every watcher (the item's Alt, or its form
+// for metadata-only watches), except for the Tables and the events made
+// for this watcher alone.
 func (e *watchEncoder) protobufObject(it watchcache.Item) ([]byte, error) {
 	encode := func() ([]byte, error) {
 		obj, err := api.ParseObject(e.object(it))
@@ -121,10 +160,10 @@ func (e *watchEncoder) protobufObject(it watchcache.Item) ([]byte, error) {
 		}
 		return protobuf.Encode(obj)
 	}
-	if it.Alt == nil || e.table {
-		return encode()
+	if m := e.shared(it, formPartialProtobuf); m != nil {
+		return m.Get(encode)
 	}
-	return it.Alt.Get(encode)
+	return encode()
 }
 
 // watchSink is where a watch's events go: a chunked (or HTTP/2) response,

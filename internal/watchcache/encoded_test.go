@@ -96,3 +96,43 @@ func TestWatchDecodesOncePerEvent(t *testing.T) {
 		t.Errorf("3 events seen by %d watchers: %d decodes, %d second encodings; want 1 (the DELETED content) and 3", watchers, d, e)
 	}
 }
+
+// TestEncodedForms checks that an item's further encodings are shared like
+// its Alt and charged to its account until released, and that a form asked
+// for after the release is made but charged to nothing.
+func TestEncodedForms(t *testing.T) {
+	var acct altAccount
+	e := Encoded{acct: &acct}
+	var encodes atomic.Int32
+	encode := func(s string) func() ([]byte, error) {
+		return func() ([]byte, error) { encodes.Add(1); return []byte(s), nil }
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if b, _ := e.Form(1).Get(encode("meta")); string(b) != "meta" {
+				t.Errorf("Form(1): %q, want meta", b)
+			}
+		})
+	}
+	wg.Wait()
+	if n := encodes.Load(); n != 1 {
+		t.Errorf("%d encodings of one form by 4 callers, want 1", n)
+	}
+	if e.Form(0) == e.Form(1) || e.Form(1) != e.Form(1) {
+		t.Errorf("forms are not one memo each")
+	}
+	if _, err := e.Get(encode("full")); err != nil {
+		t.Fatal(err)
+	}
+	if got := acct.bytes.Load(); got != 8 || e.charged() != 8 {
+		t.Errorf("charged %d (account %d), want 8: the encoding and its form", e.charged(), got)
+	}
+	if got := e.release(); got != 8 {
+		t.Errorf("release gave back %d, want 8", got)
+	}
+	b, _ := e.Form(0).Get(encode("late"))
+	if string(b) != "late" || e.charged() != 0 || acct.bytes.Load() != 8 {
+		t.Errorf("a form after the release: %q, charged %d, account %d; want late, 0, 8", b, e.charged(), acct.bytes.Load())
+	}
+}

@@ -104,6 +104,12 @@ func NotAcceptable(accepted []string) *api.StatusError {
 	return newErr(http.StatusNotAcceptable, api.StatusReasonNotAcceptable, "only the following media types are accepted: "+strings.Join(accepted, ", "), nil)
 }
 
+// NotAcceptableForm is 406 for an answer the negotiated form does not fit
+// (kube's errNotAcceptable): message says why.
+func NotAcceptableForm(message string) *api.StatusError {
+	return newErr(http.StatusNotAcceptable, api.StatusReasonNotAcceptable, message, nil)
+}
+
 // UnsupportedMediaType is 415, with kube-apiserver's message.
 func UnsupportedMediaType(accepted []string) *api.StatusError {
 	return newErr(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,

@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8sprotobuf "k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -28,7 +29,7 @@ import (
 
 // newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
 // coordination/v1, rbac/v1, apiextensions/v1 and the meta kinds under
-// meta.k8s.io/v1.
+// meta.k8s.io/v1 (and v1beta1's PartialObjectMetadataList).
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
@@ -44,6 +45,13 @@ func newScheme(t testing.TB) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
+	// PartialObjectMetadata(List), v1 first: v1beta1's object is the same
+	// Go type, which then takes v1's kind.
+	for _, add := range []func(*runtime.Scheme) error{metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -162,6 +163,18 @@ func cases() []testCase {
 		IgnoreStoreReadErrorWithClusterBreakingPotential: ptr(true)})
 	add("deleteoptions/empty preconditions", &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{},
 		PropagationPolicy: ptr[metav1.DeletionPropagation](""), DryRun: []string{}})
+
+	// What a client asking for metadata only gets; a list's items carry
+	// their type in JSON, which protobuf leaves out.
+	partialItems := []metav1.PartialObjectMetadata{
+		{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}, ObjectMeta: fullMeta}, {}}
+	add("partialobjectmetadata/empty", &metav1.PartialObjectMetadata{})
+	add("partialobjectmetadata/full", &metav1.PartialObjectMetadata{ObjectMeta: fullMeta})
+	add("partialobjectmetadatalist", &metav1.PartialObjectMetadataList{
+		ListMeta: metav1.ListMeta{ResourceVersion: "7", Continue: "c", RemainingItemCount: ptr[int64](2)}, Items: partialItems})
+	add("partialobjectmetadatalist/empty", &metav1.PartialObjectMetadataList{})
+	add("partialobjectmetadatalist/v1beta1", &metav1beta1.PartialObjectMetadataList{
+		ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: partialItems})
 
 	// Not exact: the JSON form cannot carry these differences.
 	addInexact("configmap/nil binary value", &corev1.ConfigMap{BinaryData: map[string][]byte{"nil": nil}})
