@@ -26,7 +26,7 @@ func (r *Registry) writer(ctx context.Context) storage.Interface {
 }
 
 // dryRunStore answers writes as the store would, without making them. A
-// write's "new" revision is the store's current one.
+// create's or update's "new" revision is the store's current one.
 type dryRunStore struct{ storage.Interface }
 
 func (d dryRunStore) Create(ctx context.Context, key string, value []byte) (int64, error) {
@@ -49,13 +49,14 @@ func (d dryRunStore) Update(ctx context.Context, key string, expected int64, val
 	return d.CurrentRevision(ctx)
 }
 
+// Delete returns key's own revision as the delete's: kube's dry-run delete
+// answers the object as stored.
 func (d dryRunStore) Delete(ctx context.Context, key string, expected int64) (storage.KV, int64, error) {
 	kv, err := d.check(ctx, key, expected)
 	if err != nil {
 		return storage.KV{}, 0, err
 	}
-	rev, err := d.CurrentRevision(ctx)
-	return kv, rev, err
+	return kv, kv.ModRevision, nil
 }
 
 // check returns key's KV if it exists and is at expected (0: any).
