@@ -241,8 +241,9 @@ func validateDeleteOptions(opts deleteOptions) error {
 		}
 	}
 	if slices.ContainsFunc(opts.DryRun, func(v string) bool { return v != "All" }) {
+		values, _ := json.Marshal(opts.DryRun) // as field.Error prints a list
 		causes = append(causes, apierror.Field(api.CauseTypeFieldValueNotSupported, "dryRun",
-			fmt.Sprintf(`Unsupported value: %#v: supported values: "All"`, opts.DryRun)))
+			fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, values)))
 	}
 	if len(causes) > 0 {
 		return apierror.Invalid("meta.k8s.io", "DeleteOptions", "", causes)

@@ -138,7 +138,7 @@ func TestDeleteRejects(t *testing.T) {
 		{"orphan and policy", "/api/v1/namespaces/default/configmaps/a", `{"propagationPolicy":"Orphan","orphanDependents":true}`, http.StatusUnprocessableEntity,
 			invalid + `propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`},
 		{"dryRun", "/api/v1/namespaces/default/configmaps/a", `{"dryRun":["Some"]}`, http.StatusUnprocessableEntity,
-			invalid + `dryRun: Unsupported value: []string{"Some"}: supported values: "All"`},
+			invalid + `dryRun: Unsupported value: ["Some"]: supported values: "All"`},
 	} {
 		got := req("DELETE", tc.path, tc.body)
 		if got.code != tc.code || got.obj["message"] != tc.msg {
