@@ -229,3 +229,22 @@ func TestDeleteDefinitionAnswer(t *testing.T) {
 		t.Errorf("GET after delete: %d", got.code)
 	}
 }
+
+// TestDryRunRevisions: kube's DryRunnableStorage answers a dry-run create
+// with the object as sent (no resourceVersion) and a dry-run update or
+// patch at the object's own revision.
+func TestDryRunRevisions(t *testing.T) {
+	req, _ := deleteServer(t)
+	const cms = "/api/v1/namespaces/default/configmaps"
+	if got := req("POST", cms+"?dryRun=All", `{"metadata":{"name":"a"}}`); got.code != http.StatusCreated || got.obj.ResourceVersion() != "" {
+		t.Errorf("dry-run create: %d %v, want no resourceVersion", got.code, got.obj)
+	}
+	cm := req("POST", cms, `{"metadata":{"name":"a"}}`).obj
+	req("POST", cms, `{"metadata":{"name":"later"}}`) // the store moves past a's revision
+	if got := req("PUT", cms+"/a?dryRun=All", `{"metadata":{"name":"a"},"data":{"k":"v"}}`); got.code != http.StatusOK || got.obj.ResourceVersion() != cm.ResourceVersion() {
+		t.Errorf("dry-run update: %d %v, want resourceVersion %s", got.code, got.obj, cm.ResourceVersion())
+	}
+	if got := req("PATCH", cms+"/a?dryRun=All", `{"data":{"k":"v"}}`); got.code != http.StatusOK || got.obj.ResourceVersion() != cm.ResourceVersion() {
+		t.Errorf("dry-run patch: %d %v, want resourceVersion %s", got.code, got.obj, cm.ResourceVersion())
+	}
+}
