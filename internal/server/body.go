@@ -240,10 +240,8 @@ func validateDeleteOptions(opts deleteOptions) error {
 				fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, *p)))
 		}
 	}
-	if slices.ContainsFunc(opts.DryRun, func(v string) bool { return v != "All" }) {
-		values, _ := json.Marshal(opts.DryRun) // as field.Error prints a list
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueNotSupported, "dryRun",
-			fmt.Sprintf(`Unsupported value: %s: supported values: "All"`, values)))
+	if c, bad := dryRunCause(opts.DryRun); bad {
+		causes = append(causes, c)
 	}
 	if len(causes) > 0 {
 		return apierror.Invalid("meta.k8s.io", "DeleteOptions", "", causes)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	vfield "k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -131,6 +132,21 @@ func TestClientGoDeleteAnswers(t *testing.T) {
 		if _, err := cms.Get(ctx, "opts", metav1.GetOptions{}); err != nil {
 			t.Fatalf("after a dry-run delete: %v", err)
 		}
+	})
+
+	t.Run("dryRun values", func(t *testing.T) {
+		// Each write handler validates its options (ValidateCreateOptions, ...).
+		cm := create("dry")
+		some := []string{"Some"}
+		invalid := func(kind string, errs vfield.ErrorList) *apierrors.StatusError {
+			return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+		}
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry2"}}, metav1.CreateOptions{DryRun: some})
+		checkStatusError(t, err, invalid("CreateOptions", validation.ValidateCreateOptions(&metav1.CreateOptions{DryRun: some})))
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{DryRun: some})
+		checkStatusError(t, err, invalid("UpdateOptions", validation.ValidateUpdateOptions(&metav1.UpdateOptions{DryRun: some})))
+		_, err = cms.Patch(ctx, "dry", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{DryRun: some})
+		checkStatusError(t, err, invalid("PatchOptions", validation.ValidatePatchOptions(&metav1.PatchOptions{DryRun: some}, types.MergePatchType)))
 	})
 
 	t.Run("finalizers", func(t *testing.T) {
