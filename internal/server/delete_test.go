@@ -248,3 +248,26 @@ func TestDryRunRevisions(t *testing.T) {
 		t.Errorf("dry-run patch: %d %v, want resourceVersion %s", got.code, got.obj, cm.ResourceVersion())
 	}
 }
+
+// TestNamespacesNoDeleteCollection: kube's namespace storage has no
+// DeleteCollection, so discovery lists no such verb and its router
+// answers 405.
+func TestNamespacesNoDeleteCollection(t *testing.T) {
+	req, _ := deleteServer(t)
+	req("POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`)
+	got := req("DELETE", "/api/v1/namespaces", "")
+	if got.code != http.StatusMethodNotAllowed || got.obj["message"] != "the server does not allow this method on the requested resource" {
+		t.Errorf("deletecollection of namespaces: %d %v", got.code, got.obj)
+	}
+	if req("GET", "/api/v1/namespaces/team", "").code != http.StatusOK {
+		t.Error("a namespace was deleted")
+	}
+	for _, r := range req("GET", "/api/v1", "").obj["resources"].([]any) {
+		if r := r.(map[string]any); r["name"] == "namespaces" {
+			want := []any{"create", "delete", "get", "list", "patch", "update", "watch"}
+			if d := cmp.Diff(want, r["verbs"]); d != "" {
+				t.Errorf("namespaces verbs (-want +got):\n%s", d)
+			}
+		}
+	}
+}

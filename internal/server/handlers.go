@@ -36,6 +36,8 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
 	case info.Subresource != "" && !other && (info.Subresource != "status" || !res.StatusSubresource):
 		return nil, notFoundPath()
+	case info.Verb == "deletecollection" && !slices.Contains(res.ServedVerbs(), info.Verb):
+		return nil, methodNotServed()
 	}
 	if res.CreateOnly && (info.Name != "" || res.Namespaced && info.Namespace == "") {
 		return nil, notFoundPath() // only the collection's POST is served

@@ -66,6 +66,9 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// NoDeleteCollection leaves deletecollection out of the verbs served,
+	// as kube's namespace storage, which has no DeleteCollection.
+	NoDeleteCollection bool
 	// ReturnDeletedObject makes a DELETE answer the deleted object, as kube's
 	// storage for the kind does (namespaces, serviceaccounts); otherwise it
 	// answers a Status (Success, details naming the object).
