@@ -2,14 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 
 	"sigs.k8s.io/yaml"
 
@@ -131,39 +134,117 @@ func decodeObject(mt string, b []byte) (api.Object, error) {
 }
 
 // deleteOptions is the part of meta/v1 DeleteOptions the server honours.
+// GracePeriodSeconds is read and has no effect: none of the kinds served
+// deletes gracefully (kube's pods do), so kube ignores it for them too.
 type deleteOptions struct {
-	Kind          string `json:"kind"`
-	Preconditions *struct {
+	Kind               string `json:"kind"`
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds"`
+	Preconditions      *struct {
 		UID             *string `json:"uid"`
 		ResourceVersion *string `json:"resourceVersion"`
 	} `json:"preconditions"`
+	OrphanDependents  *bool    `json:"orphanDependents"`
+	PropagationPolicy *string  `json:"propagationPolicy"`
+	DryRun            []string `json:"dryRun"`
 }
 
-// readDeleteOptions reads the optional DeleteOptions body of a delete.
-func (s *Server) readDeleteOptions(r *http.Request) (registry.Preconditions, error) {
-	b, err := s.readBody(r)
-	if err != nil || len(b) == 0 {
-		return registry.Preconditions{}, err
+// context is r's, a dry run's when the options ask for one.
+func (o deleteOptions) context(r *http.Request) context.Context {
+	if len(o.DryRun) > 0 {
+		return registry.WithDryRun(r.Context())
 	}
+	return r.Context()
+}
+
+func (o deleteOptions) preconditions() registry.Preconditions {
+	if o.Preconditions == nil {
+		return registry.Preconditions{}
+	}
+	return registry.Preconditions{UID: o.Preconditions.UID, ResourceVersion: o.Preconditions.ResourceVersion}
+}
+
+// readDeleteOptions reads a delete's DeleteOptions from its body or, when
+// it has none, from its query, and validates them as kube-apiserver's
+// delete handler does (ValidateDeleteOptions), before anything is read.
+func (s *Server) readDeleteOptions(r *http.Request) (deleteOptions, error) {
+	var opts deleteOptions
+	b, err := s.readBody(r)
+	if err != nil {
+		return opts, err
+	}
+	if len(b) == 0 {
+		err = deleteOptionsFromQuery(r.URL.Query(), &opts)
+	} else {
+		err = decodeDeleteOptions(r, b, &opts)
+	}
+	if err != nil {
+		return opts, err
+	}
+	return opts, validateDeleteOptions(opts)
+}
+
+func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) error {
 	mt, err := bodyMediaType(r, objectMediaTypes)
 	if err != nil {
-		return registry.Preconditions{}, err
+		return err
 	}
 	if mt == mediaProtobuf {
 		obj, err := decodeProtobuf(b)
 		if err != nil {
-			return registry.Preconditions{}, err
+			return err
 		}
 		if b, err = json.Marshal(obj); err != nil {
-			return registry.Preconditions{}, apierror.Internal(err)
+			return apierror.Internal(err)
 		}
 	}
-	var opts deleteOptions
-	if err := json.Unmarshal(b, &opts); err != nil {
-		return registry.Preconditions{}, apierror.BadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", err))
+	if err := json.Unmarshal(b, opts); err != nil {
+		return apierror.BadRequest(fmt.Sprintf("the body is not valid DeleteOptions: %v", err))
 	}
-	if opts.Preconditions == nil {
-		return registry.Preconditions{}, nil
+	return nil
+}
+
+// deleteOptionsFromQuery reads the DeleteOptions a query may carry (dryRun
+// is read for every write, by withDryRun).
+func deleteOptionsFromQuery(q url.Values, opts *deleteOptions) error {
+	if v := q.Get("gracePeriodSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return apierror.BadRequest(err.Error())
+		}
+		opts.GracePeriodSeconds = &n
 	}
-	return registry.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion}, nil
+	if v := q.Get("orphanDependents"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return apierror.BadRequest(err.Error())
+		}
+		opts.OrphanDependents = &b
+	}
+	if q.Has("propagationPolicy") {
+		v := q.Get("propagationPolicy")
+		opts.PropagationPolicy = &v
+	}
+	return nil
+}
+
+// validateDeleteOptions is kube's ValidateDeleteOptions, with its messages.
+func validateDeleteOptions(opts deleteOptions) error {
+	var causes []api.StatusCause
+	if p := opts.PropagationPolicy; p != nil {
+		if opts.OrphanDependents != nil {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "propagationPolicy",
+				fmt.Sprintf("Invalid value: %q: orphanDependents and deletionPropagation cannot be both set", *p)))
+		}
+		if !slices.Contains([]string{"Foreground", "Background", "Orphan"}, *p) {
+			causes = append(causes, apierror.Field(api.CauseTypeFieldValueNotSupported, "propagationPolicy",
+				fmt.Sprintf(`Unsupported value: %q: supported values: "Foreground", "Background", "Orphan", "nil"`, *p)))
+		}
+	}
+	if c, bad := dryRunCause(opts.DryRun); bad {
+		causes = append(causes, c)
+	}
+	if len(causes) > 0 {
+		return apierror.Invalid("meta.k8s.io", "DeleteOptions", "", causes)
+	}
+	return nil
 }

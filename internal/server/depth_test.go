@@ -302,10 +302,10 @@ func TestUndecodableObjects(t *testing.T) {
 	}
 	listLen(t, ts, "/api/v1/namespaces")
 	wantStatus(t, ask(t, ts, "GET", cmPath+"/truncated", "", ""), http.StatusInternalServerError, "decoding")
-	wantStatus(t, ask(t, ts, "DELETE", cmPath+"/truncated", mediaJSON, `{"preconditions":{"uid":"x"}}`), http.StatusConflict, "Precondition failed")
+	wantStatus(t, ask(t, ts, "DELETE", cmPath+"/truncated", mediaJSON, `{"preconditions":{"uid":"x"}}`), http.StatusConflict, "does not match the UID in record ()")
 
 	for name := range bad {
-		if a := ask(t, ts, "DELETE", cmPath+"/"+name, "", ""); a.code != http.StatusOK || a.status().Name() != name {
+		if a := ask(t, ts, "DELETE", cmPath+"/"+name, "", ""); a.code != http.StatusOK || a.status()["details"].(map[string]any)["name"] != name {
 			t.Errorf("delete %s: %v", name, a)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -35,6 +36,8 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
 	case info.Subresource != "" && !other && (info.Subresource != "status" || !res.StatusSubresource):
 		return nil, notFoundPath()
+	case info.Verb == "deletecollection" && !slices.Contains(res.ServedVerbs(), info.Verb):
+		return nil, methodNotServed()
 	}
 	if res.CreateOnly && (info.Name != "" || res.Namespaced && info.Namespace == "") {
 		return nil, notFoundPath() // only the collection's POST is served
@@ -316,32 +319,51 @@ func statusView(res *resource.Resource) *resource.Resource {
 }
 
 func (q *request) delete() {
-	pre, err := q.s.readDeleteOptions(q.r)
+	opts, err := q.s.readDeleteOptions(q.r)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	obj, _, err := q.s.registry.Delete(q.r.Context(), q.res, q.info.Namespace, q.info.Name, pre)
+	obj, gone, err := q.s.registry.Delete(opts.context(q.r), q.res, q.info.Namespace, q.info.Name, opts.preconditions())
 	if err != nil {
 		q.fail(err)
 		return
 	}
 	q.s.afterWrite(q.res, obj)
-	q.respond(http.StatusOK, obj)
+	// kube answers 202 for an object left in place only when the client
+	// asked for cascading with the deprecated orphanDependents=false.
+	code := http.StatusOK
+	if !gone && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	if gone && !q.res.ReturnDeletedObject {
+		writeAs(q.w, code, q.out, deletedStatus(q.res, obj))
+		return
+	}
+	q.respond(code, obj)
+}
+
+// deletedStatus is kube-apiserver's answer to the delete of an object of a
+// kind whose storage does not return it (finalizeDelete in its generic
+// registry): Success, with details naming the object by its resource.
+func deletedStatus(res *resource.Resource, obj api.Object) api.Status {
+	s := api.Status{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: api.StatusSuccess}
+	s.Details = &api.StatusDetails{Name: obj.Name(), Group: res.Group, Kind: res.Plural, UID: obj.UID()}
+	return s
 }
 
 func (q *request) deleteCollection() {
-	opts, err := parseListOptions(q.r.URL.Query(), q.res)
+	lopts, err := parseListOptions(q.r.URL.Query(), q.res)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	pre, err := q.s.readDeleteOptions(q.r)
+	opts, err := q.s.readDeleteOptions(q.r)
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	deleted, err := q.s.registry.DeleteCollection(q.r.Context(), q.res, q.info.Namespace, opts, pre)
+	list, deleted, err := q.s.registry.DeleteCollection(opts.context(q.r), q.res, q.info.Namespace, lopts, opts.preconditions())
 	for _, obj := range deleted {
 		q.s.afterWrite(q.res, obj)
 	}
@@ -349,7 +371,8 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, api.ListMeta{}, deleted))
+	meta := api.ListMeta{ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10), Continue: list.Continue}
+	writeAs(q.w, http.StatusOK, q.out, listOf(q.res, meta, list.Items))
 }
 
 // objectList is a list of objects as the wire has it (items never null).

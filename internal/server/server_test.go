@@ -215,8 +215,9 @@ func TestDryRun(t *testing.T) {
 	if code, _ := call(t, ts, "POST", cms+"?dryRun=All", mediaJSON, `{"metadata":{"name":"real"}}`); code != http.StatusConflict {
 		t.Errorf("dry-run create of an existing name: %d, want 409", code)
 	}
-	if code, _ := call(t, ts, "POST", cms+"?dryRun=Some", mediaJSON, `{"metadata":{"name":"x"}}`); code != http.StatusUnprocessableEntity {
-		t.Errorf("dryRun=Some: %d, want 422", code)
+	const unsupported = `CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["All","Some"]: supported values: "All"`
+	if code, st := call(t, ts, "POST", cms+"?dryRun=All&dryRun=Some", mediaJSON, `{"metadata":{"name":"x"}}`); code != http.StatusUnprocessableEntity || st["message"] != unsupported {
+		t.Errorf("dryRun=Some: %d %v, want 422 %s", code, st["message"], unsupported)
 	}
 	_, after := call(t, ts, "GET", cms, "", "")
 	if len(after["items"].([]any)) != len(before["items"].([]any))+1 {

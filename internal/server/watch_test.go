@@ -133,23 +133,27 @@ func scriptNamed(t *testing.T, ts *httptest.Server, prefix string) storagetest.H
 		h = append(h, event{typ, obj}.record())
 	}
 	const cms = "/api/v1/namespaces/default/configmaps"
+	var first api.Object
 	for i := range 3 {
 		code, o := call(t, ts, "POST", cms, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"%s%d"},"data":{"i":"%d"}}`, prefix, i, i))
 		if code != http.StatusCreated {
 			t.Fatalf("create %s%d: %d %v", prefix, i, code, o)
 		}
 		add(api.Added, o)
+		if i == 0 {
+			first = o.DeepCopy()
+		}
 	}
 	_, o := call(t, ts, "PATCH", cms+"/"+prefix+"1", "application/merge-patch+json", `{"data":{"i":"changed"}}`)
 	add(api.Modified, o)
-	code, o := call(t, ts, "DELETE", cms+"/"+prefix+"0", "", "")
-	if code != 200 {
-		t.Fatalf("delete: %d", code)
+	if code, o := call(t, ts, "DELETE", cms+"/"+prefix+"0", "", ""); code != 200 {
+		t.Fatalf("delete: %d %v", code, o)
 	}
-	// DELETED carries the deletion's revision.
+	// DELETED carries the last state, at the deletion's revision (the
+	// answer is a Status).
 	rev, _ := storageCurrent(t, ts)
-	o.SetMeta("resourceVersion", fmt.Sprint(rev))
-	add(api.Deleted, o)
+	first.SetMeta("resourceVersion", fmt.Sprint(rev))
+	add(api.Deleted, first)
 	return h
 }
 

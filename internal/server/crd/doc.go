@@ -28,5 +28,5 @@
 // validation rules (x-kubernetes-validations), allOf/anyOf/oneOf/not, list
 // and map types (x-kubernetes-list-type), defaulting on read, and the
 // Terminating phase of a definition being deleted (its objects are deleted
-// right after it).
+// right after it; the DELETE answers it as kube marks it).
 package crd

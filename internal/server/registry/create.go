@@ -19,7 +19,7 @@ const generateNameAttempts = 8
 
 // Written is an object as a write left it.
 type Written struct {
-	Object api.Object // with metadata.resourceVersion
+	Object api.Object // with metadata.resourceVersion, but for a dry-run create
 	// Stored is what the store holds, at the write's revision: JSON gives
 	// the response's bytes from it without encoding Object again. It is
 	// zero when the write deleted the object (its last finalizer removed).
@@ -92,6 +92,9 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 			return Written{}, errors.Join(err, apierror.AlreadyExists(target(res, obj.Name())))
 		}
 		return Written{}, apierror.FromStorage(err, target(res, obj.Name()))
+	}
+	if rev == 0 {
+		return Written{Object: obj}, nil // a dry run's: kube answers no resourceVersion
 	}
 	kv := storage.KV{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
 	return Written{Object: withRevision(obj, rev), Stored: kv}, nil

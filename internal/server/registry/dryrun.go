@@ -25,28 +25,24 @@ func (r *Registry) writer(ctx context.Context) storage.Interface {
 	return r.store
 }
 
-// dryRunStore answers writes as the store would, without making them. A
-// write's "new" revision is the store's current one.
+// dryRunStore answers writes as the store would, without making them. The
+// revisions it gives are what kube's DryRunnableStorage answers: none for a
+// create (0), the object's own for an update or a delete.
 type dryRunStore struct{ storage.Interface }
 
 func (d dryRunStore) Create(ctx context.Context, key string, value []byte) (int64, error) {
 	if _, err := d.Get(ctx, key); err == nil {
 		return 0, fmt.Errorf("dry-run create %q: %w", key, storage.ErrKeyExists)
 	}
-	if err := storage.ValidateValue(value); err != nil {
-		return 0, err
-	}
-	return d.CurrentRevision(ctx)
+	return 0, storage.ValidateValue(value)
 }
 
 func (d dryRunStore) Update(ctx context.Context, key string, expected int64, value []byte) (int64, error) {
-	if _, err := d.check(ctx, key, expected); err != nil {
+	kv, err := d.check(ctx, key, expected)
+	if err != nil {
 		return 0, err
 	}
-	if err := storage.ValidateValue(value); err != nil {
-		return 0, err
-	}
-	return d.CurrentRevision(ctx)
+	return kv.ModRevision, storage.ValidateValue(value)
 }
 
 func (d dryRunStore) Delete(ctx context.Context, key string, expected int64) (storage.KV, int64, error) {
@@ -54,8 +50,7 @@ func (d dryRunStore) Delete(ctx context.Context, key string, expected int64) (st
 	if err != nil {
 		return storage.KV{}, 0, err
 	}
-	rev, err := d.CurrentRevision(ctx)
-	return kv, rev, err
+	return kv, kv.ModRevision, nil
 }
 
 // check returns key's KV if it exists and is at expected (0: any).

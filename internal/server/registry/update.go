@@ -66,7 +66,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 		return Written{}, err
 	}
 	if deleting(next) && len(finalizers(next)) == 0 {
-		deleted, err := r.deleteKV(ctx, res, kv, next)
+		deleted, err := r.deleteKV(ctx, res, kv, cur) // kube answers the deleted value
 		return Written{Object: deleted}, err
 	}
 	value, err := encodeFor(res, next)

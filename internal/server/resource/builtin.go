@@ -21,7 +21,7 @@ func Builtins() []*Resource {
 	rs := []*Resource{
 		{
 			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
-			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace,
+			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace, ReturnDeletedObject: true, NoDeleteCollection: true,
 			Columns:    []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
 			FieldPaths: map[string][]string{"status.phase": {"status", "phase"}},
 		},

@@ -66,6 +66,13 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// NoDeleteCollection leaves deletecollection out of the verbs served,
+	// as kube's namespace storage, which has no DeleteCollection.
+	NoDeleteCollection bool
+	// ReturnDeletedObject makes a DELETE answer the deleted object, as kube's
+	// storage for the kind does (namespaces, serviceaccounts); otherwise it
+	// answers a Status (Success, details naming the object).
+	ReturnDeletedObject bool
 	// Generation makes the server keep metadata.generation: 1 on create, +1
 	// on every update that changes anything but metadata and status. As in
 	// kube-apiserver, CustomResourceDefinitions and custom resources have

@@ -1,5 +1,7 @@
 package resource
 
+import "slices"
+
 // The access reviews: kinds a client creates to ask a question and that
 // are never stored, as kube serves them (pkg/registry/authorization and
 // authentication): the answer is the object sent, its status filled.
@@ -9,11 +11,16 @@ var createOnlyVerbs = []string{"create"}
 
 // ServedVerbs are the verbs r serves, as discovery lists them.
 func (r *Resource) ServedVerbs() []string {
-	if r.CreateOnly {
+	switch {
+	case r.CreateOnly:
 		return createOnlyVerbs
+	case r.NoDeleteCollection:
+		return verbsButDeleteCollection
 	}
 	return Verbs
 }
+
+var verbsButDeleteCollection = slices.DeleteFunc(slices.Clone(Verbs), func(v string) bool { return v == "deletecollection" })
 
 // reviewKinds are the access reviews of authorization.k8s.io/v1 and
 // authentication.k8s.io/v1.

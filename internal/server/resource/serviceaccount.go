@@ -12,6 +12,7 @@ func serviceAccounts() *Resource {
 	return &Resource{
 		Version: "v1", Plural: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ListKind: "ServiceAccountList",
 		ShortNames: []string{"sa"}, Namespaced: true, StrategicMerge: true, Validate: validateServiceAccount,
+		ReturnDeletedObject: true,
 		Columns: []Column{
 			column("Secrets", "string", "", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.", func(o api.Object) any {
 				s, _ := o["secrets"].([]any)
