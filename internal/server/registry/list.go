@@ -95,8 +95,8 @@ func (r *Registry) List(ctx context.Context, res *resource.Resource, ns string, 
 				r.log.Error("list skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 				continue
 			}
-			if match(obj) {
-				out.Items = append(out.Items, convert(res, obj))
+			if obj = convert(res, obj); match(obj) {
+				out.Items = append(out.Items, obj)
 			}
 		}
 		if page.Continue == "" {
