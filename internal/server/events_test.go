@@ -100,6 +100,22 @@ func TestEventsBothAPIs(t *testing.T) {
 	if code, _ := call(t, ts, "GET", v1Events+"/w.1", "", ""); code != http.StatusNotFound {
 		t.Errorf("deleted through core, get through events.k8s.io: %d, want 404", code)
 	}
+	if e := v1Watch.next(1, false)[0]; e.Type != api.Deleted || e.Object.Name() != "w.1" || e.Object["note"] != "synced it" {
+		t.Errorf("events.k8s.io watch of a core delete: %s %v", e.Type, e.Object)
+	}
+
+	// Server-side apply through events.k8s.io, then deletecollection.
+	apply := strings.ReplaceAll(newEventV1, `"w.1"`, `"w.3"`)
+	code, applied := call(t, ts, "PATCH", v1Events+"/w.3?fieldManager=widgets", mediaApplyYML, apply)
+	if code != http.StatusCreated || applied["note"] != "synced it" || len(applied.Metadata()["managedFields"].([]any)) != 1 {
+		t.Fatalf("apply: %d %v", code, applied)
+	}
+	if code, out := call(t, ts, "DELETE", v1Events, "", ""); code != http.StatusOK || len(out["items"].([]any)) != 2 || at(out, "items.0.apiVersion") != "events.k8s.io/v1" {
+		t.Errorf("deletecollection: %d %v", code, out)
+	}
+	if code, list := call(t, ts, "GET", coreEvents, "", ""); code != http.StatusOK || len(list["items"].([]any)) != 0 {
+		t.Errorf("core list after deletecollection: %d %v", code, list)
+	}
 }
 
 // TestEventV1Validation: kube's ValidateEventCreate and ValidateEventUpdate

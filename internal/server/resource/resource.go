@@ -150,22 +150,29 @@ func (r *Resource) storageGroup() string {
 // Keys do not depend on the version: every version of a resource shares them,
 // and a resource stored as another (Storage) has that one's keys.
 func (r *Resource) KeyPrefix(ns string) string {
-	if r.Storage != nil {
-		return r.Storage.KeyPrefix(ns)
+	k := r.keyed()
+	if k.Namespaced && ns != "" {
+		return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + ns + "/"
 	}
-	p := "/registry/" + r.storageGroup() + "/" + r.Plural + "/"
-	if r.Namespaced && ns != "" {
-		p += ns + "/"
-	}
-	return p
+	return "/registry/" + k.storageGroup() + "/" + k.Plural + "/"
 }
 
-// Key is the storage key of one object.
+// Key is the storage key of one object, made in one concatenation (a
+// request's hot path).
 func (r *Resource) Key(ns, name string) string {
-	if r.Namespaced {
-		return r.KeyPrefix(ns) + name
+	k := r.keyed()
+	if k.Namespaced && ns != "" {
+		return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + ns + "/" + name
 	}
-	return r.KeyPrefix("") + name
+	return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + name
+}
+
+// keyed is the resource whose keys r's objects have.
+func (r *Resource) keyed() *Resource {
+	if r.Storage != nil {
+		return r.Storage
+	}
+	return r
 }
 
 // NamespaceOfKey returns the namespace part of a key made by Key.
