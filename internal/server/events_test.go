@@ -62,6 +62,26 @@ func TestEventsBothAPIs(t *testing.T) {
 		t.Fatalf("read through events.k8s.io: %d %v", code, v1)
 	}
 
+	// kube's printer: a series' count and last observation; a legacy
+	// event's count, source and lastTimestamp.
+	r := exchange(t, ts, "GET", coreEvents, http.Header{"Accept": {tableAccept}}, "")
+	var rows [][]any
+	for _, row := range r.obj["rows"].([]any) {
+		c := at(row, "cells").([]any)
+		rows = append(rows, []any{c[0], c[5], c[8], c[9]})
+	}
+	since := func(s string) string {
+		t, _ := time.Parse(time.RFC3339, s)
+		return resource.HumanDuration(time.Since(t))
+	}
+	want := [][]any{
+		{since("2024-01-01T00:01:00Z"), "example.com/widgets, widgets-0", json.Number("2"), "w.1"},
+		{since("2024-01-01T00:00:09Z"), "kubelet", json.Number("3"), "w.2"},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("core Table: last seen, source, count, name (-want +got):\n%s", diff)
+	}
+
 	for _, w := range []struct {
 		watch            *stream
 		apiVersion, text string
@@ -211,5 +231,10 @@ func TestEventV1Discovery(t *testing.T) {
 	schemas, _ := at(doc, "components.schemas").(map[string]any)
 	if _, ok := schemas["io.k8s.api.events.v1.EventSeries"]; !ok {
 		t.Errorf("OpenAPI v3 lacks io.k8s.api.events.v1.EventSeries: %v", doc)
+	}
+	_, doc = call(t, ts, "GET", "/openapi/v2", "", "")
+	defs, _ := doc["definitions"].(map[string]any)
+	if _, ok := defs["io.k8s.api.events.v1.Event"]; !ok {
+		t.Errorf("OpenAPI v2 (kubectl explain): no events.k8s.io Event among %d definitions", len(defs))
 	}
 }
