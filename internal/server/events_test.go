@@ -102,12 +102,16 @@ func TestEventsBothAPIs(t *testing.T) {
 	for _, tc := range []struct{ path, selector, want string }{
 		{v1Events, "reportingController=example.com/widgets", "w.1"},
 		{v1Events, "source=kubelet", "w.2"},
+		{v1Events, "source=example.com/widgets", "w.1"}, // no source: the reporting controller
+		{coreEvents, "source=example.com/widgets", "w.1"},
 		{coreEvents, "reportingComponent=example.com/widgets", "w.1"},
 		{coreEvents, "involvedObject.kind=Widget,type=Warning", "w.2"},
 	} {
-		code, list := call(t, ts, "GET", tc.path+"?fieldSelector="+tc.selector, "", "")
-		if items, _ := list["items"].([]any); code != http.StatusOK || len(items) != 1 || at(items[0], "metadata.name") != tc.want {
-			t.Errorf("list %s?fieldSelector=%s: %d %v, want %s only", tc.path, tc.selector, code, list, tc.want)
+		for _, from := range []string{"", "&limit=10"} { // the watch cache, the store
+			code, list := call(t, ts, "GET", tc.path+"?fieldSelector="+tc.selector+from, "", "")
+			if items, _ := list["items"].([]any); code != http.StatusOK || len(items) != 1 || at(items[0], "metadata.name") != tc.want {
+				t.Errorf("list %s?fieldSelector=%s%s: %d %v, want %s only", tc.path, tc.selector, from, code, list, tc.want)
+			}
 		}
 	}
 	if code, _ := call(t, ts, "GET", v1Events+"?fieldSelector=involvedObject.kind%3DWidget", "", ""); code != http.StatusBadRequest {

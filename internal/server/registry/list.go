@@ -52,6 +52,11 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 	for k, p := range res.FieldPaths {
 		set[k], _ = resource.Path(obj, p...).(string)
 	}
+	for k, from := range res.FieldFallbacks {
+		if set[k] == "" {
+			set[k] = set[from]
+		}
+	}
 	return set
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 // coreEvents is core/v1 events, with kube's field selectors
-// (EventToSelectableFields; "source" there falls back to
-// reportingComponent, which a path cannot say).
+// (EventToSelectableFields: "source" is the source's component, else the
+// reporting controller).
 func coreEvents() *Resource {
 	return &Resource{
 		Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
@@ -33,6 +33,7 @@ func coreEvents() *Resource {
 			"type":                           {"type"},
 			"source":                         {"source", "component"},
 		},
+		FieldFallbacks: map[string]string{"source": "reportingComponent"},
 	}
 }
 
@@ -152,6 +153,7 @@ func eventsV1(core *Resource) *Resource {
 			"source":                    {"deprecatedSource", "component"},
 			"type":                      {"type"},
 		},
+		FieldFallbacks: map[string]string{"source": "reportingController"},
 	}
 }
 

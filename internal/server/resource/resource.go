@@ -36,6 +36,9 @@ type Resource struct {
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
+	// FieldFallbacks name, for a field of FieldPaths that reads "", the
+	// field whose value it takes instead; nil for most resources.
+	FieldFallbacks map[string]string
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string
