@@ -162,6 +162,7 @@ func TestEventV1Validation(t *testing.T) {
 			[]string{"lastTimestamp", "count", "source"}},
 		{"series", edit(`"type":"Normal"`, `"type":"Normal","series":{"count":1}`), []string{"series.count", "series.lastObservedTime"}},
 		{"cluster object elsewhere", edit(`"namespace":"default","name":"w"`, `"name":"w"`), nil},
+		{"name not a subdomain", edit(`"name":"w.1"`, `"name":"system:w.1"`), []string{"metadata.name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, st := call(t, ts, "POST", v1Events, mediaJSON, tc.body)
@@ -200,6 +201,11 @@ func TestEventV1Validation(t *testing.T) {
 	code, _ = call(t, ts, "POST", coreEvents, mediaJSON, `{"apiVersion":"v1","kind":"Event","metadata":{"name":"x"},"involvedObject":{"namespace":"other"}}`)
 	if code != http.StatusUnprocessableEntity {
 		t.Errorf("core event whose object is in another namespace: %d, want 422", code)
+	}
+	// The legacy recorder names an event after its object: a path segment.
+	code, _ = call(t, ts, "POST", coreEvents, mediaJSON, `{"apiVersion":"v1","kind":"Event","metadata":{"name":"system:controller.17a"},"involvedObject":{"namespace":"default"}}`)
+	if code != http.StatusCreated {
+		t.Errorf("core event named system:controller.17a: %d, want 201", code)
 	}
 }
 

@@ -17,7 +17,10 @@ func coreEvents() *Resource {
 	return &Resource{
 		Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
 		ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true,
-		// kube validates a core/v1 request's event by the legacy rules only.
+		// Any name a path can hold (the legacy recorder names events after
+		// their objects, "system:controller.<hex>" too), and a core/v1
+		// request's event meets the legacy rules only.
+		NameRule: api.PathSegmentNameErrors,
 		Validate: func(o api.Object) []api.StatusCause { return validateEventV1(eventFromCore(o)) },
 		Columns:  eventColumns(), NameColumn: true,
 		FieldPaths: map[string][]string{
@@ -135,7 +138,7 @@ func eventsV1(core *Resource) *Resource {
 	return &Resource{
 		Group: "events.k8s.io", Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
 		ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true,
-		Storage: core, FromStorage: eventFromCore, ToStorage: eventToCore,
+		Storage: core, FromStorage: eventFromCore, ToStorage: eventToCore, NameRule: api.PathSegmentNameErrors,
 		Validate: validateEventV1, ValidateCreate: validateEventV1Create, ValidateUpdate: validateEventV1Update,
 		// kube prints both APIs' events with the one printer of the internal type.
 		Columns: convertedColumns(core.Columns, eventToCore), NameColumn: true,
@@ -220,9 +223,13 @@ func validateEventV1(o api.Object) []api.StatusCause {
 }
 
 // validateEventV1Create is the rest of kube's ValidateEventCreate through
-// events.k8s.io/v1: the strict rules only new events meet.
+// events.k8s.io/v1: the strict rules only new events meet, a name that is
+// a DNS subdomain first.
 func validateEventV1Create(o api.Object) []api.StatusCause {
 	c := &checker{}
+	for _, msg := range dns1123Subdomain(o.Name()) {
+		c.invalid("metadata.name", o.Name(), msg)
+	}
 	c.eventSeries(o)
 	if isEmpty(o["eventTime"]) {
 		c.required("eventTime", "")
