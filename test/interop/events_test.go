@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,6 +95,47 @@ func TestCoreEventThroughEventsV1(t *testing.T) {
 	list, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=widgets"})
 	if err != nil || len(list.Items) != 1 || list.Items[0].Note != "synced widget" {
 		t.Fatalf("list by source: %+v %v", list, err)
+	}
+
+	// Every field of a core/v1 Event, read through events.k8s.io/v1 as kube's
+	// Convert_core_Event_To_v1_Event maps it, and back.
+	micro := metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))
+	full := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "widget.2", Labels: map[string]string{"a": "b"}},
+		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "widget", UID: "u", APIVersion: "v1", ResourceVersion: "7", FieldPath: "data"},
+		Reason:         "Synced", Message: "note", Source: corev1.EventSource{Component: "c", Host: "h"},
+		FirstTimestamp: seen, LastTimestamp: seen, Count: 2, Type: corev1.EventTypeNormal, EventTime: micro,
+		Series: &corev1.EventSeries{Count: 2, LastObservedTime: micro}, Action: "Sync", Related: &corev1.ObjectReference{Kind: "Node", Name: "n"},
+		ReportingController: "example.com/widgets", ReportingInstance: "widgets-0"}
+	created, err := cs.CoreV1().Events("default").Create(ctx, full, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("core create of every field: %v", err)
+	}
+	got, err := cs.EventsV1().Events("default").Get(ctx, "widget.2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &eventsv1.Event{ObjectMeta: created.ObjectMeta, EventTime: micro,
+		Series:              &eventsv1.EventSeries{Count: 2, LastObservedTime: micro},
+		ReportingController: full.ReportingController, ReportingInstance: full.ReportingInstance, Action: full.Action,
+		Reason: full.Reason, Regarding: full.InvolvedObject, Related: full.Related, Note: full.Message, Type: full.Type,
+		DeprecatedSource: full.Source, DeprecatedFirstTimestamp: seen, DeprecatedLastTimestamp: seen, DeprecatedCount: 2}
+	got.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events.k8s.io view of every core field (-want +got):\n%s", diff)
+	}
+	got.Labels["c"] = "d"
+	updated, err := cs.EventsV1().Events("default").Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update through events.k8s.io: %v", err)
+	}
+	back, err := cs.CoreV1().Events("default").Get(ctx, "widget.2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.ObjectMeta = updated.ObjectMeta
+	back.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(full, back); diff != "" {
+		t.Errorf("core view after a round trip through events.k8s.io (-want +got):\n%s", diff)
 	}
 }
 
