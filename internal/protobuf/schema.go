@@ -208,15 +208,16 @@ var (
 		}}},
 		{name: "automountServiceAccountToken", num: 4, kind: kBool, pres: pointer},
 	}}
+	eventSource = &message{name: "EventSource", fields: []field{
+		{name: "component", num: 1, kind: kString, omitZero: true},
+		{name: "host", num: 2, kind: kString, omitZero: true},
+	}}
 	event = &message{name: "Event", typeMeta: true, fields: []field{
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "involvedObject", num: 2, kind: kMessage, msg: objectReference},
 		{name: "reason", num: 3, kind: kString, omitZero: true},
 		{name: "message", num: 4, kind: kString, omitZero: true},
-		{name: "source", num: 5, kind: kMessage, msg: &message{name: "EventSource", fields: []field{
-			{name: "component", num: 1, kind: kString, omitZero: true},
-			{name: "host", num: 2, kind: kString, omitZero: true},
-		}}},
+		{name: "source", num: 5, kind: kMessage, msg: eventSource},
 		{name: "firstTimestamp", num: 6, kind: kTime},
 		{name: "lastTimestamp", num: 7, kind: kTime},
 		{name: "count", num: 8, kind: kInt32, omitZero: true},
@@ -232,6 +233,28 @@ var (
 		{name: "reportingInstance", num: 15, kind: kString},
 	}}
 )
+
+// events.k8s.io/v1 messages (k8s.io/api events/v1/generated.proto).
+var eventV1 = &message{name: "Event", typeMeta: true, fields: []field{
+	{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+	{name: "eventTime", num: 2, kind: kMicroTime},
+	{name: "series", num: 3, kind: kMessage, pres: pointer, msg: &message{name: "EventSeries", fields: []field{
+		{name: "count", num: 1, kind: kInt32},
+		{name: "lastObservedTime", num: 2, kind: kMicroTime},
+	}}},
+	{name: "reportingController", num: 4, kind: kString, omitZero: true},
+	{name: "reportingInstance", num: 5, kind: kString, omitZero: true},
+	{name: "action", num: 6, kind: kString, omitZero: true},
+	{name: "reason", num: 7, kind: kString, omitZero: true},
+	{name: "regarding", num: 8, kind: kMessage, msg: objectReference},
+	{name: "related", num: 9, kind: kMessage, pres: pointer, msg: objectReference},
+	{name: "note", num: 10, kind: kString, omitZero: true},
+	{name: "type", num: 11, kind: kString, omitZero: true},
+	{name: "deprecatedSource", num: 12, kind: kMessage, msg: eventSource},
+	{name: "deprecatedFirstTimestamp", num: 13, kind: kTime},
+	{name: "deprecatedLastTimestamp", num: 14, kind: kTime},
+	{name: "deprecatedCount", num: 15, kind: kInt32, omitZero: true},
+}}
 
 // coordination/v1 messages (k8s.io/api coordination/v1/generated.proto).
 var lease = &message{name: "Lease", typeMeta: true, fields: []field{
@@ -385,6 +408,7 @@ var groupKinds = map[string]map[string]*message{
 	"v1": kindTable(namespace, list(namespace), configMap, list(configMap),
 		secret, list(secret), event, list(event), serviceAccount, list(serviceAccount)),
 	"coordination.k8s.io/v1": kindTable(lease, list(lease)),
+	"events.k8s.io/v1":       kindTable(eventV1, list(eventV1)),
 	"rbac.authorization.k8s.io/v1": kindTable(role, list(role), clusterRole, list(clusterRole),
 		roleBinding, list(roleBinding), clusterRoleBinding, list(clusterRoleBinding)),
 	"authorization.k8s.io/v1":  authorizationKinds,

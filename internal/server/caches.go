@@ -108,9 +108,10 @@ func cacheCodec(res *resource.Resource) watchcache.Codec {
 	}
 	maps.Copy(fields, res.FieldPaths)
 	return watchcache.Codec{
-		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
-		Fields: fields,
-		Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
+		Decode:    func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
+		Fields:    fields,
+		Fallbacks: res.FieldFallbacks,
+		Encode:    func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
 	}
 }
 

@@ -28,15 +28,21 @@ func toTable(res *resource.Resource, objs []api.Object, includeObject string) ap
 		cols = defaultColumns
 	}
 	t := api.Table{
-		TypeMeta:          api.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
-		ColumnDefinitions: []api.TableColumnDefinition{nameColumn},
-		Rows:              make([]api.TableRow, 0, len(objs)),
+		TypeMeta: api.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
+		Rows:     make([]api.TableRow, 0, len(objs)),
+	}
+	named := res.NameColumn
+	if !named {
+		t.ColumnDefinitions = append(t.ColumnDefinitions, nameColumn)
 	}
 	for _, c := range cols {
 		t.ColumnDefinitions = append(t.ColumnDefinitions, c.TableColumnDefinition)
 	}
 	for _, obj := range objs {
-		row := api.TableRow{Cells: []any{obj.Name()}, Object: rowObject(obj, includeObject)}
+		row := api.TableRow{Object: rowObject(obj, includeObject)}
+		if !named {
+			row.Cells = append(row.Cells, obj.Name())
+		}
 		for _, c := range cols {
 			row.Cells = append(row.Cells, c.Cell(obj))
 		}

@@ -61,6 +61,9 @@ type Codec struct {
 	// Fields are the selectable fields, each the path of a string in the
 	// object ({"metadata", "name"}); a missing or mistyped one reads as "".
 	Fields map[string][]string
+	// Fallbacks name, for a field that reads "", the field whose value it
+	// takes instead (kube's events: source, else the reporting controller).
+	Fallbacks map[string]string
 	// Encode, if set, returns the JSON of the object a stored KV holds (what
 	// json.Marshal of Decode's result gives) straight from the stored bytes,
 	// or false when it cannot. With it, an object is not decoded at all
@@ -101,6 +104,11 @@ func (c *codec) object(kv storage.KV) (*Object, error) {
 }
 
 func (c *codec) newObject(kv storage.KV, b []byte, a attrs) *Object {
+	for f, from := range c.Fallbacks {
+		if a.fields[f] == "" {
+			a.fields[f] = a.fields[from]
+		}
+	}
 	return &Object{
 		Key: kv.Key, Rev: kv.ModRevision, JSON: b, decode: c.Decode,
 		ns: unique.Make(a.ns), labels: a.labels, fields: a.fields,

@@ -52,6 +52,11 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 	for k, p := range res.FieldPaths {
 		set[k], _ = resource.Path(obj, p...).(string)
 	}
+	for k, from := range res.FieldFallbacks {
+		if set[k] == "" {
+			set[k] = set[from]
+		}
+	}
 	return set
 }
 
@@ -95,8 +100,8 @@ func (r *Registry) List(ctx context.Context, res *resource.Resource, ns string, 
 				r.log.Error("list skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 				continue
 			}
-			if match(obj) {
-				out.Items = append(out.Items, convert(res, obj))
+			if obj = convert(res, obj); match(obj) {
+				out.Items = append(out.Items, obj)
 			}
 		}
 		if page.Continue == "" {

@@ -65,10 +65,14 @@ func encode(obj api.Object) ([]byte, error) {
 	return b, err
 }
 
-// encodeFor is encode with the apiVersion of the version res is stored in
-// (a CRD's objects are stored once, in its storage version); obj is left as it was.
+// encodeFor is encode in the form res is stored in (a CRD's objects are
+// stored once, in its storage version; events.k8s.io/v1 Events as core/v1
+// Events); obj is left as it was.
 func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
-	if res.Storage == nil {
+	switch {
+	case res.ToStorage != nil:
+		return encode(res.ToStorage(obj))
+	case res.Storage == nil:
 		return encode(obj)
 	}
 	served := obj["apiVersion"]
@@ -127,8 +131,12 @@ func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
 	return convert(res, obj), nil
 }
 
-// convert sets the apiVersion a resource is served in (CRD versions share storage).
+// convert turns a stored object into res's form: its apiVersion (CRD
+// versions share storage), and its fields when res has FromStorage.
 func convert(res *resource.Resource, obj api.Object) api.Object {
+	if res.FromStorage != nil {
+		return res.FromStorage(obj)
+	}
 	obj["apiVersion"] = res.APIVersion()
 	return obj
 }

@@ -136,6 +136,9 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
 	}
+	if old == nil && res.ValidateCreate != nil {
+		causes = append(causes, res.ValidateCreate(obj)...)
+	}
 	if old != nil && res.ValidateUpdate != nil {
 		causes = append(causes, res.ValidateUpdate(obj, old)...)
 	}

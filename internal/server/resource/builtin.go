@@ -18,6 +18,7 @@ import (
 // reviews (reviews.go). Each call returns new values, so servers never
 // share them.
 func Builtins() []*Resource {
+	events := coreEvents()
 	rs := []*Resource{
 		{
 			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
@@ -40,32 +41,14 @@ func Builtins() []*Resource {
 			},
 			FieldPaths: map[string][]string{"type": {"type"}},
 		},
-		{
-			Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
-			ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true,
-			Columns: []Column{
-				column("Last Seen", "string", "", "Time since the event was last seen", since("lastTimestamp")),
-				column("Type", "string", "", "Type of the event", stringCell("type")),
-				column("Reason", "string", "", "Why the event happened", stringCell("reason")),
-				column("Object", "string", "", "The object the event is about", involvedObject),
-				column("Message", "string", "", "What happened", stringCell("message")),
-			},
-			FieldPaths: map[string][]string{
-				"involvedObject.kind":      {"involvedObject", "kind"},
-				"involvedObject.namespace": {"involvedObject", "namespace"},
-				"involvedObject.name":      {"involvedObject", "name"},
-				"involvedObject.uid":       {"involvedObject", "uid"},
-				"reason":                   {"reason"},
-				"type":                     {"type"},
-				"source":                   {"source", "component"},
-			},
-		},
+		events,
 		serviceAccounts(),
 		{
 			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
 			Namespaced: true, StrategicMerge: true, Validate: validateLease,
 			Columns: []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
+		eventsV1(events),
 		rbacKind("roles", "role", "Role", true),
 		rbacKind("clusterroles", "clusterrole", "ClusterRole", false),
 		rbacKind("rolebindings", "rolebinding", "RoleBinding", true),
@@ -156,12 +139,6 @@ func dataCount(fields ...string) func(api.Object) any {
 		}
 		return n
 	}
-}
-
-func involvedObject(o api.Object) any {
-	kind, _ := Path(o, "involvedObject", "kind").(string)
-	name, _ := Path(o, "involvedObject", "name").(string)
-	return fmt.Sprintf("%s/%s", lower(kind), name)
 }
 
 func lower(s string) string {

@@ -28,17 +28,26 @@ type Resource struct {
 
 	// Columns are the Table columns after Name, for kubectl's table output.
 	Columns []Column
+	// NameColumn says Columns place the name themselves (kube's events have
+	// it last), so that Tables do not begin with it.
+	NameColumn bool
 	// FieldPaths are the field selector keys supported beyond
 	// metadata.name and metadata.namespace, each the path of a string in
 	// the object (a missing or mistyped one reads as ""), so that they can
 	// be read from an object's JSON without decoding it.
 	FieldPaths map[string][]string
+	// FieldFallbacks name, for a field of FieldPaths that reads "", the
+	// field whose value it takes instead; nil for most resources.
+	FieldFallbacks map[string]string
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
+	// ValidateCreate checks a new object, after Validate; nil means no
+	// rule for new objects only.
+	ValidateCreate func(obj api.Object) []api.StatusCause
 	// ValidateUpdate checks an update against the stored object old, after
 	// Validate; nil means no rule ties an object's new state to its old one.
 	ValidateUpdate func(obj, old api.Object) []api.StatusCause
@@ -86,10 +95,15 @@ type Resource struct {
 	// Owner names the CustomResourceDefinition that defines the resource;
 	// empty for built-ins.
 	Owner string
-	// Storage is the stored version's Resource when this one is served in
-	// another version of the same CRD (objects are converted by apiVersion
-	// only); nil when this is the stored version.
+	// Storage is the Resource whose keys and form this one's objects are
+	// stored in, when another: the stored version of the same CRD (objects
+	// converted by apiVersion only), or core/v1 events for events.k8s.io/v1
+	// (converted by FromStorage and ToStorage); nil when this is the stored one.
 	Storage *Resource
+	// FromStorage and ToStorage convert objects between Storage's form and
+	// this resource's, when they differ beyond apiVersion; each returns a new
+	// top-level object and may share the values below it. Nil for the rest.
+	FromStorage, ToStorage func(api.Object) api.Object
 }
 
 // Subresource is a subresource whose requests and responses are objects of
@@ -143,21 +157,32 @@ func (r *Resource) storageGroup() string {
 
 // KeyPrefix is the storage prefix of the resource's objects in namespace
 // (all namespaces when ns is "", and always for cluster-scoped resources).
-// Keys do not depend on the version: every version of a resource shares them.
+// Keys do not depend on the version: every version of a resource shares them,
+// and a resource stored as another (Storage) has that one's keys.
 func (r *Resource) KeyPrefix(ns string) string {
-	p := "/registry/" + r.storageGroup() + "/" + r.Plural + "/"
-	if r.Namespaced && ns != "" {
-		p += ns + "/"
+	k := r.keyed()
+	if k.Namespaced && ns != "" {
+		return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + ns + "/"
 	}
-	return p
+	return "/registry/" + k.storageGroup() + "/" + k.Plural + "/"
 }
 
-// Key is the storage key of one object.
+// Key is the storage key of one object, made in one concatenation (a
+// request's hot path).
 func (r *Resource) Key(ns, name string) string {
-	if r.Namespaced {
-		return r.KeyPrefix(ns) + name
+	k := r.keyed()
+	if k.Namespaced && ns != "" {
+		return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + ns + "/" + name
 	}
-	return r.KeyPrefix("") + name
+	return "/registry/" + k.storageGroup() + "/" + k.Plural + "/" + name
+}
+
+// keyed is the resource whose keys r's objects have.
+func (r *Resource) keyed() *Resource {
+	if r.Storage != nil {
+		return r.Storage
+	}
+	return r
 }
 
 // NamespaceOfKey returns the namespace part of a key made by Key.

@@ -19,6 +19,7 @@ const (
 	corePrefix     = "io.k8s.api.core.v1."
 	apiextPrefix   = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
 	coordPrefix    = "io.k8s.api.coordination.v1."
+	eventsPrefix   = "io.k8s.api.events.v1."
 )
 
 // definitionPrefixes names the Go packages of the built-in groups, as kube's
@@ -29,6 +30,7 @@ var definitionPrefixes = map[string]string{
 	"authentication.k8s.io":     "io.k8s.api.authentication",
 	"authorization.k8s.io":      "io.k8s.api.authorization",
 	"coordination.k8s.io":       "io.k8s.api.coordination",
+	"events.k8s.io":             "io.k8s.api.events",
 	"rbac.authorization.k8s.io": "io.k8s.api.rbac",
 }
 
@@ -51,7 +53,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), eventsDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}
@@ -307,6 +309,34 @@ func eventProperties() map[string]any {
 		"series":             ref(corePrefix+"EventSeries", "Data about the Event series this event represents or nil if it's a singleton Event."),
 		"source":             ref(corePrefix+"EventSource", "The component reporting this event."),
 		"type":               str("Type of this event (Normal, Warning), new types could be added in the future"),
+	}
+}
+
+// eventsDefinitions are events.k8s.io/v1's Event (metadata is optional
+// there, eventTime required).
+func eventsDefinitions() map[string]map[string]any {
+	deprecated := "is the deprecated field assuring backward compatibility with core.v1 Event type."
+	return map[string]map[string]any{
+		eventsPrefix + "Event": kind("events.k8s.io", "v1", "Event", "Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.", map[string]any{
+			"action":                   str("action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters."),
+			"deprecatedCount":          int32f("deprecatedCount " + deprecated),
+			"deprecatedFirstTimestamp": ref(metaPrefix+"Time", "deprecatedFirstTimestamp "+deprecated),
+			"deprecatedLastTimestamp":  ref(metaPrefix+"Time", "deprecatedLastTimestamp "+deprecated),
+			"deprecatedSource":         ref(corePrefix+"EventSource", "deprecatedSource "+deprecated),
+			"eventTime":                ref(metaPrefix+"MicroTime", "eventTime is the time when this Event was first observed. It is required."),
+			"note":                     str("note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB."),
+			"reason":                   str("reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters."),
+			"regarding":                ref(corePrefix+"ObjectReference", "regarding contains the object this Event is about."),
+			"related":                  ref(corePrefix+"ObjectReference", "related is the optional secondary object for more complex actions."),
+			"reportingController":      str("reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events."),
+			"reportingInstance":        str("reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters."),
+			"series":                   ref(eventsPrefix+"EventSeries", "series is data about the Event series this event represents or nil if it's a singleton Event."),
+			"type":                     str("type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events."),
+		}, "eventTime"),
+		eventsPrefix + "EventSeries": object("EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.", map[string]any{
+			"count":            int32f("count is the number of occurrences in this series up to the last heartbeat time."),
+			"lastObservedTime": ref(metaPrefix+"MicroTime", "lastObservedTime is the time when last Event from the series was seen before last heartbeat."),
+		}, "count", "lastObservedTime"),
 	}
 }
 

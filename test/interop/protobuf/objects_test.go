@@ -10,6 +10,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
@@ -110,6 +111,12 @@ func cases() []testCase {
 	add("tokenrequest/zero values", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		Audiences: []string{}, ExpirationSeconds: ptr[int64](0), BoundObjectRef: &authenticationv1.BoundObjectReference{}}})
 
+	add("events.k8s.io event/empty", &eventsv1.Event{})
+	add("events.k8s.io event/full", fullEventV1())
+	add("events.k8s.io event/zero values", &eventsv1.Event{Series: &eventsv1.EventSeries{}, Related: &corev1.ObjectReference{},
+		DeprecatedCount: math.MinInt32, EventTime: metav1.NewMicroTime(time.Unix(-1, 999_999_000))})
+	add("events.k8s.io eventlist", &eventsv1.EventList{Items: []eventsv1.Event{*fullEventV1(), {}}})
+
 	add("lease/empty", &coordinationv1.Lease{})
 	add("lease/full", fullLease())
 	add("lease/zero values", &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr(""),
@@ -198,6 +205,15 @@ func fullEvent() *corev1.Event {
 		Series: &corev1.EventSeries{Count: 3, LastObservedTime: metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 1, 1_000, time.UTC))},
 		Action: "Restart", Related: &corev1.ObjectReference{Kind: "Node", Name: "node-1"},
 		ReportingController: "kubelet", ReportingInstance: "node-1"}
+}
+
+func fullEventV1() *eventsv1.Event {
+	e := fullEvent()
+	return &eventsv1.Event{ObjectMeta: e.ObjectMeta, EventTime: micro,
+		Series:              &eventsv1.EventSeries{Count: 3, LastObservedTime: e.Series.LastObservedTime},
+		ReportingController: "example.com/controller", ReportingInstance: "controller-0", Action: "Restart",
+		Reason: e.Reason, Regarding: e.InvolvedObject, Related: e.Related, Note: e.Message, Type: e.Type,
+		DeprecatedSource: e.Source, DeprecatedFirstTimestamp: created, DeprecatedLastTimestamp: deleted, DeprecatedCount: 42}
 }
 
 func fullLease() *coordinationv1.Lease {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +69,7 @@ func filler(seed int64) *randfill.Filler {
 func TestRandomObjects(t *testing.T) {
 	s := newScheme(t)
 	kinds := []runtime.Object{&corev1.Namespace{}, &corev1.NamespaceList{}, &corev1.ConfigMap{}, &corev1.ConfigMapList{},
-		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{},
+		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{}, &eventsv1.Event{}, &eventsv1.EventList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &authenticationv1.TokenRequest{}, &metav1.Status{}, &metav1.DeleteOptions{},
 		&rbacv1.Role{}, &rbacv1.RoleList{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
 		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
