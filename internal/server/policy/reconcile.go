@@ -195,7 +195,11 @@ func reconciled(cur, want api.Object, log *slog.Logger) (api.Object, error) {
 			changed = true
 		}
 	} else {
-		if _, uncovered := authz.Covers(authzRules(c.Rules), authzRules(w.Rules)); len(uncovered) > 0 {
+		uncovered, err := authz.Covers(authzRules(c.Rules), authzRules(w.Rules))
+		if err != nil {
+			return nil, err
+		}
+		if len(uncovered) > 0 {
 			missing := make([]rule, len(uncovered))
 			for i, r := range uncovered {
 				missing[i] = rule(r)
