@@ -43,7 +43,7 @@ const (
 
 // anonymous is the user of every request when no authenticator is
 // configured, and of unauthenticated health checks, as kube names it.
-var anonymous = &authn.User{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+var anonymous = &authn.User{Name: "system:anonymous", Groups: []string{authn.AllUnauthenticated}}
 
 // privilegedGroup's members are exempt from the in-flight limits, as in kube.
 const privilegedGroup = "system:masters"

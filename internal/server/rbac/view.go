@@ -27,9 +27,6 @@ const (
 	clusterRoleBindings = "clusterrolebindings"
 )
 
-// serviceAccountPrefix starts a service account's user name.
-const serviceAccountPrefix = "system:serviceaccount:"
-
 // object is what the View reads of a stored role or binding.
 type object struct {
 	Metadata struct {
@@ -209,7 +206,7 @@ func (v *View) index(key, ns, name string, o *object) {
 			if saNamespace == "" {
 				continue
 			}
-			k.name = serviceAccountPrefix + saNamespace + ":" + s.Name
+			k.name = authn.ServiceAccountUser(saNamespace, s.Name)
 		default:
 			continue
 		}

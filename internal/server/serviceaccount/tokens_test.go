@@ -90,7 +90,7 @@ func TestAuthenticateAcceptsIssuedToken(t *testing.T) {
 	}
 	want := &authn.User{
 		Name: "system:serviceaccount:default:builder", UID: "sa-uid",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"},
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"}, // system:authenticated is the union's to add
 		Extra:  map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=jti-1"}},
 	}
 	if diff := cmp.Diff(want, u); diff != "" {
