@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // TestServiceAccountKeyFlags checks where the signing key comes from: one
@@ -38,5 +41,27 @@ func TestServiceAccountKeyFlags(t *testing.T) {
 		if _, err := o.tokens(dataDir); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want an error naming the flag", name, err)
 		}
+	}
+}
+
+// TestAuthenticationDescribed: the mode log names each way serve
+// authenticates once, through the AuthenticatedGroup that wraps them.
+func TestAuthenticationDescribed(t *testing.T) {
+	dir := t.TempDir()
+	o := &serveOptions{clientCA: filepath.Join(dir, "ca.crt"), tokenFile: filepath.Join(dir, "tokens.csv")}
+	authntest.WriteFile(t, o.clientCA, string(authntest.NewCA(t).PEM))
+	authntest.WriteFile(t, o.tokenFile, "t,alice,1\n")
+	tokens, err := (&serviceAccountOptions{}).tokens(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	defer store.Close()
+	a, _, err := o.authentication(store, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := describe(a), "x509 client certificates, bearer tokens, bearer tokens in WebSocket subprotocols"; got != want {
+		t.Errorf("described as %q, want %q", got, want)
 	}
 }
