@@ -129,11 +129,15 @@ func TestClientGoAccessReviews(t *testing.T) {
 }
 
 // TestClientGoTokenReview asks the binary, serving a token file, whether
-// tokens are valid, as a delegating proxy (kube-rbac-proxy) does.
+// tokens are valid, as a delegating proxy (kube-rbac-proxy) does: the
+// user as the server authenticates it, in system:authenticated (kube's
+// TokenReview asks the server's authenticator, AuthenticatedGroupAdder
+// included).
 func TestClientGoTokenReview(t *testing.T) {
 	dir := t.TempDir()
 	tokens := writeFile(t, dir, "tokens.csv", "alice-token,alice,a-1,\"devs,ops\"\n")
-	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens)
+	// AlwaysAllow: RBAC would refuse alice the review, as kube does.
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", dir, "--unsafe-no-fsync", "--token-auth-file", tokens, "--authorization-mode", "AlwaysAllow")
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, BearerToken: "alice-token", QPS: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +151,7 @@ func TestClientGoTokenReview(t *testing.T) {
 		}
 		return tr.Status
 	}
-	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops"}}}
+	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops", "system:authenticated"}}}
 	if diff := cmp.Diff(want, review("alice-token")); diff != "" {
 		t.Errorf("a known token (-want +got)\n%s", diff)
 	}
