@@ -93,7 +93,7 @@ func (g *Guard) checkRole(ctx context.Context, a authz.Attributes, o *object, ol
 		return nil
 	}
 	name := o.Metadata.Name
-	if err := g.confirmNoEscalation(ctx, a.User, a.Namespace, rulesOf(o)); err != nil {
+	if err := g.confirmNoEscalation(ctx, a.User, a.Namespace, o.Rules); err != nil {
 		return forbidden(a.Resource, name, err.Error())
 	}
 	if a.Resource != clusterRoles {
