@@ -324,7 +324,8 @@ func status(t *testing.T, hc *http.Client, url string) int {
 
 // TestServeSecureMode: `serve --secure` on loopback serves HTTPS with a
 // certificate of the CA in the admin kubeconfig, whose client certificate
-// authenticates, and a request without one is refused and counted; after
+// authenticates, a request without credentials is anonymous (RBAC refuses
+// it) and one with a forged token is refused and counted; after
 // a restart (another port) the first kubeconfig's CA and certificate still
 // work.
 func TestServeSecureMode(t *testing.T) {
@@ -348,11 +349,26 @@ func TestServeSecureMode(t *testing.T) {
 			t.Errorf("--tls-san %s: %v", san, err)
 		}
 	}
-	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusUnauthorized {
-		t.Errorf("no client certificate: %d, want 401", code)
+	// Without credentials a request is system:anonymous, which RBAC
+	// refuses; with credentials the server rejects, it is 401, counted.
+	if code := status(t, anonymous, url+"/api/v1/namespaces"); code != http.StatusForbidden {
+		t.Errorf("no client certificate: %d, want 403", code)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), "GET", url+"/api/v1/namespaces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer forged")
+	resp, err := anonymous.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a forged token: %d, want 401", resp.StatusCode)
 	}
 	series := scrapeSeries(t, admin, url)
-	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="failure"}`, `authenticated_user_requests{username="other"}`} {
+	for _, s := range []string{`authentication_attempts{result="success"}`, `authentication_attempts{result="error"}`, `authenticated_user_requests{username="other"}`} {
 		if series[s] < 1 {
 			t.Errorf("%s is %v, want at least 1", s, series[s])
 		}
