@@ -4,11 +4,15 @@ import "strings"
 
 // The names kube gives users and groups (k8s.io/apiserver's user and
 // serviceaccount packages): the groups of every authenticated user and of
-// anonymous requests, and of every service account.
+// anonymous requests, and of every service account; the user of anonymous
+// requests; the group that may do anything (authorized before RBAC, its
+// writes never checked for escalation, exempt from the in-flight limits).
 const (
-	AllAuthenticated   = "system:authenticated"
-	AllUnauthenticated = "system:unauthenticated"
-	AllServiceAccounts = "system:serviceaccounts"
+	AllAuthenticated      = "system:authenticated"
+	AllUnauthenticated    = "system:unauthenticated"
+	AllServiceAccounts    = "system:serviceaccounts"
+	Anonymous             = "system:anonymous"
+	SystemPrivilegedGroup = "system:masters"
 )
 
 // serviceAccountPrefix starts a service account's user name.

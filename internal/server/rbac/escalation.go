@@ -28,7 +28,7 @@ var fullAuthority = []authz.Rule{
 // its writer holds, as kube's policybased storage: a role's rules must be
 // held by its writer in the role's namespace (cluster-wide for a
 // ClusterRole) unless they may `escalate` it; a binding's role's rules
-// likewise unless they may `bind` it. Members of PrivilegedGroup may write
+// likewise unless they may `bind` it. Members of system:masters may write
 // anything.
 type Guard struct {
 	view       *View
@@ -60,7 +60,7 @@ func (g *Guard) Written(res *resource.Resource, namespace, name string) {
 // update, patch or apply); old is the stored object, nil on create. It
 // returns kube's 403 (or 404 for a binding's missing role) to refuse it.
 func (g *Guard) CheckWrite(ctx context.Context, a authz.Attributes, obj, old api.Object) error {
-	if a.APIGroup != Group || a.User == nil || slices.Contains(a.User.Groups, PrivilegedGroup) {
+	if a.APIGroup != Group || a.User == nil || slices.Contains(a.User.Groups, authn.SystemPrivilegedGroup) {
 		return nil
 	}
 	switch a.Resource {
