@@ -26,7 +26,7 @@ type authorization struct {
 	modes      []string
 	authorizer authz.Authorizer
 	hook       server.WriteHook   // nil without RBAC
-	rules      authz.RuleResolver // RBAC's, for SelfSubjectRulesReview; nil without RBAC
+	rules      authz.RuleResolver // for SelfSubjectRulesReview: each mode's rules
 	anonymous  bool               // requests without credentials are system:anonymous
 	close      func()             // stops following RBAC objects
 }
@@ -65,11 +65,13 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 	a := &authorization{modes: modes, close: func() {}}
 	a.anonymous = authenticated && o.anonymousAuth && !slices.Equal(modes, []string{modeAlwaysAllow})
 	var union authz.Union
+	var rules authz.UnionRules
 	for _, mode := range modes {
 		record := m.AuthorizationDecisions(mode, strings.ToLower(mode))
 		switch mode {
 		case modeAlwaysAllow:
 			union = append(union, authz.Instrumented{Authorizer: authz.AlwaysAllow{}, Record: record})
+			rules = append(rules, authz.AlwaysAllow{})
 		case modeRBAC:
 			view, err := rbac.Start(ctx, store, resource.Builtins(), slog.Default())
 			if err != nil {
@@ -77,13 +79,17 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 			}
 			a.close = view.Close
 			z := rbac.NewAuthorizer(view)
-			a.hook, a.rules = rbac.NewGuard(view, z), z
+			a.hook = rbac.NewGuard(view, z)
+			rules = append(rules, z)
 			union = append(union, rbac.Privileged{}, authz.Instrumented{Authorizer: z, Record: record})
 		}
 	}
-	a.authorizer = union
+	a.authorizer, a.rules = union, rules
 	if len(union) == 1 {
 		a.authorizer = union[0]
+	}
+	if len(rules) == 1 {
+		a.rules = rules[0]
 	}
 	return a, nil
 }
