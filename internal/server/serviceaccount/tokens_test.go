@@ -291,6 +291,25 @@ func TestEnsureSigningKey(t *testing.T) {
 	}
 }
 
+// TestEnsureSigningKeyRace: a server that finds the key file written by
+// another while it generated its own uses the other's, as every server
+// sharing the path must.
+func TestEnsureSigningKeyRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sa.key")
+	var theirs crypto.Signer
+	key, generated, err := ensureSigningKey(path, func() (*rsa.PrivateKey, error) {
+		var err error
+		theirs, _, err = EnsureSigningKey(path) // the other server, first
+		if err != nil {
+			return nil, err
+		}
+		return rsa.GenerateKey(rand.Reader, 2048)
+	})
+	if err != nil || generated || !key.Public().(*rsa.PublicKey).Equal(theirs.Public()) {
+		t.Fatalf("generated %v, %v; want the other server's key", generated, err)
+	}
+}
+
 func TestLoadKeysRejects(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
