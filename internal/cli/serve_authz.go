@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server"
-	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/rbac"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -27,10 +25,10 @@ const (
 type authorization struct {
 	modes      []string
 	authorizer authz.Authorizer
-	hook       server.WriteHook // nil without RBAC
-	rules      ruleResolvers    // each mode's, for SelfSubjectRulesReview
-	anonymous  bool             // requests without credentials are system:anonymous
-	close      func()           // stops following RBAC objects
+	hook       server.WriteHook   // nil without RBAC
+	rules      authz.RuleResolver // for SelfSubjectRulesReview: each mode's rules
+	anonymous  bool               // requests without credentials are system:anonymous
+	close      func()             // stops following RBAC objects
 }
 
 // authorizationModes are the modes asked for, or by default RBAC when an
@@ -68,25 +66,29 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 	a.anonymous = authenticated && o.anonymousAuth && !slices.Equal(modes, []string{modeAlwaysAllow})
 	var union authz.Union
 	var view *rbac.View
+	var rules authz.UnionRules
 	for _, mode := range modes {
 		record := m.AuthorizationDecisions(mode, strings.ToLower(mode))
 		switch mode {
 		case modeAlwaysAllow:
 			union = append(union, authz.Instrumented{Authorizer: authz.AlwaysAllow{}, Record: record})
-			a.rules = append(a.rules, authz.AlwaysAllow{})
+			rules = append(rules, authz.AlwaysAllow{})
 		case modeRBAC:
 			if view, err = rbac.Start(ctx, store, resource.Builtins(), slog.Default()); err != nil {
 				return nil, err
 			}
 			a.close = view.Close
 			z := rbac.NewAuthorizer(view)
-			a.rules = append(a.rules, z)
+			rules = append(rules, z)
 			union = append(union, rbac.Privileged{}, authz.Instrumented{Authorizer: z, Record: record})
 		}
 	}
-	a.authorizer = union
+	a.authorizer, a.rules = union, rules
 	if len(union) == 1 {
 		a.authorizer = union[0]
+	}
+	if len(rules) == 1 {
+		a.rules = rules[0]
 	}
 	if view != nil {
 		// escalate and bind are asked of every authorizer, as kube's
@@ -94,24 +96,4 @@ func (o *serveOptions) authorization(ctx context.Context, store storage.Interfac
 		a.hook = rbac.NewGuard(view, a.authorizer)
 	}
 	return a, nil
-}
-
-// ruleResolvers lists the rules of every mode's resolver, in the modes'
-// order, as kube's union of rule resolvers does: AlwaysAllow's answer
-// every verb on everything, RBAC's the user's bindings'. system:masters'
-// privileged authorizer lists none, as in kube.
-type ruleResolvers []authz.RuleResolver
-
-// RulesFor implements authz.RuleResolver.
-func (rs ruleResolvers) RulesFor(ctx context.Context, u *authn.User, namespace string) ([]authz.Rule, error) {
-	var all []authz.Rule
-	var errs []error
-	for _, r := range rs {
-		rules, err := r.RulesFor(ctx, u, namespace)
-		all = append(all, rules...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return all, errors.Join(errs...)
 }

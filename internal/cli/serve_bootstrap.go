@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,8 +89,8 @@ func (o *serveOptions) logMode(a authn.Authenticator, p *pki.PKI, kubeconfig str
 }
 
 // describe names the authenticators of a for the log: each by its String
-// method, else its type (never its fields, which may hold secrets). The
-// group every authenticated user gets is no authenticator of its own.
+// method, else its type (never its fields, which may hold secrets), each
+// name once (static and service account tokens come the same two ways).
 func describe(a authn.Authenticator) string {
 	if g, ok := a.(authn.AuthenticatedGroup); ok {
 		a = g.Authenticator
@@ -100,10 +101,12 @@ func describe(a authn.Authenticator) string {
 	}
 	names := make([]string, 0, len(all))
 	for _, x := range all {
+		name := fmt.Sprintf("%T", x)
 		if s, ok := x.(fmt.Stringer); ok {
-			names = append(names, s.String())
-		} else {
-			names = append(names, fmt.Sprintf("%T", x))
+			name = s.String()
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
 	return strings.Join(names, ", ")

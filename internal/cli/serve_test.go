@@ -415,7 +415,7 @@ func TestAuthorizationModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.close()
-			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") {
+			if !slices.Equal(a.modes, tt.want) || a.anonymous != tt.anonymous || (a.hook != nil) != slices.Contains(tt.want, "RBAC") || a.rules == nil {
 				t.Fatalf("modes %v anonymous %v hook %v, want %v %v", a.modes, a.anonymous, a.hook != nil, tt.want, tt.anonymous)
 			}
 			// Rules as kube's union lists them: AlwaysAllow's every verb

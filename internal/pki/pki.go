@@ -37,6 +37,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn"
 )
 
 // Lifetimes, as k3s (dynamiclistener) and kubeadm issue them.
@@ -54,7 +56,7 @@ const (
 // RBAC (kube's system:masters).
 const (
 	AdminUser  = "system:admin"
-	AdminGroup = "system:masters"
+	AdminGroup = authn.SystemPrivilegedGroup
 )
 
 // The files of the directory.

@@ -3,12 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/follow"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage"
@@ -18,27 +17,31 @@ import (
 const defaultAccountName = "default"
 
 // ensureConcurrency bounds the namespaces whose accounts are ensured at
-// once when the follower lists them all.
+// once at start.
 const ensureConcurrency = 16
-
-// defaultAccountsRetry is how long the follower waits before listing again
-// after its watches failed (the store unreachable, a revision compacted).
-const defaultAccountsRetry = time.Second
 
 // defaultAccounts keeps a `default` ServiceAccount in every namespace that
 // is not being deleted, as kube-controller-manager's serviceaccounts
 // controller: for every namespace at start, for each new one, and again
-// when it is deleted. It follows the store itself, so the accounts of a
-// namespace another server on the same store created are made too
-// (creates are idempotent: every server may try).
+// when it is deleted. It follows the store itself (one follow.Follower of
+// namespaces, one of service accounts), so the accounts of a namespace
+// another server on the same store created are made too (creates are
+// idempotent: every server may try).
 type defaultAccounts struct {
 	registry             *registry.Registry
 	store                storage.Interface
 	namespaces, accounts *resource.Resource
 	log                  *slog.Logger
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx       context.Context // of the creates; ended by close
+	cancel    context.CancelFunc
+	followers []*follow.Follower
+
+	mu sync.Mutex
+	// starting holds, while start lists them, the namespaces to ensure
+	// concurrently (on a fresh store their creates then share group
+	// commits, as ensureNamespaces'); nil once started. Guarded by mu.
+	starting [][]byte
 }
 
 // startDefaultAccounts ensures the account of every namespace, so that a
@@ -48,108 +51,70 @@ func startDefaultAccounts(ctx context.Context, reg *registry.Registry, store sto
 	d := &defaultAccounts{registry: reg, store: store, log: log}
 	d.namespaces, _ = catalog.Get("", "v1", "namespaces")
 	d.accounts, _ = catalog.Get("", "v1", "serviceaccounts")
-	rev, err := d.ensureAll(ctx)
-	if err != nil {
-		return nil, err
+	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	d.starting = [][]byte{}
+	for _, f := range []struct {
+		res   *resource.Resource
+		what  string
+		apply follow.Apply
+	}{
+		{d.namespaces, "namespaces for their default service accounts", d.namespaceChanged},
+		{d.accounts, "default service accounts", d.accountChanged},
+	} {
+		follower, err := follow.Start(ctx, store, f.res.KeyPrefix(""), f.what, f.apply, log)
+		if err != nil {
+			d.close()
+			return nil, err
+		}
+		d.followers = append(d.followers, follower)
 	}
-	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	d.cancel = cancel
-	d.wg.Go(func() { d.run(fctx, rev) })
+	d.mu.Lock()
+	listed := d.starting
+	d.starting = nil
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ensureConcurrency)
+	for _, ns := range listed {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			d.ensureIfActive(ctx, ns)
+		})
+	}
+	wg.Wait()
 	return d, nil
 }
 
-// close stops the follower and waits for it.
+// close stops the followers and waits for them.
 func (d *defaultAccounts) close() {
 	d.cancel()
-	d.wg.Wait()
-}
-
-// run follows namespaces and accounts from rev, and after a failed watch
-// ensures every namespace's account again and follows on from there, until
-// ctx ends or the store closes.
-func (d *defaultAccounts) run(ctx context.Context, rev int64) {
-	for {
-		err := d.follow(ctx, rev)
-		if ctx.Err() != nil || errors.Is(err, storage.ErrClosed) {
-			return
-		}
-		d.log.Warn("following namespaces for their default service accounts; listing again", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(defaultAccountsRetry):
-		}
-		if rev, err = d.ensureAll(ctx); err != nil {
-			rev = 0 // the next round's follow fails at once, and lists again
-		}
+	for _, f := range d.followers {
+		f.Close()
 	}
 }
 
-// ensureAll ensures the account of every namespace listed and returns the
-// revision of the list.
-func (d *defaultAccounts) ensureAll(ctx context.Context) (int64, error) {
-	opts := storage.ListOptions{Limit: 500}
-	for {
-		page, err := d.store.List(ctx, d.namespaces.KeyPrefix(""), opts)
-		if err != nil {
-			return 0, fmt.Errorf("listing namespaces: %w", err)
-		}
-		// Concurrently: on a fresh store the creates share group commits
-		// (one fsync, not one each), as ensureNamespaces'.
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, ensureConcurrency)
-		for _, kv := range page.KVs {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				d.ensureIfActive(ctx, kv)
-			})
-		}
-		wg.Wait()
-		if page.Continue == "" {
-			return page.Revision, nil
-		}
-		opts.Continue = page.Continue
+// namespaceChanged ensures the account of a namespace listed, created or
+// changed.
+func (d *defaultAccounts) namespaceChanged(_ string, _ int64, value []byte) {
+	if value == nil {
+		return
 	}
+	d.mu.Lock()
+	if d.starting != nil {
+		d.starting = append(d.starting, value)
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	d.ensureIfActive(d.ctx, value)
 }
 
-// follow ensures the account of each namespace created or changed, and of
-// the namespace of each default account deleted, until a watch ends.
-func (d *defaultAccounts) follow(ctx context.Context, rev int64) error {
-	if rev == 0 {
-		return errors.New("no revision to watch from")
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the other watch when one fails
-	nsW, err := d.store.Watch(ctx, d.namespaces.KeyPrefix(""), rev)
-	if err != nil {
-		return err
-	}
-	saW, err := d.store.Watch(ctx, d.accounts.KeyPrefix(""), rev)
-	if err != nil {
-		return err
-	}
-	for {
-		select {
-		case batch, ok := <-nsW.Events():
-			if !ok {
-				return nsW.Err()
-			}
-			for _, ev := range batch {
-				if ev.Type != storage.EventDelete {
-					d.ensureIfActive(ctx, ev.KV)
-				}
-			}
-		case batch, ok := <-saW.Events():
-			if !ok {
-				return saW.Err()
-			}
-			for _, ev := range batch {
-				if ev.Type == storage.EventDelete && ev.KV.Key == d.accounts.Key(d.accounts.NamespaceOfKey(ev.KV.Key), defaultAccountName) {
-					d.ensureCurrent(ctx, d.accounts.NamespaceOfKey(ev.KV.Key))
-				}
-			}
-		}
+// accountChanged ensures the account of the namespace of a default
+// account deleted.
+func (d *defaultAccounts) accountChanged(key string, _ int64, value []byte) {
+	ns := d.accounts.NamespaceOfKey(key)
+	if value == nil && key == d.accounts.Key(ns, defaultAccountName) {
+		d.ensureCurrent(d.ctx, ns)
 	}
 }
 
@@ -163,13 +128,13 @@ func (d *defaultAccounts) ensureCurrent(ctx context.Context, ns string) {
 		}
 		return
 	}
-	d.ensureIfActive(ctx, kv)
+	d.ensureIfActive(ctx, kv.Value)
 }
 
-// ensureIfActive creates the default account of the namespace kv holds,
+// ensureIfActive creates the default account of the namespace value holds,
 // unless the namespace is being deleted or the account exists.
-func (d *defaultAccounts) ensureIfActive(ctx context.Context, kv storage.KV) {
-	ns, err := api.ParseObject(kv.Value)
+func (d *defaultAccounts) ensureIfActive(ctx context.Context, value []byte) {
+	ns, err := api.ParseObject(value)
 	if err != nil || ns.Metadata()["deletionTimestamp"] != nil {
 		return
 	}

@@ -43,10 +43,7 @@ const (
 
 // anonymous is the user of every request when no authenticator is
 // configured, and of unauthenticated health checks, as kube names it.
-var anonymous = &authn.User{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
-
-// privilegedGroup's members are exempt from the in-flight limits, as in kube.
-const privilegedGroup = "system:masters"
+var anonymous = &authn.User{Name: authn.Anonymous, Groups: []string{authn.AllUnauthenticated}}
 
 // openPaths are served without authentication, so that probes and load
 // balancers need no credentials.
@@ -464,9 +461,11 @@ func (s *Server) limitInFlight(next http.Handler) http.Handler {
 	})
 }
 
+// privileged says whether u is exempt from the in-flight limits, as in
+// kube: a member of system:masters.
 func privileged(u *authn.User) bool {
 	for _, g := range u.Groups {
-		if g == privilegedGroup {
+		if g == authn.SystemPrivilegedGroup {
 			return true
 		}
 	}

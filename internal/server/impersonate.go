@@ -28,15 +28,8 @@ const (
 // groups of hundreds fits, one filling its headers with a million does not.
 const maxImpersonations = 1000
 
-// Names kube gives users and groups (k8s.io/apiserver's user and
-// serviceaccount packages).
-const (
-	allAuthenticated       = "system:authenticated"
-	allUnauthenticated     = "system:unauthenticated"
-	serviceAccountPrefix   = "system:serviceaccount:"
-	serviceAccountsGroup   = "system:serviceaccounts"
-	authenticationAPIGroup = "authentication.k8s.io"
-)
+// authenticationAPIGroup is where userextras and uids are impersonated.
+const authenticationAPIGroup = "authentication.k8s.io"
 
 // impersonate lets a request act as the user its Impersonate-* headers
 // name, as kube's WithImpersonation: each thing impersonated is authorized
@@ -95,9 +88,9 @@ func (s *Server) actAs(r *http.Request, requester *authn.User, asked []authz.Att
 		case "users":
 			as.Name = a.Name
 		case "serviceaccounts":
-			as.Name = serviceAccountPrefix + a.Namespace + ":" + a.Name
+			as.Name = authn.ServiceAccountUser(a.Namespace, a.Name)
 			if !groupsGiven {
-				as.Groups = []string{serviceAccountsGroup, serviceAccountsGroup + ":" + a.Namespace}
+				as.Groups = authn.ServiceAccountGroups(a.Namespace)
 			}
 		case "groups":
 			as.Groups = append(as.Groups, a.Name)
@@ -120,10 +113,10 @@ func (s *Server) actAs(r *http.Request, requester *authn.User, asked []authz.Att
 	// Every user but the anonymous one is authenticated, unless the groups
 	// asked say otherwise; the anonymous one never is.
 	switch {
-	case as.Name == anonymous.Name && !slices.Contains(as.Groups, allUnauthenticated):
-		as.Groups = append(as.Groups, allUnauthenticated)
-	case as.Name != anonymous.Name && !slices.Contains(as.Groups, allAuthenticated) && !slices.Contains(as.Groups, allUnauthenticated):
-		as.Groups = append(as.Groups, allAuthenticated)
+	case as.Name == anonymous.Name && !slices.Contains(as.Groups, authn.AllUnauthenticated):
+		as.Groups = append(as.Groups, authn.AllUnauthenticated)
+	case as.Name != anonymous.Name && !slices.Contains(as.Groups, authn.AllAuthenticated) && !slices.Contains(as.Groups, authn.AllUnauthenticated):
+		as.Groups = append(as.Groups, authn.AllAuthenticated)
 	}
 	return as, nil
 }
@@ -172,17 +165,11 @@ func impersonations(h http.Header) ([]authz.Attributes, error) {
 }
 
 // splitServiceAccount reads a service account's user name,
-// system:serviceaccount:<namespace>:<name>, as kube's SplitUsername.
+// system:serviceaccount:<namespace>:<name> with valid names, as kube's
+// SplitUsername.
 func splitServiceAccount(user string) (ns, name string, ok bool) {
-	rest, ok := strings.CutPrefix(user, serviceAccountPrefix)
-	if !ok {
-		return "", "", false
-	}
-	ns, name, ok = strings.Cut(rest, ":")
-	if !ok || strings.Contains(name, ":") || !registry.IsNamespaceName(ns) || !registry.IsObjectName(name) {
-		return "", "", false
-	}
-	return ns, name, true
+	ns, name, ok = authn.SplitServiceAccountUser(user)
+	return ns, name, ok && registry.IsNamespaceName(ns) && registry.IsObjectName(name)
 }
 
 // describe writes what was asked as kube's message does, each an

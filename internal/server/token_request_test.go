@@ -71,7 +71,7 @@ func newTokenServer(t testing.TB, maxExpiration time.Duration) *tokenServer {
 	users := &userRecorder{}
 	s, err := New(t.Context(), Config{
 		Storage: store, ServiceAccountTokens: tokens, Authorizer: users,
-		Authenticator: authn.Union{authn.BearerToken{Tokens: static}, authn.BearerToken{Tokens: sa}},
+		Authenticator: authn.AuthenticatedGroup{Authenticator: authn.Union{authn.BearerToken{Tokens: static}, authn.BearerToken{Tokens: sa}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -31,10 +31,7 @@ rules:
 // with kubectl (when installed) and our CLI, and reads the log it wrote.
 func TestAuditLog(t *testing.T) {
 	dir := t.TempDir()
-	policy, logPath := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "logs", "audit.log")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	policy, logPath := writeFile(t, dir, "policy.yaml", auditPolicy), filepath.Join(dir, "logs", "audit.log")
 	s := startServer(t, "--audit-policy-file", policy, "--audit-log-path", logPath)
 	w := follow(t, s.URL, "get", "cm", "-w", "-o", "name")
 	s.run(t, "apply", "-f", writeFile(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {color: blue}\n"))
@@ -141,13 +138,4 @@ func TestAuditLogToStandardOutput(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata",.*"requestURI":"/api/v1/namespaces`).MatchString(s.logs.String()) {
 		t.Errorf("no event on standard output:\n%s", s.logs)
 	}
-}
-
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

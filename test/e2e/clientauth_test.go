@@ -27,8 +27,7 @@ import (
 func startTLSServer(t *testing.T, ca *authntest.CA, args ...string) *server {
 	t.Helper()
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
-	s := &server{addr: freeAddr(t), dataDir: t.TempDir(), caFile: filepath.Join(t.TempDir(), "ca.crt")}
-	authntest.WriteFile(t, s.caFile, string(ca.PEM))
+	s := &server{addr: freeAddr(t), dataDir: t.TempDir(), caFile: writeFile(t, t.TempDir(), "ca.crt", string(ca.PEM))}
 	s.URL = "https://" + s.addr
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -43,14 +42,12 @@ func startTLSServer(t *testing.T, ca *authntest.CA, args ...string) *server {
 func authServer(t *testing.T) (*server, *authntest.CA, string) {
 	t.Helper()
 	ca := authntest.NewCA(t)
-	dir := t.TempDir()
-	tokens, caFile := filepath.Join(dir, "tokens.csv"), filepath.Join(dir, "ca.crt")
-	authntest.WriteFile(t, tokens, strings.Join([]string{
+	tokens := tokenFile(t,
 		`plugin-token,plugin-user,1,"system:masters"`,
 		`file-one,file-user,2,"system:masters"`,
 		`file-two,file-user,2,"system:masters"`,
-	}, "\n")+"\n")
-	authntest.WriteFile(t, caFile, string(ca.PEM))
+	)
+	caFile := writeFile(t, t.TempDir(), "ca.crt", string(ca.PEM))
 	return startTLSServer(t, ca, "--token-auth-file", tokens, "--client-ca-file", caFile), ca, caFile
 }
 
@@ -164,9 +161,7 @@ func TestExecPluginEndToEnd(t *testing.T) {
 // writeManifest writes a ConfigMap manifest.
 func writeManifest(t *testing.T, name string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name+".yaml")
-	authntest.WriteFile(t, path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: default}\n")
-	return path
+	return writeFile(t, t.TempDir(), name+".yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: default}\n")
 }
 
 // TestTokenFileRotatesEndToEnd: a client whose kubeconfig names a token

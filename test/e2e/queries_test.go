@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,11 +53,7 @@ func TestHostileQueries(t *testing.T) {
 // subprotocol authenticates a WebSocket watch only, never a write that
 // carries the upgrade headers.
 func TestWebSocketTokenOnPlainRequest(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(`s3cret,admin,1,"system:masters"`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startServer(t, "--token-auth-file", tokens, "--anonymous-auth=false")
+	s := startServer(t, "--token-auth-file", tokenFile(t, `s3cret,admin,1,"system:masters"`), "--anonymous-auth=false")
 	protocol := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("s3cret"))
 	for _, method := range []string{"POST", "DELETE"} {
 		req, err := http.NewRequestWithContext(t.Context(), method, s.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(`{"metadata":{"name":"ws"}}`))

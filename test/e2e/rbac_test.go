@@ -3,10 +3,8 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,31 +15,9 @@ import (
 func (s *server) as(t *testing.T, token string) func(method, path, body string) (int, string) {
 	return func(method, path, body string) (int, string) {
 		t.Helper()
-		resp := s.do(t, token, method, path, body)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
+		code, b := s.bearer(t, token, method, path, body)
+		return code, string(b)
 	}
-}
-
-func (s *server) do(t *testing.T, token, method, path, body string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := s.httpClient().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // kubectlRBAC: kubectl creates a role and a binding as the administrator,
@@ -95,8 +71,7 @@ func statusMessage(t *testing.T, body string) string {
 // 401; kubectl creates roles and bindings and prints kube's 403; the
 // authorization metrics count the decisions.
 func TestRBAC(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	authntest.WriteFile(t, tokens, "admin-token,admin,1,system:masters\nalice-token,alice,2\nbob-token,bob,3\n")
+	tokens := tokenFile(t, "admin-token,admin,1,system:masters", "alice-token,alice,2", "bob-token,bob,3")
 	s := startTLSServer(t, authntest.NewCA(t), "--token-auth-file", tokens)
 	admin, alice, anon := s.as(t, "admin-token"), s.as(t, "alice-token"), s.as(t, "")
 	const rbacV1 = "/apis/rbac.authorization.k8s.io/v1"

@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,12 +53,8 @@ func TestSecureMode(t *testing.T) {
 // that it lists the namespaces every server has.
 func getNamespaces(t *testing.T, kubeconfig string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "get", "namespaces", "--kubeconfig", kubeconfig)
-	cmd.Env = cliEnv(t)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "kube-system") {
+	out, err := cli(t, kubeconfig, "get", "namespaces")
+	if err != nil || !strings.Contains(out, "kube-system") {
 		t.Fatalf("listwatch get namespaces --kubeconfig %s: %v\n%s", kubeconfig, err, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 )
 
 // Deadlines: generous, because the race detector and a loaded 2-core
@@ -69,6 +72,52 @@ func (s *server) httpClient() *http.Client {
 		return s.https
 	}
 	return http.DefaultClient
+}
+
+// bearer makes a request to s with a bearer token ("" for none) and
+// returns the code and body.
+func (s *server) bearer(t *testing.T, token, method, path, body string) (int, []byte) {
+	t.Helper()
+	resp := s.do(t, token, method, path, body)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// do sends a request with a JSON body to s with a bearer token ("" for
+// none); the caller closes the response's body.
+func (s *server) do(t *testing.T, token, method, path, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := s.httpClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// tokenFile writes a --token-auth-file of lines (token,user,uid,"groups").
+func tokenFile(t *testing.T, lines ...string) string {
+	t.Helper()
+	return writeFile(t, t.TempDir(), "tokens.csv", strings.Join(lines, "\n")+"\n")
+}
+
+// writeFile writes content to name in dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	authntest.WriteFile(t, path, content)
+	return path
 }
 
 // freeAddr returns a loopback address nothing listens on, so a restarted

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,30 +20,7 @@ import (
 // in system:masters, and which lets every user do anything: these tests
 // are of authentication.
 func adminTokenFlags(t *testing.T) []string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(file, []byte(`admin,admin,1,"system:masters"`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return []string{"--token-auth-file", file, "--authorization-mode", "AlwaysAllow"}
-}
-
-// bearer makes a request with a bearer token and returns the code and body.
-func (s *server) bearer(t *testing.T, token, method, path, body string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return []string{"--token-auth-file", tokenFile(t, `admin,admin,1,"system:masters"`), "--authorization-mode", "AlwaysAllow"}
 }
 
 // createToken asks for a token of namespace default's account sa.

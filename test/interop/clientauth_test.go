@@ -98,23 +98,18 @@ func sendOurs(t *testing.T, r *recorder, kubeconfig string) http.Header {
 // authKubeconfig writes a kubeconfig for r with the given user (YAML).
 func authKubeconfig(t *testing.T, r *recorder, cluster, user string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	content := `apiVersion: v1
+	return writeFile(t, t.TempDir(), "kubeconfig", `apiVersion: v1
 kind: Config
 current-context: c
 contexts: [{name: c, context: {cluster: c, user: u}}]
 clusters:
 - name: c
   cluster:
-    server: "` + r.URL + `"
-    certificate-authority-data: ` + base64.StdEncoding.EncodeToString([]byte(r.caPEM())) + cluster + `
+    server: "`+r.URL+`"
+    certificate-authority-data: `+base64.StdEncoding.EncodeToString([]byte(r.caPEM()))+cluster+`
 users:
 - name: u
-  user: ` + user + "\n"
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+  user: `+user+"\n")
 }
 
 // TestImpersonationAsClientGo: a kubeconfig's impersonation reaches the
@@ -149,12 +144,8 @@ func TestExecPluginAsClientGo(t *testing.T) {
 	for _, version := range []string{"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"} {
 		t.Run(version, func(t *testing.T) {
 			dir := t.TempDir()
-			plugin := filepath.Join(dir, "plugin.sh")
-			script := "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$INFO_FILE\"\necho '{\"apiVersion\":\"" + version +
-				"\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"tok-'\"$1\"'\"}}'\n"
-			if err := os.WriteFile(plugin, []byte(script), 0o700); err != nil {
-				t.Fatal(err)
-			}
+			plugin := writeFile(t, dir, "plugin.sh", "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$INFO_FILE\"\necho '{\"apiVersion\":\""+version+
+				"\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"tok-'\"$1\"'\"}}'\n")
 			mode := "\n      interactiveMode: Never"
 			if strings.HasSuffix(version, "v1beta1") {
 				mode = "" // IfAvailable by default: no terminal here

@@ -1,8 +1,6 @@
 package interop
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,10 +17,7 @@ import (
 // an administrator (system:masters) writes RBAC objects with the typed
 // clients.
 func TestClientGoRBAC(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,system:masters\nalice-token,alice,2\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tokens := writeFile(t, t.TempDir(), "tokens.csv", "admin-token,admin,1,system:masters\nalice-token,alice,2\n")
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--token-auth-file", tokens)
 	as := func(token string) *kubernetes.Clientset {
 		// JSON: client-go asks for protobuf, which the RBAC kinds may lack.

@@ -171,7 +171,8 @@ func field(obj map[string]any, path ...string) any {
 	return v
 }
 
-// writeFile writes content to name in dir and returns its path.
+// writeFile writes content to name in dir, executable (a script), and
+// returns its path.
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

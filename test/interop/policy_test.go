@@ -195,7 +195,9 @@ func TestDefaultPolicyTwoServersEtcd(t *testing.T) {
 	}
 	bin := listwatchBin(t)
 	cli := RunEtcd(t)
-	args := []string{"--storage", "etcd", "--etcd-endpoints", "http://" + cli.Endpoints()[0], "--etcd-prefix", "/policy-test"}
+	// One data directory: both start at once and must agree on the
+	// service account signing key generated into it.
+	args := []string{"--storage", "etcd", "--etcd-endpoints", "http://" + cli.Endpoints()[0], "--etcd-prefix", "/policy-test", "--data-dir", t.TempDir()}
 	servers := make([]*Listwatch, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup

@@ -6,6 +6,10 @@
 // Authentication only says who a request is from; package authz decides
 // what they may do.
 //
+// The names kube gives users and groups (system:authenticated, a service
+// account's system:serviceaccount:<namespace>:<name> and its groups) are
+// defined here once, for every package that makes or reads them.
+//
 // An Authenticator answers (user, true, nil) for credentials it accepts,
 // (nil, false, nil) when the request carries none of its kind, and an error
 // when it carries credentials of its kind that it rejects. Union tries
@@ -73,12 +77,6 @@ func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(userKey{}).(*User)
 	return u, ok
 }
-
-// The groups kube gives every authenticated user, and anonymous requests.
-const (
-	AllAuthenticated   = "system:authenticated"
-	AllUnauthenticated = "system:unauthenticated"
-)
 
 // AuthenticatedGroup adds AllAuthenticated to the groups of every user its
 // Authenticator accepts, unless they have it or AllUnauthenticated, as

@@ -67,13 +67,14 @@ func (AlwaysAllow) RulesFor(context.Context, *authn.User, string) ([]Rule, error
 }
 
 // Rule is an RBAC PolicyRule: the verbs it allows on resources of API
-// groups (optionally by name), or on non-resource URLs.
+// groups (optionally by name), or on non-resource URLs. Its JSON is
+// rbacv1.PolicyRule's, as stored.
 type Rule struct {
-	Verbs           []string
-	APIGroups       []string
-	Resources       []string
-	ResourceNames   []string
-	NonResourceURLs []string
+	Verbs           []string `json:"verbs"`
+	APIGroups       []string `json:"apiGroups,omitempty"`
+	Resources       []string `json:"resources,omitempty"`
+	ResourceNames   []string `json:"resourceNames,omitempty"`
+	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
 }
 
 // RuleResolver lists the rules a user holds in a namespace (the rules of

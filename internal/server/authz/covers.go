@@ -1,29 +1,59 @@
 package authz
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
 
-// Covers reports whether owner's rules allow everything servant's allow, as
+// MaxGrants bounds the (group, resource, verb, name) and (URL, verb)
+// combinations Covers breaks rules down into: kube expands every rule into
+// them, so a role of a few hundred short entries in each list (well within
+// a body's 3 MiB) would take minutes and gigabytes.
+const MaxGrants = 100_000
+
+// ErrTooManyGrants is Covers' refusal of rules granting more than MaxGrants
+// combinations.
+var ErrTooManyGrants = fmt.Errorf("more than %d combinations of API group, resource, verb and name", MaxGrants)
+
+// Covers returns the rules servant grants that owner's rules do not, as
 // kube's validation.Covers: servant's rules are broken down into rules of
 // one verb, one API group, one resource and at most one resource name (or
 // one verb and one non-resource URL), and each must be allowed by a single
 // owner rule. uncovered are the broken-down rules none allows, in order.
-func Covers(owner, servant []Rule) (ok bool, uncovered []Rule) {
+// It fails with ErrTooManyGrants, before expanding anything, when servant
+// grants more than MaxGrants combinations.
+func Covers(owner, servant []Rule) (uncovered []Rule, err error) {
+	if grants(servant) > MaxGrants {
+		return nil, ErrTooManyGrants
+	}
 	for _, s := range servant {
-		for _, sub := range Breakdown(s) {
-			if !slices.ContainsFunc(owner, func(o Rule) bool { return ruleCovers(o, sub) }) {
+		for _, sub := range breakdown(s) {
+			if !slices.ContainsFunc(owner, func(o Rule) bool { return ruleCovers(&o, &sub) }) {
 				uncovered = append(uncovered, sub)
 			}
 		}
 	}
-	return len(uncovered) == 0, uncovered
+	return uncovered, nil
 }
 
-// Breakdown returns r as rules of one verb, API group, resource and resource
-// name each (kube's BreakdownRule), then one per verb and non-resource URL.
-func Breakdown(r Rule) []Rule {
+// grants counts the combinations rules grant, up to MaxGrants+1.
+func grants(rules []Rule) int {
+	n := 0
+	for _, r := range rules {
+		n += len(r.APIGroups) * len(r.Resources) * len(r.Verbs) * max(1, len(r.ResourceNames))
+		n += len(r.NonResourceURLs) * len(r.Verbs)
+		if n > MaxGrants || n < 0 {
+			return MaxGrants + 1
+		}
+	}
+	return n
+}
+
+// breakdown returns r as rules of one verb, API group, resource and
+// resource name each (kube's BreakdownRule), then one per verb and
+// non-resource URL.
+func breakdown(r Rule) []Rule {
 	var subs []Rule
 	for _, g := range r.APIGroups {
 		for _, res := range r.Resources {
@@ -48,8 +78,9 @@ func Breakdown(r Rule) []Rule {
 	return subs
 }
 
-// ruleCovers reports whether owner allows sub, a broken-down rule.
-func ruleCovers(owner, sub Rule) bool {
+// ruleCovers reports whether owner allows sub, a broken-down rule, as
+// kube's ruleCovers.
+func ruleCovers(owner, sub *Rule) bool {
 	names := len(owner.ResourceNames) == 0 || len(sub.ResourceNames) > 0 && hasAll(owner.ResourceNames, sub.ResourceNames)
 	return (slices.Contains(owner.Verbs, "*") || hasAll(owner.Verbs, sub.Verbs)) &&
 		(slices.Contains(owner.APIGroups, "*") || hasAll(owner.APIGroups, sub.APIGroups)) &&
@@ -84,14 +115,18 @@ func resourcesCover(set, want []string) bool {
 	return true
 }
 
-// urlsCover: an owner URL ending in "*" covers every URL it prefixes.
 func urlsCover(set, want []string) bool {
 	for _, u := range want {
-		if !slices.ContainsFunc(set, func(o string) bool {
-			return o == u || strings.HasSuffix(o, "*") && strings.HasPrefix(u, strings.TrimRight(o, "*"))
-		}) {
+		if !slices.ContainsFunc(set, func(o string) bool { return URLCovers(o, u) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// URLCovers reports whether a rule's non-resource URL covers path: the
+// same path, or a prefix of it ending in "*" ("*" alone covers every
+// path), as kube's NonResourceURLMatches.
+func URLCovers(rule, path string) bool {
+	return rule == path || strings.HasSuffix(rule, "*") && strings.HasPrefix(path, strings.TrimRight(rule, "*"))
 }

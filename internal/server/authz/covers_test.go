@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,13 +56,34 @@ func TestCovers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, uncovered := Covers(tc.owner, tc.servant)
-			if ok != (len(tc.uncovered) == 0) {
-				t.Errorf("covered = %v, want %v", ok, len(tc.uncovered) == 0)
+			uncovered, err := Covers(tc.owner, tc.servant)
+			if err != nil {
+				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.uncovered, uncovered); diff != "" {
 				t.Errorf("uncovered (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCoversBounded: rules granting MaxGrants combinations are checked,
+// one more are refused before anything is expanded.
+func TestCoversBounded(t *testing.T) {
+	names := func(n int) []string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprint("n", i)
+		}
+		return s
+	}
+	owner := []Rule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}
+	atLimit := []Rule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: names(100), ResourceNames: names(MaxGrants / 100)}}
+	if uncovered, err := Covers(owner, atLimit); err != nil || len(uncovered) != 0 {
+		t.Fatalf("at the limit: uncovered %d, err %v; want none", len(uncovered), err)
+	}
+	past := append(atLimit, Rule{Verbs: []string{"get"}, NonResourceURLs: []string{"/x"}})
+	if _, err := Covers(owner, past); !errors.Is(err, ErrTooManyGrants) {
+		t.Fatalf("past the limit: err %v, want ErrTooManyGrants", err)
 	}
 }

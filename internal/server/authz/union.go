@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/listwatch/listwatch/internal/server/authn"
 )
 
 // Union asks each authorizer in turn, as kube's union authorizer: the
@@ -28,6 +30,24 @@ func (u Union) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 		}
 	}
 	return NoOpinion, strings.Join(reasons, "\n"), errors.Join(errs...)
+}
+
+// UnionRules lists the rules of each resolver, as kube's union rule
+// resolver: all their rules, and the errors of those that failed.
+type UnionRules []RuleResolver
+
+// RulesFor implements RuleResolver.
+func (u UnionRules) RulesFor(ctx context.Context, user *authn.User, namespace string) ([]Rule, error) {
+	var rules []Rule
+	var errs []error
+	for _, r := range u {
+		rs, err := r.RulesFor(ctx, user, namespace)
+		rules = append(rules, rs...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return rules, errors.Join(errs...)
 }
 
 // Instrumented reports each terminal decision of an authorizer ("allowed"

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/selector"
@@ -34,7 +35,7 @@ type Aggregator struct {
 type clusterRole struct {
 	rev    int64 // of the state read
 	labels map[string]string
-	rules  []rule
+	rules  []authz.Rule
 	// selectors are its aggregationRule's, parsed; nil if it has none or
 	// one does not parse (it is then left alone, as kube's controller
 	// fails to sync it).
@@ -126,7 +127,7 @@ func (a *Aggregator) aggregate(ctx context.Context) error {
 				continue
 			}
 			want := a.union(name, cr.selectors, names)
-			if slices.EqualFunc(want, cr.rules, rule.equal) {
+			if slices.EqualFunc(want, cr.rules, sameRule) {
 				continue
 			}
 			if err := a.write(ctx, name, want); err != nil {
@@ -145,8 +146,8 @@ func (a *Aggregator) aggregate(ctx context.Context) error {
 // union is kube's aggregation: for each selector in turn, the rules of the
 // roles it matches (by name, role name itself aside), each rule once (a
 // set of their keys, so that many rules cost linear time, not quadratic).
-func (a *Aggregator) union(name string, sels []selector.Labels, names []string) []rule {
-	var out []rule
+func (a *Aggregator) union(name string, sels []selector.Labels, names []string) []authz.Rule {
+	var out []authz.Rule
 	seen := map[string]bool{}
 	for _, sel := range sels {
 		for _, n := range names {
@@ -155,7 +156,7 @@ func (a *Aggregator) union(name string, sels []selector.Labels, names []string) 
 				continue
 			}
 			for _, r := range cr.rules {
-				if k := r.key(); !seen[k] {
+				if k := ruleKey(r); !seen[k] {
 					seen[k] = true
 					out = append(out, r)
 				}
@@ -167,13 +168,13 @@ func (a *Aggregator) union(name string, sels []selector.Labels, names []string) 
 
 // write sets the rules of ClusterRole name, if it is still aggregated and
 // they differ, and records what it wrote.
-func (a *Aggregator) write(ctx context.Context, name string, rules []rule) error {
+func (a *Aggregator) write(ctx context.Context, name string, rules []authz.Rule) error {
 	w, err := a.reg.Update(ctx, a.roles, "", name, func(cur api.Object) (api.Object, error) {
 		c, err := read(cur)
 		if err != nil {
 			return nil, err
 		}
-		if c.AggregationRule == nil || slices.EqualFunc(c.Rules, rules, rule.equal) {
+		if c.AggregationRule == nil || slices.EqualFunc(c.Rules, rules, sameRule) {
 			return nil, errUnchanged // the view is behind: its change is on its way
 		}
 		next := withoutPrecondition(cur)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
 // TestAggregatorUnion follows kube's syncClusterRole: selector by
@@ -30,7 +31,7 @@ func TestAggregatorUnion(t *testing.T) {
 		a.put(obj)
 	}
 	got := a.union("agg", a.view["agg"].selectors, []string{"a", "agg", "b", "c", "d"})
-	want := []rule{
+	want := []authz.Rule{
 		{Verbs: []string{"list"}}, // y: a, c
 		{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{}},
 		{Verbs: []string{"a", "b"}},

@@ -18,25 +18,16 @@ const Group = "rbac.authorization.k8s.io"
 // reconciliation (rbacv1.AutoUpdateAnnotationKey).
 const autoUpdate = "rbac.authorization.kubernetes.io/autoupdate"
 
-// rule is an RBAC PolicyRule in its JSON form (rbacv1.PolicyRule's tags).
-type rule struct {
-	Verbs           []string `json:"verbs"`
-	APIGroups       []string `json:"apiGroups,omitempty"`
-	Resources       []string `json:"resources,omitempty"`
-	ResourceNames   []string `json:"resourceNames,omitempty"`
-	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
-}
-
-// equal is kube's semantic equality of rules: an empty list is a nil one.
-func (r rule) equal(o rule) bool {
+// sameRule is kube's semantic equality of rules: an empty list is a nil one.
+func sameRule(r, o authz.Rule) bool {
 	return slices.Equal(r.Verbs, o.Verbs) && slices.Equal(r.APIGroups, o.APIGroups) &&
 		slices.Equal(r.Resources, o.Resources) && slices.Equal(r.ResourceNames, o.ResourceNames) &&
 		slices.Equal(r.NonResourceURLs, o.NonResourceURLs)
 }
 
-// key is the same for rules that are equal, and differs otherwise: each
-// list's length, then each string's length and bytes.
-func (r rule) key() string {
+// ruleKey is the same for rules that are equal, and differs otherwise:
+// each list's length, then each string's length and bytes.
+func ruleKey(r authz.Rule) string {
 	var b []byte
 	for _, l := range [][]string{r.Verbs, r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs} {
 		b = binary.AppendUvarint(b, uint64(len(l)))
@@ -75,7 +66,7 @@ type rbacObject struct {
 		Labels          map[string]string `json:"labels"`
 		Annotations     map[string]string `json:"annotations"`
 	} `json:"metadata"`
-	Rules           []rule           `json:"rules"`
+	Rules           []authz.Rule     `json:"rules"`
 	AggregationRule *aggregationRule `json:"aggregationRule"`
 	RoleRef         roleRef          `json:"roleRef"`
 	Subjects        []subject        `json:"subjects"`
@@ -109,14 +100,6 @@ func jsonValue(v any) any {
 	var out any
 	if err := json.Unmarshal(b, &out); err != nil {
 		panic(err)
-	}
-	return out
-}
-
-func authzRules(rs []rule) []authz.Rule {
-	out := make([]authz.Rule, len(rs))
-	for i, r := range rs {
-		out[i] = authz.Rule(r)
 	}
 	return out
 }

@@ -195,12 +195,12 @@ func reconciled(cur, want api.Object, log *slog.Logger) (api.Object, error) {
 			changed = true
 		}
 	} else {
-		if _, uncovered := authz.Covers(authzRules(c.Rules), authzRules(w.Rules)); len(uncovered) > 0 {
-			missing := make([]rule, len(uncovered))
-			for i, r := range uncovered {
-				missing[i] = rule(r)
-			}
-			next["rules"] = append(listOf(next["rules"]), jsonValue(missing).([]any)...)
+		uncovered, err := authz.Covers(c.Rules, w.Rules)
+		if err != nil {
+			return nil, err
+		}
+		if len(uncovered) > 0 {
+			next["rules"] = append(listOf(next["rules"]), jsonValue(uncovered).([]any)...)
 			changed = true
 		}
 		if aggregationChanged(next, c.AggregationRule, w.AggregationRule) {

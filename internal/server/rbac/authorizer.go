@@ -10,17 +10,14 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
-// PrivilegedGroup's members may do anything, before RBAC is asked, as
-// kube's privileged group authorizer allows system:masters.
-const PrivilegedGroup = "system:masters"
-
-// Privileged allows every request of a member of PrivilegedGroup and has
-// no opinion on the others.
+// Privileged allows every request of a member of system:masters
+// (authn.SystemPrivilegedGroup), as kube's privileged group authorizer,
+// and has no opinion on the others.
 type Privileged struct{}
 
 // Authorize implements authz.Authorizer.
 func (Privileged) Authorize(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
-	if a.User != nil && slices.Contains(a.User.Groups, PrivilegedGroup) {
+	if a.User != nil && slices.Contains(a.User.Groups, authn.SystemPrivilegedGroup) {
 		return authz.Allow, "", nil
 	}
 	return authz.NoOpinion, "", nil

@@ -28,7 +28,7 @@ var fullAuthority = []authz.Rule{
 // its writer holds, as kube's policybased storage: a role's rules must be
 // held by its writer in the role's namespace (cluster-wide for a
 // ClusterRole) unless they may `escalate` it; a binding's role's rules
-// likewise unless they may `bind` it. Members of PrivilegedGroup may write
+// likewise unless they may `bind` it. Members of system:masters may write
 // anything.
 type Guard struct {
 	view       *View
@@ -60,7 +60,7 @@ func (g *Guard) Written(res *resource.Resource, namespace, name string) {
 // update, patch or apply); old is the stored object, nil on create. It
 // returns kube's 403 (or 404 for a binding's missing role) to refuse it.
 func (g *Guard) CheckWrite(ctx context.Context, a authz.Attributes, obj, old api.Object) error {
-	if a.APIGroup != Group || a.User == nil || slices.Contains(a.User.Groups, PrivilegedGroup) {
+	if a.APIGroup != Group || a.User == nil || slices.Contains(a.User.Groups, authn.SystemPrivilegedGroup) {
 		return nil
 	}
 	switch a.Resource {
@@ -93,7 +93,7 @@ func (g *Guard) checkRole(ctx context.Context, a authz.Attributes, o *object, ol
 		return nil
 	}
 	name := o.Metadata.Name
-	if err := g.confirmNoEscalation(ctx, a.User, a.Namespace, rulesOf(o)); err != nil {
+	if err := g.confirmNoEscalation(ctx, a.User, a.Namespace, o.Rules); err != nil {
 		return forbidden(a.Resource, name, err.Error())
 	}
 	if a.Resource != clusterRoles {
@@ -150,34 +150,14 @@ func registryNotFound(kind, name string) error {
 	return apierror.NotFound(apierror.Target{Group: Group, Resource: strings.ToLower(kind) + "s", Name: name})
 }
 
-// maxGrants bounds the (group, resource, verb, name) and (URL, verb)
-// combinations an escalation check compares with its writer's rules: kube
-// expands every rule into them, so a role of a few hundred short entries
-// in each list (well within a body's 3 MiB) would take minutes and
-// gigabytes.
-const maxGrants = 100_000
-
-// grants counts the combinations rules grant, up to maxGrants+1.
-func grants(rules []authz.Rule) int {
-	n := 0
-	for _, r := range rules {
-		n += len(r.APIGroups) * len(r.Resources) * len(r.Verbs) * max(1, len(r.ResourceNames))
-		n += len(r.NonResourceURLs) * len(r.Verbs)
-		if n > maxGrants || n < 0 {
-			return maxGrants + 1
-		}
-	}
-	return n
-}
-
 // confirmNoEscalation fails unless user holds every rule in namespace, in
 // kube's words (ConfirmNoEscalation).
 func (g *Guard) confirmNoEscalation(ctx context.Context, user *authn.User, namespace string, rules []authz.Rule) error {
-	if grants(rules) > maxGrants {
-		return fmt.Errorf("user %q (groups=%q) is attempting to grant more than %d combinations of API group, resource, verb and name, too many to check against the permissions held", user.Name, user.Groups, maxGrants)
-	}
 	owner, resolveErr := NewAuthorizer(g.view).RulesFor(ctx, user, namespace)
-	missing := covers(owner, rules)
+	missing, err := authz.Covers(owner, rules)
+	if err != nil {
+		return fmt.Errorf("user %q (groups=%q) is attempting to grant %w, too many to check against the permissions held", user.Name, user.Groups, err)
+	}
 	if len(missing) == 0 {
 		return nil
 	}

@@ -29,30 +29,18 @@ const (
 	clusterRoleBindings = "clusterrolebindings"
 )
 
-// serviceAccountPrefix starts a service account's user name.
-const serviceAccountPrefix = "system:serviceaccount:"
-
 // object is what the View reads of a stored role or binding.
 type object struct {
 	Metadata struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
-	Rules           []rule    `json:"rules"`
-	RoleRef         roleRef   `json:"roleRef"`
-	Subjects        []subject `json:"subjects"`
+	Rules           []authz.Rule `json:"rules"`
+	RoleRef         roleRef      `json:"roleRef"`
+	Subjects        []subject    `json:"subjects"`
 	AggregationRule *struct {
 		ClusterRoleSelectors []json.RawMessage `json:"clusterRoleSelectors"`
 	} `json:"aggregationRule"`
-}
-
-// rule is a PolicyRule as stored; it converts to authz.Rule.
-type rule struct {
-	Verbs           []string `json:"verbs"`
-	APIGroups       []string `json:"apiGroups"`
-	Resources       []string `json:"resources"`
-	ResourceNames   []string `json:"resourceNames"`
-	NonResourceURLs []string `json:"nonResourceURLs"`
 }
 
 type roleRef struct {
@@ -65,14 +53,6 @@ type subject struct {
 	Kind      string `json:"kind"`
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
-}
-
-func rulesOf(o *object) []authz.Rule {
-	rs := make([]authz.Rule, len(o.Rules))
-	for i, r := range o.Rules {
-		rs[i] = authz.Rule(r)
-	}
-	return rs
 }
 
 // binding is a RoleBinding (namespace set) or a ClusterRoleBinding.
@@ -203,7 +183,7 @@ func setOrDelete(m map[string][]authz.Rule, k string, o *object) {
 		delete(m, k)
 		return
 	}
-	m[k] = rulesOf(o)
+	m[k] = o.Rules
 }
 
 // index adds a binding under each of its subjects. A service account is
@@ -233,7 +213,7 @@ func (v *View) index(key, ns, name string, o *object) {
 			if saNamespace == "" {
 				continue
 			}
-			k.name = serviceAccountPrefix + saNamespace + ":" + s.Name
+			k.name = authn.ServiceAccountUser(saNamespace, s.Name)
 			described = s.Name + "/" + saNamespace
 		default:
 			continue

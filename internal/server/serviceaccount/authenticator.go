@@ -15,13 +15,6 @@ import (
 	"github.com/listwatch/listwatch/storage"
 )
 
-// The groups of every service account, as kube's MakeGroupNames, and the
-// group of every authenticated user.
-const (
-	AllServiceAccountsGroup = "system:serviceaccounts"
-	authenticatedGroup      = "system:authenticated"
-)
-
 // CredentialIDKey is the user's extra naming the token it authenticated by
 // ("JTI=<jti>"), as kube's, so that audit logs can tell tokens apart.
 const CredentialIDKey = "authentication.kubernetes.io/credential-id"
@@ -99,9 +92,9 @@ func (a *Authenticator) authenticate(ctx context.Context, token string) (*authn.
 		}
 	}
 	u := &authn.User{
-		Name:   Username(c.Namespace, c.ServiceAccount.Name),
+		Name:   authn.ServiceAccountUser(c.Namespace, c.ServiceAccount.Name),
 		UID:    c.ServiceAccount.UID,
-		Groups: []string{AllServiceAccountsGroup, AllServiceAccountsGroup + ":" + c.Namespace, authenticatedGroup},
+		Groups: authn.ServiceAccountGroups(c.Namespace), // system:authenticated is authn.AuthenticatedGroup's to add
 	}
 	if c.ID != "" {
 		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + c.ID}}

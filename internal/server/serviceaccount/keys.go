@@ -68,18 +68,29 @@ func LoadVerificationKeys(path string) ([]crypto.PublicKey, error) {
 
 // EnsureSigningKey returns the key in path, first generating an RSA key
 // into it (mode 0600) if the file does not exist: a server with no key
-// flag keeps its tokens valid across restarts.
+// flag keeps its tokens valid across restarts. Servers sharing the path
+// (and an etcd store) that start at once agree on the key the first of
+// them wrote.
 func EnsureSigningKey(path string) (key crypto.Signer, generated bool, err error) {
+	return ensureSigningKey(path, func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, generatedKeyBits) })
+}
+
+func ensureSigningKey(path string, generate func() (*rsa.PrivateKey, error)) (key crypto.Signer, generated bool, err error) {
 	key, err = LoadSigningKey(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, false, err
 	}
-	rsaKey, err := rsa.GenerateKey(rand.Reader, generatedKeyBits)
+	rsaKey, err := generate()
 	if err != nil {
 		return nil, false, err
 	}
 	der := x509.MarshalPKCS1PrivateKey(rsaKey)
-	if err := writeNew(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der})); err != nil {
+	err = writeNew(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der}))
+	if errors.Is(err, fs.ErrExist) { // another server wrote one meanwhile
+		key, err = LoadSigningKey(path)
+		return key, false, err
+	}
+	if err != nil {
 		return nil, false, err
 	}
 	return rsaKey, true, nil

@@ -33,6 +33,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/listwatch/listwatch/internal/server/authn"
 )
 
 // DefaultIssuer is the issuer of tokens when none is configured: the name
@@ -205,7 +207,7 @@ type kubernetesClaims struct {
 func (t *Tokens) Issue(c Claims) (string, error) {
 	payload := map[string]any{
 		"iss": t.Issuer(),
-		"sub": Username(c.Namespace, c.ServiceAccount.Name),
+		"sub": authn.ServiceAccountUser(c.Namespace, c.ServiceAccount.Name),
 		"aud": c.Audiences,
 		"exp": c.Expiry.Unix(),
 		"iat": c.IssuedAt.Unix(),
@@ -226,11 +228,6 @@ func (t *Tokens) Issue(c Claims) (string, error) {
 		return "", fmt.Errorf("signing a service account token: %w", err)
 	}
 	return sig.CompactSerialize()
-}
-
-// Username is a service account's user name, as kube's MakeUsername.
-func Username(namespace, name string) string {
-	return "system:serviceaccount:" + namespace + ":" + name
 }
 
 // Reasons a token is refused, logged (at debug) and never told the client.
@@ -293,7 +290,7 @@ func (t *Tokens) verifyUncached(token string) (verifiedToken, error) {
 		return verifiedToken{}, errAudience
 	}
 	k := private.Kubernetes
-	if k.Namespace == "" || k.ServiceAccount.Name == "" || public.Subject != Username(k.Namespace, k.ServiceAccount.Name) {
+	if k.Namespace == "" || k.ServiceAccount.Name == "" || public.Subject != authn.ServiceAccountUser(k.Namespace, k.ServiceAccount.Name) {
 		return verifiedToken{}, errClaims
 	}
 	if k.Pod != nil || k.Node != nil {

@@ -90,7 +90,7 @@ func TestAuthenticateAcceptsIssuedToken(t *testing.T) {
 	}
 	want := &authn.User{
 		Name: "system:serviceaccount:default:builder", UID: "sa-uid",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"},
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"}, // system:authenticated is the union's to add
 		Extra:  map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=jti-1"}},
 	}
 	if diff := cmp.Diff(want, u); diff != "" {
@@ -288,6 +288,25 @@ func TestEnsureSigningKey(t *testing.T) {
 	pubs, err := LoadVerificationKeys(path)
 	if err != nil || len(pubs) != 1 || !first.Public().(*rsa.PublicKey).Equal(pubs[0]) {
 		t.Fatalf("verification keys of the key file: %v %v", pubs, err)
+	}
+}
+
+// TestEnsureSigningKeyRace: a server that finds the key file written by
+// another while it generated its own uses the other's, as every server
+// sharing the path must.
+func TestEnsureSigningKeyRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sa.key")
+	var theirs crypto.Signer
+	key, generated, err := ensureSigningKey(path, func() (*rsa.PrivateKey, error) {
+		var err error
+		theirs, _, err = EnsureSigningKey(path) // the other server, first
+		if err != nil {
+			return nil, err
+		}
+		return rsa.GenerateKey(rand.Reader, 2048)
+	})
+	if err != nil || generated || !key.Public().(*rsa.PublicKey).Equal(theirs.Public()) {
+		t.Fatalf("generated %v, %v; want the other server's key", generated, err)
 	}
 }
 
