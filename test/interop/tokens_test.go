@@ -25,10 +25,8 @@ func TestServiceAccountTokens(t *testing.T) {
 	ca := authntest.NewCA(t)
 	certFile, keyFile := authntest.WritePEM(t, ca.Server(t))
 	caFile := writeFile(t, dir, "ca.crt", string(ca.PEM))
-	// AlwaysAllow: these are tests of authentication; RBAC would refuse
-	// the accounts everything.
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--token-auth-file", tokens,
-		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile, "--authorization-mode", "AlwaysAllow")
+		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
 	k := kubectls(t)["current"](t, lw.URL)
 	k.env = append(k.env, "KUBECONFIG="+kubeconfigWithCA(t, lw.URL, caFile))
 	k.must(t, "--token", "admin", "create", "serviceaccount", "builder")
