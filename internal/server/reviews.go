@@ -329,10 +329,11 @@ func reviewAnswer(res *resource.Resource, status map[string]any) api.Object {
 	return api.Object{"apiVersion": res.APIVersion(), "kind": res.Kind, "metadata": map[string]any{}, "spec": map[string]any{}, "status": status}
 }
 
-// tokenReview answers whether Config.Authenticator accepts a bearer token
-// and as whom, as kube's TokenReview. The authenticators know no
-// audiences: as kube's audience-agnostic ones with no API audiences, they
-// accept no token for a review that names audiences.
+// tokenReview answers whether Config.Authenticator accepts a bearer token,
+// as whom and for which audiences, as kube's TokenReview: a token meant
+// for one of the review's audiences, or of the API's when it names none.
+// Authenticators that know no audiences (a token file) accept a token for
+// the API's audiences only, as kube's audience-agnostic wrapper.
 func (s *Server) tokenReview(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
 	var spec struct {
 		Token     string   `json:"token"`
@@ -346,8 +347,19 @@ func (s *Server) tokenReview(ctx context.Context, res *resource.Resource, obj ap
 	}
 	status := map[string]any{"user": map[string]any{}}
 	obj["status"] = status
-	if s.cfg.Authenticator == nil || len(spec.Audiences) > 0 {
+	if s.cfg.Authenticator == nil {
 		return obj, nil
+	}
+	var apiAudiences []string
+	if s.cfg.ServiceAccountTokens != nil {
+		apiAudiences = s.cfg.ServiceAccountTokens.Audiences()
+	}
+	auds := spec.Audiences
+	if len(auds) == 0 {
+		auds = apiAudiences
+	}
+	if len(auds) > 0 {
+		ctx = authn.WithAudiences(ctx, auds)
 	}
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", http.NoBody)
 	if err != nil {
@@ -355,9 +367,17 @@ func (s *Server) tokenReview(ctx context.Context, res *resource.Resource, obj ap
 	}
 	r.Header.Set("Authorization", "Bearer "+spec.Token) // nothing but the token, as kube
 	user, ok, err := s.cfg.Authenticator.Authenticate(r)
+	if ok && user.Audiences == nil && len(auds) > 0 {
+		agnostic := *user
+		agnostic.Audiences = authn.CommonAudiences(apiAudiences, auds)
+		user, ok = &agnostic, len(agnostic.Audiences) > 0
+	}
 	if ok {
 		status["authenticated"] = true
 		status["user"] = userInfo(user)
+		if len(user.Audiences) > 0 {
+			status["audiences"] = jsonStrings(user.Audiences)
+		}
 	}
 	if err != nil {
 		status["error"] = err.Error()

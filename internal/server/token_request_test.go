@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -355,5 +356,42 @@ func TestTokenSubresourceDiscovery(t *testing.T) {
 	_, body = roundTrip(t, plain.Client(), "GET", plain.URL+"/api/v1", nil, "")
 	if strings.Contains(string(body), "serviceaccounts/token") {
 		t.Errorf("a server without tokens lists serviceaccounts/token")
+	}
+}
+
+// TestTokenReviewAudiences: a TokenReview accepts a token meant for one of
+// the audiences it names (the API's when it names none) and answers the
+// audiences both share, as kube's; a token file's tokens, which know no
+// audiences, only for the API's.
+func TestTokenReviewAudiences(t *testing.T) {
+	s := newTokenServer(t, 0)
+	api, vault := s.requestToken(t, "default", `{}`), s.requestToken(t, "default", `{"spec":{"audiences":["vault","other"]}}`)
+	review := func(token, audiences string) any {
+		t.Helper()
+		r := s.as(t, "admin", "POST", "/apis/authentication.k8s.io/v1/tokenreviews", `{"spec":{"token":"`+token+`"`+audiences+`}}`)
+		if r.code != http.StatusCreated {
+			t.Fatalf("review: %d %v", r.code, r.obj)
+		}
+		status := r.obj["status"].(map[string]any)
+		if status["authenticated"] != true {
+			return nil
+		}
+		return status["audiences"]
+	}
+	tests := []struct {
+		name, token, audiences string
+		want                   any // nil: not authenticated
+	}{
+		{"the API's token, no audiences asked", api, ``, []any{serviceaccount.DefaultIssuer}},
+		{"vault's token, no audiences asked", vault, ``, nil},
+		{"vault's token, for vault", vault, `,"audiences":["nomad","vault"]`, []any{"vault"}},
+		{"the API's token, for vault", api, `,"audiences":["vault"]`, nil},
+		{"a token file's token, for the API", "admin", `,"audiences":["` + serviceaccount.DefaultIssuer + `"]`, []any{serviceaccount.DefaultIssuer}},
+		{"a token file's token, for vault", "admin", `,"audiences":["vault"]`, nil},
+	}
+	for _, tt := range tests {
+		if got := review(tt.token, tt.audiences); !reflect.DeepEqual(tt.want, got) {
+			t.Errorf("%s: audiences %v, want %v (nil: not authenticated)", tt.name, got, tt.want)
+		}
 	}
 }

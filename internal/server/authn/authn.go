@@ -31,6 +31,10 @@ type User struct {
 	// Extra is what an authenticator adds (a service account token's
 	// credential ID, an impersonator's Impersonate-Extra-* headers).
 	Extra map[string][]string
+	// Audiences are those, of the ones asked (WithAudiences), that the
+	// user's token is meant for; nil from authenticators that know no
+	// audiences.
+	Audiences []string
 }
 
 // Authenticator authenticates a request.
@@ -40,7 +44,7 @@ type Authenticator interface {
 
 // TokenAuthenticator authenticates a bearer token.
 type TokenAuthenticator interface {
-	AuthenticateToken(token string) (*User, bool)
+	AuthenticateToken(ctx context.Context, token string) (*User, bool)
 }
 
 // errInvalidToken is the rejection of a token no user holds.
@@ -63,6 +67,32 @@ func (u Union) Authenticate(r *http.Request) (*User, bool, error) {
 		}
 	}
 	return nil, false, errors.Join(errs...)
+}
+
+type audiencesKey struct{}
+
+// WithAudiences returns ctx asking token authenticators for a token meant
+// for one of auds (a TokenReview's) rather than for the API.
+func WithAudiences(ctx context.Context, auds []string) context.Context {
+	return context.WithValue(ctx, audiencesKey{}, auds)
+}
+
+// AudiencesFrom returns the audiences ctx asks for, if it asks.
+func AudiencesFrom(ctx context.Context) ([]string, bool) {
+	auds, ok := ctx.Value(audiencesKey{}).([]string)
+	return auds, ok
+}
+
+// CommonAudiences are the audiences of want that have is meant for too, in
+// want's order, each once.
+func CommonAudiences(want, have []string) []string {
+	var both []string
+	for _, a := range want {
+		if slices.Contains(have, a) && !slices.Contains(both, a) {
+			both = append(both, a)
+		}
+	}
+	return both
 }
 
 type userKey struct{}

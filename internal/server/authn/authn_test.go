@@ -26,15 +26,15 @@ func TestParseTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, ok := tokens.AuthenticateToken("alice-token")
+	u, ok := tokens.AuthenticateToken(t.Context(), "alice-token")
 	if want := (&authn.User{Name: "alice", UID: "1", Groups: []string{"admins", "devs"}}); !ok || !cmp.Equal(want, u) {
 		t.Errorf("alice: (-want +got)\n%s", cmp.Diff(want, u))
 	}
-	u, ok = tokens.AuthenticateToken("bob-token")
+	u, ok = tokens.AuthenticateToken(t.Context(), "bob-token")
 	if want := (&authn.User{Name: "bob", UID: "2"}); !ok || !cmp.Equal(want, u) {
 		t.Errorf("bob: (-want +got)\n%s", cmp.Diff(want, u))
 	}
-	if _, ok := tokens.AuthenticateToken("carol-token"); ok {
+	if _, ok := tokens.AuthenticateToken(t.Context(), "carol-token"); ok {
 		t.Error("an unknown token authenticated")
 	}
 }
@@ -168,7 +168,7 @@ func TestAuthenticatedGroup(t *testing.T) {
 			t.Errorf("token %s: %+v %v %v, want groups %q", tc.token, u, ok, err, tc.want)
 		}
 	}
-	if u, _ := tokens.AuthenticateToken("a"); len(u.Groups) != 1 {
+	if u, _ := tokens.AuthenticateToken(t.Context(), "a"); len(u.Groups) != 1 {
 		t.Errorf("the token file's user changed: %+v", u)
 	}
 	if _, ok, err := a.Authenticate(httptest.NewRequest("GET", "/api", nil)); ok || err != nil {

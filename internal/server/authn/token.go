@@ -87,8 +87,9 @@ func (t *Tokens) add(record []string) error {
 	return nil
 }
 
-// AuthenticateToken implements TokenAuthenticator.
-func (t *Tokens) AuthenticateToken(token string) (*User, bool) {
+// AuthenticateToken implements TokenAuthenticator. The tokens of a file
+// know no audiences (User.Audiences stays nil).
+func (t *Tokens) AuthenticateToken(_ context.Context, token string) (*User, bool) {
 	u, ok := t.byHash[sha256.Sum256([]byte(token))]
 	return u, ok
 }
@@ -114,11 +115,11 @@ func (b BearerToken) Authenticate(r *http.Request) (*User, bool, error) {
 	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" {
 		return nil, false, nil
 	}
-	return authenticateToken(b.Tokens, token)
+	return authenticateToken(r.Context(), b.Tokens, token)
 }
 
-func authenticateToken(tokens TokenAuthenticator, token string) (*User, bool, error) {
-	if u, ok := tokens.AuthenticateToken(token); ok {
+func authenticateToken(ctx context.Context, tokens TokenAuthenticator, token string) (*User, bool, error) {
+	if u, ok := tokens.AuthenticateToken(ctx, token); ok {
 		return u, true, nil
 	}
 	return nil, false, errInvalidToken
@@ -171,7 +172,7 @@ func (ws WebSocketToken) Authenticate(r *http.Request) (*User, bool, error) {
 	if err != nil || len(token) == 0 {
 		return nil, false, errors.New("invalid bearer token subprotocol: not base64url")
 	}
-	return authenticateToken(ws.Tokens, string(token))
+	return authenticateToken(r.Context(), ws.Tokens, string(token))
 }
 
 // WebSocketProtocols is the subprotocols a WebSocket upgrade offers, in

@@ -51,8 +51,8 @@ func (*Authenticator) String() string { return "service accounts" }
 
 // AuthenticateToken implements authn.TokenAuthenticator. A refused token
 // gets no reason: the client learns only that it was not accepted.
-func (a *Authenticator) AuthenticateToken(token string) (*authn.User, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*authn.User, bool) {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	u, err := a.authenticate(ctx, token)
 	if err != nil {
@@ -66,6 +66,11 @@ func (a *Authenticator) AuthenticateToken(token string) (*authn.User, bool) {
 
 func (a *Authenticator) authenticate(ctx context.Context, token string) (*authn.User, error) {
 	c, err := a.Tokens.verify(token)
+	if err != nil {
+		return nil, err
+	}
+	target, _ := authn.AudiencesFrom(ctx)
+	auds, err := a.Tokens.audiencesFor(c, target)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +97,10 @@ func (a *Authenticator) authenticate(ctx context.Context, token string) (*authn.
 		}
 	}
 	u := &authn.User{
-		Name:   authn.ServiceAccountUser(c.Namespace, c.ServiceAccount.Name),
-		UID:    c.ServiceAccount.UID,
-		Groups: authn.ServiceAccountGroups(c.Namespace), // system:authenticated is authn.AuthenticatedGroup's to add
+		Name:      authn.ServiceAccountUser(c.Namespace, c.ServiceAccount.Name),
+		UID:       c.ServiceAccount.UID,
+		Groups:    authn.ServiceAccountGroups(c.Namespace), // system:authenticated is authn.AuthenticatedGroup's to add
+		Audiences: auds,
 	}
 	if c.ID != "" {
 		u.Extra = map[string][]string{CredentialIDKey: {"JTI=" + c.ID}}

@@ -22,7 +22,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			token := issue(b, tokens, claims())
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := a.AuthenticateToken(token); !ok {
+				if _, ok := a.AuthenticateToken(b.Context(), token); !ok {
 					b.Fatal("refused")
 				}
 			}

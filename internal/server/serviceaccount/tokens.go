@@ -265,7 +265,26 @@ func (t *Tokens) verify(token string) (*Claims, error) {
 	return v.claims, nil
 }
 
-// verifyUncached checks all of a token but its lifetime.
+// audiencesFor are those of target (the API's when nil) that a token of
+// the claims c is meant for, as kube's token authenticator intersects
+// them; none is errAudience. A token without audiences (kube's legacy
+// ones) is meant for the API's.
+func (t *Tokens) audiencesFor(c *Claims, target []string) ([]string, error) {
+	if target == nil {
+		target = t.audiences
+	}
+	auds := c.Audiences
+	if len(auds) == 0 {
+		auds = t.audiences
+	}
+	both := authn.CommonAudiences(target, auds)
+	if len(both) == 0 {
+		return nil, errAudience
+	}
+	return both, nil
+}
+
+// verifyUncached checks all of a token but its lifetime and audiences.
 func (t *Tokens) verifyUncached(token string) (verifiedToken, error) {
 	if !t.issuedByUs(token) {
 		return verifiedToken{}, errNotOurs
@@ -281,13 +300,6 @@ func (t *Tokens) verifyUncached(token string) (verifiedToken, error) {
 	}
 	if !slices.Contains(t.issuers, public.Issuer) { // read before the signature was checked
 		return verifiedToken{}, fmt.Errorf("token issuer %q is invalid", public.Issuer)
-	}
-	auds := []string(public.Audience)
-	if len(auds) == 0 { // kube's legacy tokens: meant for the API
-		auds = t.audiences
-	}
-	if !slices.ContainsFunc(auds, func(a string) bool { return slices.Contains(t.audiences, a) }) {
-		return verifiedToken{}, errAudience
 	}
 	k := private.Kubernetes
 	if k.Namespace == "" || k.ServiceAccount.Name == "" || public.Subject != authn.ServiceAccountUser(k.Namespace, k.ServiceAccount.Name) {

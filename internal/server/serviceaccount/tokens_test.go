@@ -84,14 +84,15 @@ func authenticator(tokens *Tokens, objs objects, now time.Time) *Authenticator {
 func TestAuthenticateAcceptsIssuedToken(t *testing.T) {
 	tokens := newTokens(t, Config{})
 	a := authenticator(tokens, objects{"serviceaccounts/default/builder": {UID: "sa-uid"}}, t0.Add(time.Minute))
-	u, ok := a.AuthenticateToken(issue(t, tokens, claims()))
+	u, ok := a.AuthenticateToken(t.Context(), issue(t, tokens, claims()))
 	if !ok {
 		t.Fatal("a token just issued was refused")
 	}
 	want := &authn.User{
 		Name: "system:serviceaccount:default:builder", UID: "sa-uid",
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default"}, // system:authenticated is the union's to add
-		Extra:  map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=jti-1"}},
+		Groups:    []string{"system:serviceaccounts", "system:serviceaccounts:default"}, // system:authenticated is the union's to add
+		Extra:     map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=jti-1"}},
+		Audiences: []string{DefaultIssuer}, // the API's, which the token is meant for
 	}
 	if diff := cmp.Diff(want, u); diff != "" {
 		t.Errorf("user (-want +got):\n%s", diff)
@@ -172,7 +173,7 @@ func TestAuthenticateRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := authenticator(tokens, tt.objs, tt.now)
-			if u, ok := a.AuthenticateToken(tt.token); ok {
+			if u, ok := a.AuthenticateToken(t.Context(), tt.token); ok {
 				t.Fatalf("accepted as %v", u)
 			}
 			if _, err := a.authenticate(context.Background(), tt.token); err == nil || !strings.Contains(err.Error(), tt.why) {
@@ -207,10 +208,10 @@ func TestVerificationKeys(t *testing.T) {
 	before := newTokens(t, Config{SigningKey: old})
 	now := newTokens(t, Config{VerificationKeys: []crypto.PublicKey{old.Public()}})
 	a := authenticator(now, objects{"serviceaccounts/default/builder": {UID: "sa-uid"}}, t0)
-	if _, ok := a.AuthenticateToken(issue(t, before, claims())); !ok {
+	if _, ok := a.AuthenticateToken(t.Context(), issue(t, before, claims())); !ok {
 		t.Fatal("a token of the earlier key was refused")
 	}
-	if _, ok := a.AuthenticateToken(issue(t, now, claims())); !ok {
+	if _, ok := a.AuthenticateToken(t.Context(), issue(t, now, claims())); !ok {
 		t.Fatal("a token of the signing key was refused")
 	}
 }
@@ -222,7 +223,7 @@ func TestAudiences(t *testing.T) {
 	a := authenticator(tokens, objects{"serviceaccounts/default/builder": {UID: "sa-uid"}}, t0)
 	c := claims()
 	c.Audiences = []string{"vault", "other"}
-	if _, ok := a.AuthenticateToken(issue(t, tokens, c)); !ok {
+	if _, ok := a.AuthenticateToken(t.Context(), issue(t, tokens, c)); !ok {
 		t.Fatal("a token with one of the API's audiences was refused")
 	}
 	if got := tokens.Audiences(); !cmp.Equal(got, []string{"api", "other"}) {
@@ -338,7 +339,7 @@ func TestVerifiedTokenLifetime(t *testing.T) {
 	tokens := newTokens(t, Config{})
 	objs := objects{"serviceaccounts/default/builder": {UID: "sa-uid"}}
 	token := issue(t, tokens, claims())
-	if _, ok := authenticator(tokens, objs, t0).AuthenticateToken(token); !ok {
+	if _, ok := authenticator(tokens, objs, t0).AuthenticateToken(t.Context(), token); !ok {
 		t.Fatal("refused when issued")
 	}
 	if _, ok := tokens.verified.get(sha256.Sum256([]byte(token))); !ok {
