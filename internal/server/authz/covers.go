@@ -37,17 +37,31 @@ func Covers(owner, servant []Rule) (uncovered []Rule, err error) {
 	return uncovered, nil
 }
 
-// grants counts the combinations rules grant, up to MaxGrants+1.
+// grants counts the combinations rules grant, up to MaxGrants+1. Each
+// product saturates there: four lists of 2^16 entries multiply to 2^64,
+// which an int wraps to 0.
 func grants(rules []Rule) int {
 	n := 0
 	for _, r := range rules {
-		n += len(r.APIGroups) * len(r.Resources) * len(r.Verbs) * max(1, len(r.ResourceNames))
-		n += len(r.NonResourceURLs) * len(r.Verbs)
-		if n > MaxGrants || n < 0 {
+		n += product(len(r.APIGroups), len(r.Resources), len(r.Verbs), max(1, len(r.ResourceNames)))
+		n += product(len(r.NonResourceURLs), len(r.Verbs))
+		if n > MaxGrants {
 			return MaxGrants + 1
 		}
 	}
 	return n
+}
+
+// product multiplies factors, saturating at MaxGrants+1.
+func product(factors ...int) int {
+	p := 1
+	for _, f := range factors {
+		if f != 0 && p > MaxGrants/f {
+			return MaxGrants + 1
+		}
+		p *= f
+	}
+	return p
 }
 
 // breakdown returns r as rules of one verb, API group, resource and

@@ -86,4 +86,11 @@ func TestCoversBounded(t *testing.T) {
 	if _, err := Covers(owner, past); !errors.Is(err, ErrTooManyGrants) {
 		t.Fatalf("past the limit: err %v, want ErrTooManyGrants", err)
 	}
+	// 2^16 of each: 2^64 combinations, which an unchecked int product
+	// wraps to 0.
+	wide := names(1 << 16)
+	wrapping := []Rule{{Verbs: wide, APIGroups: wide, Resources: wide, ResourceNames: wide}}
+	if _, err := Covers(owner, wrapping); !errors.Is(err, ErrTooManyGrants) {
+		t.Fatalf("2^64 combinations: err %v, want ErrTooManyGrants", err)
+	}
 }
