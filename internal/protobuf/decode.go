@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -29,10 +30,17 @@ type record struct {
 // rejects a known field with the wrong wire type.
 func split(m *message, data []byte) ([][]record, error) {
 	records := make([][]record, len(m.fields))
+	err := scan(m, data, func(i int, r record) { records[i] = append(records[i], r) })
+	return records, err
+}
+
+// scan calls found with each record of data of a field m knows, and its
+// field's index, in the order they came.
+func scan(m *message, data []byte, found func(i int, r record)) error {
 	for len(data) > 0 {
 		num, typ, n := protowire.ConsumeTag(data)
 		if n < 0 {
-			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, m.name, protowire.ParseError(n))
+			return fmt.Errorf("%w: %s: %w", ErrMalformed, m.name, protowire.ParseError(n))
 		}
 		data = data[n:]
 		i := m.index(num)
@@ -40,18 +48,40 @@ func split(m *message, data []byte) ([][]record, error) {
 		case i < 0:
 			n = protowire.ConsumeFieldValue(num, typ, data)
 		case typ != wireType(m.fields[i].kind):
-			return nil, fmt.Errorf("%w: %s.%s has wire type %d", ErrMalformed, m.name, m.fields[i].name, typ)
+			return fmt.Errorf("%w: %s.%s has wire type %d", ErrMalformed, m.name, m.fields[i].name, typ)
 		default:
 			var r record
 			r, n = consume(typ, data)
-			records[i] = append(records[i], r)
+			found(i, r)
 		}
 		if n < 0 {
-			return nil, fmt.Errorf("%w: %s field %d: %w", ErrMalformed, m.name, num, protowire.ParseError(n))
+			return fmt.Errorf("%w: %s field %d: %w", ErrMalformed, m.name, num, protowire.ParseError(n))
 		}
 		data = data[n:]
 	}
-	return records, nil
+	return nil
+}
+
+// pooledRecords holds the per-field record lists of messages being
+// decoded, for reuse by the next: a message of many fields (JSONSchemaProps
+// has 45) costs what it holds, not a list per field, so that a body of
+// many empty or tiny nested messages cannot make a thousand times its size
+// in memory.
+var pooledRecords = sync.Pool{New: func() any { return new([][]record) }}
+
+// splitPooled is split with the lists from the pool; put them back with
+// release once the records are read.
+func splitPooled(m *message, data []byte) (*[][]record, error) {
+	p := pooledRecords.Get().(*[][]record)
+	*p = slices.Grow((*p)[:0], len(m.fields))[:len(m.fields)]
+	records := *p
+	err := scan(m, data, func(i int, r record) { records[i] = append(records[i], r) })
+	return p, err
+}
+
+func release(p *[][]record) {
+	clear(*p)
+	pooledRecords.Put(p)
 }
 
 // wireType returns the wire type of fields of kind k.
@@ -109,11 +139,14 @@ func decodeMessage(m *message, data []byte, depth int) (map[string]any, error) {
 	if err := checkDepth(depth); err != nil {
 		return nil, err
 	}
-	records, err := split(m, data)
+	p, err := splitPooled(m, data)
 	if err != nil {
+		release(p)
 		return nil, err
 	}
-	obj := make(map[string]any, len(m.fields))
+	defer release(p)
+	records := *p
+	obj := make(map[string]any, countPresent(records))
 	for i := range m.fields {
 		f := &m.fields[i]
 		v, ok, err := decodeField(f, records[i], depth+1)
@@ -125,6 +158,17 @@ func decodeMessage(m *message, data []byte, depth int) (map[string]any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// countPresent is how many fields have records.
+func countPresent(records [][]record) int {
+	n := 0
+	for _, rs := range records {
+		if len(rs) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // pathError is an error with the fields, elements and keys it was found
