@@ -248,3 +248,21 @@ func TestEventV1Discovery(t *testing.T) {
 		t.Errorf("OpenAPI v2 (kubectl explain): no events.k8s.io Event among %d definitions", len(defs))
 	}
 }
+
+// TestEventPutCreates: a PUT of an event that does not exist creates it,
+// through either API, as kube's event strategy allows, and with the
+// create's validation (events.k8s.io/v1 requires eventTime on create).
+func TestEventPutCreates(t *testing.T) {
+	ts := newTestServer(t)
+	core := `{"metadata":{"name":"e1"},"involvedObject":{"kind":"ConfigMap","name":"c","namespace":"default"},"reason":"Seen","message":"m","type":"Normal"}`
+	if code, obj := call(t, ts, "PUT", "/api/v1/namespaces/default/events/e1", mediaJSON, core); code != http.StatusCreated {
+		t.Fatalf("PUT of a new core event: %d %v, want 201", code, obj)
+	}
+	const v1 = "/apis/events.k8s.io/v1/namespaces/default/events/"
+	if code, obj := call(t, ts, "PUT", v1+"e2", mediaJSON, `{"metadata":{"name":"e2"},"reason":"Seen","type":"Normal"}`); code != http.StatusUnprocessableEntity {
+		t.Errorf("PUT of a new events.k8s.io event without eventTime: %d %v, want 422", code, obj)
+	}
+	if code, _ := call(t, ts, "GET", v1+"e2", "", ""); code != http.StatusNotFound {
+		t.Errorf("the invalid event was stored: %d", code)
+	}
+}

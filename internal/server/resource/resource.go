@@ -64,7 +64,7 @@ type Resource struct {
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
 	// CreateOnUpdate lets a PUT create an object that does not exist, as
-	// kube's strategies that AllowCreateOnUpdate (RBAC kinds) do.
+	// kube's strategies that AllowCreateOnUpdate (RBAC kinds, events) do.
 	CreateOnUpdate bool
 	// StrategicMerge is true for built-in kinds, which accept
 	// application/strategic-merge-patch+json.
