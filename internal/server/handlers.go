@@ -119,7 +119,7 @@ func (q *request) respond(code int, obj api.Object) {
 	case q.out.as == "Table":
 		writeAs(q.w, code, q.out, toTable(q.res, []api.Object{obj}, q.r.URL.Query().Get("includeObject")))
 		return
-	case q.out.partial() && obj.Kind() != "Status":
+	case q.out.partial() && (obj.Kind() != "Status" || obj.APIVersion() != "v1"):
 		if q.out.as == asPartialList {
 			q.fail(partialMismatch(q.res, false))
 			return
