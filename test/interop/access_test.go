@@ -150,8 +150,10 @@ func TestClientGoTokenReview(t *testing.T) {
 		}
 		return tr.Status
 	}
-	// As kube's, with the group the server's authenticator adds.
-	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops", "system:authenticated"}}}
+	// As kube's, with the group the server's authenticator adds, and the
+	// API's audiences, which a token file's tokens are taken for.
+	want := authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", UID: "a-1", Groups: []string{"devs", "ops", "system:authenticated"}},
+		Audiences: []string{"https://kubernetes.default.svc.cluster.local"}}
 	if diff := cmp.Diff(want, review("alice-token")); diff != "" {
 		t.Errorf("a known token (-want +got)\n%s", diff)
 	}
