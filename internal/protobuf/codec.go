@@ -92,6 +92,14 @@ func Decode(data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
+// Kind returns the apiVersion and kind of the enveloped object in data,
+// without decoding it, so that a body of the wrong kind is refused before
+// it costs its decoding.
+func Kind(data []byte) (apiVersion, kind string, err error) {
+	apiVersion, kind, _, err = open(data)
+	return apiVersion, kind, err
+}
+
 // open returns the type and raw bytes of the runtime.Unknown envelope in
 // data. It rejects a content encoding or type, which Kubernetes never sets.
 func open(data []byte) (apiVersion, kind string, raw []byte, err error) {

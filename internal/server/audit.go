@@ -357,7 +357,7 @@ func (rec *auditRecord) object(b []byte, mt string) json.RawMessage {
 	var err error
 	switch mt {
 	case mediaProtobuf:
-		obj, err = decodeProtobuf(b)
+		obj, err = decodeProtobuf(b, "")
 	case mediaYAML, mediaApplyPatchYAML:
 		if b, err = yaml.YAMLToJSON(b); err == nil && rec.cfg.OmitManagedFields {
 			obj, err = api.ParseObject(b)

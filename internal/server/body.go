@@ -97,8 +97,9 @@ func bodyMediaType(r *http.Request, accepted []string) (string, error) {
 // objectMediaTypes are the bodies create and update accept.
 var objectMediaTypes = []string{mediaJSON, mediaYAML, mediaProtobuf}
 
-// readObject decodes a create or update body into an object.
-func (s *Server) readObject(r *http.Request) (api.Object, error) {
+// readObject decodes a create or update body into an object of kind (a
+// protobuf body of another kind is not decoded, only its type read).
+func (s *Server) readObject(r *http.Request, kind string) (api.Object, error) {
 	mt, err := bodyMediaType(r, objectMediaTypes)
 	if err != nil {
 		return nil, err
@@ -107,20 +108,21 @@ func (s *Server) readObject(r *http.Request) (api.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeObject(mt, b)
+	obj, err := decodeObject(mt, b, kind)
 	if err == nil {
 		auditRequestObject(r, obj)
 	}
 	return obj, err
 }
 
-// decodeObject decodes body b of media type mt into an object.
-func decodeObject(mt string, b []byte) (api.Object, error) {
+// decodeObject decodes body b of media type mt into an object, a protobuf
+// one only if it is of kind.
+func decodeObject(mt string, b []byte, kind string) (api.Object, error) {
 	var err error
 	switch mt {
 	case mediaJSON:
 	case mediaProtobuf:
-		return decodeProtobuf(b)
+		return decodeProtobuf(b, kind)
 	case mediaYAML:
 		if b, err = yaml.YAMLToJSON(b); err != nil {
 			return nil, apierror.BadRequest(fmt.Sprintf("the body is not valid YAML: %v", err))
@@ -189,9 +191,12 @@ func decodeDeleteOptions(r *http.Request, b []byte, opts *deleteOptions) error {
 		return err
 	}
 	if mt == mediaProtobuf {
-		obj, err := decodeProtobuf(b)
+		obj, err := decodeProtobuf(b, "DeleteOptions")
 		if err != nil {
 			return err
+		}
+		if k := obj.Kind(); k != "DeleteOptions" {
+			return apierror.BadRequest(fmt.Sprintf("the body is a %s, not DeleteOptions", k))
 		}
 		if b, err = json.Marshal(obj); err != nil {
 			return apierror.Internal(err)

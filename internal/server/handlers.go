@@ -226,7 +226,7 @@ func (q *request) writeList(meta api.ListMeta, items []api.Object) {
 }
 
 func (q *request) create() {
-	obj, err := q.s.readObject(q.r)
+	obj, err := q.s.readObject(q.r, q.res.Kind)
 	if err != nil {
 		q.fail(err)
 		return
@@ -258,7 +258,7 @@ func (q *request) insert(obj api.Object) {
 }
 
 func (q *request) update() {
-	obj, err := q.s.readObject(q.r)
+	obj, err := q.s.readObject(q.r, q.res.Kind)
 	if err != nil {
 		q.fail(err)
 		return

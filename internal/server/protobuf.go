@@ -31,8 +31,15 @@ func encodeProtobuf(v any) ([]byte, error) {
 	return protobuf.Encode(obj)
 }
 
-// decodeProtobuf decodes a protobuf request body into an object.
-func decodeProtobuf(b []byte) (api.Object, error) {
+// decodeProtobuf decodes a protobuf request body into an object. With kind
+// set, a body of another kind is not decoded: its apiVersion and kind
+// alone come back, for the caller's type check to refuse.
+func decodeProtobuf(b []byte, kind string) (api.Object, error) {
+	if kind != "" {
+		if av, k, err := protobuf.Kind(b); err == nil && k != kind {
+			return api.Object{"apiVersion": av, "kind": k}, nil
+		}
+	}
 	m, err := protobuf.Decode(b)
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("the body is not a valid protobuf object: %v", err))

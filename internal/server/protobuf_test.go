@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
@@ -105,4 +106,42 @@ func TestProtobuf(t *testing.T) {
 	if typ, _, _ := protobuf.DecodeWatchEvent(frame); typ != api.Deleted {
 		t.Fatalf("after delete the watch got %s", typ)
 	}
+}
+
+// TestProtobufBodyOfAnotherKind: a protobuf body whose envelope names
+// another kind than the endpoint's is refused as the same body in JSON
+// is, without being decoded (a CustomResourceDefinition's schemas cost
+// their decoding), and a DELETE's options must be DeleteOptions.
+func TestProtobufBodyOfAnotherKind(t *testing.T) {
+	ts := newTestServer(t)
+	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "x"}}
+	for _, path := range []string{"/api/v1/namespaces/default/configmaps", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"} {
+		resp := protobufRequest(t, "POST", ts.URL+path, crd)
+		got := statusOf(t, resp)
+		code, want := call(t, ts, "POST", path, mediaJSON, `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"x"}}`)
+		if resp.StatusCode != code || code < 400 || got["message"] != want["message"] {
+			t.Errorf("%s: protobuf %d %v, JSON %d %v: want the same refusal", path, resp.StatusCode, got["message"], code, want["message"])
+		}
+	}
+	if code, obj := call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"kept"}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, obj)
+	}
+	resp := protobufRequest(t, "DELETE", ts.URL+"/api/v1/namespaces/default/configmaps/kept", crd)
+	if got := statusOf(t, resp); resp.StatusCode != http.StatusBadRequest || got["message"] != "the body is a CustomResourceDefinition, not DeleteOptions" {
+		t.Errorf("a DELETE with a CustomResourceDefinition for options: %d %v, want 400", resp.StatusCode, got)
+	}
+	if code, _ := call(t, ts, "GET", "/api/v1/namespaces/default/configmaps/kept", "", ""); code != http.StatusOK {
+		t.Errorf("the configmap was deleted: %d", code)
+	}
+}
+
+// statusOf reads the JSON Status of a refused request.
+func statusOf(t *testing.T, resp *http.Response) map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	var st map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatalf("%d: not a JSON Status: %v", resp.StatusCode, err)
+	}
+	return st
 }

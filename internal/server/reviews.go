@@ -26,7 +26,7 @@ func (q *request) review() {
 		q.fail(methodNotServed())
 		return
 	}
-	obj, err := q.s.readObject(q.r)
+	obj, err := q.s.readObject(q.r, q.res.Kind)
 	if err == nil {
 		err = registry.CheckTypeAndScope(q.res, q.info.Namespace, obj)
 	}

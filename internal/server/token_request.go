@@ -128,7 +128,7 @@ func (q *request) createToken() {
 // readTokenRequest reads and validates the request's TokenRequest,
 // defaulting its lifetime.
 func (q *request) readTokenRequest() (*tokenRequest, error) {
-	obj, err := q.s.readObject(q.r)
+	obj, err := q.s.readObject(q.r, "TokenRequest")
 	if err != nil {
 		return nil, err
 	}
