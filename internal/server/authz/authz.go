@@ -77,6 +77,22 @@ type Rule struct {
 	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
 }
 
+// RoleRef is an RBAC binding's roleRef, as stored.
+type RoleRef struct {
+	APIGroup string `json:"apiGroup"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name"`
+}
+
+// Subject is an RBAC binding's subject, as stored: a User, Group or
+// ServiceAccount.
+type Subject struct {
+	Kind      string `json:"kind"`
+	APIGroup  string `json:"apiGroup,omitempty"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
 // RuleResolver lists the rules a user holds in a namespace (the rules of
 // cluster-wide bindings included; "" for the cluster-wide ones only), as
 // SelfSubjectRulesReview and escalation checks need them. The rules are

@@ -43,19 +43,6 @@ type aggregationRule struct {
 	ClusterRoleSelectors []selector.LabelSelector `json:"clusterRoleSelectors"`
 }
 
-type roleRef struct {
-	APIGroup string `json:"apiGroup"`
-	Kind     string `json:"kind"`
-	Name     string `json:"name"`
-}
-
-type subject struct {
-	Kind      string `json:"kind"`
-	APIGroup  string `json:"apiGroup,omitempty"`
-	Name      string `json:"name"`
-	Namespace string `json:"namespace,omitempty"`
-}
-
 // rbacObject is what reconciliation and aggregation read of a Role,
 // ClusterRole, RoleBinding or ClusterRoleBinding.
 type rbacObject struct {
@@ -68,8 +55,8 @@ type rbacObject struct {
 	} `json:"metadata"`
 	Rules           []authz.Rule     `json:"rules"`
 	AggregationRule *aggregationRule `json:"aggregationRule"`
-	RoleRef         roleRef          `json:"roleRef"`
-	Subjects        []subject        `json:"subjects"`
+	RoleRef         authz.RoleRef    `json:"roleRef"`
+	Subjects        []authz.Subject  `json:"subjects"`
 }
 
 // read returns what obj says of RBAC. It encodes only the fields

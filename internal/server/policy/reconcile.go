@@ -184,7 +184,7 @@ func reconciled(cur, want api.Object, log *slog.Logger) (api.Object, error) {
 		}
 	}
 	if binding {
-		var missing []subject
+		var missing []authz.Subject
 		for _, s := range w.Subjects {
 			if !slices.Contains(c.Subjects, s) && !slices.Contains(missing, s) {
 				missing = append(missing, s)

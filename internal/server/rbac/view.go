@@ -35,30 +35,18 @@ type object struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
-	Rules           []authz.Rule `json:"rules"`
-	RoleRef         roleRef      `json:"roleRef"`
-	Subjects        []subject    `json:"subjects"`
+	Rules           []authz.Rule    `json:"rules"`
+	RoleRef         authz.RoleRef   `json:"roleRef"`
+	Subjects        []authz.Subject `json:"subjects"`
 	AggregationRule *struct {
 		ClusterRoleSelectors []json.RawMessage `json:"clusterRoleSelectors"`
 	} `json:"aggregationRule"`
 }
 
-type roleRef struct {
-	APIGroup string `json:"apiGroup"`
-	Kind     string `json:"kind"`
-	Name     string `json:"name"`
-}
-
-type subject struct {
-	Kind      string `json:"kind"`
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-}
-
 // binding is a RoleBinding (namespace set) or a ClusterRoleBinding.
 type binding struct {
 	namespace, name string
-	ref             roleRef
+	ref             authz.RoleRef
 	keys            []subjectKey // where it is indexed
 	// allowedBy is, for each key, kube's reason for a request it allows
 	// ("RBAC: allowed by RoleBinding ..."), made once here so that an
@@ -309,7 +297,7 @@ var errRoleRefKind = errors.New("unsupported role reference kind")
 
 // roleRules are the rules ref names, for a binding in namespace. The
 // caller holds v.mu for reading.
-func (v *View) roleRules(ref roleRef, namespace string, missing notFound) ([]authz.Rule, error) {
+func (v *View) roleRules(ref authz.RoleRef, namespace string, missing notFound) ([]authz.Rule, error) {
 	switch ref.Kind {
 	case "Role":
 		if rules, ok := v.roles[namespace+"/"+ref.Name]; ok {
