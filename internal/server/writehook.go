@@ -23,17 +23,22 @@ type WriteHook interface {
 	Written(res *resource.Resource, namespace, name string)
 }
 
-// checkWrite asks the WriteHook, if any, about obj.
+// checkWrite refuses obj unless the user may create it when an update or
+// an apply is about to (authorizeCreate), and asks the WriteHook, if any.
 func (q *request) checkWrite(obj, old api.Object) error {
-	if old == nil {
-		if err := q.authorizeCreate(); err != nil {
+	if q.s.cfg.Authorizer == nil && q.s.cfg.WriteHook == nil {
+		return nil
+	}
+	a := attributesOf(q.r, noteOf(q.r))
+	if old == nil && a.Verb != "create" {
+		if err := q.authorizeCreate(a); err != nil {
 			return err
 		}
 	}
 	if q.s.cfg.WriteHook == nil {
 		return nil
 	}
-	return q.s.cfg.WriteHook.CheckWrite(q.r.Context(), attributesOf(q.r, noteOf(q.r)), obj, old)
+	return q.s.cfg.WriteHook.CheckWrite(q.r.Context(), a, obj, old)
 }
 
 // written tells the WriteHook, if any, of a write of obj.
@@ -47,9 +52,8 @@ func (s *Server) written(res *resource.Resource, obj api.Object) {
 // a patch (apply) is about to create, as kube's update and patch handlers
 // do (withAuthorization with create attributes): update or patch alone
 // does not let a user create.
-func (q *request) authorizeCreate() error {
-	a := attributesOf(q.r, noteOf(q.r))
-	if a.Verb == "create" || q.s.cfg.Authorizer == nil {
+func (q *request) authorizeCreate(a authz.Attributes) error {
+	if q.s.cfg.Authorizer == nil {
 		return nil
 	}
 	a.Verb = "create"
