@@ -11,7 +11,8 @@
 // deletion: no older state of it can arrive after that.
 //
 // Apply calls are serialised under the Follower's mutex; Apply must not
-// call the Follower back.
+// call the Follower back, and what it takes (a write of its own) holds up
+// the watch and Refresh meanwhile.
 package follow
 
 import (
@@ -45,7 +46,7 @@ type Follower struct {
 	apply  Apply
 	log    *slog.Logger
 
-	mu sync.Mutex // serialises apply; never held while calling the store
+	mu sync.Mutex // serialises apply; the Follower calls the store without it
 	// guarded by mu:
 	revs map[string]state // key -> the state applied
 	// floor is the revision up to which the watch has delivered every
