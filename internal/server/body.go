@@ -158,11 +158,16 @@ func (o deleteOptions) context(r *http.Request) context.Context {
 	return r.Context()
 }
 
-func (o deleteOptions) preconditions() registry.Preconditions {
-	if o.Preconditions == nil {
-		return registry.Preconditions{}
+// registry returns the options the registry's delete takes.
+func (o deleteOptions) registry() registry.DeleteOptions {
+	out := registry.DeleteOptions{OrphanDependents: o.OrphanDependents}
+	if o.PropagationPolicy != nil {
+		out.Propagation = *o.PropagationPolicy
 	}
-	return registry.Preconditions{UID: o.Preconditions.UID, ResourceVersion: o.Preconditions.ResourceVersion}
+	if o.Preconditions != nil {
+		out.Preconditions = registry.Preconditions{UID: o.Preconditions.UID, ResourceVersion: o.Preconditions.ResourceVersion}
+	}
+	return out
 }
 
 // readDeleteOptions reads a delete's DeleteOptions from its body or, when

@@ -72,6 +72,12 @@ func TestGeneration(t *testing.T) {
 			{"POST", cms, `{"metadata":{"name":"g","finalizers":["example.com/hold"]}}`, nil},
 			{"DELETE", cms + "/g", "", nil},
 		}},
+		{"deletion held by the garbage collector's finalizers", []write{
+			{"POST", crdsPath, gadgetCRD, "1"},
+			{"POST", gadgets, `{"metadata":{"name":"g"}}`, "1"},
+			{"DELETE", gadgets + "/g", `{"propagationPolicy":"Foreground"}`, "2"},
+			{"DELETE", gadgets + "/g", `{"propagationPolicy":"Orphan"}`, "2"}, // finalizers change, deletion had begun
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -324,7 +324,7 @@ func (q *request) delete() {
 		q.fail(err)
 		return
 	}
-	obj, gone, err := q.s.registry.Delete(opts.context(q.r), q.res, q.info.Namespace, q.info.Name, opts.preconditions())
+	obj, gone, err := q.s.registry.Delete(opts.context(q.r), q.res, q.info.Namespace, q.info.Name, opts.registry())
 	if err != nil {
 		q.fail(err)
 		return
@@ -363,7 +363,7 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	list, deleted, err := q.s.registry.DeleteCollection(opts.context(q.r), q.res, q.info.Namespace, lopts, opts.preconditions())
+	list, deleted, err := q.s.registry.DeleteCollection(opts.context(q.r), q.res, q.info.Namespace, lopts, opts.registry())
 	for _, obj := range deleted {
 		q.s.afterWrite(q.res, obj)
 	}

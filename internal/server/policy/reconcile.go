@@ -116,7 +116,7 @@ func ensure(ctx context.Context, reg *registry.Registry, res *resource.Resource,
 		case errors.Is(err, errUnchanged):
 			return opNone, nil
 		case errors.As(err, &rec):
-			_, _, err = reg.Delete(ctx, res, ns, name, registry.Preconditions{UID: &rec.uid})
+			_, _, err = reg.Delete(ctx, res, ns, name, registry.DeleteOptions{Preconditions: registry.Preconditions{UID: &rec.uid}})
 			if err != nil && !isReason(err, api.StatusReasonNotFound) {
 				if isReason(err, api.StatusReasonConflict) {
 					continue // another object took the name

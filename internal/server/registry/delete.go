@@ -19,17 +19,42 @@ type Preconditions struct {
 	ResourceVersion *string
 }
 
+// DeleteOptions are what a delete honours of meta/v1 DeleteOptions.
+type DeleteOptions struct {
+	Preconditions
+	// Propagation is the propagationPolicy asked for: Orphan, Background,
+	// Foreground, or "" for none.
+	Propagation string
+	// OrphanDependents is the deprecated orphanDependents asked for, nil
+	// for none (never set with Propagation).
+	OrphanDependents *bool
+}
+
+// The finalizers kube's garbage collector acts on: an object deleted with
+// one of them stays until the collector has orphaned its dependents or
+// deleted those that block it.
+const (
+	OrphanFinalizer     = "orphan"
+	ForegroundFinalizer = "foregroundDeletion"
+)
+
 // protectedNamespaces may not be deleted, as in kube-apiserver.
 var protectedNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
 
-// Delete deletes one object, or, if it has finalizers, marks it with a
-// deletionTimestamp and leaves it until they are removed. It returns the
-// object as kube-apiserver's registry answers it and whether it is gone: a
-// deleted object as last stored, at the delete's revision (a dry run's at
-// its own); a marked one as marked. Namespaces and definitions, which kube
-// marks on their first delete and a controller deletes, are deleted at once
-// and answered as kube marks them.
-func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name string, pre Preconditions) (api.Object, bool, error) {
+// Delete deletes one object or, if finalizers hold it, marks it with a
+// deletionTimestamp and leaves it until they are removed. Before that, as
+// kube-apiserver's generic registry (deletionFinalizersForGarbageCollection),
+// it sets the garbage collector's finalizers the propagation policy asks
+// for: on a second delete too, so that Foreground may follow Orphan.
+//
+// It returns the object as kube-apiserver's registry answers it and whether
+// it is gone: a deleted object as last stored, at the delete's revision (a
+// dry run's at its own); a marked one as marked. Namespaces and definitions,
+// which kube marks on their first delete and a controller deletes, are
+// deleted at once unless finalizers hold them, and answered as kube marks
+// them; their first delete sets the collector's finalizers as their own
+// storage does (a namespace's) or not at all (a definition's).
+func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name string, opts DeleteOptions) (api.Object, bool, error) {
 	if isNamespaces(res) && protectedNamespaces[name] {
 		return nil, false, forbidden(res, name, "this namespace may not be deleted")
 	}
@@ -40,26 +65,31 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 			return nil, false, apierror.FromStorage(err, target(res, name))
 		}
 		cur, err := decode(kv)
-		if err != nil {
+		bad := err != nil
+		if bad {
 			cur = undecodable(res, ns, name, kv)
 		}
-		if err := checkPreconditions(res, cur, pre); err != nil {
+		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		if len(finalizers(cur)) > 0 {
-			out, err := r.markDeleting(ctx, res, kv, cur)
+		if isNamespaces(res) && deleting(cur) && len(specFinalizers(cur)) > 0 {
+			// kube's namespace storage answers a namespace whose contents
+			// are not yet finalized as it is.
+			return convert(res, cur), false, nil
+		}
+		fins, changed := finalizers(cur), false
+		if !bad && (deleting(cur) || !isDefinitions(res)) {
+			fins, changed = gcFinalizers(res, cur, opts)
+		}
+		if len(fins) > 0 {
+			out, err := r.markDeleting(ctx, res, kv, cur, fins, changed)
 			if errors.Is(err, storage.ErrConflict) {
 				continue
 			}
 			return out, false, err
 		}
-		if isNamespaces(res) {
-			if err := r.deleteContents(ctx, name); err != nil {
-				return nil, false, err
-			}
-		}
 		out, err := r.deleteKV(ctx, res, kv, cur)
-		if errors.Is(err, storage.ErrConflict) && pre.ResourceVersion == nil {
+		if errors.Is(err, storage.ErrConflict) && opts.ResourceVersion == nil {
 			continue
 		}
 		if err != nil || !terminates(res) {
@@ -68,6 +98,73 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		r.markTerminating(res, out)
 		return out, false, nil
 	}
+}
+
+// gcFinalizers returns the finalizers obj is to have once deleted with
+// opts, and whether they differ from its own as a set, as kube's
+// deletionFinalizersForGarbageCollection: orphan and foregroundDeletion
+// removed, then the one the policy asks for added back; without a policy,
+// the one obj had first; without either, the resource's default, which is
+// Background (none) for every kind served but Events, whose storage does
+// not support collection (rest.Unsupported: neither is kept).
+func gcFinalizers(res *resource.Resource, obj api.Object, opts DeleteOptions) ([]any, bool) {
+	have := finalizers(obj)
+	policy := opts.policy(isNamespaces(res) && !deleting(obj))
+	for _, f := range have {
+		if policy != "" {
+			break
+		}
+		switch f {
+		case OrphanFinalizer:
+			policy = "Orphan"
+		case ForegroundFinalizer:
+			policy = "Foreground"
+		}
+	}
+	if isEvents(res) {
+		policy = ""
+	}
+	next := slices.DeleteFunc(slices.Clone(have), func(f any) bool { return f == OrphanFinalizer || f == ForegroundFinalizer })
+	switch policy {
+	case "Orphan":
+		next = append(next, OrphanFinalizer)
+	case "Foreground":
+		next = append(next, ForegroundFinalizer)
+	}
+	if sameSet(have, next) {
+		return have, false // in their order
+	}
+	return next, true
+}
+
+// policy is the propagation opts ask for, "" for none, with
+// orphanDependents read as kube does: true is Orphan; false is neither
+// orphan nor foreground in the generic registry (Background), and
+// Foreground in the namespace storage.
+func (o DeleteOptions) policy(namespace bool) string {
+	switch {
+	case o.OrphanDependents == nil:
+		return o.Propagation
+	case *o.OrphanDependents:
+		return "Orphan"
+	case namespace:
+		return "Foreground"
+	}
+	return "Background"
+}
+
+func sameSet(a, b []any) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // undecodable stands for a stored value that cannot be decoded (written by
@@ -83,6 +180,23 @@ func undecodable(res *resource.Resource, ns, name string, kv storage.KV) api.Obj
 }
 
 func isNamespaces(res *resource.Resource) bool { return res.Group == "" && res.Plural == "namespaces" }
+
+// isEvents reports whether res is Events (core/v1 or events.k8s.io/v1,
+// one storage), which kube's garbage collection does not support.
+func isEvents(res *resource.Resource) bool {
+	if res.Storage != nil {
+		res = res.Storage
+	}
+	return res.Group == "" && res.Plural == "events"
+}
+
+// specFinalizers are a namespace's spec.finalizers, which kube's namespace
+// controller removes once it has deleted the namespace's contents.
+func specFinalizers(ns api.Object) []any {
+	spec, _ := ns["spec"].(map[string]any)
+	f, _ := spec["finalizers"].([]any)
+	return f
+}
 
 func isDefinitions(res *resource.Resource) bool {
 	return res.Group == "apiextensions.k8s.io" && res.Plural == "customresourcedefinitions"
@@ -129,22 +243,32 @@ func checkPreconditions(res *resource.Resource, cur api.Object, pre Precondition
 	return apierror.Conflict(apierror.Target{Group: res.Group, Resource: res.Kind, Name: cur.Name()}, msg)
 }
 
-// markDeleting sets deletionTimestamp on an object held by finalizers and,
-// as kube-apiserver, bumps its generation if it has one: its controllers
-// now have a change to act on.
-func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object) (api.Object, error) {
-	if deleting(cur) {
-		return cur, nil
+// markDeleting stores cur marked for deletion, held by finalizers fins,
+// as kube's markAsDeleting: deletionTimestamp and, if it has one, a
+// generation bump the first time (its controllers now have a change to act
+// on), deletionGracePeriodSeconds 0. A namespace marked the first time is
+// Terminating and its contents are deleted, as kube's namespace controller
+// does while finalizers hold it. An object already marked whose finalizers
+// do not change is answered as it is, with no write.
+func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object, fins []any, changed bool) (api.Object, error) {
+	if deleting(cur) && !changed {
+		return convert(res, cur), nil
 	}
 	next := cur.DeepCopy()
-	next.SetMeta("deletionTimestamp", api.NewTime(r.now()).Format("2006-01-02T15:04:05Z"))
+	if !deleting(cur) {
+		next.SetMeta("deletionTimestamp", api.NewTime(r.now()).Format("2006-01-02T15:04:05Z"))
+		if g := generation(cur); g > 0 {
+			next.SetMeta("generation", g+1)
+		}
+		if isNamespaces(res) {
+			next["status"] = map[string]any{"phase": "Terminating"}
+			if err := r.deleteContents(ctx, cur.Name()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	next.SetMeta("deletionGracePeriodSeconds", 0)
-	if g := generation(cur); g > 0 {
-		next.SetMeta("generation", g+1)
-	}
-	if isNamespaces(res) {
-		next["status"] = map[string]any{"phase": "Terminating"}
-	}
+	next.SetMeta("finalizers", fins)
 	value, err := encode(next)
 	if err != nil {
 		return nil, apierror.Internal(err)
@@ -161,8 +285,15 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 
 // deleteKV removes the stored object if it is still at kv's revision and
 // returns it as stored, at the delete's revision (kube's etcd3 store decodes
-// the deleted value at the delete response's revision).
+// the deleted value at the delete response's revision). A namespace's
+// contents are deleted first: those written while it was held by
+// finalizers too.
 func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object) (api.Object, error) {
+	if isNamespaces(res) {
+		if err := r.deleteContents(ctx, cur.Name()); err != nil {
+			return nil, err
+		}
+	}
 	_, rev, err := r.writer(ctx).Delete(ctx, kv.Key, kv.ModRevision)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
@@ -245,18 +376,19 @@ func (r *Registry) DeletePrefix(ctx context.Context, res *resource.Resource) err
 	return r.deletePrefix(ctx, res.KeyPrefix(""))
 }
 
-// DeleteCollection deletes every object of res in ns that passes opts'
-// selectors. As kube-apiserver's, it answers the list as read before the
-// deletes (one page when opts has a limit, every object otherwise), and
-// returns the objects it deleted or marked, as Delete answers them.
-func (r *Registry) DeleteCollection(ctx context.Context, res *resource.Resource, ns string, opts ListOptions, pre Preconditions) (ListResult, []api.Object, error) {
-	list, err := r.List(ctx, res, ns, ListOptions{Labels: opts.Labels, Fields: opts.Fields, Limit: opts.Limit, Continue: opts.Continue})
+// DeleteCollection deletes every object of res in ns that passes lopts'
+// selectors, each as Delete with opts. As kube-apiserver's, it answers the
+// list as read before the deletes (one page when lopts has a limit, every
+// object otherwise), and returns the objects it deleted or marked, as
+// Delete answers them.
+func (r *Registry) DeleteCollection(ctx context.Context, res *resource.Resource, ns string, lopts ListOptions, opts DeleteOptions) (ListResult, []api.Object, error) {
+	list, err := r.List(ctx, res, ns, ListOptions{Labels: lopts.Labels, Fields: lopts.Fields, Limit: lopts.Limit, Continue: lopts.Continue})
 	if err != nil {
 		return ListResult{}, nil, err
 	}
 	var deleted []api.Object
 	for _, obj := range list.Items {
-		out, _, err := r.Delete(ctx, res, obj.Namespace(), obj.Name(), pre)
+		out, _, err := r.Delete(ctx, res, obj.Namespace(), obj.Name(), opts)
 		var se *api.StatusError
 		if errors.As(err, &se) && se.Status.Code == http.StatusNotFound {
 			continue // deleted meanwhile

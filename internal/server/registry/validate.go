@@ -1,8 +1,10 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -95,7 +97,38 @@ func validateMeta(obj api.Object) []api.StatusCause {
 			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers", "Invalid value: must be a list of strings"))
 		}
 	}
+	if fins := finalizers(obj); slices.Contains(fins, any(OrphanFinalizer)) && slices.Contains(fins, any(ForegroundFinalizer)) {
+		// They ask the garbage collector for opposite things (kube's ValidateFinalizers).
+		causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers",
+			fmt.Sprintf("Invalid value: %s: finalizer %s and %s cannot be both set", jsonValue(fins), OrphanFinalizer, ForegroundFinalizer)))
+	}
 	return causes
+}
+
+// validateNoNewFinalizers refuses finalizers added to an object being
+// deleted, as kube's ValidateObjectMetaAccessorUpdate: the finalizers
+// holding it may only go (a DELETE alone may change the garbage
+// collector's).
+func validateNoNewFinalizers(obj, old api.Object) []api.StatusCause {
+	var added []string
+	for _, f := range finalizers(obj) {
+		if s, ok := f.(string); ok && !slices.Contains(finalizers(old), f) && !slices.Contains(added, s) {
+			added = append(added, s)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	slices.Sort(added)
+	return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueForbidden, "metadata.finalizers",
+		fmt.Sprintf("Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
+}
+
+// jsonValue is v as kube's field errors print a value that is not a
+// scalar: in JSON.
+func jsonValue(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // CheckTypeAndScope fills in apiVersion and kind if absent, rejects ones that
@@ -138,6 +171,9 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 	}
 	if old == nil && res.ValidateCreate != nil {
 		causes = append(causes, res.ValidateCreate(obj)...)
+	}
+	if old != nil && deleting(old) {
+		causes = append(causes, validateNoNewFinalizers(obj, old)...)
 	}
 	if old != nil && res.ValidateUpdate != nil {
 		causes = append(causes, res.ValidateUpdate(obj, old)...)
