@@ -3,7 +3,8 @@
 // storage.Interface, with the object metadata kube-apiserver maintains
 // (uid, creationTimestamp, resourceVersion, generation, generateName),
 // Kubernetes' name and label validation, namespace existence, optimistic
-// concurrency, finalizers, and the namespace lifecycle.
+// concurrency, finalizers (among them the garbage collector's, which a
+// delete sets by its propagation policy), and the namespace lifecycle.
 //
 // Objects are stored as JSON without metadata.resourceVersion; it is the
 // storage revision of the object's last write and is set on every read.
