@@ -29,6 +29,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -90,11 +91,22 @@ type Elector struct {
 	observedAt time.Time
 }
 
-// New returns a candidate; Run makes it stand.
-func New(cfg Config) *Elector {
+// New returns a candidate; Run makes it stand. As client-go's, it
+// refuses durations that would let a holder lead after its Lease expired:
+// LeaseDuration must exceed RenewDeadline, which must exceed
+// (1+jitter) x RetryPeriod.
+func New(cfg Config) (*Elector, error) {
 	cfg.LeaseDuration = cmp.Or(cfg.LeaseDuration, DefaultLeaseDuration)
 	cfg.RenewDeadline = cmp.Or(cfg.RenewDeadline, DefaultRenewDeadline)
 	cfg.RetryPeriod = cmp.Or(cfg.RetryPeriod, DefaultRetryPeriod)
+	switch {
+	case cfg.LeaseDuration <= cfg.RenewDeadline:
+		return nil, fmt.Errorf("the lease duration (%v) must be greater than the renew deadline (%v)", cfg.LeaseDuration, cfg.RenewDeadline)
+	case float64(cfg.RenewDeadline) <= jitterFactor*float64(cfg.RetryPeriod):
+		return nil, fmt.Errorf("the renew deadline (%v) must be greater than %v x the retry period (%v)", cfg.RenewDeadline, jitterFactor, cfg.RetryPeriod)
+	case cfg.RetryPeriod < 0 || cfg.LeaseDuration < time.Second:
+		return nil, fmt.Errorf("the lease duration (%v) must be a second at least, and the retry period (%v) above zero", cfg.LeaseDuration, cfg.RetryPeriod)
+	}
 	if cfg.Identity == "" {
 		host, _ := os.Hostname()
 		cfg.Identity = host + "_" + registry.NewUID()
@@ -109,7 +121,7 @@ func New(cfg Config) *Elector {
 		cfg.Leading = func(bool) {}
 	}
 	cfg.Log = cfg.Log.With("lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
-	return &Elector{cfg: cfg}
+	return &Elector{cfg: cfg}, nil
 }
 
 // Identity is the holderIdentity this candidate writes.

@@ -83,7 +83,11 @@ type candidate struct {
 func stand(t *testing.T, reg *registry.Registry, leases *resource.Resource, id string, leaders *atomic.Int32, now func() time.Time) *candidate {
 	t.Helper()
 	c := &candidate{done: make(chan struct{})}
-	c.e = leader.New(leader.Config{Registry: reg, Leases: leases, Namespace: ns, Name: name, Identity: id, Log: quiet, Now: now})
+	e, err := leader.New(leader.Config{Registry: reg, Leases: leases, Namespace: ns, Name: name, Identity: id, Log: quiet, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.e = e
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stop = func() { cancel(); <-c.done }
 	go func() {
