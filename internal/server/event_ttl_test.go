@@ -71,8 +71,7 @@ func alive(t *testing.T, store storage.Interface, s *Server, names ...string) st
 }
 
 // TestEventTTL: an event is deleted an hour (the default --event-ttl)
-// after its last write, an update pushing its expiry back, whether it was
-// written through events.k8s.io or core.
+// after its last write, an update pushing its expiry back.
 func TestEventTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := memory.New()

@@ -131,7 +131,7 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 // it, then releases it if held.
 func (e *Elector) Run(ctx context.Context, lead func(context.Context)) {
 	for e.acquire(ctx) {
-		e.cfg.Log.Info("leading")
+		e.cfg.Log.Info("became leader")
 		e.cfg.Leading(true)
 		lctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
