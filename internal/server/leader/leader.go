@@ -20,8 +20,8 @@
 // the registry, so that two candidates never both succeed, and watches and
 // kubectl see the Lease as any other.
 //
-// Run's goroutine owns the Elector; Config.Leading and lead are called
-// from it.
+// Run's goroutine owns the Elector and calls Config.Leading; lead runs in
+// a goroutine Run starts on each term and waits for.
 package leader
 
 import (
