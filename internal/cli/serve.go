@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
@@ -63,6 +64,10 @@ type serveOptions struct {
 	// What watchers replaying from the store hold together, in MiB.
 	watchReplayMiB int64
 	audit          auditOptions
+	// The in-server controllers: their election among the servers on one
+	// store, and event expiry.
+	election leader.Config
+	eventTTL time.Duration
 }
 
 func newServe() *cobra.Command {
@@ -105,6 +110,10 @@ func newServe() *cobra.Command {
 	// a second of starting, to prove that clients relist after a 410.
 	f.DurationVar(&o.compaction.Interval, "compaction-interval", o.compaction.Interval, "how often the compaction policy is applied")
 	_ = f.MarkHidden("compaction-interval")
+	f.DurationVar(&o.eventTTL, "event-ttl", time.Hour, "how long an event lives after its last write, as kube-apiserver's --event-ttl")
+	f.DurationVar(&o.election.LeaseDuration, "leader-elect-lease-duration", leader.DefaultLeaseDuration, "how long, after the last change of the Lease kube-system/"+server.ControllerLease+" it has seen, a server waits before it takes the Lease over to run the in-server controllers (servers sharing an etcd elect one), as kube-controller-manager's flag")
+	f.DurationVar(&o.election.RenewDeadline, "leader-elect-renew-deadline", leader.DefaultRenewDeadline, "how long the leading server tries to renew the Lease before it stops its controllers; less than the lease duration")
+	f.DurationVar(&o.election.RetryPeriod, "leader-elect-retry-period", leader.DefaultRetryPeriod, "how often servers try to take, and the leader to renew, the Lease")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "how long to wait for requests in flight on SIGTERM")
 	f.DurationVar(&o.shutdownDelay, "shutdown-delay-duration", 0, "on SIGTERM, how long /readyz fails before the server stops accepting connections, so that load balancers stop sending it requests")
 	f.Uint32Var(&o.h2MaxStreams, "http2-max-streams-per-connection", 0, fmt.Sprintf("the most streams a client may open on one HTTP/2 connection; 0 for the default (%d, kube-apiserver's)", h2.DefaultMaxConcurrentStreams))
@@ -176,7 +185,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
-		AuditPolicy: auditPolicy, AuditLog: auditLog,
+		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 	})
 	if err != nil {
 		return err
@@ -357,6 +366,8 @@ func (o *serveOptions) checkExposure() error {
 func (o *serveOptions) checkTimeouts() error {
 	for flag, d := range map[string]time.Duration{
 		"--read-header-timeout": o.readHeaderTimeout, "--idle-timeout": o.idleTimeout, "--request-body-timeout": o.requestBodyTimeout,
+		"--event-ttl": o.eventTTL, "--leader-elect-lease-duration": o.election.LeaseDuration,
+		"--leader-elect-renew-deadline": o.election.RenewDeadline, "--leader-elect-retry-period": o.election.RetryPeriod,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("%s %v: must be positive", flag, d)

@@ -25,6 +25,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 	"github.com/listwatch/listwatch/internal/server/authz"
+	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -64,14 +65,19 @@ func TestCheckExposure(t *testing.T) {
 }
 
 func TestCheckTimeouts(t *testing.T) {
-	ok := serveOptions{readHeaderTimeout: time.Nanosecond, idleTimeout: time.Nanosecond, requestBodyTimeout: time.Nanosecond}
+	ok := serveOptions{readHeaderTimeout: time.Nanosecond, idleTimeout: time.Nanosecond, requestBodyTimeout: time.Nanosecond, eventTTL: time.Nanosecond,
+		election: leader.Config{LeaseDuration: time.Nanosecond, RenewDeadline: time.Nanosecond, RetryPeriod: time.Nanosecond}}
 	if err := ok.checkTimeouts(); err != nil {
 		t.Errorf("1ns timeouts: %v", err)
 	}
 	for flag, field := range map[string]func(*serveOptions) *time.Duration{
-		"--read-header-timeout":  func(o *serveOptions) *time.Duration { return &o.readHeaderTimeout },
-		"--idle-timeout":         func(o *serveOptions) *time.Duration { return &o.idleTimeout },
-		"--request-body-timeout": func(o *serveOptions) *time.Duration { return &o.requestBodyTimeout },
+		"--read-header-timeout":         func(o *serveOptions) *time.Duration { return &o.readHeaderTimeout },
+		"--idle-timeout":                func(o *serveOptions) *time.Duration { return &o.idleTimeout },
+		"--request-body-timeout":        func(o *serveOptions) *time.Duration { return &o.requestBodyTimeout },
+		"--event-ttl":                   func(o *serveOptions) *time.Duration { return &o.eventTTL },
+		"--leader-elect-lease-duration": func(o *serveOptions) *time.Duration { return &o.election.LeaseDuration },
+		"--leader-elect-renew-deadline": func(o *serveOptions) *time.Duration { return &o.election.RenewDeadline },
+		"--leader-elect-retry-period":   func(o *serveOptions) *time.Duration { return &o.election.RetryPeriod },
 	} {
 		for _, d := range []time.Duration{0, -time.Second} {
 			o := ok

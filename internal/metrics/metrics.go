@@ -49,6 +49,7 @@ type Metrics struct {
 	mu        sync.Mutex
 	resources map[ResourceID]*Resource // guarded by mu
 	commits   *Commits                 // guarded by mu; nil until Commits
+	leader    *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
 }
 
 // New returns the collectors, registered with the Go runtime and process

@@ -22,6 +22,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/crd"
+	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 	"github.com/listwatch/listwatch/internal/server/policy"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -109,6 +110,14 @@ type Config struct {
 	// Metrics are the collectors /metrics serves; nil means new ones. The
 	// caller may have given some of them to the store (Metrics.Commits).
 	Metrics *metrics.Metrics
+	// Election tunes the election, among the servers sharing Storage, of
+	// the one that runs the in-server controllers (ControllerLease): its
+	// Identity, LeaseDuration, RenewDeadline, RetryPeriod and Now; the
+	// server sets the rest. Zero: kube-controller-manager's defaults.
+	Election leader.Config
+	// EventTTL is how long an Event lives after its last write, as
+	// kube-apiserver's --event-ttl; 0 means an hour.
+	EventTTL time.Duration
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -117,6 +126,9 @@ const (
 	defaultBookmarkInterval  = time.Minute
 	defaultMinRequestTimeout = 30 * time.Minute
 )
+
+// defaultEventTTL is kube-apiserver's --event-ttl.
+const defaultEventTTL = time.Hour
 
 // defaultRequestBodyTimeout is kube-apiserver's --request-timeout.
 const defaultRequestBodyTimeout = time.Minute
@@ -151,6 +163,9 @@ type Server struct {
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
 	aggregation *aggregation
+	// controllers run while this server leads the election; set in New.
+	controllers []func(ctx context.Context)
+	election    *election
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
@@ -170,6 +185,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, defaultBookmarkInterval)
 	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
 	cfg.RequestBodyTimeout = cmp.Or(cfg.RequestBodyTimeout, defaultRequestBodyTimeout)
+	cfg.EventTTL = cmp.Or(cfg.EventTTL, defaultEventTTL)
 	builtins := resource.Builtins()
 	if cfg.ServiceAccountTokens != nil {
 		addTokenSubresource(builtins)
@@ -190,6 +206,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
+	elector, err := s.newElector()
+	if err != nil {
+		return nil, err
+	}
 	if err := s.ensureNamespaces(ctx); err != nil {
 		return nil, err
 	}
@@ -214,6 +234,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
+	s.controllers = append(s.controllers, s.expireEvents)
+	s.election = s.startElection(elector)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
@@ -231,6 +253,7 @@ func (s *Server) Close() {
 	s.crds.Close()
 	s.accounts.close()
 	s.aggregation.stop()
+	s.election.stop()
 	s.caches.close()
 	if s.access != nil {
 		s.access.close()

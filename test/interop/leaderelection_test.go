@@ -29,7 +29,7 @@ const (
 type candidate struct {
 	cancel  context.CancelFunc
 	leading chan struct{} // closed by OnStartedLeading
-	sawA    chan struct{} // closed when OnNewLeader reports "a" (for b)
+	saw     chan struct{} // closed when OnNewLeader reports the leader awaited
 	done    chan struct{} // closed when Run returns
 }
 
@@ -70,12 +70,14 @@ func TestLeaderElection(t *testing.T) {
 	defer w.Stop()
 
 	var log electionLog
-	a := runCandidate(ctx, t, typedClientset(t, lw.URL), "a", &log)
+	lock := metav1.ObjectMeta{Name: "lock", Namespace: "default"}
+	isA := func(leader string) bool { return leader == "a" }
+	a := runCandidate(ctx, t, typedClientset(t, lw.URL), lock, "a", isA, &log)
 	defer stopCandidate(a)
 	waitClosed(t, ctx, a.leading, "a to lead")
-	b := runCandidate(ctx, t, typedClientset(t, lw.URL), "b", &log)
+	b := runCandidate(ctx, t, typedClientset(t, lw.URL), lock, "b", isA, &log)
 	defer stopCandidate(b)
-	waitClosed(t, ctx, b.sawA, "b to see a leading")
+	waitClosed(t, ctx, b.saw, "b to see a leading")
 
 	// b tries every retry period; a must keep the lease by renewing it.
 	for lease := range leaseEvents(t, ctx, w) {
@@ -112,14 +114,16 @@ func TestLeaderElection(t *testing.T) {
 	}
 }
 
-// runCandidate starts a leader elector for id; stopCandidate ends it.
-func runCandidate(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, id string, log *electionLog) *candidate {
+// runCandidate starts a leader elector for id on Lease lock, whose saw
+// closes when OnNewLeader reports a leader awaited says is the one;
+// stopCandidate ends it.
+func runCandidate(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, lock metav1.ObjectMeta, id string, awaited func(string) bool, log *electionLog) *candidate {
 	t.Helper()
-	c := &candidate{leading: make(chan struct{}), sawA: make(chan struct{}), done: make(chan struct{})}
-	var sawA sync.Once
+	c := &candidate{leading: make(chan struct{}), saw: make(chan struct{}), done: make(chan struct{})}
+	var saw sync.Once
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{
-			LeaseMeta:  metav1.ObjectMeta{Name: "lock", Namespace: "default"},
+			LeaseMeta:  lock,
 			Client:     cs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 		},
@@ -135,8 +139,8 @@ func runCandidate(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, i
 			},
 			OnStoppedLeading: func() {}, // required; the log's "a stopped" marks the end
 			OnNewLeader: func(leader string) {
-				if leader == "a" {
-					sawA.Do(func() { close(c.sawA) })
+				if awaited(leader) {
+					saw.Do(func() { close(c.saw) })
 				}
 			},
 		},

@@ -238,6 +238,12 @@ func (lw *Listwatch) Stop() error {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash would, and waits for it.
+func (lw *Listwatch) Kill() {
+	lw.cmd.Process.Kill()
+	<-lw.done
+}
+
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
 type syncBuffer struct {
 	mu  sync.Mutex

@@ -1,0 +1,229 @@
+package server
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// eventExpiryRetry is how long event expiry waits before it follows the
+// events again after its watch ended, and before it deletes again an
+// event whose delete failed.
+const eventExpiryRetry = time.Second
+
+// expireEvents deletes each Event once Config.EventTTL has passed since
+// its last write, as kube-apiserver does with the etcd lease it gives
+// every event write (--event-ttl). It runs while this server leads, fed
+// by the events' watch cache, with a timer for the next expiry. An event
+// written while it follows expires TTL after it saw the write; one it
+// finds at start (after a restart, or taking over from another server)
+// TTL after the last write the event records (lastWrite), so that no
+// event outlives its TTL for want of a server that saw it written.
+func (s *Server) expireEvents(ctx context.Context) {
+	events, _ := s.catalog.Get("", "v1", "events")
+	for {
+		err := s.followEvents(ctx, events)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("event expiry: the events' watch ended; starting over", "err", err, "after", eventExpiryRetry)
+		if wait.Sleep(ctx, eventExpiryRetry) != nil {
+			return
+		}
+	}
+}
+
+// followEvents watches every event, deleting each when it expires, until
+// the watch or ctx ends.
+func (s *Server) followEvents(ctx context.Context, events *resource.Resource) error {
+	c := s.caches.get(events)
+	if c == nil {
+		return errors.New("the events' watch cache is closed")
+	}
+	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	var q expiryQueue
+	initial := true
+	var items []watchcache.Item
+	for {
+		next, cancel := ctx, context.CancelFunc(func() {})
+		if len(q.byAt) > 0 {
+			next, cancel = context.WithDeadline(ctx, q.byAt[0].at)
+		}
+		items, err = w.Next(next, items[:0])
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			s.deleteExpired(ctx, events, &q)
+			continue
+		case err != nil:
+			return err
+		}
+		now := time.Now()
+		for _, it := range items {
+			switch it.Type {
+			case api.Error:
+				return &api.StatusError{Status: *it.Status}
+			case api.Bookmark:
+				initial = initial && !it.InitialEventsEnd
+				continue
+			}
+			var ev eventTimes
+			if err := json.Unmarshal(it.Object, &ev); err != nil {
+				continue // the cache decoded it: cannot happen
+			}
+			md := ev.Metadata
+			key := expiryKey{md.Namespace, md.Name}
+			switch {
+			case it.Type == api.Deleted:
+				q.remove(key)
+			case initial:
+				q.set(key, md.ResourceVersion, ev.lastWrite(now).Add(s.cfg.EventTTL))
+			default:
+				q.set(key, md.ResourceVersion, now.Add(s.cfg.EventTTL))
+			}
+		}
+	}
+}
+
+// deleteExpired deletes the events whose time has come, each at the
+// resourceVersion it expired at: one written since is left to the
+// watch's event for that write, which gives it a new expiry.
+func (s *Server) deleteExpired(ctx context.Context, events *resource.Resource, q *expiryQueue) {
+	now := time.Now()
+	for len(q.byAt) > 0 && !q.byAt[0].at.After(now) {
+		e := q.byAt[0]
+		rv := e.rv
+		_, _, err := s.registry.Delete(ctx, events, e.key.ns, e.key.name, registry.Preconditions{ResourceVersion: &rv})
+		switch {
+		case err == nil, isReason(err, api.StatusReasonNotFound), isReason(err, api.StatusReasonConflict):
+			q.remove(e.key) // the watch brings what became of it
+		case ctx.Err() != nil:
+			return
+		default:
+			s.log.Warn("event expiry: deleting an event", "namespace", e.key.ns, "name", e.key.name, "err", err, "after", eventExpiryRetry)
+			q.set(e.key, rv, now.Add(eventExpiryRetry))
+		}
+	}
+}
+
+// eventTimes is what event expiry reads of an Event.
+type eventTimes struct {
+	Metadata struct {
+		Name              string `json:"name"`
+		Namespace         string `json:"namespace"`
+		ResourceVersion   string `json:"resourceVersion"`
+		CreationTimestamp string `json:"creationTimestamp"`
+		ManagedFields     []struct {
+			Time string `json:"time"`
+		} `json:"managedFields"`
+	} `json:"metadata"`
+	LastTimestamp string `json:"lastTimestamp"`
+	EventTime     string `json:"eventTime"`
+	Series        struct {
+		LastObservedTime string `json:"lastObservedTime"`
+	} `json:"series"`
+}
+
+// lastWrite is the time of an event's last write as the event records it,
+// and never later than now: the latest time of its managedFields (the
+// server sets an entry's on every write of its manager), else the latest
+// of its own times (a client sets them, on each write of a series), else
+// its creationTimestamp, else now.
+func (ev *eventTimes) lastWrite(now time.Time) time.Time {
+	latest := func(times ...string) time.Time {
+		var t time.Time
+		for _, s := range times {
+			if p, err := time.Parse(time.RFC3339, s); err == nil && p.After(t) {
+				t = p
+			}
+		}
+		return t
+	}
+	var managed []string
+	for _, f := range ev.Metadata.ManagedFields {
+		managed = append(managed, f.Time)
+	}
+	t := latest(managed...)
+	if t.IsZero() {
+		t = latest(ev.LastTimestamp, ev.EventTime, ev.Series.LastObservedTime)
+	}
+	if t.IsZero() {
+		t = latest(ev.Metadata.CreationTimestamp)
+	}
+	if t.IsZero() || t.After(now) {
+		return now
+	}
+	return t
+}
+
+// expiryKey names an event.
+type expiryKey struct{ ns, name string }
+
+// expiry is when an event expires, at which resourceVersion.
+type expiry struct {
+	key   expiryKey
+	rv    string
+	at    time.Time
+	index int // in expiryQueue.byAt
+}
+
+// expiryQueue orders the events by expiry: a heap, each event in it once.
+type expiryQueue struct {
+	byAt  []*expiry
+	byKey map[expiryKey]*expiry
+}
+
+func (q *expiryQueue) set(key expiryKey, rv string, at time.Time) {
+	if e, ok := q.byKey[key]; ok {
+		e.rv, e.at = rv, at
+		heap.Fix(q, e.index)
+		return
+	}
+	if q.byKey == nil {
+		q.byKey = map[expiryKey]*expiry{}
+	}
+	e := &expiry{key: key, rv: rv, at: at}
+	q.byKey[key] = e
+	heap.Push(q, e)
+}
+
+func (q *expiryQueue) remove(key expiryKey) {
+	if e, ok := q.byKey[key]; ok {
+		delete(q.byKey, key)
+		heap.Remove(q, e.index)
+	}
+}
+
+// heap.Interface, for the heap functions only.
+
+func (q *expiryQueue) Len() int           { return len(q.byAt) }
+func (q *expiryQueue) Less(i, j int) bool { return q.byAt[i].at.Before(q.byAt[j].at) }
+func (q *expiryQueue) Swap(i, j int) {
+	q.byAt[i], q.byAt[j] = q.byAt[j], q.byAt[i]
+	q.byAt[i].index, q.byAt[j].index = i, j
+}
+func (q *expiryQueue) Push(x any) {
+	e := x.(*expiry)
+	e.index = len(q.byAt)
+	q.byAt = append(q.byAt, e)
+}
+func (q *expiryQueue) Pop() any {
+	e := q.byAt[len(q.byAt)-1]
+	q.byAt[len(q.byAt)-1] = nil
+	q.byAt = q.byAt[:len(q.byAt)-1]
+	return e
+}
