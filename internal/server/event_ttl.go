@@ -107,7 +107,7 @@ func (s *Server) deleteExpired(ctx context.Context, events *resource.Resource, q
 	for len(q.byAt) > 0 && !q.byAt[0].at.After(now) {
 		e := q.byAt[0]
 		rv := e.rv
-		_, _, err := s.registry.Delete(ctx, events, e.key.ns, e.key.name, registry.Preconditions{ResourceVersion: &rv})
+		_, _, err := s.registry.Delete(ctx, events, e.key.ns, e.key.name, registry.DeleteOptions{Preconditions: registry.Preconditions{ResourceVersion: &rv}})
 		switch {
 		case err == nil, isReason(err, api.StatusReasonNotFound), isReason(err, api.StatusReasonConflict):
 			q.remove(e.key) // the watch brings what became of it
