@@ -2,12 +2,15 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -16,7 +19,7 @@ import (
 func deleteServer(t *testing.T) (func(method, path, body string) response, func() string) {
 	t.Helper()
 	store := newMemoryStore(t)
-	_, ts := newCRDServer(t, store)
+	ts := quietServer(t, store)
 	req := func(method, path, body string) response {
 		t.Helper()
 		ct := mediaJSON
@@ -30,6 +33,30 @@ func deleteServer(t *testing.T) (func(method, path, body string) response, func(
 		return currentRevision(t, store)
 	}
 	return req, rev
+}
+
+// quietServer starts a server that writes nothing of its own once it
+// has returned: it holds the controller Lease already and renews it only
+// hourly, so that the store's revision moves only with the test's writes.
+func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
+	t.Helper()
+	hour := time.Hour
+	s, err := New(t.Context(), Config{Storage: store, Election: leader.Config{LeaseDuration: 3 * hour, RenewDeadline: 2 * hour, RetryPeriod: hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	leases, _ := s.catalog.Get("coordination.k8s.io", "v1", "leases")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		lease, err := s.registry.Get(t.Context(), leases, "kube-system", ControllerLease)
+		if err == nil && lease["spec"].(map[string]any)["holderIdentity"] != nil {
+			return ts
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller Lease is not held after 30s: %v %v", lease, err)
+		}
+	}
 }
 
 func currentRevision(t *testing.T, store storage.Interface) string {
