@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -236,6 +237,16 @@ func (lw *Listwatch) Stop() error {
 		<-lw.done
 		return fmt.Errorf("listwatch did not stop within %v of SIGTERM", binStopTimeout)
 	}
+}
+
+// Kill ends the process with SIGKILL, as a crash would, and waits for its
+// end: its connections are closed by the kernel, with nothing flushed.
+func (lw *Listwatch) Kill() error {
+	if err := lw.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("SIGKILL: %w", err)
+	}
+	<-lw.done
+	return nil
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
