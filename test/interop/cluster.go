@@ -111,6 +111,7 @@ type EtcdCluster struct {
 }
 
 type etcdMember struct {
+	cfg    *embed.Config
 	etcd   *embed.Etcd
 	front  *Balancer
 	killed bool
@@ -142,6 +143,28 @@ func StartEtcdCluster(t testing.TB, n int) *EtcdCluster {
 	return ec
 }
 
+// Restart starts killed member i again, on its data and ports and behind a
+// front at its old address: it rejoins the cluster and catches up, and its
+// clients find it where it was.
+func (ec *EtcdCluster) Restart(t testing.TB, i int) {
+	t.Helper()
+	m := ec.members[i]
+	<-m.closed
+	e, err := embed.StartEtcd(m.cfg)
+	if err != nil {
+		t.Fatalf("restart etcd member %d: %v", i, err)
+	}
+	m.etcd, m.killed, m.closed = e, false, make(chan struct{})
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		t.Fatalf("etcd member %d failed while restarting: %v", i, err)
+	case <-time.After(etcdStartTimeout):
+		t.Fatalf("etcd member %d not ready %v after its restart", i, etcdStartTimeout)
+	}
+	m.front = startBalancerAt(t, m.front.Addr, e.Clients[0].Addr().String())
+}
+
 func startEtcdCluster(t testing.TB, n int) (*EtcdCluster, error) {
 	ports, err := FreePorts(2 * n)
 	if err != nil {
@@ -162,7 +185,7 @@ func startEtcdCluster(t testing.TB, n int) (*EtcdCluster, error) {
 			ec.close()
 			return nil, err
 		}
-		ec.members = append(ec.members, &etcdMember{etcd: e, closed: make(chan struct{})})
+		ec.members = append(ec.members, &etcdMember{cfg: cfg, etcd: e, closed: make(chan struct{})})
 	}
 	// A member is ready once the cluster has a leader and it has joined.
 	deadline := time.After(etcdStartTimeout)
@@ -183,11 +206,14 @@ func startEtcdCluster(t testing.TB, n int) (*EtcdCluster, error) {
 // Endpoints are the members' client URLs, as clients should be given them.
 func (ec *EtcdCluster) Endpoints() []string {
 	out := make([]string, len(ec.members))
-	for i, m := range ec.members {
-		out[i] = "http://" + m.front.Addr
+	for i := range ec.members {
+		out[i] = ec.Endpoint(i)
 	}
 	return out
 }
+
+// Endpoint is member i's client URL.
+func (ec *EtcdCluster) Endpoint(i int) string { return "http://" + ec.members[i].front.Addr }
 
 // Leader is the index of the member that leads the cluster now.
 func (ec *EtcdCluster) Leader() (int, error) {
@@ -205,8 +231,14 @@ func (ec *EtcdCluster) Leader() (int, error) {
 // and files) runs in the background, done before the test ends.
 func (ec *EtcdCluster) Kill(i int) {
 	m := ec.members[i]
-	m.killed = true
 	m.front.Close()
+	m.stop()
+}
+
+// stop stops the member's raft node at once, and closes the rest in the
+// background.
+func (m *etcdMember) stop() {
+	m.killed = true
 	m.etcd.Server.HardStop()
 	go func() {
 		defer close(m.closed)
@@ -214,15 +246,13 @@ func (ec *EtcdCluster) Kill(i int) {
 	}()
 }
 
-// close stops every member, waiting for those killed.
+// close stops every member and waits until they are closed. Stopping
+// their raft nodes first spares each a leadership transfer to members
+// already gone, which waits for etcd's request timeout (7 s).
 func (ec *EtcdCluster) close() {
 	for _, m := range ec.members {
 		if !m.killed {
-			m.killed = true
-			go func() {
-				defer close(m.closed)
-				m.etcd.Close()
-			}()
+			m.stop()
 		}
 	}
 	for _, m := range ec.members {
@@ -254,11 +284,16 @@ type Balancer struct {
 	closed   bool
 }
 
-// StartBalancer starts a balancer in front of backends (host:port). It
-// stops when t ends.
+// StartBalancer starts a balancer on a free loopback port in front of
+// backends (host:port). It stops when t ends.
 func StartBalancer(t testing.TB, backends ...string) *Balancer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startBalancerAt(t, "127.0.0.1:0", backends...)
+}
+
+func startBalancerAt(t testing.TB, addr string, backends ...string) *Balancer {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("balancer: %v", err)
 	}
