@@ -677,3 +677,45 @@ func firstAfter(times []time.Time, at time.Time) time.Duration {
 	}
 	return -1
 }
+
+// TestClusterReadsAcrossServers checks that a consistent read (no
+// resourceVersion) from one server sees a write acknowledged just before
+// by the other, as kube-apiserver's consistent reads from its cache do:
+// the other's watch cache must not answer from behind the write.
+func TestClusterReadsAcrossServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd cluster and two servers")
+	}
+	_, c := StartCluster(t, listwatchBin(t))
+	writer := typedClientset(t, c.Servers[0].URL).CoreV1().ConfigMaps("default")
+	reader := typedClientset(t, c.Servers[1].URL).CoreV1().ConfigMaps("default")
+	ctx := t.Context()
+	for i := range 50 {
+		name := "read-" + strconv.Itoa(i)
+		cm, err := writer.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := reader.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get %s from the other server right after its create at %s: %v", name, cm.ResourceVersion, err)
+		}
+		l, err := reader.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != cm.ResourceVersion || len(l.Items) != i+1 || revision(t, l.ResourceVersion) < revision(t, cm.ResourceVersion) {
+			t.Fatalf("the other server, right after a create at %s: get at %s, list of %d at %s, want %d at or after it",
+				cm.ResourceVersion, got.ResourceVersion, len(l.Items), l.ResourceVersion, i+1)
+		}
+	}
+}
+
+func revision(t *testing.T, rv string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", rv, err)
+	}
+	return n
+}
