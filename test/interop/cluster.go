@@ -37,17 +37,17 @@ type Cluster struct {
 }
 
 // StartCluster starts a three-member etcd cluster, two listwatch servers
-// (bin) on it, each given all three members' endpoints and the same service
-// account signing key, and a balancer in front of the two. It returns a
-// client configuration for the balancer.
-func StartCluster(t testing.TB, bin string) (*rest.Config, *Cluster) {
+// (bin, with args) on it, each given all three members' endpoints and the
+// same service account signing key, and a balancer in front of the two. It
+// returns a client configuration for the balancer.
+func StartCluster(t testing.TB, bin string, args ...string) (*rest.Config, *Cluster) {
 	t.Helper()
 	ec := StartEtcdCluster(t, 3)
-	c := &Cluster{Etcd: ec, t: t, bin: bin, args: []string{
+	c := &Cluster{Etcd: ec, t: t, bin: bin, args: append([]string{
 		"--storage", "etcd",
 		"--etcd-endpoints", strings.Join(ec.Endpoints(), ","),
 		"--service-account-signing-key-file", writeSigningKey(t),
-	}}
+	}, args...)}
 	a, b := c.StartServer(), c.StartServer()
 	c.Balancer = StartBalancer(t, hostPort(t, a.URL), hostPort(t, b.URL))
 	return &rest.Config{Host: "http://" + c.Balancer.Addr}, c

@@ -678,6 +678,51 @@ func firstAfter(times []time.Time, at time.Time) time.Duration {
 	return -1
 }
 
+// TestClusterServerStopsGracefully stops, with SIGTERM, the server
+// serving a typed informer's watch behind the balancer, as a rolling
+// restart does: the server ends its watches at once (new ones during its
+// shutdown delay are answered 429, which client-go retries), and the
+// informer resumes on the other server without a relist and converges.
+func TestClusterServerStopsGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd cluster and two servers")
+	}
+	cfg, c := StartCluster(t, listwatchBin(t), "--shutdown-delay-duration", "1s")
+	ctx := t.Context()
+	c.Balancer.SetBackends(hostPort(t, c.Servers[0].URL))
+	cms := typedClientset(t, cfg.Host).CoreV1().ConfigMaps("default")
+	lw := &countingLW{lw: toolscache.NewListWatchFromClient(typedClientset(t, cfg.Host).CoreV1().RESTClient(), "configmaps", "default", fields.Everything())}
+	informer := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, nil)
+	informerCtx, stop := context.WithCancel(ctx)
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
+	running.Go(func() { informer.RunWithContext(informerCtx) })
+	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	c.Balancer.SetBackends(hostPort(t, c.Servers[0].URL), hostPort(t, c.Servers[1].URL))
+	create := func(name string) {
+		t.Helper()
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	create("before")
+	if err := c.Servers[0].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	create("after")
+	want := listed(t)(cms.List(ctx, metav1.ListOptions{}))
+	if diff := waitConverged(want, func() map[string]string { return stateView(informer.GetStore()) }); diff != "" {
+		t.Errorf("informer's store vs a fresh list (-want +got):\n%s", diff)
+	}
+	n := lw.counts()
+	t.Logf("informer: %+v", n)
+	if n.loads() != 1+n.expired || n.watches == 0 {
+		t.Errorf("informer: %+v, want one load more than 410s, and a watch after it", n)
+	}
+}
+
 // TestClusterReadsAcrossServers checks that a consistent read (no
 // resourceVersion) from one server sees a write acknowledged just before
 // by the other, as kube-apiserver's consistent reads from its cache do:
