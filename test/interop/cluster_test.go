@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,6 +27,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -763,4 +766,47 @@ func revision(t *testing.T, rv string) int64 {
 		t.Fatalf("resourceVersion %q: %v", rv, err)
 	}
 	return n
+}
+
+// TestClusterServiceAccountTokens checks that a service account token one
+// server issued authenticates on the other: both sign and verify with the
+// one key StartCluster gives them (--service-account-signing-key-file).
+func TestClusterServiceAccountTokens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd cluster and two servers")
+	}
+	tokens := writeFile(t, t.TempDir(), "tokens.csv", `admin,admin,1,"system:masters"`+"\n")
+	_, c := StartCluster(t, listwatchBin(t), "--token-auth-file", tokens)
+	ctx := t.Context()
+	clientset := func(url, token string) *kubernetes.Clientset {
+		cs, err := kubernetes.NewForConfig(&rest.Config{Host: url, BearerToken: token, QPS: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	admin := clientset(c.Servers[0].URL, "admin").CoreV1().ServiceAccounts("default")
+	if _, err := admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("CreateToken: %v", err)
+	}
+	for i, lw := range c.Servers {
+		reviews := clientset(lw.URL, tr.Status.Token).AuthenticationV1().SelfSubjectReviews()
+		// The other server knows the account once its watch of the store
+		// has brought it.
+		deadline := time.Now().Add(convergeTimeout)
+		for {
+			r, err := reviews.Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+			if err == nil && r.Status.UserInfo.Username == "system:serviceaccount:default:robot" {
+				break
+			}
+			if !apierrors.IsUnauthorized(err) || time.Now().After(deadline) {
+				t.Fatalf("server %d, SelfSubjectReview with a token server 0 issued: %v %v", i, r, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
