@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -215,14 +214,22 @@ func (ec *EtcdCluster) Endpoints() []string {
 // Endpoint is member i's client URL.
 func (ec *EtcdCluster) Endpoint(i int) string { return "http://" + ec.members[i].front.Addr }
 
-// Leader is the index of the member that leads the cluster now.
+// Leader is the index of the member that leads the cluster, waiting up to
+// etcdStartTimeout for an election to end (a loaded machine can miss a
+// heartbeat and start one).
 func (ec *EtcdCluster) Leader() (int, error) {
-	for i, m := range ec.members {
-		if !m.killed && m.etcd.Server.Leader() == m.etcd.Server.MemberID() {
-			return i, nil
+	deadline := time.Now().Add(etcdStartTimeout)
+	for {
+		for i, m := range ec.members {
+			if !m.killed && m.etcd.Server.Leader() == m.etcd.Server.MemberID() {
+				return i, nil
+			}
 		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("no live member has led the cluster for %v", etcdStartTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return 0, errors.New("no live member leads the cluster")
 }
 
 // Kill makes member i fail as a crash would: its clients' connections are
