@@ -61,7 +61,9 @@ func TestControllerLeaseAcrossServersOnEtcd(t *testing.T) {
 		t.Fatal("both servers lead")
 	}
 
-	leader.Kill()
+	if err := leader.Kill(); err != nil {
+		t.Fatal(err)
+	}
 	killed := time.Now()
 	waitFor(t, binStartTimeout, func() bool { return leading(other) })
 	// The other sees the last renewal within a jittered retry, takes the

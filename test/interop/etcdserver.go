@@ -86,18 +86,27 @@ func etcdConfig(t testing.TB) (*embed.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := memberConfig(t, embed.DefaultName, ports[0], ports[1])
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	return cfg, nil
+}
+
+// memberConfig is a fast, quiet configuration of the member name, serving
+// clients and peers on the loopback ports given; the caller sets its
+// InitialCluster.
+func memberConfig(t testing.TB, name string, clientPort, peerPort int) *embed.Config {
 	cfg := embed.NewConfig()
+	cfg.Name = name
 	cfg.Dir = t.TempDir()
 	cfg.UnsafeNoFsync = true
 	cfg.MaxRequestBytes = storage.MaxValueSize + storage.MaxKeySize + 64*1024
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(
-		zaptest.NewLogger(t, zaptest.Level(zapcore.ErrorLevel)).Named("etcd"))
-	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
-	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+		zaptest.NewLogger(t, zaptest.Level(zapcore.ErrorLevel)).Named("etcd-" + name))
+	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", clientPort)}
+	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	return cfg, nil
+	return cfg
 }
 
 // FreePorts returns n loopback ports that were free a moment ago.

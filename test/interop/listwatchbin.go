@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -238,10 +239,14 @@ func (lw *Listwatch) Stop() error {
 	}
 }
 
-// Kill ends the process with SIGKILL, as a crash would, and waits for it.
-func (lw *Listwatch) Kill() {
-	lw.cmd.Process.Kill()
+// Kill ends the process with SIGKILL, as a crash would, and waits for its
+// end: its connections are closed by the kernel, with nothing flushed.
+func (lw *Listwatch) Kill() error {
+	if err := lw.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("SIGKILL: %w", err)
+	}
 	<-lw.done
+	return nil
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
