@@ -711,6 +711,12 @@ func TestClusterServerStopsGracefully(t *testing.T) {
 		}
 	}
 	create("before")
+	// client-go relists after a watch that ends within a second having
+	// delivered nothing ("very short watch"): let it deliver one first.
+	waitFor(t, convergeTimeout, func() bool {
+		_, ok, _ := informer.GetStore().GetByKey("default/before")
+		return ok
+	})
 	if err := c.Servers[0].Stop(); err != nil {
 		t.Fatal(err)
 	}
