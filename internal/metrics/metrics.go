@@ -49,6 +49,7 @@ type Metrics struct {
 	mu        sync.Mutex
 	resources map[ResourceID]*Resource // guarded by mu
 	commits   *Commits                 // guarded by mu; nil until Commits
+	gc        *GC                      // guarded by mu; nil until GC
 }
 
 // New returns the collectors, registered with the Go runtime and process
