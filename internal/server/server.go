@@ -109,6 +109,9 @@ type Config struct {
 	// Metrics are the collectors /metrics serves; nil means new ones. The
 	// caller may have given some of them to the store (Metrics.Commits).
 	Metrics *metrics.Metrics
+	// ConcurrentGCSyncs is the garbage collector's workers per queue
+	// (kube's --concurrent-gc-syncs); 0 runs no collector.
+	ConcurrentGCSyncs int
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -151,6 +154,8 @@ type Server struct {
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
 	aggregation *aggregation
+	// stopCollector stops the garbage collector and waits for it.
+	stopCollector func()
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
@@ -214,6 +219,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
+	s.stopCollector = s.startCollector()
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)
 		s.requests = s.access.logger()
@@ -231,6 +237,7 @@ func (s *Server) Close() {
 	s.crds.Close()
 	s.accounts.close()
 	s.aggregation.stop()
+	s.stopCollector()
 	s.caches.close()
 	if s.access != nil {
 		s.access.close()
