@@ -30,7 +30,8 @@ type node struct {
 	id identity
 	// owners are the object's ownerReferences as last observed.
 	owners []ownerRef
-	// dependents are the nodes whose owners name this one's uid.
+	// dependents are the nodes whose owners name this one's uid (nil
+	// until one does: most objects own nothing).
 	dependents map[*node]struct{}
 	// beingDeleted: observed with a deletionTimestamp (one way).
 	beingDeleted bool
@@ -158,7 +159,7 @@ func (g *graph) apply(e *event) {
 	}
 	switch {
 	case e.typ == upsert && !found:
-		n := &node{id: e.id, owners: e.owners, dependents: map[*node]struct{}{}, beingDeleted: e.beingDeleted, deletingDependents: e.foreground}
+		n := &node{id: e.id, owners: e.owners, beingDeleted: e.beingDeleted, deletingDependents: e.foreground}
 		g.nodes[n.id.UID] = n
 		g.addDependentToOwners(n, n.owners)
 		g.transitions(n, e)
@@ -256,10 +257,13 @@ func (g *graph) addDependentToOwners(n *node, owners []ownerRef) {
 		on, ok := g.nodes[o.UID]
 		if !ok {
 			on = &node{
-				id:         identity{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: n.id.Namespace, Name: o.Name, UID: o.UID},
-				dependents: map[*node]struct{}{}, virtual: true,
+				id:      identity{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: n.id.Namespace, Name: o.Name, UID: o.UID},
+				virtual: true,
 			}
 			g.nodes[o.UID] = on
+		}
+		if on.dependents == nil {
+			on.dependents = map[*node]struct{}{}
 		}
 		on.dependents[n] = struct{}{}
 		switch {
