@@ -163,6 +163,7 @@ func (e *env) removeFinalizers(res *resource.Resource, ns, name string) {
 	_, err := e.reg.Update(context.Background(), res, ns, name, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
 		delete(next.Metadata(), "finalizers")
+		delete(next.Metadata(), "resourceVersion") // retried over the collector's writes
 		return next, nil
 	})
 	if err != nil {
@@ -176,11 +177,11 @@ func (e *env) waitFor(res *resource.Resource, ns, name, what string, cond func(a
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	now, err := e.store.List(ctx, res.KeyPrefix(""), storage.ListOptions{Limit: 1})
+	now, err := e.store.CurrentRevision(ctx)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.cache(res).WaitFresh(ctx, now.Revision); err != nil {
+	if err := e.cache(res).WaitFresh(ctx, now); err != nil {
 		e.t.Fatal(err)
 	}
 	w, err := e.cache(res).Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})

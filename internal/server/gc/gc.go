@@ -95,20 +95,62 @@ func New(cfg Config) *Collector {
 	return c
 }
 
+// initialSyncTimeout bounds the wait for the graph to hold every object
+// before the workers start (kube-controller-manager's 30 s).
+const initialSyncTimeout = 30 * time.Second
+
 // Run collects garbage until ctx ends, then stops every goroutine it
-// started and returns.
+// started and returns. As kube's, its workers start once the graph holds
+// every object listed at start (or after initialSyncTimeout), so that a
+// foreground deletion does not finish before its dependents of another
+// resource are known.
 func (c *Collector) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { c.changes.work(func(e *event) bool { c.graph.apply(e); return true }) })
-	for range c.cfg.Workers {
-		wg.Go(func() { c.toDelete.work(func(n *node) bool { return c.attemptToDeleteWorker(ctx, n) }) })
-		wg.Go(func() { c.toOrphan.work(func(n *node) bool { return c.attemptToOrphanWorker(ctx, n) }) })
+	first := make(chan []*monitor, 1)
+	monitorsDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(monitorsDone)
+		c.followCatalog(ctx, first) // returns once ctx ends and every monitor has stopped
+	})
+	select {
+	case ms := <-first:
+		c.waitSynced(ctx, ms)
+	case <-ctx.Done():
 	}
-	c.followCatalog(ctx) // returns once ctx ends and every monitor has stopped
+	if ctx.Err() == nil {
+		for range c.cfg.Workers {
+			wg.Go(func() { c.toDelete.work(func(n *node) bool { return c.attemptToDeleteWorker(ctx, n) }) })
+			wg.Go(func() { c.toOrphan.work(func(n *node) bool { return c.attemptToOrphanWorker(ctx, n) }) })
+		}
+	}
+	<-monitorsDone
 	c.changes.ShutDown()
 	c.toDelete.ShutDown()
 	c.toOrphan.ShutDown()
 	wg.Wait()
+}
+
+// waitSynced waits until every monitor of ms has given its initial list
+// and the graph builder has applied them, ctx ends, or
+// initialSyncTimeout passes.
+func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
+	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
+	defer cancel()
+	for _, m := range ms {
+		select {
+		case <-m.synced:
+		case <-ctx.Done():
+			c.log.Warn("garbage collector: not every resource could be listed; collecting anyway", "waiting for", m.res.GroupResource())
+			return
+		}
+	}
+	applied := make(chan struct{})
+	c.changes.add(&event{typ: barrier, applied: applied}) // after every list: one builder, in order
+	select {
+	case <-applied:
+	case <-ctx.Done():
+	}
 }
 
 // queue is a workqueue with kube's workqueue metrics.

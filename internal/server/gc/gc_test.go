@@ -257,12 +257,17 @@ func TestRestart(t *testing.T) {
 	bg := e.create(cms, "default", "bg", nil)
 	fg := e.create(cms, "default", "fg", &object{finalizers: []string{finalizerForeground}})
 	orphaning := e.create(cms, "default", "orphaning", &object{finalizers: []string{finalizerOrphan}})
+	waiting := e.create(cms, "default", "waiting", &object{finalizers: []string{finalizerForeground}})
 	stop()
+	// A dependent of another resource, which the new collector must know
+	// of before it lets its owner go.
+	secrets := e.res("", "v1", "secrets")
+	e.create(secrets, "default", "held", &object{owners: []ownerRef{ref(waiting, true)}, finalizers: []string{hold}})
 	// Deleted while no collector runs.
 	e.create(cms, "default", "bg-dep", owned(ref(bg, false)))
 	e.create(cms, "default", "fg-dep", owned(ref(fg, true)))
 	e.create(cms, "default", "orphan-dep", owned(ref(orphaning, true)))
-	for _, name := range []string{"bg", "fg", "orphaning"} {
+	for _, name := range []string{"bg", "fg", "orphaning", "waiting"} {
 		e.delete(cms, "default", name)
 	}
 	e.run(nil)
@@ -273,6 +278,12 @@ func TestRestart(t *testing.T) {
 	if o := e.get(cms, "default", "orphan-dep"); o == nil || len(ownerUIDs(o)) != 0 {
 		t.Fatalf("orphaned dependent: %v", o)
 	}
+	e.waitFor(secrets, "default", "held", "deleted", deleting)
+	if o := e.get(cms, "default", "waiting"); !deleting(o) {
+		t.Fatalf("owner of a blocking Secret: %v", o)
+	}
+	e.removeFinalizers(secrets, "default", "held")
+	e.waitGone(cms, "default", "waiting")
 }
 
 func TestRelistDropsWhatIsGone(t *testing.T) {

@@ -70,6 +70,7 @@ const (
 	deleted                        // an object deleted
 	virtualDelete                  // a worker found the object absent
 	relisted                       // a monitor listed its resource again
+	barrier                        // closes applied: every change before it is applied
 )
 
 // event is a graph change (kube's event, with the object's metadata).
@@ -81,6 +82,8 @@ type event struct {
 	beingDeleted, orphan, foreground bool
 	// relisted: the uids of the objects listed.
 	listed map[string]struct{}
+	// barrier:
+	applied chan struct{}
 }
 
 // state returns what a worker needs of n, and whether n is the graph's
@@ -132,6 +135,10 @@ func (g *graph) anyDependentDeletingDependents(n *node) (has, deleting bool) {
 // apply applies one change to the graph and queues the work it makes, as
 // kube's processGraphChanges.
 func (g *graph) apply(e *event) {
+	if e.typ == barrier {
+		close(e.applied)
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e.typ == relisted {

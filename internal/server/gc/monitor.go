@@ -3,6 +3,8 @@ package gc
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -28,6 +30,7 @@ type monitor struct {
 	res    *resource.Resource
 	cancel context.CancelFunc
 	done   chan struct{}
+	synced chan struct{} // closed once its first list is queued
 }
 
 func (m *monitor) stop() {
@@ -37,8 +40,8 @@ func (m *monitor) stop() {
 
 // followCatalog runs a monitor for each collectable resource the catalogue
 // serves, following its changes, until ctx ends; it returns once every
-// monitor has stopped.
-func (c *Collector) followCatalog(ctx context.Context) {
+// monitor has stopped. It sends the first monitors on first.
+func (c *Collector) followCatalog(ctx context.Context, first chan<- []*monitor) {
 	running := map[resource.GVR]*monitor{}
 	defer func() {
 		for _, m := range running {
@@ -70,6 +73,10 @@ func (c *Collector) followCatalog(ctx context.Context) {
 				running[gvr] = c.startMonitor(ctx, res)
 			}
 		}
+		if first != nil {
+			first <- slices.Collect(maps.Values(running))
+			first = nil
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
@@ -80,12 +87,12 @@ func (c *Collector) followCatalog(ctx context.Context) {
 
 func (c *Collector) startMonitor(ctx context.Context, res *resource.Resource) *monitor {
 	ctx, cancel := context.WithCancel(ctx)
-	m := &monitor{res: res, cancel: cancel, done: make(chan struct{})}
+	m := &monitor{res: res, cancel: cancel, done: make(chan struct{}), synced: make(chan struct{})}
 	go func() {
 		defer close(m.done)
 		delay := monitorRetry
 		for {
-			err := c.watch(ctx, res)
+			err := c.watch(ctx, m)
 			if ctx.Err() != nil {
 				return
 			}
@@ -102,13 +109,22 @@ func (c *Collector) startMonitor(ctx context.Context, res *resource.Resource) *m
 	return m
 }
 
-// watch feeds the graph from res's cache: every object, then a relisted
-// change (the graph drops what the list no longer has), then each change,
-// until the watch ends.
-func (c *Collector) watch(ctx context.Context, res *resource.Resource) error {
+// watch feeds the graph from res's cache: every object as stored now (a
+// consistent list, as kube's informers make), then a relisted change (the
+// graph drops what the list no longer has), then each change, until the
+// watch ends.
+func (c *Collector) watch(ctx context.Context, m *monitor) error {
+	res := m.res
 	cache := c.cfg.Cache(res)
 	if cache == nil {
 		return errors.New("the resource's watch cache is closed")
+	}
+	rev, err := c.cfg.Registry.Storage().CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cache.WaitFresh(ctx, rev); err != nil {
+		return err
 	}
 	w, err := cache.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
 	if err != nil {
@@ -127,16 +143,21 @@ func (c *Collector) watch(ctx context.Context, res *resource.Resource) error {
 				if it.InitialEventsEnd {
 					c.changes.add(&event{typ: relisted, id: identity{APIVersion: res.APIVersion(), Kind: res.Kind}, listed: listed})
 					listed = nil
+					select {
+					case <-m.synced:
+					default:
+						close(m.synced)
+					}
 				}
 			case api.Error:
 				return errors.New(it.Status.Message)
 			default:
-				m, err := parseMeta(it.Object)
+				meta, err := parseMeta(it.Object)
 				if err != nil {
 					c.log.Warn("garbage collector: an object's metadata cannot be read", "resource", res.GroupResource(), "err", err)
 					continue
 				}
-				e := m.event(res)
+				e := meta.event(res)
 				if it.Type == api.Deleted {
 					e = &event{typ: deleted, id: e.id}
 				} else if listed != nil {
