@@ -29,6 +29,7 @@ type env struct {
 
 	mu     sync.Mutex
 	caches map[*resource.Resource]*watchcache.Cache // guarded by mu
+	paused bool                                     // guarded by mu: cache gives none
 }
 
 func newEnv(t testing.TB) *env {
@@ -54,6 +55,9 @@ func (e *env) cache(res *resource.Resource) *watchcache.Cache {
 	if c, ok := e.caches[res]; ok {
 		return c
 	}
+	if e.paused {
+		return nil
+	}
 	c := watchcache.New(watchcache.Config{
 		Storage: e.store, Prefix: res.KeyPrefix(""),
 		Codec: watchcache.Codec{
@@ -64,6 +68,23 @@ func (e *env) cache(res *resource.Resource) *watchcache.Cache {
 	})
 	e.caches[res] = c
 	return c
+}
+
+// closeCaches closes every cache (their watchers end, as at a
+// redefinition) and gives none until resume.
+func (e *env) closeCaches() (resume func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for res, c := range e.caches {
+		c.Close()
+		delete(e.caches, res)
+	}
+	e.paused = true
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.paused = false
+	}
 }
 
 // run starts a collector until the test ends or the returned stop.

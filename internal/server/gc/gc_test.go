@@ -286,6 +286,25 @@ func TestRestart(t *testing.T) {
 	e.waitGone(cms, "default", "waiting")
 }
 
+// TestMonitorListsAgain ends the collector's watches (as a redefinition
+// closes a cache) and deletes an owner while none runs: the list that
+// follows no longer has it, and its dependent is collected.
+func TestMonitorListsAgain(t *testing.T) {
+	e := newEnv(t)
+	e.run(nil)
+	cms := e.configMaps()
+	owner := e.create(cms, "default", "owner", nil)
+	e.create(cms, "default", "dep", owned(ref(owner, false)))
+	// Wait until the graph holds the dependent: the owner's absence is
+	// then news only the next list can bring.
+	e.create(cms, "default", "unrelated", owned(ownerRef{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: "ghost-uid"}))
+	e.waitGone(cms, "default", "unrelated")
+	resume := e.closeCaches()
+	e.delete(cms, "default", "owner") // unseen by any watch
+	resume()
+	e.waitGone(cms, "default", "dep")
+}
+
 func TestRelistDropsWhatIsGone(t *testing.T) {
 	g := &graph{nodes: map[string]*node{}, absent: newAbsentOwners(10)}
 	m := newQueue[*node](metrics.New().GC(), "test")
