@@ -3,6 +3,7 @@ package gc
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -73,4 +74,20 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkParseMeta reads the metadata of a dependent with 1 KiB and
+// 900 KiB of data, as a monitor does for each event.
+func BenchmarkParseMeta(b *testing.B) {
+	for _, size := range []int{1 << 10, 900 << 10} {
+		obj := fmt.Appendf(nil, `{"apiVersion":"v1","data":{"pad":%q},"kind":"ConfigMap","metadata":{"name":"dep","namespace":"default","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"u1"}],"resourceVersion":"7","uid":"u2"}}`, strings.Repeat("x", size))
+		b.Run(fmt.Sprint(size>>10, "KiB"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if m, err := parseMeta(obj); err != nil || m.Metadata.UID != "u2" || len(m.Metadata.OwnerReferences) != 1 {
+					b.Fatal(m, err)
+				}
+			}
+		})
+	}
 }

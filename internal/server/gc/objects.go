@@ -45,10 +45,15 @@ type objectMeta struct {
 	rv string // the stored revision
 }
 
+// parseMeta reads an object's metadata, decoding only the metadata member
+// (an object's data may be a thousand times larger) unless the object is
+// written in a way that member finder does not follow.
 func parseMeta(b []byte) (objectMeta, error) {
 	var m objectMeta
-	err := json.Unmarshal(b, &m)
-	return m, err
+	if md, ok := registry.Metadata(b); ok {
+		return m, json.Unmarshal(md, &m.Metadata)
+	}
+	return m, json.Unmarshal(b, &m)
 }
 
 func (m objectMeta) has(finalizer string) bool {
