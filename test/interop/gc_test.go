@@ -67,6 +67,47 @@ func TestClientGoGarbageCollection(t *testing.T) {
 		waitDeleted(t, cmWatch, deps)
 		waitDeleted(t, secretWatch, map[types.UID]string{secret.UID: secret.Name})
 	})
+
+	// The owners below carry the finalizer a DELETE with that policy puts.
+	t.Run("foreground", func(t *testing.T) {
+		owner, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "fg-owner", Finalizers: []string{metav1.FinalizerDeleteDependents}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		block := true
+		ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: &block}
+		deps := createDependents(t, cs, ref, "fg-dep-0", "fg-dep-1")
+		w := watchConfigMaps(t, cs, owner.ResourceVersion)
+		foreground := metav1.DeletePropagationForeground
+		if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil {
+			t.Fatal(err)
+		}
+		deps[owner.UID] = owner.Name
+		if order := waitDeleted(t, w, deps); order[len(order)-1] != owner.UID {
+			t.Fatalf("deleted in the order %v: the owner before a blocking dependent", order)
+		}
+	})
+
+	t.Run("orphan", func(t *testing.T) {
+		owner, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan-owner", Finalizers: []string{metav1.FinalizerOrphanDependents}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
+		deps := createDependents(t, cs, ref, "orphan-dep-0", "orphan-dep-1")
+		w := watchConfigMaps(t, cs, owner.ResourceVersion)
+		orphan := metav1.DeletePropagationOrphan
+		if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+			t.Fatal(err)
+		}
+		waitDeleted(t, w, map[types.UID]string{owner.UID: owner.Name})
+		for _, name := range deps {
+			cm, err := cs.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil || len(cm.OwnerReferences) != 0 {
+				t.Fatalf("orphaned dependent %s: %v, %v", name, cm.OwnerReferences, err)
+			}
+		}
+	})
 }
 
 // createDependents creates ConfigMaps owned through ref and returns their
@@ -97,26 +138,27 @@ func watchConfigMaps(t *testing.T, cs *kubernetes.Clientset, rv string) watch.In
 }
 
 // waitDeleted waits until w has delivered the deletion of every object of
-// want (names by uid).
-func waitDeleted(t *testing.T, w watch.Interface, want map[types.UID]string) {
+// want (names by uid), and returns their uids in the order they went.
+func waitDeleted(t *testing.T, w watch.Interface, want map[types.UID]string) []types.UID {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), convergeTimeout)
 	defer cancel()
-	left := len(want)
-	for left > 0 {
+	var order []types.UID
+	for len(order) < len(want) {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				t.Fatalf("watch ended with %d dependents left", left)
+				t.Fatalf("watch ended with %d of %d objects left", len(want)-len(order), len(want))
 			}
 			obj, isMeta := ev.Object.(metav1.Object)
 			if ev.Type == watch.Deleted && isMeta {
 				if _, ok := want[obj.GetUID()]; ok {
-					left--
+					order = append(order, obj.GetUID())
 				}
 			}
 		case <-ctx.Done():
-			t.Fatalf("%d of %d dependents still there: %v", left, len(want), want)
+			t.Fatalf("%d of %d objects still there: %v", len(want)-len(order), len(want), want)
 		}
 	}
+	return order
 }
