@@ -20,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/internal/server/gc"
 	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
@@ -68,6 +69,8 @@ type serveOptions struct {
 	// store, and event expiry.
 	election leader.Config
 	eventTTL time.Duration
+	// The garbage collector's workers per queue.
+	concurrentGCSyncs int
 }
 
 func newServe() *cobra.Command {
@@ -121,6 +124,7 @@ func newServe() *cobra.Command {
 	f.Int64Var(&o.watchCacheResourceMiB, "watch-cache-resource-budget-mib", watchcache.DefaultConfig().RingMaxBytes>>20, "MiB one resource's watch cache event ring may pin")
 	f.Int64Var(&o.watchReplayMiB, "watch-replay-budget-mib", watchcache.DefaultReplayBudgetBytes>>20, "MiB of objects that watchers replaying from the store's history (behind the watch cache's ring) may hold together; beyond it each replays one event at a time")
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
+	f.IntVar(&o.concurrentGCSyncs, "concurrent-gc-syncs", gc.DefaultWorkers, "the garbage collector's workers (kube-controller-manager's --concurrent-gc-syncs); 0 runs no garbage collector")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
 	o.audit.addFlags(f)
@@ -134,6 +138,9 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	if err := o.checkExposure(); err != nil {
 		return err
+	}
+	if o.concurrentGCSyncs < 0 {
+		return fmt.Errorf("--concurrent-gc-syncs must not be negative")
 	}
 	if o.watchCacheMiB <= 0 || o.watchCacheResourceMiB <= 0 || o.watchReplayMiB <= 0 {
 		return fmt.Errorf("--watch-cache-budget-mib, --watch-cache-resource-budget-mib and --watch-replay-budget-mib must be positive")
@@ -186,6 +193,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
+		ConcurrentGCSyncs: o.concurrentGCSyncs,
 	})
 	if err != nil {
 		return err

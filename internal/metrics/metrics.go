@@ -50,6 +50,7 @@ type Metrics struct {
 	resources map[ResourceID]*Resource // guarded by mu
 	commits   *Commits                 // guarded by mu; nil until Commits
 	leader    *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
+	gc        *GC                      // guarded by mu; nil until GC
 }
 
 // New returns the collectors, registered with the Go runtime and process

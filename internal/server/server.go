@@ -118,6 +118,9 @@ type Config struct {
 	// EventTTL is how long an Event lives after its last write, as
 	// kube-apiserver's --event-ttl; 0 means an hour.
 	EventTTL time.Duration
+	// ConcurrentGCSyncs is the garbage collector's workers per queue
+	// (kube's --concurrent-gc-syncs); 0 runs no collector.
+	ConcurrentGCSyncs int
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -235,6 +238,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
 	s.controllers = append(s.controllers, s.expireEvents)
+	if cfg.ConcurrentGCSyncs > 0 {
+		s.controllers = append(s.controllers, s.collect)
+	}
 	s.election = s.startElection(elector)
 	if buffered {
 		s.access = newAccessLog(log.Writer(), accessLogFlush)

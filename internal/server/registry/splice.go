@@ -234,3 +234,19 @@ func skipSpace(b []byte, i int) int {
 	}
 	return i
 }
+
+// Metadata returns the bytes of the metadata member of the JSON object b,
+// skipping the other members without decoding them, for a reader that
+// needs only metadata (the garbage collector); false if b has none or is
+// not an object this reader can walk.
+func Metadata(b []byte) ([]byte, bool) {
+	var md []byte
+	eachMember(b, skipSpace(b, 0), func(m member) bool {
+		if !m.escaped && string(m.key) == "metadata" {
+			md = b[m.value:m.valueEnd]
+			return false
+		}
+		return true
+	})
+	return md, md != nil
+}

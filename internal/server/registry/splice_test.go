@@ -111,3 +111,22 @@ func FuzzSpliceRevision(f *testing.F) {
 		sameObject(t, got, want)
 	})
 }
+
+func TestMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`{"apiVersion":"v1","data":{"k":"}\"{"},"metadata":{"name":"a"},"z":1}`, `{"name":"a"}`, true},
+		{` {"metadata" : {"uid":"u"} }`, `{"uid":"u"}`, true},
+		{`{"data":{}}`, "", false},
+		{`{"meta\u0064ata":{"name":"a"}}`, "", false}, // escaped: left to a full decode
+		{`{"data":[1,2`, "", false},
+		{`[]`, "", false},
+	} {
+		got, ok := Metadata([]byte(tc.in))
+		if string(got) != tc.want || ok != tc.ok {
+			t.Errorf("Metadata(%s) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
