@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // startOperatorServer runs the binary in secure mode (TLS, client
@@ -112,4 +116,82 @@ func (f *widgetFixture) waitRenewed(t testing.TB) *coordinationv1.Lease {
 		return s.RenewTime.Sub(s.AcquireTime.Time) > 2*electionLeaseDuration, "", nil
 	})
 	return lease
+}
+
+// holdFinalizer is a finalizer of the test's own, that keeps an object
+// until the test lets it go.
+const holdFinalizer = widgetGroup + "/test-hold"
+
+// TestOperatorGarbageCollection deletes the operator's Widgets with each
+// propagation policy and checks what the server's garbage collector does
+// with their ConfigMaps, as kube's does: Background collects the
+// ConfigMap; Foreground keeps the Widget (foregroundDeletion) until its
+// ConfigMap, which blocks owner deletion, is gone; Orphan leaves the
+// ConfigMap without its ownerReference. The operator's finalizer runs in
+// every case.
+func TestOperatorGarbageCollection(t *testing.T) {
+	cfg := startOperatorServer(t)
+	f := newWidgetFixture(t, cfg)
+	op := runOperator(t, cfg, operatorOptions{id: "a", namespace: f.ns, releaseOnCancel: true})
+	policies := []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan}
+	var names []string
+	for _, p := range policies {
+		name := strings.ToLower(string(p))
+		names = append(names, name)
+		f.createWidget(t, name, "red", "")
+	}
+	for _, name := range names {
+		f.waitConverged(t, name, map[string]string{"color": "red", "secretRevision": "", "reconciler": "a"})
+	}
+	deleteWidget := func(t *testing.T, name string, p metav1.DeletionPropagation) {
+		t.Helper()
+		if err := f.cl.Delete(t.Context(), &Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}, client.PropagationPolicy(p)); err != nil {
+			t.Fatalf("delete widget %s (%s): %v", name, p, err)
+		}
+	}
+
+	t.Run("Background", func(t *testing.T) {
+		deleteWidget(t, "background", metav1.DeletePropagationBackground)
+		f.waitGone(t, &Widget{}, "background")
+		f.waitGone(t, &corev1.ConfigMap{}, "background")
+	})
+
+	t.Run("Foreground", func(t *testing.T) {
+		// The test's finalizer keeps the ConfigMap once it is deleted,
+		// and the Widget must wait for it.
+		f.modify(t, &corev1.ConfigMap{}, "foreground", func(o client.Object) { controllerutil.AddFinalizer(o, holdFinalizer) })
+		deleteWidget(t, "foreground", metav1.DeletePropagationForeground)
+		waitFor(t, "the collector to delete the ConfigMap", func(ctx context.Context) (bool, string, error) {
+			var cm corev1.ConfigMap
+			err := f.cl.Get(ctx, f.key("foreground"), &cm)
+			return err == nil && cm.DeletionTimestamp != nil, fmt.Sprintf("ConfigMap finalizers %v", cm.Finalizers), err
+		})
+		var w Widget
+		if err := f.cl.Get(t.Context(), f.key("foreground"), &w); err != nil {
+			t.Fatalf("the Widget went before its ConfigMap: %v", err)
+		}
+		if w.DeletionTimestamp == nil || !slices.Contains(w.Finalizers, metav1.FinalizerDeleteDependents) {
+			t.Errorf("Widget waiting for its ConfigMap: deletion %v, finalizers %v; want a deletionTimestamp and %s",
+				w.DeletionTimestamp, w.Finalizers, metav1.FinalizerDeleteDependents)
+		}
+		f.modify(t, &corev1.ConfigMap{}, "foreground", func(o client.Object) { controllerutil.RemoveFinalizer(o, holdFinalizer) })
+		f.waitGone(t, &corev1.ConfigMap{}, "foreground")
+		f.waitGone(t, &Widget{}, "foreground")
+	})
+
+	t.Run("Orphan", func(t *testing.T) {
+		deleteWidget(t, "orphan", metav1.DeletePropagationOrphan)
+		f.waitGone(t, &Widget{}, "orphan")
+		var cm corev1.ConfigMap
+		if err := f.cl.Get(t.Context(), f.key("orphan"), &cm); err != nil {
+			t.Fatalf("the orphaned ConfigMap: %v", err)
+		}
+		if len(cm.OwnerReferences) != 0 {
+			t.Errorf("the orphaned ConfigMap's ownerReferences %+v, want none", cm.OwnerReferences)
+		}
+	})
+
+	if got := op.finalizedWidgets(); !sameElements(got, names) {
+		t.Errorf("finalized %v, want %v", got, names)
+	}
 }
