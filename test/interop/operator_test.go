@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -231,7 +232,7 @@ func runOperator(t testing.TB, cfg *rest.Config, o operatorOptions) *operator {
 	if err != nil {
 		t.Fatalf("field index: %v", err)
 	}
-	r := &widgetReconciler{Client: mgr.GetClient(), op: op,
+	r := &widgetReconciler{Client: mgr.GetClient(), reader: mgr.GetAPIReader(), op: op,
 		legacy: mgr.GetEventRecorderFor(operatorName), events: mgr.GetEventRecorder(operatorName)}
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&Widget{}).
@@ -320,6 +321,7 @@ func (op *operator) finalizedWidgets() []string {
 // widgetReconciler gives each Widget its ConfigMap, finalizer and status.
 type widgetReconciler struct {
 	client.Client
+	reader client.Reader // reads the server, not the cache
 	op     *operator
 	legacy record.EventRecorder     // core/v1 events
 	events crrecorder.EventRecorder // events.k8s.io/v1 events
@@ -345,9 +347,17 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace}}
 	result, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
+		if !cm.CreationTimestamp.IsZero() && metav1.GetControllerOf(cm) == nil {
+			if err := r.canAdopt(ctx, &w); err != nil {
+				return err
+			}
+		}
 		cm.Data = map[string]string{"color": w.Spec.Color, "secretRevision": revision, "reconciler": r.op.id}
 		return controllerutil.SetControllerReference(&w, cm, r.Scheme())
 	})
+	if errors.Is(err, errOwnerGone) {
+		return ctrl.Result{}, nil // the Widget's deletion brings the next reconcile
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -367,6 +377,24 @@ func (r *widgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	return ctrl.Result{}, nil
 }
 
+var errOwnerGone = errors.New("the owner is being deleted")
+
+// canAdopt reads w from the server, not the cache, before the operator
+// adopts an orphaned ConfigMap: the collector orphans dependents only
+// after their owner's deletion, which a cache may not show yet, and
+// adopting then would undo the orphaning (kube's controllers recheck the
+// same way, RecheckDeletionTimestamp in controller_ref_manager.go).
+func (r *widgetReconciler) canAdopt(ctx context.Context, w *Widget) error {
+	var live Widget
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(w), &live); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if live.UID != w.UID || live.DeletionTimestamp != nil {
+		return errOwnerGone
+	}
+	return nil
+}
+
 // secretRevision reads the revision annotation of w's Secret from the
 // metadata-only cache.
 func (r *widgetReconciler) secretRevision(ctx context.Context, w *Widget) (string, error) {
@@ -382,18 +410,22 @@ func (r *widgetReconciler) secretRevision(ctx context.Context, w *Widget) (strin
 	return secret.Annotations[revisionAnnotation], err
 }
 
-// finalize runs the cleanup a finalizer stands for (here: noting it), then
-// lets the Widget go.
+// finalize removes the operator's finalizer and notes the Widget as
+// cleaned up (what a finalizer stands for) once that write succeeded, so
+// that a retried write is noted once.
 func (r *widgetReconciler) finalize(ctx context.Context, w *Widget) error {
 	if !controllerutil.ContainsFinalizer(w, widgetFinalizer) {
 		return nil
+	}
+	controllerutil.RemoveFinalizer(w, widgetFinalizer)
+	if err := r.Update(ctx, w); err != nil {
+		return err
 	}
 	r.op.mu.Lock()
 	r.op.finalized = append(r.op.finalized, w.Name)
 	r.op.mu.Unlock()
 	r.legacy.Eventf(w, corev1.EventTypeNormal, "Finalized", "cleaned up after %s", w.Name)
-	controllerutil.RemoveFinalizer(w, widgetFinalizer)
-	return r.Update(ctx, w)
+	return nil
 }
 
 // widgetsForSecret maps a Secret's metadata to the Widgets that name it,
