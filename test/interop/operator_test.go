@@ -66,6 +66,9 @@ const (
 var (
 	widgetGV  = schema.GroupVersion{Group: widgetGroup, Version: "v1"}
 	secretGVK = corev1.SchemeGroupVersion.WithKind("Secret")
+	// watchedCollections are the path suffixes of what the operator's
+	// informers list and watch.
+	watchedCollections = []string{"/widgets", "/configmaps", "/secrets"}
 )
 
 // Widget is the operator's custom resource: each gets a ConfigMap of the
@@ -176,13 +179,13 @@ type operatorOptions struct {
 type operator struct {
 	operatorOptions
 	mgr ctrl.Manager
-	// secretRequests counts the manager's GETs of Secrets: its
-	// metadata-only informer's loads and watches.
-	secretRequests *countingProxy
-	logs           *syncBuffer
-	cancel         context.CancelFunc
-	done           chan struct{} // closed when the manager's Start returns
-	startErr       error         // Start's result, set before done closes
+	// requests counts the manager's GETs of each watched collection (by
+	// path suffix): its informers' loads and watches.
+	requests map[string]*countingProxy
+	logs     *syncBuffer
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the manager's Start returns
+	startErr error         // Start's result, set before done closes
 
 	mu            sync.Mutex
 	finalized     []string       // widgets whose finalizer ran, guarded by mu
@@ -198,9 +201,12 @@ func runOperator(t testing.TB, cfg *rest.Config, o operatorOptions) *operator {
 	// never set; each manager logs to its own buffer instead.
 	ctrllog.SetLogger(logr.Discard())
 	op := &operator{operatorOptions: o, logs: &syncBuffer{}, done: make(chan struct{}),
-		secretRequests: &countingProxy{collection: "/secrets"}, secretObjects: map[string]int{}}
+		requests: map[string]*countingProxy{}, secretObjects: map[string]int{}}
+	for _, c := range watchedCollections {
+		op.requests[c] = &countingProxy{collection: c}
+	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.WrapTransport = transport.Wrappers(cfg.WrapTransport, op.countSecretRequests)
+	cfg.WrapTransport = transport.Wrappers(cfg.WrapTransport, op.countRequests)
 	scheme := operatorScheme()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
@@ -280,12 +286,16 @@ func (op *operator) stop() error {
 	return nil
 }
 
-func (op *operator) countSecretRequests(rt http.RoundTripper) http.RoundTripper {
+func (op *operator) countRequests(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		op.secretRequests.countRequest(req)
+		for _, p := range op.requests {
+			p.countRequest(req)
+		}
 		resp, err := rt.RoundTrip(req)
 		if err == nil {
-			op.secretRequests.countResponse(resp)
+			for _, p := range op.requests {
+				p.countResponse(resp)
+			}
 		}
 		return resp, err
 	})
@@ -295,14 +305,17 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// checkMetadataWatch checks that the Secret watch loaded its informer
-// once (no relist) in protobuf, and handed the reconciler nothing but
-// PartialObjectMetadata (if anything).
-func (op *operator) checkMetadataWatch(t testing.TB) {
+// checkWatches checks that each of the manager's informers loaded once
+// (no relist), the built-in kinds' in protobuf, and that the Secret watch
+// handed the reconciler nothing but PartialObjectMetadata (if anything).
+func (op *operator) checkWatches(t testing.TB) {
 	t.Helper()
-	c := op.secretRequests.Counts()
-	if loads := c.Lists + c.StreamingLists; loads != 1 || c.Protobuf != loads+c.Watches {
-		t.Errorf("operator %s's Secret requests %+v, want one load and every answer in protobuf", op.id, c)
+	for _, collection := range watchedCollections {
+		c := op.requests[collection].Counts()
+		loads := c.Lists + c.StreamingLists
+		if loads != 1 || collection != "/widgets" && c.Protobuf != loads+c.Watches {
+			t.Errorf("operator %s's requests on %s: %+v, want one load, in protobuf for a built-in kind", op.id, collection, c)
+		}
 	}
 	op.mu.Lock()
 	defer op.mu.Unlock()
@@ -739,7 +752,7 @@ func exerciseOperator(t *testing.T, cfg *rest.Config, mid func()) {
 	if got := op.finalizedWidgets(); !sameElements(got, names) {
 		t.Errorf("finalized %v, want %v", got, names)
 	}
-	op.checkMetadataWatch(t)
+	op.checkWatches(t)
 }
 
 func sameElements(a, b []string) bool {
