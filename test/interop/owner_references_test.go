@@ -48,9 +48,14 @@ func TestOwnerReferenceValidationDifferential(t *testing.T) {
 			errs := apimachineryvalidation.ValidateOwnerReferences(tc.refs, fld.NewPath("metadata", "ownerReferences"))
 			name := fmt.Sprintf("owned-%d", i)
 			_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: tc.refs}}, metav1.CreateOptions{})
-			checkInvalid(t, "create", err, name, errs)
+			checkInvalid(t, "create", err, name, errs, true)
 
 			// The same references on an update of a ConfigMap without any.
+			// kube validates metadata on an update in several passes
+			// (rest.BeforeUpdate's validateCommonFields runs
+			// ValidateObjectMetaAccessor and ValidateObjectMetaAccessorUpdate,
+			// the strategy its own), so its causes repeat each error; its
+			// message, which ToAggregate deduplicates, is compared.
 			name += "-updated"
 			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 			if err != nil {
@@ -58,14 +63,14 @@ func TestOwnerReferenceValidationDifferential(t *testing.T) {
 			}
 			cm.OwnerReferences = tc.refs
 			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-			checkInvalid(t, "update", err, name, errs)
+			checkInvalid(t, "update", err, name, errs, false)
 		})
 	}
 }
 
-// checkInvalid checks that err is kube's 422 for a ConfigMap with errs, or
-// nil if errs is empty.
-func checkInvalid(t *testing.T, what string, err error, name string, errs fld.ErrorList) {
+// checkInvalid checks that err is kube's 422 for a ConfigMap with errs (its
+// message, and its causes if details), or nil if errs is empty.
+func checkInvalid(t *testing.T, what string, err error, name string, errs fld.ErrorList, details bool) {
 	t.Helper()
 	if len(errs) == 0 {
 		if err != nil {
@@ -80,6 +85,9 @@ func checkInvalid(t *testing.T, what string, err error, name string, errs fld.Er
 	want := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, name, errs).ErrStatus
 	if diff := cmp.Diff(want.Message, got.Status().Message); diff != "" {
 		t.Errorf("%s message (-kube +ours):\n%s", what, diff)
+	}
+	if !details {
+		return
 	}
 	if diff := cmp.Diff(want.Details, got.Status().Details); diff != "" {
 		t.Errorf("%s details (-kube +ours):\n%s", what, diff)
