@@ -134,6 +134,7 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 	}
 	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
 	causes = append(causes, validateOwnerReferences(obj)...)
+	causes = append(causes, validateFinalizerNames(obj)...)
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
 	}

@@ -442,6 +442,10 @@ func dns1123Subdomain(s string) []string {
 	return msgs
 }
 
+// QualifiedName is apimachinery's content.IsQualifiedName, which is
+// labelKey: what finalizer names must be.
+func QualifiedName(s string) []string { return labelKey(s) }
+
 // labelKey is content.IsLabelKey: an optional DNS subdomain prefix and "/",
 // then a name of at most 63 characters.
 func labelKey(k string) []string {

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,6 +65,28 @@ func TestOwnerReferenceValidationDifferential(t *testing.T) {
 			cm.OwnerReferences = tc.refs
 			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 			checkInvalid(t, "update", err, name, errs, false)
+		})
+	}
+}
+
+// TestFinalizerNameValidationDifferential creates ConfigMaps with
+// finalizers through client-go and compares the answer with kube's own
+// ValidateFinalizers (which ValidateObjectMeta calls for every kind).
+func TestFinalizerNameValidationDifferential(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	cms := typedClientset(t, lw.URL).CoreV1().ConfigMaps("default")
+	long := strings.Repeat("a", 64)
+	for i, finalizers := range [][]string{
+		{"example.listwatch.io/cleanup", "kubernetes", metav1.FinalizerDeleteDependents},
+		{"Bad Finalizer!"},
+		{"a/b/c", "/x", "x/", "Example.com/x"},
+		{long, "example.com/" + long, strings.Repeat("a.", 127) + "a/x"},
+	} {
+		t.Run(strings.Join(finalizers, ","), func(t *testing.T) {
+			errs := apimachineryvalidation.ValidateFinalizers(finalizers, fld.NewPath("metadata", "finalizers"))
+			name := fmt.Sprintf("finalized-%d", i)
+			_, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers}}, metav1.CreateOptions{})
+			checkInvalid(t, "create", err, name, errs, true)
 		})
 	}
 }
