@@ -399,10 +399,11 @@ var errOwnerGone = errors.New("the owner is being deleted")
 // same way, RecheckDeletionTimestamp in controller_ref_manager.go).
 func (r *widgetReconciler) canAdopt(ctx context.Context, w *Widget) error {
 	var live Widget
-	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(w), &live); err != nil {
-		return client.IgnoreNotFound(err)
+	err := r.reader.Get(ctx, client.ObjectKeyFromObject(w), &live)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
-	if live.UID != w.UID || live.DeletionTimestamp != nil {
+	if apierrors.IsNotFound(err) || live.UID != w.UID || live.DeletionTimestamp != nil {
 		return errOwnerGone
 	}
 	return nil
