@@ -166,6 +166,8 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 		return apierror.BadRequest(fmt.Sprintf("%s %s cannot be stored: %v", res.Kind, apierror.Quote(obj.Name()), err))
 	}
 	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
+	causes = append(causes, validateOwnerReferences(obj)...)
+	causes = append(causes, validateFinalizerNames(obj)...)
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
 	}

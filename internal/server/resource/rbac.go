@@ -427,7 +427,8 @@ func regexError(msg, format string, examples ...string) string {
 	return msg + "regex used for validation is '" + format + "')"
 }
 
-func maxLen(n int) string { return fmt.Sprintf("must be no more than %d characters", n) }
+// maxLen is content.MaxLenError.
+func maxLen(n int) string { return fmt.Sprintf("must be no more than %d bytes", n) }
 
 // dns1123Subdomain is content.IsDNS1123Subdomain (ServiceAccount names).
 func dns1123Subdomain(s string) []string {
@@ -440,6 +441,10 @@ func dns1123Subdomain(s string) []string {
 	}
 	return msgs
 }
+
+// QualifiedName is apimachinery's content.IsQualifiedName, which is
+// labelKey: what finalizer names must be.
+func QualifiedName(s string) []string { return labelKey(s) }
 
 // labelKey is content.IsLabelKey: an optional DNS subdomain prefix and "/",
 // then a name of at most 63 characters.
