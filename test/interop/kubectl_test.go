@@ -189,11 +189,11 @@ func listwatchBin(t *testing.T) string {
 func TestKubectl(t *testing.T) { eachKubectl(t, scenario) }
 
 // eachKubectl runs f with each kubectl, against a server of its own.
-func eachKubectl(t *testing.T, f func(t *testing.T, k kubectl)) {
+func eachKubectl(t *testing.T, f func(t *testing.T, k kubectl), args ...string) {
 	bin := listwatchBin(t)
 	for name, newK := range kubectls(t) {
 		t.Run(name, func(t *testing.T) {
-			lw := StartListwatch(t, bin, "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+			lw := StartListwatch(t, bin, append([]string{"--data-dir", t.TempDir(), "--unsafe-no-fsync"}, args...)...)
 			f(t, newK(t, lw.URL))
 		})
 	}

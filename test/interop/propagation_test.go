@@ -110,9 +110,10 @@ func answerOf(code int, obj runtime.Object) deleteAnswer {
 // typed clientset (protobuf), to the binary and to kube-apiserver's own
 // registry (with its delete handler's status: 202 for an object left in
 // place when orphanDependents=false), and expects the same answers and
-// the same finalizers stored after each.
+// the same finalizers stored after each. The binary runs no garbage
+// collector, as kube's registry here has none: the finalizers stay.
 func TestClientGoDeletePropagation(t *testing.T) {
-	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--concurrent-gc-syncs", "0")
 	ctx := t.Context()
 	cs := typedClientset(t, lw.URL)
 	kube := kubeConfigMaps(t)
@@ -242,7 +243,9 @@ func TestClientGoFinalizersValidation(t *testing.T) {
 	checkStatusError(t, err, invalid(validation.ValidateObjectMetaUpdate(&added.ObjectMeta, &old.ObjectMeta, vfield.NewPath("metadata"))))
 }
 
-func TestKubectlCascade(t *testing.T) { eachKubectl(t, cascadeScenario) }
+// TestKubectlCascade runs cascadeScenario on a server without a garbage
+// collector, so that the collector's finalizers stay for the test to see.
+func TestKubectlCascade(t *testing.T) { eachKubectl(t, cascadeScenario, "--concurrent-gc-syncs", "0") }
 
 // cascadeScenario: kubectl delete --cascade sends the propagation policy
 // (kubectl's delete.go: PropagationPolicy from CascadingStrategy) and
