@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -160,4 +164,102 @@ func (f *widgetFixture) waitEventNote(t testing.TB, name, note string) {
 		}
 		return slices.Contains(notes, note), fmt.Sprintf("notes %q", notes), nil
 	})
+}
+
+// TestOperatorGarbageCollectionOnCluster deletes the operator's Widgets
+// with each propagation policy through the balancer of two servers on one
+// etcd cluster, of which the one holding the controller Lease collects
+// (see TestOperatorGarbageCollection). Then it SIGKILLs that server: the
+// other takes the Lease over and collects the dependents of a Widget
+// deleted just before the kill, of one deleted after it (before the
+// takeover: only the new collector's caches can tell it), and of one
+// deleted in the foreground afterwards.
+func TestOperatorGarbageCollectionOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd cluster and two servers")
+	}
+	const duration, retry = 4 * time.Second, 500 * time.Millisecond
+	cfg, c := StartCluster(t, listwatchBin(t), "--leader-elect-lease-duration", duration.String(),
+		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", retry.String())
+	cfg.QPS = -1 // the times measured are the cluster's, not a client rate limit's
+	f, _ := collectWithEachPolicy(t, cfg, kubeElection)
+
+	// The operator's Widget "before", whose ConfigMap it controls, and
+	// Widgets the operator does not see (another namespace), which own a
+	// ConfigMap each: deleted, they go at once (no finalizer).
+	f.createWidget(t, "before", "red", "")
+	f.waitConverged(t, "before", map[string]string{"color": "red", "secretRevision": "", "reconciler": "a"})
+	other := *f
+	ns, err := f.cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "unwatched-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.ns = ns.Name
+	after, later := other.ownedConfigMap(t, "after"), other.ownedConfigMap(t, "later")
+
+	collector := slices.IndexFunc(c.Servers, leadsControllers)
+	if collector < 0 || leadsControllers(c.Servers[1-collector]) {
+		t.Fatalf("server %d leads the controllers, want exactly one of the two", collector)
+	}
+	survivor := c.Servers[1-collector]
+	deleteWith(t, f, &Widget{ObjectMeta: metav1.ObjectMeta{Name: "before", Namespace: f.ns}}, metav1.DeletePropagationBackground)
+	c.KillServer(collector)
+	killed := time.Now()
+	deleteWith(t, &other, after, metav1.DeletePropagationBackground)
+	var cm corev1.ConfigMap
+	if err := other.cl.Get(t.Context(), other.key("after"), &cm); err != nil || cm.DeletionTimestamp != nil {
+		t.Fatalf("widget after's ConfigMap before any server took the collector over: %v, deletion %v", err, cm.DeletionTimestamp)
+	}
+	if leadsControllers(survivor) {
+		t.Fatalf("the survivor took over %v after the kill, before the test checked that nothing collected", time.Since(killed))
+	}
+
+	waitFor(t, binStartTimeout, func() bool { return leadsControllers(survivor) })
+	tookOver := time.Now()
+	f.waitGone(t, &corev1.ConfigMap{}, "before")
+	other.waitGone(t, &corev1.ConfigMap{}, "after")
+	t.Logf("took the collector over %v after the kill; collected what was deleted before it %v later",
+		tookOver.Sub(killed).Round(time.Millisecond), time.Since(tookOver).Round(time.Millisecond))
+
+	deleteWith(t, &other, later, metav1.DeletePropagationForeground)
+	other.waitGone(t, &corev1.ConfigMap{}, "later")
+	other.waitGone(t, &Widget{}, "later")
+}
+
+// ownedConfigMap creates the Widget name and a ConfigMap of the same name
+// that it owns (blocking its deletion), and returns the Widget.
+func (f *widgetFixture) ownedConfigMap(t testing.TB, name string) *Widget {
+	t.Helper()
+	w := &Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}, Spec: WidgetSpec{Color: "red"}}
+	if err := f.cl.Create(t.Context(), w); err != nil {
+		t.Fatalf("create widget %s: %v", name, err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: widgetGV.String(), Kind: "Widget", Name: name, UID: w.UID, BlockOwnerDeletion: ptr.To(true)}}}}
+	if err := f.cl.Create(t.Context(), cm); err != nil {
+		t.Fatalf("create configmap %s: %v", name, err)
+	}
+	return w
+}
+
+// deleteWith deletes obj with policy, again if the server failed over
+// (the balancer's connection to a killed server), until it is acknowledged
+// or found gone after a failed attempt.
+func deleteWith(t testing.TB, f *widgetFixture, obj client.Object, policy metav1.DeletionPropagation) {
+	t.Helper()
+	attempts := 0
+	err := wait.PollUntilContextTimeout(t.Context(), pollInterval, operatorTimeout, true, func(ctx context.Context) (bool, error) {
+		attempts++
+		err := f.cl.Delete(ctx, obj, client.PropagationPolicy(policy))
+		switch {
+		case failover(err):
+			return false, nil
+		case attempts > 1 && apierrors.IsNotFound(err):
+			return true, nil
+		}
+		return true, err
+	})
+	if err != nil {
+		t.Fatalf("delete %T %s (%s): %v", obj, obj.GetName(), policy, err)
+	}
 }
