@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -38,6 +39,7 @@ func TestOperatorOnCluster(t *testing.T) {
 	}
 	cfg, c := StartCluster(t, listwatchBin(t))
 	cfg.QPS = -1 // the times measured are the cluster's, not a client rate limit's
+	installWidgetDefinitionOn(t, cfg, c)
 	first, second := hostPort(t, c.Servers[0].URL), hostPort(t, c.Servers[1].URL)
 	// The operator connects while only the first server is behind the
 	// balancer, so that the server killed is the one serving its watches.
@@ -132,6 +134,20 @@ func TestOperatorOnCluster(t *testing.T) {
 	}
 }
 
+// installWidgetDefinitionOn installs the Widget definition through cfg
+// and waits until every server of c serves Widgets: the servers other than
+// the one that established it serve it once their watch of etcd brings
+// it, a moment later, and a client behind the balancer may meet one of
+// them first (kube-apiserver, several on one etcd, waits 5 s before it
+// sets Established for the same race: customresource_handler.go).
+func installWidgetDefinitionOn(t *testing.T, cfg *rest.Config, c *Cluster) {
+	t.Helper()
+	installWidgetDefinition(t, cfg)
+	for _, s := range c.Servers {
+		waitServed(t, s.URL+"/apis/"+widgetGroup+"/v1/widgets")
+	}
+}
+
 // colorAt is the color the test gives its Widgets at a round of writes.
 func colorAt(round int) string { return fmt.Sprintf("color-%d", round) }
 
@@ -182,6 +198,7 @@ func TestOperatorGarbageCollectionOnCluster(t *testing.T) {
 	cfg, c := StartCluster(t, listwatchBin(t), "--leader-elect-lease-duration", duration.String(),
 		"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", retry.String())
 	cfg.QPS = -1 // the times measured are the cluster's, not a client rate limit's
+	installWidgetDefinitionOn(t, cfg, c)
 	f, _ := collectWithEachPolicy(t, cfg, kubeElection)
 
 	// The operator's Widget "before", whose ConfigMap it controls, and

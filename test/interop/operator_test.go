@@ -532,10 +532,32 @@ type widgetFixture struct {
 	cs  *kubernetes.Clientset
 }
 
-// newWidgetFixture installs the Widget definition with the apiextensions
-// clientset (protobuf, its default) unless it is there, and creates a
-// namespace for the test.
+// newWidgetFixture installs the Widget definition (see
+// installWidgetDefinition) and creates a namespace for the test.
 func newWidgetFixture(t testing.TB, cfg *rest.Config) *widgetFixture {
+	t.Helper()
+	ctx := t.Context()
+	installWidgetDefinition(t, cfg)
+	f := &widgetFixture{cfg: cfg}
+	var err error
+	if f.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if f.cl, err = client.New(cfg, client.Options{Scheme: operatorScheme()}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "operator-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ns = ns.Name
+	return f
+}
+
+// installWidgetDefinition installs the Widget definition with the
+// apiextensions clientset (protobuf, its default) unless it is there, and
+// waits until it is established.
+func installWidgetDefinition(t testing.TB, cfg *rest.Config) {
 	t.Helper()
 	ctx := t.Context()
 	crds, err := apiextensionsclientset.NewForConfig(cfg)
@@ -553,19 +575,6 @@ func newWidgetFixture(t testing.TB, cfg *rest.Config) *widgetFixture {
 	if err != nil {
 		t.Fatalf("the Widget definition is not established: %v", err)
 	}
-	f := &widgetFixture{cfg: cfg}
-	if f.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.cl, err = client.New(cfg, client.Options{Scheme: operatorScheme()}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "operator-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.ns = ns.Name
-	return f
 }
 
 func (f *widgetFixture) key(name string) client.ObjectKey {
