@@ -232,6 +232,18 @@ func (ec *EtcdCluster) Leader() (int, error) {
 	}
 }
 
+// KillLeader kills (see Kill) the member that leads the cluster and
+// returns its index.
+func (ec *EtcdCluster) KillLeader(t testing.TB) int {
+	t.Helper()
+	i, err := ec.Leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec.Kill(i)
+	return i
+}
+
 // Kill makes member i fail as a crash would: its clients' connections are
 // cut and new ones refused, and its raft node stops at once, without
 // handing leadership over. The rest of its shutdown (closing its listeners

@@ -121,12 +121,8 @@ func TestClusterSurvivesFailures(t *testing.T) {
 	}
 
 	log.waitFor(ctx, failWrites/3)
-	leader, err := c.Etcd.Leader()
-	if err != nil {
-		t.Fatal(err)
-	}
 	etcdKilled := time.Now()
-	c.Etcd.Kill(leader)
+	leader := c.Etcd.KillLeader(t)
 	t.Logf("killed etcd member %d (the leader) after %d writes", leader, log.count())
 
 	log.waitFor(ctx, 2*failWrites/3)

@@ -130,9 +130,16 @@ const holdFinalizer = widgetGroup + "/test-hold"
 // ConfigMap without its ownerReference. The operator's finalizer runs in
 // every case.
 func TestOperatorGarbageCollection(t *testing.T) {
-	cfg := startOperatorServer(t)
+	collectWithEachPolicy(t, startOperatorServer(t), shortElection)
+}
+
+// collectWithEachPolicy runs the operator (with election's timings)
+// against cfg's server and deletes its Widgets with each propagation
+// policy (see TestOperatorGarbageCollection). It returns the fixture and
+// the operator, still running.
+func collectWithEachPolicy(t *testing.T, cfg *rest.Config, election electionTimings) (*widgetFixture, *operator) {
 	f := newWidgetFixture(t, cfg)
-	op := runOperator(t, cfg, operatorOptions{id: "a", namespace: f.ns, releaseOnCancel: true})
+	op := runOperator(t, cfg, operatorOptions{id: "a", namespace: f.ns, releaseOnCancel: true, election: election})
 	policies := []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan}
 	var names []string
 	for _, p := range policies {
@@ -145,9 +152,7 @@ func TestOperatorGarbageCollection(t *testing.T) {
 	}
 	deleteWidget := func(t *testing.T, name string, p metav1.DeletionPropagation) {
 		t.Helper()
-		if err := f.cl.Delete(t.Context(), &Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}, client.PropagationPolicy(p)); err != nil {
-			t.Fatalf("delete widget %s (%s): %v", name, p, err)
-		}
+		deleteWith(t, f, &Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns}}, p)
 	}
 
 	t.Run("Background", func(t *testing.T) {
@@ -194,4 +199,5 @@ func TestOperatorGarbageCollection(t *testing.T) {
 	if got := op.finalizedWidgets(); !sameElements(got, names) {
 		t.Errorf("finalized %v, want %v", got, names)
 	}
+	return f, op
 }

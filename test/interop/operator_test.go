@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,13 +167,27 @@ func widgetDefinition() *apiextensionsv1.CustomResourceDefinition {
 
 // operatorOptions says how runOperator runs one manager.
 type operatorOptions struct {
-	id              string // written into each ConfigMap it reconciles
-	namespace       string // where it caches, reconciles and holds its Lease
-	releaseOnCancel bool   // LeaderElectionReleaseOnCancel
+	id              string          // written into each ConfigMap it reconciles
+	namespace       string          // where it caches, reconciles and holds its Lease
+	releaseOnCancel bool            // LeaderElectionReleaseOnCancel
+	election        electionTimings // zero: shortElection
 	// log, if set, records in order when the manager was elected and
 	// when it reconciled, shared by the managers of one test.
 	log *electionLog
 }
+
+// electionTimings are a manager's leader election timings.
+type electionTimings struct{ lease, renew, retry time.Duration }
+
+var (
+	// shortElection hands the Lease over in a moment (leaderelection_test.go).
+	shortElection = electionTimings{electionLeaseDuration, electionRenewDeadline, electionRetryPeriod}
+	// kubeElection are controller-runtime's defaults (manager/internal.go),
+	// kube-controller-manager's too. A leader that cannot renew within the
+	// renew deadline stops and its manager exits: 1 s is shorter than an
+	// etcd election plus a server's failover, 10 s is not.
+	kubeElection = electionTimings{15 * time.Second, 10 * time.Second, 2 * time.Second}
+)
 
 // operator is one running controller-runtime manager with the widget
 // controller.
@@ -190,6 +205,9 @@ type operator struct {
 	mu            sync.Mutex
 	finalized     []string       // widgets whose finalizer ran, guarded by mu
 	secretObjects map[string]int // %T of the objects the Secret watch handed over, guarded by mu
+	// acked holds, by type and key, the newest object the server
+	// acknowledged writing for the reconciler; guarded by mu.
+	acked map[string]client.Object
 }
 
 // runOperator runs the widget operator's manager with cfg, with leader
@@ -201,13 +219,14 @@ func runOperator(t testing.TB, cfg *rest.Config, o operatorOptions) *operator {
 	// never set; each manager logs to its own buffer instead.
 	ctrllog.SetLogger(logr.Discard())
 	op := &operator{operatorOptions: o, logs: &syncBuffer{}, done: make(chan struct{}),
-		requests: map[string]*countingProxy{}, secretObjects: map[string]int{}}
+		requests: map[string]*countingProxy{}, secretObjects: map[string]int{}, acked: map[string]client.Object{}}
 	for _, c := range watchedCollections {
 		op.requests[c] = &countingProxy{collection: c}
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.WrapTransport = transport.Wrappers(cfg.WrapTransport, op.countRequests)
 	scheme := operatorScheme()
+	election := cmp.Or(o.election, shortElection)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Logger: funcr.New(func(prefix, args string) { op.logs.WriteString(prefix + " " + args + "\n") }, funcr.Options{Verbosity: 1}),
@@ -219,9 +238,9 @@ func runOperator(t testing.TB, cfg *rest.Config, o operatorOptions) *operator {
 		LeaderElectionID:              operatorName,
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: o.releaseOnCancel,
-		LeaseDuration:                 ptr.To(electionLeaseDuration),
-		RenewDeadline:                 ptr.To(electionRenewDeadline),
-		RetryPeriod:                   ptr.To(electionRetryPeriod),
+		LeaseDuration:                 ptr.To(election.lease),
+		RenewDeadline:                 ptr.To(election.renew),
+		RetryPeriod:                   ptr.To(election.retry),
 	})
 	if err != nil {
 		t.Fatalf("manager %s: %v", o.id, err)
@@ -238,7 +257,7 @@ func runOperator(t testing.TB, cfg *rest.Config, o operatorOptions) *operator {
 	if err != nil {
 		t.Fatalf("field index: %v", err)
 	}
-	r := &widgetReconciler{Client: mgr.GetClient(), reader: mgr.GetAPIReader(), op: op,
+	r := &widgetReconciler{Client: ackingClient{mgr.GetClient(), op}, reader: mgr.GetAPIReader(), op: op,
 		legacy: mgr.GetEventRecorderFor(operatorName), events: mgr.GetEventRecorder(operatorName)}
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&Widget{}).
@@ -304,6 +323,49 @@ func (op *operator) countRequests(rt http.RoundTripper) http.RoundTripper {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// ackingClient is the manager's client, noting in op.acked the writes
+// the server acknowledged.
+type ackingClient struct {
+	client.Client
+	op *operator
+}
+
+func (c ackingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	return c.op.noteWrite(obj, c.Client.Create(ctx, obj, opts...))
+}
+
+func (c ackingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return c.op.noteWrite(obj, c.Client.Update(ctx, obj, opts...))
+}
+
+func (c ackingClient) Status() client.SubResourceWriter { return ackingStatus{c.Client.Status(), c.op} }
+
+type ackingStatus struct {
+	client.SubResourceWriter
+	op *operator
+}
+
+func (s ackingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.op.noteWrite(obj, s.SubResourceWriter.Update(ctx, obj, opts...))
+}
+
+func (op *operator) noteWrite(obj client.Object, err error) error {
+	if err == nil {
+		op.mu.Lock()
+		op.acked[fmt.Sprintf("%T %s", obj, client.ObjectKeyFromObject(obj))] = obj.DeepCopyObject().(client.Object)
+		op.mu.Unlock()
+	}
+	return err
+}
+
+// ackedWrites returns the newest object of each that the server
+// acknowledged writing for the reconciler.
+func (op *operator) ackedWrites() []client.Object {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return slices.Collect(maps.Values(op.acked))
+}
 
 // checkWatches checks that each of the manager's informers loaded once
 // (no relist), the built-in kinds' in protobuf, and that the Secret watch
@@ -470,10 +532,32 @@ type widgetFixture struct {
 	cs  *kubernetes.Clientset
 }
 
-// newWidgetFixture installs the Widget definition with the apiextensions
-// clientset (protobuf, its default) unless it is there, and creates a
-// namespace for the test.
+// newWidgetFixture installs the Widget definition (see
+// installWidgetDefinition) and creates a namespace for the test.
 func newWidgetFixture(t testing.TB, cfg *rest.Config) *widgetFixture {
+	t.Helper()
+	ctx := t.Context()
+	installWidgetDefinition(t, cfg)
+	f := &widgetFixture{cfg: cfg}
+	var err error
+	if f.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if f.cl, err = client.New(cfg, client.Options{Scheme: operatorScheme()}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "operator-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ns = ns.Name
+	return f
+}
+
+// installWidgetDefinition installs the Widget definition with the
+// apiextensions clientset (protobuf, its default) unless it is there, and
+// waits until it is established.
+func installWidgetDefinition(t testing.TB, cfg *rest.Config) {
 	t.Helper()
 	ctx := t.Context()
 	crds, err := apiextensionsclientset.NewForConfig(cfg)
@@ -491,19 +575,6 @@ func newWidgetFixture(t testing.TB, cfg *rest.Config) *widgetFixture {
 	if err != nil {
 		t.Fatalf("the Widget definition is not established: %v", err)
 	}
-	f := &widgetFixture{cfg: cfg}
-	if f.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if f.cl, err = client.New(cfg, client.Options{Scheme: operatorScheme()}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := f.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "operator-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.ns = ns.Name
-	return f
 }
 
 func (f *widgetFixture) key(name string) client.ObjectKey {
