@@ -130,9 +130,9 @@ func writeHealthOK(w http.ResponseWriter, body string) {
 
 // storageProbe asks the store whether it answers (its current revision: for
 // etcd a linearizable read of one key, which fails without a quorum), at
-// most once per half timeout, as kube's etcd check: the checks in between
-// get the last answer, so that probes from several balancers cost the store
-// one read a second.
+// most once per half timeout, as kube's etcd check: the checks in between,
+// and those while a probe runs, get the last answer, so that probes from
+// several balancers cost the store one read a second.
 type storageProbe struct {
 	store   storage.Interface
 	timeout time.Duration
@@ -168,6 +168,10 @@ func (p *storageProbe) check() error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The answer stands for half a timeout from now, not from the start:
+	// the checks after it in the same request (/readyz's two of the store)
+	// get it rather than wait for another probe.
+	p.next = time.Now().Add(p.timeout / 2)
 	if start.Before(p.lastAt) {
 		return err // a later probe has answered already
 	}

@@ -163,5 +163,8 @@ func TestStorageProbe(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 2*time.Second {
 			t.Errorf("a store that does not answer: %v after %v, want DeadlineExceeded after 2s", err, time.Since(start))
 		}
+		if err := p.check(); !errors.Is(err, context.DeadlineExceeded) || store.probes.Load() != 3 {
+			t.Errorf("right after a probe ended: %v after %d probes, want its answer", err, store.probes.Load())
+		}
 	})
 }
