@@ -88,7 +88,8 @@
 // compactor that loses the swap learns it and the version, and may win the
 // next interval's swap unless another compacts in between. Compactors on one
 // cluster should have the same policy: the one that wins a round applies its
-// own.
+// own. With etcd's authentication on, the store's user needs read and write
+// on compact_rev_key, as kube-apiserver's does, or its compactions fail.
 //
 // # Concurrency
 //
