@@ -34,6 +34,19 @@ type compactable interface {
 	Compact(ctx context.Context, revision int64) error
 }
 
+// CompactionClaimer is a store whose compaction several compactors share,
+// as etcd's is cluster-wide: before it compacts, a Compactor claims the round
+// through a shared record, so that of the servers on one cluster only one
+// compacts per interval. The record's version is a logical clock of the
+// compactions (kube-apiserver's compact_rev_key): a claim succeeds only if no
+// other compactor has claimed since the caller last learned the version.
+type CompactionClaimer interface {
+	// ClaimCompaction records that the caller compacts to rev if the
+	// record's version is still seen, and returns the record as it is
+	// after the call: claimed says whether the caller's claim was recorded.
+	ClaimCompaction(ctx context.Context, seen, rev int64) (claimed bool, version, recorded int64, err error)
+}
+
 // sample is the store's revision as observed at a time.
 type sample struct {
 	at  time.Time
@@ -43,12 +56,18 @@ type sample struct {
 // Compactor applies a CompactionPolicy to a store. It learns which revision
 // was current when by sampling CurrentRevision every Interval, so after a
 // restart it compacts by time only once KeepDuration has passed: it errs on
-// keeping too much.
+// keeping too much. On a CompactionClaimer it compacts only in the rounds it
+// claims.
 type Compactor struct {
-	store     compactable
-	policy    CompactionPolicy
-	samples   []sample // oldest first; only Run touches it
-	compacted int64    // the last revision compacted to; only Run touches it
+	store   compactable
+	policy  CompactionPolicy
+	samples []sample // oldest first; only Run touches it
+	// compacted is the last revision compacted to, by this Compactor or,
+	// as the shared record says, another; only Run touches it.
+	compacted int64
+	// version is the shared record's version as this Compactor last saw
+	// it (0: the record does not exist); only Run touches it.
+	version int64
 }
 
 // NewCompactor returns a Compactor for s; zero fields of p take their defaults.
@@ -94,6 +113,17 @@ func (c *Compactor) step(ctx context.Context, now time.Time) error {
 	target = min(target, cur-c.policy.KeepRevisions)
 	if target <= c.compacted {
 		return nil
+	}
+	if claimer, ok := c.store.(CompactionClaimer); ok {
+		claimed, version, recorded, err := claimer.ClaimCompaction(ctx, c.version, target)
+		if err != nil {
+			return err
+		}
+		c.version = version
+		if !claimed { // another compactor's round: this one's comes next interval at the earliest
+			c.compacted = max(c.compacted, recorded)
+			return nil
+		}
 	}
 	if err := c.store.Compact(ctx, target); err != nil {
 		return err

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -68,4 +69,83 @@ func firstListable(t *testing.T, s storage.Interface, cur int64) int64 {
 	}
 	t.Fatalf("no revision up to %d can be listed", cur)
 	return 0
+}
+
+// sharedStore is a memory store whose compaction several Compactors share
+// through a record, as etcd's compact_rev_key; it notes when each
+// compaction ran.
+type sharedStore struct {
+	*memory.Store
+	mu        sync.Mutex
+	version   int64 // guarded by mu
+	recorded  int64 // guarded by mu
+	compacted []time.Time
+}
+
+var _ storage.CompactionClaimer = (*sharedStore)(nil)
+
+func (s *sharedStore) ClaimCompaction(_ context.Context, seen, rev int64) (bool, int64, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seen != s.version {
+		return false, s.version, s.recorded, nil
+	}
+	s.version++
+	s.recorded = rev
+	return true, s.version, s.recorded, nil
+}
+
+func (s *sharedStore) Compact(ctx context.Context, rev int64) error {
+	s.mu.Lock()
+	s.compacted = append(s.compacted, time.Now())
+	s.mu.Unlock()
+	return s.Store.Compact(ctx, rev)
+}
+
+// TestCompactorsShareRounds runs three Compactors, started at different
+// times, on one store that coordinates them: together they compact once
+// per interval, never twice within one, and keep compacting when the one
+// that compacted stops.
+func TestCompactorsShareRounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &sharedStore{Store: memory.New()}
+		defer s.Close()
+		policy := storage.CompactionPolicy{KeepRevisions: 1, KeepDuration: time.Second, Interval: time.Minute}
+		var wg sync.WaitGroup
+		stops := make([]context.CancelFunc, 3)
+		for i := range stops {
+			ctx, cancel := context.WithCancel(t.Context())
+			stops[i] = cancel
+			c := storage.NewCompactor(s, policy)
+			wg.Go(func() { c.Run(ctx) })
+			time.Sleep(20 * time.Second) // the next one ticks 20 s later
+		}
+		defer func() {
+			for _, stop := range stops {
+				stop()
+			}
+			wg.Wait()
+		}()
+		write := func(minutes int) {
+			for range minutes {
+				if _, err := s.Create(t.Context(), "/k/"+time.Now().String(), []byte("v")); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Minute)
+			}
+			synctest.Wait()
+		}
+		write(10)
+		stops[0]() // the first to start has claimed every round so far
+		write(10)
+
+		if n := len(s.compacted); n < 15 {
+			t.Errorf("%d compactions in 20 minutes at a minute's interval, want at least 15", n)
+		}
+		for i := 1; i < len(s.compacted); i++ {
+			if gap := s.compacted[i].Sub(s.compacted[i-1]); gap < policy.Interval {
+				t.Errorf("compactions %d and %d %v apart, within one interval (%v)", i-1, i, gap, policy.Interval)
+			}
+		}
+	})
 }

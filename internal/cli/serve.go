@@ -186,7 +186,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 	defer authorization.close()
 	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
 	srv, err := server.New(ctx, server.Config{
-		Storage: store, Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
+		Storage: store, StorageName: o.storageName(), Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		Authorizer: authorization.authorizer, RuleResolver: authorization.rules, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
@@ -400,6 +400,14 @@ func (o *serveOptions) checkTLS() error {
 		return errors.New("--client-ca-file needs TLS: --tls-cert-file and --tls-private-key-file")
 	}
 	return nil
+}
+
+// storageName names the storage's health checks: kube's "etcd" for etcd.
+func (o *serveOptions) storageName() string {
+	if strings.EqualFold(o.storage, "etcd") {
+		return "etcd"
+	}
+	return ""
 }
 
 // openStore opens the configured backend and says where its data lives;

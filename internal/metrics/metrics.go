@@ -51,6 +51,7 @@ type Metrics struct {
 	commits   *Commits                 // guarded by mu; nil until Commits
 	leader    *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
 	gc        *GC                      // guarded by mu; nil until GC
+	health    healthMetrics            // guarded by mu; zero until HealthChecks
 }
 
 // New returns the collectors, registered with the Go runtime and process

@@ -363,7 +363,7 @@ func TestReadyzDuringShutdown(t *testing.T) {
 		t.Fatalf("readyz before shutdown: %d", code)
 	}
 	o.s.Close()
-	for path, want := range map[string]int{"/readyz": http.StatusServiceUnavailable, "/livez": http.StatusOK, "/healthz": http.StatusOK} {
+	for path, want := range map[string]int{"/readyz": http.StatusInternalServerError, "/livez": http.StatusOK, "/healthz": http.StatusOK} {
 		if code, _, body := get(t, o.ts.Client(), "GET", o.ts.URL+path, nil); code != want {
 			t.Errorf("%s during shutdown: %d %s, want %d", path, code, body, want)
 		}

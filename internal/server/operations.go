@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http"
 	"net/http/pprof"
 
 	"github.com/listwatch/listwatch/internal/metrics"
@@ -9,14 +8,10 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// routeOperations adds the health checks, /metrics and, if configured,
-// /debug/pprof/. /livez and /healthz answer ok while the process serves;
-// /readyz answers 503 once Close has begun, so that load balancers stop
-// sending requests while the server drains.
+// routeOperations adds the health checks (health.go), /metrics and, if
+// configured, /debug/pprof/.
 func (s *Server) routeOperations() {
-	s.mux.HandleFunc("/healthz", serveOK)
-	s.mux.HandleFunc("/livez", serveOK)
-	s.mux.HandleFunc("/readyz", s.serveReadyz)
+	s.routeHealth()
 	s.mux.Handle("/metrics", s.metrics.Handler())
 	if s.cfg.Profiling {
 		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -25,23 +20,6 @@ func (s *Server) routeOperations() {
 		s.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-}
-
-func serveOK(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") }
-
-func (s *Server) serveReadyz(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.shutdown:
-		writeText(w, http.StatusServiceUnavailable, "shutting down")
-	default:
-		serveOK(w, r)
-	}
-}
-
-func writeText(w http.ResponseWriter, code int, text string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(code)
-	_, _ = w.Write([]byte(text))
 }
 
 // resourceID names res in metric labels.

@@ -36,6 +36,9 @@ import (
 type Config struct {
 	// Storage holds every object; the server does not close it.
 	Storage storage.Interface
+	// StorageName names the storage's health checks: kube's "etcd" (and
+	// "etcd-readiness") for etcd; "" means "storage".
+	StorageName string
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means 3 MiB, as kube.
 	MaxBodyBytes int64
 	// Logger receives the access log and errors; nil means slog.Default(),

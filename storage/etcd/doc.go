@@ -79,6 +79,18 @@
 // the cluster's compaction revision does nothing; above its current revision
 // it returns storage.ErrFutureRevision.
 //
+// A Store is a storage.CompactionClaimer, so that the servers on one cluster
+// compact once per interval between them rather than once each: a
+// storage.Compactor compacts only after its compare-and-swap on the version
+// of the key "compact_rev_key" (outside the prefix: one record per cluster)
+// succeeds, as kube-apiserver's compactor does on the same key, with which it
+// therefore takes turns. The key's value is the revision compacted to; a
+// compactor that loses the swap learns it and the version, and may win the
+// next interval's swap unless another compacts in between. Compactors on one
+// cluster should have the same policy: the one that wins a round applies its
+// own. With etcd's authentication on, the store's user needs read and write
+// on compact_rev_key, as kube-apiserver's does, or its compactions fail.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Close ends every watch with
