@@ -105,9 +105,16 @@ func validateMeta(obj api.Object) []api.StatusCause {
 // holding it may only go (a DELETE alone may change the garbage
 // collector's).
 func validateNoNewFinalizers(obj, old api.Object) []api.StatusCause {
+	had := map[string]bool{} // sets, as kube's: linear in a megabyte of finalizers
+	for _, f := range finalizers(old) {
+		if s, ok := f.(string); ok {
+			had[s] = true
+		}
+	}
 	var added []string
 	for _, f := range finalizers(obj) {
-		if s, ok := f.(string); ok && !slices.Contains(finalizers(old), f) && !slices.Contains(added, s) {
+		if s, ok := f.(string); ok && !had[s] {
+			had[s] = true // once
 			added = append(added, s)
 		}
 	}
