@@ -308,10 +308,18 @@ func (g *graph) reportInvalidNamespace(n *node, owner identity) {
 	g.log.Warn("garbage collector: OwnerRefInvalidNamespace: ownerRef does not exist in namespace", "object", n.id, "owner", owner, "namespace", n.id.Namespace)
 }
 
+// removeDependentFromOwners forgets n as a dependent of owners. A virtual
+// owner left without dependents leaves the graph: it was there only to be
+// looked up for them, and one whose kind is not served, or is served but
+// not followed (events.k8s.io Events), would stay for ever, retried, a
+// leak any client could grow by rewriting an object's references.
 func (g *graph) removeDependentFromOwners(n *node, owners []ownerRef) {
 	for _, o := range owners {
 		if on, ok := g.nodes[o.UID]; ok {
 			delete(on.dependents, n)
+			if on.virtual && len(on.dependents) == 0 {
+				delete(g.nodes, o.UID)
+			}
 		}
 	}
 }
