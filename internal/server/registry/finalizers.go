@@ -19,6 +19,9 @@ import (
 func validateFinalizers(obj api.Object) []api.StatusCause {
 	var causes []api.StatusCause
 	for _, f := range finalizers(obj) {
+		if len(causes) >= apierror.MaxCauses {
+			break // the answer keeps no more; a body holds 750,000 bad names
+		}
 		name, ok := f.(string)
 		if !ok {
 			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers", "Invalid value: must be a list of strings"))
