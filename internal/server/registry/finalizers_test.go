@@ -2,13 +2,11 @@ package registry
 
 import (
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -61,14 +59,5 @@ func TestValidateFinalizersBounded(t *testing.T) {
 		fins[i] = "-"
 	}
 	obj := api.Object{"metadata": map[string]any{"name": "x", "finalizers": fins}}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	causes := validateFinalizers(obj)
-	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
-		t.Errorf("validating %d bad finalizers allocated %d MB, want at most 4", len(fins), alloc>>20)
-	}
-	if len(causes) != apierror.MaxCauses {
-		t.Errorf("%d causes, want %d", len(causes), apierror.MaxCauses)
-	}
+	boundedCauses(t, 4<<20, func() []api.StatusCause { return validateFinalizers(obj) })
 }

@@ -53,16 +53,7 @@ func TestValidateOwnerReferencesBounded(t *testing.T) {
 		typed[i] = api.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: fmt.Sprint(i), UID: fmt.Sprint(i), Controller: &yes}
 	}
 	obj := api.Object{"metadata": map[string]any{"name": "x", "ownerReferences": refs}}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	causes := validateOwnerReferences(obj)
-	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
-		t.Errorf("validating %d controller references allocated %d MB, want at most 16", n, alloc>>20)
-	}
-	if len(causes) != apierror.MaxCauses {
-		t.Fatalf("%d causes, want %d (the answer's bound)", len(causes), apierror.MaxCauses)
-	}
+	causes := boundedCauses(t, 16<<20, func() []api.StatusCause { return validateOwnerReferences(obj) })
 	b, _ := json.Marshal(typed)
 	full := fmt.Sprintf(`Invalid value: %s: Only one reference can have Controller set to true. Found "true" in references for ConfigMap/0 and ConfigMap/1`, b)
 	want := apierror.Invalid("", "ConfigMap", "x", []api.StatusCause{{Type: api.CauseTypeFieldValueInvalid, Field: "metadata.ownerReferences", Message: full}})
@@ -70,4 +61,21 @@ func TestValidateOwnerReferencesBounded(t *testing.T) {
 	if diff := cmp.Diff(want.Status, got.Status); diff != "" {
 		t.Errorf("answer (-unbounded +ours):\n%s", diff)
 	}
+}
+
+// boundedCauses runs validate, fails t if it allocated more than max bytes
+// or made more causes than the answer keeps, and returns its causes.
+func boundedCauses(t *testing.T, max uint64, validate func() []api.StatusCause) []api.StatusCause {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	causes := validate()
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > max {
+		t.Errorf("validating allocated %d MB, want at most %d", alloc>>20, max>>20)
+	}
+	if len(causes) != apierror.MaxCauses {
+		t.Fatalf("%d causes, want %d (the answer's bound)", len(causes), apierror.MaxCauses)
+	}
+	return causes
 }
