@@ -1,8 +1,11 @@
 package gc
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
@@ -328,5 +331,20 @@ func TestRelistDropsWhatIsGone(t *testing.T) {
 	}
 	if !g.absent.has(owner) {
 		t.Fatal("the dropped owner is not known absent")
+	}
+}
+
+// TestWaitSyncedStoppedQuietly: a collector stopped (its term over, the
+// server closing) before its monitors have listed does not warn that it
+// collects without them, as it does when the wait times out.
+func TestWaitSyncedStoppedQuietly(t *testing.T) {
+	var log bytes.Buffer
+	c := New(Config{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	cms := &resource.Resource{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true}
+	c.waitSynced(ctx, []*monitor{{res: cms, synced: make(chan struct{})}})
+	if log.Len() > 0 {
+		t.Errorf("logged on a stop:\n%s", log.String())
 	}
 }
