@@ -3,10 +3,11 @@ package gc
 import (
 	"cmp"
 	"container/list"
-	"github.com/listwatch/listwatch/api"
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/listwatch/listwatch/api"
 )
 
 // identity is an object's coordinates, or an owner reference's with the
