@@ -357,6 +357,22 @@ func (r *Registry) deletePrefix(ctx context.Context, prefix string) error {
 	}
 }
 
+// Expire deletes the object of res at ns/name if its last write is still
+// revision rev, whatever finalizers it has, as etcd deletes a key whose
+// lease expired (kube-apiserver writes each Event with such a lease,
+// --event-ttl). It fails with a Conflict if the object was written since,
+// NotFound if it is gone.
+func (r *Registry) Expire(ctx context.Context, res *resource.Resource, ns, name string, rev int64) error {
+	_, _, err := r.writer(ctx).Delete(ctx, res.Key(ns, name), rev)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrConflict):
+		return apierror.Conflict(target(res, name), "")
+	}
+	return apierror.FromStorage(err, target(res, name))
+}
+
 // DeletePrefix deletes every object of res in every namespace (used when
 // its CustomResourceDefinition is deleted).
 func (r *Registry) DeletePrefix(ctx context.Context, res *resource.Resource) error {
