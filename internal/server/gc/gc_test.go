@@ -348,3 +348,40 @@ func TestWaitSyncedStoppedQuietly(t *testing.T) {
 		t.Errorf("logged on a stop:\n%s", log.String())
 	}
 }
+
+// TestCraftedReferences: references a client crafts delete nothing but
+// its own objects. One naming, from another namespace, an owner that has
+// dependents of its own (graphed first, so the owner's node is first
+// known by the crafted coordinates) removes only the crafted dependent: the
+// owner is not taken for absent by its real dependents. An object that
+// names itself stands. Each real dependent also names an owner that never
+// was, so that the collector weighs it: that reference alone goes.
+func TestCraftedReferences(t *testing.T) {
+	e := newEnv(t)
+	cms := e.configMaps()
+	ghost := ownerRef{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: "never-was"}
+	owner := e.create(cms, "default", "owner", nil)
+	e.create(cms, "other", "crafted", owned(ref(owner, true)))
+	e.create(cms, "default", "dep", owned(ref(owner, true), ghost))
+	self := e.create(cms, "default", "self", nil)
+	if _, err := e.reg.Update(context.Background(), cms, "default", "self", func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		next.SetMeta("ownerReferences", []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "self", "uid": self.UID()},
+			map[string]any{"apiVersion": ghost.APIVersion, "kind": ghost.Kind, "name": ghost.Name, "uid": ghost.UID},
+		})
+		return next, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(nil)
+	e.waitGone(cms, "other", "crafted")
+	for name, want := range map[string]string{"dep": owner.UID(), "self": self.UID()} {
+		e.waitFor(cms, "default", name, "left with its real owner alone", func(o api.Object) bool {
+			return o != nil && len(ownerUIDs(o)) == 1 && ownerUIDs(o)[0] == want
+		})
+	}
+	if e.get(cms, "default", "owner") == nil {
+		t.Fatal("the owner named from another namespace deleted")
+	}
+}
