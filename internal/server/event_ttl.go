@@ -86,28 +86,32 @@ func (s *Server) followEvents(ctx context.Context, events *resource.Resource) er
 				continue // the cache decoded it: cannot happen
 			}
 			md := ev.Metadata
+			rev, err := registry.ParseResourceVersion(md.ResourceVersion)
+			if err != nil {
+				continue // the cache set it: cannot happen
+			}
 			key := expiryKey{md.Namespace, md.Name}
 			switch {
 			case it.Type == api.Deleted:
 				q.remove(key)
 			case initial:
-				q.set(key, md.ResourceVersion, ev.lastWrite(now).Add(s.cfg.EventTTL))
+				q.set(key, rev, ev.lastWrite(now).Add(s.cfg.EventTTL))
 			default:
-				q.set(key, md.ResourceVersion, now.Add(s.cfg.EventTTL))
+				q.set(key, rev, now.Add(s.cfg.EventTTL))
 			}
 		}
 	}
 }
 
 // deleteExpired deletes the events whose time has come, each at the
-// resourceVersion it expired at: one written since is left to the
-// watch's event for that write, which gives it a new expiry.
+// revision it expired at and whatever its finalizers, as etcd deletes a
+// key whose lease expired: one written since is left to the watch's event
+// for that write, which gives it a new expiry.
 func (s *Server) deleteExpired(ctx context.Context, events *resource.Resource, q *expiryQueue) {
 	now := time.Now()
 	for len(q.byAt) > 0 && !q.byAt[0].at.After(now) {
 		e := q.byAt[0]
-		rv := e.rv
-		_, _, err := s.registry.Delete(ctx, events, e.key.ns, e.key.name, registry.DeleteOptions{Preconditions: registry.Preconditions{ResourceVersion: &rv}})
+		err := s.registry.Expire(ctx, events, e.key.ns, e.key.name, e.rev)
 		switch {
 		case err == nil, isReason(err, api.StatusReasonNotFound), isReason(err, api.StatusReasonConflict):
 			q.remove(e.key) // the watch brings what became of it
@@ -115,7 +119,7 @@ func (s *Server) deleteExpired(ctx context.Context, events *resource.Resource, q
 			return
 		default:
 			s.log.Warn("event expiry: deleting an event", "namespace", e.key.ns, "name", e.key.name, "err", err, "after", eventExpiryRetry)
-			q.set(e.key, rv, now.Add(eventExpiryRetry))
+			q.set(e.key, e.rev, now.Add(eventExpiryRetry))
 		}
 	}
 }
@@ -173,10 +177,10 @@ func (ev *eventTimes) lastWrite(now time.Time) time.Time {
 // expiryKey names an event.
 type expiryKey struct{ ns, name string }
 
-// expiry is when an event expires, at which resourceVersion.
+// expiry is when an event expires, at which revision.
 type expiry struct {
 	key   expiryKey
-	rv    string
+	rev   int64
 	at    time.Time
 	index int // in expiryQueue.byAt
 }
@@ -187,16 +191,16 @@ type expiryQueue struct {
 	byKey map[expiryKey]*expiry
 }
 
-func (q *expiryQueue) set(key expiryKey, rv string, at time.Time) {
+func (q *expiryQueue) set(key expiryKey, rev int64, at time.Time) {
 	if e, ok := q.byKey[key]; ok {
-		e.rv, e.at = rv, at
+		e.rev, e.at = rev, at
 		heap.Fix(q, e.index)
 		return
 	}
 	if q.byKey == nil {
 		q.byKey = map[expiryKey]*expiry{}
 	}
-	e := &expiry{key: key, rv: rv, at: at}
+	e := &expiry{key: key, rev: rev, at: at}
 	q.byKey[key] = e
 	heap.Push(q, e)
 }

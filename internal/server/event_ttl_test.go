@@ -141,3 +141,25 @@ func TestEventTTLRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestEventTTLFinalizers: an event held by a finalizer expires all the
+// same, as etcd deletes a key whose lease expired whatever it holds; a
+// delete would only have marked it, for ever.
+func TestEventTTLFinalizers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		t.Cleanup(func() { store.Close() })
+		s := ttlServer(t, store)
+		obj := api.Object{
+			"apiVersion": "v1", "kind": "Event", "metadata": map[string]any{"name": "held", "namespace": "default", "finalizers": []any{"example.com/hold"}},
+			"involvedObject": map[string]any{"kind": "Pod", "name": "p", "namespace": "default"},
+		}
+		if _, err := s.registry.Create(context.Background(), coreEventsOf(s), "default", obj); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour + time.Second)
+		if got := alive(t, store, s, "held"); got != "" {
+			t.Fatalf("an hour after its write: %q alive, want none", got)
+		}
+	})
+}

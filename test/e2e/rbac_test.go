@@ -166,3 +166,26 @@ func TestRBAC(t *testing.T) {
 		t.Errorf("the log does not say which authorization runs:\n%s", logs)
 	}
 }
+
+// TestControllerLeaseProtected: with RBAC on, the Lease that elects the
+// server running the garbage collector and event expiry is kube-system's,
+// as kube-controller-manager's: a user without a binding there can neither
+// read, take, nor delete it (which would stop those controllers), and
+// neither can an anonymous request; an administrator may.
+func TestControllerLeaseProtected(t *testing.T) {
+	tokens := tokenFile(t, "admin-token,admin,1,system:masters", "alice-token,alice,2")
+	s := startTLSServer(t, authntest.NewCA(t), "--token-auth-file", tokens)
+	const lease = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/listwatch-controller-manager"
+	taken := `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"listwatch-controller-manager","namespace":"kube-system"},"spec":{"holderIdentity":"mallory","leaseDurationSeconds":2147483647}}`
+	for who, do := range map[string]func(method, path, body string) (int, string){"alice": s.as(t, "alice-token"), "anonymous": s.as(t, "")} {
+		for _, req := range []struct{ method, body string }{{http.MethodGet, ""}, {http.MethodPut, taken}, {http.MethodDelete, ""}} {
+			if code, body := do(req.method, lease, req.body); code != http.StatusForbidden {
+				t.Errorf("%s %s the controller Lease as %s: %d, want 403\n%s", req.method, lease, who, code, body)
+			}
+		}
+	}
+	// The server may not have written it yet: 404 is an answer too.
+	if code, body := s.as(t, "admin-token")(http.MethodGet, lease, ""); code != http.StatusOK && code != http.StatusNotFound {
+		t.Errorf("GET the controller Lease as admin: %d\n%s", code, body)
+	}
+}

@@ -116,3 +116,19 @@ func checkInvalid(t *testing.T, what string, err error, name string, errs fld.Er
 		t.Errorf("%s details (-kube +ours):\n%s", what, diff)
 	}
 }
+
+// TestMetadataCauseOrderDifferential creates a ConfigMap whose
+// ownerReferences and finalizers are both at fault (orphan and
+// foregroundDeletion together among them) and compares the causes, in
+// their order, with kube's own ValidateObjectMeta: the references', then
+// each finalizer name's, then the two finalizers set together.
+func TestMetadataCauseOrderDifferential(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	cms := typedClientset(t, lw.URL).CoreV1().ConfigMaps("default")
+	meta := metav1.ObjectMeta{Name: "faulty", Namespace: "default",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner"}},
+		Finalizers:      []string{metav1.FinalizerOrphanDependents, "Bad Finalizer!", metav1.FinalizerDeleteDependents}}
+	errs := apimachineryvalidation.ValidateObjectMeta(&meta, true, apimachineryvalidation.NameIsDNSSubdomain, fld.NewPath("metadata"))
+	_, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{})
+	checkInvalid(t, "create", err, meta.Name, errs, true)
+}

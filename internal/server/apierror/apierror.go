@@ -63,7 +63,7 @@ func Invalid(group, kind, name string, causes []api.StatusCause) *api.StatusErro
 	causes = slices.Clone(causes[:min(len(causes), MaxCauses)])
 	msgs := make([]string, len(causes))
 	for i, c := range causes {
-		c.Field, c.Message = Truncate(c.Field, MaxItemRunes), Truncate(c.Message, maxCauseRunes)
+		c.Field, c.Message = Truncate(c.Field, MaxItemRunes), Truncate(c.Message, MaxCauseRunes)
 		causes[i] = c
 		msgs[i] = c.Message
 		if c.Field != "" {

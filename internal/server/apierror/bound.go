@@ -12,13 +12,13 @@ import (
 // it each says at most MaxItemRunes. Status messages and causes, which kube
 // does not bound, take the same figures: a message at most MaxWarningRunes,
 // an item of user input in it (a name, a field path) at most MaxItemRunes,
-// and at most MaxCauses causes.
+// and at most MaxCauses causes, each at most MaxCauseRunes.
 const (
 	MaxWarningRunes = 4 * 1024
 	MaxItemRunes    = 256
 	MaxCauses       = 100
 
-	maxCauseRunes = 4 * MaxItemRunes // a cause's message, which may quote a value
+	MaxCauseRunes = 4 * MaxItemRunes // a cause's message, which may quote a value
 )
 
 // Truncate returns s cut to at most n runes, "..." marking a cut.

@@ -135,13 +135,15 @@ func (c *Collector) Run(ctx context.Context) {
 // and the graph builder has applied them, ctx ends, or
 // initialSyncTimeout passes.
 func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
-	ctx, cancel := context.WithTimeout(ctx, initialSyncTimeout)
+	wait, cancel := context.WithTimeout(ctx, initialSyncTimeout)
 	defer cancel()
 	for _, m := range ms {
 		select {
 		case <-m.synced:
-		case <-ctx.Done():
-			c.log.Warn("garbage collector: not every resource could be listed; collecting anyway", "waiting for", m.res.GroupResource())
+		case <-wait.Done():
+			if ctx.Err() == nil { // timed out, not stopped
+				c.log.Warn("garbage collector: not every resource could be listed; collecting anyway", "waiting for", m.res.GroupResource())
+			}
 			return
 		}
 	}
@@ -149,7 +151,7 @@ func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
 	c.changes.add(&event{typ: barrier, applied: applied}) // after every list: one builder, in order
 	select {
 	case <-applied:
-	case <-ctx.Done():
+	case <-wait.Done():
 	}
 }
 

@@ -1,8 +1,11 @@
 package gc
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
@@ -328,5 +331,57 @@ func TestRelistDropsWhatIsGone(t *testing.T) {
 	}
 	if !g.absent.has(owner) {
 		t.Fatal("the dropped owner is not known absent")
+	}
+}
+
+// TestWaitSyncedStoppedQuietly: a collector stopped (its term over, the
+// server closing) before its monitors have listed does not warn that it
+// collects without them, as it does when the wait times out.
+func TestWaitSyncedStoppedQuietly(t *testing.T) {
+	var log bytes.Buffer
+	c := New(Config{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	cms := &resource.Resource{Version: "v1", Plural: "configmaps", Kind: "ConfigMap", Namespaced: true}
+	c.waitSynced(ctx, []*monitor{{res: cms, synced: make(chan struct{})}})
+	if log.Len() > 0 {
+		t.Errorf("logged on a stop:\n%s", log.String())
+	}
+}
+
+// TestCraftedReferences: references a client crafts delete nothing but
+// its own objects. One naming, from another namespace, an owner that has
+// dependents of its own (graphed first, so the owner's node is first
+// known by the crafted coordinates) removes only the crafted dependent: the
+// owner is not taken for absent by its real dependents. An object that
+// names itself stands. Each real dependent also names an owner that never
+// was, so that the collector weighs it: that reference alone goes.
+func TestCraftedReferences(t *testing.T) {
+	e := newEnv(t)
+	cms := e.configMaps()
+	ghost := ownerRef{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: "never-was"}
+	owner := e.create(cms, "default", "owner", nil)
+	e.create(cms, "other", "crafted", owned(ref(owner, true)))
+	e.create(cms, "default", "dep", owned(ref(owner, true), ghost))
+	self := e.create(cms, "default", "self", nil)
+	if _, err := e.reg.Update(context.Background(), cms, "default", "self", func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		next.SetMeta("ownerReferences", []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "self", "uid": self.UID()},
+			map[string]any{"apiVersion": ghost.APIVersion, "kind": ghost.Kind, "name": ghost.Name, "uid": ghost.UID},
+		})
+		return next, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(nil)
+	e.waitGone(cms, "other", "crafted")
+	for name, want := range map[string]string{"dep": owner.UID(), "self": self.UID()} {
+		e.waitFor(cms, "default", name, "left with its real owner alone", func(o api.Object) bool {
+			return o != nil && len(ownerUIDs(o)) == 1 && ownerUIDs(o)[0] == want
+		})
+	}
+	if e.get(cms, "default", "owner") == nil {
+		t.Fatal("the owner named from another namespace deleted")
 	}
 }

@@ -124,15 +124,16 @@ func gcFinalizers(res *resource.Resource, obj api.Object, opts DeleteOptions) ([
 	if isEvents(res) {
 		policy = ""
 	}
-	next := slices.DeleteFunc(slices.Clone(have), func(f any) bool { return f == OrphanFinalizer || f == ForegroundFinalizer })
-	switch policy {
-	case "Orphan":
-		next = append(next, OrphanFinalizer)
-	case "Foreground":
-		next = append(next, ForegroundFinalizer)
+	orphan, foreground := policy == "Orphan", policy == "Foreground"
+	if slices.Contains(have, any(OrphanFinalizer)) == orphan && slices.Contains(have, any(ForegroundFinalizer)) == foreground {
+		return have, false // the same set, in its order
 	}
-	if sameSet(have, next) {
-		return have, false // in their order
+	next := slices.DeleteFunc(slices.Clone(have), func(f any) bool { return f == OrphanFinalizer || f == ForegroundFinalizer })
+	switch {
+	case orphan:
+		next = append(next, OrphanFinalizer)
+	case foreground:
+		next = append(next, ForegroundFinalizer)
 	}
 	return next, true
 }
@@ -151,20 +152,6 @@ func (o DeleteOptions) policy(namespace bool) string {
 		return "Foreground"
 	}
 	return "Background"
-}
-
-func sameSet(a, b []any) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			return false
-		}
-	}
-	return true
 }
 
 // undecodable stands for a stored value that cannot be decoded (written by
@@ -368,6 +355,22 @@ func (r *Registry) deletePrefix(ctx context.Context, prefix string) error {
 			return nil
 		}
 	}
+}
+
+// Expire deletes the object of res at ns/name if its last write is still
+// revision rev, whatever finalizers it has, as etcd deletes a key whose
+// lease expired (kube-apiserver writes each Event with such a lease,
+// --event-ttl). It fails with a Conflict if the object was written since,
+// NotFound if it is gone.
+func (r *Registry) Expire(ctx context.Context, res *resource.Resource, ns, name string, rev int64) error {
+	_, _, err := r.writer(ctx).Delete(ctx, res.Key(ns, name), rev)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrConflict):
+		return apierror.Conflict(target(res, name), "")
+	}
+	return apierror.FromStorage(err, target(res, name))
 }
 
 // DeletePrefix deletes every object of res in every namespace (used when

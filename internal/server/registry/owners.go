@@ -28,7 +28,11 @@ func validateOwnerReferences(obj api.Object) []api.StatusCause {
 	}
 	var causes []api.StatusCause
 	controller := "" // kind/name of the first controller reference
+	value := ""      // refs in JSON, cut as the answer cuts a cause, made once
 	for i, ref := range refs {
+		if len(causes) >= apierror.MaxCauses {
+			break // the answer keeps no more
+		}
 		at := fmt.Sprintf("%s[%d]", field, i)
 		group, version, parsed := splitAPIVersion(ref.APIVersion)
 		if ref.APIVersion == "" {
@@ -54,9 +58,14 @@ func validateOwnerReferences(obj api.Object) []api.StatusCause {
 			controller = ref.Kind + "/" + ref.Name
 			continue
 		}
-		b, _ := json.Marshal(refs)
+		if value == "" {
+			// kube repeats every reference in each such cause: quadratic
+			// in their number, gigabytes for a body of a few megabytes.
+			b, _ := json.Marshal(refs)
+			value = apierror.Truncate(string(b), apierror.MaxCauseRunes)
+		}
 		causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, field,
-			fmt.Sprintf("Invalid value: %s: Only one reference can have Controller set to true. Found \"true\" in references for %s and %s", b, controller, ref.Kind+"/"+ref.Name)))
+			fmt.Sprintf("Invalid value: %s: Only one reference can have Controller set to true. Found \"true\" in references for %s and %s", value, controller, ref.Kind+"/"+ref.Name)))
 	}
 	return causes
 }

@@ -97,11 +97,6 @@ func validateMeta(obj api.Object) []api.StatusCause {
 			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers", "Invalid value: must be a list of strings"))
 		}
 	}
-	if fins := finalizers(obj); slices.Contains(fins, any(OrphanFinalizer)) && slices.Contains(fins, any(ForegroundFinalizer)) {
-		// They ask the garbage collector for opposite things (kube's ValidateFinalizers).
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, "metadata.finalizers",
-			fmt.Sprintf("Invalid value: %s: finalizer %s and %s cannot be both set", jsonValue(fins), OrphanFinalizer, ForegroundFinalizer)))
-	}
 	return causes
 }
 
@@ -110,9 +105,16 @@ func validateMeta(obj api.Object) []api.StatusCause {
 // holding it may only go (a DELETE alone may change the garbage
 // collector's).
 func validateNoNewFinalizers(obj, old api.Object) []api.StatusCause {
+	had := map[string]bool{} // sets, as kube's: linear in a megabyte of finalizers
+	for _, f := range finalizers(old) {
+		if s, ok := f.(string); ok {
+			had[s] = true
+		}
+	}
 	var added []string
 	for _, f := range finalizers(obj) {
-		if s, ok := f.(string); ok && !slices.Contains(finalizers(old), f) && !slices.Contains(added, s) {
+		if s, ok := f.(string); ok && !had[s] {
+			had[s] = true // once
 			added = append(added, s)
 		}
 	}
@@ -167,7 +169,7 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 	}
 	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
 	causes = append(causes, validateOwnerReferences(obj)...)
-	causes = append(causes, validateFinalizerNames(obj)...)
+	causes = append(causes, validateFinalizers(obj)...)
 	if res.Validate != nil {
 		causes = append(causes, res.Validate(obj)...)
 	}
