@@ -10,9 +10,10 @@ import (
 // The server decodes every request body and encodes every stored object
 // through the two functions below. encoding/json's reflection costs a 1 KiB
 // ConfigMap about 20 µs each way on the test machine; these take the common
-// shapes by hand and give everything else (escaped or invalid strings, other
-// Go types, every error) to encoding/json, so that their results and errors
-// are encoding/json's by construction. FuzzObjectJSON checks both against it.
+// shapes by hand and give everything else (a string with escapes, alone;
+// invalid strings, other Go types, every error, with the whole object) to
+// encoding/json, so that their results and errors are encoding/json's by
+// construction. FuzzObjectJSON checks both against it.
 
 // parseObject decodes data as one JSON object in one pass, numbers as
 // json.Number. ok is false when data is anything else or uses what the
@@ -161,8 +162,8 @@ func (p *parser) array(depth int) ([]any, bool) {
 	}
 }
 
-// string parses a string of printable ASCII or valid UTF-8 without
-// escapes; p.b[p.i] is '"'. Escapes go to encoding/json.
+// string parses a string of printable ASCII or valid UTF-8, handing one
+// with escapes to escaped; p.b[p.i] is '"'.
 func (p *parser) string() (string, bool) {
 	start := p.i + 1
 	ascii := true
@@ -178,10 +179,32 @@ func (p *parser) string() (string, bool) {
 			}
 			p.i = i + 1
 			return string(s), true
-		case c == '\\' || c < 0x20:
+		case c == '\\':
+			return p.escaped()
+		case c < 0x20:
 			return "", false
 		case c >= utf8.RuneSelf:
 			ascii = false
+		}
+	}
+	return "", false
+}
+
+// escaped parses a string with escapes, p.b[p.i] being its '"', by
+// encoding/json: the string alone leaves the fast path, not the object
+// (every owned object's managedFields has one: `k:{\"uid\":...}`).
+func (p *parser) escaped() (string, bool) {
+	for i := p.i + 1; i < len(p.b); i++ {
+		switch p.b[i] {
+		case '\\':
+			i++
+		case '"':
+			var s string
+			if json.Unmarshal(p.b[p.i:i+1], &s) != nil {
+				return "", false
+			}
+			p.i = i + 1
+			return s, true
 		}
 	}
 	return "", false

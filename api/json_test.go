@@ -76,6 +76,9 @@ func TestParseObjectSeeds(t *testing.T) {
 	if fast < 5 {
 		t.Errorf("the fast decoder took only %d seeds", fast)
 	}
+	if _, ok := parseObject(ownedObject); !ok {
+		t.Error("the fast decoder did not take an owned object")
+	}
 }
 
 // TestMarshalObject covers the Go values the server puts into objects
@@ -113,6 +116,19 @@ func BenchmarkParseObject(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ParseObject(benchObject); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// ownedObject is a ConfigMap of about 1 KiB with an owner, as the server
+// stores it: its managedFields key the ownerReference by an escaped uid.
+var ownedObject = []byte(`{"apiVersion":"v1","data":{"pad":"` + strings.Repeat("x", 900) + `"},"kind":"ConfigMap","metadata":{"creationTimestamp":"2026-11-27T01:35:39Z","managedFields":[{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:pad":{}},"f:metadata":{"f:ownerReferences":{".":{},"k:{\"uid\":\"1b6bfc3d-db1b-465e-a9a1-c403677978c9\"}":{".":{},"f:apiVersion":{},"f:kind":{},"f:name":{},"f:uid":{}}}}},"manager":"Go-http-client","operation":"Update","time":"2026-11-27T01:35:39Z"}],"name":"d","namespace":"bench","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"o","uid":"1b6bfc3d-db1b-465e-a9a1-c403677978c9"}],"uid":"d8e7e8ec-153a-4c03-a1e8-ef84cea58c2c"}}`)
+
+func BenchmarkParseObjectOwned(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseObject(ownedObject); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -110,10 +110,18 @@ func (a *apiClient) putConfigMap(ctx context.Context, name string, size int, ts 
 // configMap is a ConfigMap of about size bytes of JSON whose data holds
 // the write time (unix ns) in "ts" and padding in "pad".
 func configMap(name string, size int, ts time.Time) []byte {
-	b := make([]byte, 0, size+128)
+	return configMapMeta(name, "", size, ts)
+}
+
+// configMapMeta is configMap with meta (JSON members, each after a comma)
+// added to its metadata.
+func configMapMeta(name, meta string, size int, ts time.Time) []byte {
+	b := make([]byte, 0, size+len(meta)+128)
 	b = append(b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`...)
 	b = append(b, name...)
-	b = append(b, `","namespace":"`+namespace+`"},"data":{"ts":"`...)
+	b = append(b, `","namespace":"`+namespace+`"`...)
+	b = append(b, meta...)
+	b = append(b, `},"data":{"ts":"`...)
 	b = strconv.AppendInt(b, ts.UnixNano(), 10)
 	b = append(b, `","pad":"`...)
 	b = appendPad(b, size-len(b)-4)

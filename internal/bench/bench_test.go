@@ -201,6 +201,76 @@ func TestCRUD(t *testing.T) {
 	}
 }
 
+// TestGC deletes an owner under each policy and checks that each round
+// saw the collector finish, the policy's order kept (else GC fails).
+func TestGC(t *testing.T) {
+	for _, policy := range []string{bench.PolicyBackground, bench.PolicyForeground, bench.PolicyOrphan} {
+		t.Run(policy, func(t *testing.T) {
+			cfg := bench.GCConfig{Dependents: 50, Policy: policy, Size: 256, Rounds: 2, Timeout: time.Minute, Server: serverOptions()}
+			rep, err := bench.GC(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Rounds) != 2 {
+				t.Fatalf("%d rounds reported, want 2", len(rep.Rounds))
+			}
+			for i, r := range rep.Rounds {
+				if r.Create <= 0 || r.Elapsed <= 0 || r.CPU < 0 || r.RSSBefore <= 0 || r.RSS <= 0 || r.HWM < max(r.RSS, r.RSSBefore) || r.Commits == nil || r.Commits.Count == 0 {
+					t.Errorf("round %d: implausible %+v", i+1, r)
+				}
+			}
+			var out bytes.Buffer
+			if err := rep.Print(&out); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"propagationPolicy " + policy, "round 2:", "mean of 2 rounds"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}
+
+// TestGCServer measures a server given by URL twice, so that the second
+// run's names must not collide with the first's.
+func TestGCServer(t *testing.T) {
+	store := memory.New()
+	s, err := server.New(t.Context(), server.Config{Storage: store, ConcurrentGCSyncs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	for range 2 {
+		cfg := bench.GCConfig{Dependents: 20, Policy: bench.PolicyOrphan, Rounds: 1, Timeout: time.Minute, Target: bench.Process{URL: ts.URL}}
+		if _, err := bench.GC(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestGCBounds(t *testing.T) {
+	ok := bench.GCConfig{Dependents: 1, Policy: bench.PolicyBackground, Rounds: 1, Timeout: time.Second, Target: bench.Process{URL: "http://127.0.0.1:1"}}
+	for name, change := range map[string]func(*bench.GCConfig){
+		"no dependents":   func(c *bench.GCConfig) { c.Dependents = 0 },
+		"too many":        func(c *bench.GCConfig) { c.Dependents = bench.MaxDependents + 1 },
+		"unknown policy":  func(c *bench.GCConfig) { c.Policy = "background" },
+		"too large":       func(c *bench.GCConfig) { c.Size = bench.MaxSize + 1 },
+		"no rounds":       func(c *bench.GCConfig) { c.Rounds = 0 },
+		"too many rounds": func(c *bench.GCConfig) { c.Rounds = bench.MaxRounds + 1 },
+		"no timeout":      func(c *bench.GCConfig) { c.Timeout = 0 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := ok
+			change(&c)
+			if _, err := bench.GC(t.Context(), c); err == nil || !strings.HasPrefix(err.Error(), "--") {
+				t.Errorf("GC(%+v) = %v, want a bounds error", c, err)
+			}
+		})
+	}
+}
+
 func TestBounds(t *testing.T) {
 	ok := bench.FanoutConfig{Watchers: 1, Rate: 1, Size: 1, Duration: time.Second, Transport: bench.TransportHTTP1, Target: bench.Process{URL: "http://127.0.0.1:1"}, Drain: time.Second}
 	for name, change := range map[string]func(*bench.FanoutConfig){

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,12 @@ func (w *writes) count(err error) {
 // createObjects creates n objects of about size bytes with maxInFlight
 // requests at once.
 func createObjects(ctx context.Context, a *apiClient, n, size int) error {
+	return createEach(ctx, a, n, func(i int) []byte { return configMap(objectName(i), size, time.Now()) })
+}
+
+// createEach creates the n configmaps body gives with maxInFlight requests
+// at once.
+func createEach(ctx context.Context, a *apiClient, n int, body func(i int) []byte) error {
 	w := &writes{}
 	sem := make(chan struct{}, maxInFlight)
 	var wg sync.WaitGroup
@@ -70,7 +77,8 @@ func createObjects(ctx context.Context, a *apiClient, n, size int) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			w.count(a.putConfigMap(ctx, objectName(i), size, time.Now(), true))
+			_, err := a.do(ctx, http.MethodPost, configMaps, body(i))
+			w.count(err)
 		})
 	}
 	wg.Wait()

@@ -21,7 +21,7 @@ func newBench() *cobra.Command {
 		Long: "bench starts `listwatch serve` as a child on a free loopback port with a fresh data\n" +
 			"directory (or uses --server), drives it, and reports its latency, CPU and memory.",
 	}
-	cmd.AddCommand(newBenchFanout(), newBenchIdle(), newBenchList(), newBenchCRUD(), newBenchBareServer())
+	cmd.AddCommand(newBenchFanout(), newBenchIdle(), newBenchList(), newBenchCRUD(), newBenchGC(), newBenchBareServer())
 	return cmd
 }
 
@@ -146,6 +146,20 @@ func newBenchCRUD() *cobra.Command {
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, fmt.Sprintf("concurrent clients, each on its own connection (at most %d)", bench.MaxClients))
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each phase (creates, then gets)")
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	return cmd
+}
+
+func newBenchGC() *cobra.Command {
+	cfg := bench.GCConfig{Dependents: 10_000, Policy: bench.PolicyBackground, Size: 1024, Rounds: 1, Timeout: 5 * time.Minute}
+	cmd := benchCommand("gc", "Delete an owner of N dependents: time until the garbage collector is done, server CPU and memory", &cfg.Target, &cfg.Server, func(ctx context.Context) (printer, error) {
+		return bench.GC(ctx, cfg)
+	})
+	f := cmd.Flags()
+	f.IntVar(&cfg.Dependents, "dependents", cfg.Dependents, fmt.Sprintf("ConfigMaps the owner ConfigMap owns (at most %d)", bench.MaxDependents))
+	f.StringVar(&cfg.Policy, "policy", cfg.Policy, "the DELETE's propagationPolicy: "+bench.PolicyBackground+", "+bench.PolicyForeground+" (dependents block the owner's deletion) or "+bench.PolicyOrphan)
+	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	f.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, fmt.Sprintf("rounds, each on a fresh started server (at most %d)", bench.MaxRounds))
+	f.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "how long a round may wait for the collector")
 	return cmd
 }
 
