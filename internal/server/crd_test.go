@@ -401,8 +401,8 @@ func TestInvalidDefinitions(t *testing.T) {
 		{"non-structural schema", def("things.example.com", "example.com", "Cluster", okNames,
 			`[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"properties":{"a":{"type":"list"}}}}}}}]`),
 			[]string{
-				`spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`,
-				`spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[a].type: Unsupported value: "list": supported values: "array", "boolean", "integer", "number", "object", "string"`,
+				`spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields`,
+				`spec.validation.openAPIV3Schema.properties[spec].properties[a].type: Unsupported value: "list": supported values: "array", "boolean", "integer", "number", "object", "string"`,
 			}},
 		{"names taken in the group", def("gizmos.example.com", "example.com", "Cluster", `{"plural":"gizmos","kind":"Gadget","shortNames":["gadgets"]}`, okVersions),
 			[]string{
@@ -496,7 +496,7 @@ func TestDefinitionsFromAnotherServer(t *testing.T) {
 }
 
 // waitFor waits until cond holds, checking at every change of s's catalogue.
-func waitFor(t *testing.T, s *Server, cond func() bool) {
+func waitFor(t testing.TB, s *Server, cond func() bool) {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {

@@ -62,7 +62,8 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		if err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
-		r.Validate, r.PruneAndDefault = s.Validate, s.PruneAndDefault
+		r.PruneAndDefault = s.PruneAndDefault
+		r.Validate, r.ValidateUpdate = s.validator()
 		if r.Schema, err = api.ParseObject(raw); err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}

@@ -38,8 +38,13 @@ type Schema struct {
 	PreserveUnknownFields bool               `json:"x-kubernetes-preserve-unknown-fields"`
 	IntOrString           bool               `json:"x-kubernetes-int-or-string"`
 	EmbeddedResource      bool               `json:"x-kubernetes-embedded-resource"`
+	Validations           []ValidationRule   `json:"x-kubernetes-validations"`
+	ListType              string             `json:"x-kubernetes-list-type"`
 
-	pattern *regexp.Regexp // compiled Pattern
+	pattern  *regexp.Regexp // compiled Pattern
+	rules    []*celRule     // compiled Validations (compileRules)
+	hasRules bool           // rules here or below
+	root     bool           // the resource's root, which rules see with typeMeta
 }
 
 // Additional is additionalProperties: a boolean or a schema for every

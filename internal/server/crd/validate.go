@@ -1,7 +1,9 @@
 package crd
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -152,6 +154,11 @@ func (c *checker) versions(vs []version) {
 		return
 	}
 	storage, seen := 0, map[string]bool{}
+	shared := sharedSchema(vs)
+	if shared {
+		// As kube's conversion, identical schemas are one, spec.validation.
+		c.schema("spec.validation.openAPIV3Schema", &vs[0])
+	}
 	for i := range vs {
 		v := &vs[i]
 		path := fmt.Sprintf("spec.versions[%d]", i)
@@ -163,12 +170,35 @@ func (c *checker) versions(vs []version) {
 		if v.Storage {
 			storage++
 		}
-		c.schema(path+".schema.openAPIV3Schema", v)
+		if !shared {
+			c.schema(path+".schema.openAPIV3Schema", v)
+		}
 		c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
 	}
 	if storage != 1 {
 		c.add(api.CauseTypeFieldValueInvalid, "spec.versions", fmt.Sprintf("Invalid value: %d storage versions: must have exactly one version marked as storage version", storage))
 	}
+}
+
+// sharedSchema reports whether every version has the same schema, which
+// kube's conversion of a v1 definition hoists to spec.validation (and
+// reports errors in there).
+func sharedSchema(vs []version) bool {
+	first := vs[0].rawSchema()
+	if first == nil {
+		return false
+	}
+	var want any
+	if json.Unmarshal(first, &want) != nil {
+		return false
+	}
+	for _, v := range vs[1:] {
+		var got any
+		if raw := v.rawSchema(); raw == nil || json.Unmarshal(raw, &got) != nil || !reflect.DeepEqual(want, got) {
+			return false
+		}
+	}
+	return true
 }
 
 // schema requires a structural openAPIV3Schema, as v1 definitions must have.
@@ -183,7 +213,12 @@ func (c *checker) schema(path string, v *version) {
 		c.add(api.CauseTypeFieldValueInvalid, path, "Invalid value: "+err.Error())
 		return
 	}
-	c.causes = append(c.causes, s.Structural(path)...)
+	structural := s.Structural(path)
+	c.causes = append(c.causes, structural...)
+	if len(structural) == 0 {
+		// As kube, rules are compiled only against a valid schema.
+		c.causes = append(c.causes, s.compileRules(path)...)
+	}
 }
 
 func (c *checker) columns(path string, cols []printerColumn) {
