@@ -527,9 +527,9 @@ func (e *celEval) rules(s *Schema, v, old any, path string, hasOld bool) {
 				at = strings.TrimPrefix(r.FieldPath, ".")
 			}
 		}
-		detail, ok := r.message(e, vars)
-		if !ok {
-			e.fail(at, s, "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run")
+		detail, stop := r.message(e, vars)
+		if stop != "" {
+			e.fail(at, s, stop)
 			return
 		}
 		e.add(reasonType(r.Reason), at, reasonText(r.Reason, s, v, detail))
@@ -555,27 +555,31 @@ func fieldOrNil(path string) string {
 }
 
 // message is the rule's messageExpression's value, else its message, else
-// "failed rule: <rule>"; a messageExpression that fails falls back. It
-// reports false when the messageExpression ran out of the budget.
-func (r *celRule) message(e *celEval, vars map[string]any) (string, bool) {
+// "failed rule: <rule>"; a messageExpression that fails otherwise falls
+// back. stop is set, as kube's, when the messageExpression ran out of the
+// budget or its call's limit: no further rules run.
+func (r *celRule) message(e *celEval, vars map[string]any) (detail, stop string) {
 	if r.msgProg != nil {
 		out, det, err := r.msgProg.ContextEval(e.ctx, vars)
 		if det != nil && det.ActualCost() != nil {
 			e.budget -= int64(min(*det.ActualCost(), uint64(math.MaxInt64)))
 			if e.budget < 0 {
-				return "", false
+				return "", "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"
 			}
+		}
+		if err != nil && strings.HasPrefix(err.Error(), "operation cancelled: actual cost limit exceeded") {
+			return "", fmt.Sprintf("no further validation rules will be run due to call cost exceeds limit for messageExpression: %q", r.MessageExpression)
 		}
 		if s, ok := out.(types.String); err == nil && ok {
 			if m := strings.TrimSpace(string(s)); m != "" && len(m) <= celMaxMessageExprSize && !strings.Contains(m, "\n") {
-				return m, true
+				return m, ""
 			}
 		}
 	}
 	if r.Message != "" {
-		return strings.TrimSpace(r.Message), true
+		return strings.TrimSpace(r.Message), ""
 	}
-	return "failed rule: " + r.errorString(), true
+	return "failed rule: " + r.errorString(), ""
 }
 
 // errorString is kube's ruleErrorString: the message, else the rule.
