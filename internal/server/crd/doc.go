@@ -11,6 +11,14 @@
 // objects (Schema); its additionalPrinterColumns become Table columns read
 // with a JSONPath subset (ParsePath).
 //
+// CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
+// with kube's environment as far as cel-go provides it; each schema object
+// is a declared CEL object type, so rules type-check and are costed field
+// by field as kube's. They are compiled once per definition version, when
+// the definition is validated (kube's compile and cost-limit causes) and
+// again when it is served; requests only evaluate them, within kube's
+// per-call cost limit and per-request budget.
+//
 // Sync keeps a Catalog in step with the definitions in a store: it loads them
 // on start, applies every write made through this server at once (Refresh),
 // and follows a storage watch for writes made by other servers on the same
@@ -18,14 +26,18 @@
 //
 // # Concurrency
 //
-// Schemas and Paths are immutable once parsed and safe for concurrent use.
+// Schemas (their rules compiled) and Paths are immutable once built and
+// safe for concurrent use.
 // Sync's follow.Follower serialises catalogue changes and owns one
 // goroutine, stopped by Close.
 //
 // # Caveats
 //
-// Not implemented: the scale subresource, conversion webhooks, CEL
-// validation rules (x-kubernetes-validations), allOf/anyOf/oneOf/not, list
+// Not implemented: the scale subresource, conversion webhooks, kube's own
+// CEL library functions (quantity, url, ip, cidr, semver, format, regex
+// find, kube's list functions: a rule calling one is accepted and not
+// enforced), oldSelf across the items of map lists, ratcheting of CEL
+// rules on update, allOf/anyOf/oneOf/not, list
 // and map types (x-kubernetes-list-type), defaulting on read, and the
 // Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).
