@@ -1,9 +1,11 @@
 package selector
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -181,4 +183,28 @@ func (s Fields) String() string {
 		b.WriteString(EscapeFieldValue(t.value))
 	}
 	return b.String()
+}
+
+// FieldValue is the text a field selector compares with a field whose JSON
+// value is v, as Kubernetes prints a custom resource's selectable field
+// (fmt.Sprint of the decoded value): strings as they are, booleans as
+// "true"/"false", integers in decimal and other numbers as Go prints a
+// float64. Anything else (absent, null, an object, a list) is "".
+func FieldValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return strconv.FormatInt(i, 10)
+		}
+		if f, err := v.Float64(); err == nil {
+			return fmt.Sprint(f)
+		}
+	case float64:
+		return fmt.Sprint(v)
+	}
+	return ""
 }

@@ -66,6 +66,10 @@ func (q *request) serve() {
 		q.review()
 		return
 	}
+	if q.info.Subresource == resource.ScaleSubresource.Name {
+		q.serveScale()
+		return
+	}
 	switch q.info.Verb {
 	case "get":
 		q.get()

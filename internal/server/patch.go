@@ -16,12 +16,7 @@ import (
 // patch serves PATCH in every form kube accepts; an apply patch creates the
 // object when it does not exist.
 func (q *request) patch() {
-	mt, err := bodyMediaType(q.r, patch.Types(q.res.StrategicMerge))
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	body, err := q.s.readBody(q.r)
+	mt, body, err := q.readPatch(patch.Types(q.res.StrategicMerge))
 	if err != nil {
 		q.fail(err)
 		return
@@ -38,6 +33,15 @@ func (q *request) patch() {
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		return patchObject(cur, mt, body, opts)
 	}))
+}
+
+// readPatch reads the request's patch, of one of types.
+func (q *request) readPatch(types []string) (mediaType string, body []byte, err error) {
+	if mediaType, err = bodyMediaType(q.r, types); err != nil {
+		return "", nil, err
+	}
+	body, err = q.s.readBody(q.r)
+	return mediaType, body, err
 }
 
 func patchOptionInvalid(typ api.CauseType, field, msg string) error {

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/selector"
 )
 
 // attrs are what filters test of an object.
@@ -49,7 +51,8 @@ func (n *node) child(k string) *node {
 }
 
 // newFieldReader reads the selectable fields at paths, each the path of a
-// string in the object (a missing or mistyped one reads as "").
+// scalar in the object, read as selector.FieldValue does (a missing or
+// mistyped one reads as "").
 func newFieldReader(paths map[string][]string) *fieldReader {
 	r := &fieldReader{paths: paths, root: &node{}}
 	md := r.root.child("metadata")
@@ -78,7 +81,7 @@ func (r *fieldReader) fromObject(obj api.Object) attrs {
 			m, _ := v.(map[string]any)
 			v = m[k]
 		}
-		a.fields[f], _ = v.(string)
+		a.fields[f] = selector.FieldValue(v)
 	}
 	return a
 }
@@ -168,6 +171,22 @@ func readMember(d *jsontext.Decoder, n *node, a *attrs) error {
 		}
 		for _, f := range n.fields {
 			a.fields[f] = str
+		}
+		return nil
+	case '0', 't', 'f':
+		if len(n.fields) == 0 {
+			break
+		}
+		raw, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		v := string(raw) // true or false
+		if raw[0] != 't' && raw[0] != 'f' {
+			v = selector.FieldValue(json.Number(raw))
+		}
+		for _, f := range n.fields {
+			a.fields[f] = v
 		}
 		return nil
 	case '{':

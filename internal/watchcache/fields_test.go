@@ -34,6 +34,8 @@ var fieldReaderSeeds = []struct {
 	{`{"metadata":{"labels":{}},"involvedObject":"s"}`, true},
 	{`{"metadata":{"labels":"notamap","namespace":5}}`, true},
 	{`{}`, true},
+	{`{"type":true,"source":{"component":-12},"involvedObject":{"kind":false,"name":1.5e3}}`, true},
+	{`{"type":12345678901234567890,"source":{"component":0.25}}`, true},
 	{`{"metadata":{"name":"a","name":"b"}}`, false},
 	{`{"metadata":{"name":"a"},"metadata":{"name":"b"}}`, false},
 	{`{"metadata":{"name":"a"}} {}`, false},
@@ -79,6 +81,10 @@ func TestFieldReader(t *testing.T) {
 	}
 	if !maps.Equal(a.fields, want) || a.ns != "ns" {
 		t.Errorf("fields %v in namespace %q, want %v in ns", a.fields, a.ns, want)
+	}
+	nums, _ := r.fromJSON([]byte(`{"type":true,"source":{"component":-12},"involvedObject":{"kind":false,"name":1.5e3}}`))
+	if want := map[string]string{"metadata.name": "", "metadata.namespace": "", "type": "true", "source": "-12", "involvedObject.kind": "false", "involvedObject.name": "1500", "whole": ""}; !maps.Equal(nums.fields, want) {
+		t.Errorf("scalars: %v, want %v", nums.fields, want)
 	}
 	if l, _ := r.fromJSON([]byte(fieldReaderSeeds[3].json)); !maps.Equal(l.labels, map[string]string{"b": "4"}) {
 		t.Errorf("repeated labels: %v, want the last of each that is a string", l.labels)

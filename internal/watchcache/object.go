@@ -58,8 +58,9 @@ type Codec struct {
 	// The cache also gives it an object's JSON as a KV's value, to decode
 	// the object again when it is asked for.
 	Decode func(kv storage.KV) (api.Object, error)
-	// Fields are the selectable fields, each the path of a string in the
-	// object ({"metadata", "name"}); a missing or mistyped one reads as "".
+	// Fields are the selectable fields, each the path of a scalar in the
+	// object ({"metadata", "name"}) read as selector.FieldValue does; a
+	// missing or mistyped one reads as "".
 	Fields map[string][]string
 	// Fallbacks name, for a field that reads "", the field whose value it
 	// takes instead (kube's events: source, else the reporting controller).

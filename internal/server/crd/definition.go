@@ -47,10 +47,13 @@ type version struct {
 		OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema"`
 	} `json:"schema"`
 	Subresources *struct {
-		Status *struct{}       `json:"status"`
-		Scale  json.RawMessage `json:"scale"`
+		Status *struct{} `json:"status"`
+		Scale  *scale    `json:"scale"`
 	} `json:"subresources"`
 	AdditionalPrinterColumns []printerColumn `json:"additionalPrinterColumns"`
+	SelectableFields         []struct {
+		JSONPath string `json:"jsonPath"`
+	} `json:"selectableFields"`
 }
 
 type printerColumn struct {

@@ -9,7 +9,11 @@
 // rewriting apiVersion (conversion strategy None). Each version's
 // openAPIV3Schema prunes unknown fields, applies defaults and validates
 // objects (Schema); its additionalPrinterColumns become Table columns read
-// with a JSONPath subset (ParsePath).
+// with a JSONPath subset (ParsePath); its selectableFields become field
+// selector keys (resource.FieldPaths) for list and watch; its scale
+// subresource gives the resource ScalePaths, which the server serves as an
+// autoscaling/v1 Scale, and checks on every write that the replicas are
+// integers in [0, MaxInt32].
 //
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object
@@ -33,7 +37,7 @@
 //
 // # Caveats
 //
-// Not implemented: the scale subresource, conversion webhooks, kube's own
+// Not implemented: conversion webhooks, kube's own
 // CEL library functions (quantity, url, ip, cidr, semver, format, regex
 // find, kube's list functions: a rule calling one is accepted and not
 // enforced), oldSelf across the items of map lists, ratcheting of CEL

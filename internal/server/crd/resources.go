@@ -51,6 +51,7 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		Group: d.Spec.Group, Version: v.Name, Plural: n.Plural, Singular: n.Singular,
 		Kind: n.Kind, ListKind: n.ListKind, ShortNames: n.ShortNames, Categories: n.Categories,
 		Namespaced: d.Spec.Scope == "Namespaced", StatusSubresource: v.hasStatus(), Generation: true,
+		FieldPaths: v.fieldPaths(),
 	}
 	cols, err := columns(v.AdditionalPrinterColumns)
 	if err != nil {
@@ -67,6 +68,10 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		if r.Schema, err = api.ParseObject(raw); err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
+	}
+	if r.Scale = v.scalePaths(); r.Scale != nil {
+		r.Subresources = append(r.Subresources, resource.ScaleSubresource)
+		r.Validate = scaleChecks(r.Validate, r.Scale)
 	}
 	return r, nil
 }

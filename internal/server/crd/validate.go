@@ -174,6 +174,8 @@ func (c *checker) versions(vs []version) {
 			c.schema(path+".schema.openAPIV3Schema", v)
 		}
 		c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
+		c.scale(path+".subresources", v)
+		c.selectableFields(path+".selectableFields", v)
 	}
 	if storage != 1 {
 		c.add(api.CauseTypeFieldValueInvalid, "spec.versions", fmt.Sprintf("Invalid value: %d storage versions: must have exactly one version marked as storage version", storage))

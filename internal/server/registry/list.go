@@ -50,7 +50,7 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 		set["metadata.namespace"] = obj.Namespace()
 	}
 	for k, p := range res.FieldPaths {
-		set[k], _ = resource.Path(obj, p...).(string)
+		set[k] = selector.FieldValue(resource.Path(obj, p...))
 	}
 	for k, from := range res.FieldFallbacks {
 		if set[k] == "" {

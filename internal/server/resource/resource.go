@@ -32,9 +32,10 @@ type Resource struct {
 	// it last), so that Tables do not begin with it.
 	NameColumn bool
 	// FieldPaths are the field selector keys supported beyond
-	// metadata.name and metadata.namespace, each the path of a string in
-	// the object (a missing or mistyped one reads as ""), so that they can
-	// be read from an object's JSON without decoding it.
+	// metadata.name and metadata.namespace, each the path of a scalar in
+	// the object read as selector.FieldValue does (a missing or mistyped
+	// one reads as ""), so that they can be read from an object's JSON
+	// without decoding it.
 	FieldPaths map[string][]string
 	// FieldFallbacks name, for a field of FieldPaths that reads "", the
 	// field whose value it takes instead; nil for most resources.
@@ -72,6 +73,10 @@ type Resource struct {
 	// StatusSubresource makes .status a subresource: writes to the main
 	// resource leave it unchanged and it does not bump metadata.generation.
 	StatusSubresource bool
+	// Scale, when set, serves the scale subresource: an autoscaling/v1
+	// Scale read from and written to the object at these paths (a custom
+	// resource's subresources.scale).
+	Scale *ScalePaths
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource

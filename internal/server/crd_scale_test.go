@@ -1,0 +1,128 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+)
+
+const (
+	shards     = "/apis/example.com/v1/namespaces/default/shards"
+	shardScale = shards + "/a/scale"
+)
+
+// shardCRD defines shards, whose scale subresource reads spec.count and
+// status.count and the selector at status.selector, as prometheus-operator's
+// Prometheus does with spec.shards.
+const shardCRD = `{"metadata":{"name":"shards.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
+	"names":{"plural":"shards","kind":"Shard"},
+	"versions":[{"name":"v1","served":true,"storage":true,
+		"subresources":{"status":{},"scale":{"specReplicasPath":".spec.count","statusReplicasPath":".status.count","labelSelectorPath":".status.selector"}},
+		"schema":{"openAPIV3Schema":{"type":"object","properties":{
+			"spec":{"type":"object","properties":{"count":{"type":"integer"},"note":{"type":"string"}}},
+			"status":{"type":"object","properties":{"count":{"type":"integer"},"selector":{"type":"string"}}}}}}}]}}`
+
+func TestScaleSubresource(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	runSteps(t, ts, []step{
+		{name: "definition", method: "POST", path: crdsPath, body: shardCRD, code: 201},
+		{name: "discovery", method: "GET", path: "/apis/example.com/v1", code: 200, want: map[string]any{
+			"resources.1.name": "shards/status", "resources.2.name": "shards/scale", "resources.2.group": "autoscaling",
+			"resources.2.version": "v1", "resources.2.kind": "Scale", "resources.2.namespaced": true,
+			"resources.2.verbs": []any{"get", "patch", "update"},
+		}},
+		{name: "create", method: "POST", path: shards, body: `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`, code: 201},
+		{name: "status", method: "PATCH", path: shards + "/a/status", body: `{"status":{"count":1,"selector":"app=a"}}`, code: 200},
+		{name: "get", method: "GET", path: shardScale, code: 200, want: map[string]any{
+			"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata.name": "a", "metadata.namespace": "default",
+			"spec.replicas": "1", "status.replicas": "1", "status.selector": "app=a",
+		}, check: func(t *testing.T, r response) {
+			if at(r.obj, "metadata.uid") == nil || at(r.obj, "metadata.creationTimestamp") == nil {
+				t.Errorf("metadata: %v", r.obj["metadata"])
+			}
+		}},
+		{name: "update", method: "PUT", path: shardScale, body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"a"},"spec":{"replicas":3}}`, code: 200,
+			want: map[string]any{"kind": "Scale", "spec.replicas": "3", "status.replicas": "1"}},
+		{name: "object after update", method: "GET", path: shards + "/a", code: 200,
+			want: map[string]any{"spec.count": "3", "metadata.generation": "2", "status.count": "1"}},
+		{name: "merge patch", method: "PATCH", path: shardScale, body: `{"spec":{"replicas":5}}`, code: 200, want: map[string]any{"spec.replicas": "5"}},
+		{name: "zero", method: "PATCH", path: shardScale, body: `{"spec":{"replicas":0}}`, code: 200, want: map[string]any{"spec.replicas": nil}},
+		{name: "stale resourceVersion", method: "PUT", path: shardScale, code: 409,
+			body: `{"metadata":{"name":"a","resourceVersion":"1"},"spec":{"replicas":2}}`},
+		{name: "negative", method: "PUT", path: shardScale, body: `{"metadata":{"name":"a"},"spec":{"replicas":-1}}`, code: 422,
+			want:  map[string]any{"message": `Shard.example.com "a" is invalid: .spec.count: Invalid value: -1: should be a non-negative integer`},
+			check: wantCauses(".spec.count: Invalid value: -1: should be a non-negative integer")},
+		{name: "other name", method: "PUT", path: shardScale, body: `{"metadata":{"name":"b"},"spec":{"replicas":1}}`, code: 400,
+			want: map[string]any{"message": "the name of the object (b) does not match the name on the URL (a)"}},
+		{name: "other namespace", method: "PUT", path: shardScale, body: `{"metadata":{"name":"a","namespace":"x"},"spec":{"replicas":1}}`, code: 400,
+			want: map[string]any{"message": "the namespace of the object (x) does not match the namespace on the request (default)"}},
+		{name: "post", method: "POST", path: shardScale, body: `{}`, code: 405},
+		{name: "missing object", method: "GET", path: shards + "/nope/scale", code: 404},
+		{name: "create without count", method: "POST", path: shards, body: `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"b"},"spec":{}}`, code: 201},
+		{name: "get without count", method: "GET", path: shards + "/b/scale", code: 500,
+			want: map[string]any{"message": `Internal error occurred: the spec replicas field ".spec.count" does not exist`}},
+		{name: "patch leaving count unset", method: "PATCH", path: shards + "/b/scale", body: `{"metadata":{"labels":{"x":"y"}}}`, code: 400,
+			want: map[string]any{"message": `the spec replicas field ".spec.count" cannot be empty`}},
+		{name: "patch setting it", method: "PATCH", path: shards + "/b/scale", body: `{"spec":{"replicas":2}}`, code: 200,
+			want: map[string]any{"spec.replicas": "2"}},
+		{name: "count not an integer", method: "POST", path: shards, body: `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"c"},"spec":{"count":1.5}}`, code: 422,
+			check: wantCauses(".spec.count: Invalid value: 0: .spec.count accessor error: 1.5 is of the type float64, expected int64",
+				`spec.count: Invalid value: "number": spec.count in body must be of type integer: "number"`)},
+	})
+	r := exchange(t, ts, "PATCH", shardScale, http.Header{"Content-Type": {"application/json-patch+json"}}, `[{"op":"add","path":"/spec/replicas","value":4}]`)
+	if r.code != 200 || at(r.obj, "spec.replicas") != "4" {
+		t.Errorf("JSON patch: %d %v", r.code, r.obj)
+	}
+}
+
+// TestInvalidScaleAndSelectableFields checks the definition checks of
+// subresources.scale and selectableFields, with kube's paths and messages.
+func TestInvalidScaleAndSelectableFields(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	schema := `"schema":{"openAPIV3Schema":{"type":"object","properties":{
+		"metadata":{"type":"object","properties":{"name":{"type":"string"}}},
+		"spec":{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},"list":{"type":"array","items":{"type":"string"}},
+			"m":{"type":"object","additionalProperties":{"type":"string"}}}}}}}`
+	def := func(version string) string {
+		return `{"metadata":{"name":"things.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
+			"names":{"plural":"things","kind":"Thing"},"versions":[{"name":"v1","served":true,"storage":true,` + schema + `,` + version + `}]}}`
+	}
+	tests := []struct {
+		name, version string
+		causes        []string
+	}{
+		{"scale paths", `"subresources":{"scale":{"specReplicasPath":"spec.n","statusReplicasPath":".spec.n","labelSelectorPath":".metadata.x"}}`, []string{
+			`spec.versions[0].subresources.scale.specReplicasPath: Invalid value: "spec.n": must be a simple json path starting with .`,
+			`spec.versions[0].subresources.scale.statusReplicasPath: Invalid value: ".spec.n": should be a json path under .status`,
+			`spec.versions[0].subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status`,
+		}},
+		{"scale paths missing", `"subresources":{"scale":{}}`, []string{
+			`spec.versions[0].subresources.scale.specReplicasPath: Required value`,
+			`spec.versions[0].subresources.scale.statusReplicasPath: Required value`,
+		}},
+		{"selectable fields", `"selectableFields":[{"jsonPath":".spec.n"},{"jsonPath":".spec.n"},{"jsonPath":".spec"},{"jsonPath":".spec.list"},
+			{"jsonPath":".spec.nope"},{"jsonPath":"spec.s"},{"jsonPath":".spec.list[0]"},{"jsonPath":".metadata.name"},{"jsonPath":""},{"jsonPath":".spec."},{"jsonPath":".spec.m.k"}]`, []string{
+			`spec.versions[0].selectableFields[1].jsonPath: Duplicate value: ".spec.n"`,
+			`spec.versions[0].selectableFields[2].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+			`spec.versions[0].selectableFields[3].jsonPath: Invalid value: ".spec.list": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+			`spec.versions[0].selectableFields[4].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field`,
+			`spec.versions[0].selectableFields[5].jsonPath: Invalid value: "spec.s": is an invalid path: expected [ or . but got: spec`,
+			`spec.versions[0].selectableFields[6].jsonPath: Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed`,
+			`spec.versions[0].selectableFields[7].jsonPath: Invalid value: ".metadata.name": must not point to fields in metadata`,
+			`spec.versions[0].selectableFields[8].jsonPath: Required value`,
+			`spec.versions[0].selectableFields[9].jsonPath: Invalid value: ".spec.": is an invalid path: unexpected end of JSON path`,
+		}},
+		{"too many selectable fields", `"selectableFields":[{"jsonPath":".spec.n"},{"jsonPath":".spec.s"},{"jsonPath":".spec.m.a"},{"jsonPath":".spec.m.b"},
+			{"jsonPath":".spec.m.c"},{"jsonPath":".spec.m.d"},{"jsonPath":".spec.m.e"},{"jsonPath":".spec.m.f"},{"jsonPath":".spec.m.g"}]`, []string{
+			`spec.versions[0].selectableFields: Too many: 9: must have at most 8 items`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, ts, "POST", crdsPath, "", def(tt.version))
+			if r.code != 422 {
+				t.Fatalf("got %d %v, want 422", r.code, r.obj)
+			}
+			wantCauses(tt.causes...)(t, r)
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/patch"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// scaleObject is an autoscaling/v1 Scale, its fields in kube's order and
+// with its omitempty rules.
+type scaleObject struct {
+	Kind       string    `json:"kind"`
+	APIVersion string    `json:"apiVersion"`
+	Metadata   scaleMeta `json:"metadata"`
+	Spec       struct {
+		Replicas int32 `json:"replicas,omitempty"`
+	} `json:"spec"`
+	Status struct {
+		Replicas int32  `json:"replicas"`
+		Selector string `json:"selector,omitempty"`
+	} `json:"status"`
+}
+
+type scaleMeta struct {
+	Name              string `json:"name,omitempty"`
+	Namespace         string `json:"namespace,omitempty"`
+	UID               string `json:"uid,omitempty"`
+	ResourceVersion   string `json:"resourceVersion,omitempty"`
+	CreationTimestamp any    `json:"creationTimestamp"`
+}
+
+// unsetReplicas marks, as kube's ScaleREST does, the replicas of a Scale
+// read from an object that has none, so that an update leaving them so
+// can be refused.
+const unsetReplicas = math.MinInt32
+
+// scaleOf reads obj's Scale as kube's scaleFromCustomResource; found is
+// false when obj has no spec replicas (they read as unsetReplicas).
+func scaleOf(p *resource.ScalePaths, obj api.Object) (s scaleObject, found bool) {
+	s.Kind, s.APIVersion = "Scale", "autoscaling/v1"
+	md := obj.Metadata()
+	s.Metadata = scaleMeta{Name: obj.Name(), Namespace: obj.Namespace(), UID: obj.UID(), ResourceVersion: obj.ResourceVersion(), CreationTimestamp: md["creationTimestamp"]}
+	spec, found, _ := resource.Replicas(obj, p.SpecReplicas)
+	if !found {
+		spec = unsetReplicas
+	}
+	s.Spec.Replicas = int32(spec)
+	status, _, _ := resource.Replicas(obj, p.StatusReplicas)
+	s.Status.Replicas = int32(status)
+	if p.LabelSelector != "" {
+		s.Status.Selector, _ = resource.Path(obj, resource.SplitPath(p.LabelSelector)...).(string)
+	}
+	return s, found
+}
+
+// serveScale serves the scale subresource: get, update and patch of the
+// object's Scale, as kube's ScaleREST.
+func (q *request) serveScale() {
+	switch q.info.Verb {
+	case "get":
+		q.getScale()
+	case "update":
+		q.updateScale()
+	case "patch":
+		q.patchScale()
+	}
+}
+
+func (q *request) getScale() {
+	if err := q.getFresh(); err != nil {
+		q.fail(err)
+		return
+	}
+	obj, err := q.s.registry.Get(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	s, found := scaleOf(q.res.Scale, obj)
+	if !found {
+		q.fail(apierror.Internal(fmt.Errorf("the spec replicas field %q does not exist", q.res.Scale.SpecReplicas)))
+		return
+	}
+	writeAs(q.w, http.StatusOK, q.out, s)
+}
+
+func (q *request) updateScale() {
+	obj, err := q.s.readObject(q.r, "Scale")
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.writeScale(func(scaleObject) (scaleObject, error) { return toScale(obj) })
+}
+
+func (q *request) patchScale() {
+	mt, body, err := q.readPatch([]string{patch.JSONPatch, patch.MergePatch, patch.StrategicMerge})
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	opts := patch.Options{Strategic: true, Schema: patch.SchemaFor("autoscaling", "Scale")}
+	q.writeScale(func(old scaleObject) (scaleObject, error) {
+		cur, err := json.Marshal(old)
+		if err != nil {
+			return scaleObject{}, apierror.Internal(err)
+		}
+		patched, err := patch.ApplyTo(mt, cur, body, opts)
+		if err != nil {
+			return scaleObject{}, err
+		}
+		obj, err := api.ParseObject(patched)
+		if err != nil {
+			return scaleObject{}, apierror.BadRequest(fmt.Sprintf("the patched object is not a JSON object: %v", err))
+		}
+		s, err := toScale(obj)
+		if s.Metadata.ResourceVersion == old.Metadata.ResourceVersion {
+			s.Metadata.ResourceVersion = "" // unchanged: no precondition, as patchObject
+		}
+		return s, err
+	})
+}
+
+// toScale reads a Scale from a request's object.
+func toScale(obj api.Object) (scaleObject, error) {
+	var s scaleObject
+	b, err := json.Marshal(obj)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		return s, apierror.BadRequest(fmt.Sprintf("decoding Scale: %v", err))
+	}
+	return s, nil
+}
+
+// writeScale updates the object's spec replicas with the Scale next makes
+// of its current one, and answers the Scale of the result, as kube's
+// ScaleREST.Update: the object goes through the resource's own update
+// (validation, generation), and a resourceVersion in the Scale is a
+// precondition.
+func (q *request) writeScale(next func(scaleObject) (scaleObject, error)) {
+	p := q.res.Scale
+	updated, err := q.s.registry.Update(q.r.Context(), q.res, q.info.Namespace, q.info.Name, q.recorded(func(cur api.Object) (api.Object, error) {
+		old, _ := scaleOf(p, cur)
+		s, err := next(old)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkScaleName(s.Metadata, q.info.Namespace, q.info.Name); err != nil {
+			return nil, err
+		}
+		if s.Spec.Replicas == unsetReplicas {
+			return nil, apierror.BadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", p.SpecReplicas))
+		}
+		obj := cur.DeepCopy()
+		if err := setPath(obj, resource.SplitPath(p.SpecReplicas), json.Number(strconv.Itoa(int(s.Spec.Replicas)))); err != nil {
+			return nil, apierror.Internal(err)
+		}
+		if s.Metadata.ResourceVersion != "" {
+			obj.SetMeta("resourceVersion", s.Metadata.ResourceVersion)
+		} else {
+			delete(obj.Metadata(), "resourceVersion")
+		}
+		return obj, q.checkWrite(obj, cur)
+	}))
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.s.afterWrite(q.res, updated.Object)
+	s, _ := scaleOf(p, updated.Object)
+	writeAs(q.w, http.StatusOK, q.out, s)
+}
+
+// checkScaleName requires a Scale to name the object of the URL, as kube's
+// update and patch handlers' checkName.
+func checkScaleName(md scaleMeta, ns, name string) error {
+	if md.Name != name {
+		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", md.Name, name))
+	}
+	if ns != "" && md.Namespace != "" && md.Namespace != ns {
+		return apierror.BadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", md.Namespace, ns))
+	}
+	return nil
+}
+
+// setPath sets the value at path in obj, making the maps on the way, as
+// unstructured.SetNestedField; a value on the way that is not a map is an
+// error.
+func setPath(obj api.Object, path []string, v any) error {
+	m := map[string]any(obj)
+	for i, k := range path[:len(path)-1] {
+		switch c := m[k].(type) {
+		case map[string]any:
+			m = c
+		case nil:
+			made := map[string]any{}
+			m[k], m = made, made
+		default:
+			return fmt.Errorf("value cannot be set because %v is not a map[string]interface{}", "."+strings.Join(path[:i+1], "."))
+		}
+	}
+	m[path[len(path)-1]] = v
+	return nil
+}
