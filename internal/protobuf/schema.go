@@ -344,6 +344,19 @@ var tokenRequest = &message{name: "TokenRequest", typeMeta: true, fields: []fiel
 	}}},
 }}
 
+// autoscaling/v1 Scale (k8s.io/api autoscaling/v1 generated.proto): what the
+// scale subresource of a custom resource reads and writes.
+var scaleMessage = &message{name: "Scale", typeMeta: true, fields: []field{
+	{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+	{name: "spec", num: 2, kind: kMessage, msg: &message{name: "ScaleSpec", fields: []field{
+		{name: "replicas", num: 1, kind: kInt32, omitZero: true},
+	}}},
+	{name: "status", num: 3, kind: kMessage, msg: &message{name: "ScaleStatus", fields: []field{
+		{name: "replicas", num: 1, kind: kInt32},
+		{name: "selector", num: 2, kind: kString, omitZero: true},
+	}}},
+}}
+
 // meta.k8s.io's metadata-only view of any object, which clients ask for
 // with as=PartialObjectMetadata (k8s.io/apimachinery meta/v1 and v1beta1
 // generated.proto). v1beta1's list numbers its fields the other way round.
@@ -414,6 +427,7 @@ var groupKinds = map[string]map[string]*message{
 	"authorization.k8s.io/v1":  authorizationKinds,
 	"authentication.k8s.io/v1": authenticationKinds,
 	"apiextensions.k8s.io/v1":  kindTable(crd, list(crd)),
+	"autoscaling/v1":           kindTable(scaleMessage),
 	"meta.k8s.io/v1":           kindTable(partialObjectMetadata, list(partialObjectMetadata)),
 	"meta.k8s.io/v1beta1":      kindTable(partialObjectMetadata, partialObjectMetadataListV1beta1),
 }

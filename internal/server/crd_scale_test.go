@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/listwatch/listwatch/internal/protobuf"
 )
 
 const (
@@ -124,5 +128,39 @@ func TestInvalidScaleAndSelectableFields(t *testing.T) {
 			}
 			wantCauses(tt.causes...)(t, r)
 		})
+	}
+}
+
+// TestScaleProtobuf checks that the scale subresource speaks protobuf, as
+// client-go's scale client may: a Scale read and written in it.
+func TestScaleProtobuf(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	for _, st := range []struct{ path, body string }{
+		{crdsPath, shardCRD},
+		{shards, `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`},
+	} {
+		if r := do(t, ts, "POST", st.path, "", st.body); r.code != 201 {
+			t.Fatalf("POST %s: %d %v", st.path, r.code, r.obj)
+		}
+	}
+	body, err := protobuf.Encode(map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale",
+		"metadata": map[string]any{"name": "a", "namespace": "default"}, "spec": map[string]any{"replicas": json.Number("7")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, got := roundTrip(t, ts.Client(), "PUT", ts.URL+shardScale,
+		http.Header{"Content-Type": {mediaProtobuf}, "Accept": {mediaProtobuf + ", application/json"}}, string(body))
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("PUT: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+	}
+	obj, err := protobuf.Decode(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at(obj, "kind") != "Scale" || fmt.Sprint(at(obj, "spec.replicas")) != "7" || at(obj, "metadata.name") != "a" {
+		t.Errorf("Scale: %v", obj)
+	}
+	if r := do(t, ts, "GET", shards+"/a", "", ""); at(r.obj, "spec.count") != "7" {
+		t.Errorf("object: %v", r.obj)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -50,10 +51,15 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		return nil, err
 	}
 	forms := func(as, g, v string) bool { return tableOK(as, g, v) || partialOK(as, g, v) }
+	pb := protobufFor(res)
 	if res.CreateOnly {
 		forms = func(string, string, string) bool { return false } // nothing to list
 	}
-	out, ok := negotiate(r.Header.Get("Accept"), protobufFor(res), forms)
+	if other { // the subresource's own kind
+		forms = func(string, string, string) bool { return false }
+		pb = protobuf.Supports(sub.Group+"/"+sub.Version, sub.Kind)
+	}
+	out, ok := negotiate(r.Header.Get("Accept"), pb, forms)
 	if !ok {
 		return nil, apierror.NotAcceptable([]string{mediaJSON, mediaYAML, mediaProtobuf})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -29,7 +30,8 @@ import (
 )
 
 // newScheme registers core/v1 (which brings the meta/v1 kinds under v1),
-// coordination/v1, rbac/v1, apiextensions/v1 and the meta kinds under
+// coordination/v1, rbac/v1, apiextensions/v1, authentication/v1,
+// autoscaling/v1 and the meta kinds under
 // meta.k8s.io/v1 (and v1beta1's PartialObjectMetadataList).
 func newScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
@@ -42,8 +44,10 @@ func newScheme(t testing.TB) *runtime.Scheme {
 			t.Fatal(err)
 		}
 	}
-	if err := authenticationv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*runtime.Scheme) error{authenticationv1.AddToScheme, autoscalingv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"})
 	// PartialObjectMetadata(List), v1 first: v1beta1's object is the same

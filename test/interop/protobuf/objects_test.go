@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -110,6 +111,12 @@ func cases() []testCase {
 		Status: authenticationv1.TokenRequestStatus{Token: "a.b.c", ExpirationTimestamp: created}})
 	add("tokenrequest/zero values", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		Audiences: []string{}, ExpirationSeconds: ptr[int64](0), BoundObjectRef: &authenticationv1.BoundObjectReference{}}})
+
+	add("scale/empty", &autoscalingv1.Scale{})
+	add("scale/full", &autoscalingv1.Scale{ObjectMeta: fullMeta, Spec: autoscalingv1.ScaleSpec{Replicas: 3},
+		Status: autoscalingv1.ScaleStatus{Replicas: 2, Selector: "app=web,tier in (a,b)"}})
+	add("scale/extremes", &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: math.MinInt32},
+		Status: autoscalingv1.ScaleStatus{Replicas: math.MaxInt32}})
 
 	add("events.k8s.io event/empty", &eventsv1.Event{})
 	add("events.k8s.io event/full", fullEventV1())

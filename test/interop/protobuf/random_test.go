@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -70,7 +71,7 @@ func TestRandomObjects(t *testing.T) {
 	s := newScheme(t)
 	kinds := []runtime.Object{&corev1.Namespace{}, &corev1.NamespaceList{}, &corev1.ConfigMap{}, &corev1.ConfigMapList{},
 		&corev1.Secret{}, &corev1.SecretList{}, &corev1.Event{}, &corev1.EventList{}, &eventsv1.Event{}, &eventsv1.EventList{},
-		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &authenticationv1.TokenRequest{}, &metav1.Status{}, &metav1.DeleteOptions{},
+		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &authenticationv1.TokenRequest{}, &autoscalingv1.Scale{}, &metav1.Status{}, &metav1.DeleteOptions{},
 		&rbacv1.Role{}, &rbacv1.RoleList{}, &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
 		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
 		&apiextensionsv1.CustomResourceDefinition{}, &apiextensionsv1.CustomResourceDefinitionList{}}
