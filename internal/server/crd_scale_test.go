@@ -79,7 +79,9 @@ func TestScaleSubresource(t *testing.T) {
 }
 
 // TestInvalidScaleAndSelectableFields checks the definition checks of
-// subresources.scale and selectableFields, with kube's paths and messages.
+// subresources.scale and selectableFields, with kube's paths and messages:
+// those of spec, where kube's internal form moves the parts that all
+// versions (here one) share.
 func TestInvalidScaleAndSelectableFields(t *testing.T) {
 	_, ts := newCRDServer(t, newMemoryStore(t))
 	schema := `"schema":{"openAPIV3Schema":{"type":"object","properties":{
@@ -95,29 +97,29 @@ func TestInvalidScaleAndSelectableFields(t *testing.T) {
 		causes        []string
 	}{
 		{"scale paths", `"subresources":{"scale":{"specReplicasPath":"spec.n","statusReplicasPath":".spec.n","labelSelectorPath":".metadata.x"}}`, []string{
-			`spec.versions[0].subresources.scale.specReplicasPath: Invalid value: "spec.n": must be a simple json path starting with .`,
-			`spec.versions[0].subresources.scale.statusReplicasPath: Invalid value: ".spec.n": should be a json path under .status`,
-			`spec.versions[0].subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status`,
+			`spec.subresources.scale.specReplicasPath: Invalid value: "spec.n": must be a simple json path starting with .`,
+			`spec.subresources.scale.statusReplicasPath: Invalid value: ".spec.n": should be a json path under .status`,
+			`spec.subresources.scale.labelSelectorPath: Invalid value: ".metadata.x": should be a json path under either .spec or .status`,
 		}},
 		{"scale paths missing", `"subresources":{"scale":{}}`, []string{
-			`spec.versions[0].subresources.scale.specReplicasPath: Required value`,
-			`spec.versions[0].subresources.scale.statusReplicasPath: Required value`,
+			`spec.subresources.scale.specReplicasPath: Required value`,
+			`spec.subresources.scale.statusReplicasPath: Required value`,
 		}},
 		{"selectable fields", `"selectableFields":[{"jsonPath":".spec.n"},{"jsonPath":".spec.n"},{"jsonPath":".spec"},{"jsonPath":".spec.list"},
 			{"jsonPath":".spec.nope"},{"jsonPath":"spec.s"},{"jsonPath":".spec.list[0]"},{"jsonPath":".metadata.name"},{"jsonPath":""},{"jsonPath":".spec."},{"jsonPath":".spec.m.k"}]`, []string{
-			`spec.versions[0].selectableFields[1].jsonPath: Duplicate value: ".spec.n"`,
-			`spec.versions[0].selectableFields[2].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
-			`spec.versions[0].selectableFields[3].jsonPath: Invalid value: ".spec.list": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
-			`spec.versions[0].selectableFields[4].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field`,
-			`spec.versions[0].selectableFields[5].jsonPath: Invalid value: "spec.s": is an invalid path: expected [ or . but got: spec`,
-			`spec.versions[0].selectableFields[6].jsonPath: Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed`,
-			`spec.versions[0].selectableFields[7].jsonPath: Invalid value: ".metadata.name": must not point to fields in metadata`,
-			`spec.versions[0].selectableFields[8].jsonPath: Required value`,
-			`spec.versions[0].selectableFields[9].jsonPath: Invalid value: ".spec.": is an invalid path: unexpected end of JSON path`,
+			`spec.selectableFields[1].jsonPath: Duplicate value: ".spec.n"`,
+			`spec.selectableFields[2].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+			`spec.selectableFields[3].jsonPath: Invalid value: ".spec.list": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+			`spec.selectableFields[4].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field`,
+			`spec.selectableFields[5].jsonPath: Invalid value: "spec.s": is an invalid path: expected [ or . but got: spec`,
+			`spec.selectableFields[6].jsonPath: Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed`,
+			`spec.selectableFields[7].jsonPath: Invalid value: ".metadata.name": must not point to fields in metadata`,
+			`spec.selectableFields[8].jsonPath: Required value`,
+			`spec.selectableFields[9].jsonPath: Invalid value: ".spec.": is an invalid path: unexpected end of JSON path`,
 		}},
 		{"too many selectable fields", `"selectableFields":[{"jsonPath":".spec.n"},{"jsonPath":".spec.s"},{"jsonPath":".spec.m.a"},{"jsonPath":".spec.m.b"},
 			{"jsonPath":".spec.m.c"},{"jsonPath":".spec.m.d"},{"jsonPath":".spec.m.e"},{"jsonPath":".spec.m.f"},{"jsonPath":".spec.m.g"}]`, []string{
-			`spec.versions[0].selectableFields: Too many: 9: must have at most 8 items`,
+			`spec.selectableFields: Too many: 9: must have at most 8 items`,
 		}},
 	}
 	for _, tt := range tests {

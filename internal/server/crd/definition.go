@@ -50,10 +50,12 @@ type version struct {
 		Status *struct{} `json:"status"`
 		Scale  *scale    `json:"scale"`
 	} `json:"subresources"`
-	AdditionalPrinterColumns []printerColumn `json:"additionalPrinterColumns"`
-	SelectableFields         []struct {
-		JSONPath string `json:"jsonPath"`
-	} `json:"selectableFields"`
+	AdditionalPrinterColumns []printerColumn   `json:"additionalPrinterColumns"`
+	SelectableFields         []selectableField `json:"selectableFields"`
+}
+
+type selectableField struct {
+	JSONPath string `json:"jsonPath"`
 }
 
 type printerColumn struct {

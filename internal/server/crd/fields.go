@@ -1,7 +1,11 @@
 package crd
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -26,17 +30,72 @@ func (v *version) fieldPaths() map[string][]string {
 	return out
 }
 
-// selectableFields checks a version's selectableFields as kube's
-// ValidateCustomResourceSelectableFields: each a path of the schema, in dot
-// notation, to a string, boolean or integer outside metadata; no duplicates;
-// at most maxSelectableFields.
-func (c *checker) selectableFields(path string, v *version) {
-	if len(v.SelectableFields) == 0 {
+// shared says which parts of a definition's versions are the same in all
+// of them: kube's conversion to its internal form moves those to spec,
+// where they are validated once, at spec's paths.
+type shared struct{ subresources, schema, selectableFields bool }
+
+func sharedParts(vs []version) shared {
+	sh := shared{true, true, true}
+	first := &vs[0]
+	for i := range vs {
+		v := &vs[i]
+		sh.subresources = sh.subresources && reflect.DeepEqual(v.Subresources, first.Subresources)
+		sh.schema = sh.schema && sameJSON(v.rawSchema(), first.rawSchema())
+		sh.selectableFields = sh.selectableFields && slices.Equal(v.SelectableFields, first.SelectableFields)
+	}
+	return sh
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	return bytes.Equal(a, b) || json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// versionParts checks version v's scale and selectableFields where they are
+// its own, as kube's validateCustomResourceDefinitionVersion: its
+// selectableFields against its schema, which it has only when the versions'
+// schemas differ.
+func (c *checker) versionParts(path string, v *version, sh shared) {
+	if !sh.subresources {
+		c.scale(path+".subresources", v)
+	}
+	if !sh.selectableFields {
+		var raw json.RawMessage
+		if !sh.schema {
+			raw = v.rawSchema()
+		}
+		c.selectableFields(path+".selectableFields", v.SelectableFields, raw, "may only be set when `version.schema.openAPIV3Schema` is not included")
+	}
+}
+
+// specParts checks the scale and selectableFields all versions share, as
+// kube's validation of spec: v is the first version.
+func (c *checker) specParts(v *version, sh shared) {
+	if sh.subresources {
+		c.scale("spec.subresources", v)
+	}
+	if sh.selectableFields {
+		var raw json.RawMessage
+		if sh.schema {
+			raw = v.rawSchema()
+		}
+		c.selectableFields("spec.selectableFields", v.SelectableFields, raw, "may only be set when validations.schema is included")
+	}
+}
+
+// selectableFields checks selectableFields as kube's
+// ValidateCustomResourceSelectableFields: each a path of the schema raw, in
+// dot notation, to a string, boolean or integer outside metadata; no
+// duplicates; at most maxSelectableFields. Without a schema, noSchema says
+// why they may not be set.
+func (c *checker) selectableFields(path string, fields []selectableField, raw json.RawMessage, noSchema string) {
+	if len(fields) == 0 {
 		return
 	}
-	raw := v.rawSchema()
 	if raw == nil {
-		c.add(api.CauseTypeFieldValueInvalid, path, `Invalid value: "": may only be set when `+"`version.schema.openAPIV3Schema`"+` is not included`)
+		c.add(api.CauseTypeFieldValueInvalid, path, `Invalid value: "": `+noSchema)
 		return
 	}
 	root, err := ParseSchema(raw)
@@ -44,7 +103,7 @@ func (c *checker) selectableFields(path string, v *version) {
 		return // the schema's own check reports it
 	}
 	seen := map[string]bool{}
-	for i, f := range v.SelectableFields {
+	for i, f := range fields {
 		p := fmt.Sprintf("%s[%d].jsonPath", path, i)
 		if c.required(p, f.JSONPath) {
 			continue

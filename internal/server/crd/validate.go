@@ -1,9 +1,7 @@
 package crd
 
 import (
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -153,8 +151,8 @@ func (c *checker) versions(vs []version) {
 		c.add(api.CauseTypeFieldValueRequired, "spec.versions", "Required value: must have exactly one version marked as storage version")
 		return
 	}
-	storage, seen := 0, map[string]bool{}
-	shared := sharedSchema(vs)
+	storage, seen, sh := 0, map[string]bool{}, sharedParts(vs)
+	shared := sh.schema && vs[0].rawSchema() != nil
 	if shared {
 		// As kube's conversion, identical schemas are one, spec.validation.
 		c.schema("spec.validation.openAPIV3Schema", &vs[0])
@@ -173,34 +171,13 @@ func (c *checker) versions(vs []version) {
 		if !shared {
 			c.schema(path+".schema.openAPIV3Schema", v)
 		}
+		c.versionParts(path, v, sh)
 		c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
-		c.scale(path+".subresources", v)
-		c.selectableFields(path+".selectableFields", v)
 	}
 	if storage != 1 {
 		c.add(api.CauseTypeFieldValueInvalid, "spec.versions", fmt.Sprintf("Invalid value: %d storage versions: must have exactly one version marked as storage version", storage))
 	}
-}
-
-// sharedSchema reports whether every version has the same schema, which
-// kube's conversion of a v1 definition hoists to spec.validation (and
-// reports errors in there).
-func sharedSchema(vs []version) bool {
-	first := vs[0].rawSchema()
-	if first == nil {
-		return false
-	}
-	var want any
-	if json.Unmarshal(first, &want) != nil {
-		return false
-	}
-	for _, v := range vs[1:] {
-		var got any
-		if raw := v.rawSchema(); raw == nil || json.Unmarshal(raw, &got) != nil || !reflect.DeepEqual(want, got) {
-			return false
-		}
-	}
-	return true
+	c.specParts(&vs[0], sh)
 }
 
 // schema requires a structural openAPIV3Schema, as v1 definitions must have.
