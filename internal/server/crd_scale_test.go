@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/protobuf"
+	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
 const (
@@ -164,5 +167,40 @@ func TestScaleProtobuf(t *testing.T) {
 	}
 	if r := do(t, ts, "GET", shards+"/a", "", ""); at(r.obj, "spec.count") != "7" {
 		t.Errorf("object: %v", r.obj)
+	}
+}
+
+// TestScaleAuthorization checks that <plural>/scale is a subresource to
+// the authorizer, as in kube: a user may scale without updating the
+// object, or the other way round.
+func TestScaleAuthorization(t *testing.T) {
+	tokens, err := authn.ParseTokens(strings.NewReader("alice-token,alice,1,devs\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := &recordingAuthorizer{allow: func(a authz.Attributes) bool { return a.Subresource != "scale" || a.Verb == "get" }}
+	o := newObservedServer(t, Config{Authenticator: authn.BearerToken{Tokens: tokens}, Authorizer: ra}, (*Server).Handler)
+	alice := http.Header{"Authorization": {"Bearer alice-token"}, "Content-Type": {mediaJSON}}
+	for _, st := range []struct{ path, body string }{
+		{crdsPath, shardCRD},
+		{shards, `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`},
+	} {
+		if r := exchangeWith(t, o.ts.Client(), "POST", o.ts.URL+st.path, alice, st.body); r.code != 201 {
+			t.Fatalf("POST %s: %d %v", st.path, r.code, r.obj)
+		}
+	}
+	if r := exchangeWith(t, o.ts.Client(), "GET", o.ts.URL+shardScale, alice, ""); r.code != 200 {
+		t.Errorf("get scale: %d %v", r.code, r.obj)
+	}
+	want := authz.Attributes{Verb: "get", ResourceRequest: true, APIGroup: "example.com", APIVersion: "v1", Namespace: "default", Resource: "shards", Subresource: "scale", Name: "a"}
+	if got := ra.last(); got.User == nil || got.Verb != want.Verb || got.Resource != want.Resource || got.Subresource != want.Subresource || got.APIGroup != want.APIGroup || got.Name != want.Name {
+		t.Errorf("attributes %+v, want %+v", got, want)
+	}
+	r := exchangeWith(t, o.ts.Client(), "PUT", o.ts.URL+shardScale, alice, `{"metadata":{"name":"a"},"spec":{"replicas":2}}`)
+	if r.code != 403 || at(r.obj, "message") != `shards.example.com "a" is forbidden: User "alice" cannot update resource "shards/scale" in API group "example.com" in the namespace "default"` {
+		t.Errorf("update scale: %d %v", r.code, r.obj)
+	}
+	if r := exchangeWith(t, o.ts.Client(), "PUT", o.ts.URL+shards+"/a", alice, `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":5}}`); r.code != 200 {
+		t.Errorf("update object: %d %v", r.code, r.obj)
 	}
 }
