@@ -155,7 +155,11 @@ func sameAnswer(t testing.TB, want []metav1.StatusCause, code int, got []metav1.
 	if code != http.StatusUnprocessableEntity {
 		t.Fatalf("kube answers 422 %v; listwatch %d", want, code)
 	}
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+	// kube's order follows its schema's map iteration, a new one each time.
+	byAll := cmpopts.SortSlices(func(a, b metav1.StatusCause) bool {
+		return strings.Compare(a.Field+"\x00"+string(a.Type)+"\x00"+a.Message, b.Field+"\x00"+string(b.Type)+"\x00"+b.Message) < 0
+	})
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), byAll); diff != "" {
 		t.Errorf("causes (-kube +listwatch):\n%s", diff)
 	}
 }
