@@ -16,7 +16,7 @@ var nameColumn = api.TableColumnDefinition{
 // defaultColumns are used for resources that define none: Created At, as
 // kube-apiserver's default table convertor.
 var defaultColumns = []resource.Column{{
-	TableColumnDefinition: api.TableColumnDefinition{Name: "Created At", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
+	TableColumnDefinition: api.TableColumnDefinition{Name: "Created At", Type: "date", Description: resource.CreationTimestampDescription},
 	Cell:                  func(o api.Object) any { return o.MetaString("creationTimestamp") },
 }}
 
@@ -56,7 +56,7 @@ func rowObject(obj api.Object, includeObject string) json.RawMessage {
 	var v any
 	switch includeObject {
 	case "None":
-		return nil
+		return json.RawMessage("null") // kube's empty RawExtension, still sent
 	case "Object":
 		v = obj
 	default:

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,7 +17,8 @@ type Path []step
 type step struct {
 	field    string  // a field name, when not wildcard, index or filter
 	index    *int    // an array index, negative from the end
-	wildcard bool    // every element or value
+	wildcard bool    // ".*": every element or value
+	each     bool    // "[*]": every element of an array
 	filter   *filter // elements passing a test
 }
 
@@ -24,7 +26,7 @@ type step struct {
 type filter struct {
 	path    Path
 	op      string // "" for an existence test
-	literal any    // string, float64 or bool
+	literal any    // string, int64, float64 or bool
 }
 
 // ParsePath parses a JSONPath of the supported subset.
@@ -110,7 +112,7 @@ func (p *pathParser) bracket() (step, error) {
 	inner := strings.TrimSpace(p.s[p.pos : p.pos+end])
 	p.pos += end + 1
 	if inner == "*" {
-		return step{wildcard: true}, nil
+		return step{each: true}, nil
 	}
 	if lit, ok := quoted(inner); ok {
 		return step{field: lit}, nil
@@ -187,6 +189,9 @@ func (p *pathParser) literal() (any, error) {
 	case "true", "false":
 		return tok == "true", nil
 	}
+	if i, err := strconv.ParseInt(tok, 10, 64); err == nil {
+		return i, nil
+	}
 	f, err := strconv.ParseFloat(tok, 64)
 	if err != nil {
 		return nil, fmt.Errorf("unsupported literal %q", tok)
@@ -204,54 +209,82 @@ func quoted(s string) (string, bool) {
 
 // Eval returns the first value the path finds in v.
 func (p Path) Eval(v any) (any, bool) {
-	found := p.all(v)
-	if len(found) == 0 {
+	found, ok := p.all(v)
+	if !ok || len(found) == 0 {
 		return nil, false
 	}
 	return found[0], true
 }
 
-// all returns every value the path finds in v, in document order.
-func (p Path) all(v any) []any {
+// all returns every value the path finds in v, in document order. It
+// fails (ok false) where kube's JSONPath fails the whole path: an index,
+// [*] or filter on a value that is not an array, an index out of range, a
+// filter comparing values of different kinds. Like kube's, [*] stops at
+// the first empty array.
+func (p Path) all(v any) (found []any, ok bool) {
 	cur := []any{v}
 	for _, st := range p {
 		var next []any
 		for _, c := range cur {
-			next = append(next, st.apply(c)...)
+			got, ok := st.apply(c)
+			if !ok {
+				return nil, false
+			}
+			next = append(next, got...)
+			if a, isArray := c.([]any); st.each && isArray && len(a) == 0 {
+				break
+			}
 		}
 		cur = next
 	}
-	return cur
+	return cur, true
 }
 
-func (st step) apply(v any) []any {
+func (st step) apply(v any) ([]any, bool) {
 	switch {
-	case st.index != nil:
-		a, _ := v.([]any)
+	case st.index != nil, st.each:
+		if v == nil {
+			return nil, true
+		}
+		a, isArray := v.([]any)
+		if !isArray {
+			return nil, false
+		}
+		if st.each {
+			return a, true
+		}
 		i := *st.index
 		if i < 0 {
 			i += len(a)
 		}
 		if i < 0 || i >= len(a) {
-			return nil
+			return nil, false
 		}
-		return []any{a[i]}
+		return []any{a[i]}, true
 	case st.wildcard:
-		return elements(v)
+		return elements(v), true
 	case st.filter != nil:
+		a, isArray := v.([]any)
+		if !isArray {
+			return nil, false
+		}
 		var out []any
-		for _, e := range elements(v) {
-			if st.filter.match(e) {
+		for _, e := range a {
+			pass, ok := st.filter.match(e)
+			if !ok {
+				return nil, false
+			}
+			if pass {
 				out = append(out, e)
 			}
 		}
-		return out
+		return out, true
 	}
 	m, _ := v.(map[string]any)
 	if f, ok := m[st.field]; ok {
-		return []any{f}
+		return []any{f}, true
 	}
-	return nil
+	return nil, true
 }
 
 // elements returns an array's elements or an object's values (in key order).
@@ -269,37 +302,50 @@ func elements(v any) []any {
 	return nil
 }
 
-func (f *filter) match(v any) bool {
-	got, ok := f.path.Eval(v)
-	if !ok {
-		return false
-	}
+// match tests one array element as kube's JSONPath filter does: values
+// compare only with a literal of their kind (string, boolean, integer,
+// floating point), and a failed comparison fails the path (ok false).
+func (f *filter) match(v any) (pass, ok bool) {
+	found, ok := f.path.all(v)
 	if f.op == "" {
-		return true
+		return ok && len(found) > 0, true
 	}
-	if s, isString := f.literal.(string); isString {
-		g, _ := got.(string)
-		return compare(f.op, strings.Compare(g, s)) && isStringValue(got)
-	}
-	if b, isBool := f.literal.(bool); isBool {
-		g, isBoolValue := got.(bool)
-		return isBoolValue && (g == b) == (f.op == "==") && (f.op == "==" || f.op == "!=")
-	}
-	g, isNumber := toFloat(got)
-	lit, _ := f.literal.(float64)
-	return isNumber && compare(f.op, cmpFloat(g, lit))
-}
-
-func isStringValue(v any) bool { _, ok := v.(string); return ok }
-
-func cmpFloat(a, b float64) int {
 	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	case !ok || len(found) > 1:
+		return false, false
+	case len(found) == 0:
+		return false, true
 	}
-	return 0
+	var c int
+	switch got := kubeNumbers(found[0]).(type) {
+	case string:
+		lit, isString := f.literal.(string)
+		if !isString {
+			return false, false
+		}
+		c = strings.Compare(got, lit)
+	case bool:
+		lit, isBool := f.literal.(bool)
+		if !isBool || (f.op != "==" && f.op != "!=") {
+			return false, false
+		}
+		return (got == lit) == (f.op == "=="), true
+	case int64:
+		lit, isInt := f.literal.(int64)
+		if !isInt {
+			return false, false
+		}
+		c = cmp.Compare(got, lit)
+	case float64:
+		lit, isFloat := f.literal.(float64)
+		if !isFloat {
+			return false, false
+		}
+		c = cmp.Compare(got, lit)
+	default:
+		return false, false
+	}
+	return compare(f.op, c), true
 }
 
 // compare says whether a comparison result c satisfies op.

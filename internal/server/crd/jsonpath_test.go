@@ -36,6 +36,15 @@ func TestPathEval(t *testing.T) {
 		{".metadata.labels['app.kubernetes.io/name']", "w"},
 		{".spec.absent", nil},
 		{".spec.replicas.deeper", nil},
+		// Where kube's JSONPath fails the whole path, nothing is found.
+		{".metadata.labels[*]", nil},
+		{".spec[0]", nil},
+		{`.spec[?(@.name)]`, nil},
+		{".status.conditions[*].n", json.Number("1")},
+		{`.status.conditions[?(@.n == 1.0)].type`, nil},
+		{`.status.conditions[?(@.n == "1")].type`, nil},
+		{`.status.conditions[?(@.type == 1)].type`, nil},
+		{`.status.conditions[?(@.type < "S")].type`, "Ready"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

@@ -1,8 +1,9 @@
 package crd
 
 import (
+	"encoding/json"
 	"fmt"
-	"math"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -77,8 +78,8 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 }
 
 // defaultColumns are a custom resource's columns when its version lists
-// none: its age, as kube's default table convertor for custom resources.
-var defaultColumns = []printerColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+// none: its age, as kube's serveDefaultColumnsIfEmpty.
+var defaultColumns = []printerColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: resource.CreationTimestampDescription}}
 
 // columns turns additionalPrinterColumns into Table columns.
 func columns(pcs []printerColumn) ([]resource.Column, error) {
@@ -103,26 +104,36 @@ func columns(pcs []printerColumn) ([]resource.Column, error) {
 	return out, nil
 }
 
-// cell reads a column's value as kube's table convertor does: the first
-// value found, as the column's type, or nil (an empty cell) when absent or
-// of another type. Dates are the raw timestamp; kubectl shows their age.
+// cell computes a column's cell as kube's CRD table convertor does from the
+// first value the path finds: strings print any value as JSONPath does,
+// integers truncate, dates are the age of an RFC 3339 timestamp; a value
+// of another type, or none, is an empty cell.
 func cell(typ string, path Path) func(api.Object) any {
 	return func(o api.Object) any {
 		v, ok := path.Eval(map[string]any(o))
 		if !ok {
 			return nil
 		}
+		v = kubeNumbers(v)
 		switch typ {
 		case "string":
+			if v == nil {
+				return "<no value>" // Go templates' text for a missing value
+			}
 			return text(v)
 		case "integer":
-			if typeOf(v) == "integer" {
-				f, _ := toFloat(v)
-				return int64(f)
+			switch n := v.(type) {
+			case int64:
+				return n
+			case float64:
+				return int64(n)
 			}
 		case "number":
-			if f, ok := toFloat(v); ok && !math.IsInf(f, 0) {
-				return f
+			switch n := v.(type) {
+			case int64:
+				return float64(n)
+			case float64:
+				return n
 			}
 		case "boolean":
 			if b, ok := v.(bool); ok {
@@ -130,20 +141,63 @@ func cell(typ string, path Path) func(api.Object) any {
 			}
 		case "date":
 			if s, ok := v.(string); ok {
-				return s
+				return age(s)
 			}
 		}
 		return nil
 	}
 }
 
-// text prints a value as JSONPath printing does: strings as they are,
-// everything else as JSON.
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
+// age is a date cell: the time since an RFC 3339 timestamp, "<unknown>"
+// for an empty or null one and "<invalid>" for any other text, as kube's
+// metav1.Time query parameter parsing and ConvertToHumanReadableDateType.
+func age(s string) string {
+	if s == "" || s == "null" {
+		return "<unknown>"
 	}
-	return show(v)
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return "<invalid>"
+	}
+	return resource.HumanDuration(time.Since(t))
+}
+
+// kubeNumbers returns v with its numbers as kube's unstructured decoding
+// has them: int64 when the literal is an integer that fits, else float64.
+// Cells depend on it: "1.0" prints as "1" and truncates as an integer.
+func kubeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = kubeNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = kubeNumbers(e)
+		}
+		return out
+	}
+	return v
+}
+
+// text prints a value as kube's JSONPath printing does: objects and arrays
+// as compact JSON, anything else with fmt's default format.
+func text(v any) string {
+	switch v.(type) {
+	case map[string]any, []any:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return fmt.Sprint(v)
 }
 
 // ObjectsOf returns a resource whose keys are those of every object of the

@@ -7,6 +7,10 @@ import (
 	"github.com/listwatch/listwatch/api"
 )
 
+// CreationTimestampDescription is kube's description of
+// metadata.creationTimestamp, which its default columns carry.
+const CreationTimestampDescription = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+
 // since returns a cell with the human age of the timestamp at path, as
 // kubectl's AGE column shows it ("<unknown>" if absent).
 func since(path ...string) func(api.Object) any {
