@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -354,21 +355,31 @@ func printTable(t *testing.T, table *metav1.Table, wide bool) string {
 // getJSON gets url with the Accept header and wants 200.
 func getJSON(t *testing.T, url, accept string) []byte {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	code, body := request(t, "GET", url, http.Header{"Accept": {accept}}, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	return body
+}
+
+// request makes one request and returns the answer's code and body.
+func request(t *testing.T, method, url string, header http.Header, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Accept", accept)
+	req.Header = header
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(resp.Body); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s %v", url, resp.StatusCode, b.Bytes(), err)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	return b.Bytes()
+	return resp.StatusCode, b
 }
 
 func mustJSON(t *testing.T, v any) string {

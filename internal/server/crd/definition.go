@@ -18,7 +18,8 @@ const (
 // definition is the part of a CustomResourceDefinition the server acts on.
 type definition struct {
 	Metadata struct {
-		Name string `json:"name"`
+		Name        string            `json:"name"`
+		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec spec `json:"spec"`
 }

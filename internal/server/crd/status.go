@@ -9,13 +9,15 @@ import (
 )
 
 // Install gives the built-in customresourcedefinitions resource what makes
-// definitions work: validation (names checked against catalog, and on
-// update the fields kube holds immutable) and a
+// definitions work: validation (names checked against catalog, the API
+// approval of protected groups, and on update the fields kube holds
+// immutable) and a
 // Prepare that defaults names and conversion and sets the status kube's
 // controllers set, so that `kubectl wait --for=condition=Established` is
 // satisfied by the create response itself. Call it before serving.
 func Install(definitions *resource.Resource, catalog *resource.Catalog) {
 	definitions.Validate = validator{catalog}.validate
+	definitions.ValidateCreate = validateCreate
 	definitions.ValidateUpdate = validateUpdate
 	definitions.Prepare = prepare
 }
@@ -63,23 +65,27 @@ func status(d *definition, prev map[string]any, now time.Time) map[string]any {
 	}
 	prevConds, _ := prev["conditions"].([]any)
 	at := now.UTC().Format(time.RFC3339)
+	conds := []any{
+		condition(prevConds, "NamesAccepted", "True", "NoConflicts", "no conflicts found", at),
+		condition(prevConds, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted", at),
+	}
+	if c := approvalCondition(d, prevConds, at); c != nil {
+		conds = append(conds, c)
+	}
 	return map[string]any{
 		"acceptedNames":  d.Spec.Names.object(),
 		"storedVersions": anys(stored),
-		"conditions": []any{
-			condition(prevConds, "NamesAccepted", "NoConflicts", "no conflicts found", at),
-			condition(prevConds, "Established", "InitialNamesAccepted", "the initial names have been accepted", at),
-		},
+		"conditions":     conds,
 	}
 }
 
-// condition is a True condition, keeping its lastTransitionTime if it was
-// already True.
-func condition(prev []any, typ, reason, message, now string) map[string]any {
-	c := map[string]any{"type": typ, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message}
+// condition is a condition with status, keeping its lastTransitionTime if
+// it already had that status (kube's SetCRDCondition).
+func condition(prev []any, typ, status, reason, message, now string) map[string]any {
+	c := map[string]any{"type": typ, "status": status, "lastTransitionTime": now, "reason": reason, "message": message}
 	for _, p := range prev {
 		pm, _ := p.(map[string]any)
-		if pm["type"] == typ && pm["status"] == "True" && pm["lastTransitionTime"] != nil {
+		if pm["type"] == typ && pm["status"] == status && pm["lastTransitionTime"] != nil {
 			c["lastTransitionTime"] = pm["lastTransitionTime"]
 		}
 	}

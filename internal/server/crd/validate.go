@@ -49,10 +49,9 @@ func (v validator) validate(obj api.Object) []api.StatusCause {
 // ValidateCustomResourceDefinitionUpdate, a definition that was established
 // keeps its scope and kind, which its stored objects depend on (its group
 // and plural, fixed by its name, never change).
+// The API approval of a protected group is checked as on create, unless
+// its state did not change.
 func validateUpdate(obj, old api.Object) []api.StatusCause {
-	if !established(old) {
-		return nil
-	}
 	d, err := decode(obj)
 	if err != nil {
 		return nil // validate reports it
@@ -62,8 +61,23 @@ func validateUpdate(obj, old api.Object) []api.StatusCause {
 		return nil // a stored definition that does not decode holds nothing to keep
 	}
 	var c checker
-	c.immutable("spec.scope", d.Spec.Scope, prev.Spec.Scope)
-	c.immutable("spec.names.kind", d.Spec.Names.Kind, prev.Spec.Names.Kind)
+	if established(old) {
+		c.immutable("spec.scope", d.Spec.Scope, prev.Spec.Scope)
+		c.immutable("spec.names.kind", d.Spec.Names.Kind, prev.Spec.Names.Kind)
+	}
+	c.checkApproval(d, prev)
+	return c.causes
+}
+
+// validateCreate is the definition resource's ValidateCreate: the API
+// approval of a protected group.
+func validateCreate(obj api.Object) []api.StatusCause {
+	d, err := decode(obj)
+	if err != nil {
+		return nil // validate reports it
+	}
+	var c checker
+	c.checkApproval(d, nil)
 	return c.causes
 }
 
