@@ -53,6 +53,9 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		Kind: n.Kind, ListKind: n.ListKind, ShortNames: n.ShortNames, Categories: n.Categories,
 		Namespaced: d.Spec.Scope == "Namespaced", StatusSubresource: v.hasStatus(), Generation: true,
 		FieldPaths: v.fieldPaths(),
+		// kube checks custom resource names with apimachinery's
+		// NameIsDNSSubdomain, whose messages carry the regex.
+		NameRule: resource.DNS1123Subdomain,
 	}
 	cols, err := columns(v.AdditionalPrinterColumns)
 	if err != nil {

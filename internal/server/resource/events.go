@@ -227,7 +227,7 @@ func validateEventV1(o api.Object) []api.StatusCause {
 // a DNS subdomain first.
 func validateEventV1Create(o api.Object) []api.StatusCause {
 	c := &checker{}
-	for _, msg := range dns1123Subdomain(o.Name()) {
+	for _, msg := range DNS1123Subdomain(o.Name()) {
 		c.invalid("metadata.name", o.Name(), msg)
 	}
 	c.eventSeries(o)

@@ -207,7 +207,7 @@ func validateBinding(o api.Object, namespaced bool) []api.StatusCause {
 		switch s.kind {
 		case "ServiceAccount":
 			if s.name != "" {
-				for _, msg := range dns1123Subdomain(s.name) {
+				for _, msg := range DNS1123Subdomain(s.name) {
 					c.invalid(p+".name", s.name, msg)
 				}
 			}
@@ -430,8 +430,9 @@ func regexError(msg, format string, examples ...string) string {
 // maxLen is content.MaxLenError.
 func maxLen(n int) string { return fmt.Sprintf("must be no more than %d bytes", n) }
 
-// dns1123Subdomain is content.IsDNS1123Subdomain (ServiceAccount names).
-func dns1123Subdomain(s string) []string {
+// DNS1123Subdomain is content.IsDNS1123Subdomain with its messages
+// (ServiceAccount and custom resource names).
+func DNS1123Subdomain(s string) []string {
 	var msgs []string
 	if len(s) > 253 {
 		msgs = append(msgs, maxLen(253))
@@ -460,7 +461,7 @@ func labelKey(k string) []string {
 			msgs = append(msgs, "prefix part must be non-empty")
 			break
 		}
-		for _, m := range dns1123Subdomain(parts[0]) {
+		for _, m := range DNS1123Subdomain(parts[0]) {
 			msgs = append(msgs, "prefix part "+m)
 		}
 	default:
