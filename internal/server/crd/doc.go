@@ -2,14 +2,16 @@
 // define resources, as kube-apiserver's apiextensions server does.
 //
 // A definition is validated and given its status (NamesAccepted,
-// Established, acceptedNames, storedVersions) by the hooks Install puts on
-// the built-in customresourcedefinitions resource. Resources turns a
+// Established, KubernetesAPIApprovalPolicyConformant in the k8s.io and
+// kubernetes.io groups, acceptedNames, storedVersions) by the hooks
+// Install puts on the built-in customresourcedefinitions resource. Resources turns a
 // definition into one resource.Resource per served version: objects are
 // stored once, in the storage version, and served in every version by
 // rewriting apiVersion (conversion strategy None). Each version's
 // openAPIV3Schema prunes unknown fields, applies defaults and validates
-// objects (Schema); its additionalPrinterColumns become Table columns read
-// with a JSONPath subset (ParsePath); its selectableFields become field
+// objects (Schema); its additionalPrinterColumns (or kube's default Age)
+// become Table columns read with a JSONPath subset (ParsePath) and printed
+// as kube's table convertor prints them (dates as ages); its selectableFields become field
 // selector keys (resource.FieldPaths) for list and watch; its scale
 // subresource gives the resource ScalePaths, which the server serves as an
 // autoscaling/v1 Scale, and checks on every write that the replicas are
