@@ -396,8 +396,8 @@ func TestInvalidDefinitions(t *testing.T) {
 			`[{"name":"v1","served":true,"storage":true,"additionalPrinterColumns":[{"name":"X","type":"text","jsonPath":"spec..x"}]}]`),
 			[]string{
 				`spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required`,
-				`spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": supported values: "boolean", "date", "integer", "number", "string"`,
-				`spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: "spec..x": must be a simple json path`,
+				`spec.additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string`,
+				`spec.additionalPrinterColumns[0].JSONPath: Invalid value: "spec..x": must be a simple json path starting with .`,
 			}},
 		{"non-structural schema", def("things.example.com", "example.com", "Cluster", okNames,
 			`[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"properties":{"a":{"type":"list"}}}}}}}]`),

@@ -6,13 +6,11 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -51,19 +49,7 @@ func TestAPIApprovalAsKube(t *testing.T) {
 				code, body := post(t, crds, def)
 				want := kubeCRDErrors(t, def)
 				if want != nil {
-					if code != http.StatusUnprocessableEntity {
-						t.Fatalf("%d, want 422 %s", code, want.Error())
-					}
-					var got metav1.Status
-					if err := json.Unmarshal(body, &got); err != nil {
-						t.Fatal(err)
-					}
-					if diff := cmp.Diff(want.ErrStatus.Message, got.Message); diff != "" {
-						t.Errorf("message (-kube +ours):\n%s", diff)
-					}
-					if diff := cmp.Diff(want.ErrStatus.Details.Causes, got.Details.Causes); diff != "" {
-						t.Errorf("causes (-kube +ours):\n%s", diff)
-					}
+					wantInvalid(t, want, code, body)
 					return
 				}
 				if code != http.StatusCreated {

@@ -33,16 +33,17 @@ func (v *version) fieldPaths() map[string][]string {
 // shared says which parts of a definition's versions are the same in all
 // of them: kube's conversion to its internal form moves those to spec,
 // where they are validated once, at spec's paths.
-type shared struct{ subresources, schema, selectableFields bool }
+type shared struct{ subresources, schema, selectableFields, columns bool }
 
 func sharedParts(vs []version) shared {
-	sh := shared{true, true, true}
+	sh := shared{true, true, true, true}
 	first := &vs[0]
 	for i := range vs {
 		v := &vs[i]
 		sh.subresources = sh.subresources && reflect.DeepEqual(v.Subresources, first.Subresources)
 		sh.schema = sh.schema && sameJSON(v.rawSchema(), first.rawSchema())
 		sh.selectableFields = sh.selectableFields && slices.Equal(v.SelectableFields, first.SelectableFields)
+		sh.columns = sh.columns && slices.Equal(v.AdditionalPrinterColumns, first.AdditionalPrinterColumns)
 	}
 	return sh
 }

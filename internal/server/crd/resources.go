@@ -57,11 +57,7 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		// NameIsDNSSubdomain, whose messages carry the regex.
 		NameRule: resource.DNS1123Subdomain,
 	}
-	cols, err := columns(v.AdditionalPrinterColumns)
-	if err != nil {
-		return nil, fmt.Errorf("version %s: %w", v.Name, err)
-	}
-	r.Columns = cols
+	r.Columns = columns(v.AdditionalPrinterColumns)
 	if raw := v.rawSchema(); raw != nil {
 		s, err := ParseSchema(raw)
 		if err != nil {
@@ -84,8 +80,10 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 // none: its age, as kube's serveDefaultColumnsIfEmpty.
 var defaultColumns = []printerColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: resource.CreationTimestampDescription}}
 
-// columns turns additionalPrinterColumns into Table columns.
-func columns(pcs []printerColumn) ([]resource.Column, error) {
+// columns turns additionalPrinterColumns into Table columns. Like kube's
+// table convertor, it stops at the first path it cannot parse, keeping the
+// columns before it.
+func columns(pcs []printerColumn) []resource.Column {
 	if len(pcs) == 0 {
 		pcs = defaultColumns
 	}
@@ -93,7 +91,7 @@ func columns(pcs []printerColumn) ([]resource.Column, error) {
 	for _, pc := range pcs {
 		path, err := ParsePath(pc.JSONPath)
 		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", pc.Name, err)
+			return out
 		}
 		desc := pc.Description
 		if desc == "" {
@@ -104,7 +102,7 @@ func columns(pcs []printerColumn) ([]resource.Column, error) {
 			Cell:                  cell(pc.Type, path),
 		})
 	}
-	return out, nil
+	return out
 }
 
 // cell computes a column's cell as kube's CRD table convertor does from the

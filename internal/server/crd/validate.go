@@ -19,8 +19,9 @@ const dns1035Message = "a DNS-1035 label must consist of lower case alphanumeric
 
 // Supported values, as kube lists them in its messages.
 var (
-	scopes      = []string{"Cluster", "Namespaced"}
-	columnTypes = []string{"boolean", "date", "integer", "number", "string"}
+	scopes        = []string{"Cluster", "Namespaced"}
+	columnTypes   = []string{"boolean", "date", "integer", "number", "string"}
+	columnFormats = []string{"byte", "date", "date-time", "double", "float", "int32", "int64", "password"}
 )
 
 // validator checks CustomResourceDefinitions, names against the catalogue.
@@ -186,10 +187,15 @@ func (c *checker) versions(vs []version) {
 			c.schema(path+".schema.openAPIV3Schema", v)
 		}
 		c.versionParts(path, v, sh)
-		c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
+		if !sh.columns {
+			c.columns(path+".additionalPrinterColumns", v.AdditionalPrinterColumns)
+		}
 	}
 	if storage != 1 {
 		c.add(api.CauseTypeFieldValueInvalid, "spec.versions", fmt.Sprintf("Invalid value: %d storage versions: must have exactly one version marked as storage version", storage))
+	}
+	if sh.columns {
+		c.columns("spec.additionalPrinterColumns", vs[0].AdditionalPrinterColumns)
 	}
 	c.specParts(&vs[0], sh)
 }
@@ -214,16 +220,27 @@ func (c *checker) schema(path string, v *version) {
 	}
 }
 
+// columns checks printer columns as kube's
+// ValidateCustomResourceColumnDefinition, messages and the "JSONPath"
+// field name included. kube asks of a path only that it start with a dot;
+// one it cannot parse ends the columns it serves (see columns in
+// resources.go).
 func (c *checker) columns(path string, cols []printerColumn) {
 	for i, col := range cols {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		c.required(p+".name", col.Name)
-		c.oneOf(p+".type", col.Type, columnTypes)
-		if c.required(p+".jsonPath", col.JSONPath) {
-			continue
+		types := "must be one of " + strings.Join(columnTypes, ",")
+		switch {
+		case col.Type == "":
+			c.add(api.CauseTypeFieldValueRequired, p+".type", "Required value: "+types)
+		case !slices.Contains(columnTypes, col.Type):
+			c.add(api.CauseTypeFieldValueInvalid, p+".type", fmt.Sprintf("Invalid value: %q: %s", col.Type, types))
 		}
-		if _, err := ParsePath(col.JSONPath); err != nil {
-			c.add(api.CauseTypeFieldValueInvalid, p+".jsonPath", fmt.Sprintf("Invalid value: %q: must be a simple json path", col.JSONPath))
+		if col.Format != "" && !slices.Contains(columnFormats, col.Format) {
+			c.add(api.CauseTypeFieldValueInvalid, p+".format", fmt.Sprintf("Invalid value: %q: must be one of %s", col.Format, strings.Join(columnFormats, ",")))
+		}
+		if !c.required(p+".JSONPath", col.JSONPath) && col.JSONPath[0] != '.' {
+			c.add(api.CauseTypeFieldValueInvalid, p+".JSONPath", fmt.Sprintf("Invalid value: %q: must be a simple json path starting with .", col.JSONPath))
 		}
 	}
 }
