@@ -1,16 +1,12 @@
 package crd
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/listwatch/listwatch/api"
@@ -30,7 +26,9 @@ const (
 // apiVersion, kind and metadata are left to the registry.
 func (s *Schema) Validate(obj api.Object) []api.StatusCause {
 	var c checker
+	c.junctors(s, map[string]any(obj), "")
 	c.object(s, map[string]any(obj), "", true)
+	c.lists(s, map[string]any(obj), "")
 	return c.causes
 }
 
@@ -57,6 +55,7 @@ func (c *checker) value(s *Schema, v any, path string) {
 		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", t, path, want, t))
 		return
 	}
+	c.junctors(s, v, path)
 	switch v := v.(type) {
 	case map[string]any:
 		c.object(s, v, path, s.EmbeddedResource)
@@ -68,7 +67,7 @@ func (c *checker) value(s *Schema, v any, path string) {
 	default:
 		c.number(s, v, path)
 	}
-	if len(s.Enum) > 0 && v != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(e, v) }) {
+	if len(s.Enum) > 0 && v != nil && !s.enum[jsonKey(v)] {
 		vals := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
 			vals[i] = show(e)
@@ -148,8 +147,8 @@ func (c *checker) str(s *Schema, v, path string) {
 	if s.pattern != nil && !s.pattern.MatchString(v) {
 		c.invalid(path, v, fmt.Sprintf("should match '%s'", s.Pattern))
 	}
-	if check := stringFormats[s.Format]; check != nil && !check(v) {
-		c.invalid(path, v, fmt.Sprintf("must be of type %s: %q", s.Format, v))
+	if check := formatCheck(s.Format); check != nil && !check(v) {
+		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", v, path, s.Format, v))
 	}
 }
 
@@ -180,17 +179,6 @@ func orEqual(inclusive bool) string {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-var (
-	uuidFormat = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	// stringFormats are the string formats checked; others are accepted, as kube ignores unknown formats.
-	stringFormats = map[string]func(string) bool{
-		"date-time": func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil },
-		"date":      func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
-		"byte":      func(s string) bool { _, err := base64.StdEncoding.DecodeString(s); return err == nil },
-		"uuid":      uuidFormat.MatchString,
-	}
-)
 
 // typeOf names the JSON type of a decoded value; integral numbers are
 // "integer", others "number".
@@ -233,30 +221,43 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// jsonEqual compares decoded JSON values, numbers by value.
-func jsonEqual(a, b any) bool {
-	fa, aNum := toFloat(a)
-	fb, bNum := toFloat(b)
-	if aNum || bNum {
-		return aNum && bNum && fa == fb
-	}
-	switch a := a.(type) {
+// jsonKey writes a decoded JSON value with its numbers in one form and
+// its keys sorted, so equal values, however written, have equal keys.
+func jsonKey(v any) string {
+	var b strings.Builder
+	writeKey(&b, v)
+	return b.String()
+}
+
+func writeKey(b *strings.Builder, v any) {
+	switch v := v.(type) {
 	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := b[k]; !ok || !jsonEqual(v, w) {
-				return false
+		b.WriteByte('{')
+		for i, k := range sortedKeys(v) {
+			if i > 0 {
+				b.WriteByte(',')
 			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeKey(b, v[k])
 		}
-		return true
+		b.WriteByte('}')
 	case []any:
-		b, ok := b.([]any)
-		return ok && slices.EqualFunc(a, b, jsonEqual)
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeKey(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		if f, ok := toFloat(v); ok {
+			b.WriteString(formatFloat(f + 0)) // + 0 makes -0 0
+			return
+		}
+		b.WriteString(show(v))
 	}
-	return a == b
 }
 
 // show formats a value as kube's field errors do: strings quoted, others as JSON.

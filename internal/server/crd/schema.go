@@ -40,11 +40,19 @@ type Schema struct {
 	EmbeddedResource      bool               `json:"x-kubernetes-embedded-resource"`
 	Validations           []ValidationRule   `json:"x-kubernetes-validations"`
 	ListType              string             `json:"x-kubernetes-list-type"`
+	ListMapKeys           []string           `json:"x-kubernetes-list-map-keys"`
+	// AllOf, AnyOf, OneOf and Not only validate: kube's structural rules
+	// keep types, defaults and properties' meaning out of them.
+	AllOf []*Schema `json:"allOf"`
+	AnyOf []*Schema `json:"anyOf"`
+	OneOf []*Schema `json:"oneOf"`
+	Not   *Schema   `json:"not"`
 
-	pattern  *regexp.Regexp // compiled Pattern
-	rules    []*celRule     // compiled Validations (compileRules)
-	hasRules bool           // rules here or below
-	root     bool           // the resource's root, which rules see with typeMeta
+	pattern  *regexp.Regexp  // compiled Pattern
+	enum     map[string]bool // jsonKey of every Enum value, so huge enums cost one lookup
+	rules    []*celRule      // compiled Validations (compileRules)
+	hasRules bool            // rules here or below
+	root     bool            // the resource's root, which rules see with typeMeta
 }
 
 // Additional is additionalProperties: a boolean or a schema for every
@@ -86,6 +94,12 @@ func (s *Schema) compile() error {
 		}
 		s.pattern = re
 	}
+	if len(s.Enum) > 0 {
+		s.enum = make(map[string]bool, len(s.Enum))
+		for _, e := range s.Enum {
+			s.enum[jsonKey(e)] = true
+		}
+	}
 	for _, c := range s.children() {
 		if err := c.compile(); err != nil {
 			return err
@@ -107,6 +121,13 @@ func (s *Schema) children() []*Schema {
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		out = append(out, s.AdditionalProperties.Schema)
+	}
+	for _, j := range [][]*Schema{s.AllOf, s.AnyOf, s.OneOf, {s.Not}} {
+		for _, c := range j {
+			if c != nil {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
 }

@@ -74,10 +74,7 @@ func TestValidate(t *testing.T) {
 		"even":{"type":"integer","multipleOf":2,"format":"int32"},
 		"id":{"type":"string","format":"uuid"},
 		"num":{"type":"number","enum":[1,2.5]}}}}}`)
-	tests := []struct {
-		name, obj string
-		causes    []string
-	}{
+	tests := []validateCase{
 		{"valid", `{"spec":{"name":"abc","list":["a","b"],"low":0.5,"even":4,"id":"123e4567-e89b-12d3-a456-426614174000","num":2.5}}`, nil},
 		{"integral floats are integers", `{"spec":{"even":4.0}}`, nil},
 		{"every violation", `{"spec":{"name":"ab","list":[null],"low":0,"even":3000000001,"id":"x","num":3}}`, []string{
@@ -93,6 +90,17 @@ func TestValidate(t *testing.T) {
 		{"too few properties", `{"spec":{}}`, []string{`spec: Invalid value: 0: spec in body should have at least 1 properties`}},
 		{"object of the wrong type", `{"spec":[]}`, []string{`spec: Invalid value: "array": spec in body must be of type object: "array"`}},
 	}
+	runValidateCases(t, schema, tests)
+}
+
+// validateCase is an object and its causes, "field: message", sorted.
+type validateCase struct {
+	name, obj string
+	causes    []string
+}
+
+func runValidateCases(t *testing.T, schema *Schema, tests []validateCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
@@ -115,6 +123,8 @@ func FuzzSchema(f *testing.F) {
 	f.Add([]byte(`{"x-kubernetes-preserve-unknown-fields":true,"properties":{"m":{"type":"object","additionalProperties":{"type":"number","maximum":1,"nullable":true}}}}`), []byte(`{"m":{"k":2,"n":null},"o":{}}`))
 	f.Add([]byte(`{"type":"object","properties":{"e":{"x-kubernetes-embedded-resource":true,"type":"object","properties":{"s":{"type":"string","enum":["a",1,{"b":[]}]}}}}}`), []byte(`{"e":{"metadata":{"q":1},"s":{"b":[]}},"metadata":5}`))
 	f.Add([]byte(`{"type":"object","properties":{"d":{"type":"object","default":null,"properties":{"x":{"type":"integer","format":"int32","minimum":1e400}}}}}`), []byte(`{"d":{"x":1e400}}`))
+	f.Add([]byte(`{"type":"object","anyOf":[{"required":["a"]}],"properties":{"a":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"object","oneOf":[{"not":{"required":["k"]}},{"allOf":[{"properties":{"k":{"format":"ipv4"}}}]}],"properties":{"k":{"type":"string"}}}}}}`), []byte(`{"a":[{"k":"1.2.3.4"},{"k":"1.2.3.4"},null,null,3]}`))
+	f.Add([]byte(`{"type":"object","properties":{"s":{"type":"array","x-kubernetes-list-type":"set","items":{"x-kubernetes-preserve-unknown-fields":true}},"m":{"type":"object","additionalProperties":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"number","enum":[1,1.0,-0]}}}}}`), []byte(`{"s":[1,1.0,{"a":[1]},{"a":[1.0]},"1"],"m":{"x":[0,-0,1]}}`))
 	f.Fuzz(func(t *testing.T, rawSchema, rawObject []byte) {
 		schema, err := ParseSchema(rawSchema)
 		if err != nil {

@@ -1,0 +1,150 @@
+package crd
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// nilField is the field of causes kube reports without a path: its
+// validator's junctor failures come from a nil field.Path.
+const nilField = "<nil>"
+
+// junctors checks v, found at path, against allOf, anyOf, oneOf and not as
+// kube-openapi's schemaPropsValidator does: a failed anyOf or oneOf reports
+// itself, then the causes of its first failed alternative; allOf reports
+// the causes of every branch, then itself when any failed.
+func (c *checker) junctors(s *Schema, v any, path string) {
+	if len(s.AnyOf) > 0 {
+		var first []api.StatusCause
+		valid := false
+		for _, b := range s.AnyOf {
+			causes := b.check(v, path)
+			if valid = len(causes) == 0; valid {
+				break
+			}
+			if first == nil {
+				first = causes
+			}
+		}
+		if !valid {
+			c.composite(path, "must validate at least one schema (anyOf)")
+			c.causes = append(c.causes, first...)
+		}
+	}
+	if len(s.OneOf) > 0 {
+		var first []api.StatusCause
+		valid := 0
+		for _, b := range s.OneOf {
+			causes := b.check(v, path)
+			if len(causes) == 0 {
+				valid++
+			} else if valid == 0 && first == nil {
+				first = causes
+			}
+		}
+		switch valid {
+		case 0:
+			c.composite(path, "must validate one and only one schema (oneOf). Found none valid")
+			c.causes = append(c.causes, first...)
+		case 1:
+		default:
+			c.composite(path, fmt.Sprintf("must validate one and only one schema (oneOf). Found %d valid alternatives", valid))
+		}
+	}
+	if len(s.AllOf) > 0 {
+		valid := 0
+		for _, b := range s.AllOf {
+			causes := b.check(v, path)
+			if len(causes) == 0 {
+				valid++
+			}
+			c.causes = append(c.causes, causes...)
+		}
+		switch valid {
+		case 0:
+			c.composite(path, "must validate all the schemas (allOf). None validated")
+		case len(s.AllOf):
+		default:
+			c.composite(path, "must validate all the schemas (allOf)")
+		}
+	}
+	if s.Not != nil && len(s.Not.check(v, path)) == 0 {
+		c.composite(path, "must not validate the schema (not)")
+	}
+}
+
+// check returns the causes of v, found at path, against s alone.
+func (s *Schema) check(v any, path string) []api.StatusCause {
+	var c checker
+	c.value(s, v, path)
+	return c.causes
+}
+
+// composite adds a junctor's failure as kube reports it: on no field, the
+// path quoted in the message.
+func (c *checker) composite(path, msg string) {
+	c.add(api.CauseTypeFieldValueInvalid, nilField, fmt.Sprintf("Invalid value: \"\": %q %s", path, msg))
+}
+
+// lists checks x-kubernetes-list-type set and map below v, found at path,
+// as kube's listtype validation does after the schema's: the second of
+// equal set items, or of map items with equal keys, is a duplicate. Only
+// properties and additionalProperties lead to lists, as in kube.
+func (c *checker) lists(s *Schema, v any, path string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := s.Properties[k]; p != nil {
+				c.lists(p, v[k], join(path, k))
+			} else if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+				c.lists(s.AdditionalProperties.Schema, v[k], path+"["+k+"]") // kube's fldPath.Key here
+			}
+		}
+	case []any:
+		switch s.ListType {
+		case "set":
+			c.duplicates(path, v)
+		case "map":
+			c.mapKeys(s, v, path)
+		}
+		if s.Items != nil {
+			for i, e := range v {
+				c.lists(s.Items, e, path+"["+strconv.Itoa(i)+"]")
+			}
+		}
+	}
+}
+
+// duplicates adds a Duplicate cause for the second of equal items.
+func (c *checker) duplicates(path string, items []any) {
+	seen := make(map[string]int, len(items))
+	for i, x := range items {
+		k := jsonKey(x) // quoted strings never equal numbers or booleans
+		if seen[k]++; seen[k] == 2 {
+			c.add(api.CauseTypeFieldValueDuplicate, path+"["+strconv.Itoa(i)+"]", "Duplicate value: "+show(x))
+		}
+	}
+}
+
+// mapKeys checks a list-type map: every item an object (or null), no two
+// with the same values of the list-map keys they have.
+func (c *checker) mapKeys(s *Schema, items []any, path string) {
+	keys := make([]any, len(items))
+	for i, x := range items {
+		m, ok := x.(map[string]any)
+		if x != nil && !ok {
+			c.add(api.CauseTypeFieldValueInvalid, path+"["+strconv.Itoa(i)+"]", fmt.Sprintf("Invalid value: %s: must be an object for an array of list-type map", show(x)))
+			return
+		}
+		key := map[string]any{}
+		for _, f := range s.ListMapKeys {
+			if kv, ok := m[f]; ok {
+				key[f] = kv
+			}
+		}
+		keys[i] = key
+	}
+	c.duplicates(path, keys)
+}

@@ -1,0 +1,108 @@
+package crd
+
+import (
+	"encoding/base64"
+	"net"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Patterns of kube-openapi's strfmt registry, the formats kube checks.
+var (
+	hostnameFormat  = regexp.MustCompile(`^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$`)
+	uuidFormat      = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$`)
+	uuid3Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$`)
+	uuid4Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$`)
+	uuid5Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$`)
+	hexcolorFormat  = regexp.MustCompile(`^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+	rgbcolorFormat  = regexp.MustCompile(`^rgb\(\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*\)$`)
+	ssnFormat       = regexp.MustCompile(`^\d{3}[- ]?\d{2}[- ]?\d{4}$`)
+	bsonFormat      = regexp.MustCompile(`^[0-9a-fA-F]{24}$`)
+	shortNameFormat = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	longNameFormat  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// stringFormats are the string formats kube checks, by their name without
+// dashes as kube normalizes it ("date-time" is "datetime"). Formats kube
+// does not support are accepted, as kube strips them from the schema.
+var stringFormats = map[string]func(string) bool{
+	"datetime":     func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil },
+	"date":         func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
+	"byte":         func(s string) bool { _, err := base64.StdEncoding.DecodeString(s); return err == nil },
+	"uri":          func(s string) bool { _, err := url.ParseRequestURI(s); return err == nil },
+	"email":        func(s string) bool { a, err := mail.ParseAddress(s); return err == nil && a.Address != "" },
+	"hostname":     isHostname,
+	"ipv4":         func(s string) bool { return strings.Contains(s, ".") && parseIPSloppy(s) },
+	"ipv6":         func(s string) bool { return strings.Contains(s, ":") && net.ParseIP(s) != nil },
+	"cidr":         isCIDR,
+	"mac":          func(s string) bool { _, err := net.ParseMAC(s); return err == nil },
+	"uuid":         uuidFormat.MatchString,
+	"uuid3":        uuid3Format.MatchString,
+	"uuid4":        uuid4Format.MatchString,
+	"uuid5":        uuid5Format.MatchString,
+	"hexcolor":     hexcolorFormat.MatchString,
+	"rgbcolor":     rgbcolorFormat.MatchString,
+	"ssn":          func(s string) bool { return len(s) == 11 && ssnFormat.MatchString(s) },
+	"bsonobjectid": bsonFormat.MatchString,
+	"k8sshortname": func(s string) bool { return len(s) <= 63 && shortNameFormat.MatchString(s) },
+	"k8slongname":  func(s string) bool { return len(s) <= 253 && longNameFormat.MatchString(s) },
+}
+
+// formatCheck returns the check of a string format, or nil.
+func formatCheck(format string) func(string) bool {
+	return stringFormats[strings.ReplaceAll(format, "-", "")]
+}
+
+// isHostname is strfmt's IsHostname: its pattern, at most 255 bytes, and
+// labels of at most 63.
+func isHostname(s string) bool {
+	if len(s) > 255 || !hostnameFormat.MatchString(s) {
+		return false
+	}
+	for l := range strings.SplitSeq(s, ".") {
+		if len(l) > 63 {
+			return false
+		}
+	}
+	return true
+}
+
+// parseIPSloppy accepts what k8s.io/utils/net's ParseIPSloppy does: an
+// IPv6 address, or dotted IPv4 whose octets may have leading zeros.
+func parseIPSloppy(s string) bool {
+	if strings.Contains(s, ":") {
+		return net.ParseIP(s) != nil
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+// isCIDR is ParseCIDRSloppy's acceptance: an address, sloppy for IPv4, and
+// a prefix length that fits it.
+func isCIDR(s string) bool {
+	addr, bits, ok := strings.Cut(s, "/")
+	if !ok || !parseIPSloppy(addr) {
+		return false
+	}
+	n, err := strconv.ParseUint(bits, 10, 8)
+	if err != nil {
+		return false
+	}
+	if strings.Contains(addr, ":") {
+		return n <= 128
+	}
+	return n <= 32
+}
