@@ -22,6 +22,7 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	kubejson "k8s.io/apimachinery/pkg/util/json"
+	fielderr "k8s.io/apimachinery/pkg/util/validation/field"
 	kubeyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/listwatch/listwatch/api"
@@ -60,6 +61,21 @@ func (k *kubeSchema) create(obj map[string]any) []api.StatusCause {
 	structuraldefaulting.Default(obj, k.structural)
 	errs := validation.ValidateCustomResource(nil, obj, k.validator)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, obj)...)
+	return statusCauses(errs)
+}
+
+// update is what kube's custom resource strategy checks of a schema on
+// update, ratcheting against old, the stored object.
+func (k *kubeSchema) update(obj, old map[string]any) []api.StatusCause {
+	errs := validation.ValidateCustomResourceUpdate(nil, obj, old, k.validator, validation.WithRatcheting(nil))
+	if len(listtype.ValidateListSetsAndMaps(nil, k.structural, old)) == 0 {
+		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, obj)...)
+	}
+	return statusCauses(errs)
+}
+
+// statusCauses are field errors as kube's Status has them.
+func statusCauses(errs fielderr.ErrorList) []api.StatusCause {
 	causes := make([]api.StatusCause, len(errs))
 	for i, e := range errs {
 		causes[i] = api.StatusCause{Type: api.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field}
@@ -209,31 +225,7 @@ func normalize(t testing.TB, v any) any {
 // TestCRDSchemaEdgesMatchKube compares hand-made objects, chosen for the
 // corners of list types, junctors and formats, with kube's answers.
 func TestCRDSchemaEdgesMatchKube(t *testing.T) {
-	const schema = `{"type":"object","anyOf":[{"required":["spec"]},{"required":["data"]}],"properties":{
-	"data":{"type":"string"},
-	"spec":{"type":"object","not":{"required":["forbidden"]},"properties":{
-		"forbidden":{"type":"string"},
-		"ip":{"type":"string","oneOf":[{"format":"ipv4"},{"format":"ipv6"},{"format":"cidr"}]},
-		"code":{"type":"string","allOf":[{"maxLength":3},{"pattern":"^[a-z]+$"},{"not":{"enum":["bad"]}}]},
-		"port":{"type":"integer","anyOf":[{"minimum":1,"maximum":10},{"minimum":100}]},
-		"formats":{"type":"object","additionalProperties":{"type":"string"}},
-		"strs":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
-		"nums":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"integer"}},
-		"objs":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"object","x-kubernetes-map-type":"atomic","properties":{"a":{"type":"integer"},"b":{"type":"string"}}}},
-		"one":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
-			"items":{"type":"object","properties":{"name":{"type":"string"},"v":{"type":"integer"}}}},
-		"two":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","proto"],
-			"items":{"type":"object","properties":{"name":{"type":"string"},"proto":{"type":"string","default":"TCP"},
-				"inner":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}},
-		"byName":{"type":"object","additionalProperties":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}}}}`
-	formats := []string{"ipv4", "ipv6", "cidr", "mac", "hostname", "email", "uri", "uuid", "uuid3", "uuid4", "uuid5",
-		"hexcolor", "rgbcolor", "ssn", "bsonobjectid", "date", "date-time", "byte", "k8s-short-name", "k8s-long-name", "password", "unknown"}
-	var props []string
-	for _, f := range formats {
-		props = append(props, `"`+f+`":{"type":"string","format":"`+f+`"}`)
-	}
-	withFormats := strings.Replace(schema, `"formats":{"type":"object","additionalProperties":{"type":"string"}}`,
-		`"formats":{"type":"object","properties":{`+strings.Join(props, ",")+`}}`, 1)
+	withFormats := edgeSchema()
 	objects := []string{
 		`{}`,
 		`{"data":"x"}`,
@@ -268,14 +260,105 @@ func TestCRDSchemaEdgesMatchKube(t *testing.T) {
 			"rgbcolor":"rgb(1, 2, 3)","ssn":"123456789","bsonobjectid":"507f","date":"2026-02-28","date-time":"yesterday",
 			"byte":"!!","k8s-short-name":"ok-name","k8s-long-name":"a..b"}}}`,
 	}
-	var v1 apiextensionsv1.JSONSchemaProps
-	if err := json.Unmarshal([]byte(withFormats), &v1); err != nil {
-		t.Fatal(err)
-	}
-	kube := newKubeSchema(t, &v1)
+	kube := newKubeSchema(t, parseSchemaProps(t, withFormats))
 	for i, o := range objects {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			compareWithKube(t, kube, []byte(withFormats), []byte(o))
+		})
+	}
+}
+
+// edgeSchema is a schema with list types, junctors and every format kube
+// knows, for hand-made objects at their corners.
+func edgeSchema() string {
+	const schema = `{"type":"object","anyOf":[{"required":["spec"]},{"required":["data"]}],"properties":{
+	"data":{"type":"string"},
+	"spec":{"type":"object","not":{"required":["forbidden"]},"properties":{
+		"forbidden":{"type":"string"},
+		"ip":{"type":"string","oneOf":[{"format":"ipv4"},{"format":"ipv6"},{"format":"cidr"}]},
+		"code":{"type":"string","allOf":[{"maxLength":3},{"pattern":"^[a-z]+$"},{"not":{"enum":["bad"]}}]},
+		"port":{"type":"integer","anyOf":[{"minimum":1,"maximum":10},{"minimum":100}]},
+		"formats":{"type":"object","additionalProperties":{"type":"string"}},
+		"strs":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
+		"nums":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"integer"}},
+		"objs":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"object","x-kubernetes-map-type":"atomic","properties":{"a":{"type":"integer"},"b":{"type":"string"}}}},
+		"one":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+			"items":{"type":"object","properties":{"name":{"type":"string"},"v":{"type":"integer"}}}},
+		"two":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name","proto"],
+			"items":{"type":"object","properties":{"name":{"type":"string"},"proto":{"type":"string","default":"TCP"},
+				"inner":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}},
+		"byName":{"type":"object","additionalProperties":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}}}}`
+	formats := []string{"ipv4", "ipv6", "cidr", "mac", "hostname", "email", "uri", "uuid", "uuid3", "uuid4", "uuid5",
+		"hexcolor", "rgbcolor", "ssn", "bsonobjectid", "date", "date-time", "byte", "k8s-short-name", "k8s-long-name", "password", "unknown"}
+	var props []string
+	for _, f := range formats {
+		props = append(props, `"`+f+`":{"type":"string","format":"`+f+`"}`)
+	}
+	return strings.Replace(schema, `"formats":{"type":"object","additionalProperties":{"type":"string"}}`,
+		`"formats":{"type":"object","properties":{`+strings.Join(props, ",")+`}}`, 1)
+}
+
+func parseSchemaProps(t testing.TB, raw string) *apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(raw), &v1); err != nil {
+		t.Fatal(err)
+	}
+	return &v1
+}
+
+// TestCRDSchemaRatchetingMatchesKube updates stored objects that the schema
+// rejects, as after a CRD tightened it, and compares ours with kube's
+// ratcheting validation (kube 1.30+): unchanged invalid values pass,
+// changed ones, and new ones, do not.
+func TestCRDSchemaRatchetingMatchesKube(t *testing.T) {
+	raw := edgeSchema()
+	kube := newKubeSchema(t, parseSchemaProps(t, raw))
+	s, err := crd.ParseSchema([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, old, new string
+		rejected       bool // by kube, which the case is there to show
+	}{
+		{"unchanged", `{"spec":{"code":"ABCD","ip":"no"}}`, `{"spec":{"code":"ABCD","ip":"no"}}`, false},
+		{"other field changed", `{"spec":{"code":"ABCD","ip":"no"}}`, `{"spec":{"code":"ABCD","ip":"no","port":5}}`, false},
+		{"invalid field changed", `{"spec":{"code":"ABCD"}}`, `{"spec":{"code":"ABCDE"}}`, true},
+		{"new invalid field", `{"spec":{"code":"ABCD"}}`, `{"spec":{"code":"ABCD","port":50}}`, true},
+		{"map item by key", `{"spec":{"one":[{"name":"a","v":"x"},{"name":"b","v":"y"}]}}`, `{"spec":{"one":[{"name":"b","v":"y"},{"name":"a","v":"x"}]}}`, false},
+		{"map item changed", `{"spec":{"one":[{"name":"a","v":"x"}]}}`, `{"spec":{"one":[{"name":"a","v":"z"}]}}`, true},
+		{"atomic list items do not correlate", `{"spec":{"nums":[1,"x"]}}`, `{"spec":{"nums":["x",1]}}`, true},
+		{"old duplicates allow new ones", `{"spec":{"strs":["a","a"]}}`, `{"spec":{"strs":["b","b"]}}`, false},
+		{"new duplicates", `{"spec":{"strs":["a"]}}`, `{"spec":{"strs":["b","b"]}}`, true},
+		{"root junctor", `{"spec":{"forbidden":"x"}}`, `{"spec":{"forbidden":"x"},"data":"y"}`, false},
+		{"junctor below a changed node", `{"spec":{"one":[],"ip":"no"}}`, `{"spec":{"one":[{"name":"a"}],"ip":"no"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var kubeObj, kubeOld map[string]any
+			if err := kubejson.Unmarshal([]byte(tt.new), &kubeObj); err != nil {
+				t.Fatal(err)
+			}
+			if err := kubejson.Unmarshal([]byte(tt.old), &kubeOld); err != nil {
+				t.Fatal(err)
+			}
+			want := kube.update(kubeObj, kubeOld)
+			obj, err := api.ParseObject([]byte(tt.new))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := api.ParseObject([]byte(tt.old))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.ValidateUpdate(obj, old)
+			if diff := cmp.Diff(sortCauses(want), sortCauses(got)); diff != "" {
+				t.Errorf("causes (-kube +listwatch):\n%s", diff)
+			}
+			if rejected := len(want) > 0; rejected != tt.rejected {
+				t.Errorf("kube rejected: %v, the case expects %v: %v", rejected, tt.rejected, want)
+			}
 		})
 	}
 }

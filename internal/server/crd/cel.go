@@ -726,33 +726,29 @@ func unescape(name string) string {
 	return unescaper.Replace(name)
 }
 
-// validator compiles s's rules (the definition was checked when written:
-// a rule that fails now is skipped) and returns the resource's Validate
-// and ValidateUpdate: the schema, then the rules over the new object, and
-// on update the transition rules, which need the old one. As kube, rules
-// do not run over an object the schema has blocking errors for.
-func (s *Schema) validator() (validate func(api.Object) []api.StatusCause, validateUpdate func(obj, old api.Object) []api.StatusCause) {
+// validators compiles s's rules (the definition was checked when written:
+// a rule that fails now is skipped) and returns the resource's checks of a
+// new object and of an update: the schema (ratcheted on update, as kube
+// 1.30+), then the rules, which kube runs only over an object the schema
+// does not block; on update the transition rules (oldSelf) too.
+func (s *Schema) validators() (create func(api.Object) []api.StatusCause, update func(obj, old api.Object) []api.StatusCause) {
 	s.compileRules("")
-	validate = func(obj api.Object) []api.StatusCause {
-		causes := s.Validate(obj)
+	withRules := func(causes []api.StatusCause, obj, old api.Object) []api.StatusCause {
 		if !s.hasRules {
 			return causes
 		}
 		if blocking(causes) {
 			return append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, fieldOrNil(""), "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
-		return append(causes, s.ValidateRules(context.Background(), obj, nil)...)
-	}
-	if !s.hasRules {
-		return validate, nil
-	}
-	validateUpdate = func(obj, old api.Object) []api.StatusCause {
-		if blocking(s.Validate(obj)) {
-			return nil
+		causes = append(causes, s.ValidateRules(context.Background(), obj, nil)...)
+		if old != nil {
+			causes = append(causes, s.ValidateRules(context.Background(), obj, old)...)
 		}
-		return s.ValidateRules(context.Background(), obj, old)
+		return causes
 	}
-	return validate, validateUpdate
+	create = func(obj api.Object) []api.StatusCause { return withRules(s.Validate(obj), obj, nil) }
+	update = func(obj, old api.Object) []api.StatusCause { return withRules(s.ValidateUpdate(obj, old), obj, old) }
+	return create, update
 }
 
 // blocking reports whether a schema cause keeps kube from running rules

@@ -26,10 +26,53 @@ const (
 // apiVersion, kind and metadata are left to the registry.
 func (s *Schema) Validate(obj api.Object) []api.StatusCause {
 	var c checker
-	c.junctors(s, map[string]any(obj), "")
-	c.object(s, map[string]any(obj), "", true)
+	c.root(s, obj, nil)
 	c.lists(s, map[string]any(obj), "")
 	return c.causes
+}
+
+// ValidateUpdate is Validate with kube's validation ratcheting (1.30+): a
+// violation in a value that the update leaves unchanged does not block it.
+// A schema node's causes are dropped when its value equals the stored
+// one's at the same place: fields by name, list-type map items by their
+// keys, nothing in other lists. List-type duplicates count only if the
+// stored object had none.
+func (s *Schema) ValidateUpdate(obj, old api.Object) []api.StatusCause {
+	var c checker
+	prev := any(map[string]any(old))
+	c.root(s, obj, &prev)
+	var stored checker
+	if stored.lists(s, prev, ""); len(stored.causes) == 0 {
+		c.lists(s, map[string]any(obj), "")
+	}
+	return c.causes
+}
+
+// root checks a whole object against s, ratcheted against old unless nil.
+func (c *checker) root(s *Schema, obj api.Object, old *any) {
+	n := len(c.causes)
+	c.junctors(s, map[string]any(obj), old, "")
+	c.object(s, map[string]any(obj), old, "", true)
+	c.ratchet(n, map[string]any(obj), old)
+}
+
+// ratchet drops the causes added since the first n when v equals old.
+func (c *checker) ratchet(n int, v any, old *any) {
+	if old != nil && len(c.causes) > n && jsonKey(v) == jsonKey(*old) {
+		c.causes = c.causes[:n]
+	}
+}
+
+// field returns the correlated old value of a field of an object, or nil.
+func field(old *any, k string) *any {
+	if old == nil {
+		return nil
+	}
+	m, _ := (*old).(map[string]any)
+	if v, ok := m[k]; ok {
+		return &v
+	}
+	return nil
 }
 
 // checker collects the violations of one object.
@@ -44,8 +87,15 @@ func (c *checker) invalid(path string, v any, detail string) {
 	c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %s: %s in body %s", show(v), path, detail))
 }
 
-// value checks v, found at path, against s.
-func (c *checker) value(s *Schema, v any, path string) {
+// value checks v, found at path, against s; old is the stored object's
+// correlated value, or nil.
+func (c *checker) value(s *Schema, v any, old *any, path string) {
+	n := len(c.causes)
+	c.node(s, v, old, path)
+	c.ratchet(n, v, old)
+}
+
+func (c *checker) node(s *Schema, v any, old *any, path string) {
 	t := typeOf(v)
 	if !s.accepts(t) {
 		want := s.Type
@@ -55,12 +105,12 @@ func (c *checker) value(s *Schema, v any, path string) {
 		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", t, path, want, t))
 		return
 	}
-	c.junctors(s, v, path)
+	c.junctors(s, v, old, path)
 	switch v := v.(type) {
 	case map[string]any:
-		c.object(s, v, path, s.EmbeddedResource)
+		c.object(s, v, old, path, s.EmbeddedResource)
 	case []any:
-		c.array(s, v, path)
+		c.array(s, v, old, path)
 	case string:
 		c.str(s, v, path)
 	case nil, bool:
@@ -91,7 +141,7 @@ func (s *Schema) accepts(t string) bool {
 
 // object checks a JSON object; typeMeta says it is a resource whose
 // apiVersion, kind and metadata are not the schema's.
-func (c *checker) object(s *Schema, m map[string]any, path string, typeMeta bool) {
+func (c *checker) object(s *Schema, m map[string]any, old *any, path string, typeMeta bool) {
 	for _, name := range s.Required {
 		if _, ok := m[name]; !ok {
 			c.add(api.CauseTypeFieldValueRequired, join(path, name), "Required value")
@@ -109,9 +159,9 @@ func (c *checker) object(s *Schema, m map[string]any, path string, typeMeta bool
 			continue
 		}
 		if p := s.Properties[k]; p != nil {
-			c.value(p, m[k], join(path, k))
+			c.value(p, m[k], field(old, k), join(path, k))
 		} else if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-			c.value(s.AdditionalProperties.Schema, m[k], join(path, k))
+			c.value(s.AdditionalProperties.Schema, m[k], field(old, k), join(path, k))
 		}
 	}
 	if s.MinProperties != nil && int64(len(m)) < *s.MinProperties {
@@ -122,10 +172,11 @@ func (c *checker) object(s *Schema, m map[string]any, path string, typeMeta bool
 	}
 }
 
-func (c *checker) array(s *Schema, a []any, path string) {
+func (c *checker) array(s *Schema, a []any, old *any, path string) {
 	if s.Items != nil {
+		prev := s.oldItems(old)
 		for i, e := range a {
-			c.value(s.Items, e, path+"["+strconv.Itoa(i)+"]")
+			c.value(s.Items, e, prev(e), path+"["+strconv.Itoa(i)+"]")
 		}
 	}
 	if s.MinItems != nil && int64(len(a)) < *s.MinItems {

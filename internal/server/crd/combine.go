@@ -15,12 +15,12 @@ const nilField = "<nil>"
 // kube-openapi's schemaPropsValidator does: a failed anyOf or oneOf reports
 // itself, then the causes of its first failed alternative; allOf reports
 // the causes of every branch, then itself when any failed.
-func (c *checker) junctors(s *Schema, v any, path string) {
+func (c *checker) junctors(s *Schema, v any, old *any, path string) {
 	if len(s.AnyOf) > 0 {
 		var first []api.StatusCause
 		valid := false
 		for _, b := range s.AnyOf {
-			causes := b.check(v, path)
+			causes := b.check(v, old, path)
 			if valid = len(causes) == 0; valid {
 				break
 			}
@@ -37,7 +37,7 @@ func (c *checker) junctors(s *Schema, v any, path string) {
 		var first []api.StatusCause
 		valid := 0
 		for _, b := range s.OneOf {
-			causes := b.check(v, path)
+			causes := b.check(v, old, path)
 			if len(causes) == 0 {
 				valid++
 			} else if valid == 0 && first == nil {
@@ -56,7 +56,7 @@ func (c *checker) junctors(s *Schema, v any, path string) {
 	if len(s.AllOf) > 0 {
 		valid := 0
 		for _, b := range s.AllOf {
-			causes := b.check(v, path)
+			causes := b.check(v, old, path)
 			if len(causes) == 0 {
 				valid++
 			}
@@ -70,15 +70,16 @@ func (c *checker) junctors(s *Schema, v any, path string) {
 			c.composite(path, "must validate all the schemas (allOf)")
 		}
 	}
-	if s.Not != nil && len(s.Not.check(v, path)) == 0 {
+	if s.Not != nil && len(s.Not.check(v, old, path)) == 0 {
 		c.composite(path, "must not validate the schema (not)")
 	}
 }
 
-// check returns the causes of v, found at path, against s alone.
-func (s *Schema) check(v any, path string) []api.StatusCause {
+// check returns the causes of v, found at path, against s alone. Like
+// kube's, a junctor's alternatives ratchet their fields against old.
+func (s *Schema) check(v any, old *any, path string) []api.StatusCause {
 	var c checker
-	c.value(s, v, path)
+	c.value(s, v, old, path)
 	return c.causes
 }
 
@@ -133,18 +134,55 @@ func (c *checker) duplicates(path string, items []any) {
 func (c *checker) mapKeys(s *Schema, items []any, path string) {
 	keys := make([]any, len(items))
 	for i, x := range items {
-		m, ok := x.(map[string]any)
-		if x != nil && !ok {
+		key, ok := s.mapKey(x)
+		if !ok {
 			c.add(api.CauseTypeFieldValueInvalid, path+"["+strconv.Itoa(i)+"]", fmt.Sprintf("Invalid value: %s: must be an object for an array of list-type map", show(x)))
 			return
-		}
-		key := map[string]any{}
-		for _, f := range s.ListMapKeys {
-			if kv, ok := m[f]; ok {
-				key[f] = kv
-			}
 		}
 		keys[i] = key
 	}
 	c.duplicates(path, keys)
+}
+
+// mapKey returns the list-map keys an item of a list-type map has; only
+// objects and null are items.
+func (s *Schema) mapKey(x any) (map[string]any, bool) {
+	m, ok := x.(map[string]any)
+	if x != nil && !ok {
+		return nil, false
+	}
+	key := map[string]any{}
+	for _, f := range s.ListMapKeys {
+		if kv, ok := m[f]; ok {
+			key[f] = kv
+		}
+	}
+	return key, true
+}
+
+// oldItems returns what correlates an item of a list with one of old, the
+// stored list, for ratcheting: in a list-type map, the old item with the
+// same keys; in other lists, none, as kube has it.
+func (s *Schema) oldItems(old *any) func(any) *any {
+	none := func(any) *any { return nil }
+	if old == nil || s.ListType != "map" {
+		return none
+	}
+	list, ok := (*old).([]any)
+	if !ok {
+		return none
+	}
+	byKey := make(map[string]*any, len(list))
+	for i := range list {
+		if key, ok := s.mapKey(list[i]); ok {
+			byKey[jsonKey(key)] = &list[i]
+		}
+	}
+	return func(x any) *any {
+		key, ok := s.mapKey(x)
+		if !ok {
+			return nil
+		}
+		return byKey[jsonKey(key)]
+	}
 }

@@ -64,7 +64,7 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
 		r.PruneAndDefault = s.PruneAndDefault
-		r.Validate, r.ValidateUpdate = s.validator()
+		r.ValidateCreate, r.ValidateUpdate = s.validators()
 		if r.Schema, err = api.ParseObject(raw); err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}
