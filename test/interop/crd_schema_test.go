@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -361,4 +362,75 @@ func TestCRDSchemaRatchetingMatchesKube(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCRDDefaultsOnReadMatchKube creates gateway-api's Gateway CRD and a
+// Gateway on the binary. kube drops the status of a create and its storage
+// decoder applies the schema's defaults to what it reads, so the Gateway
+// is answered, read and listed with its status default: conditions Unknown.
+func TestCRDDefaultsOnReadMatchKube(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the binary")
+	}
+	var def []byte
+	for _, doc := range yamlDocs(t, "testdata/crds/gateway-api/standard-install.yaml") {
+		if bytes.Contains(doc, []byte(`"name":"gateways.gateway.networking.k8s.io"`)) {
+			def = doc
+		}
+	}
+	gateway := yamlDocs(t, "testdata/crds/gateway-api/valid/simple-gateway/gateway.yaml")[0]
+
+	kube := newKubeSchema(t, gatewaySchemas(t)["gateway.networking.k8s.io/v1beta1/Gateway"])
+	var want map[string]any
+	if err := kubejson.Unmarshal(gateway, &want); err != nil {
+		t.Fatal(err)
+	}
+	if causes := kube.create(want); len(causes) > 0 {
+		t.Fatalf("kube rejects the Gateway: %v", causes)
+	}
+	delete(want, "status") // the status strategy's PrepareForCreate
+	structuralpruning.Prune(want, kube.structural, true)
+	structuraldefaulting.Default(want, kube.structural)
+	if want["status"] == nil {
+		t.Fatal("kube reads no status back: the case tests nothing")
+	}
+
+	lw := StartListwatch(t, listwatchBin(t))
+	send(t, "POST", lw.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", string(def), http.StatusCreated)
+	gateways := lw.URL + "/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/gateways"
+	waitServed(t, gateways)
+	created := request(t, "POST", gateways, string(gateway), http.StatusCreated)
+	read := request(t, "GET", gateways+"/prod-web", "", http.StatusOK)
+	items, _ := request(t, "GET", gateways, "", http.StatusOK)["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("list: %d items, want 1", len(items))
+	}
+	listed, _ := items[0].(map[string]any)
+	for name, got := range map[string]map[string]any{"create response": created, "read": read, "list": listed} {
+		for _, f := range []string{"spec", "status"} {
+			if diff := cmp.Diff(normalize(t, want[f]), normalize(t, got[f])); diff != "" {
+				t.Errorf("%s: %s (-kube +listwatch):\n%s", name, f, diff)
+			}
+		}
+	}
+}
+
+// request makes one request, fails t unless it gets code, and decodes the answer.
+func request(t *testing.T, method, url, body string, code int) map[string]any {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != code {
+		t.Fatalf("%s %s: %d %v %v, want %d", method, url, resp.StatusCode, out, err, code)
+	}
+	return out
 }

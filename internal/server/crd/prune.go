@@ -72,6 +72,11 @@ func (s *Schema) applyDefaults(m map[string]any) {
 	}
 }
 
+// hasDefaults reports whether s or a schema below it has a default.
+func (s *Schema) hasDefaults() bool {
+	return len(s.Default) > 0 || slices.ContainsFunc(s.children(), (*Schema).hasDefaults)
+}
+
 // defaultValue decodes a fresh copy of the default, so objects never share it.
 func (s *Schema) defaultValue() (any, bool) {
 	if len(s.Default) == 0 {

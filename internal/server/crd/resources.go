@@ -65,6 +65,17 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		}
 		r.PruneAndDefault = s.PruneAndDefault
 		r.ValidateCreate, r.ValidateUpdate = s.validators()
+		if s.hasDefaults() {
+			// kube's storage decoder defaults what it reads, so objects
+			// stored before a default was added, and statuses a create
+			// dropped, read back with their defaults. Schemas without
+			// defaults keep reads that serve the stored bytes.
+			r.FromStorage = func(obj api.Object) api.Object {
+				obj["apiVersion"] = r.APIVersion()
+				s.PruneAndDefault(obj)
+				return obj
+			}
+		}
 		if r.Schema, err = api.ParseObject(raw); err != nil {
 			return nil, fmt.Errorf("version %s: %w", v.Name, err)
 		}

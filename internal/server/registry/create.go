@@ -54,6 +54,12 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
 			continue
 		}
+		if err == nil && res.FromStorage != nil && res.ToStorage == nil {
+			// Converted only when read (a CRD version whose schema has
+			// defaults): kube answers the object as read back, so a
+			// status the create dropped gets its default.
+			out.Object = res.FromStorage(out.Object)
+		}
 		return out, err
 	}
 }

@@ -13,12 +13,16 @@ import (
 // puts it, keys being sorted. Decoding and encoding an object of 1 KiB
 // costs tens of microseconds; this costs one pass over the bytes.
 //
-// It reports false when the object must be decoded instead: stored in
-// another apiVersion than res serves, or of a shape this does not handle
+// It reports false when the object must be decoded instead: converted
+// when read (FromStorage), stored in another apiVersion than res serves,
+// or of a shape this does not handle
 // (no metadata object, a resourceVersion already there, an escaped key,
 // a duplicate top-level field). It does not validate what it skips: the
 // store holds what encode wrote, which is json.Marshal's canonical JSON.
 func JSON(res *resource.Resource, kv storage.KV) ([]byte, bool) {
+	if res.FromStorage != nil {
+		return nil, false
+	}
 	return spliceRevision(kv.Value, res.APIVersion(), kv.ModRevision)
 }
 

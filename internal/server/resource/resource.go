@@ -107,7 +107,9 @@ type Resource struct {
 	Storage *Resource
 	// FromStorage and ToStorage convert objects between Storage's form and
 	// this resource's, when they differ beyond apiVersion; each returns a new
-	// top-level object and may share the values below it. Nil for the rest.
+	// top-level object and may share the values below it; a CRD version's
+	// FromStorage instead sets apiVersion and applies its schema's defaults
+	// in place, on objects just decoded. Nil for the rest.
 	FromStorage, ToStorage func(api.Object) api.Object
 }
 
