@@ -116,7 +116,8 @@ func runValidateCases(t *testing.T, schema *Schema, tests []validateCase) {
 }
 
 // FuzzSchema checks that pruning, defaulting and validation never panic on
-// any schema and object, and that pruning leaves nothing to prune.
+// any schema and object, that pruning leaves nothing to prune, and that
+// ratcheting lets an unchanged object through.
 func FuzzSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer","default":1}}}}}`), []byte(`{"spec":{"b":1}}`))
 	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","pattern":"^a"}}}}}}`), []byte(`{"a":[{"x":"b","y":1},null,2]}`))
@@ -140,6 +141,9 @@ func FuzzSchema(f *testing.F) {
 			t.Fatalf("pruned object does not encode: %v", err)
 		}
 		_ = schema.Validate(obj)
+		if causes := schema.ValidateUpdate(obj, obj.DeepCopy()); len(causes) > 0 {
+			t.Fatalf("an unchanged object fails ratcheted validation: %v", causes)
+		}
 		if again := schema.PruneAndDefault(obj); len(again) > 0 {
 			t.Fatalf("second pass pruned %v", again)
 		}
