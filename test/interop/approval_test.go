@@ -34,7 +34,7 @@ var approvalReasons = map[apihelpers.APIApprovalState]string{
 func TestAPIApprovalAsKube(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
 	crds := lw.URL + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-	base := readCRD(t, "gateways.yaml")
+	base := loadCRD(t, "gateways.yaml")
 	annotations := []string{"", "https://github.com/kubernetes-sigs/gateway-api/pull/2466", "unapproved, experimental",
 		"not a url", "http://", "/relative/path", "ftp://host", "Unapproved"}
 	for i, a := range annotations {
@@ -112,5 +112,5 @@ func sendJSON(t *testing.T, method, url string, obj any) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return request(t, method, url, http.Header{"Content-Type": {"application/json"}}, b)
+	return fetch(t, method, url, http.Header{"Content-Type": {"application/json"}}, b)
 }

@@ -62,7 +62,7 @@ func (k *kubeSchema) create(obj map[string]any) []api.StatusCause {
 	structuraldefaulting.Default(obj, k.structural)
 	errs := validation.ValidateCustomResource(nil, obj, k.validator)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, obj)...)
-	return statusCauses(errs)
+	return apiCauses(errs)
 }
 
 // update is what kube's custom resource strategy checks of a schema on
@@ -72,11 +72,11 @@ func (k *kubeSchema) update(obj, old map[string]any) []api.StatusCause {
 	if len(listtype.ValidateListSetsAndMaps(nil, k.structural, old)) == 0 {
 		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, k.structural, obj)...)
 	}
-	return statusCauses(errs)
+	return apiCauses(errs)
 }
 
-// statusCauses are field errors as kube's Status has them.
-func statusCauses(errs fielderr.ErrorList) []api.StatusCause {
+// apiCauses are field errors as kube's Status has them.
+func apiCauses(errs fielderr.ErrorList) []api.StatusCause {
 	causes := make([]api.StatusCause, len(errs))
 	for i, e := range errs {
 		causes[i] = api.StatusCause{Type: api.CauseType(e.Type), Message: e.ErrorBody(), Field: e.Field}
@@ -110,7 +110,7 @@ func compareWithKube(t *testing.T, kube *kubeSchema, raw, doc []byte) []api.Stat
 		t.Fatal(err)
 	}
 	got := ours(t, raw, obj)
-	if diff := cmp.Diff(sortCauses(want), sortCauses(got)); diff != "" {
+	if diff := cmp.Diff(sortedCauses(want), sortedCauses(got)); diff != "" {
 		t.Errorf("%s: causes (-kube +listwatch):\n%s", doc, diff)
 	}
 	if diff := cmp.Diff(normalize(t, kubeObj), normalize(t, obj)); diff != "" {
@@ -198,7 +198,8 @@ func TestCRDSchemaMatchesKube(t *testing.T) {
 	t.Logf("%d objects rejected by kube's schema checks", rejected)
 }
 
-func sortCauses(cs []api.StatusCause) []api.StatusCause {
+// sortedCauses is cs in a fixed order: kube's follows map iteration.
+func sortedCauses(cs []api.StatusCause) []api.StatusCause {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -354,7 +355,7 @@ func TestCRDSchemaRatchetingMatchesKube(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := s.ValidateUpdate(obj, old)
-			if diff := cmp.Diff(sortCauses(want), sortCauses(got)); diff != "" {
+			if diff := cmp.Diff(sortedCauses(want), sortedCauses(got)); diff != "" {
 				t.Errorf("causes (-kube +listwatch):\n%s", diff)
 			}
 			if rejected := len(want) > 0; rejected != tt.rejected {
@@ -399,9 +400,9 @@ func TestCRDDefaultsOnReadMatchKube(t *testing.T) {
 	send(t, "POST", lw.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", string(def), http.StatusCreated)
 	gateways := lw.URL + "/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/gateways"
 	waitServed(t, gateways)
-	created := request(t, "POST", gateways, string(gateway), http.StatusCreated)
-	read := request(t, "GET", gateways+"/prod-web", "", http.StatusOK)
-	items, _ := request(t, "GET", gateways, "", http.StatusOK)["items"].([]any)
+	created := mustSend(t, "POST", gateways, string(gateway), http.StatusCreated)
+	read := mustSend(t, "GET", gateways+"/prod-web", "", http.StatusOK)
+	items, _ := mustSend(t, "GET", gateways, "", http.StatusOK)["items"].([]any)
 	if len(items) != 1 {
 		t.Fatalf("list: %d items, want 1", len(items))
 	}
@@ -415,8 +416,8 @@ func TestCRDDefaultsOnReadMatchKube(t *testing.T) {
 	}
 }
 
-// request makes one request, fails t unless it gets code, and decodes the answer.
-func request(t *testing.T, method, url, body string, code int) map[string]any {
+// mustSend makes one request, fails t unless it gets code, and decodes the answer.
+func mustSend(t *testing.T, method, url, body string, code int) map[string]any {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {

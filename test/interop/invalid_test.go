@@ -31,11 +31,11 @@ func TestCustomResourceInvalidAsKube(t *testing.T) {
 		file   string
 		object string
 	}{
-		{"certificates.yaml", `{"metadata":{"name":"types"},"spec":{"secretName":1,"issuerRef":{"name":true},"duration":7,"dnsNames":"a.example.com"}}`},
-		{"certificates.yaml", `{"metadata":{"name":"missing"},"spec":{"dnsNames":["a"]}}`},
-		{"certificates.yaml", `{"metadata":{"name":"enum"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"privateKey":{"algorithm":"DSA","size":"big"},"usages":["flying"]}}`},
-		{"certificates.yaml", `{"metadata":{"name":"order"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"usages":["x"],"dnsNames":[1],"commonName":2,"revisionHistoryLimit":0}}`},
-		{"certificates.yaml", `{"metadata":{"name":"Bad_Name"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"renewBeforePercentage":"x"}}`},
+		{"cert-manager.io_certificates.yaml", `{"metadata":{"name":"types"},"spec":{"secretName":1,"issuerRef":{"name":true},"duration":7,"dnsNames":"a.example.com"}}`},
+		{"cert-manager.io_certificates.yaml", `{"metadata":{"name":"missing"},"spec":{"dnsNames":["a"]}}`},
+		{"cert-manager.io_certificates.yaml", `{"metadata":{"name":"enum"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"privateKey":{"algorithm":"DSA","size":"big"},"usages":["flying"]}}`},
+		{"cert-manager.io_certificates.yaml", `{"metadata":{"name":"order"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"usages":["x"],"dnsNames":[1],"commonName":2,"revisionHistoryLimit":0}}`},
+		{"cert-manager.io_certificates.yaml", `{"metadata":{"name":"Bad_Name"},"spec":{"secretName":"s","issuerRef":{"name":"i"},"renewBeforePercentage":"x"}}`},
 		{"prometheusrules.yaml", `{"metadata":{"name":"nested"},"spec":{"groups":[{"rules":[{"expr":"up","for":"x","labels":{"a":1}}]},{"name":"h","interval":"bad"}]}}`},
 	}
 	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
@@ -43,7 +43,7 @@ func TestCustomResourceInvalidAsKube(t *testing.T) {
 	for _, c := range cases {
 		def := installed[c.file]
 		if def == nil {
-			def = readCRD(t, c.file)
+			def = loadCRD(t, c.file)
 			if code, body := post(t, lw.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", def); code != http.StatusCreated {
 				t.Fatalf("install %s: %d %.300s", c.file, code, body)
 			}

@@ -113,7 +113,7 @@ func TestPrinterCellsAsKube(t *testing.T) {
 	defs := []*apiextensionsv1.CustomResourceDefinition{typed}
 	objectsOf := [][]string{objects}
 	for _, c := range printerCRDs {
-		defs = append(defs, readCRD(t, c.file))
+		defs = append(defs, loadCRD(t, c.file))
 		var objs []string
 		for _, o := range c.objects {
 			// A fixed creation time keeps the default Age stable.
@@ -166,7 +166,7 @@ func TestPrinterColumnsFromBinaryAsKube(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
 	k := newKubectl(t, BuildOnce(t, ".", "./cmd/kubectl"), lw.URL, true)
 	for _, c := range printerCRDs {
-		def := readCRD(t, c.file)
+		def := loadCRD(t, c.file)
 		body, err := json.Marshal(def)
 		if err != nil {
 			t.Fatal(err)
@@ -237,7 +237,7 @@ func TestPrinterColumnChecksAsKube(t *testing.T) {
 		{{Name: "A", Type: "string", JSONPath: ".spec.a"}, {Name: "Bad", Type: "string", JSONPath: ".spec[?(@.x"}, {Name: "C", Type: "string", JSONPath: ".spec.c"}},
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			def := readCRD(t, "certificates.yaml")
+			def := loadCRD(t, "cert-manager.io_certificates.yaml")
 			def.Spec.Group = fmt.Sprintf("c%d.example.com", i)
 			def.Name = def.Spec.Names.Plural + "." + def.Spec.Group
 			def.Spec.Versions[0].AdditionalPrinterColumns = cols
@@ -264,7 +264,7 @@ func TestPrinterColumnChecksAsKube(t *testing.T) {
 }
 
 // readCRD reads a definition from testdata/crds.
-func readCRD(t *testing.T, file string) *apiextensionsv1.CustomResourceDefinition {
+func loadCRD(t *testing.T, file string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	data, err := os.ReadFile("testdata/crds/" + file)
 	if err != nil {
@@ -394,15 +394,15 @@ func printTable(t *testing.T, table *metav1.Table, wide bool) string {
 // getJSON gets url with the Accept header and wants 200.
 func getJSON(t *testing.T, url, accept string) []byte {
 	t.Helper()
-	code, body := request(t, "GET", url, http.Header{"Accept": {accept}}, nil)
+	code, body := fetch(t, "GET", url, http.Header{"Accept": {accept}}, nil)
 	if code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", url, code, body)
 	}
 	return body
 }
 
-// request makes one request and returns the answer's code and body.
-func request(t *testing.T, method, url string, header http.Header, body []byte) (int, []byte) {
+// fetch makes one request and returns the answer's code and body.
+func fetch(t *testing.T, method, url string, header http.Header, body []byte) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
