@@ -19,6 +19,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -93,8 +94,14 @@ func (c kubeCRD) objectCauses(t testing.TB, version string, obj, old map[string]
 		defaulting.Default(old, ss)
 		oldObj = old
 	}
+	// kube's strategy checks list types too, duplicates on update only
+	// when the stored object had none.
+	var listErrs fieldpath.ErrorList
+	if old == nil || len(listtype.ValidateListSetsAndMaps(nil, ss, old)) == 0 {
+		listErrs = listtype.ValidateListSetsAndMaps(nil, ss, obj)
+	}
 	celErrs, _ := cel.NewValidator(ss, true, celconfig.PerCallLimit).Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget)
-	return statusCauses(celErrs)
+	return statusCauses(append(listErrs, celErrs...))
 }
 
 // statusCauses are the causes of kube's 422 for errs (apierrors.NewInvalid).

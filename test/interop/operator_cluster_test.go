@@ -126,7 +126,7 @@ func TestOperatorOnCluster(t *testing.T) {
 	if len(acked) != 2*clusterWidgets {
 		t.Errorf("the operator had writes of %d objects acknowledged, want %d (each Widget and its ConfigMap)", len(acked), 2*clusterWidgets)
 	}
-	op.checkWatches(t)
+	op.checkWatches(t, false)
 	for _, collection := range watchedCollections {
 		if n := op.requests[collection].Counts().Watches; n <= watchesBefore[collection] {
 			t.Errorf("the operator did not watch %s again after its server died: %d watches before, %d after", collection, watchesBefore[collection], n)

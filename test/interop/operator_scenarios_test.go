@@ -86,8 +86,8 @@ func TestOperatorLeaseHandOver(t *testing.T) {
 				t.Errorf("lease after the hand-over: holder %s, transitions %s; want other than a's %s, 1",
 					deref(s.HolderIdentity), deref(s.LeaseTransitions), deref(held.Spec.HolderIdentity))
 			}
-			a.checkWatches(t)
-			b.checkWatches(t)
+			a.checkWatches(t, true)
+			b.checkWatches(t, true)
 		})
 	}
 }
