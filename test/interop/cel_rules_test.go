@@ -1,10 +1,8 @@
 package interop
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -120,33 +118,23 @@ func write(t testing.TB, method, url string, obj any) (int, []metav1.StatusCause
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	code, b := fetch(t, method, url, http.Header{"Content-Type": {"application/json"}}, body)
 	var st metav1.Status
 	var got map[string]any
-	if resp.StatusCode >= 300 {
+	if code >= 300 {
 		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
+			t.Fatalf("%s %s: %d %s", method, url, code, b)
 		}
 		if st.Details != nil {
-			return resp.StatusCode, st.Details.Causes, nil
+			return code, st.Details.Causes, nil
 		}
-		t.Logf("%s %s: %d %s", method, url, resp.StatusCode, b)
-		return resp.StatusCode, nil, nil
+		t.Logf("%s %s: %d %s", method, url, code, b)
+		return code, nil, nil
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, nil, got
+	return code, nil, got
 }
 
 // sameAnswer fails t unless listwatch's answer (code, causes) is kube's:

@@ -419,19 +419,10 @@ func TestCRDDefaultsOnReadMatchKube(t *testing.T) {
 // mustSend makes one request, fails t unless it gets code, and decodes the answer.
 func mustSend(t *testing.T, method, url, body string, code int) map[string]any {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	got, b := fetch(t, method, url, http.Header{"Content-Type": {"application/json"}}, []byte(body))
 	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != code {
-		t.Fatalf("%s %s: %d %v %v, want %d", method, url, resp.StatusCode, out, err, code)
+	if err := json.Unmarshal(b, &out); err != nil || got != code {
+		t.Fatalf("%s %s: %d %s %v, want %d", method, url, got, b, err, code)
 	}
 	return out
 }

@@ -402,7 +402,7 @@ func getJSON(t *testing.T, url, accept string) []byte {
 }
 
 // fetch makes one request and returns the answer's code and body.
-func fetch(t *testing.T, method, url string, header http.Header, body []byte) (int, []byte) {
+func fetch(t testing.TB, method, url string, header http.Header, body []byte) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
