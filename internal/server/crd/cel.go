@@ -20,6 +20,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/cellib"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
@@ -79,7 +80,7 @@ var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(url|get
 // celBase is the environment every rule compiles in: kube's base library
 // set as far as cel-go provides it (k8s.io/apiserver/pkg/cel/environment).
 var celBase = func() *cel.Env {
-	env, err := cel.NewEnv(
+	env, err := cel.NewEnv(append(cellib.EnvOptions(),
 		cel.HomogeneousAggregateLiterals(),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
@@ -90,7 +91,7 @@ var celBase = func() *cel.Env {
 		ext.TwoVarComprehensions(),
 		ext.Lists(ext.ListsVersion(3)),
 		cel.CostEstimatorOptions(celchecker.PresenceTestHasCost(false)),
-	)
+	)...)
 	if err != nil {
 		panic(err)
 	}
@@ -103,6 +104,7 @@ var celProgramOptions = []cel.ProgramOption{
 	cel.CostLimit(celPerCallLimit),
 	cel.InterruptCheckFrequency(100),
 	cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+	cel.CostTracking(cellib.Costs{}),
 }
 
 // celType is what rules and cost estimates know of a schema node: its CEL
@@ -214,8 +216,8 @@ func (z sizes) EstimateSize(n celchecker.AstNode) *celchecker.SizeEstimate {
 	return &celchecker.SizeEstimate{Max: declType(s).maxElements}
 }
 
-func (sizes) EstimateCallCost(string, string, *celchecker.AstNode, []celchecker.AstNode) *celchecker.CallEstimate {
-	return nil
+func (z sizes) EstimateCallCost(function, overload string, target *celchecker.AstNode, args []celchecker.AstNode) *celchecker.CallEstimate {
+	return cellib.EstimateCallCost(z, function, overload, target, args)
 }
 
 // compileRules compiles the rules of s and of every node below it, keeping
