@@ -12,6 +12,8 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -337,10 +339,14 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveVersion answers /version as kube-apiserver does.
+// serveVersion answers /version as kube-apiserver does, with the release
+// whose API is served, so that clients check their version skew against it.
 func (s *Server) serveVersion(w http.ResponseWriter, _ *http.Request) {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(openapi.KubeVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
 	writeJSON(w, http.StatusOK, mediaJSON, map[string]string{
-		"major": "1", "minor": "34", "gitVersion": "v1.34.0+listwatch", "gitCommit": "listwatch",
-		"gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64",
+		"major": major, "minor": minor, "gitVersion": openapi.KubeVersion + "+listwatch", "gitCommit": "listwatch",
+		"gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z", "goVersion": runtime.Version(), "compiler": runtime.Compiler,
+		"platform": runtime.GOOS + "/" + runtime.GOARCH,
 	})
 }

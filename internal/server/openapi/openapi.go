@@ -33,8 +33,9 @@ import (
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
-// kubeVersion is the Kubernetes version the documents describe, as /version says.
-const kubeVersion = "v1.34.0"
+// KubeVersion is the Kubernetes release whose API the server serves: the
+// documents describe it and /version says it.
+const KubeVersion = "v1.37.2"
 
 // Media types of the v2 document in protobuf: kubectl asks for the first.
 const (

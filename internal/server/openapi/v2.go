@@ -23,7 +23,7 @@ func v2Document(rs []*resource.Resource) map[string]any {
 	}
 	return map[string]any{
 		"swagger":     "2.0",
-		"info":        map[string]any{"title": "Kubernetes", "version": kubeVersion},
+		"info":        map[string]any{"title": "Kubernetes", "version": KubeVersion},
 		"paths":       paths,
 		"definitions": defs,
 	}

@@ -12,7 +12,7 @@ func v3Document(rs []*resource.Resource) map[string]any {
 	paths, schemas := renderPaths(rs, v3Params, v3Operation)
 	return map[string]any{
 		"openapi":    "3.0.0",
-		"info":       map[string]any{"title": "Kubernetes", "version": kubeVersion},
+		"info":       map[string]any{"title": "Kubernetes", "version": KubeVersion},
 		"paths":      paths,
 		"components": map[string]any{"schemas": schemas.out},
 	}
