@@ -481,8 +481,13 @@ func (e *celEval) node(s *Schema, v, old any, path string, r ratchet) {
 	case map[string]any:
 		om, _ := old.(map[string]any)
 		for _, name := range sortedKeys(v) {
-			if child := s.field(name); child != nil {
-				e.node(child, v[name], om[name], join(path, name), r.key(name))
+			child, at := s.Properties[name], join(path, name)
+			if child == nil && s.AdditionalProperties != nil {
+				// kube's path of a map value is its key: "labels[k]".
+				child, at = s.AdditionalProperties.Schema, path+"["+name+"]"
+			}
+			if child != nil {
+				e.node(child, v[name], om[name], at, r.key(name))
 			}
 		}
 	case []any:
