@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -236,5 +237,26 @@ func TestRuntimeBudgetPerRequest(t *testing.T) {
 	want := []api.StatusCause{{Type: api.CauseTypeFieldValueInvalid, Field: "<nil>", Message: `Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run`}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("update causes (-want +got):\n%s", diff)
+	}
+}
+
+// TestRulesStopAtDeadline checks that a rule whose time the cost budget
+// does not bound (a comprehension of 50k steps, quadratic in cel-go's cost
+// tracking) stops at the context's deadline.
+func TestRulesStopAtDeadline(t *testing.T) {
+	s := mustRules(t, `{"type":"object","properties":{"l":{"type":"array","maxItems":200000,"items":{"type":"integer"}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, x >= 0)"}]}`)
+	l := make([]any, 50000)
+	for i := range l {
+		l[i] = int64(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got := s.ValidateRules(ctx, map[string]any{"l": l}, nil)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("rules took %v, past their deadline", d)
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, "operation interrupted") {
+		t.Errorf("causes = %v, want the rule interrupted", got)
 	}
 }
