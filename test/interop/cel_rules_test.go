@@ -390,7 +390,19 @@ func TestCELDefinitionRefusedAsKube(t *testing.T) {
 		}
 		return strings.Join(rs, ",")
 	}
+	deep := `{"type":"string","maxLength":8}`
+	for range 40 {
+		deep = `{"type":"object","properties":{"c":` + deep + `},"x-kubernetes-validations":[{"rule":"has(self.c)"},{"rule":"self == oldSelf"}]}`
+	}
+	triple := func(maxItems string) string {
+		return `{"type":"object","properties":{"l":` + list(`"maxItems":`+maxItems+`,`, `,"maxLength":10`) + `},"x-kubernetes-validations":[{"rule":"self.l.exists(x, self.l.exists(y, self.l.exists(z, x + y == z)))"}]}`
+	}
 	tests := []struct{ name, schema string }{
+		{"deep schema", deep},
+		{"300 rules with messageExpressions", `{"type":"object","properties":{"s":{"type":"string","maxLength":64}},"x-kubernetes-validations":[` + strings.Repeat(`{"rule":"self.s.size() < 10","messageExpression":"self.s + self.s"},`, 299) + `{"rule":"true"}]}`},
+		{"triple loop within the limit", triple("80")},
+		{"triple loop over it", triple("100")},
+		{"concatenation in map", `{"type":"object","properties":{"s":{"type":"string","maxLength":1000},"l":` + list(`"maxItems":2000,`, `,"maxLength":10`) + `},"x-kubernetes-validations":[{"rule":"self.l.map(x, self.s + x + self.s).all(y, y.size() > 0)"},{"rule":"(self.s + self.s + self.s + self.s).size() > 0"}]}`},
 		{"syntax error", `{"type":"object","x-kubernetes-validations":[{"rule":"self.a =="}]}`},
 		{"undefined variable", `{"type":"object","x-kubernetes-validations":[{"rule":"other == 1"}]}`},
 		{"not a bool", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.a + 1"}]}`},
