@@ -525,11 +525,12 @@ func (e *celEval) rules(s *Schema, v, old any, path string, rt ratchet) {
 		return
 	}
 	self := celValue(s, v)
-	vars, optional := map[string]any{"self": self}, map[string]any{"self": self}
+	vars := map[string]any{"self": self}
+	var optional map[string]any
 	// As kube's activations: oldSelf is bound only at a node whose rules
 	// read it, and the optional one is none where no value correlates.
 	if s.readsOldSelf {
-		optional["oldSelf"] = types.OptionalNone
+		optional = map[string]any{"self": self, "oldSelf": types.OptionalNone}
 		if old != nil {
 			o := celValue(s, old)
 			vars["oldSelf"] = o
