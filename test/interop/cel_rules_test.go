@@ -16,6 +16,7 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -23,6 +24,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	celcommon "k8s.io/apiserver/pkg/cel/common"
 	"sigs.k8s.io/yaml"
 )
 
@@ -98,7 +100,12 @@ func (c kubeCRD) objectCauses(t testing.TB, version string, obj, old map[string]
 	if old == nil || len(listtype.ValidateListSetsAndMaps(nil, ss, old)) == 0 {
 		listErrs = listtype.ValidateListSetsAndMaps(nil, ss, obj)
 	}
-	celErrs, _ := cel.NewValidator(ss, true, celconfig.PerCallLimit).Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget)
+	// On update kube's strategy ratchets the rules (CRDValidationRatcheting).
+	var opts []cel.Option
+	if old != nil {
+		opts = append(opts, cel.WithRatcheting(celcommon.NewCorrelatedObject(obj, old, &model.Structural{Structural: ss})))
+	}
+	celErrs, _ := cel.NewValidator(ss, true, celconfig.PerCallLimit).Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return statusCauses(append(listErrs, celErrs...))
 }
 
@@ -219,6 +226,11 @@ apiVersion: example.com/v1
 kind: Thing
 metadata: {name: thing}
 spec: {mode: b, count: "5%"}`},
+	{name: "optionalOldSelf and map values on create", crd: gaugesCRD, version: "v1", obj: `
+apiVersion: example.com/v1
+kind: Gauge
+metadata: {name: g}
+spec: {mode: late, labels: {k: bad}, ports: [{name: p, port: 1000}]}`},
 	{name: "gateway valid", crd: "gateway-api-gateways.yaml", version: "v1", obj: `
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -378,7 +390,19 @@ func TestCELDefinitionRefusedAsKube(t *testing.T) {
 		}
 		return strings.Join(rs, ",")
 	}
+	deep := `{"type":"string","maxLength":8}`
+	for range 40 {
+		deep = `{"type":"object","properties":{"c":` + deep + `},"x-kubernetes-validations":[{"rule":"has(self.c)"},{"rule":"self == oldSelf"}]}`
+	}
+	triple := func(maxItems string) string {
+		return `{"type":"object","properties":{"l":` + list(`"maxItems":`+maxItems+`,`, `,"maxLength":10`) + `},"x-kubernetes-validations":[{"rule":"self.l.exists(x, self.l.exists(y, self.l.exists(z, x + y == z)))"}]}`
+	}
 	tests := []struct{ name, schema string }{
+		{"deep schema", deep},
+		{"300 rules with messageExpressions", `{"type":"object","properties":{"s":{"type":"string","maxLength":64}},"x-kubernetes-validations":[` + strings.Repeat(`{"rule":"self.s.size() < 10","messageExpression":"self.s + self.s"},`, 299) + `{"rule":"true"}]}`},
+		{"triple loop within the limit", triple("80")},
+		{"triple loop over it", triple("100")},
+		{"concatenation in map", `{"type":"object","properties":{"s":{"type":"string","maxLength":1000},"l":` + list(`"maxItems":2000,`, `,"maxLength":10`) + `},"x-kubernetes-validations":[{"rule":"self.l.map(x, self.s + x + self.s).all(y, y.size() > 0)"},{"rule":"(self.s + self.s + self.s + self.s).size() > 0"}]}`},
 		{"syntax error", `{"type":"object","x-kubernetes-validations":[{"rule":"self.a =="}]}`},
 		{"undefined variable", `{"type":"object","x-kubernetes-validations":[{"rule":"other == 1"}]}`},
 		{"not a bool", `{"type":"object","properties":{"a":{"type":"integer"}},"x-kubernetes-validations":[{"rule":"self.a + 1"}]}`},
@@ -393,6 +417,11 @@ func TestCELDefinitionRefusedAsKube(t *testing.T) {
 		{"oldSelf under a list", `{"type":"object","properties":{"l":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"a":{"type":"string"}},"x-kubernetes-validations":[{"rule":"self.a == oldSelf.a"}]}}}}`},
 		{"oldSelf under a map list", `{"type":"object","properties":{"l":{"type":"array","maxItems":5,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["a"],"items":{"type":"object","required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"string"}},"x-kubernetes-validations":[{"rule":"self.b == oldSelf.b"}]}}}}`},
 		{"oldSelf under an atomic map", `{"type":"object","properties":{"m":{"type":"object","x-kubernetes-map-type":"atomic","properties":{"a":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}}`},
+		{"oldSelf in map values", `{"type":"object","properties":{"m":{"type":"object","maxProperties":5,"additionalProperties":{"type":"string","maxLength":5,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}`},
+		{"oldSelf below a set in map values", `{"type":"object","properties":{"m":{"type":"object","maxProperties":5,"additionalProperties":{"type":"array","maxItems":5,"x-kubernetes-list-type":"set","items":{"type":"string","maxLength":5,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}}`},
+		{"optionalOldSelf", `{"type":"object","properties":{"a":{"type":"string","maxLength":5}},"x-kubernetes-validations":[{"rule":"oldSelf.hasValue() || self.a == 'x'","optionalOldSelf":true},{"rule":"self.a == oldSelf.a","optionalOldSelf":false}]}`},
+		{"optionalOldSelf without oldSelf", `{"type":"object","x-kubernetes-validations":[{"rule":"true","optionalOldSelf":true},{"rule":"self.x ==","optionalOldSelf":false}]}`},
+		{"optional oldSelf not optional", `{"type":"object","properties":{"a":{"type":"string","maxLength":5}},"x-kubernetes-validations":[{"rule":"oldSelf.a.hasValue()"},{"rule":"self.a == oldSelf.a","optionalOldSelf":true}]}`},
 		{"kube library function", `{"type":"object","properties":{"q":{"type":"string","maxLength":10}},"x-kubernetes-validations":[{"rule":"quantity(self.q).isGreaterThan(quantity('1'))"},{"rule":"self.q.matches('^[0-9]+$')"}]}`},
 		{"timestamps and durations", `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"every":{"type":"string","format":"duration"}},"x-kubernetes-validations":[{"rule":"self.at > timestamp('2020-01-01T00:00:00Z') && self.every < duration('1h')"}]}`},
 		{"undefined field", `{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer"}}}},"x-kubernetes-validations":[{"rule":"self.spec.b == 1"}]}`},

@@ -330,6 +330,8 @@ func TestCRDSchemaRatchetingMatchesKube(t *testing.T) {
 		{"new invalid field", `{"spec":{"code":"ABCD"}}`, `{"spec":{"code":"ABCD","port":50}}`, true},
 		{"map item by key", `{"spec":{"one":[{"name":"a","v":"x"},{"name":"b","v":"y"}]}}`, `{"spec":{"one":[{"name":"b","v":"y"},{"name":"a","v":"x"}]}}`, false},
 		{"map item changed", `{"spec":{"one":[{"name":"a","v":"x"}]}}`, `{"spec":{"one":[{"name":"a","v":"z"}]}}`, true},
+		{"map item pairs with the first old one of its key", `{"spec":{"one":[{"name":"a","v":"x"},{"name":"a","v":1}]}}`, `{"spec":{"one":[{"name":"a","v":"x"}]}}`, false},
+		{"map item without its key does not correlate", `{"spec":{"one":[{"v":"x"}]}}`, `{"spec":{"one":[{"v":"x"},{"name":"b"}]}}`, true},
 		{"atomic list items do not correlate", `{"spec":{"nums":[1,"x"]}}`, `{"spec":{"nums":["x",1]}}`, true},
 		{"old duplicates allow new ones", `{"spec":{"strs":["a","a"]}}`, `{"spec":{"strs":["b","b"]}}`, false},
 		{"new duplicates", `{"spec":{"strs":["a"]}}`, `{"spec":{"strs":["b","b"]}}`, true},

@@ -35,6 +35,14 @@ const (
 	celMaxMessageExprSize = 5 * 1024
 )
 
+// celEvalTimeout bounds the rules of one request in time, as kube's
+// default request timeout (--request-timeout, 1m) does through the
+// request's context: cel-go's cost tracking makes a comprehension's time
+// grow with the square of its steps (50k steps, a fifth of the cost limit
+// of one call, took 8 s in kube 1.37's validator and 15 s here on a loaded
+// machine), which the cost budget alone does not bound.
+const celEvalTimeout = time.Minute
+
 // ValidationRule is one x-kubernetes-validations entry.
 type ValidationRule struct {
 	Rule              string `json:"rule"`
@@ -261,8 +269,8 @@ func (t *totalCost) observe(path string, cost uint64) {
 
 // compileNode compiles s's rules; cardinality is how many times s may
 // occur in one object (0: unbounded), which multiplies its rules' cost;
-// uncorrelatable is the path of the highest list or atomic map above s whose
-// elements kube cannot pair with old ones (oldSelf is refused below it).
+// uncorrelatable is the path of the highest list above s whose items kube
+// cannot pair with old ones (oldSelf is refused below it).
 func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable string, total *totalCost) []api.StatusCause {
 	var causes []api.StatusCause
 	if len(s.Validations) > 0 {
@@ -279,15 +287,25 @@ func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable str
 		// kube names the type "selfType<n>": a name no rule can spell as
 		// an identifier (type names resolve as identifiers).
 		t := p.typeOf(declared, "selfType")
-		env, err := celBase.Extend(append(celVars(t), cel.CustomTypeProvider(p))...)
+		// As kube, a rule with optionalOldSelf sees oldSelf as an optional.
+		env, err := celBase.Extend(cel.Variable("self", t), cel.Variable("oldSelf", t), cel.CustomTypeProvider(p))
+		var optEnv *cel.Env
+		if err == nil {
+			optEnv, err = celBase.Extend(cel.Variable("self", t), cel.Variable("oldSelf", cel.OptionalType(t)), cel.CustomTypeProvider(p))
+		}
 		if err != nil {
 			return append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-validations", "Internal error: "+err.Error()))
 		}
 		s.rules = make([]*celRule, len(s.Validations))
 		for i, v := range s.Validations {
 			at := fmt.Sprintf("%s.x-kubernetes-validations[%d]", path, i)
-			r, cost, msgCost, cs := compileRule(env, s, v, at)
+			ruleEnv := env
+			if v.OptionalOldSelf != nil && *v.OptionalOldSelf {
+				ruleEnv = optEnv
+			}
+			r, cost, msgCost, cs := compileRule(ruleEnv, s, v, at)
 			s.rules[i] = r
+			s.readsOldSelf = s.readsOldSelf || r.usesOldSelf
 			c := saturatingMul(cost, card)
 			if c > celStaticRuleLimit {
 				causes = append(causes, apierror.Field(api.CauseTypeFieldValueForbidden, at+".rule", "Forbidden: "+costMessage("estimated rule cost", c, celStaticRuleLimit)))
@@ -301,8 +319,11 @@ func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable str
 				}
 				total.observe(at+".messageExpression", msgCost)
 			}
-			if r.usesOldSelf && uncorrelatable != "" {
+			switch {
+			case r.usesOldSelf && uncorrelatable != "":
 				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, at+".rule", fmt.Sprintf("Invalid value: %q: oldSelf cannot be used on the uncorrelatable portion of the schema within %s", v.Rule, uncorrelatable)))
+			case !r.usesOldSelf && v.OptionalOldSelf != nil && r.unsupported == "":
+				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, at+".optionalOldSelf", fmt.Sprintf("Invalid value: %t: may not be set if oldSelf is not used in rule", *v.OptionalOldSelf)))
 			}
 		}
 	}
@@ -313,33 +334,28 @@ func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable str
 		}
 		causes = append(causes, child.compileNode(p, c, unc, total)...)
 	}
-	// oldSelf pairs values only through lists of type map (and objects),
-	// as kube's validation of definitions says.
-	unc := uncorrelatable
-	if unc == "" && s.Items != nil && s.ListType != "map" {
-		unc = path
-	}
 	for _, name := range sortedKeys(s.Properties) {
 		if p := s.Properties[name]; p != nil {
-			causes = append(causes, p.compileNode(path+".properties["+name+"]", cardinality, unc, total)...)
+			causes = append(causes, p.compileNode(path+".properties["+name+"]", cardinality, uncorrelatable, total)...)
 		}
 	}
 	if s.Items != nil {
+		// Items correlate with old ones only in a list-type map, as kube's
+		// validation of definitions says; fields and map values by name.
+		unc := uncorrelatable
+		if unc == "" && s.ListType != "map" {
+			unc = path
+		}
 		below(s.Items, s.MaxItems, path+".items", unc)
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		below(s.AdditionalProperties.Schema, s.MaxProperties, path+".additionalProperties", unc)
+		below(s.AdditionalProperties.Schema, s.MaxProperties, path+".additionalProperties", uncorrelatable)
 	}
 	for _, c := range s.children() {
 		s.hasRules = s.hasRules || c.hasRules
 	}
 	s.hasRules = s.hasRules || len(s.rules) > 0
 	return causes
-}
-
-// celVars declares self and oldSelf of type t.
-func celVars(t *cel.Type) []cel.EnvOption {
-	return []cel.EnvOption{cel.Variable("self", t), cel.Variable("oldSelf", t)}
 }
 
 // compileRule compiles one rule and its messageExpression, returning their
@@ -432,77 +448,104 @@ func saturatingAdd(a, b uint64) uint64 {
 	return a + b
 }
 
-// celEval runs the rules of a schema over one object.
+// celEval runs the rules of a schema over one object, once per request.
 type celEval struct {
-	ctx context.Context
-	// transitions runs only the rules that read oldSelf: on update the
-	// others have run in Validate already.
-	transitions bool
-	budget      int64
-	causes      []api.StatusCause
-	out         bool // the budget ran out: no further rules run
+	ctx    context.Context
+	budget int64
+	causes []api.StatusCause
+	out    bool // the budget ran out: no further rules run
 }
 
 // ValidateRules evaluates s's rules over obj as kube's CEL validator does,
-// within kube's runtime budget per request: with old nil, the rules that do
-// not read oldSelf; else those that do, over the values that have an old
-// one (the stored object's at the same place).
+// every rule at most once, within kube's runtime budget per request. On
+// update (old not nil) a rule that reads oldSelf runs where a value of old
+// correlates (fields by name, list-type map items by their keys), and one
+// that does not is let pass, as kube's ratcheting does, when the value it
+// failed on, or its nearest correlated ancestor, is unchanged. A rule with
+// optionalOldSelf runs everywhere, oldSelf an optional.
 func (s *Schema) ValidateRules(ctx context.Context, obj, old map[string]any) []api.StatusCause {
 	if !s.hasRules {
 		return nil
 	}
-	e := celEval{ctx: ctx, budget: celRuntimeBudget, transitions: old != nil}
-	var o any
-	if old != nil {
-		o = old
-	}
-	e.node(s, obj, o, "", old != nil)
-	return e.causes
+	return s.evalRules(ctx, obj, old).causes
 }
 
-// node evaluates the rules at s, then below it; hasOld says whether old is
-// the correlated old value (transition rules run only then).
-func (e *celEval) node(s *Schema, v, old any, path string, hasOld bool) {
+func (s *Schema) evalRules(ctx context.Context, obj, old map[string]any) *celEval {
+	e := &celEval{ctx: ctx, budget: celRuntimeBudget}
+	var o any
+	var r ratchet
+	if old != nil {
+		o = old
+		r.cur = &correlated{s: s, v: obj, old: o}
+	}
+	e.node(s, obj, o, "", r)
+	return e
+}
+
+// node evaluates the rules at s, then below it; old is the correlated old
+// value, nil if none.
+func (e *celEval) node(s *Schema, v, old any, path string, r ratchet) {
 	if e.out || v == nil || !s.hasRules {
 		return
 	}
-	e.rules(s, v, old, path, hasOld)
+	e.rules(s, v, old, path, r)
 	switch v := v.(type) {
 	case map[string]any:
 		om, _ := old.(map[string]any)
 		for _, name := range sortedKeys(v) {
-			child := s.Properties[name]
+			child, at := s.Properties[name], join(path, name)
 			if child == nil && s.AdditionalProperties != nil {
-				child = s.AdditionalProperties.Schema
+				// kube's path of a map value is its key: "labels[k]".
+				child, at = s.AdditionalProperties.Schema, path+"["+name+"]"
 			}
 			if child != nil {
-				ov, ok := om[name]
-				e.node(child, v[name], ov, join(path, name), hasOld && ok)
+				e.node(child, v[name], om[name], at, r.key(name))
 			}
 		}
 	case []any:
-		// Only map lists correlate items with old ones in kube; others don't.
 		if s.Items != nil {
+			prev := s.oldItems(&old)
 			for i, item := range v {
-				e.node(s.Items, item, nil, fmt.Sprintf("%s[%d]", path, i), false)
+				var o any
+				if p := prev(item); p != nil {
+					o = *p
+				}
+				e.node(s.Items, item, o, fmt.Sprintf("%s[%d]", path, i), r.index(i))
 			}
 		}
 	}
 }
 
-func (e *celEval) rules(s *Schema, v, old any, path string, hasOld bool) {
+func (e *celEval) rules(s *Schema, v, old any, path string, rt ratchet) {
 	if len(s.rules) == 0 {
 		return
 	}
-	vars := map[string]any{"self": celValue(s, v)}
-	if hasOld {
-		vars["oldSelf"] = celValue(s, old)
+	if e.budget <= 0 {
+		e.fail(path, s, "validation failed due to running out of cost budget, no further validation rules will be run")
+		return
+	}
+	self := celValue(s, v)
+	vars := map[string]any{"self": self}
+	var optional map[string]any
+	// As kube's activations: oldSelf is bound only at a node whose rules
+	// read it, and the optional one is none where no value correlates.
+	if s.readsOldSelf {
+		optional = map[string]any{"self": self, "oldSelf": types.OptionalNone}
+		if old != nil {
+			o := celValue(s, old)
+			vars["oldSelf"] = o
+			optional["oldSelf"] = types.OptionalOf(celBase.CELTypeAdapter().NativeToValue(o))
+		}
 	}
 	for _, r := range s.rules {
-		if r == nil || r.prog == nil || r.usesOldSelf != e.transitions || r.usesOldSelf && !hasOld {
+		if r == nil || r.prog == nil || r.usesOldSelf && old == nil && !r.optionalOldSelf() {
 			continue
 		}
-		out, det, err := r.prog.ContextEval(e.ctx, vars)
+		act := vars
+		if r.optionalOldSelf() {
+			act = optional
+		}
+		out, det, err := r.prog.ContextEval(e.ctx, act)
 		if det != nil && det.ActualCost() != nil {
 			cost := *det.ActualCost()
 			if cost > uint64(e.budget) {
@@ -529,13 +572,26 @@ func (e *celEval) rules(s *Schema, v, old any, path string, hasOld bool) {
 				at = strings.TrimPrefix(r.FieldPath, ".")
 			}
 		}
+		// kube turns the failure into a warning where it ratchets.
+		ratcheted := !r.usesOldSelf && rt.holds()
+		// kube's messageExpression sees oldSelf as a plain value.
 		detail, stop := r.message(e, vars)
 		if stop != "" {
-			e.fail(at, s, stop)
+			if !ratcheted {
+				e.add(api.CauseTypeFieldValueInvalid, at, fmt.Sprintf("Invalid value: %q: %s", s.Type, stop))
+			}
+			e.out = true
 			return
 		}
-		e.add(reasonType(r.Reason), at, reasonText(r.Reason, s, v, detail))
+		if !ratcheted {
+			e.add(reasonType(r.Reason), at, reasonText(r.Reason, s, v, detail))
+		}
 	}
+}
+
+// optionalOldSelf reports whether the rule sees oldSelf as an optional.
+func (r *celRule) optionalOldSelf() bool {
+	return r.OptionalOldSelf != nil && *r.OptionalOldSelf
 }
 
 // fail reports that the budget ran out and stops every further rule.
@@ -730,9 +786,9 @@ func unescape(name string) string {
 
 // validators compiles s's rules (the definition was checked when written:
 // a rule that fails now is skipped) and returns the resource's checks of a
-// new object and of an update: the schema (ratcheted on update, as kube
-// 1.30+), then the rules, which kube runs only over an object the schema
-// does not block; on update the transition rules (oldSelf) too.
+// new object and of an update: the schema, then the rules (both ratcheted
+// on update, as kube 1.30+), which kube runs only over an object the
+// schema does not block.
 func (s *Schema) validators() (create func(api.Object) []api.StatusCause, update func(obj, old api.Object) []api.StatusCause) {
 	s.compileRules("")
 	withRules := func(causes []api.StatusCause, obj, old api.Object) []api.StatusCause {
@@ -742,11 +798,9 @@ func (s *Schema) validators() (create func(api.Object) []api.StatusCause, update
 		if blocking(causes) {
 			return append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, fieldOrNil(""), "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
-		causes = append(causes, s.ValidateRules(context.Background(), obj, nil)...)
-		if old != nil {
-			causes = append(causes, s.ValidateRules(context.Background(), obj, old)...)
-		}
-		return causes
+		ctx, cancel := context.WithTimeout(context.Background(), celEvalTimeout)
+		defer cancel()
+		return append(causes, s.ValidateRules(ctx, obj, old)...)
 	}
 	create = func(obj api.Object) []api.StatusCause { return withRules(s.Validate(obj), obj, nil) }
 	update = func(obj, old api.Object) []api.StatusCause { return withRules(s.ValidateUpdate(obj, old), obj, old) }

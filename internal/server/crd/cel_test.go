@@ -2,8 +2,10 @@ package crd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -66,10 +68,7 @@ func TestValidateRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := s.ValidateRules(context.Background(), tt.obj, nil)
-			if tt.old != nil {
-				got = append(got, s.ValidateRules(context.Background(), tt.obj, tt.old)...)
-			}
+			got := s.ValidateRules(context.Background(), tt.obj, tt.old)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("causes (-want +got):\n%s", diff)
 			}
@@ -87,6 +86,12 @@ func TestCompileRulesRefuses(t *testing.T) {
 			"s.x-kubernetes-validations[0].rule", "cel expression must evaluate to a bool"},
 		{"messageExpression not a string", `{"type":"object","x-kubernetes-validations":[{"rule":"true","messageExpression":"1"}]}`,
 			"s.x-kubernetes-validations[0].messageExpression", "messageExpression must evaluate to a string"},
+		{"optionalOldSelf without oldSelf", `{"type":"object","x-kubernetes-validations":[{"rule":"true","optionalOldSelf":false}]}`,
+			"s.x-kubernetes-validations[0].optionalOldSelf", "Invalid value: false: may not be set if oldSelf is not used in rule"},
+		{"optional oldSelf without optionalOldSelf", `{"type":"object","x-kubernetes-validations":[{"rule":"oldSelf.hasValue()"}]}`,
+			"s.x-kubernetes-validations[0].rule", "compilation failed"},
+		{"oldSelf in a set", `{"type":"object","properties":{"l":{"type":"array","maxItems":4,"x-kubernetes-list-type":"set","items":{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string","maxLength":4,"x-kubernetes-validations":[{"rule":"self == oldSelf"}]}}}}}}}`,
+			"s.properties[l].items.properties[m].additionalProperties.x-kubernetes-validations[0].rule", "oldSelf cannot be used on the uncorrelatable portion of the schema within s.properties[l]"},
 		{"unbounded nested loops", `{"type":"object","properties":{"l":{"type":"array","items":{"type":"string"}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, x == y))"}]}`,
 			"s.x-kubernetes-validations[0].rule", "Forbidden: estimated rule cost exceeds budget by factor of more than 100x"},
 	}
@@ -152,5 +157,106 @@ func TestFormattedValues(t *testing.T) {
 	bad := map[string]any{"at": "2019-01-01T00:00:00Z", "every": "5s", "data": "AA=="}
 	if got := s.ValidateRules(context.Background(), bad, nil); len(got) != 3 {
 		t.Errorf("invalid values: %v, want 3 causes", got)
+	}
+}
+
+// updateSchema has a plain rule, transition rules on the items of a list-type
+// map, a plain rule on the items of an atomic list and optionalOldSelf rules.
+const updateSchema = `{"type":"object","properties":{
+ "spec":{"type":"object","properties":{"a":{"type":"string","maxLength":10,"x-kubernetes-validations":[{"rule":"self != 'bad'"}]},"b":{"type":"string","maxLength":10}}},
+ "ports":{"type":"array","maxItems":10,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["name"],
+  "items":{"type":"object","required":["name"],"properties":{"name":{"type":"string","maxLength":10},"port":{"type":"integer"}},
+   "x-kubernetes-validations":[{"rule":"self.port >= oldSelf.port","message":"port may only grow"}]}},
+ "tags":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10,"x-kubernetes-validations":[{"rule":"self != 'bad'"}]}},
+ "mode":{"type":"string","maxLength":10,"x-kubernetes-validations":[
+  {"rule":"!oldSelf.hasValue() || oldSelf.value() == self || self == 'free'","optionalOldSelf":true,"message":"mode is fixed"},
+  {"rule":"oldSelf.hasValue() || self != 'late'","optionalOldSelf":true,"message":"late only on update"}]}}}`
+
+// TestValidateRulesOnUpdate checks kube's semantics of rules on update:
+// failures on unchanged values ratchet, oldSelf pairs list-type map items
+// by key, optionalOldSelf rules run without an old value.
+func TestValidateRulesOnUpdate(t *testing.T) {
+	s := mustRules(t, updateSchema)
+	obj := func(raw string) map[string]any {
+		o, err := api.ParseObject([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	invalid := func(field, msg string) api.StatusCause {
+		return api.StatusCause{Type: api.CauseTypeFieldValueInvalid, Field: field, Message: "Invalid value: " + msg}
+	}
+	tests := []struct {
+		name, old, obj string // old "" is a create
+		want           []api.StatusCause
+	}{
+		{"create", "", `{"spec":{"a":"bad"},"tags":["bad"],"mode":"late"}`, []api.StatusCause{
+			invalid("mode", `"late": late only on update`), invalid("spec.a", `"bad": failed rule: self != 'bad'`), invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}},
+		{"unchanged invalid value ratchets", `{"spec":{"a":"bad","b":"x"}}`, `{"spec":{"a":"bad","b":"y"}}`, nil},
+		{"changed to invalid", `{"spec":{"a":"good"}}`, `{"spec":{"a":"bad"}}`, []api.StatusCause{invalid("spec.a", `"bad": failed rule: self != 'bad'`)}},
+		{"atomic list unchanged ratchets its items", `{"tags":["bad"],"spec":{"b":"x"}}`, `{"tags":["bad"],"spec":{"b":"y"}}`, nil},
+		{"atomic list changed", `{"tags":["bad"]}`, `{"tags":["bad","ok"]}`, []api.StatusCause{invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}},
+		{"map list items by key", `{"ports":[{"name":"x","port":1},{"name":"y","port":5}]}`, `{"ports":[{"name":"y","port":4},{"name":"x","port":1},{"name":"z","port":0}]}`, []api.StatusCause{
+			invalid("ports[0]", "port may only grow")}},
+		{"optionalOldSelf with an old value", `{"mode":"a"}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": mode is fixed`)}},
+		{"optionalOldSelf without one", `{"spec":{}}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": late only on update`)}},
+		{"optionalOldSelf unchanged", `{"mode":"late"}`, `{"mode":"late"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var old map[string]any
+			if tt.old != "" {
+				old = obj(tt.old)
+			}
+			got := s.ValidateRules(context.Background(), obj(tt.obj), old)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("causes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRuntimeBudgetPerRequest checks that an update's rules share one
+// budget, as kube's: the plain and the transition rules cost about 5.6M
+// each, every call within the limit of one, over 10M together.
+func TestRuntimeBudgetPerRequest(t *testing.T) {
+	scan := strings.Repeat(" && self.s.matches('^[a-z]*$')", 4)[4:]
+	rules := make([]string, 14)
+	for i := range 7 {
+		rules[i] = fmt.Sprintf(`{"rule":%q}`, scan)
+		rules[7+i] = fmt.Sprintf(`{"rule":%q}`, scan+" && self.s != oldSelf.s")
+	}
+	s := mustRules(t, `{"type":"object","properties":{"s":{"type":"string","maxLength":1000000}},
+	 "x-kubernetes-validations":[`+strings.Join(rules, ",")+`]}`)
+	obj := map[string]any{"s": strings.Repeat("a", 1000000)}
+	if got := s.ValidateRules(context.Background(), obj, nil); got != nil {
+		t.Fatalf("create: %v", got)
+	}
+	got := s.ValidateRules(context.Background(), obj, map[string]any{"s": "b"})
+	want := []api.StatusCause{{Type: api.CauseTypeFieldValueInvalid, Field: "<nil>", Message: `Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("update causes (-want +got):\n%s", diff)
+	}
+}
+
+// TestRulesStopAtDeadline checks that a rule whose time the cost budget
+// does not bound (a comprehension of 50k steps, quadratic in cel-go's cost
+// tracking) stops at the context's deadline.
+func TestRulesStopAtDeadline(t *testing.T) {
+	s := mustRules(t, `{"type":"object","properties":{"l":{"type":"array","maxItems":200000,"items":{"type":"integer"}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, x >= 0)"}]}`)
+	l := make([]any, 50000)
+	for i := range l {
+		l[i] = int64(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got := s.ValidateRules(ctx, map[string]any{"l": l}, nil)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("rules took %v, past their deadline", d)
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, "operation interrupted") {
+		t.Errorf("causes = %v, want the rule interrupted", got)
 	}
 }

@@ -3,6 +3,7 @@ package crd
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/listwatch/listwatch/api"
 )
@@ -161,11 +162,12 @@ func (s *Schema) mapKey(x any) (map[string]any, bool) {
 }
 
 // oldItems returns what correlates an item of a list with one of old, the
-// stored list, for ratcheting: in a list-type map, the old item with the
-// same keys; in other lists, none, as kube has it.
+// stored list, as kube's MapList does for ratcheting and oldSelf: in a
+// list-type map, the first old item with the same values of every list-map
+// key, each a scalar; in other lists, none.
 func (s *Schema) oldItems(old *any) func(any) *any {
 	none := func(any) *any { return nil }
-	if old == nil || s.ListType != "map" {
+	if old == nil || s.ListType != "map" || len(s.ListMapKeys) == 0 {
 		return none
 	}
 	list, ok := (*old).([]any)
@@ -174,15 +176,32 @@ func (s *Schema) oldItems(old *any) func(any) *any {
 	}
 	byKey := make(map[string]*any, len(list))
 	for i := range list {
-		if key, ok := s.mapKey(list[i]); ok {
-			byKey[jsonKey(key)] = &list[i]
+		if key, ok := s.itemKey(list[i]); ok && byKey[key] == nil {
+			byKey[key] = &list[i]
 		}
 	}
 	return func(x any) *any {
-		key, ok := s.mapKey(x)
+		key, ok := s.itemKey(x)
 		if !ok {
 			return nil
 		}
-		return byKey[jsonKey(key)]
+		return byKey[key]
 	}
+}
+
+// itemKey is the key that correlates an item of a list-type map: the
+// values of its list-map keys, all present and scalars.
+func (s *Schema) itemKey(x any) (string, bool) {
+	m, _ := x.(map[string]any)
+	var b strings.Builder
+	for _, f := range s.ListMapKeys {
+		switch v := m[f].(type) {
+		case nil, map[string]any, []any:
+			return "", false
+		default:
+			b.WriteString(jsonKey(v))
+			b.WriteByte(0)
+		}
+	}
+	return b.String(), true
 }

@@ -22,8 +22,12 @@
 // is a declared CEL object type, so rules type-check and are costed field
 // by field as kube's. They are compiled once per definition version, when
 // the definition is validated (kube's compile and cost-limit causes) and
-// again when it is served; requests only evaluate them, within kube's
-// per-call cost limit and per-request budget.
+// again when it is served; requests only evaluate them, each rule once,
+// within kube's per-call cost limit and per-request budget and kube's
+// default request timeout. On update, oldSelf and kube's ratcheting pair
+// values with the stored object's as kube's CorrelatedObject does
+// (correlate.go): a failed rule that does not read oldSelf on an unchanged
+// value is dropped, where kube sends it as a warning.
 //
 // Sync keeps a Catalog in step with the definitions in a store: it loads them
 // on start, applies every write made through this server at once (Refresh),
@@ -42,8 +46,7 @@
 // Not implemented: conversion webhooks, kube's own
 // CEL library functions (quantity, url, ip, cidr, semver, format, regex
 // find, kube's list functions: a rule calling one is accepted and not
-// enforced), oldSelf across the items of map lists, ratcheting of CEL
-// rules on update, allOf/anyOf/oneOf/not, list
+// enforced), warnings for ratcheted rules, allOf/anyOf/oneOf/not, list
 // and map types (x-kubernetes-list-type), defaulting on read, and the
 // Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).

@@ -53,6 +53,8 @@ type Schema struct {
 	rules    []*celRule      // compiled Validations (compileRules)
 	hasRules bool            // rules here or below
 	root     bool            // the resource's root, which rules see with typeMeta
+
+	readsOldSelf bool // a rule here reads oldSelf: kube binds it only then
 }
 
 // Additional is additionalProperties: a boolean or a schema for every
