@@ -75,10 +75,13 @@ type celRule struct {
 // kubeLibraryFunctions are kube's CEL library functions (k8s.io/apiserver/
 // pkg/cel/library) that cel-go does not provide and we do not yet: a rule
 // calling one compiles in kube but not here, and is left unenforced.
-var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(url|getScheme|getHost|getHostname|getPort|getEscapedPath|getQuery|isURL|find|findAll|isSorted|sum|min|max|indexOf|lastIndexOf|quantity|isQuantity|sign|isGreaterThan|isLessThan|compareTo|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked|format\.[A-Za-z0-9]+|validate|semver|isSemver|major|minor|patch)'`)
+var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(quantity|isQuantity|sign|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked)'`)
 
-// celBase is the environment every rule compiles in: kube's base library
-// set as far as cel-go provides it (k8s.io/apiserver/pkg/cel/environment).
+// celBase is the environment every rule compiles in: kube's base
+// environment for new expressions (k8s.io/apiserver/pkg/cel/environment/
+// base.go at compatibility version 1.36, what kube 1.37 compiles a
+// definition's rules with): its libraries, cel-go's extensions at kube's
+// versions, and its checks of literals after type-checking.
 var celBase = func() *cel.Env {
 	env, err := cel.NewEnv(append(cellib.EnvOptions(),
 		cel.HomogeneousAggregateLiterals(),
@@ -91,6 +94,12 @@ var celBase = func() *cel.Env {
 		ext.TwoVarComprehensions(),
 		ext.Lists(ext.ListsVersion(3)),
 		cel.CostEstimatorOptions(celchecker.PresenceTestHasCost(false)),
+		cel.ASTValidators(
+			cel.ValidateDurationLiterals(),
+			cel.ValidateTimestampLiterals(),
+			cel.ValidateRegexLiterals(),
+			cel.ValidateHomogeneousAggregateLiterals(),
+		),
 	)...)
 	if err != nil {
 		panic(err)
