@@ -44,9 +44,8 @@ var lists = library{
 	},
 }
 
-// listFunctions are the names kube costs as one traversal of the receiver
-// (includes among them, whichever library declares it).
-var listFunctions = map[string]bool{"isSorted": true, "sum": true, "max": true, "min": true, "indexOf": true, "lastIndexOf": true, "includes": true}
+// listFunctions are the names kube costs as one traversal of the receiver.
+var listFunctions = map[string]bool{"isSorted": true, "sum": true, "max": true, "min": true, "indexOf": true, "lastIndexOf": true}
 
 // comparable are kube's element types that compare, by the names its
 // overload IDs use; zero is the sum of none of them, nil if they do not add.
