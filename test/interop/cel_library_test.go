@@ -71,6 +71,8 @@ var libCases = []libCase{
 	{rule: `self.s.find(self.re) != ''`, data: `{"s":"` + strings.Repeat("ab", 2000) + `","re":"` + strings.Repeat("(a|b)", 50) + `"}`, kube: 'T'},
 	{rule: `self.s.findAll('.').size() == 4000`, data: `{"s":"` + strings.Repeat("xy", 2000) + `"}`, kube: 'T'},
 	{rule: `self.s.find('^\\w+$') == self.s`, data: `{"s":"hello_1"}`, kube: 'T'},
+	{rule: `self.s.find(self.re) == ''`, data: `{"s":"aaa","re":"a{1001}"}`, kube: 'E'},
+	{rule: `self.s.findAll(self.re).size() == 0`, data: `{"s":"aaa","re":"((a{100}){100}){100}"}`, kube: 'E'},
 	// lists
 	{rule: `self.l.isSorted()`, data: `{"l":[1,2,2,3]}`, kube: 'T'},
 	{rule: `self.l.isSorted()`, data: `{"l":[3,1]}`, kube: 'F'},
@@ -314,6 +316,7 @@ var libDefinitions = []libCase{
 	{rule: `self.s.findAll('[', 1).size() == 0`, kube: 'R'},
 	{rule: `self.s.findAll('a', 'b').size() == 0`, kube: 'R'},
 	{rule: `self.s.matches('(')`, kube: 'R'},
+	{rule: `self.s.find('((a{100}){100}){100}') == ''`, kube: 'R'},
 	{rule: `self.s.size() > 0 && duration('1x') > duration('1s')`, kube: 'R'},
 	{rule: `timestamp('yesterday') > timestamp('2020-01-01T00:00:00Z')`, kube: 'R'},
 	{rule: `[1, 'a'].size() == 2`, kube: 'R'},
