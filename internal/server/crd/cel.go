@@ -107,9 +107,11 @@ var celBase = func() *cel.Env {
 	return env
 }()
 
-// celProgramOptions are kube's: a cost limit per call, checked every 100
-// comprehension steps, presence tests free.
+// celProgramOptions are kube's: constants folded (and constant regexes
+// compiled) when the program is made, a cost limit per call, checked every
+// 100 comprehension steps, presence tests free.
 var celProgramOptions = []cel.ProgramOption{
+	cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost),
 	cel.CostLimit(celPerCallLimit),
 	cel.InterruptCheckFrequency(100),
 	cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
