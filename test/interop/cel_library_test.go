@@ -336,6 +336,9 @@ var libDefinitions = []libCase{
 	{rule: `semver('1.0.0', 'x').major() == 1`, kube: 'R'},
 	{rule: `semver('1.0.0').isGreaterThan('1.0.0')`, kube: 'R'},
 	{rule: `isSemver('1.0.0', 1)`, kube: 'R'},
+	// kube's authorization library is declared, though no CRD rule reaches its types
+	{rule: `self.s.name('x') == self.s`, kube: 'R'},
+	{rule: `self.s.check('x').allowed()`, kube: 'R'},
 	// costs: unbounded strings and lists
 	{rule: `self.s.find(self.re) == ''`, props: `"s":{"type":"string"},"re":{"type":"string"}`, kube: 'R'},
 	{rule: `self.s.findAll('a').size() < 2`, props: `"s":{"type":"string"}`, kube: 'T'},
