@@ -3,6 +3,7 @@ module github.com/listwatch/listwatch
 go 1.26.0
 
 require (
+	github.com/blang/semver/v4 v4.0.0
 	github.com/coder/websocket v1.8.15
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-jose/go-jose/v4 v4.1.9

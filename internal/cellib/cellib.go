@@ -21,8 +21,9 @@ type library struct {
 	cost func(function, overload string, args []ref.Val, result ref.Val) *uint64
 }
 
-// libraries are every library kube's base environment declares.
-var libraries = []library{}
+// libraries are every library kube's base environment declares, and the
+// costs kube gives cel-go's string extensions.
+var libraries = []library{urls, regexes, lists, formats, semvers, authz, stringCosts}
 
 // EnvOptions declares every library's functions and types.
 func EnvOptions() []cel.EnvOption {

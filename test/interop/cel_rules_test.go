@@ -67,6 +67,13 @@ func (c kubeCRD) createCauses(t testing.TB) []metav1.StatusCause {
 // then the rules' as kube's strategy runs them.
 func (c kubeCRD) objectCauses(t testing.TB, version string, obj, old map[string]any) []metav1.StatusCause {
 	t.Helper()
+	return c.validator(t, version)(t, obj, old)
+}
+
+// validator is objectCauses for many objects: kube's validators of the
+// version, made once (they compile every rule).
+func (c kubeCRD) validator(t testing.TB, version string) func(t testing.TB, obj, old map[string]any) []metav1.StatusCause {
+	t.Helper()
 	var props *apiextensions.JSONSchemaProps
 	if c.internal.Spec.Validation != nil {
 		props = c.internal.Spec.Validation.OpenAPIV3Schema
@@ -80,33 +87,37 @@ func (c kubeCRD) objectCauses(t testing.TB, version string, obj, old map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	defaulting.Default(obj, ss)
 	sv, _, err := validation.NewSchemaValidator(props)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := validation.ValidateCustomResource(nil, obj, sv)
-	if len(errs) > 0 {
-		t.Fatalf("test object fails kube's schema validation, not its rules: %v", errs)
+	rules := cel.NewValidator(ss, true, celconfig.PerCallLimit)
+	return func(t testing.TB, obj, old map[string]any) []metav1.StatusCause {
+		t.Helper()
+		defaulting.Default(obj, ss)
+		errs := validation.ValidateCustomResource(nil, obj, sv)
+		if len(errs) > 0 {
+			t.Fatalf("test object fails kube's schema validation, not its rules: %v", errs)
+		}
+		var oldObj any
+		if old != nil {
+			defaulting.Default(old, ss)
+			oldObj = old
+		}
+		// kube's strategy checks list types too, duplicates on update only
+		// when the stored object had none.
+		var listErrs fieldpath.ErrorList
+		if old == nil || len(listtype.ValidateListSetsAndMaps(nil, ss, old)) == 0 {
+			listErrs = listtype.ValidateListSetsAndMaps(nil, ss, obj)
+		}
+		// On update kube's strategy ratchets the rules (CRDValidationRatcheting).
+		var opts []cel.Option
+		if old != nil {
+			opts = append(opts, cel.WithRatcheting(celcommon.NewCorrelatedObject(obj, old, &model.Structural{Structural: ss})))
+		}
+		celErrs, _ := rules.Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+		return statusCauses(append(listErrs, celErrs...))
 	}
-	var oldObj any
-	if old != nil {
-		defaulting.Default(old, ss)
-		oldObj = old
-	}
-	// kube's strategy checks list types too, duplicates on update only
-	// when the stored object had none.
-	var listErrs fieldpath.ErrorList
-	if old == nil || len(listtype.ValidateListSetsAndMaps(nil, ss, old)) == 0 {
-		listErrs = listtype.ValidateListSetsAndMaps(nil, ss, obj)
-	}
-	// On update kube's strategy ratchets the rules (CRDValidationRatcheting).
-	var opts []cel.Option
-	if old != nil {
-		opts = append(opts, cel.WithRatcheting(celcommon.NewCorrelatedObject(obj, old, &model.Structural{Structural: ss})))
-	}
-	celErrs, _ := cel.NewValidator(ss, true, celconfig.PerCallLimit).Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
-	return statusCauses(append(listErrs, celErrs...))
 }
 
 // statusCauses are the causes of kube's 422 for errs (apierrors.NewInvalid).

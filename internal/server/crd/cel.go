@@ -83,10 +83,13 @@ type celRule struct {
 // kubeLibraryFunctions are kube's CEL library functions (k8s.io/apiserver/
 // pkg/cel/library) that cel-go does not provide and we do not yet: a rule
 // calling one compiles in kube but not here, and is left unenforced.
-var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(url|getScheme|getHost|getHostname|getPort|getEscapedPath|getQuery|isURL|find|findAll|isSorted|sum|min|max|indexOf|lastIndexOf|quantity|isQuantity|sign|isGreaterThan|isLessThan|compareTo|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked|format\.[A-Za-z0-9]+|validate|semver|isSemver|major|minor|patch)'`)
+var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(quantity|isQuantity|sign|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked)'`)
 
-// celBase is the environment every rule compiles in: kube's base library
-// set as far as cel-go provides it (k8s.io/apiserver/pkg/cel/environment).
+// celBase is the environment every rule compiles in: kube's base
+// environment for new expressions (k8s.io/apiserver/pkg/cel/environment/
+// base.go at compatibility version 1.36, what kube 1.37 compiles a
+// definition's rules with): its libraries, cel-go's extensions at kube's
+// versions, and its checks of literals after type-checking.
 var celBase = func() *cel.Env {
 	env, err := cel.NewEnv(append(cellib.EnvOptions(),
 		cel.HomogeneousAggregateLiterals(),
@@ -99,6 +102,12 @@ var celBase = func() *cel.Env {
 		ext.TwoVarComprehensions(),
 		ext.Lists(ext.ListsVersion(3)),
 		cel.CostEstimatorOptions(celchecker.PresenceTestHasCost(false)),
+		cel.ASTValidators(
+			cel.ValidateDurationLiterals(),
+			cel.ValidateTimestampLiterals(),
+			cel.ValidateRegexLiterals(),
+			cel.ValidateHomogeneousAggregateLiterals(),
+		),
 	)...)
 	if err != nil {
 		panic(err)
@@ -106,9 +115,11 @@ var celBase = func() *cel.Env {
 	return env
 }()
 
-// celProgramOptions are kube's: a cost limit per call, checked every 100
-// comprehension steps, presence tests free.
+// celProgramOptions are kube's: constants folded (and constant regexes
+// compiled) when the program is made, a cost limit per call, checked every
+// 100 comprehension steps, presence tests free.
 var celProgramOptions = []cel.ProgramOption{
+	cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost),
 	cel.CostLimit(celPerCallLimit),
 	cel.InterruptCheckFrequency(100),
 	cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),

@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/kubefmt"
 )
 
 // Patterns of kube-openapi's strfmt registry, the formats kube checks.
 var (
 	hostnameFormat  = regexp.MustCompile(`^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$`)
-	uuidFormat      = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$`)
 	uuid3Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$`)
 	uuid4Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$`)
 	uuid5Format     = regexp.MustCompile(`(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$`)
@@ -40,7 +41,7 @@ var stringFormats = map[string]func(string) bool{
 	"ipv6":         func(s string) bool { return strings.Contains(s, ":") && net.ParseIP(s) != nil },
 	"cidr":         isCIDR,
 	"mac":          func(s string) bool { _, err := net.ParseMAC(s); return err == nil },
-	"uuid":         uuidFormat.MatchString,
+	"uuid":         kubefmt.IsUUID,
 	"uuid3":        uuid3Format.MatchString,
 	"uuid4":        uuid4Format.MatchString,
 	"uuid5":        uuid5Format.MatchString,

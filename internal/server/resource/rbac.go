@@ -3,12 +3,12 @@ package resource
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubefmt"
 )
 
 // rbacGroup is rbac.authorization.k8s.io, the group of the four RBAC kinds
@@ -400,93 +400,14 @@ func badValue(v any) string {
 	return string(b)
 }
 
-// The formats and messages of apimachinery's pkg/api/validate/content.
-const (
-	dnsLabelFmt     = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-	dnsSubdomainFmt = dnsLabelFmt + "(\\." + dnsLabelFmt + ")*"
-	labelKeyFmt     = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-	labelValueFmt   = "(" + labelKeyFmt + ")?"
-	labelKeyMsg     = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
-
+// The checks of apimachinery's pkg/api/validate/content.
 var (
-	dnsSubdomainRE = regexp.MustCompile("^" + dnsSubdomainFmt + "$")
-	labelKeyRE     = regexp.MustCompile("^" + labelKeyFmt + "$")
-	labelValueRE   = regexp.MustCompile("^" + labelValueFmt + "$")
+	// DNS1123Subdomain is content.IsDNS1123Subdomain (ServiceAccount and
+	// custom resource names).
+	DNS1123Subdomain = kubefmt.Content.DNS1123Subdomain
+	// QualifiedName is content.IsQualifiedName, which is IsLabelKey: what
+	// finalizer names must be.
+	QualifiedName = kubefmt.LabelKey
+	labelKey      = kubefmt.LabelKey
+	labelValue    = kubefmt.LabelValue
 )
-
-// regexError is content.RegexError.
-func regexError(msg, format string, examples ...string) string {
-	msg += " (e.g. "
-	for i, e := range examples {
-		if i > 0 {
-			msg += " or "
-		}
-		msg += "'" + e + "', "
-	}
-	return msg + "regex used for validation is '" + format + "')"
-}
-
-// maxLen is content.MaxLenError.
-func maxLen(n int) string { return fmt.Sprintf("must be no more than %d bytes", n) }
-
-// DNS1123Subdomain is content.IsDNS1123Subdomain with its messages
-// (ServiceAccount and custom resource names).
-func DNS1123Subdomain(s string) []string {
-	var msgs []string
-	if len(s) > 253 {
-		msgs = append(msgs, maxLen(253))
-	}
-	if !dnsSubdomainRE.MatchString(s) {
-		msgs = append(msgs, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", dnsSubdomainFmt, "example.com"))
-	}
-	return msgs
-}
-
-// QualifiedName is apimachinery's content.IsQualifiedName, which is
-// labelKey: what finalizer names must be.
-func QualifiedName(s string) []string { return labelKey(s) }
-
-// labelKey is content.IsLabelKey: an optional DNS subdomain prefix and "/",
-// then a name of at most 63 characters.
-func labelKey(k string) []string {
-	var msgs []string
-	parts := strings.Split(k, "/")
-	name := parts[0]
-	switch len(parts) {
-	case 1:
-	case 2:
-		name = parts[1]
-		if parts[0] == "" {
-			msgs = append(msgs, "prefix part must be non-empty")
-			break
-		}
-		for _, m := range DNS1123Subdomain(parts[0]) {
-			msgs = append(msgs, "prefix part "+m)
-		}
-	default:
-		return []string{"a valid label key " + regexError(labelKeyMsg, labelKeyFmt, "MyName", "my.name", "123-abc") +
-			" with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"}
-	}
-	if name == "" {
-		msgs = append(msgs, "name part must be non-empty")
-	} else if len(name) > 63 {
-		msgs = append(msgs, "name part "+maxLen(63))
-	}
-	if !labelKeyRE.MatchString(name) {
-		msgs = append(msgs, "name part "+regexError(labelKeyMsg, labelKeyFmt, "MyName", "my.name", "123-abc"))
-	}
-	return msgs
-}
-
-// labelValue is content.IsLabelValue.
-func labelValue(v string) []string {
-	var msgs []string
-	if len(v) > 63 {
-		msgs = append(msgs, maxLen(63))
-	}
-	if !labelValueRE.MatchString(v) {
-		msgs = append(msgs, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", labelValueFmt, "MyValue", "my_value", "12345"))
-	}
-	return msgs
-}
