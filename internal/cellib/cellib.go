@@ -22,7 +22,11 @@ type library struct {
 }
 
 // libraries are every library kube's base environment declares.
-var libraries = []library{}
+var libraries = []library{
+	quantityLib,
+	ipLib,
+	cidrLib,
+}
 
 // EnvOptions declares every library's functions and types.
 func EnvOptions() []cel.EnvOption {

@@ -75,7 +75,7 @@ type celRule struct {
 // kubeLibraryFunctions are kube's CEL library functions (k8s.io/apiserver/
 // pkg/cel/library) that cel-go does not provide and we do not yet: a rule
 // calling one compiles in kube but not here, and is left unenforced.
-var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(url|getScheme|getHost|getHostname|getPort|getEscapedPath|getQuery|isURL|find|findAll|isSorted|sum|min|max|indexOf|lastIndexOf|quantity|isQuantity|sign|isGreaterThan|isLessThan|compareTo|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked|format\.[A-Za-z0-9]+|validate|semver|isSemver|major|minor|patch)'`)
+var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(url|getScheme|getHost|getHostname|getPort|getEscapedPath|getQuery|isURL|find|findAll|isSorted|sum|min|max|indexOf|lastIndexOf|format\.[A-Za-z0-9]+|validate|semver|isSemver|major|minor|patch)'`)
 
 // celBase is the environment every rule compiles in: kube's base library
 // set as far as cel-go provides it (k8s.io/apiserver/pkg/cel/environment).
@@ -516,7 +516,12 @@ func (e *celEval) rules(s *Schema, v, old any, path string, hasOld bool) {
 				e.fail(path, s, fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %s", err, r.errorString()))
 				return
 			}
-			e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: %v evaluating rule: %s", s.Type, err, r.errorString()))
+			format := "Invalid value: %q: %v evaluating rule: %s"
+			if strings.HasPrefix(err.Error(), "no such overload") {
+				// A type the checker could not see (dyn, or a library's quirk).
+				format = "Invalid value: %q: '%v': call arguments did not match a supported operator, function or macro signature for rule: %s"
+			}
+			e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf(format, s.Type, err, r.errorString()))
 			continue
 		}
 		if out == types.True {
