@@ -181,3 +181,57 @@ func TestCELQuantityNetDefinitionsAsKube(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { sameDefinitionAnswer(t, srv.URL, celDefinition(tt.schema)) })
 	}
 }
+
+// TestCELQuantityNetRuntimeBudgetAsKube writes items whose rules call
+// every function, always true, until kube's runtime budget for the object
+// runs out: the item at which it does (kube's cause, l[3421]) pins the
+// runtime costs summed over thousands of calls, to an item's worth
+// (about 3000 units, mostly quantity parses).
+func TestCELQuantityNetRuntimeBudgetAsKube(t *testing.T) {
+	srv := StartListwatch(t, listwatchBin(t))
+	quantities := []string{
+		`!isQuantity(self) || quantity(self).add(1).sub(quantity('1')).compareTo(quantity(self)) == 0 && quantity(self).add(quantity('1')).sub(1) == quantity(self)`,
+		`!isQuantity(self) || sign(quantity(self)) >= 0 && quantity(self).isInteger() && quantity(self).asApproximateFloat() >= 0.0 && quantity(self).asInteger() >= 0 && !quantity(self).isLessThan(quantity('0')) && quantity(self) == quantity(self)`,
+	}
+	nets := []string{
+		`!isIP(self) || ip(self).family() == 6 && ip.isCanonical(self) == (string(ip(self)) == self) && !ip(self).isLoopback()`,
+		`!isIP(self) || !ip(self).isUnspecified() && !ip(self).isLinkLocalMulticast() && !ip(self).isLinkLocalUnicast() && ip(self).isGlobalUnicast() && ip(self) == ip(self)`,
+		`!isCIDR(self) || cidr(self).containsIP(cidr(self).ip()) && cidr(self).containsIP('2001:db8:85a3::1') == cidr(self).containsIP('2001:db8:85a3::1')`,
+		`!isCIDR(self) || cidr(self).containsCIDR(cidr(self).masked()) && cidr(self).containsCIDR(self) && cidr(self).prefixLength() >= 0 && cidr(self) == cidr(self)`,
+	}
+	var rules []string
+	for i := range 6 {
+		for _, c := range quantities {
+			rules = append(rules, fmt.Sprintf(`{"rule":%q}`, fmt.Sprintf("%s || %d == 0", c, i)))
+		}
+	}
+	for _, c := range nets {
+		rules = append(rules, fmt.Sprintf(`{"rule":%q}`, c))
+	}
+	var items []any
+	long := strings.Repeat("0", 496) + "1500"
+	for range 650 {
+		items = append(items, long, long, long, long, "2001:db8:85a3::8a2e:370:7334", "2001:db8:85a3::/48")
+	}
+	schema := fmt.Sprintf(`{"type":"object","properties":{"l":{"type":"array","maxItems":%d,"items":{"type":"string","maxLength":500,"x-kubernetes-validations":[%s]}}}}`, len(items), strings.Join(rules, ","))
+	crd := parseCRD(t, []byte(celDefinition(schema)))
+	if causes := crd.createCauses(t); len(causes) > 0 {
+		t.Fatalf("kube refuses the definition: %v", causes)
+	}
+	if code, causes, _ := write(t, "POST", srv.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1); code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", code, causes)
+	}
+	url := srv.URL + "/apis/example.com/v1/namespaces/default/things"
+	waitServed(t, url)
+	obj := map[string]any{"apiVersion": "example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"}, "l": items}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := crd.objectCauses(t, "v1", jsonObject(t, string(b)), nil)
+	if len(want) != 1 || !strings.Contains(want[0].Message, "running out of cost budget") {
+		t.Fatalf("kube's budget does not run out: %v", want)
+	}
+	code, got, _ := write(t, "POST", url, jsonObject(t, string(b)))
+	sameAnswer(t, want, code, got)
+}
