@@ -82,6 +82,23 @@ func quantityNetRule(expr string) map[string]any {
 	return map[string]any{"rule": "string(" + expr + ") == '~'", "messageExpression": "string(" + expr + ")"}
 }
 
+// quantityNetInstall creates the definition of things.example.com with
+// schema in the binary at base, which kube accepts, and returns it and
+// its resources' URL once served.
+func quantityNetInstall(t *testing.T, base, schema string) (kubeCRD, string) {
+	t.Helper()
+	crd := parseCRD(t, []byte(celDefinition(schema)))
+	if causes := crd.createCauses(t); len(causes) > 0 {
+		t.Fatalf("kube refuses the definition: %v", causes)
+	}
+	if code, causes, _ := write(t, "POST", base+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1); code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", code, causes)
+	}
+	url := base + "/apis/example.com/v1/namespaces/default/things"
+	waitServed(t, url)
+	return crd, url
+}
+
 // TestCELQuantityNetLibrariesAsKube writes an object under a definition
 // whose rules evaluate every expression above: the binary's causes (values
 // in messages, errors in evaluation causes) are those kube's validator,
@@ -103,15 +120,7 @@ func TestCELQuantityNetLibrariesAsKube(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd := parseCRD(t, []byte(celDefinition(string(schema))))
-	if causes := crd.createCauses(t); len(causes) > 0 {
-		t.Fatalf("kube refuses the definition: %v", causes)
-	}
-	if code, causes, _ := write(t, "POST", srv.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1); code != http.StatusCreated {
-		t.Fatalf("creating the definition: %d %v", code, causes)
-	}
-	url := srv.URL + "/apis/example.com/v1/namespaces/default/things"
-	waitServed(t, url)
+	crd, url := quantityNetInstall(t, srv.URL, string(schema))
 	answers, errs := 0, 0
 	for p := range props {
 		obj := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},%q:{}}`, p)
@@ -214,15 +223,7 @@ func TestCELQuantityNetRuntimeBudgetAsKube(t *testing.T) {
 		items = append(items, long, long, long, long, "2001:db8:85a3::8a2e:370:7334", "2001:db8:85a3::/48")
 	}
 	schema := fmt.Sprintf(`{"type":"object","properties":{"l":{"type":"array","maxItems":%d,"items":{"type":"string","maxLength":500,"x-kubernetes-validations":[%s]}}}}`, len(items), strings.Join(rules, ","))
-	crd := parseCRD(t, []byte(celDefinition(schema)))
-	if causes := crd.createCauses(t); len(causes) > 0 {
-		t.Fatalf("kube refuses the definition: %v", causes)
-	}
-	if code, causes, _ := write(t, "POST", srv.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1); code != http.StatusCreated {
-		t.Fatalf("creating the definition: %d %v", code, causes)
-	}
-	url := srv.URL + "/apis/example.com/v1/namespaces/default/things"
-	waitServed(t, url)
+	crd, url := quantityNetInstall(t, srv.URL, schema)
 	obj := map[string]any{"apiVersion": "example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"}, "l": items}
 	b, err := json.Marshal(obj)
 	if err != nil {
