@@ -40,9 +40,9 @@
 // # Caveats
 //
 // Not implemented: conversion webhooks, kube's own
-// CEL library functions (quantity, url, ip, cidr, semver, format, regex
-// find, kube's list functions: a rule calling one is accepted and not
-// enforced), oldSelf across the items of map lists, ratcheting of CEL
+// CEL library functions (url, semver, format, regex find, kube's list
+// functions: a rule calling one is accepted and not enforced; quantity, ip
+// and cidr are internal/cellib's), oldSelf across the items of map lists, ratcheting of CEL
 // rules on update, allOf/anyOf/oneOf/not, list
 // and map types (x-kubernetes-list-type), defaulting on read, and the
 // Terminating phase of a definition being deleted (its objects are deleted
