@@ -47,9 +47,9 @@ var lists = library{
 // listFunctions are the names kube costs as one traversal of the receiver.
 var listFunctions = map[string]bool{"isSorted": true, "sum": true, "max": true, "min": true, "indexOf": true, "lastIndexOf": true}
 
-// comparable are kube's element types that compare, by the names its
+// ordered are kube's element types that compare, by the names its
 // overload IDs use; zero is the sum of none of them, nil if they do not add.
-var comparable = []struct {
+var ordered = []struct {
 	name string
 	t    *cel.Type
 	zero ref.Val
@@ -66,7 +66,7 @@ var comparable = []struct {
 
 func listOptions() []cel.EnvOption {
 	var sorted, sums, mins, maxs []cel.FunctionOpt
-	for _, c := range comparable {
+	for _, c := range ordered {
 		n, t := c.name, c.t
 		sorted = append(sorted, cel.MemberOverload("list_"+n+"_is_sorted_bool", []*cel.Type{cel.ListType(t)}, cel.BoolType, cel.UnaryBinding(isSorted)))
 		mins = append(mins, cel.MemberOverload("list_"+n+"_min_"+n, []*cel.Type{cel.ListType(t)}, t, cel.UnaryBinding(extreme("min", types.IntOne))))

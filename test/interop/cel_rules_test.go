@@ -450,16 +450,23 @@ func TestCELDefinitionRefusedAsKube(t *testing.T) {
 			if !strings.HasPrefix(def, `{"apiVersion"`) {
 				def = celDefinition(def)
 			}
-			crd := parseCRD(t, []byte(def))
-			want := crd.createCauses(t)
-			code, got, _ := write(t, "POST", srv.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1)
-			// kube visits a schema's properties in map order.
-			sortCauses(want)
-			sortCauses(got)
-			if code < 300 {
-				defer write(t, "DELETE", srv.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.example.com", nil)
-			}
-			sameAnswer(t, want, code, got)
+			sameDefinitionAnswer(t, srv.URL, def)
 		})
 	}
+}
+
+// sameDefinitionAnswer creates the definition def (of things.example.com)
+// in the binary at url, and deletes it if created: the answer is kube's.
+func sameDefinitionAnswer(t *testing.T, url, def string) {
+	t.Helper()
+	crd := parseCRD(t, []byte(def))
+	want := crd.createCauses(t)
+	code, got, _ := write(t, "POST", url+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd.v1)
+	// kube visits a schema's properties in map order.
+	sortCauses(want)
+	sortCauses(got)
+	if code < 300 {
+		defer write(t, "DELETE", url+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/things.example.com", nil)
+	}
+	sameAnswer(t, want, code, got)
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -75,15 +74,7 @@ type celRule struct {
 	prog        cel.Program
 	msgProg     cel.Program // messageExpression's, or nil
 	usesOldSelf bool
-	// unsupported names a kube library function we lack: the rule is
-	// skipped rather than failing a definition kube accepts.
-	unsupported string
 }
-
-// kubeLibraryFunctions are kube's CEL library functions (k8s.io/apiserver/
-// pkg/cel/library) that cel-go does not provide and we do not yet: a rule
-// calling one compiles in kube but not here, and is left unenforced.
-var kubeLibraryFunctions = regexp.MustCompile(`undeclared reference to '(quantity|isQuantity|sign|asApproximateFloat|asInteger|isInteger|add|sub|ip|isIP|cidr|isCIDR|family|isUnspecified|isLoopback|isLinkLocalMulticast|isLinkLocalUnicast|isGlobalUnicast|isCanonical|containsIP|containsCIDR|prefixLength|masked)'`)
 
 // celBase is the environment every rule compiles in: kube's base
 // environment for new expressions (k8s.io/apiserver/pkg/cel/environment/
@@ -333,7 +324,7 @@ func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable str
 			switch {
 			case r.usesOldSelf && uncorrelatable != "":
 				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, at+".rule", fmt.Sprintf("Invalid value: %q: oldSelf cannot be used on the uncorrelatable portion of the schema within %s", v.Rule, uncorrelatable)))
-			case !r.usesOldSelf && v.OptionalOldSelf != nil && r.unsupported == "":
+			case !r.usesOldSelf && v.OptionalOldSelf != nil:
 				causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, at+".optionalOldSelf", fmt.Sprintf("Invalid value: %t: may not be set if oldSelf is not used in rule", *v.OptionalOldSelf)))
 			}
 		}
@@ -381,10 +372,6 @@ func compileRule(env *cel.Env, s *Schema, v ValidationRule, at string) (r *celRu
 	}
 	ast, iss := env.Compile(v.Rule)
 	if iss.Err() != nil {
-		if m := kubeLibraryFunctions.FindStringSubmatch(iss.String()); m != nil {
-			r.unsupported = m[1]
-			return r, 0, 0, nil
-		}
 		return r, 0, 0, invalid("rule", "compilation failed: "+iss.String())
 	}
 	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
@@ -570,7 +557,12 @@ func (e *celEval) rules(s *Schema, v, old any, path string, rt ratchet) {
 				e.fail(path, s, fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %s", err, r.errorString()))
 				return
 			}
-			e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: %v evaluating rule: %s", s.Type, err, r.errorString()))
+			format := "Invalid value: %q: %v evaluating rule: %s"
+			if strings.HasPrefix(err.Error(), "no such overload") {
+				// A type the checker could not see (dyn, or a library's quirk).
+				format = "Invalid value: %q: '%v': call arguments did not match a supported operator, function or macro signature for rule: %s"
+			}
+			e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf(format, s.Type, err, r.errorString()))
 			continue
 		}
 		if out == types.True {

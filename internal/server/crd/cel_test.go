@@ -115,20 +115,6 @@ func TestCompileRulesBounded(t *testing.T) {
 	mustRules(t, `{"type":"object","properties":{"l":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, x == y))"}]}`)
 }
 
-// TestUnsupportedFunctionSkipped checks that a rule calling a kube library
-// function we do not have leaves the definition valid and is not enforced.
-func TestUnsupportedFunctionSkipped(t *testing.T) {
-	s := mustRules(t, `{"type":"object","properties":{"q":{"type":"string"}},"x-kubernetes-validations":[{"rule":"quantity(self.q).isGreaterThan(quantity('1'))"},{"rule":"self.q != 'x'"}]}`)
-	if s.rules[0].unsupported != "quantity" {
-		t.Errorf("unsupported = %q, want quantity", s.rules[0].unsupported)
-	}
-	got := s.ValidateRules(context.Background(), map[string]any{"q": "x"}, nil)
-	want := []api.StatusCause{{Type: api.CauseTypeFieldValueInvalid, Field: "<nil>", Message: "Invalid value: failed rule: self.q != 'x'"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("causes (-want +got):\n%s", diff)
-	}
-}
-
 // TestRuntimeBudget checks that a rule whose cost the estimate cannot bound
 // (a string of unknown length, repeated) is stopped by the per-call limit.
 func TestRuntimeBudget(t *testing.T) {

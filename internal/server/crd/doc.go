@@ -43,11 +43,7 @@
 //
 // # Caveats
 //
-// Not implemented: conversion webhooks, kube's own
-// CEL library functions (quantity, url, ip, cidr, semver, format, regex
-// find, kube's list functions: a rule calling one is accepted and not
-// enforced), warnings for ratcheted rules, allOf/anyOf/oneOf/not, list
-// and map types (x-kubernetes-list-type), defaulting on read, and the
-// Terminating phase of a definition being deleted (its objects are deleted
+// Not implemented: conversion webhooks, warnings for ratcheted rules, and
+// the Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).
 package crd
