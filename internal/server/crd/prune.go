@@ -91,19 +91,24 @@ func (s *Schema) defaultValue() (any, bool) {
 	return v, true
 }
 
-// prune prunes and defaults v, found at path, against s.
+// prune prunes and defaults v, found at path, against s. As kube's
+// pruning, an object is pruned whatever type s names (an object where a
+// string belongs keeps no field), and so are the items of a list where s
+// has no items schema, unless s preserves unknown fields.
 func (s *Schema) prune(v any, path string, unknown *[]string) {
 	switch v := v.(type) {
 	case map[string]any:
-		if s.Type == "object" || s.EmbeddedResource || (s.Type == "" && s.PreserveUnknownFields) {
-			s.pruneObject(v, path, s.EmbeddedResource, unknown)
-		}
+		s.pruneObject(v, path, s.EmbeddedResource, unknown)
 	case []any:
-		if s.Items == nil {
+		items := s.Items
+		if items == nil && s.PreserveUnknownFields {
 			return
 		}
+		if items == nil {
+			items = &Schema{}
+		}
 		for i, e := range v {
-			s.Items.prune(e, path+"["+strconv.Itoa(i)+"]", unknown)
+			items.prune(e, path+"["+strconv.Itoa(i)+"]", unknown)
 		}
 	}
 }
