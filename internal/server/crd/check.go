@@ -273,7 +273,7 @@ func (c *checker) object(s *Schema, m map[string]any, old *any, path string, typ
 		c.invalid(path, len(m), fmt.Sprintf("should have at least %d properties", *s.MinProperties))
 	}
 	if s.MaxProperties != nil && int64(len(m)) > *s.MaxProperties {
-		c.invalid(path, len(m), fmt.Sprintf("should have at most %d properties", *s.MaxProperties))
+		c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d items", len(m), *s.MaxProperties))
 	}
 }
 
@@ -312,11 +312,15 @@ func (c *checker) str(s *Schema, v, path string) {
 
 func (c *checker) number(s *Schema, v any, path string) {
 	f, _ := toFloat(v)
-	if s.Maximum != nil && (f > *s.Maximum || (s.ExclusiveMaximum && f == *s.Maximum)) {
-		c.invalid(path, v, "should be less than "+orEqual(!s.ExclusiveMaximum)+formatFloat(*s.Maximum))
+	if s.Maximum != nil {
+		if x, limit, shown := s.bound(v, *s.Maximum); x > limit || (s.ExclusiveMaximum && x == limit) {
+			c.invalid(path, v, "should be less than "+orEqual(!s.ExclusiveMaximum)+shown)
+		}
 	}
-	if s.Minimum != nil && (f < *s.Minimum || (s.ExclusiveMinimum && f == *s.Minimum)) {
-		c.invalid(path, v, "should be greater than "+orEqual(!s.ExclusiveMinimum)+formatFloat(*s.Minimum))
+	if s.Minimum != nil {
+		if x, limit, shown := s.bound(v, *s.Minimum); x < limit || (s.ExclusiveMinimum && x == limit) {
+			c.invalid(path, v, "should be greater than "+orEqual(!s.ExclusiveMinimum)+shown)
+		}
 	}
 	if m := s.MultipleOf; m != nil && *m > 0 && !isIntegral(f / *m) {
 		c.invalid(path, v, "should be a multiple of "+formatFloat(*m))
@@ -324,6 +328,19 @@ func (c *checker) number(s *Schema, v any, path string) {
 	if typ, ok := s.numberFits(f); !ok {
 		c.add(api.CauseTypeFieldValueInvalid, nilField, fmt.Sprintf("Invalid value: \"\": Checked value must be of type %s in %s", typ, path))
 	}
+}
+
+// bound is how kube-openapi compares v with a maximum or minimum: as
+// integers, the limit truncated and printed as one, when its decoder reads
+// v as an int64 and the limit fits the node's type; else as floats. It
+// returns v, the limit and the limit as kube's message prints it.
+func (s *Schema) bound(v any, limit float64) (x, lim float64, shown string) {
+	f, _ := toFloat(v)
+	if _, fits := s.numberFits(limit); fits && decodesAsInt64(v) {
+		l := int64(limit)
+		return f, float64(l), strconv.FormatInt(l, 10)
+	}
+	return f, limit, formatFloat(limit)
 }
 
 // numberFits is kube-openapi's IsValueValidAgainstRange for a value of an
@@ -434,10 +451,19 @@ func writeKey(b *strings.Builder, v any) {
 	}
 }
 
-// show formats a value as kube's field errors do: strings quoted, others as JSON.
+// show formats a value as kube's field errors do: strings quoted, numbers
+// with %v of the int64 or float64 kube decodes them to ("2.0000005e+06"),
+// others as JSON.
 func show(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case json.Number, float64:
+		if decodesAsInt64(v) {
+			return fmt.Sprint(v)
+		}
+		f, _ := toFloat(v)
+		return formatFloat(f)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -44,7 +44,12 @@ func (s *Schema) pruneObject(m map[string]any, path string, typeMeta bool, unkno
 		case s.Properties[k] != nil:
 			s.Properties[k].prune(v, p, unknown)
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
-			s.AdditionalProperties.Schema.prune(v, p, unknown)
+			if v, keep := s.AdditionalProperties.Schema.nullDefault(v); !keep {
+				delete(m, k)
+			} else {
+				m[k] = v
+				s.AdditionalProperties.Schema.prune(v, p, unknown)
+			}
 		case s.PreserveUnknownFields || (s.AdditionalProperties != nil && s.AdditionalProperties.Allows):
 		default:
 			delete(m, k)
@@ -70,6 +75,16 @@ func (s *Schema) applyDefaults(m map[string]any) {
 			delete(m, k)
 		}
 	}
+}
+
+// nullDefault is what kube's decoder makes of v, a value s describes that
+// no property names (an additionalProperties value): a null where s is not
+// nullable takes the default, or is dropped (keep false) without one.
+func (s *Schema) nullDefault(v any) (_ any, keep bool) {
+	if v != nil || s.Nullable {
+		return v, true
+	}
+	return s.defaultValue()
 }
 
 // hasDefaults reports whether s or a schema below it has a default.
@@ -107,8 +122,11 @@ func (s *Schema) prune(v any, path string, unknown *[]string) {
 		if items == nil {
 			items = &Schema{}
 		}
-		for i, e := range v {
-			items.prune(e, path+"["+strconv.Itoa(i)+"]", unknown)
+		for i := range v {
+			if d, ok := items.defaultValue(); ok && v[i] == nil && !items.Nullable {
+				v[i] = d
+			}
+			items.prune(v[i], path+"["+strconv.Itoa(i)+"]", unknown)
 		}
 	}
 }
