@@ -531,29 +531,38 @@ func suiteWalk(s *structuralschema.Structural, path []any, x any, out *[]suiteNo
 	}
 }
 
-// suiteSet replaces the value at path in obj; a nil value deletes a key.
+// suiteNull stands for a JSON null in suiteSet, whose nil deletes.
+type suiteNull struct{}
+
+// suiteSet replaces the value at path in obj: nil deletes a key,
+// suiteNull{} sets null.
 func suiteSet(obj any, path []any, v any) {
+	_, null := v.(suiteNull)
 	for i, p := range path {
 		last := i == len(path)-1
 		switch p := p.(type) {
 		case string:
 			m := obj.(map[string]any)
-			if last {
-				if v == nil {
-					delete(m, p)
-				} else {
-					m[p] = v
-				}
-				return
+			switch {
+			case !last:
+				obj = m[p]
+			case null:
+				m[p] = nil
+			case v == nil:
+				delete(m, p)
+			default:
+				m[p] = v
 			}
-			obj = m[p]
 		case int:
 			l := obj.([]any)
-			if last {
+			switch {
+			case !last:
+				obj = l[p]
+			case null:
+				l[p] = nil
+			default:
 				l[p] = v
-				return
 			}
-			obj = l[p]
 		}
 	}
 }
@@ -599,6 +608,33 @@ var suiteMutations = []suiteMutation{
 		vv := n.schema.ValueValidation
 		return vv != nil && vv.Minimum != nil && (n.schema.Type == "integer" || n.schema.Type == "number")
 	}, func(n suiteNode) any { return int64(math.Floor(*n.schema.ValueValidation.Minimum)) - 1 }},
+	{"above maximum", func(n suiteNode) bool {
+		vv := n.schema.ValueValidation
+		return vv != nil && vv.Maximum != nil && (n.schema.Type == "integer" || n.schema.Type == "number")
+	}, func(n suiteNode) any { return int64(math.Ceil(*n.schema.ValueValidation.Maximum)) + 1 }},
+	{"too short", func(n suiteNode) bool {
+		vv := n.schema.ValueValidation
+		return vv != nil && (vv.MinLength != nil && *vv.MinLength > 0 && n.schema.Type == "string" ||
+			vv.MinItems != nil && *vv.MinItems > 0 && n.schema.Type == "array")
+	}, func(n suiteNode) any {
+		if n.schema.Type == "string" {
+			return ""
+		}
+		return []any{}
+	}},
+	{"too many properties", func(n suiteNode) bool {
+		m, _ := n.value.(map[string]any)
+		vv := n.schema.ValueValidation
+		return len(m) > 0 && vv != nil && vv.MaxProperties != nil && *vv.MaxProperties < 64 && n.schema.AdditionalProperties != nil
+	}, func(n suiteNode) any {
+		m := maps.Clone(n.value.(map[string]any))
+		v := m[slices.Sorted(maps.Keys(m))[0]]
+		for i := 0; int64(len(m)) <= *n.schema.ValueValidation.MaxProperties; i++ {
+			m[fmt.Sprintf("extra%d", i)] = v
+		}
+		return m
+	}},
+	{"null", func(n suiteNode) bool { return n.value != nil }, func(suiteNode) any { return suiteNull{} }},
 	{"duplicate", func(n suiteNode) bool {
 		return n.schema.XListType != nil && (*n.schema.XListType == "map" || *n.schema.XListType == "set") && len(asList(n.value)) > 0
 	}, func(n suiteNode) any {
