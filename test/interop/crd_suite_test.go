@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	fielderr "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -136,18 +137,43 @@ func TestRealWorldCRDsAsKube(t *testing.T) {
 			}
 			url := fmt.Sprintf("%s/apis/%s/%s/%s%s", lw.URL, d.kube.v1.Spec.Group, v.Name, ns, d.kube.v1.Spec.Names.Plural)
 			waitServed(t, url)
-			for i, c := range kv.cases() {
+			cs := kv.cases()
+			var rich map[string]any // as stored, when kube and the binary accept it
+			for i, c := range cs {
 				t.Run(d.file+"/"+v.Name+"/"+c.name, func(t *testing.T) {
-					c.obj["metadata"] = map[string]any{"name": fmt.Sprintf("%s-%d-%s", v.Name, i, strings.ReplaceAll(c.name, " ", "-"))}
-					if kv.check(t, url, c.obj) {
-						rejected++
+					obj := suiteDeepCopy(c.obj)
+					obj["metadata"] = map[string]any{"name": fmt.Sprintf("%s-%d-%s", v.Name, i, strings.ReplaceAll(c.name, " ", "-"))}
+					no, stored := kv.check(t, url, obj, nil)
+					if c.name == "rich" && !no {
+						rich = stored
 					}
 					cases++
+					if no {
+						rejected++
+					}
+				})
+			}
+			// The first of each mutation again, as an update of the rich one.
+			for _, c := range cs {
+				if rich == nil || !strings.HasSuffix(c.name, " 0") {
+					continue
+				}
+				t.Run(d.file+"/"+v.Name+"/update "+c.name, func(t *testing.T) {
+					obj := suiteDeepCopy(c.obj)
+					obj["metadata"] = map[string]any{"name": rich["metadata"].(map[string]any)["name"]}
+					no, stored := kv.check(t, url, obj, rich)
+					if stored != nil {
+						rich = stored
+					}
+					cases++
+					if no {
+						rejected++
+					}
 				})
 			}
 		}
 	}
-	t.Logf("%d definitions, %d custom resources, %d rejected by kube", len(defs), cases, rejected)
+	t.Logf("%d definitions, %d writes of custom resources, %d rejected by kube", len(defs), cases, rejected)
 	if rejected == 0 || rejected == cases {
 		t.Errorf("kube rejected %d of %d objects: the cases test nothing", rejected, cases)
 	}
@@ -276,36 +302,81 @@ type kubeAnswer struct {
 // strategy prepares and validates; a read prunes and defaults again.
 func (k kubeStrategy) create(t *testing.T, obj map[string]any, namespaced bool) kubeAnswer {
 	t.Helper()
-	u := &unstructured.Unstructured{Object: runtimeCopy(t, obj)}
-	unknown := structuralpruning.PruneWithOptions(u.Object, k.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
-	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, k.structural)
-	structuraldefaulting.Default(u.Object, k.structural)
+	var a kubeAnswer
+	u := k.decode(t, obj, &a)
 	if namespaced {
 		u.SetNamespace("default")
 	}
 	k.strategy.PrepareForCreate(t.Context(), u)
-	var a kubeAnswer
-	for _, p := range unknown {
-		a.warnings = append(a.warnings, fmt.Sprintf(`unknown field "%s"`, p))
-	}
-	if a.errs = k.strategy.Validate(t.Context(), u); len(a.errs) == 0 {
-		structuralpruning.Prune(u.Object, k.structural, true)
-		structuraldefaulting.Default(u.Object, k.structural)
-		delete(u.Object, "metadata")
-		a.read = u.Object
-	}
+	a.errs = k.strategy.Validate(t.Context(), u)
+	k.read(u, &a)
 	return a
 }
 
-// check creates obj at url and compares the binary's answer with kube's;
-// it reports whether kube rejects obj.
-func (v *suiteVersion) check(t *testing.T, url string, obj map[string]any) bool {
+// update is create's counterpart for obj replacing old, the stored
+// object: the strategy prepares (status kept) and validates with
+// ratcheting, transition rules and old's list types. Both carry old's
+// metadata, which is not what the suite tests.
+func (k kubeStrategy) update(t *testing.T, obj, old map[string]any) kubeAnswer {
 	t.Helper()
+	var a kubeAnswer
+	u := k.decode(t, obj, &a)
+	prev := &unstructured.Unstructured{Object: runtimeCopy(t, old)}
+	meta := map[string]any{}
+	for _, f := range []string{"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp"} {
+		if v, ok := prev.Object["metadata"].(map[string]any)[f]; ok {
+			meta[f] = v
+		}
+	}
+	prev.Object["metadata"], u.Object["metadata"] = meta, runtime.DeepCopyJSONValue(meta)
+	k.strategy.PrepareForUpdate(t.Context(), u, prev)
+	a.errs = k.strategy.ValidateUpdate(t.Context(), u, prev)
+	k.read(u, &a)
+	return a
+}
+
+// decode is kube's decoder of a custom resource: pruning, reporting the
+// unknown fields as warnings, nulls dropped and defaults applied.
+func (k kubeStrategy) decode(t *testing.T, obj map[string]any, a *kubeAnswer) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: runtimeCopy(t, obj)}
+	for _, p := range structuralpruning.PruneWithOptions(u.Object, k.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		a.warnings = append(a.warnings, fmt.Sprintf(`unknown field "%s"`, p))
+	}
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, k.structural)
+	structuraldefaulting.Default(u.Object, k.structural)
+	return u
+}
+
+// read sets what a GET of the written u returns, when it was written:
+// the storage decoder prunes and defaults again.
+func (k kubeStrategy) read(u *unstructured.Unstructured, a *kubeAnswer) {
+	if len(a.errs) > 0 {
+		return
+	}
+	structuralpruning.Prune(u.Object, k.structural, true)
+	structuraldefaulting.Default(u.Object, k.structural)
+	delete(u.Object, "metadata")
+	a.read = u.Object
+}
+
+// check writes obj at url, created (old nil) or updating old, the object
+// stored under its name, and compares the binary's answer with kube's. It
+// reports whether kube rejects obj and returns the object then stored.
+func (v *suiteVersion) check(t *testing.T, url string, obj, old map[string]any) (rejected bool, stored map[string]any) {
+	t.Helper()
+	name := obj["metadata"].(map[string]any)["name"].(string)
+	method, target := "POST", url
+	want := func(k kubeStrategy) kubeAnswer { return k.create(t, obj, v.namespaced) }
+	if old != nil {
+		obj["metadata"].(map[string]any)["resourceVersion"] = old["metadata"].(map[string]any)["resourceVersion"]
+		method, target = "PUT", url+"/"+name
+		want = func(k kubeStrategy) kubeAnswer { return k.update(t, obj, old) }
+	}
 	body, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), "POST", url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), method, target, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,30 +391,29 @@ func (v *suiteVersion) check(t *testing.T, url string, obj map[string]any) bool 
 		t.Fatal(err)
 	}
 	got := suiteAnswer{code: resp.StatusCode, warnings: suiteWarnings(resp.Header)}
-	if got.code == http.StatusCreated {
-		code, b := fetch(t, "GET", url+"/"+obj["metadata"].(map[string]any)["name"].(string), nil, nil)
-		if err := json.Unmarshal(b, &got.read); code != http.StatusOK || err != nil {
+	if got.code < 300 {
+		code, b := fetch(t, "GET", url+"/"+name, nil, nil)
+		if err := json.Unmarshal(b, &stored); code != http.StatusOK || err != nil {
 			t.Fatalf("reading back: %d %.300s", code, b)
 		}
+		got.read = maps.Clone(stored)
 		delete(got.read, "metadata")
 	} else if err := json.Unmarshal(answer, &got.status); err != nil {
 		t.Fatalf("%d %.300s", got.code, answer)
 	}
-	name := obj["metadata"].(map[string]any)["name"].(string)
-	want := v.kube.create(t, obj, v.namespaced)
-	diff := got.diff(t, v.kube, name, want)
-	if diff == "" && len(want.warnings) > 0 {
-		diff = v.strict(t, url, obj, want.warnings)
+	kube := want(v.kube)
+	diff := got.diff(t, v.kube, name, kube)
+	if diff == "" && len(kube.warnings) > 0 && old == nil {
+		diff = v.strict(t, url, obj, kube.warnings)
 	}
-	if diff == "" {
-		return len(want.errs) > 0
+	switch {
+	case diff == "":
+	case v.noLibrary != nil && got.diff(t, *v.noLibrary, name, want(*v.noLibrary)) == "":
+		t.Errorf("KUBE CEL LIBRARY: differs only by rules calling kube's CEL library functions %v:\n%s\n%s %s", v.libraryUse, diff, method, body)
+	default:
+		t.Errorf("MISMATCH:\n%s\n%s %s", diff, method, body)
 	}
-	if v.noLibrary != nil && got.diff(t, *v.noLibrary, name, v.noLibrary.create(t, obj, v.namespaced)) == "" {
-		t.Errorf("KUBE CEL LIBRARY: differs only by rules calling kube's CEL library functions %v:\n%s\nobject: %s", v.libraryUse, diff, body)
-	} else {
-		t.Errorf("MISMATCH:\n%s\nobject: %s", diff, body)
-	}
-	return len(want.errs) > 0
+	return len(kube.errs) > 0, stored
 }
 
 // strict creates obj, whose unknown fields kube reports as warnings, with
@@ -383,7 +453,7 @@ func (a suiteAnswer) diff(t *testing.T, k kubeStrategy, name string, want kubeAn
 		out = append(out, "warnings (-kube +listwatch):\n"+d)
 	}
 	if len(want.errs) == 0 {
-		if a.code != http.StatusCreated {
+		if a.code >= 300 {
 			return strings.Join(append(out, fmt.Sprintf("kube accepts; listwatch answers %d %s", a.code, a.status.Message)), "\n")
 		}
 		if d := cmp.Diff(normalize(t, want.read), normalize(t, a.read)); d != "" {

@@ -128,6 +128,8 @@ type kubeStrategy struct {
 	strategy interface {
 		PrepareForCreate(context.Context, runtime.Object)
 		Validate(context.Context, runtime.Object) validationfield.ErrorList
+		PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+		ValidateUpdate(ctx context.Context, obj, old runtime.Object) validationfield.ErrorList
 	}
 	structural *structuralschema.Structural
 	gvk        schema.GroupVersionKind
