@@ -656,6 +656,21 @@ var suiteMutations = []suiteMutation{
 	{"enum miss", func(n suiteNode) bool {
 		return n.schema.ValueValidation != nil && len(n.schema.ValueValidation.Enum) > 0 && n.schema.Type == "string"
 	}, func(suiteNode) any { return "NotInTheEnum" }},
+	{"other enum value", func(n suiteNode) bool {
+		return n.schema.ValueValidation != nil && len(n.schema.ValueValidation.Enum) > 1
+	}, func(n suiteNode) any {
+		for _, e := range n.schema.ValueValidation.Enum {
+			if fmt.Sprint(e.Object) != fmt.Sprint(n.value) {
+				return e.Object
+			}
+		}
+		return n.value
+	}},
+	{"optional removed", func(n suiteNode) bool { return suiteOptional(n) != "" }, func(n suiteNode) any {
+		m := maps.Clone(n.value.(map[string]any))
+		delete(m, suiteOptional(n))
+		return m
+	}},
 	{"pattern miss", func(n suiteNode) bool {
 		return suitePattern(n.schema) != nil && suiteMismatch(n.schema) != ""
 	}, func(n suiteNode) any { return suiteMismatch(n.schema) }},
@@ -740,6 +755,21 @@ func suiteRequired(n suiteNode) string {
 	for _, r := range n.schema.ValueValidation.Required {
 		if _, present := m[r]; present && n.schema.Properties[r].Default.Object == nil {
 			return r
+		}
+	}
+	return ""
+}
+
+// suiteOptional is a field of the node that its schema does not require,
+// whose absence CEL rules may notice.
+func suiteOptional(n suiteNode) string {
+	m, ok := n.value.(map[string]any)
+	if !ok || len(n.schema.Properties) == 0 {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if n.schema.ValueValidation == nil || !slices.Contains(n.schema.ValueValidation.Required, k) {
+			return k
 		}
 	}
 	return ""
