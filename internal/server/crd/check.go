@@ -50,11 +50,19 @@ func (s *Schema) ValidateUpdate(obj, old api.Object) []api.StatusCause {
 }
 
 // root checks a whole object against s, ratcheted against old unless nil.
+// Like kube-openapi's Result, it reports a cause once however many checks
+// find it (a node's enum and the same enum in one of its allOf).
 func (c *checker) root(s *Schema, obj api.Object, old *any) {
 	n := len(c.causes)
 	c.junctors(s, map[string]any(obj), old, "")
 	c.object(s, map[string]any(obj), old, "", true)
 	c.ratchet(n, map[string]any(obj), old)
+	seen := map[api.StatusCause]bool{}
+	c.causes = slices.DeleteFunc(c.causes, func(x api.StatusCause) bool {
+		dup := seen[x]
+		seen[x] = true
+		return dup
+	})
 }
 
 // ratchet drops the causes added since the first n when v equals old.
@@ -273,7 +281,7 @@ func (c *checker) object(s *Schema, m map[string]any, old *any, path string, typ
 		c.invalid(path, len(m), fmt.Sprintf("should have at least %d properties", *s.MinProperties))
 	}
 	if s.MaxProperties != nil && int64(len(m)) > *s.MaxProperties {
-		c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d items", len(m), *s.MaxProperties))
+		c.tooMany(path, len(m), *s.MaxProperties)
 	}
 }
 
@@ -288,13 +296,22 @@ func (c *checker) array(s *Schema, a []any, old *any, path string) {
 		c.invalid(path, len(a), fmt.Sprintf("should have at least %d items", *s.MinItems))
 	}
 	if s.MaxItems != nil && int64(len(a)) > *s.MaxItems {
-		c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d items", len(a), *s.MaxItems))
+		c.tooMany(path, len(a), *s.MaxItems)
 	}
 }
 
 // str checks a string as kube-openapi's stringValidator, which reports
 // the first of maxLength, minLength and pattern that fails, then its
 // formatValidator.
+// tooMany adds kube's field.TooMany cause, "item" when at most one.
+func (c *checker) tooMany(path string, n int, most int64) {
+	items := "items"
+	if most == 1 {
+		items = "item"
+	}
+	c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d %s", n, most, items))
+}
+
 func (c *checker) str(s *Schema, v, path string) {
 	n := int64(utf8.RuneCountInString(v))
 	switch {
