@@ -73,6 +73,7 @@ func TestScaleSubresource(t *testing.T) {
 			want: map[string]any{"spec.replicas": "2"}},
 		{name: "count not an integer", method: "POST", path: shards, body: `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"c"},"spec":{"count":1.5}}`, code: 422,
 			check: wantCauses(".spec.count: Invalid value: 0: .spec.count accessor error: 1.5 is of the type float64, expected int64",
+				`<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.count`,
 				`spec.count: Invalid value: "number": spec.count in body must be of type integer: "number"`)},
 	})
 	r := exchange(t, ts, "PATCH", shardScale, http.Header{"Content-Type": {"application/json-patch+json"}}, `[{"op":"add","path":"/spec/replicas","value":4}]`)

@@ -256,6 +256,22 @@ func TestCRDSchemaEdgesMatchKube(t *testing.T) {
 			"uuid4":"a987fbc9-4bed-3078-cf07-9141ba07c9f3","uuid5":"x","hexcolor":"#abc","rgbcolor":"rgb(1,2,300)","ssn":"123-45-6789",
 			"bsonobjectid":"507f1f77bcf86cd799439011","date":"2026-02-30","date-time":"2026-01-01T00:00:00Z","byte":"aGk=",
 			"k8s-short-name":"Upper","k8s-long-name":"a.b-c.d","password":"anything","unknown":"anything"}}}`,
+		`{"spec":{"name":"ABCD"}}`,
+		`{"spec":{"name":"a"}}`,
+		`{"spec":{"name":"a1"}}`,
+		`{"spec":{"name":7,"count":"x"}}`,
+		`{"spec":{"name":["ab"],"count":1.5}}`,
+		`{"spec":{"count":3000000000,"port":5.5}}`,
+		`{"spec":{"count":2.0,"port":1e300}}`,
+		`{"spec":{"service":"a","ports":[1,2]}}`,
+		`{"spec":{"labels":{"a":null,"b":"x","c":"y"},"notes":{"n":null,"m":"z"},"weights":[null,5000000,-3,-3.5,2000000.5]}}`,
+		`{"spec":{"count":[1],"code":{"a":1},"forbidden":true}}`,
+		`{"spec":"text","data":7}`,
+		`{"spec":{"formats":{"duration":"forever","date-time":5,"ipv4":["a"],"date":true,"password":1,"uri":{"a":"b"},"unknown":2}}}`,
+		`{"spec":{"formats":{"duration":"1h30m"}}}`,
+		`{"spec":{"formats":{"duration":"3 days 4 hours"}}}`,
+		`{"spec":{"formats":{"duration":"10 fortnights"}}}`,
+		`{"spec":{"formats":{"duration":"99999999999999999999 s"}}}`,
 		`{"spec":{"formats":{"ipv4":"1.2.3.4","ipv6":"fe80::1","cidr":"::/0","mac":"nope","hostname":"example.com",
 			"email":"nope","uri":"https://x.example/p?q","uuid":"nope","uuid3":"a987fbc9-4bed-4078-8f07-9141ba07c9f3",
 			"uuid4":"a987fbc9-4bed-4078-8f07-9141ba07c9f3","uuid5":"a987fbc9-4bed-5078-af07-9141ba07c9f3","hexcolor":"abcd",
@@ -277,8 +293,15 @@ func edgeSchema() string {
 	"data":{"type":"string"},
 	"spec":{"type":"object","not":{"required":["forbidden"]},"properties":{
 		"forbidden":{"type":"string"},
+		"name":{"type":"string","minLength":2,"maxLength":3,"pattern":"^[a-z]+$","enum":["ab","abc","ABCD"]},
+		"count":{"type":"integer","format":"int32","minimum":1,"enum":[1,2]},
+		"labels":{"type":"object","maxProperties":2,"additionalProperties":{"type":"string","default":"d"}},
+		"notes":{"type":"object","additionalProperties":{"type":"string"}},
+		"weights":{"type":"array","items":{"type":"number","default":1,"maximum":1e6,"minimum":-2.5}},
 		"ip":{"type":"string","oneOf":[{"format":"ipv4"},{"format":"ipv6"},{"format":"cidr"}]},
 		"code":{"type":"string","allOf":[{"maxLength":3},{"pattern":"^[a-z]+$"},{"not":{"enum":["bad"]}}]},
+		"service":{"type":"string","enum":["VPS","Dedicated"],"allOf":[{"enum":["VPS","Dedicated"]},{"allOf":[{"enum":["VPS","Dedicated"]}]}]},
+		"ports":{"type":"array","maxItems":1,"items":{"type":"integer"}},
 		"port":{"type":"integer","anyOf":[{"minimum":1,"maximum":10},{"minimum":100}]},
 		"formats":{"type":"object","additionalProperties":{"type":"string"}},
 		"strs":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}},
@@ -291,7 +314,7 @@ func edgeSchema() string {
 				"inner":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}},
 		"byName":{"type":"object","additionalProperties":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"string"}}}}}}}`
 	formats := []string{"ipv4", "ipv6", "cidr", "mac", "hostname", "email", "uri", "uuid", "uuid3", "uuid4", "uuid5",
-		"hexcolor", "rgbcolor", "ssn", "bsonobjectid", "date", "date-time", "byte", "k8s-short-name", "k8s-long-name", "password", "unknown"}
+		"hexcolor", "rgbcolor", "ssn", "bsonobjectid", "date", "date-time", "duration", "byte", "k8s-short-name", "k8s-long-name", "password", "unknown"}
 	var props []string
 	for _, f := range formats {
 		props = append(props, `"`+f+`":{"type":"string","format":"`+f+`"}`)

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	validationfield "k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -101,16 +103,41 @@ func storageVersion(def *apiextensionsv1.CustomResourceDefinition) string {
 
 // kubeInvalid is kube-apiserver's 422 for creating obj, a custom resource
 // of def's version: its strategy's validation after the schema's defaults,
-// or nil when it accepts obj. kube's schema validation lists causes in Go
-// map order, which changes from run to run; those equal to one of ours
-// are put in our order, so that messages compare.
+// or nil when it accepts obj. kube's causes are put in our order where they
+// are ours (orderLike), so that messages compare.
 func kubeInvalid(t *testing.T, def *apiextensionsv1.CustomResourceDefinition, version string, obj map[string]any, ours []metav1.StatusCause) *apierrors.StatusError {
 	t.Helper()
 	var internal apiextensions.CustomResourceDefinition
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(def, &internal, nil); err != nil {
 		t.Fatal(err)
 	}
-	v, err := apiextensions.GetSchemaForVersion(&internal, version)
+	k := newKubeStrategy(t, &internal, version)
+	u := &unstructured.Unstructured{Object: runtimeCopy(t, obj)}
+	u.SetNamespace("default")
+	structuraldefaulting.Default(u.Object, k.structural)
+	errs := k.strategy.Validate(t.Context(), u)
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(k.gvk.GroupKind(), u.GetName(), orderLike(errs, ours))
+}
+
+// kubeStrategy is kube's custom resource strategy for one version of a
+// definition, with the version's schema and subresources.
+type kubeStrategy struct {
+	strategy interface {
+		PrepareForCreate(context.Context, runtime.Object)
+		Validate(context.Context, runtime.Object) validationfield.ErrorList
+		PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+		ValidateUpdate(ctx context.Context, obj, old runtime.Object) validationfield.ErrorList
+	}
+	structural *structuralschema.Structural
+	gvk        schema.GroupVersionKind
+}
+
+func newKubeStrategy(t testing.TB, def *apiextensions.CustomResourceDefinition, version string) kubeStrategy {
+	t.Helper()
+	v, err := apiextensions.GetSchemaForVersion(def, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,15 +149,24 @@ func kubeInvalid(t *testing.T, def *apiextensionsv1.CustomResourceDefinition, ve
 	if err != nil {
 		t.Fatal(err)
 	}
-	gvk := schema.GroupVersionKind{Group: def.Spec.Group, Version: version, Kind: def.Spec.Names.Kind}
-	strategy := customresource.NewStrategy(nil, def.Spec.Scope == apiextensionsv1.NamespaceScoped, gvk, validator, nil, structural, nil, nil, nil)
-	u := &unstructured.Unstructured{Object: runtimeCopy(t, obj)}
-	u.SetNamespace("default")
-	structuraldefaulting.Default(u.Object, structural)
-	errs := strategy.Validate(t.Context(), u)
-	if len(errs) == 0 {
-		return nil
+	sub, err := apiextensions.GetSubresourcesForVersion(def, version)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var status *apiextensions.CustomResourceSubresourceStatus
+	var scale *apiextensions.CustomResourceSubresourceScale
+	if sub != nil {
+		status, scale = sub.Status, sub.Scale
+	}
+	gvk := schema.GroupVersionKind{Group: def.Spec.Group, Version: version, Kind: def.Spec.Names.Kind}
+	namespaced := def.Spec.Scope == apiextensions.NamespaceScoped
+	return kubeStrategy{customresource.NewStrategy(nil, namespaced, gvk, validator, nil, structural, status, scale, nil), structural, gvk}
+}
+
+// orderLike puts errs, kube's, in the order of ours where they are equal,
+// then the rest in kube's order: kube's schema validation lists causes in
+// Go map order, which changes from run to run.
+func orderLike(errs validationfield.ErrorList, ours []metav1.StatusCause) validationfield.ErrorList {
 	ordered := make(validationfield.ErrorList, 0, len(errs))
 	for _, c := range ours {
 		if i := slices.IndexFunc(errs, func(e *validationfield.Error) bool { return e.Field == c.Field && e.ErrorBody() == c.Message }); i >= 0 {
@@ -138,8 +174,7 @@ func kubeInvalid(t *testing.T, def *apiextensionsv1.CustomResourceDefinition, ve
 			errs = slices.Delete(errs, i, i+1)
 		}
 	}
-	errs = append(ordered, errs...) // then kube's own order for causes we lack
-	return apierrors.NewInvalid(gvk.GroupKind(), u.GetName(), errs)
+	return append(ordered, errs...)
 }
 
 // runtimeCopy is obj as kube decodes it: numbers int64 or float64.

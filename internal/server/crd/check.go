@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -49,11 +50,19 @@ func (s *Schema) ValidateUpdate(obj, old api.Object) []api.StatusCause {
 }
 
 // root checks a whole object against s, ratcheted against old unless nil.
+// Like kube-openapi's Result, it reports a cause once however many checks
+// find it (a node's enum and the same enum in one of its allOf).
 func (c *checker) root(s *Schema, obj api.Object, old *any) {
 	n := len(c.causes)
 	c.junctors(s, map[string]any(obj), old, "")
 	c.object(s, map[string]any(obj), old, "", true)
 	c.ratchet(n, map[string]any(obj), old)
+	seen := map[api.StatusCause]bool{}
+	c.causes = slices.DeleteFunc(c.causes, func(x api.StatusCause) bool {
+		dup := seen[x]
+		seen[x] = true
+		return dup
+	})
 }
 
 // ratchet drops the causes added since the first n when v equals old.
@@ -95,17 +104,16 @@ func (c *checker) value(s *Schema, v any, old *any, path string) {
 	c.ratchet(n, v, old)
 }
 
+// node checks v against s as kube-openapi's SchemaValidator does: a type
+// mismatch does not stop the other checks, each of which applies by the
+// type v has (a null meets only the type and the enum).
 func (c *checker) node(s *Schema, v any, old *any, path string) {
-	t := typeOf(v)
-	if !s.accepts(t) {
-		want := s.Type
-		if s.IntOrString {
-			want = "integer,string"
-		}
-		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", t, path, want, t))
-		return
+	if want, got, bad := s.typeMismatch(v); bad {
+		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", got, path, want, got))
 	}
-	c.junctors(s, v, old, path)
+	if v != nil {
+		c.junctors(s, v, old, path)
+	}
 	switch v := v.(type) {
 	case map[string]any:
 		c.object(s, v, old, path, s.EmbeddedResource)
@@ -117,26 +125,131 @@ func (c *checker) node(s *Schema, v any, old *any, path string) {
 	default:
 		c.number(s, v, path)
 	}
-	if len(s.Enum) > 0 && v != nil && !s.enum[jsonKey(v)] {
+	if len(s.Enum) > 0 && !s.inEnum(v) {
+		// kube's NotSupported quotes every value, JSON for other than strings.
 		vals := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
-			vals[i] = show(e)
+			if str, ok := e.(string); ok {
+				vals[i] = strconv.Quote(str)
+			} else {
+				vals[i] = strconv.Quote(show(e))
+			}
 		}
 		c.add(api.CauseTypeFieldValueNotSupported, path, fmt.Sprintf("Unsupported value: %s: supported values: %s", show(v), strings.Join(vals, ", ")))
 	}
 }
 
-// accepts reports whether a value of JSON type t may stand where s is.
-func (s *Schema) accepts(t string) bool {
-	switch {
-	case t == "null":
-		return s.Nullable || (s.Type == "" && !s.IntOrString)
-	case s.IntOrString:
-		return t == "integer" || t == "string"
-	case s.Type == "" || s.Type == t:
+// inEnum is kube-openapi's enum check, which converts v to each value's
+// Go type before comparing: JSON integers are int64, so a number is in an
+// integer enum when its integer part is, and an integer in a string enum
+// when the character it codes is.
+func (s *Schema) inEnum(v any) bool {
+	if s.enum[jsonKey(v)] {
 		return true
 	}
-	return s.Type == "number" && t == "integer"
+	f, ok := toFloat(v)
+	if !ok {
+		return false
+	}
+	for _, e := range s.Enum {
+		switch e := e.(type) {
+		case string:
+			if f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32 && string(rune(int64(f))) == e {
+				return true
+			}
+		default:
+			if ef, ok := toFloat(e); ok && ef == math.Trunc(ef) && math.Trunc(f) == ef {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// typeMismatch is kube-openapi's typeValidator: whether v's type does not
+// fit s, and the type s wants and the one v has as its message names them.
+// With a format, a value that is neither a string nor an array is named by
+// its Go format ("int64"), and a string or an array always fits a
+// non-numeric node.
+func (s *Schema) typeMismatch(v any) (want, got string, bad bool) {
+	var types []string
+	switch {
+	case s.IntOrString:
+		types = []string{"integer", "string"}
+	case s.Type != "":
+		types = []string{s.Type}
+	}
+	format := s.kubeFormat()
+	if len(types) == 0 && format == "" {
+		return "", "", false
+	}
+	t := typeOf(v)
+	if t == "null" {
+		return strings.Join(types, ","), t, len(types) > 0 && !s.Nullable
+	}
+	if t == "integer" && !decodesAsInt64(v) {
+		t = "number" // kube's decoder reads 2.0, and integers past int64, as float64
+	}
+	numeric := slices.Contains(types, "number") || slices.Contains(types, "integer")
+	fits := slices.Contains(types, t) || t == "integer" && slices.Contains(types, "number") ||
+		t == "number" && slices.Contains(types, "integer") && isJSONInteger(v)
+	switch {
+	case format != "" && t != "string" && t != "array" && !fits && goFormat(t) != format:
+		return format, goFormat(t), true
+	case format != "" && !numeric && (t == "string" || t == "array"):
+		return "", "", false
+	}
+	return strings.Join(types, ","), t, !fits
+}
+
+// decodesAsInt64 reports whether kube's JSON decoder reads the number v
+// as an int64: an integer literal in its range.
+func decodesAsInt64(v any) bool {
+	switch n := v.(type) {
+	case json.Number:
+		_, err := n.Int64()
+		return err == nil
+	case int, int64:
+		return true
+	}
+	return false
+}
+
+// isJSONInteger is swag's IsFloat64AJSONInteger, which kube-openapi takes
+// for an integer: within +-(2^53-1), whole to a relative 1e-9.
+func isJSONInteger(v any) bool {
+	f, _ := toFloat(v)
+	r := math.Round(f)
+	return math.Abs(f) <= 1<<53-1 && (f == r || r != 0 && math.Abs(f-r) < 1e-9*math.Abs(r))
+}
+
+// goFormat is the format kube-openapi infers from a decoded value's Go type.
+func goFormat(t string) string {
+	switch t {
+	case "integer":
+		return "int64"
+	case "number":
+		return "float64"
+	}
+	return ""
+}
+
+// kubeFormat is the format kube validates s with: its schema validator
+// strips formats it does not support (StripUnsupportedFormatsPostProcessor),
+// keeping string formats on strings and untyped nodes, int32 and int64 on
+// integers, float and double on numbers.
+func (s *Schema) kubeFormat() string {
+	t := s.Type
+	if s.IntOrString {
+		t = ""
+	}
+	switch {
+	case (t == "" || t == "string") && formatCheck(s.Format) != nil,
+		t == "integer" && (s.Format == "int32" || s.Format == "int64"),
+		t == "number" && (s.Format == "float" || s.Format == "double"):
+		return s.Format
+	}
+	return ""
 }
 
 // object checks a JSON object; typeMeta says it is a resource whose
@@ -168,7 +281,7 @@ func (c *checker) object(s *Schema, m map[string]any, old *any, path string, typ
 		c.invalid(path, len(m), fmt.Sprintf("should have at least %d properties", *s.MinProperties))
 	}
 	if s.MaxProperties != nil && int64(len(m)) > *s.MaxProperties {
-		c.invalid(path, len(m), fmt.Sprintf("should have at most %d properties", *s.MaxProperties))
+		c.tooMany(path, len(m), *s.MaxProperties)
 	}
 }
 
@@ -183,40 +296,84 @@ func (c *checker) array(s *Schema, a []any, old *any, path string) {
 		c.invalid(path, len(a), fmt.Sprintf("should have at least %d items", *s.MinItems))
 	}
 	if s.MaxItems != nil && int64(len(a)) > *s.MaxItems {
-		c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d items", len(a), *s.MaxItems))
+		c.tooMany(path, len(a), *s.MaxItems)
 	}
+}
+
+// str checks a string as kube-openapi's stringValidator, which reports
+// the first of maxLength, minLength and pattern that fails, then its
+// formatValidator.
+// tooMany adds kube's field.TooMany cause, "item" when at most one.
+func (c *checker) tooMany(path string, n int, most int64) {
+	items := "items"
+	if most == 1 {
+		items = "item"
+	}
+	c.add(causeTooMany, path, fmt.Sprintf("Too many: %d: must have at most %d %s", n, most, items))
 }
 
 func (c *checker) str(s *Schema, v, path string) {
 	n := int64(utf8.RuneCountInString(v))
-	if s.MinLength != nil && n < *s.MinLength {
-		c.invalid(path, v, fmt.Sprintf("should be at least %d chars long", *s.MinLength))
-	}
-	if s.MaxLength != nil && n > *s.MaxLength {
+	switch {
+	case s.MaxLength != nil && n > *s.MaxLength:
 		c.add(api.CauseTypeFieldValueTooLong, path, fmt.Sprintf("Too long: may not be more than %d bytes", *s.MaxLength))
-	}
-	if s.pattern != nil && !s.pattern.MatchString(v) {
+	case s.MinLength != nil && n < *s.MinLength:
+		c.invalid(path, v, fmt.Sprintf("should be at least %d chars long", *s.MinLength))
+	case s.pattern != nil && !s.pattern.MatchString(v):
 		c.invalid(path, v, fmt.Sprintf("should match '%s'", s.Pattern))
 	}
-	if check := formatCheck(s.Format); check != nil && !check(v) {
+	if check := formatCheck(s.kubeFormat()); check != nil && !check(v) {
 		c.add(causeTypeInvalid, path, fmt.Sprintf("Invalid value: %q: %s in body must be of type %s: %q", v, path, s.Format, v))
 	}
 }
 
 func (c *checker) number(s *Schema, v any, path string) {
 	f, _ := toFloat(v)
-	if s.Maximum != nil && (f > *s.Maximum || (s.ExclusiveMaximum && f == *s.Maximum)) {
-		c.invalid(path, v, "should be less than "+orEqual(!s.ExclusiveMaximum)+formatFloat(*s.Maximum))
+	if s.Maximum != nil {
+		if x, limit, shown := s.bound(v, *s.Maximum); x > limit || (s.ExclusiveMaximum && x == limit) {
+			c.invalid(path, v, "should be less than "+orEqual(!s.ExclusiveMaximum)+shown)
+		}
 	}
-	if s.Minimum != nil && (f < *s.Minimum || (s.ExclusiveMinimum && f == *s.Minimum)) {
-		c.invalid(path, v, "should be greater than "+orEqual(!s.ExclusiveMinimum)+formatFloat(*s.Minimum))
+	if s.Minimum != nil {
+		if x, limit, shown := s.bound(v, *s.Minimum); x < limit || (s.ExclusiveMinimum && x == limit) {
+			c.invalid(path, v, "should be greater than "+orEqual(!s.ExclusiveMinimum)+shown)
+		}
 	}
 	if m := s.MultipleOf; m != nil && *m > 0 && !isIntegral(f / *m) {
 		c.invalid(path, v, "should be a multiple of "+formatFloat(*m))
 	}
-	if (s.Format == "int32" && (f < math.MinInt32 || f > math.MaxInt32)) || (s.Format == "int64" && (f < math.MinInt64 || f >= math.MaxInt64)) {
-		c.invalid(path, v, fmt.Sprintf("must be of type %s: %q", s.Format, show(v)))
+	if typ, ok := s.numberFits(f); !ok {
+		c.add(api.CauseTypeFieldValueInvalid, nilField, fmt.Sprintf("Invalid value: \"\": Checked value must be of type %s in %s", typ, path))
 	}
+}
+
+// bound is how kube-openapi compares v with a maximum or minimum: as
+// integers, the limit truncated and printed as one, when its decoder reads
+// v as an int64 and the limit fits the node's type; else as floats. It
+// returns v, the limit and the limit as kube's message prints it.
+func (s *Schema) bound(v any, limit float64) (x, lim float64, shown string) {
+	f, _ := toFloat(v)
+	if _, fits := s.numberFits(limit); fits && decodesAsInt64(v) {
+		l := int64(limit)
+		return f, float64(l), strconv.FormatInt(l, 10)
+	}
+	return f, limit, formatFloat(limit)
+}
+
+// numberFits is kube-openapi's IsValueValidAgainstRange for a value of an
+// integer or number node: an integer node takes whole numbers of its
+// format's range (int64 by default), a float node numbers that fit a
+// float32. It returns the type kube's message names when f does not fit.
+func (s *Schema) numberFits(f float64) (string, bool) {
+	switch format := s.kubeFormat(); {
+	case s.Type == "integer" && format == "int32":
+		return "integer with format int32", f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32
+	case s.Type == "integer":
+		return "integer (default format)", f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64
+	case s.Type == "number" && format == "float":
+		return "number with format float", math.Abs(f) <= math.MaxFloat32
+	}
+	return "", true
 }
 
 // isIntegral reports whether f is a whole number, within rounding error.
@@ -311,10 +468,19 @@ func writeKey(b *strings.Builder, v any) {
 	}
 }
 
-// show formats a value as kube's field errors do: strings quoted, others as JSON.
+// show formats a value as kube's field errors do: strings quoted, numbers
+// with %v of the int64 or float64 kube decodes them to ("2.0000005e+06"),
+// others as JSON.
 func show(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case json.Number, float64:
+		if decodesAsInt64(v) {
+			return fmt.Sprint(v)
+		}
+		f, _ := toFloat(v)
+		return formatFloat(f)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

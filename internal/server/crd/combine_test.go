@@ -70,7 +70,8 @@ func TestHostileSchemasAreBounded(t *testing.T) {
 		name, schema, obj string
 		causes            int
 	}{
-		{"deep allOf and anyOf", `{"type":"object","properties":{"s":` + deep + `}}`, `{"s":"ab"}`, 2001},
+		// Every level's allOf fails alike; kube reports that cause once.
+		{"deep allOf and anyOf", `{"type":"object","properties":{"s":` + deep + `}}`, `{"s":"ab"}`, 2},
 		{"huge enum", `{"type":"object","properties":{"s":{"type":"array","items":{"type":"string","enum":[` + strings.Join(enum, ",") + `]}}}}`,
 			`{"s":[` + strings.Join(values, ",") + `]}`, 1},
 		{"many list-map keys", `{"type":"object","properties":{"s":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":[` + strings.Join(keys, ",") + `],

@@ -33,6 +33,8 @@ var (
 var stringFormats = map[string]func(string) bool{
 	"datetime":     func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil },
 	"date":         func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
+	"duration":     isDuration,
+	"password":     func(string) bool { return true },
 	"byte":         func(s string) bool { _, err := base64.StdEncoding.DecodeString(s); return err == nil },
 	"uri":          func(s string) bool { _, err := url.ParseRequestURI(s); return err == nil },
 	"email":        func(s string) bool { a, err := mail.ParseAddress(s); return err == nil && a.Address != "" },
@@ -56,6 +58,37 @@ var stringFormats = map[string]func(string) bool{
 // formatCheck returns the check of a string format, or nil.
 func formatCheck(format string) func(string) bool {
 	return stringFormats[strings.ReplaceAll(format, "-", "")]
+}
+
+// durationUnits are the unit words strfmt's ParseDuration knows, in groups:
+// a unit is one of a group's words, or begins with its last.
+var (
+	durationUnits = [][]string{{"ns", "nano"}, {"us", "µs", "micro"}, {"ms", "milli"}, {"s", "sec"}, {"m", "min"}, {"h", "hr", "hour"}, {"d", "day"}, {"w", "wk", "week"}}
+	durationTerm  = regexp.MustCompile(`((\d+)\s*([A-Za-zµ]+))`)
+)
+
+// isDuration is strfmt's IsDuration: Go's time.ParseDuration, or a
+// Scala-like duration, "3 days 4h", where some number is followed by a
+// unit it knows and every number fits an int.
+func isDuration(s string) bool {
+	if _, err := time.ParseDuration(s); err == nil {
+		return true
+	}
+	ok := false
+	for _, m := range durationTerm.FindAllStringSubmatch(s, -1) {
+		if _, err := strconv.Atoi(m[2]); err != nil {
+			return false
+		}
+		unit := strings.ToLower(strings.TrimSpace(m[3]))
+		for _, words := range durationUnits {
+			for i, w := range words {
+				if strings.EqualFold(w, unit) || i == len(words)-1 && strings.HasPrefix(unit, w) {
+					ok = true
+				}
+			}
+		}
+	}
+	return ok
 }
 
 // isHostname is strfmt's IsHostname: its pattern, at most 255 bytes, and

@@ -44,7 +44,12 @@ func (s *Schema) pruneObject(m map[string]any, path string, typeMeta bool, unkno
 		case s.Properties[k] != nil:
 			s.Properties[k].prune(v, p, unknown)
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
-			s.AdditionalProperties.Schema.prune(v, p, unknown)
+			if v, keep := s.AdditionalProperties.Schema.nullDefault(v); !keep {
+				delete(m, k)
+			} else {
+				m[k] = v
+				s.AdditionalProperties.Schema.prune(v, p, unknown)
+			}
 		case s.PreserveUnknownFields || (s.AdditionalProperties != nil && s.AdditionalProperties.Allows):
 		default:
 			delete(m, k)
@@ -72,6 +77,16 @@ func (s *Schema) applyDefaults(m map[string]any) {
 	}
 }
 
+// nullDefault is what kube's decoder makes of v, a value s describes that
+// no property names (an additionalProperties value): a null where s is not
+// nullable takes the default, or is dropped (keep false) without one.
+func (s *Schema) nullDefault(v any) (_ any, keep bool) {
+	if v != nil || s.Nullable {
+		return v, true
+	}
+	return s.defaultValue()
+}
+
 // hasDefaults reports whether s or a schema below it has a default.
 func (s *Schema) hasDefaults() bool {
 	return len(s.Default) > 0 || slices.ContainsFunc(s.children(), (*Schema).hasDefaults)
@@ -91,19 +106,27 @@ func (s *Schema) defaultValue() (any, bool) {
 	return v, true
 }
 
-// prune prunes and defaults v, found at path, against s.
+// prune prunes and defaults v, found at path, against s. As kube's
+// pruning, an object is pruned whatever type s names (an object where a
+// string belongs keeps no field), and so are the items of a list where s
+// has no items schema, unless s preserves unknown fields.
 func (s *Schema) prune(v any, path string, unknown *[]string) {
 	switch v := v.(type) {
 	case map[string]any:
-		if s.Type == "object" || s.EmbeddedResource || (s.Type == "" && s.PreserveUnknownFields) {
-			s.pruneObject(v, path, s.EmbeddedResource, unknown)
-		}
+		s.pruneObject(v, path, s.EmbeddedResource, unknown)
 	case []any:
-		if s.Items == nil {
+		items := s.Items
+		if items == nil && s.PreserveUnknownFields {
 			return
 		}
-		for i, e := range v {
-			s.Items.prune(e, path+"["+strconv.Itoa(i)+"]", unknown)
+		if items == nil {
+			items = &Schema{}
+		}
+		for i := range v {
+			if d, ok := items.defaultValue(); ok && v[i] == nil && !items.Nullable {
+				v[i] = d
+			}
+			items.prune(v[i], path+"["+strconv.Itoa(i)+"]", unknown)
 		}
 	}
 }
