@@ -268,7 +268,7 @@ func TestCELLibrariesAsKube(t *testing.T) {
 				return jsonObject(t, fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Lib","metadata":{"name":"c%d"},"spec":{"c%d":%s}}`, i, i, data))
 			}
 			want := kube(t, obj(), nil)
-			if got := kubeAnswer(want); c.kube != '?' && got != c.kube {
+			if got := ruleOutcome(want); c.kube != '?' && got != c.kube {
 				t.Fatalf("kube answers %c, the table says %c: %v", got, c.kube, want)
 			}
 			code, got, _ := write(t, "POST", url, obj())
@@ -277,8 +277,8 @@ func TestCELLibrariesAsKube(t *testing.T) {
 	}
 }
 
-// kubeAnswer classifies kube's causes for one rule.
-func kubeAnswer(causes []metav1.StatusCause) byte {
+// ruleOutcome classifies kube's causes for one rule.
+func ruleOutcome(causes []metav1.StatusCause) byte {
 	switch {
 	case len(causes) == 0:
 		return 'T'
