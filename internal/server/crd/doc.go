@@ -17,6 +17,11 @@
 // autoscaling/v1 Scale, and checks on every write that the replicas are
 // integers in [0, MaxInt32].
 //
+// A definition's schemas must be structural as kube requires (structural.go:
+// kube's ValidateStructural, what allOf/anyOf/oneOf/not may hold, list and
+// map types, unsupported keywords), with kube's causes; defaults are not
+// yet checked against their schema when a definition is written.
+//
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object
 // is a declared CEL object type, so rules type-check and are costed field

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // Schema is one node of a structural openAPIV3Schema, the subset kube's
@@ -41,6 +38,19 @@ type Schema struct {
 	Validations           []ValidationRule   `json:"x-kubernetes-validations"`
 	ListType              string             `json:"x-kubernetes-list-type"`
 	ListMapKeys           []string           `json:"x-kubernetes-list-map-keys"`
+	MapType               string             `json:"x-kubernetes-map-type"`
+	UniqueItems           bool               `json:"uniqueItems"`
+	// Keywords kube restricts but never uses: only their presence is kept.
+	Title             present `json:"title"`
+	Description       present `json:"description"`
+	Example           present `json:"example"`
+	ExternalDocs      present `json:"externalDocs"`
+	ID                present `json:"id"`
+	Ref               present `json:"$ref"`
+	PatternProperties present `json:"patternProperties"`
+	Dependencies      present `json:"dependencies"`
+	AdditionalItems   present `json:"additionalItems"`
+	Definitions       present `json:"definitions"`
 	// AllOf, AnyOf, OneOf and Not only validate: kube's structural rules
 	// keep types, defaults and properties' meaning out of them.
 	AllOf []*Schema `json:"allOf"`
@@ -81,20 +91,16 @@ func ParseSchema(raw []byte) (*Schema, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("decoding openAPIV3Schema: %w", err)
 	}
-	if err := s.compile(); err != nil {
-		return nil, err
-	}
+	s.compile()
 	return &s, nil
 }
 
-// compile compiles the patterns of s and every schema below it.
-func (s *Schema) compile() error {
+// compile compiles the patterns of s and every schema below it. A pattern
+// that does not compile is left out: Structural reports it, as kube does,
+// so no definition holding one is served.
+func (s *Schema) compile() {
 	if s.Pattern != "" {
-		re, err := regexp.Compile(s.Pattern)
-		if err != nil {
-			return fmt.Errorf("pattern %q: %w", s.Pattern, err)
-		}
-		s.pattern = re
+		s.pattern, _ = regexp.Compile(s.Pattern)
 	}
 	if len(s.Enum) > 0 {
 		s.enum = make(map[string]bool, len(s.Enum))
@@ -103,11 +109,8 @@ func (s *Schema) compile() error {
 		}
 	}
 	for _, c := range s.children() {
-		if err := c.compile(); err != nil {
-			return err
-		}
+		c.compile()
 	}
-	return nil
 }
 
 // children returns the schemas directly below s.
@@ -136,47 +139,6 @@ func (s *Schema) children() []*Schema {
 
 // schemaTypes are the types a structural schema may name.
 var schemaTypes = []string{"object", "array", "string", "integer", "number", "boolean"}
-
-// Structural returns what keeps s, found at path, from being a structural
-// schema as kube requires of v1 definitions: a type at every node (unless
-// x-kubernetes-int-or-string or x-kubernetes-preserve-unknown-fields says
-// otherwise), an object at the root, items for arrays, and properties and
-// additionalProperties not both.
-func (s *Schema) Structural(path string) []api.StatusCause {
-	causes := s.structuralNode(path)
-	if s.Type != "object" && s.Type != "" {
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, path+".type", fmt.Sprintf("Invalid value: %q: must be object at the root", s.Type)))
-	}
-	return causes
-}
-
-func (s *Schema) structuralNode(path string) []api.StatusCause {
-	var causes []api.StatusCause
-	switch {
-	case s.Type == "" && !s.IntOrString && !s.PreserveUnknownFields:
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueRequired, path+".type", "Required value: must not be empty for specified object fields"))
-	case s.Type != "" && !slices.Contains(schemaTypes, s.Type):
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueNotSupported, path+".type", fmt.Sprintf("Unsupported value: %q: supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"", s.Type)))
-	}
-	if s.Type == "array" && s.Items == nil {
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueRequired, path+".items", "Required value: must be specified"))
-	}
-	if len(s.Properties) > 0 && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		causes = append(causes, apierror.Field(api.CauseTypeFieldValueForbidden, path+".additionalProperties", "Forbidden: additionalProperties and properties are mutual exclusive"))
-	}
-	for _, name := range sortedKeys(s.Properties) {
-		if p := s.Properties[name]; p != nil {
-			causes = append(causes, p.structuralNode(path+".properties["+name+"]")...)
-		}
-	}
-	if s.Items != nil {
-		causes = append(causes, s.Items.structuralNode(path+".items")...)
-	}
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		causes = append(causes, s.AdditionalProperties.Schema.structuralNode(path+".additionalProperties")...)
-	}
-	return causes
-}
 
 // sortedKeys returns m's keys in order, so causes come out stable.
 func sortedKeys[V any](m map[string]V) []string {
