@@ -86,6 +86,20 @@ func TestPrinterCellsAsKube(t *testing.T) {
 					{Name: "Named", Type: "string", JSONPath: ".spec.items[?(@.name)].name"},
 					{Name: "Last", Type: "string", JSONPath: ".spec.items[-1].name"},
 					{Name: "Names", Type: "string", JSONPath: ".spec.items[*].name"},
+					{Name: "Slice", Type: "string", JSONPath: ".spec.items[1:].name"},
+					{Name: "Step", Type: "string", JSONPath: ".spec.items[::2].name"},
+					{Name: "Tail", Type: "string", JSONPath: ".spec.items[-2:-1].name"},
+					{Name: "Empty", Type: "string", JSONPath: ".spec.items[1:1].name"},
+					{Name: "Index", Type: "string", JSONPath: ".spec.v[]"},
+					{Name: "Union", Type: "string", JSONPath: ".spec.items[1,0].name"},
+					{Name: "Keys", Type: "string", JSONPath: ".spec['v','items']"},
+					{Name: "Dotted", Type: "string", JSONPath: ".spec['items.x']"},
+					{Name: "Deep", Type: "string", JSONPath: ".spec..name"},
+					{Name: "DeepPorts", Type: "integer", JSONPath: ".spec..ports[0]"},
+					{Name: "DeepIndex", Type: "string", JSONPath: ".spec..[0]"},
+					{Name: "InStrings", Type: "string", JSONPath: ".spec.v..[0]"},
+					{Name: "AllPorts", Type: "integer", JSONPath: ".spec.items[*].ports[*]"},
+					{Name: "Escaped", Type: "string", JSONPath: `.metadata.labels.app\.kubernetes\.io/name`},
 				},
 			}},
 		},
@@ -108,7 +122,8 @@ func TestPrinterCellsAsKube(t *testing.T) {
 	} {
 		objects = append(objects, fmt.Sprintf(`{"metadata":{"name":"i%d","creationTimestamp":"2021-03-04T05:06:07Z"},"spec":{"items":%s}}`, i, items))
 	}
-	objects = append(objects, `{"metadata":{"name":"absent","creationTimestamp":null},"spec":{}}`)
+	objects = append(objects, `{"metadata":{"name":"absent","creationTimestamp":null},"spec":{}}`,
+		`{"metadata":{"name":"labelled","creationTimestamp":"2021-03-04T05:06:07Z","labels":{"app.kubernetes.io/name":"web"}},"spec":{"v":["x"]}}`)
 
 	defs := []*apiextensionsv1.CustomResourceDefinition{typed}
 	objectsOf := [][]string{objects}

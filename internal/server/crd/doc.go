@@ -10,7 +10,7 @@
 // rewriting apiVersion (conversion strategy None). Each version's
 // openAPIV3Schema prunes unknown fields, applies defaults and validates
 // objects (Schema); its additionalPrinterColumns (or kube's default Age)
-// become Table columns read with a JSONPath subset (ParsePath) and printed
+// become Table columns read with kube's JSONPath (ParsePath) and printed
 // as kube's table convertor prints them (dates as ages); its selectableFields become field
 // selector keys (resource.FieldPaths) for list and watch; its scale
 // subresource gives the resource ScalePaths, which the server serves as an

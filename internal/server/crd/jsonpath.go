@@ -3,23 +3,37 @@ package crd
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// Path is a parsed JSONPath of the subset additionalPrinterColumns use:
-// fields (".spec.replicas", "['a.b']"), indexes ("[0]", "[-1]"), wildcards
-// ("[*]", ".*") and filters comparing a relative path with a literal
+// Path is a parsed JSONPath of what kube's table convertor evaluates for
+// additionalPrinterColumns (k8s.io/client-go/util/jsonpath, its semantics
+// included): fields (".spec.replicas", "['a']"), slices and indexes
+// ("[0]", "[-1]", "[1:3]", "[::2]", "[*]"), unions ("[0,2]",
+// "['a','b']"), wildcards (".*"), recursive descent ("..name") and
+// filters comparing a relative path with a literal
 // (`[?(@.type=="Ready")]`, `[?(@.ready)]`), optionally wrapped in braces.
 type Path []step
 
 // step is one segment of a Path.
 type step struct {
-	field    string  // a field name, when not wildcard, index or filter
-	index    *int    // an array index, negative from the end
-	wildcard bool    // ".*": every element or value
-	each     bool    // "[*]": every element of an array
-	filter   *filter // elements passing a test
+	field     string  // a field name, when nothing below is set
+	slice     *slice  // [start:end:step], [i], [*]
+	wildcard  bool    // ".*": every element or value
+	recursive bool    // "..": every array, object and string at or below
+	union     []Path  // "[a,b]": each path's results, in turn
+	filter    *filter // elements passing a test
+}
+
+// slice is kube's ArrayNode: each bound may be absent (known false); an
+// index [i] is [i:i+1] with the end derived, which counts from the end
+// when it is 0 ([-1]).
+type slice struct {
+	start, end, step    int
+	endKnown, stepKnown bool
+	derived             bool
 }
 
 // filter is `?(@<path> <op> <literal>)`, or just `?(@<path>)` (exists).
@@ -62,6 +76,19 @@ func (p *pathParser) steps(inFilter bool) (Path, error) {
 	var out Path
 	for p.more() {
 		switch c := p.peek(); {
+		case strings.HasPrefix(p.s[p.pos:], ".."):
+			if len(out) > 0 && out[len(out)-1].recursive {
+				return nil, fmt.Errorf("invalid multiple recursive descent at %d", p.pos)
+			}
+			p.pos += len("..")
+			out = append(out, step{recursive: true})
+			if p.more() && p.peek() != '[' {
+				st, err := p.field()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, st)
+			}
 		case c == '.':
 			p.pos++
 			st, err := p.field()
@@ -85,12 +112,17 @@ func (p *pathParser) steps(inFilter bool) (Path, error) {
 	return out, nil
 }
 
+// field parses a field name; a backslash keeps the character after it
+// ("app\.kubernetes\.io").
 func (p *pathParser) field() (step, error) {
 	start := p.pos
 	for p.more() && strings.IndexByte(".[ =!<>)", p.peek()) < 0 {
-		p.pos++
+		if p.peek() == '\\' {
+			p.pos++
+		}
+		p.pos = min(p.pos+1, len(p.s))
 	}
-	name := p.s[start:p.pos]
+	name := strings.ReplaceAll(p.s[start:p.pos], "\\", "")
 	switch name {
 	case "":
 		return step{}, fmt.Errorf("empty field name at %d", start)
@@ -100,29 +132,81 @@ func (p *pathParser) field() (step, error) {
 	return step{field: name}, nil
 }
 
-// bracket parses what follows "[" up to and including "]".
+// bracket parses what follows "[" up to and including "]", as kube's
+// parser: "*" is ":", commas make a union, '…' is a field path, anything
+// else a slice.
 func (p *pathParser) bracket() (step, error) {
+	if strings.HasPrefix(p.s[p.pos:], "?(") {
+		return p.filterStep()
+	}
 	end := strings.IndexByte(p.s[p.pos:], ']')
 	if end < 0 {
 		return step{}, fmt.Errorf("unterminated [ at %d", p.pos)
 	}
-	if strings.HasPrefix(p.s[p.pos:], "?(") {
-		return p.filterStep()
-	}
-	inner := strings.TrimSpace(p.s[p.pos : p.pos+end])
+	inner := p.s[p.pos : p.pos+end]
 	p.pos += end + 1
-	if inner == "*" {
-		return step{each: true}, nil
-	}
-	if lit, ok := quoted(inner); ok {
-		return step{field: lit}, nil
-	}
-	i, err := strconv.Atoi(inner)
-	if err != nil {
-		return step{}, fmt.Errorf("unsupported subscript [%s]", inner)
-	}
-	return step{index: &i}, nil
+	return subscript(inner)
 }
+
+// subscript parses the text between brackets.
+func subscript(inner string) (step, error) {
+	if inner == "*" {
+		inner = ":"
+	}
+	if parts := strings.Split(inner, ","); len(parts) > 1 {
+		var u []Path
+		for _, part := range parts {
+			st, err := subscript(strings.Trim(part, " "))
+			if err != nil {
+				return step{}, err
+			}
+			u = append(u, Path{st})
+		}
+		return step{union: u}, nil
+	}
+	if m := dictKey.FindStringSubmatch(inner); m != nil {
+		// kube reads ['a.b'] as .a.b.
+		p := &pathParser{s: "." + m[1]}
+		path, err := p.steps(false)
+		if err != nil {
+			return step{}, err
+		}
+		return step{union: []Path{path}}, nil
+	}
+	m := sliceSubscript.FindStringSubmatch(inner)
+	if m == nil {
+		return step{}, fmt.Errorf("invalid array index %s", inner)
+	}
+	var sl slice
+	var err error
+	if m[1] != "" {
+		if sl.start, err = strconv.Atoi(m[1]); err != nil {
+			return step{}, fmt.Errorf("array index %s is not a number", m[1])
+		}
+	}
+	switch {
+	case m[2] == "":
+		sl.end, sl.endKnown, sl.derived = sl.start+1, true, true
+	case m[2] != ":":
+		sl.endKnown = true
+		if sl.end, err = strconv.Atoi(m[2][1:]); err != nil {
+			return step{}, fmt.Errorf("array index %s is not a number", m[2][1:])
+		}
+	}
+	if len(m[3]) > 1 {
+		sl.stepKnown = true
+		if sl.step, err = strconv.Atoi(m[3][1:]); err != nil {
+			return step{}, fmt.Errorf("array index %s is not a number", m[3][1:])
+		}
+	}
+	return step{slice: &sl}, nil
+}
+
+// Subscripts kube's JSONPath parser recognises.
+var (
+	dictKey        = regexp.MustCompile(`^'([^']*)'$`)
+	sliceSubscript = regexp.MustCompile(`^(-?[\d]*)(:-?[\d]*)?(:-?[\d]*)?$`)
+)
 
 // filterStep parses `?(@path op literal)]`.
 func (p *pathParser) filterStep() (step, error) {
@@ -216,75 +300,143 @@ func (p Path) Eval(v any) (any, bool) {
 	return found[0], true
 }
 
-// all returns every value the path finds in v, in document order. It
-// fails (ok false) where kube's JSONPath fails the whole path: an index,
-// [*] or filter on a value that is not an array, an index out of range, a
-// filter comparing values of different kinds. Like kube's, [*] stops at
-// the first empty array.
+// all returns every value the path finds in v, in kube's order (object
+// keys sorted where kube's follows map order). It fails (ok false) where
+// kube's JSONPath fails the whole path: a slice or filter on a value that
+// is not an array, an index out of range, a filter comparing values of
+// different kinds, a step of 0 or less.
 func (p Path) all(v any) (found []any, ok bool) {
 	cur := []any{v}
 	for _, st := range p {
-		var next []any
-		for _, c := range cur {
-			got, ok := st.apply(c)
-			if !ok {
-				return nil, false
-			}
-			next = append(next, got...)
-			if a, isArray := c.([]any); st.each && isArray && len(a) == 0 {
-				break
-			}
+		if cur, ok = st.eval(cur); !ok {
+			return nil, false
 		}
-		cur = next
 	}
 	return cur, true
 }
 
-func (st step) apply(v any) ([]any, bool) {
+// eval applies one step to every value found so far.
+func (st step) eval(in []any) ([]any, bool) {
 	switch {
-	case st.index != nil, st.each:
-		if v == nil {
-			return nil, true
-		}
-		a, isArray := v.([]any)
-		if !isArray {
-			return nil, false
-		}
-		if st.each {
-			return a, true
-		}
-		i := *st.index
-		if i < 0 {
-			i += len(a)
-		}
-		if i < 0 || i >= len(a) {
-			return nil, false
-		}
-		return []any{a[i]}, true
-	case st.wildcard:
-		return elements(v), true
-	case st.filter != nil:
-		a, isArray := v.([]any)
-		if !isArray {
-			return nil, false
-		}
+	case st.slice != nil:
+		return st.slice.eval(in)
+	case st.union != nil:
 		var out []any
-		for _, e := range a {
-			pass, ok := st.filter.match(e)
+		for _, p := range st.union {
+			got, ok := p.evalFrom(in)
 			if !ok {
 				return nil, false
 			}
-			if pass {
-				out = append(out, e)
-			}
+			out = append(out, got...)
 		}
 		return out, true
+	case st.recursive:
+		return descend(in), true
 	}
-	m, _ := v.(map[string]any)
-	if f, ok := m[st.field]; ok {
-		return []any{f}, true
+	var out []any
+	for _, v := range in {
+		switch {
+		case v == nil:
+		case st.wildcard:
+			out = append(out, elements(v)...)
+		case st.filter != nil:
+			a, isArray := v.([]any)
+			if !isArray {
+				return nil, false
+			}
+			for _, e := range a {
+				pass, ok := st.filter.match(e)
+				if !ok {
+					return nil, false
+				}
+				if pass {
+					out = append(out, e)
+				}
+			}
+		default:
+			m, _ := v.(map[string]any)
+			if f, ok := m[st.field]; ok {
+				out = append(out, f)
+			}
+		}
 	}
-	return nil, true
+	return out, true
+}
+
+// evalFrom is all, from several values.
+func (p Path) evalFrom(in []any) ([]any, bool) {
+	var ok bool
+	for _, st := range p {
+		if in, ok = st.eval(in); !ok {
+			return nil, false
+		}
+	}
+	return in, true
+}
+
+// eval is kube's evalArray: bounds counted from the end when negative, an
+// empty range ending the evaluation (what was found stays found), a bound
+// out of range failing it.
+func (sl *slice) eval(in []any) ([]any, bool) {
+	var out []any
+	for _, v := range in {
+		if v == nil {
+			continue
+		}
+		a, isArray := v.([]any)
+		if !isArray {
+			return nil, false
+		}
+		start, end := sl.start, len(a)
+		if start < 0 {
+			start += len(a)
+		}
+		if sl.endKnown {
+			end = sl.end
+			if end < 0 || (end == 0 && sl.derived) {
+				end += len(a)
+			}
+		}
+		if start == end {
+			return out, true
+		}
+		if start < 0 || start >= len(a) || end < 0 || end > len(a) || start > end {
+			return nil, false
+		}
+		by := 1
+		if sl.stepKnown {
+			if sl.step <= 0 {
+				return nil, false
+			}
+			by = sl.step
+		}
+		for i := start; i < end; i += by {
+			out = append(out, a[i])
+		}
+	}
+	return out, true
+}
+
+// descend is kube's recursive descent: every array, object and non-empty
+// string at or below each value, a container before what it holds.
+func descend(in []any) []any {
+	var out []any
+	for _, v := range in {
+		var below []any
+		switch v := v.(type) {
+		case string:
+			for i := range len(v) {
+				below = append(below, v[i])
+			}
+		case map[string]any, []any:
+			below = elements(v)
+		}
+		if len(below) > 0 {
+			out = append(out, v)
+			out = append(out, descend(below)...)
+		}
+	}
+	return out
 }
 
 // elements returns an array's elements or an object's values (in key order).

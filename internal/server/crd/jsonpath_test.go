@@ -33,7 +33,14 @@ func TestPathEval(t *testing.T) {
 		{".spec.list[-1].name", "second"},
 		{".spec.list[5].name", nil},
 		{".spec.list[*].name", "first"},
-		{".metadata.labels['app.kubernetes.io/name']", "w"},
+		{`.metadata.labels.app\.kubernetes\.io/name`, "w"},
+		{".metadata.labels['app.kubernetes.io/name']", nil}, // kube reads .app.kubernetes.io/name
+		{".spec.list[1:].name", "second"},
+		{".spec.list[::-1].name", nil},
+		{".spec.list[1,0].name", "second"},
+		{"..name", "first"},
+		{".status..type", "Synced"},
+		{".spec['replicas','on']", json.Number("3")},
 		{".spec.absent", nil},
 		{".spec.replicas.deeper", nil},
 		// Where kube's JSONPath fails the whole path, nothing is found.
@@ -61,7 +68,7 @@ func TestPathEval(t *testing.T) {
 }
 
 func TestParsePathErrors(t *testing.T) {
-	for _, p := range []string{"", "spec", ".spec..x", ".spec[", ".spec[abc]", `.a[?(@.b=="x"]`, `.a[?(b=="x")]`, `.a[?(@.b==x)]`} {
+	for _, p := range []string{"", "spec", ".a[-]", ".a[1:x]", ".a....b", ".spec[", ".spec[abc]", `.a[?(@.b=="x"]`, `.a[?(b=="x")]`, `.a[?(@.b==x)]`} {
 		t.Run(p, func(t *testing.T) {
 			if _, err := ParsePath(p); err == nil {
 				t.Errorf("ParsePath(%q) succeeded", p)
