@@ -57,6 +57,9 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	}
 	if other { // the subresource's own kind
 		forms = func(string, string, string) bool { return false }
+		if info.Subresource == resource.ScaleSubresource.Name && res.Scale != nil && res.Scale.Columns != nil {
+			forms = tableOK // kube's scale table convertor
+		}
 		pb = protobuf.Supports(sub.Group+"/"+sub.Version, sub.Kind)
 	}
 	out, ok := negotiate(r.Header.Get("Accept"), pb, forms)

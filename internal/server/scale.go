@@ -89,6 +89,21 @@ func (q *request) getScale() {
 		q.fail(apierror.Internal(fmt.Errorf("the spec replicas field %q does not exist", q.res.Scale.SpecReplicas)))
 		return
 	}
+	if q.out.as == "Table" {
+		b, err := json.Marshal(s)
+		var scale api.Object
+		if err == nil {
+			scale, err = api.ParseObject(b)
+		}
+		if err != nil {
+			q.fail(apierror.Internal(err))
+			return
+		}
+		t := toTable(&resource.Resource{Columns: q.res.Scale.Columns}, []api.Object{scale}, q.r.URL.Query().Get("includeObject"))
+		t.ListMeta.ResourceVersion = s.Metadata.ResourceVersion
+		writeAs(q.w, http.StatusOK, q.out, t)
+		return
+	}
 	writeAs(q.w, http.StatusOK, q.out, s)
 }
 

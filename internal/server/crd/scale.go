@@ -28,7 +28,17 @@ func (v *version) scalePaths() *resource.ScalePaths {
 	if sc.LabelSelectorPath != nil {
 		p.LabelSelector = *sc.LabelSelectorPath
 	}
+	p.Columns = columns(scaleColumns)
 	return p
+}
+
+// scaleColumns are the columns of a custom resource's Scale in a Table, as
+// kube's getScaleColumnsForVersion gives its scale table convertor (both
+// replicas paths are required, so both columns are always there).
+var scaleColumns = []printerColumn{
+	{Name: "Desired", Type: "integer", Description: "Number of desired replicas", JSONPath: ".spec.replicas"},
+	{Name: "Available", Type: "integer", Description: "Number of actual replicas", JSONPath: ".status.replicas"},
+	defaultColumns[0],
 }
 
 // scale checks subresources.scale as kube's

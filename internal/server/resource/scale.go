@@ -8,8 +8,11 @@ import (
 
 // ScalePaths are the JSON paths (".spec.replicas") of a resource's scale
 // subresource; LabelSelector is "" when the Scale has no selector.
+// Columns are the Table columns of the Scale itself, nil where the Scale
+// is served as no Table.
 type ScalePaths struct {
 	SpecReplicas, StatusReplicas, LabelSelector string
+	Columns                                     []Column
 }
 
 // ScaleSubresource is the scale subresource as discovery lists it.
