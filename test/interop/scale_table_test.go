@@ -3,9 +3,12 @@ package interop
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -54,5 +57,72 @@ func TestScaleTableAsKube(t *testing.T) {
 	out := k.must(t, "get", "shards", "s1", "--subresource=scale")
 	if want := printTable(t, kubeListTable(t, conv, scale), false); out != printTable(t, before, false) && out != want {
 		t.Errorf("kubectl get --subresource=scale:\n%s\nkube's printer:\n%s", out, want)
+	}
+}
+
+// TestScaleOpenAPIAsKube reads the OpenAPI v3 document of a definition with
+// the status and scale subresources and compares its paths (collection,
+// object, status, scale) with kube's CRD OpenAPI builder's: each
+// operation's id, description, action, kind, request media types and
+// response schema, and the Scale's schemas.
+func TestScaleOpenAPIAsKube(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
+	send(t, "POST", lw.URL+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", shardDefinition, http.StatusCreated)
+	waitServed(t, lw.URL+"/apis/example.com/v1/namespaces/default/shards")
+	var ours map[string]any
+	if err := json.Unmarshal(getJSON(t, lw.URL+"/openapi/v3/apis/example.com/v1", "application/json"), &ours); err != nil {
+		t.Fatal(err)
+	}
+	var def apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal([]byte(shardDefinition), &def); err != nil {
+		t.Fatal(err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&def)
+	spec, err := builder.BuildOpenAPIV3(&def, "v1", builder.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kube map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, spec)), &kube); err != nil {
+		t.Fatal(err)
+	}
+	pick := func(doc map[string]any, path string) map[string]any {
+		item, _ := doc["paths"].(map[string]any)[path].(map[string]any)
+		out := map[string]any{}
+		for _, method := range []string{"get", "post", "put", "patch"} {
+			op, _ := item[method].(map[string]any)
+			if op == nil {
+				continue
+			}
+			body, _ := op["requestBody"].(map[string]any)
+			content, _ := body["content"].(map[string]any)
+			var types []string
+			for ct := range content {
+				types = append(types, ct)
+			}
+			slices.Sort(types)
+			ok, _ := op["responses"].(map[string]any)["200"].(map[string]any)
+			out[method] = []any{op["operationId"], op["description"], op["x-kubernetes-action"], op["x-kubernetes-group-version-kind"],
+				types, ok["content"].(map[string]any)["application/json"]}
+		}
+		return out
+	}
+	for _, path := range []string{"/apis/example.com/v1/shards", "/apis/example.com/v1/namespaces/{namespace}/shards",
+		"/apis/example.com/v1/namespaces/{namespace}/shards/{name}", "/apis/example.com/v1/namespaces/{namespace}/shards/{name}/status",
+		"/apis/example.com/v1/namespaces/{namespace}/shards/{name}/scale"} {
+		if diff := cmp.Diff(pick(kube, path), pick(ours, path)); diff != "" {
+			t.Errorf("%s (-kube +ours):\n%s", path, diff)
+		}
+	}
+	schemas := func(doc map[string]any) map[string]any {
+		all, _ := doc["components"].(map[string]any)["schemas"].(map[string]any)
+		out := map[string]any{}
+		for _, name := range []string{"io.k8s.api.autoscaling.v1.Scale", "io.k8s.api.autoscaling.v1.ScaleSpec", "io.k8s.api.autoscaling.v1.ScaleStatus"} {
+			out[name] = all[name]
+		}
+		return out
+	}
+	if diff := cmp.Diff(schemas(kube), schemas(ours)); diff != "" {
+		t.Errorf("Scale schemas (-kube +ours):\n%s", diff)
 	}
 }

@@ -131,15 +131,18 @@ func resourcePaths(r *resource.Resource) []pathItem {
 	objectParams := append([]param{pName}, scopeParams...)
 	out := []pathItem{
 		{path: collection, params: scopeParams, ops: n.collectionOps()},
-		{path: object, params: objectParams, ops: n.objectOps("")},
+		{path: object, params: objectParams, ops: n.objectOps("", defName(r))},
 	}
 	if r.StatusSubresource {
-		out = append(out, pathItem{path: object + "/status", params: objectParams, ops: n.objectOps("Status")})
+		out = append(out, pathItem{path: object + "/status", params: objectParams, ops: n.objectOps("Status", defName(r))})
+	}
+	if r.Scale != nil {
+		out = append(out, pathItem{path: object + "/scale", params: objectParams, ops: n.objectOps("Scale", resource.ScaleName)})
 	}
 	if r.Namespaced {
 		all := names{r: r, gv: n.gv, write: n.write}
 		out = append(out, pathItem{path: base + "/" + r.Plural, params: []param{pPretty}, ops: []operation{
-			all.op("get", "list", "list"+all.gv+r.Kind+"ForAllNamespaces", "list or watch objects of kind "+r.Kind, "", listName(r), concat(listParams)),
+			all.op("get", "list", "list"+all.gv+r.Kind+"ForAllNamespaces", listDesc(r), "", listName(r), concat(listParams)),
 		}})
 	}
 	return out
@@ -186,34 +189,51 @@ func (n names) op(method, action, id, desc, body, response string, params []para
 
 func (n names) collectionOps() []operation {
 	r, kind := n.r, n.scope+n.r.Kind
+	post := n.op("post", "post", "create"+n.gv+kind, "create a "+r.Kind, defName(r), defName(r), n.write)
+	if r.Owner != "" {
+		post.consumes = crdBodyTypes
+	}
 	return []operation{
-		n.op("get", "list", "list"+n.gv+kind, "list or watch objects of kind "+r.Kind, "", listName(r), concat(listParams)),
-		n.op("post", "post", "create"+n.gv+kind, "create a "+r.Kind, defName(r), defName(r), n.write),
+		n.op("get", "list", "list"+n.gv+kind, listDesc(r), "", listName(r), concat(listParams)),
+		post,
 		n.op("delete", "deletecollection", "delete"+n.gv+"Collection"+kind, "delete collection of "+r.Kind, resource.DeleteOptsName, resource.StatusName,
 			concat(listParams[:len(listParams)-1], deleteParams)),
 	}
 }
 
-// objectOps are the operations on one object, or on its subresource when
-// sub is "Status".
-func (n names) objectOps(sub string) []operation {
+// objectOps are the operations on one object, or on its subresource sub
+// ("Status", "Scale"), whose requests and answers are def.
+func (n names) objectOps(sub, def string) []operation {
 	r, kind := n.r, n.scope+n.r.Kind+sub
 	what := "the specified " + r.Kind
 	if sub != "" {
 		what = strings.ToLower(sub) + " of " + what
 	}
-	p := n.op("patch", "patch", "patch"+n.gv+kind, "partially update "+what, resource.PatchName, defName(r), concat(n.write, []param{pForce}))
+	p := n.op("patch", "patch", "patch"+n.gv+kind, "partially update "+what, resource.PatchName, def, concat(n.write, []param{pForce}))
 	p.consumes = patch.Types(r.StrategicMerge)
-	ops := []operation{
-		n.op("get", "get", "read"+n.gv+kind, "read "+what, "", defName(r), nil),
-		n.op("put", "put", "replace"+n.gv+kind, "replace "+what, defName(r), defName(r), n.write),
-		p,
+	put := n.op("put", "put", "replace"+n.gv+kind, "replace "+what, def, def, n.write)
+	if r.Owner != "" {
+		put.consumes = crdBodyTypes
 	}
+	ops := []operation{n.op("get", "get", "read"+n.gv+kind, "read "+what, "", def, nil), put, p}
 	if sub == "" {
 		ops = append(ops, n.op("delete", "delete", "delete"+n.gv+kind, "delete a "+r.Kind, resource.DeleteOptsName, resource.StatusName, concat(deleteParams)))
 	}
 	return ops
 }
+
+// listDesc describes a list operation as kube does: its CRD OpenAPI
+// builder leaves out the watch.
+func listDesc(r *resource.Resource) string {
+	if r.Owner != "" {
+		return "list objects of kind " + r.Kind
+	}
+	return "list or watch objects of kind " + r.Kind
+}
+
+// crdBodyTypes are the request media types kube's CRD OpenAPI builder
+// documents for a custom resource's bodies other than patches.
+var crdBodyTypes = []string{"application/json", "application/yaml"}
 
 func concat(lists ...[]param) []param {
 	var out []param

@@ -32,6 +32,9 @@ func (s *schemaSet) addResource(r *resource.Resource) {
 	for _, name := range []string{resource.StatusName, resource.PatchName, resource.DeleteOptsName} {
 		s.addKnown(name)
 	}
+	if r.Scale != nil {
+		s.addKnown(resource.ScaleName)
+	}
 }
 
 func (s *schemaSet) add(name string, schema map[string]any) {
