@@ -107,9 +107,10 @@ func TestScaleOpenAPIAsKube(t *testing.T) {
 		}
 		return out
 	}
-	for _, path := range []string{"/apis/example.com/v1/shards", "/apis/example.com/v1/namespaces/{namespace}/shards",
+	paths := []string{"/apis/example.com/v1/shards", "/apis/example.com/v1/namespaces/{namespace}/shards",
 		"/apis/example.com/v1/namespaces/{namespace}/shards/{name}", "/apis/example.com/v1/namespaces/{namespace}/shards/{name}/status",
-		"/apis/example.com/v1/namespaces/{namespace}/shards/{name}/scale"} {
+		"/apis/example.com/v1/namespaces/{namespace}/shards/{name}/scale"}
+	for _, path := range paths {
 		if diff := cmp.Diff(pick(kube, path), pick(ours, path)); diff != "" {
 			t.Errorf("%s (-kube +ours):\n%s", path, diff)
 		}
@@ -124,5 +125,39 @@ func TestScaleOpenAPIAsKube(t *testing.T) {
 	}
 	if diff := cmp.Diff(schemas(kube), schemas(ours)); diff != "" {
 		t.Errorf("Scale schemas (-kube +ours):\n%s", diff)
+	}
+
+	// The v2 document: the same paths, bodies and answers in v2's form.
+	var ours2, kube2 map[string]any
+	if err := json.Unmarshal(getJSON(t, lw.URL+"/openapi/v2", "application/json"), &ours2); err != nil {
+		t.Fatal(err)
+	}
+	swagger, err := builder.BuildOpenAPIV2(&def, "v1", builder.Options{V2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustJSON(t, swagger)), &kube2); err != nil {
+		t.Fatal(err)
+	}
+	pick2 := func(doc map[string]any, path string) map[string]any {
+		item, _ := doc["paths"].(map[string]any)[path].(map[string]any)
+		out := map[string]any{}
+		for _, method := range []string{"get", "post", "put", "patch"} {
+			if op, _ := item[method].(map[string]any); op != nil {
+				ok, _ := op["responses"].(map[string]any)["200"].(map[string]any)
+				out[method] = []any{op["operationId"], op["description"], op["consumes"], ok["schema"]}
+			}
+		}
+		return out
+	}
+	for _, path := range paths {
+		if diff := cmp.Diff(pick2(kube2, path), pick2(ours2, path)); diff != "" {
+			t.Errorf("v2 %s (-kube +ours):\n%s", path, diff)
+		}
+	}
+	for _, name := range []string{"io.k8s.api.autoscaling.v1.Scale", "io.k8s.api.autoscaling.v1.ScaleSpec", "io.k8s.api.autoscaling.v1.ScaleStatus"} {
+		if diff := cmp.Diff(kube2["definitions"].(map[string]any)[name], ours2["definitions"].(map[string]any)[name]); diff != "" {
+			t.Errorf("v2 %s (-kube +ours):\n%s", name, diff)
+		}
 	}
 }

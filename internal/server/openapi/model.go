@@ -181,21 +181,21 @@ func (n names) op(method, action, id, desc, body, response string, params []para
 	case "delete":
 		codes = []string{"200", "202"}
 	}
-	return operation{
+	op := operation{
 		method: method, action: action, id: id, desc: desc, params: params, body: body, response: response, codes: codes,
 		group: n.r.Group, version: n.r.Version, kind: n.r.Kind, tag: tagOf(n.r.Group, n.r.Version),
 	}
+	if n.r.Owner != "" {
+		op.consumes = crdBodyTypes // patches set their own
+	}
+	return op
 }
 
 func (n names) collectionOps() []operation {
 	r, kind := n.r, n.scope+n.r.Kind
-	post := n.op("post", "post", "create"+n.gv+kind, "create a "+r.Kind, defName(r), defName(r), n.write)
-	if r.Owner != "" {
-		post.consumes = crdBodyTypes
-	}
 	return []operation{
 		n.op("get", "list", "list"+n.gv+kind, listDesc(r), "", listName(r), concat(listParams)),
-		post,
+		n.op("post", "post", "create"+n.gv+kind, "create a "+r.Kind, defName(r), defName(r), n.write),
 		n.op("delete", "deletecollection", "delete"+n.gv+"Collection"+kind, "delete collection of "+r.Kind, resource.DeleteOptsName, resource.StatusName,
 			concat(listParams[:len(listParams)-1], deleteParams)),
 	}
@@ -211,11 +211,11 @@ func (n names) objectOps(sub, def string) []operation {
 	}
 	p := n.op("patch", "patch", "patch"+n.gv+kind, "partially update "+what, resource.PatchName, def, concat(n.write, []param{pForce}))
 	p.consumes = patch.Types(r.StrategicMerge)
-	put := n.op("put", "put", "replace"+n.gv+kind, "replace "+what, def, def, n.write)
-	if r.Owner != "" {
-		put.consumes = crdBodyTypes
+	ops := []operation{
+		n.op("get", "get", "read"+n.gv+kind, "read "+what, "", def, nil),
+		n.op("put", "put", "replace"+n.gv+kind, "replace "+what, def, def, n.write),
+		p,
 	}
-	ops := []operation{n.op("get", "get", "read"+n.gv+kind, "read "+what, "", def, nil), put, p}
 	if sub == "" {
 		ops = append(ops, n.op("delete", "delete", "delete"+n.gv+kind, "delete a "+r.Kind, resource.DeleteOptsName, resource.StatusName, concat(deleteParams)))
 	}
@@ -232,7 +232,7 @@ func listDesc(r *resource.Resource) string {
 }
 
 // crdBodyTypes are the request media types kube's CRD OpenAPI builder
-// documents for a custom resource's bodies other than patches.
+// documents on a custom resource's operations other than patch.
 var crdBodyTypes = []string{"application/json", "application/yaml"}
 
 func concat(lists ...[]param) []param {

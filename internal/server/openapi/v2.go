@@ -107,7 +107,6 @@ func v2Schema(s map[string]any) map[string]any {
 	if all, ok := out["allOf"].([]any); ok && len(all) == 1 {
 		if r, ok := all[0].(map[string]any)["$ref"]; ok {
 			delete(out, "allOf")
-			delete(out, "default")
 			out["$ref"] = r
 		}
 	}
