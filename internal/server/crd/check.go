@@ -368,6 +368,8 @@ func (s *Schema) numberFits(f float64) (string, bool) {
 	switch format := s.kubeFormat(); {
 	case s.Type == "integer" && format == "int32":
 		return "integer with format int32", f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32
+	case s.Type == "integer" && format != "":
+		return "integer with format " + format, f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64
 	case s.Type == "integer":
 		return "integer (default format)", f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64
 	case s.Type == "number" && format == "float":

@@ -14,41 +14,39 @@ const nilField = "<nil>"
 
 // junctors checks v, found at path, against allOf, anyOf, oneOf and not as
 // kube-openapi's schemaPropsValidator does: a failed anyOf or oneOf reports
-// itself, then the causes of its first failed alternative; allOf reports
+// itself, then the causes of its alternative with the highest match count
+// (matchCount); allOf reports
 // the causes of every branch, then itself when any failed.
 func (c *checker) junctors(s *Schema, v any, old *any, path string) {
 	if len(s.AnyOf) > 0 {
-		var first []api.StatusCause
-		valid := false
+		var failed []alternative
 		for _, b := range s.AnyOf {
 			causes := b.check(v, old, path)
-			if valid = len(causes) == 0; valid {
+			if len(causes) == 0 {
+				failed = nil
 				break
 			}
-			if first == nil {
-				first = causes
-			}
+			failed = append(failed, alternative{b, causes})
 		}
-		if !valid {
+		if failed != nil {
 			c.composite(path, "must validate at least one schema (anyOf)")
-			c.causes = append(c.causes, first...)
+			c.causes = append(c.causes, best(failed, v)...)
 		}
 	}
 	if len(s.OneOf) > 0 {
-		var first []api.StatusCause
+		var failed []alternative
 		valid := 0
 		for _, b := range s.OneOf {
-			causes := b.check(v, old, path)
-			if len(causes) == 0 {
+			if causes := b.check(v, old, path); len(causes) == 0 {
 				valid++
-			} else if valid == 0 && first == nil {
-				first = causes
+			} else if valid == 0 {
+				failed = append(failed, alternative{b, causes})
 			}
 		}
 		switch valid {
 		case 0:
 			c.composite(path, "must validate one and only one schema (oneOf). Found none valid")
-			c.causes = append(c.causes, first...)
+			c.causes = append(c.causes, best(failed, v)...)
 		case 1:
 		default:
 			c.composite(path, fmt.Sprintf("must validate one and only one schema (oneOf). Found %d valid alternatives", valid))
@@ -74,6 +72,27 @@ func (c *checker) junctors(s *Schema, v any, old *any, path string) {
 	if s.Not != nil && len(s.Not.check(v, old, path)) == 0 {
 		c.composite(path, "must not validate the schema (not)")
 	}
+}
+
+// alternative is a junctor's schema that v failed, with its causes.
+type alternative struct {
+	s      *Schema
+	causes []api.StatusCause
+}
+
+// best returns the causes of the failed alternative kube reports: the
+// first of those with the highest match count.
+func best(failed []alternative, v any) []api.StatusCause {
+	if len(failed) == 1 {
+		return failed[0].causes
+	}
+	top, count := 0, -1
+	for i, a := range failed {
+		if n := a.s.matchCount(v); n > count {
+			top, count = i, n
+		}
+	}
+	return failed[top].causes
 }
 
 // check returns the causes of v, found at path, against s alone. Like

@@ -1,7 +1,6 @@
 package crd
 
 import (
-	"encoding/base64"
 	"net"
 	"net/mail"
 	"net/url"
@@ -31,11 +30,11 @@ var (
 // dashes as kube normalizes it ("date-time" is "datetime"). Formats kube
 // does not support are accepted, as kube strips them from the schema.
 var stringFormats = map[string]func(string) bool{
-	"datetime":     func(s string) bool { _, err := time.Parse(time.RFC3339Nano, s); return err == nil },
-	"date":         func(s string) bool { _, err := time.Parse(time.DateOnly, s); return err == nil },
+	"datetime":     kubefmt.IsDateTime,
+	"date":         kubefmt.IsDate,
 	"duration":     isDuration,
 	"password":     func(string) bool { return true },
-	"byte":         func(s string) bool { _, err := base64.StdEncoding.DecodeString(s); return err == nil },
+	"byte":         kubefmt.IsBase64,
 	"uri":          func(s string) bool { _, err := url.ParseRequestURI(s); return err == nil },
 	"email":        func(s string) bool { a, err := mail.ParseAddress(s); return err == nil && a.Address != "" },
 	"hostname":     isHostname,
@@ -44,6 +43,10 @@ var stringFormats = map[string]func(string) bool{
 	"cidr":         isCIDR,
 	"mac":          func(s string) bool { _, err := net.ParseMAC(s); return err == nil },
 	"uuid":         kubefmt.IsUUID,
+	"isbn":         func(s string) bool { return isISBN10(s) || isISBN13(s) },
+	"isbn10":       isISBN10,
+	"isbn13":       isISBN13,
+	"creditcard":   isCreditCard,
 	"uuid3":        uuid3Format.MatchString,
 	"uuid4":        uuid4Format.MatchString,
 	"uuid5":        uuid5Format.MatchString,
@@ -59,6 +62,14 @@ var stringFormats = map[string]func(string) bool{
 func formatCheck(format string) func(string) bool {
 	return stringFormats[strings.ReplaceAll(format, "-", "")]
 }
+
+var (
+	isbn10Format   = regexp.MustCompile(`^(?:[0-9]{9}X|[0-9]{10})$`)
+	isbn13Format   = regexp.MustCompile(`^(?:[0-9]{13})$`)
+	isbnSeparators = regexp.MustCompile(`[\s-]+`)
+	creditCard     = regexp.MustCompile(`^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\d{3})\d{11})$`)
+	notDigits      = regexp.MustCompile(`[^0-9]+`)
+)
 
 // durationUnits are the unit words strfmt's ParseDuration knows, in groups:
 // a unit is one of a group's words, or begins with its last.
@@ -139,4 +150,65 @@ func isCIDR(s string) bool {
 		return n <= 128
 	}
 	return n <= 32
+}
+
+// isbnDigits is s without spaces and dashes, and whether it matches format.
+func isbnDigits(s string, format *regexp.Regexp) (string, bool) {
+	s = isbnSeparators.ReplaceAllString(s, "")
+	return s, format.MatchString(s)
+}
+
+// isISBN10 is govalidator's IsISBN10: ten digits (the last may be X),
+// spaces and dashes aside, with the mod-11 checksum.
+func isISBN10(s string) bool {
+	s, ok := isbnDigits(s, isbn10Format)
+	if !ok {
+		return false
+	}
+	sum := 0
+	for i := range 9 {
+		sum += (i + 1) * int(s[i]-'0')
+	}
+	if s[9] == 'X' {
+		sum += 100
+	} else {
+		sum += 10 * int(s[9]-'0')
+	}
+	return sum%11 == 0
+}
+
+// isISBN13 is govalidator's IsISBN13: thirteen digits, spaces and dashes
+// aside, with the 1-3 weighted checksum.
+func isISBN13(s string) bool {
+	s, ok := isbnDigits(s, isbn13Format)
+	if !ok {
+		return false
+	}
+	sum := 0
+	for i := range 12 {
+		sum += (1 + 2*(i%2)) * int(s[i]-'0')
+	}
+	return int(s[12]-'0') == (10-sum%10)%10
+}
+
+// isCreditCard is govalidator's IsCreditCard: the digits of s (anything
+// else dropped) are a known issuer's number and pass the Luhn check.
+func isCreditCard(s string) bool {
+	s = notDigits.ReplaceAllString(s, "")
+	if !creditCard.MatchString(s) {
+		return false
+	}
+	sum, double := 0, false
+	for i := len(s) - 1; i >= 0; i-- {
+		d := int(s[i] - '0')
+		if double {
+			d *= 2
+			if d >= 10 {
+				d = d%10 + 1
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
 }
