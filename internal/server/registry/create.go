@@ -87,6 +87,9 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	if err := validate(res, obj, nil); err != nil {
 		return Written{}, err
 	}
+	if err := admit(ctx, obj, nil); err != nil {
+		return Written{}, err
+	}
 	value, err := encodeFor(res, obj)
 	if err != nil {
 		return Written{}, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
