@@ -27,6 +27,9 @@ import (
 // mutate runs the mutating webhooks on obj, about to be created (old nil)
 // or to replace old, and returns the object to write.
 func (q *request) mutate(obj, old api.Object) (api.Object, error) {
+	if !q.s.webhooks.Any(q.r.Context(), true) {
+		return obj, nil
+	}
 	op := webhook.Update
 	if old == nil {
 		op = webhook.Create
@@ -38,8 +41,11 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 }
 
 // admitting returns ctx making the registry's writes call the validating
-// webhooks (and, for a delete, the mutating ones first, as kube).
+// webhooks (and, for a delete, the mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
+	if !q.s.webhooks.Any(ctx, false) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+		return ctx
+	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
 		op := webhook.Update
 		switch {

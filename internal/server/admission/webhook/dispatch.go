@@ -48,6 +48,14 @@ const (
 	failedOpenValidatingPrefix = "failed-open.validating.webhook.admission.k8s.io/"
 )
 
+// Any says whether there are webhooks of a kind (errors read as yes: the
+// call then reports them), so that a write without webhooks skips
+// preparing their attributes.
+func (d *Dispatcher) Any(ctx context.Context, mutating bool) bool {
+	hooks, err := d.source.Webhooks(ctx, mutating)
+	return err != nil || len(hooks) > 0
+}
+
 // Mutate calls the mutating webhooks that match the write, in order,
 // replacing a.Object with each one's patched object; those with
 // reinvocationPolicy IfNeeded are called once more if a later one changed
