@@ -22,21 +22,23 @@ const maxResponseBytes = 3 << 20
 
 // request is admission.k8s.io/v1 AdmissionRequest, with its JSON names.
 type request struct {
-	UID                string          `json:"uid"`
-	Kind               GVK             `json:"kind"`
-	Resource           GVR             `json:"resource"`
-	SubResource        string          `json:"subResource,omitempty"`
-	RequestKind        *GVK            `json:"requestKind,omitempty"`
-	RequestResource    *GVR            `json:"requestResource,omitempty"`
-	RequestSubResource string          `json:"requestSubResource,omitempty"`
-	Name               string          `json:"name,omitempty"`
-	Namespace          string          `json:"namespace,omitempty"`
-	Operation          string          `json:"operation"`
-	UserInfo           userInfo        `json:"userInfo"`
-	Object             json.RawMessage `json:"object,omitempty"`
-	OldObject          json.RawMessage `json:"oldObject,omitempty"`
-	DryRun             *bool           `json:"dryRun,omitempty"`
-	Options            json.RawMessage `json:"options,omitempty"`
+	UID                string   `json:"uid"`
+	Kind               GVK      `json:"kind"`
+	Resource           GVR      `json:"resource"`
+	SubResource        string   `json:"subResource,omitempty"`
+	RequestKind        *GVK     `json:"requestKind,omitempty"`
+	RequestResource    *GVR     `json:"requestResource,omitempty"`
+	RequestSubResource string   `json:"requestSubResource,omitempty"`
+	Name               string   `json:"name,omitempty"`
+	Namespace          string   `json:"namespace,omitempty"`
+	Operation          string   `json:"operation"`
+	UserInfo           userInfo `json:"userInfo"`
+	// Object, OldObject and Options are null when absent, as kube's
+	// RawExtensions (omitempty does not leave a struct out).
+	Object    json.RawMessage `json:"object"`
+	OldObject json.RawMessage `json:"oldObject"`
+	DryRun    *bool           `json:"dryRun,omitempty"`
+	Options   json.RawMessage `json:"options"`
 }
 
 // userInfo is authentication/v1 UserInfo.
