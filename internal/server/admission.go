@@ -54,6 +54,9 @@ func (q *request) admitting(ctx context.Context) context.Context {
 		case old == nil:
 			op = webhook.Create
 		}
+		if q.info.Subresource == resource.ScaleSubresource.Name {
+			obj, old = q.scaleView(obj), q.scaleView(old)
+		}
 		a := q.attributes(ctx, op, obj, old)
 		defer q.passOn(a)
 		if op == webhook.Delete {
@@ -80,6 +83,9 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 		Subresource: q.info.Subresource, Namespace: q.info.Namespace, Name: name,
 		Object: obj, OldObject: old, Options: operationOptions(op, q.r.URL.Query()),
 		DryRun: registry.IsDryRun(ctx),
+	}
+	if q.info.Subresource == resource.ScaleSubresource.Name {
+		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
 	}
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -89,4 +92,61 @@ func TestNamespaceNameLabel(t *testing.T) {
 func nameLabel(ns any) any {
 	labels, _ := at(ns, "metadata.labels").(map[string]any)
 	return labels["kubernetes.io/metadata.name"]
+}
+
+// TestWebhooksOnSubresources: the status subresource's writes reach
+// webhooks of "shards/status" with the whole object; the scale
+// subresource's reach those of "shards/scale" with Scales (kind
+// autoscaling/v1 Scale), and a mutating webhook's patch of the Scale sets
+// the object's replicas, as kube's scale storage.
+func TestWebhooksOnSubresources(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	seen := make(chan map[string]any, 4)
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Request map[string]any }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		seen <- in.Request
+		resp := map[string]any{"uid": in.Request["uid"], "allowed": true}
+		if r.URL.Path == "/scale" {
+			resp["patchType"] = "JSONPatch"
+			resp["patch"] = []byte(`[{"op":"replace","path":"/spec/replicas","value":7}]`)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	config := func(kind, path, resource string) string {
+		return fmt.Sprintf(`{"metadata":{"name":"sub"},"webhooks":[{"name":"sub.example.com","clientConfig":{"url":%q,"caBundle":%q},
+			"sideEffects":"None","admissionReviewVersions":["v1"],
+			"rules":[{"operations":["UPDATE"],"apiGroups":["example.com"],"apiVersions":["v1"],"resources":[%q]}]}]}`, hook.URL+path, ca, resource)
+	}
+	for _, c := range []struct{ path, body string }{
+		{crdsPath, shardCRD},
+		{shards, `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`},
+		{validatingHook, config("validating", "/status", "shards/status")},
+		{mutatingHook, config("mutating", "/scale", "shards/scale")},
+	} {
+		if code, obj := call(t, ts, "POST", c.path, mediaJSON, c.body); code != http.StatusCreated {
+			t.Fatalf("POST %s: %d %v", c.path, code, obj)
+		}
+	}
+	if code, obj := call(t, ts, "PATCH", shards+"/a/status", "application/merge-patch+json", `{"status":{"count":2}}`); code != http.StatusOK {
+		t.Fatalf("status: %d %v", code, obj)
+	}
+	r := <-seen
+	if r["subResource"] != "status" || at(r, "kind.kind") != "Shard" || fmt.Sprint(at(r, "object.status.count")) != "2" || at(r, "oldObject.status") != nil {
+		t.Fatalf("status review %v", r)
+	}
+	code, scale := call(t, ts, "PUT", shardScale, mediaJSON, `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"a"},"spec":{"replicas":3}}`)
+	if code != http.StatusOK || at(scale, "spec.replicas") != "7" {
+		t.Fatalf("scale: %d %v", code, scale)
+	}
+	r = <-seen
+	if r["subResource"] != "scale" || fmt.Sprint(r["kind"]) != "map[group:autoscaling kind:Scale version:v1]" ||
+		fmt.Sprint(at(r, "object.spec.replicas")) != "3" || fmt.Sprint(at(r, "oldObject.spec.replicas")) != "1" || at(r, "resource.resource") != "shards" {
+		t.Fatalf("scale review %v", r)
+	}
+	if _, obj := call(t, ts, "GET", shards+"/a", "", ""); at(obj, "spec.count") != "7" {
+		t.Fatalf("object after the patched Scale: %v", obj)
+	}
 }
