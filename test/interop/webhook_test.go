@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -150,4 +151,55 @@ func requestJSON(t *testing.T, body []byte) any {
 		t.Fatal(err)
 	}
 	return rv.Request
+}
+
+// TestKubectlWebhooks: kubectl applies a ValidatingWebhookConfiguration,
+// lists it with kube's columns, and shows the webhook's denial of a create
+// as kube's error.
+func TestKubectlWebhooks(t *testing.T) { eachKubectl(t, webhookScenario) }
+
+func webhookScenario(t *testing.T, k kubectl) {
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rv admissionv1.AdmissionReview
+		_ = json.NewDecoder(r.Body).Decode(&rv)
+		rv.Response = &admissionv1.AdmissionResponse{UID: rv.Request.UID, Allowed: false, Result: &metav1.Status{Message: "no configmaps named bad"}}
+		rv.Request = nil
+		_ = json.NewEncoder(w).Encode(&rv)
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	manifest := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: deny-bad
+webhooks:
+- name: deny-bad.example.com
+  clientConfig:
+    url: ` + hook.URL + `/validate
+    caBundle: ` + ca + `
+  rules:
+  - operations: ["CREATE"]
+    apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["configmaps"]
+  matchConditions:
+  - name: bad-only
+    expression: object.metadata.name == 'bad'
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+`
+	file := writeFile(t, t.TempDir(), "webhook.yaml", manifest)
+	contains(t, k.must(t, "apply", "-f", file), `validatingwebhookconfiguration.admissionregistration.k8s.io/deny-bad created`)
+	// Again: kubectl's three-way patch replaces the rules, an atomic list
+	// that the server's default scope makes differ from the file's.
+	contains(t, k.must(t, "apply", "-f", file), `validatingwebhookconfiguration.admissionregistration.k8s.io/deny-bad configured`)
+	contains(t, k.must(t, "get", "validatingwebhookconfigurations"), `NAME\s+WEBHOOKS\s+AGE\n`, `deny-bad\s+1\s+\d+s\n`)
+	contains(t, k.must(t, "create", "configmap", "good"), `configmap/good created`)
+	out, err := k.run(t, nil, "create", "configmap", "bad")
+	if err == nil {
+		t.Fatalf("created what the webhook denies:\n%s", out)
+	}
+	contains(t, out, `configmaps "bad" is forbidden: admission webhook "deny-bad.example.com" denied the request: no configmaps named bad`)
+	contains(t, k.must(t, "delete", "validatingwebhookconfiguration", "deny-bad"), `deleted`)
+	contains(t, k.must(t, "create", "configmap", "bad"), `configmap/bad created`)
 }
