@@ -276,3 +276,24 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseBound: an answer of maxResponseBytes is read, one byte more
+// fails the call.
+func TestResponseBound(t *testing.T) {
+	for _, extra := range []int{0, 1} {
+		cc := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var in struct{ Request struct{ UID string } }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			head := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"` + in.Request.UID + `","allowed":true}}`
+			_, _ = w.Write([]byte(head + strings.Repeat(" ", maxResponseBytes-len(head)+extra)))
+		}))
+		h := hook(t, "big", false, map[string]any{"clientConfig": cc})
+		err := newDispatcher(&fakeSource{validating: []*Webhook{h}}).Validate(context.Background(), createAttrs(configMap("x", nil)))
+		switch {
+		case extra == 0 && err != nil:
+			t.Fatalf("at the limit: %v", err)
+		case extra == 1 && (err == nil || !strings.Contains(err.Error(), "the response is larger than 3145728 bytes")):
+			t.Fatalf("past the limit: %v", err)
+		}
+	}
+}

@@ -13,6 +13,13 @@
 // Validating webhooks are called in parallel, and the write is refused if
 // any refuses it.
 //
+// # Caveats
+//
+// matchPolicy Equivalent is matched as Exact: a webhook is not called for
+// the same objects written through another version or group (a CRD's other
+// versions, core/v1 and events.k8s.io/v1 Events). Match conditions have no
+// authorizer variable. A service reference is called by its DNS name.
+//
 // # Concurrency
 //
 // A Dispatcher is safe for concurrent use. Every call of a webhook is
