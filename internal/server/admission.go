@@ -259,3 +259,48 @@ func (ws *webhookSource) NamespaceLabels(ctx context.Context, name string) (map[
 	labels[resource.MetadataNameLabel] = name
 	return labels, nil
 }
+
+// Equivalents are the resources stored under the same keys as r (kube's
+// equivalent resources: a CRD's other versions; core/v1 and events.k8s.io/v1
+// Events), each with conversions through the stored form. A scale
+// subresource's Scales have none.
+func (ws *webhookSource) Equivalents(r webhook.GVR, subresource string) []webhook.Equivalent {
+	res, ok := ws.s.catalog.Get(r.Group, r.Version, r.Resource)
+	if !ok || subresource == resource.ScaleSubresource.Name {
+		return nil
+	}
+	var out []webhook.Equivalent
+	for _, other := range ws.s.catalog.All() {
+		if other == res || other.CreateOnly || other.KeyPrefix("") != res.KeyPrefix("") {
+			continue
+		}
+		out = append(out, webhook.Equivalent{
+			Resource: webhook.GVR{Group: other.Group, Version: other.Version, Resource: other.Plural},
+			Kind:     webhook.GVK{Group: other.Group, Version: other.Version, Kind: other.Kind},
+			Convert:  func(o api.Object) api.Object { return fromStored(other, toStored(res, o)) },
+			Back:     func(o api.Object) api.Object { return fromStored(res, toStored(other, o)) },
+		})
+	}
+	return out
+}
+
+// toStored is a new object, obj of res in its stored form.
+func toStored(res *resource.Resource, obj api.Object) api.Object {
+	if res.ToStorage != nil {
+		return res.ToStorage(obj.DeepCopy())
+	}
+	out := obj.DeepCopy()
+	if res.Storage != nil {
+		out["apiVersion"] = res.Storage.APIVersion()
+	}
+	return out
+}
+
+// fromStored is obj, in its stored form, as res serves it.
+func fromStored(res *resource.Resource, obj api.Object) api.Object {
+	if res.FromStorage != nil {
+		return res.FromStorage(obj)
+	}
+	obj["apiVersion"] = res.APIVersion()
+	return obj
+}

@@ -150,3 +150,55 @@ func TestWebhooksOnSubresources(t *testing.T) {
 		t.Fatalf("object after the patched Scale: %v", obj)
 	}
 }
+
+// TestWebhookMatchPolicy: a webhook on events.k8s.io/v1 Events reaches a
+// core/v1 Event's create under matchPolicy Equivalent, seeing the event in
+// events.k8s.io/v1 form with the request's own kind as requestKind, and
+// its patch of that form lands in the stored event; under Exact it is not
+// called.
+func TestWebhookMatchPolicy(t *testing.T) {
+	ts := newTestServer(t)
+	seen := make(chan map[string]any, 4)
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Request map[string]any }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		seen <- in.Request
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": map[string]any{
+			"uid": in.Request["uid"], "allowed": true, "patchType": "JSONPatch", "patch": []byte(`[{"op":"replace","path":"/note","value":"patched"}]`)}})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	event := func(name string) string {
+		return `{"apiVersion":"v1","kind":"Event","metadata":{"name":"` + name + `"},"involvedObject":{"kind":"Widget","namespace":"default","name":"w"},
+			"reason":"R","message":"original","source":{"component":"c"},"type":"Normal"}`
+	}
+	for i, policy := range []string{"Exact", "Equivalent"} {
+		config := fmt.Sprintf(`{"metadata":{"name":"events-%d"},"webhooks":[{"name":"events.example.com","clientConfig":{"url":%q,"caBundle":%q},
+			"sideEffects":"None","admissionReviewVersions":["v1"],"matchPolicy":%q,
+			"rules":[{"operations":["CREATE"],"apiGroups":["events.k8s.io"],"apiVersions":["v1"],"resources":["events"]}]}]}`, i, hook.URL, ca, policy)
+		if code, obj := call(t, ts, "POST", mutatingHook, mediaJSON, config); code != http.StatusCreated {
+			t.Fatalf("configuration: %d %v", code, obj)
+		}
+		code, obj := call(t, ts, "POST", coreEvents, mediaJSON, event(policy))
+		if code != http.StatusCreated {
+			t.Fatalf("%s: create: %d %v", policy, code, obj)
+		}
+		if policy == "Exact" {
+			if obj["message"] != "original" || len(seen) != 0 {
+				t.Fatalf("Exact: called for a core/v1 event: %v", obj)
+			}
+			if code, obj := call(t, ts, "DELETE", mutatingHook+"/events-0", "", ""); code != http.StatusOK {
+				t.Fatalf("delete: %d %v", code, obj)
+			}
+			continue
+		}
+		r := <-seen
+		if fmt.Sprint(r["kind"]) != "map[group:events.k8s.io kind:Event version:v1]" || fmt.Sprint(r["requestKind"]) != "map[group: kind:Event version:v1]" ||
+			fmt.Sprint(r["resource"]) != "map[group:events.k8s.io resource:events version:v1]" || at(r, "object.note") != "original" || at(r, "object.apiVersion") != "events.k8s.io/v1" {
+			t.Fatalf("Equivalent review %v", r)
+		}
+		if obj["message"] != "patched" || obj["apiVersion"] != "v1" {
+			t.Fatalf("the patched events.k8s.io/v1 form did not reach the core event: %v", obj)
+		}
+	}
+}

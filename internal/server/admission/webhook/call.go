@@ -68,13 +68,16 @@ type review struct {
 }
 
 // newRequest is the request kube's CreateV1AdmissionReview builds: the
-// webhook sees the resource as it matched (no conversion here: the same
-// as the request's), objects included in full.
+// kind and resource the webhook matched, the request's own as requestKind
+// and requestResource, objects included in full.
 func newRequest(a *Attributes, uid string) *request {
 	dryRun := a.DryRun
 	kind, res := a.Kind, a.Resource
+	if a.parent != nil {
+		kind, res = *a.requestKind, *a.requestResource
+	}
 	r := &request{
-		UID: uid, Kind: kind, Resource: res, SubResource: a.Subresource,
+		UID: uid, Kind: a.Kind, Resource: a.Resource, SubResource: a.Subresource,
 		RequestKind: &kind, RequestResource: &res, RequestSubResource: a.Subresource,
 		Name: a.Name, Namespace: a.Namespace, Operation: a.Operation, DryRun: &dryRun,
 	}
@@ -225,6 +228,9 @@ func verify(rv *review, uid string, mutating bool) error {
 // rejection is kube's ToStatusErr: the webhook's status, sanitised, its
 // message prefixed with who denied what.
 func rejection(a *Attributes, webhook string, result *api.Status) *api.StatusError {
+	if a.parent != nil {
+		a = a.parent // kube names the request's resource
+	}
 	st := api.Status{}
 	if result != nil {
 		st = *result

@@ -86,14 +86,17 @@ func (d *Dispatcher) mutate(ctx context.Context, a *Attributes, hooks []*Webhook
 			if round == 1 && !reinvoke[h.UID] {
 				continue
 			}
-			call, err := d.shouldCall(ctx, h, a)
+			inv, err := d.shouldCall(ctx, h, a)
 			if err != nil {
 				return err
 			}
-			if !call {
+			if inv == nil {
 				continue
 			}
-			changed, err := d.mutateOne(ctx, h, a, round, i)
+			changed, err := d.mutateOne(ctx, h, inv, round, i)
+			if changed && inv != a {
+				a.Object = inv.back(inv.Object)
+			}
 			if changed {
 				for uid := range invoked {
 					reinvoke[uid] = true
@@ -195,13 +198,14 @@ func (d *Dispatcher) Validate(ctx context.Context, a *Attributes) error {
 		return err
 	}
 	var relevant []*Webhook
+	var invs []*Attributes // the attributes each relevant webhook is called with
 	for _, h := range hooks {
-		call, err := d.shouldCall(ctx, h, a)
+		inv, err := d.shouldCall(ctx, h, a)
 		if err != nil {
 			return err
 		}
-		if call {
-			relevant = append(relevant, h)
+		if inv != nil {
+			relevant, invs = append(relevant, h), append(invs, inv)
 		}
 	}
 	if len(relevant) == 0 {
@@ -214,7 +218,7 @@ func (d *Dispatcher) Validate(ctx context.Context, a *Attributes) error {
 	errs := make([]error, len(relevant))
 	var wg sync.WaitGroup
 	for i, h := range relevant {
-		wg.Go(func() { errs[i] = d.validateOne(ctx, h, a, i) })
+		wg.Go(func() { errs[i] = d.validateOne(ctx, h, invs[i], i) })
 	}
 	wg.Wait()
 	err = nil

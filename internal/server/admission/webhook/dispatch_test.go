@@ -23,6 +23,7 @@ import (
 type fakeSource struct {
 	mutating, validating []*Webhook
 	namespaces           map[string]map[string]string
+	equivalents          map[GVR][]Equivalent
 }
 
 func (f *fakeSource) Webhooks(_ context.Context, mutating bool) ([]*Webhook, error) {
@@ -31,6 +32,8 @@ func (f *fakeSource) Webhooks(_ context.Context, mutating bool) ([]*Webhook, err
 	}
 	return f.validating, nil
 }
+
+func (f *fakeSource) Equivalents(r GVR, _ string) []Equivalent { return f.equivalents[r] }
 
 func (f *fakeSource) NamespaceLabels(_ context.Context, name string) (map[string]string, error) {
 	l, ok := f.namespaces[name]

@@ -27,6 +27,7 @@ type Webhook struct {
 	UID               string
 	Rules             []Rule
 	Ignore            bool // failurePolicy Ignore
+	Equivalent        bool // matchPolicy Equivalent
 	NamespaceSelector selector.Labels
 	ObjectSelector    selector.Labels
 	// NoSideEffects says sideEffects is None or NoneOnDryRun: the webhook
@@ -68,6 +69,7 @@ type config struct {
 		Scope       *string  `json:"scope"`
 	} `json:"rules"`
 	FailurePolicy      *string                 `json:"failurePolicy"`
+	MatchPolicy        *string                 `json:"matchPolicy"`
 	NamespaceSelector  *selector.LabelSelector `json:"namespaceSelector"`
 	ObjectSelector     *selector.LabelSelector `json:"objectSelector"`
 	SideEffects        *string                 `json:"sideEffects"`
@@ -105,6 +107,7 @@ func newWebhook(configuration string, index int, c config, mutating bool) *Webho
 		Configuration: configuration, Name: c.Name, Mutating: mutating,
 		UID:           configuration + "/" + strconv.Itoa(index),
 		Ignore:        c.FailurePolicy != nil && *c.FailurePolicy == "Ignore",
+		Equivalent:    c.MatchPolicy == nil || *c.MatchPolicy == "Equivalent",
 		NoSideEffects: c.SideEffects != nil && (*c.SideEffects == "None" || *c.SideEffects == "NoneOnDryRun"),
 		Timeout:       defaultTimeout,
 		Reinvoke:      c.ReinvocationPolicy != nil && *c.ReinvocationPolicy == "IfNeeded",

@@ -25,31 +25,55 @@ func exempt(a *Attributes) bool {
 }
 
 // shouldCall is kube's ShouldCallHook: the namespace and object selectors,
-// then the rules, then the match conditions. Selector errors matter only
-// for a webhook whose rules match.
-func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) (bool, error) {
+// then the rules (through an equivalent resource under matchPolicy
+// Equivalent), then the match conditions. It returns the attributes the
+// webhook is called with (a itself, or its view through an equivalent
+// resource), nil when it is not called. Selector errors matter only for a
+// webhook whose rules match.
+func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) (*Attributes, error) {
 	if h.invalid != nil {
-		return matchesRules(h, a), nil // a call then fails by its failure policy
+		return d.matching(h, a), nil // a call then fails by its failure policy
 	}
 	nsMatch, nsErr := d.matchNamespace(ctx, h, a)
 	if nsErr == nil && !nsMatch {
-		return false, nil
+		return nil, nil
 	}
 	if !h.ObjectSelector.Empty() && !h.ObjectSelector.Matches(a.Object.Labels()) && !h.ObjectSelector.Matches(a.OldObject.Labels()) {
-		return false, nil
+		return nil, nil
 	}
-	if !matchesRules(h, a) {
-		return false, nil
+	inv := d.matching(h, a)
+	if inv == nil {
+		return nil, nil
 	}
 	if nsErr != nil {
-		return false, nsErr
+		return nil, nsErr
 	}
-	ok, err := h.conditions.match(conditionVars(a))
+	ok, err := h.conditions.match(conditionVars(inv))
 	if err != nil {
-		name := a.Name
-		return false, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: name}, err.Error())
+		return nil, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name}, err.Error())
 	}
-	return ok, nil
+	if !ok {
+		return nil, nil
+	}
+	return inv, nil
+}
+
+// matching returns a if the webhook's rules match it, else, under
+// matchPolicy Equivalent, its view through the first equivalent resource
+// they match, else nil.
+func (d *Dispatcher) matching(h *Webhook, a *Attributes) *Attributes {
+	if matchesRules(h, a) {
+		return a
+	}
+	if !h.Equivalent {
+		return nil
+	}
+	for _, eq := range d.source.Equivalents(a.Resource, a.Subresource) {
+		if matchesRules(h, &Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}) {
+			return a.as(eq)
+		}
+	}
+	return nil
 }
 
 // matchNamespace is kube's MatchNamespaceSelector: cluster-scoped objects

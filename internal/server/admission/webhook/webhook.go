@@ -15,10 +15,8 @@
 //
 // # Caveats
 //
-// matchPolicy Equivalent is matched as Exact: a webhook is not called for
-// the same objects written through another version or group (a CRD's other
-// versions, core/v1 and events.k8s.io/v1 Events). Match conditions have no
-// authorizer variable. A service reference is called by its DNS name.
+// Match conditions have no authorizer variable. A service reference is
+// called by its DNS name.
 //
 // # Concurrency
 //
@@ -74,6 +72,15 @@ type Attributes struct {
 	DryRun  bool
 	User    *authn.User
 
+	// parent is set on the view of a request through an equivalent
+	// resource (matchPolicy Equivalent): the request's own attributes,
+	// which get what webhooks answer; requestKind and requestResource are
+	// its kind and resource, back converts an object to its form.
+	parent          *Attributes
+	requestKind     *GVK
+	requestResource *GVR
+	back            func(api.Object) api.Object
+
 	mu sync.Mutex // guards what webhooks answer, which parallel calls add
 	// guarded by mu:
 	warnings    []string
@@ -96,12 +103,20 @@ func (a *Attributes) AuditAnnotations() map[string]string {
 }
 
 func (a *Attributes) warn(w []string) {
+	if a.parent != nil {
+		a.parent.warn(w)
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.warnings = append(a.warnings, w...)
 }
 
 func (a *Attributes) annotate(key, value string) {
+	if a.parent != nil {
+		a.parent.annotate(key, value)
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.annotations == nil {
@@ -121,6 +136,35 @@ type Source interface {
 	// NamespaceLabels returns the labels of a namespace, or an error
 	// (a Status 404 when it does not exist).
 	NamespaceLabels(ctx context.Context, name string) (map[string]string, error)
+	// Equivalents are the other resources whose objects are those of r
+	// (kube's equivalent resources: a CRD's other versions, the other
+	// group's Events), for webhooks with matchPolicy Equivalent.
+	Equivalents(r GVR, subresource string) []Equivalent
+}
+
+// Equivalent is a resource equivalent to a request's.
+type Equivalent struct {
+	Resource GVR
+	Kind     GVK
+	// Convert turns an object of the request's resource into this one's
+	// form, Back the other way; each returns a new object.
+	Convert, Back func(api.Object) api.Object
+}
+
+// as is the view of a through eq: its kind, resource and objects.
+func (a *Attributes) as(eq Equivalent) *Attributes {
+	v := &Attributes{
+		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
+		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
+		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, back: eq.Back,
+	}
+	if a.Object != nil {
+		v.Object = eq.Convert(a.Object)
+	}
+	if a.OldObject != nil {
+		v.OldObject = eq.Convert(a.OldObject)
+	}
+	return v
 }
 
 // Observer is told of each webhook call and each admission step, for
