@@ -172,6 +172,18 @@ func (ws *webhookSource) noteWritten(obj api.Object) {
 	}
 }
 
+// checkWebhookConditions makes the webhook configurations' validation
+// compile their match conditions too, as kube's does (the environment is
+// the dispatcher's, which the resource package cannot import).
+func checkWebhookConditions(builtins []*resource.Resource) {
+	for _, r := range builtins {
+		if isWebhookConfigurations(r) {
+			validate := r.Validate
+			r.Validate = func(obj api.Object) []api.StatusCause { return append(validate(obj), webhook.ConditionCauses(obj)...) }
+		}
+	}
+}
+
 func isWebhookConfigurations(res *resource.Resource) bool {
 	return res.Group == resource.AdmissionGroup && (res.Kind == "MutatingWebhookConfiguration" || res.Kind == "ValidatingWebhookConfiguration")
 }

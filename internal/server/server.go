@@ -203,6 +203,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
+	checkWebhookConditions(builtins)
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}

@@ -64,6 +64,10 @@ func TestWebhookConfigurations(t *testing.T) {
 			`webhooks[0].rules[0].operations: Invalid value: ["*","CREATE"]: if '*' is present, must not specify other operations`},
 		{`{"name":"a.b.c","clientConfig":{"url":"https://h"},"sideEffects":"None","admissionReviewVersions":["v1"],"matchConditions":[{"name":"x","expression":" "}]}`,
 			`webhooks[0].matchConditions[0].expression: Required value`},
+		{`{"name":"a.b.c","clientConfig":{"url":"https://h"},"sideEffects":"None","admissionReviewVersions":["v1"],"matchConditions":[{"name":"x","expression":"nope == 1"}]}`,
+			`webhooks[0].matchConditions[0].expression: Invalid value: "nope == 1": compilation failed: ERROR: <input>:1:1: undeclared reference to 'nope'`},
+		{`{"name":"a.b.c","clientConfig":{"url":"https://h"},"sideEffects":"None","admissionReviewVersions":["v1"],"matchConditions":[{"name":"x","expression":"'a'"}]}`,
+			`webhooks[0].matchConditions[0].expression: Invalid value: "'a'": must evaluate to bool but got string`},
 	}
 	for _, b := range bad {
 		code, st := call(t, ts, "POST", validatingHook, mediaJSON, `{"metadata":{"name":"bad"},"webhooks":[`+b.body+`]}`)

@@ -3,11 +3,14 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/cellib"
 	"github.com/listwatch/listwatch/internal/server/crd"
 )
@@ -52,26 +55,61 @@ func compileConditions(cs []condition, ignore bool) (*conditions, error) {
 	}
 	out := &conditions{ignore: ignore}
 	for _, c := range cs {
-		ast, iss := conditionEnv.Compile(c.Expression)
-		if iss.Err() != nil {
-			return nil, fmt.Errorf("matchConditions %q: compilation failed: %w", c.Name, iss.Err())
-		}
-		if !ast.OutputType().IsExactType(types.BoolType) && !ast.OutputType().IsExactType(types.DynType) {
-			return nil, fmt.Errorf("matchConditions %q: must evaluate to bool", c.Name)
-		}
-		prg, err := conditionEnv.Program(ast,
-			cel.CostLimit(conditionCostBudget),
-			cel.InterruptCheckFrequency(100),
-			cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
-			cel.CostTracking(cellib.Costs{}))
-		if err != nil {
-			return nil, fmt.Errorf("matchConditions %q: %w", c.Name, err)
+		prg, detail := compileCondition(c.Expression)
+		if detail != "" {
+			return nil, fmt.Errorf("matchConditions %q: %s", c.Name, detail)
 		}
 		out.names = append(out.names, c.Name)
 		out.exprs = append(out.exprs, c.Expression)
 		out.programs = append(out.programs, prg)
 	}
 	return out, nil
+}
+
+// compileCondition compiles one expression, or says why it does not, in
+// kube's words.
+func compileCondition(expr string) (cel.Program, string) {
+	ast, iss := conditionEnv.Compile(expr)
+	if iss.Err() != nil {
+		return nil, "compilation failed: " + iss.String()
+	}
+	if !ast.OutputType().IsExactType(types.BoolType) {
+		return nil, fmt.Sprintf("must evaluate to bool but got %v", ast.OutputType())
+	}
+	prg, err := conditionEnv.Program(ast,
+		cel.CostLimit(conditionCostBudget),
+		cel.InterruptCheckFrequency(100),
+		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+		cel.CostTracking(cellib.Costs{}))
+	if err != nil {
+		return nil, "unexpected compilation error: " + err.Error()
+	}
+	return prg, ""
+}
+
+// ConditionCauses checks that the match conditions of a configuration's
+// webhooks compile, as kube's validation does: a FieldValueInvalid cause
+// for each that does not.
+func ConditionCauses(obj api.Object) []api.StatusCause {
+	var causes []api.StatusCause
+	hooks, _ := obj["webhooks"].([]any)
+	for i, h := range hooks {
+		hook, _ := h.(map[string]any)
+		conds, _ := hook["matchConditions"].([]any)
+		for j, c := range conds {
+			cond, _ := c.(map[string]any)
+			expr, _ := cond["expression"].(string)
+			if strings.TrimSpace(expr) == "" {
+				continue // the configuration's own validation requires it
+			}
+			if _, detail := compileCondition(expr); detail != "" {
+				causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueInvalid,
+					Field:   fmt.Sprintf("webhooks[%d].matchConditions[%d].expression", i, j),
+					Message: "Invalid value: " + strconv.Quote(expr) + ": " + detail})
+			}
+		}
+	}
+	return causes
 }
 
 // match evaluates the conditions as kube's matcher: any false is no match;
