@@ -6,12 +6,17 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/server/audit"
+	"github.com/listwatch/listwatch/internal/server/audit/audittest"
 )
 
 // webhooks is an HTTPS admission webhook server for tests: each path is a
@@ -104,7 +109,10 @@ func (w *webhooks) hook(name, path, app string, ops string, more string) string 
 // answering garbage, selectors, match conditions, dry runs, deletes, and
 // what reaches the client (Status, Warning headers).
 func TestAdmissionWebhooks(t *testing.T) {
-	s := startServer(t)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "audit.log")
+	s := startServer(t, "--audit-policy-file", writeFile(t, dir, "policy.yaml", "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"),
+		"--audit-log-path", logPath)
 	w := startWebhooks(t)
 	call := func(method, path, body string) (int, map[string]any, http.Header) {
 		t.Helper()
@@ -250,6 +258,25 @@ func TestAdmissionWebhooks(t *testing.T) {
 		} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("metrics lack %s", want)
+			}
+		}
+	})
+	t.Run("audit annotations", func(t *testing.T) {
+		mustCall("POST", cms, cm("audited", "mutate"), 201)
+		mustCall("POST", cms, cm("audited-too", "allow"), 201)
+		s.stop(t) // closes the log
+		found := map[string]string{}
+		for _, ev := range audittest.ReadLog(t, logPath) {
+			if ev.Verb == "create" && ev.ObjectRef != nil && strings.HasPrefix(ev.ObjectRef.Name, "audited") && ev.Stage == audit.StageResponseComplete {
+				maps.Copy(found, ev.Annotations)
+			}
+		}
+		for k, v := range map[string]string{
+			"allow.example.com/seen":                            "yes",
+			"mutation.webhook.admission.k8s.io/round_0_index_0": `{"configuration":"m","webhook":"label.example.com","mutated":true}`,
+		} {
+			if found[k] != v {
+				t.Errorf("audit annotation %s = %q, want %q (all: %v)", k, found[k], v, found)
 			}
 		}
 	})
