@@ -3,7 +3,6 @@ package interop
 import (
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,7 +55,7 @@ func TestWebhookReviewAsKube(t *testing.T) {
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: "review.example.com",
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url,
-				CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw})},
+				CABundle: hookCA(hook)},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
 				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
@@ -167,7 +166,7 @@ func webhookScenario(t *testing.T, k kubectl) {
 		_ = json.NewEncoder(w).Encode(&rv)
 	}))
 	t.Cleanup(hook.Close)
-	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	ca := base64.StdEncoding.EncodeToString(hookCA(hook))
 	manifest := `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:
