@@ -52,6 +52,7 @@ type Metrics struct {
 	leader    *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
 	gc        *GC                      // guarded by mu; nil until GC
 	health    healthMetrics            // guarded by mu; zero until HealthChecks
+	admission *Admission               // guarded by mu; nil until Admission
 }
 
 // New returns the collectors, registered with the Go runtime and process

@@ -153,7 +153,10 @@ func decodeMessage(m *message, data []byte, depth int) (map[string]any, error) {
 		if err != nil {
 			return nil, within(err, f.name)
 		}
-		if ok {
+		switch {
+		case ok && f.inline:
+			maps.Copy(obj, v.(map[string]any))
+		case ok:
 			obj[f.name] = v
 		}
 	}

@@ -20,12 +20,27 @@ func encodeMessage(b []byte, m *message, obj map[string]any) ([]byte, error) {
 	}
 	for i := range m.fields {
 		f := &m.fields[i]
+		v := obj[f.name]
+		if f.inline {
+			v = inlined(f.msg, obj)
+		}
 		var err error
-		if b, err = encodeField(b, f, obj[f.name]); err != nil {
+		if b, err = encodeField(b, f, v); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
 	return b, nil
+}
+
+// inlined is the JSON object of an inline message: the keys of obj it knows.
+func inlined(m *message, obj map[string]any) map[string]any {
+	sub := map[string]any{}
+	for k, v := range obj {
+		if m.knows(k) {
+			sub[k] = v
+		}
+	}
+	return sub
 }
 
 // checkKeys rejects JSON keys m does not know, naming them in sorted order.

@@ -63,6 +63,10 @@ type field struct {
 	// wire does not have it.
 	null bool
 	msg  *message // for kMessage and kMessageMap
+	// inline says the message's fields are the JSON object's own, as a Go
+	// struct embedded with json:",inline" (admissionregistration's
+	// RuleWithOperations.Rule): a value field of kind kMessage.
+	inline bool
 }
 
 // message is a protobuf message; fields are in ascending number order, which
@@ -427,9 +431,11 @@ var groupKinds = map[string]map[string]*message{
 	"authorization.k8s.io/v1":  authorizationKinds,
 	"authentication.k8s.io/v1": authenticationKinds,
 	"apiextensions.k8s.io/v1":  kindTable(crd, list(crd)),
-	"autoscaling/v1":           kindTable(scaleMessage),
-	"meta.k8s.io/v1":           kindTable(partialObjectMetadata, list(partialObjectMetadata)),
-	"meta.k8s.io/v1beta1":      kindTable(partialObjectMetadata, partialObjectMetadataListV1beta1),
+	"admissionregistration.k8s.io/v1": kindTable(mutatingWebhookConfiguration, list(mutatingWebhookConfiguration),
+		validatingWebhookConfiguration, list(validatingWebhookConfiguration)),
+	"autoscaling/v1":      kindTable(scaleMessage),
+	"meta.k8s.io/v1":      kindTable(partialObjectMetadata, list(partialObjectMetadata)),
+	"meta.k8s.io/v1beta1": kindTable(partialObjectMetadata, partialObjectMetadataListV1beta1),
 }
 
 // metaKinds are registered in every group version, as Kubernetes registers
@@ -490,5 +496,5 @@ func (m *message) knows(k string) bool {
 	if m.typeMeta && (k == "apiVersion" || k == "kind") {
 		return true
 	}
-	return slices.ContainsFunc(m.fields, func(f field) bool { return f.name == k })
+	return slices.ContainsFunc(m.fields, func(f field) bool { return f.name == k || f.inline && f.msg.knows(k) })
 }

@@ -257,11 +257,15 @@ func (q *request) insert(obj api.Object) {
 		q.fail(err)
 		return
 	}
-	if err := q.checkWrite(obj, nil); err != nil {
+	obj, err := q.mutate(obj, nil)
+	if err == nil {
+		err = q.checkWrite(obj, nil)
+	}
+	if err != nil {
 		q.fail(err)
 		return
 	}
-	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
+	created, err := q.s.registry.Create(q.admitting(q.r.Context()), q.res, q.info.Namespace, obj)
 	if err != nil {
 		q.fail(err)
 		return
@@ -306,8 +310,11 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	if q.info.Subresource == "status" {
 		res = statusView(res)
 	}
-	updated, err := q.s.registry.Update(q.r.Context(), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
+	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
 		next, err := fn(cur)
+		if err == nil {
+			next, err = q.mutate(next, cur)
+		}
 		if err == nil {
 			err = q.checkWrite(next, cur)
 		}
@@ -337,7 +344,7 @@ func (q *request) delete() {
 		q.fail(err)
 		return
 	}
-	obj, gone, err := q.s.registry.Delete(opts.context(q.r), q.res, q.info.Namespace, q.info.Name, opts.registry())
+	obj, gone, err := q.s.registry.Delete(q.admitting(opts.context(q.r)), q.res, q.info.Namespace, q.info.Name, opts.registry())
 	if err != nil {
 		q.fail(err)
 		return
@@ -376,7 +383,7 @@ func (q *request) deleteCollection() {
 		q.fail(err)
 		return
 	}
-	list, deleted, err := q.s.registry.DeleteCollection(opts.context(q.r), q.res, q.info.Namespace, lopts, opts.registry())
+	list, deleted, err := q.s.registry.DeleteCollection(q.admitting(opts.context(q.r)), q.res, q.info.Namespace, lopts, opts.registry())
 	for _, obj := range deleted {
 		q.s.afterWrite(q.res, obj)
 	}

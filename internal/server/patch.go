@@ -149,10 +149,14 @@ func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) er
 	if name := api.Object(obj).Name(); name != q.info.Name {
 		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name))
 	}
-	if err := q.checkWrite(obj, nil); err != nil {
+	obj, err = q.mutate(obj, nil)
+	if err == nil {
+		err = q.checkWrite(obj, nil)
+	}
+	if err != nil {
 		return err
 	}
-	created, err := q.s.registry.Create(q.r.Context(), q.res, q.info.Namespace, obj)
+	created, err := q.s.registry.Create(q.admitting(q.r.Context()), q.res, q.info.Namespace, obj)
 	if err != nil {
 		return err
 	}

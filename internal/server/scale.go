@@ -144,6 +144,46 @@ func (q *request) patchScale() {
 	})
 }
 
+// mutateScale runs the mutating webhooks on the Scale s replacing old, as
+// kube's scale storage has them see the Scale, not the object.
+func (q *request) mutateScale(s, old scaleObject) (scaleObject, error) {
+	obj, err := scaleMap(s)
+	if err != nil {
+		return s, err
+	}
+	oldObj, err := scaleMap(old)
+	if err != nil {
+		return s, err
+	}
+	if obj, err = q.mutate(obj, oldObj); err != nil {
+		return s, err
+	}
+	return toScale(obj)
+}
+
+// scaleMap is a Scale as an object.
+func scaleMap(s scaleObject) (api.Object, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, apierror.Internal(err)
+	}
+	return api.ParseObject(b)
+}
+
+// scaleView is obj as the webhooks of its scale subresource see it, its
+// Scale; nil stays nil.
+func (q *request) scaleView(obj api.Object) api.Object {
+	if obj == nil {
+		return nil
+	}
+	s, _ := scaleOf(q.res.Scale, obj)
+	out, err := scaleMap(s)
+	if err != nil {
+		return obj
+	}
+	return out
+}
+
 // toScale reads a Scale from a request's object.
 func toScale(obj api.Object) (scaleObject, error) {
 	var s scaleObject
@@ -164,9 +204,12 @@ func toScale(obj api.Object) (scaleObject, error) {
 // precondition.
 func (q *request) writeScale(next func(scaleObject) (scaleObject, error)) {
 	p := q.res.Scale
-	updated, err := q.s.registry.Update(q.r.Context(), q.res, q.info.Namespace, q.info.Name, q.recorded(func(cur api.Object) (api.Object, error) {
+	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), q.res, q.info.Namespace, q.info.Name, q.recorded(func(cur api.Object) (api.Object, error) {
 		old, _ := scaleOf(p, cur)
 		s, err := next(old)
+		if err == nil {
+			s, err = q.mutateScale(s, old)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/audit"
 	"github.com/listwatch/listwatch/internal/server/authn"
@@ -162,11 +163,14 @@ type Server struct {
 	registry *registry.Registry
 	caches   *caches
 	crds     *crd.Sync
-	accounts *defaultAccounts
-	mux      *http.ServeMux
-	metrics  *metrics.Metrics
-	readOnly semaphore // bounds reads in flight
-	mutating semaphore // bounds writes in flight
+	// webhooks calls the admission webhooks of webhookSource's configurations.
+	webhooks      *webhook.Dispatcher
+	webhookSource *webhookSource
+	accounts      *defaultAccounts
+	mux           *http.ServeMux
+	metrics       *metrics.Metrics
+	readOnly      semaphore // bounds reads in flight
+	mutating      semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -201,6 +205,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := crd.PruneBuiltins(builtins); err != nil {
 		return nil, err
 	}
+	checkWebhookConditions(builtins)
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
@@ -214,6 +219,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
+	s.webhookSource = &webhookSource{s: s}
+	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err

@@ -152,7 +152,7 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range list.Items {
 		names = append(names, g.ObjectMeta.Name)
 	}
-	want := []string{"apiextensions.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "coordination.k8s.io", "events.k8s.io", "rbac.authorization.k8s.io"}
+	want := []string{"admissionregistration.k8s.io", "apiextensions.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "coordination.k8s.io", "events.k8s.io", "rbac.authorization.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("aggregated /apis groups %q, want %q", names, want)
 	}

@@ -89,7 +89,9 @@ var builtins = map[string]*Schema{
 		}),
 	}),
 	"/ConfigMap": kindOf(nil),
-	"/Secret":    kindOf(nil),
+	"admissionregistration.k8s.io/MutatingWebhookConfiguration":   webhookConfiguration,
+	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": webhookConfiguration,
+	"/Secret": kindOf(nil),
 	"/ServiceAccount": kindOf(map[string]*Schema{
 		"secrets":          {List: MapList, Keys: []string{"name"}, Elem: structOf(nil)},
 		"imagePullSecrets": {List: Atomic},
@@ -104,6 +106,18 @@ var builtins = map[string]*Schema{
 
 // object is any other kind (custom objects): metadata is known, the rest
 // is deduced.
+// webhookConfiguration is admissionregistration.k8s.io/v1's
+// MutatingWebhookConfiguration and ValidatingWebhookConfiguration: webhooks
+// and their matchConditions merge by name, other lists are atomic.
+var webhookConfiguration = kindOf(map[string]*Schema{
+	"webhooks": {List: MapList, Keys: []string{"name"}, Elem: structOf(map[string]*Schema{
+		"clientConfig":      structOf(map[string]*Schema{"service": structOf(nil)}),
+		"namespaceSelector": structOf(nil),
+		"objectSelector":    structOf(nil),
+		"matchConditions":   {List: MapList, Keys: []string{"name"}, Elem: structOf(nil)},
+	})},
+})
+
 var object = kindOf(nil)
 
 // SchemaFor returns the merge schema of kind in group.

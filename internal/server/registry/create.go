@@ -44,12 +44,12 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 			apierror.Field(api.CauseTypeFieldValueRequired, "metadata.name", "Required value: name or generateName is required"),
 		})
 	}
-	r.initMeta(res, obj)
 	generated := obj.Name() == ""
 	for attempt := 0; ; attempt++ {
 		if generated {
 			md["name"] = generate + generateSuffix()
 		}
+		r.initMeta(res, obj) // once named: Prepare may use the name
 		out, err := r.createOnce(ctx, res, obj)
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
 			continue
@@ -85,6 +85,9 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 
 func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
 	if err := validate(res, obj, nil); err != nil {
+		return Written{}, err
+	}
+	if err := admit(ctx, obj, nil); err != nil {
 		return Written{}, err
 	}
 	value, err := encodeFor(res, obj)

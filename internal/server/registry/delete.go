@@ -72,6 +72,9 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
+		if err := admit(ctx, nil, convert(res, cur.DeepCopy())); err != nil {
+			return nil, false, err
+		}
 		if isNamespaces(res) && deleting(cur) && len(specFinalizers(cur)) > 0 {
 			// kube's namespace storage answers a namespace whose contents
 			// are not yet finalized as it is.

@@ -19,7 +19,7 @@ func WithDryRun(ctx context.Context) context.Context {
 // writer returns where a write made with ctx goes: the store, or for a dry
 // run a view of it that checks and does not write.
 func (r *Registry) writer(ctx context.Context) storage.Interface {
-	if dry, _ := ctx.Value(dryRunKey{}).(bool); dry {
+	if IsDryRun(ctx) {
 		return dryRunStore{r.store}
 	}
 	return r.store

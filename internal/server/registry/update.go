@@ -65,6 +65,9 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if err := validate(res, next, cur); err != nil {
 		return Written{}, err
 	}
+	if err := admit(ctx, next, cur); err != nil {
+		return Written{}, err
+	}
 	if deleting(next) && len(finalizers(next)) == 0 {
 		deleted, err := r.deleteKV(ctx, res, kv, cur) // kube answers the deleted value
 		return Written{Object: deleted}, err

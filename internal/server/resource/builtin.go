@@ -60,6 +60,7 @@ func Builtins() []*Resource {
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
+	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, reviewKinds()...)
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
@@ -67,13 +68,26 @@ func Builtins() []*Resource {
 	return rs
 }
 
+// MetadataNameLabel is the label kube-apiserver gives every namespace, its
+// name as value, so that namespace selectors can pick namespaces by name.
+const MetadataNameLabel = "kubernetes.io/metadata.name"
+
 // prepareNamespace gives a new namespace phase Active and the kubernetes
-// finalizer, as kube's strategy does (status is a subresource after that).
+// finalizer, as kube's strategy does (status is a subresource after that),
+// and every namespace written the kubernetes.io/metadata.name label, as
+// kube's strategy Canonicalize and its v1 defaulting do.
 func prepareNamespace(obj, old api.Object) {
 	if old == nil {
 		obj["status"] = map[string]any{"phase": "Active"}
 		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
 	}
+	md := obj.Metadata()
+	labels, _ := md["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+		md["labels"] = labels
+	}
+	labels[MetadataNameLabel] = obj.Name()
 }
 
 // prepareSecret folds stringData into data (base64) and defaults the type,
@@ -276,9 +290,11 @@ func validateLease(o api.Object) []api.StatusCause {
 }
 
 // int32Value reads an integer in int32's range from a number as JSON
-// (json.Number) or protobuf (float64) bodies decode it.
+// (json.Number) or protobuf (float64) bodies decode it, or a default set.
 func int32Value(v any) (int64, bool) {
 	switch n := v.(type) {
+	case int:
+		return int64(n), n >= math.MinInt32 && n <= math.MaxInt32
 	case json.Number:
 		i, err := strconv.ParseInt(string(n), 10, 32)
 		return i, err == nil

@@ -25,13 +25,14 @@ const (
 // definitionPrefixes names the Go packages of the built-in groups, as kube's
 // definition names do.
 var definitionPrefixes = map[string]string{
-	"":                          "io.k8s.api.core",
-	"apiextensions.k8s.io":      "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
-	"authentication.k8s.io":     "io.k8s.api.authentication",
-	"authorization.k8s.io":      "io.k8s.api.authorization",
-	"coordination.k8s.io":       "io.k8s.api.coordination",
-	"events.k8s.io":             "io.k8s.api.events",
-	"rbac.authorization.k8s.io": "io.k8s.api.rbac",
+	"":                             "io.k8s.api.core",
+	"admissionregistration.k8s.io": "io.k8s.api.admissionregistration",
+	"apiextensions.k8s.io":         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
+	"authentication.k8s.io":        "io.k8s.api.authentication",
+	"authorization.k8s.io":         "io.k8s.api.authorization",
+	"coordination.k8s.io":          "io.k8s.api.coordination",
+	"events.k8s.io":                "io.k8s.api.events",
+	"rbac.authorization.k8s.io":    "io.k8s.api.rbac",
 }
 
 // DefinitionName is the name kube gives the definition of a kind:
@@ -53,7 +54,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), eventsDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions(), scaleDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), eventsDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions(), scaleDefinitions(), admissionregistrationDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"reflect"
 	"testing"
 
@@ -39,7 +40,7 @@ func newScheme(t testing.TB) *runtime.Scheme {
 	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, add := range []func(*runtime.Scheme) error{coordinationv1.AddToScheme, eventsv1.AddToScheme, rbacv1.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{coordinationv1.AddToScheme, eventsv1.AddToScheme, rbacv1.AddToScheme, apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}

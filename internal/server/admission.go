@@ -1,0 +1,318 @@
+package server
+
+import (
+	"context"
+	"maps"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/webhook"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// The admission chain, at kube's points: mutating webhooks run in the
+// handler on create (after managedFields are recorded) and inside the
+// update function on update, patch and apply, before the registry's
+// defaulting and validation; validating webhooks run inside the registry,
+// after its validation, just before the store write (registry.Admit); on
+// delete both run there, with the stored object as oldObject.
+
+// mutate runs the mutating webhooks on obj, about to be created (old nil)
+// or to replace old, and returns the object to write.
+func (q *request) mutate(obj, old api.Object) (api.Object, error) {
+	if !q.s.webhooks.Any(q.r.Context(), true) {
+		return obj, nil
+	}
+	op := webhook.Update
+	if old == nil {
+		op = webhook.Create
+	}
+	a := q.attributes(q.r.Context(), op, obj, old)
+	err := q.s.webhooks.Mutate(q.r.Context(), a)
+	q.passOn(a)
+	return a.Object, err
+}
+
+// admitting returns ctx making the registry's writes call the validating
+// webhooks (and, for a delete, the mutating ones first, as kube), if any.
+func (q *request) admitting(ctx context.Context) context.Context {
+	if !q.s.webhooks.Any(ctx, false) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+		return ctx
+	}
+	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
+		op := webhook.Update
+		switch {
+		case obj == nil:
+			op = webhook.Delete
+		case old == nil:
+			op = webhook.Create
+		}
+		if q.info.Subresource == resource.ScaleSubresource.Name {
+			obj, old = q.scaleView(obj), q.scaleView(old)
+		}
+		a := q.attributes(ctx, op, obj, old)
+		defer q.passOn(a)
+		if op == webhook.Delete {
+			if err := q.s.webhooks.Mutate(ctx, a); err != nil {
+				return err
+			}
+		}
+		return q.s.webhooks.Validate(ctx, a)
+	})
+}
+
+// attributes describe the request's write of obj over old to webhooks.
+func (q *request) attributes(ctx context.Context, op string, obj, old api.Object) *webhook.Attributes {
+	name := q.info.Name
+	for _, o := range []api.Object{obj, old} {
+		if name == "" && o != nil {
+			name = o.Name()
+		}
+	}
+	a := &webhook.Attributes{
+		Operation:   op,
+		Kind:        webhook.GVK{Group: q.res.Group, Version: q.res.Version, Kind: q.res.Kind},
+		Resource:    webhook.GVR{Group: q.res.Group, Version: q.res.Version, Resource: q.res.Plural},
+		Subresource: q.info.Subresource, Namespace: q.info.Namespace, Name: name,
+		Object: obj, OldObject: old, Options: operationOptions(op, q.r.URL.Query()),
+		DryRun: registry.IsDryRun(ctx),
+	}
+	if q.info.Subresource == resource.ScaleSubresource.Name {
+		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	}
+	if n := noteOf(q.r); n != nil {
+		a.User = n.user
+	}
+	return a
+}
+
+// operationOptions are the options of the operation kube's admission
+// attributes carry (CreateOptions, UpdateOptions, DeleteOptions), from
+// the request's query.
+func operationOptions(op string, query url.Values) api.Object {
+	kind := map[string]string{webhook.Create: "CreateOptions", webhook.Update: "UpdateOptions", webhook.Delete: "DeleteOptions"}[op]
+	o := api.Object{"apiVersion": "meta.k8s.io/v1", "kind": kind}
+	if dry := query["dryRun"]; len(dry) > 0 {
+		o["dryRun"] = stringsAny(dry)
+	}
+	if op == webhook.Delete {
+		return o
+	}
+	for _, f := range []string{"fieldManager", "fieldValidation"} {
+		if v := query.Get(f); v != "" {
+			o[f] = v
+		}
+	}
+	return o
+}
+
+func stringsAny(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+// passOn gives the response the webhooks' warnings and the audit event
+// their annotations.
+func (q *request) passOn(a *webhook.Attributes) {
+	if ws := a.Warnings(); len(ws) > 0 {
+		w := apierror.NewWarnings(q.w.Header())
+		for _, m := range ws {
+			w.Add(m)
+		}
+	}
+	if n := noteOf(q.r); n != nil && n.audit != nil {
+		for k, v := range a.AuditAnnotations() {
+			n.audit.annotate(k, v)
+		}
+	}
+}
+
+// webhookSource gives the dispatcher the webhook configurations from
+// their watch caches, read again only when one changed, and namespaces'
+// labels from theirs.
+type webhookSource struct {
+	s *Server
+	// written is the highest revision of a configuration written through
+	// this server: a request waits for the cache to reach it, so that a
+	// webhook is in force as soon as its configuration is created.
+	written atomic.Int64
+
+	mu sync.Mutex
+	// guarded by mu: the webhooks of each kind ([0] validating, [1]
+	// mutating) and the objects' keys and revisions they were read from.
+	sets [2]webhookSet
+}
+
+type webhookSet struct {
+	versions []string // key@revision of each configuration
+	hooks    []*webhook.Webhook
+}
+
+var _ webhook.Source = (*webhookSource)(nil)
+
+// noteWritten records the revision of a configuration written through
+// this server.
+func (ws *webhookSource) noteWritten(obj api.Object) {
+	rev, err := registry.ParseResourceVersion(obj.ResourceVersion())
+	for err == nil {
+		cur := ws.written.Load()
+		if rev <= cur || ws.written.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// checkWebhookConditions makes the webhook configurations' validation
+// compile their match conditions too, as kube's does (the environment is
+// the dispatcher's, which the resource package cannot import).
+func checkWebhookConditions(builtins []*resource.Resource) {
+	for _, r := range builtins {
+		if isWebhookConfigurations(r) {
+			validate := r.Validate
+			r.Validate = func(obj api.Object) []api.StatusCause { return append(validate(obj), webhook.ConditionCauses(obj)...) }
+		}
+	}
+}
+
+func isWebhookConfigurations(res *resource.Resource) bool {
+	return res.Group == resource.AdmissionGroup && (res.Kind == "MutatingWebhookConfiguration" || res.Kind == "ValidatingWebhookConfiguration")
+}
+
+// Webhooks returns the webhooks of one kind, configurations in name order
+// (their keys').
+func (ws *webhookSource) Webhooks(ctx context.Context, mutating bool) ([]*webhook.Webhook, error) {
+	plural := "validatingwebhookconfigurations"
+	if mutating {
+		plural = "mutatingwebhookconfigurations"
+	}
+	res, ok := ws.s.catalog.Get(resource.AdmissionGroup, "v1", plural)
+	if !ok {
+		return nil, nil
+	}
+	c := ws.s.caches.get(res)
+	if c == nil {
+		return nil, nil // closing
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, apierror.Internal(err)
+	}
+	if err := ws.s.waitFresh(ctx, c, ws.written.Load()); err != nil {
+		return nil, err
+	}
+	objs, _ := c.List(watchcache.Filter{})
+	versions := make([]string, len(objs))
+	for i, o := range objs {
+		versions[i] = o.Key + "@" + formatRV(o.Rev)
+	}
+	i := 0
+	if mutating {
+		i = 1
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	set := &ws.sets[i]
+	if slices.Equal(set.versions, versions) {
+		return set.hooks, nil
+	}
+	var hooks []*webhook.Webhook
+	for _, o := range objs {
+		obj, err := o.Obj()
+		if err != nil {
+			continue // the cache logs what it cannot decode
+		}
+		hs, err := webhook.Parse(obj, mutating)
+		if err != nil {
+			ws.s.log.Error("webhook configuration unreadable", "name", obj.Name(), "err", err)
+			continue
+		}
+		hooks = append(hooks, hs...)
+	}
+	for _, h := range set.hooks {
+		h.Close()
+	}
+	*set = webhookSet{versions: versions, hooks: hooks}
+	return hooks, nil
+}
+
+// NamespaceLabels reads a namespace's labels from its cache, else from the
+// store (one created a moment ago), as kube's lister and its live GET; the
+// kubernetes.io/metadata.name label is there, as kube's defaulting on read
+// puts it on namespaces stored before it existed.
+func (ws *webhookSource) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	res, _ := ws.s.catalog.Get("", "v1", "namespaces")
+	var obj api.Object
+	if c := ws.s.caches.get(res); c != nil {
+		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
+		if err != nil {
+			return nil, apierror.BadRequest(err.Error())
+		}
+		if objs, _ := c.List(watchcache.Filter{Fields: fields}); len(objs) == 1 {
+			obj, _ = objs[0].Obj()
+		}
+	}
+	if obj == nil {
+		var err error
+		if obj, err = ws.s.registry.Get(ctx, res, "", name); err != nil {
+			return nil, err
+		}
+	}
+	labels := make(map[string]string, len(obj.Labels())+1)
+	maps.Copy(labels, obj.Labels())
+	labels[resource.MetadataNameLabel] = name
+	return labels, nil
+}
+
+// Equivalents are the resources stored under the same keys as r (kube's
+// equivalent resources: a CRD's other versions; core/v1 and events.k8s.io/v1
+// Events), each with conversions through the stored form. A scale
+// subresource's Scales have none.
+func (ws *webhookSource) Equivalents(r webhook.GVR, subresource string) []webhook.Equivalent {
+	res, ok := ws.s.catalog.Get(r.Group, r.Version, r.Resource)
+	if !ok || subresource == resource.ScaleSubresource.Name {
+		return nil
+	}
+	var out []webhook.Equivalent
+	for _, other := range ws.s.catalog.All() {
+		if other == res || other.CreateOnly || other.KeyPrefix("") != res.KeyPrefix("") {
+			continue
+		}
+		out = append(out, webhook.Equivalent{
+			Resource: webhook.GVR{Group: other.Group, Version: other.Version, Resource: other.Plural},
+			Kind:     webhook.GVK{Group: other.Group, Version: other.Version, Kind: other.Kind},
+			Convert:  func(o api.Object) api.Object { return fromStored(other, toStored(res, o)) },
+			Back:     func(o api.Object) api.Object { return fromStored(res, toStored(other, o)) },
+		})
+	}
+	return out
+}
+
+// toStored is a new object, obj of res in its stored form.
+func toStored(res *resource.Resource, obj api.Object) api.Object {
+	if res.ToStorage != nil {
+		return res.ToStorage(obj.DeepCopy())
+	}
+	out := obj.DeepCopy()
+	if res.Storage != nil {
+		out["apiVersion"] = res.Storage.APIVersion()
+	}
+	return out
+}
+
+// fromStored is obj, in its stored form, as res serves it.
+func fromStored(res *resource.Resource, obj api.Object) api.Object {
+	if res.FromStorage != nil {
+		return res.FromStorage(obj)
+	}
+	obj["apiVersion"] = res.APIVersion()
+	return obj
+}

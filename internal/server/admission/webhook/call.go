@@ -1,0 +1,285 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+)
+
+// maxResponseBytes bounds a webhook's answer as kube bounds a request body
+// (3 MiB): a patched object must still be storable.
+const maxResponseBytes = 3 << 20
+
+// request is admission.k8s.io/v1 AdmissionRequest, with its JSON names.
+type request struct {
+	UID                string   `json:"uid"`
+	Kind               GVK      `json:"kind"`
+	Resource           GVR      `json:"resource"`
+	SubResource        string   `json:"subResource,omitempty"`
+	RequestKind        *GVK     `json:"requestKind,omitempty"`
+	RequestResource    *GVR     `json:"requestResource,omitempty"`
+	RequestSubResource string   `json:"requestSubResource,omitempty"`
+	Name               string   `json:"name,omitempty"`
+	Namespace          string   `json:"namespace,omitempty"`
+	Operation          string   `json:"operation"`
+	UserInfo           userInfo `json:"userInfo"`
+	// Object, OldObject and Options are null when absent, as kube's
+	// RawExtensions (omitempty does not leave a struct out).
+	Object    json.RawMessage `json:"object"`
+	OldObject json.RawMessage `json:"oldObject"`
+	DryRun    *bool           `json:"dryRun,omitempty"`
+	Options   json.RawMessage `json:"options"`
+}
+
+// userInfo is authentication/v1 UserInfo.
+type userInfo struct {
+	Username string              `json:"username,omitempty"`
+	UID      string              `json:"uid,omitempty"`
+	Groups   []string            `json:"groups,omitempty"`
+	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+// response is admission.k8s.io/v1 AdmissionResponse.
+type response struct {
+	UID              string            `json:"uid"`
+	Allowed          bool              `json:"allowed"`
+	Result           *api.Status       `json:"status,omitempty"`
+	Patch            []byte            `json:"patch,omitempty"`
+	PatchType        *string           `json:"patchType,omitempty"`
+	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
+	Warnings         []string          `json:"warnings,omitempty"`
+}
+
+type review struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Request    *request  `json:"request,omitempty"`
+	Response   *response `json:"response,omitempty"`
+}
+
+// newRequest is the request kube's CreateV1AdmissionReview builds: the
+// kind and resource the webhook matched, the request's own as requestKind
+// and requestResource, objects included in full.
+func newRequest(a *Attributes, uid string) *request {
+	dryRun := a.DryRun
+	kind, res := a.Kind, a.Resource
+	if a.parent != nil {
+		kind, res = *a.requestKind, *a.requestResource
+	}
+	r := &request{
+		UID: uid, Kind: a.Kind, Resource: a.Resource, SubResource: a.Subresource,
+		RequestKind: &kind, RequestResource: &res, RequestSubResource: a.Subresource,
+		Name: a.Name, Namespace: a.Namespace, Operation: a.Operation, DryRun: &dryRun,
+	}
+	if u := a.User; u != nil {
+		r.UserInfo = userInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
+	}
+	return r
+}
+
+// errCalling is kube's ErrCallingWebhook: the webhook could not be asked
+// or answered nonsense; its failure policy decides.
+type errCalling struct {
+	webhook string
+	reason  error
+	code    int // kube's status of the failure, for the metrics
+}
+
+func (e *errCalling) Error() string {
+	return fmt.Sprintf("failed calling webhook %q: %v", e.webhook, e.reason)
+}
+
+// call sends one AdmissionReview and returns the webhook's verified answer.
+func (d *Dispatcher) call(ctx context.Context, h *Webhook, a *Attributes) (*response, error) {
+	if a.DryRun && !h.NoSideEffects {
+		return nil, dryRunUnsupported(h.Name)
+	}
+	if h.invalid != nil {
+		return nil, &errCalling{h.Name, h.invalid, http.StatusInternalServerError}
+	}
+	uid := registry.NewUID()
+	req := newRequest(a, uid)
+	var err error
+	for _, o := range []struct {
+		dst *json.RawMessage
+		obj api.Object
+	}{{&req.Object, a.Object}, {&req.OldObject, a.OldObject}, {&req.Options, a.Options}} {
+		if o.obj != nil && err == nil {
+			*o.dst, err = api.MarshalObject(o.obj)
+		}
+	}
+	if err != nil {
+		return nil, &errCalling{h.Name, fmt.Errorf("could not create admission objects: %w", err), http.StatusBadRequest}
+	}
+	body, err := json.Marshal(review{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview", Request: req})
+	if err != nil {
+		return nil, &errCalling{h.Name, fmt.Errorf("could not create admission objects: %w", err), http.StatusBadRequest}
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.Timeout)
+	defer cancel()
+	resp, code, err := d.post(ctx, h, body)
+	if err != nil {
+		return nil, &errCalling{h.Name, fmt.Errorf("failed to call webhook: %w", err), code}
+	}
+	if err := verify(resp, uid, h.Mutating); err != nil {
+		return nil, &errCalling{h.Name, fmt.Errorf("received invalid webhook response: %w", err), http.StatusServiceUnavailable}
+	}
+	return resp.Response, nil
+}
+
+// post sends body to the webhook with kube's timeout parameter (the time
+// left, rounded up to a second) and decodes its answer. code is the
+// status kube gives a failure: the webhook's Status code, else 503.
+func (d *Dispatcher) post(ctx context.Context, h *Webhook, body []byte) (*review, int, error) {
+	u := h.url
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); left > 0 {
+			if t := left.Truncate(time.Second); t != left {
+				left = t + time.Second
+			}
+			u = withQuery(u, "timeout", left.String())
+		}
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, http.StatusServiceUnavailable, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, */*")
+	res, err := h.client.Do(hr)
+	if err != nil {
+		return nil, http.StatusServiceUnavailable, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBytes+1))
+	if err != nil {
+		return nil, http.StatusServiceUnavailable, err
+	}
+	if len(b) > maxResponseBytes {
+		return nil, http.StatusServiceUnavailable, fmt.Errorf("the response is larger than %d bytes", maxResponseBytes)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		var st api.Status
+		if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
+			return nil, res.StatusCode, errors.New(st.Message)
+		}
+		return nil, res.StatusCode, fmt.Errorf("the server responded with the status code %d but did not return more information", res.StatusCode)
+	}
+	var rv review
+	if err := json.Unmarshal(b, &rv); err != nil {
+		return nil, http.StatusServiceUnavailable, fmt.Errorf("decoding the response: %w", err)
+	}
+	return &rv, res.StatusCode, nil
+}
+
+func withQuery(raw, key, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// verify is kube's VerifyAdmissionResponse for v1 reviews.
+func verify(rv *review, uid string, mutating bool) error {
+	r := rv.Response
+	if r == nil {
+		return errors.New("webhook response was absent")
+	}
+	if r.UID != uid {
+		return fmt.Errorf("expected response.uid=%q, got %q", uid, r.UID)
+	}
+	if rv.APIVersion != "admission.k8s.io/v1" || rv.Kind != "AdmissionReview" {
+		return fmt.Errorf("expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got %s, Kind=%s", rv.APIVersion, rv.Kind)
+	}
+	if !mutating {
+		if len(r.Patch) > 0 {
+			return errors.New("validating webhook may not return response.patch")
+		}
+		if r.PatchType != nil {
+			return errors.New("validating webhook may not return response.patchType")
+		}
+		return nil
+	}
+	switch {
+	case len(r.Patch) > 0 && r.PatchType == nil:
+		return errors.New("webhook returned response.patch but not response.patchType")
+	case len(r.Patch) == 0 && r.PatchType != nil:
+		return errors.New("webhook returned response.patchType but not response.patch")
+	case r.PatchType != nil && *r.PatchType == "":
+		return fmt.Errorf("webhook returned invalid response.patchType of %q", *r.PatchType)
+	}
+	return nil
+}
+
+// rejection is kube's ToStatusErr: the webhook's status, sanitised, its
+// message prefixed with who denied what.
+func rejection(a *Attributes, webhook string, result *api.Status) *api.StatusError {
+	if a.parent != nil {
+		a = a.parent // kube names the request's resource
+	}
+	st := api.Status{}
+	if result != nil {
+		st = *result
+	}
+	st.TypeMeta = api.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	name := a.Name
+	if name == "" {
+		name = "Unknown"
+	}
+	if st.Code == 0 {
+		st.Code = http.StatusForbidden
+	}
+	if st.Status == "" {
+		st.Status = api.StatusFailure
+	}
+	deniedBy := fmt.Sprintf("admission webhook %q denied the request", webhook)
+	switch {
+	case st.Message != "":
+		st.Message = deniedBy + ": " + st.Message
+	case st.Reason != "":
+		st.Message = deniedBy + ": " + string(st.Reason)
+	default:
+		st.Message = deniedBy + " without explanation"
+	}
+	internal := st.Code == http.StatusInternalServerError
+	if st.Details == nil {
+		if internal {
+			st.Details = &api.StatusDetails{Causes: []api.StatusCause{{Message: st.Message}}}
+		} else {
+			st.Details = &api.StatusDetails{Group: a.Resource.Group, Kind: a.Resource.Resource, Name: name}
+		}
+	}
+	prefix := fmt.Sprintf("%s %q is forbidden", groupResource(a.Resource), name)
+	if internal {
+		prefix = "Internal error occurred"
+	}
+	st.Message = apierror.Truncate(prefix+": "+st.Message, apierror.MaxWarningRunes)
+	if st.Reason == "" {
+		st.Reason = api.StatusReasonForbidden
+		if internal {
+			st.Reason = api.StatusReasonInternalError
+		}
+	}
+	return &api.StatusError{Status: st}
+}
+
+func groupResource(r GVR) string {
+	if r.Group == "" {
+		return r.Resource
+	}
+	return r.Resource + "." + r.Group
+}

@@ -1,0 +1,145 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/interpreter"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/cellib"
+	"github.com/listwatch/listwatch/internal/server/crd"
+)
+
+// condition is one of a webhook's matchConditions.
+type condition struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+// conditionCostBudget is kube's runtime cost budget of a webhook's match
+// conditions (RuntimeCELCostBudgetMatchConditions).
+const conditionCostBudget = 2_500_000
+
+// conditionEnv is the CRD rules' environment with the variables of
+// admission match conditions: object, oldObject and request (typed as
+// kube's AdmissionRequest there, dynamic here). The authorizer variable is
+// not declared: an expression using it does not compile.
+var conditionEnv = func() *cel.Env {
+	env, err := crd.BaseCELEnv().Extend(
+		cel.Variable("object", cel.DynType),
+		cel.Variable("oldObject", cel.DynType),
+		cel.Variable("request", cel.DynType),
+	)
+	if err != nil {
+		panic(err)
+	}
+	return env
+}()
+
+// conditions are a webhook's compiled match conditions.
+type conditions struct {
+	names    []string
+	exprs    []string
+	programs []cel.Program
+	ignore   bool // failurePolicy Ignore: an error means no match
+}
+
+func compileConditions(cs []condition, ignore bool) (*conditions, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	out := &conditions{ignore: ignore}
+	for _, c := range cs {
+		prg, detail := compileCondition(c.Expression)
+		if detail != "" {
+			return nil, fmt.Errorf("matchConditions %q: %s", c.Name, detail)
+		}
+		out.names = append(out.names, c.Name)
+		out.exprs = append(out.exprs, c.Expression)
+		out.programs = append(out.programs, prg)
+	}
+	return out, nil
+}
+
+// compileCondition compiles one expression, or says why it does not, in
+// kube's words.
+func compileCondition(expr string) (cel.Program, string) {
+	ast, iss := conditionEnv.Compile(expr)
+	if iss.Err() != nil {
+		return nil, "compilation failed: " + iss.String()
+	}
+	if !ast.OutputType().IsExactType(types.BoolType) {
+		return nil, fmt.Sprintf("must evaluate to bool but got %v", ast.OutputType())
+	}
+	prg, err := conditionEnv.Program(ast,
+		cel.CostLimit(conditionCostBudget),
+		cel.InterruptCheckFrequency(100),
+		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+		cel.CostTracking(cellib.Costs{}))
+	if err != nil {
+		return nil, "unexpected compilation error: " + err.Error()
+	}
+	return prg, ""
+}
+
+// ConditionCauses checks that the match conditions of a configuration's
+// webhooks compile, as kube's validation does: a FieldValueInvalid cause
+// for each that does not.
+func ConditionCauses(obj api.Object) []api.StatusCause {
+	var causes []api.StatusCause
+	hooks, _ := obj["webhooks"].([]any)
+	for i, h := range hooks {
+		hook, _ := h.(map[string]any)
+		conds, _ := hook["matchConditions"].([]any)
+		for j, c := range conds {
+			cond, _ := c.(map[string]any)
+			expr, _ := cond["expression"].(string)
+			if strings.TrimSpace(expr) == "" {
+				continue // the configuration's own validation requires it
+			}
+			if _, detail := compileCondition(expr); detail != "" {
+				causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueInvalid,
+					Field:   fmt.Sprintf("webhooks[%d].matchConditions[%d].expression", i, j),
+					Message: "Invalid value: " + strconv.Quote(expr) + ": " + detail})
+			}
+		}
+	}
+	return causes
+}
+
+// match evaluates the conditions as kube's matcher: any false is no match;
+// otherwise an error fails the request (failurePolicy Fail) or is no match
+// (Ignore).
+func (cs *conditions) match(vars map[string]any) (bool, error) {
+	if cs == nil {
+		return true, nil
+	}
+	var errs []error
+	for i, prg := range cs.programs {
+		v, _, err := prg.Eval(vars)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("expression '%s' resulted in error: %w", cs.exprs[i], err))
+			continue
+		}
+		b, ok := v.Value().(bool)
+		if !ok {
+			errs = append(errs, fmt.Errorf("expression '%s' resulted in non-bool value", cs.exprs[i]))
+			continue
+		}
+		if !b {
+			return false, nil
+		}
+	}
+	if len(errs) == 0 {
+		return true, nil
+	}
+	if cs.ignore {
+		return false, nil
+	}
+	return false, errors.Join(errs...)
+}

@@ -1,0 +1,204 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+)
+
+// exempt says the write is of an admission configuration, which webhooks
+// never see (kube's IsExemptAdmissionConfigurationResource), so that a
+// broken webhook cannot keep itself from being removed.
+func exempt(a *Attributes) bool {
+	if a.Kind.Group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch a.Kind.Kind {
+	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+		"ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
+		return true
+	}
+	return false
+}
+
+// shouldCall is kube's ShouldCallHook: the namespace and object selectors,
+// then the rules (through an equivalent resource under matchPolicy
+// Equivalent), then the match conditions. It returns the attributes the
+// webhook is called with (a itself, or its view through an equivalent
+// resource), nil when it is not called. Selector errors matter only for a
+// webhook whose rules match.
+func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) (*Attributes, error) {
+	if h.invalid != nil {
+		return d.matching(h, a), nil // a call then fails by its failure policy
+	}
+	nsMatch, nsErr := d.matchNamespace(ctx, h, a)
+	if nsErr == nil && !nsMatch {
+		return nil, nil
+	}
+	if !h.ObjectSelector.Empty() && !h.ObjectSelector.Matches(a.Object.Labels()) && !h.ObjectSelector.Matches(a.OldObject.Labels()) {
+		return nil, nil
+	}
+	inv := d.matching(h, a)
+	if inv == nil {
+		return nil, nil
+	}
+	if nsErr != nil {
+		return nil, nsErr
+	}
+	ok, err := h.conditions.match(conditionVars(inv))
+	if err != nil {
+		return nil, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name}, err.Error())
+	}
+	if !ok {
+		return nil, nil
+	}
+	return inv, nil
+}
+
+// matching returns a if the webhook's rules match it, else, under
+// matchPolicy Equivalent, its view through the first equivalent resource
+// they match, else nil.
+func (d *Dispatcher) matching(h *Webhook, a *Attributes) *Attributes {
+	if matchesRules(h, a) {
+		return a
+	}
+	if !h.Equivalent {
+		return nil
+	}
+	for _, eq := range d.source.Equivalents(a.Resource, a.Subresource) {
+		if matchesRules(h, &Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}) {
+			return a.as(eq)
+		}
+	}
+	return nil
+}
+
+// matchNamespace is kube's MatchNamespaceSelector: cluster-scoped objects
+// other than namespaces always match; a namespace being created or updated
+// is matched on its own labels.
+func (d *Dispatcher) matchNamespace(ctx context.Context, h *Webhook, a *Attributes) (bool, error) {
+	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
+	if a.Namespace == "" && !isNamespace {
+		return true, nil
+	}
+	if h.NamespaceSelector.Empty() {
+		return true, nil
+	}
+	if isNamespace && a.Subresource == "" && (a.Operation == Create || a.Operation == Update) {
+		return h.NamespaceSelector.Matches(a.Object.Labels()), nil
+	}
+	ns := a.Namespace
+	if isNamespace {
+		ns = a.Name
+	}
+	labels, err := d.source.NamespaceLabels(ctx, ns)
+	if err != nil {
+		return false, apierror.From(err)
+	}
+	return h.NamespaceSelector.Matches(labels), nil
+}
+
+// matchesRules says whether one of the webhook's rules matches the request
+// (kube's rules.Matcher).
+func matchesRules(h *Webhook, a *Attributes) bool {
+	for _, r := range h.Rules {
+		if r.matches(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rule) matches(a *Attributes) bool {
+	return r.scopeMatches(a) && anyOf(r.Operations, a.Operation) && anyOf(r.APIGroups, a.Resource.Group) &&
+		anyOf(r.APIVersions, a.Resource.Version) && r.resourceMatches(a)
+}
+
+func (r Rule) scopeMatches(a *Attributes) bool {
+	isNamespace := a.Resource == GVR{Version: "v1", Resource: "namespaces"}
+	switch r.Scope {
+	case "*", "":
+		return true
+	case "Namespaced":
+		return !isNamespace && a.Namespace != ""
+	case "Cluster":
+		return isNamespace || a.Namespace == ""
+	}
+	return false
+}
+
+func (r Rule) resourceMatches(a *Attributes) bool {
+	for _, rs := range r.Resources {
+		res, sub, _ := strings.Cut(rs, "/")
+		if (res == "*" || res == a.Resource.Resource) && (sub == "*" || sub == a.Subresource) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyOf(items []string, s string) bool {
+	for _, it := range items {
+		if it == "*" || it == s {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionVars are the variables of match conditions: object, oldObject
+// (null when absent) and request, the AdmissionRequest's fields.
+func conditionVars(a *Attributes) map[string]any {
+	return map[string]any{
+		"object":    objectOrNull(a.Object),
+		"oldObject": objectOrNull(a.OldObject),
+		"request":   requestMap(a),
+	}
+}
+
+func objectOrNull(o api.Object) any {
+	if o == nil {
+		return nil
+	}
+	return map[string]any(o)
+}
+
+// requestMap is the request as match conditions see it (kube's
+// CreateAdmissionRequest), built from the review each webhook is sent.
+func requestMap(a *Attributes) map[string]any {
+	r := newRequest(a, "")
+	user := map[string]any{"username": r.UserInfo.Username, "uid": r.UserInfo.UID, "groups": stringsAny(r.UserInfo.Groups)}
+	extra := map[string]any{}
+	for k, v := range r.UserInfo.Extra {
+		extra[k] = stringsAny(v)
+	}
+	user["extra"] = extra
+	gvk := func(k GVK) map[string]any {
+		return map[string]any{"group": k.Group, "version": k.Version, "kind": k.Kind}
+	}
+	gvr := func(r GVR) map[string]any {
+		return map[string]any{"group": r.Group, "version": r.Version, "resource": r.Resource}
+	}
+	return map[string]any{
+		"kind": gvk(r.Kind), "resource": gvr(r.Resource), "subResource": r.SubResource,
+		"requestKind": gvk(*r.RequestKind), "requestResource": gvr(*r.RequestResource), "requestSubResource": r.RequestSubResource,
+		"name": r.Name, "namespace": r.Namespace, "operation": r.Operation, "userInfo": user,
+		"dryRun": *r.DryRun, "options": objectOrNull(a.Options),
+	}
+}
+
+func stringsAny(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+// dryRunUnsupported is kube's NewDryRunUnsupportedErr: 400.
+func dryRunUnsupported(name string) error {
+	return apierror.BadRequest(fmt.Sprintf("admission webhook %q does not support dry run", name))
+}
