@@ -231,6 +231,10 @@ func TestDenyAndSelectors(t *testing.T) {
 		{"namespace out", map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"team": "b"}}}, nil, false},
 		{"object in", map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"app": "x"}}}, map[string]any{"app": "x"}, true},
 		{"object out", map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"app": "x"}}}, nil, false},
+		// An absent old object matches no selector, not even one that
+		// empty labels would match.
+		{"object out, NotIn", map[string]any{"objectSelector": map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "skip", "operator": "NotIn", "values": []any{"yes"}}}}}, map[string]any{"skip": "yes"}, false},
 		{"condition true", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "request.userInfo.username == 'jane' && object.metadata.name == 'x'"}}}, nil, true},
 		{"condition false", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "oldObject != null"}}}, nil, false},
 		{"rule out", map[string]any{"rules": []any{map[string]any{"operations": []any{"UPDATE"}, "apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "resources": []any{"*"}}}}, nil, false},
