@@ -126,7 +126,7 @@ func (d *Dispatcher) mutateOne(ctx context.Context, h *Webhook, a *Attributes, r
 	if err == nil {
 		a.answered(h, resp)
 		if !resp.Allowed {
-			err = rejection(a, h.Name, resp.Result)
+			err = rejection(h.Name, resp.Result)
 		} else if len(resp.Patch) > 0 {
 			changed, err = applyPatch(h, a, resp)
 		}
@@ -238,7 +238,7 @@ func (d *Dispatcher) validateOne(ctx context.Context, h *Webhook, a *Attributes,
 	if err == nil {
 		a.answered(h, resp)
 		if !resp.Allowed {
-			err = rejection(a, h.Name, resp.Result)
+			err = rejection(h.Name, resp.Result)
 		}
 	}
 	err = d.outcome(ctx, h, a, typeValidate, start, err)
