@@ -304,3 +304,39 @@ func TestResponseBound(t *testing.T) {
 		}
 	}
 }
+
+// TestConditionBudget: a webhook's match conditions share kube's cost
+// budget: each of two conditions fits in it, both do not, and the request
+// fails under failurePolicy Fail, the webhook is skipped under Ignore.
+func TestConditionBudget(t *testing.T) {
+	var rv reviewer
+	cc := serve(t, rv.handler(t, func(map[string]any) map[string]any { return map[string]any{"allowed": true} }))
+	obj := configMap("x", nil)
+	obj["s"] = strings.Repeat("a", 15_000_000) // contains() costs 1,500,000 of the 2,500,000
+	cond := map[string]any{"name": "c", "expression": "!object.s.contains('z')"}
+	other := map[string]any{"name": "d", "expression": "!object.s.contains('y')"}
+	tests := []struct {
+		name   string
+		conds  []any
+		policy string
+		calls  int
+		err    string
+	}{
+		{"one", []any{cond}, "Fail", 1, ""},
+		{"two", []any{cond, other}, "Fail", 0, `configmaps "x" is forbidden: validation failed due to running out of cost budget, no further validation rules will be run`},
+		{"two, Ignore", []any{cond, other}, "Ignore", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := rv.count()
+			h := hook(t, "budget", false, map[string]any{"clientConfig": cc, "matchConditions": tt.conds, "failurePolicy": tt.policy})
+			err := newDispatcher(&fakeSource{validating: []*Webhook{h}}).Validate(context.Background(), createAttrs(obj))
+			if got := rv.count() - before; got != tt.calls {
+				t.Errorf("%d calls, want %d", got, tt.calls)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
+				t.Errorf("got %v, want %q", err, tt.err)
+			}
+		})
+	}
+}

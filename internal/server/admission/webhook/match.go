@@ -49,7 +49,7 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if nsErr != nil {
 		return nil, nsErr
 	}
-	ok, err := h.conditions.match(conditionVars(inv))
+	ok, err := h.conditions.match(ctx, conditionVars(inv))
 	if err != nil {
 		return nil, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name}, err.Error())
 	}
