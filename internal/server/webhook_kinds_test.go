@@ -206,3 +206,47 @@ func TestWebhookMatchPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookManagedFields: managedFields a mutating webhook leaves in a
+// state that does not decode are put back as they were, with kube's
+// warning, as kube's managedFields admission controller does; stored,
+// they would break every client that decodes the object.
+func TestWebhookManagedFields(t *testing.T) {
+	for name, value := range map[string]string{"string": `"x"`, "operation": `[{"manager":"m","operation":"Bogus","fieldsType":"FieldsV1","fieldsV1":{}}]`} {
+		t.Run(name, func(t *testing.T) {
+			hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var rv struct{ Request struct{ UID string } }
+				_ = json.NewDecoder(r.Body).Decode(&rv)
+				p, _ := json.Marshal([]any{map[string]any{"op": "add", "path": "/metadata/managedFields", "value": json.RawMessage(value)}})
+				_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+					"response": map[string]any{"uid": rv.Request.UID, "allowed": true, "patchType": "JSONPatch", "patch": p}})
+			}))
+			t.Cleanup(hook.Close)
+			ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+			ts := newTestServer(t)
+			if code, m := call(t, ts, "POST", mutatingHook, mediaJSON, `{"metadata":{"name":"m"},"webhooks":[{"name":"a.example.com",
+				"clientConfig":{"url":"`+hook.URL+`","caBundle":"`+ca+`"},"sideEffects":"None","admissionReviewVersions":["v1"],
+				"rules":[{"operations":["CREATE","UPDATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}]}]}`); code != http.StatusCreated {
+				t.Fatalf("configuration: %d %v", code, m)
+			}
+			cms := "/api/v1/namespaces/default/configmaps"
+			for _, w := range []struct{ method, path, body string }{{"POST", cms, `{"metadata":{"name":"c"},"data":{"a":"b"}}`}, {"PUT", cms + "/c", `{"metadata":{"name":"c"},"data":{"a":"c"}}`}} {
+				req, _ := http.NewRequest(w.method, ts.URL+w.path, strings.NewReader(w.body))
+				req.Header.Set("Content-Type", mediaJSON)
+				res, err := ts.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var obj map[string]any
+				_ = json.NewDecoder(res.Body).Decode(&obj)
+				res.Body.Close()
+				mf, _ := at(obj, "metadata.managedFields").([]any)
+				manager, _ := at(obj, "metadata.managedFields.0.manager").(string)
+				if res.StatusCode >= 300 || len(mf) != 1 || manager == "m" ||
+					!strings.HasPrefix(res.Header.Get("Warning"), `299 - ".metadata.managedFields was in an invalid state after admission;`) {
+					t.Errorf("%s: %d, managedFields %v, Warning %q", w.method, res.StatusCode, at(obj, "metadata.managedFields"), res.Header.Values("Warning"))
+				}
+			}
+		})
+	}
+}
