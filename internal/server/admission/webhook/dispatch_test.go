@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -336,6 +337,52 @@ func TestConditionBudget(t *testing.T) {
 			}
 			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
 				t.Errorf("got %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
+
+// observed records the webhook calls a Dispatcher reports.
+type observed struct {
+	mu    sync.Mutex
+	calls []string // "rejected code errorType"
+}
+
+func (o *observed) ObserveWebhook(_, _, _ string, _ float64, rejected bool, code int, errorType string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, fmt.Sprintf("%t %d %s", rejected, code, errorType))
+}
+
+func (o *observed) ObserveStep(string, string, float64, bool) {}
+
+// TestRejectionMetrics: as kube's dispatchers, a webhook's refusal counts
+// as no_error with its code whatever its status says, and an error of the
+// server's own (a dry run the webhook does not support) as
+// apiserver_internal_error with no code.
+func TestRejectionMetrics(t *testing.T) {
+	var rv reviewer
+	cc := serve(t, rv.handler(t, func(map[string]any) map[string]any {
+		return map[string]any{"allowed": false, "status": map[string]any{"code": 500, "reason": "InternalError", "message": "no"}}
+	}))
+	for _, tt := range []struct {
+		name   string
+		dryRun bool
+		want   string
+	}{
+		{"denied", false, "true 500 no_error"},
+		{"dry run", true, "true 0 apiserver_internal_error"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var o observed
+			h := hook(t, "m", false, map[string]any{"clientConfig": cc, "sideEffects": "Some"})
+			a := createAttrs(configMap("x", nil))
+			a.DryRun = tt.dryRun
+			if err := New(&fakeSource{validating: []*Webhook{h}}, &o, slog.New(slog.DiscardHandler)).Validate(context.Background(), a); err == nil {
+				t.Fatal("allowed")
+			}
+			if len(o.calls) != 1 || o.calls[0] != tt.want {
+				t.Errorf("observed %q, want %q", o.calls, tt.want)
 			}
 		})
 	}
