@@ -65,7 +65,7 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 	} else {
 		delete(md, "managedFields")
 	}
-	apierror.NewWarnings(q.w.Header()).Add(fmt.Sprintf(invalidManagedFieldsWarning, err))
+	q.warnings().Add(fmt.Sprintf(invalidManagedFieldsWarning, err))
 }
 
 // admitting returns ctx making the registry's writes call the validating
@@ -152,11 +152,8 @@ func stringsAny(l []string) []any {
 // passOn gives the response the webhooks' warnings and the audit event
 // their annotations.
 func (q *request) passOn(a *webhook.Attributes) {
-	if ws := a.Warnings(); len(ws) > 0 {
-		w := apierror.NewWarnings(q.w.Header())
-		for _, m := range ws {
-			w.Add(m)
-		}
+	for _, m := range a.Warnings() {
+		q.warnings().Add(m)
 	}
 	if n := noteOf(q.r); n != nil && n.audit != nil {
 		for k, v := range a.AuditAnnotations() {
