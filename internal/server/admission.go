@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/patch"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -37,7 +39,33 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 	a := q.attributes(q.r.Context(), op, obj, old)
 	err := q.s.webhooks.Mutate(q.r.Context(), a)
 	q.passOn(a)
+	if err == nil && a.Object != nil {
+		q.keepValidManagedFields(a.Object, obj)
+	}
 	return a.Object, err
+}
+
+// invalidManagedFieldsWarning is kube's warning when mutating admission
+// left managedFields that do not decode.
+const invalidManagedFieldsWarning = ".metadata.managedFields was in an invalid state after admission; " +
+	"this could be caused by an outdated mutating admission controller; please fix your requests: %v"
+
+// keepValidManagedFields puts back the managedFields obj had before the
+// mutating webhooks when they left out with ones that do not decode, and
+// warns, as kube's managedFields admission controller: stored, they would
+// break every client that decodes the object.
+func (q *request) keepValidManagedFields(out, obj api.Object) {
+	md := out.Metadata()
+	err := patch.CheckManagedFields(md["managedFields"])
+	if err == nil {
+		return
+	}
+	if before, ok := obj.Metadata()["managedFields"]; ok {
+		md["managedFields"] = before
+	} else {
+		delete(md, "managedFields")
+	}
+	q.warnings().Add(fmt.Sprintf(invalidManagedFieldsWarning, err))
 }
 
 // admitting returns ctx making the registry's writes call the validating
@@ -124,11 +152,8 @@ func stringsAny(l []string) []any {
 // passOn gives the response the webhooks' warnings and the audit event
 // their annotations.
 func (q *request) passOn(a *webhook.Attributes) {
-	if ws := a.Warnings(); len(ws) > 0 {
-		w := apierror.NewWarnings(q.w.Header())
-		for _, m := range ws {
-			w.Add(m)
-		}
+	for _, m := range a.Warnings() {
+		q.warnings().Add(m)
 	}
 	if n := noteOf(q.r); n != nil && n.audit != nil {
 		for k, v := range a.AuditAnnotations() {

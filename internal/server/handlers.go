@@ -121,6 +121,16 @@ type request struct {
 	// redefined is set on a watch prepared again because its resource's
 	// definition changed under it, which it may be only once.
 	redefined bool
+	warn      *apierror.Warnings // the response's, once one is added
+}
+
+// warnings are the response's Warning headers, one Warnings for the whole
+// request so that each text is written once, as kube's recorder does.
+func (q *request) warnings() *apierror.Warnings {
+	if q.warn == nil {
+		q.warn = apierror.NewWarnings(q.w.Header())
+	}
+	return q.warn
 }
 
 func (q *request) fail(err error) { writeError(q.w, apierror.From(err)) }

@@ -102,7 +102,7 @@ func (q *request) createToken() {
 		}
 	}
 	if max := int64(tokens.MaxExpiration() / time.Second); max > 0 && *tr.Spec.ExpirationSeconds > max {
-		apierror.NewWarnings(q.w.Header()).Add(fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *tr.Spec.ExpirationSeconds, max))
+		q.warnings().Add(fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *tr.Spec.ExpirationSeconds, max))
 		*tr.Spec.ExpirationSeconds = max
 	}
 	if len(tr.Spec.Audiences) == 0 {

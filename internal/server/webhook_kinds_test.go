@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,5 +205,92 @@ func TestWebhookMatchPolicy(t *testing.T) {
 		if obj["message"] != "patched" || obj["apiVersion"] != "v1" {
 			t.Fatalf("the patched events.k8s.io/v1 form did not reach the core event: %v", obj)
 		}
+	}
+}
+
+// webhookServer serves AdmissionReviews with answer's response (uid set)
+// and returns a clientConfig for it.
+func webhookServer(t *testing.T, answer func() map[string]any) string {
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rv struct{ Request struct{ UID string } }
+		_ = json.NewDecoder(r.Body).Decode(&rv)
+		resp := answer()
+		resp["uid"] = rv.Request.UID
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+}
+
+// configMapHook is a configuration of one webhook on ConfigMaps' creates
+// and updates.
+func configMapHook(clientConfig string) string {
+	return `{"metadata":{"name":"h"},"webhooks":[{"name":"a.example.com","clientConfig":` + clientConfig + `,
+		"sideEffects":"None","admissionReviewVersions":["v1"],
+		"rules":[{"operations":["CREATE","UPDATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}]}]}`
+}
+
+// writeConfigMap sends a create or update of a ConfigMap and returns the
+// response's code, object and header.
+func writeConfigMap(t *testing.T, ts *httptest.Server, method, body string) (int, map[string]any, http.Header) {
+	path := "/api/v1/namespaces/default/configmaps"
+	if method == "PUT" {
+		path += "/c"
+	}
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", mediaJSON)
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var obj map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&obj)
+	return res.StatusCode, obj, res.Header
+}
+
+// TestWebhookManagedFields: managedFields a mutating webhook leaves in a
+// state that does not decode are put back as they were, with kube's
+// warning, as kube's managedFields admission controller does; stored,
+// they would break every client that decodes the object.
+func TestWebhookManagedFields(t *testing.T) {
+	for name, value := range map[string]string{"string": `"x"`, "operation": `[{"manager":"m","operation":"Bogus","fieldsType":"FieldsV1","fieldsV1":{}}]`} {
+		t.Run(name, func(t *testing.T) {
+			cc := webhookServer(t, func() map[string]any {
+				p, _ := json.Marshal([]any{map[string]any{"op": "add", "path": "/metadata/managedFields", "value": json.RawMessage(value)}})
+				return map[string]any{"allowed": true, "patchType": "JSONPatch", "patch": p}
+			})
+			ts := newTestServer(t)
+			if code, m := call(t, ts, "POST", mutatingHook, mediaJSON, configMapHook(cc)); code != http.StatusCreated {
+				t.Fatalf("configuration: %d %v", code, m)
+			}
+			for _, method := range []string{"POST", "PUT"} {
+				code, obj, h := writeConfigMap(t, ts, method, `{"metadata":{"name":"c"},"data":{"a":"`+method+`"}}`)
+				mf, _ := at(obj, "metadata.managedFields").([]any)
+				manager, _ := at(obj, "metadata.managedFields.0.manager").(string)
+				if code >= 300 || len(mf) != 1 || manager == "m" ||
+					!strings.HasPrefix(h.Get("Warning"), `299 - ".metadata.managedFields was in an invalid state after admission;`) {
+					t.Errorf("%s: %d, managedFields %v, Warning %q", method, code, at(obj, "metadata.managedFields"), h.Values("Warning"))
+				}
+			}
+		})
+	}
+}
+
+// TestWebhookWarningsOnce: a warning both a mutating and a validating
+// webhook answer is in the response once, as kube's warning recorder
+// keeps each text once per request.
+func TestWebhookWarningsOnce(t *testing.T) {
+	cc := webhookServer(t, func() map[string]any { return map[string]any{"allowed": true, "warnings": []any{"same"}} })
+	ts := newTestServer(t)
+	for _, kind := range []string{mutatingHook, validatingHook} {
+		if code, m := call(t, ts, "POST", kind, mediaJSON, configMapHook(cc)); code != http.StatusCreated {
+			t.Fatalf("configuration: %d %v", code, m)
+		}
+	}
+	code, _, h := writeConfigMap(t, ts, "POST", `{"metadata":{"name":"c"}}`)
+	if want := []string{`299 - "same"`}; code != http.StatusCreated || !slices.Equal(h.Values("Warning"), want) {
+		t.Fatalf("%d, Warning %q, want %q", code, h.Values("Warning"), want)
 	}
 }

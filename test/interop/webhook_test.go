@@ -3,6 +3,7 @@ package interop
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +13,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
+	webhookerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
 	webhookrequest "k8s.io/apiserver/pkg/admission/plugin/webhook/request"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -198,7 +201,64 @@ webhooks:
 	if err == nil {
 		t.Fatalf("created what the webhook denies:\n%s", out)
 	}
-	contains(t, out, `configmaps "bad" is forbidden: admission webhook "deny-bad.example.com" denied the request: no configmaps named bad`)
+	contains(t, out, `admission webhook "deny-bad.example.com" denied the request: no configmaps named bad`)
 	contains(t, k.must(t, "delete", "validatingwebhookconfiguration", "deny-bad"), `deleted`)
 	contains(t, k.must(t, "create", "configmap", "bad"), `configmap/bad created`)
+}
+
+// TestWebhookDenialAsKube: the Status a client gets when a validating
+// webhook denies a create is kube's (k8s.io/apiserver's ToStatusErr) of
+// the status the webhook answered: none, a message alone, a reason, a
+// code under 400, a 500, details of its own.
+func TestWebhookDenialAsKube(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]*metav1.Status{ // by the name of the ConfigMap denied
+		"none":     nil,
+		"message":  {Message: "no way"},
+		"reason":   {Code: 422, Reason: metav1.StatusReasonInvalid},
+		"low-code": {Status: metav1.StatusSuccess, Code: 200, Message: "fine?"},
+		"internal": {Code: 500, Message: "boom"},
+		"details":  {Code: 409, Reason: metav1.StatusReasonConflict, Message: "taken", Details: &metav1.StatusDetails{Name: "other", Kind: "things"}},
+	}
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rv admissionv1.AdmissionReview
+		_ = json.NewDecoder(r.Body).Decode(&rv)
+		rv.Response = &admissionv1.AdmissionResponse{UID: rv.Request.UID, Result: results[rv.Request.Name]}
+		rv.Request = nil
+		_ = json.NewEncoder(w).Encode(&rv)
+	}))
+	t.Cleanup(hook.Close)
+	ctx := t.Context()
+	url, none := hook.URL+"/review", admissionregistrationv1.SideEffectClassNone
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:         "deny.example.com",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: hookCA(hook)},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+			}},
+			SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, result := range results {
+		t.Run(name, func(t *testing.T) {
+			_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			var got *apierrors.StatusError
+			if !errors.As(err, &got) {
+				t.Fatalf("created, or not a Status: %v", err)
+			}
+			want := webhookerrors.ToStatusErr("deny.example.com", result.DeepCopy()).ErrStatus
+			if d := cmp.Diff(want, got.ErrStatus); d != "" {
+				t.Errorf("(-kube +ours):\n%s", d)
+			}
+		})
+	}
 }

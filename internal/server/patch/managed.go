@@ -62,6 +62,16 @@ func decodeEntries(v any) ([]*entry, error) {
 	return out, checkEntries(out)
 }
 
+// CheckManagedFields says why metadata.managedFields v do not decode as
+// kube's decoding would; nil when they do or are absent.
+func CheckManagedFields(v any) error {
+	if v == nil {
+		return nil
+	}
+	_, err := decodeEntries(v)
+	return err
+}
+
 // checkEntries refuses what kube's decoding of managedFields refuses and a
 // client could otherwise store: a time that is not RFC 3339 (client-go and
 // our protobuf encoder could not read the object back, nor any list

@@ -225,25 +225,19 @@ func verify(rv *review, uid string, mutating bool) error {
 	return nil
 }
 
-// rejection is kube's ToStatusErr: the webhook's status, sanitised, its
-// message prefixed with who denied what.
-func rejection(a *Attributes, webhook string, result *api.Status) *api.StatusError {
-	if a.parent != nil {
-		a = a.parent // kube names the request's resource
-	}
+// rejection is kube's ToStatusErr: the webhook's status is the request's
+// error as it is, but for its message, prefixed with who denied it, a code
+// of at least 400 and a status of Failure.
+func rejection(webhook string, result *api.Status) *api.StatusError {
 	st := api.Status{}
 	if result != nil {
 		st = *result
 	}
 	st.TypeMeta = api.TypeMeta{APIVersion: "v1", Kind: "Status"}
-	name := a.Name
-	if name == "" {
-		name = "Unknown"
+	if st.Code < http.StatusBadRequest {
+		st.Code = http.StatusBadRequest
 	}
-	if st.Code == 0 {
-		st.Code = http.StatusForbidden
-	}
-	if st.Status == "" {
+	if st.Status == "" || st.Status == api.StatusSuccess {
 		st.Status = api.StatusFailure
 	}
 	deniedBy := fmt.Sprintf("admission webhook %q denied the request", webhook)
@@ -255,31 +249,6 @@ func rejection(a *Attributes, webhook string, result *api.Status) *api.StatusErr
 	default:
 		st.Message = deniedBy + " without explanation"
 	}
-	internal := st.Code == http.StatusInternalServerError
-	if st.Details == nil {
-		if internal {
-			st.Details = &api.StatusDetails{Causes: []api.StatusCause{{Message: st.Message}}}
-		} else {
-			st.Details = &api.StatusDetails{Group: a.Resource.Group, Kind: a.Resource.Resource, Name: name}
-		}
-	}
-	prefix := fmt.Sprintf("%s %q is forbidden", groupResource(a.Resource), name)
-	if internal {
-		prefix = "Internal error occurred"
-	}
-	st.Message = apierror.Truncate(prefix+": "+st.Message, apierror.MaxWarningRunes)
-	if st.Reason == "" {
-		st.Reason = api.StatusReasonForbidden
-		if internal {
-			st.Reason = api.StatusReasonInternalError
-		}
-	}
+	st.Message = apierror.Truncate(st.Message, apierror.MaxWarningRunes)
 	return &api.StatusError{Status: st}
-}
-
-func groupResource(r GVR) string {
-	if r.Group == "" {
-		return r.Resource
-	}
-	return r.Resource + "." + r.Group
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -112,16 +113,26 @@ func ConditionCauses(obj api.Object) []api.StatusCause {
 	return causes
 }
 
+// errConditionBudget is kube's error when a webhook's match conditions
+// together cost more than conditionCostBudget.
+var errConditionBudget = errors.New("validation failed due to running out of cost budget, no further validation rules will be run")
+
 // match evaluates the conditions as kube's matcher: any false is no match;
 // otherwise an error fails the request (failurePolicy Fail) or is no match
-// (Ignore).
-func (cs *conditions) match(vars map[string]any) (bool, error) {
+// (Ignore). The conditions share one cost budget, and stop with ctx.
+func (cs *conditions) match(ctx context.Context, vars map[string]any) (bool, error) {
 	if cs == nil {
 		return true, nil
 	}
+	budget := uint64(conditionCostBudget)
 	var errs []error
 	for i, prg := range cs.programs {
-		v, _, err := prg.Eval(vars)
+		v, det, err := prg.ContextEval(ctx, vars)
+		cost := det.ActualCost()
+		if cost == nil || *cost > budget {
+			return cs.failed(errConditionBudget)
+		}
+		budget -= *cost
 		if err != nil {
 			errs = append(errs, fmt.Errorf("expression '%s' resulted in error: %w", cs.exprs[i], err))
 			continue
@@ -138,8 +149,14 @@ func (cs *conditions) match(vars map[string]any) (bool, error) {
 	if len(errs) == 0 {
 		return true, nil
 	}
+	return cs.failed(errors.Join(errs...))
+}
+
+// failed is what an error of the conditions makes of the webhook: no
+// match under failurePolicy Ignore, else the request's failure.
+func (cs *conditions) failed(err error) (bool, error) {
 	if cs.ignore {
 		return false, nil
 	}
-	return false, errors.Join(errs...)
+	return false, err
 }

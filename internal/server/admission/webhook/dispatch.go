@@ -126,7 +126,7 @@ func (d *Dispatcher) mutateOne(ctx context.Context, h *Webhook, a *Attributes, r
 	if err == nil {
 		a.answered(h, resp)
 		if !resp.Allowed {
-			err = rejection(a, h.Name, resp.Result)
+			err = denial{rejection(h.Name, resp.Result)}
 		} else if len(resp.Patch) > 0 {
 			changed, err = applyPatch(h, a, resp)
 		}
@@ -238,7 +238,7 @@ func (d *Dispatcher) validateOne(ctx context.Context, h *Webhook, a *Attributes,
 	if err == nil {
 		a.answered(h, resp)
 		if !resp.Allowed {
-			err = rejection(a, h.Name, resp.Result)
+			err = denial{rejection(h.Name, resp.Result)}
 		}
 	}
 	err = d.outcome(ctx, h, a, typeValidate, start, err)
@@ -264,7 +264,8 @@ type failOpen struct{ *errCalling }
 
 // outcome counts a call in kube's metrics and turns its error into what
 // the request gets: a failure to call is 500 under failurePolicy Fail and
-// a failOpen under Ignore; a refusal or an internal error stands.
+// a failOpen under Ignore; a refusal or any other error (a dry run the
+// webhook does not support, a patch that does not apply) stands.
 func (d *Dispatcher) outcome(ctx context.Context, h *Webhook, a *Attributes, typ string, start time.Time, err error) error {
 	seconds := time.Since(start).Seconds()
 	var calling *errCalling
@@ -286,14 +287,18 @@ func (d *Dispatcher) outcome(ctx context.Context, h *Webhook, a *Attributes, typ
 		d.log.Warn("failed calling webhook, failing closed", "webhook", h.Name, "err", calling.reason)
 		return apierror.Internal(calling)
 	}
-	var se *api.StatusError
-	if errors.As(err, &se) && se.Status.Reason != api.StatusReasonInternalError {
-		d.observe(h, typ, a, seconds, true, int(se.Status.Code), rejectDenied)
-		return err
+	var denied denial
+	if errors.As(err, &denied) {
+		d.observe(h, typ, a, seconds, true, int(denied.Status.Code), rejectDenied)
+		return denied.StatusError
 	}
 	d.observe(h, typ, a, seconds, true, 0, rejectInternal)
 	return err
 }
+
+// denial is a webhook's refusal (kube's ErrWebhookRejection), which the
+// metrics tell from the server's own errors whatever its status says.
+type denial struct{ *api.StatusError }
 
 func (d *Dispatcher) observe(h *Webhook, typ string, a *Attributes, seconds float64, rejected bool, code int, errorType string) {
 	if d.observer != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -231,6 +232,10 @@ func TestDenyAndSelectors(t *testing.T) {
 		{"namespace out", map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"team": "b"}}}, nil, false},
 		{"object in", map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"app": "x"}}}, map[string]any{"app": "x"}, true},
 		{"object out", map[string]any{"objectSelector": map[string]any{"matchLabels": map[string]any{"app": "x"}}}, nil, false},
+		// An absent old object matches no selector, not even one that
+		// empty labels would match.
+		{"object out, NotIn", map[string]any{"objectSelector": map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "skip", "operator": "NotIn", "values": []any{"yes"}}}}}, map[string]any{"skip": "yes"}, false},
 		{"condition true", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "request.userInfo.username == 'jane' && object.metadata.name == 'x'"}}}, nil, true},
 		{"condition false", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "oldObject != null"}}}, nil, false},
 		{"rule out", map[string]any{"rules": []any{map[string]any{"operations": []any{"UPDATE"}, "apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "resources": []any{"*"}}}}, nil, false},
@@ -250,8 +255,8 @@ func TestDenyAndSelectors(t *testing.T) {
 				return
 			}
 			se := apierror.From(err)
-			want := `configmaps "x" is forbidden: admission webhook "deny.example.com" denied the request: no way`
-			if se == nil || se.Status.Code != 422 || se.Status.Message != want || se.Status.Reason != api.StatusReasonForbidden {
+			want := `admission webhook "deny.example.com" denied the request: no way`
+			if se == nil || se.Status.Code != 422 || se.Status.Message != want || se.Status.Reason != "" || se.Status.Details != nil {
 				t.Fatalf("got %#v, want 422 %q", err, want)
 			}
 		})
@@ -298,5 +303,87 @@ func TestResponseBound(t *testing.T) {
 		case extra == 1 && (err == nil || !strings.Contains(err.Error(), "the response is larger than 3145728 bytes")):
 			t.Fatalf("past the limit: %v", err)
 		}
+	}
+}
+
+// TestConditionBudget: a webhook's match conditions share kube's cost
+// budget: each of two conditions fits in it, both do not, and the request
+// fails under failurePolicy Fail, the webhook is skipped under Ignore.
+func TestConditionBudget(t *testing.T) {
+	var rv reviewer
+	cc := serve(t, rv.handler(t, func(map[string]any) map[string]any { return map[string]any{"allowed": true} }))
+	obj := configMap("x", nil)
+	obj["s"] = strings.Repeat("a", 15_000_000) // contains() costs 1,500,000 of the 2,500,000
+	cond := map[string]any{"name": "c", "expression": "!object.s.contains('z')"}
+	other := map[string]any{"name": "d", "expression": "!object.s.contains('y')"}
+	tests := []struct {
+		name   string
+		conds  []any
+		policy string
+		calls  int
+		err    string
+	}{
+		{"one", []any{cond}, "Fail", 1, ""},
+		{"two", []any{cond, other}, "Fail", 0, `configmaps "x" is forbidden: validation failed due to running out of cost budget, no further validation rules will be run`},
+		{"two, Ignore", []any{cond, other}, "Ignore", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := rv.count()
+			h := hook(t, "budget", false, map[string]any{"clientConfig": cc, "matchConditions": tt.conds, "failurePolicy": tt.policy})
+			err := newDispatcher(&fakeSource{validating: []*Webhook{h}}).Validate(context.Background(), createAttrs(obj))
+			if got := rv.count() - before; got != tt.calls {
+				t.Errorf("%d calls, want %d", got, tt.calls)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || err.Error() != tt.err) {
+				t.Errorf("got %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
+
+// observed records the webhook calls a Dispatcher reports.
+type observed struct {
+	mu    sync.Mutex
+	calls []string // "rejected code errorType"
+}
+
+func (o *observed) ObserveWebhook(_, _, _ string, _ float64, rejected bool, code int, errorType string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, fmt.Sprintf("%t %d %s", rejected, code, errorType))
+}
+
+func (o *observed) ObserveStep(string, string, float64, bool) {}
+
+// TestRejectionMetrics: as kube's dispatchers, a webhook's refusal counts
+// as no_error with its code whatever its status says, and an error of the
+// server's own (a dry run the webhook does not support) as
+// apiserver_internal_error with no code.
+func TestRejectionMetrics(t *testing.T) {
+	var rv reviewer
+	cc := serve(t, rv.handler(t, func(map[string]any) map[string]any {
+		return map[string]any{"allowed": false, "status": map[string]any{"code": 500, "reason": "InternalError", "message": "no"}}
+	}))
+	for _, tt := range []struct {
+		name   string
+		dryRun bool
+		want   string
+	}{
+		{"denied", false, "true 500 no_error"},
+		{"dry run", true, "true 0 apiserver_internal_error"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var o observed
+			h := hook(t, "m", false, map[string]any{"clientConfig": cc, "sideEffects": "Some"})
+			a := createAttrs(configMap("x", nil))
+			a.DryRun = tt.dryRun
+			if err := New(&fakeSource{validating: []*Webhook{h}}, &o, slog.New(slog.DiscardHandler)).Validate(context.Background(), a); err == nil {
+				t.Fatal("allowed")
+			}
+			if len(o.calls) != 1 || o.calls[0] != tt.want {
+				t.Errorf("observed %q, want %q", o.calls, tt.want)
+			}
+		})
 	}
 }

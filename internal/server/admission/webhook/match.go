@@ -7,6 +7,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/selector"
 )
 
 // exempt says the write is of an admission configuration, which webhooks
@@ -38,7 +39,7 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if nsErr == nil && !nsMatch {
 		return nil, nil
 	}
-	if !h.ObjectSelector.Empty() && !h.ObjectSelector.Matches(a.Object.Labels()) && !h.ObjectSelector.Matches(a.OldObject.Labels()) {
+	if !h.ObjectSelector.Empty() && !selects(h.ObjectSelector, a.Object) && !selects(h.ObjectSelector, a.OldObject) {
 		return nil, nil
 	}
 	inv := d.matching(h, a)
@@ -48,7 +49,7 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if nsErr != nil {
 		return nil, nsErr
 	}
-	ok, err := h.conditions.match(conditionVars(inv))
+	ok, err := h.conditions.match(ctx, conditionVars(inv))
 	if err != nil {
 		return nil, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name}, err.Error())
 	}
@@ -56,6 +57,13 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 		return nil, nil
 	}
 	return inv, nil
+}
+
+// selects is kube's matchObject: an absent object (the old one on create,
+// the new one on delete) matches no selector, not even one that empty
+// labels satisfy (NotIn, DoesNotExist).
+func selects(sel selector.Labels, obj api.Object) bool {
+	return obj != nil && sel.Matches(obj.Labels())
 }
 
 // matching returns a if the webhook's rules match it, else, under
