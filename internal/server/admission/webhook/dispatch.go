@@ -274,9 +274,11 @@ func (d *Dispatcher) outcome(ctx context.Context, h *Webhook, a *Attributes, typ
 		d.observe(h, typ, a, seconds, false, http.StatusOK, "")
 		return nil
 	case errors.As(err, &calling):
+		// The reason may quote the webhook's answer, up to 3 MiB.
+		reason := apierror.Truncate(calling.reason.Error(), apierror.MaxWarningRunes)
 		if h.Ignore {
 			d.observe(h, typ, a, seconds, false, calling.code, "")
-			d.log.Warn("failed calling webhook, failing open", "webhook", h.Name, "err", calling.reason)
+			d.log.Warn("failed calling webhook, failing open", "webhook", h.Name, "err", reason)
 			return &failOpen{calling}
 		}
 		errorType := rejectCalling
@@ -284,7 +286,7 @@ func (d *Dispatcher) outcome(ctx context.Context, h *Webhook, a *Attributes, typ
 			errorType = "" // kube leaves the client's cancellations out of the rejections
 		}
 		d.observe(h, typ, a, seconds, true, calling.code, errorType)
-		d.log.Warn("failed calling webhook, failing closed", "webhook", h.Name, "err", calling.reason)
+		d.log.Warn("failed calling webhook, failing closed", "webhook", h.Name, "err", reason)
 		return apierror.Internal(calling)
 	}
 	var denied denial
