@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -268,6 +267,9 @@ func (q *request) insert(obj api.Object) {
 		return
 	}
 	obj, err := q.mutate(obj, nil)
+	if err == nil && q.info.Name != "" {
+		err = q.sameName(obj) // a PUT's: a mutating webhook may have renamed it
+	}
 	if err == nil {
 		err = q.checkWrite(obj, nil)
 	}
@@ -295,8 +297,8 @@ func (q *request) update() {
 		// creates it (one created meanwhile answers 409).
 		_, err := q.s.registry.GetStored(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 		if isReason(err, api.StatusReasonNotFound) {
-			if name := obj.Name(); name != q.info.Name {
-				q.fail(apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name)))
+			if err := q.sameName(obj); err != nil {
+				q.fail(err)
 				return
 			}
 			q.insert(obj)

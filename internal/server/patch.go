@@ -146,10 +146,13 @@ func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) er
 	if err != nil {
 		return err
 	}
-	if name := api.Object(obj).Name(); name != q.info.Name {
-		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name))
+	if err := q.sameName(obj); err != nil {
+		return err
 	}
 	obj, err = q.mutate(obj, nil)
+	if err == nil {
+		err = q.sameName(obj) // a mutating webhook may have renamed it
+	}
 	if err == nil {
 		err = q.checkWrite(obj, nil)
 	}
@@ -162,6 +165,14 @@ func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) er
 	}
 	q.s.afterWrite(q.res, created.Object)
 	q.respondWritten(http.StatusCreated, created)
+	return nil
+}
+
+// sameName refuses obj unless it has the name on the URL.
+func (q *request) sameName(obj api.Object) error {
+	if name := obj.Name(); name != q.info.Name {
+		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name))
+	}
 	return nil
 }
 

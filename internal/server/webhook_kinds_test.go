@@ -294,3 +294,25 @@ func TestWebhookWarningsOnce(t *testing.T) {
 		t.Fatalf("%d, Warning %q, want %q", code, h.Values("Warning"), want)
 	}
 }
+
+// TestWebhookRenameOnApplyCreate: an apply that creates an object, renamed
+// by a mutating webhook, is refused rather than stored under the new name
+// while the URL named another.
+func TestWebhookRenameOnApplyCreate(t *testing.T) {
+	cc := webhookServer(t, func() map[string]any {
+		p, _ := json.Marshal([]any{map[string]any{"op": "replace", "path": "/metadata/name", "value": "other"}})
+		return map[string]any{"allowed": true, "patchType": "JSONPatch", "patch": p}
+	})
+	ts := newTestServer(t)
+	if code, m := call(t, ts, "POST", mutatingHook, mediaJSON, configMapHook(cc)); code != http.StatusCreated {
+		t.Fatalf("configuration: %d %v", code, m)
+	}
+	const cms = "/api/v1/namespaces/default/configmaps"
+	code, m := call(t, ts, "PATCH", cms+"/c?fieldManager=m", "application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`)
+	if code != http.StatusBadRequest || m["message"] != "the name of the object (other) does not match the name on the URL (c)" {
+		t.Fatalf("apply: %d %v", code, m)
+	}
+	if code, _ := call(t, ts, "GET", cms+"/other", "", ""); code != http.StatusNotFound {
+		t.Fatalf("GET other: %d, want 404", code)
+	}
+}
