@@ -70,10 +70,10 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 			// stored before a default was added, and statuses a create
 			// dropped, read back with their defaults. Schemas without
 			// defaults keep reads that serve the stored bytes.
-			r.FromStorage = func(obj api.Object) api.Object {
+			r.FromStorage = func(obj api.Object) (api.Object, error) {
 				obj["apiVersion"] = r.APIVersion()
 				s.PruneAndDefault(obj)
-				return obj
+				return obj, nil
 			}
 		}
 		if r.Schema, err = api.ParseObject(raw); err != nil {
