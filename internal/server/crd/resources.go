@@ -12,7 +12,10 @@ import (
 // Resources returns the resources a CustomResourceDefinition defines: one
 // per served version. Every one but the storage version's points at it in
 // Storage, so objects are stored once whatever version they are written in.
-func Resources(obj api.Object) ([]*resource.Resource, error) {
+func Resources(obj api.Object) ([]*resource.Resource, error) { return resources(obj, nil) }
+
+// resources is Resources, observer told of conversion webhook calls.
+func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resource, error) {
 	d, err := decode(obj)
 	if err != nil {
 		return nil, err
@@ -24,6 +27,10 @@ func Resources(obj api.Object) ([]*resource.Resource, error) {
 	stored, err := d.resource(sv)
 	if err != nil {
 		return nil, err
+	}
+	var conv *webhookConverter
+	if c := d.Spec.Conversion; c != nil && c.Strategy == "Webhook" {
+		conv = newWebhookConverter(d, c, observer)
 	}
 	var out []*resource.Resource
 	for i := range d.Spec.Versions {
@@ -40,6 +47,9 @@ func Resources(obj api.Object) ([]*resource.Resource, error) {
 			return nil, err
 		}
 		r.Storage = stored
+		if conv != nil {
+			convertThrough(conv, r, stored)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -85,6 +95,23 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		r.Validate = scaleChecks(r.Validate, r.Scale)
 	}
 	return r, nil
+}
+
+// convertThrough makes r's objects convert to and from stored's through
+// the conversion webhook, each then pruned and defaulted by the schema of
+// the version it is in, as kube's schema-coercing converter and defaulter
+// do after a conversion.
+func convertThrough(conv *webhookConverter, r, stored *resource.Resource) {
+	in := func(to *resource.Resource) func(api.Object) (api.Object, error) {
+		return func(obj api.Object) (api.Object, error) {
+			out, err := conv.convert(obj, to.APIVersion())
+			if err == nil && to.PruneAndDefault != nil {
+				to.PruneAndDefault(out)
+			}
+			return out, err
+		}
+	}
+	r.FromStorage, r.ToStorage = in(r), in(stored)
 }
 
 // defaultColumns are a custom resource's columns when its version lists

@@ -19,12 +19,14 @@ type Sync struct {
 	definitions *resource.Resource // the customresourcedefinitions resource, for keys
 	log         *slog.Logger
 	follower    *follow.Follower
+	observer    ConversionObserver
 }
 
 // Start loads the definitions in store into catalog and follows their
-// changes until Close. definitions is the customresourcedefinitions resource.
-func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, log *slog.Logger) (*Sync, error) {
-	s := &Sync{catalog: catalog, definitions: definitions, log: log}
+// changes until Close. definitions is the customresourcedefinitions resource;
+// observer, if not nil, is told of every call of a conversion webhook.
+func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, observer ConversionObserver, log *slog.Logger) (*Sync, error) {
+	s := &Sync{catalog: catalog, definitions: definitions, log: log, observer: observer}
 	f, err := follow.Start(ctx, store, definitions.KeyPrefix(""), "CustomResourceDefinitions", s.apply, log)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,7 @@ func (s *Sync) apply(key string, _ int64, value []byte) {
 		obj, err := api.ParseObject(value)
 		if err != nil {
 			s.log.Error("stored CustomResourceDefinition is not JSON; not serving it", "name", name, "err", err)
-		} else if rs, err = Resources(obj); err != nil {
+		} else if rs, err = resources(obj, s.observer); err != nil {
 			s.log.Error("invalid stored CustomResourceDefinition; not serving it", "name", name, "err", err)
 		}
 	}

@@ -135,11 +135,7 @@ func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name str
 	if err != nil {
 		return nil, err
 	}
-	obj, err := Decode(res, kv)
-	if err != nil {
-		return nil, apierror.Internal(err)
-	}
-	return obj, nil
+	return Decode(res, kv)
 }
 
 // GetStored returns one object as stored, for Decode or JSON.
@@ -152,10 +148,11 @@ func (r *Registry) GetStored(ctx context.Context, res *resource.Resource, ns, na
 }
 
 // Decode returns the object a stored KV of res holds, as res serves it.
+// Its errors are Statuses: a conversion's as it failed, others a 500.
 func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
 	obj, err := decode(kv)
 	if err != nil {
-		return nil, err
+		return nil, apierror.Internal(err)
 	}
 	return convert(res, obj)
 }
