@@ -34,7 +34,7 @@ type converter struct {
 	to       map[string]int // objects converted, by desired apiVersion
 }
 
-func startConverter(t *testing.T) *converter {
+func startConverter(t testing.TB) *converter {
 	c := &converter{to: map[string]int{}}
 	c.srv = httptest.NewTLSServer(http.HandlerFunc(c.serve))
 	t.Cleanup(c.srv.Close)
