@@ -74,47 +74,9 @@ func (c *CronV2) DeepCopyObject() runtime.Object {
 // that client-go's dynamic client writes, reads, lists and watches in both
 // versions through the binary.
 func TestControllerRuntimeConversion(t *testing.T) {
-	scheme := runtime.NewScheme()
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v1", Kind: "Cron"}, &CronV1{})
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v2", Kind: "Cron"}, &CronV2{})
-	handler := crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())
-	var calls atomic.Int64
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hook.Close)
-
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	cfg := &rest.Config{Host: lw.URL, QPS: -1}
-	crds, err := apiextensionsclientset.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	calls := defineCrons(t, lw.URL)
 	ctx := t.Context()
-	url := hook.URL + "/convert"
-	schemaOf := func(field, typ string) *apiextensionsv1.CustomResourceValidation {
-		return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
-			Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
-				Properties: map[string]apiextensionsv1.JSONSchemaProps{field: {Type: typ}}}}}}
-	}
-	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "crons." + cronGroup},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: cronGroup, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "crons", Kind: "Cron"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-				{Name: "v1", Served: true, Storage: true, Schema: schemaOf("size", "integer")},
-				{Name: "v2", Served: true, Schema: schemaOf("replicas", "string")},
-			},
-			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
-				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
-					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: hookCA(hook)}}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitServed(t, lw.URL+"/apis/"+cronGroup+"/v2/crons")
 
 	dc := dynamicClient(t, lw.URL)
 	v1 := dc.Resource(schema.GroupVersionResource{Group: cronGroup, Version: "v1", Resource: "crons"}).Namespace("default")
@@ -167,6 +129,62 @@ func TestControllerRuntimeConversion(t *testing.T) {
 	if calls.Load() == 0 {
 		t.Error("the conversion webhook was never called")
 	}
+}
+
+// defineCrons serves controller-runtime's conversion webhook for crons and
+// defines crons on the server at url, converted by it; it returns the
+// count of the webhook's calls.
+func defineCrons(t *testing.T, url string) *atomic.Int64 {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v1", Kind: "Cron"}, &CronV1{})
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v2", Kind: "Cron"}, &CronV2{})
+	handler := crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())
+	calls := new(atomic.Int64)
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hook.Close)
+	crds, err := apiextensionsclientset.NewForConfig(&rest.Config{Host: url, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookURL := hook.URL + "/convert"
+	schemaOf := func(field, typ string) *apiextensionsv1.CustomResourceValidation {
+		return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{field: {Type: typ}}}}}}
+	}
+	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "crons." + cronGroup},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: cronGroup, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "crons", Kind: "Cron"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schemaOf("size", "integer")},
+				{Name: "v2", Served: true, Schema: schemaOf("replicas", "string")},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{URL: &hookURL, CABundle: hookCA(hook)}}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, url+"/apis/"+cronGroup+"/v2/crons")
+	return calls
+}
+
+// TestKubectlConversion: kubectl creates a cron in the converted version
+// and reads it in both.
+func TestKubectlConversion(t *testing.T) {
+	eachKubectl(t, func(t *testing.T, k kubectl) {
+		defineCrons(t, k.server)
+		k.must(t, "create", "-f", writeFile(t, t.TempDir(), "c.yaml", "apiVersion: "+cronGroup+"/v2\nkind: Cron\nmetadata: {name: a, namespace: default}\nspec: {replicas: \"3\"}\n"))
+		contains(t, k.must(t, "get", "crons.v1."+cronGroup, "a", "-o", "jsonpath={.apiVersion} {.spec.size}"), `^`+cronGroup+`/v1 3$`)
+		contains(t, k.must(t, "get", "crons.v2."+cronGroup, "a", "-o", "jsonpath={.apiVersion} {.spec.replicas}"), `^`+cronGroup+`/v2 3$`)
+	})
 }
 
 func withSize(obj *unstructured.Unstructured, n int64) *unstructured.Unstructured {
