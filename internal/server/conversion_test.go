@@ -100,6 +100,11 @@ func (c *converter) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := map[string]any{"uid": req.UID, "result": map[string]any{"status": "Success"}, "convertedObjects": out}
 	switch mode {
+	case "down":
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close() // the connection drops with no answer
+		}
+		return
 	case "fail":
 		resp["result"] = map[string]any{"status": "Failure", "message": "the test says no"}
 	case "uid":
@@ -172,6 +177,7 @@ func TestConversionWebhook(t *testing.T) {
 
 	prefix := "Internal error occurred: conversion for example.com/v1, Kind=Cron "
 	for _, tt := range []struct{ mode, message string }{
+		{"down", `failed: conversion webhook for , Kind= failed: Post "` + c.srv.URL + `/convert?timeout=30s": EOF`},
 		{"fail", "failed: conversion webhook for , Kind= failed: the test says no"},
 		{"uid", `failed: conversion webhook for , Kind= failed: expected response.uid=`},
 		{"garbage", "failed: conversion webhook for , Kind= failed: decoding the response: "},
