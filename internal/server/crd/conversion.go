@@ -80,6 +80,13 @@ func newWebhookConverter(d *definition, c *conversion, observer ConversionObserv
 	return wc
 }
 
+// close releases the webhook's idle connections, once it is replaced.
+func (c *webhookConverter) close() {
+	if c.endpoint != nil {
+		c.endpoint.Close()
+	}
+}
+
 // conversionRequest is ConversionRequest in both review versions.
 type conversionRequest struct {
 	UID               string       `json:"uid"`

@@ -12,21 +12,26 @@ import (
 // Resources returns the resources a CustomResourceDefinition defines: one
 // per served version. Every one but the storage version's points at it in
 // Storage, so objects are stored once whatever version they are written in.
-func Resources(obj api.Object) ([]*resource.Resource, error) { return resources(obj, nil) }
+func Resources(obj api.Object) ([]*resource.Resource, error) {
+	rs, _, err := resources(obj, nil)
+	return rs, err
+}
 
-// resources is Resources, observer told of conversion webhook calls.
-func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resource, error) {
+// resources is Resources, observer told of conversion webhook calls; it
+// also returns the definition's conversion webhook, if any, for its owner
+// to close once the resources are replaced.
+func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resource, *webhookConverter, error) {
 	d, err := decode(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sv := d.storageVersion()
 	if sv == nil {
-		return nil, fmt.Errorf("CustomResourceDefinition %s has no storage version", obj.Name())
+		return nil, nil, fmt.Errorf("CustomResourceDefinition %s has no storage version", obj.Name())
 	}
 	stored, err := d.resource(sv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var conv *webhookConverter
 	if c := d.Spec.Conversion; c != nil && c.Strategy == "Webhook" {
@@ -44,7 +49,7 @@ func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resourc
 		}
 		r, err := d.resource(v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.Storage = stored
 		if conv != nil {
@@ -52,7 +57,7 @@ func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resourc
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, conv, nil
 }
 
 // resource is one version of the definition as a served resource.
