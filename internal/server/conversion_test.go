@@ -127,7 +127,8 @@ func (c *converter) cronCRD() string {
 	return fmt.Sprintf(`{"metadata":{"name":"crons.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
 	"names":{"plural":"crons","kind":"Cron"},
 	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":%q,"caBundle":%q}}},
-	"versions":[{"name":"v1","served":true,"storage":true,"schema":%s},{"name":"v2","served":true,"storage":false,"schema":%s}]}}`,
+	"versions":[{"name":"v1","served":true,"storage":true,"schema":%s},{"name":"v2","served":true,"storage":false,"schema":%s,
+		"selectableFields":[{"jsonPath":".spec.replicas"}]}]}}`,
 		c.srv.URL+"/convert", c.caBundle, schema("size", "integer"), schema("replicas", "string"))
 }
 
@@ -153,6 +154,10 @@ func TestConversionWebhook(t *testing.T) {
 			want: map[string]any{"apiVersion": "example.com/v2", "items.0.apiVersion": "example.com/v2", "items.0.spec.replicas": "4"}},
 		{name: "list in v1", method: "GET", path: cronsV1, code: 200,
 			want: map[string]any{"items.0.apiVersion": "example.com/v1", "items.0.spec.size": "4"}},
+		{name: "select on the converted object", method: "GET", path: cronsV2 + "?fieldSelector=spec.replicas%3D4", code: 200,
+			want: map[string]any{"items.0.metadata.name": "a"}},
+		{name: "select on the converted object, no match", method: "GET", path: cronsV2 + "?fieldSelector=spec.replicas%3D3", code: 200,
+			want: map[string]any{"items.0": nil}},
 	})
 	// A v1 create is stored as it is; v2's watch cache, started by the
 	// list, converts the new object once.
