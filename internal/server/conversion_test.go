@@ -136,7 +136,7 @@ func (c *converter) cronCRD() string {
 // not stored go through the webhook, both ways, and a webhook that fails
 // or answers wrongly fails the request with kube's message.
 func TestConversionWebhook(t *testing.T) {
-	_, ts := newCRDServer(t, newMemoryStore(t))
+	s, ts := newCRDServer(t, newMemoryStore(t))
 	c := startConverter(t)
 	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
 		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
@@ -204,6 +204,20 @@ func TestConversionWebhook(t *testing.T) {
 	c.set("")
 	if r := do(t, ts, "GET", cronsV2+"/c", "", ""); r.code != http.StatusNotFound {
 		t.Errorf("a create whose conversion failed stored something: %d %v", r.code, r.obj)
+	}
+	rec := httptest.NewRecorder()
+	s.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, series := range []string{
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v1",succeeded="true",to_version="v2"} `,
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v2",succeeded="true",to_version="v1"} `,
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v1",succeeded="false",to_version="v2"} `,
+		`apiserver_conversion_webhook_request_total{failure_type="",result="success"} `,
+		`apiserver_conversion_webhook_request_total{failure_type="conversion_webhook_call_failure",result="failure"} `,
+		`apiserver_conversion_webhook_duration_seconds_count{failure_type="",result="success"} `,
+	} {
+		if !strings.Contains(rec.Body.String(), series) {
+			t.Errorf("metrics lack %s", series)
+		}
 	}
 }
 
