@@ -55,13 +55,14 @@
 //
 // # Caveats
 //
-// Conversion webhooks: a list read from the store (not the watch cache)
-// sends one review per object where kube sends one per list; an object
+// Conversion webhooks: a list read from the store (pages, exact reads;
+// not the watch cache) sends one review per object, as each object is
+// decoded (kube's storage decoder converts object by object too); an object
 // whose conversion fails is left out of that version's watch cache (as an
 // undecodable one) until its next write; objects stored in an older
-// storage version are served in the storage version by rewriting
-// apiVersion; spec.conversion is not validated yet; services are resolved
-// by DNS.
+// storage version are served in the current storage version by rewriting
+// apiVersion, not converted (the other versions convert them); services
+// are resolved by DNS.
 //
 // Not implemented: warnings for ratcheted rules, and
 // the Terminating phase of a definition being deleted (its objects are deleted
