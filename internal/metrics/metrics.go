@@ -46,13 +46,14 @@ type Metrics struct {
 	// *requestObserver.
 	observers sync.Map
 
-	mu        sync.Mutex
-	resources map[ResourceID]*Resource // guarded by mu
-	commits   *Commits                 // guarded by mu; nil until Commits
-	leader    *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
-	gc        *GC                      // guarded by mu; nil until GC
-	health    healthMetrics            // guarded by mu; zero until HealthChecks
-	admission *Admission               // guarded by mu; nil until Admission
+	mu         sync.Mutex
+	resources  map[ResourceID]*Resource // guarded by mu
+	commits    *Commits                 // guarded by mu; nil until Commits
+	leader     *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
+	gc         *GC                      // guarded by mu; nil until GC
+	health     healthMetrics            // guarded by mu; zero until HealthChecks
+	admission  *Admission               // guarded by mu; nil until Admission
+	conversion *Conversion              // guarded by mu; nil until Conversion
 }
 
 // New returns the collectors, registered with the Go runtime and process

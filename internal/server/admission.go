@@ -314,30 +314,29 @@ func (ws *webhookSource) Equivalents(r webhook.GVR, subresource string) []webhoo
 		out = append(out, webhook.Equivalent{
 			Resource: webhook.GVR{Group: other.Group, Version: other.Version, Resource: other.Plural},
 			Kind:     webhook.GVK{Group: other.Group, Version: other.Version, Kind: other.Kind},
-			Convert:  func(o api.Object) api.Object { return fromStored(other, toStored(res, o)) },
-			Back:     func(o api.Object) api.Object { return fromStored(res, toStored(other, o)) },
+			Convert:  func(o api.Object) (api.Object, error) { return convertVia(res, other, o) },
+			Back:     func(o api.Object) (api.Object, error) { return convertVia(other, res, o) },
 		})
 	}
 	return out
 }
 
-// toStored is a new object, obj of res in its stored form.
-func toStored(res *resource.Resource, obj api.Object) api.Object {
-	if res.ToStorage != nil {
-		return res.ToStorage(obj.DeepCopy())
+// convertVia is a new object, obj of from as to serves it, converted
+// through the stored form.
+func convertVia(from, to *resource.Resource, obj api.Object) (api.Object, error) {
+	stored := obj.DeepCopy()
+	var err error
+	switch {
+	case from.ToStorage != nil:
+		if stored, err = from.ToStorage(stored); err != nil {
+			return nil, err
+		}
+	case from.Storage != nil:
+		stored["apiVersion"] = from.Storage.APIVersion()
 	}
-	out := obj.DeepCopy()
-	if res.Storage != nil {
-		out["apiVersion"] = res.Storage.APIVersion()
+	if to.FromStorage != nil {
+		return to.FromStorage(stored)
 	}
-	return out
-}
-
-// fromStored is obj, in its stored form, as res serves it.
-func fromStored(res *resource.Resource, obj api.Object) api.Object {
-	if res.FromStorage != nil {
-		return res.FromStorage(obj)
-	}
-	obj["apiVersion"] = res.APIVersion()
-	return obj
+	stored["apiVersion"] = to.APIVersion()
+	return stored, nil
 }

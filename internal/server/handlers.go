@@ -188,7 +188,7 @@ func (q *request) get() {
 	}
 	obj, err := registry.Decode(q.res, kv)
 	if err != nil {
-		q.fail(apierror.Internal(err))
+		q.fail(err)
 		return
 	}
 	q.respond(http.StatusOK, obj)

@@ -91,7 +91,7 @@ func (q *request) createToken() {
 	}
 	sa, err := registry.Decode(q.res, saKV)
 	if err != nil {
-		q.fail(apierror.Internal(err))
+		q.fail(err)
 		return
 	}
 	var secret *serviceaccount.Ref
@@ -208,7 +208,7 @@ func (q *request) boundSecret(ref *boundObjectRef) (*serviceaccount.Ref, error) 
 	}
 	obj, err := registry.Decode(secrets, kv)
 	if err != nil {
-		return nil, apierror.Internal(err)
+		return nil, err
 	}
 	uid := obj.UID()
 	if ref.UID != "" && ref.UID != uid {

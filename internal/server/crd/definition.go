@@ -25,10 +25,11 @@ type definition struct {
 }
 
 type spec struct {
-	Group    string    `json:"group"`
-	Names    names     `json:"names"`
-	Scope    string    `json:"scope"`
-	Versions []version `json:"versions"`
+	Group      string      `json:"group"`
+	Names      names       `json:"names"`
+	Scope      string      `json:"scope"`
+	Versions   []version   `json:"versions"`
+	Conversion *conversion `json:"conversion"`
 }
 
 type names struct {

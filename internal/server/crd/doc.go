@@ -7,7 +7,14 @@
 // Install puts on the built-in customresourcedefinitions resource. Resources turns a
 // definition into one resource.Resource per served version: objects are
 // stored once, in the storage version, and served in every version by
-// rewriting apiVersion (conversion strategy None). Each version's
+// rewriting apiVersion (conversion strategy None), or through the
+// definition's conversion webhook (strategy Webhook, conversion.go): a
+// ConversionReview (v1 or v1beta1, the first of conversionReviewVersions)
+// per object that is not in the version wanted, its answer checked as kube
+// checks it (uid, result, count, apiVersion and kind, metadata but for
+// labels and annotations kept), within ConversionTimeout; a failure is the
+// request's 500 with kube's message. Each served version's watch cache
+// converts each event once, for all its watchers. Each version's
 // openAPIV3Schema prunes unknown fields, applies defaults and validates
 // objects (Schema); its additionalPrinterColumns (or kube's default Age)
 // become Table columns read with kube's JSONPath (ParsePath) and printed
@@ -48,7 +55,16 @@
 //
 // # Caveats
 //
-// Not implemented: conversion webhooks, warnings for ratcheted rules, and
+// Conversion webhooks: a list read from the store (pages, exact reads;
+// not the watch cache) sends one review per object, as each object is
+// decoded (kube's storage decoder converts object by object too); an object
+// whose conversion fails is left out of that version's watch cache (as an
+// undecodable one) until its next write; objects stored in an older
+// storage version are served in the current storage version by rewriting
+// apiVersion, not converted (the other versions convert them); services
+// are resolved by DNS.
+//
+// Not implemented: warnings for ratcheted rules, and
 // the Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).
 package crd

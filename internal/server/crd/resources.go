@@ -13,17 +13,29 @@ import (
 // per served version. Every one but the storage version's points at it in
 // Storage, so objects are stored once whatever version they are written in.
 func Resources(obj api.Object) ([]*resource.Resource, error) {
+	rs, _, err := resources(obj, nil)
+	return rs, err
+}
+
+// resources is Resources, observer told of conversion webhook calls; it
+// also returns the definition's conversion webhook, if any, for its owner
+// to close once the resources are replaced.
+func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resource, *webhookConverter, error) {
 	d, err := decode(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sv := d.storageVersion()
 	if sv == nil {
-		return nil, fmt.Errorf("CustomResourceDefinition %s has no storage version", obj.Name())
+		return nil, nil, fmt.Errorf("CustomResourceDefinition %s has no storage version", obj.Name())
 	}
 	stored, err := d.resource(sv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var conv *webhookConverter
+	if c := d.Spec.Conversion; c != nil && c.Strategy == "Webhook" {
+		conv = newWebhookConverter(d, c, observer)
 	}
 	var out []*resource.Resource
 	for i := range d.Spec.Versions {
@@ -37,12 +49,15 @@ func Resources(obj api.Object) ([]*resource.Resource, error) {
 		}
 		r, err := d.resource(v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.Storage = stored
+		if conv != nil {
+			convertThrough(conv, r, stored)
+		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, conv, nil
 }
 
 // resource is one version of the definition as a served resource.
@@ -70,10 +85,10 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 			// stored before a default was added, and statuses a create
 			// dropped, read back with their defaults. Schemas without
 			// defaults keep reads that serve the stored bytes.
-			r.FromStorage = func(obj api.Object) api.Object {
+			r.FromStorage = func(obj api.Object) (api.Object, error) {
 				obj["apiVersion"] = r.APIVersion()
 				s.PruneAndDefault(obj)
-				return obj
+				return obj, nil
 			}
 		}
 		if r.Schema, err = api.ParseObject(raw); err != nil {
@@ -85,6 +100,23 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 		r.Validate = scaleChecks(r.Validate, r.Scale)
 	}
 	return r, nil
+}
+
+// convertThrough makes r's objects convert to and from stored's through
+// the conversion webhook, each then pruned and defaulted by the schema of
+// the version it is in, as kube's schema-coercing converter and defaulter
+// do after a conversion.
+func convertThrough(conv *webhookConverter, r, stored *resource.Resource) {
+	in := func(to *resource.Resource) func(api.Object) (api.Object, error) {
+		return func(obj api.Object) (api.Object, error) {
+			out, err := conv.convert(obj, to.APIVersion())
+			if err == nil && to.PruneAndDefault != nil {
+				to.PruneAndDefault(out)
+			}
+			return out, err
+		}
+	}
+	r.FromStorage, r.ToStorage = in(r), in(stored)
 }
 
 // defaultColumns are a custom resource's columns when its version lists

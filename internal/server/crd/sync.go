@@ -19,12 +19,18 @@ type Sync struct {
 	definitions *resource.Resource // the customresourcedefinitions resource, for keys
 	log         *slog.Logger
 	follower    *follow.Follower
+	observer    ConversionObserver
+	// converters are the conversion webhooks of the definitions served,
+	// by name; only apply, which the follower serialises, and Close (once
+	// it is stopped) use it.
+	converters map[string]*webhookConverter
 }
 
 // Start loads the definitions in store into catalog and follows their
-// changes until Close. definitions is the customresourcedefinitions resource.
-func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, log *slog.Logger) (*Sync, error) {
-	s := &Sync{catalog: catalog, definitions: definitions, log: log}
+// changes until Close. definitions is the customresourcedefinitions resource;
+// observer, if not nil, is told of every call of a conversion webhook.
+func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, observer ConversionObserver, log *slog.Logger) (*Sync, error) {
+	s := &Sync{catalog: catalog, definitions: definitions, log: log, observer: observer, converters: map[string]*webhookConverter{}}
 	f, err := follow.Start(ctx, store, definitions.KeyPrefix(""), "CustomResourceDefinitions", s.apply, log)
 	if err != nil {
 		return nil, err
@@ -33,8 +39,14 @@ func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interfa
 	return s, nil
 }
 
-// Close stops following changes and waits for the goroutine to end.
-func (s *Sync) Close() { s.follower.Close() }
+// Close stops following changes, waits for the goroutine to end and
+// releases the conversion webhooks' connections.
+func (s *Sync) Close() {
+	s.follower.Close()
+	for _, c := range s.converters {
+		c.close()
+	}
+}
 
 // Refresh applies the stored state of one definition, after a write through
 // this server, so the response goes out once the catalogue serves it. It
@@ -48,13 +60,21 @@ func (s *Sync) Refresh(ctx context.Context, name string) (gone bool, err error) 
 func (s *Sync) apply(key string, _ int64, value []byte) {
 	name := strings.TrimPrefix(key, s.definitions.KeyPrefix(""))
 	var rs []*resource.Resource
+	var conv *webhookConverter
 	if value != nil {
 		obj, err := api.ParseObject(value)
 		if err != nil {
 			s.log.Error("stored CustomResourceDefinition is not JSON; not serving it", "name", name, "err", err)
-		} else if rs, err = Resources(obj); err != nil {
+		} else if rs, conv, err = resources(obj, s.observer); err != nil {
 			s.log.Error("invalid stored CustomResourceDefinition; not serving it", "name", name, "err", err)
 		}
 	}
 	s.catalog.Replace(name, rs)
+	if old := s.converters[name]; old != nil {
+		old.close() // its idle connections; calls in flight finish
+	}
+	s.converters[name] = conv
+	if conv == nil {
+		delete(s.converters, name)
+	}
 }

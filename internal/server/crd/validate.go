@@ -40,6 +40,7 @@ func (v validator) validate(obj api.Object) []api.StatusCause {
 	c.names(d.Spec.Names)
 	c.oneOf("spec.scope", d.Spec.Scope, scopes)
 	c.versions(d.Spec.Versions)
+	c.conversion(obj, d.Spec.Conversion)
 	if len(c.causes) == 0 {
 		c.conflicts(d, v.catalog.All())
 	}

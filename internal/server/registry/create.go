@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -54,13 +53,10 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
 			continue
 		}
-		if err == nil && res.FromStorage != nil && res.ToStorage == nil {
-			// Converted only when read (a CRD version whose schema has
-			// defaults): kube answers the object as read back, so a
-			// status the create dropped gets its default.
-			out.Object = res.FromStorage(out.Object)
+		if err != nil {
+			return out, err
 		}
-		return out, err
+		return readBack(res, out)
 	}
 }
 
@@ -92,7 +88,7 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	}
 	value, err := encodeFor(res, obj)
 	if err != nil {
-		return Written{}, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return Written{}, err
 	}
 	key := res.Key(obj.Namespace(), obj.Name())
 	rev, err := r.writer(ctx).Create(ctx, key, value)

@@ -72,13 +72,17 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		if err := admit(ctx, nil, convert(res, cur.DeepCopy())); err != nil {
+		served, err := convert(res, cur.DeepCopy())
+		if err != nil {
+			return nil, false, err
+		}
+		if err := admit(ctx, nil, served); err != nil {
 			return nil, false, err
 		}
 		if isNamespaces(res) && deleting(cur) && len(specFinalizers(cur)) > 0 {
 			// kube's namespace storage answers a namespace whose contents
 			// are not yet finalized as it is.
-			return convert(res, cur), false, nil
+			return served, false, nil
 		}
 		fins, changed := finalizers(cur), false
 		if !bad && (deleting(cur) || !isDefinitions(res)) {
@@ -242,7 +246,7 @@ func checkPreconditions(res *resource.Resource, cur api.Object, pre Precondition
 // do not change is answered as it is, with no write.
 func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object, fins []any, changed bool) (api.Object, error) {
 	if deleting(cur) && !changed {
-		return convert(res, cur), nil
+		return convert(res, cur)
 	}
 	next := cur.DeepCopy()
 	if !deleting(cur) {
@@ -270,7 +274,7 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 		}
 		return nil, apierror.FromStorage(err, target(res, cur.Name()))
 	}
-	return convert(res, withRevision(next, rev)), nil
+	return convert(res, withRevision(next, rev))
 }
 
 // deleteKV removes the stored object if it is still at kv's revision and
@@ -291,7 +295,7 @@ func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv stor
 		}
 		return nil, apierror.FromStorage(err, target(res, cur.Name()))
 	}
-	return convert(res, withRevision(cur, rev)), nil
+	return convert(res, withRevision(cur, rev))
 }
 
 // terminates reports whether kube-apiserver's storage for res marks an

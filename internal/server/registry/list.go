@@ -100,7 +100,10 @@ func (r *Registry) List(ctx context.Context, res *resource.Resource, ns string, 
 				r.log.Error("list skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 				continue
 			}
-			if obj = convert(res, obj); match(obj) {
+			if obj, err = convert(res, obj); err != nil {
+				return ListResult{}, err
+			}
+			if match(obj) {
 				out.Items = append(out.Items, obj)
 			}
 		}

@@ -68,18 +68,46 @@ func encode(obj api.Object) ([]byte, error) {
 
 // encodeFor is encode in the form res is stored in (a CRD's objects are
 // stored once, in its storage version; events.k8s.io/v1 Events as core/v1
-// Events); obj is left as it was.
+// Events); obj is left as it was. Its errors are the request's: the
+// conversion's as it failed, others a 500.
 func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
+	var b []byte
+	var err error
 	switch {
 	case res.ToStorage != nil:
-		return encode(res.ToStorage(obj))
+		var stored api.Object
+		if stored, err = res.ToStorage(obj); err != nil {
+			return nil, err
+		}
+		b, err = encode(stored)
 	case res.Storage == nil:
-		return encode(obj)
+		b, err = encode(obj)
+	default:
+		served := obj["apiVersion"]
+		obj["apiVersion"] = res.Storage.APIVersion()
+		b, err = encode(obj)
+		obj["apiVersion"] = served
 	}
-	served := obj["apiVersion"]
-	obj["apiVersion"] = res.Storage.APIVersion()
-	defer func() { obj["apiVersion"] = served }()
-	return encode(obj)
+	if err != nil {
+		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+	}
+	return b, nil
+}
+
+// readBack answers a write as kube's store does, with the object decoded
+// from the bytes it wrote: a CRD version's defaults applied, a conversion
+// webhook's round trip. A dry run wrote nothing: its object is converted
+// only when read (defaults).
+func readBack(res *resource.Resource, out Written) (Written, error) {
+	var err error
+	switch {
+	case res.FromStorage == nil:
+	case out.Stored.Value != nil:
+		out.Object, err = Decode(res, out.Stored)
+	case res.ToStorage == nil:
+		out.Object, err = res.FromStorage(out.Object)
+	}
+	return out, err
 }
 
 // withRevision sets obj's resourceVersion to rev and returns obj.
@@ -107,11 +135,7 @@ func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name str
 	if err != nil {
 		return nil, err
 	}
-	obj, err := Decode(res, kv)
-	if err != nil {
-		return nil, apierror.Internal(err)
-	}
-	return obj, nil
+	return Decode(res, kv)
 }
 
 // GetStored returns one object as stored, for Decode or JSON.
@@ -124,22 +148,23 @@ func (r *Registry) GetStored(ctx context.Context, res *resource.Resource, ns, na
 }
 
 // Decode returns the object a stored KV of res holds, as res serves it.
+// Its errors are Statuses: a conversion's as it failed, others a 500.
 func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
 	obj, err := decode(kv)
 	if err != nil {
-		return nil, err
+		return nil, apierror.Internal(err)
 	}
-	return convert(res, obj), nil
+	return convert(res, obj)
 }
 
 // convert turns a stored object into res's form: its apiVersion (CRD
 // versions share storage), and its fields when res has FromStorage.
-func convert(res *resource.Resource, obj api.Object) api.Object {
+func convert(res *resource.Resource, obj api.Object) (api.Object, error) {
 	if res.FromStorage != nil {
 		return res.FromStorage(obj)
 	}
 	obj["apiVersion"] = res.APIVersion()
-	return obj
+	return obj, nil
 }
 
 // generateSuffix returns kube's 5 random characters for generateName.

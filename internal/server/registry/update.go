@@ -34,7 +34,9 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil {
 			return Written{}, apierror.Internal(err)
 		}
-		cur = convert(res, cur)
+		if cur, err = convert(res, cur); err != nil {
+			return Written{}, err
+		}
 		next, err := tryUpdate(cur)
 		if err != nil {
 			return Written{}, err
@@ -50,7 +52,10 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if errors.Is(err, storage.ErrConflict) && precondition == 0 {
 			continue // someone wrote in between: recompute from their state
 		}
-		return out, err
+		if err != nil || out.Stored.Value == nil {
+			return out, err // out.Object is the deleted one, as read
+		}
+		return readBack(res, out)
 	}
 }
 
@@ -74,7 +79,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	}
 	value, err := encodeFor(res, next)
 	if err != nil {
-		return Written{}, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return Written{}, err
 	}
 	if bytes.Equal(value, kv.Value) {
 		return Written{Object: withRevision(next, kv.ModRevision), Stored: kv}, nil // no change, no new revision (as kube)

@@ -133,7 +133,7 @@ func validateWebhooks(obj api.Object, mutating bool) []api.StatusCause {
 		}
 		c.clientConfig(c.object(hook["clientConfig"], p+".clientConfig"), p+".clientConfig")
 		c.matchConditions(c.list(hook["matchConditions"], p+".matchConditions"), p+".matchConditions")
-		c.reviewVersions(c.strings(hook["admissionReviewVersions"], p+".admissionReviewVersions"), p+".admissionReviewVersions")
+		c.reviewVersions(c.strings(hook["admissionReviewVersions"], p+".admissionReviewVersions"), p+".admissionReviewVersions", "must specify one of "+strings.Join(admissionReviewVersions, ", "))
 	}
 	return c.causes
 }
@@ -247,6 +247,20 @@ func (c *checker) ruleResources(resources []string, p string) {
 	}
 }
 
+// ValidateConversionWebhook is kube's validation of a CRD's conversion
+// webhook: its clientConfig (as an admission webhook's) at clientPath and
+// its conversionReviewVersions at versionsPath, kube's internal field paths.
+func ValidateConversionWebhook(clientConfig map[string]any, clientPath string, versions []string, versionsPath string) []api.StatusCause {
+	c := &checker{}
+	if clientConfig == nil {
+		c.required(clientPath, "required when strategy is set to Webhook")
+	} else {
+		c.clientConfig(clientConfig, clientPath)
+	}
+	c.reviewVersions(versions, versionsPath, "")
+	return c.causes
+}
+
 // clientConfig is exactly one of an https URL or a service reference, as
 // kube's ValidateWebhookURL and ValidateWebhookService.
 func (c *checker) clientConfig(cc map[string]any, p string) {
@@ -349,10 +363,12 @@ func (c *checker) matchConditions(conds []any, p string) {
 	}
 }
 
-// reviewVersions is kube's validateAdmissionReviewVersions.
-func (c *checker) reviewVersions(versions []string, p string) {
+// reviewVersions is kube's validateAdmissionReviewVersions, and its
+// validateConversionReviewVersions, which differ only in what they say of
+// none (empty).
+func (c *checker) reviewVersions(versions []string, p, empty string) {
 	if len(versions) == 0 {
-		c.required(p, "must specify one of "+strings.Join(admissionReviewVersions, ", "))
+		c.required(p, empty)
 		return
 	}
 	seen, known := map[string]bool{}, false

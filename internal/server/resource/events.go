@@ -138,7 +138,7 @@ func eventsV1(core *Resource) *Resource {
 	return &Resource{
 		Group: "events.k8s.io", Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
 		ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true, CreateOnUpdate: true,
-		Storage: core, FromStorage: eventFromCore, ToStorage: eventToCore, NameRule: api.PathSegmentNameErrors,
+		Storage: core, FromStorage: infallible(eventFromCore), ToStorage: infallible(eventToCore), NameRule: api.PathSegmentNameErrors,
 		Validate: validateEventV1, ValidateCreate: validateEventV1Create, ValidateUpdate: validateEventV1Update,
 		// kube prints both APIs' events with the one printer of the internal type.
 		Columns: convertedColumns(core.Columns, eventToCore), NameColumn: true,
@@ -174,6 +174,11 @@ var eventRenames = [][2]string{
 
 func eventFromCore(o api.Object) api.Object { return renameEvent(o, "events.k8s.io/v1", 0) }
 func eventToCore(o api.Object) api.Object   { return renameEvent(o, "v1", 1) }
+
+// infallible is conv as FromStorage and ToStorage are typed.
+func infallible(conv func(api.Object) api.Object) func(api.Object) (api.Object, error) {
+	return func(o api.Object) (api.Object, error) { return conv(o), nil }
+}
 
 // renameEvent returns o with apiVersion and the fields of side from (0 core,
 // 1 events.k8s.io) renamed to the other side's names.

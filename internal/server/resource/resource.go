@@ -109,8 +109,9 @@ type Resource struct {
 	// this resource's, when they differ beyond apiVersion; each returns a new
 	// top-level object and may share the values below it; a CRD version's
 	// FromStorage instead sets apiVersion and applies its schema's defaults
-	// in place, on objects just decoded. Nil for the rest.
-	FromStorage, ToStorage func(api.Object) api.Object
+	// in place, on objects just decoded. Nil for the rest. They fail only
+	// when a CRD's conversion webhook does (a 500 for the request).
+	FromStorage, ToStorage func(api.Object) (api.Object, error)
 }
 
 // Subresource is a subresource whose requests and responses are objects of

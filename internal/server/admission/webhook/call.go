@@ -1,24 +1,16 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 )
-
-// maxResponseBytes bounds a webhook's answer as kube bounds a request body
-// (3 MiB): a patched object must still be storable.
-const maxResponseBytes = 3 << 20
 
 // request is admission.k8s.io/v1 AdmissionRequest, with its JSON names.
 type request struct {
@@ -137,60 +129,14 @@ func (d *Dispatcher) call(ctx context.Context, h *Webhook, a *Attributes) (*resp
 	return resp.Response, nil
 }
 
-// post sends body to the webhook with kube's timeout parameter (the time
-// left, rounded up to a second) and decodes its answer. code is the
-// status kube gives a failure: the webhook's Status code, else 503.
+// post sends body to the webhook and decodes its answer.
 func (d *Dispatcher) post(ctx context.Context, h *Webhook, body []byte) (*review, int, error) {
-	u := h.url
-	if deadline, ok := ctx.Deadline(); ok {
-		if left := time.Until(deadline); left > 0 {
-			if t := left.Truncate(time.Second); t != left {
-				left = t + time.Second
-			}
-			u = withQuery(u, "timeout", left.String())
-		}
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, http.StatusServiceUnavailable, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json, */*")
-	res, err := h.client.Do(hr)
-	if err != nil {
-		return nil, http.StatusServiceUnavailable, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, http.StatusServiceUnavailable, err
-	}
-	if len(b) > maxResponseBytes {
-		return nil, http.StatusServiceUnavailable, fmt.Errorf("the response is larger than %d bytes", maxResponseBytes)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		var st api.Status
-		if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
-			return nil, res.StatusCode, errors.New(st.Message)
-		}
-		return nil, res.StatusCode, fmt.Errorf("the server responded with the status code %d but did not return more information", res.StatusCode)
-	}
 	var rv review
-	if err := json.Unmarshal(b, &rv); err != nil {
-		return nil, http.StatusServiceUnavailable, fmt.Errorf("decoding the response: %w", err)
-	}
-	return &rv, res.StatusCode, nil
-}
-
-func withQuery(raw, key, value string) string {
-	u, err := url.Parse(raw)
+	code, err := h.endpoint.Post(ctx, body, &rv)
 	if err != nil {
-		return raw
+		return nil, code, err
 	}
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return &rv, code, nil
 }
 
 // verify is kube's VerifyAdmissionResponse for v1 reviews.

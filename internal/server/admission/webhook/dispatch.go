@@ -94,8 +94,8 @@ func (d *Dispatcher) mutate(ctx context.Context, a *Attributes, hooks []*Webhook
 				continue
 			}
 			changed, err := d.mutateOne(ctx, h, inv, round, i)
-			if changed && inv != a {
-				a.Object = inv.back(inv.Object)
+			if changed && inv != a && err == nil {
+				a.Object, err = inv.back(inv.Object)
 			}
 			if changed {
 				for uid := range invoked {

@@ -18,6 +18,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
 // fakeSource serves fixed webhooks and namespaces.
@@ -285,7 +286,7 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// TestResponseBound: an answer of maxResponseBytes is read, one byte more
+// TestResponseBound: an answer of webhookclient.MaxResponseBytes is read, one byte more
 // fails the call.
 func TestResponseBound(t *testing.T) {
 	for _, extra := range []int{0, 1} {
@@ -293,7 +294,7 @@ func TestResponseBound(t *testing.T) {
 			var in struct{ Request struct{ UID string } }
 			_ = json.NewDecoder(r.Body).Decode(&in)
 			head := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"` + in.Request.UID + `","allowed":true}}`
-			_, _ = w.Write([]byte(head + strings.Repeat(" ", maxResponseBytes-len(head)+extra)))
+			_, _ = w.Write([]byte(head + strings.Repeat(" ", webhookclient.MaxResponseBytes-len(head)+extra)))
 		}))
 		h := hook(t, "big", false, map[string]any{"clientConfig": cc})
 		err := newDispatcher(&fakeSource{validating: []*Webhook{h}}).Validate(context.Background(), createAttrs(configMap("x", nil)))

@@ -1,13 +1,9 @@
 package webhook
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"strconv"
 	"time"
 
@@ -36,8 +32,7 @@ type Webhook struct {
 	Timeout       time.Duration
 	Reinvoke      bool // reinvocationPolicy IfNeeded
 	conditions    *conditions
-	url           string
-	client        *http.Client
+	endpoint      *webhookclient.Endpoint
 	// invalid, when set, fails every call (a selector or condition that
 	// does not parse; kube fails them as internal errors too).
 	invalid error
@@ -51,17 +46,9 @@ type Rule struct {
 
 // config is a webhook as its configuration's JSON holds it.
 type config struct {
-	Name         string `json:"name"`
-	ClientConfig struct {
-		URL     *string `json:"url"`
-		Service *struct {
-			Namespace, Name string
-			Path            *string
-			Port            *int32
-		} `json:"service"`
-		CABundle string `json:"caBundle"`
-	} `json:"clientConfig"`
-	Rules []struct {
+	Name         string                     `json:"name"`
+	ClientConfig webhookclient.ClientConfig `json:"clientConfig"`
+	Rules        []struct {
 		Operations  []string `json:"operations"`
 		APIGroups   []string `json:"apiGroups"`
 		APIVersions []string `json:"apiVersions"`
@@ -130,7 +117,9 @@ func newWebhook(configuration string, index int, c config, mutating bool) *Webho
 		h.conditions, h.invalid = compileConditions(c.MatchConditions, h.Ignore)
 	}
 	if h.invalid == nil {
-		h.url, h.client, h.invalid = clientFor(c)
+		if h.endpoint, h.invalid = webhookclient.New(c.ClientConfig); h.invalid != nil {
+			h.invalid = fmt.Errorf("webhook %q: %w", c.Name, h.invalid)
+		}
 	}
 	return h
 }
@@ -144,57 +133,9 @@ func labelSelector(ls *selector.LabelSelector) (selector.Labels, error) {
 	return selector.FromLabelSelector(ls)
 }
 
-// clientFor returns the URL a webhook is called at and a client trusting
-// its caBundle (else the system's roots). A service reference is called at
-// https://NAME.NAMESPACE.svc:PORT/PATH, resolved by DNS: the server serves
-// no Services to resolve it through.
-func clientFor(c config) (string, *http.Client, error) {
-	cc := c.ClientConfig
-	var u string
-	switch {
-	case cc.URL != nil:
-		u = *cc.URL
-	case cc.Service != nil:
-		port := int32(443)
-		if cc.Service.Port != nil {
-			port = *cc.Service.Port
-		}
-		path := ""
-		if cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		u = fmt.Sprintf("https://%s.%s.svc:%d%s", cc.Service.Name, cc.Service.Namespace, port, path)
-	default:
-		return "", nil, fmt.Errorf("webhook %q has neither url nor service", c.Name)
-	}
-	if _, err := url.Parse(u); err != nil {
-		return "", nil, err
-	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if cc.CABundle != "" {
-		pem, err := base64.StdEncoding.DecodeString(cc.CABundle)
-		if err != nil {
-			return "", nil, fmt.Errorf("caBundle: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return "", nil, fmt.Errorf("caBundle holds no PEM certificate")
-		}
-		tlsConfig.RootCAs = pool
-	}
-	transport := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		TLSClientConfig:     tlsConfig,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConnsPerHost: 25, // kube's webhook client keeps as many
-		IdleConnTimeout:     90 * time.Second,
-	}
-	return u, &http.Client{Transport: transport}, nil
-}
-
 // Close releases the webhook's idle connections, once it is replaced.
 func (h *Webhook) Close() {
-	if h.client != nil {
-		h.client.CloseIdleConnections()
+	if h.endpoint != nil {
+		h.endpoint.Close()
 	}
 }

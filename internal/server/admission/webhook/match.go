@@ -33,7 +33,7 @@ func exempt(a *Attributes) bool {
 // webhook whose rules match.
 func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) (*Attributes, error) {
 	if h.invalid != nil {
-		return d.matching(h, a), nil // a call then fails by its failure policy
+		return d.matching(h, a) // a call then fails by its failure policy
 	}
 	nsMatch, nsErr := d.matchNamespace(ctx, h, a)
 	if nsErr == nil && !nsMatch {
@@ -42,9 +42,9 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if !h.ObjectSelector.Empty() && !selects(h.ObjectSelector, a.Object) && !selects(h.ObjectSelector, a.OldObject) {
 		return nil, nil
 	}
-	inv := d.matching(h, a)
-	if inv == nil {
-		return nil, nil
+	inv, err := d.matching(h, a)
+	if inv == nil || err != nil {
+		return nil, err
 	}
 	if nsErr != nil {
 		return nil, nsErr
@@ -68,20 +68,20 @@ func selects(sel selector.Labels, obj api.Object) bool {
 
 // matching returns a if the webhook's rules match it, else, under
 // matchPolicy Equivalent, its view through the first equivalent resource
-// they match, else nil.
-func (d *Dispatcher) matching(h *Webhook, a *Attributes) *Attributes {
+// they match, else nil; an error if the conversion to it fails.
+func (d *Dispatcher) matching(h *Webhook, a *Attributes) (*Attributes, error) {
 	if matchesRules(h, a) {
-		return a
+		return a, nil
 	}
 	if !h.Equivalent {
-		return nil
+		return nil, nil
 	}
 	for _, eq := range d.source.Equivalents(a.Resource, a.Subresource) {
 		if matchesRules(h, &Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}) {
 			return a.as(eq)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // matchNamespace is kube's MatchNamespaceSelector: cluster-scoped objects

@@ -79,7 +79,7 @@ type Attributes struct {
 	parent          *Attributes
 	requestKind     *GVK
 	requestResource *GVR
-	back            func(api.Object) api.Object
+	back            func(api.Object) (api.Object, error)
 
 	mu sync.Mutex // guards what webhooks answer, which parallel calls add
 	// guarded by mu:
@@ -147,24 +147,26 @@ type Equivalent struct {
 	Resource GVR
 	Kind     GVK
 	// Convert turns an object of the request's resource into this one's
-	// form, Back the other way; each returns a new object.
-	Convert, Back func(api.Object) api.Object
+	// form, Back the other way; each returns a new object, or fails as a
+	// CRD's conversion webhook does.
+	Convert, Back func(api.Object) (api.Object, error)
 }
 
 // as is the view of a through eq: its kind, resource and objects.
-func (a *Attributes) as(eq Equivalent) *Attributes {
+func (a *Attributes) as(eq Equivalent) (*Attributes, error) {
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
 		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
 		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, back: eq.Back,
 	}
+	var err error
 	if a.Object != nil {
-		v.Object = eq.Convert(a.Object)
+		v.Object, err = eq.Convert(a.Object)
 	}
-	if a.OldObject != nil {
-		v.OldObject = eq.Convert(a.OldObject)
+	if a.OldObject != nil && err == nil {
+		v.OldObject, err = eq.Convert(a.OldObject)
 	}
-	return v
+	return v, err
 }
 
 // Observer is told of each webhook call and each admission step, for

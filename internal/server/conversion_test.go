@@ -1,0 +1,281 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+const (
+	cronsV1 = "/apis/example.com/v1/namespaces/default/crons"
+	cronsV2 = "/apis/example.com/v2/namespaces/default/crons"
+)
+
+// converter is an HTTPS conversion webhook for crons: v1 has spec.size,
+// an integer, v2 spec.replicas, a string. It counts the objects it
+// converts to each version, and answers as mode says.
+type converter struct {
+	srv      *httptest.Server
+	caBundle string
+	mu       sync.Mutex
+	mode     string         // "" converts; see serve for the others
+	to       map[string]int // objects converted, by desired apiVersion
+}
+
+func startConverter(t testing.TB) *converter {
+	c := &converter{to: map[string]int{}}
+	c.srv = httptest.NewTLSServer(http.HandlerFunc(c.serve))
+	t.Cleanup(c.srv.Close)
+	c.caBundle = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.srv.Certificate().Raw}))
+	return c
+}
+
+func (c *converter) set(mode string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mode = mode
+}
+
+func (c *converter) count(apiVersion string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.to[apiVersion]
+}
+
+func (c *converter) serve(w http.ResponseWriter, r *http.Request) {
+	var rv struct {
+		Request struct {
+			UID               string       `json:"uid"`
+			DesiredAPIVersion string       `json:"desiredAPIVersion"`
+			Objects           []api.Object `json:"objects"`
+		} `json:"request"`
+	}
+	b, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(b, &rv); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := rv.Request
+	c.mu.Lock()
+	mode := c.mode
+	c.to[req.DesiredAPIVersion] += len(req.Objects)
+	c.mu.Unlock()
+	out := make([]api.Object, 0, len(req.Objects))
+	for _, o := range req.Objects {
+		spec, _ := o["spec"].(map[string]any)
+		switch req.DesiredAPIVersion {
+		case "example.com/v2":
+			if n, ok := spec["size"].(float64); ok {
+				spec["replicas"] = strconv.Itoa(int(n))
+				delete(spec, "size")
+			}
+		case "example.com/v1":
+			if s, ok := spec["replicas"].(string); ok {
+				n, _ := strconv.Atoi(s)
+				spec["size"] = n
+				delete(spec, "replicas")
+			}
+		}
+		o["apiVersion"] = req.DesiredAPIVersion
+		if mode == "rename" {
+			o.SetMeta("name", "other")
+		}
+		if mode == "relabel" {
+			o.SetMeta("labels", map[string]any{"converted": "yes"})
+			o.SetMeta("resourceVersion", "1") // not the webhook's to change: restored
+		}
+		out = append(out, o)
+	}
+	resp := map[string]any{"uid": req.UID, "result": map[string]any{"status": "Success"}, "convertedObjects": out}
+	switch mode {
+	case "down":
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close() // the connection drops with no answer
+		}
+		return
+	case "fail":
+		resp["result"] = map[string]any{"status": "Failure", "message": "the test says no"}
+	case "uid":
+		resp["uid"] = "not-yours"
+	case "garbage":
+		_, _ = w.Write([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":`))
+		return
+	case "none":
+		resp["convertedObjects"] = []any{}
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": resp})
+}
+
+// cronCRD defines crons, stored in v1 and served in v1 and v2, converted
+// by c.
+func (c *converter) cronCRD() string {
+	schema := func(field, typ string) string {
+		return fmt.Sprintf(`{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{%q:{"type":%q}}}}}}`, field, typ)
+	}
+	return fmt.Sprintf(`{"metadata":{"name":"crons.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
+	"names":{"plural":"crons","kind":"Cron"},
+	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":%q,"caBundle":%q}}},
+	"versions":[{"name":"v1","served":true,"storage":true,"schema":%s},{"name":"v2","served":true,"storage":false,"schema":%s,
+		"selectableFields":[{"jsonPath":".spec.replicas"}]}]}}`,
+		c.srv.URL+"/convert", c.caBundle, schema("size", "integer"), schema("replicas", "string"))
+}
+
+// TestConversionWebhook: objects written and read in the version that is
+// not stored go through the webhook, both ways, and a webhook that fails
+// or answers wrongly fails the request with kube's message.
+func TestConversionWebhook(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	runSteps(t, ts, []step{
+		{name: "create in v2", method: "POST", path: cronsV2, body: `{"metadata":{"name":"a"},"spec":{"replicas":"3"}}`, code: 201,
+			want: map[string]any{"apiVersion": "example.com/v2", "spec.replicas": "3", "spec.size": nil}},
+		{name: "get in v1", method: "GET", path: cronsV1 + "/a", code: 200,
+			want: map[string]any{"apiVersion": "example.com/v1", "spec.size": "3", "spec.replicas": nil}},
+		{name: "get in v2", method: "GET", path: cronsV2 + "/a", code: 200,
+			want: map[string]any{"apiVersion": "example.com/v2", "spec.replicas": "3"}},
+		{name: "patch in v2", method: "PATCH", path: cronsV2 + "/a", body: `{"spec":{"replicas":"4"}}`, code: 200,
+			want: map[string]any{"apiVersion": "example.com/v2", "spec.replicas": "4", "metadata.generation": "2"}},
+		{name: "list in v2", method: "GET", path: cronsV2, code: 200,
+			want: map[string]any{"apiVersion": "example.com/v2", "items.0.apiVersion": "example.com/v2", "items.0.spec.replicas": "4"}},
+		{name: "list in v1", method: "GET", path: cronsV1, code: 200,
+			want: map[string]any{"items.0.apiVersion": "example.com/v1", "items.0.spec.size": "4"}},
+		{name: "select on the converted object", method: "GET", path: cronsV2 + "?fieldSelector=spec.replicas%3D4", code: 200,
+			want: map[string]any{"items.0.metadata.name": "a"}},
+		{name: "select on the converted object, no match", method: "GET", path: cronsV2 + "?fieldSelector=spec.replicas%3D3", code: 200,
+			want: map[string]any{"items.0": nil}},
+	})
+	// A v1 create is stored as it is; v2's watch cache, started by the
+	// list, converts the new object once.
+	toV1, toV2 := c.count("example.com/v1"), c.count("example.com/v2")
+	r := do(t, ts, "POST", cronsV1, "", `{"metadata":{"name":"b"},"spec":{"size":1}}`)
+	if r.code != 201 {
+		t.Fatalf("create in v1: %d %v", r.code, r.obj)
+	}
+	// A list from the cache at the create's revision waits for the cache to have it.
+	if r := do(t, ts, "GET", cronsV2+"?resourceVersion="+r.obj.ResourceVersion(), "", ""); r.code != 200 || at(r.obj, "items.1.spec.replicas") != "1" {
+		t.Fatalf("list in v2: %d %v", r.code, r.obj)
+	}
+	if got := [2]int{c.count("example.com/v1") - toV1, c.count("example.com/v2") - toV2}; got != [2]int{0, 1} {
+		t.Errorf("a write in the storage version made %v conversions to v1 and v2, want [0 1]", got)
+	}
+
+	c.set("relabel")
+	r = do(t, ts, "GET", cronsV2+"/a", "", "")
+	if r.code != 200 || at(r.obj, "metadata.labels.converted") != "yes" || at(r.obj, "metadata.resourceVersion") == "1" {
+		t.Errorf("labels are the webhook's to change, resourceVersion is not: %d %v", r.code, r.obj)
+	}
+
+	prefix := "Internal error occurred: conversion for example.com/v1, Kind=Cron "
+	for _, tt := range []struct{ mode, message string }{
+		{"down", `failed: conversion webhook for , Kind= failed: Post "` + c.srv.URL + `/convert?timeout=30s": EOF`},
+		{"fail", "failed: conversion webhook for , Kind= failed: the test says no"},
+		{"uid", `failed: conversion webhook for , Kind= failed: expected response.uid=`},
+		{"garbage", "failed: conversion webhook for , Kind= failed: decoding the response: "},
+		{"none", "failed: returned 0 objects, expected 1"},
+		{"rename", "returned invalid converted object at index 1: must have the same name: a != other"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			c.set(tt.mode)
+			r := do(t, ts, "GET", cronsV2+"/a", "", "")
+			msg, _ := r.obj["message"].(string)
+			if r.code != http.StatusInternalServerError || r.obj["reason"] != "InternalError" || !strings.HasPrefix(msg, prefix+tt.message) {
+				t.Errorf("got %d %q, want 500 %q", r.code, msg, prefix+tt.message)
+			}
+			if r := do(t, ts, "POST", cronsV2, "", `{"metadata":{"name":"c"},"spec":{"replicas":"1"}}`); r.code != http.StatusInternalServerError {
+				t.Errorf("create in v2: %d %v, want 500", r.code, r.obj)
+			}
+		})
+	}
+	c.set("")
+	if r := do(t, ts, "GET", cronsV2+"/c", "", ""); r.code != http.StatusNotFound {
+		t.Errorf("a create whose conversion failed stored something: %d %v", r.code, r.obj)
+	}
+	rec := httptest.NewRecorder()
+	s.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, series := range []string{
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v1",succeeded="true",to_version="v2"} `,
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v2",succeeded="true",to_version="v1"} `,
+		`apiserver_crd_conversion_webhook_duration_seconds_count{crd_name="crons.example.com",from_version="v1",succeeded="false",to_version="v2"} `,
+		`apiserver_conversion_webhook_request_total{failure_type="",result="success"} `,
+		`apiserver_conversion_webhook_request_total{failure_type="conversion_webhook_call_failure",result="failure"} `,
+		`apiserver_conversion_webhook_duration_seconds_count{failure_type="",result="success"} `,
+	} {
+		if !strings.Contains(rec.Body.String(), series) {
+			t.Errorf("metrics lack %s", series)
+		}
+	}
+}
+
+// TestConversionWebhookWatchers: the watchers of the version that is not
+// stored share one conversion per event, however many they are.
+func TestConversionWebhookWatchers(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	const watchers = 20
+	streams := make([]*stream, watchers)
+	for i := range streams {
+		streams[i] = openWatch(t, ts.Client(), ts.URL+cronsV2+"?watch=true")
+	}
+	v1 := openWatch(t, ts.Client(), ts.URL+cronsV1+"?watch=true")
+	before := c.count("example.com/v2")
+	if r := do(t, ts, "POST", cronsV1, "", `{"metadata":{"name":"w"},"spec":{"size":7}}`); r.code != 201 {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	for i, s := range streams {
+		ev := s.next(1, false)[0]
+		if ev.Type != "ADDED" || at(ev.Object, "apiVersion") != "example.com/v2" || at(ev.Object, "spec.replicas") != "7" {
+			t.Fatalf("watcher %d: %s %v", i, ev.Type, ev.Object)
+		}
+	}
+	if ev := v1.next(1, false)[0]; at(ev.Object, "spec.size") != "7" {
+		t.Errorf("v1 watcher: %v", ev.Object)
+	}
+	if got := c.count("example.com/v2") - before; got != 1 {
+		t.Errorf("%d watchers of v2 made %d conversions of one event, want 1", watchers, got)
+	}
+	if diff := cmp.Diff(0, c.count("example.com/v1")); diff != "" {
+		t.Errorf("conversions to the stored version (-want +got):\n%s", diff)
+	}
+}
+
+// TestConversionValidation: spec.conversion is checked as kube checks it,
+// with its causes at kube's internal paths.
+func TestConversionValidation(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	def := func(conversion string) string {
+		return `{"metadata":{"name":"crons.example.com"},"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"crons","kind":"Cron"},
+		"conversion":` + conversion + `,"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
+	}
+	runSteps(t, ts, []step{
+		{name: "webhook missing", method: "POST", path: crdsPath, body: def(`{"strategy":"Webhook"}`), code: 422,
+			check: wantCauses("spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+				"spec.conversion.conversionReviewVersions: Required value")},
+		{name: "bad strategy", method: "POST", path: crdsPath, body: def(`{"strategy":"Magic"}`), code: 422,
+			check: wantCauses(`spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"`)},
+		{name: "http, no known review", method: "POST", path: crdsPath, body: def(`{"strategy":"Webhook","webhook":{"clientConfig":{"url":"http://x"},"conversionReviewVersions":["v9","v9"]}}`), code: 422,
+			check: wantCauses(`spec.conversion.webhookClientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]`,
+				`spec.conversion.conversionReviewVersions[1]: Invalid value: "v9": duplicate version`,
+				`spec.conversion.conversionReviewVersions: Invalid value: ["v9","v9"]: must include at least one of v1, v1beta1`)},
+		{name: "webhook under None", method: "POST", path: crdsPath, body: def(`{"strategy":"None","webhook":{"clientConfig":{"url":"https://x"},"conversionReviewVersions":["v1"]}}`), code: 422,
+			check: wantCauses("spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook",
+				"spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook")},
+	})
+}

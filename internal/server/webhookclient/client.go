@@ -1,0 +1,153 @@
+// Package webhookclient calls the webhooks kube-apiserver calls, admission
+// and CRD conversion alike, from their clientConfig (kube's
+// WebhookClientConfig): by URL or service reference, trusting the
+// caBundle, a JSON body posted with the time left as the timeout
+// parameter, the answer bounded in size.
+//
+// # Concurrency
+//
+// An Endpoint is safe for concurrent use; Close it once it is replaced.
+package webhookclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// MaxResponseBytes bounds a webhook's answer as kube bounds a request body
+// (3 MiB): what it returns must still be storable.
+const MaxResponseBytes = 3 << 20
+
+// ClientConfig is kube's WebhookClientConfig, with its JSON names.
+type ClientConfig struct {
+	URL     *string `json:"url"`
+	Service *struct {
+		Namespace, Name string
+		Path            *string
+		Port            *int32
+	} `json:"service"`
+	CABundle string `json:"caBundle"`
+}
+
+// Endpoint is one webhook's URL and the client that calls it.
+type Endpoint struct {
+	url    string
+	client *http.Client
+}
+
+// New returns the endpoint cc names, with a client trusting its caBundle
+// (else the system's roots). A service reference is called at
+// https://NAME.NAMESPACE.svc:PORT/PATH, resolved by DNS: the server serves
+// no Services to resolve it through.
+func New(cc ClientConfig) (*Endpoint, error) {
+	var u string
+	switch {
+	case cc.URL != nil:
+		u = *cc.URL
+	case cc.Service != nil:
+		port := int32(443)
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
+		}
+		path := ""
+		if cc.Service.Path != nil {
+			path = *cc.Service.Path
+		}
+		u = fmt.Sprintf("https://%s.%s.svc:%d%s", cc.Service.Name, cc.Service.Namespace, port, path)
+	default:
+		return nil, errors.New("neither url nor service")
+	}
+	if _, err := url.Parse(u); err != nil {
+		return nil, err
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cc.CABundle != "" {
+		pem, err := base64.StdEncoding.DecodeString(cc.CABundle)
+		if err != nil {
+			return nil, fmt.Errorf("caBundle: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("caBundle holds no PEM certificate")
+		}
+		tlsConfig.RootCAs = pool
+	}
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSClientConfig:     tlsConfig,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 25, // kube's webhook client keeps as many
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &Endpoint{url: u, client: &http.Client{Transport: transport}}, nil
+}
+
+// Post sends body with kube's timeout parameter (the time left before
+// ctx's deadline, rounded up to a second) and decodes the answer into out.
+// code is the status kube gives a failure: the webhook's own, else 503.
+func (e *Endpoint) Post(ctx context.Context, body []byte, out any) (code int, err error) {
+	u := e.url
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); left > 0 {
+			if t := left.Truncate(time.Second); t != left {
+				left = t + time.Second
+			}
+			u = withQuery(u, "timeout", left.String())
+		}
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return http.StatusServiceUnavailable, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, */*")
+	res, err := e.client.Do(hr)
+	if err != nil {
+		return http.StatusServiceUnavailable, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, MaxResponseBytes+1))
+	if err != nil {
+		return http.StatusServiceUnavailable, err
+	}
+	if len(b) > MaxResponseBytes {
+		return http.StatusServiceUnavailable, fmt.Errorf("the response is larger than %d bytes", MaxResponseBytes)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		var st api.Status
+		if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
+			return res.StatusCode, errors.New(st.Message)
+		}
+		return res.StatusCode, fmt.Errorf("the server responded with the status code %d but did not return more information", res.StatusCode)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return http.StatusServiceUnavailable, fmt.Errorf("decoding the response: %w", err)
+	}
+	return res.StatusCode, nil
+}
+
+func withQuery(raw, key, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Close releases the endpoint's idle connections.
+func (e *Endpoint) Close() { e.client.CloseIdleConnections() }
