@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // gaugesCRD has the rule forms whose answer on update differs from create:
@@ -84,8 +87,9 @@ spec:
 // TestCELUpdatesAsKube stores an object, under the definition without its
 // rules when they refuse it (as after a definition tightened), then updates
 // it through the binary: each answer (accepted, or 422 with its causes) is
-// the one kube's validator computes with its ratcheting of rules, and
-// oldSelf is the last object accepted.
+// the one kube's validator computes with its ratcheting of rules, with the
+// warnings kube adds for the failures ratcheting lets through, and oldSelf
+// is the last object accepted.
 func TestCELUpdatesAsKube(t *testing.T) {
 	srv := StartListwatch(t, listwatchBin(t))
 	crds := srv.URL + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -125,6 +129,7 @@ func TestCELUpdatesAsKube(t *testing.T) {
 			if refused {
 				tighten(t, crds+"/"+crd.v1.Name, crd, url, stored)
 			}
+			kube := crd.warnedValidator(t, tt.version)
 			for i, u := range tt.updates {
 				next := jsonObject(t, u)
 				for k, v := range jsonObject(t, stored) {
@@ -136,11 +141,15 @@ func TestCELUpdatesAsKube(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := crd.objectCauses(t, tt.version, jsonObject(t, string(b)), jsonObject(t, stored))
+				want, wantWarned := kube(t, jsonObject(t, string(b)), jsonObject(t, stored))
 				next["metadata"] = map[string]any{"name": name, "resourceVersion": rv}
-				code, got, obj := write(t, "PUT", url+"/"+name, next)
-				t.Logf("update %d: kube %v", i, want)
+				code, got, obj, warned := writeWarned(t, "PUT", url+"/"+name, next)
+				t.Logf("update %d: kube %v, warnings %q", i, want, wantWarned)
 				sameAnswer(t, want, code, got)
+				// kube's order of warnings follows its schema's map iteration.
+				if diff := cmp.Diff(wantWarned, warned, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+					t.Errorf("warnings (-kube +listwatch):\n%s", diff)
+				}
 				if code == http.StatusOK {
 					stored, rv = string(b), obj["metadata"].(map[string]any)["resourceVersion"]
 				}
