@@ -165,14 +165,7 @@ func writeWarned(t testing.TB, method, url string, obj any) (int, []metav1.Statu
 		t.Fatal(err)
 	}
 	code, b, header := fetchHeader(t, method, url, http.Header{"Content-Type": {"application/json"}}, body)
-	parsed, errs := utilnet.ParseWarningHeaders(header.Values("Warning"))
-	if len(errs) > 0 {
-		t.Fatalf("%s %s: Warning headers: %v", method, url, errs)
-	}
-	var warned []string
-	for _, w := range parsed {
-		warned = append(warned, w.Text)
-	}
+	warned := warningTexts(t, header)
 	var st metav1.Status
 	var got map[string]any
 	if code >= 300 {
@@ -189,6 +182,20 @@ func writeWarned(t testing.TB, method, url string, obj any) (int, []metav1.Statu
 		t.Fatal(err)
 	}
 	return code, nil, got, warned
+}
+
+// warningTexts are the texts of header's Warning headers.
+func warningTexts(t testing.TB, header http.Header) []string {
+	t.Helper()
+	parsed, errs := utilnet.ParseWarningHeaders(header.Values("Warning"))
+	if len(errs) > 0 {
+		t.Fatalf("Warning headers: %v", errs)
+	}
+	var texts []string
+	for _, w := range parsed {
+		texts = append(texts, w.Text)
+	}
+	return texts
 }
 
 // sameAnswer fails t unless listwatch's answer (code, causes) is kube's:

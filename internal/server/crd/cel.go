@@ -155,7 +155,7 @@ func declType(s *Schema) celType {
 	case s.Type == "object":
 		min := int64(2)
 		for _, name := range s.Required {
-			if p := s.Properties[name]; p != nil && len(p.Default) == 0 {
+			if p := s.Properties[name]; p != nil && len(p.Default) == 0 && declared(p) {
 				min += int64(len(name)) + declType(p).minSize + 4
 			}
 		}
@@ -374,7 +374,7 @@ func compileRule(env *cel.Env, s *Schema, v ValidationRule, at string) (r *celRu
 	if iss.Err() != nil {
 		return r, 0, 0, invalid("rule", "compilation failed: "+iss.String())
 	}
-	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+	if ast.OutputType() != cel.BoolType { // dyn too: kube compares the pointers
 		return r, 0, 0, invalid("rule", "cel expression must evaluate to a bool")
 	}
 	r.usesOldSelf = references(ast, "oldSelf")
@@ -874,7 +874,9 @@ func (p *objectTypes) FindStructFieldNames(name string) ([]string, bool) {
 	}
 	names := make([]string, 0, len(s.Properties))
 	for _, k := range sortedKeys(s.Properties) {
-		names = append(names, escape(k))
+		if declared(s.Properties[k]) {
+			names = append(names, escape(k))
+		}
 	}
 	return names, true
 }
@@ -885,10 +887,25 @@ func (p *objectTypes) FindStructFieldType(name, field string) (*types.FieldType,
 		return p.Provider.FindStructFieldType(name, field)
 	}
 	child := s.Properties[unescape(field)]
-	if child == nil {
+	if child == nil || !declared(child) {
 		return nil, false
 	}
 	return &types.FieldType{Type: p.typeOf(child, name+"."+field)}, true
+}
+
+// declared reports whether kube gives rules a field of schema s: not when
+// s has no type (x-kubernetes-preserve-unknown-fields alone), nor when its
+// items or values have none (SchemaDeclType is nil).
+func declared(s *Schema) bool {
+	switch {
+	case s.IntOrString:
+		return true
+	case s.Type == "array":
+		return s.Items != nil && declared(s.Items)
+	case s.Type == "object" && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
+		return declared(s.AdditionalProperties.Schema)
+	}
+	return slices.Contains([]string{"object", "string", "integer", "number", "boolean"}, s.Type)
 }
 
 // typeMeta is what kube declares of an object's apiVersion, kind and
