@@ -89,6 +89,7 @@ func withFieldValidation(w http.ResponseWriter, r *http.Request) (*http.Request,
 	if mode != "" && !slices.Contains(fieldValidationModes, mode) {
 		return nil, apierror.BadRequest(fmt.Sprintf(`fieldValidation: Unsupported value: %q: supported values: "Ignore", "Strict", "Warn"`, mode))
 	}
-	warn := apierror.NewWarnings(w.Header()).Add
-	return r.WithContext(registry.WithFieldValidation(r.Context(), registry.FieldValidation{Mode: mode, Warn: warn})), nil
+	warn := apierror.NewWarnings(w.Header())
+	ctx := apierror.WithWarnings(r.Context(), warn)
+	return r.WithContext(registry.WithFieldValidation(ctx, registry.FieldValidation{Mode: mode, Warn: warn.Add})), nil
 }

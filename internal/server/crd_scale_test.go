@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/server/authz"
@@ -203,5 +205,74 @@ func TestScaleAuthorization(t *testing.T) {
 	}
 	if r := exchangeWith(t, o.ts.Client(), "PUT", o.ts.URL+shards+"/a", alice, `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":5}}`); r.code != 200 {
 		t.Errorf("update object: %d %v", r.code, r.obj)
+	}
+}
+
+// TestScalePatchTypes checks the patches kube's custom resource handler
+// takes on /scale: JSON, merge and apply patches, not strategic merge
+// (415 listing the others); an apply's entry (subresource scale) owns the
+// object's replicas path, as kube's ScaleHandler maps it, and taking that
+// field from another applier is a conflict unless forced.
+func TestScalePatchTypes(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	runSteps(t, ts, []step{
+		{name: "definition", method: "POST", path: crdsPath, body: shardCRD, code: 201},
+		{name: "create", method: "POST", path: shards, body: `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`, code: 201},
+	})
+	h := func(ct string) http.Header { return http.Header{"Content-Type": {ct}} }
+	r := exchange(t, ts, "PATCH", shardScale, h("application/strategic-merge-patch+json"), `{"spec":{"replicas":2}}`)
+	if want := "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"; r.code != http.StatusUnsupportedMediaType || at(r.obj, "message") != want {
+		t.Errorf("strategic merge patch: %d %v", r.code, r.obj)
+	}
+	owner := exchange(t, ts, "PATCH", shards+"/a?fieldManager=owner", h("application/apply-patch+yaml"), `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":1}}`)
+	if owner.code != http.StatusOK {
+		t.Fatalf("apply to the object: %d %v", owner.code, owner.obj)
+	}
+	scaleApply := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"a"},"spec":{"replicas":3}}`
+	if r := exchange(t, ts, "PATCH", shardScale, h("application/apply-patch+yaml"), scaleApply); r.code != http.StatusUnprocessableEntity {
+		t.Errorf("apply without fieldManager: %d %v", r.code, r.obj)
+	}
+	if r := exchange(t, ts, "PATCH", shardScale+"?fieldManager=scaler", h("application/apply-patch+yaml"), `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"}}`); r.code != http.StatusBadRequest ||
+		at(r.obj, "message") != "Incorrect version specified in apply patch. Specified patch version: example.com/v1, expected: autoscaling/v1" {
+		t.Errorf("apply of the object's kind: %d %v", r.code, r.obj)
+	}
+	r = exchange(t, ts, "PATCH", shardScale+"?fieldManager=scaler", h("application/apply-patch+yaml"), scaleApply)
+	if want := "Apply failed with 2 conflicts: conflicts with \"Go-http-client\" using example.com/v1:\n- .spec.count\nconflicts with \"owner\":\n- .spec.count"; r.code != http.StatusConflict || at(r.obj, "message") != want {
+		t.Errorf("apply taking another applier's field: %d %v", r.code, r.obj)
+	}
+	r = exchange(t, ts, "PATCH", shardScale+"?fieldManager=scaler&force=true", h("application/apply-patch+yaml"), scaleApply)
+	if r.code != http.StatusOK || at(r.obj, "spec.replicas") != "3" || at(r.obj, "kind") != "Scale" {
+		t.Fatalf("forced apply: %d %v", r.code, r.obj)
+	}
+	obj := exchange(t, ts, "GET", shards+"/a", nil, "")
+	if at(obj.obj, "spec.count") != "3" {
+		t.Errorf("count after the apply: %v", obj.obj)
+	}
+	var got []string
+	for _, e := range obj.obj.Metadata()["managedFields"].([]any) {
+		e := e.(map[string]any)
+		fields, _ := json.Marshal(e["fieldsV1"])
+		got = append(got, fmt.Sprintf("%v %v %v %v %s", e["manager"], e["operation"], e["apiVersion"], e["subresource"], fields))
+	}
+	// The forced apply took the field from the creator and the applier,
+	// whose entry, empty, went (ScaleHandler.ToParent).
+	want := []string{
+		`scaler Apply example.com/v1 scale {"f:spec":{"f:count":{}}}`,
+		`Go-http-client Update example.com/v1 <nil> {"f:spec":{}}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("managedFields (-want +got):\n%s", diff)
+	}
+	// The applier keeps its field while the value is its.
+	if r := exchange(t, ts, "PATCH", shardScale+"?fieldManager=scaler", h("application/apply-patch+yaml"), scaleApply); r.code != http.StatusOK {
+		t.Errorf("apply again: %d %v", r.code, r.obj)
+	}
+	if r := exchange(t, ts, "PATCH", shardScale, h("application/merge-patch+json"), `{"spec":{"replicas":4}}`); r.code != http.StatusOK || at(r.obj, "spec.replicas") != "4" {
+		t.Errorf("merge patch: %d %v", r.code, r.obj)
+	}
+	// kube names a conflicting manager's subresource (printManager).
+	r = exchange(t, ts, "PATCH", shards+"/a?fieldManager=owner", h("application/apply-patch+yaml"), `{"apiVersion":"example.com/v1","kind":"Shard","metadata":{"name":"a"},"spec":{"count":7}}`)
+	if want := `Apply failed with 1 conflict: conflict with "Go-http-client" with subresource "scale" using example.com/v1: .spec.count`; r.code != http.StatusConflict || at(r.obj, "message") != want {
+		t.Errorf("apply to the object: %d %v", r.code, r.obj)
 	}
 }

@@ -110,6 +110,24 @@ func (q *request) apply(body []byte) {
 // applyConfig decodes an apply configuration and checks its type, as
 // kube's apply does.
 func (q *request) applyConfig(body []byte) (api.Object, error) {
+	config, err := applyConfigOf(body, q.res.APIVersion(), q.res.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if q.res.PruneAndDefault != nil {
+		// Kube's apply refuses what its schema lacks (whatever
+		// fieldValidation says), so managedFields name kept fields only.
+		if unknown := q.res.PruneAndDefault(config.DeepCopy()); len(unknown) > 0 {
+			return nil, apierror.BadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s, Kind=%s): .%s: field not declared in schema",
+				q.res.Group, q.res.Version, q.res.Kind, apierror.Truncate(unknown[0], apierror.MaxItemRunes)))
+		}
+	}
+	return config, nil
+}
+
+// applyConfigOf decodes an apply configuration of an object of apiVersion
+// and kind.
+func applyConfigOf(body []byte, apiVersion, kind string) (api.Object, error) {
 	j, err := yaml.YAMLToJSON(body)
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("error decoding YAML: %v", err))
@@ -118,23 +136,15 @@ func (q *request) applyConfig(body []byte) (api.Object, error) {
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("the apply configuration is not a JSON object: %v", err))
 	}
-	if v := config.APIVersion(); v != q.res.APIVersion() {
-		return nil, apierror.BadRequest(fmt.Sprintf("Incorrect version specified in apply patch. Specified patch version: %s, expected: %s", v, q.res.APIVersion()))
+	if v := config.APIVersion(); v != apiVersion {
+		return nil, apierror.BadRequest(fmt.Sprintf("Incorrect version specified in apply patch. Specified patch version: %s, expected: %s", v, apiVersion))
 	}
-	if k := config.Kind(); k != q.res.Kind {
-		return nil, apierror.BadRequest(fmt.Sprintf("Object 'Kind' is %q in the apply patch, expected %q", k, q.res.Kind))
+	if k := config.Kind(); k != kind {
+		return nil, apierror.BadRequest(fmt.Sprintf("Object 'Kind' is %q in the apply patch, expected %q", k, kind))
 	}
 	if m, ok := config["metadata"]; ok && m != nil {
 		if _, isMap := m.(map[string]any); !isMap {
 			return nil, apierror.BadRequest("metadata must be an object")
-		}
-	}
-	if q.res.PruneAndDefault != nil {
-		// Kube's apply refuses what its schema lacks (whatever
-		// fieldValidation says), so managedFields name kept fields only.
-		if unknown := q.res.PruneAndDefault(config.DeepCopy()); len(unknown) > 0 {
-			return nil, apierror.BadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s, Kind=%s): .%s: field not declared in schema",
-				q.res.Group, q.res.Version, q.res.Kind, apierror.Truncate(unknown[0], apierror.MaxItemRunes)))
 		}
 	}
 	return config, nil

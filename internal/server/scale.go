@@ -11,6 +11,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/patch"
+	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -113,16 +114,29 @@ func (q *request) updateScale() {
 		q.fail(err)
 		return
 	}
-	q.writeScale(func(scaleObject) (scaleObject, error) { return toScale(obj) })
+	q.writeScale(func(scaleObject) (scaleObject, error) { return toScale(obj) }, q.recorded)
 }
 
+// patchScale patches the Scale with the types kube's custom resource
+// handler accepts there (no strategic merge patch: 415).
 func (q *request) patchScale() {
-	mt, body, err := q.readPatch([]string{patch.JSONPatch, patch.MergePatch, patch.StrategicMerge})
+	mt, body, err := q.readPatch(patch.Types(false))
 	if err != nil {
 		q.fail(err)
 		return
 	}
-	opts := patch.Options{Strategic: true, Schema: patch.SchemaFor("autoscaling", "Scale")}
+	record := q.recorded
+	if mt == patch.Apply {
+		if body, record, err = q.applyToScale(body); err != nil {
+			q.fail(err)
+			return
+		}
+		mt = patch.MergePatch // a Scale has no lists: apply merges as a merge patch
+	} else if q.r.URL.Query().Has("force") {
+		q.fail(patchOptionInvalid(api.CauseTypeFieldValueForbidden, "force", "Forbidden: may not be specified for non-apply patch"))
+		return
+	}
+	opts := patch.Options{Schema: patch.SchemaFor("autoscaling", "Scale")}
 	q.writeScale(func(old scaleObject) (scaleObject, error) {
 		cur, err := json.Marshal(old)
 		if err != nil {
@@ -141,7 +155,61 @@ func (q *request) patchScale() {
 			s.Metadata.ResourceVersion = "" // unchanged: no precondition, as patchObject
 		}
 		return s, err
-	})
+	}, record)
+}
+
+// applyToScale reads an apply configuration of a Scale: it returns the
+// configuration as JSON and how the write records it, as kube's scale
+// field manager does: the manager's Apply entry (subresource scale) owns
+// the object's spec replicas path, and taking it from another manager is
+// a conflict unless forced.
+func (q *request) applyToScale(body []byte) ([]byte, func(registry.UpdateFunc) registry.UpdateFunc, error) {
+	if q.r.URL.Query().Get("fieldManager") == "" {
+		return nil, nil, patchOptionInvalid(api.CauseTypeFieldValueRequired, "fieldManager", "Required value: is required for apply patch")
+	}
+	m, err := q.manager()
+	if err != nil {
+		return nil, nil, err
+	}
+	config, err := applyConfigOf(body, "autoscaling/v1", "Scale")
+	if err != nil {
+		return nil, nil, err
+	}
+	if mf := config.Metadata()["managedFields"]; mf != nil {
+		return nil, nil, apierror.BadRequest("metadata.managedFields must be nil")
+	}
+	if _, err := toScale(config); err != nil {
+		return nil, nil, err
+	}
+	j, err := json.Marshal(config)
+	if err != nil {
+		return nil, nil, apierror.Internal(err)
+	}
+	force := boolParam(q.r.URL.Query(), "force")
+	path := resource.SplitPath(q.res.Scale.SpecReplicas)
+	record := func(fn registry.UpdateFunc) registry.UpdateFunc {
+		return func(cur api.Object) (api.Object, error) {
+			next, err := fn(cur)
+			if err != nil {
+				return nil, err
+			}
+			// The object as the configuration would set it: its replicas.
+			applied := api.Object{"apiVersion": q.res.APIVersion(), "kind": q.res.Kind, "metadata": map[string]any{"name": cur.Name()}}
+			if err := setPath(applied, path, resource.Path(next, path...)); err != nil {
+				return nil, apierror.Internal(err)
+			}
+			live := cur.DeepCopy()
+			delete(live.Metadata(), "resourceVersion")
+			merged, err := m.Apply(live, applied, force)
+			if err != nil {
+				return nil, err
+			}
+			next = next.DeepCopy()
+			next.SetMeta("managedFields", api.Object(merged).Metadata()["managedFields"])
+			return next, nil
+		}
+	}
+	return j, record, nil
 }
 
 // mutateScale runs the mutating webhooks on the Scale s replacing old, as
@@ -202,9 +270,9 @@ func toScale(obj api.Object) (scaleObject, error) {
 // ScaleREST.Update: the object goes through the resource's own update
 // (validation, generation), and a resourceVersion in the Scale is a
 // precondition.
-func (q *request) writeScale(next func(scaleObject) (scaleObject, error)) {
+func (q *request) writeScale(next func(scaleObject) (scaleObject, error), record func(registry.UpdateFunc) registry.UpdateFunc) {
 	p := q.res.Scale
-	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), q.res, q.info.Namespace, q.info.Name, q.recorded(func(cur api.Object) (api.Object, error) {
+	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), q.res, q.info.Namespace, q.info.Name, record(func(cur api.Object) (api.Object, error) {
 		old, _ := scaleOf(p, cur)
 		s, err := next(old)
 		if err == nil {

@@ -336,6 +336,15 @@ var libDefinitions = []libCase{
 	{rule: `semver('1.0.0', 'x').major() == 1`, kube: 'R'},
 	{rule: `semver('1.0.0').isGreaterThan('1.0.0')`, kube: 'R'},
 	{rule: `isSemver('1.0.0', 1)`, kube: 'R'},
+	// a rule's type must be bool, not dyn (compilation.go compares it with cel.BoolType)
+	{rule: `dyn(true)`, kube: 'R'},
+	{rule: `self.p`, props: `"p":{"x-kubernetes-int-or-string":true}`, kube: 'R'},
+	{rule: `self.u`, props: `"u":{"x-kubernetes-preserve-unknown-fields":true}`, kube: 'R'},
+	// a field without a type, or with items or values without one, is not declared (SchemaDeclType)
+	{rule: `self.u == true`, props: `"u":{"x-kubernetes-preserve-unknown-fields":true}`, kube: 'R'},
+	{rule: `self.l.size() > 0`, props: `"l":{"type":"array","items":{"x-kubernetes-preserve-unknown-fields":true}}`, kube: 'R'},
+	{rule: `self.m.size() > 0`, props: `"m":{"type":"object","additionalProperties":{"x-kubernetes-preserve-unknown-fields":true}}`, kube: 'R'},
+	{rule: `self.s == 'a'`, props: `"s":{"type":"string"},"u":{"x-kubernetes-preserve-unknown-fields":true}`, kube: 'T'},
 	// kube's authorization library is declared, though no CRD rule reaches its types
 	{rule: `self.s.name('x') == self.s`, kube: 'R'},
 	{rule: `self.s.check('x').allowed()`, kube: 'R'},

@@ -22,9 +22,11 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	celcommon "k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/yaml"
 )
 
@@ -74,6 +76,23 @@ func (c kubeCRD) objectCauses(t testing.TB, version string, obj, old map[string]
 // version, made once (they compile every rule).
 func (c kubeCRD) validator(t testing.TB, version string) func(t testing.TB, obj, old map[string]any) []metav1.StatusCause {
 	t.Helper()
+	v := c.warnedValidator(t, version)
+	return func(t testing.TB, obj, old map[string]any) []metav1.StatusCause {
+		t.Helper()
+		causes, _ := v(t, obj, old)
+		return causes
+	}
+}
+
+// warnings records the warnings kube's validators add to a request.
+type warnings []string
+
+func (w *warnings) AddWarning(_, text string) { *w = append(*w, text) }
+
+// warnedValidator is validator with the warnings kube adds to the request:
+// rule failures let through by ratcheting.
+func (c kubeCRD) warnedValidator(t testing.TB, version string) func(t testing.TB, obj, old map[string]any) ([]metav1.StatusCause, []string) {
+	t.Helper()
 	var props *apiextensions.JSONSchemaProps
 	if c.internal.Spec.Validation != nil {
 		props = c.internal.Spec.Validation.OpenAPIV3Schema
@@ -92,7 +111,7 @@ func (c kubeCRD) validator(t testing.TB, version string) func(t testing.TB, obj,
 		t.Fatal(err)
 	}
 	rules := cel.NewValidator(ss, true, celconfig.PerCallLimit)
-	return func(t testing.TB, obj, old map[string]any) []metav1.StatusCause {
+	return func(t testing.TB, obj, old map[string]any) ([]metav1.StatusCause, []string) {
 		t.Helper()
 		defaulting.Default(obj, ss)
 		errs := validation.ValidateCustomResource(nil, obj, sv)
@@ -115,8 +134,10 @@ func (c kubeCRD) validator(t testing.TB, version string) func(t testing.TB, obj,
 		if old != nil {
 			opts = append(opts, cel.WithRatcheting(celcommon.NewCorrelatedObject(obj, old, &model.Structural{Structural: ss})))
 		}
-		celErrs, _ := rules.Validate(t.Context(), nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
-		return statusCauses(append(listErrs, celErrs...))
+		var warned warnings
+		ctx := warning.WithWarningRecorder(t.Context(), &warned)
+		celErrs, _ := rules.Validate(ctx, nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+		return statusCauses(append(listErrs, celErrs...)), warned
 	}
 }
 
@@ -132,11 +153,19 @@ func statusCauses(errs fieldpath.ErrorList) []metav1.StatusCause {
 // write sends obj and returns the answer's code and causes.
 func write(t testing.TB, method, url string, obj any) (int, []metav1.StatusCause, map[string]any) {
 	t.Helper()
+	code, causes, got, _ := writeWarned(t, method, url, obj)
+	return code, causes, got
+}
+
+// writeWarned is write with the texts of the answer's Warning headers.
+func writeWarned(t testing.TB, method, url string, obj any) (int, []metav1.StatusCause, map[string]any, []string) {
+	t.Helper()
 	body, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, b := fetch(t, method, url, http.Header{"Content-Type": {"application/json"}}, body)
+	code, b, header := fetchHeader(t, method, url, http.Header{"Content-Type": {"application/json"}}, body)
+	warned := warningTexts(t, header)
 	var st metav1.Status
 	var got map[string]any
 	if code >= 300 {
@@ -144,15 +173,29 @@ func write(t testing.TB, method, url string, obj any) (int, []metav1.StatusCause
 			t.Fatalf("%s %s: %d %s", method, url, code, b)
 		}
 		if st.Details != nil {
-			return code, st.Details.Causes, nil
+			return code, st.Details.Causes, nil, warned
 		}
 		t.Logf("%s %s: %d %s", method, url, code, b)
-		return code, nil, nil
+		return code, nil, nil, warned
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	return code, nil, got
+	return code, nil, got, warned
+}
+
+// warningTexts are the texts of header's Warning headers.
+func warningTexts(t testing.TB, header http.Header) []string {
+	t.Helper()
+	parsed, errs := utilnet.ParseWarningHeaders(header.Values("Warning"))
+	if len(errs) > 0 {
+		t.Fatalf("Warning headers: %v", errs)
+	}
+	var texts []string
+	for _, w := range parsed {
+		texts = append(texts, w.Text)
+	}
+	return texts
 }
 
 // sameAnswer fails t unless listwatch's answer (code, causes) is kube's:

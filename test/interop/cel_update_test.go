@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // gaugesCRD has the rule forms whose answer on update differs from create:
@@ -84,8 +89,9 @@ spec:
 // TestCELUpdatesAsKube stores an object, under the definition without its
 // rules when they refuse it (as after a definition tightened), then updates
 // it through the binary: each answer (accepted, or 422 with its causes) is
-// the one kube's validator computes with its ratcheting of rules, and
-// oldSelf is the last object accepted.
+// the one kube's validator computes with its ratcheting of rules, with the
+// warnings kube adds for the failures ratcheting lets through, and oldSelf
+// is the last object accepted.
 func TestCELUpdatesAsKube(t *testing.T) {
 	srv := StartListwatch(t, listwatchBin(t))
 	crds := srv.URL + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -125,6 +131,7 @@ func TestCELUpdatesAsKube(t *testing.T) {
 			if refused {
 				tighten(t, crds+"/"+crd.v1.Name, crd, url, stored)
 			}
+			kube := crd.warnedValidator(t, tt.version)
 			for i, u := range tt.updates {
 				next := jsonObject(t, u)
 				for k, v := range jsonObject(t, stored) {
@@ -136,11 +143,15 @@ func TestCELUpdatesAsKube(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := crd.objectCauses(t, tt.version, jsonObject(t, string(b)), jsonObject(t, stored))
+				want, wantWarned := kube(t, jsonObject(t, string(b)), jsonObject(t, stored))
 				next["metadata"] = map[string]any{"name": name, "resourceVersion": rv}
-				code, got, obj := write(t, "PUT", url+"/"+name, next)
-				t.Logf("update %d: kube %v", i, want)
+				code, got, obj, warned := writeWarned(t, "PUT", url+"/"+name, next)
+				t.Logf("update %d: kube %v, warnings %q", i, want, wantWarned)
 				sameAnswer(t, want, code, got)
+				// kube's order of warnings follows its schema's map iteration.
+				if diff := cmp.Diff(wantWarned, warned, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+					t.Errorf("warnings (-kube +listwatch):\n%s", diff)
+				}
 				if code == http.StatusOK {
 					stored, rv = string(b), obj["metadata"].(map[string]any)["resourceVersion"]
 				}
@@ -204,5 +215,56 @@ func tighten(t *testing.T, defURL string, crd kubeCRD, url, stored string) {
 			t.Fatalf("the rules do not apply within %v: %d", binStartTimeout, code)
 		}
 		<-tick.C
+	}
+}
+
+// TestCELRatchetNumberFormsAsKube updates a number that fails its rule
+// to the same number written otherwise: kube's ratcheting compares the
+// decoded values with reflect.DeepEqual, so an integer (int64) and the
+// same integer written as a float (float64) differ, and the rule blocks.
+func TestCELRatchetNumberFormsAsKube(t *testing.T) {
+	srv := StartListwatch(t, listwatchBin(t))
+	crds := srv.URL + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	crd := parseCRD(t, []byte(celDefinition(`{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"n":{"type":"number","x-kubernetes-validations":[{"rule":"self < 1.0"}]},
+		"l":{"type":"array","maxItems":5,"items":{"type":"number"},"x-kubernetes-validations":[{"rule":"self.all(x, x < 1.0)"}]}}}}}`)))
+	if code, causes, _ := write(t, "POST", crds, withoutRules(t, crd.v1)); code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", code, causes)
+	}
+	url := srv.URL + "/apis/example.com/v1/namespaces/default/things"
+	waitServed(t, url)
+	const stored = `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"n"},"spec":{"n":5,"l":[5.0,1e1]}}`
+	code, b, _ := fetchHeader(t, "POST", url, http.Header{"Content-Type": {"application/json"}}, []byte(stored))
+	if code != http.StatusCreated {
+		t.Fatalf("storing the object: %d %s", code, b)
+	}
+	tighten(t, crds+"/"+crd.v1.Name, crd, url, stored)
+	kube := crd.warnedValidator(t, "v1")
+	decode := func(s string) map[string]any {
+		var m map[string]any
+		if err := utiljson.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, spec := range []string{`{"n":5,"l":[5.0,1e1]}`, `{"n":5.0,"l":[5.0,1e1]}`, `{"n":5,"l":[5,10]}`, `{"n":5e0,"l":[5.0,1e1]}`} {
+		t.Run(spec, func(t *testing.T) {
+			next := `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"n"},"spec":` + spec + `}`
+			want, wantWarned := kube(t, decode(next), decode(stored))
+			code, b, header := fetchHeader(t, "PUT", url+"/n", http.Header{"Content-Type": {"application/json"}}, []byte(next))
+			t.Logf("kube %v, warnings %q", want, wantWarned)
+			var got []metav1.StatusCause
+			if code >= 300 {
+				var st metav1.Status
+				if err := json.Unmarshal(b, &st); err != nil || st.Details == nil {
+					t.Fatalf("%d %s", code, b)
+				}
+				got = st.Details.Causes
+			}
+			sameAnswer(t, want, code, got)
+			if diff := cmp.Diff(wantWarned, warningTexts(t, header), cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("warnings (-kube +listwatch):\n%s", diff)
+			}
+		})
 	}
 }

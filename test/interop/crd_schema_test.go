@@ -451,3 +451,28 @@ func mustSend(t *testing.T, method, url, body string, code int) map[string]any {
 	}
 	return out
 }
+
+// TestCRDPruningMatchesKube compares pruning around
+// x-kubernetes-preserve-unknown-fields with kube's: the items of a list
+// that preserves unknown fields keep theirs (skipPrune), at any depth,
+// while the properties the items declare are pruned as usual.
+func TestCRDPruningMatchesKube(t *testing.T) {
+	const schema = `{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"kept":{"type":"array","x-kubernetes-preserve-unknown-fields":true,"items":{"type":"object","properties":{"a":{"type":"object","properties":{"x":{"type":"string"}}}}}},
+		"nested":{"type":"array","x-kubernetes-preserve-unknown-fields":true,"items":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}},
+		"inner":{"type":"array","items":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"l":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}}}},
+		"plain":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}},
+		"obj":{"type":"object","x-kubernetes-preserve-unknown-fields":true,"properties":{"l":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}}}}}}}`
+	objects := []string{
+		`{"spec":{"kept":[{"a":{"x":"1","y":"2"},"b":3},"text",[{"c":1}]]}}`,
+		`{"spec":{"nested":[[{"a":"1","b":2}],[[{"c":3}]]]}}`,
+		`{"spec":{"inner":[{"l":[{"a":"1","b":2}],"u":1}]}}`,
+		`{"spec":{"plain":[{"a":"1","b":2}],"obj":{"l":[{"a":"1","b":2}],"u":{"v":1}}}}`,
+	}
+	kube := newKubeSchema(t, parseSchemaProps(t, schema))
+	for i, o := range objects {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			compareWithKube(t, kube, []byte(schema), []byte(o))
+		})
+	}
+}

@@ -62,6 +62,8 @@ var structuralSchemas = map[string]string{
 	"unique items":          `{"type":"object","properties":{"a":{"type":"array","uniqueItems":true,"items":{"type":"string"}}}}`,
 	"unsupported":           `{"type":"object","properties":{"a":{"type":"string","$ref":"#/x"},"b":{"type":"object","patternProperties":{"^x":{"type":"string"}}},"c":{"type":"array","items":{"type":"string"},"additionalItems":false},"d":{"type":"string","id":"x"},"e":{"type":"object","definitions":{"x":{"type":"string"}}},"f":{"type":"object","dependencies":{"x":["y"]}}}}`,
 	"bad pattern":           `{"type":"object","properties":{"a":{"type":"string","pattern":"("},"b":{"type":"string","allOf":[{"pattern":"[z-a]"}]}}}`,
+	"preserve false":        `{"type":"object","properties":{"a":{"type":"object","x-kubernetes-preserve-unknown-fields":false}}}`,
+	"schema keyword":        `{"type":"object","$schema":"http://json-schema.org/draft-04/schema#","properties":{"a":{"type":"string","$schema":"x"}}}`,
 	"meta defaults":         `{"type":"object","properties":{"e":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"metadata":{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string","default":"x"}}}}}}}}`,
 }
 

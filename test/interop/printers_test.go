@@ -419,6 +419,13 @@ func getJSON(t *testing.T, url, accept string) []byte {
 // fetch makes one request and returns the answer's code and body.
 func fetch(t testing.TB, method, url string, header http.Header, body []byte) (int, []byte) {
 	t.Helper()
+	code, b, _ := fetchHeader(t, method, url, header, body)
+	return code, b
+}
+
+// fetchHeader is fetch with the answer's header.
+func fetchHeader(t testing.TB, method, url string, header http.Header, body []byte) (int, []byte, http.Header) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +440,7 @@ func fetch(t testing.TB, method, url string, header http.Header, body []byte) (i
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	return resp.StatusCode, b
+	return resp.StatusCode, b, resp.Header
 }
 
 func mustJSON(t *testing.T, v any) string {

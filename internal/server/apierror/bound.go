@@ -1,6 +1,7 @@
 package apierror
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -52,6 +53,21 @@ type Warnings struct {
 
 // NewWarnings returns the warnings of a response with header h.
 func NewWarnings(h http.Header) *Warnings { return &Warnings{header: h} }
+
+type warningsKey struct{}
+
+// WithWarnings returns ctx carrying a request's warnings, so that the code
+// serving it can add to them (as kube's warning.AddWarning).
+func WithWarnings(ctx context.Context, w *Warnings) context.Context {
+	return context.WithValue(ctx, warningsKey{}, w)
+}
+
+// Warn adds msg to the warnings ctx carries, if any.
+func Warn(ctx context.Context, msg string) {
+	if w, ok := ctx.Value(warningsKey{}).(*Warnings); ok {
+		w.Add(msg)
+	}
+}
 
 // Add adds one warning.
 func (w *Warnings) Add(msg string) {

@@ -155,7 +155,7 @@ func declType(s *Schema) celType {
 	case s.Type == "object":
 		min := int64(2)
 		for _, name := range s.Required {
-			if p := s.Properties[name]; p != nil && len(p.Default) == 0 {
+			if p := s.Properties[name]; p != nil && len(p.Default) == 0 && declared(p) {
 				min += int64(len(name)) + declType(p).minSize + 4
 			}
 		}
@@ -374,7 +374,7 @@ func compileRule(env *cel.Env, s *Schema, v ValidationRule, at string) (r *celRu
 	if iss.Err() != nil {
 		return r, 0, 0, invalid("rule", "compilation failed: "+iss.String())
 	}
-	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+	if ast.OutputType() != cel.BoolType { // dyn too: kube compares the pointers
 		return r, 0, 0, invalid("rule", "cel expression must evaluate to a bool")
 	}
 	r.usesOldSelf = references(ast, "oldSelf")
@@ -580,15 +580,11 @@ func (e *celEval) rules(s *Schema, v, old any, path string, rt ratchet) {
 		// kube's messageExpression sees oldSelf as a plain value.
 		detail, stop := r.message(e, vars)
 		if stop != "" {
-			if !ratcheted {
-				e.add(api.CauseTypeFieldValueInvalid, at, fmt.Sprintf("Invalid value: %q: %s", s.Type, stop))
-			}
+			e.report(ratcheted, api.CauseTypeFieldValueInvalid, at, fmt.Sprintf("Invalid value: %q: %s", s.Type, stop))
 			e.out = true
 			return
 		}
-		if !ratcheted {
-			e.add(reasonType(r.Reason), at, reasonText(r.Reason, s, v, detail))
-		}
+		e.report(ratcheted, reasonType(r.Reason), at, reasonText(r.Reason, s, v, detail))
 	}
 }
 
@@ -601,6 +597,16 @@ func (r *celRule) optionalOldSelf() bool {
 func (e *celEval) fail(path string, s *Schema, detail string) {
 	e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: %s", s.Type, detail))
 	e.out = true
+}
+
+// report adds a rule's failure as a cause, or, where ratcheting lets it
+// pass, as a warning to the request with the text of kube's field error.
+func (e *celEval) report(ratcheted bool, typ api.CauseType, path, msg string) {
+	if ratcheted {
+		apierror.Warn(e.ctx, fieldOrNil(path)+": "+msg)
+		return
+	}
+	e.add(typ, path, msg)
 }
 
 // add adds a cause; the root's path is kube's nil field path, "<nil>".
@@ -792,21 +798,25 @@ func unescape(name string) string {
 // new object and of an update: the schema, then the rules (both ratcheted
 // on update, as kube 1.30+), which kube runs only over an object the
 // schema does not block.
-func (s *Schema) validators() (create func(api.Object) []api.StatusCause, update func(obj, old api.Object) []api.StatusCause) {
+func (s *Schema) validators() (create func(context.Context, api.Object) []api.StatusCause, update func(ctx context.Context, obj, old api.Object) []api.StatusCause) {
 	s.compileRules("")
-	withRules := func(causes []api.StatusCause, obj, old api.Object) []api.StatusCause {
+	withRules := func(ctx context.Context, causes []api.StatusCause, obj, old api.Object) []api.StatusCause {
 		if !s.hasRules {
 			return causes
 		}
 		if blocking(causes) {
 			return append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, fieldOrNil(""), "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), celEvalTimeout)
+		ctx, cancel := context.WithTimeout(ctx, celEvalTimeout)
 		defer cancel()
 		return append(causes, s.ValidateRules(ctx, obj, old)...)
 	}
-	create = func(obj api.Object) []api.StatusCause { return withRules(s.Validate(obj), obj, nil) }
-	update = func(obj, old api.Object) []api.StatusCause { return withRules(s.ValidateUpdate(obj, old), obj, old) }
+	create = func(ctx context.Context, obj api.Object) []api.StatusCause {
+		return withRules(ctx, s.Validate(obj), obj, nil)
+	}
+	update = func(ctx context.Context, obj, old api.Object) []api.StatusCause {
+		return withRules(ctx, s.ValidateUpdate(obj, old), obj, old)
+	}
 	return create, update
 }
 
@@ -864,7 +874,9 @@ func (p *objectTypes) FindStructFieldNames(name string) ([]string, bool) {
 	}
 	names := make([]string, 0, len(s.Properties))
 	for _, k := range sortedKeys(s.Properties) {
-		names = append(names, escape(k))
+		if declared(s.Properties[k]) {
+			names = append(names, escape(k))
+		}
 	}
 	return names, true
 }
@@ -875,10 +887,25 @@ func (p *objectTypes) FindStructFieldType(name, field string) (*types.FieldType,
 		return p.Provider.FindStructFieldType(name, field)
 	}
 	child := s.Properties[unescape(field)]
-	if child == nil {
+	if child == nil || !declared(child) {
 		return nil, false
 	}
 	return &types.FieldType{Type: p.typeOf(child, name+"."+field)}, true
+}
+
+// declared reports whether kube gives rules a field of schema s: not when
+// s has no type (x-kubernetes-preserve-unknown-fields alone), nor when its
+// items or values have none (SchemaDeclType is nil).
+func declared(s *Schema) bool {
+	switch {
+	case s.IntOrString:
+		return true
+	case s.Type == "array":
+		return s.Items != nil && declared(s.Items)
+	case s.Type == "object" && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
+		return declared(s.AdditionalProperties.Schema)
+	}
+	return slices.Contains([]string{"object", "string", "integer", "number", "boolean"}, s.Type)
 }
 
 // typeMeta is what kube declares of an object's apiVersion, kind and

@@ -3,6 +3,8 @@ package crd
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // celSchema is a schema with rules on the root, a scalar, a list's items and
@@ -160,7 +163,8 @@ const updateSchema = `{"type":"object","properties":{
 
 // TestValidateRulesOnUpdate checks kube's semantics of rules on update:
 // failures on unchanged values ratchet, oldSelf pairs list-type map items
-// by key, optionalOldSelf rules run without an old value.
+// by key, optionalOldSelf rules run without an old value; a failure let
+// through by ratcheting is a warning with kube's field error text.
 func TestValidateRulesOnUpdate(t *testing.T) {
 	s := mustRules(t, updateSchema)
 	obj := func(raw string) map[string]any {
@@ -176,18 +180,21 @@ func TestValidateRulesOnUpdate(t *testing.T) {
 	tests := []struct {
 		name, old, obj string // old "" is a create
 		want           []api.StatusCause
+		warnings       []string
 	}{
 		{"create", "", `{"spec":{"a":"bad"},"tags":["bad"],"mode":"late"}`, []api.StatusCause{
-			invalid("mode", `"late": late only on update`), invalid("spec.a", `"bad": failed rule: self != 'bad'`), invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}},
-		{"unchanged invalid value ratchets", `{"spec":{"a":"bad","b":"x"}}`, `{"spec":{"a":"bad","b":"y"}}`, nil},
-		{"changed to invalid", `{"spec":{"a":"good"}}`, `{"spec":{"a":"bad"}}`, []api.StatusCause{invalid("spec.a", `"bad": failed rule: self != 'bad'`)}},
-		{"atomic list unchanged ratchets its items", `{"tags":["bad"],"spec":{"b":"x"}}`, `{"tags":["bad"],"spec":{"b":"y"}}`, nil},
-		{"atomic list changed", `{"tags":["bad"]}`, `{"tags":["bad","ok"]}`, []api.StatusCause{invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}},
+			invalid("mode", `"late": late only on update`), invalid("spec.a", `"bad": failed rule: self != 'bad'`), invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}, nil},
+		{"unchanged invalid value ratchets", `{"spec":{"a":"bad","b":"x"}}`, `{"spec":{"a":"bad","b":"y"}}`, nil,
+			[]string{`spec.a: Invalid value: "bad": failed rule: self != 'bad'`}},
+		{"changed to invalid", `{"spec":{"a":"good"}}`, `{"spec":{"a":"bad"}}`, []api.StatusCause{invalid("spec.a", `"bad": failed rule: self != 'bad'`)}, nil},
+		{"atomic list unchanged ratchets its items", `{"tags":["bad"],"spec":{"b":"x"}}`, `{"tags":["bad"],"spec":{"b":"y"}}`, nil,
+			[]string{`tags[0]: Invalid value: "bad": failed rule: self != 'bad'`}},
+		{"atomic list changed", `{"tags":["bad"]}`, `{"tags":["bad","ok"]}`, []api.StatusCause{invalid("tags[0]", `"bad": failed rule: self != 'bad'`)}, nil},
 		{"map list items by key", `{"ports":[{"name":"x","port":1},{"name":"y","port":5}]}`, `{"ports":[{"name":"y","port":4},{"name":"x","port":1},{"name":"z","port":0}]}`, []api.StatusCause{
-			invalid("ports[0]", "port may only grow")}},
-		{"optionalOldSelf with an old value", `{"mode":"a"}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": mode is fixed`)}},
-		{"optionalOldSelf without one", `{"spec":{}}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": late only on update`)}},
-		{"optionalOldSelf unchanged", `{"mode":"late"}`, `{"mode":"late"}`, nil},
+			invalid("ports[0]", "port may only grow")}, nil},
+		{"optionalOldSelf with an old value", `{"mode":"a"}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": mode is fixed`)}, nil},
+		{"optionalOldSelf without one", `{"spec":{}}`, `{"mode":"late"}`, []api.StatusCause{invalid("mode", `"late": late only on update`)}, nil},
+		{"optionalOldSelf unchanged", `{"mode":"late"}`, `{"mode":"late"}`, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,9 +202,22 @@ func TestValidateRulesOnUpdate(t *testing.T) {
 			if tt.old != "" {
 				old = obj(tt.old)
 			}
-			got := s.ValidateRules(context.Background(), obj(tt.obj), old)
+			header := http.Header{}
+			ctx := apierror.WithWarnings(context.Background(), apierror.NewWarnings(header))
+			got := s.ValidateRules(ctx, obj(tt.obj), old)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("causes (-want +got):\n%s", diff)
+			}
+			var warnings []string
+			for _, h := range header.Values("Warning") {
+				w, err := strconv.Unquote(strings.TrimPrefix(h, "299 - "))
+				if err != nil {
+					t.Fatalf("Warning %q: %v", h, err)
+				}
+				warnings = append(warnings, w)
+			}
+			if diff := cmp.Diff(tt.warnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -244,5 +264,27 @@ func TestRulesStopAtDeadline(t *testing.T) {
 	}
 	if len(got) != 1 || !strings.Contains(got[0].Message, "operation interrupted") {
 		t.Errorf("causes = %v, want the rule interrupted", got)
+	}
+}
+
+// TestRulesStopWithRequest checks that a resource's validators evaluate
+// rules under the request's context: a request gone stops its rules.
+func TestRulesStopWithRequest(t *testing.T) {
+	s := mustRules(t, `{"type":"object","properties":{"l":{"type":"array","maxItems":1000,"items":{"type":"integer"}}},"x-kubernetes-validations":[{"rule":"self.l.all(x, x >= 0)"}]}`)
+	create, update := s.validators()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// cel-go looks at the context every 100 steps of a comprehension.
+	obj := api.Object{"l": make([]any, 1000)}
+	for i := range obj["l"].([]any) {
+		obj["l"].([]any)[i] = int64(i)
+	}
+	for name, got := range map[string][]api.StatusCause{"create": create(ctx, obj), "update": update(ctx, obj, api.Object{"l": []any{}})} {
+		if len(got) != 1 || !strings.Contains(got[0].Message, "operation interrupted") {
+			t.Errorf("%s: causes = %v, want the rule interrupted", name, got)
+		}
+	}
+	if got := create(context.Background(), obj); got != nil {
+		t.Errorf("create with a live request: %v", got)
 	}
 }

@@ -67,7 +67,7 @@ func (c *checker) root(s *Schema, obj api.Object, old *any) {
 
 // ratchet drops the causes added since the first n when v equals old.
 func (c *checker) ratchet(n int, v any, old *any) {
-	if old != nil && len(c.causes) > n && jsonKey(v) == jsonKey(*old) {
+	if old != nil && len(c.causes) > n && sameValue(v, *old) {
 		c.causes = c.causes[:n]
 	}
 }
@@ -205,14 +205,22 @@ func (s *Schema) typeMismatch(v any) (want, got string, bad bool) {
 // decodesAsInt64 reports whether kube's JSON decoder reads the number v
 // as an int64: an integer literal in its range.
 func decodesAsInt64(v any) bool {
+	_, ok := asInt64(v)
+	return ok
+}
+
+// asInt64 is v as the int64 kube decodes it to, if it does.
+func asInt64(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:
-		_, err := n.Int64()
-		return err == nil
-	case int, int64:
-		return true
+		i, err := n.Int64()
+		return i, err == nil
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
 	}
-	return false
+	return 0, false
 }
 
 // isJSONInteger is swag's IsFloat64AJSONInteger, which kube-openapi takes
@@ -435,11 +443,22 @@ func toFloat(v any) (float64, bool) {
 // its keys sorted, so equal values, however written, have equal keys.
 func jsonKey(v any) string {
 	var b strings.Builder
-	writeKey(&b, v)
+	writeKey(&b, v, false)
 	return b.String()
 }
 
-func writeKey(b *strings.Builder, v any) {
+// sameValue is kube's reflect.DeepEqual of decoded values, by which
+// ratcheting finds a value unchanged: as jsonKey, but an integer (decoded
+// to int64) is not the same number written as a float (1 and 1.0, 1e2).
+func sameValue(a, b any) bool {
+	var ka, kb strings.Builder
+	writeKey(&ka, a, true)
+	writeKey(&kb, b, true)
+	return ka.String() == kb.String()
+}
+
+// writeKey writes v's key; typed marks integers apart from other numbers.
+func writeKey(b *strings.Builder, v any, typed bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		b.WriteByte('{')
@@ -449,7 +468,7 @@ func writeKey(b *strings.Builder, v any) {
 			}
 			b.WriteString(strconv.Quote(k))
 			b.WriteByte(':')
-			writeKey(b, v[k])
+			writeKey(b, v[k], typed)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -458,10 +477,14 @@ func writeKey(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeKey(b, e)
+			writeKey(b, e, typed)
 		}
 		b.WriteByte(']')
 	default:
+		if n, ok := asInt64(v); typed && ok {
+			b.WriteString("i" + strconv.FormatInt(n, 10))
+			return
+		}
 		if f, ok := toFloat(v); ok {
 			b.WriteString(formatFloat(f + 0)) // + 0 makes -0 0
 			return

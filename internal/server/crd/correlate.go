@@ -63,7 +63,8 @@ func (c *correlated) child(k any, kid *correlated) *correlated {
 
 // unchanged is kube's CachedDeepEqual: objects are equal when every field
 // correlates and is equal, list-type maps when every item does, other
-// lists and scalars when they are the same JSON. A nil c is not equal.
+// lists and scalars when they are the same value (sameValue). A nil c is
+// not equal.
 func (c *correlated) unchanged() bool {
 	if c == nil {
 		return false
@@ -97,7 +98,7 @@ func (c *correlated) compare() bool {
 			return false
 		}
 		if c.s.ListType != "map" || c.s.Items == nil {
-			return jsonKey(v) == jsonKey(o)
+			return sameValue(v, o)
 		}
 		for i := range v {
 			if !c.index(i).unchanged() {
@@ -110,7 +111,7 @@ func (c *correlated) compare() bool {
 	case map[string]any, []any:
 		return false
 	}
-	return jsonKey(c.v) == jsonKey(c.old)
+	return sameValue(c.v, c.old)
 }
 
 // ratchet is where a node stands for kube's ratcheting of rules: its own

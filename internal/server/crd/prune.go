@@ -25,15 +25,16 @@ var objectMetaFields = []string{
 // the paths of the dropped fields ("spec.foo", "spec.list[0].bar"), sorted.
 func (s *Schema) PruneAndDefault(obj api.Object) []string {
 	var unknown []string
-	s.pruneObject(map[string]any(obj), "", true, &unknown)
+	s.pruneObject(map[string]any(obj), "", true, s.PreserveUnknownFields, &unknown)
 	slices.Sort(unknown)
 	return unknown
 }
 
 // pruneObject prunes and defaults the fields of m, found at path. typeMeta
 // says m is a resource (the root, or an x-kubernetes-embedded-resource),
-// whose apiVersion, kind and metadata are not the schema's to judge.
-func (s *Schema) pruneObject(m map[string]any, path string, typeMeta bool, unknown *[]string) {
+// whose apiVersion, kind and metadata are not the schema's to judge; keep
+// keeps the fields s does not know.
+func (s *Schema) pruneObject(m map[string]any, path string, typeMeta, keep bool, unknown *[]string) {
 	s.applyDefaults(m)
 	for k, v := range m {
 		p := join(path, k)
@@ -50,7 +51,7 @@ func (s *Schema) pruneObject(m map[string]any, path string, typeMeta bool, unkno
 				m[k] = v
 				s.AdditionalProperties.Schema.prune(v, p, unknown)
 			}
-		case s.PreserveUnknownFields || (s.AdditionalProperties != nil && s.AdditionalProperties.Allows):
+		case keep || (s.AdditionalProperties != nil && s.AdditionalProperties.Allows):
 		default:
 			delete(m, k)
 			*unknown = append(*unknown, p)
@@ -111,12 +112,20 @@ func (s *Schema) defaultValue() (any, bool) {
 // string belongs keeps no field), and so are the items of a list where s
 // has no items schema, unless s preserves unknown fields.
 func (s *Schema) prune(v any, path string, unknown *[]string) {
+	s.pruneKeeping(v, path, s.PreserveUnknownFields, unknown)
+}
+
+// pruneKeeping is prune keeping the fields s does not know when keep is
+// set: as kube's skipPrune, the items of a list that preserves unknown
+// fields keep theirs, items of items too, while the properties they
+// declare are pruned as usual.
+func (s *Schema) pruneKeeping(v any, path string, keep bool, unknown *[]string) {
 	switch v := v.(type) {
 	case map[string]any:
-		s.pruneObject(v, path, s.EmbeddedResource, unknown)
+		s.pruneObject(v, path, s.EmbeddedResource, keep, unknown)
 	case []any:
 		items := s.Items
-		if items == nil && s.PreserveUnknownFields {
+		if items == nil && keep {
 			return
 		}
 		if items == nil {
@@ -126,7 +135,7 @@ func (s *Schema) prune(v any, path string, unknown *[]string) {
 			if d, ok := items.defaultValue(); ok && v[i] == nil && !items.Nullable {
 				v[i] = d
 			}
-			items.prune(v[i], path+"["+strconv.Itoa(i)+"]", unknown)
+			items.pruneKeeping(v[i], path+"["+strconv.Itoa(i)+"]", keep || items.PreserveUnknownFields, unknown)
 		}
 	}
 }

@@ -11,41 +11,43 @@ import (
 // Schema is one node of a structural openAPIV3Schema, the subset kube's
 // apiextensions server prunes, defaults and validates with.
 type Schema struct {
-	Type                  string             `json:"type"`
-	Format                string             `json:"format"`
-	Properties            map[string]*Schema `json:"properties"`
-	Required              []string           `json:"required"`
-	Items                 *Schema            `json:"items"`
-	AdditionalProperties  *Additional        `json:"additionalProperties"`
-	Enum                  []any              `json:"enum"`
-	Default               json.RawMessage    `json:"default"`
-	Maximum               *float64           `json:"maximum"`
-	Minimum               *float64           `json:"minimum"`
-	ExclusiveMaximum      bool               `json:"exclusiveMaximum"`
-	ExclusiveMinimum      bool               `json:"exclusiveMinimum"`
-	MultipleOf            *float64           `json:"multipleOf"`
-	MaxLength             *int64             `json:"maxLength"`
-	MinLength             *int64             `json:"minLength"`
-	MaxItems              *int64             `json:"maxItems"`
-	MinItems              *int64             `json:"minItems"`
-	MaxProperties         *int64             `json:"maxProperties"`
-	MinProperties         *int64             `json:"minProperties"`
-	Pattern               string             `json:"pattern"`
-	Nullable              bool               `json:"nullable"`
-	PreserveUnknownFields bool               `json:"x-kubernetes-preserve-unknown-fields"`
-	IntOrString           bool               `json:"x-kubernetes-int-or-string"`
-	EmbeddedResource      bool               `json:"x-kubernetes-embedded-resource"`
-	Validations           []ValidationRule   `json:"x-kubernetes-validations"`
-	ListType              string             `json:"x-kubernetes-list-type"`
-	ListMapKeys           []string           `json:"x-kubernetes-list-map-keys"`
-	MapType               string             `json:"x-kubernetes-map-type"`
-	UniqueItems           bool               `json:"uniqueItems"`
+	Type                   string             `json:"type"`
+	Format                 string             `json:"format"`
+	Properties             map[string]*Schema `json:"properties"`
+	Required               []string           `json:"required"`
+	Items                  *Schema            `json:"items"`
+	AdditionalProperties   *Additional        `json:"additionalProperties"`
+	Enum                   []any              `json:"enum"`
+	Default                json.RawMessage    `json:"default"`
+	Maximum                *float64           `json:"maximum"`
+	Minimum                *float64           `json:"minimum"`
+	ExclusiveMaximum       bool               `json:"exclusiveMaximum"`
+	ExclusiveMinimum       bool               `json:"exclusiveMinimum"`
+	MultipleOf             *float64           `json:"multipleOf"`
+	MaxLength              *int64             `json:"maxLength"`
+	MinLength              *int64             `json:"minLength"`
+	MaxItems               *int64             `json:"maxItems"`
+	MinItems               *int64             `json:"minItems"`
+	MaxProperties          *int64             `json:"maxProperties"`
+	MinProperties          *int64             `json:"minProperties"`
+	Pattern                string             `json:"pattern"`
+	Nullable               bool               `json:"nullable"`
+	PreserveUnknownFields  bool               `json:"-"` // XPreserveUnknownFields is true
+	XPreserveUnknownFields *bool              `json:"x-kubernetes-preserve-unknown-fields"`
+	IntOrString            bool               `json:"x-kubernetes-int-or-string"`
+	EmbeddedResource       bool               `json:"x-kubernetes-embedded-resource"`
+	Validations            []ValidationRule   `json:"x-kubernetes-validations"`
+	ListType               string             `json:"x-kubernetes-list-type"`
+	ListMapKeys            []string           `json:"x-kubernetes-list-map-keys"`
+	MapType                string             `json:"x-kubernetes-map-type"`
+	UniqueItems            bool               `json:"uniqueItems"`
 	// Keywords kube restricts but never uses: only their presence is kept.
 	Title             present `json:"title"`
 	Description       present `json:"description"`
 	Example           present `json:"example"`
 	ExternalDocs      present `json:"externalDocs"`
 	ID                present `json:"id"`
+	JSONSchema        present `json:"$schema"`
 	Ref               present `json:"$ref"`
 	PatternProperties present `json:"patternProperties"`
 	Dependencies      present `json:"dependencies"`
@@ -99,6 +101,7 @@ func ParseSchema(raw []byte) (*Schema, error) {
 // that does not compile is left out: Structural reports it, as kube does,
 // so no definition holding one is served.
 func (s *Schema) compile() {
+	s.PreserveUnknownFields = s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 	if s.Pattern != "" {
 		s.pattern, _ = regexp.Compile(s.Pattern)
 	}

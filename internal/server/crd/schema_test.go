@@ -3,6 +3,7 @@ package crd
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,4 +151,38 @@ func FuzzSchema(f *testing.F) {
 			t.Fatalf("second pass pruned %v", again)
 		}
 	})
+}
+
+// TestSameValue checks ratcheting's equality against kube's DeepEqual of
+// values decoded as kube decodes them: integers to int64, other numbers
+// to float64.
+func TestSameValue(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{`{"a":[1,{"b":2.5}]}`, `{"a":[1,{"b":2.5}]}`, true},
+		{`1`, `1.0`, false},
+		{`100`, `1e2`, false},
+		{`1.5`, `15e-1`, true},
+		{`[1]`, `[1.0]`, false},
+		{`9007199254740993`, `9007199254740992`, false},
+		{`{"a":1}`, `{"a":1,"b":null}`, false},
+	} {
+		a, b := mustValue(t, tt.a), mustValue(t, tt.b)
+		if got := sameValue(a, b); got != tt.same {
+			t.Errorf("sameValue(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}
+
+func mustValue(t *testing.T, s string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

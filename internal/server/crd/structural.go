@@ -44,9 +44,14 @@ const (
 // types). Defaults are not checked against the schema here.
 func (s *Schema) Structural(path string) []api.StatusCause {
 	var c checker
-	c.invariants(s, rootLevel, path)
-	for _, j := range s.junctorList(path) {
-		c.complete(j.s, s, path, j.path)
+	// kube checks the structure only of a schema NewStructural converts,
+	// and reports why it could not only when nothing else is wrong.
+	unsupported := s.unsupported()
+	if unsupported == "" {
+		c.invariants(s, rootLevel, path)
+		for _, j := range s.junctorList(path) {
+			c.complete(j.s, s, path, j.path)
+		}
 	}
 	slices.SortFunc(c.causes, func(a, b api.StatusCause) int {
 		return strings.Compare(a.Field+": "+a.Message, b.Field+": "+b.Message)
@@ -55,7 +60,30 @@ func (s *Schema) Structural(path string) []api.StatusCause {
 		c.add(api.CauseTypeFieldValueForbidden, path+".nullable", "Forbidden: nullable cannot be true at the root")
 	}
 	c.openAPI(s, path, openAPIContext{root: true})
+	if unsupported != "" && len(c.causes) == 0 {
+		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf(`Invalid value: "": OpenAPIV3Schema '%s' is not supported`, unsupported))
+	}
 	return c.causes
+}
+
+// unsupported is the first keyword of s or below that kube's NewStructural
+// does not convert, in its order of checking, or "".
+func (s *Schema) unsupported() string {
+	for _, u := range []struct {
+		set     present
+		keyword string
+	}{{s.ID, "id"}, {s.JSONSchema, "schema"}, {s.Ref, "$ref"}, {s.PatternProperties, "patternProperties"},
+		{s.Dependencies, "dependencies"}, {s.AdditionalItems, "additionalItems"}, {s.Definitions, "definitions"}} {
+		if u.set {
+			return u.keyword
+		}
+	}
+	for _, c := range s.children() {
+		if k := c.unsupported(); k != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // junctor is one schema under allOf, anyOf, oneOf or not, with its path.
@@ -306,6 +334,9 @@ func (c *checker) openAPI(s *Schema, path string, ctx openAPIContext) {
 	}
 	if s.Type == "null" {
 		c.add(api.CauseTypeFieldValueForbidden, path+".type", "Forbidden: type cannot be set to null, use nullable as an alternative")
+	}
+	if p := s.XPreserveUnknownFields; p != nil && !*p {
+		c.add(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-preserve-unknown-fields", "Invalid value: false: must be true or undefined")
 	}
 	if ctx.insideMeta && s.EmbeddedResource {
 		c.add(api.CauseTypeFieldValueForbidden, path+".x-kubernetes-embedded-resource", "Forbidden: must not be used inside of resource meta")

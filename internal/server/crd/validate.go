@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -53,7 +54,7 @@ func (v validator) validate(obj api.Object) []api.StatusCause {
 // and plural, fixed by its name, never change).
 // The API approval of a protected group is checked as on create, unless
 // its state did not change.
-func validateUpdate(obj, old api.Object) []api.StatusCause {
+func validateUpdate(_ context.Context, obj, old api.Object) []api.StatusCause {
 	d, err := decode(obj)
 	if err != nil {
 		return nil // validate reports it
@@ -73,7 +74,7 @@ func validateUpdate(obj, old api.Object) []api.StatusCause {
 
 // validateCreate is the definition resource's ValidateCreate: the API
 // approval of a protected group.
-func validateCreate(obj api.Object) []api.StatusCause {
+func validateCreate(_ context.Context, obj api.Object) []api.StatusCause {
 	d, err := decode(obj)
 	if err != nil {
 		return nil // validate reports it

@@ -37,13 +37,13 @@ func TestValidateUpdateOnlyOnceEstablished(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := validateUpdate(def("Cluster", "Other"), tt.old)
+			got := validateUpdate(t.Context(), def("Cluster", "Other"), tt.old)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("causes (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if got := validateUpdate(def("Namespaced", "Thing"), def("Namespaced", "Thing", establishedTrue)); got != nil {
+	if got := validateUpdate(t.Context(), def("Namespaced", "Thing"), def("Namespaced", "Thing", establishedTrue)); got != nil {
 		t.Errorf("unchanged established definition: %v", got)
 	}
 }

@@ -124,9 +124,13 @@ type conflict struct {
 	path  string
 }
 
-// ownerString names a manager as kube's conflict messages do.
+// ownerString names a manager as kube's conflict messages do
+// (printManager).
 func (c conflict) ownerString() string {
 	s := fmt.Sprintf("%q", c.owner.manager)
+	if c.owner.subresource != "" {
+		s += fmt.Sprintf(" with subresource %q", c.owner.subresource)
+	}
 	if c.owner.operation == OperationUpdate {
 		s += " using " + c.owner.apiVersion
 	}

@@ -80,7 +80,7 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 }
 
 func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
-	if err := validate(res, obj, nil); err != nil {
+	if err := validate(ctx, res, obj, nil); err != nil {
 		return Written{}, err
 	}
 	if err := admit(ctx, obj, nil); err != nil {

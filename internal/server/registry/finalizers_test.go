@@ -30,7 +30,7 @@ func TestValidateMetadataOrder(t *testing.T) {
 	obj := api.Object{"metadata": map[string]any{"name": "x", "namespace": "default",
 		"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}},
 		"finalizers":      []any{"orphan", "Bad!", "foregroundDeletion"}}}
-	err := validate(configMaps, obj, nil)
+	err := validate(t.Context(), configMaps, obj, nil)
 	var se *api.StatusError
 	if !errors.As(err, &se) || se.Status.Details == nil {
 		t.Fatalf("validate: %v, want a Status with details", err)

@@ -67,7 +67,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
 		return Written{}, err
 	}
-	if err := validate(res, next, cur); err != nil {
+	if err := validate(ctx, res, next, cur); err != nil {
 		return Written{}, err
 	}
 	if err := admit(ctx, next, cur); err != nil {

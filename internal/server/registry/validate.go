@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -162,7 +163,7 @@ func CheckTypeAndScope(res *resource.Resource, ns string, obj api.Object) error 
 
 // validate runs every check on an object about to be written; old is the
 // stored object on update and nil on create.
-func validate(res *resource.Resource, obj, old api.Object) error {
+func validate(ctx context.Context, res *resource.Resource, obj, old api.Object) error {
 	if err := api.CheckObjectDepth(obj); err != nil {
 		// Stored, it could not be decoded again (listed, watched, updated).
 		return apierror.BadRequest(fmt.Sprintf("%s %s cannot be stored: %v", res.Kind, apierror.Quote(obj.Name()), err))
@@ -174,13 +175,13 @@ func validate(res *resource.Resource, obj, old api.Object) error {
 		causes = append(causes, res.Validate(obj)...)
 	}
 	if old == nil && res.ValidateCreate != nil {
-		causes = append(causes, res.ValidateCreate(obj)...)
+		causes = append(causes, res.ValidateCreate(ctx, obj)...)
 	}
 	if old != nil && deleting(old) {
 		causes = append(causes, validateNoNewFinalizers(obj, old)...)
 	}
 	if old != nil && res.ValidateUpdate != nil {
-		causes = append(causes, res.ValidateUpdate(obj, old)...)
+		causes = append(causes, res.ValidateUpdate(ctx, obj, old)...)
 	}
 	if len(causes) > 0 {
 		return apierror.Invalid(res.Group, res.Kind, obj.Name(), causes)

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -230,7 +231,7 @@ func validateEventV1(o api.Object) []api.StatusCause {
 // validateEventV1Create is the rest of kube's ValidateEventCreate through
 // events.k8s.io/v1: the strict rules only new events meet, a name that is
 // a DNS subdomain first.
-func validateEventV1Create(o api.Object) []api.StatusCause {
+func validateEventV1Create(_ context.Context, o api.Object) []api.StatusCause {
 	c := &checker{}
 	for _, msg := range DNS1123Subdomain(o.Name()) {
 		c.invalid("metadata.name", o.Name(), msg)
@@ -320,7 +321,7 @@ func (c *checker) eventSeries(o api.Object) {
 // validateEventV1Update is the rest of kube's ValidateEventUpdate through
 // events.k8s.io/v1 (Validate ran the legacy rules): the series checked when
 // it changed, and every field but series and metadata immutable.
-func validateEventV1Update(o, old api.Object) []api.StatusCause {
+func validateEventV1Update(_ context.Context, o, old api.Object) []api.StatusCause {
 	c := &checker{}
 	if !sameJSON(o["series"], old["series"]) {
 		c.eventSeries(o)

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -232,7 +233,7 @@ func validateBinding(o api.Object, namespaced bool) []api.StatusCause {
 // move a binding to another role, delete and recreate it), with the
 // message of ValidateImmutableField; the value in it is kube's internal
 // RoleRef, which has no JSON tags, as encoding/json writes it.
-func roleRefUnchanged(obj, old api.Object) []api.StatusCause {
+func roleRefUnchanged(_ context.Context, obj, old api.Object) []api.StatusCause {
 	ref := func(o api.Object) [3]string {
 		var r [3]string
 		for i, f := range []string{"apiGroup", "kind", "name"} {

@@ -6,6 +6,7 @@
 package resource
 
 import (
+	"context"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -48,10 +49,10 @@ type Resource struct {
 	Validate func(obj api.Object) []api.StatusCause
 	// ValidateCreate checks a new object, after Validate; nil means no
 	// rule for new objects only.
-	ValidateCreate func(obj api.Object) []api.StatusCause
+	ValidateCreate func(ctx context.Context, obj api.Object) []api.StatusCause
 	// ValidateUpdate checks an update against the stored object old, after
 	// Validate; nil means no rule ties an object's new state to its old one.
-	ValidateUpdate func(obj, old api.Object) []api.StatusCause
+	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
 	// Schema is the OpenAPI v3 schema of the kind's objects, as a JSON
 	// document (what a CRD's openAPIV3Schema holds); nil when unknown. The
 	// OpenAPI documents kubectl reads are built from it.
