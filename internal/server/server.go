@@ -19,6 +19,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/audit"
@@ -166,11 +167,13 @@ type Server struct {
 	// webhooks calls the admission webhooks of webhookSource's configurations.
 	webhooks      *webhook.Dispatcher
 	webhookSource *webhookSource
-	accounts      *defaultAccounts
-	mux           *http.ServeMux
-	metrics       *metrics.Metrics
-	readOnly      semaphore // bounds reads in flight
-	mutating      semaphore // bounds writes in flight
+	// policies evaluates the ValidatingAdmissionPolicies.
+	policies *policies.Validator
+	accounts *defaultAccounts
+	mux      *http.ServeMux
+	metrics  *metrics.Metrics
+	readOnly semaphore // bounds reads in flight
+	mutating semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -206,6 +209,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	checkWebhookConditions(builtins)
+	checkPolicyExpressions(builtins)
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
@@ -221,6 +225,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
 	s.webhookSource = &webhookSource{s: s}
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
+	s.policies = policies.New(&policySource{webhookSource: s.webhookSource})
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
