@@ -147,10 +147,11 @@ func (q *request) passOn(a *webhook.Attributes) {
 // labels from theirs.
 type webhookSource struct {
 	s *Server
-	// written is the highest revision of a configuration written through
-	// this server: a request waits for the cache to reach it, so that a
-	// webhook is in force as soon as its configuration is created.
-	written atomic.Int64
+	// written is, by plural, the highest revision of an admission
+	// configuration or policy written through this server: a request waits
+	// for that kind's cache to reach it, so that a webhook or policy is in
+	// force as soon as it is created (and an idle cache is not waited on).
+	written map[string]*atomic.Int64
 
 	mu sync.Mutex
 	// guarded by mu: the webhooks of each kind ([0] validating, [1]
@@ -165,13 +166,30 @@ type webhookSet struct {
 
 var _ webhook.Source = (*webhookSource)(nil)
 
-// noteWritten records the revision of a configuration written through
-// this server.
-func (ws *webhookSource) noteWritten(obj api.Object) {
+// admissionKinds are the plurals of the admission configurations and
+// policies, whose writes the webhooks and policies wait for.
+var admissionKinds = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+	"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
+
+func newWebhookSource(s *Server) *webhookSource {
+	ws := &webhookSource{s: s, written: map[string]*atomic.Int64{}}
+	for _, k := range admissionKinds {
+		ws.written[k] = new(atomic.Int64)
+	}
+	return ws
+}
+
+// noteWritten records the revision of an object of res written through
+// this server, if it is an admission configuration or policy.
+func (ws *webhookSource) noteWritten(res *resource.Resource, obj api.Object) {
+	written := ws.written[res.Plural]
+	if res.Group != resource.AdmissionGroup || written == nil {
+		return
+	}
 	rev, err := registry.ParseResourceVersion(obj.ResourceVersion())
 	for err == nil {
-		cur := ws.written.Load()
-		if rev <= cur || ws.written.CompareAndSwap(cur, rev) {
+		cur := written.Load()
+		if rev <= cur || written.CompareAndSwap(cur, rev) {
 			return
 		}
 	}

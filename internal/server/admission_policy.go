@@ -70,7 +70,7 @@ func (ws *webhookSource) listFresh(ctx context.Context, plural string) ([]*watch
 	if c == nil || err != nil {
 		return nil, err
 	}
-	if err := ws.s.waitFresh(ctx, c, ws.written.Load()); err != nil {
+	if err := ws.s.waitFresh(ctx, c, ws.written[plural].Load()); err != nil {
 		return nil, err
 	}
 	objs, _ := c.List(watchcache.Filter{})

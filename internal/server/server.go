@@ -223,7 +223,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
-	s.webhookSource = &webhookSource{s: s}
+	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	s.policies = policies.New(&policySource{webhookSource: s.webhookSource})
 	elector, err := s.newElector()
