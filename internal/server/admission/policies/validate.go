@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -94,6 +95,33 @@ func (v *Validator) Validate(ctx context.Context, a *webhook.Attributes) error {
 		}
 		denied = append(denied, d)
 	}
+	// What every policy reads of the write, converted for CEL once per
+	// view of it (the request's own, or through an equivalent resource).
+	inputs := map[*webhook.Attributes]map[string]any{}
+	var ns any
+	input := func(inv *webhook.Attributes) (map[string]any, error) {
+		if in := inputs[inv]; in != nil {
+			return in, nil
+		}
+		if ns == nil {
+			ns = types.NullValue
+			if a.Namespace != "" && !(a.Kind == webhook.GVK{Version: "v1", Kind: "Namespace"}) {
+				obj, err := v.source.Namespace(ctx, a.Namespace)
+				if err != nil {
+					return nil, apierror.From(err)
+				}
+				ns = namespaceObject(obj)
+			}
+		}
+		in := map[string]any{
+			"object":          orNull(inv.Object),
+			"oldObject":       orNull(inv.OldObject),
+			"request":         celNative(webhook.RequestMap(inv)),
+			"namespaceObject": ns,
+		}
+		inputs[inv] = in
+		return in, nil
+	}
 	for _, p := range policies {
 		inv, err := v.matches(ctx, p.match, a)
 		if err != nil {
@@ -128,14 +156,12 @@ func (v *Validator) Validate(ctx context.Context, a *webhook.Attributes) error {
 				configError(p, b, err)
 				continue
 			}
-			var ns api.Object
-			if a.Namespace != "" && !(a.Kind == webhook.GVK{Version: "v1", Kind: "Namespace"}) {
-				if ns, err = v.source.Namespace(ctx, a.Namespace); err != nil {
-					return apierror.From(err)
-				}
+			in, err := input(inv)
+			if err != nil {
+				return err
 			}
 			for _, param := range params {
-				res := p.evaluate(ctx, inv, param, ns)
+				res := p.evaluate(ctx, in, param)
 				for i, d := range res.decisions {
 					if !d.deny {
 						continue
@@ -336,19 +362,16 @@ type result struct {
 	annotations []annotationResult
 }
 
-// evaluate is kube's validator.Validate for one param: match conditions,
+// evaluate is kube's validator.Validate for one param, input holding the
+// write's object, oldObject, request and namespaceObject: match conditions,
 // variables, validations and their messages, audit annotations, under
 // the runtime cost budget.
-func (p *Policy) evaluate(ctx context.Context, a *webhook.Attributes, param, ns api.Object) result {
+func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.Object) result {
 	onError := func(msg string) result {
 		return result{decisions: []decision{{deny: !p.ignore, message: msg}}}
 	}
-	vars := map[string]any{
-		"object":          orNull(a.Object),
-		"oldObject":       orNull(a.OldObject),
-		"request":         celNative(webhook.RequestMap(a)),
-		"namespaceObject": namespaceObject(ns),
-	}
+	vars := make(map[string]any, len(input)+2)
+	maps.Copy(vars, input)
 	if p.hasParams {
 		vars["params"] = orNull(param)
 	}
@@ -498,9 +521,6 @@ func orNull(o api.Object) any {
 // namespaceObject is kube's CreateNamespaceObject: a namespace's spec,
 // status and the metadata fields policies may read.
 func namespaceObject(ns api.Object) any {
-	if ns == nil {
-		return nil
-	}
 	meta := map[string]any{}
 	for _, k := range []string{"name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
 		"deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "finalizers"} {
