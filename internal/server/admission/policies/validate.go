@@ -386,12 +386,12 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 	variables := map[ref.Val]ref.Val{}
 	vars["variables"] = types.NewRefValMap(types.DefaultTypeAdapter, variables)
 	for _, x := range p.variables {
-		val, err := eval(ctx, x, vars, &budget)
+		val, err := evalRaw(ctx, x, vars, &budget)
 		if errors.Is(err, errOutOfBudget) {
 			return onError(err.Error())
 		}
-		if err != nil {
-			val = types.NewErr("%s", err.Error())
+		if err != nil { // an error for the expressions that read it, in kube's words
+			val = types.NewErr("composited variable %q fails to evaluate: %v", x.name, err)
 		}
 		variables[types.String(x.name)] = val
 	}
@@ -471,6 +471,15 @@ var errOutOfBudget = errors.New("validation failed due to running out of cost bu
 // eval evaluates one expression, charging its cost to budget, with kube's
 // error messages.
 func eval(ctx context.Context, x expression, vars map[string]any, budget *int64) (ref.Val, error) {
+	val, err := evalRaw(ctx, x, vars, budget)
+	if err != nil && !errors.Is(err, errOutOfBudget) {
+		return nil, fmt.Errorf("expression '%v' resulted in error: %w", x.text, err)
+	}
+	return val, err
+}
+
+// evalRaw is eval with CEL's own errors.
+func evalRaw(ctx context.Context, x expression, vars map[string]any, budget *int64) (ref.Val, error) {
 	val, details, err := x.program.ContextEval(ctx, vars)
 	if details != nil && details.ActualCost() != nil {
 		cost := int64(*details.ActualCost())
@@ -479,10 +488,7 @@ func eval(ctx context.Context, x expression, vars map[string]any, budget *int64)
 		}
 		*budget -= cost
 	}
-	if err != nil {
-		return nil, fmt.Errorf("expression '%v' resulted in error: %w", x.text, err)
-	}
-	return val, nil
+	return val, err
 }
 
 // matchConditions are kube's matcher for a policy's conditions: any false
