@@ -2,16 +2,19 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/wait"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/selector"
 )
@@ -189,4 +192,85 @@ func (ps *policySource) Params(ctx context.Context, apiVersion, kind, namespace,
 		return nil, err
 	}
 	return []api.Object{obj}, nil
+}
+
+// policyStatusRetry is how long the policy status controller waits before
+// it follows the policies again after its watch ended.
+const policyStatusRetry = time.Second
+
+// policyStatus is kube's ValidatingAdmissionPolicy status controller: it
+// runs while this server leads and, for each policy whose generation is
+// past its status.observedGeneration, writes the generation and the type
+// checking's warnings there. Expressions are typed dynamically here, so
+// typeChecking never holds warnings: the status says the generation was
+// checked.
+func (s *Server) policyStatus(ctx context.Context) {
+	res, _ := s.catalog.Get(resource.AdmissionGroup, "v1", "validatingadmissionpolicies")
+	for {
+		err := s.followPolicies(ctx, res)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("policy status: the policies' watch ended; starting over", "err", err, "after", policyStatusRetry)
+		if wait.Sleep(ctx, policyStatusRetry) != nil {
+			return
+		}
+	}
+}
+
+// followPolicies watches every policy, writing the status of each that
+// needs it, until the watch or ctx ends.
+func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) error {
+	c := s.caches.get(res)
+	if c == nil {
+		return errors.New("the policies' watch cache is closed")
+	}
+	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	var items []watchcache.Item
+	for {
+		if items, err = w.Next(ctx, items[:0]); err != nil {
+			return err
+		}
+		for _, it := range items {
+			switch it.Type {
+			case api.Error:
+				return &api.StatusError{Status: *it.Status}
+			case api.Bookmark, api.Deleted:
+				continue
+			}
+			var p policyGenerations
+			if json.Unmarshal(it.Object, &p) != nil || p.Metadata.Generation <= p.Status.ObservedGeneration {
+				continue
+			}
+			_, err := s.registry.Update(ctx, statusView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
+				next := cur.DeepCopy()
+				status, _ := next["status"].(map[string]any)
+				if status == nil {
+					status = map[string]any{}
+				}
+				status["observedGeneration"] = next.Metadata()["generation"]
+				status["typeChecking"] = map[string]any{}
+				next["status"] = status
+				return next, nil
+			})
+			if err != nil && !isReason(err, api.StatusReasonNotFound) {
+				s.log.Warn("policy status: writing a policy's status", "name", p.Metadata.Name, "err", err)
+			}
+		}
+	}
+}
+
+// policyGenerations is what the status controller reads of a policy.
+type policyGenerations struct {
+	Metadata struct {
+		Name       string `json:"name"`
+		Generation int64  `json:"generation"`
+	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
 }

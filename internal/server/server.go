@@ -254,7 +254,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus)
 	if cfg.ConcurrentGCSyncs > 0 {
 		s.controllers = append(s.controllers, s.collect)
 	}

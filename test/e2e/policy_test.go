@@ -122,6 +122,17 @@ spec:
 		mustCall("PUT", "/api/v1/namespaces/guarded/configmaps/limits", `{"metadata":{"name":"limits"},"data":{"max":"2","b":"2"}}`, 200)
 		mustCall("POST", "/api/v1/namespaces/guarded/configmaps", `{"metadata":{"name":"two"},"data":{"a":"1","b":"2"}}`, 201)
 	})
+	t.Run("status", func(t *testing.T) {
+		const path = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/max-keys"
+		observed := func() any {
+			st, _ := mustCall("GET", path, "", 200).body["status"].(map[string]any)
+			return st["observedGeneration"]
+		}
+		waitFor(t, "the policy's status.observedGeneration", func() bool { return observed() == float64(1) })
+		// A change of spec is a new generation, observed in its turn.
+		mustCall("PUT", path, strings.Replace(string(mustGetRaw(t, s, path)), `"Forbidden"`, `"Forbidden","message":"over the limit"`, 1), 200)
+		waitFor(t, "observedGeneration 2", func() bool { return observed() == float64(2) })
+	})
 	t.Run("warn and audit", func(t *testing.T) {
 		a := mustCall("POST", "/api/v1/namespaces/free/configmaps", `{"metadata":{"name":"audited"},"data":{"a":"1","b":"2","c":"3"}}`, 201)
 		want := `299 - "Validation failed for ValidatingAdmissionPolicy 'max-keys' with binding 'warn-free': too many keys: 3"`
@@ -204,4 +215,16 @@ spec:
 			}
 		}
 	})
+}
+
+// mustGetRaw returns the body of a GET answered 200.
+func mustGetRaw(t *testing.T, s *server, path string) []byte {
+	t.Helper()
+	resp := s.do(t, "", "GET", path, "")
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	}
+	return b
 }
