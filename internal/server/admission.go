@@ -22,7 +22,8 @@ import (
 // The admission chain, at kube's points: mutating webhooks run in the
 // handler on create (after managedFields are recorded) and inside the
 // update function on update, patch and apply, before the registry's
-// defaulting and validation; validating webhooks run inside the registry,
+// defaulting and validation; ValidatingAdmissionPolicies, then validating
+// webhooks, run inside the registry,
 // after its validation, just before the store write (registry.Admit); on
 // delete both run there, with the stored object as oldObject.
 
@@ -71,7 +72,7 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 // admitting returns ctx making the registry's writes call the validating
 // webhooks (and, for a delete, the mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
-	if !q.s.webhooks.Any(ctx, false) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
@@ -91,6 +92,10 @@ func (q *request) admitting(ctx context.Context) context.Context {
 			if err := q.s.webhooks.Mutate(ctx, a); err != nil {
 				return err
 			}
+		}
+		// As kube's plugin order: ValidatingAdmissionPolicy, then the webhooks.
+		if err := q.s.policies.Validate(ctx, a); err != nil {
+			return err
 		}
 		return q.s.webhooks.Validate(ctx, a)
 	})
@@ -167,10 +172,11 @@ func (q *request) passOn(a *webhook.Attributes) {
 // labels from theirs.
 type webhookSource struct {
 	s *Server
-	// written is the highest revision of a configuration written through
-	// this server: a request waits for the cache to reach it, so that a
-	// webhook is in force as soon as its configuration is created.
-	written atomic.Int64
+	// written is, by plural, the highest revision of an admission
+	// configuration or policy written through this server: a request waits
+	// for that kind's cache to reach it, so that a webhook or policy is in
+	// force as soon as it is created (and an idle cache is not waited on).
+	written map[string]*atomic.Int64
 
 	mu sync.Mutex
 	// guarded by mu: the webhooks of each kind ([0] validating, [1]
@@ -185,13 +191,30 @@ type webhookSet struct {
 
 var _ webhook.Source = (*webhookSource)(nil)
 
-// noteWritten records the revision of a configuration written through
-// this server.
-func (ws *webhookSource) noteWritten(obj api.Object) {
+// admissionKinds are the plurals of the admission configurations and
+// policies, whose writes the webhooks and policies wait for.
+var admissionKinds = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+	"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
+
+func newWebhookSource(s *Server) *webhookSource {
+	ws := &webhookSource{s: s, written: map[string]*atomic.Int64{}}
+	for _, k := range admissionKinds {
+		ws.written[k] = new(atomic.Int64)
+	}
+	return ws
+}
+
+// noteWritten records the revision of an object of res written through
+// this server, if it is an admission configuration or policy.
+func (ws *webhookSource) noteWritten(res *resource.Resource, obj api.Object) {
+	written := ws.written[res.Plural]
+	if res.Group != resource.AdmissionGroup || written == nil {
+		return
+	}
 	rev, err := registry.ParseResourceVersion(obj.ResourceVersion())
 	for err == nil {
-		cur := ws.written.Load()
-		if rev <= cur || ws.written.CompareAndSwap(cur, rev) {
+		cur := written.Load()
+		if rev <= cur || written.CompareAndSwap(cur, rev) {
 			return
 		}
 	}
@@ -220,21 +243,10 @@ func (ws *webhookSource) Webhooks(ctx context.Context, mutating bool) ([]*webhoo
 	if mutating {
 		plural = "mutatingwebhookconfigurations"
 	}
-	res, ok := ws.s.catalog.Get(resource.AdmissionGroup, "v1", plural)
-	if !ok {
-		return nil, nil
-	}
-	c := ws.s.caches.get(res)
-	if c == nil {
-		return nil, nil // closing
-	}
-	if err := c.WaitReady(ctx); err != nil {
-		return nil, apierror.Internal(err)
-	}
-	if err := ws.s.waitFresh(ctx, c, ws.written.Load()); err != nil {
+	objs, err := ws.listFresh(ctx, plural)
+	if err != nil {
 		return nil, err
 	}
-	objs, _ := c.List(watchcache.Filter{})
 	versions := make([]string, len(objs))
 	for i, o := range objs {
 		versions[i] = o.Key + "@" + formatRV(o.Rev)
@@ -274,27 +286,31 @@ func (ws *webhookSource) Webhooks(ctx context.Context, mutating bool) ([]*webhoo
 // kubernetes.io/metadata.name label is there, as kube's defaulting on read
 // puts it on namespaces stored before it existed.
 func (ws *webhookSource) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	obj, err := ws.namespace(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	labels := make(map[string]string, len(obj.Labels())+1)
+	maps.Copy(labels, obj.Labels())
+	labels[resource.MetadataNameLabel] = name
+	return labels, nil
+}
+
+// namespace reads a namespace from its cache, else from the store.
+func (ws *webhookSource) namespace(ctx context.Context, name string) (api.Object, error) {
 	res, _ := ws.s.catalog.Get("", "v1", "namespaces")
-	var obj api.Object
 	if c := ws.s.caches.get(res); c != nil {
 		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
 		if err != nil {
 			return nil, apierror.BadRequest(err.Error())
 		}
 		if objs, _ := c.List(watchcache.Filter{Fields: fields}); len(objs) == 1 {
-			obj, _ = objs[0].Obj()
+			if obj, err := objs[0].Obj(); err == nil {
+				return obj, nil
+			}
 		}
 	}
-	if obj == nil {
-		var err error
-		if obj, err = ws.s.registry.Get(ctx, res, "", name); err != nil {
-			return nil, err
-		}
-	}
-	labels := make(map[string]string, len(obj.Labels())+1)
-	maps.Copy(labels, obj.Labels())
-	labels[resource.MetadataNameLabel] = name
-	return labels, nil
+	return ws.s.registry.Get(ctx, res, "", name)
 }
 
 // Equivalents are the resources stored under the same keys as r (kube's

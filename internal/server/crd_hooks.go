@@ -41,9 +41,7 @@ func (s *Server) startCRDs(ctx context.Context) error {
 // (a deleted one's resources and objects go), and tells the WriteHook.
 func (s *Server) afterWrite(res *resource.Resource, obj api.Object) {
 	s.written(res, obj)
-	if isWebhookConfigurations(res) {
-		s.webhookSource.noteWritten(obj)
-	}
+	s.webhookSource.noteWritten(res, obj)
 	if isDefinitions(res) {
 		s.syncCRD(obj)
 	}

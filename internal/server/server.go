@@ -19,6 +19,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/audit"
@@ -166,11 +167,13 @@ type Server struct {
 	// webhooks calls the admission webhooks of webhookSource's configurations.
 	webhooks      *webhook.Dispatcher
 	webhookSource *webhookSource
-	accounts      *defaultAccounts
-	mux           *http.ServeMux
-	metrics       *metrics.Metrics
-	readOnly      semaphore // bounds reads in flight
-	mutating      semaphore // bounds writes in flight
+	// policies evaluates the ValidatingAdmissionPolicies.
+	policies *policies.Validator
+	accounts *defaultAccounts
+	mux      *http.ServeMux
+	metrics  *metrics.Metrics
+	readOnly semaphore // bounds reads in flight
+	mutating semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -206,6 +209,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	checkWebhookConditions(builtins)
+	checkPolicyExpressions(builtins)
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
@@ -219,8 +223,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
-	s.webhookSource = &webhookSource{s: s}
+	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
+	s.policies = policies.New(&policySource{webhookSource: s.webhookSource})
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
@@ -249,7 +254,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus)
 	if cfg.ConcurrentGCSyncs > 0 {
 		s.controllers = append(s.controllers, s.collect)
 	}

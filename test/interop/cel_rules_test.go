@@ -84,11 +84,6 @@ func (c kubeCRD) validator(t testing.TB, version string) func(t testing.TB, obj,
 	}
 }
 
-// warnings records the warnings kube's validators add to a request.
-type warnings []string
-
-func (w *warnings) AddWarning(_, text string) { *w = append(*w, text) }
-
 // warnedValidator is validator with the warnings kube adds to the request:
 // rule failures let through by ratcheting.
 func (c kubeCRD) warnedValidator(t testing.TB, version string) func(t testing.TB, obj, old map[string]any) ([]metav1.StatusCause, []string) {
@@ -137,7 +132,7 @@ func (c kubeCRD) warnedValidator(t testing.TB, version string) func(t testing.TB
 		var warned warnings
 		ctx := warning.WithWarningRecorder(t.Context(), &warned)
 		celErrs, _ := rules.Validate(ctx, nil, ss, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
-		return statusCauses(append(listErrs, celErrs...)), warned
+		return statusCauses(append(listErrs, celErrs...)), warned.list
 	}
 }
 

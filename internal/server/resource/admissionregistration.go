@@ -380,7 +380,7 @@ func (c *checker) reviewVersions(versions []string, p, empty string) {
 		}
 		seen[v] = true
 		if !dns1035Label(v) {
-			c.invalid(f, v, "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+			c.invalid(f, v, dns1035Message)
 		}
 		known = known || contains(admissionReviewVersions, v)
 	}

@@ -61,6 +61,7 @@ func Builtins() []*Resource {
 		},
 	}
 	rs = append(rs, webhookConfigurations()...)
+	rs = append(rs, admissionPolicies()...)
 	rs = append(rs, reviewKinds()...)
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)

@@ -54,7 +54,7 @@ func DefinitionName(group, version, kind string) string {
 // by definition name. Each call returns new maps.
 func Definitions() map[string]map[string]any {
 	defs := map[string]map[string]any{}
-	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), eventsDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions(), scaleDefinitions(), admissionregistrationDefinitions()} {
+	for _, set := range []map[string]map[string]any{metaDefinitions(), coreDefinitions(), serviceAccountDefinitions(), coordinationDefinitions(), eventsDefinitions(), rbacDefinitions(), reviewDefinitions(), apiextensionsDefinitions(), scaleDefinitions(), admissionregistrationDefinitions(), admissionPolicyDefinitions()} {
 		for k, v := range set {
 			defs[k] = v
 		}

@@ -77,15 +77,22 @@ func compileCondition(expr string) (cel.Program, string) {
 	if !ast.OutputType().IsExactType(types.BoolType) {
 		return nil, fmt.Sprintf("must evaluate to bool but got %v", ast.OutputType())
 	}
-	prg, err := conditionEnv.Program(ast,
-		cel.CostLimit(conditionCostBudget),
-		cel.InterruptCheckFrequency(100),
-		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
-		cel.CostTracking(cellib.Costs{}))
+	prg, err := conditionEnv.Program(ast, ProgramOptions(conditionCostBudget)...)
 	if err != nil {
 		return nil, "unexpected compilation error: " + err.Error()
 	}
 	return prg, ""
+}
+
+// ProgramOptions are those of admission expressions' programs: kube's
+// cost estimates, charged against limit.
+func ProgramOptions(limit uint64) []cel.ProgramOption {
+	return []cel.ProgramOption{
+		cel.CostLimit(limit),
+		cel.InterruptCheckFrequency(100),
+		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+		cel.CostTracking(cellib.Costs{}),
+	}
 }
 
 // ConditionCauses checks that the match conditions of a configuration's

@@ -61,7 +61,7 @@ func (d *Dispatcher) Any(ctx context.Context, mutating bool) bool {
 // reinvocationPolicy IfNeeded are called once more if a later one changed
 // the object. It returns the first refusal or failure, as kube's Status.
 func (d *Dispatcher) Mutate(ctx context.Context, a *Attributes) error {
-	if exempt(a) {
+	if Exempt(a) {
 		return nil
 	}
 	hooks, err := d.source.Webhooks(ctx, true)
@@ -120,7 +120,7 @@ func (d *Dispatcher) mutateOne(ctx context.Context, h *Webhook, a *Attributes, r
 	start := time.Now()
 	resp, err := d.call(ctx, h, a)
 	defer func() {
-		a.annotate(fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, index),
+		a.Annotate(fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, index),
 			fmt.Sprintf(`{"configuration":%q,"webhook":%q,"mutated":%t}`, h.Configuration, h.Name, changed))
 	}()
 	if err == nil {
@@ -137,7 +137,7 @@ func (d *Dispatcher) mutateOne(ctx context.Context, h *Webhook, a *Attributes, r
 	}
 	var failedOpen *failOpen
 	if errors.As(err, &failedOpen) {
-		a.annotate(fmt.Sprintf("%sround_%d_index_%d", failedOpenMutatingPrefix, round, index), h.Name)
+		a.Annotate(fmt.Sprintf("%sround_%d_index_%d", failedOpenMutatingPrefix, round, index), h.Name)
 		if ctx.Err() != nil {
 			return changed, apierror.Timeout("request did not complete within requested timeout", 0)
 		}
@@ -190,7 +190,7 @@ func normalise(b []byte) any {
 // parallel, and returns once all have answered: the first refusal or
 // failure in the webhooks' order, as kube's Status, or nil.
 func (d *Dispatcher) Validate(ctx context.Context, a *Attributes) error {
-	if exempt(a) {
+	if Exempt(a) {
 		return nil
 	}
 	hooks, err := d.source.Webhooks(ctx, false)
@@ -244,7 +244,7 @@ func (d *Dispatcher) validateOne(ctx context.Context, h *Webhook, a *Attributes,
 	err = d.outcome(ctx, h, a, typeValidate, start, err)
 	var failedOpen *failOpen
 	if errors.As(err, &failedOpen) {
-		a.annotate(fmt.Sprintf("%sround_0_index_%d", failedOpenValidatingPrefix, index), h.Name)
+		a.Annotate(fmt.Sprintf("%sround_0_index_%d", failedOpenValidatingPrefix, index), h.Name)
 		return nil
 	}
 	return err
@@ -253,9 +253,9 @@ func (d *Dispatcher) validateOne(ctx context.Context, h *Webhook, a *Attributes,
 // answered records what a webhook answered besides its decision: its
 // warnings and audit annotations ("<webhook>/<key>").
 func (a *Attributes) answered(h *Webhook, resp *response) {
-	a.warn(resp.Warnings)
+	a.Warn(resp.Warnings...)
 	for k, v := range resp.AuditAnnotations {
-		a.annotate(h.Name+"/"+k, v)
+		a.Annotate(h.Name+"/"+k, v)
 	}
 }
 

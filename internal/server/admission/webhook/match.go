@@ -10,10 +10,11 @@ import (
 	"github.com/listwatch/listwatch/selector"
 )
 
-// exempt says the write is of an admission configuration, which webhooks
-// never see (kube's IsExemptAdmissionConfigurationResource), so that a
-// broken webhook cannot keep itself from being removed.
-func exempt(a *Attributes) bool {
+// Exempt says the write is of an admission configuration, which webhooks
+// and admission policies never see (kube's
+// IsExemptAdmissionConfigurationResource), so that a broken webhook or
+// policy cannot keep itself from being removed.
+func Exempt(a *Attributes) bool {
 	if a.Kind.Group != "admissionregistration.k8s.io" {
 		return false
 	}
@@ -35,11 +36,11 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if h.invalid != nil {
 		return d.matching(h, a) // a call then fails by its failure policy
 	}
-	nsMatch, nsErr := d.matchNamespace(ctx, h, a)
+	nsMatch, nsErr := MatchNamespace(ctx, d.source.NamespaceLabels, h.NamespaceSelector, a)
 	if nsErr == nil && !nsMatch {
 		return nil, nil
 	}
-	if !h.ObjectSelector.Empty() && !selects(h.ObjectSelector, a.Object) && !selects(h.ObjectSelector, a.OldObject) {
+	if !h.ObjectSelector.Empty() && !Selects(h.ObjectSelector, a.Object) && !Selects(h.ObjectSelector, a.OldObject) {
 		return nil, nil
 	}
 	inv, err := d.matching(h, a)
@@ -59,10 +60,10 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	return inv, nil
 }
 
-// selects is kube's matchObject: an absent object (the old one on create,
+// Selects is kube's matchObject: an absent object (the old one on create,
 // the new one on delete) matches no selector, not even one that empty
 // labels satisfy (NotIn, DoesNotExist).
-func selects(sel selector.Labels, obj api.Object) bool {
+func Selects(sel selector.Labels, obj api.Object) bool {
 	return obj != nil && sel.Matches(obj.Labels())
 }
 
@@ -78,49 +79,51 @@ func (d *Dispatcher) matching(h *Webhook, a *Attributes) (*Attributes, error) {
 	}
 	for _, eq := range d.source.Equivalents(a.Resource, a.Subresource) {
 		if matchesRules(h, &Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}) {
-			return a.as(eq)
+			return a.As(eq)
 		}
 	}
 	return nil, nil
 }
 
-// matchNamespace is kube's MatchNamespaceSelector: cluster-scoped objects
+// MatchNamespace is kube's MatchNamespaceSelector: cluster-scoped objects
 // other than namespaces always match; a namespace being created or updated
-// is matched on its own labels.
-func (d *Dispatcher) matchNamespace(ctx context.Context, h *Webhook, a *Attributes) (bool, error) {
+// is matched on its own labels; others on their namespace's, from labels.
+func MatchNamespace(ctx context.Context, labels func(context.Context, string) (map[string]string, error), sel selector.Labels, a *Attributes) (bool, error) {
 	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
 	if a.Namespace == "" && !isNamespace {
 		return true, nil
 	}
-	if h.NamespaceSelector.Empty() {
+	if sel.Empty() {
 		return true, nil
 	}
 	if isNamespace && a.Subresource == "" && (a.Operation == Create || a.Operation == Update) {
-		return h.NamespaceSelector.Matches(a.Object.Labels()), nil
+		return sel.Matches(a.Object.Labels()), nil
 	}
 	ns := a.Namespace
 	if isNamespace {
 		ns = a.Name
 	}
-	labels, err := d.source.NamespaceLabels(ctx, ns)
+	l, err := labels(ctx, ns)
 	if err != nil {
 		return false, apierror.From(err)
 	}
-	return h.NamespaceSelector.Matches(labels), nil
+	return sel.Matches(l), nil
 }
 
 // matchesRules says whether one of the webhook's rules matches the request
 // (kube's rules.Matcher).
 func matchesRules(h *Webhook, a *Attributes) bool {
 	for _, r := range h.Rules {
-		if r.matches(a) {
+		if r.Matches(a) {
 			return true
 		}
 	}
 	return false
 }
 
-func (r Rule) matches(a *Attributes) bool {
+// Matches is kube's rules.Matcher: scope, operation, group, version and
+// resource with subresource.
+func (r Rule) Matches(a *Attributes) bool {
 	return r.scopeMatches(a) && anyOf(r.Operations, a.Operation) && anyOf(r.APIGroups, a.Resource.Group) &&
 		anyOf(r.APIVersions, a.Resource.Version) && r.resourceMatches(a)
 }
@@ -163,7 +166,7 @@ func conditionVars(a *Attributes) map[string]any {
 	return map[string]any{
 		"object":    objectOrNull(a.Object),
 		"oldObject": objectOrNull(a.OldObject),
-		"request":   requestMap(a),
+		"request":   RequestMap(a),
 	}
 }
 
@@ -174,9 +177,9 @@ func objectOrNull(o api.Object) any {
 	return map[string]any(o)
 }
 
-// requestMap is the request as match conditions see it (kube's
+// RequestMap is the request as match conditions see it (kube's
 // CreateAdmissionRequest), built from the review each webhook is sent.
-func requestMap(a *Attributes) map[string]any {
+func RequestMap(a *Attributes) map[string]any {
 	r := newRequest(a, "")
 	user := map[string]any{"username": r.UserInfo.Username, "uid": r.UserInfo.UID, "groups": stringsAny(r.UserInfo.Groups)}
 	extra := map[string]any{}

@@ -102,9 +102,10 @@ func (a *Attributes) AuditAnnotations() map[string]string {
 	return a.annotations
 }
 
-func (a *Attributes) warn(w []string) {
+// Warn adds warnings for the response.
+func (a *Attributes) Warn(w ...string) {
 	if a.parent != nil {
-		a.parent.warn(w)
+		a.parent.Warn(w...)
 		return
 	}
 	a.mu.Lock()
@@ -112,9 +113,10 @@ func (a *Attributes) warn(w []string) {
 	a.warnings = append(a.warnings, w...)
 }
 
-func (a *Attributes) annotate(key, value string) {
+// Annotate adds an audit annotation; the first value of a key stays.
+func (a *Attributes) Annotate(key, value string) {
 	if a.parent != nil {
-		a.parent.annotate(key, value)
+		a.parent.Annotate(key, value)
 		return
 	}
 	a.mu.Lock()
@@ -152,8 +154,8 @@ type Equivalent struct {
 	Convert, Back func(api.Object) (api.Object, error)
 }
 
-// as is the view of a through eq: its kind, resource and objects.
-func (a *Attributes) as(eq Equivalent) (*Attributes, error) {
+// As is the view of a through eq: its kind, resource and objects.
+func (a *Attributes) As(eq Equivalent) (*Attributes, error) {
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
 		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,

@@ -1,0 +1,106 @@
+package policies
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/webhook"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// source serves fixed policies; namespaces have no labels; the only
+// equivalent resource of apps/v1 deployments is extensions/v1beta1's.
+type source struct{ policies []*Policy }
+
+func (s source) Policies(context.Context) ([]*Policy, error) { return s.policies, nil }
+func (source) NamespaceLabels(_ context.Context, name string) (map[string]string, error) {
+	return map[string]string{"kubernetes.io/metadata.name": name}, nil
+}
+func (source) Namespace(_ context.Context, name string) (api.Object, error) {
+	return api.Object{"metadata": map[string]any{"name": name}}, nil
+}
+func (source) Equivalents(r webhook.GVR, _ string) []webhook.Equivalent {
+	if r != (webhook.GVR{Group: "apps", Version: "v1", Resource: "deployments"}) {
+		return nil
+	}
+	same := func(o api.Object) (api.Object, error) { return o.DeepCopy(), nil }
+	return []webhook.Equivalent{{Resource: webhook.GVR{Group: "extensions", Version: "v1beta1", Resource: "deployments"},
+		Kind: webhook.GVK{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}, Convert: same, Back: same}}
+}
+func (source) ParamScope(string, string) (bool, bool) { return true, true }
+func (source) Params(context.Context, string, string, string, string, selector.Labels) ([]api.Object, error) {
+	return nil, nil
+}
+
+func parse(t *testing.T, s string) api.Object {
+	t.Helper()
+	o, err := api.ParseObject([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestValidate covers what the end-to-end and differential tests do not:
+// matchPolicy Equivalent and Exact, excluded rules, errors of variables
+// surfacing only where read, audit annotations of the wrong type, and the
+// runtime cost budget.
+func TestValidate(t *testing.T) {
+	const rules = `"matchConstraints":{"matchPolicy":%q,"resourceRules":[{"apiGroups":["extensions"],"apiVersions":["v1beta1"],"operations":["CREATE"],"resources":["deployments"]}]}`
+	deployment := func() *webhook.Attributes {
+		return &webhook.Attributes{Operation: webhook.Create, Namespace: "default", Name: "d",
+			Kind:     webhook.GVK{Group: "apps", Version: "v1", Kind: "Deployment"},
+			Resource: webhook.GVR{Group: "apps", Version: "v1", Resource: "deployments"},
+			Object:   parse(t, `{"metadata":{"name":"d"},"spec":{"replicas":3}}`)}
+	}
+	for _, tc := range []struct {
+		name, spec string
+		want       string // "" allowed, else a substring of the error
+		annotation string // an audit annotation key that must be set
+	}{
+		{name: "equivalent", spec: strings.Replace(rules, "%q", `"Equivalent"`, 1) + `,"validations":[{"expression":"request.kind.group == 'extensions' && request.requestKind.group == 'apps' && object.spec.replicas < 3"}]`,
+			want: "failed expression: request.kind.group == 'extensions'"},
+		{name: "exact", spec: strings.Replace(rules, "%q", `"Exact"`, 1) + `,"validations":[{"expression":"false"}]`},
+		{name: "excluded", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}],
+			"excludeResourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["*"],"resources":["deployments"],"resourceNames":["d"]}]},"validations":[{"expression":"false"}]`},
+		{name: "unread variable error", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"variables":[{"name":"bad","expression":"object.nope"},{"name":"good","expression":"object.spec.replicas"}],"validations":[{"expression":"variables.good == 3"}]`},
+		{name: "read variable error", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"variables":[{"name":"bad","expression":"object.nope"}],"validations":[{"expression":"variables.bad == 3"}]`,
+			want: `expression 'variables.bad == 3' resulted in error: composited variable "bad" fails to evaluate: no such key: nope`},
+		{name: "annotation not a string", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"auditAnnotations":[{"key":"n","valueExpression":"object.spec.replicas"}]`,
+			want: "valueExpression 'object.spec.replicas' resulted in unsupported return type: int. Return type must be either string or null."},
+		{name: "annotation", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"auditAnnotations":[{"key":"n","valueExpression":"string(object.spec.replicas)"}]`, annotation: "p/n"},
+		{name: "out of budget", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"validations":[` + strings.Repeat(`{"expression":"[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, a*b*c*d)))).size() > 0"},`, 99) +
+			`{"expression":"true"}]`,
+			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Compile(parse(t, `{"metadata":{"name":"p","generation":1},"spec":{"failurePolicy":"Fail",`+tc.spec+`}}`))
+			if p.configErr != nil {
+				t.Fatal(p.configErr)
+			}
+			p.Bindings = []*Binding{ReadBinding(parse(t, `{"metadata":{"name":"b"},"spec":{"policyName":"p","validationActions":["Deny"]}}`))}
+			a := deployment()
+			err := New(source{[]*Policy{p}}).Validate(context.Background(), a)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("denied: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+			if tc.annotation != "" {
+				if _, ok := a.AuditAnnotations()[tc.annotation]; !ok {
+					b, _ := json.Marshal(a.AuditAnnotations())
+					t.Errorf("no audit annotation %s in %s", tc.annotation, b)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,276 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/policies"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/selector"
+)
+
+// policySource gives the policy validator the ValidatingAdmissionPolicies
+// and their bindings from their watch caches, compiled once per policy
+// generation and regrouped only when one changed; namespaces, equivalent
+// resources and the freshness of what was written through this server are
+// the webhooks' source's.
+type policySource struct {
+	*webhookSource
+
+	mu sync.Mutex
+	// guarded by mu: the key@revision of every policy and binding the
+	// policies were built from, and each policy compiled, by
+	// name/uid/generation.
+	versions []string
+	policies []*policies.Policy
+	compiled map[string]*policies.Policy
+}
+
+var _ policies.Source = (*policySource)(nil)
+
+// checkPolicyExpressions makes the ValidatingAdmissionPolicies' validation
+// compile their expressions too, as kube's does.
+func checkPolicyExpressions(builtins []*resource.Resource) {
+	for _, r := range builtins {
+		if r.Group == resource.AdmissionGroup && r.Kind == "ValidatingAdmissionPolicy" {
+			validate := r.Validate
+			r.Validate = func(obj api.Object) []api.StatusCause { return append(validate(obj), policies.Causes(obj)...) }
+		}
+	}
+}
+
+// readyCache is res's cache once it has loaded; nil while the server
+// closes.
+func (s *Server) readyCache(ctx context.Context, res *resource.Resource) (*watchcache.Cache, error) {
+	c := s.caches.get(res)
+	if c == nil {
+		return nil, nil
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, apierror.Internal(err)
+	}
+	return c, nil
+}
+
+// listFresh lists the objects of an admission kind from its cache, once it
+// holds what was written through this server.
+func (ws *webhookSource) listFresh(ctx context.Context, plural string) ([]*watchcache.Object, error) {
+	res, ok := ws.s.catalog.Get(resource.AdmissionGroup, "v1", plural)
+	if !ok {
+		return nil, nil
+	}
+	c, err := ws.s.readyCache(ctx, res)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	if err := ws.s.waitFresh(ctx, c, ws.written[plural].Load()); err != nil {
+		return nil, err
+	}
+	objs, _ := c.List(watchcache.Filter{})
+	return objs, nil
+}
+
+// Policies returns the policies by name, each with its bindings by name.
+func (ps *policySource) Policies(ctx context.Context) ([]*policies.Policy, error) {
+	pols, err := ps.listFresh(ctx, "validatingadmissionpolicies")
+	if err != nil {
+		return nil, err
+	}
+	binds, err := ps.listFresh(ctx, "validatingadmissionpolicybindings")
+	if err != nil {
+		return nil, err
+	}
+	versions := make([]string, 0, len(pols)+len(binds))
+	for _, o := range slices.Concat(pols, binds) {
+		versions = append(versions, o.Key+"@"+formatRV(o.Rev))
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if slices.Equal(ps.versions, versions) {
+		return ps.policies, nil
+	}
+	bindings := map[string][]*policies.Binding{}
+	for _, o := range binds {
+		if obj, err := o.Obj(); err == nil {
+			b := policies.ReadBinding(obj)
+			bindings[b.PolicyName] = append(bindings[b.PolicyName], b)
+		}
+	}
+	compiled := make(map[string]*policies.Policy, len(pols))
+	var out []*policies.Policy
+	for _, o := range pols {
+		obj, err := o.Obj()
+		if err != nil {
+			continue // the cache logs what it cannot decode
+		}
+		key := fmt.Sprint(obj.Name(), "/", obj.UID(), "/", obj.Metadata()["generation"])
+		p := ps.compiled[key]
+		if p == nil {
+			p = policies.Compile(obj)
+		}
+		compiled[key] = p
+		if bs := bindings[p.Name]; len(bs) > 0 {
+			withBindings := *p
+			withBindings.Bindings = bs
+			out = append(out, &withBindings)
+		}
+	}
+	ps.versions, ps.policies, ps.compiled = versions, out, compiled
+	return out, nil
+}
+
+// Namespace returns a namespace from its cache, else from the store.
+func (ps *policySource) Namespace(ctx context.Context, name string) (api.Object, error) {
+	return ps.namespace(ctx, name)
+}
+
+// paramResource is the resource serving a paramKind.
+func (ps *policySource) paramResource(apiVersion, kind string) *resource.Resource {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group, version = "", apiVersion
+	}
+	for _, r := range ps.s.catalog.All() {
+		if r.Group == group && r.Version == version && r.Kind == kind && !r.CreateOnly {
+			return r
+		}
+	}
+	return nil
+}
+
+func (ps *policySource) ParamScope(apiVersion, kind string) (namespaced, served bool) {
+	r := ps.paramResource(apiVersion, kind)
+	return r != nil && r.Namespaced, r != nil
+}
+
+// Params reads params from their kind's cache; one asked for by name and
+// not there yet is read from the store, as kube falls back to a live GET
+// for a param created a moment ago.
+func (ps *policySource) Params(ctx context.Context, apiVersion, kind, namespace, name string, sel selector.Labels) ([]api.Object, error) {
+	res := ps.paramResource(apiVersion, kind)
+	if res == nil {
+		return nil, nil
+	}
+	c, err := ps.s.readyCache(ctx, res)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	f := watchcache.Filter{Namespace: namespace, Labels: sel}
+	if name != "" {
+		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
+		if err != nil {
+			return nil, err
+		}
+		f = watchcache.Filter{Namespace: namespace, Fields: fields}
+	}
+	objs, _ := c.List(f)
+	out := make([]api.Object, 0, len(objs))
+	for _, o := range objs {
+		if obj, err := o.Obj(); err == nil {
+			out = append(out, obj)
+		}
+	}
+	if len(out) > 0 || name == "" {
+		return out, nil
+	}
+	obj, err := ps.s.registry.Get(ctx, res, namespace, name)
+	var se *api.StatusError
+	if errors.As(err, &se) && se.Status.Reason == api.StatusReasonNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []api.Object{obj}, nil
+}
+
+// policyStatusRetry is how long the policy status controller waits before
+// it follows the policies again after its watch ended.
+const policyStatusRetry = time.Second
+
+// policyStatus is kube's ValidatingAdmissionPolicy status controller: it
+// runs while this server leads and, for each policy whose generation is
+// past its status.observedGeneration, writes the generation and the type
+// checking's warnings there. Expressions are typed dynamically here, so
+// typeChecking never holds warnings: the status says the generation was
+// checked.
+func (s *Server) policyStatus(ctx context.Context) {
+	res, _ := s.catalog.Get(resource.AdmissionGroup, "v1", "validatingadmissionpolicies")
+	for {
+		err := s.followPolicies(ctx, res)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("policy status: the policies' watch ended; starting over", "err", err, "after", policyStatusRetry)
+		if wait.Sleep(ctx, policyStatusRetry) != nil {
+			return
+		}
+	}
+}
+
+// followPolicies watches every policy, writing the status of each that
+// needs it, until the watch or ctx ends.
+func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) error {
+	c := s.caches.get(res)
+	if c == nil {
+		return errors.New("the policies' watch cache is closed")
+	}
+	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	var items []watchcache.Item
+	for {
+		if items, err = w.Next(ctx, items[:0]); err != nil {
+			return err
+		}
+		for _, it := range items {
+			switch it.Type {
+			case api.Error:
+				return &api.StatusError{Status: *it.Status}
+			case api.Bookmark, api.Deleted:
+				continue
+			}
+			var p policyGenerations
+			if json.Unmarshal(it.Object, &p) != nil || p.Metadata.Generation <= p.Status.ObservedGeneration {
+				continue
+			}
+			_, err := s.registry.Update(ctx, statusView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
+				next := cur.DeepCopy()
+				status, _ := next["status"].(map[string]any)
+				if status == nil {
+					status = map[string]any{}
+				}
+				status["observedGeneration"] = next.Metadata()["generation"]
+				status["typeChecking"] = map[string]any{}
+				next["status"] = status
+				return next, nil
+			})
+			if err != nil && !isReason(err, api.StatusReasonNotFound) {
+				s.log.Warn("policy status: writing a policy's status", "name", p.Metadata.Name, "err", err)
+			}
+		}
+	}
+}
+
+// policyGenerations is what the status controller reads of a policy.
+type policyGenerations struct {
+	Metadata struct {
+		Name       string `json:"name"`
+		Generation int64  `json:"generation"`
+	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration int64 `json:"observedGeneration"`
+	} `json:"status"`
+}
