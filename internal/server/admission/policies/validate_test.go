@@ -60,9 +60,12 @@ func TestValidate(t *testing.T) {
 		name, spec string
 		want       string // "" allowed, else a substring of the error
 		annotation string // an audit annotation key that must be set
+		labels     string // the deployment's, as JSON
 	}{
 		{name: "equivalent", spec: strings.Replace(rules, "%q", `"Equivalent"`, 1) + `,"validations":[{"expression":"request.kind.group == 'extensions' && request.requestKind.group == 'apps' && object.spec.replicas < 3"}]`,
 			want: "failed expression: request.kind.group == 'extensions'"},
+		{name: "object selector, no old object", spec: `"matchConstraints":{"objectSelector":{"matchExpressions":[{"key":"skip","operator":"NotIn","values":["yes"]}]},
+			"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},"validations":[{"expression":"false"}]`, labels: `{"skip":"yes"}`},
 		{name: "exact", spec: strings.Replace(rules, "%q", `"Exact"`, 1) + `,"validations":[{"expression":"false"}]`},
 		{name: "excluded", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}],
 			"excludeResourceRules":[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["*"],"resources":["deployments"],"resourceNames":["d"]}]},"validations":[{"expression":"false"}]`},
@@ -88,6 +91,9 @@ func TestValidate(t *testing.T) {
 			}
 			p.Bindings = []*Binding{ReadBinding(parse(t, `{"metadata":{"name":"b"},"spec":{"policyName":"p","validationActions":["Deny"]}}`))}
 			a := deployment()
+			if tc.labels != "" {
+				a.Object = parse(t, `{"metadata":{"name":"d","labels":`+tc.labels+`},"spec":{"replicas":3}}`)
+			}
 			err := New(source{[]*Policy{p}}).Validate(context.Background(), a)
 			switch {
 			case tc.want == "" && err != nil:
