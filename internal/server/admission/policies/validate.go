@@ -116,7 +116,7 @@ func (v *Validator) Validate(ctx context.Context, a *webhook.Attributes) error {
 		in := map[string]any{
 			"object":          orNull(inv.Object),
 			"oldObject":       orNull(inv.OldObject),
-			"request":         celNative(webhook.RequestMap(inv)),
+			"request":         webhook.CELValue(webhook.RequestMap(inv)),
 			"namespaceObject": ns,
 		}
 		inputs[inv] = in
@@ -525,7 +525,7 @@ func orNull(o api.Object) any {
 	if o == nil {
 		return nil
 	}
-	return celNative(map[string]any(o))
+	return webhook.CELValue(map[string]any(o))
 }
 
 // namespaceObject is kube's CreateNamespaceObject: a namespace's spec,
@@ -544,33 +544,5 @@ func namespaceObject(ns api.Object) any {
 			out[k] = v
 		}
 	}
-	return celNative(out)
-}
-
-// celNative is a JSON value as CEL reads it, as kube's unstructured
-// objects hold it: integers as int64, other numbers as float64.
-func celNative(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = celNative(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = celNative(x)
-		}
-		return out
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case nil:
-		return types.NullValue
-	}
-	return v
+	return webhook.CELValue(out)
 }

@@ -388,3 +388,24 @@ func TestRejectionMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionNumbers: match conditions read an object's numbers as
+// CEL's int and double, as kube's unstructured objects hold them, not as
+// the decoder's json.Number.
+func TestConditionNumbers(t *testing.T) {
+	var rv reviewer
+	cc := serve(t, rv.handler(t, func(map[string]any) map[string]any {
+		return map[string]any{"allowed": false, "status": map[string]any{"code": 422, "message": "no"}}
+	}))
+	obj, err := api.ParseObject([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns"},"spec":{"replicas":3,"ratio":0.5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{}
+	src.validating = []*Webhook{hook(t, "deny", false, map[string]any{"clientConfig": cc,
+		"matchConditions": []any{map[string]any{"name": "c", "expression": "object.spec.replicas > 2 && object.spec.ratio < 1.0"}}})}
+	err = newDispatcher(src).Validate(context.Background(), createAttrs(obj))
+	if want := `admission webhook "deny.example.com" denied the request: no`; err == nil || err.Error() != want {
+		t.Fatalf("got %v, want the webhook's denial %q", err, want)
+	}
+}

@@ -2,8 +2,11 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/google/cel-go/common/types"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -174,7 +177,35 @@ func objectOrNull(o api.Object) any {
 	if o == nil {
 		return nil
 	}
-	return map[string]any(o)
+	return CELValue(map[string]any(o))
+}
+
+// CELValue is a JSON value as CEL reads it, as kube's unstructured
+// objects hold it: integers as int64, other numbers as float64.
+func CELValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = CELValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = CELValue(x)
+		}
+		return out
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case nil:
+		return types.NullValue
+	}
+	return v
 }
 
 // RequestMap is the request as match conditions see it (kube's
