@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/follow"
@@ -20,10 +21,13 @@ type Sync struct {
 	log         *slog.Logger
 	follower    *follow.Follower
 	observer    ConversionObserver
-	// converters are the conversion webhooks of the definitions served,
-	// by name; only apply, which the follower serialises, and Close (once
-	// it is stopped) use it.
+
+	// mu guards converters, the conversion webhooks of the definitions
+	// served, by name, and closed: a CRD write's Refresh may still apply
+	// a definition while Close releases them.
+	mu         sync.Mutex
 	converters map[string]*webhookConverter
+	closed     bool
 }
 
 // Start loads the definitions in store into catalog and follows their
@@ -43,9 +47,13 @@ func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interfa
 // releases the conversion webhooks' connections.
 func (s *Sync) Close() {
 	s.follower.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 	for _, c := range s.converters {
 		c.close()
 	}
+	clear(s.converters)
 }
 
 // Refresh applies the stored state of one definition, after a write through
@@ -70,11 +78,17 @@ func (s *Sync) apply(key string, _ int64, value []byte) {
 		}
 	}
 	s.catalog.Replace(name, rs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if old := s.converters[name]; old != nil {
 		old.close() // its idle connections; calls in flight finish
 	}
-	s.converters[name] = conv
-	if conv == nil {
-		delete(s.converters, name)
+	delete(s.converters, name)
+	switch {
+	case conv == nil:
+	case s.closed:
+		conv.close() // applied after Close: nothing else would release it
+	default:
+		s.converters[name] = conv
 	}
 }

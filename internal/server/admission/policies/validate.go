@@ -423,9 +423,14 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 			d.message = msg
 		}
 	}
+	// The audit annotations share a budget of their own; running out of
+	// it fails the whole policy, as it does kube's.
+	annotationBudget := int64(runtimeCostBudget)
 	for _, x := range p.annotations {
-		annotationBudget := int64(runtimeCostBudget)
 		val, err := eval(ctx, x, vars, &annotationBudget)
+		if errors.Is(err, errOutOfBudget) {
+			return onError(err.Error())
+		}
 		an := annotationResult{key: x.name}
 		switch {
 		case err != nil:

@@ -83,6 +83,10 @@ func TestValidate(t *testing.T) {
 			"validations":[` + strings.Repeat(`{"expression":"[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, a*b*c*d)))).size() > 0"},`, 99) +
 			`{"expression":"true"}]`,
 			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
+		{name: "annotations out of budget", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"auditAnnotations":[` + strings.Repeat(`{"key":"k","valueExpression":"string([1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, a*b*c*d)))).size())"},`, 99) +
+			`{"key":"k","valueExpression":"'v'"}]`,
+			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Compile(parse(t, `{"metadata":{"name":"p","generation":1},"spec":{"failurePolicy":"Fail",`+tc.spec+`}}`))
