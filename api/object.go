@@ -141,3 +141,12 @@ func unmarshalNumbers(data []byte, v any) error {
 	}
 	return nil
 }
+
+// StringList is ss as a decoded object holds a list of strings.
+func StringList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

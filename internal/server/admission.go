@@ -133,7 +133,7 @@ func operationOptions(op string, query url.Values) api.Object {
 	kind := map[string]string{webhook.Create: "CreateOptions", webhook.Update: "UpdateOptions", webhook.Delete: "DeleteOptions"}[op]
 	o := api.Object{"apiVersion": "meta.k8s.io/v1", "kind": kind}
 	if dry := query["dryRun"]; len(dry) > 0 {
-		o["dryRun"] = stringsAny(dry)
+		o["dryRun"] = api.StringList(dry)
 	}
 	if op == webhook.Delete {
 		return o
@@ -144,14 +144,6 @@ func operationOptions(op string, query url.Values) api.Object {
 		}
 	}
 	return o
-}
-
-func stringsAny(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
 }
 
 // passOn gives the response the webhooks' warnings and the audit event

@@ -74,7 +74,7 @@ func status(d *definition, prev map[string]any, now time.Time) map[string]any {
 	}
 	return map[string]any{
 		"acceptedNames":  d.Spec.Names.object(),
-		"storedVersions": anys(stored),
+		"storedVersions": api.StringList(stored),
 		"conditions":     conds,
 	}
 }
@@ -96,10 +96,10 @@ func condition(prev []any, typ, status, reason, message, now string) map[string]
 func (n names) object() map[string]any {
 	m := map[string]any{"plural": n.Plural, "singular": n.Singular, "kind": n.Kind, "listKind": n.ListKind}
 	if len(n.ShortNames) > 0 {
-		m["shortNames"] = anys(n.ShortNames)
+		m["shortNames"] = api.StringList(n.ShortNames)
 	}
 	if len(n.Categories) > 0 {
-		m["categories"] = anys(n.Categories)
+		m["categories"] = api.StringList(n.Categories)
 	}
 	return m
 }
@@ -111,14 +111,6 @@ func stringsOf(v any) []string {
 		if s, ok := e.(string); ok {
 			out = append(out, s)
 		}
-	}
-	return out
-}
-
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
 	}
 	return out
 }

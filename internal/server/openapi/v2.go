@@ -7,6 +7,7 @@ import (
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -42,8 +43,8 @@ func v2Operation(op operation) map[string]any {
 		responses[code] = map[string]any{"description": statusText[code], "schema": map[string]any{"$ref": v2RefPrefix + op.response}}
 	}
 	out := op.commonFields()
-	out["consumes"] = toAny(op.accepts())
-	out["produces"] = toAny(responseTypes)
+	out["consumes"] = api.StringList(op.accepts())
+	out["produces"] = api.StringList(responseTypes)
 	out["schemes"] = []any{"https"}
 	out["responses"] = responses
 	if len(params) > 0 {
@@ -60,14 +61,6 @@ func v2Params(ps []param) []any {
 			m["required"] = true
 		}
 		out = append(out, m)
-	}
-	return out
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
 	}
 	return out
 }

@@ -212,10 +212,10 @@ func CELValue(v any) any {
 // CreateAdmissionRequest), built from the review each webhook is sent.
 func RequestMap(a *Attributes) map[string]any {
 	r := newRequest(a, "")
-	user := map[string]any{"username": r.UserInfo.Username, "uid": r.UserInfo.UID, "groups": stringsAny(r.UserInfo.Groups)}
+	user := map[string]any{"username": r.UserInfo.Username, "uid": r.UserInfo.UID, "groups": api.StringList(r.UserInfo.Groups)}
 	extra := map[string]any{}
 	for k, v := range r.UserInfo.Extra {
-		extra[k] = stringsAny(v)
+		extra[k] = api.StringList(v)
 	}
 	user["extra"] = extra
 	gvk := func(k GVK) map[string]any {
@@ -230,14 +230,6 @@ func RequestMap(a *Attributes) map[string]any {
 		"name": r.Name, "namespace": r.Namespace, "operation": r.Operation, "userInfo": user,
 		"dryRun": *r.DryRun, "options": objectOrNull(a.Options),
 	}
-}
-
-func stringsAny(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
 }
 
 // dryRunUnsupported is kube's NewDryRunUnsupportedErr: 400.
