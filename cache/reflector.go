@@ -201,7 +201,11 @@ func (r *Reflector[T]) progress(rv string) {
 	r.lastSync = time.Now()
 }
 
-// Run lists and watches until ctx is done, backing off after failures.
+// Run lists and watches until ctx is done. sync loads the state (LIST, or
+// a streaming list, afterStream deciding after each that fails), then
+// listAndWatch watches from its resourceVersion, afterWatch deciding after
+// each watch (reflector_next.go); a 410 or a failed list goes back to sync
+// after the backoff.
 func (r *Reflector[T]) Run(ctx context.Context) {
 	for {
 		err := r.listAndWatch(ctx)
