@@ -24,13 +24,16 @@
 //     the server says that resourceVersion is gone (410 Expired). A watch
 //     the server closed or the network cut (EOF, reset, timeout) is
 //     resumed at once, as client-go does, unless watches keep ending with
-//     nothing delivered; other failures are retried under an exponential
-//     backoff with jitter, which a watch that delivers resets; a 429's
-//     Retry-After is honoured. A streaming list cut by the network is
-//     streamed again; one the server refuses (4xx), or whose
-//     initial-events-end bookmark does not come within InitialEventsTimeout,
-//     falls back to LIST for good (client-go would wait forever for the
-//     bookmark).
+//     nothing delivered; failures to (re)connect wait out client-go's
+//     backoff (800 ms doubling to 30 s, up to 100 % jitter, started again
+//     every 2 minutes), which a watch that delivers starts again; a 429's
+//     Retry-After is honoured. A streaming list that fails is streamed
+//     again (a cut one at once); it falls back to LIST for good when the
+//     server cannot stream lists (400, 422, or no initial-events-end
+//     bookmark within InitialEventsTimeout, where client-go would wait
+//     forever), and for one sync when three in a row are cut after
+//     delivering (the list outlasts the connections). reflector_next.go
+//     has the table of what follows each way a watch or stream ends.
 //   - DeltaFIFO queues keys with their accumulated deltas (Added, Updated,
 //     Deleted, Replaced, Sync); Replace (or a list in parts: BeginReplace,
 //     ReplacePart, EndReplace) reports objects missing from a relist as

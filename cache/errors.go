@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/client"
 )
 
 // Errors the Reflector reports to its WatchErrorHandler.
@@ -61,11 +60,3 @@ func isWatchCut(err error) bool {
 // which have no type to test: a ping unanswered, and a GOAWAY before the
 // connection closed.
 var h2ConnLost = []string{"http2: client connection lost", "http2: server sent GOAWAY and closed the connection"}
-
-// isRetryable reports an error after which a streaming list is retried
-// rather than replaced by a LIST (client-go's rule for WatchList: its
-// stream watcher turns a cut into a clean end, and a stream that ends
-// before its bookmark is streamed again).
-func isRetryable(err error) bool {
-	return client.IsExpired(err) || client.IsTooManyRequests(err) || isConnectionRefused(err) || isWatchCut(err)
-}

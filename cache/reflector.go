@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
 )
 
@@ -66,7 +65,7 @@ const (
 	// a tight loop, while one cut now and then costs no delay.
 	emptyRewatches = 1
 	// maxStreamCuts is how many streaming lists in a row may be cut
-	// before their end before the state is listed instead.
+	// before their end, having delivered, before one sync lists instead.
 	maxStreamCuts = 3
 )
 
@@ -147,8 +146,8 @@ type Reflector[T client.Object] struct {
 	// state, which is never older than anything the store was given.
 	rvUnavailable bool
 	watchListOff  bool // the server cannot stream lists: always LIST
-	empty         int  // watches in a row that ended having delivered nothing
-	streamCuts    int  // streaming lists in a row cut before their end
+	empty         int  // watches and streams in a row that ended having delivered nothing
+	streamCuts    int  // streaming lists in a row cut before their end after delivering
 
 	mu       sync.Mutex
 	lastRV   string         // guarded by mu
@@ -202,7 +201,11 @@ func (r *Reflector[T]) progress(rv string) {
 	r.lastSync = time.Now()
 }
 
-// Run lists and watches until ctx is done, backing off after failures.
+// Run lists and watches until ctx is done. sync loads the state (LIST, or
+// a streaming list, afterStream deciding after each that fails), then
+// listAndWatch watches from its resourceVersion, afterWatch deciding after
+// each watch (reflector_next.go); a 410 or a failed list goes back to sync
+// after the backoff.
 func (r *Reflector[T]) Run(ctx context.Context) {
 	for {
 		err := r.listAndWatch(ctx)
@@ -248,108 +251,74 @@ func (r *Reflector[T]) report(err error) {
 	}
 }
 
-// listAndWatch loads the state, then watches until the watch's
-// resourceVersion expires (the returned error says so) or ctx ends.
+// listAndWatch loads the state, then watches until the server says the
+// last resourceVersion is gone (the returned 410 Expired) or ctx ends;
+// afterWatch decides what follows each watch.
 func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 	w, err := r.sync(ctx)
 	if err != nil {
 		return err
 	}
 	for {
-		delivered := false
+		var end ending
 		if w == nil {
-			w, err = r.startWatch(ctx)
+			w, end.err = r.startWatch(ctx)
 		}
 		if w != nil {
-			delivered, err = r.consume(ctx, w)
+			end = r.consume(ctx, w)
 			w.Stop()
 			w = nil
 		}
-		if client.IsExpired(err) || ctx.Err() != nil {
-			return err
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if err = r.watchEnded(err, delivered); err != nil && !r.retryAfter(ctx, err) {
+		act, err := r.afterWatch(end)
+		if act == relist {
+			return err // Run reports it and waits out the backoff
+		}
+		if !r.pause(ctx, act, err) {
 			return ctx.Err()
 		}
 	}
 }
 
-// watchEnded decides what follows a watch that ended with err (nil: the
-// server closed it) after delivering something or not; it returns the
-// error to wait out, or nil to watch again at once. As client-go does, a
-// watch closed by the server or cut by the network is resumed at once from
-// the last resourceVersion, as long as watches do not keep ending with
-// nothing delivered; any other error waits. A watch that delivered
-// resets the backoff: the server and the network work.
-func (r *Reflector[T]) watchEnded(err error, delivered bool) error {
-	if delivered {
-		r.empty = 0
-		r.backoff.reset()
-	} else {
-		r.empty++
-	}
-	switch {
-	case err != nil && !isWatchCut(err):
-		return err
-	case r.empty > emptyRewatches && err != nil:
-		return fmt.Errorf("%w: %w", errEmptyWatches, err)
-	case r.empty > emptyRewatches:
-		return errEmptyWatches
-	case err != nil:
-		r.report(err)
-	}
-	return nil
-}
-
-// sync loads the whole state into the store. After a streaming list it
-// returns the stream, which goes on as the watch. A streaming list cut by
-// the network or closed before its end synced nothing, whatever it sent:
-// it is streamed again under watchEnded's rule for a watch that delivered
-// nothing (once at once, then after the backoff), and after maxStreamCuts
-// in a row the state is listed instead, which progresses page by page
-// where a stream cut faster than it ends never would.
+// sync loads the whole state into the store: with a streaming list, whose
+// stream it returns to go on as the watch, or with LIST. afterStream
+// decides what follows a streaming list that failed.
 func (r *Reflector[T]) sync(ctx context.Context) (client.Watch[T], error) {
 	for r.opts.UseWatchList && !r.watchListOff {
-		w, err := r.watchList(ctx)
-		if !isWatchCut(err) {
+		w, end := r.watchList(ctx)
+		if end.err == nil {
 			r.streamCuts = 0
-		} else if r.streamCuts++; r.streamCuts >= maxStreamCuts {
-			r.streamCuts = 0
-			r.fallBackToList(err)
+			return w, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		act, err := r.afterStream(end)
+		if act == relist {
+			r.count(func(s *ReflectorStats) { s.WatchListFallbacks++ })
+			r.report(fmt.Errorf("falling back to LIST: %w", err))
 			break
-		} else if err = r.watchEnded(err, false); err == nil {
-			continue // stream again at once
 		}
-		if err == nil || isRetryable(err) || ctx.Err() != nil {
-			r.noteRVError(err)
-			return w, err
+		if !r.pause(ctx, act, err) {
+			return nil, ctx.Err()
 		}
-		r.fallBackToList(err)
-		break
 	}
 	return nil, r.list(ctx)
 }
 
-// fallBackToList reports why a streaming list failed. A server that refused
-// it (a 4xx Status) or never ended its initial events cannot stream lists:
-// the Reflector stops trying. Other server errors fall back this time only;
-// a stream cut by the network, or closed before its end, is streamed again
-// (sync), as client-go does.
-func (r *Reflector[T]) fallBackToList(err error) {
-	r.count(func(s *ReflectorStats) { s.WatchListFallbacks++ })
-	r.report(fmt.Errorf("falling back to LIST: %w", err))
-	var se *api.StatusError
-	if errors.Is(err, ErrInitialEventsTimeout) || errors.As(err, &se) && se.Status.Code >= 400 && se.Status.Code < 500 {
-		r.watchListOff = true
+// pause reports err, if any, and waits as act says: not at all (again), or
+// the backoff or a 429's Retry-After (againLater). It returns false if ctx
+// ended first.
+func (r *Reflector[T]) pause(ctx context.Context, act action, err error) bool {
+	if act == againLater {
+		return r.retryAfter(ctx, err)
 	}
-}
-
-// noteRVError remembers that the server refused the last resourceVersion,
-// so that the next list asks for the current state ("").
-func (r *Reflector[T]) noteRVError(err error) {
-	if err != nil && (client.IsExpired(err) || isResourceVersionTooLarge(err)) {
-		r.rvUnavailable = true
+	if err != nil {
+		r.report(err)
 	}
+	return true
 }
 
 // replaced records that the store holds the full state at rv.
@@ -395,8 +364,8 @@ type watchWithTimeout[T any] struct {
 }
 
 // consume applies a watch's events to the store until it ends, and says
-// whether the watch delivered anything: an event, or a second of life.
-func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) (delivered bool, err error) {
+// how it ended.
+func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) ending {
 	timeout := r.opts.MinWatchTimeout * 2
 	if wt, ok := w.(watchWithTimeout[T]); ok {
 		timeout = wt.timeout
@@ -408,20 +377,20 @@ func (r *Reflector[T]) consume(ctx context.Context, w client.Watch[T]) (delivere
 		select {
 		case ev, ok := <-w.Events():
 			if !ok {
-				delivered = deliveredAny(events, start)
+				end := ending{delivered: deliveredAny(events, start)}
 				if err := w.Err(); err != nil {
-					return delivered, fmt.Errorf("watch: %w", err)
+					end.err = fmt.Errorf("watch: %w", err)
 				}
-				return delivered, nil
+				return end
 			}
 			if err := r.apply(ev); err != nil {
-				return events > 0, err
+				return ending{err: err, delivered: events > 0}
 			}
 			events++
 		case <-stall.C:
-			return true, ErrWatchStalled // it lived for minutes
+			return ending{err: ErrWatchStalled, delivered: true} // it lived for minutes
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ending{err: ctx.Err()}
 		}
 	}
 }

@@ -185,7 +185,7 @@ func (r *Reflector[T]) listPage(ctx context.Context, opts client.ListOptions) ([
 // goes quiet for InitialEventsTimeout before the bookmark, it fails with
 // ErrInitialEventsTimeout. A stream that fails after parts were applied
 // makes the next list ask for the current state, as a paged list does.
-func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
+func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], ending) {
 	opts := r.baseOptions()
 	if !r.rvUnavailable {
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -197,23 +197,25 @@ func (r *Reflector[T]) watchList(ctx context.Context) (client.Watch[T], error) {
 	r.count(func(s *ReflectorStats) { s.WatchCalls++ })
 	w, err := r.lw.Watch(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, ending{err: fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)}
 	}
 	sink := r.newInitialSink()
-	rv, err := r.initialEvents(ctx, w, sink)
+	start := time.Now()
+	rv, events, err := r.initialEvents(ctx, w, sink)
 	if err != nil {
 		w.Stop()
 		r.rvUnavailable = r.rvUnavailable || sink.applied() // its parts stay applied: the next list must not be older
-		return nil, fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err)
+		return nil, ending{err: fmt.Errorf("streaming list from %q: %w", opts.ResourceVersion, err), delivered: deliveredAny(events, start)}
 	}
 	r.replaced(rv)
-	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, nil
+	return watchWithTimeout[T]{Watch: w, timeout: time.Duration(opts.TimeoutSeconds) * time.Second}, ending{}
 }
 
 // initialEvents reads a streaming list's events into sink up to its
 // initial-events-end bookmark, ends the list there and returns the
-// bookmark's resourceVersion.
-func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (rv string, err error) {
+// bookmark's resourceVersion, and how many events it took (an ERROR event
+// is not one).
+func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sink initialSink[T]) (rv string, events int, err error) {
 	quiet := time.NewTimer(r.opts.InitialEventsTimeout)
 	defer quiet.Stop()
 	for {
@@ -221,24 +223,25 @@ func (r *Reflector[T]) initialEvents(ctx context.Context, w client.Watch[T], sin
 		case ev, ok := <-w.Events():
 			if !ok {
 				if err := w.Err(); err != nil {
-					return "", fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
+					return "", events, fmt.Errorf("stream ended before the initial-events-end bookmark: %w", err)
 				}
-				return "", errNoInitialEventsEnd
+				return "", events, errNoInitialEventsEnd
 			}
 			done, err := takeInitial(sink, ev)
 			if err != nil {
-				return "", err
+				return "", events, err
 			}
+			events++
 			if done {
 				rv := ev.Object.GetResourceVersion()
 				sink.end(rv)
-				return rv, nil
+				return rv, events, nil
 			}
 			quiet.Reset(r.opts.InitialEventsTimeout)
 		case <-quiet.C:
-			return "", ErrInitialEventsTimeout
+			return "", events, ErrInitialEventsTimeout
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", events, ctx.Err()
 		}
 	}
 }

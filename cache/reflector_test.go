@@ -407,8 +407,31 @@ func TestBackoffJitterBounds(t *testing.T) {
 			if d < step || d >= 2*step {
 				t.Errorf("delay %d = %v, want in [%v, %v)", i, d, step, 2*step)
 			}
-			time.Sleep(d)
 			step = min(2*step, 30*time.Second)
+		}
+	})
+}
+
+// TestBackoffStartsAgainEveryResetAfter: as client-go's backoffManager,
+// the steps start again from Initial at the first delay asked for more
+// than ResetAfter after they last did, even while failures go on.
+func TestBackoffStartsAgainEveryResetAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBackoffState(noJitter())
+		var got []time.Duration
+		for range 12 {
+			d := b.next()
+			got = append(got, d)
+			time.Sleep(d) // the attempt after it fails at once
+		}
+		s := time.Second
+		// Asked at 0, 0.8, 2.4, 5.6, 12, 24.8, 50.4, 80.4, 110.4 s; at 140.4 s
+		// the steps started more than 2 minutes ago.
+		want := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond,
+			12800 * time.Millisecond, 25600 * time.Millisecond, 30 * s, 30 * s, 30 * s,
+			800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("delays (-want +got):\n%s", diff)
 		}
 	})
 }

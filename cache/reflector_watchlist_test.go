@@ -83,48 +83,63 @@ func TestStreamingListRejectedFallsBackAtOnce(t *testing.T) {
 }
 
 // TestStreamingListCutIsStreamedAgain: a streaming list cut before its
-// end synced nothing, whatever it sent: the first is streamed again at
-// once, the next after the backoff, and the third in a row falls back to
-// LIST (this time only), which a stream cut faster than it ends never
-// would.
+// end synced nothing, whatever it sent. One that delivered nothing is
+// streamed again as a watch is watched again (at once the first time in a
+// row, then after the backoff); one that delivered is streamed again at
+// once, and the third such in a row is replaced by a LIST (this sync
+// only), which progresses page by page where a stream cut faster than it
+// ends never would.
 func TestStreamingListCutIsStreamedAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{UseWatchList: true}, func(lw *cachetest.FakeListerWatcher[*obj]) {
 			lw.AddList("10")
 		})
 		h.watch().End(nil)
-		w := h.watch()
-		w.Add(cachetest.New("ns", "a", 3))
-		w.End(errCutInEvent)
 		h.watch().End(errConnReset)
-		w = h.watch()
-		if w.Opts.SendInitialEvents != nil {
-			t.Errorf("the third cut in a row did not fall back to LIST: %+v", w.Opts)
+		for range maxStreamCuts {
+			w := h.watch()
+			w.Add(cachetest.New("ns", "a", 3))
+			w.End(errCutInEvent)
 		}
-		h.expectCalls("watch +0s", "watch +0s", "watch +800ms", "list +800ms", "watch +800ms")
-		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 4, Syncs: 1, WatchListFallbacks: 1})
-		calls := h.lw.WatchCalls()
-		for _, o := range calls[:3] {
+		w := h.watch()
+		if w.Opts.SendInitialEvents != nil {
+			t.Errorf("the third cut in a row after delivering did not fall back to LIST: %+v", w.Opts)
+		}
+		h.expectCalls("watch +0s", "watch +0s", "watch +800ms", "watch +800ms", "watch +800ms", "list +800ms", "watch +800ms")
+		h.expectStats(ReflectorStats{ListCalls: 1, WatchCalls: 6, Syncs: 1, WatchListFallbacks: 1})
+		for _, o := range h.lw.WatchCalls()[:5] {
 			if o.SendInitialEvents == nil {
 				t.Errorf("not streamed again: %+v", o)
 			}
 		}
+		// The fallback was for that sync only: the next one streams.
+		w.End(cachetest.Gone())
+		if w := h.watch(); w.Opts.SendInitialEvents == nil {
+			t.Errorf("the sync after a 410 did not stream: %+v", w.Opts)
+		}
 	})
 }
 
-func TestStreamingListRetriesOnRetryableErrors(t *testing.T) {
+// TestStreamingListRetriesAfterFailures: a streaming list the server
+// refuses for a reason other than not streaming lists is streamed again,
+// never replaced by a LIST: after a 429's Retry-After, at once after a
+// 410 (from the current state), after the backoff after an error.
+func TestStreamingListRetriesAfterFailures(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startReflector(t, ReflectorOptions{UseWatchList: true}, func(lw *cachetest.FakeListerWatcher[*obj]) {
-			lw.FailWatches(cachetest.TooManyRequests(2), cachetest.Gone())
+			lw.FailWatches(cachetest.TooManyRequests(2), cachetest.Gone(), cachetest.Status(503, api.StatusReasonServiceUnavailable), errConnRefused)
 		})
 		w := h.watch()
-		// After 410 the stream asks for the current state ("").
 		if w.Opts.SendInitialEvents == nil || w.Opts.ResourceVersion != "" {
 			t.Errorf("options after 410: %+v", w.Opts)
 		}
-		h.expectCalls("watch +0s", "watch +2s", "watch +2.8s")
 		w.Send(client.Event[*obj]{Type: client.Error, Err: cachetest.Status(500, api.StatusReasonInternalError)})
-		h.expectStats(ReflectorStats{WatchCalls: 3, WatchListFallbacks: 1, ListCalls: 1})
+		w = h.watch()
+		if w.Opts.SendInitialEvents == nil {
+			t.Errorf("not streamed again after an ERROR event: %+v", w.Opts)
+		}
+		h.expectCalls("watch +0s", "watch +2s", "watch +2s", "watch +2.8s", "watch +4.4s", "watch +7.6s")
+		h.expectStats(ReflectorStats{WatchCalls: 6})
 	})
 }
 
@@ -201,7 +216,9 @@ func TestStreamingListAfterAppliedPartsIsNotOlder(t *testing.T) {
 	}{
 		{"streamed again after 410", cachetest.Gone(),
 			[]string{"begin", "part [ns/a ns/b]", "begin", "part [ns/a ns/c]", "end @20"}},
-		{"listed after an error", cachetest.Status(500, api.StatusReasonInternalError),
+		{"streamed again after an error", cachetest.Status(500, api.StatusReasonInternalError),
+			[]string{"begin", "part [ns/a ns/b]", "begin", "part [ns/a ns/c]", "end @20"}},
+		{"listed when the server cannot stream", cachetest.Status(422, api.StatusReasonInvalid),
 			[]string{"begin", "part [ns/a ns/b]", "begin", "part [ns/a ns/c]", "end @20"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,7 +232,7 @@ func TestStreamingListAfterAppliedPartsIsNotOlder(t *testing.T) {
 				w.Add(cachetest.New("ns", "x", 3)) // in no part yet: never applied
 				w.Send(client.Event[*obj]{Type: client.Error, Err: tc.end})
 				again := h.watch()
-				if !client.IsExpired(tc.end) {
+				if cannotStreamLists(tc.end) {
 					// A LIST replaced the stream; this is the watch after it.
 					if diff := cmp.Diff([]client.ListOptions{{Limit: 2}}, h.lw.ListCalls()); diff != "" {
 						t.Errorf("list options (-want +got):\n%s", diff)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/cuttest"
 )
 
 // The chaos schedule: each cut comes after a random number of writes, up
@@ -61,7 +62,7 @@ type chaos struct {
 	t         *testing.T
 	streaming bool // the informer loads its state with streaming lists
 	srv       *server
-	proxy     *proxy
+	proxy     *cuttest.Proxy
 	direct    *client.Resource[*configMap] // to the server, bypassing the proxy
 	inf       *cache.SharedIndexInformer[*configMap]
 	rec       *recorder
@@ -71,7 +72,7 @@ type chaos struct {
 
 func newChaos(t *testing.T, streaming bool) *chaos {
 	srv := startServer(t)
-	c := &chaos{t: t, streaming: streaming, srv: srv, proxy: startProxy(t, srv.addr), rec: newRecorder()}
+	c := &chaos{t: t, streaming: streaming, srv: srv, proxy: cuttest.StartProxy(t, srv.addr), rec: newRecorder()}
 	c.direct = client.NewResource[*configMap](srv.client(t), configMaps, "default")
 	// doomed is deleted while the informer is partitioned, so that only a
 	// relist can tell it so; marker tells when the informer has caught up.

@@ -1,6 +1,7 @@
-package e2e
+package cuttest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -13,11 +14,12 @@ import (
 // dialTimeout bounds the proxy's connection to its target.
 const dialTimeout = 5 * time.Second
 
-// proxy is a TCP proxy on a loopback port in front of a target address: the
+// Proxy is a TCP proxy on a loopback port in front of a target address: the
 // network between a client and the server, which the test breaks at will.
-// It cuts live connections (Cut, CutAll) and, while blocked, closes new
-// ones at once, as a partitioned network would.
-type proxy struct {
+// It cuts live connections (Cut, CutAll, CutEvery) and, while blocked,
+// closes new ones at once, as a partitioned network would.
+type Proxy struct {
+	// Addr is the proxy's host:port.
 	Addr   string
 	target string
 	ln     net.Listener
@@ -42,21 +44,21 @@ func (l *link) close() {
 	})
 }
 
-// startProxy listens on a free loopback port and forwards to target until
-// the test ends.
-func startProxy(t *testing.T, target string) *proxy {
+// StartProxy listens on a free loopback port and forwards to target
+// (host:port) until the test ends.
+func StartProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{Addr: ln.Addr().String(), target: target, ln: ln}
+	p := &Proxy{Addr: ln.Addr().String(), target: target, ln: ln}
 	p.wg.Go(p.accept)
 	t.Cleanup(p.close)
 	return p
 }
 
-func (p *proxy) accept() {
+func (p *Proxy) accept() {
 	for {
 		c, err := p.ln.Accept()
 		if errors.Is(err, net.ErrClosed) {
@@ -71,7 +73,7 @@ func (p *proxy) accept() {
 
 // forward connects c to the target and copies both ways until either side
 // ends or the link is cut.
-func (p *proxy) forward(c net.Conn) {
+func (p *Proxy) forward(c net.Conn) {
 	up, err := net.DialTimeout("tcp", p.target, dialTimeout)
 	if err != nil {
 		c.Close()
@@ -90,7 +92,7 @@ func (p *proxy) forward(c net.Conn) {
 }
 
 // add makes l live; it reports false while the proxy is blocked.
-func (p *proxy) add(l *link) bool {
+func (p *Proxy) add(l *link) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.blocked {
@@ -100,7 +102,7 @@ func (p *proxy) add(l *link) bool {
 	return true
 }
 
-func (p *proxy) remove(l *link) {
+func (p *Proxy) remove(l *link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.links {
@@ -113,7 +115,7 @@ func (p *proxy) remove(l *link) {
 
 // Cut closes one live connection chosen at random; it reports whether there
 // was one.
-func (p *proxy) Cut() bool {
+func (p *Proxy) Cut() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.links) == 0 {
@@ -125,7 +127,7 @@ func (p *proxy) Cut() bool {
 }
 
 // CutAll closes every live connection.
-func (p *proxy) CutAll() {
+func (p *Proxy) CutAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, l := range p.links {
@@ -134,8 +136,23 @@ func (p *proxy) CutAll() {
 	}
 }
 
+// CutEvery cuts every live connection after each pause drawn from
+// [minPause, maxPause), until ctx ends.
+func (p *Proxy) CutEvery(ctx context.Context, minPause, maxPause time.Duration) {
+	for {
+		pause := time.NewTimer(minPause + rand.N(maxPause-minPause))
+		select {
+		case <-pause.C:
+			p.CutAll()
+		case <-ctx.Done():
+			pause.Stop()
+			return
+		}
+	}
+}
+
 // Cuts returns how many connections have been cut.
-func (p *proxy) Cuts() int {
+func (p *Proxy) Cuts() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cuts
@@ -143,7 +160,7 @@ func (p *proxy) Cuts() int {
 
 // Block makes the proxy close every connection, live and new, until
 // Unblock: the client is partitioned from the server.
-func (p *proxy) Block() {
+func (p *Proxy) Block() {
 	p.mu.Lock()
 	p.blocked = true
 	p.mu.Unlock()
@@ -151,14 +168,14 @@ func (p *proxy) Block() {
 }
 
 // Unblock lets new connections through again.
-func (p *proxy) Unblock() {
+func (p *Proxy) Unblock() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blocked = false
 }
 
 // close stops accepting, cuts every connection and waits for the copiers.
-func (p *proxy) close() {
+func (p *Proxy) close() {
 	p.ln.Close()
 	p.CutAll()
 	p.wg.Wait()
