@@ -126,7 +126,10 @@ type Cache struct {
 	// namespace they watch (the zero handle: all).
 	polled  map[unique.Handle[string]]*pollGroup
 	npolled int
-	fresh   chan struct{} // closed and replaced whenever rev advances
+	fresh   chan struct{} // closed and replaced whenever rev advances, or failed is set
+	// failed is why the cache cannot convert a value it must hold (an
+	// Unconvertible), until it can: it then serves no list or watch.
+	failed error
 
 	alt       altAccount    // the ring's events' second encodings, made without mu
 	progressc chan struct{} // asks the run loop for a progress check
@@ -173,13 +176,24 @@ func (c *Cache) Close() {
 
 var errClosed = errors.New("watch cache closed")
 
-// WaitReady waits until the cache has loaded its first list.
+// WaitReady waits until the cache has loaded its first list. It fails at
+// once while the cache cannot convert a value (Unconvertible), with that
+// error: the cache serves nothing then, rather than objects missing.
 func (c *Cache) WaitReady(ctx context.Context) error {
-	select {
-	case <-c.readyc:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		c.mu.RLock()
+		failed, changed := c.failed, c.fresh
+		c.mu.RUnlock()
+		if failed != nil {
+			return failed
+		}
+		select {
+		case <-c.readyc:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -197,7 +211,9 @@ func (c *Cache) Revision() int64 {
 }
 
 // run lists, then watches, until ctx ends: a broken watch resumes from the
-// cache's revision; only a compacted one makes it list again.
+// cache's revision; only a compacted one makes it list again. A value that
+// does not convert (Unconvertible) breaks the watch before it: resuming
+// from the same revision tries it again.
 func (c *Cache) run(ctx context.Context) {
 	relist := true
 	backoff := newBackoff()
@@ -232,7 +248,14 @@ func (c *Cache) list(ctx context.Context) error {
 		}
 		rev = page.Revision
 		for _, kv := range page.KVs {
-			if o := c.object(kv); o != nil {
+			o, err := c.object(ctx, kv)
+			if err != nil {
+				if ctx.Err() == nil { // else the cache stops: nothing failed
+					c.fail(err)
+				}
+				return err
+			}
+			if o != nil {
 				objects[kv.Key] = o
 			}
 		}
@@ -243,6 +266,7 @@ func (c *Cache) list(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.failed = nil
 	c.objects, c.sorted = objects, nil
 	c.release(c.ring)
 	c.ring, c.ringStart = nil, rev
@@ -289,11 +313,17 @@ func (c *Cache) watch(ctx context.Context) error {
 			if !ok {
 				return w.Err()
 			}
-			c.apply(batch)
+			if err := c.apply(ctx, batch); err != nil {
+				return err
+			}
 		case <-tick.C:
-			c.checkProgress(ctx, w, pw)
+			if err := c.checkProgress(ctx, w, pw); err != nil {
+				return err
+			}
 		case <-c.progressc:
-			c.checkProgress(ctx, w, pw)
+			if err := c.checkProgress(ctx, w, pw); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -302,21 +332,24 @@ func (c *Cache) watch(ctx context.Context) error {
 
 // checkProgress asks the upstream watch how far it has seen the store and,
 // once every event up to there is applied, moves the cache's revision there.
-func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage.ProgressWatcher) {
+// Its error is apply's.
+func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage.ProgressWatcher) error {
 	if pw == nil {
-		return
+		return nil
 	}
 	if err := pw.RequestProgress(ctx); err != nil {
-		return
+		return nil
 	}
 	p := pw.Progress()
 	for {
 		select {
 		case batch, ok := <-w.Events():
 			if !ok {
-				return
+				return nil
 			}
-			c.apply(batch)
+			if err := c.apply(ctx, batch); err != nil {
+				return err
+			}
 			continue
 		default:
 		}
@@ -329,22 +362,41 @@ func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage
 		c.dispatchProgress()
 		c.cfg.Observer.Applied(0, c.rev, len(c.objects))
 	}
+	return nil
 }
 
 // apply turns a batch into events, updates the objects and the ring, and
-// dispatches the events to the watchers.
-func (c *Cache) apply(batch []storage.Event) {
+// dispatches the events to the watchers. A value that does not convert
+// (Unconvertible) fails the cache (fail) with the events of the revisions
+// before it applied; apply returns its error, and the next watch from the
+// cache's revision tries it again.
+func (c *Cache) apply(ctx context.Context, batch []storage.Event) error {
 	events := make([]*Event, 0, len(batch))
+	var failed error
 	for _, se := range batch {
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.Type == storage.EventPut {
-			e.Cur = c.object(se.KV) // nil if undecodable: the key goes, as if deleted
+			// nil if undecodable: the key goes, as if deleted
+			if e.Cur, failed = c.object(ctx, se.KV); failed != nil {
+				for len(events) > 0 && events[len(events)-1].Rev == se.Revision {
+					events = events[:len(events)-1] // a revision is applied whole or not at all
+				}
+				break
+			}
 		}
 		events = append(events, e)
+	}
+	if failed != nil && ctx.Err() != nil {
+		return ctx.Err() // the cache stops: nothing failed
 	}
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if failed != nil {
+		defer c.failLocked(failed) // after the events before it are dispatched
+	} else {
+		c.failed = nil
+	}
 	kept := events[:0]
 	before := c.ringBytes
 	for _, e := range events {
@@ -386,6 +438,31 @@ func (c *Cache) apply(batch []storage.Event) {
 		c.trimArmed = true // an event may now age out with no write to come
 		c.askTrim()
 	}
+	return failed
+}
+
+// fail stops the cache serving, for err (an Unconvertible), until a list
+// or a batch applies whole: its watchers end with err after what they
+// have queued (a Status there ends the stream with an ERROR event, so
+// that clients list again), and WaitReady fails with it.
+func (c *Cache) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(err)
+}
+
+// failLocked is fail with mu held for writing.
+func (c *Cache) failLocked(err error) {
+	if c.failed == nil {
+		c.cfg.Logger.Error("watch cache cannot convert an object: its watchers end, and it retries", "prefix", c.cfg.Prefix, "err", err)
+	}
+	c.failed = err
+	c.eachWatcher(func(w *Watcher) {
+		w.park() // fed no more: err is its last item
+		w.end(err)
+	})
+	close(c.fresh)
+	c.fresh = make(chan struct{})
 }
 
 // maxBadKeys bounds the undecodable keys a cache remembers having
@@ -395,11 +472,14 @@ const maxBadKeys = 1024
 // object returns kv's object, or nil when kv cannot be decoded (written by
 // an older version, or a bug): that is logged and counted, once per key and
 // revision, and the cache serves the key as if it held nothing, so that one
-// bad value never stops the cache, its lists or its watchers.
-func (c *Cache) object(kv storage.KV) *Object {
-	o, err := c.codec.object(kv)
-	if err == nil {
-		return o
+// bad value never stops the cache, its lists or its watchers. A value that
+// does not convert is no such value: its error, an Unconvertible, is
+// returned.
+func (c *Cache) object(ctx context.Context, kv storage.KV) (*Object, error) {
+	o, err := c.codec.object(ctx, kv)
+	var unconvertible *Unconvertible
+	if err == nil || errors.As(err, &unconvertible) {
+		return o, err
 	}
 	c.badMu.Lock()
 	seen := c.bad[kv.Key] == kv.ModRevision
@@ -412,7 +492,7 @@ func (c *Cache) object(kv storage.KV) *Object {
 		c.cfg.Logger.Error("watch cache skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 		c.cfg.Observer.Undecodable()
 	}
-	return nil
+	return nil, nil
 }
 
 // replaceSorted swaps an updated object into the sorted view. mu held.

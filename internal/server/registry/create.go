@@ -56,7 +56,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 		if err != nil {
 			return out, err
 		}
-		return readBack(res, out)
+		return readBack(ctx, res, out)
 	}
 }
 
@@ -86,7 +86,7 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	if err := admit(ctx, obj, nil); err != nil {
 		return Written{}, err
 	}
-	value, err := encodeFor(res, obj)
+	value, err := encodeFor(ctx, res, obj)
 	if err != nil {
 		return Written{}, err
 	}

@@ -70,13 +70,13 @@ func encode(obj api.Object) ([]byte, error) {
 // stored once, in its storage version; events.k8s.io/v1 Events as core/v1
 // Events); obj is left as it was. Its errors are the request's: the
 // conversion's as it failed, others a 500.
-func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
+func encodeFor(ctx context.Context, res *resource.Resource, obj api.Object) ([]byte, error) {
 	var b []byte
 	var err error
 	switch {
 	case res.ToStorage != nil:
 		var stored api.Object
-		if stored, err = res.ToStorage(obj); err != nil {
+		if stored, err = res.ToStorage(ctx, obj); err != nil {
 			return nil, err
 		}
 		b, err = encode(stored)
@@ -98,14 +98,14 @@ func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
 // from the bytes it wrote: a CRD version's defaults applied, a conversion
 // webhook's round trip. A dry run wrote nothing: its object is converted
 // only when read (defaults).
-func readBack(res *resource.Resource, out Written) (Written, error) {
+func readBack(ctx context.Context, res *resource.Resource, out Written) (Written, error) {
 	var err error
 	switch {
 	case res.FromStorage == nil:
 	case out.Stored.Value != nil:
-		out.Object, err = Decode(res, out.Stored)
+		out.Object, err = Decode(ctx, res, out.Stored)
 	case res.ToStorage == nil:
-		out.Object, err = res.FromStorage(out.Object)
+		out.Object, err = res.FromStorage(ctx, out.Object)
 	}
 	return out, err
 }
@@ -135,7 +135,7 @@ func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name str
 	if err != nil {
 		return nil, err
 	}
-	return Decode(res, kv)
+	return Decode(ctx, res, kv)
 }
 
 // GetStored returns one object as stored, for Decode or JSON.
@@ -148,20 +148,33 @@ func (r *Registry) GetStored(ctx context.Context, res *resource.Resource, ns, na
 }
 
 // Decode returns the object a stored KV of res holds, as res serves it.
-// Its errors are Statuses: a conversion's as it failed, others a 500.
-func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
+// Its errors are Statuses: a conversion's as it failed (in a
+// ConversionError), others a 500. A conversion webhook's call ends with ctx.
+func Decode(ctx context.Context, res *resource.Resource, kv storage.KV) (api.Object, error) {
 	obj, err := decode(kv)
 	if err != nil {
 		return nil, apierror.Internal(err)
 	}
-	return convert(res, obj)
+	if obj, err = convert(ctx, res, obj); err != nil {
+		return nil, &ConversionError{Err: err}
+	}
+	return obj, nil
 }
+
+// ConversionError is Decode's error for a value that decoded but whose
+// conversion failed (a CRD's conversion webhook): unlike a value that
+// cannot be decoded, it may read later. It unwraps to the conversion's
+// Status.
+type ConversionError struct{ Err error }
+
+func (e *ConversionError) Error() string { return e.Err.Error() }
+func (e *ConversionError) Unwrap() error { return e.Err }
 
 // convert turns a stored object into res's form: its apiVersion (CRD
 // versions share storage), and its fields when res has FromStorage.
-func convert(res *resource.Resource, obj api.Object) (api.Object, error) {
+func convert(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
 	if res.FromStorage != nil {
-		return res.FromStorage(obj)
+		return res.FromStorage(ctx, obj)
 	}
 	obj["apiVersion"] = res.APIVersion()
 	return obj, nil

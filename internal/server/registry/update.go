@@ -34,7 +34,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil {
 			return Written{}, apierror.Internal(err)
 		}
-		if cur, err = convert(res, cur); err != nil {
+		if cur, err = convert(ctx, res, cur); err != nil {
 			return Written{}, err
 		}
 		next, err := tryUpdate(cur)
@@ -55,7 +55,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil || out.Stored.Value == nil {
 			return out, err // out.Object is the deleted one, as read
 		}
-		return readBack(res, out)
+		return readBack(ctx, res, out)
 	}
 }
 
@@ -77,7 +77,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 		deleted, err := r.deleteKV(ctx, res, kv, cur) // kube answers the deleted value
 		return Written{Object: deleted}, err
 	}
-	value, err := encodeFor(res, next)
+	value, err := encodeFor(ctx, res, next)
 	if err != nil {
 		return Written{}, err
 	}
