@@ -420,3 +420,41 @@ func TestConversionWebhookCancelled(t *testing.T) {
 	s.Close()
 	wait(c.freed, "the conversion of a cache that stopped")
 }
+
+// TestConversionWebhookCalls counts the webhook's calls for each write in
+// the version not stored, against kube's for the same request (its v2
+// watch cache aside, which converts each event once here as there): a
+// create encodes to the stored version and decodes what it wrote (2); an
+// update or a patch also reads the current object (kube's
+// GuaranteedUpdate encodes the cached one to compare) (3); a dry run
+// round-trips its result through the codec as kube's DryRunnableStorage
+// copyInto does, after reading the current object for an update.
+func TestConversionWebhookCalls(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	calls := func() int { return c.count("example.com/v1") + c.count("example.com/v2") }
+	for _, tt := range []struct {
+		name, method, path, body string
+		code, calls              int
+	}{
+		{"create", "POST", cronsV2, `{"metadata":{"name":"a"},"spec":{"replicas":"1"}}`, 201, 2},
+		{"update", "PUT", cronsV2 + "/a", `{"apiVersion":"example.com/v2","kind":"Cron","metadata":{"name":"a"},"spec":{"replicas":"2"}}`, 200, 3},
+		{"patch", "PATCH", cronsV2 + "/a", `{"spec":{"replicas":"3"}}`, 200, 3},
+		{"dry-run create", "POST", cronsV2 + "?dryRun=All", `{"metadata":{"name":"b"},"spec":{"replicas":"1"}}`, 201, 2},
+		{"dry-run patch", "PATCH", cronsV2 + "/a?dryRun=All", `{"spec":{"replicas":"4"}}`, 200, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := calls()
+			r := do(t, ts, tt.method, tt.path, "", tt.body)
+			if r.code != tt.code || at(r.obj, "apiVersion") != "example.com/v2" {
+				t.Fatalf("%d %v", r.code, r.obj)
+			}
+			if got := calls() - before; got != tt.calls {
+				t.Errorf("%d calls of the webhook, want kube's %d", got, tt.calls)
+			}
+		})
+	}
+}

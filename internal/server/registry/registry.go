@@ -68,16 +68,14 @@ func encode(obj api.Object) ([]byte, error) {
 
 // encodeFor is encode in the form res is stored in (a CRD's objects are
 // stored once, in its storage version; events.k8s.io/v1 Events as core/v1
-// Events); obj is left as it was. Its errors are the request's: the
-// conversion's as it failed, others a 500.
-func encodeFor(ctx context.Context, res *resource.Resource, obj api.Object) ([]byte, error) {
-	var b []byte
-	var err error
+// Events); obj is left as it was. With ToStorage, it also returns the
+// stored object the bytes encode, for readBack. Its errors are the
+// request's: the conversion's as it failed, others a 500.
+func encodeFor(ctx context.Context, res *resource.Resource, obj api.Object) (b []byte, stored api.Object, err error) {
 	switch {
 	case res.ToStorage != nil:
-		var stored api.Object
 		if stored, err = res.ToStorage(ctx, obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b, err = encode(stored)
 	case res.Storage == nil:
@@ -89,24 +87,31 @@ func encodeFor(ctx context.Context, res *resource.Resource, obj api.Object) ([]b
 		obj["apiVersion"] = served
 	}
 	if err != nil {
-		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return nil, nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
-	return b, nil
+	return b, stored, nil
 }
 
-// readBack answers a write as kube's store does, with the object decoded
-// from the bytes it wrote: a CRD version's defaults applied, a conversion
-// webhook's round trip. A dry run wrote nothing: its object is converted
-// only when read (defaults).
+// readBack answers a write as kube's store does, with the object its codec
+// decodes from what was written (a dry run's too, as kube's dry-run
+// storage round-trips through the codec): a resource stored in another
+// form (ToStorage) answers its stored object converted back, a conversion
+// webhook's round trip; one that only reads with defaults (FromStorage)
+// answers the written object with them. Neither parses the bytes written
+// again: the objects they were encoded from are at hand.
 func readBack(ctx context.Context, res *resource.Resource, out Written) (Written, error) {
 	var err error
 	switch {
 	case res.FromStorage == nil:
-	case out.Stored.Value != nil:
-		out.Object, err = Decode(ctx, res, out.Stored)
-	case res.ToStorage == nil:
+	case out.stored != nil:
+		if rev := out.Stored.ModRevision; rev != 0 { // a dry-run create has none
+			withRevision(out.stored, rev)
+		}
+		out.Object, err = res.FromStorage(ctx, out.stored)
+	default:
 		out.Object, err = res.FromStorage(ctx, out.Object)
 	}
+	out.stored = nil
 	return out, err
 }
 
