@@ -162,8 +162,11 @@ func (cs *caches) close() {
 // that cannot be decoded.
 func cacheDecode(ctx context.Context, res *resource.Resource, kv storage.KV) (api.Object, error) {
 	obj, err := registry.Decode(ctx, res, kv)
+	if err == nil {
+		return obj, nil
+	}
 	if ce := (*registry.ConversionError)(nil); errors.As(err, &ce) {
 		return nil, &watchcache.Unconvertible{Err: ce.Err}
 	}
-	return obj, err
+	return nil, err
 }

@@ -477,9 +477,11 @@ const maxBadKeys = 1024
 // returned.
 func (c *Cache) object(ctx context.Context, kv storage.KV) (*Object, error) {
 	o, err := c.codec.object(ctx, kv)
-	var unconvertible *Unconvertible
-	if err == nil || errors.As(err, &unconvertible) {
-		return o, err
+	if err == nil {
+		return o, nil
+	}
+	if u := (*Unconvertible)(nil); errors.As(err, &u) {
+		return nil, err
 	}
 	c.badMu.Lock()
 	seen := c.bad[kv.Key] == kv.ModRevision
