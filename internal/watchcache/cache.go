@@ -39,6 +39,12 @@ type Config struct {
 	// ProgressInterval is how often the cache asks the store how far it has
 	// seen it, so that its revision moves with writes to other prefixes.
 	ProgressInterval time.Duration
+	// UnconvertibleRelist is how long the cache resumes its watch at a
+	// value that does not convert (Unconvertible) before it lists instead:
+	// a list reads the current values, so one deleted or rewritten since
+	// no longer stops it. kube's cacher retries its watch as long (its
+	// reflector's MaxInternalErrorRetryDuration, 30 s) before it relists.
+	UnconvertibleRelist time.Duration
 	// Logger receives errors of the upstream watch; nil means slog.Default().
 	Logger *slog.Logger
 	// Observer is told what the cache does, for metrics; nil means nothing is.
@@ -63,12 +69,13 @@ type Config struct {
 // 36 updates of 900 KiB ones.
 func DefaultConfig() Config {
 	return Config{
-		RingMaxEvents:      100_000,
-		RingMinEvents:      1024,
-		RingMaxAge:         10 * time.Minute,
-		RingMaxBytes:       64 << 20,
-		WatcherBufferBytes: 4 << 20,
-		ProgressInterval:   time.Second,
+		RingMaxEvents:       100_000,
+		RingMinEvents:       1024,
+		RingMaxAge:          10 * time.Minute,
+		RingMaxBytes:        64 << 20,
+		WatcherBufferBytes:  4 << 20,
+		ProgressInterval:    time.Second,
+		UnconvertibleRelist: 30 * time.Second,
 	}
 }
 
@@ -80,6 +87,7 @@ func (c *Config) setDefaults() {
 	c.RingMaxBytes = cmp.Or(c.RingMaxBytes, d.RingMaxBytes)
 	c.WatcherBufferBytes = cmp.Or(c.WatcherBufferBytes, d.WatcherBufferBytes)
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, d.ProgressInterval)
+	c.UnconvertibleRelist = cmp.Or(c.UnconvertibleRelist, d.UnconvertibleRelist)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -128,8 +136,10 @@ type Cache struct {
 	npolled int
 	fresh   chan struct{} // closed and replaced whenever rev advances, or failed is set
 	// failed is why the cache cannot convert a value it must hold (an
-	// Unconvertible), until it can: it then serves no list or watch.
-	failed error
+	// Unconvertible), since failedAt, until it can: it then serves no list
+	// or watch.
+	failed   error
+	failedAt time.Time
 
 	alt       altAccount    // the ring's events' second encodings, made without mu
 	progressc chan struct{} // asks the run loop for a progress check
@@ -213,7 +223,8 @@ func (c *Cache) Revision() int64 {
 // run lists, then watches, until ctx ends: a broken watch resumes from the
 // cache's revision; only a compacted one makes it list again. A value that
 // does not convert (Unconvertible) breaks the watch before it: resuming
-// from the same revision tries it again.
+// from the same revision tries it again, and after UnconvertibleRelist a
+// list does.
 func (c *Cache) run(ctx context.Context) {
 	relist := true
 	backoff := newBackoff()
@@ -229,7 +240,7 @@ func (c *Cache) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		relist = errors.Is(err, storage.ErrCompacted)
+		relist = errors.Is(err, storage.ErrCompacted) || c.failedFor() > c.cfg.UnconvertibleRelist
 		c.cfg.Logger.Warn("watch cache upstream watch ended", "prefix", c.cfg.Prefix, "err", err, "relist", relist)
 		backoff.wait(ctx)
 	}
@@ -441,6 +452,16 @@ func (c *Cache) apply(ctx context.Context, batch []storage.Event) error {
 	return failed
 }
 
+// failedFor is how long the cache has failed (fail), 0 if it has not.
+func (c *Cache) failedFor() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.failed == nil {
+		return 0
+	}
+	return time.Since(c.failedAt)
+}
+
 // fail stops the cache serving, for err (an Unconvertible), until a list
 // or a batch applies whole: its watchers end with err after what they
 // have queued (a Status there ends the stream with an ERROR event, so
@@ -454,6 +475,7 @@ func (c *Cache) fail(err error) {
 // failLocked is fail with mu held for writing.
 func (c *Cache) failLocked(err error) {
 	if c.failed == nil {
+		c.failedAt = time.Now()
 		c.cfg.Logger.Error("watch cache cannot convert an object: its watchers end, and it retries", "prefix", c.cfg.Prefix, "err", err)
 	}
 	c.failed = err

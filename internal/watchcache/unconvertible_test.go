@@ -14,12 +14,13 @@ import (
 
 var errWebhookDown = errors.New("the webhook is down")
 
-// refusingCache is a cache whose codec cannot convert anything while down.
-func refusingCache(t *testing.T, s storage.Interface, cfg Config, down *atomic.Bool) *Cache {
+// refusingCache is a cache whose codec cannot convert anything while
+// down, or, if only is set, only the value of that key.
+func refusingCache(t *testing.T, s storage.Interface, cfg Config, down *atomic.Bool, only string) *Cache {
 	t.Helper()
 	cfg.Storage, cfg.Prefix, cfg.Codec = s, prefix, testCodec
 	cfg.Codec.Decode = func(ctx context.Context, kv storage.KV) (api.Object, error) {
-		if down.Load() {
+		if down.Load() && (only == "" || kv.Key == prefix+only) {
 			return nil, &Unconvertible{Err: errWebhookDown}
 		}
 		return testCodec.Decode(ctx, kv)
@@ -44,7 +45,7 @@ func testUnconvertibleStopsTheCache(t *testing.T, watch func(*testing.T, *Cache,
 	s := memory.New()
 	defer s.Close()
 	var down atomic.Bool
-	c := refusingCache(t, s, Config{}, &down)
+	c := refusingCache(t, s, Config{}, &down, "")
 	wr := newWriter(t, s)
 	wr.put("ns", "a", nil)
 	w := watch(t, c, WatchOptions{From: wr.put("ns", "b", nil)})
@@ -85,7 +86,7 @@ func TestUnconvertibleEndsReplay(t *testing.T) {
 	s := memory.New()
 	defer s.Close()
 	var down atomic.Bool
-	c := refusingCache(t, s, Config{RingMaxEvents: 1, RingMinEvents: 1}, &down)
+	c := refusingCache(t, s, Config{RingMaxEvents: 1, RingMinEvents: 1}, &down, "")
 	wr := newWriter(t, s)
 	from := wr.put("ns", "a", nil)
 	wr.put("ns", "b", nil)
@@ -96,5 +97,31 @@ func TestUnconvertibleEndsReplay(t *testing.T) {
 	defer cancel()
 	if items, err := next(ctx, w); !errors.Is(err, errWebhookDown) {
 		t.Errorf("the replaying watcher got %v, %v; want %v", items, err, errWebhookDown)
+	}
+}
+
+// TestUnconvertibleDeletedRelists: a value that does not convert and is
+// then deleted stops the cache only until it lists again
+// (UnconvertibleRelist): resuming the watch would meet it for ever.
+func TestUnconvertibleDeletedRelists(t *testing.T) {
+	s := memory.New()
+	defer s.Close()
+	var down atomic.Bool
+	down.Store(true)
+	c := refusingCache(t, s, Config{UnconvertibleRelist: time.Nanosecond}, &down, "ns/bad")
+	wr := newWriter(t, s)
+	wr.put("ns", "a", nil)
+	wr.put("ns", "bad", nil)
+	rev := wr.del("ns", "bad")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := c.WaitFresh(ctx, rev); err != nil {
+		t.Fatalf("the cache never got past the deleted value: %v", err)
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		t.Errorf("WaitReady: %v", err)
+	}
+	if objs, _ := c.List(Filter{}); len(objs) != 1 || objs[0].Key != prefix+"ns/a" {
+		t.Errorf("the cache lists %d objects, want a alone", len(objs))
 	}
 }
