@@ -322,8 +322,8 @@ func (ws *webhookSource) Equivalents(r webhook.GVR, subresource string) []webhoo
 		out = append(out, webhook.Equivalent{
 			Resource: webhook.GVR{Group: other.Group, Version: other.Version, Resource: other.Plural},
 			Kind:     webhook.GVK{Group: other.Group, Version: other.Version, Kind: other.Kind},
-			Convert:  func(o api.Object) (api.Object, error) { return convertVia(res, other, o) },
-			Back:     func(o api.Object) (api.Object, error) { return convertVia(other, res, o) },
+			Convert:  func(ctx context.Context, o api.Object) (api.Object, error) { return convertVia(ctx, res, other, o) },
+			Back:     func(ctx context.Context, o api.Object) (api.Object, error) { return convertVia(ctx, other, res, o) },
 		})
 	}
 	return out
@@ -331,19 +331,19 @@ func (ws *webhookSource) Equivalents(r webhook.GVR, subresource string) []webhoo
 
 // convertVia is a new object, obj of from as to serves it, converted
 // through the stored form.
-func convertVia(from, to *resource.Resource, obj api.Object) (api.Object, error) {
+func convertVia(ctx context.Context, from, to *resource.Resource, obj api.Object) (api.Object, error) {
 	stored := obj.DeepCopy()
 	var err error
 	switch {
 	case from.ToStorage != nil:
-		if stored, err = from.ToStorage(stored); err != nil {
+		if stored, err = from.ToStorage(ctx, stored); err != nil {
 			return nil, err
 		}
 	case from.Storage != nil:
 		stored["apiVersion"] = from.Storage.APIVersion()
 	}
 	if to.FromStorage != nil {
-		return to.FromStorage(stored)
+		return to.FromStorage(ctx, stored)
 	}
 	stored["apiVersion"] = to.APIVersion()
 	return stored, nil

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"sync"
 
@@ -108,7 +110,7 @@ func cacheCodec(res *resource.Resource) watchcache.Codec {
 	}
 	maps.Copy(fields, res.FieldPaths)
 	return watchcache.Codec{
-		Decode:    func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
+		Decode:    func(ctx context.Context, kv storage.KV) (api.Object, error) { return cacheDecode(ctx, res, kv) },
 		Fields:    fields,
 		Fallbacks: res.FieldFallbacks,
 		Encode:    func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
@@ -153,4 +155,18 @@ func (cs *caches) close() {
 		e.cache.Close()
 	}
 	cs.wg.Wait()
+}
+
+// cacheDecode is registry.Decode for res's cache, which retries a value
+// whose conversion failed (watchcache.Unconvertible) where it skips one
+// that cannot be decoded.
+func cacheDecode(ctx context.Context, res *resource.Resource, kv storage.KV) (api.Object, error) {
+	obj, err := registry.Decode(ctx, res, kv)
+	if err == nil {
+		return obj, nil
+	}
+	if ce := (*registry.ConversionError)(nil); errors.As(err, &ce) {
+		return nil, &watchcache.Unconvertible{Err: ce.Err}
+	}
+	return nil, err
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -32,10 +34,13 @@ type converter struct {
 	mu       sync.Mutex
 	mode     string         // "" converts; see serve for the others
 	to       map[string]int // objects converted, by desired apiVersion
+	// hung and freed are told (if they have room) of a call that "hang"
+	// holds, and of its end when its caller gave up.
+	hung, freed chan struct{}
 }
 
 func startConverter(t testing.TB) *converter {
-	c := &converter{to: map[string]int{}}
+	c := &converter{to: map[string]int{}, hung: make(chan struct{}, 8), freed: make(chan struct{}, 8)}
 	c.srv = httptest.NewTLSServer(http.HandlerFunc(c.serve))
 	t.Cleanup(c.srv.Close)
 	c.caBundle = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.srv.Certificate().Raw}))
@@ -100,6 +105,11 @@ func (c *converter) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := map[string]any{"uid": req.UID, "result": map[string]any{"status": "Success"}, "convertedObjects": out}
 	switch mode {
+	case "hang":
+		tell(c.hung)
+		<-r.Context().Done()
+		tell(c.freed)
+		return
 	case "down":
 		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			conn.Close() // the connection drops with no answer
@@ -116,6 +126,14 @@ func (c *converter) serve(w http.ResponseWriter, r *http.Request) {
 		resp["convertedObjects"] = []any{}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": resp})
+}
+
+// tell signals ch if it has room.
+func tell(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // cronCRD defines crons, stored in v1 and served in v1 and v2, converted
@@ -278,4 +296,165 @@ func TestConversionValidation(t *testing.T) {
 			check: wantCauses("spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook",
 				"spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook")},
 	})
+}
+
+// TestConversionWebhookFailsWatch: a conversion that fails in the watch
+// cache of a version not stored deletes nothing: that version's watchers
+// end with the conversion's error, as kube's storage watch reports it (an
+// ERROR event); its lists answer that error, not a list without the
+// object, and its watches 429, as kube's cacher while it cannot
+// initialize. Once the webhook answers again, a list and a watch from it
+// see every object. The stored version's watchers go on.
+func TestConversionWebhookFailsWatch(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	create := func(name string, size int) string {
+		t.Helper()
+		r := do(t, ts, "POST", cronsV1, "", fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"size":%d}}`, name, size))
+		if r.code != http.StatusCreated {
+			t.Fatalf("create %s in v1: %d %v", name, r.code, r.obj)
+		}
+		return r.obj.ResourceVersion()
+	}
+	create("a", 1)
+	v2 := openWatch(t, ts.Client(), ts.URL+cronsV2+"?watch=true")
+	if ev := v2.next(1, false)[0]; ev.Type != "ADDED" || at(ev.Object, "spec.replicas") != "1" {
+		t.Fatalf("v2 watcher: %s %v", ev.Type, ev.Object)
+	}
+	v1 := openWatch(t, ts.Client(), ts.URL+cronsV1+"?watch=true")
+	v1.next(1, false)
+
+	c.set("fail")
+	// Written as they come, in the stored version: only v2's cache converts.
+	if r := do(t, ts, "PATCH", cronsV1+"/a", "", `{"spec":{"size":5}}`); r.code != http.StatusOK {
+		t.Fatalf("patch a in v1: %d %v", r.code, r.obj)
+	}
+	rev := create("b", 2)
+	const message = "Internal error occurred: conversion for example.com/v1, Kind=Cron failed: conversion webhook for , Kind= failed: the test says no"
+	ev := v2.next(1, false)[0]
+	if ev.Type != "ERROR" || at(ev.Object, "kind") != "Status" || at(ev.Object, "code") != "500" ||
+		at(ev.Object, "reason") != "InternalError" || at(ev.Object, "message") != message {
+		t.Fatalf("v2 watcher got %s %v, want an ERROR with kube's 500 %q", ev.Type, ev.Object, message)
+	}
+	if v2.lines.Scan() {
+		t.Errorf("the v2 stream goes on after its ERROR: %s", v2.lines.Text())
+	}
+	if evs := v1.next(2, false); evs[0].Type != "MODIFIED" || evs[1].Type != "ADDED" || at(evs[1].Object, "metadata.name") != "b" {
+		t.Errorf("v1 watcher: %v", evs)
+	}
+	for _, path := range []string{cronsV2, cronsV2 + "?resourceVersion=0"} {
+		if r := do(t, ts, "GET", path, "", ""); r.code != http.StatusInternalServerError || at(r.obj, "message") != message {
+			t.Errorf("list %s while the webhook fails: %d %v, want 500 %q", path, r.code, r.obj, message)
+		}
+	}
+	if r := do(t, ts, "GET", cronsV2+"?watch=true", "", ""); r.code != http.StatusTooManyRequests {
+		t.Errorf("watch while the webhook fails: %d %v, want 429", r.code, r.obj)
+	}
+
+	c.set("")
+	res, _ := s.catalog.Get("example.com", "v2", "crons")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	n, _ := strconv.ParseInt(rev, 10, 64)
+	if err := s.caches.get(res).WaitFresh(ctx, n); err != nil { // its retries reach b
+		t.Fatalf("the v2 cache did not recover: %v", err)
+	}
+	r := do(t, ts, "GET", cronsV2, "", "")
+	if r.code != http.StatusOK || at(r.obj, "items.0.spec.replicas") != "5" || at(r.obj, "items.1.spec.replicas") != "2" {
+		t.Fatalf("list in v2 after the webhook recovered: %d %v", r.code, r.obj)
+	}
+	again := openWatch(t, ts.Client(), ts.URL+cronsV2+"?watch=true&resourceVersion="+r.obj.ResourceVersion())
+	create("c", 3)
+	if ev := again.next(1, false)[0]; ev.Type != "ADDED" || at(ev.Object, "metadata.name") != "c" || at(ev.Object, "spec.replicas") != "3" {
+		t.Errorf("v2 watch from the list: %s %v", ev.Type, ev.Object)
+	}
+}
+
+// TestConversionWebhookCancelled: a conversion call ends when the request
+// that needs it does, not at the webhook's 30 s bound, and so does one a
+// watch cache makes when the cache stops.
+func TestConversionWebhookCancelled(t *testing.T) {
+	s, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	if r := do(t, ts, "POST", cronsV1, "", `{"metadata":{"name":"a"},"spec":{"size":1}}`); r.code != http.StatusCreated {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	// A conversion ends well before ConversionTimeout if it ends with its caller.
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+
+	c.set("hang")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+cronsV2+"/a", nil)
+		if resp, err := ts.Client().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	wait(c.hung, "the get's conversion")
+	cancel()
+	wait(c.freed, "the conversion of a get whose client left")
+	<-done
+
+	c.set("")
+	openWatch(t, ts.Client(), ts.URL+cronsV2+"?watch=true").next(1, false) // v2's cache runs
+	c.set("hang")
+	if r := do(t, ts, "POST", cronsV1, "", `{"metadata":{"name":"b"},"spec":{"size":2}}`); r.code != http.StatusCreated {
+		t.Fatalf("create: %d %v", r.code, r.obj)
+	}
+	wait(c.hung, "the v2 cache's conversion")
+	s.Close()
+	wait(c.freed, "the conversion of a cache that stopped")
+}
+
+// TestConversionWebhookCalls counts the webhook's calls for each write in
+// the version not stored, against kube's for the same request (its v2
+// watch cache aside, which converts each event once here as there): a
+// create encodes to the stored version and decodes what it wrote (2); an
+// update or a patch also reads the current object (kube's
+// GuaranteedUpdate encodes the cached one to compare) (3); a dry run
+// round-trips its result through the codec as kube's DryRunnableStorage
+// copyInto does, after reading the current object for an update.
+func TestConversionWebhookCalls(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	c := startConverter(t)
+	if r := do(t, ts, "POST", crdsPath, "", c.cronCRD()); r.code != http.StatusCreated {
+		t.Fatalf("creating the definition: %d %v", r.code, r.obj)
+	}
+	calls := func() int { return c.count("example.com/v1") + c.count("example.com/v2") }
+	for _, tt := range []struct {
+		name, method, path, body string
+		code, calls              int
+	}{
+		{"create", "POST", cronsV2, `{"metadata":{"name":"a"},"spec":{"replicas":"1"}}`, 201, 2},
+		{"update", "PUT", cronsV2 + "/a", `{"apiVersion":"example.com/v2","kind":"Cron","metadata":{"name":"a"},"spec":{"replicas":"2"}}`, 200, 3},
+		{"patch", "PATCH", cronsV2 + "/a", `{"spec":{"replicas":"3"}}`, 200, 3},
+		{"dry-run create", "POST", cronsV2 + "?dryRun=All", `{"metadata":{"name":"b"},"spec":{"replicas":"1"}}`, 201, 2},
+		{"dry-run patch", "PATCH", cronsV2 + "/a?dryRun=All", `{"spec":{"replicas":"4"}}`, 200, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := calls()
+			r := do(t, ts, tt.method, tt.path, "", tt.body)
+			if r.code != tt.code || at(r.obj, "apiVersion") != "example.com/v2" {
+				t.Fatalf("%d %v", r.code, r.obj)
+			}
+			if got := calls() - before; got != tt.calls {
+				t.Errorf("%d calls of the webhook, want kube's %d", got, tt.calls)
+			}
+		})
+	}
 }

@@ -186,7 +186,7 @@ func (q *request) get() {
 	if q.writeStored(http.StatusOK, kv) {
 		return
 	}
-	obj, err := registry.Decode(q.res, kv)
+	obj, err := registry.Decode(q.r.Context(), q.res, kv)
 	if err != nil {
 		q.fail(err)
 		return

@@ -89,7 +89,7 @@ func (q *request) createToken() {
 		q.fail(err)
 		return
 	}
-	sa, err := registry.Decode(q.res, saKV)
+	sa, err := registry.Decode(q.r.Context(), q.res, saKV)
 	if err != nil {
 		q.fail(err)
 		return
@@ -206,7 +206,7 @@ func (q *request) boundSecret(ref *boundObjectRef) (*serviceaccount.Ref, error) 
 	if err != nil {
 		return nil, err
 	}
-	obj, err := registry.Decode(secrets, kv)
+	obj, err := registry.Decode(q.r.Context(), secrets, kv)
 	if err != nil {
 		return nil, err
 	}

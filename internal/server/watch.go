@@ -172,12 +172,20 @@ func (q *request) startWatch(wr watchRequest, deadline time.Time) (*watchcache.W
 	}
 	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)
 	defer cancel()
+	notReady := func(err error) error {
+		return apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1)
+	}
+	// As kube's cacher: one that cannot serve (a conversion failing) is a
+	// 429 before any wait for freshness.
+	if err := c.WaitReady(ctx); err != nil {
+		return nil, notReady(err)
+	}
 	if err := q.s.waitFresh(ctx, c, wr.fresh); err != nil {
 		return nil, err
 	}
 	w, err := c.Watch(ctx, wr.opts)
 	if err != nil {
-		return nil, apierror.TooManyRequests(fmt.Sprintf("the watch cache is not ready: %v", err), 1)
+		return nil, notReady(err)
 	}
 	return w, nil
 }

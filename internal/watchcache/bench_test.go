@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 	c := New(Config{Storage: memory.New(), Prefix: prefix, Codec: Codec{
-		Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(cms, kv) },
+		Decode: func(ctx context.Context, kv storage.KV) (api.Object, error) { return registry.Decode(ctx, cms, kv) },
 		Fields: map[string][]string{"metadata.name": {"metadata", "name"}, "metadata.namespace": {"metadata", "namespace"}},
 		Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(cms, kv) },
 	}})
@@ -46,6 +47,6 @@ func BenchmarkApply(b *testing.B) {
 	for b.Loop() {
 		rev++
 		kv := storage.KV{Key: prefix + "default/bench", Value: stored, ModRevision: rev}
-		c.apply([]storage.Event{{Type: storage.EventPut, Revision: rev, KV: kv}})
+		_ = c.apply(context.Background(), []storage.Event{{Type: storage.EventPut, Revision: rev, KV: kv}})
 	}
 }

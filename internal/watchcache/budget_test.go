@@ -414,7 +414,7 @@ func TestReplayCutReported(t *testing.T) {
 		batch = append(batch, storage.Event{Type: storage.EventPut, KV: storage.KV{Key: prefix + h.Key, Value: cm("ns", strings.TrimPrefix(h.Key, "ns/"), nil), ModRevision: h.Revision}, Revision: h.Revision})
 	}
 	b.chargeReplay(1) // another replay holds the bound
-	if cut := w.replayBatch(batch); !cut {
+	if cut, _ := w.replayBatch(context.Background(), batch); !cut {
 		t.Fatal("a replay that filled its queue under a full bound did not say it was cut")
 	}
 	if n, pos := queuedItems(w), w.pos; n != 1 || pos != batch[0].Revision {

@@ -39,6 +39,12 @@ type Config struct {
 	// ProgressInterval is how often the cache asks the store how far it has
 	// seen it, so that its revision moves with writes to other prefixes.
 	ProgressInterval time.Duration
+	// UnconvertibleRelist is how long the cache resumes its watch at a
+	// value that does not convert (Unconvertible) before it lists instead:
+	// a list reads the current values, so one deleted or rewritten since
+	// no longer stops it. kube's cacher retries its watch as long (its
+	// reflector's MaxInternalErrorRetryDuration, 30 s) before it relists.
+	UnconvertibleRelist time.Duration
 	// Logger receives errors of the upstream watch; nil means slog.Default().
 	Logger *slog.Logger
 	// Observer is told what the cache does, for metrics; nil means nothing is.
@@ -63,12 +69,13 @@ type Config struct {
 // 36 updates of 900 KiB ones.
 func DefaultConfig() Config {
 	return Config{
-		RingMaxEvents:      100_000,
-		RingMinEvents:      1024,
-		RingMaxAge:         10 * time.Minute,
-		RingMaxBytes:       64 << 20,
-		WatcherBufferBytes: 4 << 20,
-		ProgressInterval:   time.Second,
+		RingMaxEvents:       100_000,
+		RingMinEvents:       1024,
+		RingMaxAge:          10 * time.Minute,
+		RingMaxBytes:        64 << 20,
+		WatcherBufferBytes:  4 << 20,
+		ProgressInterval:    time.Second,
+		UnconvertibleRelist: 30 * time.Second,
 	}
 }
 
@@ -80,6 +87,7 @@ func (c *Config) setDefaults() {
 	c.RingMaxBytes = cmp.Or(c.RingMaxBytes, d.RingMaxBytes)
 	c.WatcherBufferBytes = cmp.Or(c.WatcherBufferBytes, d.WatcherBufferBytes)
 	c.ProgressInterval = cmp.Or(c.ProgressInterval, d.ProgressInterval)
+	c.UnconvertibleRelist = cmp.Or(c.UnconvertibleRelist, d.UnconvertibleRelist)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -126,7 +134,12 @@ type Cache struct {
 	// namespace they watch (the zero handle: all).
 	polled  map[unique.Handle[string]]*pollGroup
 	npolled int
-	fresh   chan struct{} // closed and replaced whenever rev advances
+	fresh   chan struct{} // closed and replaced whenever rev advances, or failed is set
+	// failed is why the cache cannot convert a value it must hold (an
+	// Unconvertible), since failedAt, until it can: it then serves no list
+	// or watch.
+	failed   error
+	failedAt time.Time
 
 	alt       altAccount    // the ring's events' second encodings, made without mu
 	progressc chan struct{} // asks the run loop for a progress check
@@ -173,13 +186,24 @@ func (c *Cache) Close() {
 
 var errClosed = errors.New("watch cache closed")
 
-// WaitReady waits until the cache has loaded its first list.
+// WaitReady waits until the cache has loaded its first list. It fails at
+// once while the cache cannot convert a value (Unconvertible), with that
+// error: the cache serves nothing then, rather than objects missing.
 func (c *Cache) WaitReady(ctx context.Context) error {
-	select {
-	case <-c.readyc:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		c.mu.RLock()
+		failed, changed := c.failed, c.fresh
+		c.mu.RUnlock()
+		if failed != nil {
+			return failed
+		}
+		select {
+		case <-c.readyc:
+			return nil
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -197,7 +221,10 @@ func (c *Cache) Revision() int64 {
 }
 
 // run lists, then watches, until ctx ends: a broken watch resumes from the
-// cache's revision; only a compacted one makes it list again.
+// cache's revision; only a compacted one makes it list again. A value that
+// does not convert (Unconvertible) breaks the watch before it: resuming
+// from the same revision tries it again, and after UnconvertibleRelist a
+// list does.
 func (c *Cache) run(ctx context.Context) {
 	relist := true
 	backoff := newBackoff()
@@ -213,7 +240,7 @@ func (c *Cache) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		relist = errors.Is(err, storage.ErrCompacted)
+		relist = errors.Is(err, storage.ErrCompacted) || c.failedFor() > c.cfg.UnconvertibleRelist
 		c.cfg.Logger.Warn("watch cache upstream watch ended", "prefix", c.cfg.Prefix, "err", err, "relist", relist)
 		backoff.wait(ctx)
 	}
@@ -232,7 +259,14 @@ func (c *Cache) list(ctx context.Context) error {
 		}
 		rev = page.Revision
 		for _, kv := range page.KVs {
-			if o := c.object(kv); o != nil {
+			o, err := c.object(ctx, kv)
+			if err != nil {
+				if ctx.Err() == nil { // else the cache stops: nothing failed
+					c.fail(err)
+				}
+				return err
+			}
+			if o != nil {
 				objects[kv.Key] = o
 			}
 		}
@@ -243,6 +277,7 @@ func (c *Cache) list(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.failed = nil
 	c.objects, c.sorted = objects, nil
 	c.release(c.ring)
 	c.ring, c.ringStart = nil, rev
@@ -289,11 +324,17 @@ func (c *Cache) watch(ctx context.Context) error {
 			if !ok {
 				return w.Err()
 			}
-			c.apply(batch)
+			if err := c.apply(ctx, batch); err != nil {
+				return err
+			}
 		case <-tick.C:
-			c.checkProgress(ctx, w, pw)
+			if err := c.checkProgress(ctx, w, pw); err != nil {
+				return err
+			}
 		case <-c.progressc:
-			c.checkProgress(ctx, w, pw)
+			if err := c.checkProgress(ctx, w, pw); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -302,21 +343,24 @@ func (c *Cache) watch(ctx context.Context) error {
 
 // checkProgress asks the upstream watch how far it has seen the store and,
 // once every event up to there is applied, moves the cache's revision there.
-func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage.ProgressWatcher) {
+// Its error is apply's.
+func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage.ProgressWatcher) error {
 	if pw == nil {
-		return
+		return nil
 	}
 	if err := pw.RequestProgress(ctx); err != nil {
-		return
+		return nil
 	}
 	p := pw.Progress()
 	for {
 		select {
 		case batch, ok := <-w.Events():
 			if !ok {
-				return
+				return nil
 			}
-			c.apply(batch)
+			if err := c.apply(ctx, batch); err != nil {
+				return err
+			}
 			continue
 		default:
 		}
@@ -329,22 +373,41 @@ func (c *Cache) checkProgress(ctx context.Context, w storage.Watcher, pw storage
 		c.dispatchProgress()
 		c.cfg.Observer.Applied(0, c.rev, len(c.objects))
 	}
+	return nil
 }
 
 // apply turns a batch into events, updates the objects and the ring, and
-// dispatches the events to the watchers.
-func (c *Cache) apply(batch []storage.Event) {
+// dispatches the events to the watchers. A value that does not convert
+// (Unconvertible) fails the cache (fail) with the events of the revisions
+// before it applied; apply returns its error, and the next watch from the
+// cache's revision tries it again.
+func (c *Cache) apply(ctx context.Context, batch []storage.Event) error {
 	events := make([]*Event, 0, len(batch))
+	var failed error
 	for _, se := range batch {
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.Type == storage.EventPut {
-			e.Cur = c.object(se.KV) // nil if undecodable: the key goes, as if deleted
+			// nil if undecodable: the key goes, as if deleted
+			if e.Cur, failed = c.object(ctx, se.KV); failed != nil {
+				for len(events) > 0 && events[len(events)-1].Rev == se.Revision {
+					events = events[:len(events)-1] // a revision is applied whole or not at all
+				}
+				break
+			}
 		}
 		events = append(events, e)
+	}
+	if failed != nil && ctx.Err() != nil {
+		return ctx.Err() // the cache stops: nothing failed
 	}
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if failed != nil {
+		defer c.failLocked(failed) // after the events before it are dispatched
+	} else {
+		c.failed = nil
+	}
 	kept := events[:0]
 	before := c.ringBytes
 	for _, e := range events {
@@ -386,6 +449,42 @@ func (c *Cache) apply(batch []storage.Event) {
 		c.trimArmed = true // an event may now age out with no write to come
 		c.askTrim()
 	}
+	return failed
+}
+
+// failedFor is how long the cache has failed (fail), 0 if it has not.
+func (c *Cache) failedFor() time.Duration {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.failed == nil {
+		return 0
+	}
+	return time.Since(c.failedAt)
+}
+
+// fail stops the cache serving, for err (an Unconvertible), until a list
+// or a batch applies whole: its watchers end with err after what they
+// have queued (a Status there ends the stream with an ERROR event, so
+// that clients list again), and WaitReady fails with it.
+func (c *Cache) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failLocked(err)
+}
+
+// failLocked is fail with mu held for writing.
+func (c *Cache) failLocked(err error) {
+	if c.failed == nil {
+		c.failedAt = time.Now()
+		c.cfg.Logger.Error("watch cache cannot convert an object: its watchers end, and it retries", "prefix", c.cfg.Prefix, "err", err)
+	}
+	c.failed = err
+	c.eachWatcher(func(w *Watcher) {
+		w.park() // fed no more: err is its last item
+		w.end(err)
+	})
+	close(c.fresh)
+	c.fresh = make(chan struct{})
 }
 
 // maxBadKeys bounds the undecodable keys a cache remembers having
@@ -395,11 +494,16 @@ const maxBadKeys = 1024
 // object returns kv's object, or nil when kv cannot be decoded (written by
 // an older version, or a bug): that is logged and counted, once per key and
 // revision, and the cache serves the key as if it held nothing, so that one
-// bad value never stops the cache, its lists or its watchers.
-func (c *Cache) object(kv storage.KV) *Object {
-	o, err := c.codec.object(kv)
+// bad value never stops the cache, its lists or its watchers. A value that
+// does not convert is no such value: its error, an Unconvertible, is
+// returned.
+func (c *Cache) object(ctx context.Context, kv storage.KV) (*Object, error) {
+	o, err := c.codec.object(ctx, kv)
 	if err == nil {
-		return o
+		return o, nil
+	}
+	if u := (*Unconvertible)(nil); errors.As(err, &u) {
+		return nil, err
 	}
 	c.badMu.Lock()
 	seen := c.bad[kv.Key] == kv.ModRevision
@@ -412,7 +516,7 @@ func (c *Cache) object(kv storage.KV) *Object {
 		c.cfg.Logger.Error("watch cache skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 		c.cfg.Observer.Undecodable()
 	}
-	return nil
+	return nil, nil
 }
 
 // replaceSorted swaps an updated object into the sorted view. mu held.

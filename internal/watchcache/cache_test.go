@@ -24,7 +24,7 @@ const prefix = "/registry/core/configmaps/"
 
 // testCodec decodes stored JSON objects as the server does.
 var testCodec = Codec{
-	Decode: func(kv storage.KV) (api.Object, error) {
+	Decode: func(_ context.Context, kv storage.KV) (api.Object, error) {
 		obj, err := api.ParseObject(kv.Value)
 		if err != nil {
 			return nil, err
@@ -537,12 +537,12 @@ func TestObjectDecodedOnDemand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			decodes := 0
 			codec := testCodec
-			codec.Decode = func(kv storage.KV) (api.Object, error) {
+			codec.Decode = func(ctx context.Context, kv storage.KV) (api.Object, error) {
 				decodes++
-				return testCodec.Decode(kv)
+				return testCodec.Decode(ctx, kv)
 			}
 			codec.Encode = tt.encode
-			o, err := codec.compile().object(storage.KV{Key: prefix + "ns/a", Value: stored, ModRevision: 7})
+			o, err := codec.compile().object(context.Background(), storage.KV{Key: prefix + "ns/a", Value: stored, ModRevision: 7})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -56,12 +57,12 @@ func TestWatchDecodesOncePerEvent(t *testing.T) {
 	defer s.Close()
 	var decodes atomic.Int32
 	codec := testCodec
-	codec.Decode = func(kv storage.KV) (api.Object, error) {
+	codec.Decode = func(ctx context.Context, kv storage.KV) (api.Object, error) {
 		decodes.Add(1)
-		return testCodec.Decode(kv)
+		return testCodec.Decode(ctx, kv)
 	}
 	codec.Encode = func(kv storage.KV) ([]byte, bool) {
-		obj, err := testCodec.Decode(kv) // the server splices the revision in; the count is of the cache's decodes
+		obj, err := testCodec.Decode(context.Background(), kv) // the server splices the revision in; the count is of the cache's decodes
 		if err != nil {
 			return nil, false
 		}

@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -29,7 +30,7 @@ type Object struct {
 	// ConfigMap is 3.8 KB of maps more for the GC to scan. Nor is it made
 	// for the above when the codec can encode without it. Obj decodes JSON
 	// on each call.
-	decode func(storage.KV) (api.Object, error)
+	decode func(context.Context, storage.KV) (api.Object, error)
 }
 
 // Obj returns the object decoded from its JSON, for what needs more than
@@ -38,8 +39,11 @@ type Object struct {
 // not leave every object of the resource holding its tree; the watch path
 // calls it at most once per event (Event.DeletedJSON; a protobuf watch's
 // encoding is made once per event, in Alt).
+//
+// Its JSON is in the cache's form already: decoding it converts nothing
+// (a conversion webhook is not called), so it needs no caller's context.
 func (o *Object) Obj() (api.Object, error) {
-	return o.decode(storage.KV{Key: o.Key, Value: o.JSON, ModRevision: o.Rev})
+	return o.decode(context.Background(), storage.KV{Key: o.Key, Value: o.JSON, ModRevision: o.Rev})
 }
 
 // Namespace is the object's metadata.namespace.
@@ -56,8 +60,10 @@ func (o *Object) Fields() map[string]string { return o.fields }
 type Codec struct {
 	// Decode returns the object a stored KV holds, with its resourceVersion.
 	// The cache also gives it an object's JSON as a KV's value, to decode
-	// the object again when it is asked for.
-	Decode func(kv storage.KV) (api.Object, error)
+	// the object again when it is asked for. ctx is the cache's, or a
+	// replaying watcher's: a conversion it makes ends with it. An error
+	// that is an *Unconvertible is not the value's fault (see there).
+	Decode func(ctx context.Context, kv storage.KV) (api.Object, error)
 	// Fields are the selectable fields, each the path of a scalar in the
 	// object ({"metadata", "name"}) read as selector.FieldValue does; a
 	// missing or mistyped one reads as "".
@@ -73,6 +79,18 @@ type Codec struct {
 	Encode func(kv storage.KV) ([]byte, bool)
 }
 
+// Unconvertible is a Codec.Decode error for a sound stored value that
+// cannot be turned into the cache's form now: a CustomResourceDefinition's
+// conversion webhook failed. Where a value that cannot be decoded is
+// skipped, as if deleted, this one stops the cache where it is: its
+// watchers end with Err, it serves no list or watch, and it retries
+// (with backoff) until the value converts, as kube's watch cache retries
+// its storage watch on the error event a failed conversion makes.
+type Unconvertible struct{ Err error }
+
+func (e *Unconvertible) Error() string { return e.Err.Error() }
+func (e *Unconvertible) Unwrap() error { return e.Err }
+
 // codec is a Codec with its fields' reader.
 type codec struct {
 	Codec
@@ -81,7 +99,7 @@ type codec struct {
 
 func (c Codec) compile() *codec { return &codec{Codec: c, fields: newFieldReader(c.Fields)} }
 
-func (c *codec) object(kv storage.KV) (*Object, error) {
+func (c *codec) object(ctx context.Context, kv storage.KV) (*Object, error) {
 	var b []byte
 	encoded := c.Encode != nil
 	if encoded {
@@ -92,7 +110,7 @@ func (c *codec) object(kv storage.KV) (*Object, error) {
 			return c.newObject(kv, b, a), nil
 		}
 	}
-	obj, err := c.Decode(kv)
+	obj, err := c.Decode(ctx, kv)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func TestBadKeysBounded(t *testing.T) {
 	var obs countingObserver
 	c := newCache(t, s, Config{Observer: &obs})
 	bad := func(i int) {
-		c.object(storage.KV{Key: fmt.Sprint(prefix, "ns/k", i), Value: []byte("{"), ModRevision: 1})
+		_, _ = c.object(context.Background(), storage.KV{Key: fmt.Sprint(prefix, "ns/k", i), Value: []byte("{"), ModRevision: 1})
 	}
 	for i := range maxBadKeys {
 		bad(i)

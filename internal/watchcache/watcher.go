@@ -94,6 +94,9 @@ func (c *Cache) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.failed != nil { // since WaitReady
+		return nil, c.failed
+	}
 	if opts.InitialEvents {
 		for _, o := range c.sortedLocked() {
 			if w.filter.matches(o) {
@@ -573,7 +576,7 @@ func (w *Watcher) replayStore(ctx context.Context, until int64) error {
 	for w.pos < until && !w.full() {
 		select {
 		case batch, ok := <-sw.Events():
-			if cut, err := w.replayReceived(sw, batch, ok); cut || err != nil {
+			if cut, err := w.replayReceived(ctx, sw, batch, ok); cut || err != nil {
 				return err
 			}
 		case <-tick.C:
@@ -609,7 +612,7 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 		}
 		select {
 		case batch, ok := <-sw.Events():
-			if cut, err := w.replayReceived(sw, batch, ok); cut || err != nil {
+			if cut, err := w.replayReceived(ctx, sw, batch, ok); cut || err != nil {
 				return err // a cut batch leaves pos before its rest
 			}
 			continue
@@ -626,11 +629,11 @@ func (w *Watcher) replayProgress(ctx context.Context, sw storage.Watcher, pw sto
 // replayReceived queues a batch received from the store's watch sw (ok
 // false: its end, an error), and says whether the queue filled before its
 // end (replayBatch).
-func (w *Watcher) replayReceived(sw storage.Watcher, batch []storage.Event, ok bool) (cut bool, err error) {
+func (w *Watcher) replayReceived(ctx context.Context, sw storage.Watcher, batch []storage.Event, ok bool) (cut bool, err error) {
 	if !ok {
 		return false, replayError(sw.Err(), w.pos)
 	}
-	return w.replayBatch(batch), nil
+	return w.replayBatch(ctx, batch)
 }
 
 // full reports whether the watcher's queue has used its budget, or holds
@@ -650,32 +653,39 @@ func (w *Watcher) fullLocked() bool {
 // replay must end at once: pos stays before the rest of the batch, which
 // only the next catch-up reads again; the store's next batch, or its
 // progress, would move pos past them (the shared bound may have room again
-// by then).
-func (w *Watcher) replayBatch(batch []storage.Event) (cut bool) {
-	w.lock()
-	defer w.unlock()
+// by then). A value that does not convert ends the replay with its error
+// (an Unconvertible), as it ends the cache's watchers.
+func (w *Watcher) replayBatch(ctx context.Context, batch []storage.Event) (cut bool, err error) {
 	for _, se := range batch {
-		if se.Revision != w.pos && w.fullLocked() {
-			return true
+		if se.Revision != w.pos && w.full() {
+			return true, nil
 		}
+		// Decoded with w unlocked: the dispatcher takes its lock under the
+		// cache's, and a conversion webhook's call must hold up neither.
 		// An undecodable value is no object, as in Cache.apply.
 		e := &Event{Rev: se.Revision, Key: se.KV.Key}
 		if se.PrevKV != nil {
-			e.Prev = w.c.object(*se.PrevKV)
+			if e.Prev, err = w.c.object(ctx, *se.PrevKV); err != nil {
+				return false, err
+			}
 		}
 		if se.Type == storage.EventPut {
-			e.Cur = w.c.object(se.KV)
+			if e.Cur, err = w.c.object(ctx, se.KV); err != nil {
+				return false, err
+			}
 		}
+		w.lock()
 		if e.Prev == nil && e.Cur == nil {
 			w.pos = e.Rev // nothing to send, but past it
-			continue
+		} else {
+			queued := w.queued
+			w.offer(e)
+			w.replayed += int64(w.queued - queued)
+			w.c.cfg.Budget.chargeReplay(int64(w.queued - queued))
 		}
-		queued := w.queued
-		w.offer(e)
-		w.replayed += int64(w.queued - queued)
-		w.c.cfg.Budget.chargeReplay(int64(w.queued - queued))
+		w.unlock()
 	}
-	return false
+	return false, nil
 }
 
 func replayError(err error, pos int64) error {

@@ -1,9 +1,11 @@
 package interop
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 )
@@ -75,7 +79,7 @@ func (c *CronV2) DeepCopyObject() runtime.Object {
 // versions through the binary.
 func TestControllerRuntimeConversion(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	calls := defineCrons(t, lw.URL)
+	hook := defineCrons(t, lw.URL)
 	ctx := t.Context()
 
 	dc := dynamicClient(t, lw.URL)
@@ -126,23 +130,33 @@ func TestControllerRuntimeConversion(t *testing.T) {
 			t.Fatal("no watch event in v2")
 		}
 	}
-	if calls.Load() == 0 {
+	if hook.calls.Load() == 0 {
 		t.Error("the conversion webhook was never called")
 	}
 }
 
+// cronHook is the conversion webhook defineCrons serves: it counts its
+// calls, and answers 503 while down.
+type cronHook struct {
+	calls atomic.Int64
+	down  atomic.Bool
+}
+
 // defineCrons serves controller-runtime's conversion webhook for crons and
-// defines crons on the server at url, converted by it; it returns the
-// count of the webhook's calls.
-func defineCrons(t *testing.T, url string) *atomic.Int64 {
+// defines crons on the server at url, converted by it.
+func defineCrons(t *testing.T, url string) *cronHook {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v1", Kind: "Cron"}, &CronV1{})
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Group: cronGroup, Version: "v2", Kind: "Cron"}, &CronV2{})
 	handler := crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())
-	calls := new(atomic.Int64)
+	ch := new(cronHook)
 	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+		ch.calls.Add(1)
+		if ch.down.Load() {
+			http.Error(w, "down for the test", http.StatusServiceUnavailable)
+			return
+		}
 		handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hook.Close)
@@ -173,7 +187,100 @@ func defineCrons(t *testing.T, url string) *atomic.Int64 {
 		t.Fatal(err)
 	}
 	waitServed(t, url+"/apis/"+cronGroup+"/v2/crons")
-	return calls
+	return ch
+}
+
+// TestConversionWebhookDownInformer: client-go's informer of the converted
+// version deletes nothing while the conversion webhook is down: its watch
+// ends with the conversion's error, its next ones are refused (429, which
+// client-go retries, as it does kube's cacher's while it cannot list) until
+// the webhook is back, and then it holds every object as last written.
+func TestConversionWebhookDownInformer(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	hook := defineCrons(t, lw.URL)
+	dc := dynamicClient(t, lw.URL)
+	ctx := t.Context()
+	v1 := dc.Resource(schema.GroupVersionResource{Group: cronGroup, Version: "v1", Resource: "crons"}).Namespace("default")
+	cron := func(name string, size int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": cronGroup + "/v1", "kind": "Cron", "metadata": map[string]any{"name": name}, "spec": map[string]any{"size": size}}}
+	}
+	a, err := v1.Create(ctx, cron("a", 1), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, "default", nil)
+	informer := factory.ForResource(schema.GroupVersionResource{Group: cronGroup, Version: "v2", Resource: "crons"}).Informer()
+	changed := make(chan struct{}, 1)
+	var deleted atomic.Int64
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify(changed) },
+		UpdateFunc: func(any, any) { notify(changed) },
+		DeleteFunc: func(any) { deleted.Add(1) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); informer.Run(stop) }()
+	defer func() { close(stop); <-done }()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	// A watch of our own, from the informer's revision, ends as the informer's does.
+	w2, err := dc.Resource(schema.GroupVersionResource{Group: cronGroup, Version: "v2", Resource: "crons"}).Namespace("default").
+		Watch(ctx, metav1.ListOptions{ResourceVersion: informer.LastSyncResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+
+	hook.down.Store(true)
+	if _, err := v1.Update(ctx, withSize(a, 5), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1.Create(ctx, cron("b", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w2.ResultChan():
+		if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != http.StatusInternalServerError || !strings.Contains(st.Message, "conversion webhook for") {
+			t.Fatalf("watch in v2 while the webhook is down: %s %v, want the conversion's error", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event in v2")
+	}
+	hook.down.Store(false)
+
+	want := map[string]string{"a": "5", "b": "2"}
+	deadline := time.After(90 * time.Second) // client-go's list backoff, then the watch's
+	for {
+		got := map[string]string{}
+		for _, o := range informer.GetStore().List() {
+			u := o.(*unstructured.Unstructured)
+			got[u.GetName()], _, _ = unstructured.NestedString(u.Object, "spec", "replicas")
+		}
+		if maps.Equal(got, want) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the informer holds %v, want %v", got, want)
+		}
+	}
+	if n := deleted.Load(); n != 0 {
+		t.Errorf("the informer saw %d deletions; nothing was deleted", n)
+	}
+}
+
+// notify signals ch if it has room.
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // TestKubectlConversion: kubectl creates a cron in the converted version

@@ -112,8 +112,9 @@ type conversionReview struct {
 // already (kube sends only the objects that need converting), else the
 // webhook's answer, checked as kube checks it, with obj's metadata but for
 // the labels and annotations the webhook may change. Errors are kube's
-// messages in a 500.
-func (c *webhookConverter) convert(obj api.Object, apiVersion string) (api.Object, error) {
+// messages in a 500. The call ends with ctx: the request's, or the watch
+// cache's.
+func (c *webhookConverter) convert(ctx context.Context, obj api.Object, apiVersion string) (api.Object, error) {
 	from, _ := obj["apiVersion"].(string)
 	if from == apiVersion {
 		return obj, nil
@@ -121,7 +122,7 @@ func (c *webhookConverter) convert(obj api.Object, apiVersion string) (api.Objec
 	kind, _ := obj["kind"].(string)
 	what := gvk(from, kind)
 	start := time.Now()
-	converted, failure, err := c.call(obj, apiVersion)
+	converted, failure, err := c.call(ctx, obj, apiVersion)
 	if c.observer != nil {
 		c.observer.ObserveConversion(c.crd, versionOf(from), versionOf(apiVersion), time.Since(start).Seconds(), failure)
 	}
@@ -141,7 +142,7 @@ func (c *webhookConverter) convert(obj api.Object, apiVersion string) (api.Objec
 // webhook answered and, on failure, kube's failure type for the metrics.
 // kube's webhook converter names the list it sends in its errors, whose
 // kind is empty for a single object: hence "for , Kind=".
-func (c *webhookConverter) call(obj api.Object, apiVersion string) (api.Object, string, error) {
+func (c *webhookConverter) call(ctx context.Context, obj api.Object, apiVersion string) (api.Object, string, error) {
 	fail := func(err error) (api.Object, string, error) {
 		return nil, callFailure, fmt.Errorf("conversion webhook for , Kind= failed: %w", err)
 	}
@@ -156,7 +157,7 @@ func (c *webhookConverter) call(obj api.Object, apiVersion string) (api.Object, 
 	if err != nil {
 		return fail(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var rv conversionReview
 	if _, err := c.endpoint.Post(ctx, body, &rv); err != nil {

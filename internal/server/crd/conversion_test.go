@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -37,7 +38,7 @@ func TestConversionTimeout(t *testing.T) {
 	c := newWebhookConverter(d, d.Spec.Conversion, nil)
 	c.timeout = 100 * time.Millisecond
 	start := time.Now()
-	_, err = c.convert(api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
+	_, err = c.convert(context.Background(), api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
 	took := time.Since(start)
 	want := "Internal error occurred: conversion for example.com/v1, Kind=Cron failed: conversion webhook for , Kind= failed: Post "
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "context deadline exceeded") {
@@ -82,7 +83,7 @@ func TestConversionReviewVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := newWebhookConverter(d, d.Spec.Conversion, nil).convert(api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
+			out, err := newWebhookConverter(d, d.Spec.Conversion, nil).convert(context.Background(), api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
 			if sent != tt.sent {
 				t.Errorf("sent a %q review, want %q", sent, tt.sent)
 			}

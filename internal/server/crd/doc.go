@@ -12,9 +12,15 @@
 // ConversionReview (v1 or v1beta1, the first of conversionReviewVersions)
 // per object that is not in the version wanted, its answer checked as kube
 // checks it (uid, result, count, apiVersion and kind, metadata but for
-// labels and annotations kept), within ConversionTimeout; a failure is the
+// labels and annotations kept), within ConversionTimeout and the caller's
+// context (a client that leaves cancels the call); a failure is the
 // request's 500 with kube's message. Each served version's watch cache
-// converts each event once, for all its watchers. Each version's
+// converts each event once, for all its watchers; a conversion that fails
+// there ends that version's watchers with the 500 as an ERROR event, and
+// the cache serves nothing (lists go to the store, watches are 429) until
+// the webhook converts the object (watchcache.Unconvertible). A write
+// calls the webhook as often as kube's does: to the stored version, back
+// for the answer, and, for an update, for the current object. Each version's
 // openAPIV3Schema prunes unknown fields, applies defaults and validates
 // objects (Schema); its additionalPrinterColumns (or kube's default Age)
 // become Table columns read with kube's JSONPath (ParsePath) and printed
@@ -57,9 +63,7 @@
 //
 // Conversion webhooks: a list read from the store (pages, exact reads;
 // not the watch cache) sends one review per object, as each object is
-// decoded (kube's storage decoder converts object by object too); an object
-// whose conversion fails is left out of that version's watch cache (as an
-// undecodable one) until its next write; objects stored in an older
+// decoded (kube's storage decoder converts object by object too); objects stored in an older
 // storage version are served in the current storage version by rewriting
 // apiVersion, not converted (the other versions convert them); services
 // are resolved by DNS.

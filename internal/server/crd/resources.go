@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -85,7 +86,7 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 			// stored before a default was added, and statuses a create
 			// dropped, read back with their defaults. Schemas without
 			// defaults keep reads that serve the stored bytes.
-			r.FromStorage = func(obj api.Object) (api.Object, error) {
+			r.FromStorage = func(_ context.Context, obj api.Object) (api.Object, error) {
 				obj["apiVersion"] = r.APIVersion()
 				s.PruneAndDefault(obj)
 				return obj, nil
@@ -107,9 +108,9 @@ func (d *definition) resource(v *version) (*resource.Resource, error) {
 // the version it is in, as kube's schema-coercing converter and defaulter
 // do after a conversion.
 func convertThrough(conv *webhookConverter, r, stored *resource.Resource) {
-	in := func(to *resource.Resource) func(api.Object) (api.Object, error) {
-		return func(obj api.Object) (api.Object, error) {
-			out, err := conv.convert(obj, to.APIVersion())
+	in := func(to *resource.Resource) func(context.Context, api.Object) (api.Object, error) {
+		return func(ctx context.Context, obj api.Object) (api.Object, error) {
+			out, err := conv.convert(ctx, obj, to.APIVersion())
 			if err == nil && to.PruneAndDefault != nil {
 				to.PruneAndDefault(out)
 			}

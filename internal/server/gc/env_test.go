@@ -61,7 +61,7 @@ func (e *env) cache(res *resource.Resource) *watchcache.Cache {
 	c := watchcache.New(watchcache.Config{
 		Storage: e.store, Prefix: res.KeyPrefix(""),
 		Codec: watchcache.Codec{
-			Decode: func(kv storage.KV) (api.Object, error) { return registry.Decode(res, kv) },
+			Decode: func(ctx context.Context, kv storage.KV) (api.Object, error) { return registry.Decode(ctx, res, kv) },
 			Fields: map[string][]string{"metadata.name": {"metadata", "name"}, "metadata.namespace": {"metadata", "namespace"}},
 			Encode: func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
 		},

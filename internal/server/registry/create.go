@@ -23,6 +23,9 @@ type Written struct {
 	// the response's bytes from it without encoding Object again. It is
 	// zero when the write deleted the object (its last finalizer removed).
 	Stored storage.KV
+	// stored is the object Stored holds when the resource converts to be
+	// stored (ToStorage), for readBack.
+	stored api.Object
 }
 
 // Create stores a new object in namespace ns and returns it as stored.
@@ -56,7 +59,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 		if err != nil {
 			return out, err
 		}
-		return readBack(res, out)
+		return readBack(ctx, res, out)
 	}
 }
 
@@ -86,7 +89,7 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 	if err := admit(ctx, obj, nil); err != nil {
 		return Written{}, err
 	}
-	value, err := encodeFor(res, obj)
+	value, stored, err := encodeFor(ctx, res, obj)
 	if err != nil {
 		return Written{}, err
 	}
@@ -99,10 +102,10 @@ func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj a
 		return Written{}, apierror.FromStorage(err, target(res, obj.Name()))
 	}
 	if rev == 0 {
-		return Written{Object: obj}, nil // a dry run's: kube answers no resourceVersion
+		return Written{Object: obj, stored: stored}, nil // a dry run's: kube answers no resourceVersion
 	}
 	kv := storage.KV{Key: key, Value: value, CreateRevision: rev, ModRevision: rev}
-	return Written{Object: withRevision(obj, rev), Stored: kv}, nil
+	return Written{Object: withRevision(obj, rev), Stored: kv, stored: stored}, nil
 }
 
 // checkNamespace fails with 404 unless a namespaced resource's namespace exists.

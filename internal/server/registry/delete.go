@@ -72,7 +72,7 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
-		served, err := convert(res, cur.DeepCopy())
+		served, err := convert(ctx, res, cur.DeepCopy())
 		if err != nil {
 			return nil, false, err
 		}
@@ -246,7 +246,7 @@ func checkPreconditions(res *resource.Resource, cur api.Object, pre Precondition
 // do not change is answered as it is, with no write.
 func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object, fins []any, changed bool) (api.Object, error) {
 	if deleting(cur) && !changed {
-		return convert(res, cur)
+		return convert(ctx, res, cur)
 	}
 	next := cur.DeepCopy()
 	if !deleting(cur) {
@@ -274,7 +274,7 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 		}
 		return nil, apierror.FromStorage(err, target(res, cur.Name()))
 	}
-	return convert(res, withRevision(next, rev))
+	return convert(ctx, res, withRevision(next, rev))
 }
 
 // deleteKV removes the stored object if it is still at kv's revision and
@@ -295,7 +295,7 @@ func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv stor
 		}
 		return nil, apierror.FromStorage(err, target(res, cur.Name()))
 	}
-	return convert(res, withRevision(cur, rev))
+	return convert(ctx, res, withRevision(cur, rev))
 }
 
 // terminates reports whether kube-apiserver's storage for res marks an

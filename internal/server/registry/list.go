@@ -100,7 +100,7 @@ func (r *Registry) List(ctx context.Context, res *resource.Resource, ns string, 
 				r.log.Error("list skips an object it cannot decode", "key", kv.Key, "revision", kv.ModRevision, "err", err)
 				continue
 			}
-			if obj, err = convert(res, obj); err != nil {
+			if obj, err = convert(ctx, res, obj); err != nil {
 				return ListResult{}, err
 			}
 			if match(obj) {

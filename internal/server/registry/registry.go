@@ -68,16 +68,14 @@ func encode(obj api.Object) ([]byte, error) {
 
 // encodeFor is encode in the form res is stored in (a CRD's objects are
 // stored once, in its storage version; events.k8s.io/v1 Events as core/v1
-// Events); obj is left as it was. Its errors are the request's: the
-// conversion's as it failed, others a 500.
-func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
-	var b []byte
-	var err error
+// Events); obj is left as it was. With ToStorage, it also returns the
+// stored object the bytes encode, for readBack. Its errors are the
+// request's: the conversion's as it failed, others a 500.
+func encodeFor(ctx context.Context, res *resource.Resource, obj api.Object) (b []byte, stored api.Object, err error) {
 	switch {
 	case res.ToStorage != nil:
-		var stored api.Object
-		if stored, err = res.ToStorage(obj); err != nil {
-			return nil, err
+		if stored, err = res.ToStorage(ctx, obj); err != nil {
+			return nil, nil, err
 		}
 		b, err = encode(stored)
 	case res.Storage == nil:
@@ -89,24 +87,31 @@ func encodeFor(res *resource.Resource, obj api.Object) ([]byte, error) {
 		obj["apiVersion"] = served
 	}
 	if err != nil {
-		return nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
+		return nil, nil, apierror.Internal(fmt.Errorf("encoding %s: %w", res.Kind, err))
 	}
-	return b, nil
+	return b, stored, nil
 }
 
-// readBack answers a write as kube's store does, with the object decoded
-// from the bytes it wrote: a CRD version's defaults applied, a conversion
-// webhook's round trip. A dry run wrote nothing: its object is converted
-// only when read (defaults).
-func readBack(res *resource.Resource, out Written) (Written, error) {
+// readBack answers a write as kube's store does, with the object its codec
+// decodes from what was written (a dry run's too, as kube's dry-run
+// storage round-trips through the codec): a resource stored in another
+// form (ToStorage) answers its stored object converted back, a conversion
+// webhook's round trip; one that only reads with defaults (FromStorage)
+// answers the written object with them. Neither parses the bytes written
+// again: the objects they were encoded from are at hand.
+func readBack(ctx context.Context, res *resource.Resource, out Written) (Written, error) {
 	var err error
 	switch {
 	case res.FromStorage == nil:
-	case out.Stored.Value != nil:
-		out.Object, err = Decode(res, out.Stored)
-	case res.ToStorage == nil:
-		out.Object, err = res.FromStorage(out.Object)
+	case out.stored != nil:
+		if rev := out.Stored.ModRevision; rev != 0 { // a dry-run create has none
+			withRevision(out.stored, rev)
+		}
+		out.Object, err = res.FromStorage(ctx, out.stored)
+	default:
+		out.Object, err = res.FromStorage(ctx, out.Object)
 	}
+	out.stored = nil
 	return out, err
 }
 
@@ -135,7 +140,7 @@ func (r *Registry) Get(ctx context.Context, res *resource.Resource, ns, name str
 	if err != nil {
 		return nil, err
 	}
-	return Decode(res, kv)
+	return Decode(ctx, res, kv)
 }
 
 // GetStored returns one object as stored, for Decode or JSON.
@@ -148,20 +153,33 @@ func (r *Registry) GetStored(ctx context.Context, res *resource.Resource, ns, na
 }
 
 // Decode returns the object a stored KV of res holds, as res serves it.
-// Its errors are Statuses: a conversion's as it failed, others a 500.
-func Decode(res *resource.Resource, kv storage.KV) (api.Object, error) {
+// Its errors are Statuses: a conversion's as it failed (in a
+// ConversionError), others a 500. A conversion webhook's call ends with ctx.
+func Decode(ctx context.Context, res *resource.Resource, kv storage.KV) (api.Object, error) {
 	obj, err := decode(kv)
 	if err != nil {
 		return nil, apierror.Internal(err)
 	}
-	return convert(res, obj)
+	if obj, err = convert(ctx, res, obj); err != nil {
+		return nil, &ConversionError{Err: err}
+	}
+	return obj, nil
 }
+
+// ConversionError is Decode's error for a value that decoded but whose
+// conversion failed (a CRD's conversion webhook): unlike a value that
+// cannot be decoded, it may read later. It unwraps to the conversion's
+// Status.
+type ConversionError struct{ Err error }
+
+func (e *ConversionError) Error() string { return e.Err.Error() }
+func (e *ConversionError) Unwrap() error { return e.Err }
 
 // convert turns a stored object into res's form: its apiVersion (CRD
 // versions share storage), and its fields when res has FromStorage.
-func convert(res *resource.Resource, obj api.Object) (api.Object, error) {
+func convert(ctx context.Context, res *resource.Resource, obj api.Object) (api.Object, error) {
 	if res.FromStorage != nil {
-		return res.FromStorage(obj)
+		return res.FromStorage(ctx, obj)
 	}
 	obj["apiVersion"] = res.APIVersion()
 	return obj, nil

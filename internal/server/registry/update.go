@@ -34,7 +34,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil {
 			return Written{}, apierror.Internal(err)
 		}
-		if cur, err = convert(res, cur); err != nil {
+		if cur, err = convert(ctx, res, cur); err != nil {
 			return Written{}, err
 		}
 		next, err := tryUpdate(cur)
@@ -55,7 +55,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if err != nil || out.Stored.Value == nil {
 			return out, err // out.Object is the deleted one, as read
 		}
-		return readBack(res, out)
+		return readBack(ctx, res, out)
 	}
 }
 
@@ -77,12 +77,12 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 		deleted, err := r.deleteKV(ctx, res, kv, cur) // kube answers the deleted value
 		return Written{Object: deleted}, err
 	}
-	value, err := encodeFor(res, next)
+	value, stored, err := encodeFor(ctx, res, next)
 	if err != nil {
 		return Written{}, err
 	}
-	if bytes.Equal(value, kv.Value) {
-		return Written{Object: withRevision(next, kv.ModRevision), Stored: kv}, nil // no change, no new revision (as kube)
+	if bytes.Equal(value, kv.Value) { // no change, no new revision (as kube)
+		return Written{Object: withRevision(next, kv.ModRevision), Stored: kv, stored: stored}, nil
 	}
 	rev, err := r.writer(ctx).Update(ctx, kv.Key, kv.ModRevision, value)
 	if err != nil {
@@ -91,8 +91,8 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 		}
 		return Written{}, apierror.FromStorage(err, target(res, name))
 	}
-	stored := storage.KV{Key: kv.Key, Value: value, CreateRevision: kv.CreateRevision, ModRevision: rev}
-	return Written{Object: withRevision(next, rev), Stored: stored}, nil
+	written := storage.KV{Key: kv.Key, Value: value, CreateRevision: kv.CreateRevision, ModRevision: rev}
+	return Written{Object: withRevision(next, rev), Stored: written, stored: stored}, nil
 }
 
 // prepareUpdate makes next keep what a client may not change: identity,

@@ -177,8 +177,8 @@ func eventFromCore(o api.Object) api.Object { return renameEvent(o, "events.k8s.
 func eventToCore(o api.Object) api.Object   { return renameEvent(o, "v1", 1) }
 
 // infallible is conv as FromStorage and ToStorage are typed.
-func infallible(conv func(api.Object) api.Object) func(api.Object) (api.Object, error) {
-	return func(o api.Object) (api.Object, error) { return conv(o), nil }
+func infallible(conv func(api.Object) api.Object) func(context.Context, api.Object) (api.Object, error) {
+	return func(_ context.Context, o api.Object) (api.Object, error) { return conv(o), nil }
 }
 
 // renameEvent returns o with apiVersion and the fields of side from (0 core,

@@ -111,8 +111,9 @@ type Resource struct {
 	// top-level object and may share the values below it; a CRD version's
 	// FromStorage instead sets apiVersion and applies its schema's defaults
 	// in place, on objects just decoded. Nil for the rest. They fail only
-	// when a CRD's conversion webhook does (a 500 for the request).
-	FromStorage, ToStorage func(api.Object) (api.Object, error)
+	// when a CRD's conversion webhook does (a 500 for the request), whose
+	// call ctx ends.
+	FromStorage, ToStorage func(context.Context, api.Object) (api.Object, error)
 }
 
 // Subresource is a subresource whose requests and responses are objects of

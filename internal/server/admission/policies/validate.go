@@ -263,13 +263,13 @@ func (v *Validator) matches(ctx context.Context, m *matchResources, a *webhook.A
 	if !m.objectSelector.Empty() && !webhook.Selects(m.objectSelector, a.Object) && !webhook.Selects(m.objectSelector, a.OldObject) {
 		return nil, nil
 	}
-	excluded, err := v.matchRules(m.exclude, m.equivalent, a)
+	excluded, err := v.matchRules(ctx, m.exclude, m.equivalent, a)
 	if err != nil || excluded != nil {
 		return nil, err
 	}
 	inv := a
 	if len(m.rules) > 0 {
-		if inv, err = v.matchRules(m.rules, m.equivalent, a); err != nil {
+		if inv, err = v.matchRules(ctx, m.rules, m.equivalent, a); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +285,7 @@ func (v *Validator) matches(ctx context.Context, m *matchResources, a *webhook.A
 // matchRules returns a if one of rules matches it, else, when equivalent,
 // its view through the first equivalent resource one matches, else nil;
 // an error if the conversion to it fails.
-func (v *Validator) matchRules(rules []namedRule, equivalent bool, a *webhook.Attributes) (*webhook.Attributes, error) {
+func (v *Validator) matchRules(ctx context.Context, rules []namedRule, equivalent bool, a *webhook.Attributes) (*webhook.Attributes, error) {
 	if anyRule(rules, a) {
 		return a, nil
 	}
@@ -295,7 +295,7 @@ func (v *Validator) matchRules(rules []namedRule, equivalent bool, a *webhook.At
 	for _, eq := range v.source.Equivalents(a.Resource, a.Subresource) {
 		view := &webhook.Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name}
 		if anyRule(rules, view) {
-			return a.As(eq)
+			return a.As(ctx, eq)
 		}
 	}
 	return nil, nil

@@ -26,7 +26,7 @@ func (source) Equivalents(r webhook.GVR, _ string) []webhook.Equivalent {
 	if r != (webhook.GVR{Group: "apps", Version: "v1", Resource: "deployments"}) {
 		return nil
 	}
-	same := func(o api.Object) (api.Object, error) { return o.DeepCopy(), nil }
+	same := func(_ context.Context, o api.Object) (api.Object, error) { return o.DeepCopy(), nil }
 	return []webhook.Equivalent{{Resource: webhook.GVR{Group: "extensions", Version: "v1beta1", Resource: "deployments"},
 		Kind: webhook.GVK{Group: "extensions", Version: "v1beta1", Kind: "Deployment"}, Convert: same, Back: same}}
 }

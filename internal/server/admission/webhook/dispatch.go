@@ -95,7 +95,7 @@ func (d *Dispatcher) mutate(ctx context.Context, a *Attributes, hooks []*Webhook
 			}
 			changed, err := d.mutateOne(ctx, h, inv, round, i)
 			if changed && inv != a && err == nil {
-				a.Object, err = inv.back(inv.Object)
+				a.Object, err = inv.back(ctx, inv.Object)
 			}
 			if changed {
 				for uid := range invoked {

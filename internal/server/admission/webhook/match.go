@@ -37,7 +37,7 @@ func Exempt(a *Attributes) bool {
 // webhook whose rules match.
 func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) (*Attributes, error) {
 	if h.invalid != nil {
-		return d.matching(h, a) // a call then fails by its failure policy
+		return d.matching(ctx, h, a) // a call then fails by its failure policy
 	}
 	nsMatch, nsErr := MatchNamespace(ctx, d.source.NamespaceLabels, h.NamespaceSelector, a)
 	if nsErr == nil && !nsMatch {
@@ -46,7 +46,7 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if !h.ObjectSelector.Empty() && !Selects(h.ObjectSelector, a.Object) && !Selects(h.ObjectSelector, a.OldObject) {
 		return nil, nil
 	}
-	inv, err := d.matching(h, a)
+	inv, err := d.matching(ctx, h, a)
 	if inv == nil || err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func Selects(sel selector.Labels, obj api.Object) bool {
 // matching returns a if the webhook's rules match it, else, under
 // matchPolicy Equivalent, its view through the first equivalent resource
 // they match, else nil; an error if the conversion to it fails.
-func (d *Dispatcher) matching(h *Webhook, a *Attributes) (*Attributes, error) {
+func (d *Dispatcher) matching(ctx context.Context, h *Webhook, a *Attributes) (*Attributes, error) {
 	if matchesRules(h, a) {
 		return a, nil
 	}
@@ -82,7 +82,7 @@ func (d *Dispatcher) matching(h *Webhook, a *Attributes) (*Attributes, error) {
 	}
 	for _, eq := range d.source.Equivalents(a.Resource, a.Subresource) {
 		if matchesRules(h, &Attributes{Operation: a.Operation, Resource: eq.Resource, Subresource: a.Subresource, Namespace: a.Namespace}) {
-			return a.As(eq)
+			return a.As(ctx, eq)
 		}
 	}
 	return nil, nil

@@ -79,7 +79,7 @@ type Attributes struct {
 	parent          *Attributes
 	requestKind     *GVK
 	requestResource *GVR
-	back            func(api.Object) (api.Object, error)
+	back            func(context.Context, api.Object) (api.Object, error)
 
 	mu sync.Mutex // guards what webhooks answer, which parallel calls add
 	// guarded by mu:
@@ -151,11 +151,11 @@ type Equivalent struct {
 	// Convert turns an object of the request's resource into this one's
 	// form, Back the other way; each returns a new object, or fails as a
 	// CRD's conversion webhook does.
-	Convert, Back func(api.Object) (api.Object, error)
+	Convert, Back func(context.Context, api.Object) (api.Object, error)
 }
 
 // As is the view of a through eq: its kind, resource and objects.
-func (a *Attributes) As(eq Equivalent) (*Attributes, error) {
+func (a *Attributes) As(ctx context.Context, eq Equivalent) (*Attributes, error) {
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
 		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
@@ -163,10 +163,10 @@ func (a *Attributes) As(eq Equivalent) (*Attributes, error) {
 	}
 	var err error
 	if a.Object != nil {
-		v.Object, err = eq.Convert(a.Object)
+		v.Object, err = eq.Convert(ctx, a.Object)
 	}
 	if a.OldObject != nil && err == nil {
-		v.OldObject, err = eq.Convert(a.OldObject)
+		v.OldObject, err = eq.Convert(ctx, a.OldObject)
 	}
 	return v, err
 }
