@@ -11,12 +11,9 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
-	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/patch"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // The admission chain, at kube's points: mutating webhooks run in the
@@ -186,7 +183,7 @@ var _ webhook.Source = (*webhookSource)(nil)
 // admissionKinds are the plurals of the admission configurations and
 // policies, whose writes the webhooks and policies wait for.
 var admissionKinds = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
-	"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
+	"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
 
 func newWebhookSource(s *Server) *webhookSource {
 	ws := &webhookSource{s: s, written: map[string]*atomic.Int64{}}
@@ -292,12 +289,8 @@ func (ws *webhookSource) NamespaceLabels(ctx context.Context, name string) (map[
 func (ws *webhookSource) namespace(ctx context.Context, name string) (api.Object, error) {
 	res, _ := ws.s.catalog.Get("", "v1", "namespaces")
 	if c := ws.s.caches.get(res); c != nil {
-		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
-		if err != nil {
-			return nil, apierror.BadRequest(err.Error())
-		}
-		if objs, _ := c.List(watchcache.Filter{Fields: fields}); len(objs) == 1 {
-			if obj, err := objs[0].Obj(); err == nil {
+		if o := c.Get(res.Key("", name)); o != nil {
+			if obj, err := o.Obj(); err == nil {
 				return obj, nil
 			}
 		}
