@@ -16,18 +16,26 @@ import (
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
-// The admission chain, at kube's points: mutating webhooks run in the
-// handler on create (after managedFields are recorded) and inside the
-// update function on update, patch and apply, before the registry's
-// defaulting and validation; ValidatingAdmissionPolicies, then validating
-// webhooks, run inside the registry,
-// after its validation, just before the store write (registry.Admit); on
-// delete both run there, with the stored object as oldObject.
+// The admission chain, at kube's points and in its plugin order: the
+// mutating admission (MutatingAdmissionPolicies, then mutating webhooks,
+// and both again if one changed the object) runs in the handler on create
+// (after managedFields are recorded) and inside the update function on
+// update, patch and apply, before the registry's defaulting and
+// validation; ValidatingAdmissionPolicies, then validating webhooks, run
+// inside the registry, after its validation, just before the store write
+// (registry.Admit); on delete both run there, with the stored object as
+// oldObject.
 
-// mutate runs the mutating webhooks on obj, about to be created (old nil)
+// anyMutating says whether a write may be mutated: there are mutating
+// policies or webhooks.
+func (q *request) anyMutating(ctx context.Context) bool {
+	return q.s.mutatingPolicies.Any(ctx) || q.s.webhooks.Any(ctx, true)
+}
+
+// mutate runs the mutating admission on obj, about to be created (old nil)
 // or to replace old, and returns the object to write.
 func (q *request) mutate(obj, old api.Object) (api.Object, error) {
-	if !q.s.webhooks.Any(q.r.Context(), true) {
+	if !q.anyMutating(q.r.Context()) {
 		return obj, nil
 	}
 	op := webhook.Update
@@ -35,7 +43,7 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 		op = webhook.Create
 	}
 	a := q.attributes(q.r.Context(), op, obj, old)
-	err := q.s.webhooks.Mutate(q.r.Context(), a)
+	err := webhook.MutateChain(q.r.Context(), a, q.s.mutatingPolicies, q.s.webhooks)
 	q.passOn(a)
 	if err == nil && a.Object != nil {
 		q.keepValidManagedFields(a.Object, obj)
@@ -69,7 +77,7 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 // admitting returns ctx making the registry's writes call the validating
 // webhooks (and, for a delete, the mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
-	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.anyMutating(ctx)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
@@ -86,7 +94,7 @@ func (q *request) admitting(ctx context.Context) context.Context {
 		a := q.attributes(ctx, op, obj, old)
 		defer q.passOn(a)
 		if op == webhook.Delete {
-			if err := q.s.webhooks.Mutate(ctx, a); err != nil {
+			if err := webhook.MutateChain(ctx, a, q.s.mutatingPolicies, q.s.webhooks); err != nil {
 				return err
 			}
 		}

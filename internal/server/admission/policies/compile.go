@@ -379,13 +379,24 @@ func compileExpr(text string, mutating, hasParams bool) (cel.Program, string) {
 	return prg, ""
 }
 
-// outputCheck says why an expression's type is not want (nil: any).
+// outputCheck says why an expression's type is not want (nil: any). A
+// mutation's type must be exactly want, as kube's compiler checks it; the
+// others' may be dynamic.
 func outputCheck(text string, mutating, hasParams bool, want *cel.Type) string {
 	ast, iss := envFor(mutating, hasParams).Compile(text)
-	if want == nil || iss.Err() != nil || want.IsAssignableType(ast.OutputType()) || ast.OutputType().IsAssignableType(types.DynType) {
+	if want == nil || iss.Err() != nil {
+		return ""
+	}
+	out := ast.OutputType()
+	if out.IsExactType(want) || !isMutationType(want) && (want.IsAssignableType(out) || out.IsAssignableType(types.DynType)) {
 		return ""
 	}
 	return fmt.Sprintf("must evaluate to %v but got %v", want, ast.OutputType())
+}
+
+// isMutationType says whether t is the type of a mutation's expression.
+func isMutationType(t *cel.Type) bool {
+	return t == objectType || t.IsExactType(cel.ListType(jsonPatchType))
 }
 
 // Causes compiles the expressions of a ValidatingAdmissionPolicy, or of a

@@ -148,8 +148,8 @@ func (in *inputs) of(ctx context.Context, view *webhook.Attributes) (map[string]
 	return vars, nil
 }
 
-// changed forgets the inputs of view, whose object a mutation changed.
-func (in *inputs) changed(view *webhook.Attributes) { delete(in.views, view) }
+// reset forgets the inputs, once a mutation changed the object.
+func (in *inputs) reset() { clear(in.views) }
 
 // matches is kube's policy Matcher.Matches: the namespace and object
 // selectors, the excluded rules, then the rules (through an equivalent

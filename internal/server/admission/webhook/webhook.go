@@ -75,11 +75,12 @@ type Attributes struct {
 	// parent is set on the view of a request through an equivalent
 	// resource (matchPolicy Equivalent): the request's own attributes,
 	// which get what webhooks answer; requestKind and requestResource are
-	// its kind and resource, back converts an object to its form.
+	// its kind and resource; convert and back convert an object to this
+	// view's form and to the request's.
 	parent          *Attributes
 	requestKind     *GVK
 	requestResource *GVR
-	back            func(api.Object) (api.Object, error)
+	convert, back   func(api.Object) (api.Object, error)
 
 	mu sync.Mutex // guards what webhooks answer, which parallel calls add
 	// guarded by mu:
@@ -159,7 +160,7 @@ func (a *Attributes) As(eq Equivalent) (*Attributes, error) {
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
 		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
-		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, back: eq.Back,
+		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, convert: eq.Convert, back: eq.Back,
 	}
 	var err error
 	if a.Object != nil {
@@ -169,6 +170,33 @@ func (a *Attributes) As(eq Equivalent) (*Attributes, error) {
 		v.OldObject, err = eq.Convert(a.OldObject)
 	}
 	return v, err
+}
+
+// Reload makes a view's object its request's as it is now (a mutation
+// may have changed it since the view was made); it does nothing to a
+// request's own attributes.
+func (a *Attributes) Reload() error {
+	if a.parent == nil || a.parent.Object == nil {
+		return nil
+	}
+	obj, err := a.convert(a.parent.Object)
+	if err == nil {
+		a.Object = obj
+	}
+	return err
+}
+
+// Store makes a view's object, which a mutation changed, its request's,
+// converted back; it does nothing to a request's own attributes.
+func (a *Attributes) Store() error {
+	if a.parent == nil {
+		return nil
+	}
+	obj, err := a.back(a.Object)
+	if err == nil {
+		a.parent.Object = obj
+	}
+	return err
 }
 
 // Observer is told of each webhook call and each admission step, for

@@ -1,0 +1,225 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/webhook"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/patch"
+)
+
+// Mutator evaluates the MutatingAdmissionPolicies of its Source on
+// writes, as kube's MutatingAdmissionPolicy plugin
+// (k8s.io/apiserver/pkg/admission/plugin/policy/mutating).
+type Mutator struct{ matcher }
+
+var _ webhook.Mutator = (*Mutator)(nil)
+
+// NewMutator returns a Mutator of source's policies.
+func NewMutator(source Source) *Mutator { return &Mutator{matcher{source: source, mutating: true}} }
+
+// Any says whether there are mutating policies (errors read as yes).
+func (m *Mutator) Any(ctx context.Context) bool { return m.any(ctx) }
+
+// policyError is one of kube's PolicyErrors: what fails a write when its
+// policy's failurePolicy is Fail.
+type policyError struct {
+	invocation
+	message string
+	reason  api.StatusReason
+}
+
+// Mutate is one round of the mutating policies (see webhook.Reinvocation):
+// each policy that matches the write, under each of its bindings that
+// does, with each param, whose match conditions hold, applies its
+// mutations in order to a.Object. It says whether they changed it, and
+// returns kube's Status for the errors of policies with failurePolicy Fail.
+func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.Reinvocation) (changed bool, err error) {
+	if webhook.Exempt(a) {
+		return false, nil
+	}
+	policies, err := m.source.Policies(ctx, true)
+	if err != nil || len(policies) == 0 {
+		return false, err
+	}
+	r.Begin(a.Object)
+	defer func() { r.End(a.Object) }()
+	// kube reports the configuration errors its dispatcher met before those
+	// of the mutations.
+	var configErrs, errs []policyError
+	in := newInputs(m.source, a)
+	for _, iv := range m.invocations(ctx, a, policies) {
+		if iv.err != nil {
+			configErrs = append(configErrs, policyError{invocation: iv, message: iv.configMessage()})
+			continue
+		}
+		p := iv.policy
+		if iv.view != a && changed {
+			if err := iv.view.Reload(); err != nil {
+				return changed, apierror.Internal(err)
+			}
+		}
+		input, err := in.of(ctx, iv.view)
+		if err != nil {
+			return changed, err
+		}
+		match, err := p.matchConditions(ctx, p.activation(ctx, input, iv.param))
+		if err != nil {
+			errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
+			continue
+		}
+		if !match || r.Skip(iv.key()) {
+			continue
+		}
+		before := a.Object
+		for _, mu := range p.mutations {
+			if iv.view.Object == nil {
+				continue // nothing to mutate (a delete)
+			}
+			obj, err := p.mutate(ctx, mu, input, iv)
+			if err != nil {
+				errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
+				continue
+			}
+			iv.view.Object = obj
+			if err := iv.view.Store(); err != nil {
+				return changed, apierror.Internal(err)
+			}
+			in.reset()
+			if input, err = in.of(ctx, iv.view); err != nil {
+				return changed, err
+			}
+		}
+		mutated := !reflect.DeepEqual(before, a.Object)
+		r.Ran(iv.key(), mutated, p.reinvoke)
+		changed = changed || mutated
+	}
+	return changed, mutationError(a, append(configErrs, errs...))
+}
+
+// key names the invocation for reinvocation, as kube's: policy, binding
+// and param.
+func (iv invocation) key() string {
+	k := iv.policy.Name + "/" + iv.binding.Name
+	if iv.param != nil {
+		k += "/" + iv.param.Namespace() + "/" + iv.param.Name()
+	}
+	return k
+}
+
+// mutate evaluates one mutation and returns the object it makes.
+func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, iv invocation) (api.Object, error) {
+	budget := int64(runtimeCostBudget)
+	val, err := p.activation(ctx, input, iv.param).eval(ctx, mu.expression, &budget)
+	if err != nil {
+		return nil, err
+	}
+	if mu.jsonPatch {
+		return applyJSONPatch(val, iv.view.Object)
+	}
+	config, ok := val.(*objectVal)
+	if !ok {
+		return nil, fmt.Errorf("unsupported return type from ApplyConfiguration expression: %v", val.Type())
+	}
+	if errs := checkTypeNames(config, config.typeName); len(errs) > 0 {
+		return nil, fmt.Errorf("type mismatch: %w", errors.Join(errs...))
+	}
+	n, err := native(config)
+	if err != nil {
+		return nil, err
+	}
+	obj := iv.view.Object
+	merged, err := patch.MergeApplyConfiguration(obj, n.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Kind))
+	if err != nil {
+		return nil, fmt.Errorf("error applying patch: %w", err)
+	}
+	return reparse(merged)
+}
+
+// applyJSONPatch applies the JSONPatch list val to obj; a failed test
+// leaves it as it was, as kube.
+func applyJSONPatch(val any, obj api.Object) (api.Object, error) {
+	list, ok := val.(traits.Lister)
+	if !ok {
+		return nil, errors.New("type mismatch: JSONPatchType.expression should evaluate to array")
+	}
+	var ops []map[string]any
+	for it := list.Iterator(); it.HasNext() == types.True; {
+		v := it.Next()
+		op, ok := v.(*jsonPatchOp)
+		if !ok {
+			return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of %v", v.Type())
+		}
+		o, err := op.operation()
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, o)
+	}
+	cur, err := api.MarshalObject(obj)
+	if err != nil {
+		return nil, apierror.Internal(err)
+	}
+	patched, err := patch.ApplyJSONPatchOps(cur, ops)
+	switch {
+	case errors.Is(err, jsonpatch.ErrTestFailed):
+		return obj, nil
+	case err != nil:
+		return nil, fmt.Errorf("JSON Patch: %w", err)
+	}
+	out, err := api.ParseObject(patched)
+	if err != nil {
+		return nil, apierror.Internal(fmt.Errorf("the patched object: %w", err))
+	}
+	return out, nil
+}
+
+// reparse is obj as the server decodes objects, through JSON: the merge
+// leaves CEL's native values (int64, []any of them) where decoding gives
+// the server's.
+func reparse(obj map[string]any) (api.Object, error) {
+	b, err := api.MarshalObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return api.ParseObject(b)
+}
+
+// mutationError is kube's Status for the errors of policies that fail
+// closed: 403 with the first one's message and reason, each as a cause.
+func mutationError(a *webhook.Attributes, errs []policyError) error {
+	var status *api.StatusError
+	for _, e := range errs {
+		if e.policy.ignore {
+			continue
+		}
+		msg := fmt.Sprintf("policy %q denied request: %s", e.policy.Name, e.message)
+		if e.binding != nil {
+			msg = fmt.Sprintf("policy '%s' with binding '%s' denied request: %s", e.policy.Name, e.binding.Name, e.message)
+		}
+		if status == nil {
+			name := a.Name
+			if name == "" && a.Object != nil {
+				name = a.Object.Name()
+			}
+			status = apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: name}, msg)
+			status.Status.Message = msg
+			if e.reason != "" {
+				status.Status.Reason = e.reason
+			}
+		}
+		status.Status.Details.Causes = append(status.Status.Details.Causes, api.StatusCause{Message: msg})
+	}
+	if status == nil {
+		return nil
+	}
+	return status
+}
