@@ -77,7 +77,7 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 // admitting returns ctx making the registry's writes call the validating
 // webhooks (and, for a delete, the mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
-	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.anyMutating(ctx)) {
+	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
@@ -93,8 +93,10 @@ func (q *request) admitting(ctx context.Context) context.Context {
 		}
 		a := q.attributes(ctx, op, obj, old)
 		defer q.passOn(a)
+		// Mutating policies never handle a delete (kube's plugin handles
+		// CREATE, UPDATE and CONNECT): there is no object to mutate.
 		if op == webhook.Delete {
-			if err := webhook.MutateChain(ctx, a, q.s.mutatingPolicies, q.s.webhooks); err != nil {
+			if err := webhook.MutateChain(ctx, a, q.s.webhooks); err != nil {
 				return err
 			}
 		}

@@ -55,10 +55,8 @@ var _ policies.Source = (*policySource)(nil)
 func checkPolicyExpressions(builtins []*resource.Resource) {
 	for _, r := range builtins {
 		if r.Group == resource.AdmissionGroup && (r.Kind == "ValidatingAdmissionPolicy" || r.Kind == "MutatingAdmissionPolicy") {
-			validate, mutating := r.Validate, r.Kind == "MutatingAdmissionPolicy"
-			r.Validate = func(obj api.Object) []api.StatusCause {
-				return append(validate(obj), policies.Causes(obj, mutating)...)
-			}
+			validate := r.Validate
+			r.Validate = func(obj api.Object) []api.StatusCause { return append(validate(obj), policies.Causes(obj)...) }
 		}
 	}
 }
@@ -136,7 +134,7 @@ func (ps *policySource) Policies(ctx context.Context, mutating bool) ([]*policie
 		key := fmt.Sprint(obj.Name(), "/", obj.UID(), "/", obj.Metadata()["generation"])
 		p := set.compiled[key]
 		if p == nil {
-			p = policies.Compile(obj, mutating)
+			p = policies.Compile(obj)
 		}
 		compiled[key] = p
 		if bs := bindings[p.Name]; len(bs) > 0 {

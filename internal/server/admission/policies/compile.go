@@ -28,8 +28,8 @@ const (
 )
 
 // envs are the CRD rules' environment with the variables of admission
-// policies, by [mutating][hasParams]: a policy without paramKind cannot
-// name params, and only mutating policies' expressions have kube's patch
+// policies, by [patchTypes][hasParams]: a policy without paramKind cannot
+// name params, and only the mutations of mutating policies have kube's patch
 // types (Object, JSONPatch) and jsonpatch.escapeKey. Objects are dynamic:
 // type errors show at evaluation.
 var envs = func() [2][2]*cel.Env {
@@ -59,8 +59,8 @@ var envs = func() [2][2]*cel.Env {
 	return out
 }()
 
-func envFor(mutating, hasParams bool) *cel.Env {
-	return envs[b2i(mutating)][b2i(hasParams)]
+func envFor(patchTypes, hasParams bool) *cel.Env {
+	return envs[b2i(patchTypes)][b2i(hasParams)]
 }
 
 func b2i(b bool) int {
@@ -76,7 +76,6 @@ type Policy struct {
 	Name      string
 	ignore    bool // failurePolicy Ignore
 	hasParams bool
-	mutating  bool
 	paramKind struct{ APIVersion, Kind string }
 	match     *matchResources
 	// configErr, when set, is the policy's configuration error (an
@@ -225,11 +224,11 @@ func readSpec(obj api.Object) (spec, error) {
 	return s.Spec, err
 }
 
-// Compile reads and compiles a stored ValidatingAdmissionPolicy, or a
-// MutatingAdmissionPolicy if mutating. What does not compile becomes the
-// policy's configuration error, as kube.
-func Compile(obj api.Object, mutating bool) *Policy {
-	p := &Policy{Name: obj.Name(), mutating: mutating}
+// Compile reads and compiles a stored ValidatingAdmissionPolicy or
+// MutatingAdmissionPolicy. What does not compile becomes the policy's
+// configuration error, as kube.
+func Compile(obj api.Object) *Policy {
+	p := &Policy{Name: obj.Name()}
 	s, err := readSpec(obj)
 	if err != nil {
 		p.configErr = err
@@ -247,7 +246,7 @@ func Compile(obj api.Object, mutating bool) *Policy {
 	}
 	var errs []string
 	compile := func(name, text string) expression {
-		prg, detail := compileExpr(text, mutating, p.hasParams)
+		prg, detail := compileExpr(text, false, p.hasParams)
 		if detail != "" {
 			errs = append(errs, detail)
 		}
@@ -278,7 +277,11 @@ func Compile(obj api.Object, mutating bool) *Policy {
 		if jsonPatch {
 			text = m.JSONPatch.expression()
 		}
-		p.mutations = append(p.mutations, mutation{expression: compile("", text), jsonPatch: jsonPatch})
+		prg, detail := compileExpr(text, true, p.hasParams)
+		if detail != "" {
+			errs = append(errs, detail)
+		}
+		p.mutations = append(p.mutations, mutation{expression: expression{text: text, program: prg}, jsonPatch: jsonPatch})
 	}
 	if len(errs) > 0 {
 		p.configErr = fmt.Errorf("%s", strings.Join(errs, "; "))
@@ -366,8 +369,8 @@ func labelSelector(ls *selector.LabelSelector) (selector.Labels, error) {
 
 // compileExpr compiles one expression, or says why it does not, in kube's
 // words.
-func compileExpr(text string, mutating, hasParams bool) (cel.Program, string) {
-	env := envFor(mutating, hasParams)
+func compileExpr(text string, patchTypes, hasParams bool) (cel.Program, string) {
+	env := envFor(patchTypes, hasParams)
 	ast, iss := env.Compile(text)
 	if iss.Err() != nil {
 		return nil, "compilation failed: " + iss.String()
@@ -382,28 +385,33 @@ func compileExpr(text string, mutating, hasParams bool) (cel.Program, string) {
 // outputCheck says why an expression's type is not want (nil: any). A
 // mutation's type must be exactly want, as kube's compiler checks it; the
 // others' may be dynamic.
-func outputCheck(text string, mutating, hasParams bool, want *cel.Type) string {
-	ast, iss := envFor(mutating, hasParams).Compile(text)
-	if want == nil || iss.Err() != nil {
+func outputCheck(text string, hasParams bool, want *cel.Type) string {
+	if want == nil {
+		return ""
+	}
+	mutation := isMutationType(want)
+	ast, iss := envFor(mutation, hasParams).Compile(text)
+	if iss.Err() != nil {
 		return ""
 	}
 	out := ast.OutputType()
-	if out.IsExactType(want) || !isMutationType(want) && (want.IsAssignableType(out) || out.IsAssignableType(types.DynType)) {
+	if out.IsExactType(want) || !mutation && (want.IsAssignableType(out) || out.IsAssignableType(types.DynType)) {
 		return ""
 	}
 	return fmt.Sprintf("must evaluate to %v but got %v", want, ast.OutputType())
 }
 
-// isMutationType says whether t is the type of a mutation's expression.
+// isMutationType says whether t is the type of a mutation's expression,
+// which alone may use the patch types.
 func isMutationType(t *cel.Type) bool {
-	return t == objectType || t.IsExactType(cel.ListType(jsonPatchType))
+	return t != nil && (t == objectType || t.IsExactType(cel.ListType(jsonPatchType)))
 }
 
-// Causes compiles the expressions of a ValidatingAdmissionPolicy, or of a
-// MutatingAdmissionPolicy if mutating, as kube's validation does: a
-// FieldValueInvalid cause for each that does not compile (required and
-// empty ones are the resource's own validation's).
-func Causes(obj api.Object, mutating bool) []api.StatusCause {
+// Causes compiles the expressions of a ValidatingAdmissionPolicy or a
+// MutatingAdmissionPolicy as kube's validation does: a FieldValueInvalid
+// cause for each that does not compile (required and empty ones are the
+// resource's own validation's).
+func Causes(obj api.Object) []api.StatusCause {
 	s, err := readSpec(obj)
 	if err != nil {
 		return nil // the resource's validation names the mistyped field
@@ -414,9 +422,9 @@ func Causes(obj api.Object, mutating bool) []api.StatusCause {
 		if strings.TrimSpace(text) == "" {
 			return
 		}
-		_, detail := compileExpr(text, mutating, hasParams)
+		_, detail := compileExpr(text, isMutationType(want), hasParams)
 		if detail == "" {
-			detail = outputCheck(text, mutating, hasParams, want)
+			detail = outputCheck(text, hasParams, want)
 		}
 		if detail != "" {
 			causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueInvalid, Field: field,

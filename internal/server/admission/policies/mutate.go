@@ -43,7 +43,7 @@ type policyError struct {
 // mutations in order to a.Object. It says whether they changed it, and
 // returns kube's Status for the errors of policies with failurePolicy Fail.
 func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.Reinvocation) (changed bool, err error) {
-	if webhook.Exempt(a) {
+	if webhook.Exempt(a) || a.Operation == webhook.Delete { // kube's plugin does not handle deletes
 		return false, nil
 	}
 	policies, err := m.source.Policies(ctx, true)
@@ -81,9 +81,6 @@ func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.
 		}
 		before := a.Object
 		for _, mu := range p.mutations {
-			if iv.view.Object == nil {
-				continue // nothing to mutate (a delete)
-			}
 			obj, err := p.mutate(ctx, mu, input, iv)
 			if err != nil {
 				errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})

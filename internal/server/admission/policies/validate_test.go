@@ -19,7 +19,7 @@ type source struct{ policies []*Policy }
 func (s source) Policies(_ context.Context, mutating bool) ([]*Policy, error) {
 	var out []*Policy
 	for _, p := range s.policies {
-		if p.mutating == mutating {
+		if len(p.mutations) > 0 == mutating {
 			out = append(out, p)
 		}
 	}
@@ -127,7 +127,7 @@ func TestValidate(t *testing.T) {
 			"variables":[{"name":"v","expression":"` + costly + `"}],"validations":[` + repeat(`{"expression":"variables.v > 0 || %d > 0"}`, 99) + `]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Compile(parse(t, `{"metadata":{"name":"p","generation":1},"spec":{"failurePolicy":"Fail",`+tc.spec+`}}`), false)
+			p := Compile(parse(t, `{"metadata":{"name":"p","generation":1},"spec":{"failurePolicy":"Fail",`+tc.spec+`}}`))
 			if p.configErr != nil {
 				t.Fatal(p.configErr)
 			}
@@ -151,4 +151,9 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
