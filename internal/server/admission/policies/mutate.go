@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/cel-go/common/types"
@@ -133,12 +135,38 @@ func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, 
 	if err != nil {
 		return nil, err
 	}
+	if path := nullPath("", n); path != "" {
+		// kube turns a null into the integer 0, which no field of a string,
+		// map or list type accepts: it never removes a field.
+		return nil, fmt.Errorf("error applying patch: failed to convert patch object to typed object: %s: an apply configuration cannot set null", path)
+	}
 	obj := iv.view.Object
 	merged, err := patch.MergeApplyConfiguration(obj, n.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("error applying patch: %w", err)
 	}
 	return reparse(merged)
+}
+
+// nullPath is the path of the first null in v, "" if none.
+func nullPath(path string, v any) string {
+	switch v := v.(type) {
+	case nil:
+		return path
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p := nullPath(path+"."+k, v[k]); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, item := range v {
+			if p := nullPath(fmt.Sprintf("%s[%d]", path, i), item); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // applyJSONPatch applies the JSONPatch list val to obj; a failed test
