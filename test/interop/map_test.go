@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/admission"
@@ -236,27 +235,11 @@ func configMapTypeConverter(t *testing.T, cs kubernetes.Interface) managedfields
 // kubeMAPOutcome dispatches the case's create through kube's plugin, and
 // once more if it asks to be reinvoked, as kube's admission chain does.
 func kubeMAPOutcome(t *testing.T, i int, c mapCase, params *corev1.ConfigMap, types patch.TypeConverterManager) mapOutcome {
-	tc, cancel, err := generic.NewPolicyTestContext(t,
-		mutating.NewMutatingAdmissionPolicyAccessor,
-		mutating.NewMutatingAdmissionPolicyBindingAccessor,
-		kubeCompileMutatingPolicy,
+	tc := startKubePolicies(t, mutating.NewMutatingAdmissionPolicyAccessor, mutating.NewMutatingAdmissionPolicyBindingAccessor, kubeCompileMutatingPolicy,
 		func(a authorizer.UnconditionalAuthorizer, m *matching.Matcher, _ kubernetes.Interface) generic.Dispatcher[mutating.PolicyHook] {
 			return mutating.NewDispatcher(a, m, types)
-		},
-		nil, []meta.RESTMapping{{Resource: corev1.SchemeGroupVersion.WithResource("namespaces"),
-			GroupVersionKind: corev1.SchemeGroupVersion.WithKind("Namespace"), Scope: meta.RESTScopeRoot}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cancel)
-	if err := tc.Start(); err != nil {
-		t.Fatal(err)
-	}
+		})
 	policies, bindings, obj := mapObjects(i, c)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default", Labels: map[string]string{"kubernetes.io/metadata.name": "default"}}}
-	if err := tc.Update(ns); err != nil {
-		t.Fatal(err)
-	}
 	for j := range policies {
 		if err := tc.UpdateAndWait(policies[j], bindings[j]); err != nil {
 			t.Fatal(err)
@@ -272,7 +255,7 @@ func kubeMAPOutcome(t *testing.T, i int, c mapCase, params *corev1.ConfigMap, ty
 	ctx, stop := context.WithTimeout(tc, 10*time.Second)
 	defer stop()
 	o := admission.NewObjectInterfacesFromScheme(clientgoscheme.Scheme)
-	err = tc.Plugin.Dispatch(ctx, attr, o)
+	err := tc.Plugin.Dispatch(ctx, attr, o)
 	if rc := attr.GetReinvocationContext(); err == nil && rc.ShouldReinvoke() {
 		rc.SetIsReinvoke()
 		err = tc.Plugin.Dispatch(ctx, attr, o)
