@@ -1,7 +1,9 @@
 package policies
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -63,42 +65,54 @@ func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.
 			configErrs = append(configErrs, policyError{invocation: iv, message: iv.configMessage()})
 			continue
 		}
-		p := iv.policy
+		p, key := iv.policy, iv.key()
+		// kube evaluates the match conditions before it skips a policy not
+		// to be reinvoked, so that their errors show; without conditions
+		// there is nothing to evaluate.
+		if len(p.conditions) == 0 && r.Skip(key) {
+			continue
+		}
 		if iv.view != a && changed {
 			if err := iv.view.Reload(); err != nil {
 				return changed, apierror.Internal(err)
 			}
 		}
-		input, err := in.of(ctx, iv.view)
-		if err != nil {
-			return changed, err
-		}
-		match, err := p.matchConditions(ctx, p.activation(ctx, input, iv.param))
-		if err != nil {
-			errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
-			continue
-		}
-		if !match || r.Skip(iv.key()) {
-			continue
+		if len(p.conditions) > 0 {
+			input, err := in.of(ctx, iv.view)
+			if err != nil {
+				return changed, err
+			}
+			match, err := p.matchConditions(ctx, p.activation(ctx, input, iv.param))
+			if err != nil {
+				errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
+				continue
+			}
+			if !match || r.Skip(key) {
+				continue
+			}
 		}
 		before := a.Object
 		for _, mu := range p.mutations {
+			input, err := in.of(ctx, iv.view)
+			if err != nil {
+				return changed, err
+			}
 			obj, err := p.mutate(ctx, mu, input, iv)
 			if err != nil {
 				errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
 				continue
+			}
+			if obj == nil {
+				continue // a JSON patch whose test failed
 			}
 			iv.view.Object = obj
 			if err := iv.view.Store(); err != nil {
 				return changed, apierror.Internal(err)
 			}
 			in.reset()
-			if input, err = in.of(ctx, iv.view); err != nil {
-				return changed, err
-			}
 		}
 		mutated := !reflect.DeepEqual(before, a.Object)
-		r.Ran(iv.key(), mutated, p.reinvoke)
+		r.Ran(key, mutated, p.reinvoke)
 		changed = changed || mutated
 	}
 	return changed, mutationError(a, append(configErrs, errs...))
@@ -114,7 +128,8 @@ func (iv invocation) key() string {
 	return k
 }
 
-// mutate evaluates one mutation and returns the object it makes.
+// mutate evaluates one mutation and returns the object it makes, nil
+// when it leaves the object as it is.
 func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, iv invocation) (api.Object, error) {
 	budget := int64(runtimeCostBudget)
 	val, err := p.activation(ctx, input, iv.param).eval(ctx, mu.expression, &budget)
@@ -124,14 +139,14 @@ func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, 
 	if mu.jsonPatch {
 		return applyJSONPatch(val, iv.view.Object)
 	}
-	config, ok := val.(*objectVal)
+	ov, ok := val.(*objectVal)
 	if !ok {
 		return nil, fmt.Errorf("unsupported return type from ApplyConfiguration expression: %v", val.Type())
 	}
-	if errs := checkTypeNames(config, config.typeName); len(errs) > 0 {
+	if errs := checkTypeNames(ov, ov.typeName); len(errs) > 0 {
 		return nil, fmt.Errorf("type mismatch: %w", errors.Join(errs...))
 	}
-	n, err := native(config)
+	n, err := native(ov)
 	if err != nil {
 		return nil, err
 	}
@@ -140,12 +155,15 @@ func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, 
 		// map or list type accepts: it never removes a field.
 		return nil, fmt.Errorf("error applying patch: failed to convert patch object to typed object: %s: an apply configuration cannot set null", path)
 	}
-	obj := iv.view.Object
-	merged, err := patch.MergeApplyConfiguration(obj, n.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Kind))
+	config, err := jsonValues(n)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := patch.MergeApplyConfiguration(iv.view.Object, config.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("error applying patch: %w", err)
 	}
-	return reparse(merged)
+	return merged, nil
 }
 
 // nullPath is the path of the first null in v, "" if none.
@@ -170,7 +188,7 @@ func nullPath(path string, v any) string {
 }
 
 // applyJSONPatch applies the JSONPatch list val to obj; a failed test
-// leaves it as it was, as kube.
+// leaves it as it was (nil), as kube.
 func applyJSONPatch(val any, obj api.Object) (api.Object, error) {
 	list, ok := val.(traits.Lister)
 	if !ok {
@@ -196,7 +214,7 @@ func applyJSONPatch(val any, obj api.Object) (api.Object, error) {
 	patched, err := patch.ApplyJSONPatchOps(cur, ops)
 	switch {
 	case errors.Is(err, jsonpatch.ErrTestFailed):
-		return obj, nil
+		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("JSON Patch: %w", err)
 	}
@@ -207,15 +225,37 @@ func applyJSONPatch(val any, obj api.Object) (api.Object, error) {
 	return out, nil
 }
 
-// reparse is obj as the server decodes objects, through JSON: the merge
-// leaves CEL's native values (int64, []any of them) where decoding gives
-// the server's.
-func reparse(obj map[string]any) (api.Object, error) {
-	b, err := api.MarshalObject(obj)
+// jsonValues is v, a CEL value made native, with the values the server
+// decodes from JSON: numbers as json.Number.
+func jsonValues(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, string, bool:
+		return v, nil
+	case map[string]any:
+		for k, x := range v {
+			var err error
+			if v[k], err = jsonValues(x); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	case []any:
+		for i, x := range v {
+			var err error
+			if v[i], err = jsonValues(x); err != nil {
+				return nil, err
+			}
+		}
+		return v, nil
+	}
+	b, err := json.Marshal(v) // numbers, bytes, timestamps, durations
 	if err != nil {
 		return nil, err
 	}
-	return api.ParseObject(b)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	return out, dec.Decode(&out)
 }
 
 // mutationError is kube's Status for the errors of policies that fail
