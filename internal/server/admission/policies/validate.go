@@ -203,12 +203,14 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 	}
 	// Each phase reads the variables afresh, as each of kube's ForInput
 	// calls does.
-	match, err := p.matchConditions(ctx, p.activation(ctx, input, param))
-	if err != nil {
-		return onError(err.Error())
-	}
-	if !match {
-		return result{}
+	if len(p.conditions) > 0 {
+		match, err := p.matchConditions(ctx, p.activation(ctx, input, param))
+		if err != nil {
+			return onError(err.Error())
+		}
+		if !match {
+			return result{}
+		}
 	}
 	budget := int64(runtimeCostBudget)
 	act := p.activation(ctx, input, param)
@@ -221,7 +223,7 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 			return onError(errs[i].Error())
 		}
 	}
-	messages := p.activation(ctx, input, param)
+	var messages *activation // made when a failed validation needs one
 	for i, x := range p.validations {
 		d := &res.decisions[i]
 		switch {
@@ -229,6 +231,9 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 			d.deny, d.message = !p.ignore, errs[i].Error()
 		case vals[i] != types.True:
 			d.deny, d.reason = true, api.StatusReason(cmpOr(x.reason, string(api.StatusReasonInvalid)))
+			if messages == nil && x.msgExpr != nil {
+				messages = p.activation(ctx, input, param)
+			}
 			msg, err := x.failureMessage(ctx, messages, &budget)
 			if err != nil {
 				d.deny, d.reason, d.message = !p.ignore, "", "failed messageExpression: "+err.Error()
@@ -240,7 +245,9 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 	// The audit annotations share a budget of their own; running out of
 	// it fails the whole policy, as it does kube's.
 	annotationBudget := int64(runtimeCostBudget)
-	act = p.activation(ctx, input, param)
+	if len(p.annotations) > 0 {
+		act = p.activation(ctx, input, param)
+	}
 	for _, x := range p.annotations {
 		val, err := act.eval(ctx, x, &annotationBudget)
 		if errors.Is(err, errOutOfBudget) {
