@@ -9,7 +9,8 @@
 // Mutating webhooks are called one after another in the order of their
 // configurations' names and of the webhooks within each, each seeing the
 // object as the ones before it left it; a webhook with reinvocationPolicy
-// IfNeeded is called once more when a later one changed the object.
+// IfNeeded is called once more when a later change, a webhook's or a
+// mutating policy's, followed it (MutateChain, kube's reinvoker).
 // Validating webhooks are called in parallel, and the write is refused if
 // any refuses it.
 //
