@@ -1,10 +1,16 @@
 package server
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -143,5 +149,61 @@ func TestMutatingPolicies(t *testing.T) {
 	code, m = call(t, ts, "POST", cms, mediaJSON, `{"metadata":{"name":"e","labels":{"case":"invalid"}}}`)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(m["message"]), "metadata.labels") {
 		t.Fatalf("invalid mutation: %d %v", code, m)
+	}
+}
+
+// TestMutatingPoliciesBeforeWebhooks: the mutating policies run before the
+// mutating webhooks, and each kind is reinvoked for the other's change, as
+// kube's chain does: a policy (IfNeeded) records a label that a webhook
+// (IfNeeded) adds; the webhook first sees the policy's annotation, the
+// policy runs again and sees the label, and the webhook, seeing the
+// annotation change, is called once more.
+func TestMutatingPoliciesBeforeWebhooks(t *testing.T) {
+	ts := newTestServer(t)
+	var mu sync.Mutex
+	var seen []string // the annotation each call of the webhook saw
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Request struct {
+				UID    string
+				Object struct {
+					Metadata struct{ Annotations map[string]string } `json:"metadata"`
+				} `json:"object"`
+			} `json:"request"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		mu.Lock()
+		seen = append(seen, in.Request.Object.Metadata.Annotations["seen"])
+		mu.Unlock()
+		patch := base64.StdEncoding.EncodeToString([]byte(`[{"op":"add","path":"/metadata/labels/hook","value":"set"}]`))
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+			"response": map[string]any{"uid": in.Request.UID, "allowed": true, "patchType": "JSONPatch", "patch": patch}})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	code, m := call(t, ts, "POST", mutatingHook, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"labeller"},"webhooks":[{"name":"label.example.com",
+		"clientConfig":{"url":%q,"caBundle":%q},"sideEffects":"None","admissionReviewVersions":["v1"],"reinvocationPolicy":"IfNeeded",
+		"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}]}]}`, hook.URL, ca))
+	if code != http.StatusCreated {
+		t.Fatalf("webhook: %d %v", code, m)
+	}
+	expr := `Object{metadata: Object.metadata{annotations: {"seen": "hook" in object.metadata.labels ? object.metadata.labels["hook"] : "none"}}}`
+	code, m = call(t, ts, "POST", mutatingPolicies, mediaJSON, `{"metadata":{"name":"recorder"},"spec":{"reinvocationPolicy":"IfNeeded",
+		"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},
+		"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":`+strconv.Quote(expr)+`}}]}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("policy: %d %v", code, m)
+	}
+	if code, m = call(t, ts, "POST", mutatingBindings, mediaJSON, `{"metadata":{"name":"recorder"},"spec":{"policyName":"recorder"}}`); code != http.StatusCreated {
+		t.Fatalf("binding: %d %v", code, m)
+	}
+	code, m = call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"a","labels":{"x":"y"}}}`)
+	if code != http.StatusCreated || at(m, "metadata.annotations.seen") != "set" || at(m, "metadata.labels.hook") != "set" {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, []string{"none", "set"}) {
+		t.Errorf("the webhook saw annotations %q, want [none set]: called after the policy, and again after its reinvocation", seen)
 	}
 }
