@@ -23,7 +23,6 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/spec3"
 )
 
@@ -137,10 +136,8 @@ func TestMutatingAdmissionPolicyAsKube(t *testing.T) {
 	params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "map-owner", Namespace: "default"}, Data: map[string]string{"owner": "team-a"}}
 
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	admin, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Policies and objects go in protobuf, as kube's components write.
+	admin := typedClientset(t, lw.URL)
 	ours := ourMAPOutcomes(t, admin, cases, params)
 	// kube's patcher merges by the types of the OpenAPI the server serves
 	// (its type converter manager reads it): ours, for ConfigMaps.
@@ -194,11 +191,20 @@ func ourMAPOutcomes(t *testing.T, admin kubernetes.Interface, cases []mapCase, p
 	for i, c := range cases {
 		policies, bindings, obj := mapObjects(i, c)
 		for j := range policies {
-			if _, err := admin.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policies[j], metav1.CreateOptions{}); err != nil {
+			// Created with kube's defaults, each comes back as sent.
+			p, err := admin.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, policies[j], metav1.CreateOptions{})
+			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if _, err := admin.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, bindings[j], metav1.CreateOptions{}); err != nil {
+			b, err := admin.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, bindings[j], metav1.CreateOptions{})
+			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
+			}
+			if diff := cmp.Diff(policies[j].Spec, p.Spec); diff != "" || p.Generation != 1 {
+				t.Errorf("%s: policy at generation %d, spec (-sent +created):\n%s", c.name, p.Generation, diff)
+			}
+			if diff := cmp.Diff(bindings[j].Spec, b.Spec); diff != "" {
+				t.Errorf("%s: binding spec (-sent +created):\n%s", c.name, diff)
 			}
 		}
 		out[i] = mapOutcomeOf(admin.CoreV1().ConfigMaps("default").Create(ctx, obj, metav1.CreateOptions{}))
