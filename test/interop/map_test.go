@@ -80,6 +80,8 @@ func TestMutatingAdmissionPolicyAsKube(t *testing.T) {
 	ignored.FailurePolicy = &ignore
 	conditional := policy(apply(`Object{metadata: Object.metadata{labels: {"matched": "yes"}}}`))
 	conditional.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "has-x", Expression: "'x' in object.data"}}
+	noNamespace := policy(apply(`Object{data: {"namespace": namespaceObject.metadata.name}}`))
+	noNamespace.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "no-namespace", Expression: "namespaceObject == null"}}
 	withVariables := policy(jsonPatch(`[JSONPatch{op: "add", path: "/data/size", value: string(variables.size)}]`))
 	withVariables.Variables = []admissionregistrationv1.Variable{{Name: "size", Expression: "size(object.data)"}}
 	seesB := policy(apply(`Object{metadata: Object.metadata{annotations: {"seen": "b" in object.metadata.labels ? object.metadata.labels["b"] : "none"}}}`))
@@ -109,6 +111,8 @@ func TestMutatingAdmissionPolicyAsKube(t *testing.T) {
 			policy(apply(`Object{metadata: Object.meta{labels: {"a": "b"}}}`))}, object: map[string]string{"k": "v"}},
 		{name: "match condition false", policies: []admissionregistrationv1.MutatingAdmissionPolicySpec{conditional}, object: map[string]string{"k": "v"}},
 		{name: "match condition true", policies: []admissionregistrationv1.MutatingAdmissionPolicySpec{conditional}, object: map[string]string{"x": "v"}},
+		// kube's matcher evaluates match conditions without the namespace.
+		{name: "match condition without namespace", policies: []admissionregistrationv1.MutatingAdmissionPolicySpec{noNamespace}, object: map[string]string{"k": "v"}},
 		{name: "variables", policies: []admissionregistrationv1.MutatingAdmissionPolicySpec{withVariables}, object: map[string]string{"a": "1", "b": "2"}},
 		// kube orders policies as a map does, at random: an IfNeeded policy
 		// sees the other's change in either order, a Never one would not.

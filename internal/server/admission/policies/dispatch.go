@@ -259,6 +259,8 @@ const conditionCostBudget = 2_500_000
 // errors, and running out of the budget, fail the policy (Fail) or skip
 // it (Ignore).
 func (p *Policy) matchConditions(ctx context.Context, act *activation) (bool, error) {
+	// kube's matcher evaluates them without the namespace.
+	act.vars["namespaceObject"] = types.NullValue
 	budget := int64(conditionCostBudget)
 	vals := make([]ref.Val, len(p.conditions))
 	errs := make([]error, len(p.conditions))
