@@ -78,7 +78,7 @@ var urls = library{
 	},
 	estimate: func(sizes checker.CostEstimator, function, _ string, _ *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
 		switch function {
-		case "url":
+		case "url", "jsonpatch.escapeKey":
 			if len(args) == 1 {
 				sz := sizeOf(sizes, args[0])
 				return &checker.CallEstimate{CostEstimate: sz.MultiplyByCostFactor(common.StringTraversalCostFactor), ResultSize: &sz}
@@ -99,7 +99,7 @@ var urls = library{
 	},
 	cost: func(function, _ string, args []ref.Val, _ ref.Val) *uint64 {
 		switch function {
-		case "url":
+		case "url", "jsonpatch.escapeKey":
 			if len(args) >= 1 {
 				return costOf(traversal(actualSize(args[0])))
 			}

@@ -1,7 +1,7 @@
 package protobuf
 
-// admissionregistration/v1 messages of ValidatingAdmissionPolicy and its
-// binding (k8s.io/api admissionregistration/v1 generated.proto and
+// admissionregistration/v1 messages of ValidatingAdmissionPolicy,
+// MutatingAdmissionPolicy and their bindings (k8s.io/api admissionregistration/v1 generated.proto and
 // types.go).
 var (
 	namedRule = &message{name: "NamedRuleWithOperations", fields: []field{
@@ -15,6 +15,20 @@ var (
 		{name: "excludeResourceRules", num: 4, kind: kMessage, pres: repeated, omitZero: true, msg: namedRule},
 		{name: "matchPolicy", num: 7, kind: kString, pres: pointer},
 	}}
+	paramKind = &message{name: "ParamKind", fields: []field{
+		{name: "apiVersion", num: 1, kind: kString, omitZero: true},
+		{name: "kind", num: 2, kind: kString, omitZero: true},
+	}}
+	paramRef = &message{name: "ParamRef", fields: []field{
+		{name: "name", num: 1, kind: kString, omitZero: true},
+		{name: "namespace", num: 2, kind: kString, omitZero: true},
+		{name: "selector", num: 3, kind: kMessage, pres: pointer, msg: labelSelector},
+		{name: "parameterNotFoundAction", num: 4, kind: kString, pres: pointer},
+	}}
+	policyVariable = &message{name: "Variable", fields: []field{
+		{name: "name", num: 1, kind: kString},
+		{name: "expression", num: 2, kind: kString},
+	}}
 	policyCondition = &message{name: "Condition", fields: []field{
 		{name: "type", num: 1, kind: kString},
 		{name: "status", num: 2, kind: kString},
@@ -26,10 +40,7 @@ var (
 	validatingAdmissionPolicy = &message{name: "ValidatingAdmissionPolicy", typeMeta: true, fields: []field{
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "ValidatingAdmissionPolicySpec", fields: []field{
-			{name: "paramKind", num: 1, kind: kMessage, pres: pointer, msg: &message{name: "ParamKind", fields: []field{
-				{name: "apiVersion", num: 1, kind: kString, omitZero: true},
-				{name: "kind", num: 2, kind: kString, omitZero: true},
-			}}},
+			{name: "paramKind", num: 1, kind: kMessage, pres: pointer, msg: paramKind},
 			{name: "matchConstraints", num: 2, kind: kMessage, pres: pointer, msg: matchResources},
 			{name: "validations", num: 3, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "Validation", fields: []field{
 				{name: "expression", num: 1, kind: kString},
@@ -43,10 +54,7 @@ var (
 				{name: "valueExpression", num: 2, kind: kString},
 			}}},
 			{name: "matchConditions", num: 6, kind: kMessage, pres: repeated, omitZero: true, msg: matchCondition},
-			{name: "variables", num: 7, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "Variable", fields: []field{
-				{name: "name", num: 1, kind: kString},
-				{name: "expression", num: 2, kind: kString},
-			}}},
+			{name: "variables", num: 7, kind: kMessage, pres: repeated, omitZero: true, msg: policyVariable},
 		}}},
 		{name: "status", num: 3, kind: kMessage, msg: &message{name: "ValidatingAdmissionPolicyStatus", fields: []field{
 			{name: "observedGeneration", num: 1, kind: kInt64, omitZero: true},
@@ -63,14 +71,36 @@ var (
 		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
 		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "ValidatingAdmissionPolicyBindingSpec", fields: []field{
 			{name: "policyName", num: 1, kind: kString, omitZero: true},
-			{name: "paramRef", num: 2, kind: kMessage, pres: pointer, msg: &message{name: "ParamRef", fields: []field{
-				{name: "name", num: 1, kind: kString, omitZero: true},
-				{name: "namespace", num: 2, kind: kString, omitZero: true},
-				{name: "selector", num: 3, kind: kMessage, pres: pointer, msg: labelSelector},
-				{name: "parameterNotFoundAction", num: 4, kind: kString, pres: pointer},
-			}}},
+			{name: "paramRef", num: 2, kind: kMessage, pres: pointer, msg: paramRef},
 			{name: "matchResources", num: 3, kind: kMessage, pres: pointer, msg: matchResources},
 			{name: "validationActions", num: 4, kind: kString, pres: repeated, omitZero: true},
+		}}},
+	}}
+	expressionOnly = func(name string) *message {
+		return &message{name: name, fields: []field{{name: "expression", num: 1, kind: kString, omitZero: true}}}
+	}
+	mutatingAdmissionPolicy = &message{name: "MutatingAdmissionPolicy", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "MutatingAdmissionPolicySpec", fields: []field{
+			{name: "paramKind", num: 1, kind: kMessage, pres: pointer, msg: paramKind},
+			{name: "matchConstraints", num: 2, kind: kMessage, pres: pointer, msg: matchResources},
+			{name: "variables", num: 3, kind: kMessage, pres: repeated, omitZero: true, msg: policyVariable},
+			{name: "mutations", num: 4, kind: kMessage, pres: repeated, omitZero: true, msg: &message{name: "Mutation", fields: []field{
+				{name: "patchType", num: 2, kind: kString},
+				{name: "applyConfiguration", num: 3, kind: kMessage, pres: pointer, msg: expressionOnly("ApplyConfiguration")},
+				{name: "jsonPatch", num: 4, kind: kMessage, pres: pointer, msg: expressionOnly("JSONPatch")},
+			}}},
+			{name: "failurePolicy", num: 5, kind: kString, pres: pointer},
+			{name: "matchConditions", num: 6, kind: kMessage, pres: repeated, omitZero: true, msg: matchCondition},
+			{name: "reinvocationPolicy", num: 7, kind: kString, omitZero: true},
+		}}},
+	}}
+	mutatingAdmissionPolicyBinding = &message{name: "MutatingAdmissionPolicyBinding", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "MutatingAdmissionPolicyBindingSpec", fields: []field{
+			{name: "policyName", num: 1, kind: kString, omitZero: true},
+			{name: "paramRef", num: 2, kind: kMessage, pres: pointer, msg: paramRef},
+			{name: "matchResources", num: 3, kind: kMessage, pres: pointer, msg: matchResources},
 		}}},
 	}}
 )

@@ -11,26 +11,31 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
-	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/patch"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/selector"
 )
 
-// The admission chain, at kube's points: mutating webhooks run in the
-// handler on create (after managedFields are recorded) and inside the
-// update function on update, patch and apply, before the registry's
-// defaulting and validation; ValidatingAdmissionPolicies, then validating
-// webhooks, run inside the registry,
-// after its validation, just before the store write (registry.Admit); on
-// delete both run there, with the stored object as oldObject.
+// The admission chain, at kube's points and in its plugin order: the
+// mutating admission (MutatingAdmissionPolicies, then mutating webhooks,
+// and both again if one changed the object) runs in the handler on create
+// (after managedFields are recorded) and inside the update function on
+// update, patch and apply, before the registry's defaulting and
+// validation; ValidatingAdmissionPolicies, then validating webhooks, run
+// inside the registry, after its validation, just before the store write
+// (registry.Admit); on delete both run there, with the stored object as
+// oldObject.
 
-// mutate runs the mutating webhooks on obj, about to be created (old nil)
+// anyMutating says whether a write may be mutated: there are mutating
+// policies or webhooks.
+func (q *request) anyMutating(ctx context.Context) bool {
+	return q.s.mutatingPolicies.Any(ctx) || q.s.webhooks.Any(ctx, true)
+}
+
+// mutate runs the mutating admission on obj, about to be created (old nil)
 // or to replace old, and returns the object to write.
 func (q *request) mutate(obj, old api.Object) (api.Object, error) {
-	if !q.s.webhooks.Any(q.r.Context(), true) {
+	if !q.anyMutating(q.r.Context()) {
 		return obj, nil
 	}
 	op := webhook.Update
@@ -38,7 +43,7 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 		op = webhook.Create
 	}
 	a := q.attributes(q.r.Context(), op, obj, old)
-	err := q.s.webhooks.Mutate(q.r.Context(), a)
+	err := webhook.MutateChain(q.r.Context(), a, q.s.mutatingPolicies, q.s.webhooks)
 	q.passOn(a)
 	if err == nil && a.Object != nil {
 		q.keepValidManagedFields(a.Object, obj)
@@ -88,8 +93,10 @@ func (q *request) admitting(ctx context.Context) context.Context {
 		}
 		a := q.attributes(ctx, op, obj, old)
 		defer q.passOn(a)
+		// Mutating policies never handle a delete (kube's plugin handles
+		// CREATE, UPDATE and CONNECT): there is no object to mutate.
 		if op == webhook.Delete {
-			if err := q.s.webhooks.Mutate(ctx, a); err != nil {
+			if err := webhook.MutateChain(ctx, a, q.s.webhooks); err != nil {
 				return err
 			}
 		}
@@ -186,7 +193,7 @@ var _ webhook.Source = (*webhookSource)(nil)
 // admissionKinds are the plurals of the admission configurations and
 // policies, whose writes the webhooks and policies wait for.
 var admissionKinds = []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
-	"validatingadmissionpolicies", "validatingadmissionpolicybindings"}
+	"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
 
 func newWebhookSource(s *Server) *webhookSource {
 	ws := &webhookSource{s: s, written: map[string]*atomic.Int64{}}
@@ -292,12 +299,8 @@ func (ws *webhookSource) NamespaceLabels(ctx context.Context, name string) (map[
 func (ws *webhookSource) namespace(ctx context.Context, name string) (api.Object, error) {
 	res, _ := ws.s.catalog.Get("", "v1", "namespaces")
 	if c := ws.s.caches.get(res); c != nil {
-		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
-		if err != nil {
-			return nil, apierror.BadRequest(err.Error())
-		}
-		if objs, _ := c.List(watchcache.Filter{Fields: fields}); len(objs) == 1 {
-			if obj, err := objs[0].Obj(); err == nil {
+		if o := c.Get(res.Key("", name)); o != nil {
+			if obj, err := o.Obj(); err == nil {
 				return obj, nil
 			}
 		}

@@ -19,30 +19,42 @@ import (
 	"github.com/listwatch/listwatch/selector"
 )
 
-// policySource gives the policy validator the ValidatingAdmissionPolicies
-// and their bindings from their watch caches, compiled once per policy
-// generation and regrouped only when one changed; namespaces, equivalent
-// resources and the freshness of what was written through this server are
-// the webhooks' source's.
+// policySource gives the policy validator and mutator the admission
+// policies and their bindings from their watch caches, compiled once per
+// policy generation and regrouped only when one changed; namespaces,
+// equivalent resources and the freshness of what was written through this
+// server are the webhooks' source's.
 type policySource struct {
 	*webhookSource
 
 	mu sync.Mutex
-	// guarded by mu: the key@revision of every policy and binding the
-	// policies were built from, and each policy compiled, by
-	// name/uid/generation.
+	// guarded by mu: by kind ([0] validating, [1] mutating), the policies
+	// with their bindings.
+	sets [2]policySet
+}
+
+// policySet is the policies of one kind: the key@revision of every policy
+// and binding they were built from, and each policy compiled, by
+// name/uid/generation.
+type policySet struct {
 	versions []string
 	policies []*policies.Policy
 	compiled map[string]*policies.Policy
 }
 
+// policyKinds are the plurals of each kind of policy and of its bindings.
+var policyKinds = [2][2]string{
+	{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+	{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings"},
+}
+
 var _ policies.Source = (*policySource)(nil)
 
-// checkPolicyExpressions makes the ValidatingAdmissionPolicies' validation
-// compile their expressions too, as kube's does.
+// checkPolicyExpressions makes the admission policies' validation compile
+// their expressions too, as kube's does.
 func checkPolicyExpressions(builtins []*resource.Resource) {
 	for _, r := range builtins {
-		if r.Group == resource.AdmissionGroup && r.Kind == "ValidatingAdmissionPolicy" {
+		if r.Group == resource.AdmissionGroup && (r.Kind == "ValidatingAdmissionPolicy" || r.Kind == "MutatingAdmissionPolicy") {
 			validate := r.Validate
 			r.Validate = func(obj api.Object) []api.StatusCause { return append(validate(obj), policies.Causes(obj)...) }
 		}
@@ -80,13 +92,18 @@ func (ws *webhookSource) listFresh(ctx context.Context, plural string) ([]*watch
 	return objs, nil
 }
 
-// Policies returns the policies by name, each with its bindings by name.
-func (ps *policySource) Policies(ctx context.Context) ([]*policies.Policy, error) {
-	pols, err := ps.listFresh(ctx, "validatingadmissionpolicies")
+// Policies returns the policies of one kind by name, each with its
+// bindings by name.
+func (ps *policySource) Policies(ctx context.Context, mutating bool) ([]*policies.Policy, error) {
+	kind := 0
+	if mutating {
+		kind = 1
+	}
+	pols, err := ps.listFresh(ctx, policyKinds[kind][0])
 	if err != nil {
 		return nil, err
 	}
-	binds, err := ps.listFresh(ctx, "validatingadmissionpolicybindings")
+	binds, err := ps.listFresh(ctx, policyKinds[kind][1])
 	if err != nil {
 		return nil, err
 	}
@@ -96,8 +113,9 @@ func (ps *policySource) Policies(ctx context.Context) ([]*policies.Policy, error
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if slices.Equal(ps.versions, versions) {
-		return ps.policies, nil
+	set := &ps.sets[kind]
+	if slices.Equal(set.versions, versions) {
+		return set.policies, nil
 	}
 	bindings := map[string][]*policies.Binding{}
 	for _, o := range binds {
@@ -114,7 +132,7 @@ func (ps *policySource) Policies(ctx context.Context) ([]*policies.Policy, error
 			continue // the cache logs what it cannot decode
 		}
 		key := fmt.Sprint(obj.Name(), "/", obj.UID(), "/", obj.Metadata()["generation"])
-		p := ps.compiled[key]
+		p := set.compiled[key]
 		if p == nil {
 			p = policies.Compile(obj)
 		}
@@ -125,7 +143,7 @@ func (ps *policySource) Policies(ctx context.Context) ([]*policies.Policy, error
 			out = append(out, &withBindings)
 		}
 	}
-	ps.versions, ps.policies, ps.compiled = versions, out, compiled
+	*set = policySet{versions: versions, policies: out, compiled: compiled}
 	return out, nil
 }
 
@@ -165,23 +183,22 @@ func (ps *policySource) Params(ctx context.Context, apiVersion, kind, namespace,
 	if c == nil || err != nil {
 		return nil, err
 	}
-	f := watchcache.Filter{Namespace: namespace, Labels: sel}
-	if name != "" {
-		fields, err := selector.ParseFields("metadata.name=" + selector.EscapeFieldValue(name))
+	if name == "" {
+		objs, _ := c.List(watchcache.Filter{Namespace: namespace, Labels: sel})
+		out := make([]api.Object, 0, len(objs))
+		for _, o := range objs {
+			if obj, err := o.Obj(); err == nil {
+				out = append(out, obj)
+			}
+		}
+		return out, nil
+	}
+	if o := c.Get(res.Key(namespace, name)); o != nil {
+		obj, err := o.Obj()
 		if err != nil {
 			return nil, err
 		}
-		f = watchcache.Filter{Namespace: namespace, Fields: fields}
-	}
-	objs, _ := c.List(f)
-	out := make([]api.Object, 0, len(objs))
-	for _, o := range objs {
-		if obj, err := o.Obj(); err == nil {
-			out = append(out, obj)
-		}
-	}
-	if len(out) > 0 || name == "" {
-		return out, nil
+		return []api.Object{obj}, nil
 	}
 	obj, err := ps.s.registry.Get(ctx, res, namespace, name)
 	var se *api.StatusError

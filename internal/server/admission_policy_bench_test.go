@@ -25,3 +25,22 @@ func BenchmarkCreatePolicies(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateMutatingPolicies creates 1 KiB ConfigMaps under 5
+// MutatingAdmissionPolicies that match them: 4 add a label by an apply
+// configuration, one an annotation by a JSON patch.
+func BenchmarkCreateMutatingPolicies(b *testing.B) {
+	h := benchServer(b)
+	for i := range 5 {
+		mutation := fmt.Sprintf(`{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {'p%d': 'yes'}}}"}}`, i)
+		if i == 4 {
+			mutation = `{"patchType":"JSONPatch","jsonPatch":{"expression":"[JSONPatch{op: 'add', path: '/metadata/annotations', value: {'size': string(size(object.data.pad))}}]"}}`
+		}
+		serveBench(b, h, http.MethodPost, "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies", fmt.Sprintf(`{"metadata":{"name":"p%d"},"spec":{
+			"reinvocationPolicy":"Never","matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},
+			"mutations":[%s]}}`, i, mutation), http.StatusCreated)
+		serveBench(b, h, http.MethodPost, "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings",
+			fmt.Sprintf(`{"metadata":{"name":"p%d"},"spec":{"policyName":"p%d"}}`, i, i), http.StatusCreated)
+	}
+	benchCreate(b, h)
+}

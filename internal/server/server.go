@@ -167,13 +167,15 @@ type Server struct {
 	// webhooks calls the admission webhooks of webhookSource's configurations.
 	webhooks      *webhook.Dispatcher
 	webhookSource *webhookSource
-	// policies evaluates the ValidatingAdmissionPolicies.
-	policies *policies.Validator
-	accounts *defaultAccounts
-	mux      *http.ServeMux
-	metrics  *metrics.Metrics
-	readOnly semaphore // bounds reads in flight
-	mutating semaphore // bounds writes in flight
+	// policies evaluates the ValidatingAdmissionPolicies, mutatingPolicies
+	// the MutatingAdmissionPolicies.
+	policies         *policies.Validator
+	mutatingPolicies *policies.Mutator
+	accounts         *defaultAccounts
+	mux              *http.ServeMux
+	metrics          *metrics.Metrics
+	readOnly         semaphore // bounds reads in flight
+	mutating         semaphore // bounds writes in flight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -225,7 +227,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
 	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
-	s.policies = policies.New(&policySource{webhookSource: s.webhookSource})
+	policySource := &policySource{webhookSource: s.webhookSource}
+	s.policies, s.mutatingPolicies = policies.New(policySource), policies.NewMutator(policySource)
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err

@@ -649,6 +649,14 @@ func (b *backoff) wait(ctx context.Context) {
 	b.d = min(2*b.d, 5*time.Second)
 }
 
+// Get returns the object stored under key, nil if none: a map lookup,
+// where a List filtered by name scans every object.
+func (c *Cache) Get(key string) *Object {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.objects[key]
+}
+
 // List returns the objects that pass f, in key order, and the revision the
 // cache reflects.
 func (c *Cache) List(f Filter) ([]*Object, int64) {

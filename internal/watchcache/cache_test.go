@@ -808,3 +808,30 @@ func TestQuietNamespaceKeepsItsPlace(t *testing.T) {
 		}
 	})
 }
+
+// TestGet: Get finds an object by its key as it is now, and nothing once
+// it is deleted or for a key the cache never held.
+func TestGet(t *testing.T) {
+	s := memory.New()
+	wr := newWriter(t, s)
+	c := newCache(t, s, Config{})
+	wr.put("ns", "a", nil)
+	rev := wr.put("ns", "a", map[string]string{"v": "2"})
+	wr.put("ns", "b", nil)
+	if err := c.WaitFresh(t.Context(), rev); err != nil {
+		t.Fatal(err)
+	}
+	o := c.Get(prefix + "ns/a")
+	if o == nil || o.Rev != rev {
+		t.Fatalf("Get(ns/a) = %v, want the object at revision %d", o, rev)
+	}
+	if c.Get(prefix+"ns/c") != nil || c.Get(prefix+"other/a") != nil {
+		t.Error("Get found an object under a key never written")
+	}
+	if err := c.WaitFresh(t.Context(), wr.del("ns", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if c.Get(prefix+"ns/a") != nil {
+		t.Error("Get(ns/a) found the deleted object")
+	}
+}

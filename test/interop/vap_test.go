@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
@@ -225,27 +226,11 @@ func ourVAPOutcomes(t *testing.T, cases []vapCase, params *corev1.ConfigMap) []v
 
 // kubeVAPOutcome dispatches the case's create through kube's plugin.
 func kubeVAPOutcome(t *testing.T, i int, c vapCase, params *corev1.ConfigMap) vapOutcome {
-	tc, cancel, err := generic.NewPolicyTestContext(t,
-		validating.NewValidatingAdmissionPolicyAccessor,
-		validating.NewValidatingAdmissionPolicyBindingAccessor,
-		kubeCompilePolicy,
+	tc := startKubePolicies(t, validating.NewValidatingAdmissionPolicyAccessor, validating.NewValidatingAdmissionPolicyBindingAccessor, kubeCompilePolicy,
 		func(a authorizer.UnconditionalAuthorizer, m *matching.Matcher, _ kubernetes.Interface) generic.Dispatcher[validating.PolicyHook] {
 			return validating.NewDispatcher(a, generic.NewPolicyMatcher(m))
-		},
-		nil, []meta.RESTMapping{{Resource: corev1.SchemeGroupVersion.WithResource("namespaces"),
-			GroupVersionKind: corev1.SchemeGroupVersion.WithKind("Namespace"), Scope: meta.RESTScopeRoot}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cancel)
-	if err := tc.Start(); err != nil {
-		t.Fatal(err)
-	}
+		})
 	policy, binding, obj := vapObjects(i, c)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default", Labels: map[string]string{"kubernetes.io/metadata.name": "default"}}}
-	if err := tc.Update(ns); err != nil {
-		t.Fatal(err)
-	}
 	if err := tc.UpdateAndWait(policy, binding); err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +246,31 @@ func kubeVAPOutcome(t *testing.T, i int, c vapCase, params *corev1.ConfigMap) va
 		corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
 	ctx, stop := context.WithTimeout(warning.WithWarningRecorder(tc, w), 10*time.Second)
 	defer stop()
-	err = tc.Plugin.Dispatch(ctx, attr, admission.NewObjectInterfacesFromScheme(clientgoscheme.Scheme))
+	err := tc.Plugin.Dispatch(ctx, attr, admission.NewObjectInterfacesFromScheme(clientgoscheme.Scheme))
 	return outcome(err, w)
+}
+
+// startKubePolicies starts one of kube's policy plugins in its test
+// context, which holds namespace default.
+func startKubePolicies[P, B runtime.Object, E generic.Evaluator](t *testing.T, newPolicy func(P) generic.PolicyAccessor,
+	newBinding func(B) generic.BindingAccessor, compile func(P) E,
+	dispatcher func(authorizer.UnconditionalAuthorizer, *matching.Matcher, kubernetes.Interface) generic.Dispatcher[generic.PolicyHook[P, B, E]],
+) *generic.PolicyTestContext[P, B, E] {
+	tc, cancel, err := generic.NewPolicyTestContext(t, newPolicy, newBinding, compile, dispatcher,
+		nil, []meta.RESTMapping{{Resource: corev1.SchemeGroupVersion.WithResource("namespaces"),
+			GroupVersionKind: corev1.SchemeGroupVersion.WithKind("Namespace"), Scope: meta.RESTScopeRoot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cancel)
+	if err := tc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default", Labels: map[string]string{"kubernetes.io/metadata.name": "default"}}}
+	if err := tc.Update(ns); err != nil {
+		t.Fatal(err)
+	}
+	return tc
 }
 
 // kubeCompilePolicy is kube's compilePolicy (validating/plugin.go, not

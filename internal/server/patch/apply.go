@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -309,3 +310,35 @@ func removeBelow(v any, set *Set, s *Schema) (any, bool) {
 func deepCopyMap(m map[string]any) map[string]any { return api.Object(m).DeepCopy() }
 
 func deepCopyValue(v any) any { return deepCopyMap(map[string]any{"": v})[""] }
+
+// MergeApplyConfiguration is obj with a mutating admission policy's apply
+// configuration merged in as kube's ApplyStructuredMergeDiff merges it:
+// as server-side apply merges a configuration, without field ownership.
+// As kube, a configuration that sets an atomic list is refused: it would
+// replace the list whole.
+func MergeApplyConfiguration(obj, config map[string]any, s *Schema) (map[string]any, error) {
+	if paths := atomicPaths("", config, s); len(paths) > 0 {
+		return nil, fmt.Errorf("invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: %s", strings.Join(paths, ", "))
+	}
+	return mergeApply(deepCopyMap(obj), config, s), nil
+}
+
+// atomicPaths are the paths of the atomic lists v sets, in kube's notation
+// (.spec.list[0]).
+func atomicPaths(path string, v any, s *Schema) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, atomicPaths(path+"."+k, v[k], s.field(k))...)
+		}
+	case []any:
+		if s.listType() == Atomic {
+			out = append(out, path)
+		}
+		for i, item := range v {
+			out = append(out, atomicPaths(fmt.Sprintf("%s[%d]", path, i), item, s.elem())...)
+		}
+	}
+	return out
+}

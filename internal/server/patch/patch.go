@@ -105,13 +105,43 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 	if levels, size := jsonPatchScan(p, len(current)+len(patch)); levels*size > maxJSONPatchScan {
 		return nil, invalid("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object and patch: at most %d levels x bytes", levels, size, maxJSONPatchScan)
 	}
-	opts := jsonpatch.NewApplyOptions()
-	opts.AccumulatedCopySizeLimit = maxJSONPatchCopyLen
-	out, err := p.ApplyWithOptions(current, opts)
+	out, err := applyBounded(p, current)
 	if err != nil {
 		return nil, invalidPatch(err)
 	}
 	return out, nil
+}
+
+func applyBounded(p jsonpatch.Patch, current []byte) ([]byte, error) {
+	opts := jsonpatch.NewApplyOptions()
+	opts.AccumulatedCopySizeLimit = maxJSONPatchCopyLen
+	return p.ApplyWithOptions(current, opts)
+}
+
+// ApplyJSONPatchOps applies JSON Patch operations made by the server (a
+// mutating admission policy's) to current within a client's patch's
+// bounds; the operations' own errors are json-patch's, for the caller to
+// tell a failed test (jsonpatch.ErrTestFailed) from others.
+func ApplyJSONPatchOps(current []byte, ops []map[string]any) ([]byte, error) {
+	p := make(jsonpatch.Patch, len(ops))
+	for i, op := range ops {
+		p[i] = jsonpatch.Operation{}
+		for k, v := range op {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			raw := json.RawMessage(b)
+			p[i][k] = &raw
+		}
+	}
+	if len(p) > maxJSONPatchOps {
+		return nil, fmt.Errorf("the allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p))
+	}
+	if levels, size := jsonPatchScan(p, len(current)); levels*size > maxJSONPatchScan {
+		return nil, fmt.Errorf("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object: at most %d levels x bytes", levels, size, maxJSONPatchScan)
+	}
+	return applyBounded(p, current)
 }
 
 // testLevel is what json-patch's test costs per level of its value, in

@@ -28,13 +28,7 @@ func admissionPolicies() []*Resource {
 					l, _ := specOf(o)["validations"].([]any)
 					return len(l)
 				}),
-				column("ParamKind", "string", "", "ParamKind specifies the kind of resources used to parameterize this policy", func(o api.Object) any {
-					pk, _ := specOf(o)["paramKind"].(map[string]any)
-					if pk == nil {
-						return "<unset>"
-					}
-					return fmt.Sprintf("%v/%v", pk["apiVersion"], pk["kind"])
-				}),
+				paramKindColumn,
 				ageColumn(),
 			},
 		},
@@ -45,29 +39,42 @@ func admissionPolicies() []*Resource {
 			Prepare:    func(obj, _ api.Object) { defaultPolicyBinding(obj) },
 			Validate:   validatePolicyBinding,
 			Columns: []Column{
-				column("PolicyName", "string", "", "PolicyName indicates the policy definition which the policy binding binded to", stringCell("spec", "policyName")),
-				column("ParamRef", "string", "", "ParamRef indicates the param resource which sets the configuration param", func(o api.Object) any {
-					pr, _ := specOf(o)["paramRef"].(map[string]any)
-					if pr == nil {
-						return "<unset>"
-					}
-					name, _ := pr["name"].(string)
-					ns, _ := pr["namespace"].(string)
-					switch {
-					case name != "" && ns != "":
-						return ns + "/" + name
-					case name != "":
-						return "*/" + name // as kube: the param's scope is not known here
-					case pr["selector"] != nil:
-						return selectorString(pr["selector"])
-					}
-					return "<unset>"
-				}),
+				policyNameColumn,
+				paramRefColumn,
 				ageColumn(),
 			},
 		},
 	}
 }
+
+// The columns kube's printers show for both kinds of policy and binding.
+var (
+	policyNameColumn = column("PolicyName", "string", "", "PolicyName indicates the policy definition which the policy binding binded to", stringCell("spec", "policyName"))
+	paramKindColumn  = column("ParamKind", "string", "", "ParamKind specifies the kind of resources used to parameterize this policy", func(o api.Object) any {
+		pk, _ := specOf(o)["paramKind"].(map[string]any)
+		if pk == nil {
+			return "<unset>"
+		}
+		return fmt.Sprintf("%v/%v", pk["apiVersion"], pk["kind"])
+	})
+	paramRefColumn = column("ParamRef", "string", "", "ParamRef indicates the param resource which sets the configuration param", func(o api.Object) any {
+		pr, _ := specOf(o)["paramRef"].(map[string]any)
+		if pr == nil {
+			return "<unset>"
+		}
+		name, _ := pr["name"].(string)
+		ns, _ := pr["namespace"].(string)
+		switch {
+		case name != "" && ns != "":
+			return ns + "/" + name
+		case name != "":
+			return "*/" + name // as kube: the param's scope is not known here
+		case pr["selector"] != nil:
+			return selectorString(pr["selector"])
+		}
+		return "<unset>"
+	})
+)
 
 // selectorString is a LabelSelector as kube's printer shows it.
 func selectorString(v any) string {
@@ -138,6 +145,43 @@ const maxAuditAnnotations = 20
 // the compilation of expressions.
 func validatePolicy(obj api.Object) []api.StatusCause {
 	c := &checker{}
+	spec := c.policySpec(obj)
+	validations := c.list(spec["validations"], "spec.validations")
+	annotations := c.list(spec["auditAnnotations"], "spec.auditAnnotations")
+	if len(validations) == 0 && len(annotations) == 0 {
+		c.required("spec.validations", "validations or auditAnnotations must contain at least one item")
+		c.required("spec.auditAnnotations", "validations or auditAnnotations must contain at least one item")
+		return c.causes
+	}
+	for i, v := range validations {
+		c.validation(c.object(v, fmt.Sprintf("spec.validations[%d]", i)), fmt.Sprintf("spec.validations[%d]", i))
+	}
+	if len(annotations) > maxAuditAnnotations {
+		c.invalid("spec.auditAnnotations", annotations, fmt.Sprintf("must not have more than %d auditAnnotations", maxAuditAnnotations))
+	}
+	keys := map[string]bool{}
+	for i, a := range annotations {
+		p := fmt.Sprintf("spec.auditAnnotations[%d]", i)
+		m := c.object(a, p)
+		key := c.string(m["key"], p+".key")
+		for _, msg := range QualifiedName(obj.Name() + "/" + key) {
+			c.invalid(p+".key", obj.Name()+"/"+key, msg)
+		}
+		if strings.TrimSpace(c.string(m["valueExpression"], p+".valueExpression")) == "" {
+			c.required(p+".valueExpression", "valueExpression is not specified")
+		}
+		if keys[key] {
+			c.add(api.CauseTypeFieldValueDuplicate, p+".key", "Duplicate value: "+badValue(key))
+		}
+		keys[key] = true
+	}
+	return c.causes
+}
+
+// policySpec checks what the specs of both kinds of policy share: their
+// failurePolicy, paramKind, matchConstraints, matchConditions and
+// variables, and returns the spec.
+func (c *checker) policySpec(obj api.Object) map[string]any {
 	spec := c.object(obj["spec"], "spec")
 	if spec["failurePolicy"] == nil {
 		c.required("spec.failurePolicy", "")
@@ -169,36 +213,7 @@ func validatePolicy(obj api.Object) []api.StatusCause {
 			c.required(p+".expression", "expression is not specified")
 		}
 	}
-	validations := c.list(spec["validations"], "spec.validations")
-	annotations := c.list(spec["auditAnnotations"], "spec.auditAnnotations")
-	if len(validations) == 0 && len(annotations) == 0 {
-		c.required("spec.validations", "validations or auditAnnotations must contain at least one item")
-		c.required("spec.auditAnnotations", "validations or auditAnnotations must contain at least one item")
-		return c.causes
-	}
-	for i, v := range validations {
-		c.validation(c.object(v, fmt.Sprintf("spec.validations[%d]", i)), fmt.Sprintf("spec.validations[%d]", i))
-	}
-	if len(annotations) > maxAuditAnnotations {
-		c.invalid("spec.auditAnnotations", annotations, fmt.Sprintf("must not have more than %d auditAnnotations", maxAuditAnnotations))
-	}
-	keys := map[string]bool{}
-	for i, a := range annotations {
-		p := fmt.Sprintf("spec.auditAnnotations[%d]", i)
-		m := c.object(a, p)
-		key := c.string(m["key"], p+".key")
-		for _, msg := range QualifiedName(obj.Name() + "/" + key) {
-			c.invalid(p+".key", obj.Name()+"/"+key, msg)
-		}
-		if strings.TrimSpace(c.string(m["valueExpression"], p+".valueExpression")) == "" {
-			c.required(p+".valueExpression", "valueExpression is not specified")
-		}
-		if keys[key] {
-			c.add(api.CauseTypeFieldValueDuplicate, p+".key", "Duplicate value: "+badValue(key))
-		}
-		keys[key] = true
-	}
-	return c.causes
+	return spec
 }
 
 // validation is kube's validateValidation, expressions not compiled.
@@ -289,20 +304,7 @@ func (c *checker) matchResources(mr map[string]any, p string) {
 // validatePolicyBinding is kube's validateValidatingAdmissionPolicyBindingSpec.
 func validatePolicyBinding(obj api.Object) []api.StatusCause {
 	c := &checker{}
-	spec := c.object(obj["spec"], "spec")
-	if name := c.string(spec["policyName"], "spec.policyName"); name == "" {
-		c.required("spec.policyName", "")
-	} else {
-		for _, msg := range DNS1123Subdomain(name) {
-			c.invalid("spec.policyName", name, msg)
-		}
-	}
-	if pr := spec["paramRef"]; pr != nil {
-		c.paramRef(c.object(pr, "spec.paramRef"), "spec.paramRef")
-	}
-	if mr := spec["matchResources"]; mr != nil {
-		c.matchResources(c.object(mr, "spec.matchResources"), "spec.matchResources")
-	}
+	spec := c.bindingSpec(obj)
 	actions := c.strings(spec["validationActions"], "spec.validationActions")
 	seen := map[string]bool{}
 	for i, a := range actions {
@@ -322,6 +324,26 @@ func validatePolicyBinding(obj api.Object) []api.StatusCause {
 		c.required("spec.validationActions", "at least one validation action is required")
 	}
 	return c.causes
+}
+
+// bindingSpec checks what the specs of both kinds of binding share: their
+// policyName, paramRef and matchResources, and returns the spec.
+func (c *checker) bindingSpec(obj api.Object) map[string]any {
+	spec := c.object(obj["spec"], "spec")
+	if name := c.string(spec["policyName"], "spec.policyName"); name == "" {
+		c.required("spec.policyName", "")
+	} else {
+		for _, msg := range DNS1123Subdomain(name) {
+			c.invalid("spec.policyName", name, msg)
+		}
+	}
+	if pr := spec["paramRef"]; pr != nil {
+		c.paramRef(c.object(pr, "spec.paramRef"), "spec.paramRef")
+	}
+	if mr := spec["matchResources"]; mr != nil {
+		c.matchResources(c.object(mr, "spec.matchResources"), "spec.matchResources")
+	}
+	return spec
 }
 
 // paramRef is kube's validateParamRef.

@@ -1,7 +1,7 @@
 package resource
 
-// admissionPolicyDefinitions are the schemas of ValidatingAdmissionPolicy
-// and its binding (k8s.io/api admissionregistration/v1), with kube's list
+// admissionPolicyDefinitions are the schemas of ValidatingAdmissionPolicy,
+// MutatingAdmissionPolicy and their bindings (k8s.io/api admissionregistration/v1), with kube's list
 // and map extensions; descriptions are the first sentence of kube's.
 func admissionPolicyDefinitions() map[string]map[string]any {
 	p := admissionPrefix
@@ -94,5 +94,37 @@ func admissionPolicyDefinitions() map[string]map[string]any {
 			"expression": str("Expression is the expression that will be evaluated as the value of the variable."),
 			"name":       str("Name is the name of the variable."),
 		}, "name", "expression"),
+		p + "MutatingAdmissionPolicy": kind(AdmissionGroup, "v1", "MutatingAdmissionPolicy", "MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.", map[string]any{
+			"spec": ref(p+"MutatingAdmissionPolicySpec", "spec defines the desired behavior of the MutatingAdmissionPolicy."),
+		}),
+		p + "MutatingAdmissionPolicyBinding": kind(AdmissionGroup, "v1", "MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources.", map[string]any{
+			"spec": ref(p+"MutatingAdmissionPolicyBindingSpec", "spec defines the desired behavior of the MutatingAdmissionPolicyBinding."),
+		}),
+		p + "MutatingAdmissionPolicySpec": object("MutatingAdmissionPolicySpec defines the desired behavior of the admission policy.", map[string]any{
+			"failurePolicy": str("failurePolicy defines how to handle failures for the admission policy."),
+			"matchConditions": with(arrayOf(refItem(p+"MatchCondition"), "matchConditions is a list of conditions that must be met for a request to be validated."),
+				"x-kubernetes-patch-merge-key", "name", "x-kubernetes-patch-strategy", "merge", "x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", []any{"name"}),
+			"matchConstraints":   ref(p+"MatchResources", "matchConstraints specifies what resources this policy is designed to validate."),
+			"mutations":          atomicList(refItem(p+"Mutation"), "mutations contain operations to perform on matching objects."),
+			"paramKind":          ref(p+"ParamKind", "paramKind specifies the kind of resources used to parameterize this policy."),
+			"reinvocationPolicy": str("reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation."),
+			"variables":          atomicList(refItem(p+"Variable"), "variables contain definitions of variables that can be used in composition of other expressions."),
+		}),
+		p + "Mutation": object("Mutation specifies the CEL expression which is used to apply the Mutation.", map[string]any{
+			"applyConfiguration": ref(p+"ApplyConfiguration", "applyConfiguration defines the desired configuration values of an object."),
+			"jsonPatch":          ref(p+"JSONPatch", "jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object."),
+			"patchType":          str("patchType indicates the patch strategy used."),
+		}, "patchType"),
+		p + "ApplyConfiguration": object("ApplyConfiguration defines the desired configuration values of an object.", map[string]any{
+			"expression": str("expression will be evaluated by CEL to create an apply configuration."),
+		}),
+		p + "JSONPatch": object("JSONPatch defines a JSON Patch.", map[string]any{
+			"expression": str("expression will be evaluated by CEL to create a [JSON patch](https://jsonpatch.com/)."),
+		}),
+		p + "MutatingAdmissionPolicyBindingSpec": object("MutatingAdmissionPolicyBindingSpec defines the specification of the MutatingAdmissionPolicyBinding.", map[string]any{
+			"matchResources": ref(p+"MatchResources", "matchResources limits what resources match this binding and may be mutated by it."),
+			"paramRef":       ref(p+"ParamRef", "paramRef specifies the parameter resource used to configure the admission control policy."),
+			"policyName":     str("policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to."),
+		}),
 	}
 }

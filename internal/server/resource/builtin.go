@@ -62,6 +62,7 @@ func Builtins() []*Resource {
 	}
 	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, admissionPolicies()...)
+	rs = append(rs, mutatingPolicies()...)
 	rs = append(rs, reviewKinds()...)
 	for _, r := range rs {
 		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/cel-go/common/types"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/cellib"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/selector"
@@ -27,39 +28,50 @@ const (
 )
 
 // envs are the CRD rules' environment with the variables of admission
-// policies: [0] without params, [1] with them (a policy without paramKind
-// cannot name them). Objects are dynamic: type errors show at evaluation.
-var envs = func() [2]*cel.Env {
-	var out [2]*cel.Env
-	for i := range out {
-		opts := []cel.EnvOption{
-			cel.Variable("object", cel.DynType),
-			cel.Variable("oldObject", cel.DynType),
-			cel.Variable("request", cel.DynType),
-			cel.Variable("namespaceObject", cel.DynType),
-			cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+// policies, by [patchTypes][hasParams]: a policy without paramKind cannot
+// name params, and only the mutations of mutating policies have kube's patch
+// types (Object, JSONPatch) and jsonpatch.escapeKey. Objects are dynamic:
+// type errors show at evaluation.
+var envs = func() [2][2]*cel.Env {
+	var out [2][2]*cel.Env
+	for m := range out {
+		for i := range out[m] {
+			opts := []cel.EnvOption{
+				cel.Variable("object", cel.DynType),
+				cel.Variable("oldObject", cel.DynType),
+				cel.Variable("request", cel.DynType),
+				cel.Variable("namespaceObject", cel.DynType),
+				cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+			}
+			if i == 1 {
+				opts = append(opts, cel.Variable("params", cel.DynType))
+			}
+			if m == 1 {
+				opts = append(opts, patchTypes(), cellib.JSONPatch())
+			}
+			env, err := crd.BaseCELEnv().Extend(opts...)
+			if err != nil {
+				panic(err)
+			}
+			out[m][i] = env
 		}
-		if i == 1 {
-			opts = append(opts, cel.Variable("params", cel.DynType))
-		}
-		env, err := crd.BaseCELEnv().Extend(opts...)
-		if err != nil {
-			panic(err)
-		}
-		out[i] = env
 	}
 	return out
 }()
 
-func envFor(hasParams bool) *cel.Env {
-	if hasParams {
-		return envs[1]
-	}
-	return envs[0]
+func envFor(patchTypes, hasParams bool) *cel.Env {
+	return envs[b2i(patchTypes)][b2i(hasParams)]
 }
 
-// Policy is a ValidatingAdmissionPolicy compiled, with the bindings that
-// name it.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Policy is a ValidatingAdmissionPolicy or a MutatingAdmissionPolicy
+// compiled, with the bindings that name it.
 type Policy struct {
 	Name      string
 	ignore    bool // failurePolicy Ignore
@@ -69,12 +81,22 @@ type Policy struct {
 	// configErr, when set, is the policy's configuration error (an
 	// expression that does not compile): a matching write fails by the
 	// failure policy.
-	configErr   error
-	conditions  []expression
-	variables   []expression
-	validations []validation
-	annotations []expression // name is the key, program the value's
-	Bindings    []*Binding
+	configErr     error
+	conditions    []expression
+	variables     []expression
+	variableIndex map[string]int // of variables, by name
+	validations   []validation
+	annotations   []expression // name is the key, program the value's
+	mutations     []mutation
+	reinvoke      bool // reinvocationPolicy IfNeeded
+	Bindings      []*Binding
+}
+
+// mutation is one of a mutating policy's: an apply configuration or a
+// JSON patch.
+type mutation struct {
+	expression
+	jsonPatch bool
 }
 
 type expression struct {
@@ -89,7 +111,8 @@ type validation struct {
 	msgExpr *expression
 }
 
-// Binding is a ValidatingAdmissionPolicyBinding.
+// Binding is a ValidatingAdmissionPolicyBinding or a
+// MutatingAdmissionPolicyBinding.
 type Binding struct {
 	Name, PolicyName string
 	paramRef         *paramRef
@@ -143,6 +166,12 @@ type spec struct {
 		Key             string `json:"key"`
 		ValueExpression string `json:"valueExpression"`
 	} `json:"auditAnnotations"`
+	Mutations []struct {
+		PatchType          string          `json:"patchType"`
+		ApplyConfiguration *expressionJSON `json:"applyConfiguration"`
+		JSONPatch          *expressionJSON `json:"jsonPatch"`
+	} `json:"mutations"`
+	ReinvocationPolicy string `json:"reinvocationPolicy"`
 
 	PolicyName string `json:"policyName"`
 	ParamRef   *struct {
@@ -153,6 +182,18 @@ type spec struct {
 	} `json:"paramRef"`
 	MatchResources    *matchJSON `json:"matchResources"`
 	ValidationActions []string   `json:"validationActions"`
+}
+
+type expressionJSON struct {
+	Expression string `json:"expression"`
+}
+
+// expression is the mutation's expression.
+func (m *expressionJSON) expression() string {
+	if m == nil {
+		return ""
+	}
+	return m.Expression
 }
 
 type matchJSON struct {
@@ -183,8 +224,9 @@ func readSpec(obj api.Object) (spec, error) {
 	return s.Spec, err
 }
 
-// Compile reads and compiles a stored ValidatingAdmissionPolicy. What
-// does not compile becomes the policy's configuration error, as kube.
+// Compile reads and compiles a stored ValidatingAdmissionPolicy or
+// MutatingAdmissionPolicy. What does not compile becomes the policy's
+// configuration error, as kube.
 func Compile(obj api.Object) *Policy {
 	p := &Policy{Name: obj.Name()}
 	s, err := readSpec(obj)
@@ -193,6 +235,7 @@ func Compile(obj api.Object) *Policy {
 		return p
 	}
 	p.ignore = s.FailurePolicy == "Ignore"
+	p.reinvoke = s.ReinvocationPolicy == "IfNeeded"
 	if s.ParamKind != nil {
 		p.hasParams = true
 		p.paramKind.APIVersion, p.paramKind.Kind = s.ParamKind.APIVersion, s.ParamKind.Kind
@@ -203,7 +246,7 @@ func Compile(obj api.Object) *Policy {
 	}
 	var errs []string
 	compile := func(name, text string) expression {
-		prg, detail := compileExpr(text, p.hasParams)
+		prg, detail := compileExpr(text, false, p.hasParams)
 		if detail != "" {
 			errs = append(errs, detail)
 		}
@@ -212,8 +255,10 @@ func Compile(obj api.Object) *Policy {
 	for _, c := range s.MatchConditions {
 		p.conditions = append(p.conditions, compile(c.Name, c.Expression))
 	}
-	for _, v := range s.Variables {
+	p.variableIndex = make(map[string]int, len(s.Variables))
+	for i, v := range s.Variables {
 		p.variables = append(p.variables, compile(v.Name, v.Expression))
+		p.variableIndex[v.Name] = i
 	}
 	for _, v := range s.Validations {
 		val := validation{expression: compile("", v.Expression), message: v.Message, reason: v.Reason}
@@ -226,13 +271,26 @@ func Compile(obj api.Object) *Policy {
 	for _, a := range s.AuditAnnotations {
 		p.annotations = append(p.annotations, compile(a.Key, a.ValueExpression))
 	}
+	for _, m := range s.Mutations {
+		jsonPatch := m.PatchType == "JSONPatch"
+		text := m.ApplyConfiguration.expression()
+		if jsonPatch {
+			text = m.JSONPatch.expression()
+		}
+		prg, detail := compileExpr(text, true, p.hasParams)
+		if detail != "" {
+			errs = append(errs, detail)
+		}
+		p.mutations = append(p.mutations, mutation{expression: expression{text: text, program: prg}, jsonPatch: jsonPatch})
+	}
 	if len(errs) > 0 {
 		p.configErr = fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return p
 }
 
-// ReadBinding reads a stored ValidatingAdmissionPolicyBinding.
+// ReadBinding reads a stored ValidatingAdmissionPolicyBinding or
+// MutatingAdmissionPolicyBinding.
 func ReadBinding(obj api.Object) *Binding {
 	b := &Binding{Name: obj.Name()}
 	s, err := readSpec(obj)
@@ -311,8 +369,8 @@ func labelSelector(ls *selector.LabelSelector) (selector.Labels, error) {
 
 // compileExpr compiles one expression, or says why it does not, in kube's
 // words.
-func compileExpr(text string, hasParams bool) (cel.Program, string) {
-	env := envFor(hasParams)
+func compileExpr(text string, patchTypes, hasParams bool) (cel.Program, string) {
+	env := envFor(patchTypes, hasParams)
 	ast, iss := env.Compile(text)
 	if iss.Err() != nil {
 		return nil, "compilation failed: " + iss.String()
@@ -324,18 +382,35 @@ func compileExpr(text string, hasParams bool) (cel.Program, string) {
 	return prg, ""
 }
 
-// outputCheck says why an expression's type is not want (nil: any).
+// outputCheck says why an expression's type is not want (nil: any). A
+// mutation's type must be exactly want, as kube's compiler checks it; the
+// others' may be dynamic.
 func outputCheck(text string, hasParams bool, want *cel.Type) string {
-	ast, iss := envFor(hasParams).Compile(text)
-	if want == nil || iss.Err() != nil || want.IsAssignableType(ast.OutputType()) || ast.OutputType().IsAssignableType(types.DynType) {
+	if want == nil {
+		return ""
+	}
+	mutation := isMutationType(want)
+	ast, iss := envFor(mutation, hasParams).Compile(text)
+	if iss.Err() != nil {
+		return ""
+	}
+	out := ast.OutputType()
+	if out.IsExactType(want) || !mutation && (want.IsAssignableType(out) || out.IsAssignableType(types.DynType)) {
 		return ""
 	}
 	return fmt.Sprintf("must evaluate to %v but got %v", want, ast.OutputType())
 }
 
-// Causes compiles the expressions of a ValidatingAdmissionPolicy as kube's
-// validation does: a FieldValueInvalid cause for each that does not
-// compile (required and empty ones are the resource's own validation's).
+// isMutationType says whether t is the type of a mutation's expression,
+// which alone may use the patch types.
+func isMutationType(t *cel.Type) bool {
+	return t != nil && (t == objectType || t.IsExactType(cel.ListType(jsonPatchType)))
+}
+
+// Causes compiles the expressions of a ValidatingAdmissionPolicy or a
+// MutatingAdmissionPolicy as kube's validation does: a FieldValueInvalid
+// cause for each that does not compile (required and empty ones are the
+// resource's own validation's).
 func Causes(obj api.Object) []api.StatusCause {
 	s, err := readSpec(obj)
 	if err != nil {
@@ -343,13 +418,13 @@ func Causes(obj api.Object) []api.StatusCause {
 	}
 	hasParams := s.ParamKind != nil
 	var causes []api.StatusCause
-	check := func(field, text string, want *cel.Type, params bool) {
+	check := func(field, text string, want *cel.Type) {
 		if strings.TrimSpace(text) == "" {
 			return
 		}
-		_, detail := compileExpr(text, params)
+		_, detail := compileExpr(text, isMutationType(want), hasParams)
 		if detail == "" {
-			detail = outputCheck(text, params, want)
+			detail = outputCheck(text, hasParams, want)
 		}
 		if detail != "" {
 			causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueInvalid, Field: field,
@@ -357,17 +432,25 @@ func Causes(obj api.Object) []api.StatusCause {
 		}
 	}
 	for i, c := range s.MatchConditions {
-		check(fmt.Sprintf("spec.matchConditions[%d].expression", i), c.Expression, cel.BoolType, hasParams)
+		check(fmt.Sprintf("spec.matchConditions[%d].expression", i), c.Expression, cel.BoolType)
 	}
 	for i, v := range s.Variables {
-		check(fmt.Sprintf("spec.variables[%d].expression", i), v.Expression, nil, hasParams)
+		check(fmt.Sprintf("spec.variables[%d].expression", i), v.Expression, nil)
 	}
 	for i, v := range s.Validations {
-		check(fmt.Sprintf("spec.validations[%d].expression", i), v.Expression, cel.BoolType, hasParams)
-		check(fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression, cel.StringType, hasParams)
+		check(fmt.Sprintf("spec.validations[%d].expression", i), v.Expression, cel.BoolType)
+		check(fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression, cel.StringType)
 	}
 	for i, a := range s.AuditAnnotations {
-		check(fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression, nil, hasParams)
+		check(fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression, nil)
+	}
+	for i, m := range s.Mutations {
+		switch m.PatchType {
+		case "ApplyConfiguration":
+			check(fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i), m.ApplyConfiguration.expression(), objectType)
+		case "JSONPatch":
+			check(fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i), m.JSONPatch.expression(), cel.ListType(jsonPatchType))
+		}
 	}
 	return causes
 }

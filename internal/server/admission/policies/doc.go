@@ -1,29 +1,47 @@
 // Package policies evaluates admissionregistration.k8s.io/v1
-// ValidatingAdmissionPolicies on writes as kube-apiserver's
-// ValidatingAdmissionPolicy plugin does (k8s.io/apiserver/pkg/admission/
-// plugin/policy/validating): which policies and bindings a write reaches
+// ValidatingAdmissionPolicies and MutatingAdmissionPolicies on writes as
+// kube-apiserver's plugins do (k8s.io/apiserver/pkg/admission/plugin/
+// policy/validating and .../mutating, over .../generic).
+//
+// Both kinds share which policies and bindings a write reaches
 // (matchConstraints and matchResources: rules, excluded rules, resource
 // names, namespace and object selectors, matchPolicy Equivalent), their
 // params (paramKind and paramRef: by name or selector, in the request's
-// namespace or the one named, parameterNotFoundAction), matchConditions,
-// variables, validations with message, messageExpression and reason, and
-// auditAnnotations, in CEL under kube's cost limits; then what each
-// binding's validationActions make of a failure: Deny (kube's Status, its
-// code from the reason), Warn (a warning) or Audit (the
-// validation.policy.admission.k8s.io/validation_failure annotation), and
-// failurePolicy of configuration and evaluation errors.
+// namespace or the one named, parameterNotFoundAction), matchConditions
+// (one 2.5M cost budget for all of a policy's) and variables, evaluated
+// when an expression first reads them, once per activation, as kube's
+// composition context.
+//
+// A Validator then evaluates validations with message, messageExpression
+// and reason, and auditAnnotations, under kube's cost limits; each
+// binding's validationActions make of a failure a Deny (kube's Status, its
+// code from the reason), a Warn (a warning) or an Audit (the
+// validation.policy.admission.k8s.io/validation_failure annotation).
+//
+// A Mutator applies mutations in order, each with kube's full budget: an
+// ApplyConfiguration (a CEL Object{...}, in kube's Object types whose
+// names follow their paths) merged as server-side apply merges, without
+// field ownership, refusing atomic lists and nulls as kube does; a
+// JSONPatch (a CEL list of JSONPatch{op, path, from, value}) applied
+// within a client's JSON patch bounds, a failed test leaving the object
+// as it was. A policy with reinvocationPolicy IfNeeded is run again when a
+// later mutation (a policy's or a webhook's) changed the object (see
+// webhook.MutateChain). Deletes are not mutated.
+//
+// failurePolicy decides what configuration and evaluation errors do.
 //
 // # Caveats
 //
 // Objects, params and the request are dynamically typed in CEL: a type
 // error kube's type checking would find at creation shows when the
-// expression runs. Variables are evaluated before the validations, not
-// when first read (their errors still surface only where read). The
-// authorizer variable is not declared: an expression using it does not
-// compile.
+// expression runs. The authorizer variable is not declared: an expression
+// using it does not compile. kube evaluates mutating policies in no fixed
+// order (a map's); here they run in name order. An apply configuration
+// merges by the server's merge schemas (those of server-side apply),
+// which know fewer list types than kube's OpenAPI models.
 //
 // # Concurrency
 //
-// A Validator is safe for concurrent use; compiled policies are shared
-// and read-only.
+// A Validator and a Mutator are safe for concurrent use; compiled
+// policies are shared and read-only.
 package policies

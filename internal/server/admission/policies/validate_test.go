@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +16,15 @@ import (
 // equivalent resource of apps/v1 deployments is extensions/v1beta1's.
 type source struct{ policies []*Policy }
 
-func (s source) Policies(context.Context) ([]*Policy, error) { return s.policies, nil }
+func (s source) Policies(_ context.Context, mutating bool) ([]*Policy, error) {
+	var out []*Policy
+	for _, p := range s.policies {
+		if len(p.mutations) > 0 == mutating {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
 func (source) NamespaceLabels(_ context.Context, name string) (map[string]string, error) {
 	return map[string]string{"kubernetes.io/metadata.name": name}, nil
 }
@@ -44,11 +53,24 @@ func parse(t *testing.T, s string) api.Object {
 	return o
 }
 
+// costly is an expression of cost 226,653: 11 of them are within the
+// 2.5M budget of match conditions, 12 overrun it, and 45 the 10M runtime
+// budget.
+const costly = "[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, a*b*c*d)))).size()"
+
 // TestValidate covers what the end-to-end and differential tests do not:
 // matchPolicy Equivalent and Exact, excluded rules, errors of variables
-// surfacing only where read, audit annotations of the wrong type, and the
-// runtime cost budget.
+// surfacing only where read, audit annotations of the wrong type, the
+// runtime cost budget, the budget the match conditions share, and
+// variables evaluated only when read.
 func TestValidate(t *testing.T) {
+	repeat := func(format string, n int) string {
+		var items []string
+		for i := range n {
+			items = append(items, fmt.Sprintf(format, i))
+		}
+		return strings.Join(items, ",")
+	}
 	const rules = `"matchConstraints":{"matchPolicy":%q,"resourceRules":[{"apiGroups":["extensions"],"apiVersions":["v1beta1"],"operations":["CREATE"],"resources":["deployments"]}]}`
 	deployment := func() *webhook.Attributes {
 		return &webhook.Attributes{Operation: webhook.Create, Namespace: "default", Name: "d",
@@ -87,6 +109,22 @@ func TestValidate(t *testing.T) {
 			"auditAnnotations":[` + strings.Repeat(`{"key":"k","valueExpression":"string([1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, a*b*c*d)))).size())"},`, 99) +
 			`{"key":"k","valueExpression":"'v'"}]`,
 			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
+		// 12 costly conditions overrun the budget the conditions of a policy
+		// share, though each is within its own.
+		{name: "match conditions share a budget", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"matchConditions":[` + repeat(`{"name":"c%d","expression":"`+costly+` > 0"}`, 12) + `],"validations":[{"expression":"true"}]`,
+			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
+		{name: "match conditions within their budget", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"matchConditions":[` + repeat(`{"name":"c%d","expression":"`+costly+` > 0"}`, 11) + `],"validations":[{"expression":"false"}]`,
+			want: "failed expression: false"},
+		// Evaluated eagerly, 99 variables would overrun the budget.
+		{name: "unread variables cost nothing", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"variables":[` + repeat(`{"name":"v%d","expression":"`+costly+`"}`, 99) + `],"validations":[{"expression":"variables.v7 > 0"}]`},
+		{name: "read variables are charged", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"variables":[` + repeat(`{"name":"v%d","expression":"`+costly+`"}`, 99) + `],"validations":[` + repeat(`{"expression":"variables.v%d > 0"}`, 99) + `]`,
+			want: "validation failed due to running out of cost budget, no further validation rules will be run"},
+		{name: "a variable is evaluated once per phase", spec: `"matchConstraints":{"resourceRules":[{"apiGroups":["*"],"apiVersions":["*"],"operations":["*"],"resources":["*"]}]},
+			"variables":[{"name":"v","expression":"` + costly + `"}],"validations":[` + repeat(`{"expression":"variables.v > 0 || %d > 0"}`, 99) + `]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Compile(parse(t, `{"metadata":{"name":"p","generation":1},"spec":{"failurePolicy":"Fail",`+tc.spec+`}}`))
@@ -113,4 +151,9 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -56,63 +56,49 @@ func (d *Dispatcher) Any(ctx context.Context, mutating bool) bool {
 	return err != nil || len(hooks) > 0
 }
 
-// Mutate calls the mutating webhooks that match the write, in order,
-// replacing a.Object with each one's patched object; those with
-// reinvocationPolicy IfNeeded are called once more if a later one changed
-// the object. It returns the first refusal or failure, as kube's Status.
-func (d *Dispatcher) Mutate(ctx context.Context, a *Attributes) error {
+// Mutate is one round of the mutating webhooks (r.Round, see
+// Reinvocation): it calls those that match the write, in order, replacing
+// a.Object with each one's patched object, and says whether one changed
+// it. It returns the first refusal or failure, as kube's Status.
+func (d *Dispatcher) Mutate(ctx context.Context, a *Attributes, r *Reinvocation) (changed bool, err error) {
 	if Exempt(a) {
-		return nil
+		return false, nil
 	}
 	hooks, err := d.source.Webhooks(ctx, true)
 	if err != nil || len(hooks) == 0 {
-		return err
+		return false, err
 	}
 	start := time.Now()
-	err = d.mutate(ctx, a, hooks)
+	r.Begin(a.Object)
+	changed, err = d.mutate(ctx, a, hooks, r)
+	r.End(a.Object)
 	d.observeStep(typeAdmit, a, start, err)
-	return err
+	return changed, err
 }
 
-func (d *Dispatcher) mutate(ctx context.Context, a *Attributes, hooks []*Webhook) error {
-	invoked := map[string]bool{}  // IfNeeded webhooks called since the last change
-	reinvoke := map[string]bool{} // those a later change asks to call again
-	again := false
-	for round := 0; round < 2; round++ {
-		if round == 1 && !again {
-			break
+func (d *Dispatcher) mutate(ctx context.Context, a *Attributes, hooks []*Webhook, r *Reinvocation) (anyChanged bool, err error) {
+	for i, h := range hooks {
+		if r.Skip(h.UID) {
+			continue
 		}
-		for i, h := range hooks {
-			if round == 1 && !reinvoke[h.UID] {
-				continue
-			}
-			inv, err := d.shouldCall(ctx, h, a)
-			if err != nil {
-				return err
-			}
-			if inv == nil {
-				continue
-			}
-			changed, err := d.mutateOne(ctx, h, inv, round, i)
-			if changed && inv != a && err == nil {
-				a.Object, err = inv.back(ctx, inv.Object)
-			}
-			if changed {
-				for uid := range invoked {
-					reinvoke[uid] = true
-				}
-				clear(invoked)
-				again = true
-			}
-			if h.Reinvoke {
-				invoked[h.UID] = true
-			}
-			if err != nil {
-				return err
-			}
+		inv, err := d.shouldCall(ctx, h, a)
+		if err != nil {
+			return anyChanged, err
+		}
+		if inv == nil {
+			continue
+		}
+		changed, err := d.mutateOne(ctx, h, inv, r.Round, i)
+		if changed && inv != a && err == nil {
+			err = inv.Store(ctx)
+		}
+		r.Ran(h.UID, changed, h.Reinvoke)
+		anyChanged = anyChanged || changed
+		if err != nil {
+			return anyChanged, err
 		}
 	}
-	return nil
+	return anyChanged, nil
 }
 
 // mutateOne calls one mutating webhook and applies its patch.

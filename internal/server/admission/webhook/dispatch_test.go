@@ -128,7 +128,7 @@ func TestMutateAndReinvoke(t *testing.T) {
 	}))})
 	d := newDispatcher(&fakeSource{mutating: []*Webhook{a, b}})
 	attrs := createAttrs(configMap("x", nil))
-	if err := d.Mutate(context.Background(), attrs); err != nil {
+	if err := MutateChain(context.Background(), attrs, d); err != nil {
 		t.Fatal(err)
 	}
 	if got := resourcePath(attrs.Object, "data", "added"); got != "by-b" {

@@ -9,7 +9,8 @@
 // Mutating webhooks are called one after another in the order of their
 // configurations' names and of the webhooks within each, each seeing the
 // object as the ones before it left it; a webhook with reinvocationPolicy
-// IfNeeded is called once more when a later one changed the object.
+// IfNeeded is called once more when a later change, a webhook's or a
+// mutating policy's, followed it (MutateChain, kube's reinvoker).
 // Validating webhooks are called in parallel, and the write is refused if
 // any refuses it.
 //
@@ -75,11 +76,12 @@ type Attributes struct {
 	// parent is set on the view of a request through an equivalent
 	// resource (matchPolicy Equivalent): the request's own attributes,
 	// which get what webhooks answer; requestKind and requestResource are
-	// its kind and resource, back converts an object to its form.
+	// its kind and resource; convert and back convert an object to this
+	// view's form and to the request's.
 	parent          *Attributes
 	requestKind     *GVK
 	requestResource *GVR
-	back            func(context.Context, api.Object) (api.Object, error)
+	convert, back   func(context.Context, api.Object) (api.Object, error)
 
 	mu sync.Mutex // guards what webhooks answer, which parallel calls add
 	// guarded by mu:
@@ -159,7 +161,7 @@ func (a *Attributes) As(ctx context.Context, eq Equivalent) (*Attributes, error)
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
 		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
-		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, back: eq.Back,
+		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, convert: eq.Convert, back: eq.Back,
 	}
 	var err error
 	if a.Object != nil {
@@ -169,6 +171,33 @@ func (a *Attributes) As(ctx context.Context, eq Equivalent) (*Attributes, error)
 		v.OldObject, err = eq.Convert(ctx, a.OldObject)
 	}
 	return v, err
+}
+
+// Reload makes a view's object its request's as it is now (a mutation
+// may have changed it since the view was made); it does nothing to a
+// request's own attributes.
+func (a *Attributes) Reload(ctx context.Context) error {
+	if a.parent == nil || a.parent.Object == nil {
+		return nil
+	}
+	obj, err := a.convert(ctx, a.parent.Object)
+	if err == nil {
+		a.Object = obj
+	}
+	return err
+}
+
+// Store makes a view's object, which a mutation changed, its request's,
+// converted back; it does nothing to a request's own attributes.
+func (a *Attributes) Store(ctx context.Context) error {
+	if a.parent == nil {
+		return nil
+	}
+	obj, err := a.back(ctx, a.Object)
+	if err == nil {
+		a.parent.Object = obj
+	}
+	return err
 }
 
 // Observer is told of each webhook call and each admission step, for
