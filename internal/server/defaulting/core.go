@@ -20,7 +20,9 @@ var (
 	// container is Container and EphemeralContainer, whose common fields are inline.
 	container = &node{
 		set: func(m map[string]any) {
-			setZero(m, "imagePullPolicy", pullPolicy(str(m, "image")))
+			if isZero(m["imagePullPolicy"]) {
+				m["imagePullPolicy"] = pullPolicy(str(m, "image"))
+			}
 			setZero(m, "terminationMessagePath", "/dev/termination-log")
 			setZero(m, "terminationMessagePolicy", "File")
 		},
@@ -156,7 +158,9 @@ func defaultVolume(m map[string]any) {
 		m["emptyDir"] = map[string]any{}
 	}
 	if img, ok := m["image"].(map[string]any); ok {
-		setZero(img, "pullPolicy", pullPolicy(str(img, "reference")))
+		if isZero(img["pullPolicy"]) {
+			img["pullPolicy"] = pullPolicy(str(img, "reference"))
+		}
 	}
 }
 

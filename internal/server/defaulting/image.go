@@ -49,11 +49,9 @@ func imageTag(s string) (tag string, ok bool) {
 	if identifierRE.MatchString(s) {
 		return "", false
 	}
+	// (ParseNormalizedNamed's check that the repository is lowercase is
+	// the regular expression's too.)
 	domain, rest := splitDockerDomain(s)
-	remote, _, _ := strings.Cut(rest, ":")
-	if strings.ToLower(remote) != remote {
-		return "", false
-	}
 	m := referenceRE.FindStringSubmatch(domain + "/" + rest)
 	if m == nil {
 		return "", false
