@@ -262,7 +262,7 @@ var images = []string{
 	"nginx:latest@sha256:abc", "nginx:latest@md5:" + strings.Repeat("c", 32), "Nginx:latest",
 	"Registry.example.com/app", "[::1]:5000/app:latest", strings.Repeat("d", 64), "a//b", "nginx:",
 	"example.com:99/a__b--c.d/e:v1_2.3-x", "index.docker.io/app:latest", "app:" + strings.Repeat("t", 129),
-	strings.Repeat("e", 250) + ":latest", "a/" + strings.Repeat("e", 254) + ":latest",
+	strings.Repeat("e", 250) + ":latest", "a/" + strings.Repeat("e", 254) + ":latest", "localhost/" + strings.Repeat("e", 250) + ":latest",
 }
 
 // quantities are resource quantities kube's ResourceList defaulting leaves
