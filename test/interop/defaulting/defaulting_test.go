@@ -212,12 +212,21 @@ func compare(t *testing.T, gvk schema.GroupVersionKind, js []byte) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := defaulting.For(gvk.Group, gvk.Version, gvk.Kind); d != nil {
+	d := defaulting.For(gvk.Group, gvk.Version, gvk.Kind)
+	if d != nil {
 		d(obj)
 	}
 	ours, err := api.MarshalObject(obj)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Defaulting a defaulted object changes nothing: the server may
+	// default on write and again on read.
+	if d != nil {
+		d(obj)
+		if again, err := api.MarshalObject(obj); err != nil || !bytes.Equal(again, ours) {
+			t.Errorf("%s: defaulting twice differs from once (%v):\n%s\n%s", gvk.Kind, err, ours, again)
+		}
 	}
 	got := typedRoundTrip(t, gvk, ours, false)
 	if diff := cmp.Diff(want, got); diff != "" {
