@@ -56,8 +56,12 @@ func imageTag(s string) (tag string, ok bool) {
 	if m == nil {
 		return "", false
 	}
-	if name := nameRE.FindStringSubmatch(m[1]); name == nil || len(name[2]) > 255 {
-		return "", false
+	// The repository path, the name less its registry, has 255 bytes at
+	// most; only a name longer than that needs splitting.
+	if len(m[1]) > 255 {
+		if name := nameRE.FindStringSubmatch(m[1]); name == nil || len(name[2]) > 255 {
+			return "", false
+		}
 	}
 	tag, digest := m[2], m[3]
 	if digest != "" {
