@@ -32,6 +32,7 @@ var (
 				ptr("fieldRef", fieldRef),
 				ptr("fileKeyRef", &node{fields: []field{defPtr("optional", false)}}),
 			}})}}),
+			val("resources", resources),
 			ptr("livenessProbe", probe), ptr("readinessProbe", probe), ptr("startupProbe", probe),
 			ptr("lifecycle", &node{fields: []field{ptr("postStart", lifecycleHandler), ptr("preStop", lifecycleHandler)}}),
 		},
@@ -49,10 +50,12 @@ var (
 	}}
 	scaleIO = &node{fields: []field{def("storageMode", "ThinProvisioned"), def("fsType", "xfs")}}
 
-	pvcSpec = &node{fields: []field{defPtr("volumeMode", "Filesystem")}}
+	pvcSpec = &node{fields: []field{defPtr("volumeMode", "Filesystem"), val("resources", resources)}}
 	pvc     = &node{
-		set:    func(m map[string]any) { setZero(child(m, "status"), "phase", "Pending") },
-		fields: []field{val("spec", pvcSpec)},
+		set: func(m map[string]any) { setZero(child(m, "status"), "phase", "Pending") },
+		fields: []field{val("spec", pvcSpec), val("status", &node{fields: []field{
+			val("capacity", resourceList), val("allocatedResources", resourceList),
+		}})},
 	}
 
 	volume = &node{
@@ -84,19 +87,27 @@ var (
 			listOf("initContainers", container),
 			listOf("containers", container),
 			listOf("ephemeralContainers", container),
+			val("overhead", resourceList),
+			ptr("resources", resources),
 		},
 	}
 	podTemplateSpec = &node{fields: []field{val("spec", podSpec)}}
+	containerStatus = &node{fields: []field{val("allocatedResources", resourceList), ptr("resources", resources)}}
 
 	pvSpec = &node{fields: []field{
+		val("capacity", resourceList),
 		ptr("hostPath", hostPath), ptr("rbd", rbd), ptr("iscsi", iscsi), ptr("azureDisk", azureDisk), ptr("scaleIO", scaleIO),
 	}}
 )
 
 var coreV1 = map[string]*node{
 	"Pod": {
-		set:    defaultPod,
-		fields: []field{val("spec", podSpec), val("status", &node{set: defaultPodStatus})},
+		set: defaultPod,
+		fields: []field{val("spec", podSpec), val("status", &node{set: defaultPodStatus, fields: []field{
+			listOf("initContainerStatuses", containerStatus), listOf("containerStatuses", containerStatus),
+			listOf("ephemeralContainerStatuses", containerStatus),
+			val("allocatedResources", resourceList), ptr("resources", resources),
+		}})},
 	},
 	"PodTemplate": {fields: []field{val("template", podTemplateSpec)}},
 	"ReplicationController": {
@@ -133,14 +144,24 @@ var coreV1 = map[string]*node{
 		},
 		fields: []field{val("status", &node{fields: []field{def("phase", "Active")}})},
 	},
-	"Node": {fields: []field{val("status", &node{set: func(m map[string]any) {
-		if capacity, _ := m["capacity"].(map[string]any); len(capacity) > 0 && m["allocatable"] == nil {
-			m["allocatable"] = copyMap(capacity)
-		}
-	}})}},
+	"Node": {fields: []field{val("status", &node{
+		set: func(m map[string]any) {
+			if capacity, _ := m["capacity"].(map[string]any); len(capacity) > 0 && m["allocatable"] == nil {
+				m["allocatable"] = copyMap(capacity)
+			}
+		},
+		fields: []field{val("capacity", resourceList), val("allocatable", resourceList)},
+	})}},
 	"LimitRange": {fields: []field{val("spec", &node{fields: []field{
-		listOf("limits", &node{set: defaultLimitRangeItem}),
+		listOf("limits", &node{set: defaultLimitRangeItem, fields: []field{
+			val("max", resourceList), val("min", resourceList), val("default", resourceList),
+			val("defaultRequest", resourceList), val("maxLimitRequestRatio", resourceList),
+		}}),
 	}})}},
+	"ResourceQuota": {fields: []field{
+		val("spec", &node{fields: []field{val("hard", resourceList)}}),
+		val("status", &node{fields: []field{val("hard", resourceList), val("used", resourceList)}}),
+	}},
 }
 
 // defaultVolume is SetDefaults_Volume: a volume of no source is an emptyDir;

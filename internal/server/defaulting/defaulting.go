@@ -21,10 +21,10 @@
 // # Caveats
 //
 // What kube's typed encoding makes of an object (omitting empty maps and
-// zero values, canonical resource quantities) is not reproduced here: a
-// default kube sets that its encoder then drops (a ConfigMap's empty data,
-// an empty LimitRange default) is not set. SetDefaults_ResourceList, which
-// rounds quantities finer than a milli-unit up, is not applied.
+// zero values, writing resource quantities in canonical form) is not
+// reproduced here: a default kube sets that its encoder then drops (a
+// ConfigMap's empty data, an empty LimitRange default) is not set, and a
+// quantity keeps its text unless SetDefaults_ResourceList rounds it.
 package defaulting
 
 import (

@@ -136,6 +136,17 @@ func TestDeviceTaintTime(t *testing.T) {
 	}
 }
 
+// TestRoundUpBounded: an exponent of -2^31 costs no power of ten of that
+// size; the quantity rounds up to one milli-unit.
+func TestRoundUpBounded(t *testing.T) {
+	for in, want := range map[string]string{"1e-2147483648": "1e-3", "-7n": "-1m", "0.000": ""} {
+		got, _ := roundUpMilli(in)
+		if got != want {
+			t.Errorf("roundUpMilli(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestPullPolicy(t *testing.T) {
 	for image, want := range map[string]string{
 		"nginx": "Always", "nginx:latest": "Always", "nginx:1.25": "IfNotPresent",
@@ -168,6 +179,7 @@ func FuzzFor(f *testing.F) {
 		`{"spec":{"type":"LoadBalancer","ports":[{"port":1}]},"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"}]}}}`,
 		`{"spec":{"limits":[{"type":"Container","max":{"cpu":"1"},"min":"x"}]}}`,
 		`{"spec":null,"metadata":[],"status":"x"}`,
+		`{"spec":{"hard":{"cpu":"1.0001","m":"0.9999999Ki","x":1e-4,"y":"1e-2147483648"}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -271,13 +271,13 @@ var images = []string{
 	"nginx:latest@sha256:abc", "nginx:latest@md5:" + strings.Repeat("c", 32), "Nginx:latest",
 	"Registry.example.com/app", "[::1]:5000/app:latest", strings.Repeat("d", 64), "a//b", "nginx:",
 	"example.com:99/a__b--c.d/e:v1_2.3-x", "index.docker.io/app:latest", "app:" + strings.Repeat("t", 129),
-	strings.Repeat("e", 250) + ":latest", "a/" + strings.Repeat("e", 254) + ":latest", "localhost/" + strings.Repeat("e", 250) + ":latest",
+	strings.Repeat("e", 250) + ":latest", "a/" + strings.Repeat("e", 254) + ":latest", "localhost/" + strings.Repeat("e", 250) + ":latest", "x.io/" + strings.Repeat("e", 256) + ":latest",
 }
 
-// quantities are resource quantities kube's ResourceList defaulting leaves
-// as they are (ours does not round finer than a milli-unit; see the
-// package doc of internal/server/defaulting).
-var quantities = []string{"0", "1", "100m", "1500m", "2Gi", "512Mi", "1e3", "1.5", "10k", "3Ti"}
+// quantities are resource quantities, some finer than the milli-unit kube's
+// ResourceList defaulting rounds up to.
+var quantities = []string{"0", "1", "100m", "1500m", "2Gi", "512Mi", "1e3", "1.5", "10k", "3Ti",
+	"100u", "1.0001", "-1.0001", "1n", "1.5e-5", "1.0001Ki", "0.9999999Ki", "-0.9999999Ki", "2e-7"}
 
 // filler fills objects that JSON can carry: bounded sizes, valid times,
 // raw JSON that is JSON, quantities from the list above, enumerations that
@@ -407,3 +407,64 @@ var words = []string{"", "", "", "", "", "", "", "", "", "", "",
 	"a", "TCP", "UDP", "None", "ClientIP", "ClusterIP", "NodePort", "LoadBalancer", "ExternalName",
 	"RollingUpdate", "OnDelete", "Recreate", "Container", "Pod", "User", "Group", "ServiceAccount",
 	"ExactCount", "All", "Always", "1.2.3.4", "10%"}
+
+// TestQuantityRoundUp compares the text of a rounded quantity with kube's:
+// the typed round trip of the other tests would hide a value written in
+// another form. A quantity ours leaves must be one kube's RoundUp leaves.
+func TestQuantityRoundUp(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	var texts []string
+	for range 20000 {
+		texts = append(texts, randomQuantity(r))
+	}
+	texts = append(texts, " 1.0001 ", "1e-40", "1e4294967292", "1e-4294967292", "+0.0001", "1.0000", "0.0001Ei",
+		"1023.9999999999999999999Ei", "1.G", ".0001", "-.0001m", "1e+3", "5E-4", "1E", "1e", "1.0000000000000000000001E", "0.9999999Ki", "-0.9999999Ki", "1.9999999Ki")
+	d := defaulting.For("", "v1", "ResourceQuota")
+	changed := 0
+	for _, text := range texts {
+		obj := api.Object{"spec": map[string]any{"hard": map[string]any{"q": text}}}
+		d(obj)
+		ours := obj["spec"].(map[string]any)["hard"].(map[string]any)["q"]
+		q, err := resource.ParseQuantity(strings.TrimSpace(text))
+		if err != nil {
+			if ours != text {
+				t.Errorf("%q: kube rejects it, ours made it %q", text, ours)
+			}
+			continue
+		}
+		exact := q.RoundUp(-3)
+		if ours == text {
+			if !exact {
+				t.Errorf("%q: kube rounds it to %q, ours left it", text, q.String())
+			}
+			continue
+		}
+		changed++
+		if want := q.String(); ours != want {
+			t.Errorf("%q: kube writes %q, ours %q", text, want, ours)
+		}
+	}
+	t.Logf("%d of %d quantities rounded", changed, len(texts))
+	if changed < 1000 {
+		t.Errorf("%d quantities rounded, want at least 1000", changed)
+	}
+}
+
+// randomQuantity is a quantity's text of random sign, digits, fraction
+// and suffix, sometimes malformed.
+func randomQuantity(r *rand.Rand) string {
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + r.Intn(10))
+		}
+		return string(b)
+	}
+	s := []string{"", "", "-", "+"}[r.Intn(4)] + digits(r.Intn(6))
+	if r.Intn(2) == 0 {
+		s += "." + digits(r.Intn(14))
+	}
+	suffixes := []string{"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+		"e-4", "e-7", "E-10", "e3", "e-1", "e0", "e+2", "x", "K"}
+	return s + suffixes[r.Intn(len(suffixes))]
+}
