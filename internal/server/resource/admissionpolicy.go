@@ -21,7 +21,7 @@ func admissionPolicies() []*Resource {
 			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy",
 			Kind: "ValidatingAdmissionPolicy", ListKind: "ValidatingAdmissionPolicyList", Categories: []string{"api-extensions"},
 			StatusSubresource: true, Generation: true,
-			Prepare:  func(obj, _ api.Object) { defaultPolicy(obj) },
+			Prepare:  goDefaults(AdmissionGroup, "ValidatingAdmissionPolicy"),
 			Validate: validatePolicy,
 			Columns: []Column{
 				column("Validations", "integer", "", "Validations indicates the number of validation rules defined in this configuration", func(o api.Object) any {
@@ -36,7 +36,7 @@ func admissionPolicies() []*Resource {
 			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding",
 			Kind: "ValidatingAdmissionPolicyBinding", ListKind: "ValidatingAdmissionPolicyBindingList", Categories: []string{"api-extensions"},
 			Generation: true,
-			Prepare:    func(obj, _ api.Object) { defaultPolicyBinding(obj) },
+			Prepare:    goDefaults(AdmissionGroup, "ValidatingAdmissionPolicyBinding"),
 			Validate:   validatePolicyBinding,
 			Columns: []Column{
 				policyNameColumn,
@@ -93,42 +93,6 @@ func selectorString(v any) string {
 func specOf(o api.Object) map[string]any {
 	spec, _ := o["spec"].(map[string]any)
 	return spec
-}
-
-// defaultPolicy is kube's SetDefaults_ValidatingAdmissionPolicySpec and
-// SetDefaults_MatchResources and _Rule on its matchConstraints.
-func defaultPolicy(obj api.Object) {
-	spec := specOf(obj)
-	if spec == nil {
-		return
-	}
-	setDefault(spec, "failurePolicy", "Fail")
-	defaultMatchResources(spec["matchConstraints"])
-}
-
-// defaultPolicyBinding defaults a binding's matchResources, when it has them.
-func defaultPolicyBinding(obj api.Object) {
-	if spec := specOf(obj); spec != nil {
-		defaultMatchResources(spec["matchResources"])
-	}
-}
-
-func defaultMatchResources(v any) {
-	mr, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
-	setDefault(mr, "matchPolicy", "Equivalent")
-	setDefault(mr, "namespaceSelector", map[string]any{})
-	setDefault(mr, "objectSelector", map[string]any{})
-	for _, f := range []string{"resourceRules", "excludeResourceRules"} {
-		rules, _ := mr[f].([]any)
-		for _, r := range rules {
-			if rule, ok := r.(map[string]any); ok {
-				setDefault(rule, "scope", "*")
-			}
-		}
-	}
 }
 
 // The values kube's validation supports.

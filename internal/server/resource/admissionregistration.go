@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
 )
 
 // AdmissionGroup is the group of the webhook configurations.
@@ -21,7 +22,7 @@ func webhookConfigurations() []*Resource {
 		return &Resource{
 			Group: AdmissionGroup, Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
 			Categories: []string{"api-extensions"}, StrategicMerge: true,
-			Prepare:  func(obj, _ api.Object) { defaultWebhooks(obj, mutating) },
+			Prepare:  goDefaults(AdmissionGroup, kind),
 			Validate: func(obj api.Object) []api.StatusCause { return validateWebhooks(obj, mutating) },
 			Columns: []Column{
 				column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks registered in this configuration", func(o api.Object) any {
@@ -38,41 +39,10 @@ func webhookConfigurations() []*Resource {
 	}
 }
 
-// defaultWebhooks sets kube's v1 defaults (SetDefaults_*Webhook, _Rule,
-// _ServiceReference) on every webhook of a configuration.
-func defaultWebhooks(obj api.Object, mutating bool) {
-	hooks, _ := obj["webhooks"].([]any)
-	for _, h := range hooks {
-		hook, ok := h.(map[string]any)
-		if !ok {
-			continue
-		}
-		setDefault(hook, "failurePolicy", "Fail")
-		setDefault(hook, "matchPolicy", "Equivalent")
-		setDefault(hook, "namespaceSelector", map[string]any{})
-		setDefault(hook, "objectSelector", map[string]any{})
-		setDefault(hook, "timeoutSeconds", 10)
-		if mutating {
-			setDefault(hook, "reinvocationPolicy", "Never")
-		}
-		rules, _ := hook["rules"].([]any)
-		for _, r := range rules {
-			if rule, ok := r.(map[string]any); ok {
-				setDefault(rule, "scope", "*")
-			}
-		}
-		if cc, ok := hook["clientConfig"].(map[string]any); ok {
-			if svc, ok := cc["service"].(map[string]any); ok {
-				setDefault(svc, "port", 443)
-			}
-		}
-	}
-}
-
-func setDefault(m map[string]any, key string, v any) {
-	if m[key] == nil {
-		m[key] = v
-	}
+// goDefaults is a Prepare applying kube's Go defaulting of a v1 kind.
+func goDefaults(group, kind string) func(obj, old api.Object) {
+	d := defaulting.For(group, "v1", kind)
+	return func(obj, _ api.Object) { d(obj) }
 }
 
 // The values kube's validation supports.

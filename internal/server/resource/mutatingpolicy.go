@@ -19,7 +19,7 @@ func mutatingPolicies() []*Resource {
 			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy",
 			Kind: "MutatingAdmissionPolicy", ListKind: "MutatingAdmissionPolicyList", Categories: []string{"api-extensions"},
 			Generation: true,
-			Prepare:    func(obj, _ api.Object) { defaultPolicy(obj) },
+			Prepare:    goDefaults(AdmissionGroup, "MutatingAdmissionPolicy"),
 			Validate:   validateMutatingPolicy,
 			Columns: []Column{
 				column("Mutations", "integer", "", "Mutation indicates the number of mutations rules defined in this configuration", func(o api.Object) any {
@@ -34,7 +34,7 @@ func mutatingPolicies() []*Resource {
 			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding",
 			Kind: "MutatingAdmissionPolicyBinding", ListKind: "MutatingAdmissionPolicyBindingList", Categories: []string{"api-extensions"},
 			Generation: true,
-			Prepare:    func(obj, _ api.Object) { defaultPolicyBinding(obj) },
+			Prepare:    goDefaults(AdmissionGroup, "MutatingAdmissionPolicyBinding"),
 			Validate:   validateMutatingPolicyBinding,
 			Columns:    []Column{policyNameColumn, paramRefColumn, ageColumn()},
 		},

@@ -30,7 +30,7 @@ func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
 		r.Validate = func(o api.Object) []api.StatusCause { return validateRole(o, namespaced) }
 		return r
 	}
-	r.Prepare = defaultBinding
+	r.Prepare = goDefaults(rbacGroup, kind)
 	r.Validate = func(o api.Object) []api.StatusCause { return validateBinding(o, namespaced) }
 	r.ValidateUpdate = roleRefUnchanged
 	what := strings.ToLower(kind[:1]) + kind[1:]
@@ -79,27 +79,6 @@ func subjectsCell(kind string) func(api.Object) any {
 			names = append(names, name)
 		}
 		return strings.Join(names, ", ")
-	}
-}
-
-// defaultBinding sets what kube's rbac/v1 defaults set: roleRef.apiGroup,
-// and the apiGroup of User and Group subjects.
-func defaultBinding(obj, _ api.Object) {
-	if obj["roleRef"] == nil {
-		obj["roleRef"] = map[string]any{}
-	}
-	if ref, ok := obj["roleRef"].(map[string]any); ok && isEmpty(ref["apiGroup"]) {
-		ref["apiGroup"] = rbacGroup
-	}
-	subjects, _ := obj["subjects"].([]any)
-	for _, s := range subjects {
-		s, ok := s.(map[string]any)
-		if !ok || !isEmpty(s["apiGroup"]) {
-			continue
-		}
-		if k := s["kind"]; k == "User" || k == "Group" {
-			s["apiGroup"] = rbacGroup
-		}
 	}
 }
 
