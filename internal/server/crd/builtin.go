@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+
+	"github.com/listwatch/listwatch/api"
 
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
@@ -12,21 +15,25 @@ import (
 const refPrefix = "#/components/schemas/"
 
 // PruneBuiltins makes every built-in resource but the (recursive)
-// CustomResourceDefinition prune unknown fields by its schema, so that
-// fieldValidation=Strict and Warn work on built-in kinds as in kube.
-func PruneBuiltins(rs []*resource.Resource) error {
-	defs := resource.Definitions()
+// CustomResourceDefinition prune unknown fields by its schema and apply its
+// defaults, so that fieldValidation=Strict and Warn work on built-in kinds
+// as in kube. A kind's schema is built on its first write: most of the
+// seventy are never written, and inlining Pod's takes milliseconds.
+func PruneBuiltins(rs []*resource.Resource) {
 	for _, r := range rs {
-		if r.Group == Group || r.Schema == nil {
+		if r.Group == Group || r.Definition == "" {
 			continue
 		}
-		s, err := BuiltinSchema(r.Schema, defs)
-		if err != nil {
-			return fmt.Errorf("schema of %s: %w", r.Kind, err)
-		}
-		r.PruneAndDefault = s.PruneAndDefault
+		schema := sync.OnceValue(func() *Schema {
+			defs := resource.Definitions()
+			s, err := BuiltinSchema(defs[r.Definition], defs)
+			if err != nil { // kube's published schemas all inline: the tests build each
+				panic(fmt.Sprintf("schema of %s: %v", r.Kind, err))
+			}
+			return s
+		})
+		r.PruneAndDefault = func(obj api.Object) []string { return schema().PruneAndDefault(obj) }
 	}
-	return nil
 }
 
 // BuiltinSchema parses a built-in kind's schema (resource.Resource.Schema,
@@ -76,7 +83,19 @@ func inlineMap(m map[string]any, defs map[string]map[string]any, open map[string
 		}
 		open[name] = true
 		defer delete(open, name)
-		return inline(def, defs, open)
+		v, err := inline(def, defs, open)
+		if err != nil {
+			return nil, err
+		}
+		// The reference's siblings (its default, description) are the
+		// field's: {"allOf": [ref], "default": {}} defaults the field.
+		out := v.(map[string]any)
+		for k, e := range m {
+			if k != "allOf" && k != "$ref" {
+				out[k] = e
+			}
+		}
+		return out, nil
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {

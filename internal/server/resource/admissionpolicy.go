@@ -18,9 +18,7 @@ import (
 func admissionPolicies() []*Resource {
 	return []*Resource{
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy",
-			Kind: "ValidatingAdmissionPolicy", ListKind: "ValidatingAdmissionPolicyList", Categories: []string{"api-extensions"},
-			StatusSubresource: true, Generation: true,
+			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicies",
 			Prepare:  func(obj, _ api.Object) { defaultPolicy(obj) },
 			Validate: validatePolicy,
 			Columns: []Column{
@@ -39,11 +37,9 @@ func admissionPolicies() []*Resource {
 			},
 		},
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding",
-			Kind: "ValidatingAdmissionPolicyBinding", ListKind: "ValidatingAdmissionPolicyBindingList", Categories: []string{"api-extensions"},
-			Generation: true,
-			Prepare:    func(obj, _ api.Object) { defaultPolicyBinding(obj) },
-			Validate:   validatePolicyBinding,
+			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicybindings",
+			Prepare:  func(obj, _ api.Object) { defaultPolicyBinding(obj) },
+			Validate: validatePolicyBinding,
 			Columns: []Column{
 				column("PolicyName", "string", "", "PolicyName indicates the policy definition which the policy binding binded to", stringCell("spec", "policyName")),
 				column("ParamRef", "string", "", "ParamRef indicates the param resource which sets the configuration param", func(o api.Object) any {

@@ -17,10 +17,9 @@ const AdmissionGroup = "admissionregistration.k8s.io"
 // pkg/apis/admissionregistration/validation and printed as kube's printers
 // (Webhooks: their number).
 func webhookConfigurations() []*Resource {
-	kind := func(plural, singular, kind string, mutating bool) *Resource {
+	kind := func(plural string, mutating bool) *Resource {
 		return &Resource{
-			Group: AdmissionGroup, Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-			Categories: []string{"api-extensions"}, StrategicMerge: true,
+			Group: AdmissionGroup, Version: "v1", Plural: plural,
 			Prepare:  func(obj, _ api.Object) { defaultWebhooks(obj, mutating) },
 			Validate: func(obj api.Object) []api.StatusCause { return validateWebhooks(obj, mutating) },
 			Columns: []Column{
@@ -33,8 +32,8 @@ func webhookConfigurations() []*Resource {
 		}
 	}
 	return []*Resource{
-		kind("mutatingwebhookconfigurations", "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", true),
-		kind("validatingwebhookconfigurations", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false),
+		kind("mutatingwebhookconfigurations", true),
+		kind("validatingwebhookconfigurations", false),
 	}
 }
 
