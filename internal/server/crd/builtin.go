@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
 
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
@@ -25,8 +26,7 @@ func PruneBuiltins(rs []*resource.Resource) {
 			continue
 		}
 		schema := sync.OnceValue(func() *Schema {
-			defs := resource.Definitions()
-			s, err := BuiltinSchema(defs[r.Definition], defs)
+			s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
 			if err != nil { // kube's published schemas all inline: the tests build each
 				panic(fmt.Sprintf("schema of %s: %v", r.Kind, err))
 			}
@@ -36,12 +36,13 @@ func PruneBuiltins(rs []*resource.Resource) {
 	}
 }
 
-// BuiltinSchema parses a built-in kind's schema (resource.Resource.Schema,
-// whose properties refer to resource.Definitions with $ref) into a Schema
+// BuiltinSchema parses a built-in kind's schema (kube's published
+// definition, whose properties refer to others, found by defs, with $ref)
+// into a Schema
 // that prunes as kube's typed decoder does: every field the kind does not
 // have is dropped. A definition that refers to itself (recursion) cannot be
 // inlined and is an error.
-func BuiltinSchema(schema map[string]any, defs map[string]map[string]any) (*Schema, error) {
+func BuiltinSchema(schema map[string]any, defs func(name string) map[string]any) (*Schema, error) {
 	inlined, err := inline(schema, defs, map[string]bool{})
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func BuiltinSchema(schema map[string]any, defs map[string]map[string]any) (*Sche
 
 // inline returns v with every $ref (and kube's allOf-of-one-$ref) replaced
 // by the definition it names. open holds the definitions being inlined.
-func inline(v any, defs map[string]map[string]any, open map[string]bool) (any, error) {
+func inline(v any, defs func(string) map[string]any, open map[string]bool) (any, error) {
 	switch v := v.(type) {
 	case map[string]any:
 		return inlineMap(v, defs, open)
@@ -72,13 +73,13 @@ func inline(v any, defs map[string]map[string]any, open map[string]bool) (any, e
 	return v, nil
 }
 
-func inlineMap(m map[string]any, defs map[string]map[string]any, open map[string]bool) (any, error) {
+func inlineMap(m map[string]any, defs func(string) map[string]any, open map[string]bool) (any, error) {
 	if name, ok := refName(m); ok {
 		if open[name] {
 			return nil, fmt.Errorf("definition %s refers to itself", name)
 		}
-		def, ok := defs[name]
-		if !ok {
+		def := defs(name)
+		if def == nil {
 			return nil, fmt.Errorf("no definition %s", name)
 		}
 		open[name] = true

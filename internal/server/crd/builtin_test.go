@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -12,12 +13,11 @@ import (
 // recursive CustomResourceDefinition's) inlines and prunes what kube's typed
 // decoder drops, and keeps what it knows.
 func TestBuiltinSchemasPrune(t *testing.T) {
-	defs := resource.Definitions()
 	for _, r := range resource.Builtins() {
 		if r.Group == Group || r.CreateOnly {
 			continue
 		}
-		s, err := BuiltinSchema(defs[r.Definition], defs)
+		s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
 		if err != nil {
 			t.Fatalf("%s: %v", r.Kind, err)
 		}
