@@ -92,6 +92,21 @@ func TestBuiltinKindsWithKubectl(t *testing.T) {
 	if out := run("apply", "-f", file); strings.Count(out, "configured")+strings.Count(out, "unchanged") != len(kinds) {
 		t.Errorf("kubectl apply over created objects:\n%s", out)
 	}
+	// A changed image is a strategic merge patch of the container, merged
+	// by name as kube's schema says: the ports stay.
+	if err := os.WriteFile(file, []byte(strings.Replace(builtinManifests, "nginx:1.27", "nginx:1.28", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := run("apply", "-f", file); !strings.Contains(out, "deployment.apps/web configured") {
+		t.Errorf("kubectl apply of a new image:\n%s", out)
+	}
+	if got := run("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].ports[0].containerPort}"); got != "nginx:1.28 80" {
+		t.Errorf("container after apply: %q, want the new image and the port", got)
+	}
+	// Managed fields key the containers and their ports by kube's list map keys.
+	if _, got := s.request(t, "GET", "/apis/apps/v1/namespaces/default/deployments/web", "", ""); !strings.Contains(string(got), `"k:{\"name\":\"nginx\"}"`) || !strings.Contains(string(got), `"k:{\"containerPort\":80,\"protocol\":\"TCP\"}"`) {
+		t.Errorf("managed fields of %s, want the container and its port by their keys", got)
+	}
 	if out := run("get", "deploy,svc,job,pod,sa,ing", "-o", "name"); !containsAll(out, kinds) {
 		t.Errorf("kubectl get:\n%s", out)
 	}
@@ -115,8 +130,8 @@ func TestBuiltinKindsWithKubectl(t *testing.T) {
 	if jsonOf(t, spec["strategy"]) != "{}" || jsonOf(t, container.(map[string]any)["resources"]) != "{}" || jsonOf(t, deploy["status"]) != "{}" {
 		t.Errorf("deployment lacks the zero values kube encodes: %s", jsonOf(t, deploy))
 	}
-	if md := deploy["metadata"].(map[string]any); md["generation"] != 1.0 {
-		t.Errorf("deployment generation %v, want 1", md["generation"])
+	if md := deploy["metadata"].(map[string]any); md["generation"] != 2.0 {
+		t.Errorf("deployment generation %v, want 2: created, then its image changed", md["generation"])
 	}
 	if out := run("explain", "pod.spec.containers"); !strings.Contains(out, "List of containers belonging to the pod.") {
 		t.Errorf("kubectl explain pod.spec.containers:\n%s", out)
