@@ -8,7 +8,6 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
-
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
