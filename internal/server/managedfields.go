@@ -28,7 +28,7 @@ func (q *request) manager() (patch.Manager, error) {
 		APIVersion:        q.res.APIVersion(),
 		Subresource:       q.info.Subresource,
 		StatusSubresource: q.res.StatusSubresource,
-		Schema:            patch.SchemaFor(q.res.Group, q.res.Kind),
+		Schema:            patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind),
 		Now:               time.Now(),
 	}, nil
 }

@@ -29,7 +29,7 @@ func (q *request) patch() {
 		q.fail(patchOptionInvalid(api.CauseTypeFieldValueForbidden, "force", "Forbidden: may not be specified for non-apply patch"))
 		return
 	}
-	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor(q.res.Group, q.res.Kind)}
+	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind)}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		return patchObject(cur, mt, body, opts)
 	}))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/listwatch/listwatch/api"
@@ -41,6 +42,11 @@ func decodeProtobuf(b []byte, kind string) (api.Object, error) {
 		}
 	}
 	m, err := protobuf.Decode(b)
+	if errors.Is(err, protobuf.ErrUnsupported) {
+		// A kind with no protobuf form here (custom resources, and the
+		// built-ins without one yet): kube answers 415 for such a body.
+		return nil, apierror.UnsupportedMediaType([]string{mediaJSON, mediaYAML})
+	}
 	if err != nil {
 		return nil, apierror.BadRequest(fmt.Sprintf("the body is not a valid protobuf object: %v", err))
 	}

@@ -136,7 +136,7 @@ func (q *request) patchScale() {
 		q.fail(patchOptionInvalid(api.CauseTypeFieldValueForbidden, "force", "Forbidden: may not be specified for non-apply patch"))
 		return
 	}
-	opts := patch.Options{Schema: patch.SchemaFor("autoscaling", "Scale")}
+	opts := patch.Options{Schema: patch.SchemaFor("autoscaling", "v1", "Scale")}
 	q.writeScale(func(old scaleObject) (scaleObject, error) {
 		cur, err := json.Marshal(old)
 		if err != nil {

@@ -207,9 +207,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.ServiceAccountTokens != nil {
 		addTokenSubresource(builtins)
 	}
-	if err := crd.PruneBuiltins(builtins); err != nil {
-		return nil, err
-	}
+	crd.PruneBuiltins(builtins)
 	checkWebhookConditions(builtins)
 	checkPolicyExpressions(builtins)
 	if cfg.Metrics == nil {

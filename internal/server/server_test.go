@@ -152,7 +152,12 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range list.Items {
 		names = append(names, g.ObjectMeta.Name)
 	}
-	want := []string{"admissionregistration.k8s.io", "apiextensions.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "coordination.k8s.io", "events.k8s.io", "rbac.authorization.k8s.io"}
+	// kube 1.37's groups served by default, sorted by name (kube sorts by
+	// priority).
+	want := []string{"admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps", "authentication.k8s.io",
+		"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+		"flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io",
+		"scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("aggregated /apis groups %q, want %q", names, want)
 	}

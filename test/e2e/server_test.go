@@ -271,6 +271,13 @@ func follow(t *testing.T, url string, args ...string) *stream {
 	t.Helper()
 	cmd := exec.Command(binary, append(args, "--server", url)...)
 	cmd.Env = cliEnv(t)
+	return startStream(t, cmd)
+}
+
+// startStream starts cmd and reads its output line by line; it is stopped
+// when the test ends.
+func startStream(t *testing.T, cmd *exec.Cmd) *stream {
+	t.Helper()
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	stdout, err := cmd.StdoutPipe()
@@ -292,7 +299,7 @@ func follow(t *testing.T, url string, args ...string) *stream {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 		if t.Failed() {
-			t.Logf("listwatch %s stderr:\n%s", strings.Join(args, " "), errOut.String())
+			t.Logf("%s stderr:\n%s", strings.Join(cmd.Args, " "), errOut.String())
 		}
 	})
 	return st

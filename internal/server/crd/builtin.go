@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -12,29 +16,41 @@ import (
 const refPrefix = "#/components/schemas/"
 
 // PruneBuiltins makes every built-in resource but the (recursive)
-// CustomResourceDefinition prune unknown fields by its schema, so that
-// fieldValidation=Strict and Warn work on built-in kinds as in kube.
-func PruneBuiltins(rs []*resource.Resource) error {
-	defs := resource.Definitions()
+// CustomResourceDefinition prune unknown fields by its schema and apply its
+// defaults (Go's zero values, as kube's typed decoder gives them), then
+// kube's Go defaulting of the kind, so that fieldValidation=Strict and Warn
+// work on built-in kinds and objects are stored as in kube. A kind's schema is built on its first write: most of the
+// seventy are never written, and inlining Pod's takes milliseconds.
+func PruneBuiltins(rs []*resource.Resource) {
 	for _, r := range rs {
-		if r.Group == Group || r.Schema == nil {
+		if r.Group == Group || r.Definition == "" {
 			continue
 		}
-		s, err := BuiltinSchema(r.Schema, defs)
-		if err != nil {
-			return fmt.Errorf("schema of %s: %w", r.Kind, err)
+		schema := sync.OnceValue(func() *Schema {
+			s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
+			if err != nil { // kube's published schemas all inline: the tests build each
+				panic(fmt.Sprintf("schema of %s: %v", r.Kind, err))
+			}
+			return s
+		})
+		goDefaults := defaulting.For(r.Group, r.Version, r.Kind)
+		r.PruneAndDefault = func(obj api.Object) []string {
+			unknown := schema().PruneAndDefault(obj)
+			if goDefaults != nil {
+				goDefaults(obj)
+			}
+			return unknown
 		}
-		r.PruneAndDefault = s.PruneAndDefault
 	}
-	return nil
 }
 
-// BuiltinSchema parses a built-in kind's schema (resource.Resource.Schema,
-// whose properties refer to resource.Definitions with $ref) into a Schema
+// BuiltinSchema parses a built-in kind's schema (kube's published
+// definition, whose properties refer to others, found by defs, with $ref)
+// into a Schema
 // that prunes as kube's typed decoder does: every field the kind does not
 // have is dropped. A definition that refers to itself (recursion) cannot be
 // inlined and is an error.
-func BuiltinSchema(schema map[string]any, defs map[string]map[string]any) (*Schema, error) {
+func BuiltinSchema(schema map[string]any, defs func(name string) map[string]any) (*Schema, error) {
 	inlined, err := inline(schema, defs, map[string]bool{})
 	if err != nil {
 		return nil, err
@@ -48,7 +64,7 @@ func BuiltinSchema(schema map[string]any, defs map[string]map[string]any) (*Sche
 
 // inline returns v with every $ref (and kube's allOf-of-one-$ref) replaced
 // by the definition it names. open holds the definitions being inlined.
-func inline(v any, defs map[string]map[string]any, open map[string]bool) (any, error) {
+func inline(v any, defs func(string) map[string]any, open map[string]bool) (any, error) {
 	switch v := v.(type) {
 	case map[string]any:
 		return inlineMap(v, defs, open)
@@ -65,18 +81,30 @@ func inline(v any, defs map[string]map[string]any, open map[string]bool) (any, e
 	return v, nil
 }
 
-func inlineMap(m map[string]any, defs map[string]map[string]any, open map[string]bool) (any, error) {
+func inlineMap(m map[string]any, defs func(string) map[string]any, open map[string]bool) (any, error) {
 	if name, ok := refName(m); ok {
 		if open[name] {
 			return nil, fmt.Errorf("definition %s refers to itself", name)
 		}
-		def, ok := defs[name]
-		if !ok {
+		def := defs(name)
+		if def == nil {
 			return nil, fmt.Errorf("no definition %s", name)
 		}
 		open[name] = true
 		defer delete(open, name)
-		return inline(def, defs, open)
+		v, err := inline(def, defs, open)
+		if err != nil {
+			return nil, err
+		}
+		// The reference's siblings (its default, description) are the
+		// field's: {"allOf": [ref], "default": {}} defaults the field.
+		out := v.(map[string]any)
+		for k, e := range m {
+			if k != "allOf" && k != "$ref" {
+				out[k] = e
+			}
+		}
+		return out, nil
 	}
 	out := make(map[string]any, len(m))
 	for k, e := range m {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
@@ -285,5 +286,24 @@ func TestV3CreateOnly(t *testing.T) {
 	}
 	if _, ok := schemas["io.k8s.api.authorization.v1.ResourceAttributes"]; !ok {
 		t.Error("the reviews' schemas are missing")
+	}
+}
+
+// TestV3SchemasAreKubes checks that each group-version's document holds
+// kube's published definitions unchanged, so that kubectl explain prints
+// kube's text, and the definitions every one of its kinds reaches.
+func TestV3SchemasAreKubes(t *testing.T) {
+	_, ts := newTestHandler(t)
+	for gv, u := range v3Index(t, ts) {
+		_, b := get(t, ts, u, "application/json")
+		doc := decode(t, b)
+		checkRefs(t, doc, "components", refPrefix)
+		for name, s := range doc["components"].(map[string]any)["schemas"].(map[string]any) {
+			if want := kubespec.Schema(name); want == nil {
+				t.Errorf("%s: %s is not kube's", gv, name)
+			} else if !equalJSON(s, want) {
+				t.Errorf("%s: %s differs from kube's", gv, name)
+			}
+		}
 	}
 }

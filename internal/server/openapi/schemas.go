@@ -24,11 +24,19 @@ func newSchemaSet() *schemaSet {
 // addResource adds the resource's kind and list kind, and every definition
 // they reference.
 func (s *schemaSet) addResource(r *resource.Resource) {
-	s.add(defName(r), kindSchema(r))
+	if r.Definition != "" {
+		s.addKnown(r.Definition)
+	} else {
+		s.add(defName(r), kindSchema(r))
+	}
 	if r.CreateOnly {
 		return
 	}
-	s.add(listName(r), listSchema(r))
+	if _, ok := s.known[listName(r)]; ok && r.Definition != "" {
+		s.addKnown(listName(r))
+	} else {
+		s.add(listName(r), listSchema(r))
+	}
 	for _, name := range []string{resource.StatusName, resource.PatchName, resource.DeleteOptsName} {
 		s.addKnown(name)
 	}
@@ -76,8 +84,8 @@ func refs(v any) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// kindSchema is the published schema of a resource's kind: its Schema (or,
-// when it has none, any object), with apiVersion, kind and metadata as kube
+// kindSchema is the published schema of a custom resource's kind: its
+// Schema (or, when it has none, any object), with apiVersion, kind and metadata as kube
 // publishes them for every kind, and the group-version-kind extension that
 // kubectl looks kinds up by.
 func kindSchema(r *resource.Resource) map[string]any {
@@ -105,7 +113,7 @@ func kindSchema(r *resource.Resource) map[string]any {
 	return s
 }
 
-// listSchema is the schema of a resource's list kind.
+// listSchema is the schema of a custom resource's list kind.
 func listSchema(r *resource.Resource) map[string]any {
 	return map[string]any{
 		"description": r.ListKind + " is a list of " + r.Kind + ".",

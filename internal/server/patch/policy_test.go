@@ -42,7 +42,7 @@ func TestApplyJSONPatchOps(t *testing.T) {
 func TestMergeApplyConfiguration(t *testing.T) {
 	obj := map[string]any{"metadata": map[string]any{"name": "a", "labels": map[string]any{"x": "1"}, "finalizers": []any{"f1"}},
 		"spec": map[string]any{"list": []any{"a"}}}
-	got, err := MergeApplyConfiguration(obj, map[string]any{"metadata": map[string]any{"labels": map[string]any{"y": "2"}, "finalizers": []any{"f2"}}}, SchemaFor("example.com", "Widget"))
+	got, err := MergeApplyConfiguration(obj, map[string]any{"metadata": map[string]any{"labels": map[string]any{"y": "2"}, "finalizers": []any{"f2"}}}, SchemaFor("example.com", "v1", "Widget"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestMergeApplyConfiguration(t *testing.T) {
 	if _, ok := obj["metadata"].(map[string]any)["labels"].(map[string]any)["y"]; ok {
 		t.Error("the merge changed the object it was given")
 	}
-	_, err = MergeApplyConfiguration(obj, map[string]any{"spec": map[string]any{"list": []any{"b"}}}, SchemaFor("example.com", "Widget"))
+	_, err = MergeApplyConfiguration(obj, map[string]any{"spec": map[string]any{"list": []any{"b"}}}, SchemaFor("example.com", "v1", "Widget"))
 	if err == nil || err.Error() != "invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.list" {
 		t.Errorf("atomic list: %v", err)
 	}

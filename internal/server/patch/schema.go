@@ -1,5 +1,7 @@
 package patch
 
+import "github.com/listwatch/listwatch/internal/kubespec"
+
 // ListType says how a list merges, in a strategic merge patch and in
 // server-side apply (kube's patchStrategy and x-kubernetes-list-type).
 type ListType int
@@ -80,50 +82,15 @@ func kindOf(fields map[string]*Schema) *Schema {
 	return structOf(all)
 }
 
-// builtins are the served built-in kinds by "group/Kind".
-var builtins = map[string]*Schema{
-	"/Namespace": kindOf(map[string]*Schema{
-		"spec": structOf(nil),
-		"status": structOf(map[string]*Schema{
-			"conditions": {List: MapList, Keys: []string{"type"}, Elem: structOf(nil)},
-		}),
-	}),
-	"/ConfigMap": kindOf(nil),
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":   webhookConfiguration,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration": webhookConfiguration,
-	"/Secret": kindOf(nil),
-	"/ServiceAccount": kindOf(map[string]*Schema{
-		"secrets":          {List: MapList, Keys: []string{"name"}, Elem: structOf(nil)},
-		"imagePullSecrets": {List: Atomic},
-	}),
-	"/Event": kindOf(map[string]*Schema{
-		"involvedObject": structOf(nil),
-		"source":         structOf(nil),
-		"series":         structOf(nil),
-		"related":        structOf(nil),
-	}),
-}
-
 // object is any other kind (custom objects): metadata is known, the rest
 // is deduced.
-// webhookConfiguration is admissionregistration.k8s.io/v1's
-// MutatingWebhookConfiguration and ValidatingWebhookConfiguration: webhooks
-// and their matchConditions merge by name, other lists are atomic.
-var webhookConfiguration = kindOf(map[string]*Schema{
-	"webhooks": {List: MapList, Keys: []string{"name"}, Elem: structOf(map[string]*Schema{
-		"clientConfig":      structOf(map[string]*Schema{"service": structOf(nil)}),
-		"namespaceSelector": structOf(nil),
-		"objectSelector":    structOf(nil),
-		"matchConditions":   {List: MapList, Keys: []string{"name"}, Elem: structOf(nil)},
-	})},
-})
-
 var object = kindOf(nil)
 
-// SchemaFor returns the merge schema of kind in group.
-func SchemaFor(group, kind string) *Schema {
-	if s, ok := builtins[group+"/"+kind]; ok {
-		return s
+// SchemaFor returns the merge schema of kind in group/version: kube's, from
+// its published definition, for the kinds kube publishes.
+func SchemaFor(group, version, kind string) *Schema {
+	if name := kubespec.DefinitionName(group, version, kind); name != "" {
+		return kubeSchema(name)
 	}
 	return object
 }

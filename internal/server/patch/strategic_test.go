@@ -22,8 +22,8 @@ func mustMap(t testing.TB, s string) map[string]any {
 }
 
 var (
-	configMap = SchemaFor("", "ConfigMap")
-	namespace = SchemaFor("", "Namespace")
+	configMap = SchemaFor("", "v1", "ConfigMap")
+	namespace = SchemaFor("", "v1", "Namespace")
 )
 
 func TestMergeStrategic(t *testing.T) {
@@ -100,7 +100,7 @@ func TestMergeStrategic(t *testing.T) {
 			`{}`,
 			`{"data":{"$patch":"replace","a":"1","b":null}}`,
 			`{"data":{"a":"1"}}`},
-		{"custom object lists are atomic", SchemaFor("example.com", "Widget"),
+		{"custom object lists are atomic", SchemaFor("example.com", "v1", "Widget"),
 			`{"spec":{"items":[1,2]},"metadata":{"finalizers":["a"]}}`,
 			`{"spec":{"items":[3]},"metadata":{"finalizers":["b"]}}`,
 			`{"spec":{"items":[3]},"metadata":{"finalizers":["b","a"]}}`},
@@ -108,7 +108,7 @@ func TestMergeStrategic(t *testing.T) {
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"a\":\"1\",\"b\":\"2\"}}\n"}},"data":{"a":"1","b":"2","server":"s"}}`,
 			`{"data":{"a":"9","b":null,"c":"3"},"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"a\":\"9\",\"c\":\"3\"}}\n"}}}`,
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"a\":\"9\",\"c\":\"3\"}}\n"}},"data":{"a":"9","c":"3","server":"s"}}`},
-		{"kubectl client-side apply of a Secret", SchemaFor("", "Secret"),
+		{"kubectl client-side apply of a Secret", SchemaFor("", "v1", "Secret"),
 			`{"metadata":{"name":"s","labels":{"app":"x","old":"y"}},"type":"Opaque","data":{"p":"cA=="}}`,
 			`{"metadata":{"labels":{"old":null}},"data":{"p":"cTI="},"stringData":{"u":"me"}}`,
 			`{"metadata":{"name":"s","labels":{"app":"x"}},"type":"Opaque","data":{"p":"cTI="},"stringData":{"u":"me"}}`},

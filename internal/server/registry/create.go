@@ -76,6 +76,13 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 	}
 	if res.StatusSubresource {
 		delete(obj, "status")
+		if res.Definition != "" && res.PruneAndDefault != nil {
+			// kube resets a built-in's status to its Go type's zero value,
+			// which encodes as the schema's defaults of an empty status
+			// (a Service's {"loadBalancer": {}}).
+			obj["status"] = map[string]any{}
+			res.PruneAndDefault(obj)
+		}
 	}
 	if res.Prepare != nil {
 		res.Prepare(obj, nil)

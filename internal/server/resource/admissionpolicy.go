@@ -18,10 +18,7 @@ import (
 func admissionPolicies() []*Resource {
 	return []*Resource{
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy",
-			Kind: "ValidatingAdmissionPolicy", ListKind: "ValidatingAdmissionPolicyList", Categories: []string{"api-extensions"},
-			StatusSubresource: true, Generation: true,
-			Prepare:  goDefaults(AdmissionGroup, "ValidatingAdmissionPolicy"),
+			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicies",
 			Validate: validatePolicy,
 			Columns: []Column{
 				column("Validations", "integer", "", "Validations indicates the number of validation rules defined in this configuration", func(o api.Object) any {
@@ -33,11 +30,8 @@ func admissionPolicies() []*Resource {
 			},
 		},
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding",
-			Kind: "ValidatingAdmissionPolicyBinding", ListKind: "ValidatingAdmissionPolicyBindingList", Categories: []string{"api-extensions"},
-			Generation: true,
-			Prepare:    goDefaults(AdmissionGroup, "ValidatingAdmissionPolicyBinding"),
-			Validate:   validatePolicyBinding,
+			Group: AdmissionGroup, Version: "v1", Plural: "validatingadmissionpolicybindings",
+			Validate: validatePolicyBinding,
 			Columns: []Column{
 				policyNameColumn,
 				paramRefColumn,

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/server/defaulting"
 )
 
 // AdmissionGroup is the group of the webhook configurations.
@@ -18,11 +17,9 @@ const AdmissionGroup = "admissionregistration.k8s.io"
 // pkg/apis/admissionregistration/validation and printed as kube's printers
 // (Webhooks: their number).
 func webhookConfigurations() []*Resource {
-	kind := func(plural, singular, kind string, mutating bool) *Resource {
+	kind := func(plural string, mutating bool) *Resource {
 		return &Resource{
-			Group: AdmissionGroup, Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-			Categories: []string{"api-extensions"}, StrategicMerge: true,
-			Prepare:  goDefaults(AdmissionGroup, kind),
+			Group: AdmissionGroup, Version: "v1", Plural: plural,
 			Validate: func(obj api.Object) []api.StatusCause { return validateWebhooks(obj, mutating) },
 			Columns: []Column{
 				column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks registered in this configuration", func(o api.Object) any {
@@ -34,15 +31,9 @@ func webhookConfigurations() []*Resource {
 		}
 	}
 	return []*Resource{
-		kind("mutatingwebhookconfigurations", "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", true),
-		kind("validatingwebhookconfigurations", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false),
+		kind("mutatingwebhookconfigurations", true),
+		kind("validatingwebhookconfigurations", false),
 	}
-}
-
-// goDefaults is a Prepare applying kube's Go defaulting of a v1 kind.
-func goDefaults(group, kind string) func(obj, old api.Object) {
-	d := defaulting.For(group, "v1", kind)
-	return func(obj, _ api.Object) { d(obj) }
 }
 
 // The values kube's validation supports.

@@ -6,34 +6,71 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
 )
 
-// Builtins returns the resources every server serves: namespaces,
-// configmaps, secrets, events, serviceaccounts, leases, the RBAC kinds and
-// customresourcedefinitions, each with its OpenAPI schema, and the access
-// reviews (reviews.go). Each call returns new values, so servers never
-// share them.
+// Builtins returns the resources every server serves: those of the
+// group-versions kube-apiserver serves by default (package kubespec), less
+// NotServed, each named and scoped as kube's discovery lists it, with its
+// verbs and, where kube has it, its status subresource. The kinds whose
+// kube strategies do more than store what the schema allows have it added
+// here, keyed by group/version/plural (behaviours). Each call returns new
+// values, so servers never share them.
 func Builtins() []*Resource {
+	extras := map[GVR]*Resource{}
+	for _, r := range behaviours() {
+		extras[gvrOf(r)] = r
+	}
+	var rs []*Resource
+	for _, list := range kubespec.Load().GroupVersions {
+		group, version := splitGroupVersion(list.GroupVersion)
+		subs := map[string][]string{}
+		for _, d := range list.Resources {
+			if plural, sub, ok := strings.Cut(d.Name, "/"); ok {
+				subs[plural] = append(subs[plural], sub)
+			}
+		}
+		for _, d := range list.Resources {
+			gvr := GVR{group, version, d.Name}
+			if _, skip := NotServed[gvr]; skip || strings.Contains(d.Name, "/") {
+				continue
+			}
+			r := extras[gvr]
+			if r == nil {
+				r = &Resource{Group: group, Version: version, Plural: d.Name}
+			}
+			describe(r, d, subs[d.Name])
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// behaviours are the built-in resources with more than their schema: Go
+// validation, defaulting, printing, field selectors, storage quirks.
+func behaviours() []*Resource {
 	events := coreEvents()
 	rs := []*Resource{
 		{
-			Version: "v1", Plural: "namespaces", Singular: "namespace", Kind: "Namespace", ListKind: "NamespaceList",
-			ShortNames: []string{"ns"}, StrategicMerge: true, StatusSubresource: true, Prepare: prepareNamespace, ReturnDeletedObject: true, NoDeleteCollection: true,
+			Version: "v1", Plural: "namespaces",
+			Prepare: prepareNamespace, ReturnDeletedObject: true,
 			Columns:    []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
 			FieldPaths: map[string][]string{"status.phase": {"status", "phase"}},
 		},
 		{
-			Version: "v1", Plural: "configmaps", Singular: "configmap", Kind: "ConfigMap", ListKind: "ConfigMapList",
-			ShortNames: []string{"cm"}, Namespaced: true, StrategicMerge: true, Validate: validateConfigMap,
-			Columns: []Column{column("Data", "integer", "", "Number of data items", dataCount("data", "binaryData")), ageColumn()},
+			Version: "v1", Plural: "configmaps",
+			Validate: validateConfigMap,
+			Columns:  []Column{column("Data", "integer", "", "Number of data items", dataCount("data", "binaryData")), ageColumn()},
 		},
 		{
-			Version: "v1", Plural: "secrets", Singular: "secret", Kind: "Secret", ListKind: "SecretList",
-			Namespaced: true, StrategicMerge: true, Validate: validateSecret, Prepare: prepareSecret,
+			Version: "v1", Plural: "secrets",
+			Validate: validateSecret, Prepare: prepareSecret,
 			Columns: []Column{
 				column("Type", "string", "", "The type of the secret", stringCell("type")),
 				column("Data", "integer", "", "Number of data items", dataCount("data")),
@@ -44,30 +81,78 @@ func Builtins() []*Resource {
 		events,
 		serviceAccounts(),
 		{
-			Group: "coordination.k8s.io", Version: "v1", Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList",
-			Namespaced: true, StrategicMerge: true, Validate: validateLease,
-			Columns: []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
+			Group: "coordination.k8s.io", Version: "v1", Plural: "leases",
+			Validate: validateLease,
+			Columns:  []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
 		},
 		eventsV1(events),
-		rbacKind("roles", "role", "Role", true),
-		rbacKind("clusterroles", "clusterrole", "ClusterRole", false),
-		rbacKind("rolebindings", "rolebinding", "RoleBinding", true),
-		rbacKind("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false),
+		rbacKind("roles", "Role", true),
+		rbacKind("clusterroles", "ClusterRole", false),
+		rbacKind("rolebindings", "RoleBinding", true),
+		rbacKind("clusterrolebindings", "ClusterRoleBinding", false),
 		{
-			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions", Singular: "customresourcedefinition",
-			Kind: "CustomResourceDefinition", ListKind: "CustomResourceDefinitionList", ShortNames: []string{"crd", "crds"},
-			Categories: []string{"api-extensions"}, StatusSubresource: true, Generation: true,
+			Group: "apiextensions.k8s.io", Version: "v1", Plural: "customresourcedefinitions",
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
 	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, admissionPolicies()...)
-	rs = append(rs, mutatingPolicies()...)
-	rs = append(rs, reviewKinds()...)
-	for _, r := range rs {
-		r.Schema = builtinSchema(r.Group, r.Version, r.Kind)
+	return append(rs, mutatingPolicies()...)
+}
+
+// describe gives r the names, scope, verbs and subresources discovery lists
+// for it (subs: its subresources' names).
+func describe(r *Resource, d kubespec.APIResource, subs []string) {
+	r.Singular, r.Kind, r.ListKind = d.SingularName, d.Kind, d.Kind+"List"
+	r.ShortNames, r.Categories, r.Namespaced = slices.Clone(d.ShortNames), slices.Clone(d.Categories), d.Namespaced
+	r.CreateOnly = slices.Equal(d.Verbs, createOnlyVerbs)
+	r.NoDeleteCollection = !r.CreateOnly && !slices.Contains(d.Verbs, "deletecollection")
+	r.StatusSubresource = slices.Contains(subs, "status")
+	r.StrategicMerge = true // every kind with a Go type takes strategic merge patches
+	r.Definition = kubespec.DefinitionName(r.Group, r.Version, r.Kind)
+	r.Generation = generation[GVR{r.Group, r.Version, r.Plural}]
+}
+
+func splitGroupVersion(gv string) (group, version string) {
+	if g, v, ok := strings.Cut(gv, "/"); ok {
+		return g, v
 	}
-	return rs
+	return "", gv
+}
+
+// NotServed are the resources of the served group-versions that are no
+// stored data, and why; docs/ARCHITECTURE.md lists them with the
+// subresources not served.
+var NotServed = map[GVR]string{
+	{"", "v1", "bindings"}:          "a write to a pod (its node), never stored: needs a scheduler",
+	{"", "v1", "componentstatuses"}: "computed from the health of kube's own components, which listwatch has not",
+}
+
+// generation are the resources whose kube strategy keeps
+// metadata.generation (sets it to 1 in PrepareForCreate: pkg/registry/*/
+// strategy.go, and apiextensions-apiserver's for CRDs).
+var generation = map[GVR]bool{
+	{"", "v1", "pods"}: true, {"", "v1", "podtemplates"}: true, {"", "v1", "replicationcontrollers"}: true,
+	{"admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"}:         true,
+	{"admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"}:   true,
+	{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"}:     true,
+	{"admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"}:       true,
+	{"admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"}: true,
+	{"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"}:   true,
+	{"apiextensions.k8s.io", "v1", "customresourcedefinitions"}:                 true,
+	{"apps", "v1", "daemonsets"}:                                                true, {"apps", "v1", "deployments"}: true,
+	{"apps", "v1", "replicasets"}: true, {"apps", "v1", "statefulsets"}: true,
+	{"autoscaling", "v1", "horizontalpodautoscalers"}: true, {"autoscaling", "v2", "horizontalpodautoscalers"}: true,
+	{"batch", "v1", "cronjobs"}: true, {"batch", "v1", "jobs"}: true,
+	{"discovery.k8s.io", "v1", "endpointslices"}:                          true,
+	{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas"}:                 true,
+	{"flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"}: true,
+	{"networking.k8s.io", "v1", "ingresses"}:                              true, {"networking.k8s.io", "v1", "ingressclasses"}: true,
+	{"networking.k8s.io", "v1", "networkpolicies"}: true,
+	{"policy", "v1", "poddisruptionbudgets"}:       true,
+	{"resource.k8s.io", "v1", "deviceclasses"}:     true, {"resource.k8s.io", "v1", "devicetaintrules"}: true,
+	{"resource.k8s.io", "v1", "resourceslices"}:    true,
+	{"scheduling.k8s.io", "v1", "priorityclasses"}: true,
 }
 
 // MetadataNameLabel is the label kube-apiserver gives every namespace, its

@@ -16,8 +16,8 @@ import (
 // reporting controller).
 func coreEvents() *Resource {
 	return &Resource{
-		Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
-		ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true, CreateOnUpdate: true,
+		Version: "v1", Plural: "events",
+		CreateOnUpdate: true,
 		// Any name a path can hold (the legacy recorder names events after
 		// their objects, "system:controller.<hex>" too), and a core/v1
 		// request's event meets the legacy rules only.
@@ -137,9 +137,9 @@ func eventSource(o api.Object) any {
 // watchers of both, each in its own form.
 func eventsV1(core *Resource) *Resource {
 	return &Resource{
-		Group: "events.k8s.io", Version: "v1", Plural: "events", Singular: "event", Kind: "Event", ListKind: "EventList",
-		ShortNames: []string{"ev"}, Namespaced: true, StrategicMerge: true, CreateOnUpdate: true,
-		Storage: core, FromStorage: infallible(eventFromCore), ToStorage: infallible(eventToCore), NameRule: api.PathSegmentNameErrors,
+		Group: "events.k8s.io", Version: "v1", Plural: "events",
+		CreateOnUpdate: true,
+		Storage:        core, FromStorage: infallible(eventFromCore), ToStorage: infallible(eventToCore), NameRule: api.PathSegmentNameErrors,
 		Validate: validateEventV1, ValidateCreate: validateEventV1Create, ValidateUpdate: validateEventV1Update,
 		// kube prints both APIs' events with the one printer of the internal type.
 		Columns: convertedColumns(core.Columns, eventToCore), NameColumn: true,

@@ -16,11 +16,8 @@ import (
 func mutatingPolicies() []*Resource {
 	return []*Resource{
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy",
-			Kind: "MutatingAdmissionPolicy", ListKind: "MutatingAdmissionPolicyList", Categories: []string{"api-extensions"},
-			Generation: true,
-			Prepare:    goDefaults(AdmissionGroup, "MutatingAdmissionPolicy"),
-			Validate:   validateMutatingPolicy,
+			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicies",
+			Validate: validateMutatingPolicy,
 			Columns: []Column{
 				column("Mutations", "integer", "", "Mutation indicates the number of mutations rules defined in this configuration", func(o api.Object) any {
 					l, _ := specOf(o)["mutations"].([]any)
@@ -31,12 +28,9 @@ func mutatingPolicies() []*Resource {
 			},
 		},
 		{
-			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding",
-			Kind: "MutatingAdmissionPolicyBinding", ListKind: "MutatingAdmissionPolicyBindingList", Categories: []string{"api-extensions"},
-			Generation: true,
-			Prepare:    goDefaults(AdmissionGroup, "MutatingAdmissionPolicyBinding"),
-			Validate:   validateMutatingPolicyBinding,
-			Columns:    []Column{policyNameColumn, paramRefColumn, ageColumn()},
+			Group: AdmissionGroup, Version: "v1", Plural: "mutatingadmissionpolicybindings",
+			Validate: validateMutatingPolicyBinding,
+			Columns:  []Column{policyNameColumn, paramRefColumn, ageColumn()},
 		},
 	}
 }

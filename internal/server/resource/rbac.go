@@ -21,16 +21,15 @@ const rbacGroup = "rbac.authorization.k8s.io"
 // pkg/printers/internalversion/printers.go do. Names are kube's
 // ValidateRBACName: any path segment, so that "system:controller:x" is one.
 // Roles have no printer there, so they keep the default Created At column.
-func rbacKind(plural, singular, kind string, namespaced bool) *Resource {
+func rbacKind(plural, kind string, namespaced bool) *Resource {
 	r := &Resource{
-		Group: rbacGroup, Version: "v1", Plural: plural, Singular: singular, Kind: kind, ListKind: kind + "List",
-		Namespaced: namespaced, StrategicMerge: true, CreateOnUpdate: true, NameRule: api.PathSegmentNameErrors,
+		Group: rbacGroup, Version: "v1", Plural: plural,
+		CreateOnUpdate: true, NameRule: api.PathSegmentNameErrors,
 	}
 	if kind == "Role" || kind == "ClusterRole" {
 		r.Validate = func(o api.Object) []api.StatusCause { return validateRole(o, namespaced) }
 		return r
 	}
-	r.Prepare = goDefaults(rbacGroup, kind)
 	r.Validate = func(o api.Object) []api.StatusCause { return validateBinding(o, namespaced) }
 	r.ValidateUpdate = roleRefUnchanged
 	what := strings.ToLower(kind[:1]) + kind[1:]

@@ -53,10 +53,14 @@ type Resource struct {
 	// ValidateUpdate checks an update against the stored object old, after
 	// Validate; nil means no rule ties an object's new state to its old one.
 	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
-	// Schema is the OpenAPI v3 schema of the kind's objects, as a JSON
-	// document (what a CRD's openAPIV3Schema holds); nil when unknown. The
-	// OpenAPI documents kubectl reads are built from it.
+	// Schema is the OpenAPI v3 schema of a custom resource's objects, as a
+	// JSON document (what a CRD's openAPIV3Schema holds); nil for built-ins
+	// and when unknown. The OpenAPI documents kubectl reads are built from
+	// it or from Definition.
 	Schema map[string]any
+	// Definition names a built-in kind's schema among kube's published
+	// definitions (Definitions); "" for custom resources.
+	Definition string
 	// PruneAndDefault drops the fields the resource's schema does not know
 	// and applies its defaults, before Prepare and Validate, as kube's
 	// decoder does for custom resources; it returns the dropped fields'

@@ -10,8 +10,8 @@ import (
 // printServiceAccount: the number of secrets, and the age.
 func serviceAccounts() *Resource {
 	return &Resource{
-		Version: "v1", Plural: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ListKind: "ServiceAccountList",
-		ShortNames: []string{"sa"}, Namespaced: true, StrategicMerge: true, Validate: validateServiceAccount,
+		Version: "v1", Plural: "serviceaccounts",
+		Validate:            validateServiceAccount,
 		ReturnDeletedObject: true,
 		Columns: []Column{
 			column("Secrets", "string", "", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.", func(o api.Object) any {
@@ -20,23 +20,6 @@ func serviceAccounts() *Resource {
 			}),
 			ageColumn(),
 		},
-	}
-}
-
-// serviceAccountDefinitions are the schemas of core/v1 ServiceAccount and
-// the reference it lists image pull secrets by.
-func serviceAccountDefinitions() map[string]map[string]any {
-	return map[string]map[string]any{
-		corePrefix + "ServiceAccount": kind("", "v1", "ServiceAccount", "ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets", map[string]any{
-			"automountServiceAccountToken": boolean("AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted."),
-			"imagePullSecrets": with(arrayOf(refItem(corePrefix+"LocalObjectReference"), "ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount."),
-				"x-kubernetes-list-type", "atomic"),
-			"secrets": with(arrayOf(refItem(corePrefix+"ObjectReference"), "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."),
-				"x-kubernetes-patch-merge-key", "name", "x-kubernetes-patch-strategy", "merge", "x-kubernetes-list-type", "map", "x-kubernetes-list-map-keys", []any{"name"}),
-		}),
-		corePrefix + "LocalObjectReference": with(object("LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.", map[string]any{
-			"name": with(str("Name of the referent."), "default", ""),
-		}), "x-kubernetes-map-type", "atomic"),
 	}
 }
 

@@ -159,7 +159,7 @@ func (p *Policy) mutate(ctx context.Context, mu mutation, input map[string]any, 
 	if err != nil {
 		return nil, err
 	}
-	merged, err := patch.MergeApplyConfiguration(iv.view.Object, config.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Kind))
+	merged, err := patch.MergeApplyConfiguration(iv.view.Object, config.(map[string]any), patch.SchemaFor(iv.view.Kind.Group, iv.view.Kind.Version, iv.view.Kind.Kind))
 	if err != nil {
 		return nil, fmt.Errorf("error applying patch: %w", err)
 	}

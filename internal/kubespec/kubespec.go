@@ -1,0 +1,130 @@
+// Package kubespec is kube's published API: the discovery and the OpenAPI
+// v3 schemas of the group-versions a kube-apiserver serves by default, as
+// kube's own files (k8s.io/kubernetes api/discovery and api/openapi-spec/v3)
+// have them. The data is generated (gen, by `go generate`) into spec.json.gz
+// and never edited by hand; it records the module version and hash it came
+// from.
+//
+// Loading is lazy: the file is decoded on the first call, and each schema
+// when it is first asked for. Every function is safe for concurrent use;
+// the values returned are shared and must not be modified.
+package kubespec
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+//go:generate go run ./gen -o spec.json.gz
+
+//go:embed spec.json.gz
+var data []byte
+
+// Spec is the data file's content.
+type Spec struct {
+	Source Source
+	// GroupVersions are the served group-versions' discovery documents,
+	// sorted as kube's file names ("api__v1", then "apis__<group>__<v>").
+	GroupVersions []ResourceList
+	// Schemas are components.schemas of the group-versions' OpenAPI v3
+	// documents, by definition name; a definition several documents share
+	// is the core group's form (they differ only in the
+	// x-kubernetes-group-version-kind each lists).
+	Schemas map[string]json.RawMessage
+	// Kinds name the definition of each kind, by "group/version/Kind" (as
+	// their x-kubernetes-group-version-kind say).
+	Kinds map[string]string
+}
+
+// Source says where the data came from.
+type Source struct {
+	Module, Version string
+	Sum             string   // the module's go.sum hash
+	Files           []string // read from the module, in order
+}
+
+// ResourceList is a group-version's discovery document (meta/v1
+// APIResourceList): its resources, then each subresource as "plural/sub".
+type ResourceList struct {
+	GroupVersion string        `json:"groupVersion"`
+	Resources    []APIResource `json:"resources"`
+}
+
+// APIResource is one resource or subresource as discovery lists it.
+type APIResource struct {
+	Name         string   `json:"name"`
+	SingularName string   `json:"singularName"`
+	Namespaced   bool     `json:"namespaced"`
+	Group        string   `json:"group,omitempty"`
+	Version      string   `json:"version,omitempty"`
+	Kind         string   `json:"kind"`
+	Verbs        []string `json:"verbs"`
+	ShortNames   []string `json:"shortNames,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
+}
+
+var load = sync.OnceValues(func() (*Spec, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	var s Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+})
+
+// Load returns the data. It fails only if the embedded file is corrupt,
+// which the package's tests rule out.
+func Load() *Spec {
+	s, err := load()
+	if err != nil {
+		panic(fmt.Sprintf("kubespec: the embedded data: %v", err))
+	}
+	return s
+}
+
+// schemas caches the decoded definitions, by name.
+var schemas sync.Map // string -> map[string]any
+
+// Schema returns the definition called name, decoded, or nil.
+func Schema(name string) map[string]any {
+	if v, ok := schemas.Load(name); ok {
+		return v.(map[string]any)
+	}
+	raw, ok := Load().Schemas[name]
+	if !ok {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		panic(fmt.Sprintf("kubespec: definition %s: %v", name, err))
+	}
+	v, _ := schemas.LoadOrStore(name, m)
+	return v.(map[string]any)
+}
+
+// Definitions returns the decoded definitions, all of them, by name. The
+// map is new; its values are shared.
+func Definitions() map[string]map[string]any {
+	out := make(map[string]map[string]any, len(Load().Schemas))
+	for name := range Load().Schemas {
+		out[name] = Schema(name)
+	}
+	return out
+}
+
+// DefinitionName returns the name of the definition of a kind, or "".
+func DefinitionName(group, version, kind string) string {
+	return Load().Kinds[group+"/"+version+"/"+kind]
+}

@@ -1,0 +1,68 @@
+package kubespec_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/internal/kubespec"
+	"github.com/listwatch/listwatch/internal/server/openapi"
+)
+
+// The data describes the release the server says it serves.
+func TestVersionIsServed(t *testing.T) {
+	src := kubespec.Load().Source
+	if src.Version != openapi.KubeVersion || src.Module != "k8s.io/kubernetes" || !strings.HasPrefix(src.Sum, "h1:") {
+		t.Fatalf("data from %s@%s (%s), want k8s.io/kubernetes@%s", src.Module, src.Version, src.Sum, openapi.KubeVersion)
+	}
+}
+
+// Every kind discovery lists has its definition, which names it.
+func TestKindsHaveDefinitions(t *testing.T) {
+	for _, gv := range kubespec.Load().GroupVersions {
+		group, version, ok := strings.Cut(gv.GroupVersion, "/")
+		if !ok {
+			group, version = "", group
+		}
+		for _, r := range gv.Resources {
+			if strings.Contains(r.Name, "/") || r.Kind == "" {
+				continue
+			}
+			name := kubespec.DefinitionName(group, version, r.Kind)
+			s := kubespec.Schema(name)
+			if s == nil {
+				t.Errorf("%s %s: no definition", gv.GroupVersion, r.Kind)
+				continue
+			}
+			if _, ok := s["properties"].(map[string]any); !ok {
+				t.Errorf("%s: no properties", name)
+			}
+		}
+	}
+}
+
+// Served group-versions are kube's defaults: GA versions only, core first.
+func TestGroupVersions(t *testing.T) {
+	gvs := kubespec.Load().GroupVersions
+	if len(gvs) == 0 || gvs[0].GroupVersion != "v1" {
+		t.Fatalf("first group-version %v, want v1", gvs)
+	}
+	for _, gv := range gvs {
+		if strings.Contains(gv.GroupVersion, "alpha") || strings.Contains(gv.GroupVersion, "beta") {
+			t.Errorf("%s is not served by default", gv.GroupVersion)
+		}
+	}
+	for _, want := range []string{"apps/v1", "batch/v1", "networking.k8s.io/v1", "autoscaling/v2", "resource.k8s.io/v1"} {
+		if !containsGV(gvs, want) {
+			t.Errorf("%s missing", want)
+		}
+	}
+}
+
+func containsGV(gvs []kubespec.ResourceList, want string) bool {
+	for _, gv := range gvs {
+		if gv.GroupVersion == want {
+			return true
+		}
+	}
+	return false
+}

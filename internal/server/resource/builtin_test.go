@@ -1,0 +1,85 @@
+package resource
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/listwatch/listwatch/internal/kubespec"
+)
+
+// servedSubresources are the subresources the server serves for built-ins,
+// by name: status (StatusSubresource), and serviceaccounts/token when the
+// server issues tokens.
+var servedSubresources = []string{"status", "token"}
+
+// Every resource kube 1.37 serves by default is served, named as kube's
+// discovery names it, or listed as not served; what is not served is in
+// docs/ARCHITECTURE.md, subresources too.
+func TestBuiltinsAreKubesDefaults(t *testing.T) {
+	served := map[GVR]*Resource{}
+	for _, r := range Builtins() {
+		served[gvrOf(r)] = r
+	}
+	doc, err := os.ReadFile("../../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := func(name string) bool { return strings.Contains(string(doc), "`"+name+"`") }
+	kube := 0
+	for _, list := range kubespec.Load().GroupVersions {
+		group, version := splitGroupVersion(list.GroupVersion)
+		for _, d := range list.Resources {
+			plural, sub, isSub := strings.Cut(d.Name, "/")
+			if isSub {
+				if !slices.Contains(servedSubresources, sub) && !documented(d.Name) {
+					t.Errorf("%s %s: neither served nor documented as not served", list.GroupVersion, d.Name)
+				}
+				continue
+			}
+			kube++
+			gvr := GVR{group, version, plural}
+			r, ok := served[gvr]
+			if _, not := NotServed[gvr]; not {
+				if ok || !documented(plural) {
+					t.Errorf("%v: listed as not served, served %v, documented %v", gvr, ok, documented(plural))
+				}
+				continue
+			}
+			if !ok {
+				t.Errorf("%v: not served", gvr)
+				continue
+			}
+			if r.Kind != d.Kind || r.Singular != d.SingularName || r.Namespaced != d.Namespaced ||
+				!slices.Equal(r.ShortNames, d.ShortNames) || !slices.Equal(r.Categories, d.Categories) || !slices.Equal(r.ServedVerbs(), d.Verbs) {
+				t.Errorf("%v: served as %s %s namespaced=%v %v %v %v, kube's discovery says %+v", gvr, r.Kind, r.Singular, r.Namespaced, r.ShortNames, r.Categories, r.ServedVerbs(), d)
+			}
+			if r.Definition == "" || kubespec.Schema(r.Definition) == nil {
+				t.Errorf("%v: no schema (definition %q)", gvr, r.Definition)
+			}
+		}
+	}
+	if len(served)+len(NotServed) != kube {
+		t.Errorf("%d served and %d not, of kube's %d", len(served), len(NotServed), kube)
+	}
+}
+
+// The Go behaviours are keyed by resources kube serves: a typo would leave
+// one unused.
+func TestBehavioursAreServed(t *testing.T) {
+	served := map[GVR]bool{}
+	for _, r := range Builtins() {
+		served[gvrOf(r)] = true
+	}
+	for _, r := range behaviours() {
+		if !served[gvrOf(r)] {
+			t.Errorf("behaviour of %v, which is not served", gvrOf(r))
+		}
+	}
+	for gvr := range generation {
+		if !served[gvr] {
+			t.Errorf("generation of %v, which is not served", gvr)
+		}
+	}
+}
