@@ -110,8 +110,8 @@ func TestBuiltinKindsWithKubectl(t *testing.T) {
 	if out := run("get", "deploy,svc,job,pod,sa,ing", "-o", "name"); !containsAll(out, kinds) {
 		t.Errorf("kubectl get:\n%s", out)
 	}
-	// kube's encoding of the Go types: non-omitempty structs as {}, the
-	// schema's defaults (a port's protocol), status reset on create.
+	// kube's encoding of the Go types: non-omitempty structs as {}, kube's
+	// defaults (a port's protocol and targetPort), status reset on create.
 	var svc, deploy map[string]any
 	if err := json.Unmarshal([]byte(run("get", "svc", "web", "-o", "json")), &svc); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,11 @@ func TestBuiltinKindsWithKubectl(t *testing.T) {
 	}
 	spec := deploy["spec"].(map[string]any)
 	container := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0]
-	if jsonOf(t, spec["strategy"]) != "{}" || jsonOf(t, container.(map[string]any)["resources"]) != "{}" || jsonOf(t, deploy["status"]) != "{}" {
+	// kube's Go defaulting: the strategy, the container's pull policy.
+	if jsonOf(t, spec["strategy"]) != `{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"},"type":"RollingUpdate"}` || container.(map[string]any)["imagePullPolicy"] != "IfNotPresent" {
+		t.Errorf("deployment lacks kube's defaults: %s", jsonOf(t, deploy))
+	}
+	if jsonOf(t, container.(map[string]any)["resources"]) != "{}" || jsonOf(t, deploy["status"]) != "{}" {
 		t.Errorf("deployment lacks the zero values kube encodes: %s", jsonOf(t, deploy))
 	}
 	if md := deploy["metadata"].(map[string]any); md["generation"] != 2.0 {

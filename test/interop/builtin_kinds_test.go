@@ -242,9 +242,6 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := jsonValue(t, kube)
-			if explain := encodingDifferences[gvr.Resource]; explain != nil {
-				explain(want.(map[string]any))
-			}
 			if diff := cmp.Diff(want, jsonValue(t, ours)); diff != "" {
 				t.Errorf("stored object is not kube's encoding (-kube +ours):\n%s", diff)
 			}
@@ -257,22 +254,6 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 	if !apierrors.IsUnsupportedMediaType(err) {
 		t.Errorf("protobuf create of a Deployment: %v, want 415", err)
 	}
-}
-
-// encodingDifferences take out of kube's encoding what the server's differs
-// in, each explained.
-var encodingDifferences = map[string]func(kube map[string]any){
-	// A port's targetPort is an IntOrString, a struct that encoding/json
-	// writes even empty (0); its schema has no default, and kube's Service
-	// defaulting sets it to the port before anything is encoded, so kube
-	// never stores the 0: the Go defaulting of Services will set it here too.
-	"services": func(kube map[string]any) {
-		for _, p := range kube["spec"].(map[string]any)["ports"].([]any) {
-			if p.(map[string]any)["targetPort"] == 0.0 {
-				delete(p.(map[string]any), "targetPort")
-			}
-		}
-	},
 }
 
 func jsonValue(t *testing.T, b []byte) any {
