@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -485,5 +486,68 @@ func (c *checker) listMap(s *Schema, path string) {
 			c.add(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-list-map-keys", "Invalid value: "+keys+": must not contain duplicate entries")
 		}
 		seen[k] = true
+	}
+}
+
+// itemArrays finds the items of raw given as arrays of schemas, which
+// Schema cannot hold: it forbids each non-empty one as kube does, and
+// returns raw without them (an empty one is as none, as in kube's
+// NewStructural) and the elements' schemas with their paths, items[i].
+func (c *checker) itemArrays(raw []byte, path string) (fixed []byte, elements []junctor, forbidden bool) {
+	var tree any
+	if decodeNumbers(raw, &tree) != nil {
+		return nil, nil, false
+	}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		m, _ := v.(map[string]any)
+		if m == nil {
+			return
+		}
+		if items, ok := m["items"].([]any); ok {
+			delete(m, "items")
+			if len(items) > 0 {
+				forbidden = true
+				c.add(api.CauseTypeFieldValueForbidden, path+".items", "Forbidden: items must be a schema object and not an array")
+			}
+			for i, e := range items {
+				p := fmt.Sprintf("%s.items[%d]", path, i)
+				walk(e, p)
+				if b, err := json.Marshal(e); err == nil {
+					if s, err := ParseSchema(b); err == nil {
+						elements = append(elements, junctor{s, p})
+					}
+				}
+			}
+		}
+		walk(m["items"], path+".items")
+		walk(m["not"], path+".not")
+		walk(m["additionalProperties"], path+".additionalProperties")
+		props, _ := m["properties"].(map[string]any)
+		for _, k := range sortedKeys(props) {
+			walk(props[k], path+".properties["+k+"]")
+		}
+		for _, j := range []string{"allOf", "oneOf", "anyOf"} {
+			list, _ := m[j].([]any)
+			for i, e := range list {
+				walk(e, fmt.Sprintf("%s.%s[%d]", path, j, i))
+			}
+		}
+	}
+	walk(tree, path)
+	fixed, _ = json.Marshal(tree)
+	return fixed, elements, forbidden
+}
+
+// openAPIOnly is what kube checks of a schema NewStructural refused for
+// its items arrays: ValidateCustomResourceDefinitionOpenAPISchema of the
+// rest, and of each array's elements.
+func (c *checker) openAPIOnly(s *Schema, elements []junctor, path string) {
+	if s.Nullable {
+		c.add(api.CauseTypeFieldValueForbidden, path+".nullable", "Forbidden: nullable cannot be true at the root")
+	}
+	c.openAPI(s, path, openAPIContext{root: true})
+	for _, e := range elements {
+		c.openAPI(e.s, e.path, openAPIContext{})
 	}
 }
