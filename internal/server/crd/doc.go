@@ -26,8 +26,11 @@
 //
 // A definition's schemas must be structural as kube requires (structural.go:
 // kube's ValidateStructural, what allOf/anyOf/oneOf/not may hold, list and
-// map types, unsupported keywords), with kube's causes; defaults are not
-// yet checked against their schema when a definition is written.
+// map types, unsupported keywords, items given as arrays, the root of a
+// schema served with status), with kube's causes; and, as kube's
+// ValidateDefaults (defaults.go), every default must survive pruning,
+// hold valid embedded resources, meet its schema and pass its rules
+// (the metadata a default gives an embedded resource is not checked).
 //
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object

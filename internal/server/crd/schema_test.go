@@ -138,7 +138,7 @@ func FuzzSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = schema.Structural("schema")
+		_, _ = schema.Structural("schema")
 		schema.PruneAndDefault(obj)
 		if _, err := json.Marshal(obj); err != nil {
 			t.Fatalf("pruned object does not encode: %v", err)

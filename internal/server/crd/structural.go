@@ -42,8 +42,9 @@ const (
 // allOf/anyOf/oneOf/not may hold, and their completeness at the root),
 // sorted as kube sorts them, then those of
 // ValidateCustomResourceDefinitionOpenAPISchema (keywords, list and map
-// types). Defaults are not checked against the schema here.
-func (s *Schema) Structural(path string) []api.StatusCause {
+// types). structural says the first found nothing: kube checks defaults
+// and rules only then.
+func (s *Schema) Structural(path string) (causes []api.StatusCause, structural bool) {
 	var c checker
 	// kube checks the structure only of a schema NewStructural converts,
 	// and reports why it could not only when nothing else is wrong.
@@ -54,6 +55,7 @@ func (s *Schema) Structural(path string) []api.StatusCause {
 			c.complete(j.s, s, path, j.path)
 		}
 	}
+	structural = unsupported == "" && len(c.causes) == 0
 	slices.SortFunc(c.causes, func(a, b api.StatusCause) int {
 		return strings.Compare(a.Field+": "+a.Message, b.Field+": "+b.Message)
 	})
@@ -64,7 +66,7 @@ func (s *Schema) Structural(path string) []api.StatusCause {
 	if unsupported != "" && len(c.causes) == 0 {
 		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf(`Invalid value: "": OpenAPIV3Schema '%s' is not supported`, unsupported))
 	}
-	return c.causes
+	return c.causes, structural
 }
 
 // unsupported is the first keyword of s or below that kube's NewStructural

@@ -229,11 +229,18 @@ func (c *checker) schema(path string, v *version, status bool) {
 			return
 		}
 	}
-	structural := s.Structural(path)
-	c.causes = append(c.causes, structural...)
-	if len(structural) == 0 {
-		// As kube, rules are compiled only against a valid schema.
-		c.causes = append(c.causes, s.compileRules(path)...)
+	causes, structural := s.Structural(path)
+	c.causes = append(c.causes, causes...)
+	if !structural {
+		return
+	}
+	// As kube, defaults are checked (with the rules) only against a
+	// structural schema, and rules are reported only when the defaults pass.
+	rules := s.compileRules(path)
+	if defaults := s.checkDefaults(path); len(defaults) > 0 {
+		c.causes = append(c.causes, defaults...)
+	} else if len(causes) == 0 {
+		c.causes = append(c.causes, rules...)
 	}
 }
 
