@@ -80,6 +80,7 @@ var structuralSchemas = map[string]string{
 	"default and keyword":    `{"type":"object","properties":{"a":{"type":"integer","default":"x"},"b":{"type":"array","uniqueItems":true,"items":{"type":"string"}}}}`,
 	"default in meta":        `{"type":"object","properties":{"e":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true,"properties":{"metadata":{"type":"object","properties":{"name":{"type":"string","default":"Bad_Name"}}}}}}}`,
 	"default null":           `{"type":"object","properties":{"a":{"type":"integer","default":null}}}`,
+	"empty list map types":   `{"type":"object","properties":{"a":{"type":"object","x-kubernetes-list-type":""},"b":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":"","x-kubernetes-list-map-keys":["k"]},"c":{"type":"string","x-kubernetes-map-type":""},"d":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":""}},"e":{"type":"string","allOf":[{"x-kubernetes-list-type":"","x-kubernetes-map-type":""}]},"f":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"object","x-kubernetes-map-type":""}}}}`,
 	"meta defaults":          `{"type":"object","properties":{"e":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"metadata":{"type":"object","properties":{"labels":{"type":"object","additionalProperties":{"type":"string","default":"x"}}}}}}}}`,
 }
 
@@ -91,6 +92,7 @@ var statusRootSchemas = map[string]string{
 	"type":             `{"type":"string","anyOf":[{"maxLength":1}]}`,
 	"anyOf":            `{"type":"object","properties":{"a":{"type":"number","default":1.0,"maximum":1.5,"enum":[1,2.5,10000000000000000000000]}},"anyOf":[{"required":["a"]}],"additionalProperties":false}`,
 	"empty map keys":   `{"type":"object","x-kubernetes-list-map-keys":[]}`,
+	"empty list type":  `{"type":"object","x-kubernetes-list-type":""}`,
 	"empty enum":       `{"type":"object","enum":[]}`,
 	"nulls":            `{"type":"object","default":null,"nullable":false,"x-kubernetes-map-type":null,"enum":null}`,
 	"map type":         `{"type":"object","x-kubernetes-map-type":"atomic","properties":{"s":{"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}}}`,

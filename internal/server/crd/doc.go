@@ -42,7 +42,7 @@
 // default request timeout. On update, oldSelf and kube's ratcheting pair
 // values with the stored object's as kube's CorrelatedObject does
 // (correlate.go): a failed rule that does not read oldSelf on an unchanged
-// value is dropped, where kube sends it as a warning.
+// value does not block the update and is sent as a warning, as kube's.
 //
 // Sync keeps a Catalog in step with the definitions in a store: it loads them
 // on start, applies every write made through this server at once (Refresh),
@@ -67,7 +67,6 @@
 // apiVersion, not converted (the other versions convert them); services
 // are resolved by DNS.
 //
-// Not implemented: warnings for ratcheted rules, and
-// the Terminating phase of a definition being deleted (its objects are deleted
+// Not implemented: the Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).
 package crd

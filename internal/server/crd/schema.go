@@ -37,9 +37,11 @@ type Schema struct {
 	IntOrString            bool               `json:"x-kubernetes-int-or-string"`
 	EmbeddedResource       bool               `json:"x-kubernetes-embedded-resource"`
 	Validations            []ValidationRule   `json:"x-kubernetes-validations"`
-	ListType               string             `json:"x-kubernetes-list-type"`
+	ListType               string             `json:"-"` // *XListType, or ""
+	XListType              *string            `json:"x-kubernetes-list-type"`
 	ListMapKeys            []string           `json:"x-kubernetes-list-map-keys"`
-	MapType                string             `json:"x-kubernetes-map-type"`
+	MapType                string             `json:"-"` // *XMapType, or ""
+	XMapType               *string            `json:"x-kubernetes-map-type"`
 	UniqueItems            bool               `json:"uniqueItems"`
 	// Keywords kube restricts but never uses: only their presence is kept.
 	Title             present `json:"title"`
@@ -102,6 +104,13 @@ func ParseSchema(raw []byte) (*Schema, error) {
 // so no definition holding one is served.
 func (s *Schema) compile() {
 	s.PreserveUnknownFields = s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
+	// kube tells an empty list or map type from none: it is unsupported.
+	if s.XListType != nil {
+		s.ListType = *s.XListType
+	}
+	if s.XMapType != nil {
+		s.MapType = *s.XMapType
+	}
 	if s.Pattern != "" {
 		s.pattern, _ = regexp.Compile(s.Pattern)
 	}

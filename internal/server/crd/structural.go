@@ -198,11 +198,11 @@ func (s *Schema) onlyNames() bool {
 }
 
 // orNull shows an optional string as kube's messages do.
-func orNull(s string) string {
-	if s == "" {
+func orNull(s *string) string {
+	if s == nil {
 		return "null"
 	}
-	return show(s)
+	return show(*s)
 }
 
 func btoi(b bool) int {
@@ -272,8 +272,8 @@ func (c *checker) nested(s *Schema, skipAnyOf bool, path string) {
 	forbid(!s.EmbeddedResource, "x-kubernetes-embedded-resource", unset)
 	forbid(!s.IntOrString, "x-kubernetes-int-or-string", unset)
 	forbid(len(s.ListMapKeys) == 0, "x-kubernetes-list-map-keys", empty)
-	forbid(s.ListType == "", "x-kubernetes-list-type", undefined)
-	forbid(s.MapType == "", "x-kubernetes-map-type", undefined)
+	forbid(s.XListType == nil, "x-kubernetes-list-type", undefined)
+	forbid(s.XMapType == nil, "x-kubernetes-map-type", undefined)
 	forbid(len(s.Validations) == 0, "x-kubernetes-validations", empty)
 	if s.Properties["metadata"] != nil {
 		c.add(api.CauseTypeFieldValueForbidden, path+".properties[metadata]", "Forbidden: must not be specified in a nested context")
@@ -387,7 +387,7 @@ func (c *checker) openAPI(s *Schema, path string, ctx openAPIContext) {
 
 // mapType checks x-kubernetes-map-type: on objects, atomic or granular.
 func (c *checker) mapType(s *Schema, path string) {
-	if s.MapType == "" {
+	if s.XMapType == nil {
 		return
 	}
 	c.typeFor(s, "object", "x-kubernetes-map-type", path)
@@ -413,26 +413,26 @@ func (c *checker) typeFor(s *Schema, want, extension, path string) {
 // scalar key properties, each required or defaulted, nothing nullable.
 func (c *checker) listType(s *Schema, path string) {
 	it := s.Items
-	if s.ListType != "" && s.Type != "array" {
+	if s.XListType != nil && s.Type != "array" {
 		c.typeFor(s, "array", "x-kubernetes-list-type", path)
 	} else if s.ListType == "set" && it != nil {
 		const atomic = "must be atomic as item of a list with x-kubernetes-list-type=set"
 		switch {
-		case it.Type == "array" && it.ListType != "" && it.ListType != "atomic":
+		case it.Type == "array" && it.XListType != nil && it.ListType != "atomic":
 			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-list-type", fmt.Sprintf("Invalid value: %q: %s", it.ListType, atomic))
 		case it.Type == "object" && it.MapType != "atomic":
 			// kube shows the items' list type here, usually null.
-			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-map-type", "Invalid value: "+orNull(it.ListType)+": "+atomic)
+			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-map-type", "Invalid value: "+orNull(it.XListType)+": "+atomic)
 		}
 	}
-	if s.ListType != "" && s.ListType != "atomic" && s.ListType != "set" && s.ListType != "map" {
+	if s.XListType != nil && s.ListType != "atomic" && s.ListType != "set" && s.ListType != "map" {
 		c.add(api.CauseTypeFieldValueNotSupported, path+".x-kubernetes-list-type", fmt.Sprintf(`Unsupported value: %q: supported values: "atomic", "set", "map"`, s.ListType))
 	}
 	if len(s.ListMapKeys) > 0 {
 		const mapKeys = "must be map if x-kubernetes-list-map-keys is non-empty"
-		switch s.ListType {
-		case "map":
-		case "":
+		switch {
+		case s.ListType == "map":
+		case s.XListType == nil:
 			c.add(api.CauseTypeFieldValueRequired, path+".x-kubernetes-list-type", "Required value: "+mapKeys)
 		default:
 			c.add(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-list-type", fmt.Sprintf("Invalid value: %q: %s", s.ListType, mapKeys))
