@@ -7,87 +7,184 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubefmt"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // checkDefaults is kube's ValidateDefaults (apiserver/schema/defaulting)
 // of the schema s, found at path, its rules compiled: every default, at
 // the properties and items of the structural part, must be kept whole by
-// pruning, be valid against its schema, and pass the CEL rules of its
-// schema and below, run on it as an update from itself and, if they pass,
-// as a create; the rules of all defaults share one runtime budget.
-// Defaults inside an embedded resource's apiVersion, kind or metadata are
-// not held to pruning, as kube; kube also checks the metadata those
-// defaults make, which is not done here.
+// pruning, hold valid embedded resources, be valid against its schema,
+// and pass the CEL rules of its schema and below, run on it as an update
+// from itself and, if they pass, as a create; the rules of all defaults
+// share one runtime budget. A default inside a resource's apiVersion,
+// kind or metadata is not held to pruning but must make valid typeMeta
+// and metadata names where it sits, as kube.
 func (s *Schema) checkDefaults(path string) []api.StatusCause {
-	e := &celEval{ctx: context.Background(), budget: celRuntimeBudget}
-	var causes []api.StatusCause
-	s.defaults(path, true, false, e, &causes)
-	return causes
+	d := defaultsCheck{e: &celEval{ctx: context.Background(), budget: celRuntimeBudget}}
+	d.node(s, path, nil, true, false)
+	return d.causes
 }
 
-// defaults checks the default of s, found at path, and those below it;
-// resource says s is the root of a resource (the schema's root or an
-// embedded resource), insideMeta that s is within its typeMeta or
-// metadata. It stops once the rules' budget is spent.
-func (s *Schema) defaults(path string, resource, insideMeta bool, e *celEval, causes *[]api.StatusCause) {
+// defaultsCheck walks a schema's defaults, its rules' budget shared.
+type defaultsCheck struct {
+	e      *celEval
+	causes []api.StatusCause
+}
+
+// descent is one step from a resource's root down to a schema: a property,
+// or the items of a list.
+type descent struct {
+	key   string
+	items bool
+}
+
+// node checks the default of s, found at path, and those below it;
+// around is the way from the root of the resource s is in (the schema's
+// root or an embedded resource) to s; resource says s is that root,
+// insideMeta that s is within its apiVersion, kind or metadata. It stops
+// once the rules' budget is spent.
+func (d *defaultsCheck) node(s *Schema, path string, around []descent, resource, insideMeta bool) {
 	if s.EmbeddedResource {
-		resource, insideMeta = true, false
+		around, resource, insideMeta = nil, true, false
 	}
-	if d, ok := s.defaultValue(); ok {
-		at := path + ".default"
-		if !insideMeta && s.prunes(d, false) {
-			*causes = append(*causes, apierror.Field(api.CauseTypeFieldValueInvalid, at, "Invalid value: "+show(kubeNumbers(d))+": must not have unknown fields"))
-		}
-		// As kube: objectmeta's Coerce (its first error), then its
-		// Validate, then the schema, each only if the one before passed.
-		var c checker
-		if c.coerce(s, d, ""); len(c.causes) == 0 {
-			if c.embedded(s, d, ""); len(c.causes) == 0 {
-				c.value(s, d, nil, "")
-			}
-		}
-		if len(c.causes) > 0 {
-			seen := map[api.StatusCause]bool{}
-			for _, x := range c.causes {
-				if !seen[x] {
-					seen[x] = true
-					x.Field = at + prefixed(x.Field)
-					*causes = append(*causes, x)
-				}
-			}
-		} else if s.hasRules {
-			e.causes = e.causes[:0]
-			budget := e.budget
-			e.node(s, d, d, at, ratchet{})
-			if len(e.causes) == 0 && !e.out {
-				// As an update from nil: transition rules do not run.
-				left := e.budget
-				e.budget = budget
-				e.node(s, d, nil, at, ratchet{})
-				e.budget = min(e.budget, left)
-			}
-			*causes = append(*causes, e.causes...)
-			if e.out {
-				return
-			}
+	if v, ok := s.defaultValue(); ok {
+		d.value(s, v, path+".default", around, insideMeta)
+		if d.e.out {
+			return
 		}
 	}
 	if s.Items != nil {
-		s.Items.defaults(path+".items", false, insideMeta, e, causes)
-		if e.out {
+		if d.node(s.Items, path+".items", append(slices.Clip(around), descent{items: true}), false, insideMeta); d.e.out {
 			return
 		}
 	}
 	for _, k := range sortedKeys(s.Properties) {
 		meta := insideMeta || resource && (k == "metadata" || k == "apiVersion" || k == "kind")
 		if p := s.Properties[k]; p != nil {
-			p.defaults(path+".properties["+k+"]", false, meta, e, causes)
+			d.node(p, path+".properties["+k+"]", append(slices.Clip(around), descent{key: k}), false, meta)
 		}
-		if e.out {
+		if d.e.out {
 			return
 		}
 	}
+}
+
+// value checks v, the default of s, found at at.
+func (d *defaultsCheck) value(s *Schema, v any, at string, around []descent, insideMeta bool) {
+	var c checker
+	if insideMeta {
+		// kube checks the typeMeta and metadata of an object holding
+		// only this default where it belongs, and says so as one cause.
+		if errs := surroundingMeta(v, around); len(errs) > 0 {
+			d.causes = append(d.causes, apierror.Field(api.CauseTypeFieldValueInvalid, at, "Invalid value: "+show(kubeNumbers(v))+": must result in valid metadata: "+aggregate(errs)))
+			return
+		}
+	} else {
+		if s.prunes(v, false) {
+			d.causes = append(d.causes, apierror.Field(api.CauseTypeFieldValueInvalid, at, "Invalid value: "+show(kubeNumbers(v))+": must not have unknown fields"))
+		}
+		// As kube: objectmeta's Coerce (its first error), then its
+		// Validate, each only if the one before passed.
+		if c.coerce(s, v, ""); len(c.causes) == 0 {
+			c.embedded(s, v, "")
+		}
+	}
+	if len(c.causes) == 0 {
+		c.value(s, v, nil, "")
+	}
+	if len(c.causes) > 0 {
+		seen := map[api.StatusCause]bool{}
+		for _, x := range c.causes {
+			if !seen[x] {
+				seen[x] = true
+				x.Field = at + prefixed(x.Field)
+				d.causes = append(d.causes, x)
+			}
+		}
+		return
+	}
+	if !s.hasRules {
+		return
+	}
+	e := d.e
+	e.causes = e.causes[:0]
+	budget := e.budget
+	e.node(s, v, v, at, ratchet{})
+	if len(e.causes) == 0 && !e.out {
+		// As an update from nil: transition rules do not run.
+		left := e.budget
+		e.budget = budget
+		e.node(s, v, nil, at, ratchet{})
+		e.budget = min(e.budget, left)
+	}
+	d.causes = append(d.causes, e.causes...)
+}
+
+// surroundingMeta is kube's check of a default within a resource's
+// apiVersion, kind or metadata: the object holding only v, where around
+// leads, with kube's placeholder apiVersion and kind where v is not one,
+// must pass objectmeta's Coerce and Validate of apiVersion, kind and the
+// metadata's names. (kube's ObjectMeta validation also checks labels,
+// annotations and the rest, which is not done here.)
+func surroundingMeta(v any, around []descent) []api.StatusCause {
+	for i := len(around) - 1; i >= 0; i-- {
+		if around[i].items {
+			v = []any{v}
+		} else {
+			v = map[string]any{around[i].key: v}
+		}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if _, ok := obj["kind"]; !ok {
+		obj["kind"] = "Validation"
+	}
+	if _, ok := obj["apiVersion"]; !ok {
+		obj["apiVersion"] = "validation/v1"
+	}
+	root := &Schema{EmbeddedResource: true}
+	var c checker
+	if c.coerce(root, obj, ""); len(c.causes) > 0 {
+		return c.causes
+	}
+	c.typeMeta(obj, "")
+	md, _ := obj["metadata"].(map[string]any)
+	for _, f := range []string{"generateName", "name"} {
+		name, _ := md[f].(string)
+		if f == "name" && name == "" {
+			name = "fakename" // as kube, which only asks a name be valid
+		}
+		if f == "generateName" && (name == "." || name == "..") {
+			continue // a prefix is checked only for what it may not contain
+		}
+		for _, msg := range api.PathSegmentNameErrors(name) {
+			c.add(api.CauseTypeFieldValueInvalid, "metadata."+f, fmt.Sprintf("Invalid value: %q: %s", name, msg))
+		}
+	}
+	if ns, _ := md["namespace"].(string); ns != "" {
+		for _, msg := range kubefmt.Util.DNS1123Label(ns) {
+			c.add(api.CauseTypeFieldValueInvalid, "metadata.namespace", fmt.Sprintf("Invalid value: %q: %s", ns, msg))
+		}
+	}
+	return c.causes
+}
+
+// aggregate is field.ErrorList's ToAggregate().Error(): each distinct
+// error once, one alone as it is, several in brackets.
+func aggregate(causes []api.StatusCause) string {
+	var msgs []string
+	for _, c := range causes {
+		if m := c.Field + ": " + c.Message; !slices.Contains(msgs, m) {
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
 }
 
 // prefixed is a value's path within a default as a suffix of the

@@ -34,6 +34,11 @@ func TestSchemaDefinitionChecks(t *testing.T) {
 			[]string{`s.properties[l].default[0].kind: Required value`}},
 		{"default hides rules", `{"type":"object","properties":{"a":{"type":"integer","default":"x"},"b":{"type":"string","x-kubernetes-validations":[{"rule":"self +"}]}}}`, false,
 			[]string{`s.properties[a].default: Invalid value: "string":  in body must be of type integer: "string"`}},
+		{"default in metadata", `{"type":"object","properties":{"metadata":{"type":"object","properties":{"name":{"type":"string","default":"a/b"}}}}}`, false,
+			[]string{
+				`s.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata`,
+				`s.properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'`,
+			}},
 		{"default null", `{"type":"object","properties":{"a":{"type":"integer","default":null}}}`, false, nil},
 		{"items array", `{"type":"object","properties":{"a":{"type":"array","items":[{"type":"string","uniqueItems":true}]},"b":{"type":"array","items":[],"x-kubernetes-preserve-unknown-fields":true}}}`, false,
 			[]string{

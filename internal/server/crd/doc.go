@@ -29,8 +29,9 @@
 // map types, unsupported keywords, items given as arrays, the root of a
 // schema served with status), with kube's causes; and, as kube's
 // ValidateDefaults (defaults.go), every default must survive pruning,
-// hold valid embedded resources, meet its schema and pass its rules
-// (the metadata a default gives an embedded resource is not checked).
+// hold valid embedded resources, meet its schema and pass its rules (of
+// the metadata a default makes, only the names are checked, not labels,
+// annotations and the rest of kube's ObjectMeta validation).
 //
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object
