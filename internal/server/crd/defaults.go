@@ -125,8 +125,9 @@ func (d *defaultsCheck) value(s *Schema, v any, at string, around []descent, ins
 // apiVersion, kind or metadata: the object holding only v, where around
 // leads, with kube's placeholder apiVersion and kind where v is not one,
 // must pass objectmeta's Coerce and Validate of apiVersion, kind and the
-// metadata's names. (kube's ObjectMeta validation also checks labels,
-// annotations and the rest, which is not done here.)
+// metadata's names, namespace, generation, labels and annotations (kube's
+// ObjectMeta validation also checks owner references, finalizers and
+// managed fields, which is not done here).
 func surroundingMeta(v any, around []descent) []api.StatusCause {
 	for i := len(around) - 1; i >= 0; i-- {
 		if around[i].items {
@@ -169,8 +170,36 @@ func surroundingMeta(v any, around []descent) []api.StatusCause {
 			c.add(api.CauseTypeFieldValueInvalid, "metadata.namespace", fmt.Sprintf("Invalid value: %q: %s", ns, msg))
 		}
 	}
+	if g, ok := asInt64(md["generation"]); ok && g < 0 {
+		c.add(api.CauseTypeFieldValueInvalid, "metadata.generation", fmt.Sprintf("Invalid value: %d: must be greater than or equal to 0", g))
+	}
+	labels, _ := md["labels"].(map[string]any)
+	for _, k := range sortedKeys(labels) {
+		for _, msg := range kubefmt.LabelKey(k) {
+			c.add(api.CauseTypeFieldValueInvalid, "metadata.labels", fmt.Sprintf("Invalid value: %q: %s", k, msg))
+		}
+		v, _ := labels[k].(string)
+		for _, msg := range kubefmt.LabelValue(v) {
+			c.add(api.CauseTypeFieldValueInvalid, "metadata.labels", fmt.Sprintf("Invalid value: %q: %s", v, msg))
+		}
+	}
+	annotations, _ := md["annotations"].(map[string]any)
+	size := 0
+	for _, k := range sortedKeys(annotations) {
+		v, _ := annotations[k].(string)
+		size += len(k) + len(v)
+		for _, msg := range kubefmt.LabelKey(strings.ToLower(k)) {
+			c.add(api.CauseTypeFieldValueInvalid, "metadata.annotations", fmt.Sprintf("Invalid value: %q: %s", k, msg))
+		}
+	}
+	if size > maxAnnotationBytes {
+		c.add(api.CauseTypeFieldValueTooLong, "metadata.annotations", fmt.Sprintf("Too long: may not be more than %d bytes", maxAnnotationBytes))
+	}
 	return c.causes
 }
+
+// maxAnnotationBytes is kube's TotalAnnotationSizeLimitB.
+const maxAnnotationBytes = 256 * 1024
 
 // aggregate is field.ErrorList's ToAggregate().Error(): each distinct
 // error once, one alone as it is, several in brackets.

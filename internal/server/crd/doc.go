@@ -30,8 +30,8 @@
 // schema served with status), with kube's causes; and, as kube's
 // ValidateDefaults (defaults.go), every default must survive pruning,
 // hold valid embedded resources, meet its schema and pass its rules (of
-// the metadata a default makes, only the names are checked, not labels,
-// annotations and the rest of kube's ObjectMeta validation).
+// kube's ObjectMeta validation of the metadata a default makes, owner
+// references, finalizers and managed fields are not checked).
 //
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object
