@@ -5,8 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // TestSchemaDefinitionChecks: causes kube's ValidateCustomResourceDefinition
@@ -71,5 +74,25 @@ func TestSchemaDefinitionChecks(t *testing.T) {
 				t.Errorf("causes (-want +got):\n%s", strings.ReplaceAll(diff, `\"`, `"`))
 			}
 		})
+	}
+}
+
+// TestStatusRootBounded: the schema the status root's cause quotes is
+// written only as far as the server keeps a cause, however deep and large
+// (a schema 1,000 levels deep over 2 MiB of description cost a minute
+// when decoded into its Go form level by level).
+func TestStatusRootBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","nullable":true,"properties":{"a":`)
+	for range 1000 {
+		b.WriteString(`{"type":"object","properties":{"a":`)
+	}
+	b.WriteString(`{"type":"string","description":"` + strings.Repeat("x", 2<<20) + `"}`)
+	b.WriteString(strings.Repeat("}}", 1000) + "}}")
+	var c checker
+	c.statusRoot([]byte(b.String()), "s")
+	const prefix = `Invalid value: {"ID":"","Schema":"","Ref":null,"Description":"","Type":"object","Nullable":true,`
+	if len(c.causes) != 1 || !strings.HasPrefix(c.causes[0].Message, prefix) || len(c.causes[0].Message) > 2*utf8.UTFMax*apierror.MaxCauseRunes {
+		t.Fatalf("causes %d, the first %d bytes", len(c.causes), len(c.causes[0].Message))
 	}
 }

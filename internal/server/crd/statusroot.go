@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 )
 
 // rootFields are the internal JSONSchemaProps fields in their order, each
@@ -89,123 +93,20 @@ func isZeroField(name string, v json.RawMessage) bool {
 }
 
 // internalJSON writes a v1 schema as encoding/json writes kube's internal
-// JSONSchemaProps (Go field names, every field), the form kube's message
-// shows; raw itself if it does not decode.
+// JSONSchemaProps (Go field names in the struct's order, every field,
+// numbers as kube's conversion holds them), the form kube's message
+// shows; it stops once it has written enough for the cause the server
+// keeps (apierror.MaxCauseRunes runes), so that a large or deep schema
+// costs one decoding.
 func internalJSON(raw json.RawMessage) string {
-	var s kubeSchema
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&s) != nil {
-		return string(raw)
-	}
-	b, err := json.Marshal(&s)
-	if err != nil {
-		return string(raw)
-	}
-	return string(b)
-}
-
-// kubeSchema mirrors apiextensions' internal JSONSchemaProps: the same
-// field names, types and order, no tags, so that encoding/json writes it
-// as it writes kube's.
-type kubeSchema struct {
-	ID                     string
-	Schema                 string
-	Ref                    *string
-	Description            string
-	Type                   string
-	Nullable               bool
-	Format                 string
-	Title                  string
-	Default                *kubeJSON
-	Maximum                *float64
-	ExclusiveMaximum       bool
-	Minimum                *float64
-	ExclusiveMinimum       bool
-	MaxLength              *int64
-	MinLength              *int64
-	Pattern                string
-	MaxItems               *int64
-	MinItems               *int64
-	UniqueItems            bool
-	MultipleOf             *float64
-	Enum                   []kubeJSON
-	MaxProperties          *int64
-	MinProperties          *int64
-	Required               []string
-	Items                  *kubeSchemaOrArray
-	AllOf                  []kubeSchema
-	OneOf                  []kubeSchema
-	AnyOf                  []kubeSchema
-	Not                    *kubeSchema
-	Properties             map[string]kubeSchema
-	AdditionalProperties   *kubeSchemaOrBool
-	PatternProperties      map[string]kubeSchema
-	Dependencies           map[string]kubeSchemaOrStringArray
-	AdditionalItems        *kubeSchemaOrBool
-	Definitions            map[string]kubeSchema
-	ExternalDocs           *struct{ Description, URL string }
-	Example                *kubeJSON
-	XPreserveUnknownFields *bool
-	XEmbeddedResource      bool
-	XIntOrString           bool
-	XListMapKeys           []string
-	XListType              *string
-	XMapType               *string
-	XValidations           []struct {
-		Rule, Message, MessageExpression string
-		Reason                           *string
-		FieldPath                        string
-		OptionalOldSelf                  *bool
-	}
-}
-
-// UnmarshalJSON reads the v1 form: the keys encoding/json cannot match to
-// the Go names are read by their tags.
-func (s *kubeSchema) UnmarshalJSON(b []byte) error {
-	type plain kubeSchema
-	aux := struct {
-		*plain
-		JSONSchema      string   `json:"$schema"`
-		JSONRef         *string  `json:"$ref"`
-		Preserve        *bool    `json:"x-kubernetes-preserve-unknown-fields"`
-		Embedded        bool     `json:"x-kubernetes-embedded-resource"`
-		IntOrString     bool     `json:"x-kubernetes-int-or-string"`
-		ListMapKeys     []string `json:"x-kubernetes-list-map-keys"`
-		ListType        *string  `json:"x-kubernetes-list-type"`
-		MapType         *string  `json:"x-kubernetes-map-type"`
-		ValidationRules *[]struct {
-			Rule, Message, MessageExpression string
-			Reason                           *string
-			FieldPath                        string
-			OptionalOldSelf                  *bool
-		} `json:"x-kubernetes-validations"`
-	}{plain: (*plain)(s)}
-	if err := decodeNumbers(b, &aux); err != nil {
-		return err
-	}
-	s.Schema, s.Ref, s.XPreserveUnknownFields, s.XEmbeddedResource, s.XIntOrString = aux.JSONSchema, aux.JSONRef, aux.Preserve, aux.Embedded, aux.IntOrString
-	s.XListMapKeys, s.XListType, s.XMapType = aux.ListMapKeys, aux.ListType, aux.MapType
-	if aux.ValidationRules != nil {
-		s.XValidations = *aux.ValidationRules
-	}
-	return nil
-}
-
-// kubeJSON is a JSON value as kube's conversion holds it: numbers that
-// are integers as int64, the others as float64 (apimachinery's util/json).
-type kubeJSON struct{ v any }
-
-func (j *kubeJSON) UnmarshalJSON(b []byte) error {
 	var v any
-	if err := decodeNumbers(b, &v); err != nil {
-		return err
+	if decodeNumbers(raw, &v) != nil {
+		return apierror.Truncate(string(raw), apierror.MaxCauseRunes)
 	}
-	j.v = kubeNumbers(v)
-	return nil
+	w := internalWriter{limit: utf8.UTFMax * apierror.MaxCauseRunes}
+	w.schema(v)
+	return w.String()
 }
-
-func (j kubeJSON) MarshalJSON() ([]byte, error) { return json.Marshal(j.v) }
 
 func decodeNumbers(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -213,41 +114,215 @@ func decodeNumbers(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-type kubeSchemaOrArray struct {
-	Schema      *kubeSchema
-	JSONSchemas []kubeSchema
+// internalWriter writes schemas in the internal form, up to limit bytes
+// (a value it has begun it writes whole).
+type internalWriter struct {
+	strings.Builder
+	limit int
 }
 
-func (s *kubeSchemaOrArray) UnmarshalJSON(b []byte) error {
-	return schemaOrList(b, &s.Schema, &s.JSONSchemas)
-}
-
-// schemaOrList decodes b into list if it is a JSON array, else into schema.
-func schemaOrList[T any](b []byte, schema **kubeSchema, list *T) error {
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
-		return json.Unmarshal(b, list)
+// schema writes one schema: the internal type's fields from the v1 keys.
+func (w *internalWriter) schema(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		w.json(v)
+		return
 	}
-	return json.Unmarshal(b, schema)
-}
-
-type kubeSchemaOrBool struct {
-	Allows bool
-	Schema *kubeSchema
-}
-
-func (s *kubeSchemaOrBool) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &s.Allows); err == nil {
-		return nil
+	sep := "{"
+	for _, f := range []struct {
+		name  string
+		write func(any)
+	}{
+		{"ID", w.str}, {"Schema", w.str}, {"Ref", w.json}, {"Description", w.str}, {"Type", w.str},
+		{"Nullable", w.boolean}, {"Format", w.str}, {"Title", w.str}, {"Default", w.json},
+		{"Maximum", w.float}, {"ExclusiveMaximum", w.boolean}, {"Minimum", w.float}, {"ExclusiveMinimum", w.boolean},
+		{"MaxLength", w.json}, {"MinLength", w.json}, {"Pattern", w.str}, {"MaxItems", w.json}, {"MinItems", w.json},
+		{"UniqueItems", w.boolean}, {"MultipleOf", w.float}, {"Enum", w.json},
+		{"MaxProperties", w.json}, {"MinProperties", w.json}, {"Required", w.json}, {"Items", w.items},
+		{"AllOf", w.list}, {"OneOf", w.list}, {"AnyOf", w.list}, {"Not", w.optional},
+		{"Properties", w.schemas}, {"AdditionalProperties", w.orBool}, {"PatternProperties", w.schemas},
+		{"Dependencies", w.dependencies}, {"AdditionalItems", w.orBool}, {"Definitions", w.schemas},
+		{"ExternalDocs", w.docs}, {"Example", w.json}, {"XPreserveUnknownFields", w.json},
+		{"XEmbeddedResource", w.boolean}, {"XIntOrString", w.boolean}, {"XListMapKeys", w.json},
+		{"XListType", w.json}, {"XMapType", w.json}, {"XValidations", w.rules},
+	} {
+		if w.Len() >= w.limit {
+			return
+		}
+		w.WriteString(sep + `"` + f.name + `":`)
+		sep = ","
+		f.write(m[v1Key(f.name)])
 	}
-	s.Allows = true
-	return json.Unmarshal(b, &s.Schema)
+	w.WriteString("}")
 }
 
-type kubeSchemaOrStringArray struct {
-	Schema   *kubeSchema
-	Property []string
+// v1Key is the v1 key of an internal field.
+func v1Key(name string) string {
+	for _, f := range rootFields {
+		if f.name == name {
+			return f.key
+		}
+	}
+	return ""
 }
 
-func (s *kubeSchemaOrStringArray) UnmarshalJSON(b []byte) error {
-	return schemaOrList(b, &s.Schema, &s.Property)
+// json writes a pointer, slice or JSON field: null when absent.
+func (w *internalWriter) json(v any) {
+	b, err := json.Marshal(kubeNumbers(v))
+	if err != nil {
+		b = []byte("null") // a number past float64, which kube's decoding refuses first
+	}
+	w.Write(b)
+}
+
+// str writes a string field: "" when absent.
+func (w *internalWriter) str(v any) {
+	s, _ := v.(string)
+	w.json(s)
+}
+
+func (w *internalWriter) boolean(v any) { w.json(v == true) }
+
+// float writes a *float64 field.
+func (w *internalWriter) float(v any) {
+	if n, ok := v.(json.Number); ok {
+		f, _ := n.Float64()
+		w.json(f)
+		return
+	}
+	w.json(v)
+}
+
+func (w *internalWriter) optional(v any) {
+	if v == nil {
+		w.WriteString("null")
+		return
+	}
+	w.schema(v)
+}
+
+func (w *internalWriter) list(v any) { w.elements(v, w.schema) }
+
+// schemas writes a map of schemas.
+func (w *internalWriter) schemas(v any) { w.entries(v, w.schema) }
+
+// elements writes a JSON array of v's elements, each by write (v not an
+// array as it is).
+func (w *internalWriter) elements(v any, write func(any)) {
+	l, ok := v.([]any)
+	if !ok {
+		w.json(v)
+		return
+	}
+	w.WriteString("[")
+	for i, x := range l {
+		if w.Len() >= w.limit {
+			return
+		}
+		if i > 0 {
+			w.WriteString(",")
+		}
+		write(x)
+	}
+	w.WriteString("]")
+}
+
+// entries writes a JSON object of v's entries in order of keys, each
+// value by write (v not an object as it is).
+func (w *internalWriter) entries(v any, write func(any)) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		w.json(v)
+		return
+	}
+	w.WriteString("{")
+	for i, k := range sortedKeys(m) {
+		if w.Len() >= w.limit {
+			return
+		}
+		if i > 0 {
+			w.WriteString(",")
+		}
+		w.json(k)
+		w.WriteString(":")
+		write(m[k])
+	}
+	w.WriteString("}")
+}
+
+// items writes a JSONSchemaPropsOrArray.
+func (w *internalWriter) items(v any) {
+	switch v.(type) {
+	case nil:
+		w.WriteString("null")
+	case []any:
+		w.WriteString(`{"Schema":null,"JSONSchemas":`)
+		w.list(v)
+		w.WriteString("}")
+	default:
+		w.WriteString(`{"Schema":`)
+		w.schema(v)
+		w.WriteString(`,"JSONSchemas":null}`)
+	}
+}
+
+// orBool writes a JSONSchemaPropsOrBool.
+func (w *internalWriter) orBool(v any) {
+	switch v := v.(type) {
+	case nil:
+		w.WriteString("null")
+	case bool:
+		w.WriteString(`{"Allows":` + strconv.FormatBool(v) + `,"Schema":null}`)
+	default:
+		w.WriteString(`{"Allows":true,"Schema":`)
+		w.schema(v)
+		w.WriteString("}")
+	}
+}
+
+// dependencies writes JSONSchemaDependencies: a schema or property names
+// for each key.
+func (w *internalWriter) dependencies(v any) {
+	w.entries(v, func(d any) {
+		if l, ok := d.([]any); ok {
+			w.WriteString(`{"Schema":null,"Property":`)
+			w.json(l)
+		} else {
+			w.WriteString(`{"Schema":`)
+			w.optional(d)
+			w.WriteString(`,"Property":null`)
+		}
+		w.WriteString("}")
+	})
+}
+
+func (w *internalWriter) docs(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		w.json(v)
+		return
+	}
+	w.WriteString(`{"Description":`)
+	w.str(m["description"])
+	w.WriteString(`,"URL":`)
+	w.str(m["url"])
+	w.WriteString("}")
+}
+
+// rules writes ValidationRules.
+func (w *internalWriter) rules(v any) {
+	w.elements(v, func(x any) {
+		r, _ := x.(map[string]any)
+		sep := "{"
+		for _, f := range []struct {
+			name, key string
+			write     func(any)
+		}{{"Rule", "rule", w.str}, {"Message", "message", w.str}, {"MessageExpression", "messageExpression", w.str},
+			{"Reason", "reason", w.json}, {"FieldPath", "fieldPath", w.str}, {"OptionalOldSelf", "optionalOldSelf", w.json}} {
+			w.WriteString(sep + `"` + f.name + `":`)
+			sep = ","
+			f.write(r[f.key])
+		}
+		w.WriteString("}")
+	})
 }
