@@ -21,7 +21,11 @@ import (
 // kind or metadata is not held to pruning but must make valid typeMeta
 // and metadata names where it sits, as kube.
 func (s *Schema) checkDefaults(path string) []api.StatusCause {
-	d := defaultsCheck{e: &celEval{ctx: context.Background(), budget: celRuntimeBudget}}
+	// Bounded in time as a request's rules are (the definition's write
+	// has no context here).
+	ctx, cancel := context.WithTimeout(context.Background(), celEvalTimeout)
+	defer cancel()
+	d := defaultsCheck{e: &celEval{ctx: ctx, budget: celRuntimeBudget}}
 	d.node(s, path, nil, true, false)
 	return d.causes
 }
