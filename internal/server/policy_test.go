@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -401,5 +402,57 @@ func TestPolicyAggregationRetries(t *testing.T) {
 	}
 	if n := store.fail.Load(); n >= 0 {
 		t.Errorf("the write did not fail first (%d failures left)", n+1)
+	}
+}
+
+// TestPolicyAggregationConcurrentLabels: roles labeled and unlabeled at
+// once, while aggregations run, all reach admin, then all leave it.
+func TestPolicyAggregationConcurrentLabels(t *testing.T) {
+	ts := newTestServer(t)
+	const roles = rbacPath + "clusterroles"
+	const n = 8
+	resources := func(obj api.Object) []string {
+		var out []string
+		rules, _ := obj["rules"].([]any)
+		for _, r := range rules {
+			res, _ := r.(map[string]any)["resources"].([]any)
+			for _, x := range res {
+				out = append(out, x.(string))
+			}
+		}
+		return out
+	}
+	for i := range n {
+		code, obj := call(t, ts, "POST", roles, mediaJSON, fmt.Sprintf(`{"metadata":{"name":"r%d"},"rules":[{"apiGroups":["example.com"],"resources":["res%d"],"verbs":["get"]}]}`, i, i))
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, obj)
+		}
+	}
+	for round, labels := range []string{`{"rbac.authorization.k8s.io/aggregate-to-view":"true"}`, `null`} {
+		rv := getRole(t, ts, "admin").ResourceVersion()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				code, obj := call(t, ts, "PATCH", fmt.Sprintf("%s/r%d", roles, i), "application/merge-patch+json", `{"metadata":{"labels":`+labels+`}}`)
+				if code != http.StatusOK {
+					t.Errorf("patch: %d %v", code, obj)
+				}
+			})
+		}
+		wg.Wait()
+		w := openWatch(t, ts.Client(), ts.URL+roles+"?watch=true&fieldSelector=metadata.name%3Dadmin&resourceVersion="+rv)
+		for {
+			got := resources(w.next(1, false)[0].Object)
+			count := 0
+			for i := range n {
+				if slices.Contains(got, fmt.Sprintf("res%d", i)) {
+					count++
+				}
+			}
+			if (round == 0 && count == n) || (round == 1 && count == 0) {
+				break
+			}
+		}
+		w.resp.Body.Close()
 	}
 }

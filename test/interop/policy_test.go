@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -152,10 +157,38 @@ func TestDefaultPolicyAsKube(t *testing.T) {
 // TestKubectlAggregatedRoles: kubectl shows view, edit and admin with their
 // aggregated rules, and a ClusterRole a user labels aggregate-to-view
 // reaches all three (admin last, through edit).
+//
+// kubectl's watch of one named object prints what it GETs, then watches
+// from resourceVersion 0 and skips that watch's first event (the current
+// state): a change landing between the two is never printed, against kube
+// as against us. A watch of a list (a field selector) resumes from the
+// list's revision instead. A proxy holds kubectl's watch until admin has
+// the rule, the order in which the named watch lost it.
 func TestKubectlAggregatedRoles(t *testing.T) {
 	bin := listwatchBin(t)
 	lw := StartListwatch(t, bin, "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	k := kubectls(t)["current"](t, lw.URL)
+	target, err := url.Parse(lw.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watching, release := make(chan struct{}, 1), make(chan struct{})
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "true" {
+			select {
+			case watching <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gate.Close)
+	k := kubectls(t)["current"](t, gate.URL)
 	get := func(name string) rbacv1.ClusterRole {
 		t.Helper()
 		var r rbacv1.ClusterRole
@@ -176,12 +209,41 @@ kind: ClusterRole
 metadata: {name: crd-reader}
 rules: [{apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: [get, list]}]
 `))
-	watch := k.start(t, "get", "clusterroles", "admin", "--watch", "-o", "jsonpath={.rules[*].resources}{\"\\n\"}")
+	hasRule := func(r *rbacv1.ClusterRole) bool {
+		return slices.ContainsFunc(r.Rules, func(p rbacv1.PolicyRule) bool { return slices.Contains(p.Resources, "customresourcedefinitions") })
+	}
+	watch := k.start(t, "get", "clusterroles", "--field-selector", "metadata.name=admin", "--watch", "-o", "jsonpath={.rules[*].resources}{\"\\n\"}")
+	select {
+	case <-watching: // kubectl has printed admin as it was
+	case <-time.After(kubectlTimeout):
+		t.Fatal("kubectl never watched")
+	}
+	cs, err := kubernetes.NewForConfig(jsonConfig(lw.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), kubectlTimeout)
+	defer cancel()
+	w, err := cs.RbacV1().ClusterRoles().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	k.must(t, "label", "clusterrole", "crd-reader", "rbac.authorization.k8s.io/aggregate-to-view=true")
+	gained := false
+	for ev := range w.ResultChan() {
+		if r, ok := ev.Object.(*rbacv1.ClusterRole); ok && hasRule(r) {
+			gained = true
+			break
+		}
+	}
+	if !gained {
+		t.Fatal("admin never gained the rule of crd-reader")
+	}
+	close(release)
 	watch.expect(t, `"customresourcedefinitions"`)
 	for _, name := range []string{"view", "edit", "admin"} {
-		r := get(name)
-		if !slices.ContainsFunc(r.Rules, func(p rbacv1.PolicyRule) bool { return slices.Contains(p.Resources, "customresourcedefinitions") }) {
+		if r := get(name); !hasRule(&r) {
 			t.Errorf("%s lacks the rule of crd-reader: %v", name, r.Rules)
 		}
 	}

@@ -3,6 +3,7 @@ package apierror
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -28,22 +29,37 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-// TestWarningsBounded: warnings are cut to MaxItemRunes each, said once,
-// and stop once they hold MaxWarningRunes.
+// TestWarningsBounded: warnings are said once and whole while they fit
+// MaxWarningRunes; the one that would pass it has them all written again
+// cut to MaxItemRunes, and the rest are cut so until the bound is reached.
 func TestWarningsBounded(t *testing.T) {
 	h := http.Header{}
 	w := NewWarnings(h)
 	long := strings.Repeat("x", 2*MaxItemRunes)
 	w.Add(long)
 	w.Add(long)
-	if got := h.Values("Warning"); len(got) != 1 || !strings.Contains(got[0], strings.Repeat("x", MaxItemRunes)+"...") || strings.Contains(got[0], strings.Repeat("x", MaxItemRunes+1)) {
+	if got := h.Values("Warning"); len(got) != 1 || got[0] != `299 - "`+long+`"` {
 		t.Fatalf("one long warning twice: %q", got)
 	}
 	for i := 0; i < 10*MaxWarningRunes/MaxItemRunes; i++ {
 		w.Add(fmt.Sprintf("%0*d", MaxItemRunes, i))
 	}
-	if got := len(h.Values("Warning")); got != MaxWarningRunes/MaxItemRunes {
-		t.Errorf("%d warnings of %d runes, want %d", got, MaxItemRunes, MaxWarningRunes/MaxItemRunes)
+	got := h.Values("Warning")
+	if len(got) != MaxWarningRunes/MaxItemRunes || got[0] != `299 - "`+long[:MaxItemRunes]+`"` {
+		t.Errorf("%d warnings, the first %q; want %d, the first cut to %d runes", len(got), got[0], MaxWarningRunes/MaxItemRunes, MaxItemRunes)
+	}
+}
+
+// TestWarningsHeaderText: quotes and backslashes are escaped, other text
+// kept as it is; text a header cannot carry is left out.
+func TestWarningsHeaderText(t *testing.T) {
+	h := http.Header{}
+	w := NewWarnings(h)
+	for _, m := range []string{`a "b" \c`, "é\u2028", "tab\there", "bad \xff", ""} {
+		w.Add(m)
+	}
+	if got, want := h.Values("Warning"), []string{`299 - "a \"b\" \\c"`, "299 - \"é\u2028\""}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }
 

@@ -74,6 +74,7 @@ type celRule struct {
 	prog        cel.Program
 	msgProg     cel.Program // messageExpression's, or nil
 	usesOldSelf bool
+	compileErr  string // why the rule did not compile, in kube's words
 }
 
 // celBase is the environment every rule compiles in: kube's base
@@ -365,6 +366,9 @@ func (s *Schema) compileNode(path string, cardinality uint64, uncorrelatable str
 func compileRule(env *cel.Env, s *Schema, v ValidationRule, at string) (r *celRule, cost, msgCost uint64, causes []api.StatusCause) {
 	r = &celRule{ValidationRule: v}
 	invalid := func(field, detail string) []api.StatusCause {
+		if field == "rule" {
+			r.compileErr = detail
+		}
 		return []api.StatusCause{apierror.Field(api.CauseTypeFieldValueInvalid, at+"."+field, fmt.Sprintf("Invalid value: %s: %s", v.shown(), detail))}
 	}
 	if strings.TrimSpace(v.Rule) == "" {
@@ -536,6 +540,12 @@ func (e *celEval) rules(s *Schema, v, old any, path string, rt ratchet) {
 		}
 	}
 	for _, r := range s.rules {
+		if r != nil && r.compileErr != "" {
+			// Only a definition's defaults meet such a rule: a definition
+			// whose rules do not compile is refused.
+			e.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf("Invalid value: %q: rule compile error: %s", s.Type, r.compileErr))
+			continue
+		}
 		if r == nil || r.prog == nil || r.usesOldSelf && old == nil && !r.optionalOldSelf() {
 			continue
 		}

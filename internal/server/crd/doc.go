@@ -32,8 +32,12 @@
 //
 // A definition's schemas must be structural as kube requires (structural.go:
 // kube's ValidateStructural, what allOf/anyOf/oneOf/not may hold, list and
-// map types, unsupported keywords), with kube's causes; defaults are not
-// yet checked against their schema when a definition is written.
+// map types, unsupported keywords, items given as arrays, the root of a
+// schema served with status), with kube's causes; and, as kube's
+// ValidateDefaults (defaults.go), every default must survive pruning,
+// hold valid embedded resources, meet its schema and pass its rules (of
+// kube's ObjectMeta validation of the metadata a default makes, owner
+// references, finalizers and managed fields are not checked).
 //
 // CEL validation rules (x-kubernetes-validations, cel.go) run on cel-go
 // with kube's environment as far as cel-go provides it; each schema object
@@ -45,7 +49,7 @@
 // default request timeout. On update, oldSelf and kube's ratcheting pair
 // values with the stored object's as kube's CorrelatedObject does
 // (correlate.go): a failed rule that does not read oldSelf on an unchanged
-// value is dropped, where kube sends it as a warning.
+// value does not block the update and is sent as a warning, as kube's.
 //
 // Sync keeps a Catalog in step with the definitions in a store: it loads them
 // on start, applies every write made through this server at once (Refresh),
@@ -68,7 +72,6 @@
 // apiVersion, not converted (the other versions convert them); services
 // are resolved by DNS.
 //
-// Not implemented: warnings for ratcheted rules, and
-// the Terminating phase of a definition being deleted (its objects are deleted
+// Not implemented: the Terminating phase of a definition being deleted (its objects are deleted
 // right after it; the DELETE answers it as kube marks it).
 package crd

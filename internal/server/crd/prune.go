@@ -101,8 +101,8 @@ func (s *Schema) defaultValue() (any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(s.Default))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
+	if err := dec.Decode(&v); err != nil || v == nil {
+		return nil, false // a null default is none, as kube reads it
 	}
 	return v, true
 }

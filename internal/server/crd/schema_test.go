@@ -2,6 +2,7 @@ package crd
 
 import (
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -118,9 +119,10 @@ func runValidateCases(t *testing.T, schema *Schema, tests []validateCase) {
 	}
 }
 
-// FuzzSchema checks that pruning, defaulting and validation never panic on
-// any schema and object, that pruning leaves nothing to prune, and that
-// ratcheting lets an unchanged object through.
+// FuzzSchema checks that a definition's checks of a schema (served with
+// status), pruning, defaulting and validation never panic on any schema
+// and object, that pruning leaves nothing to prune, and that ratcheting
+// lets an unchanged object through.
 func FuzzSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"spec":{"type":"object","properties":{"a":{"type":"integer","default":1}}}}}`), []byte(`{"spec":{"b":1}}`))
 	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","pattern":"^a"}}}}}}`), []byte(`{"a":[{"x":"b","y":1},null,2]}`))
@@ -129,7 +131,14 @@ func FuzzSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"d":{"type":"object","default":null,"properties":{"x":{"type":"integer","format":"int32","minimum":1e400}}}}}`), []byte(`{"d":{"x":1e400}}`))
 	f.Add([]byte(`{"type":"object","anyOf":[{"required":["a"]}],"properties":{"a":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["k"],"items":{"type":"object","oneOf":[{"not":{"required":["k"]}},{"allOf":[{"properties":{"k":{"format":"ipv4"}}}]}],"properties":{"k":{"type":"string"}}}}}}`), []byte(`{"a":[{"k":"1.2.3.4"},{"k":"1.2.3.4"},null,null,3]}`))
 	f.Add([]byte(`{"type":"object","properties":{"s":{"type":"array","x-kubernetes-list-type":"set","items":{"x-kubernetes-preserve-unknown-fields":true}},"m":{"type":"object","additionalProperties":{"type":"array","x-kubernetes-list-type":"set","items":{"type":"number","enum":[1,1.0,-0]}}}}}`), []byte(`{"s":[1,1.0,{"a":[1]},{"a":[1.0]},"1"],"m":{"x":[0,-0,1]}}`))
+	f.Add([]byte(`{"type":"object","properties":{"l":{"type":"array","items":[{"type":"string","default":"x","items":[{}]}]},"d":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"a":{"type":"string"}},"default":{"a":1,"kind":2,"x":{}}}},"enum":[]}`), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, rawSchema, rawObject []byte) {
+		var v version
+		v.Schema = &struct {
+			OpenAPIV3Schema json.RawMessage `json:"openAPIV3Schema"`
+		}{rawSchema}
+		var c checker
+		c.schema("schema", &v, true)
 		schema, err := ParseSchema(rawSchema)
 		if err != nil {
 			return
@@ -138,7 +147,6 @@ func FuzzSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = schema.Structural("schema")
 		schema.PruneAndDefault(obj)
 		if _, err := json.Marshal(obj); err != nil {
 			t.Fatalf("pruned object does not encode: %v", err)
@@ -185,4 +193,30 @@ func mustValue(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestParseSchemaDeep: a schema 1,000 additionalProperties deep over
+// 2 MiB decodes in one pass: it allocates a few times its size, where
+// decoding each level's subtree again allocated the 2 MiB a thousand times.
+func TestParseSchemaDeep(t *testing.T) {
+	var b strings.Builder
+	for range 1000 {
+		b.WriteString(`{"type":"object","additionalProperties":`)
+	}
+	b.WriteString(`{"type":"string","description":"` + strings.Repeat("x", 2<<20) + `"}`)
+	b.WriteString(strings.Repeat("}", 1000))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := ParseSchema([]byte(b.String()))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := 0
+	for ; s.AdditionalProperties != nil; s = s.AdditionalProperties.Schema {
+		depth++
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; depth != 1000 || allocated > 16*uint64(b.Len()) {
+		t.Errorf("depth %d, %d bytes allocated for a schema of %d", depth, allocated, b.Len())
+	}
 }

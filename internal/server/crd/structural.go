@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -41,8 +42,9 @@ const (
 // allOf/anyOf/oneOf/not may hold, and their completeness at the root),
 // sorted as kube sorts them, then those of
 // ValidateCustomResourceDefinitionOpenAPISchema (keywords, list and map
-// types). Defaults are not checked against the schema here.
-func (s *Schema) Structural(path string) []api.StatusCause {
+// types). structural says the first found nothing: kube checks defaults
+// and rules only then.
+func (s *Schema) Structural(path string) (causes []api.StatusCause, structural bool) {
 	var c checker
 	// kube checks the structure only of a schema NewStructural converts,
 	// and reports why it could not only when nothing else is wrong.
@@ -53,6 +55,7 @@ func (s *Schema) Structural(path string) []api.StatusCause {
 			c.complete(j.s, s, path, j.path)
 		}
 	}
+	structural = unsupported == "" && len(c.causes) == 0
 	slices.SortFunc(c.causes, func(a, b api.StatusCause) int {
 		return strings.Compare(a.Field+": "+a.Message, b.Field+": "+b.Message)
 	})
@@ -63,7 +66,7 @@ func (s *Schema) Structural(path string) []api.StatusCause {
 	if unsupported != "" && len(c.causes) == 0 {
 		c.add(api.CauseTypeFieldValueInvalid, path, fmt.Sprintf(`Invalid value: "": OpenAPIV3Schema '%s' is not supported`, unsupported))
 	}
-	return c.causes
+	return c.causes, structural
 }
 
 // unsupported is the first keyword of s or below that kube's NewStructural
@@ -195,11 +198,11 @@ func (s *Schema) onlyNames() bool {
 }
 
 // orNull shows an optional string as kube's messages do.
-func orNull(s string) string {
-	if s == "" {
+func orNull(s *string) string {
+	if s == nil {
 		return "null"
 	}
-	return show(s)
+	return show(*s)
 }
 
 func btoi(b bool) int {
@@ -269,8 +272,8 @@ func (c *checker) nested(s *Schema, skipAnyOf bool, path string) {
 	forbid(!s.EmbeddedResource, "x-kubernetes-embedded-resource", unset)
 	forbid(!s.IntOrString, "x-kubernetes-int-or-string", unset)
 	forbid(len(s.ListMapKeys) == 0, "x-kubernetes-list-map-keys", empty)
-	forbid(s.ListType == "", "x-kubernetes-list-type", undefined)
-	forbid(s.MapType == "", "x-kubernetes-map-type", undefined)
+	forbid(s.XListType == nil, "x-kubernetes-list-type", undefined)
+	forbid(s.XMapType == nil, "x-kubernetes-map-type", undefined)
 	forbid(len(s.Validations) == 0, "x-kubernetes-validations", empty)
 	if s.Properties["metadata"] != nil {
 		c.add(api.CauseTypeFieldValueForbidden, path+".properties[metadata]", "Forbidden: must not be specified in a nested context")
@@ -384,7 +387,7 @@ func (c *checker) openAPI(s *Schema, path string, ctx openAPIContext) {
 
 // mapType checks x-kubernetes-map-type: on objects, atomic or granular.
 func (c *checker) mapType(s *Schema, path string) {
-	if s.MapType == "" {
+	if s.XMapType == nil {
 		return
 	}
 	c.typeFor(s, "object", "x-kubernetes-map-type", path)
@@ -410,26 +413,26 @@ func (c *checker) typeFor(s *Schema, want, extension, path string) {
 // scalar key properties, each required or defaulted, nothing nullable.
 func (c *checker) listType(s *Schema, path string) {
 	it := s.Items
-	if s.ListType != "" && s.Type != "array" {
+	if s.XListType != nil && s.Type != "array" {
 		c.typeFor(s, "array", "x-kubernetes-list-type", path)
 	} else if s.ListType == "set" && it != nil {
 		const atomic = "must be atomic as item of a list with x-kubernetes-list-type=set"
 		switch {
-		case it.Type == "array" && it.ListType != "" && it.ListType != "atomic":
+		case it.Type == "array" && it.XListType != nil && it.ListType != "atomic":
 			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-list-type", fmt.Sprintf("Invalid value: %q: %s", it.ListType, atomic))
 		case it.Type == "object" && it.MapType != "atomic":
 			// kube shows the items' list type here, usually null.
-			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-map-type", "Invalid value: "+orNull(it.ListType)+": "+atomic)
+			c.add(api.CauseTypeFieldValueInvalid, path+".items.x-kubernetes-map-type", "Invalid value: "+orNull(it.XListType)+": "+atomic)
 		}
 	}
-	if s.ListType != "" && s.ListType != "atomic" && s.ListType != "set" && s.ListType != "map" {
+	if s.XListType != nil && s.ListType != "atomic" && s.ListType != "set" && s.ListType != "map" {
 		c.add(api.CauseTypeFieldValueNotSupported, path+".x-kubernetes-list-type", fmt.Sprintf(`Unsupported value: %q: supported values: "atomic", "set", "map"`, s.ListType))
 	}
 	if len(s.ListMapKeys) > 0 {
 		const mapKeys = "must be map if x-kubernetes-list-map-keys is non-empty"
-		switch s.ListType {
-		case "map":
-		case "":
+		switch {
+		case s.ListType == "map":
+		case s.XListType == nil:
 			c.add(api.CauseTypeFieldValueRequired, path+".x-kubernetes-list-type", "Required value: "+mapKeys)
 		default:
 			c.add(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-list-type", fmt.Sprintf("Invalid value: %q: %s", s.ListType, mapKeys))
@@ -485,5 +488,68 @@ func (c *checker) listMap(s *Schema, path string) {
 			c.add(api.CauseTypeFieldValueInvalid, path+".x-kubernetes-list-map-keys", "Invalid value: "+keys+": must not contain duplicate entries")
 		}
 		seen[k] = true
+	}
+}
+
+// itemArrays finds the items of raw given as arrays of schemas, which
+// Schema cannot hold: it forbids each non-empty one as kube does, and
+// returns raw without them (an empty one is as none, as in kube's
+// NewStructural) and the elements' schemas with their paths, items[i].
+func (c *checker) itemArrays(raw []byte, path string) (fixed []byte, elements []junctor, forbidden bool) {
+	var tree any
+	if decodeNumbers(raw, &tree) != nil {
+		return nil, nil, false
+	}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		m, _ := v.(map[string]any)
+		if m == nil {
+			return
+		}
+		if items, ok := m["items"].([]any); ok {
+			delete(m, "items")
+			if len(items) > 0 {
+				forbidden = true
+				c.add(api.CauseTypeFieldValueForbidden, path+".items", "Forbidden: items must be a schema object and not an array")
+			}
+			for i, e := range items {
+				p := fmt.Sprintf("%s.items[%d]", path, i)
+				walk(e, p)
+				if b, err := json.Marshal(e); err == nil {
+					if s, err := ParseSchema(b); err == nil {
+						elements = append(elements, junctor{s, p})
+					}
+				}
+			}
+		}
+		walk(m["items"], path+".items")
+		walk(m["not"], path+".not")
+		walk(m["additionalProperties"], path+".additionalProperties")
+		props, _ := m["properties"].(map[string]any)
+		for _, k := range sortedKeys(props) {
+			walk(props[k], path+".properties["+k+"]")
+		}
+		for _, j := range []string{"allOf", "oneOf", "anyOf"} {
+			list, _ := m[j].([]any)
+			for i, e := range list {
+				walk(e, fmt.Sprintf("%s.%s[%d]", path, j, i))
+			}
+		}
+	}
+	walk(tree, path)
+	fixed, _ = json.Marshal(tree)
+	return fixed, elements, forbidden
+}
+
+// openAPIOnly is what kube checks of a schema NewStructural refused for
+// its items arrays: ValidateCustomResourceDefinitionOpenAPISchema of the
+// rest, and of each array's elements.
+func (c *checker) openAPIOnly(s *Schema, elements []junctor, path string) {
+	if s.Nullable {
+		c.add(api.CauseTypeFieldValueForbidden, path+".nullable", "Forbidden: nullable cannot be true at the root")
+	}
+	c.openAPI(s, path, openAPIContext{root: true})
+	for _, e := range elements {
+		c.openAPI(e.s, e.path, openAPIContext{})
 	}
 }

@@ -171,8 +171,9 @@ func (c *checker) versions(vs []version) {
 	storage, seen, sh := 0, map[string]bool{}, sharedParts(vs)
 	shared := sh.schema && vs[0].rawSchema() != nil
 	if shared {
-		// As kube's conversion, identical schemas are one, spec.validation.
-		c.schema("spec.validation.openAPIV3Schema", &vs[0])
+		// As kube's conversion, identical schemas are one, spec.validation,
+		// checked as served with status if any version is.
+		c.schema("spec.validation.openAPIV3Schema", &vs[0], slices.ContainsFunc(vs, func(v version) bool { return v.hasStatus() }))
 	}
 	for i := range vs {
 		v := &vs[i]
@@ -186,7 +187,7 @@ func (c *checker) versions(vs []version) {
 			storage++
 		}
 		if !shared {
-			c.schema(path+".schema.openAPIV3Schema", v)
+			c.schema(path+".schema.openAPIV3Schema", v, v.hasStatus())
 		}
 		c.versionParts(path, v, sh)
 		if !sh.columns {
@@ -202,23 +203,44 @@ func (c *checker) versions(vs []version) {
 	c.specParts(&vs[0], sh)
 }
 
-// schema requires a structural openAPIV3Schema, as v1 definitions must have.
-func (c *checker) schema(path string, v *version) {
+// schema requires a structural openAPIV3Schema, as v1 definitions must
+// have; with status, one whose root serves status on its own.
+func (c *checker) schema(path string, v *version, status bool) {
 	raw := v.rawSchema()
 	if raw == nil {
 		c.add(api.CauseTypeFieldValueRequired, path, "Required value: schemas are required")
 		return
 	}
+	if status {
+		c.statusRoot(raw, path)
+	}
 	s, err := ParseSchema(raw)
 	if err != nil {
-		c.add(api.CauseTypeFieldValueInvalid, path, "Invalid value: "+err.Error())
+		fixed, elements, forbidden := c.itemArrays(raw, path)
+		if fixed != nil {
+			s, err = ParseSchema(fixed)
+		}
+		if err != nil {
+			c.add(api.CauseTypeFieldValueInvalid, path, "Invalid value: "+err.Error())
+			return
+		}
+		if forbidden {
+			c.openAPIOnly(s, elements, path)
+			return
+		}
+	}
+	causes, structural := s.Structural(path)
+	c.causes = append(c.causes, causes...)
+	if !structural {
 		return
 	}
-	structural := s.Structural(path)
-	c.causes = append(c.causes, structural...)
-	if len(structural) == 0 {
-		// As kube, rules are compiled only against a valid schema.
-		c.causes = append(c.causes, s.compileRules(path)...)
+	// As kube, defaults are checked (with the rules) only against a
+	// structural schema, and rules are reported only when the defaults pass.
+	rules := s.compileRules(path)
+	if defaults := s.checkDefaults(path); len(defaults) > 0 {
+		c.causes = append(c.causes, defaults...)
+	} else if len(causes) == 0 {
+		c.causes = append(c.causes, rules...)
 	}
 }
 
