@@ -16,16 +16,7 @@ func TestServerVersionIsTheAPIServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := os.ReadFile("go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var api string
-	for line := range strings.Lines(string(mod)) {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "k8s.io/api" {
-			api = f[1]
-		}
-	}
+	api := moduleVersion(t, "k8s.io/api")
 	parts := strings.Split(strings.TrimPrefix(api, "v"), ".")
 	if len(parts) < 3 {
 		t.Fatalf("k8s.io/api version %q", api)
@@ -33,4 +24,27 @@ func TestServerVersionIsTheAPIServed(t *testing.T) {
 	if got.Major != "1" || got.Minor != parts[1] || !strings.HasPrefix(got.GitVersion, "v1."+parts[1]+"."+parts[2]) {
 		t.Errorf("server version %+v, want 1.%s.%s (k8s.io/api %s)", got, parts[1], parts[2], api)
 	}
+}
+
+// moduleVersion is the version of module path this module builds with:
+// its replace directive's, else its requirement's.
+func moduleVersion(t *testing.T, path string) string {
+	t.Helper()
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var required, replaced string
+	for line := range strings.Lines(string(mod)) {
+		switch f := strings.Fields(line); {
+		case len(f) == 4 && f[0] == path && f[1] == "=>":
+			replaced = f[3]
+		case len(f) >= 2 && f[0] == path:
+			required = f[1]
+		}
+	}
+	if replaced != "" {
+		return replaced
+	}
+	return required
 }
