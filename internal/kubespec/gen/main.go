@@ -104,6 +104,9 @@ func run(out string) error {
 			spec.Kinds[key] = k
 		}
 	}
+	if spec.Protobuf, err = protobufData(spec.GroupVersions, spec.Kinds); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf) // no name or time in the header: deterministic
 	if err := json.NewEncoder(zw).Encode(spec); err != nil {
