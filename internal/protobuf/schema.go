@@ -10,22 +10,30 @@ import (
 type kind uint8
 
 const (
-	kString     kind = iota // bytes on the wire, a JSON string
-	kInt32                  // varint (negative values take 10 bytes), a JSON number
-	kInt64                  // varint, a JSON number
-	kBool                   // varint 0 or 1, a JSON boolean
-	kMessage                // a nested message, a JSON object
-	kTime                   // meta/v1 Time: Timestamp with seconds only, RFC 3339
-	kMicroTime              // meta/v1 MicroTime: seconds and microseconds, RFC 3339 with 6 digits
-	kFieldsV1               // meta/v1 FieldsV1: raw JSON in field 1, the JSON value itself
-	kStringMap              // map<string, string>, a JSON object of strings
-	kBytesMap               // map<string, bytes>, a JSON object of base64 strings
-	kStringsMap             // map<string, ExtraValue{repeated string items = 1}>, a JSON object of string arrays
-	kDouble                 // fixed64 IEEE 754, a JSON number
-	kBytes                  // bytes written when the Go []byte is not nil, a JSON base64 string
-	kJSON                   // apiextensions/v1 JSON: raw JSON in field 1, the JSON value itself
-	kMessageMap             // map<string, msg>, a JSON object of msg's JSON form
+	kString      kind = iota // bytes on the wire, a JSON string
+	kInt32                   // varint (negative values take 10 bytes), a JSON number
+	kInt64                   // varint, a JSON number
+	kBool                    // varint 0 or 1, a JSON boolean
+	kMessage                 // a nested message, a JSON object
+	kTime                    // meta/v1 Time: Timestamp with seconds only, RFC 3339
+	kMicroTime               // meta/v1 MicroTime: seconds and microseconds, RFC 3339 with 6 digits
+	kFieldsV1                // meta/v1 FieldsV1: raw JSON in field 1, the JSON value itself
+	kStringMap               // map<string, string>, a JSON object of strings
+	kBytesMap                // map<string, bytes>, a JSON object of base64 strings
+	kStringsMap              // map<string, ExtraValue{repeated string items = 1}>, a JSON object of string arrays
+	kDouble                  // fixed64 IEEE 754, a JSON number
+	kBytes                   // bytes written when the Go []byte is not nil, a JSON base64 string
+	kJSON                    // apiextensions/v1 JSON: raw JSON in field 1, the JSON value itself
+	kMessageMap              // map<string, V>, V a message or custom kind (field value), a JSON object of V's JSON form
+	kQuantity                // resource.Quantity: its string in field 1, a JSON string
+	kIntOrString             // intstr.IntOrString: type, intVal, strVal; a JSON number or string
 )
+
+// scalar says whether fields of kind k are Go scalars, which omitempty
+// leaves out when zero.
+func (k kind) scalar() bool {
+	return k == kString || k == kInt32 || k == kInt64 || k == kBool || k == kDouble
+}
 
 // isMap says whether fields of kind k are protobuf maps.
 func (k kind) isMap() bool {
@@ -62,7 +70,9 @@ type field struct {
 	// null says a pointer field lacks omitempty: its JSON is null when the
 	// wire does not have it.
 	null bool
-	msg  *message // for kMessage and kMessageMap
+	msg  *message // for kMessage
+	// value is a kMessageMap's values: field 2 of each entry.
+	value *field
 	// inline says the message's fields are the JSON object's own, as a Go
 	// struct embedded with json:",inline" (admissionregistration's
 	// RuleWithOperations.Rule): a value field of kind kMessage.
@@ -389,6 +399,14 @@ var (
 	extraValueMsg = &message{name: "ExtraValue", fields: []field{
 		{name: "items", num: 1, kind: kString, pres: repeated},
 	}}
+	quantityMsg = &message{name: "Quantity", fields: []field{
+		{name: "string", num: 1, kind: kString},
+	}}
+	intOrStringMsg = &message{name: "IntOrString", fields: []field{
+		{name: "type", num: 1, kind: kInt64},
+		{name: "intVal", num: 2, kind: kInt32},
+		{name: "strVal", num: 3, kind: kString},
+	}}
 	mapEntryMsg = &message{name: "map entry", fields: []field{
 		{name: "key", num: 1, kind: kString},
 		{name: "value", num: 2, kind: kString},
@@ -410,6 +428,11 @@ var (
 		}}},
 	}}
 )
+
+// messageValue is the value field of a map of messages m.
+func messageValue(m *message) *field {
+	return &field{name: "value", num: 2, kind: kMessage, msg: m}
+}
 
 // list returns the List message of item: ListMeta and a JSON items array that
 // is null, not left out, when empty (the Go field lacks omitempty).
@@ -454,6 +477,9 @@ func kindTable(msgs ...*message) map[string]*message {
 // lookup returns the message of apiVersion and kind, or nil.
 func lookup(apiVersion, kind string) *message {
 	if m := metaKinds[kind]; m != nil && apiVersion != "" {
+		return m
+	}
+	if m := dataKinds()[apiVersion][kind]; m != nil {
 		return m
 	}
 	return groupKinds[apiVersion][kind]
