@@ -389,12 +389,12 @@ func TestSchema(t *testing.T) {
 			}
 		}
 	}
-	for _, kinds := range groupKinds {
+	for _, kinds := range data().kinds {
 		for _, m := range kinds {
 			check(m)
 		}
 	}
-	for _, m := range metaKinds {
+	for _, m := range crdKinds() {
 		check(m)
 	}
 	check(unknownMsg)

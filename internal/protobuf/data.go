@@ -11,26 +11,40 @@ import (
 	"github.com/listwatch/listwatch/internal/kubespec"
 )
 
-// dataKinds are the messages of the kinds internal/kubespec's data
-// describes, by apiVersion and kind, built on first use.
-var dataKinds = sync.OnceValue(func() map[string]map[string]*message {
+// tables are the messages internal/kubespec's data describes.
+type tables struct {
+	kinds    map[string]map[string]*message // by apiVersion, then kind
+	messages map[string]*message            // by fully qualified name
+}
+
+// data builds the tables on first use.
+var data = sync.OnceValue(func() *tables {
 	pb := kubespec.Load().Protobuf
 	b := builder{data: pb.Messages, built: map[string]*message{}}
-	out := map[string]map[string]*message{}
+	t := &tables{kinds: map[string]map[string]*message{}, messages: b.built}
 	for gvk, name := range pb.Kinds {
 		i := strings.LastIndex(gvk, "/")
 		apiVersion := strings.TrimPrefix(gvk[:i], "/") // the core group's "/v1"
-		if out[apiVersion] == nil {
-			out[apiVersion] = map[string]*message{}
+		if t.kinds[apiVersion] == nil {
+			t.kinds[apiVersion] = map[string]*message{}
 		}
 		m, err := b.message(name)
 		if err != nil {
 			panic(fmt.Sprintf("protobuf: kubespec data: %s: %v", gvk, err))
 		}
-		out[apiVersion][gvk[i+1:]] = m
+		t.kinds[apiVersion][gvk[i+1:]] = m
 	}
-	return out
+	return t
 })
+
+// metaV1 returns meta/v1's message called name, from the data.
+func metaV1(name string) *message {
+	m := data().messages["k8s.io.apimachinery.pkg.apis.meta.v1."+name]
+	if m == nil {
+		panic("protobuf: kubespec data lacks meta/v1 " + name)
+	}
+	return m
+}
 
 // builder makes messages from the data, each once: messages refer to
 // each other, and to themselves.

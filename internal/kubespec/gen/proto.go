@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -40,6 +41,19 @@ var customMessages = map[string]bool{
 	"k8s.io.apimachinery.pkg.api.resource.Quantity":   true,
 	"k8s.io.apimachinery.pkg.util.intstr.IntOrString": true,
 	"k8s.io.apimachinery.pkg.runtime.RawExtension":    true,
+}
+
+// metaKinds are kinds kube registers beyond the served group-versions'
+// own: Status and DeleteOptions in every group-version (recorded under
+// meta.k8s.io/v1, their Go package's), and the metadata-only views clients
+// ask for with as=PartialObjectMetadata(List).
+var metaKinds = map[string]string{
+	"meta.k8s.io/v1/Status":                         "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+	"meta.k8s.io/v1/DeleteOptions":                  "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+	"meta.k8s.io/v1/PartialObjectMetadata":          "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+	"meta.k8s.io/v1/PartialObjectMetadataList":      "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto",
+	"meta.k8s.io/v1beta1/PartialObjectMetadataList": "k8s.io/apimachinery/pkg/apis/meta/v1beta1/generated.proto",
+	"meta.k8s.io/v1beta1/PartialObjectMetadata":     "k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto", // an alias of v1's
 }
 
 // protoFile is what a generated.proto says.
@@ -140,6 +154,17 @@ func protobufData(gvs []kubespec.ResourceList, kinds map[string]string) (kubespe
 					return out, err
 				}
 			}
+		}
+	}
+	for _, gvk := range slices.Sorted(maps.Keys(metaKinds)) {
+		f, err := r.read(metaKinds[gvk])
+		if err != nil {
+			return out, err
+		}
+		full := f.pkg + "." + gvk[strings.LastIndex(gvk, "/")+1:]
+		out.Kinds[gvk] = full
+		if err := r.add(out.Messages, full); err != nil {
+			return out, err
 		}
 	}
 	out.Sources = r.sources
