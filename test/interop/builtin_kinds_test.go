@@ -2,6 +2,8 @@ package interop
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,8 +180,9 @@ var builtinObjects = map[schema.GroupVersionResource]string{
 // type and encoded again by kube's JSON serializer, it is unchanged (the
 // schemas' defaults give the zero values of non-omitempty fields). kube's
 // Go defaulting (replicas, restartPolicy, ...) is not applied here: the
-// comparison is of encodings, not of defaults. (client-go's typed clients,
-// in protobuf: TestClientGoProtobufKinds.)
+// comparison is of encodings, not of defaults. The same object read as
+// protobuf is, to k8s.io/api's protobuf decoder, that Go value. (client-go's
+// typed clients, in protobuf: TestClientGoProtobufKinds.)
 func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
 	dc := dynamicClient(t, lw.URL)
@@ -223,6 +226,9 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if diff := cmp.Diff(jsonValue(t, kube), jsonValue(t, getProtobuf(t, lw.URL, gvr))); diff != "" {
+				t.Errorf("the protobuf GET is not kube's object (-kube +protobuf):\n%s", diff)
+			}
 			want := jsonValue(t, kube)
 			if explain := encodingDifferences[gvr.Resource]; explain != nil {
 				explain(want.(map[string]any))
@@ -235,6 +241,39 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getProtobuf reads default/o of gvr as protobuf and returns the JSON of
+// what k8s.io/api's protobuf decoder makes of it.
+func getProtobuf(t *testing.T, url string, gvr schema.GroupVersionResource) []byte {
+	t.Helper()
+	path := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		path = "/api/" + gvr.Version
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path+"/namespaces/default/"+gvr.Resource+"/o", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", mediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("GET %s: %d %s %v", req.URL.Path, resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		t.Fatalf("k8s.io/api's decoder: %v", err)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // encodingDifferences take out of kube's encoding what the server's differs
