@@ -1,9 +1,11 @@
 // Package kubespec is kube's published API: the discovery and the OpenAPI
 // v3 schemas of the group-versions a kube-apiserver serves by default, as
 // kube's own files (k8s.io/kubernetes api/discovery and api/openapi-spec/v3)
-// have them. The data is generated (gen, by `go generate`) into spec.json.gz
-// and never edited by hand; it records the module version and hash it came
-// from.
+// have them, and the protobuf messages of their kinds, as the generated.proto
+// files and Go types of k8s.io/api, k8s.io/kube-aggregator and
+// k8s.io/apimachinery at the matching version say. The data is generated
+// (gen, by `go generate`) into spec.json.gz and never edited by hand; it
+// records the modules, versions and hashes it came from.
 //
 // Loading is lazy: the file is decoded on the first call, and each schema
 // when it is first asked for. Every function is safe for concurrent use;
