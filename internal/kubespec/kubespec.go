@@ -1,9 +1,11 @@
 // Package kubespec is kube's published API: the discovery and the OpenAPI
 // v3 schemas of the group-versions a kube-apiserver serves by default, as
 // kube's own files (k8s.io/kubernetes api/discovery and api/openapi-spec/v3)
-// have them. The data is generated (gen, by `go generate`) into spec.json.gz
-// and never edited by hand; it records the module version and hash it came
-// from.
+// have them, and the protobuf messages of their kinds, as the generated.proto
+// files and Go types of k8s.io/api, k8s.io/kube-aggregator and
+// k8s.io/apimachinery at the matching version say. The data is generated
+// (gen, by `go generate`) into spec.json.gz and never edited by hand; it
+// records the modules, versions and hashes it came from.
 //
 // Loading is lazy: the file is decoded on the first call, and each schema
 // when it is first asked for. Every function is safe for concurrent use;
@@ -39,6 +41,50 @@ type Spec struct {
 	// Kinds name the definition of each kind, by "group/version/Kind" (as
 	// their x-kubernetes-group-version-kind say).
 	Kinds map[string]string
+	// Protobuf is the protobuf form of the served kinds.
+	Protobuf Protobuf
+}
+
+// Protobuf is what kube's generated.proto files and the Go types they were
+// generated from say of the served kinds' protobuf form and its JSON
+// counterpart.
+type Protobuf struct {
+	Sources []Source // the modules read: k8s.io/api, k8s.io/apimachinery...
+	// Kinds name the message of each kind, by "group/version/Kind".
+	Kinds map[string]string
+	// Messages are the kinds' messages and every message they use, by
+	// fully qualified name ("k8s.io.api.core.v1.Pod").
+	Messages map[string]Message
+}
+
+// Message is a protobuf message and the Go type it was generated from.
+type Message struct {
+	Fields []Field `json:"fields,omitempty"`
+	// Slice says the Go type is a named slice (go-to-protobuf's
+	// +protobuf.nullable=true): the JSON is the array of its one field.
+	Slice bool `json:"slice,omitempty"`
+	// Custom says the Go type has its own protobuf and JSON encodings
+	// (meta/v1 Time, resource.Quantity, intstr.IntOrString...): its fields
+	// are not listed.
+	Custom bool `json:"custom,omitempty"`
+	// TypeMeta says the Go type embeds meta/v1 TypeMeta: the JSON may
+	// carry apiVersion and kind, which protobuf leaves to the envelope.
+	TypeMeta bool `json:"typeMeta,omitempty"`
+}
+
+// Field is a message's field and the Go struct field it was generated from.
+type Field struct {
+	Name   string `json:"name"` // the JSON name; an inline field's protobuf name
+	Number int    `json:"number"`
+	// Type is a protobuf scalar type (string, int32, int64, bool, double,
+	// bytes) or a message's fully qualified name; for a map, its values'.
+	Type string `json:"type"`
+	// Label is "optional", "repeated" or "map" (keys are strings).
+	Label     string `json:"label"`
+	Pointer   bool   `json:"pointer,omitempty"`   // a Go pointer
+	OmitEmpty bool   `json:"omitEmpty,omitempty"` // json:",omitempty"
+	OmitZero  bool   `json:"omitZero,omitempty"`  // json:",omitzero"
+	Inline    bool   `json:"inline,omitempty"`    // json:",inline" or embedded: its fields are the object's own
 }
 
 // Source says where the data came from.

@@ -1,6 +1,7 @@
 package kubespec_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,4 +66,37 @@ func containsGV(gvs []kubespec.ResourceList, want string) bool {
 		}
 	}
 	return false
+}
+
+// Every served kind but apiextensions' (described by hand) has its
+// protobuf message, and every message a message uses is recorded.
+func TestProtobufMessages(t *testing.T) {
+	pb := kubespec.Load().Protobuf
+	for _, gv := range kubespec.Load().GroupVersions {
+		if gv.GroupVersion == "apiextensions.k8s.io/v1" {
+			continue
+		}
+		key := gv.GroupVersion
+		if !strings.Contains(key, "/") {
+			key = "/" + key
+		}
+		for _, r := range gv.Resources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			if _, ok := pb.Messages[pb.Kinds[key+"/"+r.Kind]]; !ok {
+				t.Errorf("%s %s: no protobuf message", gv.GroupVersion, r.Kind)
+			}
+		}
+	}
+	for name, m := range pb.Messages {
+		for _, f := range m.Fields {
+			if _, ok := pb.Messages[f.Type]; !ok && !slices.Contains([]string{"string", "int32", "int64", "bool", "double", "bytes"}, f.Type) {
+				t.Errorf("%s.%s: type %s not recorded", name, f.Name, f.Type)
+			}
+		}
+	}
+	if len(pb.Sources) != 3 || pb.Sources[0].Module != "k8s.io/api" || !strings.HasPrefix(pb.Sources[0].Sum, "h1:") {
+		t.Errorf("sources %+v", pb.Sources)
+	}
 }

@@ -1,6 +1,10 @@
 package protobuf
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // apiextensions.k8s.io/v1 messages (k8s.io/apiextensions-apiserver
 // pkg/apis/apiextensions/v1/generated.proto, types.go and
@@ -62,8 +66,13 @@ var (
 			{name: "jsonPath", num: 1, kind: kString},
 		}}},
 	}}
-	crd = &message{name: "CustomResourceDefinition", typeMeta: true, fields: []field{
-		{name: "metadata", num: 1, kind: kMessage, msg: objectMeta},
+)
+
+// crdKinds are apiextensions.k8s.io/v1's kinds, built on first use: their
+// ObjectMeta and ListMeta are the data's.
+var crdKinds = sync.OnceValue(func() map[string]*message {
+	crd := &message{name: "CustomResourceDefinition", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: metaV1("ObjectMeta")},
 		{name: "spec", num: 2, kind: kMessage, msg: &message{name: "CustomResourceDefinitionSpec", fields: []field{
 			{name: "group", num: 1, kind: kString},
 			{name: "names", num: 3, kind: kMessage, msg: crdNames},
@@ -86,7 +95,12 @@ var (
 			{name: "observedGeneration", num: 4, kind: kInt64, omitZero: true},
 		}}},
 	}}
-)
+	crdList := &message{name: "CustomResourceDefinitionList", typeMeta: true, fields: []field{
+		{name: "metadata", num: 1, kind: kMessage, msg: metaV1("ListMeta")},
+		{name: "items", num: 2, kind: kMessage, pres: repeated, msg: crd}, // null when empty: no omitempty
+	}}
+	return map[string]*message{crd.name: crd, crdList.name: crdList}
+})
 
 // jsonSchemaProps is JSONSchemaProps, which nests itself directly and through
 // the unions JSONSchemaPropsOrArray, OrBool and OrStringArray; it is built
@@ -140,12 +154,12 @@ func newJSONSchemaProps() *message {
 		list("oneOf", 26),
 		list("anyOf", 27),
 		{name: "not", num: 28, kind: kMessage, pres: pointer, msg: props},
-		{name: "properties", num: 29, kind: kMessageMap, omitZero: true, msg: props},
+		{name: "properties", num: 29, kind: kMessageMap, omitZero: true, value: messageValue(props)},
 		{name: "additionalProperties", num: 30, kind: kMessage, pres: pointer, msg: orBool},
-		{name: "patternProperties", num: 31, kind: kMessageMap, omitZero: true, msg: props},
-		{name: "dependencies", num: 32, kind: kMessageMap, omitZero: true, msg: orStringArray},
+		{name: "patternProperties", num: 31, kind: kMessageMap, omitZero: true, value: messageValue(props)},
+		{name: "dependencies", num: 32, kind: kMessageMap, omitZero: true, value: messageValue(orStringArray)},
 		{name: "additionalItems", num: 33, kind: kMessage, pres: pointer, msg: orBool},
-		{name: "definitions", num: 34, kind: kMessageMap, omitZero: true, msg: props},
+		{name: "definitions", num: 34, kind: kMessageMap, omitZero: true, value: messageValue(props)},
 		{name: "externalDocs", num: 35, kind: kMessage, pres: pointer, msg: &message{name: "ExternalDocumentation", fields: []field{
 			{name: "description", num: 1, kind: kString, omitZero: true},
 			{name: "url", num: 2, kind: kString, omitZero: true},

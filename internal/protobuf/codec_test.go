@@ -178,7 +178,7 @@ func TestEncodeErrors(t *testing.T) {
 		msg       string // part of the error's text
 	}{
 		{"no kind", `{"apiVersion":"v1"}`, ErrUnsupported, `kind ""`},
-		{"unknown kind", `{"apiVersion":"v1","kind":"Pod"}`, ErrUnsupported, `"Pod"`},
+		{"unknown kind", `{"apiVersion":"v1","kind":"Widget"}`, ErrUnsupported, `"Widget"`},
 		{"core kind in another group", `{"apiVersion":"apps/v1","kind":"ConfigMap"}`, ErrUnsupported, `"apps/v1"`},
 		{"meta kind without apiVersion", `{"kind":"Status"}`, ErrUnsupported, `"Status"`},
 		{"unknown field", `{"apiVersion":"v1","kind":"ConfigMap","spec":{}}`, ErrInvalid, `unknown fields ["spec"] in ConfigMap`},
@@ -228,7 +228,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"json", []byte(`{"kind":"Status"}`), ErrNotProtobuf, ""},
 		{"empty", nil, ErrNotProtobuf, ""},
 		{"truncated envelope", []byte("k8s\x00\x0a\x05"), ErrMalformed, "Unknown"},
-		{"unsupported kind", envelope("v1", "Pod", nil), ErrUnsupported, `"Pod"`},
+		{"unsupported kind", envelope("v1", "Widget", nil), ErrUnsupported, `"Widget"`},
 		{"content encoding", append(envelope("v1", "Status", nil), 0x1a, 1, 'g'), ErrMalformed, `content encoding "g"`},
 		{"truncated object", envelope("v1", "Status", []byte{0x12, 5, 'a'}), ErrMalformed, "Status field 2"},
 		{"wrong wire type", envelope("v1", "Status", appendVarint(nil, 2, 1)), ErrMalformed, "Status.status has wire type 0"},
@@ -343,7 +343,9 @@ func TestSupports(t *testing.T) {
 		{"apiextensions.k8s.io/v1", "CustomResourceDefinition", true},
 		{"apiextensions.k8s.io/v1", "CustomResourceDefinitionList", true},
 		{"apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", false},
-		{"v1", "Pod", false},
+		{"v1", "Pod", true},
+		{"apps/v1", "Deployment", true},
+		{"v1", "Widget", false},
 		{"v1", "WatchEvent", false},
 		{"", "Status", false},
 	}
@@ -376,7 +378,7 @@ func TestSchema(t *testing.T) {
 				t.Errorf("%s.%s: duplicate name", m.name, f.name)
 			}
 			names[f.name] = true
-			if (f.kind == kMessage || f.kind == kMessageMap) != (f.msg != nil) {
+			if (f.kind == kMessage) != (f.msg != nil) || (f.kind == kMessageMap) != (f.value != nil) {
 				t.Errorf("%s.%s: kind %d with message %v", m.name, f.name, f.kind, f.msg)
 			}
 			if f.pres == pointer && f.omitZero && f.kind != kBytes {
@@ -387,12 +389,12 @@ func TestSchema(t *testing.T) {
 			}
 		}
 	}
-	for _, kinds := range groupKinds {
+	for _, kinds := range data().kinds {
 		for _, m := range kinds {
 			check(m)
 		}
 	}
-	for _, m := range metaKinds {
+	for _, m := range crdKinds() {
 		check(m)
 	}
 	check(unknownMsg)

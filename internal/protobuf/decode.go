@@ -252,7 +252,7 @@ func decodeField(f *field, rs []record, depth int) (any, bool, error) {
 	switch {
 	case f.kind.isMap():
 		if len(rs) == 0 {
-			return nil, false, nil
+			return nil, !f.omitZero, nil
 		}
 		v, err := decodeMap(f, rs, depth)
 		return v, true, err
@@ -262,7 +262,7 @@ func decodeField(f *field, rs []record, depth int) (any, bool, error) {
 		return nil, f.null, nil
 	}
 	r := last(rs)
-	if f.kind == kMessage || f.kind == kFieldsV1 {
+	if f.kind == kMessage || f.kind == kFieldsV1 || f.kind == kIntOrString {
 		r = record{data: concat(rs)}
 	}
 	v, err := decodeOne(f, r, depth)
@@ -327,6 +327,10 @@ func decodeOne(f *field, r record, depth int) (any, error) {
 		return base64.StdEncoding.EncodeToString(r.data), nil
 	case kTime, kMicroTime:
 		return decodeTime(f.kind, r.data)
+	case kQuantity:
+		return decodeQuantity(r.data)
+	case kIntOrString:
+		return decodeIntOrString(r.data)
 	case kFieldsV1, kJSON:
 		return decodeRaw(r.data, depth)
 	}
@@ -372,7 +376,7 @@ func decodeMap(f *field, rs []record, depth int) (map[string]any, error) {
 		case kMessageMap:
 			// The last value wins whole: gogo-protobuf makes a new one for
 			// each occurrence.
-			if obj[key], err = decodeValue(f.msg, val, depth+1); err != nil {
+			if obj[key], err = decodeOne(f.value, record{data: val}, depth+1); err != nil {
 				return nil, within(err, fmt.Sprintf("key %q", key))
 			}
 		case kBytesMap:
@@ -394,6 +398,41 @@ func decodeMap(f *field, rs []record, depth int) (map[string]any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// decodeQuantity returns the JSON string of a Quantity: its string as
+// written. Kube parses it and writes its canonical form ("1000m" is "1"),
+// which is what its own Marshal writes; another writer's is kept as is.
+func decodeQuantity(data []byte) (any, error) {
+	rs, err := split(quantityMsg, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs[0]) == 0 {
+		return "0", nil // the zero Quantity
+	}
+	s := string(last(rs[0]).data)
+	if s == "" {
+		return nil, fmt.Errorf("%w: an empty quantity", ErrMalformed)
+	}
+	return s, nil
+}
+
+// decodeIntOrString returns the JSON number or string of an IntOrString by
+// its type, as its MarshalJSON writes it.
+func decodeIntOrString(data []byte) (any, error) {
+	rs, err := split(intOrStringMsg, data)
+	if err != nil {
+		return nil, err
+	}
+	switch typ := last(rs[0]).n; typ {
+	case 0:
+		return float64(int32(last(rs[1]).n)), nil
+	case 1:
+		return string(last(rs[2]).data), nil
+	default:
+		return nil, fmt.Errorf("%w: IntOrString type %d", ErrNotRepresentable, int64(typ))
+	}
 }
 
 // decodeTime returns the RFC 3339 string of Timestamp bytes, or nil (JSON

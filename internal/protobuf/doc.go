@@ -1,23 +1,26 @@
 // Package protobuf converts between Kubernetes' protobuf wire form and the
-// JSON form (map[string]any) the server keeps objects in, for the few
-// built-in kinds client-go's typed clients send and expect as protobuf,
-// without importing k8s.io/api or k8s.io/apimachinery.
+// JSON form (map[string]any) the server keeps objects in, for every
+// built-in kind the server serves, without importing k8s.io/api or
+// k8s.io/apimachinery.
 //
 // # Scope
 //
-// Encode and Decode handle, under apiVersion v1, Namespace, ConfigMap,
-// Secret and core/v1 Event and their Lists; the access reviews of
-// authorization.k8s.io/v1 (SelfSubjectAccessReview, SubjectAccessReview,
-// LocalSubjectAccessReview, SelfSubjectRulesReview) and
-// authentication.k8s.io/v1 (SelfSubjectReview); apiextensions.k8s.io/v1
-// CustomResourceDefinition and its List; and, under any apiVersion (as
-// Kubernetes registers them in every group version), Status and
-// DeleteOptions. Each carries meta/v1 ObjectMeta or ListMeta with every
-// field. Supports says whether a kind is handled; for other kinds a server
-// answers 406 or 415, or serves JSON. The field numbers and Go field shapes
-// come from k8s.io/api, k8s.io/apimachinery and k8s.io/apiextensions-apiserver
-// v0.37.2 (generated.proto, types.go); test/interop/protobuf proves the
-// bytes equal theirs.
+// The messages come from data: internal/kubespec records, from kube's
+// generated.proto files and the Go types go-to-protobuf made them from
+// (k8s.io/api, k8s.io/kube-aggregator, k8s.io/apimachinery v0.37.2), each
+// served kind's and list's message and every message they use, with the
+// JSON shape of each field (name, omitempty, pointer, inline, named
+// slices). The tables are built from it on first use. Types that encode
+// themselves are kinds of field here: meta/v1 Time, MicroTime and FieldsV1,
+// resource.Quantity, intstr.IntOrString and runtime.RawExtension. Status
+// and DeleteOptions are accepted under any apiVersion (as Kubernetes
+// registers them in every group version), PartialObjectMetadata(List)
+// under meta.k8s.io/v1 and v1beta1. Only apiextensions.k8s.io/v1
+// (CustomResourceDefinition and its List), whose JSONSchemaProps has JSON
+// encodings of its own, is described by hand (apiextensions.go). Supports
+// says whether a kind is handled; for other kinds a server answers 406 or
+// 415, or serves JSON. test/interop/protobuf proves the bytes equal
+// k8s.io/api's for every served kind.
 //
 // # Wire form
 //
@@ -74,6 +77,11 @@
 //     occurrence wins, as in gogo-protobuf; a Time's last occurrence wins
 //     whole, as metav1.Time's Unmarshal replaces it.
 //   - An envelope with a contentEncoding or contentType is rejected.
+//   - A Quantity is decoded as the string on the wire; kube parses it and
+//     writes its canonical form, which is what kube's own Marshal writes,
+//     so only another writer's "1000m" stays "1000m" where kube says "1".
+//   - Repeated scalars are read unpacked, as gogo-protobuf writes proto2
+//     fields; a packed one is rejected as malformed.
 //
 // All functions are safe for concurrent use.
 package protobuf

@@ -126,6 +126,14 @@ func encodeBody(f *field, v any) ([]byte, error) {
 		return toBytes(v)
 	case kTime, kMicroTime:
 		return encodeTime(f.kind, v)
+	case kQuantity:
+		s, err := quantityString(v)
+		if err != nil {
+			return nil, err
+		}
+		return appendString(nil, 1, s), nil
+	case kIntOrString:
+		return encodeIntOrString(v)
 	case kFieldsV1, kJSON:
 		if v == nil { // JSON's null is no raw bytes (never a FieldsV1's, a pointer)
 			return nil, nil
@@ -205,7 +213,7 @@ func encodeMap(b []byte, f *field, v any) ([]byte, error) {
 func appendMapValue(entry []byte, f *field, v any) ([]byte, error) {
 	switch f.kind {
 	case kMessageMap:
-		body, err := encodeValue(f.msg, v)
+		body, err := encodeBody(f.value, v)
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +239,42 @@ func appendMapValue(entry []byte, f *field, v any) ([]byte, error) {
 		return nil, err
 	}
 	return appendBytes(entry, 2, data), nil
+}
+
+// quantityString returns the string of a Quantity's JSON form: a string,
+// or a number as Quantity's UnmarshalJSON accepts it; the zero Quantity,
+// which null stands for, is "0".
+func quantityString(v any) (string, error) {
+	switch q := v.(type) {
+	case nil:
+		return "0", nil
+	case string:
+		return q, nil
+	case json.Number:
+		return string(q), nil
+	case float64:
+		return strconv.FormatFloat(q, 'f', -1, 64), nil
+	case int, int64:
+		return fmt.Sprint(q), nil
+	}
+	return "", fmt.Errorf("want a quantity, got %T", v)
+}
+
+// encodeIntOrString returns the bytes of an IntOrString from its JSON form,
+// a number (type 0) or a string (type 1); every field is written, as its
+// Marshal does. null is the zero IntOrString, the number 0.
+func encodeIntOrString(v any) ([]byte, error) {
+	var typ, n uint64
+	var s string
+	if str, ok := v.(string); ok {
+		typ, s = 1, str
+	} else if v != nil {
+		var err error
+		if n, err = toVarint(kInt32, v); err != nil {
+			return nil, err
+		}
+	}
+	return appendString(appendVarint(appendVarint(nil, 1, typ), 2, n), 3, s), nil
 }
 
 // toBytes returns the bytes of a JSON base64 string.

@@ -54,7 +54,7 @@ func TestEncodeList(t *testing.T) {
 			}
 		})
 	}
-	if _, err := EncodeList("v1", "PodList", "", "", nil); !errors.Is(err, ErrUnsupported) {
+	if _, err := EncodeList("v1", "WidgetList", "", "", nil); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("an unsupported list kind: %v", err)
 	}
 	if _, err := EncodeList("v1", "ConfigMapList", "", "", [][]byte{[]byte("not protobuf")}); err == nil {

@@ -2,8 +2,9 @@ package interop
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,7 +63,7 @@ func TestDiscoveryIsKubes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeDir := kubeModule(t, strings.TrimSuffix(info.GitVersion, "+listwatch"))
+	kubeDir := KubeModule(t, strings.TrimSuffix(info.GitVersion, "+listwatch"))
 	_, lists, err := dc.ServerGroupsAndResources()
 	if err != nil {
 		t.Fatal(err)
@@ -162,21 +161,6 @@ func boolWord(b bool, yes, no string) string {
 	return no
 }
 
-// kubeModule returns the directory of module k8s.io/kubernetes at version,
-// from the module cache or the module proxy.
-func kubeModule(t *testing.T, version string) string {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "go", "mod", "download", "-json", "k8s.io/kubernetes@"+version).Output()
-	if err != nil {
-		t.Fatalf("go mod download k8s.io/kubernetes@%s: %v %s", version, err, out)
-	}
-	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		t.Fatalf("go mod download: %v %s", err, out)
-	}
-	return m.Dir
-}
-
 // builtinObjects are objects of the kinds served from kube's data, as a
 // user writes them (JSON).
 var builtinObjects = map[schema.GroupVersionResource]string{
@@ -196,8 +180,9 @@ var builtinObjects = map[schema.GroupVersionResource]string{
 // type and encoded again by kube's JSON serializer, it is unchanged (the
 // schemas' defaults give the zero values of non-omitempty fields). kube's
 // Go defaulting (replicas, restartPolicy, ...) is not applied here: the
-// comparison is of encodings, not of defaults. client-go's typed clients
-// write protobuf, which these kinds do not have yet: a clean 415.
+// comparison is of encodings, not of defaults. The same object read as
+// protobuf is, to k8s.io/api's protobuf decoder, that Go value. (client-go's
+// typed clients, in protobuf: TestClientGoProtobufKinds.)
 func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
 	dc := dynamicClient(t, lw.URL)
@@ -241,6 +226,9 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if diff := cmp.Diff(jsonValue(t, kube), jsonValue(t, getProtobuf(t, lw.URL, gvr))); diff != "" {
+				t.Errorf("the protobuf GET is not kube's object (-kube +protobuf):\n%s", diff)
+			}
 			want := jsonValue(t, kube)
 			if diff := cmp.Diff(want, jsonValue(t, ours)); diff != "" {
 				t.Errorf("stored object is not kube's encoding (-kube +ours):\n%s", diff)
@@ -250,10 +238,39 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 			}
 		})
 	}
-	_, err := typedClientset(t, lw.URL).AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pb"}}, metav1.CreateOptions{})
-	if !apierrors.IsUnsupportedMediaType(err) {
-		t.Errorf("protobuf create of a Deployment: %v, want 415", err)
+}
+
+// getProtobuf reads default/o of gvr as protobuf and returns the JSON of
+// what k8s.io/api's protobuf decoder makes of it.
+func getProtobuf(t *testing.T, url string, gvr schema.GroupVersionResource) []byte {
+	t.Helper()
+	path := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		path = "/api/" + gvr.Version
 	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path+"/namespaces/default/"+gvr.Resource+"/o", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", mediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("GET %s: %d %s %v", req.URL.Path, resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		t.Fatalf("k8s.io/api's decoder: %v", err)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func jsonValue(t *testing.T, b []byte) any {

@@ -1,7 +1,8 @@
 // Command gen writes internal/kubespec's data file from the files kube
 // publishes in its module: api/discovery (each group-version's resources)
 // and api/openapi-spec/v3 (their schemas), for the group-versions a
-// kube-apiserver of openapi.KubeVersion serves by default.
+// kube-apiserver of openapi.KubeVersion serves by default, and the protobuf
+// messages of their kinds from kube's staging modules (proto.go).
 //
 // The default set: kube-apiserver enables every GA version its storage
 // providers have and disables every beta and alpha one
@@ -103,6 +104,9 @@ func run(out string) error {
 			}
 			spec.Kinds[key] = k
 		}
+	}
+	if spec.Protobuf, err = protobufData(spec.GroupVersions, spec.Kinds); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf) // no name or time in the header: deterministic
