@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
+	"github.com/listwatch/listwatch/internal/server/validation"
 )
 
 // Builtins returns the resources every server serves: those of the
@@ -20,7 +21,8 @@ import (
 // NotServed, each named and scoped as kube's discovery lists it, with its
 // verbs and, where kube has it, its status subresource. The kinds whose
 // kube strategies do more than store what the schema allows have it added
-// here, keyed by group/version/plural (behaviours). Each call returns new
+// here, keyed by group/version/plural (behaviours), and kube's Go
+// validation of the kinds package validation has. Each call returns new
 // values, so servers never share them.
 func Builtins() []*Resource {
 	extras := map[GVR]*Resource{}
@@ -46,6 +48,9 @@ func Builtins() []*Resource {
 				r = &Resource{Group: group, Version: version, Plural: d.Name}
 			}
 			describe(r, d, subs[d.Name])
+			if r.Validate == nil {
+				r.Validate = validation.For(group, version, d.Name)
+			}
 			rs = append(rs, r)
 		}
 	}
