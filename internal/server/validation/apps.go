@@ -14,7 +14,7 @@ func deployment(o api.Object) []api.StatusCause {
 	spec := object(o, "spec")
 	p := path("spec")
 	c.nonNegative(p.child("replicas"), spec["replicas"])
-	c.replicaSetTemplate(spec, p)
+	c.selectedTemplate(spec, p, replicaSetOwner)
 	c.strategy(object(spec, "strategy"), p.child("strategy"))
 	c.nonNegative(p.child("minReadySeconds"), spec["minReadySeconds"])
 	c.nonNegative(p.child("revisionHistoryLimit"), spec["revisionHistoryLimit"])
@@ -35,16 +35,46 @@ func replicaSet(o api.Object) []api.StatusCause {
 	p := path("spec")
 	c.nonNegative(p.child("replicas"), spec["replicas"])
 	c.nonNegative(p.child("minReadySeconds"), spec["minReadySeconds"])
-	c.replicaSetTemplate(spec, p)
+	c.selectedTemplate(spec, p, replicaSetOwner)
 	return c
 }
 
-// replicaSetTemplate is what kube's Deployment and ReplicaSet validation
-// share: a selector that is set, not empty and selects the template's
-// labels, and a template whose pods restart Always.
-func (c *causes) replicaSetTemplate(spec map[string]any, p path) {
+// daemonSet is the part of kube's ValidateDaemonSetSpec users meet first:
+// the selector and the template it must select, the update strategy's
+// type, minReadySeconds, revisionHistoryLimit.
+func daemonSet(o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	p := path("spec")
+	c.selectedTemplate(spec, p, daemonSetOwner)
+	c.nonNegative(p.child("minReadySeconds"), spec["minReadySeconds"])
+	c.nonNegative(p.child("templateGeneration"), spec["templateGeneration"])
+	c.daemonSetStrategy(object(spec, "updateStrategy"), p.child("updateStrategy"))
+	c.nonNegative(p.child("revisionHistoryLimit"), spec["revisionHistoryLimit"])
+	return c
+}
+
+// owner is how kube's validation of a kind that owns pods by a selector
+// differs from one kind to the next.
+type owner struct {
+	// requireSelector: a missing selector is Required (it is then also
+	// one that selects nothing, so no template).
+	requireSelector bool
+	// emptySelector and activeDeadline name the kind in the messages.
+	emptySelector, activeDeadline string
+}
+
+var (
+	replicaSetOwner = owner{true, "empty selector is invalid for deployment", "activeDeadlineSeconds in ReplicaSet is not Supported"}
+	daemonSetOwner  = owner{false, "empty selector is invalid for daemonset", "activeDeadlineSeconds in DaemonSet is not Supported"}
+)
+
+// selectedTemplate is what kube's validation of Deployments, ReplicaSets
+// and DaemonSets shares: a selector that is not empty and selects the
+// template's labels, and a template whose pods restart Always.
+func (c *causes) selectedTemplate(spec map[string]any, p path, o owner) {
 	raw, ok := spec["selector"].(map[string]any)
-	if !ok {
+	if !ok && o.requireSelector {
 		c.required(p.child("selector"), "")
 	}
 	var ls *selector.LabelSelector
@@ -53,8 +83,7 @@ func (c *causes) replicaSetTemplate(spec map[string]any, p path) {
 		b, _ := json.Marshal(raw)
 		_ = json.Unmarshal(b, ls) // the schema has checked its shape
 		if len(ls.MatchLabels)+len(ls.MatchExpressions) == 0 {
-			// kube's message says deployment for ReplicaSets too.
-			c.invalid(p.child("selector"), jsonValue{ls}, "empty selector is invalid for deployment")
+			c.invalid(p.child("selector"), jsonValue{ls}, o.emptySelector)
 		}
 	}
 	sel, err := selector.FromLabelSelector(ls)
@@ -74,7 +103,7 @@ func (c *causes) replicaSetTemplate(spec map[string]any, p path) {
 		c.notSupported(tp.child("spec").child("restartPolicy"), rp, "Always")
 	}
 	if podSpec["activeDeadlineSeconds"] != nil {
-		c.forbidden(tp.child("spec").child("activeDeadlineSeconds"), "activeDeadlineSeconds in ReplicaSet is not Supported")
+		c.forbidden(tp.child("spec").child("activeDeadlineSeconds"), o.activeDeadline)
 	}
 }
 
@@ -91,16 +120,42 @@ func (c *causes) strategy(s map[string]any, p path) {
 			c.required(p.child("rollingUpdate"), "this should be defaulted and never be nil")
 		}
 	default:
-		// kube's value is its internal DeploymentStrategy, whose fields
-		// have no JSON names.
-		type rollingUpdate struct{ MaxUnavailable, MaxSurge any }
-		internal := struct {
-			Type          string
-			RollingUpdate *rollingUpdate
-		}{Type: str(s, "type")}
-		if ru := object(s, "rollingUpdate"); ru != nil {
-			internal.RollingUpdate = &rollingUpdate{ru["maxUnavailable"], ru["maxSurge"]}
-		}
-		c.add(api.CauseTypeFieldValueNotSupported, p, "Unsupported value: "+render(internal)+`: supported values: "Recreate", "RollingUpdate"`)
+		c.add(api.CauseTypeFieldValueNotSupported, p, "Unsupported value: "+render(internalStrategy(s))+`: supported values: "Recreate", "RollingUpdate"`)
 	}
+}
+
+// daemonSetStrategy is kube's ValidateDaemonSetUpdateStrategy, less the
+// checks of maxSurge and maxUnavailable.
+func (c *causes) daemonSetStrategy(s map[string]any, p path) {
+	switch str(s, "type") {
+	case "OnDelete":
+	case "RollingUpdate":
+		if s["rollingUpdate"] == nil {
+			c.required(p.child("rollingUpdate"), "")
+		}
+	default:
+		c.add(api.CauseTypeFieldValueNotSupported, p, "Unsupported value: "+render(internalStrategy(s))+`: supported values: "RollingUpdate", "OnDelete"`)
+	}
+}
+
+// internalStrategy is a Deployment's or DaemonSet's strategy as kube's
+// internal type, whose fields have no JSON names, renders it in messages.
+func internalStrategy(s map[string]any) any {
+	type rollingUpdate struct{ MaxUnavailable, MaxSurge any }
+	internal := struct {
+		Type          string
+		RollingUpdate *rollingUpdate
+	}{Type: str(s, "type")}
+	if ru := object(s, "rollingUpdate"); ru != nil {
+		// IntOrStrings, not pointers: unset is 0.
+		internal.RollingUpdate = &rollingUpdate{intOrZero(ru["maxUnavailable"]), intOrZero(ru["maxSurge"])}
+	}
+	return internal
+}
+
+func intOrZero(v any) any {
+	if v == nil {
+		return 0
+	}
+	return v
 }

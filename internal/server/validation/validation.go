@@ -23,4 +23,5 @@ var byResource = map[[3]string]Func{
 	{"", "v1", "podtemplates"}:    podTemplate,
 	{"apps", "v1", "deployments"}: deployment,
 	{"apps", "v1", "replicasets"}: replicaSet,
+	{"apps", "v1", "daemonsets"}:  daemonSet,
 }

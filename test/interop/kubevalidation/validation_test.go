@@ -21,6 +21,8 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/capabilities"
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
@@ -47,8 +49,13 @@ var kinds = map[schema.GroupVersionKind]kind{
 	{Version: "v1", Kind: "Pod"}:                       {pod.Strategy, "pods", []string{"spec"}},
 	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}: {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
 }
+
+// listwatch does not refuse privileged containers: it is kube-apiserver
+// with --allow-privileged=true, as kubeadm and kind run it.
+func init() { capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: true}) }
 
 // ours are the server's resources, pruned and defaulted as it does.
 var ours = func() map[string]*resource.Resource {
@@ -163,8 +170,8 @@ func encode(t *testing.T, obj map[string]any) []byte {
 // TestManifests validates the real manifests both ways.
 func TestManifests(t *testing.T) {
 	ms := readManifests(t)
-	if len(ms) < 19 {
-		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 19", len(ms))
+	if len(ms) < 22 {
+		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 22", len(ms))
 	}
 	// The manifests kube rejects, and why.
 	rejected := map[string]string{
@@ -231,11 +238,10 @@ var podSpecMutations = map[string]func(spec map[string]any){
 	},
 }
 
-// objectMutations each break one rule of a Deployment or ReplicaSet.
+// objectMutations each break one rule of a Deployment, ReplicaSet or
+// DaemonSet.
 var objectMutations = map[string]func(obj map[string]any){
-	"replicas negative":        func(o map[string]any) { spec(o)["replicas"] = -1 },
 	"minReadySeconds negative": func(o map[string]any) { spec(o)["minReadySeconds"] = -2 },
-	"selector missing":         func(o map[string]any) { delete(spec(o), "selector") },
 	"selector empty":           func(o map[string]any) { spec(o)["selector"] = map[string]any{} },
 	"selector matches no labels": func(o map[string]any) {
 		spec(o)["selector"] = map[string]any{"matchLabels": map[string]any{"no": "such"}}
@@ -246,6 +252,20 @@ var objectMutations = map[string]func(obj map[string]any){
 	},
 	"template restartPolicy Never": func(o map[string]any) { template(o)["spec"].(map[string]any)["restartPolicy"] = "Never" },
 	"template activeDeadline":      func(o map[string]any) { template(o)["spec"].(map[string]any)["activeDeadlineSeconds"] = 5 },
+}
+
+// replicasMutations each break one rule of a Deployment or ReplicaSet.
+var replicasMutations = map[string]func(obj map[string]any){
+	"replicas negative": func(o map[string]any) { spec(o)["replicas"] = -1 },
+	"selector missing":  func(o map[string]any) { delete(spec(o), "selector") },
+}
+
+// daemonSetMutations each break one rule of a DaemonSet only.
+var daemonSetMutations = map[string]func(obj map[string]any){
+	"updateStrategy unknown": func(o map[string]any) {
+		spec(o)["updateStrategy"] = map[string]any{"type": "Blue", "rollingUpdate": map[string]any{"maxSurge": 1}}
+	},
+	"selector missing": func(o map[string]any) { delete(spec(o), "selector") },
 }
 
 // deploymentMutations each break one rule of a Deployment only.
@@ -287,14 +307,19 @@ func TestMutations(t *testing.T) {
 		for name, mutate := range objectMutations {
 			run(name, mutate)
 		}
-		if m.gvk.Kind == "Deployment" {
-			for name, mutate := range deploymentMutations {
+		byKind := map[string][]map[string]func(map[string]any){
+			"Deployment": {replicasMutations, deploymentMutations},
+			"ReplicaSet": {replicasMutations},
+			"DaemonSet":  {daemonSetMutations},
+		}
+		for _, mutations := range byKind[m.gvk.Kind] {
+			for name, mutate := range mutations {
 				run(name, mutate)
 			}
 		}
 	}
-	if n < 450 {
-		t.Fatalf("%d mutated objects, want at least 450", n)
+	if n < 550 {
+		t.Fatalf("%d mutated objects, want at least 550", n)
 	}
 }
 
