@@ -97,13 +97,20 @@ func (c *causes) selectedTemplate(spec map[string]any, p path, o owner) {
 	if !sel.Empty() && !sel.Matches(labels) {
 		c.invalid(tp.child("metadata", "labels"), jsonValue{labels}, "`selector` does not match template `labels`")
 	}
-	c.podTemplateSpec(template, tp)
+	c.ownedTemplate(template, tp, o.activeDeadline)
+}
+
+// ownedTemplate is what kube checks of the template of a kind that keeps
+// pods running: its pod spec, restartPolicy Always, no deadline
+// (activeDeadline is the message).
+func (c *causes) ownedTemplate(template map[string]any, p path, activeDeadline string) {
+	c.podTemplateSpec(template, p)
 	podSpec := object(template, "spec")
 	if rp := str(podSpec, "restartPolicy"); rp != "Always" {
-		c.notSupported(tp.child("spec").child("restartPolicy"), rp, "Always")
+		c.notSupported(p.child("spec", "restartPolicy"), rp, "Always")
 	}
 	if podSpec["activeDeadlineSeconds"] != nil {
-		c.forbidden(tp.child("spec").child("activeDeadlineSeconds"), o.activeDeadline)
+		c.forbidden(p.child("spec", "activeDeadlineSeconds"), activeDeadline)
 	}
 }
 

@@ -27,6 +27,41 @@ func podTemplate(o api.Object) []api.StatusCause {
 	return c
 }
 
+// replicationController is kube's ValidateReplicationControllerSpec: a
+// selector (a map of labels) that is set and selects the template's
+// labels, replicas set and not negative, a template whose pods restart
+// Always.
+func replicationController(o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	p := path("spec")
+	c.nonNegative(p.child("minReadySeconds"), spec["minReadySeconds"])
+	selector := stringMap(spec, "selector")
+	if len(selector) == 0 {
+		c.required(p.child("selector"), "")
+	}
+	if spec["replicas"] == nil {
+		c.required(p.child("replicas"), "")
+	} else {
+		c.nonNegative(p.child("replicas"), spec["replicas"])
+	}
+	template, ok := spec["template"].(map[string]any)
+	tp := p.child("template")
+	if !ok {
+		c.required(tp, "")
+		return c
+	}
+	labels := stringMap(object(template, "metadata"), "labels")
+	for k, v := range selector {
+		if l, ok := labels[k]; !ok || l != v {
+			c.invalid(tp.child("metadata", "labels"), jsonValue{labels}, "`selector` does not match template `labels`")
+			break
+		}
+	}
+	c.ownedTemplate(template, tp, "activeDeadlineSeconds in ReplicationController is not Supported")
+	return c
+}
+
 // podTemplateSpec is kube's ValidatePodTemplateSpec: labels and spec.
 func (c *causes) podTemplateSpec(t map[string]any, p path) {
 	c.labels(stringMap(object(t, "metadata"), "labels"), p.child("labels"))

@@ -27,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/api"
@@ -47,6 +48,7 @@ type kind struct {
 
 var kinds = map[schema.GroupVersionKind]kind{
 	{Version: "v1", Kind: "Pod"}:                       {pod.Strategy, "pods", []string{"spec"}},
+	{Version: "v1", Kind: "ReplicationController"}:     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
 	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
@@ -170,8 +172,8 @@ func encode(t *testing.T, obj map[string]any) []byte {
 // TestManifests validates the real manifests both ways.
 func TestManifests(t *testing.T) {
 	ms := readManifests(t)
-	if len(ms) < 22 {
-		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 22", len(ms))
+	if len(ms) < 30 {
+		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 30", len(ms))
 	}
 	// The manifests kube rejects, and why.
 	rejected := map[string]string{
@@ -268,6 +270,19 @@ var daemonSetMutations = map[string]func(obj map[string]any){
 	"selector missing": func(o map[string]any) { delete(spec(o), "selector") },
 }
 
+// replicationControllerMutations each break one rule of a
+// ReplicationController.
+var replicationControllerMutations = map[string]func(obj map[string]any){
+	"replicas negative":          func(o map[string]any) { spec(o)["replicas"] = -1 },
+	"minReadySeconds negative":   func(o map[string]any) { spec(o)["minReadySeconds"] = -2 },
+	"selector matches no labels": func(o map[string]any) { spec(o)["selector"] = map[string]any{"no": "such"} },
+	"template missing":           func(o map[string]any) { delete(spec(o), "template") },
+	"template restartPolicy Never": func(o map[string]any) {
+		template(o)["spec"].(map[string]any)["restartPolicy"] = "OnFailure"
+	},
+	"template activeDeadline": func(o map[string]any) { template(o)["spec"].(map[string]any)["activeDeadlineSeconds"] = 5 },
+}
+
 // deploymentMutations each break one rule of a Deployment only.
 var deploymentMutations = map[string]func(obj map[string]any){
 	"strategy Recreate with rollingUpdate": func(o map[string]any) {
@@ -301,16 +316,17 @@ func TestMutations(t *testing.T) {
 		for name, mutate := range podSpecMutations {
 			run(name, func(obj map[string]any) { mutate(at(obj, kinds[m.gvk].podSpec...)) })
 		}
-		if m.gvk.Group != "apps" {
-			continue
-		}
-		for name, mutate := range objectMutations {
-			run(name, mutate)
+		if m.gvk.Group == "apps" {
+			for name, mutate := range objectMutations {
+				run(name, mutate)
+			}
 		}
 		byKind := map[string][]map[string]func(map[string]any){
 			"Deployment": {replicasMutations, deploymentMutations},
 			"ReplicaSet": {replicasMutations},
 			"DaemonSet":  {daemonSetMutations},
+
+			"ReplicationController": {replicationControllerMutations},
 		}
 		for _, mutations := range byKind[m.gvk.Kind] {
 			for name, mutate := range mutations {
@@ -318,8 +334,8 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
-	if n < 550 {
-		t.Fatalf("%d mutated objects, want at least 550", n)
+	if n < 760 {
+		t.Fatalf("%d mutated objects, want at least 760", n)
 	}
 }
 
