@@ -75,7 +75,7 @@ func (c *causes) labels(labels map[string]string, p path) {
 			c.invalid(p, k, msg)
 		}
 		for _, msg := range kubefmt.LabelValue(labels[k]) {
-			c.invalid(p.key(k), labels[k], msg)
+			c.invalid(p, labels[k], msg)
 		}
 	}
 }
@@ -396,4 +396,127 @@ func (c *causes) resources(res map[string]any, p path) {
 func overcommitAllowed(name string) bool {
 	native := !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/")
 	return native && !strings.HasPrefix(name, "hugepages-")
+}
+
+var (
+	serviceTypes      = []string{"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"}
+	sessionAffinities = []string{"ClientIP", "None"}
+	trafficPolicies   = []string{"Cluster", "Local"}
+)
+
+// service is the part of kube's ValidateServiceCreate that does not depend
+// on the cluster IPs kube's allocator gives: ports, type, selector,
+// session affinity, external name, node ports, traffic policy.
+func service(o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	p := path("spec")
+	typ := str(spec, "type")
+	ips, _ := spec["clusterIPs"].([]any)
+	headless := len(ips) > 0 && ips[0] == "None"
+	ports := list(spec, "ports")
+	if len(ports) == 0 && !headless && typ != "ExternalName" {
+		c.required(p.child("ports"), "")
+	}
+	switch typ {
+	case "LoadBalancer", "NodePort":
+		if headless {
+			c.invalid(p.child("clusterIPs").index(0), "None", "may not be set to 'None' for "+typ+" services")
+		}
+	case "ExternalName":
+		if cname := strings.TrimSuffix(str(spec, "externalName"), "."); cname == "" {
+			c.required(p.child("externalName"), "")
+		} else {
+			for _, msg := range kubefmt.Util.DNS1123Subdomain(cname) {
+				c.invalid(p.child("externalName"), cname, msg)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for i, v := range ports {
+		port, _ := v.(map[string]any)
+		c.servicePort(port, len(ports) > 1, names, p.child("ports").index(i))
+	}
+	if spec["selector"] != nil {
+		c.labels(stringMap(spec, "selector"), p.child("selector"))
+	}
+	c.enum(p.child("sessionAffinity"), str(spec, "sessionAffinity"), sessionAffinities...)
+	if typ == "" {
+		c.required(p.child("type"), "")
+	} else if !slices.Contains(serviceTypes, typ) {
+		c.notSupported(p.child("type"), typ, serviceTypes...)
+	}
+	nodePorts, seen := map[string]bool{}, map[string]bool{}
+	for i, v := range ports {
+		port, _ := v.(map[string]any)
+		pp := p.child("ports").index(i)
+		protocol := str(port, "protocol")
+		nodePort, _ := integer(port["nodePort"])
+		if nodePort != 0 {
+			if typ == "ClusterIP" {
+				c.forbidden(pp.child("nodePort"), "may not be used when `type` is 'ClusterIP'")
+			}
+			if key := fmt.Sprint(protocol, nodePort); nodePorts[key] {
+				c.duplicate(pp.child("nodePort"), nodePort)
+			} else {
+				nodePorts[key] = true
+			}
+		}
+		number, _ := integer(port["port"])
+		if key := fmt.Sprint(protocol, "/", number); seen[key] {
+			// kube's value is its internal ServicePort of the protocol and
+			// port, whose fields have no JSON names.
+			c.duplicate(pp, jsonValue{struct {
+				Name, Protocol string
+				AppProtocol    *string
+				Port           int64
+				TargetPort     int
+				NodePort       int
+			}{Protocol: protocol, Port: number}})
+		} else {
+			seen[key] = true
+		}
+	}
+	if spec["allocateLoadBalancerNodePorts"] != nil && typ != "LoadBalancer" {
+		c.forbidden(p.child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'")
+	}
+	// kube's ExternallyAccessible.
+	accessible := typ == "LoadBalancer" || typ == "NodePort" || typ == "ClusterIP" && len(list(spec, "externalIPs")) > 0
+	if policy := str(spec, "externalTrafficPolicy"); !accessible {
+		if policy != "" {
+			c.invalid(p.child("externalTrafficPolicy"), jsonValue{policy}, "may only be set for externally-accessible services")
+		}
+	} else {
+		c.enum(p.child("externalTrafficPolicy"), policy, trafficPolicies...)
+	}
+	return c
+}
+
+// servicePort is kube's validateServicePort.
+func (c *causes) servicePort(port map[string]any, requireName bool, names map[string]bool, p path) {
+	name := str(port, "name")
+	if requireName && name == "" {
+		c.required(p.child("name"), "")
+	} else if name != "" {
+		for _, msg := range kubefmt.Util.DNS1123Label(name) {
+			c.invalid(p.child("name"), name, msg)
+		}
+		if names[name] {
+			c.duplicate(p.child("name"), name)
+		} else {
+			names[name] = true
+		}
+	}
+	number, _ := integer(port["port"])
+	c.portNumber(p.child("port"), number)
+	c.enum(p.child("protocol"), str(port, "protocol"), portProtocols...)
+	switch target := port["targetPort"].(type) {
+	case string:
+		for _, msg := range portNameErrors(target) {
+			c.invalid(p.child("targetPort"), target, msg)
+		}
+	default:
+		n, _ := integer(target)
+		c.portNumber(p.child("targetPort"), n)
+	}
 }

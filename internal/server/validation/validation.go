@@ -21,6 +21,7 @@ func For(group, version, plural string) Func {
 var byResource = map[[3]string]Func{
 	{"", "v1", "pods"}:                   pod,
 	{"", "v1", "replicationcontrollers"}: replicationController,
+	{"", "v1", "services"}:               service,
 	{"", "v1", "podtemplates"}:           podTemplate,
 	{"apps", "v1", "deployments"}:        deployment,
 	{"apps", "v1", "replicasets"}:        replicaSet,
