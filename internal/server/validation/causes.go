@@ -28,6 +28,8 @@ func (p path) child(names ...string) path {
 
 func (p path) index(i int) path { return p + path("["+strconv.Itoa(i)+"]") }
 
+func (p path) key(k string) path { return p + path("["+k+"]") }
+
 // causes collects the errors of one object, each as apimachinery's
 // field.Error becomes a StatusCause: its type, its path, and its ErrorBody
 // (the type's words, the bad value, the detail).

@@ -88,6 +88,11 @@ var (
 	pullPolicies          = []string{"Always", "IfNotPresent", "Never"}
 	portProtocols         = []string{"SCTP", "TCP", "UDP"}
 	terminationMsgPolicys = []string{"File", "FallbackToLogsOnError"}
+	serviceTypes          = []string{"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"}
+	sessionAffinities     = []string{"ClientIP", "None"}
+	trafficPolicies       = []string{"Cluster", "Local"}
+	accessModes           = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"}
+	volumeModes           = []string{"Block", "Filesystem"}
 )
 
 // podSpec is the part of kube's ValidatePodSpec that users meet first:
@@ -398,12 +403,6 @@ func overcommitAllowed(name string) bool {
 	return native && !strings.HasPrefix(name, "hugepages-")
 }
 
-var (
-	serviceTypes      = []string{"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"}
-	sessionAffinities = []string{"ClientIP", "None"}
-	trafficPolicies   = []string{"Cluster", "Local"}
-)
-
 // service is the part of kube's ValidateServiceCreate that does not depend
 // on the cluster IPs kube's allocator gives: ports, type, selector,
 // session affinity, external name, node ports, traffic policy.
@@ -519,4 +518,43 @@ func (c *causes) servicePort(port map[string]any, requireName bool, names map[st
 		n, _ := integer(target)
 		c.portNumber(p.child("targetPort"), n)
 	}
+}
+
+// persistentVolumeClaim is the part of kube's
+// ValidatePersistentVolumeClaimSpec users meet first: access modes, the
+// storage request, the volume mode.
+func persistentVolumeClaim(o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	p := path("spec")
+	modes := list(spec, "accessModes")
+	if len(modes) == 0 {
+		c.required(p.child("accessModes"), "at least 1 access mode is required")
+	}
+	onePod, other := false, false
+	for _, v := range modes {
+		mode, _ := v.(string)
+		switch {
+		case !slices.Contains(accessModes, mode):
+			c.notSupported(p.child("accessModes"), mode, accessModes...)
+		case mode == "ReadWriteOncePod":
+			onePod = true
+		default:
+			other = true
+		}
+	}
+	if onePod && other {
+		c.forbidden(p.child("accessModes"), "may not use ReadWriteOncePod with other access modes")
+	}
+	storage, ok := stringMap(object(spec, "resources"), "requests")["storage"]
+	sp := p.child("resources").key("storage")
+	if !ok {
+		c.required(sp, "")
+	} else if cmp, err := cellib.CompareQuantities(storage, "0"); err == nil && cmp <= 0 {
+		c.invalid(sp, storage, "must be greater than zero")
+	}
+	if mode, ok := spec["volumeMode"].(string); ok && !slices.Contains(volumeModes, mode) {
+		c.notSupported(p.child("volumeMode"), mode, volumeModes...)
+	}
+	return c
 }

@@ -22,6 +22,7 @@ var byResource = map[[3]string]Func{
 	{"", "v1", "pods"}:                   pod,
 	{"", "v1", "replicationcontrollers"}: replicationController,
 	{"", "v1", "services"}:               service,
+	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,
 	{"", "v1", "podtemplates"}:           podTemplate,
 	{"apps", "v1", "deployments"}:        deployment,
 	{"apps", "v1", "replicasets"}:        replicaSet,

@@ -25,6 +25,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
@@ -51,6 +52,7 @@ var kinds = map[schema.GroupVersionKind]kind{
 	{Version: "v1", Kind: "Pod"}:                       {pod.Strategy, "pods", []string{"spec"}},
 	{Version: "v1", Kind: "ReplicationController"}:     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
 	{Version: "v1", Kind: "Service"}:                   {service.Strategy, "services", nil},
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
 	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
@@ -182,8 +184,8 @@ func encode(t *testing.T, obj map[string]any) []byte {
 // TestManifests validates the real manifests both ways.
 func TestManifests(t *testing.T) {
 	ms := readManifests(t)
-	if len(ms) < 51 {
-		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 51", len(ms))
+	if len(ms) < 53 {
+		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 53", len(ms))
 	}
 	// The manifests kube rejects, and why.
 	rejected := map[string]string{
@@ -327,6 +329,17 @@ var serviceMutations = map[string]func(obj map[string]any){
 	},
 }
 
+// claimMutations each break one rule of a PersistentVolumeClaim.
+var claimMutations = map[string]func(obj map[string]any){
+	"no access modes":          func(o map[string]any) { delete(spec(o), "accessModes") },
+	"access mode unknown":      func(o map[string]any) { spec(o)["accessModes"] = []any{"ReadWriteSometimes"} },
+	"ReadWriteOncePod and RWO": func(o map[string]any) { spec(o)["accessModes"] = []any{"ReadWriteOncePod", "ReadWriteOnce"} },
+	"no storage request":       func(o map[string]any) { at(o, "spec", "resources")["requests"] = map[string]any{"cpu": "1"} },
+	"storage zero":             func(o map[string]any) { at(o, "spec", "resources", "requests")["storage"] = "0" },
+	"storage negative":         func(o map[string]any) { at(o, "spec", "resources", "requests")["storage"] = "-5Gi" },
+	"volumeMode unknown":       func(o map[string]any) { spec(o)["volumeMode"] = "Raw" },
+}
+
 // deploymentMutations each break one rule of a Deployment only.
 var deploymentMutations = map[string]func(obj map[string]any){
 	"strategy Recreate with rollingUpdate": func(o map[string]any) {
@@ -374,6 +387,7 @@ func TestMutations(t *testing.T) {
 
 			"ReplicationController": {replicationControllerMutations},
 			"Service":               {serviceMutations},
+			"PersistentVolumeClaim": {claimMutations},
 		}
 		for _, mutations := range byKind[m.gvk.Kind] {
 			for name, mutate := range mutations {
@@ -381,8 +395,8 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
-	if n < 950 {
-		t.Fatalf("%d mutated objects, want at least 950", n)
+	if n < 965 {
+		t.Fatalf("%d mutated objects, want at least 965", n)
 	}
 }
 
