@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// TestBadDeploymentWithKubectl applies Deployments kube rejects and checks
-// that kubectl shows kube's message and that nothing is stored.
-func TestBadDeploymentWithKubectl(t *testing.T) {
+// TestInvalidBuiltinsWithKubectl applies Deployments, a Service and a
+// PersistentVolumeClaim kube rejects and checks that kubectl shows kube's
+// message and that nothing is stored.
+func TestInvalidBuiltinsWithKubectl(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Skip("kubectl is not installed")
@@ -21,6 +22,7 @@ func TestBadDeploymentWithKubectl(t *testing.T) {
 	tests := []struct {
 		name, manifest string
 		want           []string
+		path           string // where the object would be
 	}{
 		{"selector", `apiVersion: apps/v1
 kind: Deployment
@@ -31,7 +33,8 @@ spec:
     metadata: {labels: {app: api}}
     spec:
       containers: [{name: nginx, image: "nginx:1.27"}]
-`, []string{"The Deployment \"bad-selector\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"api\"}: `selector` does not match template `labels`"}},
+`, []string{"The Deployment \"bad-selector\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"api\"}: `selector` does not match template `labels`"},
+			"/apis/apps/v1/namespaces/default/deployments/bad-selector"},
 		{"containers", `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: bad-containers}
@@ -53,11 +56,37 @@ spec:
 			`* spec.template.spec.containers[1].image: Required value`,
 			`* spec.template.spec.containers[1].name: Duplicate value: "Web_1"`,
 			`* spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"`,
-		}},
+		}, "/apis/apps/v1/namespaces/default/deployments/bad-containers"},
+		{"service", `apiVersion: v1
+kind: Service
+metadata: {name: bad-service}
+spec:
+  type: ClusterIP
+  selector: {app: web}
+  ports: [{port: 80, nodePort: 30080}, {port: 80, targetPort: http--x}]
+`, []string{
+			`The Service "bad-service" is invalid: `,
+			`* spec.ports[0].name: Required value`,
+			`* spec.ports[1].name: Required value`,
+			`* spec.ports[1].targetPort: Invalid value: "http--x": must not contain consecutive hyphens`,
+			"* spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'",
+			`* spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,"TargetPort":0,"NodePort":0}`,
+		}, "/api/v1/namespaces/default/services/bad-service"},
+		{"claim", `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: bad-claim}
+spec:
+  accessModes: [ReadWriteOncePod, ReadWriteOnce]
+  resources: {requests: {storage: "0"}}
+`, []string{
+			`The PersistentVolumeClaim "bad-claim" is invalid: `,
+			`* spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes`,
+			`* spec.resources[storage]: Invalid value: "0": must be greater than zero`,
+		}, "/api/v1/namespaces/default/persistentvolumeclaims/bad-claim"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), "d.yaml")
+			file := filepath.Join(t.TempDir(), "o.yaml")
 			if err := os.WriteFile(file, []byte(tt.manifest), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -65,15 +94,15 @@ spec:
 			defer cancel()
 			out, err := exec.CommandContext(ctx, kubectl, "--server", s.URL, "-n", "default", "apply", "-f", file).CombinedOutput()
 			if err == nil {
-				t.Fatalf("kubectl apply of a bad Deployment succeeded:\n%s", out)
+				t.Fatalf("kubectl apply of an invalid object succeeded:\n%s", out)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(string(out), w) {
 					t.Errorf("kubectl apply: no %q in\n%s", w, out)
 				}
 			}
-			if code, _ := s.request(t, "GET", "/apis/apps/v1/namespaces/default/deployments/bad-"+tt.name, "", ""); code != http.StatusNotFound {
-				t.Errorf("rejected deployment is stored: GET answers %d", code)
+			if code, _ := s.request(t, "GET", tt.path, "", ""); code != http.StatusNotFound {
+				t.Errorf("rejected object is stored: GET answers %d", code)
 			}
 		})
 	}
