@@ -25,10 +25,12 @@ import (
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/core/configmap"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
+	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	sigsjson "sigs.k8s.io/json"
 
@@ -53,6 +55,8 @@ var kinds = map[schema.GroupVersionKind]kind{
 	{Version: "v1", Kind: "ReplicationController"}:     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
 	{Version: "v1", Kind: "Service"}:                   {service.Strategy, "services", nil},
 	{Version: "v1", Kind: "PersistentVolumeClaim"}:     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
+	{Version: "v1", Kind: "ConfigMap"}:                 {configmap.Strategy, "configmaps", nil},
+	{Version: "v1", Kind: "Secret"}:                    {secret.Strategy, "secrets", nil},
 	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
@@ -184,8 +188,8 @@ func encode(t *testing.T, obj map[string]any) []byte {
 // TestManifests validates the real manifests both ways.
 func TestManifests(t *testing.T) {
 	ms := readManifests(t)
-	if len(ms) < 53 {
-		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 53", len(ms))
+	if len(ms) < 58 {
+		t.Fatalf("%d objects of the validated kinds in the manifests, want at least 58", len(ms))
 	}
 	// The manifests kube rejects, and why.
 	rejected := map[string]string{
@@ -340,6 +344,25 @@ var claimMutations = map[string]func(obj map[string]any){
 	"volumeMode unknown":       func(o map[string]any) { spec(o)["volumeMode"] = "Raw" },
 }
 
+// dataMutations each break one rule of a ConfigMap or Secret (whose data
+// is base64; a ConfigMap's is not, but "eHh4" is data either way).
+var dataMutations = map[string]func(obj map[string]any){
+	"data keys": func(o map[string]any) {
+		at(o, "data")["a b"] = "eA=="
+		at(o, "data")[".."] = "eA=="
+		at(o, "data")["..x"] = "eA=="
+	},
+	"data too large": func(o map[string]any) { at(o, "data")["big"] = strings.Repeat("eHh4", 1<<20/3+1) },
+}
+
+// configMapMutations each break one rule of a ConfigMap only.
+var configMapMutations = map[string]func(obj map[string]any){
+	"data key twice": func(o map[string]any) {
+		at(o, "data")["k"] = "x"
+		at(o, "binaryData")["k"] = "eA=="
+	},
+}
+
 // deploymentMutations each break one rule of a Deployment only.
 var deploymentMutations = map[string]func(obj map[string]any){
 	"strategy Recreate with rollingUpdate": func(o map[string]any) {
@@ -388,6 +411,8 @@ func TestMutations(t *testing.T) {
 			"ReplicationController": {replicationControllerMutations},
 			"Service":               {serviceMutations},
 			"PersistentVolumeClaim": {claimMutations},
+			"ConfigMap":             {dataMutations, configMapMutations},
+			"Secret":                {dataMutations},
 		}
 		for _, mutations := range byKind[m.gvk.Kind] {
 			for name, mutate := range mutations {
@@ -395,8 +420,8 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
-	if n < 965 {
-		t.Fatalf("%d mutated objects, want at least 965", n)
+	if n < 980 {
+		t.Fatalf("%d mutated objects, want at least 980", n)
 	}
 }
 
