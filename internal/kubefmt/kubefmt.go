@@ -139,6 +139,30 @@ func LabelKey(k string) []string {
 	return msgs
 }
 
+// configKeyFmt is what a ConfigMap's or Secret's data key may hold.
+const configKeyFmt = "[-._a-zA-Z0-9]+"
+
+var configKeyRE = regexp.MustCompile("^" + configKeyFmt + "$")
+
+// ConfigMapKey is util/validation's IsConfigMapKey: a key of a ConfigMap's
+// or Secret's data, which kubelets make file names.
+func ConfigMapKey(k string) []string {
+	var msgs []string
+	if len(k) > 253 {
+		msgs = append(msgs, Util.maxLen(253))
+	}
+	if !configKeyRE.MatchString(k) {
+		msgs = append(msgs, regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", configKeyFmt, "key.name", "KEY_NAME", "key-name"))
+	}
+	switch {
+	case k == "." || k == "..":
+		msgs = append(msgs, "must not be '"+k+"'")
+	case strings.HasPrefix(k, ".."):
+		msgs = append(msgs, "must not start with '..'")
+	}
+	return msgs
+}
+
 // LabelValue is content.IsLabelValue.
 func LabelValue(v string) []string {
 	var msgs []string

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubefmt"
 	"github.com/listwatch/listwatch/internal/kubespec"
+	"github.com/listwatch/listwatch/internal/server/validation"
 )
 
 // Builtins returns the resources every server serves: those of the
@@ -20,7 +21,8 @@ import (
 // NotServed, each named and scoped as kube's discovery lists it, with its
 // verbs and, where kube has it, its status subresource. The kinds whose
 // kube strategies do more than store what the schema allows have it added
-// here, keyed by group/version/plural (behaviours). Each call returns new
+// here, keyed by group/version/plural (behaviours), and kube's Go
+// validation of the kinds package validation has. Each call returns new
 // values, so servers never share them.
 func Builtins() []*Resource {
 	extras := map[GVR]*Resource{}
@@ -46,6 +48,9 @@ func Builtins() []*Resource {
 				r = &Resource{Group: group, Version: version, Plural: d.Name}
 			}
 			describe(r, d, subs[d.Name])
+			if r.Validate == nil {
+				r.Validate = validation.For(group, version, d.Name)
+			}
 			rs = append(rs, r)
 		}
 	}
@@ -252,9 +257,6 @@ func lower(s string) string {
 	return string(b)
 }
 
-// configKey is what kube accepts as a ConfigMap or Secret data key.
-var configKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
-
 // maxDataSize is kube's limit on a ConfigMap's or Secret's data (1 MiB).
 const maxDataSize = 1 << 20
 
@@ -267,13 +269,19 @@ func validateConfigMap(o api.Object) []api.StatusCause {
 	bin, _ := o["binaryData"].(map[string]any)
 	for k := range bin {
 		if _, dup := data[k]; dup {
-			causes = append(causes, invalid("data["+k+"]", "duplicate of key present in binaryData"))
+			causes = append(causes, invalid("data["+k+"]", strconv.Quote(k)+": duplicate of key present in binaryData"))
 		}
 	}
 	if size > maxDataSize {
-		causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueTooLong, Field: "data", Message: fmt.Sprintf("Too long: must have at most %d bytes", maxDataSize)})
+		// kube names the whole object by field.NewPath(""), which prints "[]".
+		causes = append(causes, tooLong("[]", maxDataSize))
 	}
 	return causes
+}
+
+// tooLong is field.TooLong, whose value kube omits.
+func tooLong(field string, most int) api.StatusCause {
+	return api.StatusCause{Type: api.CauseTypeFieldValueTooLong, Field: field, Message: fmt.Sprintf("Too long: may not be more than %d bytes", most)}
 }
 
 func validateSecret(o api.Object) []api.StatusCause {
@@ -285,7 +293,7 @@ func validateSecret(o api.Object) []api.StatusCause {
 		}
 	}
 	if size > maxDataSize {
-		causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueTooLong, Field: "data", Message: fmt.Sprintf("Too long: must have at most %d bytes", maxDataSize)})
+		causes = append(causes, tooLong("data", maxDataSize))
 	}
 	return causes
 }
@@ -304,8 +312,8 @@ func checkDataMap(o api.Object, field string, binary bool, size *int) []api.Stat
 	var causes []api.StatusCause
 	for k, val := range m {
 		f := field + "[" + k + "]"
-		if len(k) > 253 || !configKey.MatchString(k) {
-			causes = append(causes, invalid(f, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"))
+		for _, msg := range kubefmt.ConfigMapKey(k) {
+			causes = append(causes, invalid(f, strconv.Quote(k)+": "+msg))
 		}
 		s, ok := val.(string)
 		if !ok {

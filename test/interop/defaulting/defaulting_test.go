@@ -7,15 +7,9 @@
 package defaulting
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/featuregate"
@@ -52,10 +45,10 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
-	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
+	"github.com/listwatch/listwatch/test/interop/manifests"
 )
 
 // kube is a scheme with every k8s.io/api type and kube's defaulters of the
@@ -115,45 +108,14 @@ func TestFeatureGates(t *testing.T) {
 // both ways.
 func TestManifests(t *testing.T) {
 	var n int
-	err := filepath.WalkDir("../testdata/manifests", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
-			return err
+	manifests.Each(t, "../testdata/manifests", func(name string, tm metav1.TypeMeta, js []byte) {
+		gvk := tm.GroupVersionKind()
+		if !kube.Recognizes(gvk) {
+			return // a custom resource
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for i := 0; ; i++ {
-			doc, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			js, err := yaml.YAMLToJSON(doc)
-			if err != nil {
-				return err
-			}
-			var tm metav1.TypeMeta
-			if err := json.Unmarshal(js, &tm); err != nil || tm.Kind == "" {
-				continue // an empty document
-			}
-			gvk := tm.GroupVersionKind()
-			if !kube.Recognizes(gvk) {
-				continue // a custom resource
-			}
-			n++
-			t.Run(strings.TrimPrefix(path, "../testdata/manifests/")+"#"+tm.Kind, func(t *testing.T) {
-				compare(t, gvk, js)
-			})
-		}
-		return nil
+		n++
+		t.Run(name, func(t *testing.T) { compare(t, gvk, js) })
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 100 {
 		t.Fatalf("%d objects in the manifests, want at least 100", n)
 	}

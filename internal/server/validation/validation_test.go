@@ -1,0 +1,80 @@
+package validation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
+)
+
+// The differential test against kube's own validation is in the interop
+// module (test/interop/kubevalidation); these cases keep this module's
+// tests failing when the package does.
+func TestFor(t *testing.T) {
+	container := func(name string) map[string]any {
+		return map[string]any{"name": name, "image": "nginx", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}
+	}
+	podSpec := func(restart string, containers ...any) map[string]any {
+		return map[string]any{"containers": containers, "restartPolicy": restart, "dnsPolicy": "ClusterFirst", "terminationGracePeriodSeconds": 30}
+	}
+	tests := []struct {
+		name                   string
+		group, version, plural string
+		obj                    api.Object
+		want                   []api.StatusCause
+	}{
+		{"valid pod", "", "v1", "pods", api.Object{"spec": podSpec("Always", container("web"))}, nil},
+		{"pod", "", "v1", "pods", api.Object{"spec": podSpec("Sometimes", container("Web"), container("Web"))}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.containers[0].name", Message: `Invalid value: "Web": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.containers[1].name", Message: `Invalid value: "Web": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			{Type: api.CauseTypeFieldValueDuplicate, Field: "spec.containers[1].name", Message: `Duplicate value: "Web"`},
+			{Type: api.CauseTypeFieldValueNotSupported, Field: "spec.restartPolicy", Message: `Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`},
+		}},
+		{"deployment", "apps", "v1", "deployments", api.Object{"spec": map[string]any{
+			"replicas": -1, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"strategy": map[string]any{"type": "Recreate"},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "api"}}, "spec": podSpec("Always", container("web"))},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.replicas", Message: "Invalid value: -1: must be greater than or equal to 0"},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.metadata.labels", Message: "Invalid value: {\"app\":\"api\"}: `selector` does not match template `labels`"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := For(tt.group, tt.version, tt.plural)(tt.obj)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("causes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if For("", "v1", "configmaps") != nil {
+		t.Error("configmaps have a validation here, want none")
+	}
+}
+
+// BenchmarkPod validates a defaulted Pod of two containers with ports,
+// environment, mounts and resources: the cost validation adds to a Pod's
+// create.
+func BenchmarkPod(b *testing.B) {
+	obj, err := api.ParseObject([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","labels":{"app":"web"}},
+	"spec":{"containers":[{"name":"web","image":"registry.k8s.io/nginx:1.25","ports":[{"containerPort":80,"name":"http"}],
+	"env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},{"name":"MODE","value":"prod"}],
+	"resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"250m","memory":"256Mi"}},
+	"volumeMounts":[{"name":"config","mountPath":"/etc/web"},{"name":"cache","mountPath":"/cache"}]},
+	{"name":"sidecar","image":"busybox","command":["sh","-c","tail -f /dev/null"],"resources":{"requests":{"cpu":"10m"}}}],
+	"volumes":[{"name":"config","configMap":{"name":"web"}},{"name":"cache"}]}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defaulting.For("", "v1", "Pod")(obj)
+	validate := For("", "v1", "pods")
+	if causes := validate(obj); len(causes) != 0 {
+		b.Fatalf("a valid pod: %v", causes)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		validate(obj)
+	}
+}
