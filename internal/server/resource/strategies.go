@@ -1,0 +1,187 @@
+package resource
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
+	labelsel "github.com/listwatch/listwatch/selector"
+)
+
+// strategies are what kube's registries (pkg/registry/<group>/<kind>) do on
+// a write of a built-in kind beyond its schema and defaulting, keyed by
+// group/version/plural; each sets fields of the kind's Resource, leaving
+// the others as behaviours made them.
+var strategies = map[GVR]func(*Resource){
+	{"apps", "v1", "deployments"}:        withScale(structuredSelector),
+	{"apps", "v1", "replicasets"}:        withScale(structuredSelector),
+	{"apps", "v1", "statefulsets"}:       withScale(structuredSelector),
+	{"", "v1", "replicationcontrollers"}: withScale(setSelector),
+	{"", "v1", "pods"}:                   func(r *Resource) { r.Prepare = then(r.Prepare, preparePod) },
+}
+
+// withScale serves the scale subresource as kube's ScaleREST of the kind:
+// replicas at spec.replicas and status.replicas, the selector the Scale
+// reports computed from spec.selector by selectorOf.
+func withScale(selectorOf func(spec map[string]any) string) func(*Resource) {
+	return func(r *Resource) {
+		r.Scale = &ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", Selector: func(obj map[string]any) string {
+			spec, _ := obj["spec"].(map[string]any)
+			return selectorOf(spec)
+		}}
+		r.Subresources = append(r.Subresources, ScaleSubresource)
+	}
+}
+
+// structuredSelector is metav1.LabelSelectorAsSelector(spec.selector).String(),
+// as scaleFromDeployment (and its ReplicaSet and StatefulSet twins) report it.
+func structuredSelector(spec map[string]any) string {
+	s, _ := labelSelectorString(spec["selector"])
+	return s
+}
+
+// setSelector is labels.SelectorFromSet(spec.selector).String(), as
+// scaleFromRC reports a ReplicationController's map selector.
+func setSelector(spec map[string]any) string {
+	m, _ := spec["selector"].(map[string]any)
+	s, _ := labelSelectorString(map[string]any{"matchLabels": m})
+	return s
+}
+
+// labelSelectorString is the LabelSelector v (its JSON form) as kube's
+// labels.Selector String() writes it; ok is false when kube could not
+// convert it (validation refuses such selectors).
+func labelSelectorString(v any) (s string, ok bool) {
+	b, err := json.Marshal(v)
+	var ls *labelsel.LabelSelector
+	if err != nil || json.Unmarshal(b, &ls) != nil {
+		return "", false
+	}
+	sel, err := labelsel.FromLabelSelector(ls)
+	if err != nil {
+		return "", false
+	}
+	return sel.String(), true
+}
+
+// then runs first (when set), then next.
+func then(first, next func(obj, old api.Object)) func(obj, old api.Object) {
+	if first == nil {
+		return next
+	}
+	return func(obj, old api.Object) {
+		first(obj, old)
+		next(obj, old)
+	}
+}
+
+// preparePod does what kube's pod PrepareForCreate does that needs no
+// node: status reset to phase Pending with the pod's QoS class and, when
+// the pod has scheduling gates, its PodScheduled condition saying so. An
+// update keeps the stored status (StatusSubresource does that).
+func preparePod(obj, old api.Object) {
+	if old != nil {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	status := map[string]any{"phase": "Pending"}
+	if gates, _ := spec["schedulingGates"].([]any); len(gates) > 0 {
+		status["conditions"] = []any{map[string]any{
+			"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+			"message": "Scheduling is blocked due to non-empty scheduling gates",
+			// kube's UpdatePodCondition stamps the transition; kube's
+			// typed encoder writes the zero probe time as null.
+			"lastProbeTime": nil, "lastTransitionTime": api.NewTime(time.Now()).Format("2006-01-02T15:04:05Z"),
+		}}
+	}
+	status["qosClass"] = podQOS(spec)
+	obj["status"] = status
+}
+
+// podQOS is kube's qos.ComputePodQOS with the 1.37 default gates
+// (PodLevelResources and its kubelet QoS fix on): the pod-level resources
+// decide when they set a supported resource, else the containers' do.
+func podQOS(spec map[string]any) string {
+	if res, ok := spec["resources"].(map[string]any); ok && podLevelSet(res) {
+		return requirementsQOS(res)
+	}
+	var qos string
+	for _, list := range []string{"initContainers", "containers"} {
+		cs, _ := spec[list].([]any)
+		for _, c := range cs {
+			c, _ := c.(map[string]any)
+			res, _ := c["resources"].(map[string]any)
+			switch cq := requirementsQOS(res); {
+			case cq == "Burstable":
+				return cq
+			case qos == "":
+				qos = cq
+			case qos != cq:
+				return "Burstable"
+			}
+		}
+	}
+	if qos == "" {
+		return "BestEffort"
+	}
+	return qos
+}
+
+// podLevelSet is kube's IsPodLevelResourcesSet: requests or limits name
+// cpu, memory or a hugepages- resource.
+func podLevelSet(res map[string]any) bool {
+	for _, f := range []string{"requests", "limits"} {
+		m, _ := res[f].(map[string]any)
+		for name := range m {
+			if name == "cpu" || name == "memory" || strings.HasPrefix(name, "hugepages-") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requirementsQOS is kube's requirementsQOS: BestEffort without requests
+// and limits, else by cpu and memory: Guaranteed when each has limit equal
+// to request and above zero, BestEffort when neither has either, Burstable
+// otherwise.
+func requirementsQOS(res map[string]any) string {
+	requests, _ := res["requests"].(map[string]any)
+	limits, _ := res["limits"].(map[string]any)
+	if len(requests) == 0 && len(limits) == 0 {
+		return "BestEffort"
+	}
+	var qos string
+	for _, name := range []string{"cpu", "memory"} {
+		req, lim := quantityOf(requests[name]), quantityOf(limits[name])
+		rq := "Guaranteed"
+		switch {
+		case req.Cmp(lim) != 0:
+			return "Burstable"
+		case req.Sign() == 0:
+			rq = "BestEffort"
+		}
+		if qos == "" {
+			qos = rq
+		} else if qos != rq {
+			return "Burstable"
+		}
+	}
+	return qos
+}
+
+// quantityOf is the value of a resource quantity in a requests or limits
+// map; absent (or, as validation refuses it, malformed) reads as zero.
+func quantityOf(v any) *big.Rat {
+	s, _ := v.(string)
+	if n, ok := v.(json.Number); ok {
+		s = string(n)
+	}
+	if q, ok := defaulting.QuantityValue(s); ok {
+		return q
+	}
+	return new(big.Rat)
+}

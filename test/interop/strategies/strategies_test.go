@@ -1,0 +1,218 @@
+// Package strategies proves what listwatch does on a write of a built-in
+// kind beyond defaulting equal to what kube-apiserver's registries do, by
+// running kube's own code (k8s.io/kubernetes pkg/registry, and the
+// apimachinery functions its ScaleREST calls) on the same inputs.
+package strategies
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	kubecore "k8s.io/kubernetes/pkg/apis/core"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
+	lwresource "github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// builtin is listwatch's Resource for group/version/plural.
+func builtin(t *testing.T, group, version, plural string) *lwresource.Resource {
+	t.Helper()
+	for _, r := range lwresource.Builtins() {
+		if r.Group == group && r.Version == version && r.Plural == plural {
+			return r
+		}
+	}
+	t.Fatalf("no built-in %s/%s %s", group, version, plural)
+	return nil
+}
+
+// quantities reach each branch of kube's QoS: zero, equal values written
+// differently (1 and 1000m, 1Gi and 1024Mi), and unequal ones.
+var quantities = []string{"0", "1", "1000m", "100m", "1Gi", "1024Mi", "512Mi", "2"}
+
+// randomResources fills requests and limits of cpu, memory and a resource
+// QoS ignores, each present or not.
+func randomResources(r *rand.Rand) corev1.ResourceRequirements {
+	list := func() corev1.ResourceList {
+		if r.Intn(3) == 0 {
+			return nil
+		}
+		l := corev1.ResourceList{}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
+			if r.Intn(2) == 0 {
+				l[name] = resource.MustParse(quantities[r.Intn(len(quantities))])
+			}
+		}
+		return l
+	}
+	return corev1.ResourceRequirements{Requests: list(), Limits: list()}
+}
+
+// TestPodPrepareForCreate creates random pods both ways: kube's (its v1
+// defaulting, conversion to the internal type, the pod strategy's
+// PrepareForCreate, conversion back) and listwatch's (its defaulting, the
+// status reset of a create, the pod Resource's Prepare), and compares the
+// status each stores: phase, QoS class and the conditions of gated pods.
+// Pod-level resources are left out: kube's DefaultPodLevelResources, which
+// fills them in before the QoS is computed, is not replicated.
+func TestPodPrepareForCreate(t *testing.T) {
+	pods := builtin(t, "", "v1", "pods")
+	r := rand.New(rand.NewSource(1))
+	for i := range 500 {
+		pod := &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default"},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSGuaranteed},
+		}
+		for n := range 1 + r.Intn(3) {
+			c := corev1.Container{Name: fmt.Sprintf("c%d", n), Image: "nginx", Resources: randomResources(r)}
+			if r.Intn(4) == 0 {
+				pod.Spec.InitContainers = append(pod.Spec.InitContainers, c)
+			} else {
+				pod.Spec.Containers = append(pod.Spec.Containers, c)
+			}
+		}
+		if r.Intn(4) == 0 {
+			pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/gate"}}
+		}
+		js, err := json.Marshal(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := kubeStatus(t, pod)
+		got := ourStatus(t, pods, js)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("pod %s: kube's status (-) and ours (+) differ:\n%s\n%s", pod.Name, diff, js)
+		}
+	}
+}
+
+// kubeStatus is the status kube-apiserver stores for a new pod.
+func kubeStatus(t *testing.T, pod *corev1.Pod) corev1.PodStatus {
+	t.Helper()
+	v1 := pod.DeepCopy()
+	legacyscheme.Scheme.Default(v1)
+	var internal kubecore.Pod
+	if err := legacyscheme.Scheme.Convert(v1, &internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	podstrategy.Strategy.PrepareForCreate(context.Background(), &internal)
+	var out corev1.Pod
+	if err := legacyscheme.Scheme.Convert(&internal, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	return sameTimes(out.Status)
+}
+
+// ourStatus is the status listwatch stores for the pod js, as its create
+// prepares it (registry initMeta: defaults, status reset, Prepare).
+func ourStatus(t *testing.T, pods *lwresource.Resource, js []byte) corev1.PodStatus {
+	t.Helper()
+	obj, err := api.ParseObject(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaulting.For("", "v1", "Pod")(obj)
+	obj["status"] = map[string]any{}
+	pods.Prepare(obj, nil)
+	b, err := api.MarshalObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out corev1.Pod
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return sameTimes(out.Status)
+}
+
+// sameTimes sets the conditions' transition times, the clock's, to one
+// value, leaving a missing one missing.
+func sameTimes(s corev1.PodStatus) corev1.PodStatus {
+	for i, c := range s.Conditions {
+		if !c.LastTransitionTime.IsZero() {
+			s.Conditions[i].LastTransitionTime = metav1.Unix(1, 0)
+		}
+	}
+	return s
+}
+
+// keys and values are label keys and values, prefixed or not, sorting in
+// different orders than they are written.
+var (
+	keys   = []string{"app", "tier", "example.com/role", "a", "z-z", "app.kubernetes.io/name"}
+	values = []string{"web", "a", "b", "v1.2", "Z", "x_y"}
+)
+
+// TestScaleSelector compares the selector of a built-in's Scale with the
+// string kube's ScaleREST reports: metav1.LabelSelectorAsSelector(spec.
+// selector).String() for deployments, replicasets and statefulsets
+// (scaleFromDeployment and its twins), labels.SelectorFromSet(spec.
+// selector).String() for replicationcontrollers (scaleFromRC), for random
+// selectors.
+func TestScaleSelector(t *testing.T) {
+	deployments := builtin(t, "apps", "v1", "deployments")
+	rcs := builtin(t, "", "v1", "replicationcontrollers")
+	r := rand.New(rand.NewSource(2))
+	pick := func(l []string) string { return l[r.Intn(len(l))] }
+	ops := []metav1.LabelSelectorOperator{metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist}
+	for range 500 {
+		ls := &metav1.LabelSelector{}
+		set := map[string]string{}
+		for range r.Intn(3) {
+			k, v := pick(keys), pick(values)
+			set[k] = v
+			if ls.MatchLabels == nil {
+				ls.MatchLabels = map[string]string{}
+			}
+			ls.MatchLabels[k] = v
+		}
+		for range r.Intn(3) {
+			e := metav1.LabelSelectorRequirement{Key: pick(keys), Operator: ops[r.Intn(len(ops))]}
+			if e.Operator == metav1.LabelSelectorOpIn || e.Operator == metav1.LabelSelectorOpNotIn {
+				for range 1 + r.Intn(3) {
+					e.Values = append(e.Values, pick(values))
+				}
+			}
+			ls.MatchExpressions = append(ls.MatchExpressions, e)
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := appsv1.Deployment{Spec: appsv1.DeploymentSpec{Selector: ls}}
+		if got, want := deployments.Scale.Selector(asMap(t, d)), sel.String(); got != want {
+			t.Errorf("deployment selector %+v: got %q, kube's %q", ls, got, want)
+		}
+		rc := corev1.ReplicationController{Spec: corev1.ReplicationControllerSpec{Selector: set}}
+		if got, want := rcs.Scale.Selector(asMap(t, rc)), labels.SelectorFromSet(set).String(); got != want {
+			t.Errorf("replication controller selector %v: got %q, kube's %q", set, got, want)
+		}
+	}
+}
+
+func asMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
