@@ -100,3 +100,27 @@ func TestPodPrepareForCreate(t *testing.T) {
 			want: map[string]any{"status.phase": "Running", "status.qosClass": "BestEffort"}},
 	})
 }
+
+// TestCreateOnUpdateAndDeletedObject checks two storage choices of kube's
+// registries: a PUT creates a missing lease, limit range, endpoints or
+// service (their strategies AllowCreateOnUpdate) but not a missing
+// configmap, and a DELETE answers the deleted pod, service or storage
+// class (ReturnDeletedObject) but a Status for a configmap.
+func TestCreateOnUpdateAndDeletedObject(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	const ns = "/api/v1/namespaces/default/"
+	runSteps(t, ts, []step{
+		{name: "put lease", method: "PUT", path: "/apis/coordination.k8s.io/v1/namespaces/default/leases/l", body: `{"metadata":{"name":"l"}}`, code: 201},
+		{name: "put limit range", method: "PUT", path: ns + "limitranges/l", body: `{"metadata":{"name":"l"}}`, code: 201},
+		{name: "put endpoints", method: "PUT", path: ns + "endpoints/e", body: `{"metadata":{"name":"e"}}`, code: 201},
+		{name: "put service", method: "PUT", path: ns + "services/s", body: `{"metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}}`, code: 201},
+		{name: "put configmap", method: "PUT", path: ns + "configmaps/c", body: `{"metadata":{"name":"c"}}`, code: 404},
+		{name: "pod", method: "POST", path: ns + "pods", body: `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, code: 201},
+		{name: "delete pod", method: "DELETE", path: ns + "pods/p", code: 200, want: map[string]any{"kind": "Pod", "metadata.name": "p"}},
+		{name: "delete service", method: "DELETE", path: ns + "services/s", code: 200, want: map[string]any{"kind": "Service", "metadata.name": "s"}},
+		{name: "storage class", method: "POST", path: "/apis/storage.k8s.io/v1/storageclasses", body: `{"metadata":{"name":"sc"},"provisioner":"example.com/p"}`, code: 201},
+		{name: "delete storage class", method: "DELETE", path: "/apis/storage.k8s.io/v1/storageclasses/sc", code: 200, want: map[string]any{"kind": "StorageClass"}},
+		{name: "configmap", method: "POST", path: ns + "configmaps", body: `{"metadata":{"name":"c"}}`, code: 201},
+		{name: "delete configmap", method: "DELETE", path: ns + "configmaps/c", code: 200, want: map[string]any{"kind": "Status", "status": "Success"}},
+	})
+}

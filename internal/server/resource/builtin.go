@@ -111,7 +111,7 @@ func describe(r *Resource, d kubespec.APIResource, subs []string) {
 	r.StrategicMerge = true // every kind with a Go type takes strategic merge patches
 	r.Definition = kubespec.DefinitionName(r.Group, r.Version, r.Kind)
 	r.Generation = generation[GVR{r.Group, r.Version, r.Plural}]
-	if strategy := strategies[GVR{r.Group, r.Version, r.Plural}]; strategy != nil {
+	for _, strategy := range strategies[GVR{r.Group, r.Version, r.Plural}] {
 		strategy(r)
 	}
 }

@@ -15,13 +15,39 @@ import (
 // a write of a built-in kind beyond its schema and defaulting, keyed by
 // group/version/plural; each sets fields of the kind's Resource, leaving
 // the others as behaviours made them.
-var strategies = map[GVR]func(*Resource){
-	{"apps", "v1", "deployments"}:        withScale(structuredSelector),
-	{"apps", "v1", "replicasets"}:        withScale(structuredSelector),
-	{"apps", "v1", "statefulsets"}:       withScale(structuredSelector),
-	{"", "v1", "replicationcontrollers"}: withScale(setSelector),
-	{"", "v1", "pods"}:                   func(r *Resource) { r.Prepare = then(r.Prepare, preparePod) },
+var strategies = map[GVR][]func(*Resource){
+	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector)},
+	{"apps", "v1", "replicasets"}:                       {withScale(structuredSelector)},
+	{"apps", "v1", "statefulsets"}:                      {withScale(structuredSelector)},
+	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
+	{"", "v1", "pods"}:                                  {returnDeleted, func(r *Resource) { r.Prepare = then(r.Prepare, preparePod) }},
+	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate},
+	{"", "v1", "endpoints"}:                             {createOnUpdate},
+	{"", "v1", "limitranges"}:                           {createOnUpdate},
+	{"coordination.k8s.io", "v1", "leases"}:             {createOnUpdate},
+	{"node.k8s.io", "v1", "runtimeclasses"}:             {createOnUpdate},
+	{"", "v1", "podtemplates"}:                          {returnDeleted},
+	{"", "v1", "persistentvolumes"}:                     {returnDeleted},
+	{"", "v1", "persistentvolumeclaims"}:                {returnDeleted},
+	{"", "v1", "resourcequotas"}:                        {returnDeleted},
+	{"storage.k8s.io", "v1", "storageclasses"}:          {returnDeleted},
+	{"storage.k8s.io", "v1", "csidrivers"}:              {returnDeleted},
+	{"storage.k8s.io", "v1", "csinodes"}:                {returnDeleted},
+	{"storage.k8s.io", "v1", "volumeattachments"}:       {returnDeleted},
+	{"storage.k8s.io", "v1", "volumeattributesclasses"}: {returnDeleted},
+	{"resource.k8s.io", "v1", "deviceclasses"}:          {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceclaims"}:         {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceclaimtemplates"}: {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceslices"}:         {returnDeleted},
 }
+
+// returnDeleted is a kind whose kube storage sets ReturnDeletedObject: a
+// DELETE answers the object, not a Status.
+func returnDeleted(r *Resource) { r.ReturnDeletedObject = true }
+
+// createOnUpdate is a kind whose kube strategy's AllowCreateOnUpdate is
+// true: a PUT of a missing object creates it.
+func createOnUpdate(r *Resource) { r.CreateOnUpdate = true }
 
 // withScale serves the scale subresource as kube's ScaleREST of the kind:
 // replicas at spec.replicas and status.replicas, the selector the Scale
