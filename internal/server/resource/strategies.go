@@ -3,6 +3,8 @@ package resource
 import (
 	"encoding/json"
 	"math/big"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,11 +18,12 @@ import (
 // group/version/plural; each sets fields of the kind's Resource, leaving
 // the others as behaviours made them.
 var strategies = map[GVR][]func(*Resource){
-	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector)},
+	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector), prepare(prepareDeployment)},
+	{"apps", "v1", "daemonsets"}:                        {prepare(prepareDaemonSet)},
 	{"apps", "v1", "replicasets"}:                       {withScale(structuredSelector)},
 	{"apps", "v1", "statefulsets"}:                      {withScale(structuredSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
-	{"", "v1", "pods"}:                                  {returnDeleted, func(r *Resource) { r.Prepare = then(r.Prepare, preparePod) }},
+	{"", "v1", "pods"}:                                  {returnDeleted, prepare(preparePod)},
 	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate},
 	{"", "v1", "endpoints"}:                             {createOnUpdate},
 	{"", "v1", "limitranges"}:                           {createOnUpdate},
@@ -93,15 +96,82 @@ func labelSelectorString(v any) (s string, ok bool) {
 	return sel.String(), true
 }
 
-// then runs first (when set), then next.
-func then(first, next func(obj, old api.Object)) func(obj, old api.Object) {
-	if first == nil {
-		return next
+// prepare adds p to the kind's Prepare, after what behaviours set.
+func prepare(p func(obj, old api.Object)) func(*Resource) {
+	return func(r *Resource) {
+		first := r.Prepare
+		if first == nil {
+			r.Prepare = p
+			return
+		}
+		r.Prepare = func(obj, old api.Object) {
+			first(obj, old)
+			p(obj, old)
+		}
 	}
-	return func(obj, old api.Object) {
-		first(obj, old)
-		next(obj, old)
+}
+
+// GenerationOf reads obj's metadata.generation; 0 when it has none.
+func GenerationOf(obj api.Object) int64 {
+	switch g := obj.Metadata()["generation"].(type) {
+	case int:
+		return int64(g)
+	case int64:
+		return g
+	case interface{ Int64() (int64, error) }:
+		n, _ := g.Int64()
+		return n
+	case float64:
+		return int64(g)
 	}
+	return 0
+}
+
+// prepareDeployment bumps a Deployment's generation when its annotations
+// change, as kube's deployment PrepareForUpdate does (they are copied to
+// its ReplicaSets); a spec change bumps it as for every kind with
+// Generation. kube compares the maps semantically: nil equals empty.
+func prepareDeployment(obj, old api.Object) {
+	if old == nil {
+		return
+	}
+	a, _ := obj.Metadata()["annotations"].(map[string]any)
+	b, _ := old.Metadata()["annotations"].(map[string]any)
+	if (len(a) != 0 || len(b) != 0) && !reflect.DeepEqual(a, b) {
+		obj.SetMeta("generation", GenerationOf(old)+1)
+	}
+}
+
+// templateGeneration is the annotation a v1 DaemonSet carries its internal
+// spec.templateGeneration in (appsv1.DeprecatedTemplateGeneration).
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+// prepareDaemonSet keeps a DaemonSet's template generation as kube's
+// strategy and v1 conversion do: on create the annotation's value when
+// it is a positive integer, else 1; on update the stored one, plus 1 when
+// spec.template changed (the generation moves with it, as with every
+// spec change).
+func prepareDaemonSet(obj, old api.Object) {
+	md := obj.Metadata()
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	var tg int64
+	if old == nil {
+		s, _ := ann[templateGeneration].(string)
+		tg, _ = strconv.ParseInt(s, 10, 64)
+		tg = max(tg, 1)
+	} else {
+		oldAnn, _ := old.Metadata()["annotations"].(map[string]any)
+		s, _ := oldAnn[templateGeneration].(string)
+		tg, _ = strconv.ParseInt(s, 10, 64)
+		if !reflect.DeepEqual(Path(obj, "spec", "template"), Path(old, "spec", "template")) {
+			tg++
+		}
+	}
+	ann[templateGeneration] = strconv.FormatInt(tg, 10)
 }
 
 // preparePod does what kube's pod PrepareForCreate does that needs no

@@ -14,17 +14,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	kubeapps "k8s.io/kubernetes/pkg/apis/apps"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	kubecore "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	daemonsetstrategy "k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	deploymentstrategy "k8s.io/kubernetes/pkg/registry/apps/deployment"
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	lwresource "github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/test/interop"
 )
 
 // builtin is listwatch's Resource for group/version/plural.
@@ -212,6 +222,148 @@ func asMap(t *testing.T, v any) map[string]any {
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGenerationOfWorkloads writes Deployments and DaemonSets to a
+// listwatch binary with client-go and compares metadata.generation and
+// the DaemonSet's template generation annotation with what kube's own
+// strategies (PrepareForCreate, PrepareForUpdate, between its v1
+// conversions) make of the same create and update: a Deployment's
+// generation moves with its annotations, a DaemonSet's annotation keeps
+// the stored template generation and moves with spec.template.
+func TestGenerationOfWorkloads(t *testing.T) {
+	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "a"}}
+	deploymentCases := []struct {
+		name   string
+		change func(*appsv1.Deployment)
+	}{
+		{"annotation added", func(d *appsv1.Deployment) { d.Annotations = map[string]string{"a": "1"} }},
+		{"label added", func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "1"} }},
+		{"empty annotations", func(d *appsv1.Deployment) { d.Annotations = map[string]string{} }},
+		{"replicas and annotation", func(d *appsv1.Deployment) {
+			d.Spec.Replicas = ptr.To[int32](5)
+			d.Annotations = map[string]string{"b": "2"}
+		}},
+	}
+	for i, c := range deploymentCases {
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d%d", i), Namespace: "default"},
+			Spec:       appsv1.DeploymentSpec{Selector: selector, Template: template},
+		}
+		created, err := cs.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := created.DeepCopy()
+		c.change(next)
+		updated, err := cs.AppsV1().Deployments("default").Update(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := kubeUpdate(t, created, next, func() runtime.Object { return &kubeapps.Deployment{} }, &appsv1.Deployment{}, deploymentstrategy.Strategy)
+		if updated.Generation != want.GetGeneration() {
+			t.Errorf("deployment %s: generation %d, kube's %d", c.name, updated.Generation, want.GetGeneration())
+		}
+	}
+	daemonSetCases := []struct {
+		name   string
+		create map[string]string // annotations on create
+		change func(*appsv1.DaemonSet)
+	}{
+		{"template changed", nil, func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.Containers[0].Image = "nginx:2" }},
+		{"created at 5, template changed", map[string]string{templateGeneration: "5"}, func(d *appsv1.DaemonSet) { d.Spec.Template.Labels["x"] = "y" }},
+		{"annotation written by the client", map[string]string{templateGeneration: "5"}, func(d *appsv1.DaemonSet) { d.Annotations[templateGeneration] = "99" }},
+		{"annotation dropped", nil, func(d *appsv1.DaemonSet) { delete(d.Annotations, templateGeneration) }},
+		{"min ready seconds", nil, func(d *appsv1.DaemonSet) { d.Spec.MinReadySeconds = 3 }},
+		{"created at 0", map[string]string{templateGeneration: "0"}, func(d *appsv1.DaemonSet) { d.Labels = map[string]string{"a": "b"} }},
+	}
+	for i, c := range daemonSetCases {
+		d := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ds%d", i), Namespace: "default", Annotations: c.create},
+			Spec:       appsv1.DaemonSetSpec{Selector: selector, Template: *template.DeepCopy()},
+		}
+		created, err := cs.AppsV1().DaemonSets("default").Create(ctx, d, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCreated := kubeCreate(t, d, &kubeapps.DaemonSet{}, &appsv1.DaemonSet{}, daemonsetstrategy.Strategy)
+		if got, want := created.Annotations[templateGeneration], wantCreated.GetAnnotations()[templateGeneration]; got != want {
+			t.Errorf("daemonset %s: created with template generation %q, kube's %q", c.name, got, want)
+		}
+		next := created.DeepCopy()
+		c.change(next)
+		updated, err := cs.AppsV1().DaemonSets("default").Update(ctx, next, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := kubeUpdate(t, created, next, func() runtime.Object { return &kubeapps.DaemonSet{} }, &appsv1.DaemonSet{}, daemonsetstrategy.Strategy)
+		if updated.Generation != want.GetGeneration() || updated.Annotations[templateGeneration] != want.GetAnnotations()[templateGeneration] {
+			t.Errorf("daemonset %s: generation %d, template generation %q; kube's %d, %q", c.name,
+				updated.Generation, updated.Annotations[templateGeneration], want.GetGeneration(), want.GetAnnotations()[templateGeneration])
+		}
+	}
+}
+
+// templateGeneration is appsv1.DeprecatedTemplateGeneration.
+const templateGeneration = appsv1.DeprecatedTemplateGeneration
+
+// kubeCreate is in (a v1 object) as kube-apiserver stores it on create:
+// defaulted, converted to its internal form, prepared by strategy s and
+// converted back into out.
+func kubeCreate(t *testing.T, in, internal, out runtime.Object, s interface {
+	PrepareForCreate(context.Context, runtime.Object)
+}) metav1.Object {
+	t.Helper()
+	v := in.DeepCopyObject()
+	legacyscheme.Scheme.Default(v)
+	convert(t, v, internal)
+	s.PrepareForCreate(context.Background(), internal)
+	convert(t, internal, out)
+	return accessor(t, out)
+}
+
+// kubeUpdate is next replacing the stored old as kube-apiserver stores it:
+// both in internal form, next's generation the stored one (BeforeUpdate),
+// prepared by strategy s, converted back into out.
+func kubeUpdate(t *testing.T, old, next runtime.Object, internal func() runtime.Object, out runtime.Object, s interface {
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+}) metav1.Object {
+	t.Helper()
+	oi, ni := internal(), internal()
+	convert(t, old, oi)
+	n := next.DeepCopyObject()
+	legacyscheme.Scheme.Default(n)
+	convert(t, n, ni)
+	accessor(t, ni).SetGeneration(accessor(t, oi).GetGeneration())
+	s.PrepareForUpdate(context.Background(), ni, oi)
+	convert(t, ni, out)
+	return accessor(t, out)
+}
+
+func convert(t *testing.T, in, out runtime.Object) {
+	t.Helper()
+	if err := legacyscheme.Scheme.Convert(in, out, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func accessor(t *testing.T, obj runtime.Object) metav1.Object {
+	t.Helper()
+	m, err := meta.Accessor(obj)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return m
