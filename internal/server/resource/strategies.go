@@ -20,6 +20,7 @@ import (
 var strategies = map[GVR][]func(*Resource){
 	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector), prepare(prepareDeployment)},
 	{"apps", "v1", "daemonsets"}:                        {prepare(prepareDaemonSet)},
+	{"batch", "v1", "jobs"}:                             {prepare(prepareJob)},
 	{"apps", "v1", "replicasets"}:                       {withScale(structuredSelector)},
 	{"apps", "v1", "statefulsets"}:                      {withScale(structuredSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
@@ -152,12 +153,7 @@ const templateGeneration = "deprecated.daemonset.template.generation"
 // spec.template changed (the generation moves with it, as with every
 // spec change).
 func prepareDaemonSet(obj, old api.Object) {
-	md := obj.Metadata()
-	ann, _ := md["annotations"].(map[string]any)
-	if ann == nil {
-		ann = map[string]any{}
-		md["annotations"] = ann
-	}
+	ann := mapAt(obj.Metadata(), "annotations")
 	var tg int64
 	if old == nil {
 		s, _ := ann[templateGeneration].(string)
@@ -280,4 +276,43 @@ func quantityOf(v any) *big.Rat {
 		return q
 	}
 	return new(big.Rat)
+}
+
+// The labels kube's job strategy gives a Job's pod template (batch.
+// JobNameLabel, ControllerUidLabel and their legacy forms).
+const (
+	jobNameLabel       = "batch.kubernetes.io/job-name"
+	controllerUIDLabel = "batch.kubernetes.io/controller-uid"
+)
+
+// prepareJob generates a new Job's selector unless spec.manualSelector is
+// true, as kube's job PrepareForCreate (generateSelector) does: the
+// template is labelled with the Job's name and uid, each label kept when
+// the user set it (validation then judges), and the selector matches the
+// uid label.
+func prepareJob(obj, old api.Object) {
+	spec, _ := obj["spec"].(map[string]any)
+	if old != nil || spec == nil || spec["manualSelector"] == true {
+		return
+	}
+	labels := mapAt(mapAt(mapAt(spec, "template"), "metadata"), "labels")
+	for k, v := range map[string]string{"job-name": obj.Name(), jobNameLabel: obj.Name(), "controller-uid": obj.UID(), controllerUIDLabel: obj.UID()} {
+		if _, set := labels[k]; !set {
+			labels[k] = v
+		}
+	}
+	match := mapAt(mapAt(spec, "selector"), "matchLabels")
+	if _, set := match[controllerUIDLabel]; !set {
+		match[controllerUIDLabel] = obj.UID()
+	}
+}
+
+// mapAt is the object at m[key], made there when absent.
+func mapAt(m map[string]any, key string) map[string]any {
+	c, _ := m[key].(map[string]any)
+	if c == nil {
+		c = map[string]any{}
+		m[key] = c
+	}
+	return c
 }

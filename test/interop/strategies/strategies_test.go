@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,10 +25,13 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	kubeapps "k8s.io/kubernetes/pkg/apis/apps"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	kubebatch "k8s.io/kubernetes/pkg/apis/batch"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	kubecore "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	daemonsetstrategy "k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	deploymentstrategy "k8s.io/kubernetes/pkg/registry/apps/deployment"
+	jobstrategy "k8s.io/kubernetes/pkg/registry/batch/job"
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/utils/ptr"
 
@@ -367,4 +371,47 @@ func accessor(t *testing.T, obj runtime.Object) metav1.Object {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestJobSelector creates Jobs in a listwatch binary and compares the
+// selector and template labels stored with what kube's job strategy's
+// PrepareForCreate makes of the same Job with the same uid: a generated
+// selector on the uid label, unless manualSelector, and labels the user
+// set kept.
+func TestJobSelector(t *testing.T) {
+	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(labels map[string]string, manual *bool, sel *metav1.LabelSelector) batchv1.JobSpec {
+		return batchv1.JobSpec{ManualSelector: manual, Selector: sel, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}}
+	}
+	cases := map[string]batchv1.JobSpec{
+		"generated":        spec(nil, nil, nil),
+		"with labels":      spec(map[string]string{"app": "x", "job-name": "mine"}, nil, nil),
+		"manual":           spec(map[string]string{"app": "x"}, ptr.To(true), &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}),
+		"manual false set": spec(map[string]string{"app": "x"}, ptr.To(false), nil),
+	}
+	i := 0
+	for name, s := range cases {
+		i++
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("j%d", i), Namespace: "default"}, Spec: s}
+		created, err := cs.BatchV1().Jobs("default").Create(t.Context(), job, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		job.UID = created.UID
+		var want batchv1.Job
+		kubeCreate(t, job, &kubebatch.Job{}, &want, jobstrategy.Strategy)
+		if diff := cmp.Diff(want.Spec.Selector, created.Spec.Selector); diff != "" {
+			t.Errorf("%s: selector, kube's (-) and ours (+):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want.Spec.Template.Labels, created.Spec.Template.Labels); diff != "" {
+			t.Errorf("%s: template labels, kube's (-) and ours (+):\n%s", name, diff)
+		}
+	}
 }
