@@ -32,7 +32,17 @@ import (
 	daemonsetstrategy "k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	deploymentstrategy "k8s.io/kubernetes/pkg/registry/apps/deployment"
 	jobstrategy "k8s.io/kubernetes/pkg/registry/batch/job"
+	leasestrategy "k8s.io/kubernetes/pkg/registry/coordination/lease"
+	configmapstrategy "k8s.io/kubernetes/pkg/registry/core/configmap"
+	eventstrategy "k8s.io/kubernetes/pkg/registry/core/event"
+	limitrangestrategy "k8s.io/kubernetes/pkg/registry/core/limitrange"
+	namespacestrategy "k8s.io/kubernetes/pkg/registry/core/namespace"
 	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
+	secretstrategy "k8s.io/kubernetes/pkg/registry/core/secret"
+	servicestrategy "k8s.io/kubernetes/pkg/registry/core/service"
+	runtimeclassstrategy "k8s.io/kubernetes/pkg/registry/node/runtimeclass"
+	rolestrategy "k8s.io/kubernetes/pkg/registry/rbac/role"
+	storageclassstrategy "k8s.io/kubernetes/pkg/registry/storage/storageclass"
 	"k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/api"
@@ -412,6 +422,35 @@ func TestJobSelector(t *testing.T) {
 		}
 		if diff := cmp.Diff(want.Spec.Template.Labels, created.Spec.Template.Labels); diff != "" {
 			t.Errorf("%s: template labels, kube's (-) and ours (+):\n%s", name, diff)
+		}
+	}
+}
+
+// TestCreateOnUpdate compares, for kinds on either side, whether a PUT may
+// create a missing object (listwatch's CreateOnUpdate) with kube's
+// strategy's AllowCreateOnUpdate.
+func TestCreateOnUpdate(t *testing.T) {
+	kube := map[[3]string]interface {
+		AllowCreateOnUpdate(context.Context) bool
+	}{
+		{"", "v1", "limitranges"}:                    limitrangestrategy.Strategy,
+		{"", "v1", "services"}:                       servicestrategy.Strategy,
+		{"coordination.k8s.io", "v1", "leases"}:      leasestrategy.Strategy,
+		{"node.k8s.io", "v1", "runtimeclasses"}:      runtimeclassstrategy.Strategy,
+		{"rbac.authorization.k8s.io", "v1", "roles"}: rolestrategy.Strategy,
+		{"", "v1", "events"}:                         eventstrategy.Strategy,
+		{"", "v1", "configmaps"}:                     configmapstrategy.Strategy,
+		{"", "v1", "secrets"}:                        secretstrategy.Strategy,
+		{"", "v1", "pods"}:                           podstrategy.Strategy,
+		{"", "v1", "namespaces"}:                     namespacestrategy.Strategy,
+		{"apps", "v1", "deployments"}:                deploymentstrategy.Strategy,
+		{"batch", "v1", "jobs"}:                      jobstrategy.Strategy,
+		{"storage.k8s.io", "v1", "storageclasses"}:   storageclassstrategy.Strategy,
+	}
+	for gvr, s := range kube {
+		r := builtin(t, gvr[0], gvr[1], gvr[2])
+		if want := s.AllowCreateOnUpdate(context.Background()); r.CreateOnUpdate != want {
+			t.Errorf("%v: CreateOnUpdate %v, kube's AllowCreateOnUpdate %v", gvr, r.CreateOnUpdate, want)
 		}
 	}
 }
