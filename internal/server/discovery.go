@@ -184,6 +184,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 			Name: r.Plural, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 		})
+		subs := len(list.APIResources)
 		if r.StatusSubresource {
 			list.APIResources = append(list.APIResources, api.APIResource{
 				Name: r.Plural + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
@@ -193,6 +194,9 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 			list.APIResources = append(list.APIResources, api.APIResource{
 				Name: r.Plural + "/" + sub.Name, Namespaced: r.Namespaced, Group: sub.Group, Version: sub.Version, Kind: sub.Kind, Verbs: sub.Verbs,
 			})
+		}
+		if r.Definition != "" { // kube lists a built-in's subresources by name
+			slices.SortFunc(list.APIResources[subs:], func(a, b api.APIResource) int { return cmp.Compare(a.Name, b.Name) })
 		}
 	}
 	writeJSON(w, http.StatusOK, mediaJSON, list)
@@ -255,6 +259,9 @@ func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{
 			Subresource: sub.Name, ResponseKind: &api.GroupVersionKind{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}, Verbs: sub.Verbs,
 		})
+	}
+	if r.Definition != "" {
+		slices.SortFunc(d.Subresources, func(a, b api.APISubresourceDiscovery) int { return cmp.Compare(a.Subresource, b.Subresource) })
 	}
 	return d
 }

@@ -56,7 +56,9 @@ func scaleOf(p *resource.ScalePaths, obj api.Object) (s scaleObject, found bool)
 	s.Spec.Replicas = int32(spec)
 	status, _, _ := resource.Replicas(obj, p.StatusReplicas)
 	s.Status.Replicas = int32(status)
-	if p.LabelSelector != "" {
+	if p.Selector != nil {
+		s.Status.Selector = p.Selector(obj)
+	} else if p.LabelSelector != "" {
 		s.Status.Selector, _ = resource.Path(obj, resource.SplitPath(p.LabelSelector)...).(string)
 	}
 	return s, found
@@ -117,10 +119,11 @@ func (q *request) updateScale() {
 	q.writeScale(func(scaleObject) (scaleObject, error) { return toScale(obj) }, q.recorded)
 }
 
-// patchScale patches the Scale with the types kube's custom resource
-// handler accepts there (no strategic merge patch: 415).
+// patchScale patches the Scale with the types kube accepts there: a
+// built-in kind's typed Scale takes strategic merge patches, a custom
+// resource's does not (415).
 func (q *request) patchScale() {
-	mt, body, err := q.readPatch(patch.Types(false))
+	mt, body, err := q.readPatch(patch.Types(q.res.StrategicMerge))
 	if err != nil {
 		q.fail(err)
 		return
@@ -136,7 +139,7 @@ func (q *request) patchScale() {
 		q.fail(patchOptionInvalid(api.CauseTypeFieldValueForbidden, "force", "Forbidden: may not be specified for non-apply patch"))
 		return
 	}
-	opts := patch.Options{Schema: patch.SchemaFor("autoscaling", "v1", "Scale")}
+	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor("autoscaling", "v1", "Scale")}
 	q.writeScale(func(old scaleObject) (scaleObject, error) {
 		cur, err := json.Marshal(old)
 		if err != nil {
@@ -286,6 +289,13 @@ func (q *request) writeScale(next func(scaleObject) (scaleObject, error), record
 		}
 		if s.Spec.Replicas == unsetReplicas {
 			return nil, apierror.BadRequest(fmt.Sprintf("the spec replicas field %q cannot be empty", p.SpecReplicas))
+		}
+		if p.Selector != nil && s.Spec.Replicas < 0 {
+			// kube's ScaleREST of a built-in kind validates the Scale
+			// itself (ValidateScale); a custom resource's schema does.
+			return nil, apierror.Invalid("autoscaling", "Scale", q.info.Name, []api.StatusCause{
+				apierror.Field(api.CauseTypeFieldValueInvalid, "spec.replicas", fmt.Sprintf("Invalid value: %d: must be greater than or equal to 0", s.Spec.Replicas)),
+			})
 		}
 		obj := cur.DeepCopy()
 		if err := setPath(obj, resource.SplitPath(p.SpecReplicas), json.Number(strconv.Itoa(int(s.Spec.Replicas)))); err != nil {

@@ -161,3 +161,23 @@ func removeFactors(n, base *big.Int) (*big.Int, int) {
 }
 
 func pow10(n int) *big.Int { return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil) }
+
+// QuantityValue is the exact value of a quantity as kube's ParseQuantity
+// reads it, for comparisons (kube's Quantity.Cmp); ok is false when s is
+// not one.
+func QuantityValue(s string) (v *big.Rat, ok bool) {
+	negative, digits, shift, scale, _, ok := parseQuantity(s)
+	if !ok || digits == "" {
+		return nil, false
+	}
+	n, _ := new(big.Int).SetString(digits, 10)
+	n.Lsh(n, shift)
+	if negative {
+		n.Neg(n)
+	}
+	v = new(big.Rat).SetInt(n)
+	if scale > 0 {
+		return v.Quo(v, new(big.Rat).SetInt(pow10(scale))), true
+	}
+	return v.Mul(v, new(big.Rat).SetInt(pow10(-scale))), true
+}

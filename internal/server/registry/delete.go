@@ -251,7 +251,7 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 	next := cur.DeepCopy()
 	if !deleting(cur) {
 		next.SetMeta("deletionTimestamp", api.NewTime(r.now()).Format("2006-01-02T15:04:05Z"))
-		if g := generation(cur); g > 0 {
+		if g := resource.GenerationOf(cur); g > 0 {
 			next.SetMeta("generation", g+1)
 		}
 		if isNamespaces(res) {

@@ -126,7 +126,7 @@ func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, 
 		res.Prepare(next, cur)
 	}
 	if res.Generation && specChanged(next, cur, res.StatusSubresource) {
-		md["generation"] = generation(cur) + 1
+		md["generation"] = resource.GenerationOf(cur) + 1
 	}
 	return nil
 }
@@ -147,19 +147,6 @@ func specChanged(a, b api.Object, statusApart bool) bool {
 		}
 	}
 	return false
-}
-
-func generation(obj api.Object) int64 {
-	switch g := obj.Metadata()["generation"].(type) {
-	case int:
-		return int64(g)
-	case interface{ Int64() (int64, error) }:
-		n, _ := g.Int64()
-		return n
-	case float64:
-		return int64(g)
-	}
-	return 0
 }
 
 func deleting(obj api.Object) bool { return obj.Metadata()["deletionTimestamp"] != nil }

@@ -1,12 +1,10 @@
 package resource
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
-	labels "github.com/listwatch/listwatch/selector"
 )
 
 // admissionPolicies are admissionregistration.k8s.io/v1's
@@ -72,16 +70,10 @@ var (
 
 // selectorString is a LabelSelector as kube's printer shows it.
 func selectorString(v any) string {
-	b, _ := json.Marshal(v)
-	var ls labels.LabelSelector
-	if json.Unmarshal(b, &ls) != nil {
-		return "<invalid>"
+	if s, ok := labelSelectorString(v); ok {
+		return s
 	}
-	sel, err := labels.FromLabelSelector(&ls)
-	if err != nil {
-		return "<invalid>"
-	}
-	return sel.String()
+	return "<invalid>"
 }
 
 func specOf(o api.Object) map[string]any {

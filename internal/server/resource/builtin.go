@@ -116,6 +116,9 @@ func describe(r *Resource, d kubespec.APIResource, subs []string) {
 	r.StrategicMerge = true // every kind with a Go type takes strategic merge patches
 	r.Definition = kubespec.DefinitionName(r.Group, r.Version, r.Kind)
 	r.Generation = generation[GVR{r.Group, r.Version, r.Plural}]
+	for _, strategy := range strategies[GVR{r.Group, r.Version, r.Plural}] {
+		strategy(r)
+	}
 }
 
 func splitGroupVersion(gv string) (group, version string) {

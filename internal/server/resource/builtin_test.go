@@ -11,7 +11,7 @@ import (
 
 // servedSubresources are the subresources the server serves for built-ins,
 // by name: status (StatusSubresource), and serviceaccounts/token when the
-// server issues tokens.
+// server issues tokens; scale is served where the Resource has Scale.
 var servedSubresources = []string{"status", "token"}
 
 // Every resource kube 1.37 serves by default is served, named as kube's
@@ -28,12 +28,16 @@ func TestBuiltinsAreKubesDefaults(t *testing.T) {
 	}
 	documented := func(name string) bool { return strings.Contains(string(doc), "`"+name+"`") }
 	kube := 0
+	kubeScales := map[GVR]bool{}
 	for _, list := range kubespec.Load().GroupVersions {
 		group, version := splitGroupVersion(list.GroupVersion)
 		for _, d := range list.Resources {
 			plural, sub, isSub := strings.Cut(d.Name, "/")
 			if isSub {
-				if !slices.Contains(servedSubresources, sub) && !documented(d.Name) {
+				gvr := GVR{group, version, plural}
+				kubeScales[gvr] = kubeScales[gvr] || sub == "scale"
+				scale := sub == "scale" && served[gvr] != nil && served[gvr].Scale != nil
+				if !scale && !slices.Contains(servedSubresources, sub) && !documented(d.Name) {
 					t.Errorf("%s %s: neither served nor documented as not served", list.GroupVersion, d.Name)
 				}
 				continue
@@ -60,6 +64,11 @@ func TestBuiltinsAreKubesDefaults(t *testing.T) {
 			}
 		}
 	}
+	for gvr, r := range served {
+		if r.Scale != nil && !kubeScales[gvr] {
+			t.Errorf("%v: serves scale, which kube has not", gvr)
+		}
+	}
 	if len(served)+len(NotServed) != kube {
 		t.Errorf("%d served and %d not, of kube's %d", len(served), len(NotServed), kube)
 	}
@@ -75,6 +84,11 @@ func TestBehavioursAreServed(t *testing.T) {
 	for _, r := range behaviours() {
 		if !served[gvrOf(r)] {
 			t.Errorf("behaviour of %v, which is not served", gvrOf(r))
+		}
+	}
+	for gvr := range strategies {
+		if !served[gvr] {
+			t.Errorf("strategy of %v, which is not served", gvr)
 		}
 	}
 	for gvr := range generation {

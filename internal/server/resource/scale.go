@@ -13,6 +13,9 @@ import (
 type ScalePaths struct {
 	SpecReplicas, StatusReplicas, LabelSelector string
 	Columns                                     []Column
+	// Selector, set for built-in kinds in place of LabelSelector, computes
+	// the Scale's selector from the object as the kind's ScaleREST does.
+	Selector func(obj map[string]any) string
 }
 
 // ScaleName is the definition name of the autoscaling/v1 Scale.

@@ -1,0 +1,318 @@
+package resource
+
+import (
+	"encoding/json"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/defaulting"
+	labelsel "github.com/listwatch/listwatch/selector"
+)
+
+// strategies are what kube's registries (pkg/registry/<group>/<kind>) do on
+// a write of a built-in kind beyond its schema and defaulting, keyed by
+// group/version/plural; each sets fields of the kind's Resource, leaving
+// the others as behaviours made them.
+var strategies = map[GVR][]func(*Resource){
+	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector), prepare(prepareDeployment)},
+	{"apps", "v1", "daemonsets"}:                        {prepare(prepareDaemonSet)},
+	{"batch", "v1", "jobs"}:                             {prepare(prepareJob)},
+	{"apps", "v1", "replicasets"}:                       {withScale(structuredSelector)},
+	{"apps", "v1", "statefulsets"}:                      {withScale(structuredSelector)},
+	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
+	{"", "v1", "pods"}:                                  {returnDeleted, prepare(preparePod)},
+	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate},
+	{"", "v1", "endpoints"}:                             {createOnUpdate},
+	{"", "v1", "limitranges"}:                           {createOnUpdate},
+	{"coordination.k8s.io", "v1", "leases"}:             {createOnUpdate},
+	{"node.k8s.io", "v1", "runtimeclasses"}:             {createOnUpdate},
+	{"", "v1", "podtemplates"}:                          {returnDeleted},
+	{"", "v1", "persistentvolumes"}:                     {returnDeleted},
+	{"", "v1", "persistentvolumeclaims"}:                {returnDeleted},
+	{"", "v1", "resourcequotas"}:                        {returnDeleted},
+	{"storage.k8s.io", "v1", "storageclasses"}:          {returnDeleted},
+	{"storage.k8s.io", "v1", "csidrivers"}:              {returnDeleted},
+	{"storage.k8s.io", "v1", "csinodes"}:                {returnDeleted},
+	{"storage.k8s.io", "v1", "volumeattachments"}:       {returnDeleted},
+	{"storage.k8s.io", "v1", "volumeattributesclasses"}: {returnDeleted},
+	{"resource.k8s.io", "v1", "deviceclasses"}:          {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceclaims"}:         {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceclaimtemplates"}: {returnDeleted},
+	{"resource.k8s.io", "v1", "resourceslices"}:         {returnDeleted},
+}
+
+// returnDeleted is a kind whose kube storage sets ReturnDeletedObject: a
+// DELETE answers the object, not a Status.
+func returnDeleted(r *Resource) { r.ReturnDeletedObject = true }
+
+// createOnUpdate is a kind whose kube strategy's AllowCreateOnUpdate is
+// true: a PUT of a missing object creates it.
+func createOnUpdate(r *Resource) { r.CreateOnUpdate = true }
+
+// withScale serves the scale subresource as kube's ScaleREST of the kind:
+// replicas at spec.replicas and status.replicas, the selector the Scale
+// reports computed from spec.selector by selectorOf.
+func withScale(selectorOf func(spec map[string]any) string) func(*Resource) {
+	return func(r *Resource) {
+		r.Scale = &ScalePaths{SpecReplicas: ".spec.replicas", StatusReplicas: ".status.replicas", Selector: func(obj map[string]any) string {
+			spec, _ := obj["spec"].(map[string]any)
+			return selectorOf(spec)
+		}}
+		r.Subresources = append(r.Subresources, ScaleSubresource)
+	}
+}
+
+// structuredSelector is metav1.LabelSelectorAsSelector(spec.selector).String(),
+// as scaleFromDeployment (and its ReplicaSet and StatefulSet twins) report it.
+func structuredSelector(spec map[string]any) string {
+	s, _ := labelSelectorString(spec["selector"])
+	return s
+}
+
+// setSelector is labels.SelectorFromSet(spec.selector).String(), as
+// scaleFromRC reports a ReplicationController's map selector.
+func setSelector(spec map[string]any) string {
+	m, _ := spec["selector"].(map[string]any)
+	s, _ := labelSelectorString(map[string]any{"matchLabels": m})
+	return s
+}
+
+// labelSelectorString is the LabelSelector v (its JSON form) as kube's
+// labels.Selector String() writes it; ok is false when kube could not
+// convert it (validation refuses such selectors).
+func labelSelectorString(v any) (s string, ok bool) {
+	b, err := json.Marshal(v)
+	var ls *labelsel.LabelSelector
+	if err != nil || json.Unmarshal(b, &ls) != nil {
+		return "", false
+	}
+	sel, err := labelsel.FromLabelSelector(ls)
+	if err != nil {
+		return "", false
+	}
+	return sel.String(), true
+}
+
+// prepare adds p to the kind's Prepare, after what behaviours set.
+func prepare(p func(obj, old api.Object)) func(*Resource) {
+	return func(r *Resource) {
+		first := r.Prepare
+		if first == nil {
+			r.Prepare = p
+			return
+		}
+		r.Prepare = func(obj, old api.Object) {
+			first(obj, old)
+			p(obj, old)
+		}
+	}
+}
+
+// GenerationOf reads obj's metadata.generation; 0 when it has none.
+func GenerationOf(obj api.Object) int64 {
+	switch g := obj.Metadata()["generation"].(type) {
+	case int:
+		return int64(g)
+	case int64:
+		return g
+	case interface{ Int64() (int64, error) }:
+		n, _ := g.Int64()
+		return n
+	case float64:
+		return int64(g)
+	}
+	return 0
+}
+
+// prepareDeployment bumps a Deployment's generation when its annotations
+// change, as kube's deployment PrepareForUpdate does (they are copied to
+// its ReplicaSets); a spec change bumps it as for every kind with
+// Generation. kube compares the maps semantically: nil equals empty.
+func prepareDeployment(obj, old api.Object) {
+	if old == nil {
+		return
+	}
+	a, _ := obj.Metadata()["annotations"].(map[string]any)
+	b, _ := old.Metadata()["annotations"].(map[string]any)
+	if (len(a) != 0 || len(b) != 0) && !reflect.DeepEqual(a, b) {
+		obj.SetMeta("generation", GenerationOf(old)+1)
+	}
+}
+
+// templateGeneration is the annotation a v1 DaemonSet carries its internal
+// spec.templateGeneration in (appsv1.DeprecatedTemplateGeneration).
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+// prepareDaemonSet keeps a DaemonSet's template generation as kube's
+// strategy and v1 conversion do: on create the annotation's value when
+// it is a positive integer, else 1; on update the stored one, plus 1 when
+// spec.template changed (the generation moves with it, as with every
+// spec change).
+func prepareDaemonSet(obj, old api.Object) {
+	ann := mapAt(obj.Metadata(), "annotations")
+	var tg int64
+	if old == nil {
+		s, _ := ann[templateGeneration].(string)
+		tg, _ = strconv.ParseInt(s, 10, 64)
+		tg = max(tg, 1)
+	} else {
+		oldAnn, _ := old.Metadata()["annotations"].(map[string]any)
+		s, _ := oldAnn[templateGeneration].(string)
+		tg, _ = strconv.ParseInt(s, 10, 64)
+		if !reflect.DeepEqual(Path(obj, "spec", "template"), Path(old, "spec", "template")) {
+			tg++
+		}
+	}
+	ann[templateGeneration] = strconv.FormatInt(tg, 10)
+}
+
+// preparePod does what kube's pod PrepareForCreate does that needs no
+// node: status reset to phase Pending with the pod's QoS class and, when
+// the pod has scheduling gates, its PodScheduled condition saying so. An
+// update keeps the stored status (StatusSubresource does that).
+func preparePod(obj, old api.Object) {
+	if old != nil {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	status := map[string]any{"phase": "Pending"}
+	if gates, _ := spec["schedulingGates"].([]any); len(gates) > 0 {
+		status["conditions"] = []any{map[string]any{
+			"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+			"message": "Scheduling is blocked due to non-empty scheduling gates",
+			// kube's UpdatePodCondition stamps the transition; kube's
+			// typed encoder writes the zero probe time as null.
+			"lastProbeTime": nil, "lastTransitionTime": api.NewTime(time.Now()).Format("2006-01-02T15:04:05Z"),
+		}}
+	}
+	status["qosClass"] = podQOS(spec)
+	obj["status"] = status
+}
+
+// podQOS is kube's qos.ComputePodQOS with the 1.37 default gates
+// (PodLevelResources and its kubelet QoS fix on): the pod-level resources
+// decide when they set a supported resource, else the containers' do.
+func podQOS(spec map[string]any) string {
+	if res, ok := spec["resources"].(map[string]any); ok && podLevelSet(res) {
+		return requirementsQOS(res)
+	}
+	var qos string
+	for _, list := range []string{"initContainers", "containers"} {
+		cs, _ := spec[list].([]any)
+		for _, c := range cs {
+			c, _ := c.(map[string]any)
+			res, _ := c["resources"].(map[string]any)
+			switch cq := requirementsQOS(res); {
+			case cq == "Burstable":
+				return cq
+			case qos == "":
+				qos = cq
+			case qos != cq:
+				return "Burstable"
+			}
+		}
+	}
+	if qos == "" {
+		return "BestEffort"
+	}
+	return qos
+}
+
+// podLevelSet is kube's IsPodLevelResourcesSet: requests or limits name
+// cpu, memory or a hugepages- resource.
+func podLevelSet(res map[string]any) bool {
+	for _, f := range []string{"requests", "limits"} {
+		m, _ := res[f].(map[string]any)
+		for name := range m {
+			if name == "cpu" || name == "memory" || strings.HasPrefix(name, "hugepages-") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requirementsQOS is kube's requirementsQOS: BestEffort without requests
+// and limits, else by cpu and memory: Guaranteed when each has limit equal
+// to request and above zero, BestEffort when neither has either, Burstable
+// otherwise.
+func requirementsQOS(res map[string]any) string {
+	requests, _ := res["requests"].(map[string]any)
+	limits, _ := res["limits"].(map[string]any)
+	if len(requests) == 0 && len(limits) == 0 {
+		return "BestEffort"
+	}
+	var qos string
+	for _, name := range []string{"cpu", "memory"} {
+		req, lim := quantityOf(requests[name]), quantityOf(limits[name])
+		rq := "Guaranteed"
+		switch {
+		case req.Cmp(lim) != 0:
+			return "Burstable"
+		case req.Sign() == 0:
+			rq = "BestEffort"
+		}
+		if qos == "" {
+			qos = rq
+		} else if qos != rq {
+			return "Burstable"
+		}
+	}
+	return qos
+}
+
+// quantityOf is the value of a resource quantity in a requests or limits
+// map; absent (or, as validation refuses it, malformed) reads as zero.
+func quantityOf(v any) *big.Rat {
+	s, _ := v.(string)
+	if n, ok := v.(json.Number); ok {
+		s = string(n)
+	}
+	if q, ok := defaulting.QuantityValue(s); ok {
+		return q
+	}
+	return new(big.Rat)
+}
+
+// The labels kube's job strategy gives a Job's pod template (batch.
+// JobNameLabel, ControllerUidLabel and their legacy forms).
+const (
+	jobNameLabel       = "batch.kubernetes.io/job-name"
+	controllerUIDLabel = "batch.kubernetes.io/controller-uid"
+)
+
+// prepareJob generates a new Job's selector unless spec.manualSelector is
+// true, as kube's job PrepareForCreate (generateSelector) does: the
+// template is labelled with the Job's name and uid, each label kept when
+// the user set it (validation then judges), and the selector matches the
+// uid label.
+func prepareJob(obj, old api.Object) {
+	spec, _ := obj["spec"].(map[string]any)
+	if old != nil || spec == nil || spec["manualSelector"] == true {
+		return
+	}
+	labels := mapAt(mapAt(mapAt(spec, "template"), "metadata"), "labels")
+	for k, v := range map[string]string{"job-name": obj.Name(), jobNameLabel: obj.Name(), "controller-uid": obj.UID(), controllerUIDLabel: obj.UID()} {
+		if _, set := labels[k]; !set {
+			labels[k] = v
+		}
+	}
+	match := mapAt(mapAt(spec, "selector"), "matchLabels")
+	if _, set := match[controllerUIDLabel]; !set {
+		match[controllerUIDLabel] = obj.UID()
+	}
+}
+
+// mapAt is the object at m[key], made there when absent.
+func mapAt(m map[string]any, key string) map[string]any {
+	c, _ := m[key].(map[string]any)
+	if c == nil {
+		c = map[string]any{}
+		m[key] = c
+	}
+	return c
+}
