@@ -71,6 +71,9 @@ type Codec struct {
 	// Fallbacks name, for a field that reads "", the field whose value it
 	// takes instead (kube's events: source, else the reporting controller).
 	Fallbacks map[string]string
+	// Defaults name, for a field that reads "" after its fallback, the
+	// value it takes instead (kube's "0" for an absent count).
+	Defaults map[string]string
 	// Encode, if set, returns the JSON of the object a stored KV holds (what
 	// json.Marshal of Decode's result gives) straight from the stored bytes,
 	// or false when it cannot. With it, an object is not decoded at all
@@ -126,6 +129,11 @@ func (c *codec) newObject(kv storage.KV, b []byte, a attrs) *Object {
 	for f, from := range c.Fallbacks {
 		if a.fields[f] == "" {
 			a.fields[f] = a.fields[from]
+		}
+	}
+	for f, v := range c.Defaults {
+		if a.fields[f] == "" {
+			a.fields[f] = v
 		}
 	}
 	return &Object{

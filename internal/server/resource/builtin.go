@@ -46,6 +46,7 @@ func Builtins() []*Resource {
 				r = &Resource{Group: group, Version: version, Plural: d.Name}
 			}
 			describe(r, d, subs[d.Name])
+			selectFields(r)
 			rs = append(rs, r)
 		}
 	}
@@ -60,8 +61,7 @@ func behaviours() []*Resource {
 		{
 			Version: "v1", Plural: "namespaces",
 			Prepare: prepareNamespace, ReturnDeletedObject: true,
-			Columns:    []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
-			FieldPaths: map[string][]string{"status.phase": {"status", "phase"}},
+			Columns: []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
 		},
 		{
 			Version: "v1", Plural: "configmaps",
@@ -76,7 +76,6 @@ func behaviours() []*Resource {
 				column("Data", "integer", "", "Number of data items", dataCount("data")),
 				ageColumn(),
 			},
-			FieldPaths: map[string][]string{"type": {"type"}},
 		},
 		events,
 		serviceAccounts(),
