@@ -27,6 +27,7 @@ func Builtins() []*Resource {
 	for _, r := range behaviours() {
 		extras[gvrOf(r)] = r
 	}
+	columns := printed()
 	var rs []*Resource
 	for _, list := range kubespec.Load().GroupVersions {
 		group, version := splitGroupVersion(list.GroupVersion)
@@ -47,6 +48,9 @@ func Builtins() []*Resource {
 			}
 			describe(r, d, subs[d.Name])
 			selectFields(r)
+			if r.Columns == nil {
+				r.Columns = columns[gvr]
+			}
 			rs = append(rs, r)
 		}
 	}
