@@ -113,7 +113,37 @@ func printerCases() []printerCase {
 	svc := func(name, spec, status string) string {
 		return `{"apiVersion":"v1","kind":"Service",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
 	}
+	job := func(name, spec, status string) string {
+		return `{"apiVersion":"batch/v1","kind":"Job",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	jobTemplate := `"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"pi","image":"perl"}]}}`
+	started, finished := ago(50*time.Minute), ago(47*time.Minute)
+	cond := func(t, status string) string { return `{"type":"` + t + `","status":"` + status + `"}` }
+	node := func(name, labels, spec, status string) string {
+		return `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + name + `",` + created + `,"labels":` + labels + `},"spec":` + spec + `,"status":` + status + `}`
+	}
 	return []printerCase{
+		{schema.GroupVersion{Group: "batch", Version: "v1"}, "jobs", []string{
+			job("running", `{`+jobTemplate+`}`, `{"startTime":"`+started+`","active":1}`),
+			job("complete", `{"completions":3,"parallelism":2,`+jobTemplate+`}`, `{"startTime":"`+started+`","completionTime":"`+finished+`","succeeded":3,"conditions":[`+cond("SuccessCriteriaMet", "True")+`,`+cond("Complete", "True")+`]}`),
+			job("parallel", `{"parallelism":4,"completions":null,`+jobTemplate+`}`, `{"conditions":[`+cond("Complete", "False")+`,`+cond("FailureTarget", "True")+`]}`),
+			job("failed", `{`+jobTemplate+`}`, `{"conditions":[`+cond("Failed", "True")+`]}`),
+			job("suspended", `{"suspend":true,`+jobTemplate+`}`, `{"conditions":[`+cond("Suspended", "True")+`]}`),
+			strings.Replace(job("terminating", `{`+jobTemplate+`}`, `{"conditions":[`+cond("Suspended", "True")+`]}`), created, created+`,"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+			job("selector", `{"manualSelector":true,`+sel+`,`+jobTemplate+`}`, `{"conditions":[`+cond("SuccessCriteriaMet", "True")+`]}`),
+		}},
+		{schema.GroupVersion{Group: "batch", Version: "v1"}, "cronjobs", []string{
+			`{"apiVersion":"batch/v1","kind":"CronJob",` + meta("hourly") + `,"spec":{"schedule":"0 * * * *","jobTemplate":{"spec":{` + jobTemplate + `}}},"status":{}}`,
+			`{"apiVersion":"batch/v1","kind":"CronJob",` + meta("zoned") + `,"spec":{"schedule":"@daily","timeZone":"Europe/Paris","suspend":true,"jobTemplate":{"spec":{` + sel + `,` + jobTemplate + `}}},
+			  "status":{"active":[{"name":"a"},{"name":"b"}],"lastScheduleTime":"` + finished + `"}}`,
+		}},
+		{schema.GroupVersion{Version: "v1"}, "nodes", []string{
+			node("ready", `{"node-role.kubernetes.io/control-plane":"","node-role.kubernetes.io/":"x","kubernetes.io/role":"master"}`, `{}`,
+				`{"conditions":[`+cond("MemoryPressure", "False")+`,`+cond("Ready", "True")+`],"addresses":[{"type":"Hostname","address":"n1"},{"type":"InternalIP","address":"10.0.0.1"},{"type":"InternalIP","address":"10.0.0.2"}],
+				  "nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"6.8.0","osImage":"Ubuntu 24.04","containerRuntimeVersion":"containerd://2.0","kubeletVersion":"v1.37.2","kubeProxyVersion":"","operatingSystem":"linux","architecture":"amd64"}}`),
+			node("cordoned", `{"kubernetes.io/role":"worker"}`, `{"unschedulable":true}`, `{"conditions":[`+cond("Ready", "True")+`,`+cond("Ready", "Unknown")+`],"addresses":[{"type":"ExternalIP","address":"203.0.113.7"}]}`),
+			node("new", `{}`, `{"unschedulable":true}`, `{}`),
+		}},
 		{schema.GroupVersion{Version: "v1"}, "pods", pods},
 		{schema.GroupVersion{Group: "apps", Version: "v1"}, "deployments", []string{
 			apps("Deployment", "d1", `{"replicas":3,`+sel+`,`+template+`}`, `{"readyReplicas":2,"updatedReplicas":3,"availableReplicas":1}`),

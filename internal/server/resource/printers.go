@@ -28,7 +28,7 @@ func printed() map[GVR][]Column {
 				return ratio(Path(o, "status", "readyReplicas"), Path(o, "spec", "replicas"))
 			}),
 			kubeAge(),
-			wide(containerNames()), wide(containerImages()),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		},
 		{"apps", "v1", "daemonsets"}: {
 			column("Desired", "integer", "", doc("apps.v1.DaemonSetStatus", "desiredNumberScheduled"), intCell("status", "desiredNumberScheduled")),
@@ -38,10 +38,160 @@ func printed() map[GVR][]Column {
 			column("Available", "integer", "", doc("apps.v1.DaemonSetStatus", "numberAvailable"), intCell("status", "numberAvailable")),
 			column("Node Selector", "string", "", doc("core.v1.PodSpec", "nodeSelector"), mapSelector("spec", "template", "spec", "nodeSelector")),
 			kubeAge(),
-			wide(containerNames()), wide(containerImages()),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 			wide(column("Selector", "string", "", doc("apps.v1.DaemonSetSpec", "selector"), structuredSelector("<error>", "<none>"))),
 		},
 		{"", "v1", "services"}: serviceColumns(),
+		{"batch", "v1", "jobs"}: {
+			column("Status", "string", "", "Status of the job.", jobStatus),
+			column("Completions", "string", "", doc("batch.v1.JobStatus", "succeeded"), jobCompletions),
+			column("Duration", "string", "", "Time required to complete the job.", jobDuration),
+			kubeAge(),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>"))),
+		},
+		{"batch", "v1", "cronjobs"}: {
+			column("Schedule", "string", "", doc("batch.v1.CronJobSpec", "schedule"), stringCell("spec", "schedule")),
+			column("Timezone", "string", "", doc("batch.v1.CronJobSpec", "timeZone"), orNone("spec", "timeZone")),
+			column("Suspend", "boolean", "", doc("batch.v1.CronJobSpec", "suspend"), func(o api.Object) any {
+				switch Path(o, "spec", "suspend") {
+				case true:
+					return "True"
+				case false:
+					return "False"
+				}
+				return "<unset>"
+			}),
+			column("Active", "integer", "", doc("batch.v1.CronJobStatus", "active"), func(o api.Object) any {
+				l, _ := Path(o, "status", "active").([]any)
+				return len(l)
+			}),
+			column("Last Schedule", "string", "", doc("batch.v1.CronJobStatus", "lastScheduleTime"), func(o api.Object) any {
+				if s := str(Path(o, "status", "lastScheduleTime")); s != "" {
+					return age(s)
+				}
+				return "<none>"
+			}),
+			kubeAge(),
+			wide(containerNames("spec", "jobTemplate", "spec", "template", "spec")),
+			wide(containerImages("spec", "jobTemplate", "spec", "template", "spec")),
+			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>", "spec", "jobTemplate", "spec", "selector"))),
+		},
+		{"", "v1", "nodes"}: {
+			column("Status", "string", "", "The status of the node", nodeStatus),
+			column("Roles", "string", "", "The roles of the node", nodeRoles),
+			kubeAge(),
+			column("Version", "string", "", doc("core.v1.NodeSystemInfo", "kubeletVersion"), stringCell("status", "nodeInfo", "kubeletVersion")),
+			wide(column("Internal-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("InternalIP"))),
+			wide(column("External-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("ExternalIP"))),
+			wide(column("OS-Image", "string", "", doc("core.v1.NodeSystemInfo", "osImage"), orUnknown("osImage"))),
+			wide(column("Kernel-Version", "string", "", doc("core.v1.NodeSystemInfo", "kernelVersion"), func(o api.Object) any {
+				k := orUnknown("kernelVersion")(o).(string)
+				if arch := str(Path(o, "status", "nodeInfo", "architecture")); arch != "" {
+					k += " (" + arch + ")"
+				}
+				return k
+			})),
+			wide(column("Container-Runtime", "string", "", doc("core.v1.NodeSystemInfo", "containerRuntimeVersion"), orUnknown("containerRuntimeVersion"))),
+		},
+	}
+}
+
+// jobStatus is kube's printJob status: the first of its conditions that
+// holds, in kube's order, else Running.
+func jobStatus(o api.Object) any {
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, t := range []string{"Complete", "Failed", "", "Suspended", "FailureTarget", "SuccessCriteriaMet"} {
+		if t == "" {
+			if o.Metadata()["deletionTimestamp"] != nil {
+				return "Terminating"
+			}
+		} else if conditionTrue(conds, t) {
+			return t
+		}
+	}
+	return "Running"
+}
+
+func jobCompletions(o api.Object) any {
+	succeeded := strconv.FormatInt(integer(Path(o, "status", "succeeded")), 10)
+	if c := Path(o, "spec", "completions"); c != nil {
+		return succeeded + "/" + strconv.FormatInt(integer(c), 10)
+	}
+	if p := integer(Path(o, "spec", "parallelism")); p > 1 {
+		return succeeded + "/1 of " + strconv.FormatInt(p, 10)
+	}
+	return succeeded + "/1"
+}
+
+func jobDuration(o api.Object) any {
+	start, err := time.Parse(time.RFC3339, str(Path(o, "status", "startTime")))
+	if err != nil {
+		return ""
+	}
+	end, err := time.Parse(time.RFC3339, str(Path(o, "status", "completionTime")))
+	if err != nil {
+		return HumanDuration(time.Since(start))
+	}
+	return HumanDuration(end.Sub(start))
+}
+
+// nodeStatus is Ready or NotReady from the node's last Ready condition
+// (Unknown without one), then SchedulingDisabled when unschedulable.
+func nodeStatus(o api.Object) any {
+	status := "Unknown"
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		if cm := asMap(c); str(cm["type"]) == "Ready" {
+			status = "NotReady"
+			if str(cm["status"]) == "True" {
+				status = "Ready"
+			}
+		}
+	}
+	if Path(o, "spec", "unschedulable") == true {
+		status += ",SchedulingDisabled"
+	}
+	return status
+}
+
+// nodeRoles are the node-role.kubernetes.io/<role> labels' roles and the
+// kubernetes.io/role label's value, sorted and unique.
+func nodeRoles(o api.Object) any {
+	var roles []string
+	for k, v := range o.Labels() {
+		if role, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok && role != "" {
+			roles = append(roles, role)
+		} else if k == "kubernetes.io/role" && v != "" {
+			roles = append(roles, v)
+		}
+	}
+	if len(roles) == 0 {
+		return "<none>"
+	}
+	slices.Sort(roles)
+	return strings.Join(slices.Compact(roles), ",")
+}
+
+// nodeAddress is the node's first address of type t.
+func nodeAddress(t string) func(api.Object) any {
+	return func(o api.Object) any {
+		addrs, _ := Path(o, "status", "addresses").([]any)
+		for _, a := range addrs {
+			if am := asMap(a); str(am["type"]) == t {
+				return str(am["address"])
+			}
+		}
+		return "<none>"
+	}
+}
+
+func orUnknown(field string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s := str(Path(o, "status", "nodeInfo", field)); s != "" {
+			return s
+		}
+		return "<unknown>"
 	}
 }
 
@@ -73,19 +223,25 @@ func ratio(ready, desired any) string {
 	return strconv.FormatInt(integer(ready), 10) + "/" + strconv.FormatInt(integer(desired), 10)
 }
 
-func containerNames() Column {
-	return column("Containers", "string", "", "Names of each container in the template.", templateContainers("name"))
+// podTemplate is where most kinds hold their pod template's spec.
+var podTemplate = []string{"spec", "template", "spec"}
+
+// containerNames and containerImages are the wide columns of the
+// containers of the pod template spec at tmpl.
+func containerNames(tmpl ...string) Column {
+	return column("Containers", "string", "", "Names of each container in the template.", templateContainers(tmpl, "name"))
 }
 
-func containerImages() Column {
-	return column("Images", "string", "", "Images referenced by each container in the template.", templateContainers("image"))
+func containerImages(tmpl ...string) Column {
+	return column("Images", "string", "", "Images referenced by each container in the template.", templateContainers(tmpl, "image"))
 }
 
 // templateContainers joins a field of the pod template's containers with
 // commas, as kube's layoutContainerCells.
-func templateContainers(field string) func(api.Object) any {
+func templateContainers(tmpl []string, field string) func(api.Object) any {
+	containers := append(slices.Clone(tmpl), "containers")
 	return func(o api.Object) any {
-		cs, _ := Path(o, "spec", "template", "spec", "containers").([]any)
+		cs, _ := Path(o, containers...).([]any)
 		var b strings.Builder
 		for i, c := range cs {
 			if i > 0 {
@@ -117,12 +273,15 @@ func mapSelector(path ...string) func(api.Object) any {
 	}
 }
 
-// structuredSelector prints spec.selector as kube's
-// LabelSelectorAsSelector(...).String(), with invalid in place of one that
-// does not convert and empty of one that prints as "".
-func structuredSelector(invalid, empty string) func(api.Object) any {
+// structuredSelector prints the label selector at path (spec.selector if
+// none) as kube's LabelSelectorAsSelector(...).String(), with invalid in
+// place of one that does not convert and empty of one that prints as "".
+func structuredSelector(invalid, empty string, path ...string) func(api.Object) any {
+	if path == nil {
+		path = []string{"spec", "selector"}
+	}
 	return func(o api.Object) any {
-		ls := labelSelector(Path(o, "spec", "selector"))
+		ls := labelSelector(Path(o, path...))
 		sel, err := labelsel.FromLabelSelector(ls)
 		if err != nil {
 			return invalid
@@ -171,7 +330,7 @@ func deploymentColumns() []Column {
 		column("Up-to-date", "string", "", doc("apps.v1.DeploymentStatus", "updatedReplicas"), intCell("status", "updatedReplicas")),
 		column("Available", "string", "", doc("apps.v1.DeploymentStatus", "availableReplicas"), intCell("status", "availableReplicas")),
 		kubeAge(),
-		wide(containerNames()), wide(containerImages()),
+		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		wide(column("Selector", "string", "", doc("apps.v1.DeploymentSpec", "selector"), structuredSelector("<invalid>", ""))),
 	}
 }
@@ -184,7 +343,7 @@ func replicaSetColumns(spec, status string, sel func(api.Object) any) []Column {
 		column("Current", "integer", "", doc(status, "replicas"), intCell("status", "replicas")),
 		column("Ready", "integer", "", doc(status, "readyReplicas"), intCell("status", "readyReplicas")),
 		kubeAge(),
-		wide(containerNames()), wide(containerImages()),
+		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		wide(column("Selector", "string", "", doc(spec, "selector"), sel)),
 	}
 }
