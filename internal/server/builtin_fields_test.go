@@ -34,6 +34,7 @@ func TestBuiltinFieldSelectors(t *testing.T) {
 		{podsPath, "spec.hostNetwork=false", []string{"plain"}},
 		{podsPath, "spec.hostNetwork=true", []string{"host"}},
 		{podsPath, "spec.nodeName=n1", []string{"host"}},
+		{podsPath, "spec.host=n1", []string{"host"}},
 		{podsPath, "spec.restartPolicy=Always", []string{"host"}},
 		{podsPath, "spec.schedulerName=default-scheduler", []string{"host", "plain"}},
 		{podsPath, "status.podIPs=", []string{"host", "plain"}},
@@ -51,7 +52,7 @@ func TestBuiltinFieldSelectors(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		podsPath + "?fieldSelector=spec.host=n1":                         "field label not supported: spec.host",
+		podsPath + "?fieldSelector=spec.nodename=n1":                     "field label not supported: spec.nodename",
 		"/apis/apps/v1/replicasets?fieldSelector=status.replicas=1":      `"status.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"`,
 		"/apis/batch/v1/jobs?fieldSelector=status.failed=1":              `field label "status.failed" not supported for Job`,
 		"/api/v1/nodes?fieldSelector=metadata.namespace=x":               "field label not supported: metadata.namespace",

@@ -69,7 +69,7 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 func ValidateFields(res *resource.Resource, fields selector.Fields) error {
 	for _, k := range fields.Keys() {
 		_, extra := res.FieldPaths[k]
-		if k != "metadata.name" && !(k == "metadata.namespace" && res.Namespaced) && !extra {
+		if k != "metadata.name" && !(k == "metadata.namespace" && res.Namespaced && !res.NoNamespaceField) && !extra {
 			return apierror.BadRequest(res.FieldLabelError(k))
 		}
 	}

@@ -17,6 +17,9 @@ type selectableFields struct {
 	// defaults are what a field that reads "" holds in kube, whose
 	// GetAttrs print an absent number as 0 and an absent bool as false.
 	defaults map[string]string
+	// noNamespace is set for the namespaced kinds whose function does not
+	// name metadata.namespace.
+	noNamespace bool
 	// message is kube's error for another label, a format of it (%s or
 	// %q); "" means "field label not supported: %s", most functions' own.
 	message string
@@ -27,6 +30,7 @@ type selectableFields struct {
 var selectable = map[GVR]selectableFields{
 	{"", "v1", "pods"}: {paths: map[string][]string{
 		"spec.nodeName":           {"spec", "nodeName"},
+		"spec.host":               {"spec", "nodeName"}, // old clients' name of it
 		"spec.restartPolicy":      {"spec", "restartPolicy"},
 		"spec.schedulerName":      {"spec", "schedulerName"},
 		"spec.serviceAccountName": {"spec", "serviceAccountName"},
@@ -56,7 +60,7 @@ var selectable = map[GVR]selectableFields{
 		"spec.signerName": {"spec", "signerName"},
 		"spec.podName":    {"spec", "podName"},
 		"spec.nodeName":   {"spec", "nodeName"},
-	}},
+	}, noNamespace: true},
 	{"resource.k8s.io", "v1", "resourceslices"}: {paths: map[string][]string{
 		"spec.nodeName":  {"spec", "nodeName"},
 		"spec.driver":    {"spec", "driver"},
@@ -85,7 +89,7 @@ func selectFields(r *Resource) {
 		return
 	}
 	r.FieldPaths, r.FieldDefaults = maps.Clone(s.paths), maps.Clone(s.defaults)
-	r.FieldLabelMessage = s.message
+	r.FieldLabelMessage, r.NoNamespaceField = s.message, s.noNamespace
 }
 
 // FieldLabelError is the message of the 400 kube answers a field selector

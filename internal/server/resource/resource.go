@@ -49,6 +49,9 @@ type Resource struct {
 	// error for a field selector label not supported; "" means
 	// "field label not supported: %s".
 	FieldLabelMessage string
+	// NoNamespaceField refuses metadata.namespace as a field selector of a
+	// namespaced resource, as kube's conversion for a few kinds does.
+	NoNamespaceField bool
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string
