@@ -122,7 +122,30 @@ func printerCases() []printerCase {
 	node := func(name, labels, spec, status string) string {
 		return `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + name + `",` + created + `,"labels":` + labels + `},"spec":` + spec + `,"status":` + status + `}`
 	}
+	pvc := func(name, spec, status string) string {
+		return `{"apiVersion":"v1","kind":"PersistentVolumeClaim",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	claim := `"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}`
+	ep := func(name, subsets string) string {
+		return `{"apiVersion":"v1","kind":"Endpoints",` + meta(name) + `,"subsets":` + subsets + `}`
+	}
 	return []printerCase{
+		{schema.GroupVersion{Version: "v1"}, "persistentvolumeclaims", []string{
+			pvc("pending", `{`+claim+`}`, `{"phase":"Pending"}`),
+			pvc("bound", `{`+claim+`,"volumeName":"pv-1","storageClassName":"fast","volumeMode":"Block","volumeAttributesClassName":"gold"}`,
+				`{"phase":"Bound","capacity":{"storage":"2Gi"},"accessModes":["ReadWriteMany","ReadWriteOnce","ReadWriteMany","ReadWriteOncePod","ReadOnlyMany"]}`),
+			pvc("no-capacity", `{`+claim+`,"volumeName":"pv-2","storageClassName":""}`, `{"phase":"Bound"}`),
+			strings.Replace(pvc("annotated", `{`+claim+`,"storageClassName":"fast"}`, `{"phase":"Lost"}`), created,
+				created+`,"annotations":{"volume.beta.kubernetes.io/storage-class":"slow"},"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "endpoints", []string{
+			ep("none", `[]`),
+			ep("headless", `[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"}]}]`),
+			ep("two", `[{"addresses":[{"ip":"10.0.0.1"}],"ports":[{"name":"a","port":80,"protocol":"TCP"},{"name":"b","port":443,"protocol":"TCP"}]}]`),
+			ep("many", `[{"addresses":[{"ip":"fd00::1"},{"ip":"fd00::2"}],"ports":[{"name":"a","port":80,"protocol":"TCP"},{"name":"b","port":443,"protocol":"TCP"}]},
+			  {"addresses":[{"ip":"10.0.0.9"}],"notReadyAddresses":[{"ip":"10.0.0.8"}]}]`),
+			ep("three", `[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"},{"ip":"10.0.0.3"}],"ports":[{"port":80,"protocol":"TCP"}]}]`),
+		}},
 		{schema.GroupVersion{Group: "batch", Version: "v1"}, "jobs", []string{
 			job("running", `{`+jobTemplate+`}`, `{"startTime":"`+started+`","active":1}`),
 			job("complete", `{"completions":3,"parallelism":2,`+jobTemplate+`}`, `{"startTime":"`+started+`","completionTime":"`+finished+`","succeeded":3,"conditions":[`+cond("SuccessCriteriaMet", "True")+`,`+cond("Complete", "True")+`]}`),

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,6 +78,35 @@ func printed() map[GVR][]Column {
 			wide(containerImages("spec", "jobTemplate", "spec", "template", "spec")),
 			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>", "spec", "jobTemplate", "spec", "selector"))),
 		},
+		{"", "v1", "persistentvolumeclaims"}: {
+			column("Status", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "phase"), func(o api.Object) any {
+				if o.Metadata()["deletionTimestamp"] != nil {
+					return "Terminating"
+				}
+				return str(Path(o, "status", "phase"))
+			}),
+			column("Volume", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeName"), stringCell("spec", "volumeName")),
+			column("Capacity", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "capacity"), boundOnly(func(o api.Object) string {
+				if q := str(Path(o, "status", "capacity", "storage")); q != "" {
+					return q
+				}
+				return "0" // kube prints the zero Quantity
+			})),
+			column("Access Modes", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "accessModes"), boundOnly(accessModes)),
+			column("StorageClass", "string", "", "StorageClass of the pvc", func(o api.Object) any {
+				if class, ok := o.Annotations()["volume.beta.kubernetes.io/storage-class"]; ok {
+					return class
+				}
+				return str(Path(o, "spec", "storageClassName"))
+			}),
+			column("VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", orUnset("spec", "volumeAttributesClassName")),
+			kubeAge(),
+			wide(column("VolumeMode", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeMode"), orUnset("spec", "volumeMode"))),
+		},
+		{"", "v1", "endpoints"}: {
+			column("Endpoints", "string", "", doc("core.v1.Endpoints", "subsets"), endpoints),
+			kubeAge(),
+		},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -95,6 +125,83 @@ func printed() map[GVR][]Column {
 			wide(column("Container-Runtime", "string", "", doc("core.v1.NodeSystemInfo", "containerRuntimeVersion"), orUnknown("containerRuntimeVersion"))),
 		},
 	}
+}
+
+// boundOnly is a claim's cell that kube prints once it is bound to a
+// volume, "" before.
+func boundOnly(cell func(api.Object) string) func(api.Object) any {
+	return func(o api.Object) any {
+		if str(Path(o, "spec", "volumeName")) == "" {
+			return ""
+		}
+		return cell(o)
+	}
+}
+
+// accessModes are a claim's status access modes abbreviated, in kube's
+// order, each once (GetAccessModesAsString).
+func accessModes(o api.Object) string {
+	have := strings2(Path(o, "status", "accessModes"))
+	var out []string
+	for _, m := range []struct{ mode, short string }{
+		{"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"},
+	} {
+		if slices.Contains(have, m.mode) {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func orUnset(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s, ok := Path(o, path...).(string); ok {
+			return s
+		}
+		return "<unset>"
+	}
+}
+
+// maxEndpoints is how many addresses kube's formatEndpoints lists before
+// "+ N more...".
+const maxEndpoints = 3
+
+// endpoints is kube's formatEndpoints of all ports: ip:port for each
+// address and port of each subset (the bare IP for a subset without
+// ports), the first three, then how many more.
+func endpoints(o api.Object) any {
+	subsets, _ := o["subsets"].([]any)
+	if len(subsets) == 0 {
+		return "<none>"
+	}
+	var list []string
+	count := 0
+	for _, ss := range subsets {
+		m := asMap(ss)
+		addrs, _ := m["addresses"].([]any)
+		ports, _ := m["ports"].([]any)
+		if len(ports) == 0 {
+			ports = []any{nil}
+		}
+		for _, p := range ports {
+			count += len(addrs)
+			for _, a := range addrs {
+				if len(list) == maxEndpoints {
+					break
+				}
+				ip := str(asMap(a)["ip"])
+				if p != nil {
+					ip = net.JoinHostPort(ip, strconv.FormatInt(integer(asMap(p)["port"]), 10))
+				}
+				list = append(list, ip)
+			}
+		}
+	}
+	s := strings.Join(list, ",")
+	if count > maxEndpoints {
+		s += " + " + strconv.Itoa(count-maxEndpoints) + " more..."
+	}
+	return s
 }
 
 // jobStatus is kube's printJob status: the first of its conditions that
