@@ -14,6 +14,9 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 
@@ -129,7 +132,22 @@ func printerCases() []printerCase {
 	ep := func(name, subsets string) string {
 		return `{"apiVersion":"v1","kind":"Endpoints",` + meta(name) + `,"subsets":` + subsets + `}`
 	}
+	cluster := func(apiVersion, kind, name, body string) string {
+		return `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"` + name + `",` + created + `}` + body + `}`
+	}
 	return []printerCase{
+		{schema.GroupVersion{Group: "networking.k8s.io", Version: "v1"}, "networkpolicies", []string{
+			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("all") + `,"spec":{"podSelector":{}}}`,
+			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("some") + `,"spec":{"podSelector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"x","operator":"Exists"}]},"policyTypes":["Ingress"]}}`,
+		}},
+		{schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}, "storageclasses", []string{
+			cluster("storage.k8s.io/v1", "StorageClass", "standard", `,"provisioner":"rancher.io/local-path"`),
+			cluster("storage.k8s.io/v1", "StorageClass", "fast", `,"provisioner":"ebs.csi.aws.com","reclaimPolicy":"Retain","volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true`),
+		}},
+		{schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1"}, "priorityclasses", []string{
+			cluster("scheduling.k8s.io/v1", "PriorityClass", "high", `,"value":1000000,"globalDefault":true,"description":"x"`),
+			cluster("scheduling.k8s.io/v1", "PriorityClass", "low", `,"value":-5,"preemptionPolicy":"Never"`),
+		}},
 		{schema.GroupVersion{Version: "v1"}, "persistentvolumeclaims", []string{
 			pvc("pending", `{`+claim+`}`, `{"phase":"Pending"}`),
 			pvc("bound", `{`+claim+`,"volumeName":"pv-1","storageClassName":"fast","volumeMode":"Block","volumeAttributesClassName":"gold"}`,

@@ -107,6 +107,27 @@ func printed() map[GVR][]Column {
 			column("Endpoints", "string", "", doc("core.v1.Endpoints", "subsets"), endpoints),
 			kubeAge(),
 		},
+		{"networking.k8s.io", "v1", "networkpolicies"}: {
+			column("Pod-Selector", "string", "", doc("networking.v1.NetworkPolicySpec", "podSelector"), structuredSelector("<error>", "<none>", "spec", "podSelector")),
+			kubeAge(),
+		},
+		{"storage.k8s.io", "v1", "storageclasses"}: {
+			column("Provisioner", "string", "", doc("storage.v1.StorageClass", "provisioner"), stringCell("provisioner")),
+			column("ReclaimPolicy", "string", "", doc("storage.v1.StorageClass", "reclaimPolicy"), orDefault("Delete", "reclaimPolicy")),
+			column("VolumeBindingMode", "string", "", doc("storage.v1.StorageClass", "volumeBindingMode"), orDefault("Immediate", "volumeBindingMode")),
+			column("AllowVolumeExpansion", "string", "", doc("storage.v1.StorageClass", "allowVolumeExpansion"), func(o api.Object) any {
+				return o["allowVolumeExpansion"] == true
+			}),
+			kubeAge(),
+		},
+		{"scheduling.k8s.io", "v1", "priorityclasses"}: {
+			column("Value", "integer", "", doc("scheduling.v1.PriorityClass", "value"), intCell("value")),
+			column("Global-Default", "boolean", "", doc("scheduling.v1.PriorityClass", "globalDefault"), func(o api.Object) any {
+				return o["globalDefault"] == true
+			}),
+			kubeAge(),
+			column("PreemptionPolicy", "string", "", doc("scheduling.v1.PriorityClass", "preemptionPolicy"), stringCell("preemptionPolicy")),
+		},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -151,6 +172,16 @@ func accessModes(o api.Object) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// orDefault is the string at path, else what kube prints when it is unset.
+func orDefault(unset string, path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s := str(Path(o, path...)); s != "" {
+			return s
+		}
+		return unset
+	}
 }
 
 func orUnset(path ...string) func(api.Object) any {
