@@ -15,6 +15,8 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/printers"
@@ -136,6 +138,13 @@ func printerCases() []printerCase {
 		return `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"` + name + `",` + created + `}` + body + `}`
 	}
 	return []printerCase{
+		{schema.GroupVersion{Group: "policy", Version: "v1"}, "poddisruptionbudgets", []string{
+			`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",` + meta("min") + `,"spec":{"minAvailable":2},"status":{"disruptionsAllowed":1,"currentHealthy":3,"desiredHealthy":2,"expectedPods":3}}`,
+			`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",` + meta("max") + `,"spec":{"maxUnavailable":"25%"},"status":{"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}}`,
+		}},
+		{schema.GroupVersion{Group: "node.k8s.io", Version: "v1"}, "runtimeclasses", []string{
+			cluster("node.k8s.io/v1", "RuntimeClass", "gvisor", `,"handler":"runsc"`),
+		}},
 		{schema.GroupVersion{Group: "networking.k8s.io", Version: "v1"}, "networkpolicies", []string{
 			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("all") + `,"spec":{"podSelector":{}}}`,
 			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("some") + `,"spec":{"podSelector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"x","operator":"Exists"}]},"policyTypes":["Ingress"]}}`,

@@ -128,6 +128,14 @@ func printed() map[GVR][]Column {
 			kubeAge(),
 			column("PreemptionPolicy", "string", "", doc("scheduling.v1.PriorityClass", "preemptionPolicy"), stringCell("preemptionPolicy")),
 		},
+		{"policy", "v1", "poddisruptionbudgets"}: {
+			column("Min Available", "string", "", "The minimum number of pods that must be available.", intOrString("minAvailable")),
+			column("Max Unavailable", "string", "", "The maximum number of pods that may be unavailable.", intOrString("maxUnavailable")),
+			column("Allowed Disruptions", "integer", "", "Calculated number of pods that may be disrupted at this time.", intCell("status", "disruptionsAllowed")),
+			kubeAge(),
+		},
+		// kube describes the handler with ObjectMeta's doc of a field it has not: "".
+		{"node.k8s.io", "v1", "runtimeclasses"}: {column("Handler", "string", "", "", stringCell("handler")), kubeAge()},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -172,6 +180,21 @@ func accessModes(o api.Object) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// intOrString prints a PodDisruptionBudget's spec field, a number or a
+// percentage, "N/A" when unset.
+func intOrString(field string) func(api.Object) any {
+	return func(o api.Object) any {
+		switch v := Path(o, "spec", field).(type) {
+		case string:
+			return v
+		case nil:
+			return "N/A"
+		default:
+			return strconv.FormatInt(integer(v), 10)
+		}
+	}
 }
 
 // orDefault is the string at path, else what kube prints when it is unset.
