@@ -96,17 +96,7 @@ func TestCacheCodecFields(t *testing.T) {
 			for f, p := range codec.Fields {
 				got[f], _ = resource.Path(obj, p...).(string)
 			}
-			// What the cache does after reading the paths.
-			for f, from := range codec.Fallbacks {
-				if got[f] == "" {
-					got[f] = got[from]
-				}
-			}
-			for f, v := range codec.Defaults {
-				if got[f] == "" {
-					got[f] = v
-				}
-			}
+			codec.Fill(got)
 			if want := registry.FieldSet(res, obj); !maps.Equal(got, want) {
 				t.Errorf("%s %v: cache's fields %v, want %v", res.Plural, obj, got, want)
 			}
