@@ -113,6 +113,7 @@ func cacheCodec(res *resource.Resource) watchcache.Codec {
 		Decode:    func(ctx context.Context, kv storage.KV) (api.Object, error) { return cacheDecode(ctx, res, kv) },
 		Fields:    fields,
 		Fallbacks: res.FieldFallbacks,
+		Defaults:  res.FieldDefaults,
 		Encode:    func(kv storage.KV) ([]byte, bool) { return registry.JSON(res, kv) },
 	}
 }

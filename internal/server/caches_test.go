@@ -79,7 +79,8 @@ func TestCachesCloseWaitsForReplacedCaches(t *testing.T) {
 }
 
 // TestCacheCodecFields checks that the paths the cache reads selectable
-// fields at give what registry.FieldSet gives for every built-in resource.
+// fields at, with their fallbacks and defaults, give what
+// registry.FieldSet gives for every built-in resource.
 func TestCacheCodecFields(t *testing.T) {
 	objects := []api.Object{
 		{"metadata": map[string]any{"name": "a", "namespace": "ns"}, "type": "Opaque", "status": map[string]any{"phase": "Active"}},
@@ -89,12 +90,13 @@ func TestCacheCodecFields(t *testing.T) {
 		{},
 	}
 	for _, res := range resource.Builtins() {
-		fields := cacheCodec(res).Fields
+		codec := cacheCodec(res)
 		for _, obj := range objects {
 			got := map[string]string{}
-			for f, p := range fields {
+			for f, p := range codec.Fields {
 				got[f], _ = resource.Path(obj, p...).(string)
 			}
+			codec.Fill(got)
 			if want := registry.FieldSet(res, obj); !maps.Equal(got, want) {
 				t.Errorf("%s %v: cache's fields %v, want %v", res.Plural, obj, got, want)
 			}

@@ -71,6 +71,9 @@ type Codec struct {
 	// Fallbacks name, for a field that reads "", the field whose value it
 	// takes instead (kube's events: source, else the reporting controller).
 	Fallbacks map[string]string
+	// Defaults name, for a field that reads "" after its fallback, the
+	// value it takes instead (kube's "0" for an absent count).
+	Defaults map[string]string
 	// Encode, if set, returns the JSON of the object a stored KV holds (what
 	// json.Marshal of Decode's result gives) straight from the stored bytes,
 	// or false when it cannot. With it, an object is not decoded at all
@@ -122,12 +125,23 @@ func (c *codec) object(ctx context.Context, kv storage.KV) (*Object, error) {
 	return c.newObject(kv, b, c.fields.fromObject(obj)), nil
 }
 
-func (c *codec) newObject(kv storage.KV, b []byte, a attrs) *Object {
+// Fill gives the fields of fields that read "" their fallback's value,
+// then their default, as the cache does after reading the paths.
+func (c Codec) Fill(fields map[string]string) {
 	for f, from := range c.Fallbacks {
-		if a.fields[f] == "" {
-			a.fields[f] = a.fields[from]
+		if fields[f] == "" {
+			fields[f] = fields[from]
 		}
 	}
+	for f, v := range c.Defaults {
+		if fields[f] == "" {
+			fields[f] = v
+		}
+	}
+}
+
+func (c *codec) newObject(kv storage.KV, b []byte, a attrs) *Object {
+	c.Fill(a.fields)
 	return &Object{
 		Key: kv.Key, Rev: kv.ModRevision, JSON: b, decode: c.Decode,
 		ns: unique.Make(a.ns), labels: a.labels, fields: a.fields,

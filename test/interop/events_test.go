@@ -92,8 +92,8 @@ func TestCoreEventThroughEventsV1(t *testing.T) {
 		added.DeprecatedSource.Host != "node-1" || !added.DeprecatedLastTimestamp.Equal(&seen) || added.Type != corev1.EventTypeWarning {
 		t.Fatalf("events.k8s.io view of a core event: %+v", added)
 	}
-	list, err := cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=widgets"})
-	if err != nil || len(list.Items) != 1 || list.Items[0].Note != "synced widget" {
+	list, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=widgets"})
+	if err != nil || len(list.Items) != 1 || list.Items[0].Message != "synced widget" {
 		t.Fatalf("list by source: %+v %v", list, err)
 	}
 

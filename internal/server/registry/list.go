@@ -57,6 +57,11 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 			set[k] = set[from]
 		}
 	}
+	for k, v := range res.FieldDefaults {
+		if set[k] == "" {
+			set[k] = v
+		}
+	}
 	return set
 }
 
@@ -64,8 +69,8 @@ func FieldSet(res *resource.Resource, obj api.Object) map[string]string {
 func ValidateFields(res *resource.Resource, fields selector.Fields) error {
 	for _, k := range fields.Keys() {
 		_, extra := res.FieldPaths[k]
-		if k != "metadata.name" && !(k == "metadata.namespace" && res.Namespaced) && !extra {
-			return apierror.BadRequest(fmt.Sprintf("field label not supported: %s", k))
+		if k != "metadata.name" && !(k == "metadata.namespace" && res.Namespaced && !res.NoNamespaceField) && !extra {
+			return apierror.BadRequest(res.FieldLabelError(k))
 		}
 	}
 	return nil

@@ -29,6 +29,7 @@ func Builtins() []*Resource {
 	for _, r := range behaviours() {
 		extras[gvrOf(r)] = r
 	}
+	columns := printed()
 	var rs []*Resource
 	for _, list := range kubespec.Load().GroupVersions {
 		group, version := splitGroupVersion(list.GroupVersion)
@@ -51,6 +52,10 @@ func Builtins() []*Resource {
 			if r.Validate == nil {
 				r.Validate = validation.For(group, version, d.Name)
 			}
+			selectFields(r)
+			if r.Columns == nil {
+				r.Columns = columns[gvr]
+			}
 			rs = append(rs, r)
 		}
 	}
@@ -65,8 +70,7 @@ func behaviours() []*Resource {
 		{
 			Version: "v1", Plural: "namespaces",
 			Prepare: prepareNamespace, ReturnDeletedObject: true,
-			Columns:    []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
-			FieldPaths: map[string][]string{"status.phase": {"status", "phase"}},
+			Columns: []Column{column("Status", "string", "", "The status of the namespace", stringCell("status", "phase")), ageColumn()},
 		},
 		{
 			Version: "v1", Plural: "configmaps",
@@ -81,7 +85,6 @@ func behaviours() []*Resource {
 				column("Data", "integer", "", "Number of data items", dataCount("data")),
 				ageColumn(),
 			},
-			FieldPaths: map[string][]string{"type": {"type"}},
 		},
 		events,
 		serviceAccounts(),

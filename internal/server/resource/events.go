@@ -154,10 +154,8 @@ func eventsV1(core *Resource) *Resource {
 			"regarding.fieldPath":       {"regarding", "fieldPath"},
 			"reason":                    {"reason"},
 			"reportingController":       {"reportingController"},
-			"source":                    {"deprecatedSource", "component"},
 			"type":                      {"type"},
 		},
-		FieldFallbacks: map[string]string{"source": "reportingController"},
 	}
 }
 

@@ -41,6 +41,17 @@ type Resource struct {
 	// FieldFallbacks name, for a field of FieldPaths that reads "", the
 	// field whose value it takes instead; nil for most resources.
 	FieldFallbacks map[string]string
+	// FieldDefaults are, for a field of FieldPaths that reads "" (after its
+	// fallback), the value it takes instead: kube prints an absent number
+	// of some kinds as "0" and an absent bool as "false".
+	FieldDefaults map[string]string
+	// FieldLabelMessage is the format (one %s or %q, the label) of the
+	// error for a field selector label not supported; "" means
+	// "field label not supported: %s".
+	FieldLabelMessage string
+	// NoNamespaceField refuses metadata.namespace as a field selector of a
+	// namespaced resource, as kube's conversion for a few kinds does.
+	NoNamespaceField bool
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string

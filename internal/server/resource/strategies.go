@@ -18,11 +18,11 @@ import (
 // group/version/plural; each sets fields of the kind's Resource, leaving
 // the others as behaviours made them.
 var strategies = map[GVR][]func(*Resource){
-	{"apps", "v1", "deployments"}:                       {withScale(structuredSelector), prepare(prepareDeployment)},
+	{"apps", "v1", "deployments"}:                       {withScale(scaleSelector), prepare(prepareDeployment)},
 	{"apps", "v1", "daemonsets"}:                        {prepare(prepareDaemonSet)},
 	{"batch", "v1", "jobs"}:                             {prepare(prepareJob)},
-	{"apps", "v1", "replicasets"}:                       {withScale(structuredSelector)},
-	{"apps", "v1", "statefulsets"}:                      {withScale(structuredSelector)},
+	{"apps", "v1", "replicasets"}:                       {withScale(scaleSelector)},
+	{"apps", "v1", "statefulsets"}:                      {withScale(scaleSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
 	{"", "v1", "pods"}:                                  {returnDeleted, prepare(preparePod)},
 	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate},
@@ -66,9 +66,9 @@ func withScale(selectorOf func(spec map[string]any) string) func(*Resource) {
 	}
 }
 
-// structuredSelector is metav1.LabelSelectorAsSelector(spec.selector).String(),
+// scaleSelector is metav1.LabelSelectorAsSelector(spec.selector).String(),
 // as scaleFromDeployment (and its ReplicaSet and StatefulSet twins) report it.
-func structuredSelector(spec map[string]any) string {
+func scaleSelector(spec map[string]any) string {
 	s, _ := labelSelectorString(spec["selector"])
 	return s
 }
@@ -85,12 +85,7 @@ func setSelector(spec map[string]any) string {
 // labels.Selector String() writes it; ok is false when kube could not
 // convert it (validation refuses such selectors).
 func labelSelectorString(v any) (s string, ok bool) {
-	b, err := json.Marshal(v)
-	var ls *labelsel.LabelSelector
-	if err != nil || json.Unmarshal(b, &ls) != nil {
-		return "", false
-	}
-	sel, err := labelsel.FromLabelSelector(ls)
+	sel, err := labelsel.FromLabelSelector(labelSelector(v))
 	if err != nil {
 		return "", false
 	}

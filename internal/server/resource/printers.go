@@ -1,0 +1,807 @@
+package resource
+
+import (
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
+	labelsel "github.com/listwatch/listwatch/selector"
+)
+
+// printed are the Table columns of the built-in kinds kube's printers
+// cover (pkg/printers/internalversion, AddHandlers), after the name, by
+// group/version/plural; the columns of priority 1 are those kubectl shows
+// with -o wide. Kube fills every column on the server. Descriptions are
+// the OpenAPI ones of the fields, as kube takes them from SwaggerDoc.
+func printed() map[GVR][]Column {
+	return map[GVR][]Column{
+		{"", "v1", "pods"}:                   podColumns(),
+		{"apps", "v1", "deployments"}:        deploymentColumns(),
+		{"apps", "v1", "replicasets"}:        replicaSetColumns("apps.v1.ReplicaSetSpec", "apps.v1.ReplicaSetStatus", structuredSelector("<error>", "<none>")),
+		{"", "v1", "replicationcontrollers"}: replicaSetColumns("core.v1.ReplicationControllerSpec", "core.v1.ReplicationControllerStatus", mapSelector("spec", "selector")),
+		{"apps", "v1", "statefulsets"}: {
+			column("Ready", "string", "", "Number of the pod with ready state", func(o api.Object) any {
+				return ratio(Path(o, "status", "readyReplicas"), Path(o, "spec", "replicas"))
+			}),
+			kubeAge(),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+		},
+		{"apps", "v1", "daemonsets"}: {
+			column("Desired", "integer", "", doc("apps.v1.DaemonSetStatus", "desiredNumberScheduled"), intCell("status", "desiredNumberScheduled")),
+			column("Current", "integer", "", doc("apps.v1.DaemonSetStatus", "currentNumberScheduled"), intCell("status", "currentNumberScheduled")),
+			column("Ready", "integer", "", doc("apps.v1.DaemonSetStatus", "numberReady"), intCell("status", "numberReady")),
+			column("Up-to-date", "integer", "", doc("apps.v1.DaemonSetStatus", "updatedNumberScheduled"), intCell("status", "updatedNumberScheduled")),
+			column("Available", "integer", "", doc("apps.v1.DaemonSetStatus", "numberAvailable"), intCell("status", "numberAvailable")),
+			column("Node Selector", "string", "", doc("core.v1.PodSpec", "nodeSelector"), mapSelector("spec", "template", "spec", "nodeSelector")),
+			kubeAge(),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+			wide(column("Selector", "string", "", doc("apps.v1.DaemonSetSpec", "selector"), structuredSelector("<error>", "<none>"))),
+		},
+		{"", "v1", "services"}: serviceColumns(),
+		{"batch", "v1", "jobs"}: {
+			column("Status", "string", "", "Status of the job.", jobStatus),
+			column("Completions", "string", "", doc("batch.v1.JobStatus", "succeeded"), jobCompletions),
+			column("Duration", "string", "", "Time required to complete the job.", jobDuration),
+			kubeAge(),
+			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>"))),
+		},
+		{"batch", "v1", "cronjobs"}: {
+			column("Schedule", "string", "", doc("batch.v1.CronJobSpec", "schedule"), stringCell("spec", "schedule")),
+			column("Timezone", "string", "", doc("batch.v1.CronJobSpec", "timeZone"), orNone("spec", "timeZone")),
+			column("Suspend", "boolean", "", doc("batch.v1.CronJobSpec", "suspend"), func(o api.Object) any {
+				switch Path(o, "spec", "suspend") {
+				case true:
+					return "True"
+				case false:
+					return "False"
+				}
+				return "<unset>"
+			}),
+			column("Active", "integer", "", doc("batch.v1.CronJobStatus", "active"), func(o api.Object) any {
+				l, _ := Path(o, "status", "active").([]any)
+				return len(l)
+			}),
+			column("Last Schedule", "string", "", doc("batch.v1.CronJobStatus", "lastScheduleTime"), func(o api.Object) any {
+				if s := str(Path(o, "status", "lastScheduleTime")); s != "" {
+					return age(s)
+				}
+				return "<none>"
+			}),
+			kubeAge(),
+			wide(containerNames("spec", "jobTemplate", "spec", "template", "spec")),
+			wide(containerImages("spec", "jobTemplate", "spec", "template", "spec")),
+			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>", "spec", "jobTemplate", "spec", "selector"))),
+		},
+		{"", "v1", "persistentvolumeclaims"}: {
+			column("Status", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "phase"), func(o api.Object) any {
+				if o.Metadata()["deletionTimestamp"] != nil {
+					return "Terminating"
+				}
+				return str(Path(o, "status", "phase"))
+			}),
+			column("Volume", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeName"), stringCell("spec", "volumeName")),
+			column("Capacity", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "capacity"), boundOnly(func(o api.Object) string {
+				if q := str(Path(o, "status", "capacity", "storage")); q != "" {
+					return q
+				}
+				return "0" // kube prints the zero Quantity
+			})),
+			column("Access Modes", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "accessModes"), boundOnly(accessModes)),
+			column("StorageClass", "string", "", "StorageClass of the pvc", func(o api.Object) any {
+				if class, ok := o.Annotations()["volume.beta.kubernetes.io/storage-class"]; ok {
+					return class
+				}
+				return str(Path(o, "spec", "storageClassName"))
+			}),
+			column("VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", orUnset("spec", "volumeAttributesClassName")),
+			kubeAge(),
+			wide(column("VolumeMode", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeMode"), orUnset("spec", "volumeMode"))),
+		},
+		{"", "v1", "endpoints"}: {
+			column("Endpoints", "string", "", doc("core.v1.Endpoints", "subsets"), endpoints),
+			kubeAge(),
+		},
+		{"networking.k8s.io", "v1", "networkpolicies"}: {
+			column("Pod-Selector", "string", "", doc("networking.v1.NetworkPolicySpec", "podSelector"), structuredSelector("<error>", "<none>", "spec", "podSelector")),
+			kubeAge(),
+		},
+		{"storage.k8s.io", "v1", "storageclasses"}: {
+			column("Provisioner", "string", "", doc("storage.v1.StorageClass", "provisioner"), stringCell("provisioner")),
+			column("ReclaimPolicy", "string", "", doc("storage.v1.StorageClass", "reclaimPolicy"), orDefault("Delete", "reclaimPolicy")),
+			column("VolumeBindingMode", "string", "", doc("storage.v1.StorageClass", "volumeBindingMode"), orDefault("Immediate", "volumeBindingMode")),
+			column("AllowVolumeExpansion", "string", "", doc("storage.v1.StorageClass", "allowVolumeExpansion"), func(o api.Object) any {
+				return o["allowVolumeExpansion"] == true
+			}),
+			kubeAge(),
+		},
+		{"scheduling.k8s.io", "v1", "priorityclasses"}: {
+			column("Value", "integer", "", doc("scheduling.v1.PriorityClass", "value"), intCell("value")),
+			column("Global-Default", "boolean", "", doc("scheduling.v1.PriorityClass", "globalDefault"), func(o api.Object) any {
+				return o["globalDefault"] == true
+			}),
+			kubeAge(),
+			column("PreemptionPolicy", "string", "", doc("scheduling.v1.PriorityClass", "preemptionPolicy"), stringCell("preemptionPolicy")),
+		},
+		{"policy", "v1", "poddisruptionbudgets"}: {
+			column("Min Available", "string", "", "The minimum number of pods that must be available.", intOrString("minAvailable")),
+			column("Max Unavailable", "string", "", "The maximum number of pods that may be unavailable.", intOrString("maxUnavailable")),
+			column("Allowed Disruptions", "integer", "", "Calculated number of pods that may be disrupted at this time.", intCell("status", "disruptionsAllowed")),
+			kubeAge(),
+		},
+		// kube describes the handler with ObjectMeta's doc of a field it has not: "".
+		{"node.k8s.io", "v1", "runtimeclasses"}: {column("Handler", "string", "", "", stringCell("handler")), kubeAge()},
+		{"", "v1", "nodes"}: {
+			column("Status", "string", "", "The status of the node", nodeStatus),
+			column("Roles", "string", "", "The roles of the node", nodeRoles),
+			kubeAge(),
+			column("Version", "string", "", doc("core.v1.NodeSystemInfo", "kubeletVersion"), stringCell("status", "nodeInfo", "kubeletVersion")),
+			wide(column("Internal-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("InternalIP"))),
+			wide(column("External-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("ExternalIP"))),
+			wide(column("OS-Image", "string", "", doc("core.v1.NodeSystemInfo", "osImage"), orUnknown("osImage"))),
+			wide(column("Kernel-Version", "string", "", doc("core.v1.NodeSystemInfo", "kernelVersion"), func(o api.Object) any {
+				k := orUnknown("kernelVersion")(o).(string)
+				if arch := str(Path(o, "status", "nodeInfo", "architecture")); arch != "" {
+					k += " (" + arch + ")"
+				}
+				return k
+			})),
+			wide(column("Container-Runtime", "string", "", doc("core.v1.NodeSystemInfo", "containerRuntimeVersion"), orUnknown("containerRuntimeVersion"))),
+		},
+	}
+}
+
+// boundOnly is a claim's cell that kube prints once it is bound to a
+// volume, "" before.
+func boundOnly(cell func(api.Object) string) func(api.Object) any {
+	return func(o api.Object) any {
+		if str(Path(o, "spec", "volumeName")) == "" {
+			return ""
+		}
+		return cell(o)
+	}
+}
+
+// accessModes are a claim's status access modes abbreviated, in kube's
+// order, each once (GetAccessModesAsString).
+func accessModes(o api.Object) string {
+	have := strings2(Path(o, "status", "accessModes"))
+	var out []string
+	for _, m := range []struct{ mode, short string }{
+		{"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"},
+	} {
+		if slices.Contains(have, m.mode) {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// intOrString prints a PodDisruptionBudget's spec field, a number or a
+// percentage, "N/A" when unset.
+func intOrString(field string) func(api.Object) any {
+	return func(o api.Object) any {
+		switch v := Path(o, "spec", field).(type) {
+		case string:
+			return v
+		case nil:
+			return "N/A"
+		default:
+			return strconv.FormatInt(integer(v), 10)
+		}
+	}
+}
+
+// orDefault is the string at path, else what kube prints when it is unset.
+func orDefault(unset string, path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s := str(Path(o, path...)); s != "" {
+			return s
+		}
+		return unset
+	}
+}
+
+func orUnset(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s, ok := Path(o, path...).(string); ok {
+			return s
+		}
+		return "<unset>"
+	}
+}
+
+// maxEndpoints is how many addresses kube's formatEndpoints lists before
+// "+ N more...".
+const maxEndpoints = 3
+
+// endpoints is kube's formatEndpoints of all ports: ip:port for each
+// address and port of each subset (the bare IP for a subset without
+// ports), the first three, then how many more.
+func endpoints(o api.Object) any {
+	subsets, _ := o["subsets"].([]any)
+	if len(subsets) == 0 {
+		return "<none>"
+	}
+	var list []string
+	count := 0
+	for _, ss := range subsets {
+		m := asMap(ss)
+		addrs, _ := m["addresses"].([]any)
+		ports, _ := m["ports"].([]any)
+		if len(ports) == 0 {
+			ports = []any{nil}
+		}
+		for _, p := range ports {
+			count += len(addrs)
+			for _, a := range addrs {
+				if len(list) == maxEndpoints {
+					break
+				}
+				ip := str(asMap(a)["ip"])
+				if p != nil {
+					ip = net.JoinHostPort(ip, strconv.FormatInt(integer(asMap(p)["port"]), 10))
+				}
+				list = append(list, ip)
+			}
+		}
+	}
+	s := strings.Join(list, ",")
+	if count > maxEndpoints {
+		s += " + " + strconv.Itoa(count-maxEndpoints) + " more..."
+	}
+	return s
+}
+
+// jobStatus is kube's printJob status: the first of its conditions that
+// holds, in kube's order, else Running.
+func jobStatus(o api.Object) any {
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, t := range []string{"Complete", "Failed", "", "Suspended", "FailureTarget", "SuccessCriteriaMet"} {
+		if t == "" {
+			if o.Metadata()["deletionTimestamp"] != nil {
+				return "Terminating"
+			}
+		} else if conditionTrue(conds, t) {
+			return t
+		}
+	}
+	return "Running"
+}
+
+func jobCompletions(o api.Object) any {
+	succeeded := strconv.FormatInt(integer(Path(o, "status", "succeeded")), 10)
+	if c := Path(o, "spec", "completions"); c != nil {
+		return succeeded + "/" + strconv.FormatInt(integer(c), 10)
+	}
+	if p := integer(Path(o, "spec", "parallelism")); p > 1 {
+		return succeeded + "/1 of " + strconv.FormatInt(p, 10)
+	}
+	return succeeded + "/1"
+}
+
+func jobDuration(o api.Object) any {
+	start, err := time.Parse(time.RFC3339, str(Path(o, "status", "startTime")))
+	if err != nil {
+		return ""
+	}
+	end, err := time.Parse(time.RFC3339, str(Path(o, "status", "completionTime")))
+	if err != nil {
+		return HumanDuration(time.Since(start))
+	}
+	return HumanDuration(end.Sub(start))
+}
+
+// nodeStatus is Ready or NotReady from the node's last Ready condition
+// (Unknown without one), then SchedulingDisabled when unschedulable.
+func nodeStatus(o api.Object) any {
+	status := "Unknown"
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		if cm := asMap(c); str(cm["type"]) == "Ready" {
+			status = "NotReady"
+			if str(cm["status"]) == "True" {
+				status = "Ready"
+			}
+		}
+	}
+	if Path(o, "spec", "unschedulable") == true {
+		status += ",SchedulingDisabled"
+	}
+	return status
+}
+
+// nodeRoles are the node-role.kubernetes.io/<role> labels' roles and the
+// kubernetes.io/role label's value, sorted and unique.
+func nodeRoles(o api.Object) any {
+	var roles []string
+	for k, v := range o.Labels() {
+		if role, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok && role != "" {
+			roles = append(roles, role)
+		} else if k == "kubernetes.io/role" && v != "" {
+			roles = append(roles, v)
+		}
+	}
+	if len(roles) == 0 {
+		return "<none>"
+	}
+	slices.Sort(roles)
+	return strings.Join(slices.Compact(roles), ",")
+}
+
+// nodeAddress is the node's first address of type t.
+func nodeAddress(t string) func(api.Object) any {
+	return func(o api.Object) any {
+		addrs, _ := Path(o, "status", "addresses").([]any)
+		for _, a := range addrs {
+			if am := asMap(a); str(am["type"]) == t {
+				return str(am["address"])
+			}
+		}
+		return "<none>"
+	}
+}
+
+func orUnknown(field string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s := str(Path(o, "status", "nodeInfo", field)); s != "" {
+			return s
+		}
+		return "<unknown>"
+	}
+}
+
+// doc is the description of a field of a kube type ("core.v1.PodSpec").
+func doc(typ, field string) string {
+	s, _ := Path(kubespec.Schema("io.k8s.api."+typ), "properties", field, "description").(string)
+	return s
+}
+
+func wide(c Column) Column { c.Priority = 1; return c }
+
+// kubeAge is kube's Age column: the creation timestamp's age.
+func kubeAge() Column {
+	return column("Age", "string", "", CreationTimestampDescription, since("metadata", "creationTimestamp"))
+}
+
+// integer reads a JSON number as an int64, 0 if absent or not one.
+func integer(v any) int64 {
+	n, _ := int32Value(v)
+	return n
+}
+
+func intCell(path ...string) func(api.Object) any {
+	return func(o api.Object) any { return integer(Path(o, path...)) }
+}
+
+// ratio is "ready/desired", as kube prints deployments and statefulsets.
+func ratio(ready, desired any) string {
+	return strconv.FormatInt(integer(ready), 10) + "/" + strconv.FormatInt(integer(desired), 10)
+}
+
+// podTemplate is where most kinds hold their pod template's spec.
+var podTemplate = []string{"spec", "template", "spec"}
+
+// containerNames and containerImages are the wide columns of the
+// containers of the pod template spec at tmpl.
+func containerNames(tmpl ...string) Column {
+	return column("Containers", "string", "", "Names of each container in the template.", templateContainers(tmpl, "name"))
+}
+
+func containerImages(tmpl ...string) Column {
+	return column("Images", "string", "", "Images referenced by each container in the template.", templateContainers(tmpl, "image"))
+}
+
+// templateContainers joins a field of the pod template's containers with
+// commas, as kube's layoutContainerCells.
+func templateContainers(tmpl []string, field string) func(api.Object) any {
+	containers := append(slices.Clone(tmpl), "containers")
+	return func(o api.Object) any {
+		cs, _ := Path(o, containers...).([]any)
+		var b strings.Builder
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			s, _ := Path(asMap(c), field).(string)
+			b.WriteString(s)
+		}
+		return b.String()
+	}
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// mapSelector is a label map at path as kube's labels.FormatLabels prints
+// it: "k=v" sorted by key, "<none>" when empty.
+func mapSelector(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		m, _ := Path(o, path...).(map[string]any)
+		if len(m) == 0 {
+			return "<none>"
+		}
+		parts := make([]string, 0, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			s, _ := m[k].(string)
+			parts = append(parts, k+"="+s)
+		}
+		return strings.Join(parts, ",")
+	}
+}
+
+// structuredSelector prints the label selector at path (spec.selector if
+// none) as kube's LabelSelectorAsSelector(...).String(), with invalid in
+// place of one that does not convert and empty of one that prints as "".
+func structuredSelector(invalid, empty string, path ...string) func(api.Object) any {
+	if path == nil {
+		path = []string{"spec", "selector"}
+	}
+	return func(o api.Object) any {
+		s, ok := labelSelectorString(Path(o, path...))
+		switch {
+		case !ok:
+			return invalid
+		case s == "":
+			return empty
+		}
+		return s
+	}
+}
+
+// labelSelector reads a metav1.LabelSelector from its JSON form, nil when
+// absent.
+func labelSelector(v any) *labelsel.LabelSelector {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	ls := &labelsel.LabelSelector{}
+	if ml, ok := m["matchLabels"].(map[string]any); ok {
+		ls.MatchLabels = make(map[string]string, len(ml))
+		for k, v := range ml {
+			ls.MatchLabels[k], _ = v.(string)
+		}
+	}
+	exprs, _ := m["matchExpressions"].([]any)
+	for _, e := range exprs {
+		em := asMap(e)
+		r := labelsel.LabelSelectorRequirement{Key: str(em["key"]), Operator: labelsel.LabelSelectorOperator(str(em["operator"]))}
+		vals, _ := em["values"].([]any)
+		for _, v := range vals {
+			r.Values = append(r.Values, str(v))
+		}
+		ls.MatchExpressions = append(ls.MatchExpressions, r)
+	}
+	return ls
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func deploymentColumns() []Column {
+	return []Column{
+		column("Ready", "string", "", "Number of the pod with ready state", func(o api.Object) any {
+			return ratio(Path(o, "status", "readyReplicas"), Path(o, "spec", "replicas"))
+		}),
+		column("Up-to-date", "string", "", doc("apps.v1.DeploymentStatus", "updatedReplicas"), intCell("status", "updatedReplicas")),
+		column("Available", "string", "", doc("apps.v1.DeploymentStatus", "availableReplicas"), intCell("status", "availableReplicas")),
+		kubeAge(),
+		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+		wide(column("Selector", "string", "", doc("apps.v1.DeploymentSpec", "selector"), structuredSelector("<invalid>", ""))),
+	}
+}
+
+// replicaSetColumns are kube's columns of replicasets and replication
+// controllers, whose selectors differ.
+func replicaSetColumns(spec, status string, sel func(api.Object) any) []Column {
+	return []Column{
+		column("Desired", "integer", "", doc(spec, "replicas"), intCell("spec", "replicas")),
+		column("Current", "integer", "", doc(status, "replicas"), intCell("status", "replicas")),
+		column("Ready", "integer", "", doc(status, "readyReplicas"), intCell("status", "readyReplicas")),
+		kubeAge(),
+		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
+		wide(column("Selector", "string", "", doc(spec, "selector"), sel)),
+	}
+}
+
+func serviceColumns() []Column {
+	return []Column{
+		column("Type", "string", "", doc("core.v1.ServiceSpec", "type"), stringCell("spec", "type")),
+		column("Cluster-IP", "string", "", doc("core.v1.ServiceSpec", "clusterIP"), func(o api.Object) any {
+			if ips, _ := Path(o, "spec", "clusterIPs").([]any); len(ips) > 0 {
+				return str(ips[0])
+			}
+			return "<none>"
+		}),
+		column("External-IP", "string", "", doc("core.v1.ServiceSpec", "externalIPs"), serviceExternalIP),
+		column("Port(s)", "string", "", doc("core.v1.ServiceSpec", "ports"), servicePorts),
+		kubeAge(),
+		wide(column("Selector", "string", "", doc("core.v1.ServiceSpec", "selector"), mapSelector("spec", "selector"))),
+	}
+}
+
+// serviceExternalIP is kube's getServiceExternalIP, wide (the server's
+// tables are): the external IPs, a load balancer's ingress points first.
+func serviceExternalIP(o api.Object) any {
+	external := strings.Join(strings2(Path(o, "spec", "externalIPs")), ",")
+	switch str(Path(o, "spec", "type")) {
+	case "ClusterIP", "NodePort":
+		if external != "" {
+			return external
+		}
+		return "<none>"
+	case "LoadBalancer":
+		ingress, _ := Path(o, "status", "loadBalancer", "ingress").([]any)
+		var lb []string
+		for _, in := range ingress {
+			m := asMap(in)
+			if ip := str(m["ip"]); ip != "" {
+				lb = append(lb, ip)
+			} else if h := str(m["hostname"]); h != "" {
+				lb = append(lb, h)
+			}
+		}
+		slices.Sort(lb)
+		all := slices.Compact(lb)
+		if external != "" {
+			all = append(all, external)
+		}
+		if len(all) == 0 {
+			return "<pending>"
+		}
+		return strings.Join(all, ",")
+	case "ExternalName":
+		return str(Path(o, "spec", "externalName"))
+	}
+	return "<unknown>"
+}
+
+func strings2(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = str(s)
+	}
+	return out
+}
+
+// servicePorts is kube's makePortString: port[:nodePort]/protocol.
+func servicePorts(o api.Object) any {
+	ports, _ := Path(o, "spec", "ports").([]any)
+	if len(ports) == 0 {
+		return "<none>"
+	}
+	var b strings.Builder
+	for i, p := range ports {
+		m := asMap(p)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(integer(m["port"]), 10))
+		if np := integer(m["nodePort"]); np > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.FormatInt(np, 10))
+		}
+		b.WriteByte('/')
+		b.WriteString(str(m["protocol"]))
+	}
+	return b.String()
+}
+
+func podColumns() []Column {
+	return []Column{
+		column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.", func(o api.Object) any { return summarizePod(o).ready }),
+		column("Status", "string", "", "The aggregate status of the containers in this pod.", func(o api.Object) any { return summarizePod(o).reason }),
+		column("Restarts", "string", "", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", func(o api.Object) any { return summarizePod(o).restarts }),
+		kubeAge(),
+		wide(column("IP", "string", "", doc("core.v1.PodStatus", "podIP"), func(o api.Object) any {
+			ips, _ := Path(o, "status", "podIPs").([]any)
+			if len(ips) > 0 {
+				if ip := str(asMap(ips[0])["ip"]); ip != "" {
+					return ip
+				}
+			}
+			return "<none>"
+		})),
+		wide(column("Node", "string", "", doc("core.v1.PodSpec", "nodeName"), orNone("spec", "nodeName"))),
+		wide(column("Nominated Node", "string", "", doc("core.v1.PodStatus", "nominatedNodeName"), orNone("status", "nominatedNodeName"))),
+		wide(column("Readiness Gates", "string", "", doc("core.v1.PodSpec", "readinessGates"), readinessGates)),
+	}
+}
+
+func orNone(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if s := str(Path(o, path...)); s != "" {
+			return s
+		}
+		return "<none>"
+	}
+}
+
+// readinessGates is "true/gates" of the pod's readiness gates.
+func readinessGates(o api.Object) any {
+	gates, _ := Path(o, "spec", "readinessGates").([]any)
+	if len(gates) == 0 {
+		return "<none>"
+	}
+	conds, _ := Path(o, "status", "conditions").([]any)
+	n := 0
+	for _, g := range gates {
+		t := str(asMap(g)["conditionType"])
+		for _, c := range conds {
+			if cm := asMap(c); str(cm["type"]) == t {
+				if str(cm["status"]) == "True" {
+					n++
+				}
+				break
+			}
+		}
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(len(gates))
+}
+
+// podSummary are the cells kube's printPod computes together.
+type podSummary struct{ ready, reason, restarts string }
+
+// summarizePod is kube's printPod's READY, STATUS and RESTARTS: ready and
+// total containers (restartable init containers count), the reason from
+// the phase, the init containers' states, then the containers' (the
+// first one's that has one wins), and the restarts with the age of the
+// last one.
+func summarizePod(o api.Object) podSummary {
+	status := asMap(o["status"])
+	spec := asMap(o["spec"])
+	phase := str(status["phase"])
+	reason := phase
+	if r := str(status["reason"]); r != "" {
+		reason = r
+	}
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if cm := asMap(c); str(cm["type"]) == "PodScheduled" && str(cm["reason"]) == "SchedulingGated" {
+			reason = "SchedulingGated"
+		}
+	}
+	containers, _ := spec["containers"].([]any)
+	initSpecs, _ := spec["initContainers"].([]any)
+	total := len(containers)
+	sidecar := map[string]bool{}
+	for _, c := range initSpecs {
+		if cm := asMap(c); str(cm["restartPolicy"]) == "Always" {
+			sidecar[str(cm["name"])] = true
+			total++
+		}
+	}
+
+	restarts, sidecarRestarts, ready := int64(0), int64(0), 0
+	var last, sidecarLast time.Time
+	initializing := false
+	initStatuses, _ := status["initContainerStatuses"].([]any)
+	for i, c := range initStatuses {
+		cs := asMap(c)
+		n := integer(cs["restartCount"])
+		restarts += n
+		finished := lastTerminated(cs)
+		last = later(last, finished)
+		isSidecar := sidecar[str(cs["name"])]
+		if isSidecar {
+			sidecarRestarts += n
+			sidecarLast = later(sidecarLast, finished)
+		}
+		state := asMap(cs["state"])
+		term, waiting := asMap(state["terminated"]), asMap(state["waiting"])
+		switch {
+		case term != nil && integer(term["exitCode"]) == 0:
+			continue
+		case isSidecar && cs["started"] == true:
+			if cs["ready"] == true {
+				ready++
+			}
+			continue
+		case term != nil:
+			if r := str(term["reason"]); r != "" {
+				reason = "Init:" + r
+			} else if sig := integer(term["signal"]); sig != 0 {
+				reason = "Init:Signal:" + strconv.FormatInt(sig, 10)
+			} else {
+				reason = "Init:ExitCode:" + strconv.FormatInt(integer(term["exitCode"]), 10)
+			}
+		case waiting != nil && str(waiting["reason"]) != "" && str(waiting["reason"]) != "PodInitializing":
+			reason = "Init:" + str(waiting["reason"])
+		default:
+			reason = "Init:" + strconv.Itoa(i) + "/" + strconv.Itoa(len(initSpecs))
+		}
+		initializing = true
+		break
+	}
+
+	if !initializing || conditionTrue(conds, "Initialized") {
+		restarts, last = sidecarRestarts, sidecarLast
+		hasRunning, errorReason := false, ""
+		statuses, _ := status["containerStatuses"].([]any)
+		for i := len(statuses) - 1; i >= 0; i-- {
+			cs := asMap(statuses[i])
+			restarts += integer(cs["restartCount"])
+			last = later(last, lastTerminated(cs))
+			state := asMap(cs["state"])
+			term, waiting := asMap(state["terminated"]), asMap(state["waiting"])
+			switch {
+			case waiting != nil && str(waiting["reason"]) != "":
+				reason = str(waiting["reason"])
+			case term != nil:
+				if r := str(term["reason"]); r != "" {
+					reason = r
+				} else if sig := integer(term["signal"]); sig != 0 {
+					reason = "Signal:" + strconv.FormatInt(sig, 10)
+				} else {
+					reason = "ExitCode:" + strconv.FormatInt(integer(term["exitCode"]), 10)
+				}
+				if integer(term["exitCode"]) != 0 {
+					errorReason = reason
+				}
+			case cs["ready"] == true && state["running"] != nil:
+				hasRunning = true
+				ready++
+			}
+		}
+		if reason == "Completed" {
+			switch {
+			case hasRunning && anyConditionTrue(conds, "Ready"):
+				reason = "Running"
+			case errorReason != "":
+				reason = errorReason
+			case hasRunning:
+				reason = "NotReady"
+			}
+		}
+	}
+
+	if o.Metadata()["deletionTimestamp"] != nil {
+		if str(status["reason"]) == "NodeLost" {
+			reason = "Unknown"
+		} else if phase != "Failed" && phase != "Succeeded" {
+			reason = "Terminating"
+		}
+	}
+	r := strconv.FormatInt(restarts, 10)
+	if restarts != 0 && !last.IsZero() {
+		r += " (" + HumanDuration(time.Since(last)) + " ago)"
+	}
+	return podSummary{ready: strconv.Itoa(ready) + "/" + strconv.Itoa(total), reason: reason, restarts: r}
+}
+
+// lastTerminated is when a container's last termination finished, zero if
+// it has none.
+func lastTerminated(cs map[string]any) time.Time {
+	t, _ := time.Parse(time.RFC3339, str(Path(cs, "lastState", "terminated", "finishedAt")))
+	return t
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// anyConditionTrue says whether a condition of type t is True.
+func anyConditionTrue(conds []any, t string) bool {
+	return slices.ContainsFunc(conds, func(c any) bool {
+		cm := asMap(c)
+		return str(cm["type"]) == t && str(cm["status"]) == "True"
+	})
+}
+
+// conditionTrue says whether the first condition of type t is True.
+func conditionTrue(conds []any, t string) bool {
+	for _, c := range conds {
+		if cm := asMap(c); str(cm["type"]) == t {
+			return str(cm["status"]) == "True"
+		}
+	}
+	return false
+}

@@ -1,0 +1,271 @@
+package interop
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	"k8s.io/kubernetes/pkg/printers"
+	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/resource"
+)
+
+// builtin returns the server's resource for group/version/plural.
+func builtin(t *testing.T, group, version, plural string) *resource.Resource {
+	t.Helper()
+	for _, r := range resource.Builtins() {
+		if r.Group == group && r.Version == version && r.Plural == plural {
+			return r
+		}
+	}
+	t.Fatalf("%s/%s %s is not served", group, version, plural)
+	return nil
+}
+
+// kubeInternal decodes a v1 object as kube-apiserver does (defaulted, in
+// its internal version) and returns it with its defaulted v1 JSON, which
+// is what listwatch stores.
+func kubeInternal(t *testing.T, gv schema.GroupVersion, doc string) (runtime.Object, api.Object) {
+	t.Helper()
+	obj, _, err := legacyscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
+	if err != nil {
+		t.Fatalf("kube decodes %s: %v", doc, err)
+	}
+	b, err := runtime.Encode(legacyscheme.Codecs.LegacyCodec(gv), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := api.ParseObject(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj, ours
+}
+
+// printerCase is a kind and objects of it whose cells differ.
+type printerCase struct {
+	gv      schema.GroupVersion
+	plural  string
+	objects []string
+}
+
+func printerCases() []printerCase {
+	ago := func(d time.Duration) string { return time.Now().Add(-d).UTC().Format(time.RFC3339) }
+	created := `"creationTimestamp":"` + ago(95*time.Minute+20*time.Second) + `"`
+	restarted := ago(3*time.Hour + 30*time.Minute)
+	meta := func(name string) string {
+		return `"metadata":{"name":"` + name + `","namespace":"default",` + created + `}`
+	}
+	pod := func(name, spec, status string) string {
+		if spec == "" {
+			spec = `{"containers":[{"name":"a","image":"nginx"},{"name":"b","image":"redis"}]}`
+		}
+		return `{"apiVersion":"v1","kind":"Pod",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	running := `{"running":{"startedAt":"2020-01-02T03:04:05Z"}}`
+	term := func(reason string, code, signal int) string {
+		return fmt.Sprintf(`{"terminated":{"reason":%q,"exitCode":%d,"signal":%d,"finishedAt":%q}}`, reason, code, signal, restarted)
+	}
+	cstatus := func(name, state string, ready bool, restarts int) string {
+		return fmt.Sprintf(`{"name":%q,"image":"x","imageID":"","ready":%t,"restartCount":%d,"state":%s,"lastState":{"terminated":{"exitCode":1,"finishedAt":%q}}}`,
+			name, ready, restarts, state, restarted)
+	}
+	initSpec := `{"initContainers":[{"name":"i1","image":"busybox"},{"name":"side","image":"envoy","restartPolicy":"Always"}],"containers":[{"name":"a","image":"nginx"}],"readinessGates":[{"conditionType":"example.com/gate"},{"conditionType":"other"}]}`
+	pods := []string{
+		pod("pending", "", `{"phase":"Pending"}`),
+		pod("empty", "", `{}`),
+		pod("running", "", `{"phase":"Running","podIP":"10.0.0.5","podIPs":[{"ip":"10.0.0.5"},{"ip":"fd00::5"}],"nominatedNodeName":"n2","containerStatuses":[`+
+			cstatus("a", running, true, 0)+`,`+cstatus("b", running, true, 3)+`]}`),
+		pod("crashloop", "", `{"phase":"Running","containerStatuses":[`+cstatus("a", `{"waiting":{"reason":"CrashLoopBackOff"}}`, false, 7)+`,`+cstatus("b", running, true, 0)+`]}`),
+		pod("completed-running", "", `{"phase":"Running","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[`+cstatus("a", term("Completed", 0, 0), false, 0)+`,`+cstatus("b", running, true, 0)+`]}`),
+		pod("completed-notready", "", `{"phase":"Running","containerStatuses":[`+cstatus("a", term("Completed", 0, 0), false, 0)+`,`+cstatus("b", running, true, 0)+`]}`),
+		pod("completed-error", "", `{"phase":"Running","containerStatuses":[`+cstatus("a", term("Completed", 0, 0), false, 0)+`,`+cstatus("b", term("", 2, 0), false, 0)+`]}`),
+		pod("signal", "", `{"phase":"Failed","reason":"Evicted","containerStatuses":[`+cstatus("a", term("", 0, 9), false, 1)+`]}`),
+		pod("gated", "", `{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"SchedulingGated"}]}`),
+		pod("init-waiting", initSpec, `{"phase":"Pending","initContainerStatuses":[`+cstatus("i1", `{"waiting":{"reason":"ImagePullBackOff"}}`, false, 2)+`]}`),
+		pod("init-failed", initSpec, `{"phase":"Pending","initContainerStatuses":[`+cstatus("i1", term("", 3, 0), false, 1)+`]}`),
+		pod("init-failed-reason", initSpec, `{"phase":"Pending","initContainerStatuses":[`+cstatus("i1", term("OOMKilled", 137, 0), false, 1)+`]}`),
+		pod("init-signal", initSpec, `{"phase":"Pending","initContainerStatuses":[`+cstatus("i1", term("", 0, 0), false, 0)+`,`+cstatus("side", term("", 1, 15), false, 0)+`]}`),
+		pod("init-progress", initSpec, `{"phase":"Pending","initContainerStatuses":[`+cstatus("i1", term("Completed", 0, 0), false, 0)+`,`+cstatus("side", `{"waiting":{"reason":"PodInitializing"}}`, false, 0)+`]}`),
+		pod("sidecar", initSpec, `{"phase":"Running","conditions":[{"type":"Initialized","status":"True"},{"type":"example.com/gate","status":"True"},{"type":"other","status":"False"}],"initContainerStatuses":[`+
+			cstatus("i1", term("Completed", 0, 0), false, 4)+`,`+strings.Replace(cstatus("side", running, true, 2), `"ready"`, `"started":true,"ready"`, 1)+`],"containerStatuses":[`+cstatus("a", running, true, 1)+`]}`),
+		strings.Replace(pod("terminating", "", `{"phase":"Running"}`), created, created+`,"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+		strings.Replace(pod("lost", "", `{"phase":"Running","reason":"NodeLost"}`), created, created+`,"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+		strings.Replace(pod("done-deleted", "", `{"phase":"Succeeded"}`), created, created+`,"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+		pod("scheduled", `{"nodeName":"node-1","containers":[{"name":"a","image":"nginx"}]}`, `{"phase":"Running"}`),
+	}
+	template := `"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.27"},{"name":"log","image":"fluentd"}]}}`
+	sel := `"selector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["b","a"]},{"key":"canary","operator":"DoesNotExist"}]}`
+	apps := func(kind, name, spec, status string) string {
+		return `{"apiVersion":"apps/v1","kind":"` + kind + `",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	svc := func(name, spec, status string) string {
+		return `{"apiVersion":"v1","kind":"Service",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	job := func(name, spec, status string) string {
+		return `{"apiVersion":"batch/v1","kind":"Job",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	jobTemplate := `"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"pi","image":"perl"}]}}`
+	started, finished := ago(50*time.Minute), ago(47*time.Minute)
+	cond := func(t, status string) string { return `{"type":"` + t + `","status":"` + status + `"}` }
+	node := func(name, labels, spec, status string) string {
+		return `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + name + `",` + created + `,"labels":` + labels + `},"spec":` + spec + `,"status":` + status + `}`
+	}
+	pvc := func(name, spec, status string) string {
+		return `{"apiVersion":"v1","kind":"PersistentVolumeClaim",` + meta(name) + `,"spec":` + spec + `,"status":` + status + `}`
+	}
+	claim := `"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}`
+	ep := func(name, subsets string) string {
+		return `{"apiVersion":"v1","kind":"Endpoints",` + meta(name) + `,"subsets":` + subsets + `}`
+	}
+	cluster := func(apiVersion, kind, name, body string) string {
+		return `{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"` + name + `",` + created + `}` + body + `}`
+	}
+	return []printerCase{
+		{schema.GroupVersion{Group: "policy", Version: "v1"}, "poddisruptionbudgets", []string{
+			`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",` + meta("min") + `,"spec":{"minAvailable":2},"status":{"disruptionsAllowed":1,"currentHealthy":3,"desiredHealthy":2,"expectedPods":3}}`,
+			`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",` + meta("max") + `,"spec":{"maxUnavailable":"25%"},"status":{"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}}`,
+		}},
+		{schema.GroupVersion{Group: "node.k8s.io", Version: "v1"}, "runtimeclasses", []string{
+			cluster("node.k8s.io/v1", "RuntimeClass", "gvisor", `,"handler":"runsc"`),
+		}},
+		{schema.GroupVersion{Group: "networking.k8s.io", Version: "v1"}, "networkpolicies", []string{
+			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("all") + `,"spec":{"podSelector":{}}}`,
+			`{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy",` + meta("some") + `,"spec":{"podSelector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"x","operator":"Exists"}]},"policyTypes":["Ingress"]}}`,
+		}},
+		{schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}, "storageclasses", []string{
+			cluster("storage.k8s.io/v1", "StorageClass", "standard", `,"provisioner":"rancher.io/local-path"`),
+			cluster("storage.k8s.io/v1", "StorageClass", "fast", `,"provisioner":"ebs.csi.aws.com","reclaimPolicy":"Retain","volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true`),
+		}},
+		{schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1"}, "priorityclasses", []string{
+			cluster("scheduling.k8s.io/v1", "PriorityClass", "high", `,"value":1000000,"globalDefault":true,"description":"x"`),
+			cluster("scheduling.k8s.io/v1", "PriorityClass", "low", `,"value":-5,"preemptionPolicy":"Never"`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "persistentvolumeclaims", []string{
+			pvc("pending", `{`+claim+`}`, `{"phase":"Pending"}`),
+			pvc("bound", `{`+claim+`,"volumeName":"pv-1","storageClassName":"fast","volumeMode":"Block","volumeAttributesClassName":"gold"}`,
+				`{"phase":"Bound","capacity":{"storage":"2Gi"},"accessModes":["ReadWriteMany","ReadWriteOnce","ReadWriteMany","ReadWriteOncePod","ReadOnlyMany"]}`),
+			pvc("no-capacity", `{`+claim+`,"volumeName":"pv-2","storageClassName":""}`, `{"phase":"Bound"}`),
+			strings.Replace(pvc("annotated", `{`+claim+`,"storageClassName":"fast"}`, `{"phase":"Lost"}`), created,
+				created+`,"annotations":{"volume.beta.kubernetes.io/storage-class":"slow"},"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "endpoints", []string{
+			ep("none", `[]`),
+			ep("headless", `[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"}]}]`),
+			ep("two", `[{"addresses":[{"ip":"10.0.0.1"}],"ports":[{"name":"a","port":80,"protocol":"TCP"},{"name":"b","port":443,"protocol":"TCP"}]}]`),
+			ep("many", `[{"addresses":[{"ip":"fd00::1"},{"ip":"fd00::2"}],"ports":[{"name":"a","port":80,"protocol":"TCP"},{"name":"b","port":443,"protocol":"TCP"}]},
+			  {"addresses":[{"ip":"10.0.0.9"}],"notReadyAddresses":[{"ip":"10.0.0.8"}]}]`),
+			ep("three", `[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"},{"ip":"10.0.0.3"}],"ports":[{"port":80,"protocol":"TCP"}]}]`),
+		}},
+		{schema.GroupVersion{Group: "batch", Version: "v1"}, "jobs", []string{
+			job("running", `{`+jobTemplate+`}`, `{"startTime":"`+started+`","active":1}`),
+			job("complete", `{"completions":3,"parallelism":2,`+jobTemplate+`}`, `{"startTime":"`+started+`","completionTime":"`+finished+`","succeeded":3,"conditions":[`+cond("SuccessCriteriaMet", "True")+`,`+cond("Complete", "True")+`]}`),
+			job("parallel", `{"parallelism":4,"completions":null,`+jobTemplate+`}`, `{"conditions":[`+cond("Complete", "False")+`,`+cond("FailureTarget", "True")+`]}`),
+			job("failed", `{`+jobTemplate+`}`, `{"conditions":[`+cond("Failed", "True")+`]}`),
+			job("suspended", `{"suspend":true,`+jobTemplate+`}`, `{"conditions":[`+cond("Suspended", "True")+`]}`),
+			strings.Replace(job("terminating", `{`+jobTemplate+`}`, `{"conditions":[`+cond("Suspended", "True")+`]}`), created, created+`,"deletionTimestamp":"2030-01-01T00:00:00Z","finalizers":["x"]`, 1),
+			job("selector", `{"manualSelector":true,`+sel+`,`+jobTemplate+`}`, `{"conditions":[`+cond("SuccessCriteriaMet", "True")+`]}`),
+		}},
+		{schema.GroupVersion{Group: "batch", Version: "v1"}, "cronjobs", []string{
+			`{"apiVersion":"batch/v1","kind":"CronJob",` + meta("hourly") + `,"spec":{"schedule":"0 * * * *","jobTemplate":{"spec":{` + jobTemplate + `}}},"status":{}}`,
+			`{"apiVersion":"batch/v1","kind":"CronJob",` + meta("zoned") + `,"spec":{"schedule":"@daily","timeZone":"Europe/Paris","suspend":true,"jobTemplate":{"spec":{` + sel + `,` + jobTemplate + `}}},
+			  "status":{"active":[{"name":"a"},{"name":"b"}],"lastScheduleTime":"` + finished + `"}}`,
+		}},
+		{schema.GroupVersion{Version: "v1"}, "nodes", []string{
+			node("ready", `{"node-role.kubernetes.io/control-plane":"","node-role.kubernetes.io/":"x","kubernetes.io/role":"master"}`, `{}`,
+				`{"conditions":[`+cond("MemoryPressure", "False")+`,`+cond("Ready", "True")+`],"addresses":[{"type":"Hostname","address":"n1"},{"type":"InternalIP","address":"10.0.0.1"},{"type":"InternalIP","address":"10.0.0.2"}],
+				  "nodeInfo":{"machineID":"","systemUUID":"","bootID":"","kernelVersion":"6.8.0","osImage":"Ubuntu 24.04","containerRuntimeVersion":"containerd://2.0","kubeletVersion":"v1.37.2","kubeProxyVersion":"","operatingSystem":"linux","architecture":"amd64"}}`),
+			node("cordoned", `{"kubernetes.io/role":"worker"}`, `{"unschedulable":true}`, `{"conditions":[`+cond("Ready", "True")+`,`+cond("Ready", "Unknown")+`],"addresses":[{"type":"ExternalIP","address":"203.0.113.7"}]}`),
+			node("new", `{}`, `{"unschedulable":true}`, `{}`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "pods", pods},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "deployments", []string{
+			apps("Deployment", "d1", `{"replicas":3,`+sel+`,`+template+`}`, `{"readyReplicas":2,"updatedReplicas":3,"availableReplicas":1}`),
+			apps("Deployment", "d2", `{"selector":{"matchLabels":{"app":"web"}},`+template+`}`, `{}`),
+			apps("Deployment", "bad", `{"selector":{"matchExpressions":[{"key":"a","operator":"Bogus"}]},`+template+`}`, `{}`),
+		}},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "replicasets", []string{
+			apps("ReplicaSet", "r1", `{"replicas":3,`+sel+`,`+template+`}`, `{"replicas":2,"readyReplicas":1}`),
+			apps("ReplicaSet", "r2", `{"selector":{},`+template+`}`, `{"replicas":0}`),
+			apps("ReplicaSet", "bad", `{"selector":{"matchLabels":{"a":"!"}},`+template+`}`, `{"replicas":0}`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "replicationcontrollers", []string{
+			`{"apiVersion":"v1","kind":"ReplicationController",` + meta("rc") + `,"spec":{"replicas":2,"selector":{"b":"2","a":"1"},` + template + `},"status":{"replicas":1,"readyReplicas":1}}`,
+			`{"apiVersion":"v1","kind":"ReplicationController",` + meta("no-template") + `,"spec":{"selector":{"a":"1"}},"status":{"replicas":0}}`,
+		}},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "statefulsets", []string{
+			apps("StatefulSet", "s1", `{"replicas":5,"serviceName":"s",`+sel+`,`+template+`}`, `{"replicas":5,"readyReplicas":4}`),
+			apps("StatefulSet", "s2", `{"serviceName":"s","selector":{"matchLabels":{"app":"web"}},`+template+`}`, `{"replicas":0}`),
+		}},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "daemonsets", []string{
+			apps("DaemonSet", "ds", `{`+sel+`,"template":{"metadata":{"labels":{"app":"web"}},"spec":{"nodeSelector":{"zone":"b","os":"linux"},"containers":[{"name":"c","image":"agent"}]}}}`,
+				`{"desiredNumberScheduled":3,"currentNumberScheduled":3,"numberReady":2,"updatedNumberScheduled":1,"numberAvailable":2,"numberMisscheduled":0}`),
+			apps("DaemonSet", "plain", `{"selector":{"matchLabels":{"app":"web"}},`+template+`}`, `{"desiredNumberScheduled":0,"currentNumberScheduled":0,"numberReady":0,"numberMisscheduled":0}`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "services", []string{
+			svc("cluster", `{"clusterIP":"10.96.0.10","clusterIPs":["10.96.0.10","fd00::10"],"selector":{"k8s-app":"dns","a":"b"},"ports":[{"name":"dns","port":53,"protocol":"UDP"},{"name":"tcp","port":53,"protocol":"TCP"}]}`, `{}`),
+			svc("headless", `{"clusterIP":"None","clusterIPs":["None"]}`, `{}`),
+			svc("external-ips", `{"clusterIP":"10.96.0.11","clusterIPs":["10.96.0.11"],"externalIPs":["1.2.3.4","5.6.7.8"],"ports":[{"port":80}]}`, `{}`),
+			svc("nodeport", `{"type":"NodePort","clusterIP":"10.96.0.12","clusterIPs":["10.96.0.12"],"ports":[{"port":80,"nodePort":30080,"protocol":"TCP"}]}`, `{}`),
+			svc("lb-pending", `{"type":"LoadBalancer","clusterIP":"10.96.0.13","clusterIPs":["10.96.0.13"],"ports":[{"port":443,"nodePort":30443}]}`, `{}`),
+			svc("lb", `{"type":"LoadBalancer","clusterIP":"10.96.0.14","clusterIPs":["10.96.0.14"],"externalIPs":["9.9.9.9"],"ports":[{"port":443,"nodePort":30443}]}`,
+				`{"loadBalancer":{"ingress":[{"ip":"203.0.113.9"},{"hostname":"lb.example.com"},{"ip":"203.0.113.1"},{"ip":"203.0.113.1"}]}}`),
+			svc("name", `{"type":"ExternalName","externalName":"db.example.com"}`, `{}`),
+		}},
+	}
+}
+
+// TestBuiltinPrintersAsKube computes the Tables of built-in kinds with
+// the server's columns and with kube's own printers
+// (pkg/printers/internalversion, as kube-apiserver fills every column) over
+// the same defaulted objects, and wants the same columns and cells. Ages
+// are recent and far from a unit's edge, so that the two readings of the
+// clock print the same.
+func TestBuiltinPrintersAsKube(t *testing.T) {
+	gen := printers.NewTableGenerator().With(printersinternal.AddHandlers)
+	for _, c := range printerCases() {
+		t.Run(c.plural, func(t *testing.T) {
+			res := builtin(t, c.gv.Group, c.gv.Version, c.plural)
+			for i, doc := range c.objects {
+				internal, ours := kubeInternal(t, c.gv, doc)
+				table, err := gen.GenerateTable(internal, printers.GenerateOptions{Wide: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					var defs []metav1.TableColumnDefinition
+					for _, col := range res.Columns {
+						d := col.TableColumnDefinition
+						defs = append(defs, metav1.TableColumnDefinition{Name: d.Name, Type: d.Type, Format: d.Format, Description: d.Description, Priority: d.Priority})
+					}
+					if diff := cmp.Diff(table.ColumnDefinitions[1:], defs); diff != "" {
+						t.Errorf("columns (-kube +ours):\n%s", diff)
+					}
+				}
+				cells := []any{ours.Name()}
+				for _, col := range res.Columns {
+					cells = append(cells, col.Cell(ours))
+				}
+				if want, got := mustJSON(t, table.Rows[0].Cells), mustJSON(t, cells); want != got {
+					t.Errorf("%s:\nkube %s\nours %s", ours.Name(), want, got)
+				}
+			}
+		})
+	}
+}
