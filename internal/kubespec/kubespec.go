@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/listwatch/listwatch/api"
 )
 
 //go:generate go run ./gen -o spec.json.gz
@@ -32,7 +34,7 @@ type Spec struct {
 	Source Source
 	// GroupVersions are the served group-versions' discovery documents,
 	// sorted as kube's file names ("api__v1", then "apis__<group>__<v>").
-	GroupVersions []ResourceList
+	GroupVersions []api.APIResourceList
 	// Schemas are components.schemas of the group-versions' OpenAPI v3
 	// documents, by definition name; a definition several documents share
 	// is the core group's form (they differ only in the
@@ -92,26 +94,6 @@ type Source struct {
 	Module, Version string
 	Sum             string   // the module's go.sum hash
 	Files           []string // read from the module, in order
-}
-
-// ResourceList is a group-version's discovery document (meta/v1
-// APIResourceList): its resources, then each subresource as "plural/sub".
-type ResourceList struct {
-	GroupVersion string        `json:"groupVersion"`
-	Resources    []APIResource `json:"resources"`
-}
-
-// APIResource is one resource or subresource as discovery lists it.
-type APIResource struct {
-	Name         string   `json:"name"`
-	SingularName string   `json:"singularName"`
-	Namespaced   bool     `json:"namespaced"`
-	Group        string   `json:"group,omitempty"`
-	Version      string   `json:"version,omitempty"`
-	Kind         string   `json:"kind"`
-	Verbs        []string `json:"verbs"`
-	ShortNames   []string `json:"shortNames,omitempty"`
-	Categories   []string `json:"categories,omitempty"`
 }
 
 var load = sync.OnceValues(func() (*Spec, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 )
@@ -24,7 +25,7 @@ func TestKindsHaveDefinitions(t *testing.T) {
 		if !ok {
 			group, version = "", group
 		}
-		for _, r := range gv.Resources {
+		for _, r := range gv.APIResources {
 			if strings.Contains(r.Name, "/") || r.Kind == "" {
 				continue
 			}
@@ -59,7 +60,7 @@ func TestGroupVersions(t *testing.T) {
 	}
 }
 
-func containsGV(gvs []kubespec.ResourceList, want string) bool {
+func containsGV(gvs []api.APIResourceList, want string) bool {
 	for _, gv := range gvs {
 		if gv.GroupVersion == want {
 			return true
@@ -80,7 +81,7 @@ func TestProtobufMessages(t *testing.T) {
 		if !strings.Contains(key, "/") {
 			key = "/" + key
 		}
-		for _, r := range gv.Resources {
+		for _, r := range gv.APIResources {
 			if strings.Contains(r.Name, "/") {
 				continue
 			}

@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 )
@@ -63,13 +64,14 @@ func run(out string) error {
 		if !ok {
 			continue
 		}
-		var list kubespec.ResourceList
+		var list api.APIResourceList
 		if err := readJSON(f, &list); err != nil {
 			return err
 		}
 		if list.GroupVersion != gv {
 			return fmt.Errorf("%s: groupVersion %q, want %q", f, list.GroupVersion, gv)
 		}
+		list.TypeMeta = api.TypeMeta{} // the same in every file
 		spec.GroupVersions = append(spec.GroupVersions, list)
 		name := strings.TrimSuffix(filepath.Base(f), ".json") + "_openapi.json"
 		var doc struct {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/openapi"
 )
@@ -97,7 +98,7 @@ type protoReader struct {
 // group-versions: for each, its Go package's generated.proto (field
 // numbers and protobuf types) and Go types (JSON names, omitempty, pointers,
 // inline fields), and those of every message they use.
-func protobufData(gvs []kubespec.ResourceList, kinds map[string]string) (kubespec.Protobuf, error) {
+func protobufData(gvs []api.APIResourceList, kinds map[string]string) (kubespec.Protobuf, error) {
 	version := "v0." + strings.TrimPrefix(openapi.KubeVersion, "v1.")
 	r := &protoReader{dirs: map[string]string{}, files: map[string]*protoFile{}, byPkg: map[string]*protoFile{}}
 	for _, mod := range protoModules {

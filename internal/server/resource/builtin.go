@@ -34,12 +34,12 @@ func Builtins() []*Resource {
 	for _, list := range kubespec.Load().GroupVersions {
 		group, version := splitGroupVersion(list.GroupVersion)
 		subs := map[string][]string{}
-		for _, d := range list.Resources {
+		for _, d := range list.APIResources {
 			if plural, sub, ok := strings.Cut(d.Name, "/"); ok {
 				subs[plural] = append(subs[plural], sub)
 			}
 		}
-		for _, d := range list.Resources {
+		for _, d := range list.APIResources {
 			gvr := GVR{group, version, d.Name}
 			if _, skip := NotServed[gvr]; skip || strings.Contains(d.Name, "/") {
 				continue
@@ -110,7 +110,7 @@ func behaviours() []*Resource {
 
 // describe gives r the names, scope, verbs and subresources discovery lists
 // for it (subs: its subresources' names).
-func describe(r *Resource, d kubespec.APIResource, subs []string) {
+func describe(r *Resource, d api.APIResource, subs []string) {
 	r.Singular, r.Kind, r.ListKind = d.SingularName, d.Kind, d.Kind+"List"
 	r.ShortNames, r.Categories, r.Namespaced = slices.Clone(d.ShortNames), slices.Clone(d.Categories), d.Namespaced
 	r.CreateOnly = slices.Equal(d.Verbs, createOnlyVerbs)

@@ -31,7 +31,7 @@ func TestBuiltinsAreKubesDefaults(t *testing.T) {
 	kubeScales := map[GVR]bool{}
 	for _, list := range kubespec.Load().GroupVersions {
 		group, version := splitGroupVersion(list.GroupVersion)
-		for _, d := range list.Resources {
+		for _, d := range list.APIResources {
 			plural, sub, isSub := strings.Cut(d.Name, "/")
 			if isSub {
 				gvr := GVR{group, version, plural}

@@ -77,7 +77,7 @@ func TestEveryServedKind(t *testing.T) {
 	s := servedScheme(t)
 	kinds := map[schema.GroupVersionKind]bool{}
 	for _, gv := range kubespec.Load().GroupVersions {
-		for _, r := range gv.Resources {
+		for _, r := range gv.APIResources {
 			if strings.Contains(r.Name, "/") {
 				continue // a subresource: Scale, Eviction, TokenRequest... have their own kinds
 			}
