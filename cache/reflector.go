@@ -245,7 +245,8 @@ func (r *Reflector[T]) report(err error) {
 	case client.IsExpired(err):
 		r.opts.Logger.Debug("relisting", "err", err)
 	case isWatchCut(err):
-		r.opts.Logger.Info("watch cut, watching again", "err", err)
+		// Routine on a flaky network: client-go logs it at V(4).
+		r.opts.Logger.Debug("watch cut, watching again", "err", err)
 	default:
 		r.opts.Logger.Warn("list-watch failed", "err", err)
 	}
