@@ -216,7 +216,9 @@ func TestParseSchemaDeep(t *testing.T) {
 	for ; s.AdditionalProperties != nil; s = s.AdditionalProperties.Schema {
 		depth++
 	}
-	if allocated := after.TotalAlloc - before.TotalAlloc; depth != 1000 || allocated > 16*uint64(b.Len()) {
+	// Decoding every level again allocated about 1,000 times the schema;
+	// the bound leaves room for what other tests allocate meanwhile.
+	if allocated := after.TotalAlloc - before.TotalAlloc; depth != 1000 || allocated > 64*uint64(b.Len()) {
 		t.Errorf("depth %d, %d bytes allocated for a schema of %d", depth, allocated, b.Len())
 	}
 }
