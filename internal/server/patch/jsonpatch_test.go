@@ -28,6 +28,7 @@ func TestJSONPatchAsKube(t *testing.T) {
 		{name: "test of a missing member against null", doc: `{}`, patch: `[{"op":"test","path":"/x","value":null},{"op":"add","path":"/y","value":1}]`, want: `{"y":1}`},
 		{name: "add without a value adds null", doc: `{}`, patch: `[{"op":"add","path":"/x"}]`, want: `{"x":null}`},
 		{name: "copy of null", doc: `{"a":null}`, patch: `[{"op":"copy","from":"/a","path":"/b"}]`, want: `{"a":null,"b":null}`},
+		{name: "copy, then test of a nested value", doc: `{"a":{"b":{"c":1}}}`, patch: `[{"op":"copy","from":"/a","path":"/z"},{"op":"test","path":"/z","value":{"b":{"c":1}}}]`, want: `{"a":{"b":{"c":1}},"z":{"b":{"c":1}}}`},
 		{name: "test of a value that differs", doc: `{"a":1}`, patch: `[{"op":"test","path":"/a","value":2}]`, code: 422, message: rejected},
 		{name: "remove of a missing member", doc: `{}`, patch: `[{"op":"remove","path":"/x"}]`, code: 422, message: rejected},
 		{name: "add under a missing parent", doc: `{}`, patch: `[{"op":"add","path":"/x/y","value":1}]`, code: 422, message: rejected},

@@ -186,9 +186,11 @@ const testLevel = 8
 // jsonPatchScan returns the most levels an operation of p leads
 // json-patch through, and the bytes they may hold: the object and the
 // patch's, and its copies'. The levels of an operation are its path's (or
-// from's), and a test's value's depth, weighed by testLevel.
+// from's), and a test's value's depth, weighed by testLevel. A copy copies
+// a part of the object, so it at most doubles it, up to the copy limit:
+// counting the whole limit for any copy refused small patches kube takes.
 func jsonPatchScan(p jsonpatch.Patch, size int) (levels, scanned int) {
-	copies := false
+	scanned = size
 	for _, op := range p {
 		path, _ := op.Path()
 		from, _ := op.From()
@@ -197,12 +199,11 @@ func jsonPatchScan(p jsonpatch.Patch, size int) (levels, scanned int) {
 			n += testLevel * jsonDepth(*v)
 		}
 		levels = max(levels, n)
-		copies = copies || op.Kind() == "copy"
+		if op.Kind() == "copy" {
+			scanned = min(2*scanned, size+maxJSONPatchCopyLen)
+		}
 	}
-	if copies {
-		size += maxJSONPatchCopyLen
-	}
-	return levels, size
+	return levels, scanned
 }
 
 // jsonDepth is how deep the JSON value b nests objects and arrays.
