@@ -30,8 +30,8 @@ import (
 func kubeJSONPatch(doc, p []byte) (out []byte, err error) {
 	defer func() {
 		if recover() != nil {
-			out, err = nil, apierrors.NewInternalError(errors.New("panic"))
-			err.(*apierrors.StatusError).ErrStatus.Message = "This request caused apiserver to panic. Look in the logs for details."
+			out, err = nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+				Reason: metav1.StatusReasonInternalError, Message: "This request caused apiserver to panic. Look in the logs for details."}}
 		}
 	}()
 	jsonpatch.AccumulatedCopySizeLimit = 3 << 20
@@ -55,13 +55,14 @@ type patchOutcome struct {
 	Object  any
 	Code    int32
 	Message string
+	Details bool // the Status has details
 }
 
 func kubeOutcome(doc, p []byte) patchOutcome {
 	out, err := kubeJSONPatch(doc, p)
 	if err != nil {
 		st := err.(*apierrors.StatusError).ErrStatus
-		return patchOutcome{Code: st.Code, Message: st.Message}
+		return patchOutcome{Code: st.Code, Message: st.Message, Details: st.Details != nil}
 	}
 	return patchOutcome{Object: decodeJSON(out)}
 }
@@ -99,7 +100,7 @@ func TestJSONPatchAsKubeRandom(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("case %d: %v is not a Status", i, err)
 			}
-			got = patchOutcome{Code: se.Status.Code, Message: se.Status.Message}
+			got = patchOutcome{Code: se.Status.Code, Message: se.Status.Message, Details: se.Status.Details != nil}
 			codes[got.Code]++
 		} else {
 			got = patchOutcome{Object: decodeJSON(out)}
@@ -280,7 +281,7 @@ func TestJSONPatchAsKubeBinary(t *testing.T) {
 				if !errors.As(err, &se) {
 					t.Fatal(err)
 				}
-				got = patchOutcome{Code: se.ErrStatus.Code, Message: se.ErrStatus.Message}
+				got = patchOutcome{Code: se.ErrStatus.Code, Message: se.ErrStatus.Message, Details: se.ErrStatus.Details != nil}
 			} else {
 				// Compare what the patch sets, not what the write adds.
 				w, _ := want.Object.(map[string]any)

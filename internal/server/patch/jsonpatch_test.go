@@ -35,7 +35,7 @@ func TestJSONPatchAsKube(t *testing.T) {
 		{name: "index past the end", doc: `{"a":[1]}`, patch: `[{"op":"add","path":"/a/2","value":1}]`, code: 422, message: rejected},
 		{name: "index before the start", doc: `{"a":[1]}`, patch: `[{"op":"add","path":"/a/-3","value":1}]`, code: 422, message: rejected},
 		{name: "unknown operation", doc: `{}`, patch: `[{"op":"merge","path":"/x"}]`, code: 422, message: rejected},
-		{name: "patch not a list", doc: `{}`, patch: `{"op":"add"}`, code: 400, message: "json: cannot unmarshal object into Go value of type jsonpatch.Patch"},
+		{name: "patch not a list (kube's with fieldValidation Ignore)", doc: `{}`, patch: `{"op":"add"}`, code: 400, message: "json: cannot unmarshal object into Go value of type jsonpatch.Patch"},
 		{name: "test of the whole object without a value", doc: `{}`, patch: `[{"op":"test","path":""}]`, code: 500, message: "This request caused apiserver to panic. Look in the logs for details."},
 		{name: "replace of the whole object without a value", doc: `{}`, patch: `[{"op":"replace","path":""}]`, code: 500, message: "This request caused apiserver to panic. Look in the logs for details."},
 		{name: "test of lists holding null", doc: `{"a":[null]}`, patch: `[{"op":"test","path":"/a","value":[null]}]`, code: 500, message: "This request caused apiserver to panic. Look in the logs for details."},

@@ -113,8 +113,11 @@ func applyJSONPatch(current, patch []byte) ([]byte, error) {
 		return nil, se
 	case err != nil:
 		// kube's 422 for a patch that does not apply, without json-patch's
-		// words (apimachinery's NewGenericServerResponse drops them).
-		return nil, invalid("the server rejected our request due to an error in our request")
+		// words and with empty details (apimachinery's
+		// NewGenericServerResponse).
+		e := invalid("the server rejected our request due to an error in our request")
+		e.Status.Details = &api.StatusDetails{}
+		return nil, e
 	}
 	return out, nil
 }
