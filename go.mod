@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/coder/websocket v1.8.15
-	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
 	github.com/google/cel-go v0.29.2
@@ -23,6 +22,7 @@ require (
 	golang.org/x/term v0.47.0
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
+	gopkg.in/evanphx/json-patch.v4 v4.13.0
 	sigs.k8s.io/yaml v1.6.0
 )
 

@@ -20,3 +20,11 @@ func invalid(format string, args ...any) *api.StatusError {
 	e.Status.Reason = api.StatusReasonInvalid
 	return e
 }
+
+// panicked is kube-apiserver's 500 for a request that panicked.
+func panicked() *api.StatusError {
+	e := apierror.BadRequest("This request caused apiserver to panic. Look in the logs for details.")
+	e.Status.Code = http.StatusInternalServerError
+	e.Status.Reason = api.StatusReasonInternalError
+	return e
+}

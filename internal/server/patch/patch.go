@@ -24,12 +24,13 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -54,8 +55,9 @@ type Options struct {
 }
 
 // Bounds on a JSON Patch: kube's 10,000 operations; the bytes its copy
-// operations may add (the largest object storage holds) so that a small
-// patch cannot grow an object without bound; and the bytes json-patch may
+// operations may add (kube's --json-patch-max-copy-bytes default, also the
+// largest object storage holds) so that a small patch cannot grow an
+// object without bound; and the bytes json-patch may
 // scan to apply it. json-patch decodes each object or list a path passes
 // through from its bytes, scanning all it holds, so a path of n levels into
 // m bytes costs up to n*m (9,000 levels into 200 KB took 2.5 s); 32 MiB
@@ -67,6 +69,15 @@ const (
 	maxJSONPatchCopyLen = 3 << 20
 	maxJSONPatchScan    = 32 << 20
 )
+
+// JSON Patch is json-patch v4's, as kube-apiserver applies it to requests,
+// webhooks' and mutating policies' patches: v5 differs (it refuses a
+// replace of a missing member, which v4 adds; its errors' words differ).
+// kube-apiserver sets v4's copy limit, a global, when it starts
+// (apiserver pkg/server/config.go); so do we, once, before any patch.
+func init() {
+	jsonpatch.AccumulatedCopySizeLimit = maxJSONPatchCopyLen
+}
 
 // Types returns the patch media types a resource accepts.
 func Types(strategic bool) []string {
@@ -95,33 +106,38 @@ func ApplyTo(typ string, current, patch []byte, opts Options) ([]byte, error) {
 }
 
 func applyJSONPatch(current, patch []byte) ([]byte, error) {
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		return nil, apierror.BadRequest(fmt.Sprintf("invalid JSON Patch: %v", err))
-	}
-	if len(p) > maxJSONPatchOps {
-		return nil, apierror.EntityTooLarge(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p)))
-	}
-	if levels, size := jsonPatchScan(p, len(current)+len(patch)); levels*size > maxJSONPatchScan {
-		return nil, invalid("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object and patch: at most %d levels x bytes", levels, size, maxJSONPatchScan)
-	}
-	out, err := applyBounded(p, current)
-	if err != nil {
-		return nil, invalidPatch(err)
+	out, err := ApplyJSONPatch(current, patch)
+	var se *api.StatusError
+	switch {
+	case errors.As(err, &se):
+		return nil, se
+	case err != nil:
+		// kube's 422 for a patch that does not apply, without json-patch's
+		// words and with empty details (apimachinery's
+		// NewGenericServerResponse).
+		e := invalid("the server rejected our request due to an error in our request")
+		e.Status.Details = &api.StatusDetails{}
+		return nil, e
 	}
 	return out, nil
 }
 
-func applyBounded(p jsonpatch.Patch, current []byte) ([]byte, error) {
-	opts := jsonpatch.NewApplyOptions()
-	opts.AccumulatedCopySizeLimit = maxJSONPatchCopyLen
-	return p.ApplyWithOptions(current, opts)
+// ApplyJSONPatch applies a JSON Patch (a client's or a webhook's) to
+// current within the bounds; the errors are Status errors for a patch that
+// does not decode, is past a bound or panics json-patch, else json-patch's
+// own, which kube's webhook dispatcher reports as they are.
+func ApplyJSONPatch(current, patch []byte) ([]byte, error) {
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, apierror.BadRequest(err.Error())
+	}
+	return applyBounded(p, current, len(current)+len(patch))
 }
 
 // ApplyJSONPatchOps applies JSON Patch operations made by the server (a
-// mutating admission policy's) to current within a client's patch's
-// bounds; the operations' own errors are json-patch's, for the caller to
-// tell a failed test (jsonpatch.ErrTestFailed) from others.
+// mutating admission policy's) to current within the bounds; the
+// operations' own errors are json-patch's, for the caller to tell a failed
+// test (jsonpatch.ErrTestFailed) from others.
 func ApplyJSONPatchOps(current []byte, ops []map[string]any) ([]byte, error) {
 	p := make(jsonpatch.Patch, len(ops))
 	for i, op := range ops {
@@ -135,13 +151,33 @@ func ApplyJSONPatchOps(current []byte, ops []map[string]any) ([]byte, error) {
 			p[i][k] = &raw
 		}
 	}
+	return applyBounded(p, current, len(current))
+}
+
+// applyBounded applies p to current if it is within the bounds, size being
+// the bytes of current and p; past a bound it is a Status error (413 or
+// 422).
+func applyBounded(p jsonpatch.Patch, current []byte, size int) ([]byte, error) {
 	if len(p) > maxJSONPatchOps {
-		return nil, fmt.Errorf("the allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p))
+		return nil, apierror.EntityTooLarge(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOps, len(p)))
 	}
-	if levels, size := jsonPatchScan(p, len(current)); levels*size > maxJSONPatchScan {
-		return nil, fmt.Errorf("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object: at most %d levels x bytes", levels, size, maxJSONPatchScan)
+	if levels, size := jsonPatchScan(p, size); levels*size > maxJSONPatchScan {
+		return nil, invalid("the paths of the JSON Patch, %d levels deep, are too deep for %d bytes of object and patch: at most %d levels x bytes", levels, size, maxJSONPatchScan)
 	}
-	return applyBounded(p, current)
+	return applyKube(p, current)
+}
+
+// applyKube applies p to current as kube does, with json-patch v4. v4
+// panics on a few patches (a test or a replace of the whole object without
+// a value, a test of lists holding null); kube-apiserver's handler then
+// answers 500, and so does this.
+func applyKube(p jsonpatch.Patch, current []byte) (out []byte, err error) {
+	defer func() {
+		if recover() != nil {
+			out, err = nil, panicked()
+		}
+	}()
+	return p.Apply(current)
 }
 
 // testLevel is what json-patch's test costs per level of its value, in
@@ -153,9 +189,11 @@ const testLevel = 8
 // jsonPatchScan returns the most levels an operation of p leads
 // json-patch through, and the bytes they may hold: the object and the
 // patch's, and its copies'. The levels of an operation are its path's (or
-// from's), and a test's value's depth, weighed by testLevel.
+// from's), and a test's value's depth, weighed by testLevel. A copy copies
+// a part of the object, so it at most doubles it, up to the copy limit:
+// counting the whole limit for any copy refused small patches kube takes.
 func jsonPatchScan(p jsonpatch.Patch, size int) (levels, scanned int) {
-	copies := false
+	scanned = size
 	for _, op := range p {
 		path, _ := op.Path()
 		from, _ := op.From()
@@ -164,12 +202,11 @@ func jsonPatchScan(p jsonpatch.Patch, size int) (levels, scanned int) {
 			n += testLevel * jsonDepth(*v)
 		}
 		levels = max(levels, n)
-		copies = copies || op.Kind() == "copy"
+		if op.Kind() == "copy" {
+			scanned = min(2*scanned, size+maxJSONPatchCopyLen)
+		}
 	}
-	if copies {
-		size += maxJSONPatchCopyLen
-	}
-	return levels, size
+	return levels, scanned
 }
 
 // jsonDepth is how deep the JSON value b nests objects and arrays.
@@ -265,11 +302,6 @@ func withoutNulls(v any) any {
 		}
 	}
 	return v
-}
-
-// invalidPatch is kube's 422 for a patch that does not apply.
-func invalidPatch(err error) error {
-	return invalid("the server rejected our request due to an error in our request: %v", err)
 }
 
 // decodeMap decodes one JSON object, keeping numbers as json.Number.

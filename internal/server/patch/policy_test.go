@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
 
 // TestApplyJSONPatchOps: a policy's operations apply within a client
@@ -31,7 +31,7 @@ func TestApplyJSONPatchOps(t *testing.T) {
 		t.Errorf("failed test: %v, want ErrTestFailed", err)
 	}
 	out, err := ApplyJSONPatchOps(doc, []map[string]any{{"op": "add", "path": "/data/n", "value": map[string]any{"x": []any{1, nil}}}})
-	if err != nil || string(out) != `{"metadata":{"name":"a"},"data":{"k":"v","n":{"x":[1,null]}}}` {
+	if err != nil || string(out) != `{"data":{"k":"v","n":{"x":[1,null]}},"metadata":{"name":"a"}}` {
 		t.Errorf("add: %s, %v", out, err)
 	}
 }

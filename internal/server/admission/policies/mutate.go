@@ -10,9 +10,9 @@ import (
 	"reflect"
 	"slices"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/traits"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"

@@ -152,7 +152,7 @@ func applyPatch(h *Webhook, a *Attributes, resp *response) (bool, error) {
 	if err != nil {
 		return false, apierror.Internal(err)
 	}
-	patched, err := patch.ApplyTo(patch.JSONPatch, cur, resp.Patch, patch.Options{})
+	patched, err := patch.ApplyJSONPatch(cur, resp.Patch)
 	if err != nil {
 		return false, apierror.Internal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -407,5 +408,37 @@ func TestConditionNumbers(t *testing.T) {
 	err = newDispatcher(src).Validate(context.Background(), createAttrs(obj))
 	if want := `admission webhook "deny.example.com" denied the request: no`; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want the webhook's denial %q", err, want)
+	}
+}
+
+// TestPatchAsKube: a webhook's JSON Patch applies as kube's dispatcher
+// applies it (json-patch v4: a replace of a missing member adds it), and
+// one that does not apply is kube's 500 with json-patch v4's words.
+func TestPatchAsKube(t *testing.T) {
+	for _, tt := range []struct {
+		name, patch, want string
+	}{
+		{"replace of a missing member", `[{"op":"replace","path":"/metadata/labels/new","value":"v"}]`, ""},
+		{"remove of a missing member", `[{"op":"remove","path":"/metadata/labels/none"}]`,
+			"Internal error occurred: error in remove for path: '/metadata/labels/none': Unable to remove nonexistent key: none: missing value"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var rv reviewer
+			h := hook(t, "p", true, map[string]any{"clientConfig": serve(t, rv.handler(t, func(map[string]any) map[string]any {
+				return map[string]any{"allowed": true, "patchType": "JSONPatch", "patch": []byte(tt.patch)}
+			}))})
+			attrs := createAttrs(configMap("x", map[string]any{"a": "1"}))
+			err := MutateChain(context.Background(), attrs, newDispatcher(&fakeSource{mutating: []*Webhook{h}}))
+			if tt.want == "" {
+				if err != nil || resourcePath(attrs.Object, "metadata", "labels", "new") != "v" {
+					t.Fatalf("%v, object %v", err, attrs.Object)
+				}
+				return
+			}
+			var se *api.StatusError
+			if !errors.As(err, &se) || se.Status.Code != 500 || se.Status.Message != tt.want {
+				t.Fatalf("%v, want 500 %q", err, tt.want)
+			}
+		})
 	}
 }
