@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
@@ -149,6 +150,39 @@ func printerCases() []printerCase {
 		return strings.Replace(doc, created, created+`,"annotations":`+annotations, 1)
 	}
 	return []printerCase{
+		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "horizontalpodautoscalers", []string{
+			object("autoscaling/v1", "HorizontalPodAutoscaler", "default-cpu", `,"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":10},"status":{"currentReplicas":0,"desiredReplicas":0}`),
+			object("autoscaling/v1", "HorizontalPodAutoscaler", "cpu", `,"spec":{"scaleTargetRef":{"kind":"StatefulSet","name":"db"},"minReplicas":2,"maxReplicas":5,"targetCPUUtilizationPercentage":60},
+			  "status":{"currentReplicas":3,"desiredReplicas":3,"currentCPUUtilizationPercentage":45}`),
+		}},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "horizontalpodautoscalers", []string{
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "none", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":3},"status":{"desiredReplicas":0}`),
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "resources", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":9,"metrics":[
+			    {"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":70}}},
+			    {"type":"ContainerResource","containerResource":{"name":"memory","container":"app","target":{"type":"AverageValue","averageValue":"500Mi"}}}]},
+			  "status":{"currentReplicas":2,"desiredReplicas":2,"currentMetrics":[
+			    {"type":"Resource","resource":{"name":"cpu","current":{"averageUtilization":35,"averageValue":"150m"}}},
+			    {"type":"ContainerResource","containerResource":{"name":"memory","container":"app","current":{"averageValue":"300Mi"}}}]}`),
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "unknown", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":9,"metrics":[
+			    {"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":70}}},
+			    {"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"1Gi"}}}]},
+			  "status":{"desiredReplicas":0,"currentMetrics":[{"type":"Resource","resource":{"name":"cpu","current":{"averageValue":"10m"}}}]}`),
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "custom", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":9,"metrics":[
+			    {"type":"Pods","pods":{"metric":{"name":"qps"},"target":{"type":"AverageValue","averageValue":"1k"}}},
+			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"target":{"type":"Value","value":"2"}}},
+			    {"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"AverageValue","averageValue":"30"}}}]},
+			  "status":{"desiredReplicas":0,"currentMetrics":[{"type":"Pods","pods":{"metric":{"name":"qps"},"current":{"averageValue":"800"}}},
+			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"current":{"value":"5"}}}]}`),
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "averages", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":9,"metrics":[
+			    {"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"AverageValue","averageValue":"30"}}},
+			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"target":{"type":"AverageValue","averageValue":"2"}}}]},
+			  "status":{"desiredReplicas":0,"currentMetrics":[{"type":"External","external":{"metric":{"name":"queue"},"current":{"value":"4"}}},
+			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"current":{"averageValue":"1"}}}]}`),
+			object("autoscaling/v2", "HorizontalPodAutoscaler", "values", `,"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":9,"metrics":[
+			    {"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"Value","value":"30"}}},
+			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"target":{"type":"Value","value":"2"}}}]},
+			  "status":{"desiredReplicas":0,"currentMetrics":[{"type":"External","external":{"metric":{"name":"queue"},"current":{"averageValue":"4"}}}]}`),
+		}},
 		{schema.GroupVersion{Version: "v1"}, "namespaces", []string{
 			cluster("v1", "Namespace", "active", `,"status":{"phase":"Active"}`),
 			deleting(cluster("v1", "Namespace", "going", `,"status":{"phase":"Terminating"}`)),

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -198,6 +199,8 @@ func printed() map[GVR][]Column {
 			// kube's rows have an age too, but its columns do not define it.
 			column("ParentRef", "string", "", doc("networking.v1.IPAddressSpec", "parentRef"), ipAddressParent),
 		},
+		{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaColumns(hpaV1Targets),
+		{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaColumns(hpaTargets),
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -216,6 +219,129 @@ func printed() map[GVR][]Column {
 			wide(column("Container-Runtime", "string", "", doc("core.v1.NodeSystemInfo", "containerRuntimeVersion"), orUnknown("containerRuntimeVersion"))),
 		},
 	}
+}
+
+// hpaColumns are kube's columns of HorizontalPodAutoscalers, of either
+// version (kube prints its internal one), with the version's targets.
+func hpaColumns(targets func(api.Object) any) []Column {
+	return []Column{
+		column("Reference", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "scaleTargetRef"), func(o api.Object) any {
+			return str(Path(o, "spec", "scaleTargetRef", "kind")) + "/" + str(Path(o, "spec", "scaleTargetRef", "name"))
+		}),
+		column("Targets", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "metrics"), targets),
+		column("MinPods", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "minReplicas"), func(o api.Object) any {
+			if n := Path(o, "spec", "minReplicas"); n != nil {
+				return strconv.FormatInt(integer(n), 10)
+			}
+			return "<unset>"
+		}),
+		column("MaxPods", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "maxReplicas"), intCell("spec", "maxReplicas")),
+		column("Replicas", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas"), intCell("status", "currentReplicas")),
+		ageColumn(),
+	}
+}
+
+// hpaV1Targets is the one metric of an autoscaling/v1 HPA, CPU
+// utilization, as kube converts it (80% when unset) and prints it.
+func hpaV1Targets(o api.Object) any {
+	target, current := "80%", "<unknown>"
+	if t := Path(o, "spec", "targetCPUUtilizationPercentage"); t != nil {
+		target = percent(t)
+	}
+	if c := Path(o, "status", "currentCPUUtilizationPercentage"); c != nil {
+		current = percent(c)
+	}
+	return "cpu: " + current + "/" + target
+}
+
+func percent(v any) string { return strconv.FormatInt(integer(v), 10) + "%" }
+
+// maxMetrics is how many metrics kube's formatHPAMetrics lists.
+const maxMetrics = 2
+
+// hpaTargets is kube's formatHPAMetrics: each metric's current value (from
+// the status metric at the same index) over its target, the first two,
+// then how many more.
+func hpaTargets(o api.Object) any {
+	specs, _ := Path(o, "spec", "metrics").([]any)
+	if len(specs) == 0 {
+		return "<none>"
+	}
+	statuses, _ := Path(o, "status", "currentMetrics").([]any)
+	list := make([]string, 0, maxMetrics)
+	for i, spec := range specs[:min(len(specs), maxMetrics)] {
+		var status map[string]any
+		if i < len(statuses) {
+			status = asMap(statuses[i])
+		}
+		list = append(list, hpaMetric(asMap(spec), status))
+	}
+	s := strings.Join(list, ", ")
+	if len(specs) > maxMetrics {
+		s += " + " + strconv.Itoa(len(specs)-maxMetrics) + " more..."
+	}
+	return s
+}
+
+// metricSources are the field of a metric spec or status holding each
+// type's source.
+var metricSources = map[string]string{
+	"External": "external", "Pods": "pods", "Object": "object", "Resource": "resource", "ContainerResource": "containerResource",
+}
+
+// hpaMetric is one metric of formatHPAMetrics: current/target, "(avg)"
+// after an external or object metric's average value, the resource's name
+// before a resource's, "<unknown>" for a current value the status lacks.
+func hpaMetric(spec, status map[string]any) string {
+	typ := str(spec["type"])
+	field, ok := metricSources[typ]
+	if !ok {
+		return "<unknown type>"
+	}
+	src, cur := asMap(spec[field]), asMap(status[field])
+	target, current := asMap(src["target"]), asMap(cur["current"])
+	now := func(key string) string {
+		if cur == nil {
+			return "<unknown>"
+		}
+		return quantity(current[key])
+	}
+	switch typ {
+	case "Pods":
+		return now("averageValue") + "/" + quantity(target["averageValue"])
+	case "External", "Object":
+		if target["averageValue"] == nil {
+			return now("value") + "/" + quantity(target["value"])
+		}
+		if current["averageValue"] == nil {
+			cur = nil
+		}
+		return now("averageValue") + "/" + quantity(target["averageValue"]) + " (avg)"
+	}
+	name := str(src["name"]) + ": "
+	if target["averageValue"] != nil {
+		return name + now("averageValue") + "/" + quantity(target["averageValue"])
+	}
+	c, t := "<unknown>", "<auto>"
+	if u := current["averageUtilization"]; u != nil {
+		c = percent(u)
+	}
+	if u := target["averageUtilization"]; u != nil {
+		t = percent(u)
+	}
+	return name + c + "/" + t
+}
+
+// quantity is a Quantity's text as stored, "<nil>" when absent, as kube
+// prints a nil *Quantity.
+func quantity(v any) string {
+	switch q := v.(type) {
+	case nil:
+		return "<nil>"
+	case string:
+		return q
+	}
+	return fmt.Sprint(v)
 }
 
 // ingressClasses are networking.k8s.io/v1 ingressclasses, printed as
