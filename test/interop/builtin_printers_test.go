@@ -14,12 +14,15 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/printers"
@@ -182,6 +185,60 @@ func printerCases() []printerCase {
 			    {"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"Value","value":"30"}}},
 			    {"type":"Object","object":{"describedObject":{"kind":"Service","name":"s"},"metric":{"name":"hits"},"target":{"type":"Value","value":"2"}}}]},
 			  "status":{"desiredReplicas":0,"currentMetrics":[{"type":"External","external":{"metric":{"name":"queue"},"current":{"averageValue":"4"}}}]}`),
+		}},
+		{schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}, "csidrivers", []string{
+			cluster("storage.k8s.io/v1", "CSIDriver", "defaults", `,"spec":{}`),
+			cluster("storage.k8s.io/v1", "CSIDriver", "set", `,"spec":{"attachRequired":false,"podInfoOnMount":true,"storageCapacity":true,"requiresRepublish":true,
+			  "tokenRequests":[{"audience":"a"},{"audience":"b","expirationSeconds":3600}],"volumeLifecycleModes":["Persistent","Ephemeral"]}`),
+		}},
+		{schema.GroupVersion{Group: "storage.k8s.io", Version: "v1"}, "csistoragecapacities", []string{
+			object("storage.k8s.io/v1", "CSIStorageCapacity", "some", `,"storageClassName":"fast","capacity":"10Gi"`),
+			object("storage.k8s.io/v1", "CSIStorageCapacity", "unknown", `,"storageClassName":"slow"`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "resourcequotas", []string{
+			object("v1", "ResourceQuota", "new", `,"spec":{"hard":{"pods":"10"}}`),
+			object("v1", "ResourceQuota", "used", `,"spec":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi","limits.cpu":"4","limitsx":"1"}},
+			  "status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi","limits.cpu":"4","limitsx":"1"},"used":{"pods":"3","limits.cpu":"500m"}}`),
+		}},
+		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "flowschemas", []string{
+			cluster("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "defaults", `,"spec":{"priorityLevelConfiguration":{"name":"global-default"}}`),
+			cluster("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "set", `,"spec":{"priorityLevelConfiguration":{"name":"workload-low"},"matchingPrecedence":9000,"distinguisherMethod":{"type":"ByUser"}},
+			  "status":{"conditions":[{"type":"Other","status":"True"},{"type":"Dangling","status":"False"}]}`),
+		}},
+		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "prioritylevelconfigurations", []string{
+			cluster("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "exempt", `,"spec":{"type":"Exempt","exempt":{}}`),
+			cluster("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "rejecting", `,"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Reject"}}}`),
+			cluster("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "queuing", `,"spec":{"type":"Limited","limited":{"nominalConcurrencyShares":100,"limitResponse":{"type":"Queue","queuing":{"queues":128}}}}`),
+		}},
+		{schema.GroupVersion{Group: "certificates.k8s.io", Version: "v1"}, "clustertrustbundles", []string{
+			cluster("certificates.k8s.io/v1", "ClusterTrustBundle", "example.com:signer:a", `,"spec":{"signerName":"example.com/signer","trustBundle":"x"}`),
+			cluster("certificates.k8s.io/v1", "ClusterTrustBundle", "plain", `,"spec":{"trustBundle":"x"}`),
+		}},
+		{schema.GroupVersion{Group: "certificates.k8s.io", Version: "v1"}, "podcertificaterequests", []string{
+			object("certificates.k8s.io/v1", "PodCertificateRequest", "pending", `,"spec":{"signerName":"example.com/s","podName":"p","podUID":"1","serviceAccountName":"sa","serviceAccountUID":"2","nodeName":"n","nodeUID":"3",
+			  "pkixPublicKey":"eA==","proofOfPossession":"eA==","unverifiedUserAnnotations":{"b":"2","a":"1"}}`),
+			object("certificates.k8s.io/v1", "PodCertificateRequest", "issued", `,"spec":{"signerName":"example.com/s","podName":"p","podUID":"1","serviceAccountName":"sa","serviceAccountUID":"2","nodeName":"n","nodeUID":"3",
+			  "pkixPublicKey":"eA==","proofOfPossession":"eA=="},"status":{"conditions":[{"type":"Denied","status":"True"},{"type":"Issued","status":"True"}]}`),
+		}},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "deviceclasses", []string{
+			cluster("resource.k8s.io/v1", "DeviceClass", "gpu", `,"spec":{}`),
+		}},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "resourceclaimtemplates", []string{
+			object("resource.k8s.io/v1", "ResourceClaimTemplate", "gpu", `,"spec":{"spec":{}}`),
+		}},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "resourceclaims", []string{
+			object("resource.k8s.io/v1", "ResourceClaim", "pending", `,"spec":{}`),
+			object("resource.k8s.io/v1", "ResourceClaim", "reserved", `,"spec":{},"status":{"allocation":{"devices":{}},"reservedFor":[{"resource":"pods","name":"p","uid":"1"}]}`),
+			deleting(object("resource.k8s.io/v1", "ResourceClaim", "deleted", `,"spec":{}`)),
+			deleting(object("resource.k8s.io/v1", "ResourceClaim", "deleted-allocated", `,"spec":{},"status":{"allocation":{"devices":{}}}`)),
+		}},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "resourceslices", []string{
+			cluster("resource.k8s.io/v1", "ResourceSlice", "node-1-gpu", `,"spec":{"driver":"gpu.example.com","nodeName":"node-1","pool":{"name":"node-1","generation":1,"resourceSliceCount":1}}`),
+			cluster("resource.k8s.io/v1", "ResourceSlice", "all", `,"spec":{"driver":"net.example.com","allNodes":true,"pool":{"name":"net","generation":1,"resourceSliceCount":1}}`),
+		}},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "devicetaintrules", []string{
+			cluster("resource.k8s.io/v1", "DeviceTaintRule", "added", `,"spec":{"taint":{"key":"example.com/broken","value":"yes","effect":"NoExecute","timeAdded":"`+finished+`"}}`),
+			cluster("resource.k8s.io/v1", "DeviceTaintRule", "plain", `,"spec":{"taint":{"key":"example.com/broken","effect":"NoSchedule"}}`),
 		}},
 		{schema.GroupVersion{Version: "v1"}, "namespaces", []string{
 			cluster("v1", "Namespace", "active", `,"status":{"phase":"Active"}`),

@@ -201,6 +201,119 @@ func printed() map[GVR][]Column {
 		},
 		{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaColumns(hpaV1Targets),
 		{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaColumns(hpaTargets),
+		{"storage.k8s.io", "v1", "csidrivers"}: {
+			column("AttachRequired", "boolean", "", doc("storage.v1.CSIDriverSpec", "attachRequired"), func(o api.Object) any {
+				return Path(o, "spec", "attachRequired") != false
+			}),
+			column("PodInfoOnMount", "boolean", "", doc("storage.v1.CSIDriverSpec", "podInfoOnMount"), isTrue("spec", "podInfoOnMount")),
+			column("StorageCapacity", "boolean", "", doc("storage.v1.CSIDriverSpec", "storageCapacity"), isTrue("spec", "storageCapacity")),
+			column("TokenRequests", "string", "", doc("storage.v1.CSIDriverSpec", "tokenRequests"), func(o api.Object) any {
+				// An empty list is unset once kube has stored it (protobuf).
+				reqs, _ := Path(o, "spec", "tokenRequests").([]any)
+				if len(reqs) == 0 {
+					return "<unset>"
+				}
+				audiences := make([]string, len(reqs))
+				for i, r := range reqs {
+					audiences[i] = str(asMap(r)["audience"])
+				}
+				return strings.Join(audiences, ",")
+			}),
+			column("RequiresRepublish", "boolean", "", doc("storage.v1.CSIDriverSpec", "requiresRepublish"), isTrue("spec", "requiresRepublish")),
+			column("Modes", "string", "", doc("storage.v1.CSIDriverSpec", "volumeLifecycleModes"), func(o api.Object) any {
+				if modes := strings2(Path(o, "spec", "volumeLifecycleModes")); len(modes) > 0 {
+					return strings.Join(modes, ",")
+				}
+				return "<none>"
+			}),
+			ageColumn(),
+		},
+		{"storage.k8s.io", "v1", "csistoragecapacities"}: {
+			column("StorageClassName", "string", "", doc("storage.v1.CSIStorageCapacity", "storageClassName"), stringCell("storageClassName")),
+			column("Capacity", "string", "", doc("storage.v1.CSIStorageCapacity", "capacity"), func(o api.Object) any {
+				if q, ok := o["capacity"]; ok && q != nil {
+					return quantity(q)
+				}
+				return "<unset>"
+			}),
+		},
+		{"", "v1", "resourcequotas"}: {
+			column("Request", "string", "", "Request represents a minimum amount of cpu/memory that a container may consume.", func(o api.Object) any { return quotaUsage(o, false) }),
+			column("Limit", "string", "", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", func(o api.Object) any { return quotaUsage(o, true) }),
+			ageColumn(),
+		},
+		{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas"}: {
+			column("PriorityLevel", "string", "", doc("flowcontrol.v1.PriorityLevelConfigurationReference", "name"), stringCell("spec", "priorityLevelConfiguration", "name")),
+			column("MatchingPrecedence", "string", "", doc("flowcontrol.v1.FlowSchemaSpec", "matchingPrecedence"), intCell("spec", "matchingPrecedence")),
+			column("DistinguisherMethod", "string", "", doc("flowcontrol.v1.FlowSchemaSpec", "distinguisherMethod"), func(o api.Object) any {
+				if m := asMap(Path(o, "spec", "distinguisherMethod")); m != nil {
+					return str(m["type"])
+				}
+				return "<none>"
+			}),
+			ageColumn(),
+			column("MissingPL", "string", "", "references a broken or non-existent PriorityLevelConfiguration", func(o api.Object) any {
+				conds, _ := Path(o, "status", "conditions").([]any)
+				for _, c := range conds {
+					if cm := asMap(c); str(cm["type"]) == "Dangling" {
+						return str(cm["status"])
+					}
+				}
+				return "?"
+			}),
+		},
+		{"flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"}: {
+			column("Type", "string", "", doc("flowcontrol.v1.PriorityLevelConfigurationSpec", "type"), stringCell("spec", "type")),
+			column("NominalConcurrencyShares", "string", "", doc("flowcontrol.v1.LimitedPriorityLevelConfiguration", "nominalConcurrencyShares"), limited("nominalConcurrencyShares")),
+			column("Queues", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "queues"), limited("limitResponse", "queuing", "queues")),
+			column("HandSize", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "handSize"), limited("limitResponse", "queuing", "handSize")),
+			column("QueueLengthLimit", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "queueLengthLimit"), limited("limitResponse", "queuing", "queueLengthLimit")),
+			ageColumn(),
+		},
+		{"certificates.k8s.io", "v1", "clustertrustbundles"}: {
+			column("SignerName", "string", "", doc("certificates.v1.ClusterTrustBundleSpec", "signerName"), orNone("spec", "signerName")),
+		},
+		{"certificates.k8s.io", "v1", "podcertificaterequests"}: {
+			column("PodName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "podName"), stringCell("spec", "podName")),
+			column("ServiceAccountName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "serviceAccountName"), stringCell("spec", "serviceAccountName")),
+			column("NodeName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "nodeName"), stringCell("spec", "nodeName")),
+			column("SignerName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "signerName"), stringCell("spec", "signerName")),
+			column("State", "string", "", "Is the request Pending, Issued, Denied, or Failed?", func(o api.Object) any {
+				state := "Pending"
+				conds, _ := Path(o, "status", "conditions").([]any)
+				for _, c := range conds {
+					if t := str(asMap(c)["type"]); t == "Issued" || t == "Denied" || t == "Failed" {
+						state = t
+					}
+				}
+				return state
+			}),
+			column("UnverifiedUserAnnotations", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "unverifiedUserAnnotations"), mapSelector("spec", "unverifiedUserAnnotations")),
+		},
+		{"resource.k8s.io", "v1", "deviceclasses"}:          {ageColumn()},
+		{"resource.k8s.io", "v1", "resourceclaimtemplates"}: {ageColumn()},
+		{"resource.k8s.io", "v1", "resourceclaims"}: {
+			column("State", "string", "", "A summary of the current state (allocated, pending, reserved, etc.).", claimState),
+			ageColumn(),
+		},
+		{"resource.k8s.io", "v1", "resourceslices"}: {
+			column("Node", "string", "", doc("resource.v1.ResourceSliceSpec", "nodeName"), stringCell("spec", "nodeName")),
+			column("Driver", "string", "", doc("resource.v1.ResourceSliceSpec", "driver"), stringCell("spec", "driver")),
+			column("Pool", "string", "", doc("resource.v1.ResourcePool", "name"), stringCell("spec", "pool", "name")),
+			ageColumn(),
+		},
+		{"resource.k8s.io", "v1", "devicetaintrules"}: {
+			column("Key", "string", "", doc("resource.v1.DeviceTaint", "key"), stringCell("spec", "taint", "key")),
+			column("Value", "string", "", doc("resource.v1.DeviceTaint", "value"), stringCell("spec", "taint", "value")),
+			column("Effect", "string", "", doc("resource.v1.DeviceTaint", "effect"), stringCell("spec", "taint", "effect")),
+			column("TimeAdded", "string", "", doc("resource.v1.DeviceTaint", "timeAdded"), func(o api.Object) any {
+				if Path(o, "spec", "taint", "timeAdded") == nil {
+					return ""
+				}
+				return since("spec", "taint", "timeAdded")(o)
+			}),
+			ageColumn(),
+		},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -342,6 +455,66 @@ func quantity(v any) string {
 		return q
 	}
 	return fmt.Sprint(v)
+}
+
+func isTrue(path ...string) func(api.Object) any {
+	return func(o api.Object) any { return Path(o, path...) == true }
+}
+
+// limited is the number at path in a PriorityLevelConfiguration's
+// spec.limited, "<none>" when absent.
+func limited(path ...string) func(api.Object) any {
+	path = append([]string{"spec", "limited"}, path...)
+	return func(o api.Object) any {
+		if v := Path(o, path...); v != nil {
+			return integer(v)
+		}
+		return "<none>"
+	}
+}
+
+// quotaUsage is kube's printResourceQuota's Request (limits false) or
+// Limit column: "name: used/hard" of each hard resource, sorted by name,
+// those named limits.* in Limit.
+func quotaUsage(o api.Object, limits bool) string {
+	hard, _ := Path(o, "status", "hard").(map[string]any)
+	used, _ := Path(o, "status", "used").(map[string]any)
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(hard)) {
+		prefix, _, dotted := strings.Cut(name, ".")
+		if (dotted && prefix == "limits") != limits {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		u := "0"
+		if q, ok := used[name]; ok {
+			u = quantity(q)
+		}
+		b.WriteString(name + ": " + u + "/" + quantity(hard[name]))
+	}
+	return b.String()
+}
+
+// claimState is kube's resourceClaimState: deleted, then pending, or
+// allocated and reserved.
+func claimState(o api.Object) any {
+	var states []string
+	deleted := o.Metadata()["deletionTimestamp"] != nil
+	if deleted {
+		states = append(states, "deleted")
+	}
+	switch {
+	case Path(o, "status", "allocation") != nil:
+		states = append(states, "allocated")
+		if r, _ := Path(o, "status", "reservedFor").([]any); len(r) > 0 {
+			states = append(states, "reserved")
+		}
+	case !deleted:
+		states = append(states, "pending")
+	}
+	return strings.Join(states, ",")
 }
 
 // ingressClasses are networking.k8s.io/v1 ingressclasses, printed as
