@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+	apiserviceetcd "k8s.io/kube-aggregator/pkg/registry/apiservice/etcd"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
@@ -49,11 +53,17 @@ func builtin(t *testing.T, group, version, plural string) *resource.Resource {
 // is what listwatch stores.
 func kubeInternal(t *testing.T, gv schema.GroupVersion, doc string) (runtime.Object, api.Object) {
 	t.Helper()
-	obj, _, err := legacyscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
+	return kubeDecode(t, legacyscheme.Codecs, gv, doc)
+}
+
+// kubeDecode is kubeInternal with the codecs of another kube server.
+func kubeDecode(t *testing.T, codecs serializer.CodecFactory, gv schema.GroupVersion, doc string) (runtime.Object, api.Object) {
+	t.Helper()
+	obj, _, err := codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
 	if err != nil {
 		t.Fatalf("kube decodes %s: %v", doc, err)
 	}
-	b, err := runtime.Encode(legacyscheme.Codecs.LegacyCodec(gv), obj)
+	b, err := runtime.Encode(codecs.LegacyCodec(gv), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +250,22 @@ func printerCases() []printerCase {
 			cluster("resource.k8s.io/v1", "DeviceTaintRule", "added", `,"spec":{"taint":{"key":"example.com/broken","value":"yes","effect":"NoExecute","timeAdded":"`+finished+`"}}`),
 			cluster("resource.k8s.io/v1", "DeviceTaintRule", "plain", `,"spec":{"taint":{"key":"example.com/broken","effect":"NoSchedule"}}`),
 		}},
+		{schema.GroupVersion{Group: "apiregistration.k8s.io", Version: "v1"}, "apiservices", []string{
+			cluster("apiregistration.k8s.io/v1", "APIService", "v1.apps", `,"spec":{"group":"apps","version":"v1","groupPriorityMinimum":17800,"versionPriority":15},
+			  "status":{"conditions":[{"type":"Available","status":"True","reason":"Local"}]}`),
+			cluster("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.k8s.io", `,"spec":{"group":"metrics.k8s.io","version":"v1beta1","groupPriorityMinimum":100,"versionPriority":100,
+			  "service":{"namespace":"kube-system","name":"metrics-server"}},"status":{"conditions":[{"type":"Other","status":"True"},{"type":"Available","status":"False","reason":"MissingEndpoints"}]}`),
+			cluster("apiregistration.k8s.io/v1", "APIService", "v1.example.com", `,"spec":{"group":"example.com","version":"v1","groupPriorityMinimum":100,"versionPriority":100,
+			  "service":{"namespace":"ns","name":"s"}},"status":{"conditions":[{"type":"Available","status":"Unknown"}]}`),
+			cluster("apiregistration.k8s.io/v1", "APIService", "v2.example.com", `,"spec":{"group":"example.com","version":"v2","groupPriorityMinimum":100,"versionPriority":100}`),
+		}},
+		{schema.GroupVersion{Group: "certificates.k8s.io", Version: "v1"}, "certificatesigningrequests", []string{
+			cluster("certificates.k8s.io/v1", "CertificateSigningRequest", "pending", `,"spec":{"request":"eA==","signerName":"example.com/s","usages":["client auth"],"username":"alice"}`),
+			cluster("certificates.k8s.io/v1", "CertificateSigningRequest", "issued", `,"spec":{"request":"eA==","signerName":"kubernetes.io/kube-apiserver-client","expirationSeconds":86400,"usages":["client auth"],"username":"bob"},
+			  "status":{"conditions":[{"type":"Approved","status":"True"},{"type":"Failed","status":"False"}],"certificate":"eA=="}`),
+			cluster("certificates.k8s.io/v1", "CertificateSigningRequest", "denied", `,"spec":{"request":"eA==","signerName":"example.com/s","expirationSeconds":3600,"usages":["client auth"]},
+			  "status":{"conditions":[{"type":"Approved","status":"True"},{"type":"Denied","status":"True"}]}`),
+		}},
 		{schema.GroupVersion{Version: "v1"}, "namespaces", []string{
 			cluster("v1", "Namespace", "active", `,"status":{"phase":"Active"}`),
 			deleting(cluster("v1", "Namespace", "going", `,"status":{"phase":"Terminating"}`)),
@@ -421,8 +447,18 @@ func TestBuiltinPrintersAsKube(t *testing.T) {
 		t.Run(c.plural, func(t *testing.T) {
 			res := builtin(t, c.gv.Group, c.gv.Version, c.plural)
 			for i, doc := range c.objects {
-				internal, ours := kubeInternal(t, c.gv, doc)
-				table, err := gen.GenerateTable(internal, printers.GenerateOptions{Wide: true})
+				var table *metav1.Table
+				var ours api.Object
+				var err error
+				if c.gv.Group == "apiregistration.k8s.io" { // kube-aggregator's
+					var internal runtime.Object
+					internal, ours = kubeDecode(t, aggregatorscheme.Codecs, c.gv, doc)
+					table, err = (&apiserviceetcd.REST{}).ConvertToTable(context.Background(), internal, nil)
+				} else {
+					var internal runtime.Object
+					internal, ours = kubeInternal(t, c.gv, doc)
+					table, err = gen.GenerateTable(internal, printers.GenerateOptions{Wide: true})
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

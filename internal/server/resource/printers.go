@@ -314,6 +314,31 @@ func printed() map[GVR][]Column {
 			}),
 			ageColumn(),
 		},
+		// kube describes these with v1beta1's fields, whose docs differ.
+		{"certificates.k8s.io", "v1", "certificatesigningrequests"}: {
+			ageColumn(),
+			column("SignerName", "string", "", "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.",
+				orNone("spec", "signerName")),
+			// kube describes the requestor with the request's doc.
+			column("Requestor", "string", "", "Base64-encoded PKCS#10 CSR data", stringCell("spec", "username")),
+			column("RequestedDuration", "string", "", doc("certificates.v1.CertificateSigningRequestSpec", "expirationSeconds"), func(o api.Object) any {
+				if s := Path(o, "spec", "expirationSeconds"); s != nil {
+					return HumanDuration(time.Duration(integer(s)) * time.Second)
+				}
+				return "<none>"
+			}),
+			column("Condition", "string", "", "Conditions applied to the request, such as approval or denial.", csrCondition),
+		},
+		{"apiregistration.k8s.io", "v1", "apiservices"}: {
+			column("Service", "string", "", "The reference to the service that hosts this API endpoint.", func(o api.Object) any {
+				if svc := asMap(Path(o, "spec", "service")); svc != nil {
+					return str(svc["namespace"]) + "/" + str(svc["name"])
+				}
+				return "Local"
+			}),
+			column("Available", "string", "", "Whether this service is available.", apiServiceAvailable),
+			ageColumn(),
+		},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
@@ -515,6 +540,49 @@ func claimState(o api.Object) any {
 		states = append(states, "pending")
 	}
 	return strings.Join(states, ",")
+}
+
+// csrCondition is kube's extractCSRStatus: Denied, else Approved, else
+// Pending, by the conditions present whatever their status, then Failed
+// and Issued.
+func csrCondition(o api.Object) any {
+	has := map[string]bool{}
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		has[str(asMap(c)["type"])] = true
+	}
+	status := "Pending"
+	if has["Denied"] {
+		status = "Denied"
+	} else if has["Approved"] {
+		status = "Approved"
+	}
+	if has["Failed"] {
+		status += ",Failed"
+	}
+	if str(Path(o, "status", "certificate")) != "" {
+		status += ",Issued"
+	}
+	return status
+}
+
+// apiServiceAvailable is the kube-aggregator's Available cell: the
+// Available condition's status, with its reason unless True, else
+// Unknown.
+func apiServiceAvailable(o api.Object) any {
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		cm := asMap(c)
+		if str(cm["type"]) != "Available" {
+			continue
+		}
+		status := str(cm["status"])
+		if r := str(cm["reason"]); status != "True" && r != "" {
+			return status + " (" + r + ")"
+		}
+		return status
+	}
+	return "Unknown"
 }
 
 // ingressClasses are networking.k8s.io/v1 ingressclasses, printed as
