@@ -15,6 +15,7 @@ import (
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
 	apiserviceetcd "k8s.io/kube-aggregator/pkg/registry/apiservice/etcd"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
@@ -22,13 +23,16 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
 	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
 	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 
@@ -265,6 +269,49 @@ func printerCases() []printerCase {
 			  "status":{"conditions":[{"type":"Approved","status":"True"},{"type":"Failed","status":"False"}],"certificate":"eA=="}`),
 			cluster("certificates.k8s.io/v1", "CertificateSigningRequest", "denied", `,"spec":{"request":"eA==","signerName":"example.com/s","expirationSeconds":3600,"usages":["client auth"]},
 			  "status":{"conditions":[{"type":"Approved","status":"True"},{"type":"Denied","status":"True"}]}`),
+		}},
+		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "storageversionmigrations", []string{
+			cluster("storagemigration.k8s.io/v1", "StorageVersionMigration", "core", `,"spec":{"resource":{"resource":"secrets"}}`),
+			cluster("storagemigration.k8s.io/v1", "StorageVersionMigration", "done", `,"spec":{"resource":{"group":"apps","resource":"deployments"}},
+			  "status":{"conditions":[{"type":"Running","status":"True","lastUpdateTime":"`+finished+`","reason":"r","message":"m"},{"type":"Succeeded","status":"True","lastUpdateTime":"`+finished+`","reason":"r","message":"m"},
+			    {"type":"Failed","status":"False","lastUpdateTime":"`+finished+`","reason":"r","message":"m"}]}`),
+		}},
+		{schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}, "rolebindings", []string{
+			object("rbac.authorization.k8s.io/v1", "RoleBinding", "rb", `,"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"},
+			  "subjects":[{"kind":"User","name":"alice"},{"kind":"Group","name":"devs"},{"kind":"ServiceAccount","namespace":"ns","name":"sa"},{"kind":"User","name":"bob"}]`),
+			object("rbac.authorization.k8s.io/v1", "RoleBinding", "empty", `,"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"}`),
+		}},
+		{schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}, "clusterrolebindings", []string{
+			cluster("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "crb", `,"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"admin"},"subjects":[{"kind":"ServiceAccount","namespace":"kube-system","name":"x"}]`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "validatingwebhookconfigurations", []string{
+			cluster("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "v", `,"webhooks":[{"name":"a.example.com","clientConfig":{"url":"https://a"},"sideEffects":"None","admissionReviewVersions":["v1"]}]`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "mutatingwebhookconfigurations", []string{
+			cluster("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "m", `,"webhooks":[]`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "validatingadmissionpolicies", []string{
+			cluster("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "p", `,"spec":{"paramKind":{"apiVersion":"v1","kind":"ConfigMap"},"validations":[{"expression":"true"},{"expression":"false"}]}`),
+			cluster("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "plain", `,"spec":{"validations":[{"expression":"true"}]}`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "validatingadmissionpolicybindings", []string{
+			cluster("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "b", `,"spec":{"policyName":"p","paramRef":{"name":"cm","namespace":"ns"},"validationActions":["Deny"]}`),
+			cluster("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "plain", `,"spec":{"policyName":"p","validationActions":["Deny"]}`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "mutatingadmissionpolicies", []string{
+			cluster("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy", "p", `,"spec":{"paramKind":{"apiVersion":"v1","kind":"ConfigMap"},"reinvocationPolicy":"Never","mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{}"}}]}`),
+		}},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "mutatingadmissionpolicybindings", []string{
+			cluster("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "b", `,"spec":{"policyName":"p","paramRef":{"selector":{"matchLabels":{"a":"b"}}}}`),
+			cluster("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "exprs", `,"spec":{"policyName":"p","paramRef":{"selector":{"matchLabels":{"z":"1","a":"2"},
+			  "matchExpressions":[{"key":"k","operator":"In","values":["x","y"]},{"key":"e","operator":"Exists"}]}}}`),
+			cluster("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding", "cluster-param", `,"spec":{"policyName":"p","paramRef":{"name":"cm"}}`),
+		}},
+		{schema.GroupVersion{Version: "v1"}, "events", []string{
+			object("v1", "Event", "e1", `,"involvedObject":{"kind":"Pod","namespace":"default","name":"web-1","fieldPath":"spec.containers{web}"},"reason":"Pulled","message":" pulled \n",
+			  "source":{"component":"kubelet","host":"node-1"},"firstTimestamp":"`+started+`","lastTimestamp":"`+finished+`","count":3,"type":"Normal"`),
+			object("v1", "Event", "e2", `,"involvedObject":{"kind":"Node","name":"node-1"},"reason":"R","message":"m","eventTime":"`+strings.TrimSuffix(finished, "Z")+`.000000Z","reportingComponent":"c","reportingInstance":"i",
+			  "series":{"count":4,"lastObservedTime":"`+strings.TrimSuffix(finished, "Z")+`.000000Z"},"type":"Warning","action":"a"`),
 		}},
 		{schema.GroupVersion{Version: "v1"}, "namespaces", []string{
 			cluster("v1", "Namespace", "active", `,"status":{"phase":"Active"}`),

@@ -103,7 +103,7 @@ func behaviours() []*Resource {
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
-	rs = append(rs, ingressClasses())
+	rs = append(rs, ingressClasses(), storageVersionMigrations())
 	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, admissionPolicies()...)
 	return append(rs, mutatingPolicies()...)

@@ -585,34 +585,68 @@ func apiServiceAvailable(o api.Object) any {
 	return "Unknown"
 }
 
+// ownNamed is a resource whose columns place its name themselves, first,
+// as kube's printers of a few kinds print it unlike the others.
+func ownNamed(group, version, plural string, name func(api.Object) any, nameFormat string, cols ...Column) *Resource {
+	def := NameDefinition
+	def.Format = nameFormat
+	return &Resource{
+		Group: group, Version: version, Plural: plural,
+		NameColumn: true,
+		Columns:    append([]Column{{TableColumnDefinition: def, Cell: name}}, cols...),
+	}
+}
+
 // ingressClasses are networking.k8s.io/v1 ingressclasses, printed as
 // kube's printIngressClass, whose name cell marks the default class.
 func ingressClasses() *Resource {
-	return &Resource{
-		Group: "networking.k8s.io", Version: "v1", Plural: "ingressclasses",
-		NameColumn: true,
-		Columns: []Column{
-			{TableColumnDefinition: NameDefinition, Cell: func(o api.Object) any {
-				if Path(o, "metadata", "annotations", "ingressclass.kubernetes.io/is-default-class") == "true" {
-					return o.Name() + " (default)"
-				}
-				return o.Name()
-			}},
-			column("Controller", "string", "", "Controller that is responsible for handling this class", stringCell("spec", "controller")),
-			column("Parameters", "string", "", "A reference to a resource with additional parameters", func(o api.Object) any {
-				p := asMap(Path(o, "spec", "parameters"))
-				if p == nil {
-					return "<none>"
-				}
-				kind := str(p["kind"])
-				if g, ok := p["apiGroup"].(string); ok {
-					kind += "." + g
-				}
-				return kind + "/" + str(p["name"])
-			}),
-			ageColumn(),
-		},
+	name := func(o api.Object) any {
+		if Path(o, "metadata", "annotations", "ingressclass.kubernetes.io/is-default-class") == "true" {
+			return o.Name() + " (default)"
+		}
+		return o.Name()
 	}
+	return ownNamed("networking.k8s.io", "v1", "ingressclasses", name, "name",
+		column("Controller", "string", "", "Controller that is responsible for handling this class", stringCell("spec", "controller")),
+		column("Parameters", "string", "", "A reference to a resource with additional parameters", func(o api.Object) any {
+			p := asMap(Path(o, "spec", "parameters"))
+			if p == nil {
+				return "<none>"
+			}
+			kind := str(p["kind"])
+			if g, ok := p["apiGroup"].(string); ok {
+				kind += "." + g
+			}
+			return kind + "/" + str(p["name"])
+		}),
+		ageColumn(),
+	)
+}
+
+// storageVersionMigrations are storagemigration.k8s.io/v1
+// storageversionmigrations, printed as kube's printStorageVersionMigration:
+// a name column without the name format, no age.
+func storageVersionMigrations() *Resource {
+	return ownNamed("storagemigration.k8s.io", "v1", "storageversionmigrations", func(o api.Object) any { return o.Name() }, "",
+		column("Resource", "string", "", "GroupResource to migrate", func(o api.Object) any {
+			gr := str(Path(o, "spec", "resource", "resource"))
+			if g := str(Path(o, "spec", "resource", "group")); g != "" {
+				gr += "." + g
+			}
+			return gr
+		}),
+		column("Status", "string", "", "Status of the migration", func(o api.Object) any {
+			status := "Unknown"
+			conds, _ := Path(o, "status", "conditions").([]any)
+			for _, c := range conds {
+				cm := asMap(c)
+				if t := str(cm["type"]); str(cm["status"]) == "True" && (t == "Running" || t == "Failed" || t == "Succeeded") {
+					status = t
+				}
+			}
+			return status
+		}),
+	)
 }
 
 // boundOnly is a claim's cell that kube prints once it is bound to a
