@@ -313,6 +313,11 @@ func printerCases() []printerCase {
 			object("v1", "Event", "e2", `,"involvedObject":{"kind":"Node","name":"node-1"},"reason":"R","message":"m","eventTime":"`+strings.TrimSuffix(finished, "Z")+`.000000Z","reportingComponent":"c","reportingInstance":"i",
 			  "series":{"count":4,"lastObservedTime":"`+strings.TrimSuffix(finished, "Z")+`.000000Z"},"type":"Warning","action":"a"`),
 		}},
+		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "events", []string{
+			object("events.k8s.io/v1", "Event", "e1", `,"eventTime":"`+strings.TrimSuffix(finished, "Z")+`.000000Z","reportingController":"kubelet","reportingInstance":"node-1","action":"Pull",
+			  "reason":"Pulled","regarding":{"kind":"Pod","namespace":"default","name":"web-1","fieldPath":"spec.containers{web}"},"note":"pulled","type":"Normal",
+			  "deprecatedSource":{"component":"kubelet","host":"node-1"},"deprecatedFirstTimestamp":"`+started+`","deprecatedLastTimestamp":"`+finished+`","deprecatedCount":3`),
+		}},
 		{schema.GroupVersion{Version: "v1"}, "namespaces", []string{
 			cluster("v1", "Namespace", "active", `,"status":{"phase":"Active"}`),
 			deleting(cluster("v1", "Namespace", "going", `,"status":{"phase":"Terminating"}`)),
@@ -534,4 +539,44 @@ func TestBuiltinPrintersAsKube(t *testing.T) {
 			}
 		})
 	}
+}
+
+// builtinManifest are objects of kinds whose printers compute their cells
+// beyond a field's value.
+const builtinManifest = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata:
+  name: nginx
+  annotations: {ingressclass.kubernetes.io/is-default-class: "true"}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-abc}
+addressType: IPv4
+ports: [{name: http, port: 80, protocol: TCP}]
+endpoints: [{addresses: [10.0.0.1]}, {addresses: [10.0.0.2]}]
+`
+
+// TestBuiltinPrintersFromKubectl reads built-in kinds' Tables from the
+// binary with each kubectl: the server fills the cells kube's printers
+// compute.
+func TestBuiltinPrintersFromKubectl(t *testing.T) {
+	eachKubectl(t, func(t *testing.T, k kubectl) {
+		k.must(t, "apply", "-f", writeFile(t, t.TempDir(), "builtins.yaml", builtinManifest))
+		contains(t, k.must(t, "get", "ingressclasses"), `NAME +CONTROLLER +PARAMETERS +AGE`, `(?m)^nginx \(default\) +k8s.io/ingress-nginx +<none> +\d+s$`)
+		contains(t, k.must(t, "get", "horizontalpodautoscalers.v2.autoscaling"), `NAME +REFERENCE +TARGETS +MINPODS +MAXPODS +REPLICAS +AGE`,
+			`(?m)^web +Deployment/web +cpu: <unknown>/70% +1 +5 +0 +\d+s$`)
+		contains(t, k.must(t, "get", "endpointslices"), `NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE`, `(?m)^web-abc +IPv4 +80 +10.0.0.1,10.0.0.2 +\d+s$`)
+	})
 }
