@@ -7,12 +7,6 @@ import (
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 
-// nameColumn is the first column of every Table, as kube-apiserver has it.
-var nameColumn = api.TableColumnDefinition{
-	Name: "Name", Type: "string", Format: "name",
-	Description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
-}
-
 // defaultColumns are used for resources that define none: Created At, as
 // kube-apiserver's default table convertor.
 var defaultColumns = []resource.Column{{
@@ -33,7 +27,7 @@ func toTable(res *resource.Resource, objs []api.Object, includeObject string) ap
 	}
 	named := res.NameColumn
 	if !named {
-		t.ColumnDefinitions = append(t.ColumnDefinitions, nameColumn)
+		t.ColumnDefinitions = append(t.ColumnDefinitions, resource.NameDefinition)
 	}
 	for _, c := range cols {
 		t.ColumnDefinitions = append(t.ColumnDefinitions, c.TableColumnDefinition)

@@ -2,6 +2,8 @@ package resource
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -68,12 +70,24 @@ var (
 	})
 )
 
-// selectorString is a LabelSelector as kube's printer shows it.
+// selectorString is a LabelSelector as kube's printer shows it: the Go
+// type's generated String(), labels sorted by key.
 func selectorString(v any) string {
-	if s, ok := labelSelectorString(v); ok {
-		return s
+	m := asMap(v)
+	var b strings.Builder
+	b.WriteString("&LabelSelector{MatchLabels:map[string]string{")
+	labels := asMap(m["matchLabels"])
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		b.WriteString(k + ": " + str(labels[k]) + ",")
 	}
-	return "<invalid>"
+	b.WriteString("},MatchExpressions:[]LabelSelectorRequirement{")
+	exprs, _ := m["matchExpressions"].([]any)
+	for _, e := range exprs {
+		em := asMap(e)
+		b.WriteString("LabelSelectorRequirement{Key:" + str(em["key"]) + ",Operator:" + str(em["operator"]) + ",Values:[" + strings.Join(strings2(em["values"]), " ") + "],},")
+	}
+	b.WriteString("},}")
+	return b.String()
 }
 
 func specOf(o api.Object) map[string]any {

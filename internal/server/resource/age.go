@@ -11,6 +11,13 @@ import (
 // metadata.creationTimestamp, which its default columns carry.
 const CreationTimestampDescription = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
 
+// NameDefinition is the first column of every Table, as kube-apiserver
+// has it.
+var NameDefinition = api.TableColumnDefinition{
+	Name: "Name", Type: "string", Format: "name",
+	Description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+}
+
 // since returns a cell with the human age of the timestamp at path, as
 // kubectl's AGE column shows it ("<unknown>" if absent).
 func since(path ...string) func(api.Object) any {

@@ -75,14 +75,14 @@ func behaviours() []*Resource {
 		{
 			Version: "v1", Plural: "configmaps",
 			Validate: validateConfigMap,
-			Columns:  []Column{column("Data", "integer", "", "Number of data items", dataCount("data", "binaryData")), ageColumn()},
+			Columns:  []Column{column("Data", "string", "", doc("core.v1.ConfigMap", "data"), dataCount("data", "binaryData")), ageColumn()},
 		},
 		{
 			Version: "v1", Plural: "secrets",
 			Validate: validateSecret, Prepare: prepareSecret,
 			Columns: []Column{
-				column("Type", "string", "", "The type of the secret", stringCell("type")),
-				column("Data", "integer", "", "Number of data items", dataCount("data")),
+				column("Type", "string", "", doc("core.v1.Secret", "type"), stringCell("type")),
+				column("Data", "string", "", doc("core.v1.Secret", "data"), dataCount("data")),
 				ageColumn(),
 			},
 		},
@@ -91,7 +91,7 @@ func behaviours() []*Resource {
 		{
 			Group: "coordination.k8s.io", Version: "v1", Plural: "leases",
 			Validate: validateLease,
-			Columns:  []Column{column("Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", stringCell("spec", "holderIdentity")), ageColumn()},
+			Columns:  []Column{column("Holder", "string", "", doc("coordination.v1.LeaseSpec", "holderIdentity"), stringCell("spec", "holderIdentity")), ageColumn()},
 		},
 		eventsV1(events),
 		rbacKind("roles", "Role", true),
@@ -103,6 +103,7 @@ func behaviours() []*Resource {
 			Columns: []Column{column("Created At", "date", "", "When the definition was created", stringCell("metadata", "creationTimestamp"))},
 		},
 	}
+	rs = append(rs, ingressClasses(), storageVersionMigrations())
 	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, admissionPolicies()...)
 	return append(rs, mutatingPolicies()...)
@@ -213,8 +214,9 @@ func column(name, typ, format, description string, cell func(api.Object) any) Co
 	return Column{TableColumnDefinition: api.TableColumnDefinition{Name: name, Type: typ, Format: format, Description: description}, Cell: cell}
 }
 
+// ageColumn is kube's Age column: the creation timestamp's age.
 func ageColumn() Column {
-	return column("Age", "string", "", "Time since the object was created", since("metadata", "creationTimestamp"))
+	return column("Age", "string", "", CreationTimestampDescription, since("metadata", "creationTimestamp"))
 }
 
 // Path returns the value at path in obj, or nil.

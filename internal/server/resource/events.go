@@ -45,13 +45,13 @@ func coreEvents() *Resource {
 // ones for kubectl -o wide), the object's name last instead of first.
 func eventColumns() []Column {
 	wide := func(c Column) Column { c.Priority = 1; return c }
-	name := column("Name", "string", "name", "Name must be unique within a namespace.", func(o api.Object) any { return o.Name() })
+	name := Column{TableColumnDefinition: NameDefinition, Cell: func(o api.Object) any { return o.Name() }}
 	return []Column{
 		column("Last Seen", "string", "", "The time at which the most recent occurrence of this event was recorded.", func(o api.Object) any { return lastSeen(o) }),
 		column("Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future", stringCell("type")),
 		column("Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", stringCell("reason")),
 		column("Object", "string", "", "The object that this event is about.", eventObject),
-		wide(column("Subobject", "string", "", "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].", stringCell("involvedObject", "fieldPath"))),
+		wide(column("Subobject", "string", "", doc("core.v1.ObjectReference", "fieldPath"), stringCell("involvedObject", "fieldPath"))),
 		wide(column("Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", eventSource)),
 		column("Message", "string", "", "A human-readable description of the status of this operation.", func(o api.Object) any { return strings.TrimSpace(pathString("message")(o)) }),
 		wide(column("First Seen", "string", "", "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", func(o api.Object) any { return firstSeen(o) })),

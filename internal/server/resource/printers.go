@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -28,7 +29,7 @@ func printed() map[GVR][]Column {
 			column("Ready", "string", "", "Number of the pod with ready state", func(o api.Object) any {
 				return ratio(Path(o, "status", "readyReplicas"), Path(o, "spec", "replicas"))
 			}),
-			kubeAge(),
+			ageColumn(),
 			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		},
 		{"apps", "v1", "daemonsets"}: {
@@ -38,7 +39,7 @@ func printed() map[GVR][]Column {
 			column("Up-to-date", "integer", "", doc("apps.v1.DaemonSetStatus", "updatedNumberScheduled"), intCell("status", "updatedNumberScheduled")),
 			column("Available", "integer", "", doc("apps.v1.DaemonSetStatus", "numberAvailable"), intCell("status", "numberAvailable")),
 			column("Node Selector", "string", "", doc("core.v1.PodSpec", "nodeSelector"), mapSelector("spec", "template", "spec", "nodeSelector")),
-			kubeAge(),
+			ageColumn(),
 			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 			wide(column("Selector", "string", "", doc("apps.v1.DaemonSetSpec", "selector"), structuredSelector("<error>", "<none>"))),
 		},
@@ -47,7 +48,7 @@ func printed() map[GVR][]Column {
 			column("Status", "string", "", "Status of the job.", jobStatus),
 			column("Completions", "string", "", doc("batch.v1.JobStatus", "succeeded"), jobCompletions),
 			column("Duration", "string", "", "Time required to complete the job.", jobDuration),
-			kubeAge(),
+			ageColumn(),
 			wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>"))),
 		},
@@ -73,43 +74,28 @@ func printed() map[GVR][]Column {
 				}
 				return "<none>"
 			}),
-			kubeAge(),
+			ageColumn(),
 			wide(containerNames("spec", "jobTemplate", "spec", "template", "spec")),
 			wide(containerImages("spec", "jobTemplate", "spec", "template", "spec")),
 			wide(column("Selector", "string", "", doc("batch.v1.JobSpec", "selector"), structuredSelector("<error>", "<none>", "spec", "jobTemplate", "spec", "selector"))),
 		},
 		{"", "v1", "persistentvolumeclaims"}: {
-			column("Status", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "phase"), func(o api.Object) any {
-				if o.Metadata()["deletionTimestamp"] != nil {
-					return "Terminating"
-				}
-				return str(Path(o, "status", "phase"))
-			}),
+			column("Status", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "phase"), terminatingOr("status", "phase")),
 			column("Volume", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeName"), stringCell("spec", "volumeName")),
-			column("Capacity", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "capacity"), boundOnly(func(o api.Object) string {
-				if q := str(Path(o, "status", "capacity", "storage")); q != "" {
-					return q
-				}
-				return "0" // kube prints the zero Quantity
-			})),
-			column("Access Modes", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "accessModes"), boundOnly(accessModes)),
-			column("StorageClass", "string", "", "StorageClass of the pvc", func(o api.Object) any {
-				if class, ok := o.Annotations()["volume.beta.kubernetes.io/storage-class"]; ok {
-					return class
-				}
-				return str(Path(o, "spec", "storageClassName"))
-			}),
+			column("Capacity", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "capacity"), boundOnly(storage("status", "capacity"))),
+			column("Access Modes", "string", "", doc("core.v1.PersistentVolumeClaimStatus", "accessModes"), boundOnly(func(o api.Object) any { return accessModes(o, "status") })),
+			column("StorageClass", "string", "", "StorageClass of the pvc", storageClass),
 			column("VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", orUnset("spec", "volumeAttributesClassName")),
-			kubeAge(),
+			ageColumn(),
 			wide(column("VolumeMode", "string", "", doc("core.v1.PersistentVolumeClaimSpec", "volumeMode"), orUnset("spec", "volumeMode"))),
 		},
 		{"", "v1", "endpoints"}: {
 			column("Endpoints", "string", "", doc("core.v1.Endpoints", "subsets"), endpoints),
-			kubeAge(),
+			ageColumn(),
 		},
 		{"networking.k8s.io", "v1", "networkpolicies"}: {
 			column("Pod-Selector", "string", "", doc("networking.v1.NetworkPolicySpec", "podSelector"), structuredSelector("<error>", "<none>", "spec", "podSelector")),
-			kubeAge(),
+			ageColumn(),
 		},
 		{"storage.k8s.io", "v1", "storageclasses"}: {
 			column("Provisioner", "string", "", doc("storage.v1.StorageClass", "provisioner"), stringCell("provisioner")),
@@ -118,28 +104,245 @@ func printed() map[GVR][]Column {
 			column("AllowVolumeExpansion", "string", "", doc("storage.v1.StorageClass", "allowVolumeExpansion"), func(o api.Object) any {
 				return o["allowVolumeExpansion"] == true
 			}),
-			kubeAge(),
+			ageColumn(),
 		},
 		{"scheduling.k8s.io", "v1", "priorityclasses"}: {
 			column("Value", "integer", "", doc("scheduling.v1.PriorityClass", "value"), intCell("value")),
 			column("Global-Default", "boolean", "", doc("scheduling.v1.PriorityClass", "globalDefault"), func(o api.Object) any {
 				return o["globalDefault"] == true
 			}),
-			kubeAge(),
+			ageColumn(),
 			column("PreemptionPolicy", "string", "", doc("scheduling.v1.PriorityClass", "preemptionPolicy"), stringCell("preemptionPolicy")),
 		},
 		{"policy", "v1", "poddisruptionbudgets"}: {
 			column("Min Available", "string", "", "The minimum number of pods that must be available.", intOrString("minAvailable")),
 			column("Max Unavailable", "string", "", "The maximum number of pods that may be unavailable.", intOrString("maxUnavailable")),
 			column("Allowed Disruptions", "integer", "", "Calculated number of pods that may be disrupted at this time.", intCell("status", "disruptionsAllowed")),
-			kubeAge(),
+			ageColumn(),
 		},
 		// kube describes the handler with ObjectMeta's doc of a field it has not: "".
-		{"node.k8s.io", "v1", "runtimeclasses"}: {column("Handler", "string", "", "", stringCell("handler")), kubeAge()},
+		{"node.k8s.io", "v1", "runtimeclasses"}: {column("Handler", "string", "", "", stringCell("handler")), ageColumn()},
+		{"", "v1", "persistentvolumes"}: {
+			column("Capacity", "string", "", doc("core.v1.PersistentVolumeSpec", "capacity"), storage("spec", "capacity")),
+			column("Access Modes", "string", "", doc("core.v1.PersistentVolumeSpec", "accessModes"), func(o api.Object) any { return accessModes(o, "spec") }),
+			column("Reclaim Policy", "string", "", doc("core.v1.PersistentVolumeSpec", "persistentVolumeReclaimPolicy"), stringCell("spec", "persistentVolumeReclaimPolicy")),
+			column("Status", "string", "", doc("core.v1.PersistentVolumeStatus", "phase"), terminatingOr("status", "phase")),
+			column("Claim", "string", "", doc("core.v1.PersistentVolumeSpec", "claimRef"), func(o api.Object) any {
+				ref := asMap(Path(o, "spec", "claimRef"))
+				if ref == nil {
+					return ""
+				}
+				return str(ref["namespace"]) + "/" + str(ref["name"])
+			}),
+			column("StorageClass", "string", "", "StorageClass of the pv", storageClass),
+			column("VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pv", orUnset("spec", "volumeAttributesClassName")),
+			column("Reason", "string", "", doc("core.v1.PersistentVolumeStatus", "reason"), stringCell("status", "reason")),
+			ageColumn(),
+			wide(column("VolumeMode", "string", "", doc("core.v1.PersistentVolumeSpec", "volumeMode"), orUnset("spec", "volumeMode"))),
+		},
+		{"", "v1", "podtemplates"}: {
+			containerNames("template", "spec"), containerImages("template", "spec"),
+			column("Pod Labels", "string", "", "The labels for the pod template.", mapSelector("template", "metadata", "labels")),
+		},
+		{"networking.k8s.io", "v1", "ingresses"}: {
+			column("Class", "string", "", "The name of the IngressClass resource that should be used for additional configuration", orNone("spec", "ingressClassName")),
+			column("Hosts", "string", "", "Hosts that incoming requests are matched against before the ingress rule", ingressHosts),
+			column("Address", "string", "", "Address is a list containing ingress points for the load-balancer", func(o api.Object) any {
+				return strings.Join(loadBalancerIngress(o), ",")
+			}),
+			column("Ports", "string", "", "Ports of TLS configurations that open", func(o api.Object) any {
+				if tls, _ := Path(o, "spec", "tls").([]any); len(tls) > 0 {
+					return "80, 443"
+				}
+				return "80"
+			}),
+			ageColumn(),
+		},
+		{"discovery.k8s.io", "v1", "endpointslices"}: {
+			column("AddressType", "string", "", doc("discovery.v1.EndpointSlice", "addressType"), stringCell("addressType")),
+			column("Ports", "string", "", doc("discovery.v1.EndpointSlice", "ports"), slicePorts),
+			column("Endpoints", "string", "", doc("discovery.v1.EndpointSlice", "endpoints"), sliceEndpoints),
+			ageColumn(),
+		},
+		{"apps", "v1", "controllerrevisions"}: {
+			column("Controller", "string", "", "Controller of the object", revisionController),
+			column("Revision", "string", "", doc("apps.v1.ControllerRevision", "revision"), intCell("revision")),
+			ageColumn(),
+		},
+		{"storage.k8s.io", "v1", "volumeattributesclasses"}: {
+			column("DriverName", "string", "", doc("storage.v1.VolumeAttributesClass", "driverName"), stringCell("driverName")),
+			ageColumn(),
+		},
+		{"storage.k8s.io", "v1", "csinodes"}: {
+			column("Drivers", "integer", "", "Drivers indicates the number of CSI drivers registered on the node", func(o api.Object) any {
+				l, _ := Path(o, "spec", "drivers").([]any)
+				return len(l)
+			}),
+			ageColumn(),
+		},
+		{"storage.k8s.io", "v1", "volumeattachments"}: {
+			column("Attacher", "string", "name", doc("storage.v1.VolumeAttachmentSpec", "attacher"), stringCell("spec", "attacher")),
+			column("PV", "string", "", doc("storage.v1.VolumeAttachmentSource", "persistentVolumeName"), stringCell("spec", "source", "persistentVolumeName")),
+			column("Node", "string", "", doc("storage.v1.VolumeAttachmentSpec", "nodeName"), stringCell("spec", "nodeName")),
+			column("Attached", "boolean", "", doc("storage.v1.VolumeAttachmentStatus", "attached"), func(o api.Object) any {
+				return Path(o, "status", "attached") == true
+			}),
+			ageColumn(),
+		},
+		{"networking.k8s.io", "v1", "servicecidrs"}: {
+			column("CIDRs", "string", "", doc("networking.v1.ServiceCIDRSpec", "cidrs"), func(o api.Object) any {
+				return strings.Join(strings2(Path(o, "spec", "cidrs")), ",")
+			}),
+			ageColumn(),
+		},
+		{"networking.k8s.io", "v1", "ipaddresses"}: {
+			// kube's rows have an age too, but its columns do not define it.
+			column("ParentRef", "string", "", doc("networking.v1.IPAddressSpec", "parentRef"), ipAddressParent),
+		},
+		{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaColumns(hpaV1Targets),
+		{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaColumns(hpaTargets),
+		{"storage.k8s.io", "v1", "csidrivers"}: {
+			column("AttachRequired", "boolean", "", doc("storage.v1.CSIDriverSpec", "attachRequired"), func(o api.Object) any {
+				return Path(o, "spec", "attachRequired") != false
+			}),
+			column("PodInfoOnMount", "boolean", "", doc("storage.v1.CSIDriverSpec", "podInfoOnMount"), isTrue("spec", "podInfoOnMount")),
+			column("StorageCapacity", "boolean", "", doc("storage.v1.CSIDriverSpec", "storageCapacity"), isTrue("spec", "storageCapacity")),
+			column("TokenRequests", "string", "", doc("storage.v1.CSIDriverSpec", "tokenRequests"), func(o api.Object) any {
+				// An empty list is unset once kube has stored it (protobuf).
+				reqs, _ := Path(o, "spec", "tokenRequests").([]any)
+				if len(reqs) == 0 {
+					return "<unset>"
+				}
+				audiences := make([]string, len(reqs))
+				for i, r := range reqs {
+					audiences[i] = str(asMap(r)["audience"])
+				}
+				return strings.Join(audiences, ",")
+			}),
+			column("RequiresRepublish", "boolean", "", doc("storage.v1.CSIDriverSpec", "requiresRepublish"), isTrue("spec", "requiresRepublish")),
+			column("Modes", "string", "", doc("storage.v1.CSIDriverSpec", "volumeLifecycleModes"), func(o api.Object) any {
+				if modes := strings2(Path(o, "spec", "volumeLifecycleModes")); len(modes) > 0 {
+					return strings.Join(modes, ",")
+				}
+				return "<none>"
+			}),
+			ageColumn(),
+		},
+		{"storage.k8s.io", "v1", "csistoragecapacities"}: {
+			column("StorageClassName", "string", "", doc("storage.v1.CSIStorageCapacity", "storageClassName"), stringCell("storageClassName")),
+			column("Capacity", "string", "", doc("storage.v1.CSIStorageCapacity", "capacity"), func(o api.Object) any {
+				if q, ok := o["capacity"]; ok && q != nil {
+					return quantity(q)
+				}
+				return "<unset>"
+			}),
+		},
+		{"", "v1", "resourcequotas"}: {
+			column("Request", "string", "", "Request represents a minimum amount of cpu/memory that a container may consume.", func(o api.Object) any { return quotaUsage(o, false) }),
+			column("Limit", "string", "", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.", func(o api.Object) any { return quotaUsage(o, true) }),
+			ageColumn(),
+		},
+		{"flowcontrol.apiserver.k8s.io", "v1", "flowschemas"}: {
+			column("PriorityLevel", "string", "", doc("flowcontrol.v1.PriorityLevelConfigurationReference", "name"), stringCell("spec", "priorityLevelConfiguration", "name")),
+			column("MatchingPrecedence", "string", "", doc("flowcontrol.v1.FlowSchemaSpec", "matchingPrecedence"), intCell("spec", "matchingPrecedence")),
+			column("DistinguisherMethod", "string", "", doc("flowcontrol.v1.FlowSchemaSpec", "distinguisherMethod"), func(o api.Object) any {
+				if m := asMap(Path(o, "spec", "distinguisherMethod")); m != nil {
+					return str(m["type"])
+				}
+				return "<none>"
+			}),
+			ageColumn(),
+			column("MissingPL", "string", "", "references a broken or non-existent PriorityLevelConfiguration", func(o api.Object) any {
+				conds, _ := Path(o, "status", "conditions").([]any)
+				for _, c := range conds {
+					if cm := asMap(c); str(cm["type"]) == "Dangling" {
+						return str(cm["status"])
+					}
+				}
+				return "?"
+			}),
+		},
+		{"flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations"}: {
+			column("Type", "string", "", doc("flowcontrol.v1.PriorityLevelConfigurationSpec", "type"), stringCell("spec", "type")),
+			column("NominalConcurrencyShares", "string", "", doc("flowcontrol.v1.LimitedPriorityLevelConfiguration", "nominalConcurrencyShares"), limited("nominalConcurrencyShares")),
+			column("Queues", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "queues"), limited("limitResponse", "queuing", "queues")),
+			column("HandSize", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "handSize"), limited("limitResponse", "queuing", "handSize")),
+			column("QueueLengthLimit", "string", "", doc("flowcontrol.v1.QueuingConfiguration", "queueLengthLimit"), limited("limitResponse", "queuing", "queueLengthLimit")),
+			ageColumn(),
+		},
+		{"certificates.k8s.io", "v1", "clustertrustbundles"}: {
+			column("SignerName", "string", "", doc("certificates.v1.ClusterTrustBundleSpec", "signerName"), orNone("spec", "signerName")),
+		},
+		{"certificates.k8s.io", "v1", "podcertificaterequests"}: {
+			column("PodName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "podName"), stringCell("spec", "podName")),
+			column("ServiceAccountName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "serviceAccountName"), stringCell("spec", "serviceAccountName")),
+			column("NodeName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "nodeName"), stringCell("spec", "nodeName")),
+			column("SignerName", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "signerName"), stringCell("spec", "signerName")),
+			column("State", "string", "", "Is the request Pending, Issued, Denied, or Failed?", func(o api.Object) any {
+				state := "Pending"
+				conds, _ := Path(o, "status", "conditions").([]any)
+				for _, c := range conds {
+					if t := str(asMap(c)["type"]); t == "Issued" || t == "Denied" || t == "Failed" {
+						state = t
+					}
+				}
+				return state
+			}),
+			column("UnverifiedUserAnnotations", "string", "", doc("certificates.v1.PodCertificateRequestSpec", "unverifiedUserAnnotations"), mapSelector("spec", "unverifiedUserAnnotations")),
+		},
+		{"resource.k8s.io", "v1", "deviceclasses"}:          {ageColumn()},
+		{"resource.k8s.io", "v1", "resourceclaimtemplates"}: {ageColumn()},
+		{"resource.k8s.io", "v1", "resourceclaims"}: {
+			column("State", "string", "", "A summary of the current state (allocated, pending, reserved, etc.).", claimState),
+			ageColumn(),
+		},
+		{"resource.k8s.io", "v1", "resourceslices"}: {
+			column("Node", "string", "", doc("resource.v1.ResourceSliceSpec", "nodeName"), stringCell("spec", "nodeName")),
+			column("Driver", "string", "", doc("resource.v1.ResourceSliceSpec", "driver"), stringCell("spec", "driver")),
+			column("Pool", "string", "", doc("resource.v1.ResourcePool", "name"), stringCell("spec", "pool", "name")),
+			ageColumn(),
+		},
+		{"resource.k8s.io", "v1", "devicetaintrules"}: {
+			column("Key", "string", "", doc("resource.v1.DeviceTaint", "key"), stringCell("spec", "taint", "key")),
+			column("Value", "string", "", doc("resource.v1.DeviceTaint", "value"), stringCell("spec", "taint", "value")),
+			column("Effect", "string", "", doc("resource.v1.DeviceTaint", "effect"), stringCell("spec", "taint", "effect")),
+			column("TimeAdded", "string", "", doc("resource.v1.DeviceTaint", "timeAdded"), func(o api.Object) any {
+				if Path(o, "spec", "taint", "timeAdded") == nil {
+					return ""
+				}
+				return since("spec", "taint", "timeAdded")(o)
+			}),
+			ageColumn(),
+		},
+		// kube describes these with v1beta1's fields, whose docs differ.
+		{"certificates.k8s.io", "v1", "certificatesigningrequests"}: {
+			ageColumn(),
+			column("SignerName", "string", "", "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`.",
+				orNone("spec", "signerName")),
+			// kube describes the requestor with the request's doc.
+			column("Requestor", "string", "", "Base64-encoded PKCS#10 CSR data", stringCell("spec", "username")),
+			column("RequestedDuration", "string", "", doc("certificates.v1.CertificateSigningRequestSpec", "expirationSeconds"), func(o api.Object) any {
+				if s := Path(o, "spec", "expirationSeconds"); s != nil {
+					return HumanDuration(time.Duration(integer(s)) * time.Second)
+				}
+				return "<none>"
+			}),
+			column("Condition", "string", "", "Conditions applied to the request, such as approval or denial.", csrCondition),
+		},
+		{"apiregistration.k8s.io", "v1", "apiservices"}: {
+			column("Service", "string", "", "The reference to the service that hosts this API endpoint.", func(o api.Object) any {
+				if svc := asMap(Path(o, "spec", "service")); svc != nil {
+					return str(svc["namespace"]) + "/" + str(svc["name"])
+				}
+				return "Local"
+			}),
+			column("Available", "string", "", "Whether this service is available.", apiServiceAvailable),
+			ageColumn(),
+		},
 		{"", "v1", "nodes"}: {
 			column("Status", "string", "", "The status of the node", nodeStatus),
 			column("Roles", "string", "", "The roles of the node", nodeRoles),
-			kubeAge(),
+			ageColumn(),
 			column("Version", "string", "", doc("core.v1.NodeSystemInfo", "kubeletVersion"), stringCell("status", "nodeInfo", "kubeletVersion")),
 			wide(column("Internal-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("InternalIP"))),
 			wide(column("External-IP", "string", "", doc("core.v1.NodeStatus", "addresses"), nodeAddress("ExternalIP"))),
@@ -156,9 +359,299 @@ func printed() map[GVR][]Column {
 	}
 }
 
+// hpaColumns are kube's columns of HorizontalPodAutoscalers, of either
+// version (kube prints its internal one), with the version's targets.
+func hpaColumns(targets func(api.Object) any) []Column {
+	return []Column{
+		column("Reference", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "scaleTargetRef"), func(o api.Object) any {
+			return str(Path(o, "spec", "scaleTargetRef", "kind")) + "/" + str(Path(o, "spec", "scaleTargetRef", "name"))
+		}),
+		column("Targets", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "metrics"), targets),
+		column("MinPods", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "minReplicas"), func(o api.Object) any {
+			if n := Path(o, "spec", "minReplicas"); n != nil {
+				return strconv.FormatInt(integer(n), 10)
+			}
+			return "<unset>"
+		}),
+		column("MaxPods", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "maxReplicas"), intCell("spec", "maxReplicas")),
+		column("Replicas", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas"), intCell("status", "currentReplicas")),
+		ageColumn(),
+	}
+}
+
+// hpaV1Targets is the one metric of an autoscaling/v1 HPA, CPU
+// utilization, as kube converts it (80% when unset) and prints it.
+func hpaV1Targets(o api.Object) any {
+	target, current := "80%", "<unknown>"
+	if t := Path(o, "spec", "targetCPUUtilizationPercentage"); t != nil {
+		target = percent(t)
+	}
+	if c := Path(o, "status", "currentCPUUtilizationPercentage"); c != nil {
+		current = percent(c)
+	}
+	return "cpu: " + current + "/" + target
+}
+
+func percent(v any) string { return strconv.FormatInt(integer(v), 10) + "%" }
+
+// maxMetrics is how many metrics kube's formatHPAMetrics lists.
+const maxMetrics = 2
+
+// hpaTargets is kube's formatHPAMetrics: each metric's current value (from
+// the status metric at the same index) over its target, the first two,
+// then how many more.
+func hpaTargets(o api.Object) any {
+	specs, _ := Path(o, "spec", "metrics").([]any)
+	if len(specs) == 0 {
+		return "<none>"
+	}
+	statuses, _ := Path(o, "status", "currentMetrics").([]any)
+	list := make([]string, 0, maxMetrics)
+	for i, spec := range specs[:min(len(specs), maxMetrics)] {
+		var status map[string]any
+		if i < len(statuses) {
+			status = asMap(statuses[i])
+		}
+		list = append(list, hpaMetric(asMap(spec), status))
+	}
+	s := strings.Join(list, ", ")
+	if len(specs) > maxMetrics {
+		s += " + " + strconv.Itoa(len(specs)-maxMetrics) + " more..."
+	}
+	return s
+}
+
+// metricSources are the field of a metric spec or status holding each
+// type's source.
+var metricSources = map[string]string{
+	"External": "external", "Pods": "pods", "Object": "object", "Resource": "resource", "ContainerResource": "containerResource",
+}
+
+// hpaMetric is one metric of formatHPAMetrics: current/target, "(avg)"
+// after an external or object metric's average value, the resource's name
+// before a resource's, "<unknown>" for a current value the status lacks.
+func hpaMetric(spec, status map[string]any) string {
+	typ := str(spec["type"])
+	field, ok := metricSources[typ]
+	if !ok {
+		return "<unknown type>"
+	}
+	src, cur := asMap(spec[field]), asMap(status[field])
+	target, current := asMap(src["target"]), asMap(cur["current"])
+	now := func(key string) string {
+		if cur == nil {
+			return "<unknown>"
+		}
+		return quantity(current[key])
+	}
+	switch typ {
+	case "Pods":
+		return now("averageValue") + "/" + quantity(target["averageValue"])
+	case "External", "Object":
+		if target["averageValue"] == nil {
+			return now("value") + "/" + quantity(target["value"])
+		}
+		if current["averageValue"] == nil {
+			cur = nil
+		}
+		return now("averageValue") + "/" + quantity(target["averageValue"]) + " (avg)"
+	}
+	name := str(src["name"]) + ": "
+	if target["averageValue"] != nil {
+		return name + now("averageValue") + "/" + quantity(target["averageValue"])
+	}
+	c, t := "<unknown>", "<auto>"
+	if u := current["averageUtilization"]; u != nil {
+		c = percent(u)
+	}
+	if u := target["averageUtilization"]; u != nil {
+		t = percent(u)
+	}
+	return name + c + "/" + t
+}
+
+// quantity is a Quantity's text as stored, "<nil>" when absent, as kube
+// prints a nil *Quantity.
+func quantity(v any) string {
+	switch q := v.(type) {
+	case nil:
+		return "<nil>"
+	case string:
+		return q
+	}
+	return fmt.Sprint(v)
+}
+
+func isTrue(path ...string) func(api.Object) any {
+	return func(o api.Object) any { return Path(o, path...) == true }
+}
+
+// limited is the number at path in a PriorityLevelConfiguration's
+// spec.limited, "<none>" when absent.
+func limited(path ...string) func(api.Object) any {
+	path = append([]string{"spec", "limited"}, path...)
+	return func(o api.Object) any {
+		if v := Path(o, path...); v != nil {
+			return integer(v)
+		}
+		return "<none>"
+	}
+}
+
+// quotaUsage is kube's printResourceQuota's Request (limits false) or
+// Limit column: "name: used/hard" of each hard resource, sorted by name,
+// those named limits.* in Limit.
+func quotaUsage(o api.Object, limits bool) string {
+	hard, _ := Path(o, "status", "hard").(map[string]any)
+	used, _ := Path(o, "status", "used").(map[string]any)
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(hard)) {
+		prefix, _, dotted := strings.Cut(name, ".")
+		if (dotted && prefix == "limits") != limits {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		u := "0"
+		if q, ok := used[name]; ok {
+			u = quantity(q)
+		}
+		b.WriteString(name + ": " + u + "/" + quantity(hard[name]))
+	}
+	return b.String()
+}
+
+// claimState is kube's resourceClaimState: deleted, then pending, or
+// allocated and reserved.
+func claimState(o api.Object) any {
+	var states []string
+	deleted := o.Metadata()["deletionTimestamp"] != nil
+	if deleted {
+		states = append(states, "deleted")
+	}
+	switch {
+	case Path(o, "status", "allocation") != nil:
+		states = append(states, "allocated")
+		if r, _ := Path(o, "status", "reservedFor").([]any); len(r) > 0 {
+			states = append(states, "reserved")
+		}
+	case !deleted:
+		states = append(states, "pending")
+	}
+	return strings.Join(states, ",")
+}
+
+// csrCondition is kube's extractCSRStatus: Denied, else Approved, else
+// Pending, by the conditions present whatever their status, then Failed
+// and Issued.
+func csrCondition(o api.Object) any {
+	has := map[string]bool{}
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		has[str(asMap(c)["type"])] = true
+	}
+	status := "Pending"
+	if has["Denied"] {
+		status = "Denied"
+	} else if has["Approved"] {
+		status = "Approved"
+	}
+	if has["Failed"] {
+		status += ",Failed"
+	}
+	if str(Path(o, "status", "certificate")) != "" {
+		status += ",Issued"
+	}
+	return status
+}
+
+// apiServiceAvailable is the kube-aggregator's Available cell: the
+// Available condition's status, with its reason unless True, else
+// Unknown.
+func apiServiceAvailable(o api.Object) any {
+	conds, _ := Path(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		cm := asMap(c)
+		if str(cm["type"]) != "Available" {
+			continue
+		}
+		status := str(cm["status"])
+		if r := str(cm["reason"]); status != "True" && r != "" {
+			return status + " (" + r + ")"
+		}
+		return status
+	}
+	return "Unknown"
+}
+
+// ownNamed is a resource whose columns place its name themselves, first,
+// as kube's printers of a few kinds print it unlike the others.
+func ownNamed(group, version, plural string, name func(api.Object) any, nameFormat string, cols ...Column) *Resource {
+	def := NameDefinition
+	def.Format = nameFormat
+	return &Resource{
+		Group: group, Version: version, Plural: plural,
+		NameColumn: true,
+		Columns:    append([]Column{{TableColumnDefinition: def, Cell: name}}, cols...),
+	}
+}
+
+// ingressClasses are networking.k8s.io/v1 ingressclasses, printed as
+// kube's printIngressClass, whose name cell marks the default class.
+func ingressClasses() *Resource {
+	name := func(o api.Object) any {
+		if Path(o, "metadata", "annotations", "ingressclass.kubernetes.io/is-default-class") == "true" {
+			return o.Name() + " (default)"
+		}
+		return o.Name()
+	}
+	return ownNamed("networking.k8s.io", "v1", "ingressclasses", name, "name",
+		column("Controller", "string", "", "Controller that is responsible for handling this class", stringCell("spec", "controller")),
+		column("Parameters", "string", "", "A reference to a resource with additional parameters", func(o api.Object) any {
+			p := asMap(Path(o, "spec", "parameters"))
+			if p == nil {
+				return "<none>"
+			}
+			kind := str(p["kind"])
+			if g, ok := p["apiGroup"].(string); ok {
+				kind += "." + g
+			}
+			return kind + "/" + str(p["name"])
+		}),
+		ageColumn(),
+	)
+}
+
+// storageVersionMigrations are storagemigration.k8s.io/v1
+// storageversionmigrations, printed as kube's printStorageVersionMigration:
+// a name column without the name format, no age.
+func storageVersionMigrations() *Resource {
+	return ownNamed("storagemigration.k8s.io", "v1", "storageversionmigrations", func(o api.Object) any { return o.Name() }, "",
+		column("Resource", "string", "", "GroupResource to migrate", func(o api.Object) any {
+			gr := str(Path(o, "spec", "resource", "resource"))
+			if g := str(Path(o, "spec", "resource", "group")); g != "" {
+				gr += "." + g
+			}
+			return gr
+		}),
+		column("Status", "string", "", "Status of the migration", func(o api.Object) any {
+			status := "Unknown"
+			conds, _ := Path(o, "status", "conditions").([]any)
+			for _, c := range conds {
+				cm := asMap(c)
+				if t := str(cm["type"]); str(cm["status"]) == "True" && (t == "Running" || t == "Failed" || t == "Succeeded") {
+					status = t
+				}
+			}
+			return status
+		}),
+	)
+}
+
 // boundOnly is a claim's cell that kube prints once it is bound to a
 // volume, "" before.
-func boundOnly(cell func(api.Object) string) func(api.Object) any {
+func boundOnly(cell func(api.Object) any) func(api.Object) any {
 	return func(o api.Object) any {
 		if str(Path(o, "spec", "volumeName")) == "" {
 			return ""
@@ -167,10 +660,10 @@ func boundOnly(cell func(api.Object) string) func(api.Object) any {
 	}
 }
 
-// accessModes are a claim's status access modes abbreviated, in kube's
-// order, each once (GetAccessModesAsString).
-func accessModes(o api.Object) string {
-	have := strings2(Path(o, "status", "accessModes"))
+// accessModes are the access modes in o's spec or status abbreviated, in
+// kube's order, each once (GetAccessModesAsString).
+func accessModes(o api.Object, in string) string {
+	have := strings2(Path(o, in, "accessModes"))
 	var out []string
 	for _, m := range []struct{ mode, short string }{
 		{"ReadWriteOnce", "RWO"}, {"ReadOnlyMany", "ROX"}, {"ReadWriteMany", "RWX"}, {"ReadWriteOncePod", "RWOP"},
@@ -180,6 +673,168 @@ func accessModes(o api.Object) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// storage is the storage quantity of the resource list at path, "0" (the
+// zero Quantity, as kube prints it) when absent.
+func storage(path ...string) func(api.Object) any {
+	path = append(slices.Clone(path), "storage")
+	return func(o api.Object) any {
+		if q := str(Path(o, path...)); q != "" {
+			return q
+		}
+		return "0"
+	}
+}
+
+// storageClass is a volume's or claim's class: the beta annotation's,
+// else spec.storageClassName (GetPersistentVolume(Claim)Class).
+func storageClass(o api.Object) any {
+	if class, ok := Path(o, "metadata", "annotations", "volume.beta.kubernetes.io/storage-class").(string); ok {
+		return class
+	}
+	return str(Path(o, "spec", "storageClassName"))
+}
+
+// terminatingOr is "Terminating" for an object being deleted, else the
+// string at path.
+func terminatingOr(path ...string) func(api.Object) any {
+	return func(o api.Object) any {
+		if o.Metadata()["deletionTimestamp"] != nil {
+			return "Terminating"
+		}
+		return str(Path(o, path...))
+	}
+}
+
+// maxListed is how many items kube's printers list before "+ N more...".
+const maxListed = 3
+
+// ingressHosts is kube's formatHosts: the first three hosts of the rules,
+// "*" when none has one, and, if rules follow the third, how many rules
+// there are beyond three.
+func ingressHosts(o api.Object) any {
+	rules, _ := Path(o, "spec", "rules").([]any)
+	var hosts []string
+	more := false
+	for _, r := range rules {
+		if len(hosts) == maxListed {
+			more = true
+			break
+		}
+		if h := str(asMap(r)["host"]); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		return "*"
+	}
+	s := strings.Join(hosts, ",")
+	if more {
+		s += " + " + strconv.Itoa(len(rules)-maxListed) + " more..."
+	}
+	return s
+}
+
+// loadBalancerIngress are the IPs, else hostnames, of
+// status.loadBalancer.ingress, sorted and unique.
+func loadBalancerIngress(o api.Object) []string {
+	ingress, _ := Path(o, "status", "loadBalancer", "ingress").([]any)
+	var lb []string
+	for _, in := range ingress {
+		m := asMap(in)
+		if ip := str(m["ip"]); ip != "" {
+			lb = append(lb, ip)
+		} else if h := str(m["hostname"]); h != "" {
+			lb = append(lb, h)
+		}
+	}
+	slices.Sort(lb)
+	return slices.Compact(lb)
+}
+
+// listWithMore is kube's listWithMoreString: the first three of list, how
+// many more, "<unset>" for none.
+func listWithMore(list []string) string {
+	if len(list) == 0 {
+		return "<unset>"
+	}
+	s := strings.Join(list[:min(len(list), maxListed)], ",")
+	if len(list) > maxListed {
+		s += " + " + strconv.Itoa(len(list)-maxListed) + " more..."
+	}
+	return s
+}
+
+// slicePorts are an EndpointSlice's ports: the number, else the name, else
+// "*" (formatDiscoveryPorts).
+func slicePorts(o api.Object) any {
+	ports, _ := o["ports"].([]any)
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		m := asMap(p)
+		switch {
+		case m["port"] != nil:
+			list[i] = strconv.FormatInt(integer(m["port"]), 10)
+		case m["name"] != nil:
+			list[i] = str(m["name"])
+		default:
+			list[i] = "*"
+		}
+	}
+	return listWithMore(list)
+}
+
+// sliceEndpoints are the addresses of an EndpointSlice's endpoints
+// (formatDiscoveryEndpoints).
+func sliceEndpoints(o api.Object) any {
+	eps, _ := o["endpoints"].([]any)
+	var list []string
+	for _, e := range eps {
+		list = append(list, strings2(asMap(e)["addresses"])...)
+	}
+	return listWithMore(list)
+}
+
+// revisionController is a ControllerRevision's controller owner as
+// kind.group/name lowercased ("<none>" without one), as kube's
+// printControllerRevision formats it.
+func revisionController(o api.Object) any {
+	refs, _ := o.Metadata()["ownerReferences"].([]any)
+	for _, r := range refs {
+		ref := asMap(r)
+		if ref["controller"] != true {
+			continue
+		}
+		group, _ := splitGroupVersion(str(ref["apiVersion"]))
+		kind := str(ref["kind"])
+		if kind == "" && group == "" {
+			return str(ref["name"])
+		}
+		if group != "" {
+			kind += "." + group
+		}
+		return strings.ToLower(kind) + "/" + str(ref["name"])
+	}
+	return "<none>"
+}
+
+// ipAddressParent is an IPAddress's parent as resource.group[/namespace]/
+// name lowercased, "<none>" without one (printIPAddress).
+func ipAddressParent(o api.Object) any {
+	ref := asMap(Path(o, "spec", "parentRef"))
+	if ref == nil {
+		return "<none>"
+	}
+	gr := str(ref["resource"])
+	if g := str(ref["group"]); g != "" {
+		gr += "." + g
+	}
+	s := strings.ToLower(gr)
+	if ns := str(ref["namespace"]); ns != "" {
+		s += "/" + ns
+	}
+	return s + "/" + str(ref["name"])
 }
 
 // intOrString prints a PodDisruptionBudget's spec field, a number or a
@@ -216,10 +871,6 @@ func orUnset(path ...string) func(api.Object) any {
 	}
 }
 
-// maxEndpoints is how many addresses kube's formatEndpoints lists before
-// "+ N more...".
-const maxEndpoints = 3
-
 // endpoints is kube's formatEndpoints of all ports: ip:port for each
 // address and port of each subset (the bare IP for a subset without
 // ports), the first three, then how many more.
@@ -240,7 +891,7 @@ func endpoints(o api.Object) any {
 		for _, p := range ports {
 			count += len(addrs)
 			for _, a := range addrs {
-				if len(list) == maxEndpoints {
+				if len(list) == maxListed {
 					break
 				}
 				ip := str(asMap(a)["ip"])
@@ -252,8 +903,8 @@ func endpoints(o api.Object) any {
 		}
 	}
 	s := strings.Join(list, ",")
-	if count > maxEndpoints {
-		s += " + " + strconv.Itoa(count-maxEndpoints) + " more..."
+	if count > maxListed {
+		s += " + " + strconv.Itoa(count-maxListed) + " more..."
 	}
 	return s
 }
@@ -363,11 +1014,6 @@ func doc(typ, field string) string {
 }
 
 func wide(c Column) Column { c.Priority = 1; return c }
-
-// kubeAge is kube's Age column: the creation timestamp's age.
-func kubeAge() Column {
-	return column("Age", "string", "", CreationTimestampDescription, since("metadata", "creationTimestamp"))
-}
 
 // integer reads a JSON number as an int64, 0 if absent or not one.
 func integer(v any) int64 {
@@ -489,7 +1135,7 @@ func deploymentColumns() []Column {
 		}),
 		column("Up-to-date", "string", "", doc("apps.v1.DeploymentStatus", "updatedReplicas"), intCell("status", "updatedReplicas")),
 		column("Available", "string", "", doc("apps.v1.DeploymentStatus", "availableReplicas"), intCell("status", "availableReplicas")),
-		kubeAge(),
+		ageColumn(),
 		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		wide(column("Selector", "string", "", doc("apps.v1.DeploymentSpec", "selector"), structuredSelector("<invalid>", ""))),
 	}
@@ -502,7 +1148,7 @@ func replicaSetColumns(spec, status string, sel func(api.Object) any) []Column {
 		column("Desired", "integer", "", doc(spec, "replicas"), intCell("spec", "replicas")),
 		column("Current", "integer", "", doc(status, "replicas"), intCell("status", "replicas")),
 		column("Ready", "integer", "", doc(status, "readyReplicas"), intCell("status", "readyReplicas")),
-		kubeAge(),
+		ageColumn(),
 		wide(containerNames(podTemplate...)), wide(containerImages(podTemplate...)),
 		wide(column("Selector", "string", "", doc(spec, "selector"), sel)),
 	}
@@ -519,7 +1165,7 @@ func serviceColumns() []Column {
 		}),
 		column("External-IP", "string", "", doc("core.v1.ServiceSpec", "externalIPs"), serviceExternalIP),
 		column("Port(s)", "string", "", doc("core.v1.ServiceSpec", "ports"), servicePorts),
-		kubeAge(),
+		ageColumn(),
 		wide(column("Selector", "string", "", doc("core.v1.ServiceSpec", "selector"), mapSelector("spec", "selector"))),
 	}
 }
@@ -535,18 +1181,7 @@ func serviceExternalIP(o api.Object) any {
 		}
 		return "<none>"
 	case "LoadBalancer":
-		ingress, _ := Path(o, "status", "loadBalancer", "ingress").([]any)
-		var lb []string
-		for _, in := range ingress {
-			m := asMap(in)
-			if ip := str(m["ip"]); ip != "" {
-				lb = append(lb, ip)
-			} else if h := str(m["hostname"]); h != "" {
-				lb = append(lb, h)
-			}
-		}
-		slices.Sort(lb)
-		all := slices.Compact(lb)
+		all := loadBalancerIngress(o)
 		if external != "" {
 			all = append(all, external)
 		}
@@ -597,7 +1232,7 @@ func podColumns() []Column {
 		column("Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.", func(o api.Object) any { return summarizePod(o).ready }),
 		column("Status", "string", "", "The aggregate status of the containers in this pod.", func(o api.Object) any { return summarizePod(o).reason }),
 		column("Restarts", "string", "", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", func(o api.Object) any { return summarizePod(o).restarts }),
-		kubeAge(),
+		ageColumn(),
 		wide(column("IP", "string", "", doc("core.v1.PodStatus", "podIP"), func(o api.Object) any {
 			ips, _ := Path(o, "status", "podIPs").([]any)
 			if len(ips) > 0 {

@@ -33,9 +33,10 @@ func rbacKind(plural, kind string, namespaced bool) *Resource {
 	r.Validate = func(o api.Object) []api.StatusCause { return validateBinding(o, namespaced) }
 	r.ValidateUpdate = roleRefUnchanged
 	what := strings.ToLower(kind[:1]) + kind[1:]
-	roleRefDoc := "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
+	// kube's printers describe roleRef with rbac/v1beta1's docs.
+	roleRefDoc := "roleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
 	if !namespaced {
-		roleRefDoc = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
+		roleRefDoc = "roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error."
 	}
 	wide := func(name, subjectKind string) Column {
 		c := column(name, "string", "", name+" in the "+what, subjectsCell(subjectKind))

@@ -7,19 +7,13 @@ import (
 )
 
 // serviceAccounts is core/v1 serviceaccounts, printed as kube's
-// printServiceAccount: the number of secrets, and the age.
+// printServiceAccount: the age only, no count of secrets.
 func serviceAccounts() *Resource {
 	return &Resource{
 		Version: "v1", Plural: "serviceaccounts",
 		Validate:            validateServiceAccount,
 		ReturnDeletedObject: true,
-		Columns: []Column{
-			column("Secrets", "string", "", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.", func(o api.Object) any {
-				s, _ := o["secrets"].([]any)
-				return int64(len(s))
-			}),
-			ageColumn(),
-		},
+		Columns:             []Column{ageColumn()},
 	}
 }
 
