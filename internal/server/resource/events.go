@@ -44,7 +44,6 @@ func coreEvents() *Resource {
 // eventColumns are kube's event printer's columns (printEvent, the wide
 // ones for kubectl -o wide), the object's name last instead of first.
 func eventColumns() []Column {
-	wide := func(c Column) Column { c.Priority = 1; return c }
 	name := Column{TableColumnDefinition: NameDefinition, Cell: func(o api.Object) any { return o.Name() }}
 	return []Column{
 		column("Last Seen", "string", "", "The time at which the most recent occurrence of this event was recorded.", func(o api.Object) any { return lastSeen(o) }),
