@@ -34,7 +34,8 @@ const (
 
 // decodeList decodes a list as it is read, its items in batches (see
 // itemDecoder), so that the encoded list is never held whole beside the
-// decoded one. Members other than metadata and items are skipped.
+// decoded one. Members other than apiVersion, kind, metadata and items are
+// skipped.
 func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
 	if dec.PeekKind() == 'n' { // null: nothing, as json.Unmarshal reads it
 		_, err := dec.ReadToken()
@@ -55,6 +56,10 @@ func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
 			if err = decodeValue(dec, &l.Metadata); err == nil && l.OnMetadata != nil {
 				l.OnMetadata(l.Metadata)
 			}
+		case strings.EqualFold(key, "apiVersion"):
+			err = decodeValue(dec, &l.APIVersion)
+		case strings.EqualFold(key, "kind"):
+			err = decodeValue(dec, &l.Kind)
 		case strings.EqualFold(key, "items"):
 			l.Items = nil
 			err = decodeItems(dec, &l.Items)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/listwatch/listwatch/api"
 )
@@ -206,8 +207,10 @@ func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
 
 // list is the list of a page, with items decoded straight into T.
 type list[T any] struct {
-	Metadata api.ListMeta `json:"metadata"`
-	Items    []T          `json:"items"`
+	APIVersion string       `json:"apiVersion"`
+	Kind       string       `json:"kind"`
+	Metadata   api.ListMeta `json:"metadata"`
+	Items      []T          `json:"items"`
 	// OnMetadata, if set, is called with Metadata once it is decoded,
 	// before the items that follow it (kube-apiserver and listwatch write
 	// metadata first), so that the next page can be asked for early.
@@ -252,7 +255,23 @@ func (r *Resource[T]) list(ctx context.Context, opts ListOptions, onMeta func(ap
 	if err != nil {
 		return nil, err
 	}
+	if items, ok := any(l.Items).([]Unstructured); ok {
+		setItemTypes(items, l.APIVersion, l.Kind)
+	}
 	return l, nil
+}
+
+// setItemTypes gives items without apiVersion and kind those of their
+// list, as client-go's unstructured decoding does: kube-apiserver leaves
+// them out of the items of a built-in kind's list, and a watch's objects
+// have them.
+func setItemTypes(items []Unstructured, apiVersion, listKind string) {
+	kind := strings.TrimSuffix(listKind, "List")
+	for _, it := range items {
+		if it.GetAPIVersion() == "" && it.GetKind() == "" {
+			it["apiVersion"], it["kind"] = apiVersion, kind
+		}
+	}
 }
 
 // ListPages reads every page of a list from opts (opts.Limit items each,

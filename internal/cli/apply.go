@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -49,19 +50,22 @@ func (o *applyOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// As kubectl: every object is tried, and the failures are reported
+	// together at the end.
+	var errs []error
 	for _, m := range ms {
 		if err := o.apply(cmd, s, m); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("error when serverside-apply %q: %w", m.source, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (o *applyOptions) apply(cmd *cobra.Command, s *session, m manifest) error {
 	ctx := cmd.Context()
 	res, err := s.forKind(ctx, m.obj.APIVersion(), m.obj.Kind())
 	if err != nil {
-		return fmt.Errorf("%s: %w", m.source, err)
+		return err
 	}
 	ns, err := s.objectNamespace(res, m.obj.Namespace())
 	if err != nil {

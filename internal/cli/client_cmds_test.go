@@ -150,3 +150,24 @@ func TestFollowerStops(t *testing.T) {
 		t.Errorf("an ended context: run() = %v", err)
 	}
 }
+
+func TestCellTextAsKubectl(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{nil, ""},
+		{"", ""},
+		{"<none>", "<none>"},
+		{"2026-11-27T09:00:00Z", "2026-11-27T09:00:00Z"}, // the server's cell, not an age
+		{float64(1234567), "1234567"},
+		{1.5, "1.5"},
+		{true, "true"},
+		{"one\ntwo", "one..."},
+		{"red\x1b[31m", "red^[[31m"},
+	} {
+		if got := cellText(c.in); got != c.want {
+			t.Errorf("cellText(%#v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

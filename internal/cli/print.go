@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -63,12 +64,13 @@ func listOf(items []client.Unstructured) map[string]any {
 // tablePrinter prints Table rows aligned in columns, as kubectl does:
 // upper-case headers once, the columns of priority 0 (all with wide), a
 // NAMESPACE column first across namespaces, an EVENT column for watch
-// events.
+// events, names as kind/name when kind is set.
 type tablePrinter struct {
 	tw            *tabwriter.Writer
 	wide          bool
 	withNamespace bool
 	withEvent     bool
+	kind          string
 	columns       []api.TableColumnDefinition // from the first table
 	headerDone    bool
 }
@@ -119,9 +121,14 @@ func (p *tablePrinter) row(row api.TableRow, event client.EventType) {
 		cells = append(cells, rowNamespace(row))
 	}
 	for i, c := range p.columns {
-		if p.shown(c) && i < len(row.Cells) {
-			cells = append(cells, cellText(c, row.Cells[i]))
+		if !p.shown(c) || i >= len(row.Cells) {
+			continue
 		}
+		text := cellText(row.Cells[i])
+		if p.kind != "" && c.Format == "name" && c.Type == "string" {
+			text = p.kind + "/" + text
+		}
+		cells = append(cells, text)
 	}
 	fmt.Fprintln(p.tw, strings.Join(cells, "\t"))
 }
@@ -140,31 +147,24 @@ func rowNamespace(row api.TableRow) string {
 	return m.Metadata.Namespace
 }
 
-// cellText formats a cell as kubectl does: <none> for nothing, a date as
-// the time since.
-func cellText(c api.TableColumnDefinition, v any) string {
-	if v == nil || v == "" {
-		return "<none>"
+// cellText is a cell as kubectl prints it: the server's text (nothing for
+// null), cut at the first line break with "...", and the terminal's
+// escape character shown as "^[" (kubectl's guard against escape
+// sequences in objects).
+func cellText(v any) string {
+	if v == nil {
+		return ""
 	}
-	if s, ok := v.(string); ok && c.Type == "date" {
-		if t, err := time.Parse(time.RFC3339, s); err == nil {
-			return shortDuration(time.Since(t))
+	s, ok := v.(string)
+	if !ok {
+		// JSON integers are float64 here, int64 in kubectl's decoding.
+		if f, isFloat := v.(float64); isFloat && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return strconv.FormatInt(int64(f), 10)
 		}
+		return fmt.Sprint(v)
 	}
-	return fmt.Sprint(v)
-}
-
-// shortDuration is kubectl's compact age: 45s, 12m, 5h, 3d.
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < 2*time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
+	if i := strings.IndexAny(s, "\f\n\r"); i >= 0 {
+		s = s[:i] + "..."
 	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
+	return strings.ReplaceAll(s, "\x1b", "^[")
 }

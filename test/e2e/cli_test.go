@@ -48,6 +48,24 @@ func TestCLI(t *testing.T) {
 		}
 		s.run(t, "apply", "-f", file) // again: nothing changes, no error
 	})
+	t.Run("apply goes on after a failure", func(t *testing.T) {
+		bad := t.TempDir()
+		docs := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Not_A_Name}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: last}\n"
+		if err := os.WriteFile(filepath.Join(bad, "three.yaml"), []byte(docs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, err := s.try(t, "apply", "-f", bad)
+		if err == nil {
+			t.Fatal("apply with an invalid object succeeded")
+		}
+		if out != "configmap/first serverside-applied\nconfigmap/last serverside-applied\n" {
+			t.Errorf("apply printed %q, want the two valid objects applied", out)
+		}
+		contains(t, errOut, `error when serverside-apply "`+filepath.Join(bad, "three.yaml")+`"`, "Not_A_Name")
+		s.run(t, "delete", "cm", "first", "last")
+	})
 	t.Run("get as a table", func(t *testing.T) {
 		out := s.run(t, "get", "configmaps")
 		contains(t, out, "NAME", "DATA", "web ", "extra")
@@ -70,7 +88,12 @@ func TestCLI(t *testing.T) {
 		if obj["data"].(map[string]any)["color"] != "blue" {
 			t.Errorf("got %v", obj)
 		}
-		contains(t, s.run(t, "get", "cm", "web", "-o", "yaml"), "color: blue", "manager: listwatch")
+		out := s.run(t, "get", "cm", "web", "-o", "yaml")
+		contains(t, out, "color: blue")
+		if strings.Contains(out, "managedFields") {
+			t.Errorf("managedFields printed without --show-managed-fields:\n%s", out)
+		}
+		contains(t, s.run(t, "get", "cm", "web", "-o", "yaml", "--show-managed-fields"), "manager: listwatch")
 	})
 	t.Run("get a list as JSON", func(t *testing.T) {
 		var list struct {
@@ -82,6 +105,50 @@ func TestCLI(t *testing.T) {
 		}
 		if list.Kind != "List" || len(list.Items) != 2 {
 			t.Errorf("got a %s of %d", list.Kind, len(list.Items))
+		}
+		for _, it := range list.Items {
+			if it["apiVersion"] != "v1" || it["kind"] != "ConfigMap" {
+				t.Errorf("item without its type: apiVersion %v, kind %v", it["apiVersion"], it["kind"])
+			}
+		}
+	})
+	t.Run("get several types", func(t *testing.T) {
+		out := s.run(t, "get", "cm,namespaces")
+		// Two tables, a blank line between them, names with their kinds.
+		contains(t, out, "NAME", "DATA", "configmap/web ", "\n\nNAME", "STATUS", "namespace/default ")
+		contains(t, s.run(t, "get", "cm,ns", "-o", "name"), "configmap/web\n", "namespace/default\n")
+		var list struct {
+			Items []map[string]any `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(s.run(t, "get", "cm,ns", "-o", "json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[any]int{}
+		for _, it := range list.Items {
+			kinds[it["kind"]]++
+		}
+		if kinds["ConfigMap"] != 2 || kinds["Namespace"] < 2 {
+			t.Errorf("one list of both types: got kinds %v", kinds)
+		}
+		if _, errOut, err := s.try(t, "get", "cm,ns", "-w"); err == nil || !strings.Contains(errOut, "you may only specify a single resource type") {
+			t.Errorf("watch of two types: err %v, stderr %q", err, errOut)
+		}
+	})
+	t.Run("watch prints only what changed", func(t *testing.T) {
+		w := follow(t, s.URL, "watch", "cm", "-o", "json")
+		for range 2 {
+			if ev := w.event(t); ev.Type != "ADDED" {
+				t.Fatalf("got %+v, want the list's objects as ADDED", ev)
+			}
+		}
+		patch := filepath.Join(t.TempDir(), "web.yaml")
+		if err := os.WriteFile(patch, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, labels: {app: web}}\ndata: {color: green}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.run(t, "apply", "-f", patch)
+		ev := w.event(t)
+		if ev.Type != "MODIFIED" || ev.Key != "default/web" || len(ev.Changes) != 1 || ev.Changes[0].Path != "data.color" {
+			t.Errorf("got %+v, want one change, data.color", ev)
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
