@@ -35,6 +35,10 @@ type Spec struct {
 	// GroupVersions are the served group-versions' discovery documents,
 	// sorted as kube's file names ("api__v1", then "apis__<group>__<v>").
 	GroupVersions []api.APIResourceList
+	// Groups are the API groups in the order kube-apiserver's /apis lists
+	// them (api/discovery/apis.json: by their discovery priority, not by
+	// name), alpha-only groups among them.
+	Groups []string
 	// Schemas are components.schemas of the group-versions' OpenAPI v3
 	// documents, by definition name; a definition several documents share
 	// is the core group's form (they differ only in the

@@ -254,6 +254,12 @@ func TestCustomResources(t *testing.T) {
 				}
 			}
 		}},
+		{name: "a served version names the stored one's hash", method: "GET", path: "/apis/example.com/v1beta1", code: 200, check: func(t *testing.T, r response) {
+			b, _ := json.Marshal(r.obj)
+			if want := `"storageVersionHash":"` + resource.StorageVersionHash("example.com", "v1", "Widget") + `"`; !strings.Contains(string(b), want) {
+				t.Errorf("no %s in %s", want, b)
+			}
+		}},
 		{name: "aggregated discovery", method: "GET", path: "/apis", accept: mediaDiscoveryV2, code: 200, check: func(t *testing.T, r response) {
 			b, _ := json.Marshal(r.obj)
 			if !strings.Contains(string(b), `"name":"example.com"`) || !strings.Contains(string(b), `"resource":"widgets"`) {

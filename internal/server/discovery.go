@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
@@ -55,7 +58,10 @@ type version struct {
 	resources []*resource.Resource
 }
 
-// groups arranges the catalogue into groups, core first, then by name.
+// groups arranges the catalogue into groups: core first, then the built-in
+// groups in kube-apiserver's order (by their discovery priority: kubectl
+// prefers a resource of an earlier group when a name is ambiguous), then
+// the others (custom resources', priority 1000 in kube) by name.
 func (s *Server) groups() []group {
 	var out []group
 	for _, r := range s.catalog.All() {
@@ -75,8 +81,31 @@ func (s *Server) groups() []group {
 	for i := range out {
 		slices.SortFunc(out[i].versions, func(a, b version) int { return compareVersions(a.name, b.name) })
 	}
-	slices.SortFunc(out, func(a, b group) int { return cmp.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b group) int {
+		if c := cmp.Compare(groupRank(a.name), groupRank(b.name)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
 	return out
+}
+
+// builtinGroups rank kube's groups: core 0, the others from 1 in
+// kube-apiserver's order.
+var builtinGroups = sync.OnceValue(func() map[string]int {
+	rank := map[string]int{"": 0}
+	for i, g := range kubespec.Load().Groups {
+		rank[g] = i + 1
+	}
+	return rank
+})
+
+// groupRank places a group: kube's in their order, the rest after them.
+func groupRank(name string) int {
+	if r, ok := builtinGroups()[name]; ok {
+		return r
+	}
+	return math.MaxInt
 }
 
 func findGroup(groups []group, name string) (group, bool) {
@@ -183,6 +212,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 		list.APIResources = append(list.APIResources, api.APIResource{
 			Name: r.Plural, SingularName: r.Singular, Namespaced: r.Namespaced, Kind: r.Kind,
 			Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
+			StorageVersionHash: r.StorageVersionHash,
 		})
 		subs := len(list.APIResources)
 		if r.StatusSubresource {

@@ -152,12 +152,12 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range list.Items {
 		names = append(names, g.ObjectMeta.Name)
 	}
-	// kube 1.37's groups served by default, sorted by name (kube sorts by
-	// priority).
-	want := []string{"admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps", "authentication.k8s.io",
-		"authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
-		"flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io", "policy", "rbac.authorization.k8s.io", "resource.k8s.io",
-		"scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io"}
+	// kube 1.37's groups served by default, in the order of its
+	// api/discovery/apis.json (by priority).
+	want := []string{"apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
+		"autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+		"admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+		"discovery.k8s.io", "resource.k8s.io", "flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("aggregated /apis groups %q, want %q", names, want)
 	}
@@ -172,7 +172,8 @@ func TestDiscovery(t *testing.T) {
 	}
 	code, core := call(t, ts, "GET", "/api/v1", "", "")
 	b, _ := json.Marshal(core)
-	if code != 200 || !bytes.Contains(b, []byte(`"shortNames":["cm"]`)) || !bytes.Contains(b, []byte(`"name":"namespaces/status"`)) {
+	if code != 200 || !bytes.Contains(b, []byte(`"shortNames":["cm"]`)) || !bytes.Contains(b, []byte(`"name":"namespaces/status"`)) ||
+		!bytes.Contains(b, []byte(`"storageVersionHash":"qFsyl6wFWjQ="`)) { // kube's, for configmaps
 		t.Fatalf("/api/v1: %d %s", code, b)
 	}
 }

@@ -58,6 +58,14 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
+	var groups api.APIGroupList
+	if err := readJSON(filepath.Join(dir, "api/discovery/apis.json"), &groups); err != nil {
+		return err
+	}
+	for _, g := range groups.Groups {
+		spec.Groups = append(spec.Groups, g.Name)
+	}
+	spec.Source.Files = append(spec.Source.Files, "api/discovery/apis.json")
 	schemas := map[string]any{}
 	for _, f := range files {
 		gv, ok := discoveryGroupVersion(filepath.Base(f))

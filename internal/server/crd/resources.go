@@ -38,6 +38,9 @@ func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resourc
 	if c := d.Spec.Conversion; c != nil && c.Strategy == "Webhook" {
 		conv = newWebhookConverter(d, c, observer)
 	}
+	// Every served version names the stored one's hash, as kube's.
+	hash := resource.StorageVersionHash(d.Spec.Group, sv.Name, d.Spec.Names.Kind)
+	stored.StorageVersionHash = hash
 	var out []*resource.Resource
 	for i := range d.Spec.Versions {
 		v := &d.Spec.Versions[i]
@@ -52,7 +55,7 @@ func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resourc
 		if err != nil {
 			return nil, nil, err
 		}
-		r.Storage = stored
+		r.Storage, r.StorageVersionHash = stored, hash
 		if conv != nil {
 			convertThrough(conv, r, stored)
 		}

@@ -114,6 +114,7 @@ func behaviours() []*Resource {
 func describe(r *Resource, d api.APIResource, subs []string) {
 	r.Singular, r.Kind, r.ListKind = d.SingularName, d.Kind, d.Kind+"List"
 	r.ShortNames, r.Categories, r.Namespaced = slices.Clone(d.ShortNames), slices.Clone(d.Categories), d.Namespaced
+	r.StorageVersionHash = d.StorageVersionHash
 	r.CreateOnly = slices.Equal(d.Verbs, createOnlyVerbs)
 	r.NoDeleteCollection = !r.CreateOnly && !slices.Contains(d.Verbs, "deletecollection")
 	r.StatusSubresource = slices.Contains(subs, "status")

@@ -97,3 +97,31 @@ func TestBehavioursAreServed(t *testing.T) {
 		}
 	}
 }
+
+// StorageVersionHash computes the hash kube publishes: for every built-in
+// stored as its own version, it is the one kube's discovery documents
+// carry. The others are stored as another version's kind (an earlier
+// version of a kind new to GA, autoscaling/v2, core Events); the reviews,
+// never stored, have none.
+func TestStorageVersionHashAsKube(t *testing.T) {
+	storedElsewhere := map[GVR]bool{
+		{"apiextensions.k8s.io", "v1", "customresourcedefinitions"}:   true,
+		{"autoscaling", "v1", "horizontalpodautoscalers"}:             true,
+		{"certificates.k8s.io", "v1", "clustertrustbundles"}:          true,
+		{"certificates.k8s.io", "v1", "podcertificaterequests"}:       true,
+		{"events.k8s.io", "v1", "events"}:                             true,
+		{"resource.k8s.io", "v1", "devicetaintrules"}:                 true,
+		{"storagemigration.k8s.io", "v1", "storageversionmigrations"}: true,
+	}
+	for _, r := range Builtins() {
+		own := StorageVersionHash(r.Group, r.Version, r.Kind) == r.StorageVersionHash
+		switch {
+		case r.CreateOnly:
+			if r.StorageVersionHash != "" {
+				t.Errorf("%v, never stored, has storageVersionHash %q", gvrOf(r), r.StorageVersionHash)
+			}
+		case own == storedElsewhere[gvrOf(r)]:
+			t.Errorf("%v: storageVersionHash %q, computed for its own kind %q", gvrOf(r), r.StorageVersionHash, StorageVersionHash(r.Group, r.Version, r.Kind))
+		}
+	}
+}

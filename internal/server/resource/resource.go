@@ -7,6 +7,8 @@ package resource
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
@@ -26,6 +28,10 @@ type Resource struct {
 	ShortNames []string
 	Categories []string
 	Namespaced bool
+	// StorageVersionHash names the group/version/kind objects are stored
+	// as, in discovery (StorageVersionHash): clients such as the storage
+	// version migrator compare it to find objects to rewrite.
+	StorageVersionHash string
 
 	// Columns are the Table columns after Name, for kubectl's table output.
 	Columns []Column
@@ -218,4 +224,11 @@ func (r *Resource) NamespaceOfKey(key string) string {
 	rest := strings.TrimPrefix(key, r.KeyPrefix(""))
 	ns, _, _ := strings.Cut(rest, "/")
 	return ns
+}
+
+// StorageVersionHash is kube's discovery hash of the group/version/kind
+// objects are stored as: the first 8 bytes of its SHA-256, in base64.
+func StorageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }
