@@ -18,8 +18,9 @@ const refPrefix = "#/components/schemas/"
 // PruneBuiltins makes every built-in resource but the (recursive)
 // CustomResourceDefinition prune unknown fields by its schema and apply its
 // defaults (Go's zero values, as kube's typed decoder gives them), then
-// kube's Go defaulting of the kind, so that fieldValidation=Strict and Warn
-// work on built-in kinds and objects are stored as in kube. A kind's schema is built on its first write: most of the
+// kube's Go defaulting of the kind, and write its quantities as kube's
+// Quantity encodes them, so that fieldValidation=Strict and Warn work on
+// built-in kinds and objects are stored as in kube. A kind's schema is built on its first write: most of the
 // seventy are never written, and inlining Pod's takes milliseconds.
 func PruneBuiltins(rs []*resource.Resource) {
 	for _, r := range rs {
@@ -33,11 +34,17 @@ func PruneBuiltins(rs []*resource.Resource) {
 			}
 			return s
 		})
+		quantities := sync.OnceValue(func() *quantityPlaces {
+			return quantitiesIn(kubespec.Schema(r.Definition), kubespec.Schema, map[string]bool{})
+		})
 		goDefaults := defaulting.For(r.Group, r.Version, r.Kind)
 		r.PruneAndDefault = func(obj api.Object) []string {
 			unknown := schema().PruneAndDefault(obj)
 			if goDefaults != nil {
 				goDefaults(obj)
+			}
+			if q := quantities(); q != nil {
+				q.canonicalize(map[string]any(obj))
 			}
 			return unknown
 		}

@@ -136,13 +136,19 @@ func TestDeviceTaintTime(t *testing.T) {
 	}
 }
 
-// TestRoundUpBounded: an exponent of -2^31 costs no power of ten of that
-// size; the quantity rounds up to one milli-unit.
-func TestRoundUpBounded(t *testing.T) {
-	for in, want := range map[string]string{"1e-2147483648": "1e-3", "-7n": "-1m", "0.000": ""} {
-		got, _ := roundUpMilli(in)
-		if got != want {
-			t.Errorf("roundUpMilli(%q) = %q, want %q", in, got, want)
+// TestQuantitiesBounded: a quantity spanning more places than the bound
+// (kube's parser would take minutes) is left as written; within it, one
+// rounds up to a milli-unit as kube's.
+func TestQuantitiesBounded(t *testing.T) {
+	for in, want := range map[string]string{
+		"1e-2147483648": "1e-2147483648", "1e2147483647": "1e2147483647", "1e-99999999999": "1e-99999999999",
+		"1e-4000": "1e-3", "-7n": "-1m", "0.000": "0", "250m": "250m", "0.5": "500m",
+	} {
+		start := time.Now()
+		m := map[string]any{"cpu": in}
+		resourceList.set(m)
+		if m["cpu"] != want || time.Since(start) > time.Second {
+			t.Errorf("%q rounds to %q in %v, want %q", in, m["cpu"], time.Since(start), want)
 		}
 	}
 }

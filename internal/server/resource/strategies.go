@@ -1,12 +1,12 @@
 package resource
 
 import (
-	"encoding/json"
-	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	kuberesource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
@@ -262,15 +262,9 @@ func requirementsQOS(res map[string]any) string {
 
 // quantityOf is the value of a resource quantity in a requests or limits
 // map; absent (or, as validation refuses it, malformed) reads as zero.
-func quantityOf(v any) *big.Rat {
-	s, _ := v.(string)
-	if n, ok := v.(json.Number); ok {
-		s = string(n)
-	}
-	if q, ok := defaulting.QuantityValue(s); ok {
-		return q
-	}
-	return new(big.Rat)
+func quantityOf(v any) kuberesource.Quantity {
+	q, _ := defaulting.ParseQuantity(v)
+	return q
 }
 
 // The labels kube's job strategy gives a Job's pod template (batch.

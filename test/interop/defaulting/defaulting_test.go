@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"math/rand"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +49,9 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
+	lwresource "github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/test/interop/manifests"
 )
 
@@ -370,9 +374,12 @@ var words = []string{"", "", "", "", "", "", "", "", "", "", "",
 	"RollingUpdate", "OnDelete", "Recreate", "Container", "Pod", "User", "Group", "ServiceAccount",
 	"ExactCount", "All", "Always", "1.2.3.4", "10%"}
 
-// TestQuantityRoundUp compares the text of a rounded quantity with kube's:
-// the typed round trip of the other tests would hide a value written in
-// another form. A quantity ours leaves must be one kube's RoundUp leaves.
+// TestQuantityRoundUp compares the text of every quantity a ResourceList
+// holds after defaulting with kube's: rounded up to a milli-unit and
+// written as kube's Quantity encodes it (the typed round trip of the other
+// tests would hide a value written in another form). A text kube cannot
+// parse is left to validation; one that spans more places than ours
+// parses is left as written (kube's parser would take minutes on it).
 func TestQuantityRoundUp(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
 	var texts []string
@@ -380,13 +387,21 @@ func TestQuantityRoundUp(t *testing.T) {
 		texts = append(texts, randomQuantity(r))
 	}
 	texts = append(texts, " 1.0001 ", "1e-40", "1e4294967292", "1e-4294967292", "+0.0001", "1.0000", "0.0001Ei",
-		"1023.9999999999999999999Ei", "1.G", ".0001", "-.0001m", "1e+3", "5E-4", "1E", "1e", "1.0000000000000000000001E", "0.9999999Ki", "-0.9999999Ki", "1.9999999Ki")
+		"1023.9999999999999999999Ei", "1.G", ".0001", "-.0001m", "1e+3", "5E-4", "1E", "1e", "1.0000000000000000000001E", "0.9999999Ki", "-0.9999999Ki", "1.9999999Ki",
+		"1e-9223372036854775807", "1e9223372036854775808") // kube keeps an exponent's low 32 bits of an int64
+	tooLong := []string{"1e-2147483648", "1e2147483647", "-7e-2147483647"}
 	d := defaulting.For("", "v1", "ResourceQuota")
 	changed := 0
-	for _, text := range texts {
+	for _, text := range append(texts, tooLong...) {
 		obj := api.Object{"spec": map[string]any{"hard": map[string]any{"q": text}}}
 		d(obj)
 		ours := obj["spec"].(map[string]any)["hard"].(map[string]any)["q"]
+		if slices.Contains(tooLong, text) {
+			if ours != text {
+				t.Errorf("%q, past the bound, became %q", text, ours)
+			}
+			continue
+		}
 		q, err := resource.ParseQuantity(strings.TrimSpace(text))
 		if err != nil {
 			if ours != text {
@@ -394,21 +409,73 @@ func TestQuantityRoundUp(t *testing.T) {
 			}
 			continue
 		}
-		exact := q.RoundUp(-3)
-		if ours == text {
-			if !exact {
-				t.Errorf("%q: kube rounds it to %q, ours left it", text, q.String())
-			}
-			continue
+		q.RoundUp(-3)
+		if ours != text {
+			changed++
 		}
-		changed++
 		if want := q.String(); ours != want {
 			t.Errorf("%q: kube writes %q, ours %q", text, want, ours)
 		}
 	}
-	t.Logf("%d of %d quantities rounded", changed, len(texts))
-	if changed < 1000 {
-		t.Errorf("%d quantities rounded, want at least 1000", changed)
+	t.Logf("%d of %d quantities rewritten", changed, len(texts))
+	if changed < 5000 {
+		t.Errorf("%d quantities rewritten, want at least 5000", changed)
+	}
+}
+
+// TestQuantitiesStoredAsKube writes objects of every kind with quantities
+// outside resource lists, their texts random, through the server's write
+// path for built-ins (schema pruning, defaulting, quantities in kube's
+// encoding) and compares the stored JSON, as it is, with kube's decoding,
+// defaulting and encoding of the same object.
+func TestQuantitiesStoredAsKube(t *testing.T) {
+	rs := lwresource.Builtins()
+	crd.PruneBuiltins(rs)
+	write := map[string]func(api.Object) []string{}
+	for _, res := range rs {
+		write[res.APIVersion()+"/"+res.Kind] = res.PruneAndDefault
+	}
+	templates := map[string]string{
+		"v1/Pod": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{
+			"overhead":{"cpu":@Q},"resources":{"limits":{"cpu":@Q}},
+			"containers":[{"name":"a","image":"i","resources":{"requests":{"memory":@Q},"limits":{"memory":@Q}}}],
+			"volumes":[{"name":"v","emptyDir":{"sizeLimit":@Q}},{"name":"e","ephemeral":{"volumeClaimTemplate":{"spec":{"resources":{"requests":{"storage":@Q}}}}}}]},
+			"status":{"containerStatuses":[{"name":"a","image":"i","imageID":"","ready":false,"restartCount":0,"allocatedResources":{"cpu":@Q}}]}}`,
+		"v1/PersistentVolumeClaim":             `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c"},"spec":{"resources":{"requests":{"storage":@Q}}},"status":{"capacity":{"storage":@Q},"allocatedResources":{"storage":@Q}}}`,
+		"v1/PersistentVolume":                  `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"v"},"spec":{"capacity":{"storage":@Q},"hostPath":{"path":"/x"}}}`,
+		"v1/LimitRange":                        `{"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"l"},"spec":{"limits":[{"type":"Container","max":{"cpu":@Q},"min":{"cpu":@Q},"default":{"cpu":@Q},"defaultRequest":{"cpu":@Q},"maxLimitRequestRatio":{"cpu":@Q}}]}}`,
+		"v1/ResourceQuota":                     `{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"pods":@Q}},"status":{"hard":{"pods":@Q},"used":{"pods":@Q}}}`,
+		"v1/Node":                              `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"capacity":{"cpu":@Q},"allocatable":{"cpu":@Q}}}`,
+		"storage.k8s.io/v1/CSIStorageCapacity": `{"apiVersion":"storage.k8s.io/v1","kind":"CSIStorageCapacity","metadata":{"name":"s"},"storageClassName":"x","capacity":@Q,"maximumVolumeSize":@Q}`,
+	}
+	r := rand.New(rand.NewSource(3))
+	for kind, template := range templates {
+		t.Run(kind, func(t *testing.T) {
+			for range 300 {
+				js := template
+				for strings.Contains(js, "@Q") {
+					q := randomQuantity(r)
+					if _, err := resource.ParseQuantity(q); err != nil {
+						continue // kube's decoder refuses the object
+					}
+					js = strings.Replace(js, "@Q", strconv.Quote(q), 1)
+				}
+				gvk := schema.FromAPIVersionAndKind(kind[:strings.LastIndex(kind, "/")], kind[strings.LastIndex(kind, "/")+1:])
+				want := typedRoundTrip(t, gvk, []byte(js), true)
+				obj, err := api.ParseObject([]byte(js))
+				if err != nil {
+					t.Fatal(err)
+				}
+				write[kind](obj)
+				var got any
+				if b, err := api.MarshalObject(obj); err != nil || json.Unmarshal(b, &got) != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("kube's stored object (-) and ours (+) differ:\n%s\n%s", diff, js)
+				}
+			}
+		})
 	}
 }
 
