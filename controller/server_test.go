@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +41,7 @@ type env struct {
 	configMaps        *client.Resource[*configMap]
 	parents, children *cache.SharedIndexInformer[*configMap]
 	ctx               context.Context // the informers'; done when the test ends
+	probes            *controller.Probes
 }
 
 func startEnv(t *testing.T) *env {
@@ -54,13 +57,40 @@ func startEnv(t *testing.T) *env {
 	quiet := cache.ReflectorOptions{WatchErrorHandler: func(err error) { t.Logf("%v", err) }}
 	e.parents = cache.NewInformer(cms, cache.InformerOptions[*configMap]{Reflector: withSelector(quiet, "role=parent")})
 	e.children = cache.NewInformer(cms, cache.InformerOptions[*configMap]{Reflector: withSelector(quiet, "role=child")})
+	e.probes = controller.NewProbes(0)
+	controller.AddInformer(e.probes, "parents", e.parents)
+	controller.AddInformer(e.probes, "children", e.children)
+	probeServer := httptest.NewServer(e.probes.Readyz())
+	t.Cleanup(probeServer.Close)
+	if code := get(t, probeServer.URL); code != http.StatusInternalServerError {
+		t.Errorf("readyz before the informers run = %d, want 500", code)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = e.parents.Run(ctx) })
 	wg.Go(func() { _ = e.children.Run(ctx) })
 	e.ctx = ctx
 	t.Cleanup(func() { cancel(); wg.Wait() })
+	syncCtx, cancelSync := context.WithTimeout(ctx, deadline)
+	defer cancelSync()
+	if !cache.WaitForCacheSync(syncCtx, e.parents, e.children) {
+		t.Fatal("informers not synced")
+	}
+	if code := get(t, probeServer.URL); code != http.StatusOK {
+		t.Errorf("readyz after sync = %d, want 200", code)
+	}
 	return e
+}
+
+// get returns the status code of a GET of url.
+func get(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func withSelector(o cache.ReflectorOptions, sel string) cache.ReflectorOptions {
