@@ -74,6 +74,9 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Logger logs reconcile errors and panics; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, records the controller's and its queue's metrics
+	// under Name.
+	Metrics *Metrics
 }
 
 // Controller reconciles the Requests its sources enqueue. Create it with
@@ -82,6 +85,7 @@ type Controller struct {
 	opts      Options
 	reconcile Reconciler
 	queue     *workqueue.Queue[Request]
+	metrics   *reconcileMetrics // nil without Options.Metrics
 
 	mu      sync.Mutex
 	started bool     // guarded by mu
@@ -110,8 +114,16 @@ func New(opts Options, reconcile Reconciler) (*Controller, error) {
 		opts.Logger = slog.Default()
 	}
 	opts.Logger = opts.Logger.With("controller", opts.Name)
-	q := workqueue.New(workqueue.Options[Request]{RateLimiter: opts.RateLimiter})
-	return &Controller{opts: opts, reconcile: reconcile, queue: q}, nil
+	qopts := workqueue.Options[Request]{RateLimiter: opts.RateLimiter, Name: opts.Name}
+	if opts.Metrics != nil { // a nil *Metrics would be a non-nil provider
+		qopts.Metrics = opts.Metrics
+	}
+	return &Controller{
+		opts:      opts,
+		reconcile: reconcile,
+		queue:     workqueue.New(qopts),
+		metrics:   opts.Metrics.forController(opts.Name, opts.MaxConcurrentReconciles),
+	}, nil
 }
 
 // Queue returns the controller's queue, for sources of the caller's own
@@ -207,25 +219,33 @@ func (c *Controller) work(ctx context.Context) {
 
 // handle reconciles req and queues it again as its outcome says.
 func (c *Controller) handle(ctx context.Context, req Request) {
+	c.metrics.started()
+	began := time.Now()
 	res, err := c.call(ctx, req)
+	result := resultSuccess
 	switch {
 	case err != nil:
+		result = resultError
 		c.queue.AddRateLimited(req)
 		c.opts.Logger.Error("reconcile failed", "request", req.String(), "err", err)
 	case res.RequeueAfter > 0:
+		result = resultRequeueAfter
 		c.queue.Forget(req)
 		c.queue.AddAfter(req, res.RequeueAfter)
 	case res.Requeue:
+		result = resultRequeue
 		c.queue.AddRateLimited(req)
 	default:
 		c.queue.Forget(req)
 	}
+	c.metrics.finished(result, time.Since(began))
 }
 
 // call runs the Reconciler, turning a panic into an error.
 func (c *Controller) call(ctx context.Context, req Request) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			c.metrics.panicked()
 			c.opts.Logger.Error("reconcile panicked", "request", req.String(), "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v [recovered]", r)
 		}
