@@ -361,3 +361,69 @@ func TestStartFailsWhenInformersDoNotSync(t *testing.T) {
 		}
 	})
 }
+
+func TestARequestIsNeverReconciledTwiceAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inf, lw := newInformer(t, newObject("ns", "a", 1), newObject("ns", "b", 2))
+		var mu sync.Mutex
+		running := map[Request]bool{}
+		overlaps := 0
+		rec := newRecorder(func(_ context.Context, r Request, _ int) (Result, error) {
+			mu.Lock()
+			if running[r] {
+				overlaps++
+			}
+			running[r] = true
+			mu.Unlock()
+			time.Sleep(time.Second)
+			mu.Lock()
+			running[r] = false
+			mu.Unlock()
+			return Result{}, nil
+		})
+		c := mustNew(t, Options{Name: "test", MaxConcurrentReconciles: 4}, rec.reconcile)
+		must(t, For(c, inf))
+		start(t, c)
+		w := <-lw.Watches
+		for rv := 10; rv < 20; rv++ { // updates while a and b are being reconciled
+			w.Modify(newObject("ns", "a", rv))
+			w.Modify(newObject("ns", "b", rv))
+			time.Sleep(300 * time.Millisecond)
+		}
+		time.Sleep(time.Minute)
+		got := rec.take()
+		if overlaps != 0 {
+			t.Errorf("%d reconciles overlapped another of the same Request", overlaps)
+		}
+		// Each reconcile takes 1 s and updates come every 0.3 s until 2.7 s:
+		// the updates during a reconcile fold into one more, right after it.
+		var want []call
+		for at := range 4 {
+			want = append(want, call{req("ns", "a"), time.Duration(at) * time.Second}, call{req("ns", "b"), time.Duration(at) * time.Second})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("reconciles (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestInGroup(t *testing.T) {
+	for _, tc := range []struct {
+		apiVersion, group string
+		want              bool
+	}{
+		{"v1", "", true},
+		{"apps/v1", "apps", true},
+		{"apps/v1beta2", "apps", true},
+		{"apps/v1", "", false},
+		{"v1", "apps", false},
+		{"", "", false},
+		{"apps/", "apps", false},
+		{"apps/v1/x", "apps", false},
+		{"example.com/v1", "example.com", true},
+	} {
+		if got := inGroup(tc.apiVersion, tc.group); got != tc.want {
+			t.Errorf("inGroup(%q, %q) = %v, want %v", tc.apiVersion, tc.group, got, tc.want)
+		}
+	}
+}

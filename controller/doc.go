@@ -42,6 +42,14 @@
 // after Options.DrainTimeout if a Reconciler ignores its context (its
 // goroutine cannot be stopped and is left behind).
 //
+// # Concurrency
+//
+// Every function and method is safe for concurrent use. Start owns the
+// workers it starts and joins them before it returns (except after
+// ErrDrainTimeout); the informers' handler goroutines only add to the
+// queue. Controller.mu guards its start and its sources and is a leaf;
+// the queue's lock is taken with no other held.
+//
 // # Health and metrics
 //
 // Probes serves /healthz and /readyz from the informers' HasSynced and

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,8 @@ import (
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
 	"github.com/listwatch/listwatch/internal/cuttest"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // configMap is the part of a v1 ConfigMap the tests read and write.
@@ -131,7 +135,13 @@ func TestControllerAgainstServer(t *testing.T) {
 		}
 		return controller.Result{}, nil
 	}
-	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, reconcile)
+	reg := prometheus.NewRegistry()
+	metrics, err := controller.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller.AddInformerMetrics(metrics, "children", client.GroupVersionResource{Version: "v1", Resource: "configmaps"}, e.children)
+	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics}, reconcile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +182,50 @@ func TestControllerAgainstServer(t *testing.T) {
 	e.create(t, "orphan", "child")
 	e.create(t, "p2", "parent")
 	waitFor(t, reconciled, controller.Request{Namespace: "default", Name: "p2"})
+
+	// A scrape sees the reconciles, the queue and the informer.
+	metricsServer := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer metricsServer.Close()
+	got := scrape(t, metricsServer.URL)
+	for _, s := range []string{
+		`controller_runtime_reconcile_total{controller="children",result="success"}`,
+		`workqueue_adds_total{name="children"}`,
+		`workqueue_work_duration_seconds_count{name="children"}`,
+	} {
+		if got[s] < 4 { // p1 three times, p2 once, at least
+			t.Errorf("%s = %v, want at least 4", s, got[s])
+		}
+	}
+	if s := `informer_synced{group="",name="children",resource="configmaps",version="v1"}`; got[s] != 1 {
+		t.Errorf("%s = %v, want 1", s, got[s])
+	}
+}
+
+// scrape returns the series of the metrics at url by name and labels.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("scraped %q: %v", line, err)
+		}
+		series[name] = f
+	}
+	return series
 }
 
 // waitFor waits for a reconcile of want, failing on any other Request but
