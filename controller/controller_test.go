@@ -243,13 +243,17 @@ func TestOwnsEnqueuesTheControllingOwner(t *testing.T) {
 			newObject("ns", "rs-6", 6),
 		)
 		nodes, nodeLW := newInformer(t, newObject("", "lease", 1, ref("v1", "Node", "node-1", true)))
+		shared, _ := newInformer(t, newObject("other", "volume", 1,
+			ref("example.com/v1", "Claim", "c1", false), ref("example.com/v2", "Claim", "c2", true), ref("v1", "Claim", "core", false)))
 		rec := newRecorder(nil)
 		c := mustNew(t, Options{Name: "test"}, rec.reconcile)
 		must(t, For(c, owners))
 		must(t, Owns(c, owned, OwnerType{Group: "apps", Kind: "Deployment"}, ownerRefs))
 		must(t, Owns(c, nodes, OwnerType{Kind: "Node", ClusterScoped: true}, ownerRefs))
+		must(t, Owns(c, shared, OwnerType{Group: "example.com", Kind: "Claim", EveryOwner: true}, ownerRefs))
 		start(t, c)
-		rec.expect(t, call{req("", "node-1"), 0}, call{req("ns", "api"), 0}, call{req("ns", "web"), 0})
+		rec.expect(t, call{req("", "node-1"), 0}, call{req("ns", "api"), 0}, call{req("ns", "web"), 0},
+			call{req("other", "c1"), 0}, call{req("other", "c2"), 0})
 
 		// An update that moves rs-1 to another owner enqueues both owners;
 		// a deletion enqueues the owner of the deleted object.

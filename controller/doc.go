@@ -11,8 +11,9 @@
 //     the object named by its controller ownerReference (the one with
 //     controller: true) when that reference's group and kind are owner's;
 //     the version is not compared, as in controller-runtime, so an owner
-//     served at several versions is matched by all. An update enqueues the
-//     owner of the old object and of the new one.
+//     served at several versions is matched by all. OwnerType.EveryOwner
+//     enqueues every owner of the type instead. An update enqueues the
+//     owners of the old object and of the new one.
 //   - Watches(c, informer, mapper): the escape hatch; mapper says which
 //     Requests an object's events enqueue.
 //

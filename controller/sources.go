@@ -26,34 +26,33 @@ type OwnerType struct {
 	// ClusterScoped owners are enqueued without a namespace; others in the
 	// owned object's namespace (an ownerReference cannot cross namespaces).
 	ClusterScoped bool
+	// EveryOwner enqueues every owner of this type, not only the one whose
+	// reference has controller: true (controller-runtime's MatchEveryOwner).
+	EveryOwner bool
 }
 
 // Owns makes every event of inf's objects enqueue the owner their
-// controller ownerReference names, if it is of type owner; refs returns an
-// object's ownerReferences.
+// controller ownerReference names, if it is of type owner (or every owner
+// of that type, with EveryOwner); refs returns an object's
+// ownerReferences.
 func Owns[T client.Object](c *Controller, inf *cache.SharedIndexInformer[T], owner OwnerType, refs func(T) []api.OwnerReference) error {
 	return Watches(c, inf, func(obj T) []Request {
-		ref, ok := controllerRef(refs(obj))
-		if !ok || ref.Kind != owner.Kind || !inGroup(ref.APIVersion, owner.Group) {
-			return nil
+		var reqs []Request
+		for _, ref := range refs(obj) {
+			if !owner.EveryOwner && (ref.Controller == nil || !*ref.Controller) {
+				continue // the API server allows one controller reference at most
+			}
+			if ref.Kind != owner.Kind || !inGroup(ref.APIVersion, owner.Group) {
+				continue
+			}
+			req := Request{Name: ref.Name}
+			if !owner.ClusterScoped {
+				req.Namespace = obj.GetNamespace()
+			}
+			reqs = append(reqs, req)
 		}
-		req := Request{Name: ref.Name}
-		if !owner.ClusterScoped {
-			req.Namespace = obj.GetNamespace()
-		}
-		return []Request{req}
+		return reqs
 	})
-}
-
-// controllerRef returns the reference with controller: true (there is at
-// most one; the API server rejects more).
-func controllerRef(refs []api.OwnerReference) (api.OwnerReference, bool) {
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller {
-			return r, true
-		}
-	}
-	return api.OwnerReference{}, false
 }
 
 // inGroup reports whether apiVersion ("v1", "apps/v1") is a version of group.
