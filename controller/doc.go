@@ -48,8 +48,9 @@
 // Every function and method is safe for concurrent use. Start owns the
 // workers it starts and joins them before it returns (except after
 // ErrDrainTimeout); the informers' handler goroutines only add to the
-// queue. Controller.mu guards its start and its sources and is a leaf;
-// the queue's lock is taken with no other held.
+// queue. Controller.mu guards its start and its sources; adding a source
+// takes the informer's locks under it, and nothing takes it under another
+// lock. The queue's lock is taken with no other held.
 //
 // # Health and metrics
 //
