@@ -31,6 +31,14 @@
 // outside it). Delayed items wait on runtime timers (time.AfterFunc), which
 // ShutDown stops; the queue starts no goroutine of its own.
 //
+// # Metrics
+//
+// Options.Metrics, a MetricsProvider, records client-go's workqueue
+// metrics under Options.Name, with client-go's semantics (depth counts an
+// item added while it is processed; every AddAfter is a retry). The
+// package imports no metrics library: package controller provides one for
+// Prometheus.
+//
 // Time is read with the time package, so tests drive it with
 // testing/synctest rather than sleeps.
 package workqueue

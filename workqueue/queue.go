@@ -8,7 +8,8 @@ import (
 // Queue is a de-duplicating, delaying, rate-limited work queue. The zero
 // value is not usable; call New.
 type Queue[T comparable] struct {
-	limiter RateLimiter[T] // immutable; safe for concurrent use on its own
+	limiter RateLimiter[T]   // immutable; safe for concurrent use on its own
+	metrics *queueMetrics[T] // immutable pointer; its maps guarded by mu; nil without a provider
 
 	mu   sync.Mutex
 	cond *sync.Cond // on mu: signalled when an item is queued, Done or on shutdown
@@ -35,6 +36,10 @@ type Options[T comparable] struct {
 	// RateLimiter decides AddRateLimited's delays; nil means
 	// DefaultControllerRateLimiter.
 	RateLimiter RateLimiter[T]
+	// Name names the queue's metrics.
+	Name string
+	// Metrics, if set, records the queue's metrics under Name.
+	Metrics MetricsProvider
 }
 
 // New returns an empty queue.
@@ -47,8 +52,16 @@ func New[T comparable](opts Options[T]) *Queue[T] {
 		dirty:      map[T]struct{}{},
 		processing: map[T]struct{}{},
 		waiting:    map[T]*delayed{},
+		metrics:    newQueueMetrics[T](opts.Name, opts.Metrics),
 	}
 	q.cond = sync.NewCond(&q.mu)
+	if q.metrics != nil {
+		opts.Metrics.NewUnfinishedWorkMetric(opts.Name, func() (float64, float64) {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return q.metrics.unfinished()
+		})
+	}
 	return q
 }
 
@@ -67,6 +80,7 @@ func (q *Queue[T]) addLocked(item T) {
 	if _, ok := q.dirty[item]; ok {
 		return
 	}
+	q.metrics.add(item)
 	q.dirty[item] = struct{}{}
 	if _, ok := q.processing[item]; ok {
 		return // queued again by Done
@@ -91,6 +105,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	var zero T
 	q.queue[0] = zero
 	q.queue = q.queue[1:]
+	q.metrics.get(item)
 	q.processing[item] = struct{}{}
 	delete(q.dirty, item)
 	return item, false
@@ -101,6 +116,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 func (q *Queue[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.metrics.done(item)
 	delete(q.processing, item)
 	if _, ok := q.dirty[item]; ok {
 		q.queue = append(q.queue, item)
@@ -126,6 +142,7 @@ func (q *Queue[T]) AddAfter(item T, delay time.Duration) {
 	if q.shutdown {
 		return
 	}
+	q.metrics.retry() // every AddAfter, as client-go counts retries
 	if delay <= 0 {
 		q.addLocked(item)
 		return
