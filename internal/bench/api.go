@@ -18,6 +18,7 @@ const namespace = "bench"
 type apiClient struct {
 	base string
 	hc   *http.Client
+	kind kind // what the run writes
 	// token is sent as a bearer token, if any.
 	token string
 }
@@ -25,9 +26,9 @@ type apiClient struct {
 // maxInFlight bounds the writer's and the setup's concurrent requests.
 const maxInFlight = 16
 
-func newAPIClient(p Process) *apiClient {
+func newAPIClient(p Process, k kind) *apiClient {
 	tr := &http.Transport{MaxIdleConnsPerHost: maxInFlight, MaxConnsPerHost: maxInFlight, TLSClientConfig: p.clientTLS()}
-	return &apiClient{base: p.URL, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, token: p.Token}
+	return &apiClient{base: p.URL, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, kind: k, token: p.Token}
 }
 
 func (a *apiClient) close() { a.hc.CloseIdleConnections() }
@@ -95,15 +96,10 @@ func (a *apiClient) ensureNamespace(ctx context.Context) error {
 
 const configMaps = "/api/v1/namespaces/" + namespace + "/configmaps"
 
-// putConfigMap creates (create) or replaces the configmap of the given
-// name, of about size bytes, carrying ts.
-func (a *apiClient) putConfigMap(ctx context.Context, name string, size int, ts time.Time, create bool) error {
-	body := configMap(name, size, ts)
-	if create {
-		_, err := a.do(ctx, http.MethodPost, configMaps, body)
-		return err
-	}
-	_, err := a.do(ctx, http.MethodPut, configMaps+"/"+name, body)
+// replace replaces the object of the given name with one of about size
+// bytes carrying ts.
+func (a *apiClient) replace(ctx context.Context, name string, size int, ts time.Time) error {
+	_, err := a.do(ctx, http.MethodPut, a.kind.path+"/"+name, a.kind.object(name, size, ts))
 	return err
 }
 
@@ -138,7 +134,7 @@ func appendPad(b []byte, n int) []byte {
 
 // listRevision is the collection's resourceVersion, from a consistent list.
 func (a *apiClient) listRevision(ctx context.Context) (int64, error) {
-	b, err := a.do(ctx, http.MethodGet, configMaps, nil) // from the cache, which this starts
+	b, err := a.do(ctx, http.MethodGet, a.kind.path, nil) // from the cache, which this starts
 	if err != nil {
 		return 0, err
 	}
@@ -148,11 +144,11 @@ func (a *apiClient) listRevision(ctx context.Context) (int64, error) {
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(b, &l); err != nil {
-		return 0, fmt.Errorf("decoding the configmap list: %w", err)
+		return 0, fmt.Errorf("decoding the list: %w", err)
 	}
 	rv, err := strconv.ParseInt(l.Metadata.ResourceVersion, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("the configmap list's resourceVersion %q: %w", l.Metadata.ResourceVersion, err)
+		return 0, fmt.Errorf("the list's resourceVersion %q: %w", l.Metadata.ResourceVersion, err)
 	}
 	return rv, nil
 }

@@ -37,12 +37,13 @@ func TestFanout(t *testing.T) {
 		tls       bool
 		reader    string // "" for the default
 		want      string // the reader used
+		kind      string // "" for the default
 	}{
-		{bench.TransportHTTP1, false, bench.ReaderEpoll, bench.ReaderEpoll},
-		{bench.TransportHTTP1, false, bench.ReaderGoroutine, bench.ReaderGoroutine},
-		{bench.TransportH2C, false, "", bench.ReaderGoroutine},
-		{bench.TransportHTTP1, true, "", bench.ReaderGoroutine},
-		{bench.TransportH2, true, "", bench.ReaderGoroutine},
+		{bench.TransportHTTP1, false, bench.ReaderEpoll, bench.ReaderEpoll, ""},
+		{bench.TransportHTTP1, false, bench.ReaderGoroutine, bench.ReaderGoroutine, ""},
+		{bench.TransportH2C, false, "", bench.ReaderGoroutine, bench.KindPods},
+		{bench.TransportHTTP1, true, "", bench.ReaderGoroutine, ""},
+		{bench.TransportH2, true, "", bench.ReaderGoroutine, ""},
 	} {
 		name := tt.transport
 		if tt.tls {
@@ -51,7 +52,7 @@ func TestFanout(t *testing.T) {
 		name += "-" + tt.want
 		t.Run(name, func(t *testing.T) {
 			cfg := bench.FanoutConfig{
-				Watchers: 5, Rate: 20, Size: 512, Duration: time.Second, Transport: tt.transport, TLS: tt.tls, Reader: tt.reader,
+				Watchers: 5, Rate: 20, Size: 512, Kind: tt.kind, Duration: time.Second, Transport: tt.transport, TLS: tt.tls, Reader: tt.reader,
 				Server: serverOptions(), Baseline: true, Drain: 20 * time.Second,
 			}
 			rep, err := bench.Fanout(t.Context(), cfg)
@@ -175,17 +176,24 @@ func TestIdle(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	rep, err := bench.List(t.Context(), bench.ListConfig{Objects: 30, Size: 256, Runs: 3, Server: serverOptions()})
-	if err != nil {
-		t.Fatal(err)
+	for _, kind := range []string{bench.KindConfigMaps, bench.KindPods} {
+		t.Run(kind, func(t *testing.T) {
+			rep, err := bench.List(t.Context(), bench.ListConfig{Objects: 30, Size: 256, Kind: kind, Runs: 3, Server: serverOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Bytes < 30*256 || rep.Min <= 0 || rep.Min > rep.P50 || rep.P50 > rep.Max || rep.BytesPerSecond <= 0 {
+				t.Errorf("implausible report %+v", rep)
+			}
+		})
 	}
-	if rep.Bytes < 30*256 || rep.Min <= 0 || rep.Min > rep.P50 || rep.P50 > rep.Max || rep.BytesPerSecond <= 0 {
-		t.Errorf("implausible report %+v", rep)
+	if _, err := bench.List(t.Context(), bench.ListConfig{Objects: 1, Kind: "secrets", Runs: 1, Server: serverOptions()}); err == nil || !strings.Contains(err.Error(), `unknown kind "secrets"`) {
+		t.Errorf("an unknown kind: %v", err)
 	}
 }
 
 func TestCRUD(t *testing.T) {
-	rep, err := bench.CRUD(t.Context(), bench.CRUDConfig{Clients: 4, Duration: 300 * time.Millisecond, Size: 256, Server: serverOptions()})
+	rep, err := bench.CRUD(t.Context(), bench.CRUDConfig{Clients: 4, Duration: 300 * time.Millisecond, Size: 256, Kind: bench.KindPods, Server: serverOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ type CRUDConfig struct {
 	Clients  int
 	Duration time.Duration // of each phase (creates, then gets)
 	Size     int
+	Kind     string // KindConfigMaps ("") or KindPods
 	// Target is the server; with an empty URL a child is started from
 	// Server (and only then is its start-up timed).
 	Target Process
@@ -115,7 +116,11 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 		return err
 	}
 	rep.IdleRSS = u.RSS
-	a := newAPIClient(p)
+	k, err := kindFor(rep.Config.Kind)
+	if err != nil {
+		return err
+	}
+	a := newAPIClient(p, k)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return err
@@ -132,8 +137,8 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 	}()
 	created := make([]atomic.Int64, rep.Config.Clients) // client c created c<c>-0 .. c<c>-<n-1>
 	create := func(ctx context.Context, client, i int) error {
-		body := configMap(fmt.Sprintf("c%d-%d", client, i), rep.Config.Size, time.Now())
-		if err := conns[client].send(ctx, addr, http.MethodPost, configMaps, body); err != nil {
+		body := k.object(fmt.Sprintf("c%d-%d", client, i), rep.Config.Size, time.Now())
+		if err := conns[client].send(ctx, addr, http.MethodPost, k.path, body); err != nil {
 			return err
 		}
 		created[client].Store(int64(i) + 1)
@@ -149,7 +154,7 @@ func crud(ctx context.Context, rep *CRUDReport, p Process) error {
 		owner := owners[client]
 		n := max(created[owner].Load(), 1)
 		name := "c" + strconv.Itoa(owner) + "-" + strconv.FormatInt(int64(i)%n, 10)
-		return conns[client].send(ctx, addr, http.MethodGet, configMaps+"/"+name, nil)
+		return conns[client].send(ctx, addr, http.MethodGet, k.path+"/"+name, nil)
 	}
 	if rep.Gets, err = phase(ctx, p.PID, rep.Config, get); err != nil {
 		return err

@@ -23,8 +23,9 @@ const (
 // FanoutConfig configures `listwatch bench fanout`.
 type FanoutConfig struct {
 	Watchers  int
-	Rate      int // writes per second
-	Size      int // bytes of each object's JSON
+	Rate      int    // writes per second
+	Size      int    // bytes of each object's JSON
+	Kind      string // KindConfigMaps ("") or KindPods
 	Duration  time.Duration
 	Transport string // TransportHTTP1, TransportH2C, or with TLS TransportH2
 	// Reader is ReaderGoroutine or ReaderEpoll (http1 without TLS, on
@@ -204,7 +205,11 @@ const settle = time.Second
 
 // fanoutServer opens the watches on p, writes, drains and measures.
 func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, error) {
-	a := newAPIClient(p)
+	k, err := kindFor(cfg.Kind)
+	if err != nil {
+		return Result{}, err
+	}
+	a := newAPIClient(p, k)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return Result{}, err
@@ -217,7 +222,7 @@ func fanoutServer(ctx context.Context, cfg FanoutConfig, p Process) (Result, err
 		return Result{}, err
 	}
 	commits, _ := a.commitBuckets(ctx) // the setup's commits, to leave out
-	spec := watchSpec{base: p.URL, path: watchPath(rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), token: p.Token, startRV: rv, reader: cfg.Reader}
+	spec := watchSpec{base: p.URL, path: watchPath(k, rv, cfg), transport: cfg.Transport, tls: p.clientTLS(), token: p.Token, startRV: rv, reader: cfg.Reader}
 	m := measure{pid: p.PID}
 	var w *writes
 	err = m.run(ctx, spec, cfg.Watchers, func() (int64, error) {
@@ -244,11 +249,11 @@ func isConflict(err error) bool {
 	return errors.As(err, &se) && se.code == http.StatusConflict
 }
 
-// watchPath is a watch of the benchmark's configmaps from rv, lasting
-// well beyond the run.
-func watchPath(rv int64, cfg FanoutConfig) string {
+// watchPath is a watch of the benchmark's objects of kind k from rv,
+// lasting well beyond the run.
+func watchPath(k kind, rv int64, cfg FanoutConfig) string {
 	timeout := int64((cfg.Duration + cfg.Drain + time.Minute).Seconds())
-	return configMaps + "?watch=true&resourceVersion=" + strconv.FormatInt(rv, 10) + "&timeoutSeconds=" + strconv.FormatInt(timeout, 10)
+	return k.path + "?watch=true&resourceVersion=" + strconv.FormatInt(rv, 10) + "&timeoutSeconds=" + strconv.FormatInt(timeout, 10)
 }
 
 // measure runs one fan-out: watches, a writer, a drain, and the CPU and

@@ -96,7 +96,7 @@ func GC(ctx context.Context, cfg GCConfig) (*GCReport, error) {
 // gcRound creates an owner named prefix and its dependents, watches them,
 // deletes the owner and waits for the collector to finish.
 func gcRound(ctx context.Context, cfg GCConfig, p Process, prefix string) (GCRound, error) {
-	a := newAPIClient(p)
+	a := newAPIClient(p, configMapKind)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return GCRound{}, err

@@ -77,7 +77,7 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 }
 
 func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
-	a := newAPIClient(p)
+	a := newAPIClient(p, configMapKind)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func idle(ctx context.Context, cfg IdleConfig, p Process) (*IdleReport, error) {
 		return nil, err
 	}
 	var d deliveries
-	path := watchPath(rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
+	path := watchPath(configMapKind, rv, FanoutConfig{Duration: cfg.Settle + time.Duration(rssSamples)*rssInterval, Drain: time.Minute})
 	ws, err := openWatches(ctx, watchSpec{base: p.URL, path: path, transport: cfg.Transport, tls: p.clientTLS(), token: p.Token, startRV: rv, reader: cfg.Reader}, cfg.Watchers, &d)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 type ListConfig struct {
 	Objects int
 	Size    int
+	Kind    string // KindConfigMaps ("") or KindPods
 	Runs    int
 	// Target is the server; with an empty URL a child is started from Server.
 	Target Process
@@ -48,7 +49,11 @@ func List(ctx context.Context, cfg ListConfig) (*ListReport, error) {
 }
 
 func list(ctx context.Context, cfg ListConfig, p Process) (*ListReport, error) {
-	a := newAPIClient(p)
+	k, err := kindFor(cfg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	a := newAPIClient(p, k)
 	defer a.close()
 	if err := a.ensureNamespace(ctx); err != nil {
 		return nil, err
@@ -84,10 +89,10 @@ func list(ctx context.Context, cfg ListConfig, p Process) (*ListReport, error) {
 // checkList waits for the cache to hold every object (a consistent list),
 // then checks that a resourceVersion=0 list returns n items.
 func (a *apiClient) checkList(ctx context.Context, n int) error {
-	if _, err := a.do(ctx, http.MethodGet, configMaps, nil); err != nil {
+	if _, err := a.do(ctx, http.MethodGet, a.kind.path, nil); err != nil {
 		return err
 	}
-	b, err := a.do(ctx, http.MethodGet, configMaps+"?resourceVersion=0", nil)
+	b, err := a.do(ctx, http.MethodGet, a.kind.path+"?resourceVersion=0", nil)
 	if err != nil {
 		return err
 	}
@@ -104,7 +109,7 @@ func (a *apiClient) checkList(ctx context.Context, n int) error {
 // timeList sends one LIST with resourceVersion=0 and returns the time to
 // its last byte and its size.
 func (a *apiClient) timeList(ctx context.Context) (time.Duration, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.base+configMaps+"?resourceVersion=0", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.base+a.kind.path+"?resourceVersion=0", nil)
 	if err != nil {
 		return 0, 0, fmt.Errorf("making the list request: %w", err)
 	}

@@ -40,7 +40,7 @@ func runWriter(ctx context.Context, a *apiClient, rate int, d time.Duration, siz
 		wg.Go(func() {
 			defer func() { <-sem }()
 			sent := time.Now()
-			err := a.putConfigMap(ctx, objectName(i%writeObjects), size, sent, false)
+			err := a.replace(ctx, objectName(i%writeObjects), size, sent)
 			if err == nil {
 				w.latency.record(i, time.Since(sent))
 			}
@@ -64,10 +64,10 @@ func (w *writes) count(err error) {
 // createObjects creates n objects of about size bytes with maxInFlight
 // requests at once.
 func createObjects(ctx context.Context, a *apiClient, n, size int) error {
-	return createEach(ctx, a, n, func(i int) []byte { return configMap(objectName(i), size, time.Now()) })
+	return createEach(ctx, a, n, func(i int) []byte { return a.kind.object(objectName(i), size, time.Now()) })
 }
 
-// createEach creates the n configmaps body gives with maxInFlight requests
+// createEach creates the n objects body gives with maxInFlight requests
 // at once.
 func createEach(ctx context.Context, a *apiClient, n int, body func(i int) []byte) error {
 	w := &writes{}
@@ -77,7 +77,7 @@ func createEach(ctx context.Context, a *apiClient, n int, body func(i int) []byt
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			_, err := a.do(ctx, http.MethodPost, configMaps, body(i))
+			_, err := a.do(ctx, http.MethodPost, a.kind.path, body(i))
 			w.count(err)
 		})
 	}

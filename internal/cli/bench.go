@@ -101,6 +101,7 @@ func newBenchFanout() *cobra.Command {
 	f.IntVar(&cfg.Watchers, "watchers", cfg.Watchers, fmt.Sprintf("watches to open (at most %d)", bench.MaxWatchers))
 	f.IntVar(&cfg.Rate, "rate", cfg.Rate, "writes per second")
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	kindFlag(f, &cfg.Kind)
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, fmt.Sprintf("how long to write (at most %v)", bench.MaxDuration))
 	f.StringVar(&cfg.Transport, "transport", cfg.Transport, "http1 (a connection per watch), h2c (multiplexed), or with --tls h2 (multiplexed)")
 	f.StringVar(&cfg.Reader, "reader", "", readerHelp+"; the bare baseline is read the same way")
@@ -133,6 +134,7 @@ func newBenchList() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Objects, "objects", cfg.Objects, fmt.Sprintf("objects to create (at most %d)", bench.MaxObjects))
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	kindFlag(f, &cfg.Kind)
 	f.IntVar(&cfg.Runs, "runs", cfg.Runs, "lists to time")
 	return cmd
 }
@@ -146,7 +148,13 @@ func newBenchCRUD() *cobra.Command {
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, fmt.Sprintf("concurrent clients, each on its own connection (at most %d)", bench.MaxClients))
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each phase (creates, then gets)")
 	f.IntVar(&cfg.Size, "size", cfg.Size, "bytes of each object")
+	kindFlag(f, &cfg.Kind)
 	return cmd
+}
+
+// kindFlag is the --kind of the runs that write objects.
+func kindFlag(f *pflag.FlagSet, kind *string) {
+	f.StringVar(kind, "kind", bench.KindConfigMaps, "what to write: "+bench.KindConfigMaps+", or "+bench.KindPods+" (two containers, defaulted and validated as kube does)")
 }
 
 func newBenchGC() *cobra.Command {
