@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -57,6 +59,7 @@ type InformerKey struct {
 type factoryInformer struct {
 	informer any // *SharedIndexInformer[T]
 	run      func(context.Context) error
+	check    func(client.APIResources) error
 	synced   SyncSignal
 	started  bool // guarded by the Factory's mu
 }
@@ -83,11 +86,30 @@ func InformerFor[T client.Object](f *Factory, gvr client.GroupVersionResource, s
 	if ro.Name == "" {
 		ro.Name = gvr.String()
 	}
-	inf := NewInformer(client.NewResource[T](f.client, gvr, scope.Namespace), InformerOptions[T]{
+	res := client.NewResource[T](f.client, gvr, scope.Namespace)
+	inf := NewInformer(res, InformerOptions[T]{
 		Reflector: ro, ResyncPeriod: f.opts.ResyncPeriod, HandlerBufferSize: f.opts.HandlerBufferSize,
 	})
-	f.informers[key] = &factoryInformer{informer: inf, run: inf.Run, synced: inf}
+	f.informers[key] = &factoryInformer{informer: inf, run: inf.Run, check: res.Check, synced: inf}
 	return inf
+}
+
+// Check compares every informer's resource, scope and type with the
+// server's discovery (read once), as client.Resource.Check does, so that a
+// mistake fails before Start rather than as an informer that never syncs
+// or objects decoded to zero values.
+func (f *Factory) Check(ctx context.Context) error {
+	rs, err := f.client.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("discovery: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for _, fi := range f.informers {
+		errs = append(errs, fi.check(rs))
+	}
+	return errors.Join(errs...)
 }
 
 // Start runs, until ctx is done, every informer of f not yet started. It

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +232,26 @@ func TestMetadataResource(t *testing.T) {
 	}
 	if _, err := meta.Create(t.Context(), &api.PartialObjectMetadata{ObjectMeta: api.ObjectMeta{Name: "b"}}, client.WriteOptions{}); !errors.Is(err, client.ErrMetadataOnly) {
 		t.Errorf("Create through a metadata-only resource: %v", err)
+	}
+}
+
+// TestFactoryCheck checks the factory's informers against discovery: a
+// resource not served and a namespace of a cluster-scoped resource are
+// errors, a program's own type fits a served resource.
+func TestFactoryCheck(t *testing.T) {
+	c := startServer(t)
+	f := cache.NewFactory(c, cache.FactoryOptions{})
+	cache.InformerFor[*configMap](f, configMaps, cache.Scope{Namespace: "default"})
+	cache.InformerFor[client.Unstructured](f, client.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, cache.Scope{})
+	if err := f.Check(t.Context()); err != nil {
+		t.Fatalf("Check of served resources: %v", err)
+	}
+	cache.InformerFor[*configMap](f, client.GroupVersionResource{Version: "v2", Resource: "configmaps"}, cache.Scope{})
+	cache.InformerFor[*api.PartialObjectMetadata](f, client.GroupVersionResource{Version: "v1", Resource: "namespaces"}, cache.Scope{Namespace: "default"})
+	err := f.Check(t.Context())
+	for _, want := range []string{"the server does not serve configmaps.v2", `namespaces.v1 is cluster-scoped: it has no namespace "default"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %v, want an error saying %q", err, want)
+		}
 	}
 }
