@@ -135,17 +135,26 @@ func TestFactorySharesAndStartsInformers(t *testing.T) {
 	}
 }
 
-// TestMetadataInformer runs a metadata-only informer against the server:
-// its list and its watch deliver PartialObjectMetadata (labels and all
-// metadata, no data), and a FilteringHandler given a context turns a
-// label's removal into a delete.
+// TestMetadataInformer runs a metadata-only informer against the server,
+// loading its state with a LIST and with a streaming list: its list and
+// its watch deliver PartialObjectMetadata (labels and all metadata, no
+// data), and a FilteringHandler given a context turns a label's removal
+// into a delete.
 func TestMetadataInformer(t *testing.T) {
+	for _, watchList := range []bool{false, true} {
+		t.Run(map[bool]string{false: "list", true: "streaming list"}[watchList], func(t *testing.T) {
+			testMetadataInformer(t, watchList)
+		})
+	}
+}
+
+func testMetadataInformer(t *testing.T, watchList bool) {
 	c := startServer(t)
 	cms := client.NewResource[*configMap](c, configMaps, "default")
 	createConfigMap(t, cms, "a", map[string]string{"mirror": "yes"}, map[string]string{"k": "v"})
 	createConfigMap(t, cms, "b", nil, map[string]string{"k": "v"})
 
-	f := cache.NewFactory(c, cache.FactoryOptions{})
+	f := cache.NewFactory(c, cache.FactoryOptions{Reflector: cache.ReflectorOptions{UseWatchList: watchList}})
 	inf := cache.InformerFor[*api.PartialObjectMetadata](f, configMaps, cache.Scope{Namespace: "default"})
 	type call struct {
 		Op, Name, Kind string
@@ -202,6 +211,9 @@ func TestMetadataInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(call{"add", "b", "PartialObjectMetadata", false})
+	if s := inf.Reflector().Stats(); s.Syncs != 1 || s.WatchListFallbacks != 0 || (s.ListCalls > 0) == watchList {
+		t.Errorf("reflector stats %+v, want one sync by a %s", s, map[bool]string{false: "LIST", true: "streaming list"}[watchList])
+	}
 }
 
 // TestMetadataResource reads and patches through a metadata-only
