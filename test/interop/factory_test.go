@@ -127,7 +127,7 @@ func TestFactoryMetadataInformerMatchesClientGo(t *testing.T) {
 			t.Fatalf("our cache lacks %s", theirs.Name)
 		}
 		// client-go's typed decoding drops apiVersion and kind; ours keeps them.
-		if diff := cmp.Diff(asMap(t, theirs.ObjectMeta), asMap(t, mine.ObjectMeta)); diff != "" {
+		if diff := cmp.Diff(metaMap(t, theirs.ObjectMeta), metaMap(t, mine.ObjectMeta)); diff != "" {
 			t.Errorf("%s: client-go's (-) and ours (+) differ:\n%s", theirs.Name, diff)
 		}
 	}
@@ -146,18 +146,15 @@ func versions[T interface {
 	return out
 }
 
-// asMap is v's JSON as a map, so that field order and Go types do not matter.
-func asMap(t *testing.T, v any) map[string]any {
+// metaMap is v's JSON as a map, so that field order and Go types do not
+// matter.
+func metaMap(t *testing.T, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return jsonObject(t, string(b))
 }
 
 // TestResourceCheckKubeTypes checks typed Resources of k8s.io/api (and
