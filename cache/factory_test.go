@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,6 +265,27 @@ func TestFactoryCheck(t *testing.T) {
 	for _, want := range []string{"the server does not serve configmaps.v2", `namespaces.v1 is cluster-scoped: it has no namespace "default"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check = %v, want an error saying %q", err, want)
+		}
+	}
+}
+
+// TestFactoryInformerForConcurrent asks for one informer from many
+// goroutines at once: all get the same one.
+func TestFactoryInformerForConcurrent(t *testing.T) {
+	c, err := client.New(client.ConfigForURL("http://127.0.0.1:1")) // never contacted: nothing starts
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cache.NewFactory(c, cache.FactoryOptions{})
+	got := make([]*cache.SharedIndexInformer[*configMap], 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = cache.InformerFor[*configMap](f, configMaps, cache.Scope{Namespace: "default"}) })
+	}
+	wg.Wait()
+	for i, inf := range got {
+		if inf != got[0] {
+			t.Fatalf("caller %d got another informer", i)
 		}
 	}
 }
