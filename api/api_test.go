@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,38 @@ func TestTimeJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`"yesterday"`), &back); err == nil {
 		t.Fatal("a malformed time was accepted")
+	}
+}
+
+// TestPartialObjectMetadata decodes kube-apiserver's metadata-only form of
+// an object and reads it back through the getters a client.Object has.
+func TestPartialObjectMetadata(t *testing.T) {
+	const in = `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","namespace":"ns","uid":"u1","resourceVersion":"7","generation":3,"creationTimestamp":"2026-01-02T03:04:05Z","deletionTimestamp":"2026-01-02T03:05:00Z","labels":{"l":"1"},"annotations":{"a":"2"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u0"}],"finalizers":["f"]}}`
+	var p PartialObjectMetadata
+	if err := json.Unmarshal([]byte(in), &p); err != nil {
+		t.Fatal(err)
+	}
+	got := []any{p.Kind, p.APIVersion, p.GetName(), p.GetNamespace(), p.GetUID(), p.GetResourceVersion(), p.GetGeneration(),
+		p.GetLabels()["l"], p.GetAnnotations()["a"], p.GetOwnerReferences()[0].Name, p.GetFinalizers()[0],
+		p.GetCreationTimestamp().Unix(), p.GetDeletionTimestamp().Sub(p.GetCreationTimestamp().Time)}
+	want := []any{"PartialObjectMetadata", "meta.k8s.io/v1", "a", "ns", "u1", "7", int64(3), "1", "2", "rs", "f", int64(1767323045), 55 * time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("field %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+	out, err := json.Marshal(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back, orig map[string]any
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(in), &orig); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, orig) {
+		t.Errorf("round trip changed the object:\n%s\nwant\n%s", out, in)
 	}
 }

@@ -27,6 +27,62 @@ type ObjectMeta struct {
 	ManagedFields              []ManagedFieldsEntry `json:"managedFields,omitempty"`
 }
 
+// The getters of ObjectMeta are those of metav1.ObjectMeta, with pointer
+// receivers as there: a struct that embeds ObjectMeta (as
+// `api.ObjectMeta \`json:"metadata"\``) is, through its pointer, a
+// client.Object with no code of its own.
+
+// GetName returns the name.
+func (m *ObjectMeta) GetName() string { return m.Name }
+
+// GetGenerateName returns the prefix of a name the server generates.
+func (m *ObjectMeta) GetGenerateName() string { return m.GenerateName }
+
+// GetNamespace returns the namespace ("" for cluster-scoped objects).
+func (m *ObjectMeta) GetNamespace() string { return m.Namespace }
+
+// GetUID returns the UID.
+func (m *ObjectMeta) GetUID() string { return m.UID }
+
+// GetResourceVersion returns the resourceVersion.
+func (m *ObjectMeta) GetResourceVersion() string { return m.ResourceVersion }
+
+// GetGeneration returns the generation of the desired state.
+func (m *ObjectMeta) GetGeneration() int64 { return m.Generation }
+
+// GetCreationTimestamp returns when the object was created (nil if unset).
+func (m *ObjectMeta) GetCreationTimestamp() *Time { return m.CreationTimestamp }
+
+// GetDeletionTimestamp returns when the object's deletion was requested
+// (nil if it was not).
+func (m *ObjectMeta) GetDeletionTimestamp() *Time { return m.DeletionTimestamp }
+
+// GetLabels returns the labels.
+func (m *ObjectMeta) GetLabels() map[string]string { return m.Labels }
+
+// GetAnnotations returns the annotations.
+func (m *ObjectMeta) GetAnnotations() map[string]string { return m.Annotations }
+
+// GetOwnerReferences returns the owners.
+func (m *ObjectMeta) GetOwnerReferences() []OwnerReference { return m.OwnerReferences }
+
+// GetFinalizers returns the finalizers.
+func (m *ObjectMeta) GetFinalizers() []string { return m.Finalizers }
+
+// GetManagedFields returns the managedFields entries.
+func (m *ObjectMeta) GetManagedFields() []ManagedFieldsEntry { return m.ManagedFields }
+
+// PartialObjectMetadata is an object's metadata alone (meta.k8s.io/v1
+// PartialObjectMetadata), as a server answers a client that accepts
+// "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1":
+// client-go's metadata client and controller-runtime's metadata-only
+// watches read objects this way, so that a cache of, say, Secrets or Pods
+// holds names and labels and not their contents.
+type PartialObjectMetadata struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+}
+
 // OwnerReference points at an object's owner.
 type OwnerReference struct {
 	APIVersion         string `json:"apiVersion"`

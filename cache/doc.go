@@ -45,6 +45,12 @@
 //   - SharedIndexInformer ties them together: one Reflector, one DeltaFIFO
 //     and one Indexer, shared by any number of ResourceEventHandlers, each
 //     called on its own goroutine from its own bounded buffer.
+//   - Factory shares informers among a program's parts, as client-go's
+//     SharedInformerFactory: InformerFor[T] gives one informer per
+//     resource, scope (namespace, selectors) and T; Start runs those not
+//     yet started; WaitForCacheSync reports each; Check compares them with
+//     discovery before they run. With T = *api.PartialObjectMetadata an
+//     informer lists and watches objects' metadata alone.
 //
 // # Do not modify cached objects
 //
@@ -67,6 +73,12 @@
 // OnDelete receives the object, typed, and a flag for client-go's
 // DeletedFinalStateUnknown: no type switch, no way to forget it.
 //
+// A handler with the ResourceEventHandlerWithContext calls (as
+// ContextHandlerFuncs) gets a context that ends when it is removed or the
+// informer stops; FilteringHandler passes on what a predicate accepts,
+// with client-go's FilteringResourceEventHandler rules (an update that
+// enters the filter is an add, one that leaves it a delete).
+//
 // # Concurrency and lock order
 //
 // Every exported method is safe for concurrent use unless its comment says
@@ -87,7 +99,9 @@
 // Reflector's, the resync timer's and one per handler (started by Run, or
 // by AddEventHandler after Run). Each stops when Run's context is done (a
 // handler's also on RemoveEventHandler), and Run returns only once all have.
-// Reflector.Run runs on the caller's goroutine.
+// Reflector.Run runs on the caller's goroutine. A Factory runs each of
+// its informers on a goroutine of its own until Start's context is done,
+// and Shutdown waits for them.
 //
 // Time is read from the time package, so tests drive backoff, resync and
 // deadlines with testing/synctest and a fake clock rather than sleeps.

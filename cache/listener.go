@@ -94,7 +94,7 @@ func (c *coalesced[T]) notification(key string) (n notification[T], ok bool) {
 // object created and deleted while the handler was behind is not reported,
 // and a deleted and recreated one is reported as an update.
 type listener[T any] struct {
-	handler  ResourceEventHandler[T]
+	handler  ResourceEventHandlerWithContext[T]
 	capacity int
 	wake     chan struct{} // buffered 1: something was pushed
 	synced   chan struct{} // closed when the handler has had its initial list
@@ -115,7 +115,7 @@ type listener[T any] struct {
 
 func newListener[T any](h ResourceEventHandler[T], resync time.Duration, capacity int) *listener[T] {
 	return &listener[T]{
-		handler:      h,
+		handler:      withContext(h),
 		capacity:     capacity,
 		wake:         make(chan struct{}, 1),
 		synced:       make(chan struct{}),
@@ -206,7 +206,7 @@ func (l *listener[T]) coalescedCount() uint64 {
 
 // run calls the handler until ctx ends.
 func (l *listener[T]) run(ctx context.Context) {
-	for {
+	for ctx.Err() == nil { // a removed handler is called no more
 		n, ok := l.next()
 		if !ok {
 			select {
@@ -216,18 +216,18 @@ func (l *listener[T]) run(ctx context.Context) {
 				return
 			}
 		}
-		l.deliver(n)
+		l.deliver(ctx, n)
 	}
 }
 
-func (l *listener[T]) deliver(n notification[T]) {
+func (l *listener[T]) deliver(ctx context.Context, n notification[T]) {
 	switch n.kind {
 	case notifyAdd:
-		l.handler.OnAdd(n.obj, n.flag)
+		l.handler.OnAddWithContext(ctx, n.obj, n.flag)
 	case notifyUpdate:
-		l.handler.OnUpdate(n.old, n.obj)
+		l.handler.OnUpdateWithContext(ctx, n.old, n.obj)
 	case notifyDelete:
-		l.handler.OnDelete(n.obj, n.flag)
+		l.handler.OnDeleteWithContext(ctx, n.obj, n.flag)
 	case notifySynced:
 		close(l.synced)
 	}

@@ -342,3 +342,49 @@ func TestNoRedirectForWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataOnlyResource checks the Accept headers of a
+// Resource[*api.PartialObjectMetadata], the JSON halves of those
+// client-go's metadata client sends (k8s.io/client-go/metadata), and that
+// whole objects from a server without the forms decode to their metadata.
+func TestMetadataOnlyResource(t *testing.T) {
+	f, c := newFakeServer(t, func(_ int, c call) reply {
+		switch {
+		case strings.Contains(c.Query, "watch=true"):
+			return reply{body: `{"type":"ADDED","object":` + thingJSON + "}\n"}
+		case c.Path == "/apis/example.com/v1/namespaces/ns/things":
+			return reply{body: `{"kind":"ThingList","metadata":{"resourceVersion":"5"},"items":[` + thingJSON + `]}`}
+		}
+		return reply{body: thingJSON}
+	})
+	r := NewResource[*api.PartialObjectMetadata](c, things, "ns")
+	ctx := t.Context()
+	var got []*api.PartialObjectMetadata
+	obj, err := r.Get(ctx, "a")
+	got = append(got, obj)
+	items, _, _, err2 := r.List(ctx, ListOptions{})
+	got = append(got, items...)
+	obj, err3 := r.Patch(ctx, "a", MergePatchType, []byte(`{}`), PatchOptions{})
+	got = append(got, obj)
+	w, err4 := r.Watch(ctx, ListOptions{})
+	if err := errors.Join(err, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, (<-w.Events()).Object)
+	w.Stop()
+	for _, o := range got {
+		if o == nil || o.Name != "a" || o.ResourceVersion != "5" {
+			t.Errorf("decoded %+v, want a@5", o)
+		}
+	}
+	const object = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	const list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	var accepts []string
+	for _, c := range f.seen() {
+		accepts = append(accepts, c.Method+" "+c.Accept)
+	}
+	want := []string{"GET " + object, "GET " + list, "PATCH " + object, "GET " + object}
+	if diff := cmp.Diff(want, accepts); diff != "" {
+		t.Errorf("Accept headers (-want +got):\n%s", diff)
+	}
+}

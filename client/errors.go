@@ -18,6 +18,11 @@ import (
 // HTTP code and the body, as client-go makes one. The Is* helpers below
 // look through wrapping with errors.As.
 
+// ErrMetadataOnly is the error of a Create or an Update through a
+// Resource[*api.PartialObjectMetadata]: it would write an object without
+// its contents.
+var ErrMetadataOnly = errors.New("a metadata-only resource cannot create or update objects; use a patch")
+
 // maxBodyInMessage bounds how much of a non-Status body an error quotes.
 const maxBodyInMessage = 1024
 

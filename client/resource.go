@@ -59,6 +59,9 @@ type Resource[T Object] struct {
 	// message type (or the client's Config disables protobuf), and lists
 	// are asked for in JSON only.
 	protoDecode func(raw []byte, v *T, typ api.TypeMeta) error
+	// metadataOnly: T is *api.PartialObjectMetadata, and reads ask for
+	// objects' metadata alone.
+	metadataOnly bool
 }
 
 var (
@@ -67,8 +70,15 @@ var (
 )
 
 // NewResource returns access to gvr in namespace through c.
+//
+// A Resource[*api.PartialObjectMetadata] reads objects' metadata alone, as
+// client-go's metadata client does: it asks for the meta.k8s.io/v1
+// PartialObjectMetadata forms (falling back to whole objects, whose
+// metadata is kept, from a server without them), and refuses Create and
+// Update, which would send an object without its contents.
 func NewResource[T Object](c *Client, gvr GroupVersionResource, namespace string) *Resource[T] {
-	r := &Resource[T]{c: c, gvr: gvr, namespace: namespace}
+	_, metadataOnly := any(*new(T)).(*api.PartialObjectMetadata)
+	r := &Resource[T]{c: c, gvr: gvr, namespace: namespace, metadataOnly: metadataOnly}
 	if c.protobuf {
 		r.protoDecode = protoDecoder[T]()
 	}
@@ -202,7 +212,7 @@ func (r *Resource[T]) Get(ctx context.Context, name string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return r.call(ctx, &request{method: http.MethodGet, path: p})
+	return r.call(ctx, &request{method: http.MethodGet, path: p, accept: r.objectAccept()})
 }
 
 // list is the list of a page, with items decoded straight into T.
@@ -233,12 +243,8 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (items []T, re
 // it is decoded.
 func (r *Resource[T]) list(ctx context.Context, opts ListOptions, onMeta func(api.ListMeta)) (*list[T], error) {
 	l := &list[T]{OnMetadata: onMeta}
-	accept := mediaJSON
-	if r.protoDecode != nil {
-		accept = acceptProtobuf
-	}
 	_, err := r.c.do(ctx, &request{
-		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(), accept: accept,
+		method: http.MethodGet, path: r.path(r.namespace, ""), query: opts.Values(), accept: r.streamAccept(mediaPartialList),
 		decode: func(contentType string, body io.Reader) error {
 			var err error
 			if r.protoDecode != nil && isProtobuf(contentType) {
@@ -401,6 +407,10 @@ func (r *Resource[T]) Update(ctx context.Context, obj T, opts WriteOptions) (T, 
 }
 
 func (r *Resource[T]) write(ctx context.Context, method, path string, obj T, opts WriteOptions) (T, error) {
+	if r.metadataOnly {
+		var zero T
+		return zero, ErrMetadataOnly
+	}
 	body, err := json.Marshal(obj)
 	if err != nil {
 		var zero T
@@ -421,7 +431,7 @@ func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, patc
 		q.Set("force", "true")
 	}
 	return r.call(ctx, &request{
-		method: http.MethodPatch, path: p, query: q,
+		method: http.MethodPatch, path: p, query: q, accept: r.objectAccept(),
 		contentType: string(pt), body: patch,
 	})
 }
@@ -469,11 +479,36 @@ func (o DeleteOptions) wire() deleteOptions {
 // "0": the current state first, as ADDED events). A T of k8s.io/api is
 // watched in protobuf when the server offers it, as its lists are.
 func (r *Resource[T]) Watch(ctx context.Context, opts ListOptions) (Watch[T], error) {
-	accept := mediaJSON
-	if r.protoDecode != nil {
-		accept = acceptProtobuf
+	return openWatch(ctx, r.c, r.watchRequest(opts, r.streamAccept(mediaPartial)), r.protoDecode)
+}
+
+// The metadata-only forms a Resource[*api.PartialObjectMetadata] asks for,
+// in JSON, as client-go's metadata client does (which also offers
+// protobuf): an object's (for a get, a patch and a watch's events), a
+// list's, and whole objects from a server without them.
+const (
+	mediaPartial     = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," + mediaJSON
+	mediaPartialList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," + mediaJSON
+)
+
+// streamAccept is what a list or a watch asks for: the metadata-only form
+// partial, protobuf when T is a k8s.io/api type, or JSON.
+func (r *Resource[T]) streamAccept(partial string) string {
+	switch {
+	case r.metadataOnly:
+		return partial
+	case r.protoDecode != nil:
+		return acceptProtobuf
 	}
-	return openWatch(ctx, r.c, r.watchRequest(opts, accept), r.protoDecode)
+	return mediaJSON
+}
+
+// objectAccept is what a read or a patch of one object asks for ("": JSON).
+func (r *Resource[T]) objectAccept() string {
+	if r.metadataOnly {
+		return mediaPartial
+	}
+	return ""
 }
 
 func (r *Resource[T]) watchRequest(opts ListOptions, accept string) *request {

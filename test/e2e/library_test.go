@@ -5,36 +5,22 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
 )
 
-// objectMeta is the metadata a typed object of these tests embeds: what a
-// program writes for its own types, without k8s.io/api.
-type objectMeta struct {
-	Name            string            `json:"name,omitempty"`
-	Namespace       string            `json:"namespace,omitempty"`
-	ResourceVersion string            `json:"resourceVersion,omitempty"`
-	UID             string            `json:"uid,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-}
-
-func (m *objectMeta) GetName() string              { return m.Name }
-func (m *objectMeta) GetNamespace() string         { return m.Namespace }
-func (m *objectMeta) GetResourceVersion() string   { return m.ResourceVersion }
-func (m *objectMeta) GetLabels() map[string]string { return m.Labels }
-
-// configMap is a typed ConfigMap.
+// configMap is a typed ConfigMap as a program writes its own types,
+// without k8s.io/api: api.ObjectMeta makes *configMap a client.Object.
 type configMap struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	objectMeta `json:"metadata"`
-	Data       map[string]string `json:"data,omitempty"`
+	api.TypeMeta
+	api.ObjectMeta `json:"metadata"`
+	Data           map[string]string `json:"data,omitempty"`
 }
 
 var configMaps = client.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func newConfigMap(name string, data map[string]string) *configMap {
-	return &configMap{APIVersion: "v1", Kind: "ConfigMap", objectMeta: objectMeta{Name: name}, Data: data}
+	return &configMap{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: api.ObjectMeta{Name: name}, Data: data}
 }
 
 func TestLibraryTyped(t *testing.T) {
