@@ -88,8 +88,10 @@ type Config struct {
 	RefillPeriod time.Duration
 
 	// finish, refresh and retry replace finishTime, refreshTime and
-	// retryWait in tests.
+	// retryWait in tests; written, if set, is called after each write the
+	// server accepted.
 	finish, refresh, retry time.Duration
+	written                func()
 }
 
 // Stats counts what became of the events given to Eventf.
@@ -367,6 +369,9 @@ func (r *Recorder) writeOnce(ctx context.Context, ev *Event) (retry bool) {
 	switch {
 	case err == nil:
 		r.written.Add(1)
+		if r.cfg.written != nil {
+			r.cfg.written()
+		}
 		return false
 	case errors.As(err, &status):
 		// A series whose create raced with another: patch it next time.

@@ -69,6 +69,15 @@ func watchUntil[T client.Object](t *testing.T, host string, gvr client.GroupVers
 	return nil
 }
 
+func wait[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(testTimeout):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
 func byReason(evs map[string]*Event, reason string) *Event {
 	for _, e := range evs {
 		if e.Reason == reason {
@@ -84,7 +93,8 @@ func byReason(evs map[string]*Event, reason string) *Event {
 // event of its own.
 func TestSeries(t *testing.T) {
 	srv := cuttest.StartServer(t)
-	r := start(t, srv.URL, Config{finish: time.Second})
+	writes := make(chan struct{}, 10)
+	r := start(t, srv.URL, Config{finish: time.Second, written: func() { writes <- struct{}{} }})
 	if r.APIVersion() != "events.k8s.io/v1" {
 		t.Fatalf("recorder writes %s, want events.k8s.io/v1", r.APIVersion())
 	}
@@ -109,6 +119,9 @@ func TestSeries(t *testing.T) {
 	}
 	if f := byReason(evs, "Failed"); f.Related == nil || *f.Related != related || f.Note != "exit 1" || f.Type != Warning {
 		t.Errorf("event with a related object %+v", f)
+	}
+	for range 4 { // the watch may show the last write before the writer has its answer
+		wait(t, writes, "the writer's 4 writes")
 	}
 	if s := r.Stats(); s.Written != 4 || s.Dropped+s.RateLimited+s.Failed != 0 {
 		t.Errorf("stats %+v, want 4 written (2 creates, 2 series patches), nothing lost", s)
