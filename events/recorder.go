@@ -54,13 +54,13 @@ const (
 
 // client-go's tools/events timings.
 const (
-	maxTries     = 12               // writes of one event before it is given up
-	retryWait    = 10 * time.Second // between them, with up to 25% jitter
-	finishTime   = 6 * time.Minute  // a series quiet this long ends
-	refreshTime  = 30 * time.Minute // how often ongoing series are written
-	maxSpamKeys  = 4096             // buckets kept, tools/record's cache size
-	retryJitter  = 0.25
-	defaultNSFor = "default" // the namespace of events about cluster-scoped objects
+	maxTries         = 12               // writes of one event before it is given up
+	retryWait        = 10 * time.Second // between them, with up to 25% jitter
+	finishTime       = 6 * time.Minute  // a series quiet this long ends
+	refreshTime      = 30 * time.Minute // how often ongoing series are written
+	maxSpamKeys      = 4096             // buckets kept, tools/record's cache size
+	retryJitter      = 0.25
+	defaultNamespace = "default" // the namespace of events about cluster-scoped objects
 )
 
 var (
@@ -183,7 +183,7 @@ func (r *Recorder) Eventf(regarding Reference, related *Reference, eventType, re
 	now := time.Now()
 	ns := regarding.Namespace
 	if ns == "" {
-		ns = defaultNSFor
+		ns = defaultNamespace
 	}
 	ev := &Event{
 		TypeMeta:            api.TypeMeta{APIVersion: eventsV1.GroupVersion(), Kind: "Event"},
