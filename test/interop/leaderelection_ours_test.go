@@ -2,7 +2,11 @@ package interop
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +99,7 @@ func TestLeaderElectionOursAndClientGo(t *testing.T) {
 		t.Fatal("ours-again led while client-go held the lease")
 	case <-time.After(2 * electionLeaseDuration):
 	}
+	theirs := leaseSpecShape(ctx, t, lw.URL)
 	log.add("kube stopped") // before the cancel: client-go leads until its context ends
 	stopped = time.Now()
 	kube.cancel()
@@ -105,6 +110,14 @@ func TestLeaderElectionOursAndClientGo(t *testing.T) {
 	if got, want := log.get(), []string{"ours started", "ours stopped", "kube started", "kube stopped", "ours-again started"}; !slices.Equal(got, want) {
 		t.Errorf("leadership %v, want %v", got, want)
 	}
+	micro := "0000-00-00T00:00:00.000000Z"
+	want := map[string]string{"holderIdentity": "string", "leaseDurationSeconds": "json.Number", "leaseTransitions": "json.Number", "acquireTime": micro, "renewTime": micro}
+	if !maps.Equal(theirs, want) {
+		t.Errorf("the lease's spec as client-go's elector writes it %v, want %v", theirs, want)
+	}
+	if ours := leaseSpecShape(ctx, t, lw.URL); !maps.Equal(ours, theirs) {
+		t.Errorf("the lease's spec as ours writes it %v, as client-go's %v", ours, theirs)
+	}
 	lease, err := leases.Get(ctx, "lock", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -112,4 +125,34 @@ func TestLeaderElectionOursAndClientGo(t *testing.T) {
 	if s := lease.Spec; deref(s.HolderIdentity) != "ours-again" || deref(s.LeaseTransitions) != "2" {
 		t.Errorf("lease after two hand-overs: holder %s, transitions %s, want ours-again, 2", deref(s.HolderIdentity), deref(s.LeaseTransitions))
 	}
+}
+
+// leaseSpecShape reads the lock's spec as JSON and returns the shape of
+// each field: its JSON type, and a time's layout with its digits zeroed.
+func leaseSpecShape(ctx context.Context, t *testing.T, url string) map[string]string {
+	t.Helper()
+	c, err := client.New(client.ConfigForURL(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lease, err := client.NewResource[client.Unstructured](c, leaderelection.LeasesResource, "default").Get(ctx, "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	digits := regexp.MustCompile(`[0-9]`)
+	shape := map[string]string{}
+	for k, v := range lease["spec"].(map[string]any) {
+		switch v := v.(type) {
+		case string:
+			if strings.HasSuffix(k, "Time") {
+				shape[k] = digits.ReplaceAllString(v, "0")
+			} else {
+				shape[k] = "string"
+			}
+		default:
+			shape[k] = fmt.Sprintf("%T", v)
+		}
+	}
+	return shape
 }
