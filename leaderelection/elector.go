@@ -152,6 +152,23 @@ func (e *Elector) Leader() string {
 	return e.observed.holder
 }
 
+// Check is a liveness check for a leader, as client-go's: an error when
+// this candidate believes it leads but its last renewal is older than the
+// lease duration plus tolerance, as happens when its work does not return
+// after leadership was lost (Run waits for it) and the process should be
+// restarted. It is nil for a candidate that does not lead.
+func (e *Elector) Check(tolerance time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.observed.holder != e.cfg.Identity {
+		return nil
+	}
+	if time.Since(e.observedTime) > e.cfg.LeaseDuration+tolerance {
+		return fmt.Errorf("leaderelection: lease %s/%s not renewed for %v", e.cfg.Namespace, e.cfg.Name, time.Since(e.observedTime).Round(time.Millisecond))
+	}
+	return nil
+}
+
 // Run campaigns until ctx ends: it tries to take the lease every
 // RetryPeriod (with jitter), then leads, renewing it, until ctx ends or a
 // renewal fails for RenewDeadline. It returns after the leader's work has

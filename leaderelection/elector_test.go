@@ -257,3 +257,64 @@ func TestNewChecksConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFailsWhenWorkHangs: a leader whose work ignores the end of its
+// term stays in Run after losing the lease; Check reports it once the
+// lease duration (plus tolerance) has passed since the last renewal, and
+// never while it renews.
+func TestCheckFailsWhenWorkHangs(t *testing.T) {
+	srv := cuttest.StartServer(t)
+	proxy := cuttest.StartProxy(t, srv.Addr)
+	c, err := client.New(client.ConfigForURL("http://" + proxy.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	leading, hang := make(chan struct{}), make(chan struct{})
+	e, err := leaderelection.New(leaderelection.Config{
+		Client: c, Namespace: "default", Name: "lock", Identity: "a",
+		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
+		Callbacks: leaderelection.Callbacks{OnStartedLeading: func(context.Context) {
+			close(leading)
+			<-hang // ignores its context
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(t.Context())
+	}()
+	defer func() { close(hang); <-done }()
+	wait(t, leading, "a to lead")
+	renewals := 0
+	for range leaseSpecs(t, srv.URL) {
+		if err := e.Check(0); err != nil {
+			t.Fatalf("Check while a renews: %v", err)
+		}
+		if renewals++; renewals == 3 {
+			break
+		}
+	}
+
+	cut := time.Now()
+	proxy.Block()
+	tick := time.NewTicker(retryPeriod)
+	defer tick.Stop()
+	for e.Check(0) == nil {
+		if time.Since(cut) > testTimeout {
+			t.Fatal("Check never failed for a leader that cannot renew")
+		}
+		<-tick.C
+	}
+	// The last renewal was at most a retry period and a renew deadline
+	// before the cut, or a would have stopped leading.
+	if took, least := time.Since(cut), leaseDuration-retryPeriod-renewDeadline; took < least {
+		t.Errorf("Check failed %v after the cut, want %v at least: the lease duration after the last renewal", took, least)
+	}
+	if !e.IsLeader() {
+		t.Error("IsLeader is false, yet the lease was never seen taken")
+	}
+}
