@@ -87,3 +87,21 @@ func TestPartialObjectMetadata(t *testing.T) {
 		t.Errorf("round trip changed the object:\n%s\nwant\n%s", out, in)
 	}
 }
+
+func TestMicroTimeJSON(t *testing.T) {
+	tm := NewMicroTime(time.Date(2026, 11, 22, 5, 49, 38, 1999, time.FixedZone("x", 3600)))
+	b, _ := json.Marshal(tm)
+	if string(b) != `"2026-11-22T04:49:38.000001Z"` {
+		t.Fatalf("MicroTime marshals as %s", b)
+	}
+	var back MicroTime
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(tm.Time) {
+		t.Fatalf("round trip: %v, %v", back, err)
+	}
+	if b, _ := json.Marshal(MicroTime{}); string(b) != "null" {
+		t.Errorf("the zero MicroTime marshals as %s, want null", b)
+	}
+	if err := json.Unmarshal([]byte(`"2026-11-22T04:49:38Z"`), &back); err == nil {
+		t.Fatal("a time without microseconds was accepted, as kube's MicroTime does not")
+	}
+}

@@ -147,3 +147,37 @@ const (
 	// initial events (sendInitialEvents=true).
 	InitialEventsEndAnnotation = "k8s.io/initial-events-end"
 )
+
+// MicroTime is a timestamp serialised as RFC 3339 with microsecond
+// precision, as meta/v1 MicroTime is (a Lease's renewTime, an Event's
+// eventTime).
+type MicroTime struct{ time.Time }
+
+// rfc3339Micro is meta/v1's RFC3339Micro: always six fractional digits.
+const rfc3339Micro = "2006-01-02T15:04:05.000000Z07:00"
+
+// NewMicroTime returns t truncated to microseconds, in UTC.
+func NewMicroTime(t time.Time) *MicroTime { return &MicroTime{t.UTC().Truncate(time.Microsecond)} }
+
+// MarshalJSON writes the RFC 3339 form with microseconds, or null for the
+// zero time.
+func (t MicroTime) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.UTC().Format(rfc3339Micro) + `"`), nil
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes, or null.
+func (t *MicroTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	parsed, err := time.Parse(`"`+rfc3339Micro+`"`, string(b))
+	if err != nil {
+		return err
+	}
+	t.Time = parsed.Local()
+	return nil
+}

@@ -421,10 +421,19 @@ func (r *Resource[T]) write(ctx context.Context, method, path string, obj T, opt
 
 // Patch changes the named object with a patch of type pt.
 func (r *Resource[T]) Patch(ctx context.Context, name string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
-	p, err := r.objectPath(r.namespace, name)
+	return r.patch(ctx, r.namespace, name, "", pt, patch, opts)
+}
+
+// patch sends a patch to the named object in namespace, or to its
+// subresource when sub is not "".
+func (r *Resource[T]) patch(ctx context.Context, namespace, name, sub string, pt PatchType, patch []byte, opts PatchOptions) (T, error) {
+	p, err := r.objectPath(namespace, name)
 	if err != nil {
 		var zero T
 		return zero, err
+	}
+	if sub != "" {
+		p += "/" + sub
 	}
 	q := opts.values()
 	if opts.Force {

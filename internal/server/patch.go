@@ -31,7 +31,11 @@ func (q *request) patch() {
 	}
 	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind)}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
-		return patchObject(cur, mt, body, opts)
+		next, err := patchObject(cur, mt, body, opts)
+		if err != nil || q.info.Subresource != "status" {
+			return next, err
+		}
+		return statusOnly(cur, next), nil
 	}))
 }
 

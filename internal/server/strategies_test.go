@@ -33,7 +33,8 @@ func TestBuiltinScale(t *testing.T) {
 		}},
 		{name: "create", method: "POST", path: deployments, code: 201, body: `{"metadata":{"name":"web"},"spec":{"replicas":2,
 			"selector":{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["b","a"]},{"key":"canary","operator":"DoesNotExist"}]},` + template + `}}`},
-		{name: "status", method: "PATCH", path: deployments + "/web/status", body: `{"status":{"replicas":1}}`, code: 200},
+		{name: "status", method: "PATCH", path: deployments + "/web/status", body: `{"status":{"replicas":1},"spec":{"replicas":9}}`, code: 200,
+			want: map[string]any{"spec.replicas": "2", "status.replicas": "1"}}, // the spec is not the status subresource's
 		{name: "get", method: "GET", path: scale, code: 200, want: map[string]any{
 			"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata.name": "web",
 			"spec.replicas": "2", "status.replicas": "1", "status.selector": "app=web,!canary,tier in (a,b)",

@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 )
@@ -24,24 +25,13 @@ const eventsTimeout = 60 * time.Second
 // core/v1 events sees both writes converted; kubectl get events (core) and
 // get events.events.k8s.io print it with kube's event columns.
 func TestEventRecorder(t *testing.T) {
-	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	ctx, cancel := context.WithTimeout(t.Context(), eventsTimeout)
-	defer cancel()
-	cs := typedClientset(t, lw.URL)
-	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "widget"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wt := startWidget(t)
+	ctx, lw, cs, cm, recorder := wt.ctx, wt.lw, wt.cs, wt.cm, wt.recorder
 	w, err := cs.CoreV1().Events("default").Watch(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=widget"})
 	if err != nil {
 		t.Fatalf("watch core events: %v", err)
 	}
 	defer w.Stop()
-
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
-	broadcaster.StartRecordingToSink(ctx.Done())
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, "example.com/widgets")
 
 	recorder.Eventf(cm, nil, corev1.EventTypeNormal, "Synced", "Reconcile", "synced %s", "widget")
 	first := nextEvent(t, ctx, w, func(typ watch.EventType, e *corev1.Event) bool { return typ == watch.Added })
@@ -64,6 +54,33 @@ func TestEventRecorder(t *testing.T) {
 		`(?m)^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`, `(?m)^\S+\s+Normal\s+Synced\s+configmap/widget\s+synced widget$`)
 	contains(t, k.must(t, "get", "events.events.k8s.io", "-o", "wide"),
 		`(?m)^\S+\s+Normal\s+Synced\s+configmap/widget\s+example.com/widgets, example.com/widgets-\S+\s+synced widget\s+\S+\s+2\s+`+first.Name+`$`)
+}
+
+// widget is a test's binary with ConfigMap "widget" and client-go's
+// events.k8s.io/v1 recorder for controller example.com/widgets, all ended
+// when the test ends or eventsTimeout passes.
+type widget struct {
+	ctx      context.Context
+	lw       *Listwatch
+	cs       *kubernetes.Clientset
+	cm       *corev1.ConfigMap
+	recorder events.EventRecorder
+}
+
+func startWidget(t *testing.T) *widget {
+	t.Helper()
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	ctx, cancel := context.WithTimeout(t.Context(), eventsTimeout)
+	t.Cleanup(cancel)
+	cs := typedClientset(t, lw.URL)
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "widget"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	broadcaster.StartRecordingToSink(ctx.Done())
+	t.Cleanup(broadcaster.Shutdown)
+	return &widget{ctx: ctx, lw: lw, cs: cs, cm: cm, recorder: broadcaster.NewRecorder(scheme.Scheme, "example.com/widgets")}
 }
 
 // TestCoreEventThroughEventsV1: an event written the legacy way through

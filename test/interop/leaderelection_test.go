@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -59,18 +60,9 @@ func (l *electionLog) get() []string {
 // releases the lease (ReleaseOnCancel) and the second takes over within
 // the lease duration; never do both lead at once.
 func TestLeaderElection(t *testing.T) {
-	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
-	ctx, cancel := context.WithTimeout(t.Context(), electionTimeout)
-	defer cancel()
-	leases := typedClientset(t, lw.URL).CoordinationV1().Leases("default")
-	w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=lock"})
-	if err != nil {
-		t.Fatalf("watch leases: %v", err)
-	}
-	defer w.Stop()
-
+	e := startElection(t)
+	ctx, lw, leases, w, lock := e.ctx, e.lw, e.leases, e.w, e.lock
 	var log electionLog
-	lock := metav1.ObjectMeta{Name: "lock", Namespace: "default"}
 	isA := func(leader string) bool { return leader == "a" }
 	a := runCandidate(ctx, t, typedClientset(t, lw.URL), lock, "a", isA, &log)
 	defer stopCandidate(a)
@@ -112,6 +104,30 @@ func TestLeaderElection(t *testing.T) {
 		t.Errorf("lease after the hand-over: holder %v, transitions %v, duration %v, want b, 1, 2",
 			deref(s.HolderIdentity), deref(s.LeaseTransitions), deref(s.LeaseDurationSeconds))
 	}
+}
+
+// election is a test's binary, the Lease lock in "default" and a watch
+// of it, all ended when the test ends or electionTimeout passes.
+type election struct {
+	ctx    context.Context
+	lw     *Listwatch
+	leases coordinationv1client.LeaseInterface
+	w      watch.Interface
+	lock   metav1.ObjectMeta
+}
+
+func startElection(t *testing.T) *election {
+	t.Helper()
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	ctx, cancel := context.WithTimeout(t.Context(), electionTimeout)
+	t.Cleanup(cancel)
+	leases := typedClientset(t, lw.URL).CoordinationV1().Leases("default")
+	w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=lock"})
+	if err != nil {
+		t.Fatalf("watch leases: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	return &election{ctx: ctx, lw: lw, leases: leases, w: w, lock: metav1.ObjectMeta{Name: "lock", Namespace: "default"}}
 }
 
 // runCandidate starts a leader elector for id on Lease lock, whose saw
