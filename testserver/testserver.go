@@ -1,0 +1,306 @@
+// Package testserver starts a listwatch server inside a test process, as
+// controller-runtime's envtest starts kube-apiserver and etcd for
+// controller tests, but in milliseconds and with kube-controller-manager's
+// garbage collection and namespace deletion running.
+//
+// A server listens on a loopback port of its own, keeps its objects in an
+// embedded store in a directory of its own (a temporary one unless
+// Options.Dir is given), installs the CustomResourceDefinitions of
+// Options.CRDDirectoryPaths and waits until each is Established and
+// served, and hands out a kubeconfig (Server.Kubeconfig, written to
+// Server.KubeconfigPath) that client-go, controller-runtime
+// (clientcmd.RESTConfigFromKubeConfig), kubectl and this module's client
+// (Server.ClientConfig) accept.
+//
+// By default the server is anonymous, as `listwatch serve` on loopback:
+// plain HTTP, every request allowed. Options.Secure serves HTTPS instead,
+// on certificates made for the server, and authenticates only the client
+// certificate of the kubeconfig's user, system:admin in system:masters.
+//
+// # Concurrency
+//
+// Servers share no state: a test binary may run many at once (each with
+// its own store, metrics registry and logger), and tests calling New may
+// run in parallel. Stop may be called from any goroutine, more than once.
+package testserver
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/pki"
+	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/gc"
+	"github.com/listwatch/listwatch/storage/bolt"
+)
+
+// Options configure a server. The zero value is an anonymous server on a
+// temporary store with no CustomResourceDefinitions.
+type Options struct {
+	// Dir holds the store, the kubeconfig and, with Secure, the
+	// certificates; "" means a new temporary directory that Stop removes.
+	// A directory given is kept, so that a later server can reopen its
+	// store (one server at a time).
+	Dir string
+	// CRDDirectoryPaths are files and directories of
+	// CustomResourceDefinitions to install, as envtest's: a directory's
+	// .json, .yaml and .yml files (not its subdirectories), each of one or
+	// more YAML or JSON documents; documents of other kinds are skipped.
+	CRDDirectoryPaths []string
+	// ErrorIfCRDPathMissing makes a path of CRDDirectoryPaths that does not
+	// exist an error; otherwise it is skipped, as in envtest.
+	ErrorIfCRDPathMissing bool
+	// CRDInstallTimeout bounds the wait for the definitions to be served;
+	// 0 means 10 s, envtest's CRDInstallOptions.MaxTime.
+	CRDInstallTimeout time.Duration
+	// Secure serves HTTPS and authenticates the kubeconfig's client
+	// certificate (system:admin, group system:masters) and nothing else.
+	Secure bool
+	// Logger receives the server's log (errors, the access log); nil
+	// discards it.
+	Logger *slog.Logger
+}
+
+// defaultCRDInstallTimeout is envtest's default CRDInstallOptions.MaxTime.
+const defaultCRDInstallTimeout = 10 * time.Second
+
+// KubeconfigFile is the kubeconfig's name in the server's directory.
+const KubeconfigFile = "kubeconfig"
+
+// Server is a running server. Its fields are set by Start and must not be
+// changed.
+type Server struct {
+	// URL is the server's base URL: http://127.0.0.1:PORT, or https:// with
+	// Options.Secure.
+	URL string
+	// Kubeconfig reaches the server as its admin (anonymously unless
+	// Secure), with its one context current; KubeconfigPath is the file
+	// that holds it.
+	Kubeconfig     []byte
+	KubeconfigPath string
+	// CRDs are the installed CustomResourceDefinitions as the server
+	// answered their creation, in the order of the files.
+	CRDs []api.Object
+
+	dir     string
+	tempDir bool
+	pki     *pki.PKI // nil unless Secure
+	srv     *server.Server
+	store   *bolt.Store
+	http    *http.Server
+	serving sync.WaitGroup // the http.Server's Serve
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// New starts a server for tb and stops it when tb's test ends, failing tb
+// if it cannot start.
+func New(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	s, err := Start(tb.Context(), opts)
+	if err != nil {
+		tb.Fatalf("testserver: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			tb.Errorf("testserver: %v", err)
+		}
+	})
+	return s
+}
+
+// Start starts a server; ctx bounds the start (not the server's life,
+// which lasts until Stop).
+func Start(ctx context.Context, opts Options) (_ *Server, err error) {
+	s := &Server{dir: opts.Dir}
+	if s.dir == "" {
+		if s.dir, err = os.MkdirTemp("", "listwatch-testserver-"); err != nil {
+			return nil, err
+		}
+		s.tempDir = true
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Stop())
+		}
+	}()
+	if err := s.start(ctx, opts); err != nil {
+		return nil, err
+	}
+	if err := s.installCRDs(ctx, opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// start opens the store and serves it on a loopback port.
+func (s *Server) start(ctx context.Context, opts Options) error {
+	m := metrics.New()
+	store, err := bolt.Open(s.dir, bolt.Options{
+		// A test's store outlives no crash: fsyncs would only slow it.
+		NoSync: true, CommitObserver: m.Commits(),
+	})
+	if err != nil {
+		return fmt.Errorf("opening the store in %s: %w", s.dir, err)
+	}
+	s.store = store
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := server.Config{
+		Storage: store, Metrics: m, Logger: log, LoopbackOnly: !opts.Secure,
+		ConcurrentGCSyncs: gc.DefaultWorkers,
+	}
+	var clientCAs *x509.CertPool
+	if opts.Secure {
+		if s.pki, err = pki.Ensure(pki.Config{Dir: filepath.Join(s.dir, "pki"), Names: []string{"localhost", "127.0.0.1"}}); err != nil {
+			return err
+		}
+		if clientCAs, err = authn.LoadClientCA(s.pki.Path(pki.ClientCAFile)); err != nil {
+			return err
+		}
+		// Only the admin's certificate is accepted, and it may do
+		// anything: a nil Authorizer allows every request.
+		cfg.Authenticator = authn.AuthenticatedGroup{Authenticator: authn.ClientCert{Roots: clientCAs}}
+	}
+	if s.srv, err = server.New(ctx, cfg); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.http = httpServer(s.srv.Handler(), log)
+	s.URL = "http://" + ln.Addr().String()
+	serve := func() error { return s.http.Serve(ln) }
+	if s.pki != nil {
+		// As `listwatch serve`: TLS watches over HTTP/1.1 are detached too.
+		ln = server.Listener(ln)
+		s.http.ConnContext = server.ConnContext
+		s.http.TLSConfig.GetCertificate = s.pki.Serving.GetCertificate
+		s.http.TLSConfig.ClientAuth, s.http.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
+		s.URL = "https://" + ln.Addr().String()
+		serve = func() error { return s.http.ServeTLS(ln, "", "") }
+	}
+	s.serving.Go(func() {
+		if err := serve(); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("testserver: serving", "err", err)
+		}
+	})
+	return s.writeKubeconfig()
+}
+
+// httpServer serves HTTP/1.1 and HTTP/2 (TLS ALPN or h2c prior
+// knowledge) as `listwatch serve` does, HTTP/2 by internal/h2, whose
+// watches are detached as HTTP/1.1 ones are.
+func httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	hs := &http.Server{
+		Handler: h, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12},
+		ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	(&h2.Server{Logger: log}).Configure(hs)
+	return hs
+}
+
+// writeKubeconfig writes the kubeconfig of the server's admin and keeps
+// its bytes.
+func (s *Server) writeKubeconfig() error {
+	s.KubeconfigPath = filepath.Join(s.dir, KubeconfigFile)
+	var err error
+	if s.pki != nil {
+		err = s.pki.WriteKubeconfig(s.KubeconfigPath, s.URL)
+	} else {
+		err = os.WriteFile(s.KubeconfigPath, anonymousKubeconfig(s.URL), 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	s.Kubeconfig, err = os.ReadFile(s.KubeconfigPath)
+	return err
+}
+
+// anonymousKubeconfig reaches url without credentials. kubectl and
+// client-go need a user entry, even an empty one.
+func anonymousKubeconfig(url string) []byte {
+	return fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters:
+- name: testserver
+  cluster:
+    server: %s
+users:
+- name: testserver
+  user: {}
+contexts:
+- name: testserver
+  context:
+    cluster: testserver
+    user: testserver
+current-context: testserver
+`, url)
+}
+
+// ClientConfig is the configuration of this module's client for the
+// server, equal to what Kubeconfig loads to.
+func (s *Server) ClientConfig() *client.Config {
+	cfg := &client.Config{Host: s.URL}
+	if s.pki != nil {
+		cfg.TLS = client.TLSConfig{CAData: s.pki.ServerCA, CertData: s.pki.AdminCert, KeyData: s.pki.AdminKey}
+	}
+	return cfg
+}
+
+// stopGrace bounds how long Stop waits for requests in flight; watches
+// end at once.
+const stopGrace = 5 * time.Second
+
+// Stop ends every watch, waits for requests in flight, closes the store
+// and removes the temporary directory. It returns the first call's error
+// to every call.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop() })
+	return s.stopErr
+}
+
+func (s *Server) stop() error {
+	var errs []error
+	if s.srv != nil {
+		s.srv.Close() // watches end; Shutdown then waits for the rest
+	}
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		defer cancel()
+		errs = append(errs, s.http.Shutdown(ctx))
+		s.serving.Wait()
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	if s.tempDir {
+		errs = append(errs, os.RemoveAll(s.dir))
+	}
+	return errors.Join(errs...)
+}
