@@ -110,7 +110,8 @@ type Server struct {
 	srv     *server.Server
 	store   *bolt.Store
 	http    *http.Server
-	serving sync.WaitGroup // the http.Server's Serve
+	unused  *server.UnusedConns // closed at Stop, not waited for
+	serving sync.WaitGroup      // the http.Server's Serve
 
 	stopOnce sync.Once
 	stopErr  error
@@ -198,6 +199,8 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.http = httpServer(s.srv.Handler(), log)
+	s.unused = server.NewUnusedConns()
+	s.http.ConnState = s.unused.Track
 	s.URL = "http://" + ln.Addr().String()
 	serve := func() error { return s.http.Serve(ln) }
 	if s.pki != nil {
@@ -302,6 +305,7 @@ func (s *Server) stop() error {
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 		defer cancel()
+		s.unused.Close()
 		errs = append(errs, s.http.Shutdown(ctx))
 		s.serving.Wait()
 	}

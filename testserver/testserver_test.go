@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -315,6 +316,35 @@ func TestDir(t *testing.T) {
 	}
 	if len(second.CRDs) != 2 {
 		t.Errorf("the second server installed %d definitions, want 2", len(second.CRDs))
+	}
+}
+
+// TestStopUnusedConnection checks that Stop does not wait for a
+// connection that never sent a request, which a client's transport may
+// have opened in advance: http.Server.Shutdown alone waits 5 s for it.
+func TestStopUnusedConnection(t *testing.T) {
+	s, err := testserver.Start(t.Context(), testserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The server accepts connections in order: once a later one has been
+	// served, conn has been accepted.
+	if _, err := client.NewResource[client.Unstructured](newClient(t, s), namespaces, "").Get(t.Context(), "default"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop after %v: %v", time.Since(start), err)
+	}
+	// Nothing else blocks Stop for seconds; 5 s is where Shutdown gives
+	// up on a new connection.
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("Stop took %v, waiting for the unused connection", d)
 	}
 }
 
