@@ -14,8 +14,9 @@
 //
 // By default the server is anonymous, as `listwatch serve` on loopback:
 // plain HTTP, every request allowed. Options.Secure serves HTTPS instead,
-// on certificates made for the server, and authenticates only the client
-// certificate of the kubeconfig's user, system:admin in system:masters.
+// on certificates made for the server, authenticates only the client
+// certificate of the kubeconfig's user, system:admin in system:masters,
+// and authorizes the users it impersonates by RBAC.
 //
 // Every server of a process starts on a copy of the store the first one
 // made (storeTemplate): the initial namespaces, kube's default RBAC policy
@@ -52,7 +53,10 @@ import (
 	"github.com/listwatch/listwatch/internal/pki"
 	"github.com/listwatch/listwatch/internal/server"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/gc"
+	"github.com/listwatch/listwatch/internal/server/rbac"
+	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage/bolt"
 )
 
@@ -75,8 +79,10 @@ type Options struct {
 	// CRDInstallTimeout bounds the wait for the definitions to be served;
 	// 0 means 10 s, envtest's CRDInstallOptions.MaxTime.
 	CRDInstallTimeout time.Duration
-	// Secure serves HTTPS and authenticates the kubeconfig's client
-	// certificate (system:admin, group system:masters) and nothing else.
+	// Secure serves HTTPS, authenticates the kubeconfig's client
+	// certificate (system:admin, group system:masters) and nothing else,
+	// and authorizes by RBAC, as `listwatch serve --secure`: the admin may
+	// do anything, including impersonate users whose roles a test checks.
 	Secure bool
 	// Logger receives the server's log (errors, the access log); nil
 	// discards it.
@@ -106,7 +112,8 @@ type Server struct {
 
 	dir     string
 	tempDir bool
-	pki     *pki.PKI // nil unless Secure
+	pki     *pki.PKI   // nil unless Secure
+	rbac    *rbac.View // nil unless Secure
 	srv     *server.Server
 	store   *bolt.Store
 	http    *http.Server
@@ -187,9 +194,10 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		if clientCAs, err = authn.LoadClientCA(s.pki.Path(pki.ClientCAFile)); err != nil {
 			return err
 		}
-		// Only the admin's certificate is accepted, and it may do
-		// anything: a nil Authorizer allows every request.
 		cfg.Authenticator = authn.AuthenticatedGroup{Authenticator: authn.ClientCert{Roots: clientCAs}}
+		if err := s.authorizeRBAC(ctx, &cfg); err != nil {
+			return err
+		}
 	}
 	if s.srv, err = server.New(ctx, cfg); err != nil {
 		return err
@@ -218,6 +226,21 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 		}
 	})
 	return s.writeKubeconfig()
+}
+
+// authorizeRBAC authorizes cfg's requests as `listwatch serve` does
+// with authentication: system:masters (the admin) may do anything, other
+// users (whom the admin impersonates) what RBAC allows them.
+func (s *Server) authorizeRBAC(ctx context.Context, cfg *server.Config) error {
+	view, err := rbac.Start(ctx, cfg.Storage, resource.Builtins(), cfg.Logger)
+	if err != nil {
+		return err
+	}
+	s.rbac = view
+	z := rbac.NewAuthorizer(view)
+	cfg.Authorizer, cfg.RuleResolver = authz.Union{rbac.Privileged{}, z}, z
+	cfg.WriteHook = rbac.NewGuard(view, cfg.Authorizer)
+	return nil
 }
 
 // httpServer serves HTTP/1.1 and HTTP/2 (TLS ALPN or h2c prior
@@ -308,6 +331,9 @@ func (s *Server) stop() error {
 		s.unused.Close()
 		errs = append(errs, s.http.Shutdown(ctx))
 		s.serving.Wait()
+	}
+	if s.rbac != nil {
+		s.rbac.Close()
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())

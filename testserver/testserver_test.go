@@ -263,7 +263,8 @@ func TestNamespaceDeletion(t *testing.T) {
 }
 
 // TestSecure checks that a secure server serves HTTPS to the kubeconfig's
-// user and refuses a request without its certificate.
+// user, authorizes the users it impersonates by RBAC, and refuses a
+// request without its certificate.
 func TestSecure(t *testing.T) {
 	s := testserver.New(t, testserver.Options{Secure: true, CRDDirectoryPaths: []string{"testdata/crds"}})
 	if !strings.HasPrefix(s.URL, "https://") {
@@ -279,6 +280,32 @@ func TestSecure(t *testing.T) {
 	}
 	defer c.Close()
 	create(t, c, widgets, object("example.listwatch.io/v1", "Widget", "default", "w"))
+
+	// The admin impersonates jane, whom RBAC allows what a binding gives.
+	janeCfg := *cfg
+	janeCfg.Impersonate = client.ImpersonationConfig{UserName: "jane"}
+	jane, err := client.New(&janeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jane.Close()
+	janeWidgets := client.NewResource[client.Unstructured](jane, widgets, "default")
+	if _, _, _, err := janeWidgets.List(t.Context(), client.ListOptions{}); !client.IsForbidden(err) {
+		t.Fatalf("jane lists widgets without a binding: %v, want 403", err)
+	}
+	role := object("rbac.authorization.k8s.io/v1", "Role", "default", "widget-reader")
+	role["rules"] = []any{map[string]any{"apiGroups": []any{"example.listwatch.io"}, "resources": []any{"widgets"}, "verbs": []any{"list"}}}
+	create(t, c, client.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, role)
+	binding := object("rbac.authorization.k8s.io/v1", "RoleBinding", "default", "jane-reads-widgets")
+	binding["roleRef"] = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "widget-reader"}
+	binding["subjects"] = []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "jane"}}
+	create(t, c, client.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, binding)
+	if items, _, _, err := janeWidgets.List(t.Context(), client.ListOptions{}); err != nil || len(items) != 1 {
+		t.Errorf("jane lists widgets with a binding: %d items, %v; want the one", len(items), err)
+	}
+	if _, err := janeWidgets.Create(t.Context(), object("example.listwatch.io/v1", "Widget", "default", "x"), client.WriteOptions{}); !client.IsForbidden(err) {
+		t.Errorf("jane creates a widget: %v, want 403 (her role lists only)", err)
+	}
 
 	anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	defer anonymous.CloseIdleConnections()
