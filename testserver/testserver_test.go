@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -411,4 +412,48 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestStopLeavesNoGoroutines checks that Stop returns after every
+// goroutine of the server (its store, caches, controllers, watches and
+// connections) has ended.
+func TestStopLeavesNoGoroutines(t *testing.T) {
+	s, err := testserver.Start(t.Context(), testserver.Options{Secure: true, CRDDirectoryPaths: []string{"testdata/crds"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(s.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := client.NewResource[client.Unstructured](c, widgets, "default").Watch(t.Context(), client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, c, widgets, object("example.listwatch.io/v1", "Widget", "default", "w"))
+	if ev := <-w.Events(); ev.Type != client.Added {
+		t.Fatalf("first event %v, want ADDED", ev)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	c.Close()
+	if left := serverGoroutines(); len(left) > 0 {
+		t.Errorf("%d goroutines of the server left after Stop:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
+
+// serverGoroutines are the stacks of the goroutines running code of the
+// server or its store.
+func serverGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "listwatch/listwatch/internal/") || strings.Contains(g, "listwatch/listwatch/storage/") || strings.Contains(g, "go.etcd.io/bbolt") {
+			out = append(out, g)
+		}
+	}
+	return out
 }
