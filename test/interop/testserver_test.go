@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -20,9 +21,9 @@ import (
 
 // startTestServer starts an in-process server (package testserver) with
 // the Widget definition loaded from a file, as a controller's tests would
-// from its config/crd directory, and returns client-go's configuration from
-// the server's kubeconfig.
-func startTestServer(t *testing.T, secure bool) *rest.Config {
+// from its config/crd directory, and returns it with client-go's
+// configuration from its kubeconfig.
+func startTestServer(t *testing.T, secure bool) (*testserver.Server, *rest.Config) {
 	t.Helper()
 	def := widgetDefinition()
 	def.APIVersion, def.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
@@ -39,8 +40,11 @@ func startTestServer(t *testing.T, secure bool) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return s, cfg
 }
+
+// testServerModes name the modes of a test server, anonymous and secure.
+var testServerModes = map[string]bool{"anonymous": false, "secure": true}
 
 // TestTestServerControllerRuntime runs the widget operator's
 // controller-runtime manager against an in-process server: its caches
@@ -49,9 +53,9 @@ func startTestServer(t *testing.T, secure bool) *rest.Config {
 // gone, and deleting a namespace deletes its custom resources and then the
 // namespace.
 func TestTestServerControllerRuntime(t *testing.T) {
-	for _, secure := range []bool{false, true} {
-		t.Run(map[bool]string{false: "anonymous", true: "secure"}[secure], func(t *testing.T) {
-			cfg := startTestServer(t, secure)
+	for name, secure := range testServerModes {
+		t.Run(name, func(t *testing.T) {
+			_, cfg := startTestServer(t, secure)
 			f := newWidgetFixture(t, cfg) // the definition is there already: it waits for it only
 			op := runOperator(t, cfg, operatorOptions{id: "a", namespace: f.ns, releaseOnCancel: true})
 			if !op.mgr.GetCache().WaitForCacheSync(t.Context()) {
@@ -84,6 +88,31 @@ func TestTestServerControllerRuntime(t *testing.T) {
 			var left WidgetList
 			if err := f.cl.List(t.Context(), &left, client.InNamespace(doomed.Name)); err != nil || len(left.Items) != 0 {
 				t.Errorf("widgets of the deleted namespace: %v %v, want none", left.Items, err)
+			}
+		})
+	}
+}
+
+// TestTestServerKubectl runs kubectl with a test server's kubeconfig:
+// it applies a Widget and finds it, anonymously and over HTTPS with the
+// kubeconfig's client certificate.
+func TestTestServerKubectl(t *testing.T) {
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("Debian's kubectl is not installed (apt-get install -y kubernetes-client; .ci/run does)")
+	}
+	for name, secure := range testServerModes {
+		t.Run(name, func(t *testing.T) {
+			s, _ := startTestServer(t, secure)
+			home := t.TempDir()
+			k := kubectl{bin: bin, server: s.URL, env: append(os.Environ(), "HOME="+home, "KUBECONFIG="+s.KubeconfigPath, "KUBECACHEDIR="+filepath.Join(home, "cache"))}
+			widget := filepath.Join(home, "red.yaml")
+			if err := os.WriteFile(widget, []byte("apiVersion: example.listwatch.io/v1\nkind: Widget\nmetadata: {name: red, namespace: default}\nspec: {color: red}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			k.must(t, "apply", "-f", widget)
+			if out := k.must(t, "get", "widgets", "-n", "default", "-o", "name"); out != "widget.example.listwatch.io/red\n" {
+				t.Errorf("kubectl get widgets: %q, want the one applied", out)
 			}
 		})
 	}
