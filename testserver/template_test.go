@@ -32,3 +32,22 @@ func TestSparseFile(t *testing.T) {
 		t.Error("wrote over an existing file")
 	}
 }
+
+// TestPKITemplate checks that a server's PKI copied from the template is
+// used as it is: nothing issued again, the kubeconfig's CA the template's.
+func TestPKITemplate(t *testing.T) {
+	a, err := ensurePKI(filepath.Join(t.TempDir(), "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ensurePKI(filepath.Join(t.TempDir(), "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Made)+len(b.Made) != 0 {
+		t.Errorf("issued %v and %v, want the template's certificates as they are", a.Made, b.Made)
+	}
+	if !bytes.Equal(a.ServerCA, b.ServerCA) || len(a.ServerCA) == 0 {
+		t.Error("two copies of the template have different server CAs")
+	}
+}

@@ -21,7 +21,8 @@
 // Every server of a process starts on a copy of the store the first one
 // made (storeTemplate): the initial namespaces, kube's default RBAC policy
 // and the default service accounts are there from the start, with the
-// same UIDs in every server.
+// same UIDs in every server. Secure servers likewise share one PKI
+// (pkiTemplate): the same CAs, admin and serving certificates.
 //
 // # Concurrency
 //
@@ -188,7 +189,7 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	}
 	var clientCAs *x509.CertPool
 	if opts.Secure {
-		if s.pki, err = pki.Ensure(pki.Config{Dir: filepath.Join(s.dir, "pki"), Names: []string{"localhost", "127.0.0.1"}}); err != nil {
+		if s.pki, err = ensurePKI(filepath.Join(s.dir, "pki")); err != nil {
 			return err
 		}
 		if clientCAs, err = authn.LoadClientCA(s.pki.Path(pki.ClientCAFile)); err != nil {
@@ -264,17 +265,14 @@ func httpServer(h http.Handler, log *slog.Logger) *http.Server {
 // its bytes.
 func (s *Server) writeKubeconfig() error {
 	s.KubeconfigPath = filepath.Join(s.dir, KubeconfigFile)
-	var err error
+	s.Kubeconfig = anonymousKubeconfig(s.URL)
 	if s.pki != nil {
-		err = s.pki.WriteKubeconfig(s.KubeconfigPath, s.URL)
-	} else {
-		err = os.WriteFile(s.KubeconfigPath, anonymousKubeconfig(s.URL), 0o600)
+		var err error
+		if s.Kubeconfig, err = s.pki.Kubeconfig(s.URL); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	s.Kubeconfig, err = os.ReadFile(s.KubeconfigPath)
-	return err
+	return os.WriteFile(s.KubeconfigPath, s.Kubeconfig, 0o600)
 }
 
 // anonymousKubeconfig reaches url without credentials. kubectl and
@@ -384,6 +382,57 @@ func copyTemplate(dir string) error {
 		return err
 	}
 	return t.write(path)
+}
+
+// pkiNames are the names the serving certificate is for: the loopback
+// addresses the server is reached by.
+var pkiNames = []string{"localhost", "127.0.0.1"}
+
+// pkiTemplate is the files of a PKI (its CAs, serving and admin
+// certificates and keys), made once per process: pki.Ensure writes each
+// with an fsync, tens of milliseconds on a busy disk, and a secure server
+// starts on a copy (written without fsync, like its store).
+var pkiTemplate = sync.OnceValues(func() (map[string]*sparseFile, error) {
+	dir, err := os.MkdirTemp("", "listwatch-testserver-pki-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := pki.Ensure(pki.Config{Dir: dir, Names: pkiNames}); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]*sparseFile{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		files[e.Name()] = newSparseFile(data)
+	}
+	return files, nil
+})
+
+// ensurePKI loads the PKI of dir, copying pkiTemplate there first when dir
+// does not exist.
+func ensurePKI(dir string) (*pki.PKI, error) {
+	if err := os.Mkdir(dir, 0o700); err == nil {
+		files, err := pkiTemplate()
+		if err != nil {
+			return nil, err
+		}
+		for name, f := range files {
+			if err := f.write(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+		}
+	} else if !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	return pki.Ensure(pki.Config{Dir: dir, Names: pkiNames})
 }
 
 // sparseFile is a file's non-zero blocks. bbolt grows its file 16 MiB at a
