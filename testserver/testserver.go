@@ -71,8 +71,12 @@ type Options struct {
 	Dir string
 	// CRDDirectoryPaths are files and directories of
 	// CustomResourceDefinitions to install, as envtest's: a directory's
-	// .json, .yaml and .yml files (not its subdirectories), each of one or
-	// more YAML or JSON documents; documents of other kinds are skipped.
+	// .json, .yaml and .yml files (not its subdirectories), in name order,
+	// and each file given (whatever its name), each of one or more YAML or
+	// JSON documents. Documents of other kinds are skipped; a definition
+	// that is not apiextensions.k8s.io/v1, or that the server refuses, is
+	// an error naming its file (envtest skips one without a group or kind).
+	// A definition already in a reopened store (Dir) is replaced.
 	CRDDirectoryPaths []string
 	// ErrorIfCRDPathMissing makes a path of CRDDirectoryPaths that does not
 	// exist an error; otherwise it is skipped, as in envtest.
