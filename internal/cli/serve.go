@@ -208,8 +208,8 @@ func (o *serveOptions) run(ctx context.Context) error {
 		ln = server.Listener(ln)
 		hs.ConnContext = server.ConnContext
 	}
-	unused := &unusedConns{conns: map[net.Conn]struct{}{}}
-	hs.ConnState = unused.track
+	unused := server.NewUnusedConns()
+	hs.ConnState = unused.Track
 	if boot != nil { // renewed while serving, as it nears its end
 		hs.TLSConfig.GetCertificate = boot.Serving.GetCertificate
 	}
@@ -245,50 +245,11 @@ func (o *serveOptions) run(ctx context.Context) error {
 	time.Sleep(o.shutdownDelay)
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownGrace)
 	defer cancel()
-	unused.close()
+	unused.Close()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
-}
-
-// unusedConns tracks the connections that have not sent a request yet, so
-// that shutdown can close them at once: http.Server.Shutdown closes idle
-// connections at once but waits 5 s for these (Go issue 22682), and a
-// client may have opened one in advance that it never uses. Closing them
-// loses no request: net/http does not serve one it reads after Shutdown
-// has begun.
-type unusedConns struct {
-	mu sync.Mutex
-	// guarded by mu:
-	conns   map[net.Conn]struct{}
-	closing bool // close was called: a new connection is closed at once
-}
-
-// track is the http.Server's ConnState hook. HTTP/2 connections report
-// their states through it too, with the same net.Conn.
-func (u *unusedConns) track(c net.Conn, state http.ConnState) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	switch {
-	case state != http.StateNew:
-		delete(u.conns, c)
-	case u.closing:
-		c.Close()
-	default:
-		u.conns[c] = struct{}{}
-	}
-}
-
-// close closes the connections not used yet and every later one.
-func (u *unusedConns) close() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.closing = true
-	for c := range u.conns {
-		c.Close()
-	}
-	clear(u.conns)
 }
 
 // startCPUProfile profiles the process into path until stop is called.

@@ -44,9 +44,18 @@ type namedContext struct {
 	} `json:"context"`
 }
 
-// WriteKubeconfig writes, 0600, a kubeconfig that reaches server as the
-// admin, trusting the server CA, its certificates embedded.
+// WriteKubeconfig writes, 0600, the Kubeconfig for server.
 func (p *PKI) WriteKubeconfig(path, server string) error {
+	b, err := p.Kubeconfig(server)
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, b, 0o600)
+}
+
+// Kubeconfig is a kubeconfig that reaches server as the admin, trusting
+// the server CA, its certificates embedded.
+func (p *PKI) Kubeconfig(server string) ([]byte, error) {
 	const name = "default"
 	c := namedCluster{Name: name}
 	c.Cluster.Server, c.Cluster.CertificateAuthorityData = server, p.ServerCA
@@ -59,7 +68,7 @@ func (p *PKI) WriteKubeconfig(path, server string) error {
 		Clusters: []namedCluster{c}, Users: []namedUser{u}, Contexts: []namedContext{x},
 	})
 	if err != nil {
-		return fmt.Errorf("admin kubeconfig: %w", err)
+		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
-	return WriteFile(path, b, 0o600)
+	return b, nil
 }

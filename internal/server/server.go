@@ -246,6 +246,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.accounts = accounts
+	cfg.WatchCache.Logger = cmp.Or(cfg.WatchCache.Logger, cfg.Logger) // not slog.Default(): servers in one process each have theirs
 	if cfg.WatchCache.Budget == nil {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
