@@ -38,6 +38,7 @@ func ExampleStart() {
 	// installed gadgets.example.listwatch.io
 	// installed widgets.example.listwatch.io
 	// namespace default
+	// namespace kube-node-lease
 	// namespace kube-public
 	// namespace kube-system
 }

@@ -143,8 +143,9 @@ const defaultEventTTL = time.Hour
 // defaultRequestBodyTimeout is kube-apiserver's --request-timeout.
 const defaultRequestBodyTimeout = time.Minute
 
-// initialNamespaces exist from the start, as in every Kubernetes cluster.
-var initialNamespaces = []string{"default", "kube-system", "kube-public"}
+// initialNamespaces exist from the start, as kube-apiserver's system
+// namespaces (kube-node-lease holds nodes' heartbeat Leases).
+var initialNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // stdHandler is slog's own default handler, which writes to log.Writer().
 // The access log is buffered only while slog.Default() is still it: once
