@@ -50,8 +50,7 @@ func horizontalPodAutoscalers() []*Resource {
 	columns := hpaColumns(hpaTargets)
 	v2 := &Resource{
 		Group: "autoscaling", Version: "v2", Plural: "horizontalpodautoscalers",
-		// kube's v2 conversion drops the other versions' annotations.
-		Prepare: func(obj, _ api.Object) { obj["metadata"], _ = hpaMetadata(obj) },
+		Prepare: dropHPARoundTrip,
 		Columns: columns,
 	}
 	v1 := &Resource{
@@ -93,6 +92,20 @@ func prepareHPAv1(obj, old api.Object) {
 	cur, errCur := hpaToV2(context.Background(), old)
 	if errNext == nil && errCur == nil && !sameJSON(next["spec"], cur["spec"]) {
 		obj.Metadata()["generation"] = GenerationOf(old) + 1
+	}
+}
+
+// dropHPARoundTrip removes kube's round-trip annotations from obj, a v2
+// object about to be written, in place (the registry holds its metadata),
+// as kube's v2 conversion drops them.
+func dropHPARoundTrip(obj, _ api.Object) {
+	md := obj.Metadata()
+	ann, _ := md["annotations"].(map[string]any)
+	for _, k := range hpaRoundTripAnnotations {
+		delete(ann, k)
+	}
+	if ann != nil && len(ann) == 0 {
+		delete(md, "annotations")
 	}
 }
 

@@ -598,4 +598,15 @@ func TestWritesAcrossVersions(t *testing.T) {
 	if diff := cmp.Diff(written.Status, got2.Status, semantic); diff != "" {
 		t.Errorf("status after a v1 update (-before +after):\n%s", diff)
 	}
+
+	// A v2 update drops v1's annotations, as kube's v2 conversion does.
+	got2.Spec.MaxReplicas++
+	got2.Annotations = map[string]string{autoscaling.MetricSpecsAnnotation: "[]", autoscaling.ToleranceScaleUpAnnotation: "1", "team": "web"}
+	updated, err := hpas2.Update(ctx, got2, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"team": "web"}; !cmp.Equal(updated.Annotations, want) || updated.Generation != got2.Generation+1 {
+		t.Errorf("after a v2 update: annotations %v, generation %d; want %v, %d", updated.Annotations, updated.Generation, want, got2.Generation+1)
+	}
 }
