@@ -422,7 +422,7 @@ func added[T metav1.Object](t *testing.T, w watch.Interface, n int) map[string]T
 
 // TestTypedClientsAcrossVersions creates every case through the binary with
 // client-go's typed client of its version, and reads (get, protobuf) and
-// watches (JSON) each in both versions: every answer equals what kube
+// watches (v1 in protobuf, v2 in JSON) each in both versions: every answer equals what kube
 // stores for the request (its version's defaults, status reset by the
 // strategy) read in that version.
 func TestTypedClientsAcrossVersions(t *testing.T) {
@@ -430,7 +430,7 @@ func TestTypedClientsAcrossVersions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	const ns = "default"
-	w1, err := js.AutoscalingV1().HorizontalPodAutoscalers(ns).Watch(ctx, metav1.ListOptions{})
+	w1, err := proto.AutoscalingV1().HorizontalPodAutoscalers(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
