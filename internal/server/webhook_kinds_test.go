@@ -208,14 +208,14 @@ func TestWebhookMatchPolicy(t *testing.T) {
 	}
 }
 
-// webhookServer serves AdmissionReviews with answer's response (uid set)
-// and returns a clientConfig for it.
-func webhookServer(t *testing.T, answer func() map[string]any) string {
+// webhookServer serves AdmissionReviews with answer's response to each
+// request (uid set) and returns a clientConfig for it.
+func webhookServer(t *testing.T, answer func(req map[string]any) map[string]any) string {
 	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var rv struct{ Request struct{ UID string } }
-		_ = json.NewDecoder(r.Body).Decode(&rv)
-		resp := answer()
-		resp["uid"] = rv.Request.UID
+		var in struct{ Request map[string]any }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		resp := answer(in.Request)
+		resp["uid"] = in.Request["uid"]
 		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
 	}))
 	t.Cleanup(hook.Close)
@@ -257,7 +257,7 @@ func writeConfigMap(t *testing.T, ts *httptest.Server, method, body string) (int
 func TestWebhookManagedFields(t *testing.T) {
 	for name, value := range map[string]string{"string": `"x"`, "operation": `[{"manager":"m","operation":"Bogus","fieldsType":"FieldsV1","fieldsV1":{}}]`} {
 		t.Run(name, func(t *testing.T) {
-			cc := webhookServer(t, func() map[string]any {
+			cc := webhookServer(t, func(map[string]any) map[string]any {
 				p, _ := json.Marshal([]any{map[string]any{"op": "add", "path": "/metadata/managedFields", "value": json.RawMessage(value)}})
 				return map[string]any{"allowed": true, "patchType": "JSONPatch", "patch": p}
 			})
@@ -282,7 +282,7 @@ func TestWebhookManagedFields(t *testing.T) {
 // webhook answer is in the response once, as kube's warning recorder
 // keeps each text once per request.
 func TestWebhookWarningsOnce(t *testing.T) {
-	cc := webhookServer(t, func() map[string]any { return map[string]any{"allowed": true, "warnings": []any{"same"}} })
+	cc := webhookServer(t, func(map[string]any) map[string]any { return map[string]any{"allowed": true, "warnings": []any{"same"}} })
 	ts := newTestServer(t)
 	for _, kind := range []string{mutatingHook, validatingHook} {
 		if code, m := call(t, ts, "POST", kind, mediaJSON, configMapHook(cc)); code != http.StatusCreated {
@@ -299,7 +299,7 @@ func TestWebhookWarningsOnce(t *testing.T) {
 // by a mutating webhook, is refused rather than stored under the new name
 // while the URL named another.
 func TestWebhookRenameOnApplyCreate(t *testing.T) {
-	cc := webhookServer(t, func() map[string]any {
+	cc := webhookServer(t, func(map[string]any) map[string]any {
 		p, _ := json.Marshal([]any{map[string]any{"op": "replace", "path": "/metadata/name", "value": "other"}})
 		return map[string]any{"allowed": true, "patchType": "JSONPatch", "patch": p}
 	})

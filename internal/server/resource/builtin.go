@@ -104,6 +104,7 @@ func behaviours() []*Resource {
 		},
 	}
 	rs = append(rs, ingressClasses(), storageVersionMigrations())
+	rs = append(rs, horizontalPodAutoscalers()...)
 	rs = append(rs, webhookConfigurations()...)
 	rs = append(rs, admissionPolicies()...)
 	return append(rs, mutatingPolicies()...)

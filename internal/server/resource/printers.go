@@ -199,8 +199,6 @@ func printed() map[GVR][]Column {
 			// kube's rows have an age too, but its columns do not define it.
 			column("ParentRef", "string", "", doc("networking.v1.IPAddressSpec", "parentRef"), ipAddressParent),
 		},
-		{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaColumns(hpaV1Targets),
-		{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaColumns(hpaTargets),
 		{"storage.k8s.io", "v1", "csidrivers"}: {
 			column("AttachRequired", "boolean", "", doc("storage.v1.CSIDriverSpec", "attachRequired"), func(o api.Object) any {
 				return Path(o, "spec", "attachRequired") != false
@@ -377,19 +375,6 @@ func hpaColumns(targets func(api.Object) any) []Column {
 		column("Replicas", "string", "", doc("autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas"), intCell("status", "currentReplicas")),
 		ageColumn(),
 	}
-}
-
-// hpaV1Targets is the one metric of an autoscaling/v1 HPA, CPU
-// utilization, as kube converts it (80% when unset) and prints it.
-func hpaV1Targets(o api.Object) any {
-	target, current := "80%", "<unknown>"
-	if t := Path(o, "spec", "targetCPUUtilizationPercentage"); t != nil {
-		target = percent(t)
-	}
-	if c := Path(o, "status", "currentCPUUtilizationPercentage"); c != nil {
-		current = percent(c)
-	}
-	return "cpu: " + current + "/" + target
 }
 
 func percent(v any) string { return strconv.FormatInt(integer(v), 10) + "%" }

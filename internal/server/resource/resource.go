@@ -124,8 +124,9 @@ type Resource struct {
 	Owner string
 	// Storage is the Resource whose keys and form this one's objects are
 	// stored in, when another: the stored version of the same CRD (objects
-	// converted by apiVersion only), or core/v1 events for events.k8s.io/v1
-	// (converted by FromStorage and ToStorage); nil when this is the stored one.
+	// converted by apiVersion only), core/v1 events for events.k8s.io/v1, or
+	// autoscaling/v2 HPAs for autoscaling/v1 (converted by FromStorage and
+	// ToStorage); nil when this is the stored one.
 	Storage *Resource
 	// FromStorage and ToStorage convert objects between Storage's form and
 	// this resource's, when they differ beyond apiVersion; each returns a new
