@@ -350,7 +350,7 @@ func (q *hpaQuantity) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
-	if _, ok := defaulting.QuantityValue(s); !ok {
+	if _, ok := defaulting.ParseQuantity(s); !ok {
 		return fmt.Errorf("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 	}
 	*q = hpaQuantity(s)
@@ -358,8 +358,8 @@ func (q *hpaQuantity) UnmarshalJSON(b []byte) error {
 }
 
 func (q hpaQuantity) isZero() bool {
-	v, ok := defaulting.QuantityValue(string(q))
-	return q == "" || ok && v.Sign() == 0
+	v, ok := defaulting.ParseQuantity(string(q))
+	return q == "" || ok && v.IsZero()
 }
 
 // ptrTo is a pointer to a copy of q.
