@@ -45,6 +45,8 @@ import (
 type kind struct {
 	strategy interface {
 		Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+		PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+		ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	}
 	plural  string
 	podSpec []string
@@ -95,6 +97,22 @@ var allocated = map[string]bool{
 // not this package's and are proven elsewhere.
 func kubeCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	t.Helper()
+	return kubeErrors(kinds[gvk].strategy.Validate(t.Context(), kubeInternal(t, gvk, js)))
+}
+
+// kubeUpdateCauses runs kube's strategy on an update from the object old
+// to js, as kube-apiserver does: PrepareForUpdate, then ValidateUpdate.
+func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
+	t.Helper()
+	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
+	kinds[gvk].strategy.PrepareForUpdate(t.Context(), obj, was)
+	return kubeErrors(kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was))
+}
+
+// kubeInternal is js decoded, defaulted and converted to kube's internal
+// type.
+func kubeInternal(t *testing.T, gvk schema.GroupVersionKind, js []byte) runtime.Object {
+	t.Helper()
 	s := legacyscheme.Scheme
 	obj, err := s.New(gvk)
 	if err != nil {
@@ -108,27 +126,60 @@ func kubeCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return internal
+}
+
+// kubeErrors are errs as causes, but for metadata's and allocated fields'.
+// A message's first line is kept: the go-cmp diff of kube's internal Go
+// types that follows a refused update of a Pod is not reproduced.
+func kubeErrors(errs field.ErrorList) []cause {
 	var out []cause
-	for _, e := range kinds[gvk].strategy.Validate(t.Context(), internal) {
+	for _, e := range errs {
 		if !strings.HasPrefix(e.Field, "metadata.") && !allocated[e.Field] {
-			out = append(out, cause{e.Field, string(e.Type), e.ErrorBody()})
+			out = append(out, cause{e.Field, string(e.Type), firstLine(e.ErrorBody())})
 		}
 	}
 	return sorted(out)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // ourCauses runs our pruning, defaulting and validation on js.
 func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	t.Helper()
 	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
+	return ourErrors(r.Validate(ourObject(t, r, js)))
+}
+
+// ourUpdateCauses runs our validation of an update from old to js.
+func ourUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
+	t.Helper()
+	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
+	obj := ourObject(t, r, js)
+	cs := r.Validate(obj)
+	if r.ValidateUpdate != nil {
+		cs = append(cs, r.ValidateUpdate(t.Context(), obj, ourObject(t, r, old))...)
+	}
+	return ourErrors(cs)
+}
+
+func ourObject(t *testing.T, r *resource.Resource, js []byte) api.Object {
+	t.Helper()
 	obj, err := api.ParseObject(js)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.PruneAndDefault(obj)
+	return obj
+}
+
+func ourErrors(cs []api.StatusCause) []cause {
 	var out []cause
-	for _, c := range r.Validate(obj) {
-		out = append(out, cause{c.Field, string(c.Type), c.Message})
+	for _, c := range cs {
+		out = append(out, cause{c.Field, string(c.Type), firstLine(c.Message)})
 	}
 	return sorted(out)
 }

@@ -1,0 +1,311 @@
+package validation
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// UpdateFunc checks an update against the stored object old, as a
+// Resource's ValidateUpdate; the new object has passed Func already.
+type UpdateFunc func(ctx context.Context, obj, old api.Object) []api.StatusCause
+
+// ForUpdate returns the update rules of the built-in resource
+// group/version/plural, or nil when this package has none.
+func ForUpdate(group, version, plural string) UpdateFunc {
+	return updates[[3]string{group, version, plural}]
+}
+
+var updates = map[[3]string]UpdateFunc{
+	{"", "v1", "pods"}:            podUpdate,
+	{"", "v1", "configmaps"}:      configMapUpdate,
+	{"", "v1", "secrets"}:         secretUpdate,
+	{"apps", "v1", "deployments"}: selectorUnchanged,
+	{"apps", "v1", "replicasets"}: selectorUnchanged,
+	{"apps", "v1", "daemonsets"}:  selectorUnchanged,
+}
+
+// immutable is apimachinery's FieldImmutableErrorMsg.
+const immutable = "field is immutable"
+
+// selectorUnchanged is the rule kube's ValidateDeploymentUpdate,
+// ValidateReplicaSetUpdate and ValidateDaemonSetSpecUpdate share: the
+// selector of apps/v1 kinds is immutable.
+func selectorUnchanged(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	sel := object(o, "spec")["selector"]
+	if !equal(sel, object(old, "spec")["selector"]) {
+		raw, _ := sel.(map[string]any)
+		c.invalid("spec.selector", jsonValue{labelSelector(raw)}, immutable)
+	}
+	return c
+}
+
+// whenImmutable is kube's message for a change to an object that was
+// stored with immutable: true.
+const whenImmutable = "field is immutable when `immutable` is set"
+
+// configMapUpdate is the update part of kube's ValidateConfigMapUpdate.
+func configMapUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	return frozen(o, old, "data", "binaryData")
+}
+
+// secretUpdate is the update part of kube's ValidateSecretUpdate: the type
+// never changes (both are defaulted to Opaque), and what frozen says.
+func secretUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	if t := str(o, "type"); t != str(old, "type") {
+		c.invalid("type", jsonValue{t}, immutable)
+	}
+	return append(c, frozen(o, old, "data")...)
+}
+
+// frozen is what kube forbids of a ConfigMap or Secret stored with
+// immutable: true: unsetting it, changing any of the data fields.
+func frozen(o, old api.Object, data ...string) []api.StatusCause {
+	var c causes
+	if old["immutable"] != true {
+		return nil
+	}
+	if o["immutable"] != true {
+		c.forbidden("immutable", whenImmutable)
+	}
+	for _, f := range data {
+		if !equal(o[f], old[f]) {
+			c.forbidden(path(f), whenImmutable)
+		}
+	}
+	return c
+}
+
+// equal is apimachinery's equality.Semantic.DeepEqual on decoded JSON: a
+// member absent, null, an empty list or an empty object are all Go's nil
+// (kube's slices and maps compare so; a pointer to an empty struct is the
+// one case it tells apart and this does not), numbers by value.
+func equal(a, b any) bool {
+	if empty(a) || empty(b) {
+		return empty(a) && empty(b)
+	}
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range a {
+			if !equal(v, bm[k]) {
+				return false
+			}
+		}
+		for k, v := range bm {
+			if _, seen := a[k]; !seen && !empty(v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bl, ok := b.([]any)
+		if !ok || len(a) != len(bl) {
+			return false
+		}
+		for i := range a {
+			if !equal(a[i], bl[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if x, ok := integer(a); ok {
+		y, ok := integer(b)
+		return ok && x == y
+	}
+	return a == b
+}
+
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// changes lists the paths under p at which a and b differ, for the diff
+// that follows a refused update's message.
+func changes(p path, a, b any) []string {
+	if equal(a, b) {
+		return nil
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		var out []string
+		for k := range am {
+			out = append(out, changes(p.child(k), am[k], bm[k])...)
+		}
+		for k := range bm {
+			if _, seen := am[k]; !seen {
+				out = append(out, changes(p.child(k), nil, bm[k])...)
+			}
+		}
+		return out
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList && len(al) == len(bl) {
+		var out []string
+		for i := range al {
+			out = append(out, changes(p.index(i), al[i], bl[i])...)
+		}
+		return out
+	}
+	return []string{"  " + string(p) + ": " + render(a) + " -> " + render(b)}
+}
+
+// diff is changes as lines.
+func diff(p path, a, b any) string {
+	cs := changes(p, a, b)
+	slices.Sort(cs)
+	return strings.Join(cs, "\n")
+}
+
+// updatablePodFields is the list kube's ValidatePodUpdate names when it
+// refuses a change to a pod's spec.
+var updatablePodFields = strings.Join([]string{
+	"`spec.containers[*].image`",
+	"`spec.initContainers[*].image`",
+	"`spec.activeDeadlineSeconds`",
+	"`spec.tolerations` (only additions to existing tolerations)",
+	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+}, ",")
+
+// podUpdate is the update part of kube's ValidatePodUpdate: a pod's spec
+// is immutable but for its containers' images, a deadline that only
+// shrinks, tolerations added (or their tolerationSeconds changed),
+// scheduling gates removed, and a negative grace period set to 1. kube
+// follows its refusal with a go-cmp diff of its internal Go types; this
+// follows it with the JSON paths that changed. The extra freedom of pods
+// with scheduling gates (nodeSelector and node affinity additions) is not
+// replicated.
+func podUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	p := path("spec")
+	for _, f := range []string{"containers", "initContainers"} {
+		cs, oldCs := list(spec, f), list(oldSpec, f)
+		if len(cs) != len(oldCs) {
+			c.forbidden(p.child(f), "pod updates may not add or remove containers")
+			return c
+		}
+		for i, ctr := range cs {
+			if ctr, _ := ctr.(map[string]any); str(ctr, "image") == "" {
+				c.required(p.child(f).index(i).child("image"), "")
+			}
+		}
+		c.imagesTrimmed(cs, p.child(f))
+	}
+	deadline, oldDeadline := spec["activeDeadlineSeconds"], oldSpec["activeDeadlineSeconds"]
+	if n, ok := integer(deadline); ok {
+		if n < 0 || n > math.MaxInt32 {
+			c.invalid(p.child("activeDeadlineSeconds"), n, "must be between 0 and "+strconv.Itoa(math.MaxInt32)+", inclusive")
+			return c
+		}
+		if was, ok := integer(oldDeadline); ok && was < n {
+			c.invalid(p.child("activeDeadlineSeconds"), n, "must be less than or equal to previous value")
+			return c
+		}
+	} else if oldDeadline != nil {
+		c.invalid(p.child("activeDeadlineSeconds"), nil, "must not update from a positive integer to nil value")
+	}
+	c.onlyAddedTolerations(list(spec, "tolerations"), list(oldSpec, "tolerations"), p.child("tolerations"))
+	c.onlyDeletedGates(list(spec, "schedulingGates"), list(oldSpec, "schedulingGates"), p.child("schedulingGates"))
+
+	munged := make(map[string]any, len(spec))
+	for k, v := range spec {
+		munged[k] = v
+	}
+	for _, f := range []string{"containers", "initContainers"} {
+		munged[f] = withOldImages(list(spec, f), list(oldSpec, f))
+	}
+	for _, f := range []string{"activeDeadlineSeconds", "schedulingGates", "tolerations"} {
+		munged[f] = oldSpec[f]
+	}
+	if was, ok := integer(oldSpec["terminationGracePeriodSeconds"]); ok && was < 0 {
+		if n, _ := integer(spec["terminationGracePeriodSeconds"]); n == 1 {
+			munged["terminationGracePeriodSeconds"] = oldSpec["terminationGracePeriodSeconds"]
+		}
+	}
+	if !equal(munged, oldSpec) {
+		c.forbidden(p, "pod updates may not change fields other than "+updatablePodFields+"\n"+diff(p, oldSpec, munged))
+	}
+	return c
+}
+
+// withOldImages is containers with the images of old, the same length.
+func withOldImages(containers, old []any) []any {
+	out := make([]any, len(containers))
+	for i, ctr := range containers {
+		ctr, _ := ctr.(map[string]any)
+		m := make(map[string]any, len(ctr))
+		for k, v := range ctr {
+			m[k] = v
+		}
+		was, _ := old[i].(map[string]any)
+		m["image"] = was["image"]
+		out[i] = m
+	}
+	return out
+}
+
+// onlyAddedTolerations is kube's validateOnlyAddedTolerations, less the
+// validation of the tolerations themselves: each old toleration is still
+// there, its tolerationSeconds aside.
+func (c *causes) onlyAddedTolerations(tolerations, old []any, p path) {
+	for _, o := range old {
+		found := slices.ContainsFunc(tolerations, func(t any) bool {
+			return equal(withoutSeconds(o), withoutSeconds(t))
+		})
+		if !found {
+			c.forbidden(p, "existing toleration can not be modified except its tolerationSeconds")
+			return
+		}
+	}
+}
+
+func withoutSeconds(t any) map[string]any {
+	m := make(map[string]any)
+	tm, _ := t.(map[string]any)
+	for k, v := range tm {
+		if k != "tolerationSeconds" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// onlyDeletedGates is kube's validateOnlyDeletedSchedulingGates.
+func (c *causes) onlyDeletedGates(gates, old []any, p path) {
+	oldNames := make(map[string]bool, len(old))
+	for _, g := range old {
+		g, _ := g.(map[string]any)
+		oldNames[str(g, "name")] = true
+	}
+	added := map[string]int{} // a name twice is reported once, at its last index
+	for i, g := range gates {
+		g, _ := g.(map[string]any)
+		if name := str(g, "name"); !oldNames[name] {
+			added[name] = i
+		}
+	}
+	for name, i := range added {
+		c.forbidden(p.index(i).child("name"), "only deletion is allowed, but found new scheduling gate '"+name+"'")
+	}
+}

@@ -1,0 +1,163 @@
+package kubevalidation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// update is one change to a valid object: set makes the stored object
+// (nil leaves the manifest as it is), change makes the update from it;
+// refused says whether kube refuses it.
+type update struct {
+	set, change func(obj map[string]any)
+	refused     bool
+}
+
+var podUpdates = map[string]update{
+	// The pull policy is set: kube defaults it from the image's tag.
+	"image changed": {
+		set:    func(o map[string]any) { container(spec(o))["imagePullPolicy"] = "IfNotPresent" },
+		change: func(o map[string]any) { container(spec(o))["image"] = "busybox:1.37" },
+	},
+	"image emptied":     {change: func(o map[string]any) { container(spec(o))["image"] = " " }, refused: true},
+	"container renamed": {change: func(o map[string]any) { container(spec(o))["name"] = "renamed" }, refused: true},
+	"container added": {change: func(o map[string]any) {
+		spec(o)["containers"] = append(list(spec(o), "containers"), map[string]any{"name": "added", "image": "busybox"})
+	}, refused: true},
+	"restartPolicy changed": {
+		set:     func(o map[string]any) { spec(o)["restartPolicy"] = "Always" },
+		change:  func(o map[string]any) { spec(o)["restartPolicy"] = "Never" },
+		refused: true,
+	},
+	"deadline set": {change: func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 }},
+	"deadline lowered": {
+		set:    func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change: func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 10 },
+	},
+	"deadline raised": {
+		set:     func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change:  func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 60 },
+		refused: true,
+	},
+	"deadline removed": {
+		set:     func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change:  func(o map[string]any) { delete(spec(o), "activeDeadlineSeconds") },
+		refused: true,
+	},
+	"toleration added": {change: func(o map[string]any) {
+		spec(o)["tolerations"] = append(list(spec(o), "tolerations"), map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5})
+	}},
+	"tolerationSeconds changed": {
+		set: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}}
+		},
+		change: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 9}}
+		},
+	},
+	"toleration changed": {
+		set: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists"}}
+		},
+		change: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "j", "operator": "Exists"}}
+		},
+		refused: true,
+	},
+	"scheduling gate added": {
+		change:  func(o map[string]any) { spec(o)["schedulingGates"] = []any{map[string]any{"name": "example.com/wait"}} },
+		refused: true,
+	},
+	"scheduling gate removed": {
+		set:    func(o map[string]any) { spec(o)["schedulingGates"] = []any{map[string]any{"name": "example.com/wait"}} },
+		change: func(o map[string]any) { delete(spec(o), "schedulingGates") },
+	},
+	"grace period from negative to 1": {
+		set:    func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = -1 },
+		change: func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = 1 },
+	},
+	"grace period changed": {change: func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = 7 }, refused: true},
+}
+
+var appsUpdates = map[string]update{
+	"selector changed": {change: func(o map[string]any) {
+		sel := at(o, "spec", "selector")
+		sel["matchExpressions"] = append(list(sel, "matchExpressions"), map[string]any{"key": "not-there", "operator": "DoesNotExist"})
+	}, refused: true},
+	"template label added": {change: func(o map[string]any) { at(template(o), "metadata", "labels")["added"] = "x" }},
+}
+
+func setImmutable(o map[string]any) { o["immutable"] = true }
+
+// dataUpdates are changes to a ConfigMap or a Secret.
+var dataUpdates = map[string]update{
+	"data changed":             {change: func(o map[string]any) { at(o, "data")["added"] = "eA==" }},
+	"immutable, label changed": {set: setImmutable, change: func(o map[string]any) { at(o, "metadata", "labels")["added"] = "x" }},
+	"immutable, data changed": {set: setImmutable, change: func(o map[string]any) {
+		at(o, "data")["added"] = "eA=="
+	}, refused: true},
+	"immutable unset": {set: setImmutable, change: func(o map[string]any) { o["immutable"] = false }, refused: true},
+	"immutable removed, data changed": {set: setImmutable, change: func(o map[string]any) {
+		delete(o, "immutable")
+		at(o, "data")["added"] = "eA=="
+	}, refused: true},
+}
+
+var configMapUpdates = map[string]update{
+	"immutable, binaryData changed": {set: setImmutable, change: func(o map[string]any) {
+		at(o, "binaryData")["added"] = "eA=="
+	}, refused: true},
+}
+
+var secretUpdates = map[string]update{
+	"type changed": {change: func(o map[string]any) { o["type"] = "example.com/other" }, refused: true},
+}
+
+// TestUpdates changes each real manifest of a kind with update rules in
+// each way that applies to it, and validates the update both ways: kube's
+// strategy's PrepareForUpdate and ValidateUpdate, our Validate and
+// ValidateUpdate.
+func TestUpdates(t *testing.T) {
+	byKind := map[string][]map[string]update{
+		"Pod":        {podUpdates},
+		"Deployment": {appsUpdates},
+		"ReplicaSet": {appsUpdates},
+		"DaemonSet":  {appsUpdates},
+		"ConfigMap":  {dataUpdates, configMapUpdates},
+		"Secret":     {dataUpdates, secretUpdates},
+	}
+	n, refused := 0, 0
+	for _, m := range readManifests(t) {
+		for _, updates := range byKind[m.gvk.Kind] {
+			for name, u := range updates {
+				old := deepCopy(m.obj).(map[string]any)
+				if u.set != nil {
+					u.set(old)
+				}
+				obj := deepCopy(old).(map[string]any)
+				u.change(obj)
+				n++
+				t.Run(m.name+"/"+name, func(t *testing.T) {
+					js, was := encode(t, obj), encode(t, old)
+					if kube := kubeCauses(t, m.gvk, was); len(kube) > 0 {
+						t.Skipf("kube refuses the stored object: %v", kube)
+					}
+					kube := kubeUpdateCauses(t, m.gvk, js, was)
+					if diff := cmp.Diff(kube, ourUpdateCauses(t, m.gvk, js, was)); diff != "" {
+						t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
+					}
+					if u.refused != (len(kube) > 0) {
+						t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
+					}
+					if len(kube) > 0 {
+						refused++
+					}
+				})
+			}
+		}
+	}
+	if n < 220 || refused < 115 {
+		t.Fatalf("%d updates, %d refused; want at least 220 and 115", n, refused)
+	}
+}
