@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/cellib"
 )
 
 // UpdateFunc checks an update against the stored object old, as a
@@ -21,12 +22,13 @@ func ForUpdate(group, version, plural string) UpdateFunc {
 }
 
 var updates = map[[3]string]UpdateFunc{
-	{"", "v1", "pods"}:            podUpdate,
-	{"", "v1", "configmaps"}:      configMapUpdate,
-	{"", "v1", "secrets"}:         secretUpdate,
-	{"apps", "v1", "deployments"}: selectorUnchanged,
-	{"apps", "v1", "replicasets"}: selectorUnchanged,
-	{"apps", "v1", "daemonsets"}:  selectorUnchanged,
+	{"", "v1", "pods"}:                   podUpdate,
+	{"", "v1", "configmaps"}:             configMapUpdate,
+	{"", "v1", "secrets"}:                secretUpdate,
+	{"", "v1", "persistentvolumeclaims"}: claimUpdate,
+	{"apps", "v1", "deployments"}:        selectorUnchanged,
+	{"apps", "v1", "replicasets"}:        selectorUnchanged,
+	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -228,10 +230,7 @@ func podUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	c.onlyAddedTolerations(list(spec, "tolerations"), list(oldSpec, "tolerations"), p.child("tolerations"))
 	c.onlyDeletedGates(list(spec, "schedulingGates"), list(oldSpec, "schedulingGates"), p.child("schedulingGates"))
 
-	munged := make(map[string]any, len(spec))
-	for k, v := range spec {
-		munged[k] = v
-	}
+	munged := shallowCopy(spec)
 	for _, f := range []string{"containers", "initContainers"} {
 		munged[f] = withOldImages(list(spec, f), list(oldSpec, f))
 	}
@@ -254,10 +253,7 @@ func withOldImages(containers, old []any) []any {
 	out := make([]any, len(containers))
 	for i, ctr := range containers {
 		ctr, _ := ctr.(map[string]any)
-		m := make(map[string]any, len(ctr))
-		for k, v := range ctr {
-			m[k] = v
-		}
+		m := shallowCopy(ctr)
 		was, _ := old[i].(map[string]any)
 		m["image"] = was["image"]
 		out[i] = m
@@ -281,13 +277,9 @@ func (c *causes) onlyAddedTolerations(tolerations, old []any, p path) {
 }
 
 func withoutSeconds(t any) map[string]any {
-	m := make(map[string]any)
 	tm, _ := t.(map[string]any)
-	for k, v := range tm {
-		if k != "tolerationSeconds" {
-			m[k] = v
-		}
-	}
+	m := shallowCopy(tm)
+	delete(m, "tolerationSeconds")
 	return m
 }
 
@@ -308,4 +300,91 @@ func (c *causes) onlyDeletedGates(gates, old []any, p path) {
 	for name, i := range added {
 		c.forbidden(p.index(i).child("name"), "only deletion is allowed, but found new scheduling gate '"+name+"'")
 	}
+}
+
+// betaStorageClass is the annotation that named a claim's class before
+// spec.storageClassName.
+const betaStorageClass = "volume.beta.kubernetes.io/storage-class"
+
+// claimUpdate is the update part of kube's
+// ValidatePersistentVolumeClaimUpdate: the spec is immutable but for a
+// volumeName set once, a storage class set where there was none (or named
+// by the beta annotation), and, once the claim is bound, the storage
+// request (never below status.capacity) and volumeAttributesClassName. As
+// for Pods, the go-cmp diff kube appends is replaced by the changed paths.
+func claimUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	munged, oldMunged := shallowCopy(spec), shallowCopy(oldSpec)
+	if str(oldSpec, "volumeName") == "" {
+		oldMunged["volumeName"] = spec["volumeName"]
+	}
+	annotations := stringMap(object(o, "metadata"), "annotations")
+	oldClass, wasAnnotated := stringMap(object(old, "metadata"), "annotations")[betaStorageClass]
+	newClass, annotated := annotations[betaStorageClass]
+	class, set := spec["storageClassName"].(string)
+	_, wasSet := oldSpec["storageClassName"].(string)
+	switch {
+	case wasAnnotated && !wasSet && set && class == oldClass && (!annotated || newClass == oldClass):
+		delete(munged, "storageClassName") // moved from the annotation
+	default:
+		if newClass != oldClass {
+			c.invalid(path("metadata").child("annotations", betaStorageClass), newClass, immutable)
+		}
+		if set && !wasSet && (!wasAnnotated || class == oldClass) {
+			delete(munged, "storageClassName") // set where there was none
+		}
+	}
+	status, oldStatus := object(o, "status"), object(old, "status")
+	if str(status, "phase") == "Bound" {
+		if resources := object(spec, "resources"); object(resources, "requests") != nil {
+			requests := shallowCopy(object(resources, "requests"))
+			requests["storage"] = object(object(oldSpec, "resources"), "requests")["storage"]
+			resources = shallowCopy(resources)
+			resources["requests"] = requests
+			munged["resources"] = resources
+		}
+		munged["volumeAttributesClassName"] = oldSpec["volumeAttributesClassName"]
+	}
+	if !equal(munged, oldMunged) {
+		c.forbidden("spec", "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff("spec", oldMunged, munged))
+	}
+	size := str(object(object(spec, "resources"), "requests"), "storage")
+	if less(size, str(object(object(oldSpec, "resources"), "requests"), "storage")) && !less(str(object(oldStatus, "capacity"), "storage"), size) {
+		c.forbidden("spec.resources.requests.storage", "field can not be less than status.capacity")
+	}
+	if !equal(spec["volumeMode"], oldSpec["volumeMode"]) {
+		c.invalid("volumeMode", jsonValue{spec["volumeMode"]}, immutable)
+	}
+	vac := spec["volumeAttributesClassName"]
+	if !equal(vac, oldSpec["volumeAttributesClassName"]) && oldStatus["currentVolumeAttributesClassName"] != nil {
+		switch vac {
+		case nil:
+			c.forbidden("spec.volumeAttributesClassName", "update to nil is forbidden when status.currentVolumeAttributesClassName is not nil")
+		case "":
+			c.forbidden("spec.volumeAttributesClassName", "update to empty string is forbidden when status.currentVolumeAttributesClassName is not nil")
+		}
+	}
+	return c
+}
+
+// less compares quantities as kube's Quantity.Cmp, an absent one (or one
+// the schema let through unparsed) being zero.
+func less(a, b string) bool {
+	if a == "" {
+		a = "0"
+	}
+	if b == "" {
+		b = "0"
+	}
+	n, err := cellib.CompareQuantities(a, b)
+	return err == nil && n < 0
+}
+
+func shallowCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

@@ -114,6 +114,73 @@ var secretUpdates = map[string]update{
 	"type changed": {change: func(o map[string]any) { o["type"] = "example.com/other" }, refused: true},
 }
 
+func storage(o map[string]any, q string) { at(o, "spec", "resources", "requests")["storage"] = q }
+
+// bound sets a claim bound, with its capacity.
+func bound(capacity string) func(o map[string]any) {
+	return func(o map[string]any) {
+		storage(o, "2Gi")
+		o["status"] = map[string]any{"phase": "Bound", "capacity": map[string]any{"storage": capacity}}
+	}
+}
+
+var claimUpdates = map[string]update{
+	"storage raised":                        {change: func(o map[string]any) { storage(o, "100Gi") }, refused: true},
+	"storage raised, bound":                 {set: bound("2Gi"), change: func(o map[string]any) { storage(o, "3Gi") }},
+	"storage lowered to capacity, bound":    {set: bound("1Gi"), change: func(o map[string]any) { storage(o, "1Gi") }, refused: true},
+	"storage lowered above capacity, bound": {set: bound("512Mi"), change: func(o map[string]any) { storage(o, "1Gi") }},
+	"volumeName set":                        {change: func(o map[string]any) { spec(o)["volumeName"] = "pv-b" }},
+	"volumeName changed": {
+		set:     func(o map[string]any) { spec(o)["volumeName"] = "pv-a" },
+		change:  func(o map[string]any) { spec(o)["volumeName"] = "pv-b" },
+		refused: true,
+	},
+	"storageClassName set": {
+		set:    func(o map[string]any) { delete(spec(o), "storageClassName") },
+		change: func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+	},
+	"storageClassName from the annotation": {
+		set: func(o map[string]any) {
+			delete(spec(o), "storageClassName")
+			at(o, "metadata", "annotations")["volume.beta.kubernetes.io/storage-class"] = "fast"
+		},
+		change: func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+	},
+	"storageClassName changed": {
+		set:     func(o map[string]any) { spec(o)["storageClassName"] = "slow" },
+		change:  func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+		refused: true,
+	},
+	"volumeMode changed": {
+		set:     func(o map[string]any) { spec(o)["volumeMode"] = "Filesystem" },
+		change:  func(o map[string]any) { spec(o)["volumeMode"] = "Block" },
+		refused: true,
+	},
+	"accessModes changed": {change: func(o map[string]any) { spec(o)["accessModes"] = []any{"ReadWriteMany"} }, refused: true},
+	"volumeAttributesClassName changed, bound": {
+		set:    func(o map[string]any) { bound("2Gi")(o); spec(o)["volumeAttributesClassName"] = "gold" },
+		change: func(o map[string]any) { spec(o)["volumeAttributesClassName"] = "silver" },
+	},
+	"volumeAttributesClassName emptied, applied": {
+		set: func(o map[string]any) {
+			bound("2Gi")(o)
+			spec(o)["volumeAttributesClassName"] = "gold"
+			at(o, "status")["currentVolumeAttributesClassName"] = "gold"
+		},
+		change:  func(o map[string]any) { spec(o)["volumeAttributesClassName"] = "" },
+		refused: true,
+	},
+	"volumeAttributesClassName removed, applied": {
+		set: func(o map[string]any) {
+			bound("2Gi")(o)
+			spec(o)["volumeAttributesClassName"] = "gold"
+			at(o, "status")["currentVolumeAttributesClassName"] = "gold"
+		},
+		change:  func(o map[string]any) { delete(spec(o), "volumeAttributesClassName") },
+		refused: true,
+	},
+}
+
 // TestUpdates changes each real manifest of a kind with update rules in
 // each way that applies to it, and validates the update both ways: kube's
 // strategy's PrepareForUpdate and ValidateUpdate, our Validate and
@@ -126,6 +193,8 @@ func TestUpdates(t *testing.T) {
 		"DaemonSet":  {appsUpdates},
 		"ConfigMap":  {dataUpdates, configMapUpdates},
 		"Secret":     {dataUpdates, secretUpdates},
+
+		"PersistentVolumeClaim": {claimUpdates},
 	}
 	n, refused := 0, 0
 	for _, m := range readManifests(t) {
