@@ -29,6 +29,7 @@ var updates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "deployments"}:        selectorUnchanged,
 	{"apps", "v1", "replicasets"}:        selectorUnchanged,
 	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
+	{"apps", "v1", "statefulsets"}:       statefulSetUpdate,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -43,6 +44,22 @@ func selectorUnchanged(_ context.Context, o, old api.Object) []api.StatusCause {
 	if !equal(sel, object(old, "spec")["selector"]) {
 		raw, _ := sel.(map[string]any)
 		c.invalid("spec.selector", jsonValue{labelSelector(raw)}, immutable)
+	}
+	return c
+}
+
+// statefulSetUpdate is the update part of kube's ValidateStatefulSetUpdate
+// (which in 1.37 names each immutable field rather than refusing "updates
+// to statefulset spec for fields other than ..."), less volumeClaimTemplates,
+// whose bad value kube renders as its internal Go type.
+func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
+	c := causes(selectorUnchanged(ctx, o, old))
+	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	if name := str(spec, "serviceName"); name != str(oldSpec, "serviceName") {
+		c.invalid("spec.serviceName", name, immutable)
+	}
+	if policy := str(spec, "podManagementPolicy"); policy != str(oldSpec, "podManagementPolicy") {
+		c.invalid("spec.podManagementPolicy", jsonValue{policy}, immutable)
 	}
 	return c
 }

@@ -88,6 +88,16 @@ var appsUpdates = map[string]update{
 	"template label added": {change: func(o map[string]any) { at(template(o), "metadata", "labels")["added"] = "x" }},
 }
 
+var statefulSetUpdates = map[string]update{
+	"replicas changed":    {change: func(o map[string]any) { spec(o)["replicas"] = 7 }},
+	"serviceName changed": {change: func(o map[string]any) { spec(o)["serviceName"] = "other" }, refused: true},
+	"podManagementPolicy changed": {
+		set:     func(o map[string]any) { spec(o)["podManagementPolicy"] = "OrderedReady" },
+		change:  func(o map[string]any) { spec(o)["podManagementPolicy"] = "Parallel" },
+		refused: true,
+	},
+}
+
 func setImmutable(o map[string]any) { o["immutable"] = true }
 
 // dataUpdates are changes to a ConfigMap or a Secret.
@@ -187,12 +197,13 @@ var claimUpdates = map[string]update{
 // ValidateUpdate.
 func TestUpdates(t *testing.T) {
 	byKind := map[string][]map[string]update{
-		"Pod":        {podUpdates},
-		"Deployment": {appsUpdates},
-		"ReplicaSet": {appsUpdates},
-		"DaemonSet":  {appsUpdates},
-		"ConfigMap":  {dataUpdates, configMapUpdates},
-		"Secret":     {dataUpdates, secretUpdates},
+		"Pod":         {podUpdates},
+		"Deployment":  {appsUpdates},
+		"ReplicaSet":  {appsUpdates},
+		"DaemonSet":   {appsUpdates},
+		"StatefulSet": {appsUpdates, statefulSetUpdates},
+		"ConfigMap":   {dataUpdates, configMapUpdates},
+		"Secret":      {dataUpdates, secretUpdates},
 
 		"PersistentVolumeClaim": {claimUpdates},
 	}
@@ -226,7 +237,7 @@ func TestUpdates(t *testing.T) {
 			}
 		}
 	}
-	if n < 220 || refused < 115 {
-		t.Fatalf("%d updates, %d refused; want at least 220 and 115", n, refused)
+	if n < 310 || refused < 165 {
+		t.Fatalf("%d updates, %d refused; want at least 310 and 165", n, refused)
 	}
 }
