@@ -59,6 +59,35 @@ func TestFor(t *testing.T) {
 // environment, mounts and resources: the cost validation adds to a Pod's
 // create.
 func BenchmarkPod(b *testing.B) {
+	obj := benchPod(b)
+	validate := For("", "v1", "pods")
+	if causes := validate(obj); len(causes) != 0 {
+		b.Fatalf("a valid pod: %v", causes)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		validate(obj)
+	}
+}
+
+// BenchmarkPodUpdate checks the update of that Pod to a new image: the
+// cost the update rules add to a Pod's update.
+func BenchmarkPodUpdate(b *testing.B) {
+	old, obj := benchPod(b), benchPod(b)
+	obj["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "registry.k8s.io/nginx:1.26"
+	validate := ForUpdate("", "v1", "pods")
+	if causes := validate(b.Context(), obj, old); len(causes) != 0 {
+		b.Fatalf("a new image: %v", causes)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		validate(b.Context(), obj, old)
+	}
+}
+
+// benchPod is a defaulted Pod of two containers with ports, environment,
+// mounts and resources.
+func benchPod(b *testing.B) api.Object {
 	obj, err := api.ParseObject([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","labels":{"app":"web"}},
 	"spec":{"containers":[{"name":"web","image":"registry.k8s.io/nginx:1.25","ports":[{"containerPort":80,"name":"http"}],
 	"env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},{"name":"MODE","value":"prod"}],
@@ -70,14 +99,7 @@ func BenchmarkPod(b *testing.B) {
 		b.Fatal(err)
 	}
 	defaulting.For("", "v1", "Pod")(obj)
-	validate := For("", "v1", "pods")
-	if causes := validate(obj); len(causes) != 0 {
-		b.Fatalf("a valid pod: %v", causes)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		validate(obj)
-	}
+	return obj
 }
 
 // TestForUpdate checks the update rules' own output: the paths listed
