@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -88,6 +89,45 @@ func TestClientGoImmutableFields(t *testing.T) {
 		_, err = cs.AppsV1().Deployments("default").Update(ctx, d, metav1.UpdateOptions{})
 		wantInvalid(t, err, metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.selector",
 			Message: `Invalid value: {"matchLabels":{"app":"web","tier":"front"}}: field is immutable`})
+	})
+
+	t.Run("StatefulSet", func(t *testing.T) {
+		labels := map[string]string{"app": "db"}
+		s, err := cs.AppsV1().StatefulSets("default").Create(ctx, &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{
+			ServiceName: "db",
+			Selector:    &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "postgres:17"}}},
+			},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.ServiceName = "other"
+		s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+		_, err = cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{})
+		wantInvalid(t, err,
+			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "other": field is immutable`},
+			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.podManagementPolicy", Message: `Invalid value: "Parallel": field is immutable`})
+	})
+
+	t.Run("PersistentVolumeClaim", func(t *testing.T) {
+		c, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: meta, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Spec.VolumeName = "pv-1" // allowed once
+		if c, err = cs.CoreV1().PersistentVolumeClaims("default").Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("a claim's volumeName: %v", err)
+		}
+		c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi") // only once bound
+		_, err = cs.CoreV1().PersistentVolumeClaims("default").Update(ctx, c, metav1.UpdateOptions{})
+		wantInvalid(t, err, metav1.StatusCause{Type: metav1.CauseTypeForbidden, Field: "spec",
+			Message: "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"})
 	})
 
 	t.Run("Pod", func(t *testing.T) {
