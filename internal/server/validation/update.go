@@ -30,6 +30,7 @@ var updates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "replicasets"}:        selectorUnchanged,
 	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
 	{"apps", "v1", "statefulsets"}:       statefulSetUpdate,
+	{"batch", "v1", "jobs"}:              jobUpdate,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -60,6 +61,37 @@ func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause
 	}
 	if policy := str(spec, "podManagementPolicy"); policy != str(oldSpec, "podManagementPolicy") {
 		c.invalid("spec.podManagementPolicy", jsonValue{policy}, immutable)
+	}
+	return c
+}
+
+// jobUpdate is the update part of kube's ValidateJobSpecUpdate: the
+// selector, completionMode, backoffLimitPerIndex and managedBy immutable,
+// completions too but on an Indexed Job (where it may change with
+// parallelism), and the template of a Job that is not suspended. Two
+// differences: the template's bad value is rendered as its JSON where kube
+// renders its internal Go type, and a suspended Job's template (whose
+// resources and scheduling directives kube lets change) is not checked;
+// podFailurePolicy and successPolicy are not checked either.
+func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
+	c := causes(selectorUnchanged(ctx, o, old))
+	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	p := path("spec")
+	completions := spec["completions"]
+	switch {
+	case equal(completions, oldSpec["completions"]):
+	case str(spec, "completionMode") != "Indexed":
+		c.invalid(p.child("completions"), completions, immutable)
+	case completions != nil && !equal(completions, spec["parallelism"]):
+		c.invalid(p.child("completions"), completions, "can only be modified in tandem with spec.parallelism")
+	}
+	for _, f := range []string{"completionMode", "backoffLimitPerIndex", "managedBy"} {
+		if !equal(spec[f], oldSpec[f]) {
+			c.invalid(p.child(f), jsonValue{spec[f]}, immutable)
+		}
+	}
+	if oldSpec["suspend"] != true && !equal(spec["template"], oldSpec["template"]) {
+		c.invalid(p.child("template"), jsonValue{spec["template"]}, immutable)
 	}
 	return c
 }
