@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -110,6 +111,28 @@ func TestClientGoImmutableFields(t *testing.T) {
 		wantInvalid(t, err,
 			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "other": field is immutable`},
 			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.podManagementPolicy", Message: `Invalid value: "Parallel": field is immutable`})
+	})
+
+	t.Run("Job", func(t *testing.T) {
+		j, err := cs.BatchV1().Jobs("default").Create(ctx, &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "run", Image: "busybox:1.37"}},
+			}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Spec.Template.Spec.Containers[0].Image = "busybox:1.38"
+		_, err = cs.BatchV1().Jobs("default").Update(ctx, j, metav1.UpdateOptions{})
+		var status apierrors.APIStatus
+		if apierrors.IsInvalid(err) {
+			status = err.(apierrors.APIStatus)
+		}
+		if status == nil || len(status.Status().Details.Causes) != 1 || status.Status().Details.Causes[0].Field != "spec.template" ||
+			!strings.HasSuffix(status.Status().Details.Causes[0].Message, ": field is immutable") {
+			t.Errorf("a Job's new image: %v, want 422 with spec.template immutable", err)
+		}
 	})
 
 	t.Run("PersistentVolumeClaim", func(t *testing.T) {
