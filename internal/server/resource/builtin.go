@@ -52,6 +52,9 @@ func Builtins() []*Resource {
 			if r.Validate == nil {
 				r.Validate = validation.For(group, version, d.Name)
 			}
+			if r.ValidateUpdate == nil {
+				r.ValidateUpdate = validation.ForUpdate(group, version, d.Name)
+			}
 			selectFields(r)
 			if r.Columns == nil {
 				r.Columns = columns[gvr]

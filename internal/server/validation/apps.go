@@ -77,11 +77,8 @@ func (c *causes) selectedTemplate(spec map[string]any, p path, o owner) {
 	if !ok && o.requireSelector {
 		c.required(p.child("selector"), "")
 	}
-	var ls *selector.LabelSelector
+	ls := labelSelector(raw)
 	if ok {
-		ls = new(selector.LabelSelector)
-		b, _ := json.Marshal(raw)
-		_ = json.Unmarshal(b, ls) // the schema has checked its shape
 		if len(ls.MatchLabels)+len(ls.MatchExpressions) == 0 {
 			c.invalid(p.child("selector"), jsonValue{ls}, o.emptySelector)
 		}
@@ -165,4 +162,15 @@ func intOrZero(v any) any {
 		return 0
 	}
 	return v
+}
+
+// labelSelector is raw as kube's LabelSelector, nil when raw is.
+func labelSelector(raw map[string]any) *selector.LabelSelector {
+	if raw == nil {
+		return nil
+	}
+	ls := new(selector.LabelSelector)
+	b, _ := json.Marshal(raw)
+	_ = json.Unmarshal(b, ls) // the schema has checked its shape
+	return ls
 }

@@ -16,8 +16,22 @@ import (
 // does not tie the new pod to the old: its spec.
 func pod(o api.Object) []api.StatusCause {
 	var c causes
-	c.podSpec(object(o, "spec"), "spec", true)
+	spec := object(o, "spec")
+	c.podSpec(spec, "spec", true)
+	c.imagesTrimmed(list(spec, "containers"), "spec.containers")
+	c.imagesTrimmed(list(spec, "initContainers"), "spec.initContainers")
 	return c
+}
+
+// imagesTrimmed is kube's validateContainersOnlyForPod, which it runs on
+// pods and on their updates (ValidateContainerUpdates), not on templates.
+func (c *causes) imagesTrimmed(containers []any, p path) {
+	for i, ctr := range containers {
+		ctr, _ := ctr.(map[string]any)
+		if image := str(ctr, "image"); strings.TrimSpace(image) != image {
+			c.invalid(p.index(i).child("image"), image, "must not have leading or trailing whitespace")
+		}
+	}
 }
 
 // podTemplate is kube's ValidatePodTemplate: the template's pod spec.

@@ -1,0 +1,305 @@
+package kubevalidation
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// update is one change to a valid object: set makes the stored object
+// (nil leaves the manifest as it is), change makes the update from it;
+// refused says whether kube refuses it.
+type update struct {
+	set, change func(obj map[string]any)
+	refused     bool
+}
+
+var podUpdates = map[string]update{
+	// The pull policy is set: kube defaults it from the image's tag.
+	"image changed": {
+		set:    func(o map[string]any) { container(spec(o))["imagePullPolicy"] = "IfNotPresent" },
+		change: func(o map[string]any) { container(spec(o))["image"] = "busybox:1.37" },
+	},
+	"image emptied":     {change: func(o map[string]any) { container(spec(o))["image"] = " " }, refused: true},
+	"container renamed": {change: func(o map[string]any) { container(spec(o))["name"] = "renamed" }, refused: true},
+	"container added": {change: func(o map[string]any) {
+		spec(o)["containers"] = append(list(spec(o), "containers"), map[string]any{"name": "added", "image": "busybox"})
+	}, refused: true},
+	"restartPolicy changed": {
+		set:     func(o map[string]any) { spec(o)["restartPolicy"] = "Always" },
+		change:  func(o map[string]any) { spec(o)["restartPolicy"] = "Never" },
+		refused: true,
+	},
+	"deadline set": {change: func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 }},
+	"deadline lowered": {
+		set:    func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change: func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 10 },
+	},
+	"deadline raised": {
+		set:     func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change:  func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 60 },
+		refused: true,
+	},
+	"deadline removed": {
+		set:     func(o map[string]any) { spec(o)["activeDeadlineSeconds"] = 30 },
+		change:  func(o map[string]any) { delete(spec(o), "activeDeadlineSeconds") },
+		refused: true,
+	},
+	"toleration added": {change: func(o map[string]any) {
+		spec(o)["tolerations"] = append(list(spec(o), "tolerations"), map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5})
+	}},
+	"tolerationSeconds changed": {
+		set: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}}
+		},
+		change: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 9}}
+		},
+	},
+	"toleration changed": {
+		set: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists"}}
+		},
+		change: func(o map[string]any) {
+			spec(o)["tolerations"] = []any{map[string]any{"key": "j", "operator": "Exists"}}
+		},
+		refused: true,
+	},
+	"scheduling gate added": {
+		change:  func(o map[string]any) { spec(o)["schedulingGates"] = []any{map[string]any{"name": "example.com/wait"}} },
+		refused: true,
+	},
+	"scheduling gate removed": {
+		set:    func(o map[string]any) { spec(o)["schedulingGates"] = []any{map[string]any{"name": "example.com/wait"}} },
+		change: func(o map[string]any) { delete(spec(o), "schedulingGates") },
+	},
+	"grace period from negative to 1": {
+		set:    func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = -1 },
+		change: func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = 1 },
+	},
+	"grace period changed": {change: func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = 7 }, refused: true},
+}
+
+var appsUpdates = map[string]update{
+	"selector changed": {change: func(o map[string]any) {
+		sel := at(o, "spec", "selector")
+		sel["matchExpressions"] = append(list(sel, "matchExpressions"), map[string]any{"key": "not-there", "operator": "DoesNotExist"})
+	}, refused: true},
+	"template label added": {change: func(o map[string]any) { at(template(o), "metadata", "labels")["added"] = "x" }},
+}
+
+var statefulSetUpdates = map[string]update{
+	"replicas changed":    {change: func(o map[string]any) { spec(o)["replicas"] = 7 }},
+	"serviceName changed": {change: func(o map[string]any) { spec(o)["serviceName"] = "other" }, refused: true},
+	"podManagementPolicy changed": {
+		set:     func(o map[string]any) { spec(o)["podManagementPolicy"] = "OrderedReady" },
+		change:  func(o map[string]any) { spec(o)["podManagementPolicy"] = "Parallel" },
+		refused: true,
+	},
+}
+
+// jobCreated makes a Job as kube's job strategy makes it on create (a
+// generated selector and the labels it selects), which its update
+// validation expects.
+func jobCreated(o map[string]any) {
+	const uid = "6c1f9b3e-0000-4000-8000-000000000001"
+	name := at(o, "metadata")["name"].(string)
+	at(o, "metadata")["uid"] = uid
+	spec(o)["selector"] = map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": uid}}
+	labels := at(template(o), "metadata", "labels")
+	for k, v := range map[string]string{"batch.kubernetes.io/controller-uid": uid, "controller-uid": uid, "batch.kubernetes.io/job-name": name, "job-name": name} {
+		labels[k] = v
+	}
+}
+
+func indexed(completions int) func(o map[string]any) {
+	return func(o map[string]any) {
+		spec(o)["completionMode"] = "Indexed"
+		spec(o)["completions"] = completions
+		spec(o)["parallelism"] = completions
+	}
+}
+
+var jobUpdates = map[string]update{
+	// Both set: kube defaults completions only with parallelism.
+	"parallelism changed": {
+		set:    func(o map[string]any) { spec(o)["completions"] = 3; spec(o)["parallelism"] = 1 },
+		change: func(o map[string]any) { spec(o)["parallelism"] = 2 },
+	},
+	"completions changed": {
+		set:     func(o map[string]any) { spec(o)["completionMode"] = "NonIndexed"; spec(o)["completions"] = 3 },
+		change:  func(o map[string]any) { spec(o)["completions"] = 4 },
+		refused: true,
+	},
+	"completions with parallelism, Indexed": {set: indexed(3), change: indexed(5)},
+	"completions alone, Indexed": {
+		set:     indexed(3),
+		change:  func(o map[string]any) { spec(o)["completions"] = 5 },
+		refused: true,
+	},
+	"completionMode changed": {
+		set:     func(o map[string]any) { spec(o)["completionMode"] = "NonIndexed"; spec(o)["completions"] = 2 },
+		change:  func(o map[string]any) { spec(o)["completionMode"] = "Indexed" },
+		refused: true,
+	},
+	"backoffLimitPerIndex set": {
+		set:     indexed(3),
+		change:  func(o map[string]any) { spec(o)["backoffLimitPerIndex"] = 1 },
+		refused: true,
+	},
+	"managedBy set":    {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
+	"suspend toggled":  {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"template changed": {change: func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" }, refused: true},
+	"selector changed": {change: func(o map[string]any) {
+		sel := at(o, "spec", "selector")
+		sel["matchExpressions"] = []any{map[string]any{"key": "not-there", "operator": "DoesNotExist"}}
+	}, refused: true},
+}
+
+func setImmutable(o map[string]any) { o["immutable"] = true }
+
+// dataUpdates are changes to a ConfigMap or a Secret.
+var dataUpdates = map[string]update{
+	"data changed":             {change: func(o map[string]any) { at(o, "data")["added"] = "eA==" }},
+	"immutable, label changed": {set: setImmutable, change: func(o map[string]any) { at(o, "metadata", "labels")["added"] = "x" }},
+	"immutable, data changed": {set: setImmutable, change: func(o map[string]any) {
+		at(o, "data")["added"] = "eA=="
+	}, refused: true},
+	"immutable unset": {set: setImmutable, change: func(o map[string]any) { o["immutable"] = false }, refused: true},
+	"immutable removed, data changed": {set: setImmutable, change: func(o map[string]any) {
+		delete(o, "immutable")
+		at(o, "data")["added"] = "eA=="
+	}, refused: true},
+}
+
+var configMapUpdates = map[string]update{
+	"immutable, binaryData changed": {set: setImmutable, change: func(o map[string]any) {
+		at(o, "binaryData")["added"] = "eA=="
+	}, refused: true},
+}
+
+var secretUpdates = map[string]update{
+	"type changed": {change: func(o map[string]any) { o["type"] = "example.com/other" }, refused: true},
+}
+
+func storage(o map[string]any, q string) { at(o, "spec", "resources", "requests")["storage"] = q }
+
+// bound sets a claim bound, with its capacity.
+func bound(capacity string) func(o map[string]any) {
+	return func(o map[string]any) {
+		storage(o, "2Gi")
+		o["status"] = map[string]any{"phase": "Bound", "capacity": map[string]any{"storage": capacity}}
+	}
+}
+
+var claimUpdates = map[string]update{
+	"storage raised":                        {change: func(o map[string]any) { storage(o, "100Gi") }, refused: true},
+	"storage raised, bound":                 {set: bound("2Gi"), change: func(o map[string]any) { storage(o, "3Gi") }},
+	"storage lowered to capacity, bound":    {set: bound("1Gi"), change: func(o map[string]any) { storage(o, "1Gi") }, refused: true},
+	"storage lowered above capacity, bound": {set: bound("512Mi"), change: func(o map[string]any) { storage(o, "1Gi") }},
+	"volumeName set":                        {change: func(o map[string]any) { spec(o)["volumeName"] = "pv-b" }},
+	"volumeName changed": {
+		set:     func(o map[string]any) { spec(o)["volumeName"] = "pv-a" },
+		change:  func(o map[string]any) { spec(o)["volumeName"] = "pv-b" },
+		refused: true,
+	},
+	"storageClassName set": {
+		set:    func(o map[string]any) { delete(spec(o), "storageClassName") },
+		change: func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+	},
+	"storageClassName from the annotation": {
+		set: func(o map[string]any) {
+			delete(spec(o), "storageClassName")
+			at(o, "metadata", "annotations")["volume.beta.kubernetes.io/storage-class"] = "fast"
+		},
+		change: func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+	},
+	"storageClassName changed": {
+		set:     func(o map[string]any) { spec(o)["storageClassName"] = "slow" },
+		change:  func(o map[string]any) { spec(o)["storageClassName"] = "fast" },
+		refused: true,
+	},
+	"volumeMode changed": {
+		set:     func(o map[string]any) { spec(o)["volumeMode"] = "Filesystem" },
+		change:  func(o map[string]any) { spec(o)["volumeMode"] = "Block" },
+		refused: true,
+	},
+	"accessModes changed": {change: func(o map[string]any) { spec(o)["accessModes"] = []any{"ReadWriteMany"} }, refused: true},
+	"volumeAttributesClassName changed, bound": {
+		set:    func(o map[string]any) { bound("2Gi")(o); spec(o)["volumeAttributesClassName"] = "gold" },
+		change: func(o map[string]any) { spec(o)["volumeAttributesClassName"] = "silver" },
+	},
+	"volumeAttributesClassName emptied, applied": {
+		set: func(o map[string]any) {
+			bound("2Gi")(o)
+			spec(o)["volumeAttributesClassName"] = "gold"
+			at(o, "status")["currentVolumeAttributesClassName"] = "gold"
+		},
+		change:  func(o map[string]any) { spec(o)["volumeAttributesClassName"] = "" },
+		refused: true,
+	},
+	"volumeAttributesClassName removed, applied": {
+		set: func(o map[string]any) {
+			bound("2Gi")(o)
+			spec(o)["volumeAttributesClassName"] = "gold"
+			at(o, "status")["currentVolumeAttributesClassName"] = "gold"
+		},
+		change:  func(o map[string]any) { delete(spec(o), "volumeAttributesClassName") },
+		refused: true,
+	},
+}
+
+// TestUpdates changes each real manifest of a kind with update rules in
+// each way that applies to it, and validates the update both ways: kube's
+// strategy's PrepareForUpdate and ValidateUpdate, our Validate and
+// ValidateUpdate.
+func TestUpdates(t *testing.T) {
+	byKind := map[string][]map[string]update{
+		"Pod":         {podUpdates},
+		"Deployment":  {appsUpdates},
+		"ReplicaSet":  {appsUpdates},
+		"DaemonSet":   {appsUpdates},
+		"StatefulSet": {appsUpdates, statefulSetUpdates},
+		"Job":         {jobUpdates},
+		"ConfigMap":   {dataUpdates, configMapUpdates},
+		"Secret":      {dataUpdates, secretUpdates},
+
+		"PersistentVolumeClaim": {claimUpdates},
+	}
+	n, refused := 0, 0
+	for _, m := range readManifests(t) {
+		for _, updates := range byKind[m.gvk.Kind] {
+			for name, u := range updates {
+				old := deepCopy(m.obj).(map[string]any)
+				if m.gvk.Kind == "Job" {
+					jobCreated(old)
+				}
+				if u.set != nil {
+					u.set(old)
+				}
+				obj := deepCopy(old).(map[string]any)
+				u.change(obj)
+				n++
+				t.Run(m.name+"/"+name, func(t *testing.T) {
+					js, was := encode(t, obj), encode(t, old)
+					if kube := kubeCauses(t, m.gvk, was); len(kube) > 0 {
+						t.Skipf("kube refuses the stored object: %v", kube)
+					}
+					kube := kubeUpdateCauses(t, m.gvk, js, was)
+					if diff := cmp.Diff(kube, ourUpdateCauses(t, m.gvk, js, was)); diff != "" {
+						t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
+					}
+					if u.refused != (len(kube) > 0) {
+						t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
+					}
+					if len(kube) > 0 {
+						refused++
+					}
+				})
+			}
+		}
+	}
+	if n < 390 || refused < 200 {
+		t.Fatalf("%d updates, %d refused; want at least 390 and 200", n, refused)
+	}
+}
