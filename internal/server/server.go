@@ -32,6 +32,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/server/serviceaccount"
+	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -128,6 +129,10 @@ type Config struct {
 	// ConcurrentGCSyncs is the garbage collector's workers per queue
 	// (kube's --concurrent-gc-syncs); 0 runs no collector.
 	ConcurrentGCSyncs int
+	// Services are the ranges Services' cluster IPs and node ports are
+	// given from (--service-cluster-ip-range, --service-node-port-range);
+	// zero: kube-apiserver's defaults.
+	Services servicealloc.Config
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -172,6 +177,7 @@ type Server struct {
 	policies         *policies.Validator
 	mutatingPolicies *policies.Mutator
 	accounts         *defaultAccounts
+	services         *servicealloc.Allocator
 	mux              *http.ServeMux
 	metrics          *metrics.Metrics
 	readOnly         semaphore // bounds reads in flight
@@ -246,6 +252,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.accounts = accounts
+	if s.services, err = s.startServiceAllocator(ctx); err != nil {
+		s.crds.Close()
+		s.accounts.close()
+		return nil, err
+	}
 	if cfg.WatchCache.Budget == nil {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
@@ -276,6 +287,7 @@ func (s *Server) Close() {
 	s.streams.close()
 	s.crds.Close()
 	s.accounts.close()
+	s.services.Close()
 	s.aggregation.stop()
 	s.election.stop()
 	s.caches.close()

@@ -83,8 +83,9 @@ type cause struct{ Field, Type, Message string }
 
 // allocated are the fields of a Service that kube-apiserver's allocators
 // set before its strategy validates (the service storage's BeginCreate
-// runs before rest.BeforeCreate); its strategy alone finds them Required.
-// Allocation is not validation's part, which leaves them out.
+// runs before rest.BeforeCreate); the strategy alone, kube's or ours, finds
+// them Required. Allocation is not validation's part: both sides leave
+// them out (the server's tests prove the allocator).
 var allocated = map[string]bool{
 	"spec.clusterIPs": true, "spec.ipFamilies": true, "spec.ipFamilyPolicy": true, "spec.healthCheckNodePort": true,
 }
@@ -128,7 +129,9 @@ func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	r.PruneAndDefault(obj)
 	var out []cause
 	for _, c := range r.Validate(obj) {
-		out = append(out, cause{c.Field, string(c.Type), c.Message})
+		if !allocated[c.Field] {
+			out = append(out, cause{c.Field, string(c.Type), c.Message})
+		}
 	}
 	return sorted(out)
 }
