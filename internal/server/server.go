@@ -12,6 +12,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync"
@@ -133,6 +134,10 @@ type Config struct {
 	// given from (--service-cluster-ip-range, --service-node-port-range);
 	// zero: kube-apiserver's defaults.
 	Services servicealloc.Config
+	// Advertise is the address and port the `kubernetes` Service's
+	// endpoints name (kube-apiserver's --advertise-address and secure
+	// port), which the leading server keeps; zero: no `kubernetes` Service.
+	Advertise netip.AddrPort
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -267,6 +272,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
 	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus)
+	if cfg.Advertise.IsValid() {
+		s.controllers = append(s.controllers, s.kubernetesService)
+	}
 	if cfg.ConcurrentGCSyncs > 0 {
 		s.controllers = append(s.controllers, s.collect)
 	}

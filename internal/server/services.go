@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"maps"
+	"time"
 
+	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
 )
 
@@ -16,4 +19,103 @@ func (s *Server) startServiceAllocator(ctx context.Context) (*servicealloc.Alloc
 	services, _ := s.catalog.Get("", "v1", "services")
 	services.Allocate, services.Release = a.Begin, a.Release
 	return a, nil
+}
+
+// kubernetesServiceInterval is how often the leader checks the
+// `kubernetes` Service and its endpoints (kube's
+// DefaultEndpointReconcilerInterval).
+const kubernetesServiceInterval = 10 * time.Second
+
+// kubernetesService keeps, while this server leads, the Service
+// default/kubernetes and its Endpoints and EndpointSlice, as kube's
+// kubernetesservice controller and endpoints reconciler: the Service is
+// made when missing (the first address of the range, port 443 to the
+// advertised port; never reconciled after, as kube's), the endpoints name
+// the advertised address (the leader's: the other servers on the store
+// are not listed, where kube's lease reconciler lists every apiserver).
+func (s *Server) kubernetesService(ctx context.Context) {
+	t := time.NewTicker(kubernetesServiceInterval)
+	defer t.Stop()
+	for {
+		if err := s.ensureKubernetesService(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("keeping the kubernetes service", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// The names and labels kube gives the `kubernetes` Service and endpoints.
+const (
+	kubernetesServiceName = "kubernetes"
+	kubernetesPortName    = "https"
+)
+
+func (s *Server) ensureKubernetesService(ctx context.Context) error {
+	ip, port := s.cfg.Advertise.Addr().Unmap().String(), int(s.cfg.Advertise.Port())
+	svcPort := map[string]any{"name": kubernetesPortName, "protocol": "TCP", "port": 443, "targetPort": port}
+	service := api.Object{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": kubernetesServiceName, "namespace": "default",
+			"labels": map[string]any{"provider": "kubernetes", "component": "apiserver"}},
+		"spec": map[string]any{"ports": []any{svcPort}, "clusterIP": s.services.FirstIP().String(),
+			"ipFamilyPolicy": "SingleStack", "sessionAffinity": "None", "type": "ClusterIP"},
+	}
+	if err := s.ensureObject(ctx, "", "v1", "services", service, nil); err != nil {
+		return err
+	}
+	ports := []any{map[string]any{"name": kubernetesPortName, "port": port, "protocol": "TCP"}}
+	endpoints := api.Object{
+		"apiVersion": "v1", "kind": "Endpoints",
+		"metadata": map[string]any{"name": kubernetesServiceName, "namespace": "default",
+			"labels": map[string]any{"endpointslice.kubernetes.io/skip-mirror": "true"}},
+		"subsets": []any{map[string]any{"addresses": []any{map[string]any{"ip": ip}}, "ports": ports}},
+	}
+	if err := s.ensureObject(ctx, "", "v1", "endpoints", endpoints, []string{"subsets"}); err != nil {
+		return err
+	}
+	family := "IPv4"
+	if s.cfg.Advertise.Addr().Unmap().Is6() {
+		family = "IPv6"
+	}
+	slice := api.Object{
+		"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+		"metadata": map[string]any{"name": kubernetesServiceName, "namespace": "default",
+			"labels": map[string]any{"kubernetes.io/service-name": kubernetesServiceName}},
+		"addressType": family,
+		"endpoints":   []any{map[string]any{"addresses": []any{ip}, "conditions": map[string]any{"ready": true}}},
+		"ports":       ports,
+	}
+	return s.ensureObject(ctx, "discovery.k8s.io", "v1", "endpointslices", slice, []string{"addressType", "endpoints", "ports"})
+}
+
+// ensureObject creates want unless it exists, and makes the fields kept
+// (top-level) and the labels of an existing one want's; with none kept,
+// an existing one is left as it is.
+func (s *Server) ensureObject(ctx context.Context, group, version, plural string, want api.Object, kept []string) error {
+	res, _ := s.catalog.Get(group, version, plural)
+	_, err := s.registry.Create(ctx, res, want.Namespace(), want.DeepCopy())
+	if err == nil || !isReason(err, api.StatusReasonAlreadyExists) || kept == nil {
+		return err
+	}
+	_, err = s.registry.Update(ctx, res, want.Namespace(), want.Name(), func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		labels, _ := next.Metadata()["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			next.SetMeta("labels", labels)
+		}
+		maps.Copy(labels, want.Metadata()["labels"].(map[string]any))
+		for _, f := range kept {
+			next[f] = want[f]
+		}
+		return next, nil // the same as cur: the registry writes nothing
+	})
+	if isReason(err, api.StatusReasonNotFound) {
+		return nil // deleted meanwhile: made again at the next round
+	}
+	return err
 }

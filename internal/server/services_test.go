@@ -1,15 +1,23 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 const services = "/api/v1/namespaces/default/services"
@@ -224,4 +232,74 @@ func TestServiceAllocationsShared(t *testing.T) {
 	// Namespace deletion is immediate (no finalizers): its Services and
 	// their addresses are gone when the delete answers.
 	runSteps(t, restarted, []step{{name: "freed", method: "POST", path: services, body: clusterIPService("free", ips[0]), code: 201}})
+}
+
+// TestKubernetesService checks the Service default/kubernetes that the
+// leading server keeps, as kube's kubernetesservice controller: the first
+// address of the range (recorded as an IPAddress), port 443 to the
+// advertised port, kube's labels; its Endpoints and EndpointSlice name the
+// advertised address and port; each is made again within the interval
+// after a delete.
+func TestKubernetesService(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		t.Cleanup(func() { store.Close() })
+		s, err := New(context.Background(), Config{Storage: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Advertise: netip.MustParseAddrPort("192.0.2.7:6443")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		synctest.Wait()
+		get := func(group, plural, name string) api.Object {
+			t.Helper()
+			res, _ := s.catalog.Get(group, "v1", plural)
+			obj, err := s.registry.Get(context.Background(), res, "default", name)
+			if err != nil {
+				t.Fatalf("%s %s: %v", plural, name, err)
+			}
+			return obj
+		}
+		check := func() {
+			t.Helper()
+			svc := get("", "services", "kubernetes")
+			for path, want := range map[string]any{
+				"spec.clusterIP": "10.0.0.1", "spec.clusterIPs.0": "10.0.0.1", "spec.ipFamilies.0": "IPv4", "spec.type": "ClusterIP",
+				"spec.ports.0.name": "https", "spec.ports.0.port": "443", "spec.ports.0.targetPort": "6443", "spec.ports.0.protocol": "TCP",
+				"metadata.labels.provider": "kubernetes", "metadata.labels.component": "apiserver",
+			} {
+				if got := fmt.Sprint(at(svc, path)); got != want {
+					t.Errorf("service %s = %s, want %s", path, got, want)
+				}
+			}
+			if ipa := get("networking.k8s.io", "ipaddresses", "10.0.0.1"); at(ipa, "spec.parentRef.name") != "kubernetes" {
+				t.Errorf("IPAddress 10.0.0.1: %v", ipa)
+			}
+			ep := get("", "endpoints", "kubernetes")
+			for path, want := range map[string]any{"subsets.0.addresses.0.ip": "192.0.2.7", "subsets.0.ports.0.port": "6443", "subsets.0.ports.0.name": "https"} {
+				if got := fmt.Sprint(at(ep, path)); got != want {
+					t.Errorf("endpoints %s = %s, want %s", path, got, want)
+				}
+			}
+			slice := get("discovery.k8s.io", "endpointslices", "kubernetes")
+			for path, want := range map[string]any{"addressType": "IPv4", "endpoints.0.addresses.0": "192.0.2.7", "endpoints.0.conditions.ready": "true", "ports.0.port": "6443"} {
+				if got := fmt.Sprint(at(slice, path)); got != want {
+					t.Errorf("endpointslice %s = %s, want %s", path, got, want)
+				}
+			}
+			if l, _ := at(slice, "metadata.labels").(map[string]any); l["kubernetes.io/service-name"] != "kubernetes" {
+				t.Errorf("endpointslice labels %v", l)
+			}
+		}
+		check()
+		for _, plural := range []string{"services", "endpoints"} {
+			res, _ := s.catalog.Get("", "v1", plural)
+			if _, _, err := s.registry.Delete(context.Background(), res, "default", "kubernetes", registry.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(kubernetesServiceInterval)
+		synctest.Wait()
+		check()
+	})
 }
