@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -55,6 +56,9 @@ const (
 )
 
 func (s *Server) ensureKubernetesService(ctx context.Context) error {
+	if err := s.ensureDefaultServiceCIDR(ctx); err != nil {
+		return err
+	}
 	ip, port := s.cfg.Advertise.Addr().Unmap().String(), int(s.cfg.Advertise.Port())
 	svcPort := map[string]any{"name": kubernetesPortName, "protocol": "TCP", "port": 443, "targetPort": port}
 	service := api.Object{
@@ -97,9 +101,19 @@ func (s *Server) ensureKubernetesService(ctx context.Context) error {
 // an existing one is left as it is.
 func (s *Server) ensureObject(ctx context.Context, group, version, plural string, want api.Object, kept []string) error {
 	res, _ := s.catalog.Get(group, version, plural)
-	_, err := s.registry.Create(ctx, res, want.Namespace(), want.DeepCopy())
-	if err == nil || !isReason(err, api.StatusReasonAlreadyExists) || kept == nil {
+	// Read first: a create of a Service that exists would be refused for
+	// its address (allocated before the store's create), not as existing.
+	_, err := s.registry.GetStored(ctx, res, want.Namespace(), want.Name())
+	if isReason(err, api.StatusReasonNotFound) {
+		_, err = s.registry.Create(ctx, res, want.Namespace(), want.DeepCopy())
+		if err == nil || !isReason(err, api.StatusReasonAlreadyExists) {
+			return err
+		}
+	} else if err != nil {
 		return err
+	}
+	if kept == nil {
+		return nil
 	}
 	_, err = s.registry.Update(ctx, res, want.Namespace(), want.Name(), func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
@@ -117,5 +131,46 @@ func (s *Server) ensureObject(ctx context.Context, group, version, plural string
 	if isReason(err, api.StatusReasonNotFound) {
 		return nil // deleted meanwhile: made again at the next round
 	}
+	return err
+}
+
+// ensureDefaultServiceCIDR keeps the ServiceCIDR `kubernetes` of the
+// configured ranges, as kube's defaultservicecidr controller: made when
+// missing, then marked Ready when its cidrs are the flags' and it has no
+// Ready condition (one whose cidrs differ is left as it is, as kube's).
+func (s *Server) ensureDefaultServiceCIDR(ctx context.Context) error {
+	cidrs := api.StringList(s.services.ClusterIPRanges())
+	cidr := api.Object{
+		"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+		"metadata": map[string]any{"name": kubernetesServiceName}, "spec": map[string]any{"cidrs": cidrs},
+	}
+	if err := s.ensureObject(ctx, "networking.k8s.io", "v1", "servicecidrs", cidr, nil); err != nil {
+		return err
+	}
+	res, _ := s.catalog.Get("networking.k8s.io", "v1", "servicecidrs")
+	_, err := s.registry.Update(ctx, statusView(res), "", kubernetesServiceName, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		spec, _ := next["spec"].(map[string]any)
+		status, _ := next["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+			next["status"] = status
+		}
+		conditions, _ := status["conditions"].([]any)
+		if !slices.Equal(api.Strings(spec["cidrs"]), s.services.ClusterIPRanges()) || slices.ContainsFunc(conditions, func(c any) bool {
+			m, _ := c.(map[string]any)
+			return m["type"] == "Ready" && m["status"] != "Unknown"
+		}) {
+			return next, nil // as it was: the registry writes nothing
+		}
+		status["conditions"] = append(slices.DeleteFunc(conditions, func(c any) bool {
+			m, _ := c.(map[string]any)
+			return m["type"] == "Ready"
+		}), map[string]any{
+			"type": "Ready", "status": "True", "message": "Kubernetes default Service CIDR is ready",
+			"lastTransitionTime": api.NewTime(time.Now()).Format("2006-01-02T15:04:05Z"), "reason": "",
+		})
+		return next, nil
+	})
 	return err
 }

@@ -293,16 +293,23 @@ func TestKubernetesService(t *testing.T) {
 			if l, _ := at(slice, "metadata.labels").(map[string]any); l["kubernetes.io/service-name"] != "kubernetes" {
 				t.Errorf("endpointslice labels %v", l)
 			}
+			cidrs, _ := s.catalog.Get("networking.k8s.io", "v1", "servicecidrs")
+			cidr, err := s.registry.Get(context.Background(), cidrs, "", "kubernetes")
+			if err != nil || at(cidr, "spec.cidrs.0") != "10.0.0.0/24" || at(cidr, "status.conditions.0.type") != "Ready" || at(cidr, "status.conditions.0.status") != "True" {
+				t.Errorf("ServiceCIDR kubernetes: %v %v", err, cidr)
+			}
 		}
 		check()
-		for _, plural := range []string{"services", "endpoints"} {
-			res, _ := s.catalog.Get("", "v1", plural)
+		// Deleted, each is made again at the next round, whether the
+		// Service is there or not.
+		for _, deleted := range [][2]string{{"", "services"}, {"", "endpoints"}, {"discovery.k8s.io", "endpointslices"}} {
+			res, _ := s.catalog.Get(deleted[0], "v1", deleted[1])
 			if _, _, err := s.registry.Delete(context.Background(), res, "default", "kubernetes", registry.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			time.Sleep(kubernetesServiceInterval)
+			synctest.Wait()
+			check()
 		}
-		time.Sleep(kubernetesServiceInterval)
-		synctest.Wait()
-		check()
 	})
 }
