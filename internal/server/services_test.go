@@ -313,3 +313,55 @@ func TestKubernetesService(t *testing.T) {
 		}
 	})
 }
+
+// TestServiceDualStack checks the families on a dual-stack range as kube's
+// initIPFamilyFields and updateClusterIPs give them: SingleStack by
+// default, both families (the first range's first) for PreferDualStack,
+// the order asked for with RequireDualStack, a secondary address added by
+// an upgrade and freed by a downgrade to SingleStack.
+func TestServiceDualStack(t *testing.T) {
+	ranges, err := servicealloc.ParseClusterIPRanges("10.0.0.0/24,fd00::/108")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{ClusterIPRanges: ranges})
+	with := func(name, spec string) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"ports":[{"port":80}]%s}}`, name, spec)
+	}
+	var secondary string
+	runSteps(t, ts, []step{
+		{name: "single by default", method: "POST", path: services, body: with("single", ""), code: 201,
+			want: map[string]any{"spec.ipFamilyPolicy": "SingleStack", "spec.ipFamilies.0": "IPv4", "spec.ipFamilies.1": nil, "spec.clusterIPs.1": nil}},
+		{name: "prefer dual", method: "POST", path: services, body: with("prefer", `,"ipFamilyPolicy":"PreferDualStack"`), code: 201,
+			want: map[string]any{"spec.ipFamilies.0": "IPv4", "spec.ipFamilies.1": "IPv6"}, check: func(t *testing.T, r response) {
+				a, _ := netip.ParseAddr(fmt.Sprint(at(r.obj, "spec.clusterIPs.0")))
+				b, _ := netip.ParseAddr(fmt.Sprint(at(r.obj, "spec.clusterIPs.1")))
+				if !a.Is4() || !netip.MustParsePrefix("fd00::/108").Contains(b) {
+					t.Errorf("clusterIPs %v, want an IPv4 then an IPv6 address of the ranges", at(r.obj, "spec.clusterIPs"))
+				}
+			}},
+		{name: "require dual, IPv6 first", method: "POST", path: services, body: with("six", `,"ipFamilyPolicy":"RequireDualStack","ipFamilies":["IPv6","IPv4"]`), code: 201,
+			want: map[string]any{"spec.ipFamilies.0": "IPv6", "spec.ipFamilies.1": "IPv4"}, check: func(t *testing.T, r response) {
+				if a, _ := netip.ParseAddr(fmt.Sprint(at(r.obj, "spec.clusterIP"))); !a.Is6() {
+					t.Errorf("clusterIP %v, want IPv6", at(r.obj, "spec.clusterIP"))
+				}
+			}},
+		{name: "upgrade", method: "PATCH", path: services + "/single", body: `{"spec":{"ipFamilyPolicy":"PreferDualStack"}}`, code: 200,
+			want: map[string]any{"spec.ipFamilies.1": "IPv6"}, check: func(t *testing.T, r response) {
+				secondary = fmt.Sprint(at(r.obj, "spec.clusterIPs.1"))
+				if a, err := netip.ParseAddr(secondary); err != nil || !a.Is6() {
+					t.Errorf("secondary %q, want an IPv6 address", secondary)
+				}
+			}},
+	})
+	runSteps(t, ts, []step{
+		{name: "secondary recorded", method: "GET", path: "/apis/networking.k8s.io/v1/ipaddresses/" + secondary, code: 200,
+			want: map[string]any{"spec.parentRef.name": "single"}},
+		{name: "downgrade", method: "PATCH", path: services + "/single", body: `{"spec":{"ipFamilyPolicy":"SingleStack"}}`, code: 200,
+			want: map[string]any{"spec.ipFamilies.1": nil, "spec.clusterIPs.1": nil}},
+		{name: "secondary freed", method: "GET", path: "/apis/networking.k8s.io/v1/ipaddresses/" + secondary, code: 404},
+		{name: "IPAddress names are canonical", method: "POST", path: "/apis/networking.k8s.io/v1/ipaddresses", code: 422,
+			body:  `{"metadata":{"name":"fd00:0::1"},"spec":{"parentRef":{"resource":"services","namespace":"default","name":"x"}}}`,
+			check: wantCauses(`metadata.name: Invalid value: "fd00:0::1": must be in canonical form ("fd00::1")`)},
+	})
+}

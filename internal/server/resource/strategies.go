@@ -33,6 +33,7 @@ var strategies = map[GVR][]func(*Resource){
 	{"coordination.k8s.io", "v1", "leases"}:             {createOnUpdate},
 	{"node.k8s.io", "v1", "runtimeclasses"}:             {createOnUpdate},
 	{"", "v1", "podtemplates"}:                          {returnDeleted},
+	{"networking.k8s.io", "v1", "ipaddresses"}:          {func(r *Resource) { r.NameRule = validation.IPAddressName }},
 	{"", "v1", "persistentvolumes"}:                     {returnDeleted},
 	{"", "v1", "persistentvolumeclaims"}:                {returnDeleted},
 	{"", "v1", "resourcequotas"}:                        {returnDeleted},

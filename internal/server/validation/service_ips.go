@@ -112,18 +112,36 @@ var ipFamilyPolicies = []string{"PreferDualStack", "RequireDualStack", "SingleSt
 
 // ip is apimachinery's parseIP with strict validation.
 func (c *causes) ip(p path, s string) {
+	for _, msg := range ipErrors(s) {
+		c.invalid(p, s, msg)
+	}
+}
+
+// ipErrors is what apimachinery's parseIP with strict validation finds
+// wrong with s.
+func ipErrors(s string) []string {
 	addr, err := netip.ParseAddr(s)
-	if err != nil {
-		if sloppyIP(s) {
-			c.invalid(p, s, "must not have leading 0s")
-		} else {
-			c.invalid(p, s, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")
-		}
-		return
+	switch {
+	case err != nil && sloppyIP(s):
+		return []string{"must not have leading 0s"}
+	case err != nil:
+		return []string{"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"}
+	case addr.Is4In6():
+		return []string{"must not be an IPv4-mapped IPv6 address"}
 	}
-	if addr.Is4In6() {
-		c.invalid(p, s, "must not be an IPv4-mapped IPv6 address")
+	return nil
+}
+
+// IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
+// its address, valid and canonical (apimachinery's IsValidIP).
+func IPAddressName(name string) []string {
+	if errs := ipErrors(name); errs != nil {
+		return errs
 	}
+	if canonical := netip.MustParseAddr(name).String(); canonical != name {
+		return []string{"must be in canonical form (" + strconv.Quote(canonical) + ")"}
+	}
+	return nil
 }
 
 // sloppyIP reports whether s is an IPv4 address with leading zeros, which
