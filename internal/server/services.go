@@ -22,6 +22,28 @@ func (s *Server) startServiceAllocator(ctx context.Context) (*servicealloc.Alloc
 	return a, nil
 }
 
+// repairInterval is how often the leader frees the allocations no Service
+// holds (kube's repairLoopInterval).
+const repairInterval = 3 * time.Minute
+
+// repairServiceAllocations runs the allocator's Repair while this server
+// leads.
+func (s *Server) repairServiceAllocations(ctx context.Context) {
+	services, _ := s.catalog.Get("", "v1", "services")
+	t := time.NewTicker(repairInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.services.Repair(ctx, services, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("repairing service allocations", "err", err)
+		}
+	}
+}
+
 // kubernetesServiceInterval is how often the leader checks the
 // `kubernetes` Service and its endpoints (kube's
 // DefaultEndpointReconcilerInterval).

@@ -13,10 +13,9 @@
 // to skip what is taken when it looks for a free one, as kube's allocator
 // reads its IPAddress informer.
 //
-// An allocation made for a write that then fails is released; one whose
-// Service is gone without its release (a server stopped between the two
-// writes) stays taken: kube's repair controllers, which free such leaks,
-// are not replicated.
+// An allocation made for a write that then fails is released; one that no
+// stored Service holds (a server stopped between the two writes) is freed
+// by Repair once older than RepairGrace, as kube's repair controllers.
 package servicealloc
 
 import (

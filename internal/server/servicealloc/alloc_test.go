@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -70,6 +71,64 @@ func TestStaleHintNeverSharesAnAddress(t *testing.T) {
 		var se *api.StatusError
 		if !errors.As(err, &se) || se.Status.Code != 500 || !strings.HasSuffix(se.Status.Message, "range is full") {
 			t.Errorf("%s: %v (spec %v), want kube's 500 of a full range", typ, err, svc["spec"])
+		}
+	}
+}
+
+// TestRepair checks that Repair frees what no stored Service holds once
+// older than RepairGrace (a write whose server stopped after allocating),
+// and never what a stored Service holds or a young allocation, which may
+// be a write in flight.
+func TestRepair(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	catalog := resource.NewCatalog(resource.Builtins()...)
+	reg := registry.New(store, catalog.All, slog.Default())
+	a, err := New(t.Context(), reg, store, catalog, Config{}, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	services, _ := catalog.Get("", "v1", "services")
+	services.Allocate, services.Release = a.Begin, a.Release
+	namespaces, _ := catalog.Get("", "v1", "namespaces")
+	if _, err := reg.Create(t.Context(), namespaces, "", api.Object{"metadata": map[string]any{"name": "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := api.Object{"metadata": map[string]any{"name": "kept", "namespace": "default"}, "spec": map[string]any{
+		"type": "LoadBalancer", "externalTrafficPolicy": "Local", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+		"ports": []any{map[string]any{"port": 80, "targetPort": 80, "protocol": "TCP"}},
+	}}
+	stored, err := reg.Create(t.Context(), services, "default", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := service("ghost", "NodePort") // allocated, never stored
+	if _, err := a.Begin(t.Context(), ghost, nil); err != nil {
+		t.Fatal(err)
+	}
+	address := func(obj api.Object) string { return obj["spec"].(map[string]any)["clusterIP"].(string) }
+	port := func(obj api.Object) int {
+		return intOf(obj["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["nodePort"])
+	}
+	taken := func(ip string, p int) (bool, bool) {
+		_, ipErr := reg.Get(t.Context(), a.ipAddresses, "", ip)
+		_, portErr := store.Get(t.Context(), nodePortKey(p))
+		return ipErr == nil, portErr == nil
+	}
+	for _, at := range []time.Duration{0, RepairGrace + time.Minute} {
+		if err := a.Repair(t.Context(), services, time.Now().Add(at)); err != nil {
+			t.Fatal(err)
+		}
+		hc := intOf(stored.Object["spec"].(map[string]any)["healthCheckNodePort"])
+		if ip, p := taken(address(stored.Object), port(stored.Object)); !ip || !p || hc == 0 {
+			t.Errorf("after %v: a stored Service's address taken %v, node port %v; want both kept", at, ip, p)
+		} else if _, hcTaken := taken(address(stored.Object), hc); !hcTaken {
+			t.Errorf("after %v: a stored Service's health check node port %d freed", at, hc)
+		}
+		ip, p := taken(address(ghost), port(ghost))
+		if want := at == 0; ip != want || p != want {
+			t.Errorf("after %v: a leaked address taken %v, node port %v; want %v", at, ip, p, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -32,8 +33,9 @@ func nodePortKey(port int) string { return NodePortPrefix + strconv.Itoa(port) }
 // portHolder is what a node port's key holds: the Service that took it,
 // for an operator reading the store.
 type portHolder struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Created   time.Time `json:"created"` // for Repair's grace
 }
 
 // allocatePort takes port for svc (kube's Allocate).
@@ -79,7 +81,7 @@ func (a *Allocator) allocatePortIn(ctx context.Context, svc api.Object, lo, hi i
 
 // createPortKey creates port's key, the lock of the port.
 func (a *Allocator) createPortKey(ctx context.Context, svc api.Object, port int) error {
-	value, err := json.Marshal(portHolder{Namespace: svc.Namespace(), Name: svc.Name()})
+	value, err := json.Marshal(portHolder{Namespace: svc.Namespace(), Name: svc.Name(), Created: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
