@@ -142,6 +142,17 @@ func unmarshalNumbers(data []byte, v any) error {
 	return nil
 }
 
+// Strings is the strings of a decoded list of strings, StringList's
+// inverse; an element not a string reads as "".
+func Strings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, len(l))
+	for i, e := range l {
+		out[i], _ = e.(string)
+	}
+	return out
+}
+
 // StringList is ss as a decoded object holds a list of strings.
 func StringList(ss []string) []any {
 	out := make([]any, len(ss))

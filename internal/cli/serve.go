@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server"
 	"github.com/listwatch/listwatch/internal/server/gc"
 	"github.com/listwatch/listwatch/internal/server/leader"
+	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
@@ -71,6 +73,8 @@ type serveOptions struct {
 	eventTTL time.Duration
 	// The garbage collector's workers per queue.
 	concurrentGCSyncs int
+	serviceIPRange    string
+	nodePortRange     string
 }
 
 func newServe() *cobra.Command {
@@ -124,6 +128,8 @@ func newServe() *cobra.Command {
 	f.Int64Var(&o.watchCacheResourceMiB, "watch-cache-resource-budget-mib", watchcache.DefaultConfig().RingMaxBytes>>20, "MiB one resource's watch cache event ring may pin")
 	f.Int64Var(&o.watchReplayMiB, "watch-replay-budget-mib", watchcache.DefaultReplayBudgetBytes>>20, "MiB of objects that watchers replaying from the store's history (behind the watch cache's ring) may hold together; beyond it each replays one event at a time")
 	f.IntVar(&o.gcHeapFloor, "gc-heap-floor", 32, "MiB the Go heap may grow past its live size before a collection while the live heap is smaller (fewer collections for a small server); 0 for Go's default; ignored when GOGC is set")
+	f.StringVar(&o.serviceIPRange, "service-cluster-ip-range", servicealloc.DefaultClusterIPRange.String(), "the CIDR Services' cluster IPs are given from, or two of different families (dual stack), as kube-apiserver's flag; every server sharing a store must be given the same")
+	f.StringVar(&o.nodePortRange, "service-node-port-range", servicealloc.DefaultNodePortRange.String(), "the ports NodePort and LoadBalancer Services' node ports are given from, as kube-apiserver's flag")
 	f.IntVar(&o.concurrentGCSyncs, "concurrent-gc-syncs", gc.DefaultWorkers, "the garbage collector's workers (kube-controller-manager's --concurrent-gc-syncs); 0 runs no garbage collector")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
@@ -141,6 +147,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	if o.concurrentGCSyncs < 0 {
 		return fmt.Errorf("--concurrent-gc-syncs must not be negative")
+	}
+	services, err := o.services()
+	if err != nil {
+		return err
 	}
 	if o.watchCacheMiB <= 0 || o.watchCacheResourceMiB <= 0 || o.watchReplayMiB <= 0 {
 		return fmt.Errorf("--watch-cache-budget-mib, --watch-cache-resource-budget-mib and --watch-replay-budget-mib must be positive")
@@ -185,6 +195,11 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	defer authorization.close()
 	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.listen, err)
+	}
+	defer ln.Close() // served, Serve closes it; on an error before, this does
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, StorageName: o.storageName(), Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		Authorizer: authorization.authorizer, RuleResolver: authorization.rules, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
@@ -193,16 +208,12 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
-		ConcurrentGCSyncs: o.concurrentGCSyncs,
+		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()),
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", o.listen, err)
-	}
 	hs := o.httpServer(srv.Handler())
 	if o.tlsCert != "" { // TLS watches over HTTP/1.1 are detached, as cleartext ones
 		ln = server.Listener(ln)
@@ -392,4 +403,42 @@ func (o *serveOptions) openStore(m *metrics.Metrics) (storage.Interface, string,
 		return s, strings.Join(o.etcdEndpoints, ",") + o.etcdPrefix, nil
 	}
 	return nil, "", fmt.Errorf("--storage %q: must be bolt or etcd", o.storage)
+}
+
+// services parses the Service ranges' flags.
+func (o *serveOptions) services() (servicealloc.Config, error) {
+	ranges, err := servicealloc.ParseClusterIPRanges(o.serviceIPRange)
+	if err != nil {
+		return servicealloc.Config{}, fmt.Errorf("--%w", err)
+	}
+	ports, err := servicealloc.ParsePortRange(o.nodePortRange)
+	if err != nil {
+		return servicealloc.Config{}, fmt.Errorf("--service-node-port-range: %w", err)
+	}
+	return servicealloc.Config{ClusterIPRanges: ranges, NodePorts: ports}, nil
+}
+
+// advertised is the address the `kubernetes` Service's endpoints name for
+// a server listening on addr: addr itself, or for an unspecified address
+// (all interfaces) the first global unicast address of an interface, as
+// kube-apiserver's default --advertise-address (ChooseHostInterface),
+// else loopback.
+func advertised(addr net.Addr) netip.AddrPort {
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil || !ap.Addr().IsUnspecified() {
+		return ap
+	}
+	ip := netip.IPv6Loopback()
+	if ap.Addr().Unmap().Is4() {
+		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().IsGlobalUnicast() && p.Addr().Is4() == ip.Is4() {
+				ip = p.Addr()
+				break
+			}
+		}
+	}
+	return netip.AddrPortFrom(ip, ap.Port())
 }

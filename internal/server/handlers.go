@@ -354,6 +354,7 @@ func statusView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false
 	v.Generation = false
+	v.Allocate = nil // as kube's status stores, which have no BeginUpdate
 	return &v
 }
 

@@ -12,6 +12,7 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/server/serviceaccount"
+	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -128,6 +130,14 @@ type Config struct {
 	// ConcurrentGCSyncs is the garbage collector's workers per queue
 	// (kube's --concurrent-gc-syncs); 0 runs no collector.
 	ConcurrentGCSyncs int
+	// Services are the ranges Services' cluster IPs and node ports are
+	// given from (--service-cluster-ip-range, --service-node-port-range);
+	// zero: kube-apiserver's defaults.
+	Services servicealloc.Config
+	// Advertise is the address and port the `kubernetes` Service's
+	// endpoints name (kube-apiserver's --advertise-address and secure
+	// port), which the leading server keeps; zero: no `kubernetes` Service.
+	Advertise netip.AddrPort
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -173,6 +183,7 @@ type Server struct {
 	policies         *policies.Validator
 	mutatingPolicies *policies.Mutator
 	accounts         *defaultAccounts
+	services         *servicealloc.Allocator
 	mux              *http.ServeMux
 	metrics          *metrics.Metrics
 	readOnly         semaphore // bounds reads in flight
@@ -248,6 +259,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.accounts = accounts
 	cfg.WatchCache.Logger = cmp.Or(cfg.WatchCache.Logger, cfg.Logger) // not slog.Default(): servers in one process each have theirs
+	if s.services, err = s.startServiceAllocator(ctx); err != nil {
+		s.crds.Close()
+		s.accounts.close()
+		return nil, err
+	}
 	if cfg.WatchCache.Budget == nil {
 		cfg.WatchCache.Budget = watchcache.NewBudget(cmp.Or(cfg.WatchCacheBudgetBytes, watchcache.DefaultBudgetBytes), cmp.Or(cfg.WatchReplayBudgetBytes, watchcache.DefaultReplayBudgetBytes))
 	}
@@ -257,7 +273,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations)
+	if cfg.Advertise.IsValid() {
+		s.controllers = append(s.controllers, s.kubernetesService)
+	}
 	if cfg.ConcurrentGCSyncs > 0 {
 		s.controllers = append(s.controllers, s.collect)
 	}
@@ -278,6 +297,7 @@ func (s *Server) Close() {
 	s.streams.close()
 	s.crds.Close()
 	s.accounts.close()
+	s.services.Close()
 	s.aggregation.stop()
 	s.election.stop()
 	s.caches.close()

@@ -98,7 +98,7 @@ func TestKubectlGetPrinted(t *testing.T) {
 		`^NAME\|READY\|UP-TO-DATE\|AVAILABLE\|AGE\|CONTAINERS\|IMAGES\|SELECTOR$`,
 		`^deployment.apps/web\|0/3\|0\|0\|` + age + `\|nginx\|nginx:1.27\|app=web$`,
 		`^NAME\|TYPE\|CLUSTER-IP\|EXTERNAL-IP\|PORT\(S\)\|AGE\|SELECTOR$`,
-		`^service/web\|NodePort\|(10\.[0-9.]+|<none>)\|<none>\|80:30080/TCP\|` + age + `\|app=web$`,
+		`^service/web\|NodePort\|10\.0\.0\.[0-9]+\|<none>\|80:30080/TCP\|` + age + `\|app=web$`,
 		`^NAME\|STATUS\|COMPLETIONS\|DURATION\|AGE\|CONTAINERS\|IMAGES\|SELECTOR$`,
 		`^job.batch/pi\|Running\|0/2\|\|?` + age + `\|pi\|perl\|(<none>|batch.kubernetes.io/controller-uid=)`,
 	} {

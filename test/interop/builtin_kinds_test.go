@@ -190,7 +190,9 @@ func TestBuiltinKindsAsKubeEncodesThem(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := dc.Resource(gvr).Namespace("default")
-			w, err := res.Watch(ctx, metav1.ListOptions{})
+			// Of this object alone: the leader's kubernetes Service and
+			// endpoints live in default too.
+			w, err := res.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=o"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -90,6 +90,25 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 }
 
 func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
+	finish, err := allocate(ctx, res, obj, nil)
+	if err != nil {
+		return Written{}, err
+	}
+	out, err := r.createAllocated(ctx, res, obj)
+	finish(err == nil)
+	return out, err
+}
+
+// allocate calls res.Allocate, if any; finish is to be called with
+// whether the write stored obj.
+func allocate(ctx context.Context, res *resource.Resource, obj, old api.Object) (finish func(stored bool), err error) {
+	if res.Allocate == nil {
+		return func(bool) {}, nil
+	}
+	return res.Allocate(ctx, obj, old)
+}
+
+func (r *Registry) createAllocated(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {
 	if err := validate(ctx, res, obj, nil); err != nil {
 		return Written{}, err
 	}

@@ -295,6 +295,9 @@ func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv stor
 		}
 		return nil, apierror.FromStorage(err, target(res, cur.Name()))
 	}
+	if res.Release != nil && !IsDryRun(ctx) {
+		res.Release(cur)
+	}
 	return convert(ctx, res, withRevision(cur, rev))
 }
 
@@ -339,23 +342,29 @@ func (r *Registry) deleteContents(ctx context.Context, ns string) error {
 		if !res.Namespaced || res.Storage != nil || res.CreateOnly {
 			continue
 		}
-		if err := r.deletePrefix(ctx, res.KeyPrefix(ns)); err != nil {
+		if err := r.deletePrefix(ctx, res, ns); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deletePrefix deletes every key under prefix, whatever it holds.
-func (r *Registry) deletePrefix(ctx context.Context, prefix string) error {
+// deletePrefix deletes every key of res in namespace ns, whatever it
+// holds, releasing what each held (Release).
+func (r *Registry) deletePrefix(ctx context.Context, res *resource.Resource, ns string) error {
+	prefix := res.KeyPrefix(ns)
 	for {
 		page, err := r.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
 		if err != nil {
 			return apierror.FromStorage(err, apierror.Target{})
 		}
 		for _, kv := range page.KVs {
-			if _, _, err := r.writer(ctx).Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			gone, _, err := r.writer(ctx).Delete(ctx, kv.Key, 0)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
 				return apierror.FromStorage(err, apierror.Target{})
+			}
+			if obj, derr := decode(gone); err == nil && derr == nil && res.Release != nil && !IsDryRun(ctx) {
+				res.Release(obj)
 			}
 		}
 		if page.Continue == "" {
@@ -383,7 +392,7 @@ func (r *Registry) Expire(ctx context.Context, res *resource.Resource, ns, name 
 // DeletePrefix deletes every object of res in every namespace (used when
 // its CustomResourceDefinition is deleted).
 func (r *Registry) DeletePrefix(ctx context.Context, res *resource.Resource) error {
-	return r.deletePrefix(ctx, res.KeyPrefix(""))
+	return r.deletePrefix(ctx, res, "")
 }
 
 // DeleteCollection deletes every object of res in ns that passes lopts'

@@ -67,6 +67,17 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 	if err := r.prepareUpdate(res, ns, name, next, cur); err != nil {
 		return Written{}, err
 	}
+	finish, err := allocate(ctx, res, next, cur)
+	if err != nil {
+		return Written{}, err
+	}
+	out, err := r.writeAllocated(ctx, res, name, kv, cur, next)
+	finish(err == nil)
+	return out, err
+}
+
+// writeAllocated is write once next is prepared and allocated.
+func (r *Registry) writeAllocated(ctx context.Context, res *resource.Resource, name string, kv storage.KV, cur, next api.Object) (Written, error) {
 	if err := validate(ctx, res, next, cur); err != nil {
 		return Written{}, err
 	}

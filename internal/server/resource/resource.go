@@ -86,6 +86,16 @@ type Resource struct {
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
+	// Allocate reserves, before an object is validated and written, what
+	// it takes from pools beyond its own key (a Service's cluster IPs and
+	// node ports), filling in the fields that name them, as kube's
+	// BeginCreate and BeginUpdate hooks; old is the stored object on
+	// update, nil on create. The write calls finish with whether it stored
+	// the object. Nil for most resources.
+	Allocate func(ctx context.Context, obj, old api.Object) (finish func(stored bool), err error)
+	// Release frees what a deleted object held of Allocate's pools (kube's
+	// AfterDelete); nil with Allocate.
+	Release func(obj api.Object)
 	// CreateOnUpdate lets a PUT create an object that does not exist, as
 	// kube's strategies that AllowCreateOnUpdate (RBAC kinds, events) do.
 	CreateOnUpdate bool

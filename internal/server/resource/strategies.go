@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
+	"github.com/listwatch/listwatch/internal/server/validation"
 	labelsel "github.com/listwatch/listwatch/selector"
 )
 
@@ -25,12 +27,13 @@ var strategies = map[GVR][]func(*Resource){
 	{"apps", "v1", "statefulsets"}:                      {withScale(scaleSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
 	{"", "v1", "pods"}:                                  {returnDeleted, prepare(preparePod)},
-	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate},
+	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate, validateUpdate(validation.ServiceUpdate)},
 	{"", "v1", "endpoints"}:                             {createOnUpdate},
 	{"", "v1", "limitranges"}:                           {createOnUpdate},
 	{"coordination.k8s.io", "v1", "leases"}:             {createOnUpdate},
 	{"node.k8s.io", "v1", "runtimeclasses"}:             {createOnUpdate},
 	{"", "v1", "podtemplates"}:                          {returnDeleted},
+	{"networking.k8s.io", "v1", "ipaddresses"}:          {func(r *Resource) { r.NameRule = validation.IPAddressName }},
 	{"", "v1", "persistentvolumes"}:                     {returnDeleted},
 	{"", "v1", "persistentvolumeclaims"}:                {returnDeleted},
 	{"", "v1", "resourcequotas"}:                        {returnDeleted},
@@ -43,6 +46,14 @@ var strategies = map[GVR][]func(*Resource){
 	{"resource.k8s.io", "v1", "resourceclaims"}:         {returnDeleted},
 	{"resource.k8s.io", "v1", "resourceclaimtemplates"}: {returnDeleted},
 	{"resource.k8s.io", "v1", "resourceslices"}:         {returnDeleted},
+}
+
+// validateUpdate sets the kind's ValidateUpdate to check, kube's rules
+// tying an update to the stored object.
+func validateUpdate(check func(obj, old api.Object) []api.StatusCause) func(*Resource) {
+	return func(r *Resource) {
+		r.ValidateUpdate = func(_ context.Context, obj, old api.Object) []api.StatusCause { return check(obj, old) }
+	}
 }
 
 // returnDeleted is a kind whose kube storage sets ReturnDeletedObject: a
@@ -148,7 +159,7 @@ const templateGeneration = "deprecated.daemonset.template.generation"
 // spec.template changed (the generation moves with it, as with every
 // spec change).
 func prepareDaemonSet(obj, old api.Object) {
-	ann := mapAt(obj.Metadata(), "annotations")
+	ann := MapAt(obj.Metadata(), "annotations")
 	var tg int64
 	if old == nil {
 		s, _ := ann[templateGeneration].(string)
@@ -284,20 +295,20 @@ func prepareJob(obj, old api.Object) {
 	if old != nil || spec == nil || spec["manualSelector"] == true {
 		return
 	}
-	labels := mapAt(mapAt(mapAt(spec, "template"), "metadata"), "labels")
+	labels := MapAt(MapAt(MapAt(spec, "template"), "metadata"), "labels")
 	for k, v := range map[string]string{"job-name": obj.Name(), jobNameLabel: obj.Name(), "controller-uid": obj.UID(), controllerUIDLabel: obj.UID()} {
 		if _, set := labels[k]; !set {
 			labels[k] = v
 		}
 	}
-	match := mapAt(mapAt(spec, "selector"), "matchLabels")
+	match := MapAt(MapAt(spec, "selector"), "matchLabels")
 	if _, set := match[controllerUIDLabel]; !set {
 		match[controllerUIDLabel] = obj.UID()
 	}
 }
 
 // mapAt is the object at m[key], made there when absent.
-func mapAt(m map[string]any, key string) map[string]any {
+func MapAt(m map[string]any, key string) map[string]any {
 	c, _ := m[key].(map[string]any)
 	if c == nil {
 		c = map[string]any{}

@@ -417,9 +417,9 @@ func overcommitAllowed(name string) bool {
 	return native && !strings.HasPrefix(name, "hugepages-")
 }
 
-// service is the part of kube's ValidateServiceCreate that does not depend
-// on the cluster IPs kube's allocator gives: ports, type, selector,
-// session affinity, external name, node ports, traffic policy.
+// service is the part of kube's ValidateServiceCreate users meet first:
+// ports, type, selector, session affinity, external name, cluster IP
+// fields, node ports, traffic policy.
 func service(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
@@ -437,6 +437,15 @@ func service(o api.Object) []api.StatusCause {
 			c.invalid(p.child("clusterIPs").index(0), "None", "may not be set to 'None' for "+typ+" services")
 		}
 	case "ExternalName":
+		if len(ips) > 0 {
+			c.forbidden(p.child("clusterIPs"), "may not be set for ExternalName services")
+		}
+		if len(list(spec, "ipFamilies")) > 0 {
+			c.forbidden(p.child("ipFamilies"), "may not be set for ExternalName services")
+		}
+		if spec["ipFamilyPolicy"] != nil {
+			c.forbidden(p.child("ipFamilyPolicy"), "may not be set for ExternalName services")
+		}
 		if cname := strings.TrimSuffix(str(spec, "externalName"), "."); cname == "" {
 			c.required(p.child("externalName"), "")
 		} else {
@@ -454,6 +463,7 @@ func service(o api.Object) []api.StatusCause {
 		c.labels(stringMap(spec, "selector"), p.child("selector"))
 	}
 	c.enum(p.child("sessionAffinity"), str(spec, "sessionAffinity"), sessionAffinities...)
+	c = append(c, ServiceClusterIPs(o, nil)...)
 	if typ == "" {
 		c.required(p.child("type"), "")
 	} else if !slices.Contains(serviceTypes, typ) {

@@ -1,0 +1,134 @@
+package servicealloc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage/memory"
+)
+
+// newAllocator returns an Allocator over a new memory store, giving
+// addresses of prefix and ports of ports.
+func newAllocator(t *testing.T, prefix string, ports PortRange) *Allocator {
+	t.Helper()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	catalog := resource.NewCatalog(resource.Builtins()...)
+	reg := registry.New(store, catalog.All, slog.Default())
+	a, err := New(t.Context(), reg, store, catalog, Config{ClusterIPRanges: []netip.Prefix{netip.MustParsePrefix(prefix)}, NodePorts: ports}, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+func service(name, typ string) api.Object {
+	return api.Object{"metadata": map[string]any{"name": name, "namespace": "default"},
+		"spec": map[string]any{"type": typ, "ports": []any{map[string]any{"port": 80}}}}
+}
+
+// TestStaleHintNeverSharesAnAddress checks that the store's create, not
+// the allocator's view of what is taken, decides: an allocator that has
+// not seen another server's allocations (its view emptied) passes over
+// every address and port they hold and finds the range full, never giving
+// one twice.
+func TestStaleHintNeverSharesAnAddress(t *testing.T) {
+	a := newAllocator(t, "10.9.0.0/29", PortRange{Base: 30000, Size: 4}) // 6 addresses, 4 ports
+	held := map[string]bool{}
+	for i := range 6 {
+		svc := service(fmt.Sprintf("s%d", i), "ClusterIP")
+		if i < 4 {
+			svc["spec"].(map[string]any)["type"] = "NodePort"
+		}
+		finish, err := a.Begin(t.Context(), svc, nil)
+		if err != nil {
+			t.Fatalf("s%d: %v", i, err)
+		}
+		finish(true)
+		ip := svc["spec"].(map[string]any)["clusterIP"].(string)
+		port := fmt.Sprint(svc["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["nodePort"])
+		if held[ip] || i < 4 && held[port] {
+			t.Fatalf("s%d: %s or %s given twice", i, ip, port)
+		}
+		held[ip], held[port] = true, true
+	}
+	a.ips, a.portsTaken = newTakenSet(), newTakenSet() // as a server that has seen none of it
+	for _, typ := range []string{"ClusterIP", "NodePort"} {
+		svc := service("late", typ)
+		if typ == "NodePort" {
+			svc["spec"].(map[string]any)["clusterIP"] = "None" // no address: the ports alone
+		}
+		_, err := a.Begin(t.Context(), svc, nil)
+		var se *api.StatusError
+		if !errors.As(err, &se) || se.Status.Code != 500 || !strings.HasSuffix(se.Status.Message, "range is full") {
+			t.Errorf("%s: %v (spec %v), want kube's 500 of a full range", typ, err, svc["spec"])
+		}
+	}
+}
+
+// TestRepair checks that Repair frees what no stored Service holds once
+// older than RepairGrace (a write whose server stopped after allocating),
+// and never what a stored Service holds or a young allocation, which may
+// be a write in flight.
+func TestRepair(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	catalog := resource.NewCatalog(resource.Builtins()...)
+	reg := registry.New(store, catalog.All, slog.Default())
+	a, err := New(t.Context(), reg, store, catalog, Config{}, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	services, _ := catalog.Get("", "v1", "services")
+	services.Allocate, services.Release = a.Begin, a.Release
+	namespaces, _ := catalog.Get("", "v1", "namespaces")
+	if _, err := reg.Create(t.Context(), namespaces, "", api.Object{"metadata": map[string]any{"name": "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	kept := api.Object{"metadata": map[string]any{"name": "kept", "namespace": "default"}, "spec": map[string]any{
+		"type": "LoadBalancer", "externalTrafficPolicy": "Local", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+		"ports": []any{map[string]any{"port": 80, "targetPort": 80, "protocol": "TCP"}},
+	}}
+	stored, err := reg.Create(t.Context(), services, "default", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := service("ghost", "NodePort") // allocated, never stored
+	if _, err := a.Begin(t.Context(), ghost, nil); err != nil {
+		t.Fatal(err)
+	}
+	address := func(obj api.Object) string { return obj["spec"].(map[string]any)["clusterIP"].(string) }
+	port := func(obj api.Object) int {
+		return intOf(obj["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["nodePort"])
+	}
+	taken := func(ip string, p int) (bool, bool) {
+		_, ipErr := reg.Get(t.Context(), a.ipAddresses, "", ip)
+		_, portErr := store.Get(t.Context(), nodePortKey(p))
+		return ipErr == nil, portErr == nil
+	}
+	for _, at := range []time.Duration{0, RepairGrace + time.Minute} {
+		if err := a.Repair(t.Context(), services, time.Now().Add(at)); err != nil {
+			t.Fatal(err)
+		}
+		hc := intOf(stored.Object["spec"].(map[string]any)["healthCheckNodePort"])
+		if ip, p := taken(address(stored.Object), port(stored.Object)); !ip || !p || hc == 0 {
+			t.Errorf("after %v: a stored Service's address taken %v, node port %v; want both kept", at, ip, p)
+		} else if _, hcTaken := taken(address(stored.Object), hc); !hcTaken {
+			t.Errorf("after %v: a stored Service's health check node port %d freed", at, hc)
+		}
+		ip, p := taken(address(ghost), port(ghost))
+		if want := at == 0; ip != want || p != want {
+			t.Errorf("after %v: a leaked address taken %v, node port %v; want %v", at, ip, p, want)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package validation
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// InvalidCause is field.Invalid(field, value, detail) as a cause, for the
+// checks kube makes outside its validation package (the Service
+// allocator's).
+func InvalidCause(field string, value any, detail string) api.StatusCause {
+	var c causes
+	c.invalid(path(field), value, detail)
+	return c[0]
+}
+
+// Named is a string value of a named Go type (an IPFamily), which kube's
+// field errors print as JSON.
+func Named(s string) any { return jsonValue{s} }
+
+// ServiceClusterIPs is kube's ValidateServiceClusterIPsRelatedFields, which
+// its Service allocator calls before allocating and its validation after:
+// clusterIP and clusterIPs in step, each address valid (strictly, as the
+// StrictIPCIDRValidation gate of 1.37 has it; an address old had passes),
+// "None" alone, at most one address per family, families IPv4 or IPv6 and
+// distinct, the addresses of the families named.
+func ServiceClusterIPs(svc, old api.Object) []api.StatusCause {
+	spec := object(svc, "spec")
+	if str(spec, "type") == "ExternalName" {
+		return nil
+	}
+	var c causes
+	p := path("spec")
+	ipsPath := p.child("clusterIPs")
+	ips := api.Strings(spec["clusterIPs"])
+	if ip := str(spec, "clusterIP"); ip != "" {
+		if len(ips) == 0 {
+			c.required(ipsPath, "")
+		} else if ips[0] != ip {
+			c.invalid(ipsPath, ips, "first value must match `clusterIP`")
+		}
+	} else if len(ips) != 0 {
+		c.invalid(ipsPath, ips, "must be empty when `clusterIP` is not specified")
+	}
+	families := api.Strings(spec["ipFamilies"])
+	for i, f := range families {
+		if f != "IPv4" && f != "IPv6" {
+			c.notSupported(p.child("ipFamilies").index(i), f, "IPv4", "IPv6")
+		}
+		if slices.Contains(families[:i], f) {
+			c.duplicate(p.child("ipFamilies").index(i), jsonValue{f})
+		}
+	}
+	if policy, ok := spec["ipFamilyPolicy"].(string); ok && !slices.Contains(ipFamilyPolicies, policy) {
+		c.notSupported(p.child("ipFamilyPolicy"), policy, ipFamilyPolicies...)
+	}
+	var oldIPs []string
+	if old != nil {
+		oldIPs = api.Strings(object(old, "spec")["clusterIPs"])
+	}
+	invalidIPs := false
+	for i, ip := range ips {
+		if i == 0 && ip == "None" {
+			if len(ips) > 1 {
+				invalidIPs = true
+				c.invalid(ipsPath, ips, "'None' must be the first and only value")
+			}
+			continue
+		}
+		if slices.Contains(oldIPs, ip) {
+			continue
+		}
+		n := len(c)
+		c.ip(ipsPath.index(i), ip)
+		invalidIPs = invalidIPs || len(c) > n
+	}
+	if len(ips) > 2 {
+		c.invalid(ipsPath, ips, "may only hold up to 2 values")
+	}
+	if invalidIPs {
+		return c
+	}
+	if len(ips) > 1 {
+		a, _ := netip.ParseAddr(ips[0])
+		b, _ := netip.ParseAddr(ips[1])
+		if len(ips) > 2 || a.Is4() == b.Is4() {
+			c.invalid(ipsPath, ips, "may specify no more than one IP for each IP family")
+		}
+	}
+	if !(len(ips) > 0 && ips[0] == "None") {
+		for i, s := range ips {
+			if i >= len(families) {
+				break
+			}
+			ip, _ := netip.ParseAddr(s)
+			switch {
+			case families[i] == "IPv4" && ip.Is6():
+				c.invalid(ipsPath.index(i), s, "expected an IPv4 value as indicated by `ipFamilies["+strconv.Itoa(i)+"]`")
+			case families[i] == "IPv6" && !ip.Is6():
+				c.invalid(ipsPath.index(i), s, "expected an IPv6 value as indicated by `ipFamilies["+strconv.Itoa(i)+"]`")
+			}
+		}
+	}
+	return c
+}
+
+var ipFamilyPolicies = []string{"PreferDualStack", "RequireDualStack", "SingleStack"}
+
+// ip is apimachinery's parseIP with strict validation.
+func (c *causes) ip(p path, s string) {
+	for _, msg := range ipErrors(s) {
+		c.invalid(p, s, msg)
+	}
+}
+
+// ipErrors is what apimachinery's parseIP with strict validation finds
+// wrong with s.
+func ipErrors(s string) []string {
+	addr, err := netip.ParseAddr(s)
+	switch {
+	case err != nil && sloppyIP(s):
+		return []string{"must not have leading 0s"}
+	case err != nil:
+		return []string{"must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"}
+	case addr.Is4In6():
+		return []string{"must not be an IPv4-mapped IPv6 address"}
+	}
+	return nil
+}
+
+// IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
+// its address, valid and canonical (apimachinery's IsValidIP).
+func IPAddressName(name string) []string {
+	if errs := ipErrors(name); errs != nil {
+		return errs
+	}
+	if canonical := netip.MustParseAddr(name).String(); canonical != name {
+		return []string{"must be in canonical form (" + strconv.Quote(canonical) + ")"}
+	}
+	return nil
+}
+
+// sloppyIP reports whether s is an IPv4 address with leading zeros, which
+// kube's ParseIPSloppy accepts and netip refuses.
+func sloppyIP(s string) bool {
+	parts := 0
+	for field := range strings.SplitSeq(s, ".") {
+		if field == "" || len(field) > 3 {
+			return false
+		}
+		n := 0
+		for _, r := range field {
+			if r < '0' || r > '9' {
+				return false
+			}
+			n = n*10 + int(r-'0')
+		}
+		if n > 255 {
+			return false
+		}
+		parts++
+	}
+	return parts == 4
+}
+
+// ServiceUpdate is the part of kube's ValidateServiceUpdate that ties the
+// addresses to the stored ones (validateUpgradeDowngradeClusterIPs and
+// validateUpgradeDowngradeIPFamilies): they may not change once set, but
+// for a type change to or from ExternalName, a change to or from headless,
+// and a dual-stack upgrade or downgrade.
+func ServiceUpdate(svc, old api.Object) []api.StatusCause {
+	spec, oldSpec := object(svc, "spec"), object(old, "spec")
+	if str(spec, "type") == "ExternalName" || str(oldSpec, "type") == "ExternalName" {
+		return nil
+	}
+	var c causes
+	p := path("spec")
+	isHeadless, wasHeadless := headlessSpec(spec), headlessSpec(oldSpec)
+	ips, oldIPs := api.Strings(spec["clusterIPs"]), api.Strings(oldSpec["clusterIPs"])
+	if !isHeadless || !wasHeadless {
+		switch {
+		case len(oldIPs) == len(ips):
+			for i := range oldIPs {
+				if oldIPs[i] != ips[i] {
+					c.invalid(p.child("clusterIPs").index(i), ips, "may not change once set")
+				}
+			}
+		case len(oldIPs) > len(ips):
+			if len(ips) == 0 {
+				c.invalid(p.child("clusterIPs").index(0), ips, "primary clusterIP can not be unset")
+			}
+			if len(ips) > 0 && ips[0] != oldIPs[0] {
+				c.invalid(p.child("clusterIPs").index(0), ips, "may not change once set")
+			}
+			if len(ips) == 1 && str(spec, "ipFamilyPolicy") != "SingleStack" {
+				c.invalid(p.child("ipFamilyPolicy"), policyValue(spec), "must be set to 'SingleStack' when releasing the secondary clusterIP")
+			}
+		case len(oldIPs) > 0 && ips[0] != oldIPs[0]:
+			c.invalid(p.child("clusterIPs").index(0), ips, "may not change once set")
+		}
+	}
+	if isHeadless != wasHeadless || isHeadless {
+		return c
+	}
+	families, oldFamilies := api.Strings(spec["ipFamilies"]), api.Strings(oldSpec["ipFamilies"])
+	fp := p.child("ipFamilies").index(0)
+	switch {
+	case len(oldFamilies) == len(families):
+		for i := range oldFamilies {
+			if oldFamilies[i] != families[i] {
+				c.invalid(fp, families, "may not change once set")
+			}
+		}
+	case len(oldFamilies) > len(families):
+		if len(ips) == 0 {
+			c.invalid(fp, families, "primary ipFamily can not be unset")
+		}
+		if len(families) > 0 && families[0] != oldFamilies[0] {
+			c.invalid(fp, ips, "may not change once set")
+		}
+		if len(families) == 1 && str(spec, "ipFamilyPolicy") != "SingleStack" {
+			c.invalid(p.child("ipFamilyPolicy"), policyValue(spec), "must be set to 'SingleStack' when releasing the secondary ipFamily")
+		}
+	case len(oldFamilies) > 0 && len(families) > 0 && families[0] != oldFamilies[0]:
+		c.invalid(fp, ips, "may not change once set")
+	}
+	return c
+}
+
+// policyValue is ipFamilyPolicy as kube's error prints its *string: null
+// when unset.
+func policyValue(spec map[string]any) any {
+	if s, ok := spec["ipFamilyPolicy"].(string); ok {
+		return jsonValue{s}
+	}
+	return jsonValue{nil}
+}
+
+func headlessSpec(spec map[string]any) bool {
+	ips := api.Strings(spec["clusterIPs"])
+	return len(ips) > 0 && ips[0] == "None"
+}
