@@ -19,6 +19,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -128,6 +129,12 @@ type Config struct {
 	// ConcurrentGCSyncs is the garbage collector's workers per queue
 	// (kube's --concurrent-gc-syncs); 0 runs no collector.
 	ConcurrentGCSyncs int
+	// RootCA is the CA bundle (PEM) of the API server that the
+	// kube-root-ca.crt ConfigMap of every namespace holds, which pods'
+	// token volumes project; nil publishes none (kube's publisher, never
+	// without a CA, would publish an empty one), so that a server without
+	// TLS keeps namespaces' ConfigMaps to the users' own.
+	RootCA []byte
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -176,6 +183,8 @@ type Server struct {
 	metrics          *metrics.Metrics
 	readOnly         semaphore // bounds reads in flight
 	mutating         semaphore // bounds writes in flight
+	// plugins are kube's built-in admission plugins (ServiceAccount, ...).
+	plugins *plugins.Chain
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -227,11 +236,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource), policies.NewMutator(policySource)
+	s.plugins = plugins.New(pluginSource{s})
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
 	}
 	if err := s.ensureNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.ensurePriorityClasses(ctx); err != nil {
 		return nil, err
 	}
 	if err := policy.Ensure(ctx, s.registry, s.catalog, s.log); err != nil {
@@ -240,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
-	accounts, err := startDefaultAccounts(ctx, s.registry, cfg.Storage, s.catalog, cfg.Logger)
+	accounts, err := startDefaultAccounts(ctx, s.registry, cfg.Storage, s.catalog, cfg.RootCA, cfg.Logger)
 	if err != nil {
 		s.crds.Close()
 		return nil, err
