@@ -1,7 +1,7 @@
 // Package admissionplugins proves that the pods a listwatch binary stores
 // are those kube-apiserver's built-in admission plugins make of the same
 // input (ServiceAccount, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, DefaultIngressClass, in kube's
+// DefaultStorageClass, RuntimeClass, DefaultIngressClass, in kube's
 // order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the same ServiceAccounts and
 // PriorityClasses, and that what they refuse the binary refuses with the
@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
+	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,12 +40,14 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	volumeutil "k8s.io/kubernetes/pkg/volume/util"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
+	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
 	"k8s.io/utils/ptr"
@@ -66,6 +69,15 @@ var (
 	classes = []*schedulingv1.PriorityClass{
 		{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000, PreemptionPolicy: ptr.To(corev1.PreemptNever)},
 		{ObjectMeta: metav1.ObjectMeta{Name: "batch"}, Value: -5},
+	}
+	runtimeClasses = []*nodev1.RuntimeClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
+			Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"runtime": "kata"}, Tolerations: []corev1.Toleration{
+				{Key: "kata", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](100)},
+				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](900)}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "runc"}, Handler: "runc"},
 	}
 )
 
@@ -104,6 +116,13 @@ var cases = []struct{ name, pod string }{
 		"env":[{"name":"E","valueFrom":{"secretKeyRef":{"name":"other","key":"k"}}}]}],"containers":[{"name":"c","image":"nginx"}]}}`},
 	{"strict-env-from", `{"spec":{"serviceAccountName":"strict","containers":[{"name":"c","image":"nginx","envFrom":[{"secretRef":{"name":"other"}}]}]}}`},
 	{"strict-pull-secret", `{"spec":{"serviceAccountName":"strict","imagePullSecrets":[{"name":"p"}],"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class", `{"spec":{"runtimeClassName":"kata","nodeSelector":{"zone":"a"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class-own-overhead", `{"spec":{"runtimeClassName":"kata","overhead":{"cpu":"0.25","memory":"64Mi"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class-plain", `{"spec":{"runtimeClassName":"runc","containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class-other-overhead", `{"spec":{"runtimeClassName":"kata","overhead":{"cpu":"1"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"overhead-without-class", `{"spec":{"overhead":{"cpu":"1"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-selector-conflict", `{"spec":{"runtimeClassName":"kata","nodeSelector":{"runtime":"runc"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class-missing", `{"spec":{"runtimeClassName":"gvisor","containers":[{"name":"c","image":"nginx"}]}}`},
 	{"mirror-with-account", `{"metadata":{"annotations":{"kubernetes.io/config.mirror":"x"}},"spec":{"serviceAccountName":"puller","containers":[{"name":"c","image":"nginx"}]}}`},
 }
 
@@ -205,6 +224,11 @@ func start(t *testing.T) kubernetes.Interface {
 			t.Fatal(err)
 		}
 	}
+	for _, rc := range runtimeClasses {
+		if _, err := cs.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return cs
 }
 
@@ -281,7 +305,7 @@ func generic(spec any) string {
 
 // kubeOrder is kube's order of the plugins (AllOrderedPlugins).
 var kubeOrder = []string{serviceaccount.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
-	setdefault.PluginName, defaultingressclass.PluginName}
+	setdefault.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
 
 // initializer gives kube's plugins a fake client and informers holding
 // objs, and the feature gates.
@@ -328,6 +352,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	add(cs.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.NetworkingV1().IngressClasses().List(ctx, metav1.ListOptions{}))
+	add(cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{}))
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	for _, o := range objs {
@@ -344,6 +369,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	priority.Register(plugins)
 	defaulttolerationseconds.Register(plugins)
 	setdefault.Register(plugins)
+	runtimeclass.Register(plugins)
 	defaultingressclass.Register(plugins)
 	chain, err := plugins.NewFromPlugins(kubeOrder, noConfig{}, initializer{client, factory}, nil)
 	if err != nil {

@@ -2,8 +2,8 @@
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
 // AllOrderedPlugins): ServiceAccount, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass and DefaultIngressClass (plugin/pkg/admission/*),
-// with kube's messages.
+// DefaultStorageClass, RuntimeClass and DefaultIngressClass
+// (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -67,6 +67,7 @@ func New(src Source) *Chain {
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
+		&runtimeClass{src: src},
 		newDefaultIngressClass(src),
 	}}
 }
@@ -142,9 +143,9 @@ func str(m map[string]any, key string) string {
 	return s
 }
 
-// maps are the objects of the list m[key]; what is not an object is
+// objects are the objects of the list m[key]; what is not an object is
 // skipped.
-func maps(m map[string]any, key string) []map[string]any {
+func objects(m map[string]any, key string) []map[string]any {
 	l, _ := m[key].([]any)
 	out := make([]map[string]any, 0, len(l))
 	for _, e := range l {

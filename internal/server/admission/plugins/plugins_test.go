@@ -263,3 +263,65 @@ func TestPriorityFromProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRuntimeClass(t *testing.T) {
+	src := source{
+		ServiceAccounts: {"ns/default": parse(t, `{"metadata": {"name": "default"}}`)},
+		RuntimeClasses: {
+			"/kata": parse(t, `{"metadata": {"name": "kata"}, "handler": "kata", "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}},
+				"scheduling": {"nodeSelector": {"runtime": "kata"}, "tolerations": [
+					{"key": "kata", "operator": "Exists", "effect": "NoSchedule"},
+					{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 100}]}}`),
+			"/plain": parse(t, `{"metadata": {"name": "plain"}, "handler": "runc"}`),
+		},
+	}
+	const noMount = `"automountServiceAccountToken": false, `
+	tests := []struct{ name, pod, want, refused string }{{
+		name: "overhead and scheduling merged",
+		pod:  `{"metadata": {"name": "p"}, "spec": {` + noMount + `"runtimeClassName": "kata", "nodeSelector": {"zone": "a"}}}`,
+		want: `{"metadata": {"name": "p"}, "spec": {` + noMount + `"runtimeClassName": "kata", "serviceAccountName": "default", "serviceAccount": "default",
+			"priority": 0, "preemptionPolicy": "PreemptLowerPriority",
+			"nodeSelector": {"zone": "a", "runtime": "kata"}, "overhead": {"cpu": "250m", "memory": "64Mi"},
+			"tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+				{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+				{"key": "kata", "operator": "Exists", "effect": "NoSchedule"}]}}`, // the class's 100 s is within the default 300 s
+	}, {
+		name: "own equal overhead", pod: `{"metadata": {"name": "p"}, "spec": {` + noMount + `"runtimeClassName": "kata", "overhead": {"cpu": "0.25", "memory": "64Mi"}}}`,
+	}, {
+		name: "other overhead", pod: `{"metadata": {"name": "p"}, "spec": {"runtimeClassName": "kata", "overhead": {"cpu": "1"}}}`,
+		refused: `pods "p" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead`,
+	}, {
+		name: "overhead without a class's", pod: `{"metadata": {"name": "p"}, "spec": {"runtimeClassName": "plain", "overhead": {"cpu": "1"}}}`,
+		refused: `pods "p" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead`,
+	}, {
+		name: "selector conflict", pod: `{"metadata": {"name": "p"}, "spec": {"runtimeClassName": "kata", "nodeSelector": {"runtime": "runc"}}}`,
+		refused: `pods "p" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[runtime] = kata; pod.spec.nodeSelector[runtime] = runc`,
+	}, {
+		name: "missing class", pod: `{"metadata": {"name": "p"}, "spec": {"runtimeClassName": "gvisor"}}`,
+		refused: `pods "p" is forbidden: pod rejected: RuntimeClass "gvisor" not found`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := podAttributes(webhook.Create, parse(t, tt.pod), nil)
+			_, err := chain(src).Mutate(context.Background(), a, nil)
+			if err == nil {
+				err = chain(src).Validate(context.Background(), a)
+			}
+			if tt.refused != "" {
+				if err == nil || err.Error() != tt.refused {
+					t.Fatalf("got %v, want %q", err, tt.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				return
+			}
+			if diff := cmp.Diff(parse(t, tt.want), a.Object); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}

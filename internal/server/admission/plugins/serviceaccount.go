@@ -64,7 +64,7 @@ func (p *serviceAccount) admit(ctx context.Context, a *webhook.Attributes) error
 	if automount(sa, spec) {
 		p.mountToken(spec)
 	}
-	if pulls := maps(sa, "imagePullSecrets"); len(pulls) > 0 && len(maps(spec, "imagePullSecrets")) == 0 {
+	if pulls := objects(sa, "imagePullSecrets"); len(pulls) > 0 && len(objects(spec, "imagePullSecrets")) == 0 {
 		secrets := make([]any, len(pulls))
 		for i, s := range pulls {
 			secrets[i] = map[string]any{"name": str(s, "name")}
@@ -127,7 +127,7 @@ func automount(sa api.Object, spec map[string]any) bool {
 // nothing at the token's path.
 func (p *serviceAccount) mountToken(spec map[string]any) {
 	volume := ""
-	for _, v := range maps(spec, "volumes") {
+	for _, v := range objects(spec, "volumes") {
 		if name := str(v, "name"); strings.HasPrefix(name, tokenVolumePrefix) {
 			volume = name
 			break
@@ -139,7 +139,7 @@ func (p *serviceAccount) mountToken(spec map[string]any) {
 	}
 	mounted := false
 	for _, list := range []string{"initContainers", "containers"} {
-		for _, c := range maps(spec, list) {
+		for _, c := range objects(spec, list) {
 			if !mountsTokenPath(c) {
 				mounts, _ := c["volumeMounts"].([]any)
 				c["volumeMounts"] = append(mounts, map[string]any{"name": volume, "readOnly": true, "mountPath": tokenMountPath})
@@ -154,7 +154,7 @@ func (p *serviceAccount) mountToken(spec map[string]any) {
 }
 
 func mountsTokenPath(c map[string]any) bool {
-	for _, m := range maps(c, "volumeMounts") {
+	for _, m := range objects(c, "volumeMounts") {
 		if str(m, "mountPath") == tokenMountPath {
 			return true
 		}
@@ -186,9 +186,9 @@ func validateMirror(a *webhook.Attributes, spec map[string]any) error {
 	if referencesSecrets(spec) {
 		return forbidden(a, "a mirror pod may not reference secrets")
 	}
-	for _, v := range maps(spec, "volumes") {
+	for _, v := range objects(spec, "volumes") {
 		projected, _ := v["projected"].(map[string]any)
-		for _, s := range maps(projected, "sources") {
+		for _, s := range objects(projected, "sources") {
 			if s["serviceAccountToken"] != nil {
 				return forbidden(a, "a mirror pod may not use ServiceAccountToken volume projections")
 			}
@@ -209,26 +209,26 @@ var volumeSecrets = map[string][]string{
 // referencesSecrets says whether the pod names a Secret anywhere kube's
 // VisitPodSecretNames looks.
 func referencesSecrets(spec map[string]any) bool {
-	for _, s := range maps(spec, "imagePullSecrets") {
+	for _, s := range objects(spec, "imagePullSecrets") {
 		if str(s, "name") != "" {
 			return true
 		}
 	}
 	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
-		for _, c := range maps(spec, list) {
+		for _, c := range objects(spec, list) {
 			if envSecret(c, func(string) bool { return true }) != "" {
 				return true
 			}
 		}
 	}
-	for _, v := range maps(spec, "volumes") {
+	for _, v := range objects(spec, "volumes") {
 		for src, path := range volumeSecrets {
 			if at(v, append([]string{src}, path...)...) != "" {
 				return true
 			}
 		}
 		projected, _ := v["projected"].(map[string]any)
-		for _, s := range maps(projected, "sources") {
+		for _, s := range objects(projected, "sources") {
 			if at(s, "secret", "name") != "" {
 				return true
 			}
@@ -248,12 +248,12 @@ func at(m map[string]any, path ...string) string {
 // envSecret returns the first of a container's env and envFrom Secret
 // references that refused rejects, as kube's messages say it, or "".
 func envSecret(c map[string]any, refused func(secret string) bool) string {
-	for _, e := range maps(c, "env") {
+	for _, e := range objects(c, "env") {
 		if name := at(e, "valueFrom", "secretKeyRef", "name"); name != "" && refused(name) {
 			return fmt.Sprintf(`envVar %s referencing secret.secretName="%s"`, str(e, "name"), name)
 		}
 	}
-	for _, e := range maps(c, "envFrom") {
+	for _, e := range objects(c, "envFrom") {
 		if name := at(e, "secretRef", "name"); name != "" && refused(name) {
 			return fmt.Sprintf(`envFrom referencing secret.secretName="%s"`, name)
 		}
@@ -265,26 +265,26 @@ func envSecret(c map[string]any, refused func(secret string) bool) string {
 // reference a Secret its account does not, or "".
 func unmountableSecret(sa api.Object, spec map[string]any) string {
 	mountable := map[string]bool{}
-	for _, s := range maps(sa, "secrets") {
+	for _, s := range objects(sa, "secrets") {
 		mountable[str(s, "name")] = true
 	}
-	for _, v := range maps(spec, "volumes") {
+	for _, v := range objects(spec, "volumes") {
 		if secret, ok := v["secret"].(map[string]any); ok && !mountable[str(secret, "secretName")] {
 			return fmt.Sprintf(`volume with secret.secretName="%s" is not allowed because service account %s does not reference that secret`, str(secret, "secretName"), sa.Name())
 		}
 	}
 	for _, list := range []struct{ key, what string }{{"initContainers", "init container"}, {"containers", "container"}} {
-		for _, c := range maps(spec, list.key) {
+		for _, c := range objects(spec, list.key) {
 			if ref := envSecret(c, func(name string) bool { return !mountable[name] }); ref != "" {
 				return fmt.Sprintf("%s %s with %s is not allowed because service account %s does not reference that secret", list.what, str(c, "name"), ref, sa.Name())
 			}
 		}
 	}
 	pullable := map[string]bool{}
-	for _, s := range maps(sa, "imagePullSecrets") {
+	for _, s := range objects(sa, "imagePullSecrets") {
 		pullable[str(s, "name")] = true
 	}
-	for i, s := range maps(spec, "imagePullSecrets") {
+	for i, s := range objects(spec, "imagePullSecrets") {
 		if !pullable[str(s, "name")] {
 			return fmt.Sprintf(`imagePullSecrets[%d].name="%s" is not allowed because service account %s does not reference that imagePullSecret`, i, str(s, "name"), sa.Name())
 		}

@@ -41,7 +41,7 @@ func (defaultTolerations) admit(_ context.Context, a *webhook.Attributes) error 
 // tolerates says whether a toleration of the pod matches the NoExecute
 // taint of key, as the plugin checks: by key (or none) and effect (or none).
 func tolerates(spec map[string]any, key string) bool {
-	for _, t := range maps(spec, "tolerations") {
+	for _, t := range objects(spec, "tolerations") {
 		if k := str(t, "key"); (k == key || k == "") && (str(t, "effect") == "NoExecute" || str(t, "effect") == "") {
 			return true
 		}
