@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -127,4 +130,55 @@ func TestRootCAConfigMap(t *testing.T) {
 		}
 	}
 	t.Fatalf("not put back: %v", w.Err())
+}
+
+// TestPluginsAroundWebhooks checks where the plugins run in the chain, as
+// kube's: a mutating webhook sees the pod as they left it (account, token
+// volume, tolerations, priority), and after the webhook added a
+// container, their second round (kube's reinvoker runs every in-tree
+// plugin again once a webhook changed the object) mounts the token in it.
+func TestPluginsAroundWebhooks(t *testing.T) {
+	ts := newTestServer(t)
+	seen := make(chan api.Object, 2)
+	clientConfig := webhookServerSeeing(t, seen, `[{"op":"add","path":"/spec/containers/-","value":{"name":"sidecar","image":"envoy"}}]`)
+	config := `{"metadata":{"name":"pods"},"webhooks":[{"name":"sidecar.example.com","clientConfig":` + clientConfig + `,
+		"sideEffects":"None","admissionReviewVersions":["v1"],
+		"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"]}]}]}`
+	if code, obj := call(t, ts, "POST", mutatingHook, mediaJSON, config); code != http.StatusCreated {
+		t.Fatalf("webhook configuration: %d %v", code, obj)
+	}
+	code, pod := call(t, ts, "POST", "/api/v1/namespaces/default/pods", mediaJSON, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, pod)
+	}
+	hooked := <-seen
+	if at(hooked, "spec.serviceAccountName") != "default" || at(hooked, "spec.containers.0.volumeMounts.0.mountPath") != "/var/run/secrets/kubernetes.io/serviceaccount" ||
+		fmt.Sprint(at(hooked, "spec.priority")) != "0" || at(hooked, "spec.tolerations.1.key") != "node.kubernetes.io/unreachable" {
+		t.Errorf("the webhook saw the pod before the plugins: %v", hooked["spec"])
+	}
+	volume := at(pod, "spec.volumes.0.name")
+	if at(pod, "spec.containers.1.name") != "sidecar" || at(pod, "spec.containers.1.volumeMounts.0.name") != volume || len(pod["spec"].(map[string]any)["volumes"].([]any)) != 1 {
+		t.Errorf("the sidecar lacks the token: %v", pod["spec"])
+	}
+}
+
+// webhookServerSeeing serves AdmissionReviews, sending each request's
+// object to seen and answering with patch, and returns a clientConfig for
+// it.
+func webhookServerSeeing(t *testing.T, seen chan<- api.Object, patch string) string {
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review struct {
+			Request struct {
+				UID    string
+				Object api.Object
+			}
+		}
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		seen <- review.Request.Object
+		resp := map[string]any{"uid": review.Request.UID, "allowed": true, "patchType": "JSONPatch", "patch": []byte(patch)}
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
 }
