@@ -1,10 +1,11 @@
-// Package admissionplugins proves that the pods a listwatch binary stores
-// are those kube-apiserver's built-in admission plugins make of the same
-// input (ServiceAccount, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, RuntimeClass, DefaultIngressClass, in kube's
+// Package admissionplugins proves that the pods, claims, ingresses and
+// nodes a listwatch binary stores are those kube-apiserver's built-in
+// admission plugins make of the same input (ServiceAccount,
+// TaintNodesByCondition, Priority, DefaultTolerationSeconds,
+// DefaultStorageClass, RuntimeClass and DefaultIngressClass, in kube's
 // order), by running kube's own plugins (k8s.io/kubernetes
-// plugin/pkg/admission) with listers fed the same ServiceAccounts and
-// PriorityClasses, and that what they refuse the binary refuses with the
+// plugin/pkg/admission) with listers fed the accounts and classes the
+// binary stores, and that what they refuse the binary refuses with the
 // same message.
 package admissionplugins
 
@@ -46,6 +47,7 @@ import (
 	volumeutil "k8s.io/kubernetes/pkg/volume/util"
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
+	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
@@ -203,6 +205,20 @@ func TestDefaultClassesAsKubesPlugins(t *testing.T) {
 	compare(t, cs, ingress("annotated", nil, "other"), ingresses, ingressSpec)
 }
 
+// TestNodesAsKubesPlugin creates nodes on the binary and compares their
+// taints with what kube's TaintNodesByCondition makes of them.
+func TestNodesAsKubesPlugin(t *testing.T) {
+	cs := start(t)
+	nodeSpec := func(n *corev1.Node) any { return n.Spec }
+	for name, taints := range map[string][]corev1.Taint{
+		"bare":       nil,
+		"not-ready":  {{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule}},
+		"no-execute": {{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoExecute}, {Key: "gpu", Value: "a", Effect: corev1.TaintEffectNoSchedule}},
+	} {
+		compare(t, cs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: taints}}, cs.CoreV1().Nodes(), nodeSpec)
+	}
+}
+
 // start runs the binary with the cases' namespace, accounts and classes.
 func start(t *testing.T) kubernetes.Interface {
 	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
@@ -304,7 +320,7 @@ func generic(spec any) string {
 }
 
 // kubeOrder is kube's order of the plugins (AllOrderedPlugins).
-var kubeOrder = []string{serviceaccount.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
+var kubeOrder = []string{serviceaccount.PluginName, nodetaint.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
 	setdefault.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
 
 // initializer gives kube's plugins a fake client and informers holding
@@ -366,6 +382,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	}
 	plugins := admission.NewPlugins()
 	serviceaccount.Register(plugins)
+	nodetaint.Register(plugins)
 	priority.Register(plugins)
 	defaulttolerationseconds.Register(plugins)
 	setdefault.Register(plugins)
@@ -385,7 +402,11 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 		t.Fatal(err)
 	}
 	name := obj.(metav1.Object).GetName()
-	a := admission.NewAttributesRecord(internal, nil, gvk, ns, name, kindResource(t, obj), "", admission.Create, &metav1.CreateOptions{}, false, nil)
+	namespace := ns
+	if _, node := obj.(*corev1.Node); node {
+		namespace = ""
+	}
+	a := admission.NewAttributesRecord(internal, nil, gvk, namespace, name, kindResource(t, obj), "", admission.Create, &metav1.CreateOptions{}, false, nil)
 	if err := chain.(admission.MutationInterface).Admit(ctx, a, nil); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,9 @@
 // Package plugins is kube-apiserver's built-in admission plugins that
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
-// AllOrderedPlugins): ServiceAccount, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, RuntimeClass and DefaultIngressClass
-// (plugin/pkg/admission/*), with kube's messages.
+// AllOrderedPlugins): ServiceAccount, TaintNodesByCondition, Priority,
+// DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
+// DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -64,6 +64,7 @@ var _ webhook.Mutator = (*Chain)(nil)
 func New(src Source) *Chain {
 	return &Chain{plugins: []plugin{
 		&serviceAccount{src: src, generateName: generateName},
+		nodeTaint{},
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
@@ -76,7 +77,7 @@ func New(src Source) *Chain {
 // act on.
 var handled = map[[2]string]bool{
 	{"", "pods"}: true, {PriorityClasses.Group, PriorityClasses.Plural}: true,
-	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true,
+	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true, {"", "nodes"}: true,
 }
 
 // Handles says whether a write of the resource may meet a plugin: the

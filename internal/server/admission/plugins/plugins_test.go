@@ -325,3 +325,22 @@ func TestRuntimeClass(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeTaint(t *testing.T) {
+	tests := []struct{ node, want string }{
+		{`{"metadata": {"name": "n"}}`, `{"metadata": {"name": "n"}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}}`},
+		{`{"metadata": {"name": "n"}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]}}`,
+			`{"metadata": {"name": "n"}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}, {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}}`},
+		{`{"metadata": {"name": "n"}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "value": "x", "effect": "NoSchedule"}]}}`,
+			`{"metadata": {"name": "n"}, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "value": "x", "effect": "NoSchedule"}]}}`},
+	}
+	for _, tt := range tests {
+		a := &webhook.Attributes{Operation: webhook.Create, Resource: webhook.GVR{Version: "v1", Resource: "nodes"}, Object: parse(t, tt.node)}
+		if _, err := chain(source{}).Mutate(context.Background(), a, nil); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(parse(t, tt.want), a.Object); diff != "" {
+			t.Errorf("%s (-want +got)\n%s", tt.node, diff)
+		}
+	}
+}
