@@ -52,10 +52,11 @@ func (p *runtimeClass) admit(ctx context.Context, a *webhook.Attributes) error {
 		}
 		spec["nodeSelector"] = selector
 	}
-	if merged := mergeTolerations(objects(spec, "tolerations"), objects(scheduling, "tolerations")); merged != nil {
+	merged, err := mergeTolerations(ctx, objects(spec, "tolerations"), objects(scheduling, "tolerations"))
+	if merged != nil {
 		spec["tolerations"] = merged
 	}
-	return nil
+	return err
 }
 
 func (p *runtimeClass) validate(ctx context.Context, a *webhook.Attributes) error {
@@ -111,64 +112,82 @@ func sameResources(x, y map[string]any) bool {
 	return true
 }
 
+// toleration is a toleration's fields, read once: merging compares every
+// pair.
+type toleration struct {
+	key, operator, value, effect string
+	seconds                      int64
+	hasSeconds                   bool
+	raw                          map[string]any
+}
+
+func readToleration(m map[string]any) toleration {
+	t := toleration{key: str(m, "key"), operator: str(m, "operator"), value: str(m, "value"), effect: str(m, "effect"), raw: m}
+	t.seconds, t.hasSeconds = integer(m, "tolerationSeconds")
+	return t
+}
+
 // mergeTolerations is kube's MergeTolerations: first's and second's
 // tolerations in order, less those another tolerates already (an earlier
 // one kept, or a later one unless equal); copies, as second's are the
-// class's.
-func mergeTolerations(first, second []map[string]any) []any {
-	all := append(first, second...)
-	var merged []any
-next:
-	for i, t := range all {
-		for _, m := range merged {
-			if toleratesAll(m.(map[string]any), t) {
-				continue next
-			}
-		}
-		for _, later := range all[i+1:] {
-			if !sameToleration(t, later) && toleratesAll(later, t) {
-				continue next
-			}
-		}
-		merged = append(merged, maps.Clone(t))
+// class's. Like kube's it compares every pair: a pod with n tolerations
+// costs n² comparisons (10,000 take 2 s on a loaded 2-core machine); it
+// stops when ctx ends.
+func mergeTolerations(ctx context.Context, first, second []map[string]any) ([]any, error) {
+	all := make([]toleration, 0, len(first)+len(second))
+	for _, m := range append(first, second...) {
+		all = append(all, readToleration(m))
 	}
-	return merged
+	var kept []*toleration
+next:
+	for i := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t := &all[i]
+		for _, k := range kept {
+			if k.toleratesAll(t) {
+				continue next
+			}
+		}
+		for j := i + 1; j < len(all); j++ {
+			if later := &all[j]; !later.same(t) && later.toleratesAll(t) {
+				continue next
+			}
+		}
+		kept = append(kept, t)
+	}
+	var merged []any
+	for _, t := range kept {
+		merged = append(merged, maps.Clone(t.raw))
+	}
+	return merged, nil
 }
 
-// sameToleration compares two tolerations field by field.
-func sameToleration(x, y map[string]any) bool {
-	for _, f := range []string{"key", "operator", "value", "effect"} {
-		if str(x, f) != str(y, f) {
-			return false
-		}
-	}
-	xs, xok := integer(x, "tolerationSeconds")
-	ys, yok := integer(y, "tolerationSeconds")
-	return xok == yok && xs == ys
+// same compares two tolerations field by field.
+func (ss *toleration) same(t *toleration) bool {
+	return ss.key == t.key && ss.operator == t.operator && ss.value == t.value && ss.effect == t.effect &&
+		ss.hasSeconds == t.hasSeconds && ss.seconds == t.seconds
 }
 
 // toleratesAll says whether toleration ss tolerates all t does (kube's
 // isSuperset).
-func toleratesAll(ss, t map[string]any) bool {
-	if sameToleration(ss, t) {
+func (ss *toleration) toleratesAll(t *toleration) bool {
+	if ss.same(t) {
 		return true
 	}
-	if str(t, "key") != str(ss, "key") && (str(ss, "key") != "" || str(ss, "operator") != "Exists") {
+	if t.key != ss.key && (ss.key != "" || ss.operator != "Exists") {
 		return false
 	}
-	if str(t, "effect") != str(ss, "effect") && str(ss, "effect") != "" {
+	if t.effect != ss.effect && ss.effect != "" {
 		return false
 	}
-	if str(ss, "effect") == "NoExecute" {
-		if limit, ok := integer(ss, "tolerationSeconds"); ok {
-			if seconds, ok := integer(t, "tolerationSeconds"); !ok || seconds > limit {
-				return false
-			}
-		}
+	if ss.effect == "NoExecute" && ss.hasSeconds && (!t.hasSeconds || t.seconds > ss.seconds) {
+		return false
 	}
-	switch str(ss, "operator") {
+	switch ss.operator {
 	case "Equal", "":
-		return str(t, "operator") == "Equal" && str(t, "value") == str(ss, "value")
+		return t.operator == "Equal" && t.value == ss.value
 	case "Exists":
 		return true
 	}
