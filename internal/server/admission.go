@@ -79,7 +79,10 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 // plugins' validation and the validating webhooks (and, for a delete, the
 // mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
-	if !q.pluginsHandle() && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+	deleting := q.info.Verb == "delete" || q.info.Verb == "deletecollection"
+	// The built-in plugins validate no deletes.
+	plugins := q.pluginsHandle() && !deleting
+	if !plugins && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
