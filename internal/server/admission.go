@@ -42,6 +42,13 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 	op := webhook.Update
 	if old == nil {
 		op = webhook.Create
+		// NamespaceLifecycle comes first in kube's chain: a create in a
+		// namespace that does not exist is its 404, before any plugin.
+		if q.res.Namespaced {
+			if _, err := q.s.webhookSource.namespace(q.r.Context(), q.info.Namespace); err != nil {
+				return obj, err
+			}
+		}
 	}
 	a := q.attributes(q.r.Context(), op, obj, old)
 	err := webhook.MutateChain(q.r.Context(), a, q.s.plugins, q.s.mutatingPolicies, q.s.webhooks)

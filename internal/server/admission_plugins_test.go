@@ -54,6 +54,9 @@ func TestPodAdmissionPlugins(t *testing.T) {
 		{name: "missing account", method: "POST", path: pods, body: pod("b", `"serviceAccountName":"nope",`), code: 403, want: map[string]any{
 			"message": `pods "b" is forbidden: error looking up service account default/nope: serviceaccount "nope" not found`, "reason": "Forbidden",
 		}},
+		{name: "missing namespace", method: "POST", path: "/api/v1/namespaces/nope/pods", body: pod("b", ""), code: 404, want: map[string]any{
+			"message": `namespaces "nope" not found`,
+		}},
 		{name: "missing class", method: "POST", path: pods, body: pod("b", `"priorityClassName":"nope",`), code: 403, want: map[string]any{
 			"message": `pods "b" is forbidden: no PriorityClass with name nope was found`,
 		}},
