@@ -41,6 +41,7 @@ type serveOptions struct {
 	tlsCert       string
 	tlsKey        string
 	clientCA      string
+	rootCAFile    string
 	tokenFile     string
 	saTokens      serviceAccountOptions
 	insecureAnon  bool
@@ -97,6 +98,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.tlsCert, "tls-cert-file", "", "serve HTTPS with this certificate")
 	f.StringVar(&o.tlsKey, "tls-private-key-file", "", "the key of --tls-cert-file")
 	f.StringVar(&o.clientCA, "client-ca-file", "", "authenticate client certificates signed by a CA in this PEM file (CN is the user, O the groups); needs TLS")
+	f.StringVar(&o.rootCAFile, "root-ca-file", "", "the CA bundle (PEM) that the kube-root-ca.crt ConfigMap of every namespace holds, which pods' token volumes mount, as kube-controller-manager's flag; default: the server CA secure mode makes, else none (an empty ca.crt)")
 	f.StringVar(&o.tokenFile, "token-auth-file", "", `authenticate bearer tokens listed in this CSV file: token,user,uid,"group1,group2"`)
 	o.saTokens.addFlags(f)
 	f.StringSliceVar(&o.authzModes, "authorization-mode", nil, "ordered list of authorizers: RBAC, AlwaysAllow; default RBAC when --token-auth-file or --client-ca-file is set, else AlwaysAllow (loopback only)")
@@ -181,6 +183,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rootCA, err := o.rootCA(boot)
+	if err != nil {
+		return err
+	}
 	saTokens, err := o.saTokens.tokens(o.dataDir)
 	if err != nil {
 		return err
@@ -208,7 +214,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
-		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()),
+		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
 	})
 	if err != nil {
 		return err

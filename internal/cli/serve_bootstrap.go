@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,6 +43,26 @@ func (o *serveOptions) bootstrapPKI() (*pki.PKI, error) {
 	}
 	o.tlsCert, o.tlsKey, o.clientCA = p.Path(pki.ServingFile), p.Path(pki.ServingKeyFile), p.Path(pki.ClientCAFile)
 	return p, nil
+}
+
+// rootCA is the CA bundle the kube-root-ca.crt ConfigMaps hold:
+// --root-ca-file, else secure mode's server CA, else none.
+func (o *serveOptions) rootCA(boot *pki.PKI) ([]byte, error) {
+	path := o.rootCAFile
+	if path == "" && boot != nil {
+		path = boot.Path(pki.ServerCAFile)
+	}
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err == nil && !x509.NewCertPool().AppendCertsFromPEM(b) {
+		err = errors.New("no PEM certificate in it")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("root CA %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // writeKubeconfig writes --data-dir/admin.kubeconfig for a server listening

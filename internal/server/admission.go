@@ -17,14 +17,15 @@ import (
 )
 
 // The admission chain, at kube's points and in its plugin order: the
-// mutating admission (MutatingAdmissionPolicies, then mutating webhooks,
-// and both again if one changed the object) runs in the handler on create
-// (after managedFields are recorded) and inside the update function on
-// update, patch and apply, before the registry's defaulting and
-// validation; ValidatingAdmissionPolicies, then validating webhooks, run
-// inside the registry, after its validation, just before the store write
-// (registry.Admit); on delete both run there, with the stored object as
-// oldObject.
+// mutating admission (kube's built-in plugins, MutatingAdmissionPolicies,
+// then mutating webhooks, and all again if a policy or webhook changed the
+// object) runs in the handler on create (after managedFields are recorded)
+// and inside the update function on update, patch and apply, before the
+// registry's defaulting and validation; the built-in plugins' validation,
+// ValidatingAdmissionPolicies, then validating webhooks, run inside the
+// registry, after its validation, just before the store write
+// (registry.Admit); on delete the webhooks and policies run there, with
+// the stored object as oldObject.
 
 // anyMutating says whether a write may be mutated: there are mutating
 // policies or webhooks.
@@ -35,15 +36,22 @@ func (q *request) anyMutating(ctx context.Context) bool {
 // mutate runs the mutating admission on obj, about to be created (old nil)
 // or to replace old, and returns the object to write.
 func (q *request) mutate(obj, old api.Object) (api.Object, error) {
-	if !q.anyMutating(q.r.Context()) {
+	if !q.pluginsHandle() && !q.anyMutating(q.r.Context()) {
 		return obj, nil
 	}
 	op := webhook.Update
 	if old == nil {
 		op = webhook.Create
+		// NamespaceLifecycle comes first in kube's chain: a create in a
+		// namespace that does not exist is its 404, before any plugin.
+		if q.res.Namespaced {
+			if _, err := q.s.webhookSource.namespace(q.r.Context(), q.info.Namespace); err != nil {
+				return obj, err
+			}
+		}
 	}
 	a := q.attributes(q.r.Context(), op, obj, old)
-	err := webhook.MutateChain(q.r.Context(), a, q.s.mutatingPolicies, q.s.webhooks)
+	err := webhook.MutateChain(q.r.Context(), a, q.s.plugins, q.s.mutatingPolicies, q.s.webhooks)
 	q.passOn(a)
 	if err == nil && a.Object != nil {
 		q.keepValidManagedFields(a.Object, obj)
@@ -74,10 +82,14 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 	q.warnings().Add(fmt.Sprintf(invalidManagedFieldsWarning, err))
 }
 
-// admitting returns ctx making the registry's writes call the validating
-// webhooks (and, for a delete, the mutating ones first, as kube), if any.
+// admitting returns ctx making the registry's writes call the built-in
+// plugins' validation and the validating webhooks (and, for a delete, the
+// mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
-	if !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (q.info.Verb != "delete" && q.info.Verb != "deletecollection" || !q.s.webhooks.Any(ctx, true)) {
+	deleting := q.info.Verb == "delete" || q.info.Verb == "deletecollection"
+	// The built-in plugins validate no deletes.
+	plugins := q.pluginsHandle() && !deleting
+	if !plugins && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
@@ -100,7 +112,11 @@ func (q *request) admitting(ctx context.Context) context.Context {
 				return err
 			}
 		}
-		// As kube's plugin order: ValidatingAdmissionPolicy, then the webhooks.
+		// As kube's plugin order: the built-in plugins,
+		// ValidatingAdmissionPolicy, then the webhooks.
+		if err := q.s.plugins.Validate(ctx, a); err != nil {
+			return err
+		}
 		if err := q.s.policies.Validate(ctx, a); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/follow"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage"
@@ -20,18 +21,21 @@ const defaultAccountName = "default"
 // once at start.
 const ensureConcurrency = 16
 
-// defaultAccounts keeps a `default` ServiceAccount in every namespace that
-// is not being deleted, as kube-controller-manager's serviceaccounts
-// controller: for every namespace at start, for each new one, and again
-// when it is deleted. It follows the store itself (one follow.Follower of
-// namespaces, one of service accounts), so the accounts of a namespace
+// defaultAccounts keeps in every namespace that is not being deleted the
+// objects kube-controller-manager makes there: a `default` ServiceAccount
+// (its serviceaccounts controller) and, if the server has a CA, the
+// kube-root-ca.crt ConfigMap of it (its root-ca-cert-publisher); for
+// every namespace at start, for each new one, and again when one is
+// deleted or (the ConfigMap) changed. It follows the store itself (one follow.Follower of
+// namespaces, one of each kind of object), so the objects of a namespace
 // another server on the same store created are made too (creates are
 // idempotent: every server may try).
 type defaultAccounts struct {
-	registry             *registry.Registry
-	store                storage.Interface
-	namespaces, accounts *resource.Resource
-	log                  *slog.Logger
+	registry   *registry.Registry
+	store      storage.Interface
+	namespaces *resource.Resource
+	objects    []namespaceObject
+	log        *slog.Logger
 
 	ctx       context.Context // of the creates; ended by close
 	cancel    context.CancelFunc
@@ -44,23 +48,45 @@ type defaultAccounts struct {
 	starting [][]byte
 }
 
-// startDefaultAccounts ensures the account of every namespace, so that a
+// namespaceObject is an object every active namespace has.
+type namespaceObject struct {
+	res  *resource.Resource
+	name string
+	// make returns the object to create when it is missing.
+	make func() api.Object
+	// fix, if set, changes a stored object to what it must be and says
+	// whether it did; an object it would not change stays as it is.
+	fix func(stored api.Object) bool
+}
+
+// startDefaultAccounts ensures the objects of every namespace, so that a
 // server serves them from its first request, then follows the store; close
-// stops it.
-func startDefaultAccounts(ctx context.Context, reg *registry.Registry, store storage.Interface, catalog *resource.Catalog, log *slog.Logger) (*defaultAccounts, error) {
+// stops it. rootCA is the CA bundle kube-root-ca.crt publishes.
+func startDefaultAccounts(ctx context.Context, reg *registry.Registry, store storage.Interface, catalog *resource.Catalog, rootCA []byte, log *slog.Logger) (*defaultAccounts, error) {
 	d := &defaultAccounts{registry: reg, store: store, log: log}
 	d.namespaces, _ = catalog.Get("", "v1", "namespaces")
-	d.accounts, _ = catalog.Get("", "v1", "serviceaccounts")
+	accounts, _ := catalog.Get("", "v1", "serviceaccounts")
+	configMaps, _ := catalog.Get("", "v1", "configmaps")
+	d.objects = []namespaceObject{
+		{res: accounts, name: defaultAccountName, make: func() api.Object {
+			return api.Object{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": defaultAccountName}}
+		}},
+	}
+	if rootCA != nil {
+		d.objects = append(d.objects, rootCAConfigMap(configMaps, string(rootCA)))
+	}
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	d.starting = [][]byte{}
-	for _, f := range []struct {
+	type followed struct {
 		res   *resource.Resource
 		what  string
 		apply follow.Apply
-	}{
-		{d.namespaces, "namespaces for their default service accounts", d.namespaceChanged},
-		{d.accounts, "default service accounts", d.accountChanged},
-	} {
+	}
+	follows := []followed{{d.namespaces, "namespaces for their default objects", d.namespaceChanged}}
+	for _, o := range d.objects {
+		follows = append(follows, followed{o.res, "the " + o.name + " " + o.res.Plural + " of namespaces", d.objectChanged(o)})
+	}
+	for _, f := range follows {
 		follower, err := follow.Start(ctx, store, f.res.KeyPrefix(""), f.what, f.apply, log)
 		if err != nil {
 			d.close()
@@ -85,6 +111,38 @@ func startDefaultAccounts(ctx context.Context, reg *registry.Registry, store sto
 	return d, nil
 }
 
+// The root-ca-cert-publisher's ConfigMap.
+const (
+	rootCADescriptionAnnotation = "kubernetes.io/description"
+	rootCADescription           = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
+		"No other usage is guaranteed across distributions of Kubernetes clusters."
+)
+
+// rootCAConfigMap is kube-root-ca.crt with ca as its ca.crt: its data and
+// description are put back when changed, as kube's publisher does.
+func rootCAConfigMap(configMaps *resource.Resource, ca string) namespaceObject {
+	return namespaceObject{res: configMaps, name: plugins.RootCAConfigMap,
+		make: func() api.Object {
+			return api.Object{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"ca.crt": ca},
+				"metadata": map[string]any{"name": plugins.RootCAConfigMap, "annotations": map[string]any{rootCADescriptionAnnotation: rootCADescription}}}
+		},
+		fix: func(stored api.Object) bool {
+			data, _ := stored["data"].(map[string]any)
+			if len(data) == 1 && data["ca.crt"] == ca && stored.Annotations()[rootCADescriptionAnnotation] != "" {
+				return false
+			}
+			stored["data"] = map[string]any{"ca.crt": ca}
+			annotations, _ := stored.EnsureMetadata()["annotations"].(map[string]any)
+			if annotations == nil {
+				annotations = map[string]any{}
+				stored.EnsureMetadata()["annotations"] = annotations
+			}
+			annotations[rootCADescriptionAnnotation] = rootCADescription
+			return true
+		},
+	}
+}
+
 // close stops the followers and waits for them.
 func (d *defaultAccounts) close() {
 	d.cancel()
@@ -93,7 +151,7 @@ func (d *defaultAccounts) close() {
 	}
 }
 
-// namespaceChanged ensures the account of a namespace listed, created or
+// namespaceChanged ensures the objects of a namespace listed, created or
 // changed.
 func (d *defaultAccounts) namespaceChanged(_ string, _ int64, value []byte) {
 	if value == nil {
@@ -109,41 +167,59 @@ func (d *defaultAccounts) namespaceChanged(_ string, _ int64, value []byte) {
 	d.ensureIfActive(d.ctx, value)
 }
 
-// accountChanged ensures the account of the namespace of a default
-// account deleted.
-func (d *defaultAccounts) accountChanged(key string, _ int64, value []byte) {
-	ns := d.accounts.NamespaceOfKey(key)
-	if value == nil && key == d.accounts.Key(ns, defaultAccountName) {
-		d.ensureCurrent(d.ctx, ns)
+// objectChanged ensures the objects of the namespace of an o deleted, or
+// changed when o has a form to keep.
+func (d *defaultAccounts) objectChanged(o namespaceObject) follow.Apply {
+	return func(key string, _ int64, value []byte) {
+		ns := o.res.NamespaceOfKey(key)
+		if key == o.res.Key(ns, o.name) && (value == nil || o.fix != nil) {
+			d.ensureCurrent(d.ctx, ns)
+		}
 	}
 }
 
-// ensureCurrent ensures the account of namespace ns as it is stored now:
-// an account deleted with its namespace is not made again.
+// ensureCurrent ensures the objects of namespace ns as it is stored now:
+// objects deleted with their namespace are not made again.
 func (d *defaultAccounts) ensureCurrent(ctx context.Context, ns string) {
 	kv, err := d.store.Get(ctx, d.namespaces.Key("", ns))
 	if err != nil {
 		if !errors.Is(err, storage.ErrNotFound) {
-			d.log.Warn("reading a namespace for its default service account", "namespace", ns, "err", err)
+			d.log.Warn("reading a namespace for its default objects", "namespace", ns, "err", err)
 		}
 		return
 	}
 	d.ensureIfActive(ctx, kv.Value)
 }
 
-// ensureIfActive creates the default account of the namespace value holds,
-// unless the namespace is being deleted or the account exists.
+// ensureIfActive makes or fixes the objects of the namespace value holds,
+// unless the namespace is being deleted.
 func (d *defaultAccounts) ensureIfActive(ctx context.Context, value []byte) {
 	ns, err := api.ParseObject(value)
 	if err != nil || ns.Metadata()["deletionTimestamp"] != nil {
 		return
 	}
-	if _, err := d.registry.GetStored(ctx, d.accounts, ns.Name(), defaultAccountName); err == nil {
-		return
+	for _, o := range d.objects {
+		if err := d.ensure(ctx, ns.Name(), o); err != nil && !isReason(err, api.StatusReasonAlreadyExists) && !isReason(err, api.StatusReasonNotFound) && !isReason(err, api.StatusReasonConflict) && ctx.Err() == nil {
+			d.log.Warn("making a namespace's default object", "namespace", ns.Name(), "resource", o.res.Plural, "name", o.name, "err", err)
+		}
 	}
-	obj := api.Object{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": defaultAccountName}}
-	_, err = d.registry.Create(ctx, d.accounts, ns.Name(), obj)
-	if err != nil && !isReason(err, api.StatusReasonAlreadyExists) && !isReason(err, api.StatusReasonNotFound) && ctx.Err() == nil {
-		d.log.Warn("creating the default service account", "namespace", ns.Name(), "err", err)
+}
+
+// ensure makes o in namespace ns if it is missing, or fixes it.
+func (d *defaultAccounts) ensure(ctx context.Context, ns string, o namespaceObject) error {
+	kv, err := d.registry.GetStored(ctx, o.res, ns, o.name)
+	if err != nil {
+		_, err = d.registry.Create(ctx, o.res, ns, o.make())
+		return err
 	}
+	if stored, err := api.ParseObject(kv.Value); o.fix == nil || err != nil || !o.fix(stored) {
+		return nil
+	}
+	_, err = d.registry.Update(ctx, o.res, ns, o.name, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		o.fix(next)
+		delete(next.Metadata(), "resourceVersion") // a write meanwhile is retried, not refused
+		return next, nil
+	})
+	return err
 }

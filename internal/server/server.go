@@ -20,6 +20,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -138,6 +139,12 @@ type Config struct {
 	// endpoints name (kube-apiserver's --advertise-address and secure
 	// port), which the leading server keeps; zero: no `kubernetes` Service.
 	Advertise netip.AddrPort
+	// RootCA is the CA bundle (PEM) of the API server that the
+	// kube-root-ca.crt ConfigMap of every namespace holds, which pods'
+	// token volumes project; nil publishes none (kube's publisher, never
+	// without a CA, would publish an empty one), so that a server without
+	// TLS keeps namespaces' ConfigMaps to the users' own.
+	RootCA []byte
 }
 
 // Defaults of Config, as kube-apiserver's.
@@ -188,6 +195,8 @@ type Server struct {
 	metrics          *metrics.Metrics
 	readOnly         semaphore // bounds reads in flight
 	mutating         semaphore // bounds writes in flight
+	// plugins are kube's built-in admission plugins (ServiceAccount, ...).
+	plugins *plugins.Chain
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -239,11 +248,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource), policies.NewMutator(policySource)
+	s.plugins = plugins.New(pluginSource{s})
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
 	}
 	if err := s.ensureNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.ensurePriorityClasses(ctx); err != nil {
 		return nil, err
 	}
 	if err := policy.Ensure(ctx, s.registry, s.catalog, s.log); err != nil {
@@ -252,7 +265,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := s.startCRDs(ctx); err != nil {
 		return nil, err
 	}
-	accounts, err := startDefaultAccounts(ctx, s.registry, cfg.Storage, s.catalog, cfg.Logger)
+	accounts, err := startDefaultAccounts(ctx, s.registry, cfg.Storage, s.catalog, cfg.RootCA, cfg.Logger)
 	if err != nil {
 		s.crds.Close()
 		return nil, err

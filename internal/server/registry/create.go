@@ -49,7 +49,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	generated := obj.Name() == ""
 	for attempt := 0; ; attempt++ {
 		if generated {
-			md["name"] = generate + generateSuffix()
+			md["name"] = generate + GenerateSuffix()
 		}
 		r.initMeta(res, obj) // once named: Prepare may use the name
 		out, err := r.createOnce(ctx, res, obj)

@@ -185,8 +185,9 @@ func convert(ctx context.Context, res *resource.Resource, obj api.Object) (api.O
 	return obj, nil
 }
 
-// generateSuffix returns kube's 5 random characters for generateName.
-func generateSuffix() string {
+// GenerateSuffix returns kube's 5 random characters for generateName
+// (apiserver names.SimpleNameGenerator).
+func GenerateSuffix() string {
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)

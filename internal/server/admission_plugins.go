@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// pluginSource gives the built-in admission plugins the objects they read:
+// from their watch caches, else from the store, as kube's plugins read
+// their listers and then the API.
+type pluginSource struct{ s *Server }
+
+var _ plugins.Source = pluginSource{}
+
+// pluginsHandle says whether the request's write may meet a built-in
+// admission plugin.
+func (q *request) pluginsHandle() bool {
+	return q.info.Subresource == "" && plugins.Handles(q.res.Group, q.res.Plural)
+}
+
+// Get reads an object. A namespace's default ServiceAccount, which kube's
+// plugin waits for (ten tries) while its controller makes it, is made at
+// once if the namespace lacks it.
+func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) (api.Object, error) {
+	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
+	if !ok {
+		return nil, nil
+	}
+	if c := ps.s.caches.get(res); c != nil {
+		if o := c.Get(res.Key(ns, name)); o != nil {
+			if obj, err := o.Obj(); err == nil {
+				return obj, nil
+			}
+		}
+	}
+	obj, err := ps.s.registry.Get(ctx, res, ns, name)
+	if isReason(err, api.StatusReasonNotFound) && r == plugins.ServiceAccounts && name == defaultAccountName {
+		ps.s.accounts.ensureCurrent(ctx, ns)
+		obj, err = ps.s.registry.Get(ctx, res, ns, name)
+	}
+	if isReason(err, api.StatusReasonNotFound) {
+		return nil, nil
+	}
+	return obj, err
+}
+
+// List reads every object of a resource from its cache.
+func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, error) {
+	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
+	if !ok {
+		return nil, nil
+	}
+	c, err := ps.s.readyCache(ctx, res)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	objs, _ := c.List(watchcache.Filter{})
+	out := make([]api.Object, 0, len(objs))
+	for _, o := range objs {
+		if obj, err := o.Obj(); err == nil {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// systemPriorityClasses are the PriorityClasses kube-apiserver makes at
+// start for the system's own pods (pkg/apis/scheduling/v1
+// SystemPriorityClasses: 2,000,000,000 and a thousand more).
+var systemPriorityClasses = []struct {
+	name        string
+	value       int64
+	description string
+}{
+	{"system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."},
+	{"system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."},
+}
+
+// ensurePriorityClasses creates the system's PriorityClasses that are
+// missing, as kube's scheduling post-start hook.
+func (s *Server) ensurePriorityClasses(ctx context.Context) error {
+	res, _ := s.catalog.Get(plugins.PriorityClasses.Group, plugins.PriorityClasses.Version, plugins.PriorityClasses.Plural)
+	for _, pc := range systemPriorityClasses {
+		if _, err := s.registry.GetStored(ctx, res, "", pc.name); err == nil {
+			continue
+		}
+		obj := api.Object{"apiVersion": res.APIVersion(), "kind": res.Kind, "metadata": map[string]any{"name": pc.name},
+			"value": pc.value, "description": pc.description}
+		if _, err := s.registry.Create(ctx, res, "", obj); err != nil && !isReason(err, api.StatusReasonAlreadyExists) {
+			return fmt.Errorf("creating PriorityClass %s: %w", pc.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/storage"
+)
+
+// TestPodAdmissionPlugins checks kube's built-in admission plugins through
+// the server: a new pod runs as the default account with its token volume
+// mounted, the default tolerations and priority 0; one naming an account or
+// a class that does not exist is refused with kube's message; the system's
+// classes exist from the start; a pod in a namespace created a moment ago
+// is admitted (its default account is made at once if the controller has
+// not yet); a second default PriorityClass is refused.
+func TestPodAdmissionPlugins(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	const pods = "/api/v1/namespaces/default/pods"
+	pod := func(name, spec string) string {
+		return `{"metadata":{"name":"` + name + `"},"spec":{` + spec + `"containers":[{"name":"c","image":"nginx"}]}}`
+	}
+	const mountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	runSteps(t, ts, []step{
+		{name: "defaults", method: "POST", path: pods, body: pod("a", ""), code: 201, want: map[string]any{
+			"spec.serviceAccountName": "default", "spec.serviceAccount": "default",
+			"spec.containers.0.volumeMounts.0.mountPath":                               mountPath,
+			"spec.volumes.0.projected.sources.0.serviceAccountToken.expirationSeconds": "3607",
+			"spec.volumes.0.projected.sources.1.configMap.name":                        "kube-root-ca.crt",
+			"spec.tolerations.0.key":                                                   "node.kubernetes.io/not-ready",
+			"spec.tolerations.1.tolerationSeconds":                                     "300",
+			"spec.priority":                                                            "0",
+			"spec.preemptionPolicy":                                                    "PreemptLowerPriority",
+		}, check: func(t *testing.T, r response) {
+			volume, _ := at(r.obj, "spec.volumes.0.name").(string)
+			if !strings.HasPrefix(volume, "kube-api-access-") || at(r.obj, "spec.containers.0.volumeMounts.0.name") != volume {
+				t.Errorf("token volume %q, mounted %v", volume, at(r.obj, "spec.containers.0.volumeMounts.0"))
+			}
+		}},
+		{name: "read back", method: "GET", path: pods + "/a", code: 200, want: map[string]any{
+			"spec.containers.0.volumeMounts.0.mountPath": mountPath, "spec.priority": "0",
+		}},
+		{name: "missing account", method: "POST", path: pods, body: pod("b", `"serviceAccountName":"nope",`), code: 403, want: map[string]any{
+			"message": `pods "b" is forbidden: error looking up service account default/nope: serviceaccount "nope" not found`, "reason": "Forbidden",
+		}},
+		{name: "missing namespace", method: "POST", path: "/api/v1/namespaces/nope/pods", body: pod("b", ""), code: 404, want: map[string]any{
+			"message": `namespaces "nope" not found`,
+		}},
+		{name: "missing class", method: "POST", path: pods, body: pod("b", `"priorityClassName":"nope",`), code: 403, want: map[string]any{
+			"message": `pods "b" is forbidden: no PriorityClass with name nope was found`,
+		}},
+		{name: "system class", method: "POST", path: pods, body: pod("c", `"priorityClassName":"system-node-critical",`), code: 201, want: map[string]any{
+			"spec.priority": "2000001000", "spec.preemptionPolicy": "PreemptLowerPriority",
+		}},
+		{name: "no automount", method: "POST", path: pods, body: pod("d", `"automountServiceAccountToken":false,`), code: 201, want: map[string]any{
+			"spec.volumes": nil, "spec.containers.0.volumeMounts": nil, "spec.serviceAccountName": "default",
+		}},
+		{name: "no root CA without a CA", method: "GET", path: "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", code: 404},
+		{name: "fresh namespace", method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"fresh"}}`, code: 201},
+		{name: "pod in it at once", method: "POST", path: "/api/v1/namespaces/fresh/pods", body: pod("a", ""), code: 201, want: map[string]any{
+			"spec.serviceAccountName": "default",
+		}},
+		{name: "a default class", method: "POST", path: "/apis/scheduling.k8s.io/v1/priorityclasses", code: 201,
+			body: `{"metadata":{"name":"low"},"value":5,"globalDefault":true}`},
+		{name: "the system's classes are not defaults", method: "GET", path: "/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical", code: 200,
+			want: map[string]any{"value": "2000000000", "globalDefault": nil}},
+	})
+	// An update that leaves out what the plugins set on create keeps the
+	// priority and gets the tolerations again, as kube's (validation would
+	// refuse the change otherwise).
+	r := do(t, ts, "GET", pods+"/a", "", "")
+	spec := r.obj["spec"].(map[string]any)
+	delete(spec, "priority")
+	delete(spec, "preemptionPolicy")
+	delete(spec, "tolerations")
+	spec["containers"].([]any)[0].(map[string]any)["image"] = "nginx:2"
+	body, _ := json.Marshal(r.obj)
+	if r := do(t, ts, "PUT", pods+"/a", "", string(body)); r.code != http.StatusOK || at(r.obj, "spec.priority") != "0" ||
+		at(r.obj, "spec.preemptionPolicy") != "PreemptLowerPriority" || at(r.obj, "spec.tolerations.1.key") != "node.kubernetes.io/unreachable" {
+		t.Fatalf("update: %d %v", r.code, r.obj)
+	}
+}
+
+// TestRootCAConfigMap checks the kube-root-ca.crt ConfigMap of every
+// namespace: the server's CA with kube's description, put back when
+// changed.
+func TestRootCAConfigMap(t *testing.T) {
+	store := newMemoryStore(t)
+	s, err := New(t.Context(), Config{Storage: store, RootCA: []byte("PEM")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	const cm = "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt"
+	r := do(t, ts, "GET", cm, "", "")
+	if r.code != http.StatusOK || !cmp.Equal(r.obj["data"], map[string]any{"ca.crt": "PEM"}) || !strings.HasPrefix(api.Object(r.obj).Annotations()["kubernetes.io/description"], "Contains a CA bundle") {
+		t.Fatalf("%d %v", r.code, r.obj)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	rev, err := store.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.Watch(ctx, "/registry/core/configmaps/kube-system/kube-root-ca.crt", rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, ts, "PATCH", cm, "", `{"data":{"ca.crt":"other","more":"x"}}`); r.code != http.StatusOK {
+		t.Fatalf("patch: %d %v", r.code, r.obj)
+	}
+	for batch := range w.Events() {
+		for _, ev := range batch {
+			obj, err := api.ParseObject(ev.KV.Value)
+			if ev.Type == storage.EventDelete || err != nil {
+				t.Fatalf("%v %v", ev, err)
+			}
+			if data, _ := obj["data"].(map[string]any); len(data) == 1 && data["ca.crt"] == "PEM" {
+				return
+			}
+		}
+	}
+	t.Fatalf("not put back: %v", w.Err())
+}
+
+// TestPluginsAroundWebhooks checks where the plugins run in the chain, as
+// kube's: a mutating webhook sees the pod as they left it (account, token
+// volume, tolerations, priority), and after the webhook added a
+// container, their second round (kube's reinvoker runs every in-tree
+// plugin again once a webhook changed the object) mounts the token in it.
+func TestPluginsAroundWebhooks(t *testing.T) {
+	ts := newTestServer(t)
+	seen := make(chan api.Object, 2)
+	clientConfig := webhookServerSeeing(t, seen, `[{"op":"add","path":"/spec/containers/-","value":{"name":"sidecar","image":"envoy"}}]`)
+	config := `{"metadata":{"name":"pods"},"webhooks":[{"name":"sidecar.example.com","clientConfig":` + clientConfig + `,
+		"sideEffects":"None","admissionReviewVersions":["v1"],
+		"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"]}]}]}`
+	if code, obj := call(t, ts, "POST", mutatingHook, mediaJSON, config); code != http.StatusCreated {
+		t.Fatalf("webhook configuration: %d %v", code, obj)
+	}
+	code, pod := call(t, ts, "POST", "/api/v1/namespaces/default/pods", mediaJSON, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, pod)
+	}
+	hooked := <-seen
+	if at(hooked, "spec.serviceAccountName") != "default" || at(hooked, "spec.containers.0.volumeMounts.0.mountPath") != "/var/run/secrets/kubernetes.io/serviceaccount" ||
+		fmt.Sprint(at(hooked, "spec.priority")) != "0" || at(hooked, "spec.tolerations.1.key") != "node.kubernetes.io/unreachable" {
+		t.Errorf("the webhook saw the pod before the plugins: %v", hooked["spec"])
+	}
+	volume := at(pod, "spec.volumes.0.name")
+	if at(pod, "spec.containers.1.name") != "sidecar" || at(pod, "spec.containers.1.volumeMounts.0.name") != volume || len(pod["spec"].(map[string]any)["volumes"].([]any)) != 1 {
+		t.Errorf("the sidecar lacks the token: %v", pod["spec"])
+	}
+}
+
+// webhookServerSeeing serves AdmissionReviews, sending each request's
+// object to seen and answering with patch, and returns a clientConfig for
+// it.
+func webhookServerSeeing(t *testing.T, seen chan<- api.Object, patch string) string {
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review struct {
+			Request struct {
+				UID    string
+				Object api.Object
+			}
+		}
+		_ = json.NewDecoder(r.Body).Decode(&review)
+		seen <- review.Request.Object
+		resp := map[string]any{"uid": review.Request.UID, "allowed": true, "patchType": "JSONPatch", "patch": []byte(patch)}
+		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
+	}))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+}
