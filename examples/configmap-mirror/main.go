@@ -22,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -61,7 +62,7 @@ func main() {
 	flag.StringVar(&o.server, "server", "", "the API server's URL, overriding the kubeconfig's")
 	flag.IntVar(&o.workers, "workers", 2, "reconciling workers")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "reconcile only while holding the Lease "+fieldManager)
-	flag.StringVar(&o.leaseNamespace, "leader-election-namespace", "default", "the namespace of the Lease")
+	flag.StringVar(&o.leaseNamespace, "leader-election-namespace", "", "the namespace of the Lease (default the kubeconfig context's or the pod's, else default)")
 	flag.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /healthz, /readyz and /metrics at this address (off when empty)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -147,7 +148,8 @@ func run(ctx context.Context, o options) error {
 	if !o.leaderElect {
 		return ctl.Start(ctx)
 	}
-	return lead(ctx, c, o.leaseNamespace, identity, ctl)
+	ns := cmp.Or(o.leaseNamespace, cfg.Namespace, "default")
+	return lead(ctx, c, ns, identity, ctl)
 }
 
 // lead runs ctl while this replica holds the Lease. It returns nil when ctx

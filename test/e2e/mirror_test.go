@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/events"
@@ -161,6 +163,36 @@ func createSource(ctx context.Context, t *testing.T, sources *client.Resource[cl
 	return src
 }
 
+// TestConfigMapMirrorExitsOnLostLease: a leader whose Lease another takes
+// stops and exits with an error, as kube's controllers do.
+func TestConfigMapMirrorExitsOnLostLease(t *testing.T) {
+	s := startServer(t)
+	ctx := t.Context()
+	p := runMirror(t, "--server", s.URL, "--leader-elect")
+	leases := client.NewResource[*leaderelection.Lease](s.client(t), leaderelection.LeasesResource, "default")
+	waitFor(t, "the replica to lead", func() bool {
+		l, err := leases.Get(ctx, "configmap-mirror")
+		return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity == p.identity
+	})
+	err := client.RetryOnConflict(ctx, client.DefaultBackoff, func() error {
+		l, err := leases.Get(ctx, "configmap-mirror")
+		if err != nil {
+			return err
+		}
+		l.Spec.HolderIdentity = new("intruder")
+		l.Spec.LeaseDurationSeconds = new(int32(3600))
+		_, err = leases.Update(ctx, l, client.WriteOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := p.wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("after losing the lease: %v, want exit status 1", err)
+	}
+}
+
 // mirrored reports whether kube-public holds a copy of default/settings
 // whose color is color.
 func mirrored(ctx context.Context, copies *client.Resource[client.Unstructured], color string) bool {
@@ -221,13 +253,15 @@ var (
 
 // mirrorProcess is a running configmap-mirror.
 type mirrorProcess struct {
-	cmd      *exec.Cmd
 	identity string // its leader election identity
-	killed   bool
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when it has exited
+	err      error         // its exit status, once done
 }
 
-// runMirror runs examples/configmap-mirror (built once) with args until
-// the test ends, when it must exit cleanly on SIGTERM.
+// runMirror runs examples/configmap-mirror (built once) with args; when
+// the test ends it is stopped by SIGTERM, on which it must exit cleanly,
+// unless it has exited already.
 func runMirror(t *testing.T, args ...string) *mirrorProcess {
 	t.Helper()
 	buildMirror.Do(func() {
@@ -249,12 +283,15 @@ func runMirror(t *testing.T, args ...string) *mirrorProcess {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	p := &mirrorProcess{cmd: cmd, identity: fmt.Sprintf("%s_%d", host, cmd.Process.Pid)}
+	p := &mirrorProcess{identity: fmt.Sprintf("%s_%d", host, cmd.Process.Pid), cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		if !p.killed {
+		select {
+		case <-p.done:
+		default:
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			if err := cmd.Wait(); err != nil {
-				t.Errorf("configmap-mirror: %v", err)
+			if err := p.wait(); err != nil {
+				t.Errorf("configmap-mirror on SIGTERM: %v", err)
 			}
 		}
 		if t.Failed() {
@@ -264,12 +301,23 @@ func runMirror(t *testing.T, args ...string) *mirrorProcess {
 	return p
 }
 
+// wait waits up to stopTimeout for p to exit and returns its exit error.
+func (p *mirrorProcess) wait() error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(stopTimeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("still running after %v: killed", stopTimeout)
+	}
+}
+
 // kill kills p at once, as a crash would, and reaps it.
 func (p *mirrorProcess) kill(t *testing.T) {
 	t.Helper()
-	p.killed = true
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.cmd.Wait()
+	<-p.done
 }
