@@ -6,7 +6,11 @@
 // loses the label. The copy is annotated
 // mirror.listwatch.io/from=<namespace>/<name>, so that a change to it (or
 // its deletion) brings the source back into the queue and the drift is
-// undone.
+// undone. Owner references cannot cross namespaces, hence the annotation
+// and the deletes the controller makes itself.
+//
+// The controller writes with its own rights into any namespace a label
+// names: a real one would restrict the namespaces it copies into.
 //
 // One informer caches every ConfigMap; workers reconcile sources from the
 // cache, write copies by server-side apply (labels and annotations others

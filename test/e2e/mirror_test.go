@@ -29,8 +29,8 @@ const (
 // TestConfigMapMirror runs the example controller against the binary: a
 // labelled ConfigMap is copied, data and binaryData, into the namespace its
 // label names; the copy follows the source, keeps a label someone else put
-// on it (server-side apply), goes when the label is removed and when the
-// source goes; events on the source say what was done; its probes and
+// on it (server-side apply), comes back when deleted, goes when the label
+// is removed and when the source goes; events on the source say what was done; its probes and
 // metrics answer.
 func TestConfigMapMirror(t *testing.T) {
 	s := startServer(t)
@@ -56,6 +56,12 @@ func TestConfigMapMirror(t *testing.T) {
 	if labels := copyOf(ctx, t, copies).GetLabels(); labels["team"] != "web" {
 		t.Errorf("labels of the copy after a reconcile: %v, want team=web kept", labels)
 	}
+
+	// A deleted copy is drift, undone.
+	if err := copies.Delete(ctx, "settings", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deleted copy to come back", func() bool { return mirrored(ctx, copies, "green") })
 
 	patchSource(ctx, t, sources, `{"metadata":{"labels":{"`+toLabel+`":null}}}`)
 	waitFor(t, "the copy to go with the label", func() bool { return gone(ctx, copies) })
