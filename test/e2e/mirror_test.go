@@ -22,8 +22,8 @@ import (
 )
 
 const (
-	toLabel        = "mirror.listwatch.io/to"
-	fromAnnotation = "mirror.listwatch.io/from"
+	mirrorToLabel        = "mirror.listwatch.io/to"
+	mirrorFromAnnotation = "mirror.listwatch.io/from"
 )
 
 // TestConfigMapMirror runs the example controller against the binary: a
@@ -41,9 +41,9 @@ func TestConfigMapMirror(t *testing.T) {
 	sources := client.NewResource[client.Unstructured](c, configMaps, "default")
 	copies := sources.InNamespace("kube-public")
 
-	src := createSource(ctx, t, sources)
+	src := createMirrorSource(ctx, t, sources)
 	waitFor(t, "the copy", func() bool { return mirrored(ctx, copies, "blue") })
-	if got := copyOf(ctx, t, copies)["binaryData"]; fmt.Sprint(got) != fmt.Sprint(src["binaryData"]) {
+	if got := mirrorCopy(ctx, t, copies)["binaryData"]; fmt.Sprint(got) != fmt.Sprint(src["binaryData"]) {
 		t.Errorf("binaryData of the copy: %v, want %v", got, src["binaryData"])
 	}
 
@@ -51,9 +51,9 @@ func TestConfigMapMirror(t *testing.T) {
 	if _, err := copies.Patch(ctx, "settings", client.MergePatchType, []byte(`{"metadata":{"labels":{"team":"web"}}}`), client.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	patchSource(ctx, t, sources, `{"data":{"color":"green"}}`)
+	patchMirrorSource(ctx, t, sources, `{"data":{"color":"green"}}`)
 	waitFor(t, "the copy to follow the source", func() bool { return mirrored(ctx, copies, "green") })
-	if labels := copyOf(ctx, t, copies).GetLabels(); labels["team"] != "web" {
+	if labels := mirrorCopy(ctx, t, copies).GetLabels(); labels["team"] != "web" {
 		t.Errorf("labels of the copy after a reconcile: %v, want team=web kept", labels)
 	}
 
@@ -63,14 +63,14 @@ func TestConfigMapMirror(t *testing.T) {
 	}
 	waitFor(t, "the deleted copy to come back", func() bool { return mirrored(ctx, copies, "green") })
 
-	patchSource(ctx, t, sources, `{"metadata":{"labels":{"`+toLabel+`":null}}}`)
-	waitFor(t, "the copy to go with the label", func() bool { return gone(ctx, copies) })
-	patchSource(ctx, t, sources, `{"metadata":{"labels":{"`+toLabel+`":"kube-public"}}}`)
+	patchMirrorSource(ctx, t, sources, `{"metadata":{"labels":{"`+mirrorToLabel+`":null}}}`)
+	waitFor(t, "the copy to go with the label", func() bool { return copyGone(ctx, copies) })
+	patchMirrorSource(ctx, t, sources, `{"metadata":{"labels":{"`+mirrorToLabel+`":"kube-public"}}}`)
 	waitFor(t, "the copy to come back with the label", func() bool { return mirrored(ctx, copies, "green") })
 	if err := sources.Delete(ctx, "settings", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the copy to go with the source", func() bool { return gone(ctx, copies) })
+	waitFor(t, "the copy to go with the source", func() bool { return copyGone(ctx, copies) })
 
 	waitFor(t, "a Mirrored event on the source", func() bool {
 		return len(mirrorEvents(ctx, t, c, "Mirrored")) > 0
@@ -93,14 +93,14 @@ func TestConfigMapMirrorTLS(t *testing.T) {
 	ctx := t.Context()
 	sources := kubeconfigClient(t, kubeconfig)
 	src := newConfigMap("settings", map[string]string{"color": "blue"})
-	src.Labels = map[string]string{toLabel: "kube-public"}
+	src.Labels = map[string]string{mirrorToLabel: "kube-public"}
 	if _, err := sources.Create(ctx, src, client.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	copies := sources.InNamespace("kube-public")
 	waitFor(t, "the copy", func() bool {
 		m, err := copies.Get(ctx, "settings")
-		return err == nil && m.Annotations[fromAnnotation] == "default/settings" && m.Data["color"] == "blue"
+		return err == nil && m.Annotations[mirrorFromAnnotation] == "default/settings" && m.Data["color"] == "blue"
 	})
 }
 
@@ -129,7 +129,7 @@ func TestConfigMapMirrorLeaderElection(t *testing.T) {
 
 	sources := client.NewResource[client.Unstructured](c, configMaps, "default")
 	copies := sources.InNamespace("kube-public")
-	createSource(ctx, t, sources)
+	createMirrorSource(ctx, t, sources)
 	waitFor(t, "the copy", func() bool { return mirrored(ctx, copies, "blue") })
 	waitFor(t, "the leader's event", func() bool { return len(mirrorEvents(ctx, t, c, "Mirrored")) > 0 })
 	for _, ev := range mirrorEvents(ctx, t, c, "Mirrored") {
@@ -141,7 +141,7 @@ func TestConfigMapMirrorLeaderElection(t *testing.T) {
 	replicas[first].kill(t)
 	var second string
 	waitFor(t, "the other replica to take over", func() bool { second = holder(); return second != first && replicas[second] != nil })
-	patchSource(ctx, t, sources, `{"data":{"color":"green"}}`)
+	patchMirrorSource(ctx, t, sources, `{"data":{"color":"green"}}`)
 	waitFor(t, "the new leader to update the copy", func() bool { return mirrored(ctx, copies, "green") })
 	waitFor(t, "the new leader's event", func() bool {
 		for _, ev := range mirrorEvents(ctx, t, c, "Mirrored") {
@@ -151,22 +151,6 @@ func TestConfigMapMirrorLeaderElection(t *testing.T) {
 		}
 		return false
 	})
-}
-
-// createSource creates default/settings, to be copied into kube-public,
-// with data and binaryData, and returns what it sent.
-func createSource(ctx context.Context, t *testing.T, sources *client.Resource[client.Unstructured]) client.Unstructured {
-	t.Helper()
-	src := client.Unstructured{
-		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata":   map[string]any{"name": "settings", "labels": map[string]any{toLabel: "kube-public"}},
-		"data":       map[string]any{"color": "blue"},
-		"binaryData": map[string]any{"logo": base64.StdEncoding.EncodeToString([]byte{0, 1, 2})},
-	}
-	if _, err := sources.Create(ctx, src, client.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return src
 }
 
 // TestConfigMapMirrorExitsOnLostLease: a leader whose Lease another takes
@@ -199,6 +183,22 @@ func TestConfigMapMirrorExitsOnLostLease(t *testing.T) {
 	}
 }
 
+// createMirrorSource creates default/settings, to be copied into kube-public,
+// with data and binaryData, and returns what it sent.
+func createMirrorSource(ctx context.Context, t *testing.T, sources *client.Resource[client.Unstructured]) client.Unstructured {
+	t.Helper()
+	src := client.Unstructured{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata":   map[string]any{"name": "settings", "labels": map[string]any{mirrorToLabel: "kube-public"}},
+		"data":       map[string]any{"color": "blue"},
+		"binaryData": map[string]any{"logo": base64.StdEncoding.EncodeToString([]byte{0, 1, 2})},
+	}
+	if _, err := sources.Create(ctx, src, client.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 // mirrored reports whether kube-public holds a copy of default/settings
 // whose color is color.
 func mirrored(ctx context.Context, copies *client.Resource[client.Unstructured], color string) bool {
@@ -207,17 +207,17 @@ func mirrored(ctx context.Context, copies *client.Resource[client.Unstructured],
 		return false
 	}
 	data, _ := m["data"].(map[string]any)
-	return m.GetAnnotations()[fromAnnotation] == "default/settings" && data["color"] == color
+	return m.GetAnnotations()[mirrorFromAnnotation] == "default/settings" && data["color"] == color
 }
 
-// gone reports whether kube-public's copy is gone.
-func gone(ctx context.Context, copies *client.Resource[client.Unstructured]) bool {
+// copyGone reports whether kube-public's copy is gone.
+func copyGone(ctx context.Context, copies *client.Resource[client.Unstructured]) bool {
 	_, err := copies.Get(ctx, "settings")
 	return client.IsNotFound(err)
 }
 
-// copyOf reads kube-public's copy.
-func copyOf(ctx context.Context, t *testing.T, copies *client.Resource[client.Unstructured]) client.Unstructured {
+// mirrorCopy reads kube-public's copy.
+func mirrorCopy(ctx context.Context, t *testing.T, copies *client.Resource[client.Unstructured]) client.Unstructured {
 	t.Helper()
 	m, err := copies.Get(ctx, "settings")
 	if err != nil {
@@ -226,8 +226,8 @@ func copyOf(ctx context.Context, t *testing.T, copies *client.Resource[client.Un
 	return m
 }
 
-// patchSource merge-patches default/settings.
-func patchSource(ctx context.Context, t *testing.T, sources *client.Resource[client.Unstructured], patch string) {
+// patchMirrorSource merge-patches default/settings.
+func patchMirrorSource(ctx context.Context, t *testing.T, sources *client.Resource[client.Unstructured], patch string) {
 	t.Helper()
 	if _, err := sources.Patch(ctx, "settings", client.MergePatchType, []byte(patch), client.PatchOptions{}); err != nil {
 		t.Fatal(err)
