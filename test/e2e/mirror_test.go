@@ -30,8 +30,9 @@ const (
 // labelled ConfigMap is copied, data and binaryData, into the namespace its
 // label names; the copy follows the source, keeps a label someone else put
 // on it (server-side apply), comes back when deleted, goes when the label
-// is removed and when the source goes; events on the source say what was done; its probes and
-// metrics answer.
+// is removed and when the source goes; a ConfigMap that is not a copy is
+// never overwritten; events on the source say what was done; its probes
+// and metrics answer.
 func TestConfigMapMirror(t *testing.T) {
 	s := startServer(t)
 	metricsAddr := freeAddr(t)
@@ -73,8 +74,23 @@ func TestConfigMapMirror(t *testing.T) {
 	waitFor(t, "the copy to go with the source", func() bool { return copyGone(ctx, copies) })
 
 	waitFor(t, "a Mirrored event on the source", func() bool {
-		return len(mirrorEvents(ctx, t, c, "Mirrored")) > 0
+		return len(mirrorEvents(ctx, t, c, "settings", "Mirrored")) > 0
 	})
+
+	// A ConfigMap that is not a copy is left alone, and the source says why.
+	taken := client.Unstructured{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "taken"}, "data": map[string]any{"owner": "someone"}}
+	if _, err := copies.Create(ctx, taken, client.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	taken["metadata"] = map[string]any{"name": "taken", "labels": map[string]any{mirrorToLabel: "kube-public"}}
+	taken["data"] = map[string]any{"owner": "mirror"}
+	if _, err := sources.Create(ctx, taken, client.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a Failed event on the source", func() bool { return len(mirrorEvents(ctx, t, c, "taken", "Failed")) > 0 })
+	if got, err := copies.Get(ctx, "taken"); err != nil || fmt.Sprint(got["data"]) != "map[owner:someone]" || got.GetAnnotations()[mirrorFromAnnotation] != "" {
+		t.Errorf("kube-public/taken after the mirror's attempt: %v, %v", got, err)
+	}
 	for path, want := range map[string]string{"/readyz": "ok", "/healthz": "ok", "/metrics": `controller_runtime_reconcile_total{controller="configmap-mirror",result="success"}`} {
 		if body := string(get(t, ctx, "http://"+metricsAddr+path)); !strings.Contains(body, want) {
 			t.Errorf("GET %s: %q lacks %q", path, body, want)
@@ -131,8 +147,8 @@ func TestConfigMapMirrorLeaderElection(t *testing.T) {
 	copies := sources.InNamespace("kube-public")
 	createMirrorSource(ctx, t, sources)
 	waitFor(t, "the copy", func() bool { return mirrored(ctx, copies, "blue") })
-	waitFor(t, "the leader's event", func() bool { return len(mirrorEvents(ctx, t, c, "Mirrored")) > 0 })
-	for _, ev := range mirrorEvents(ctx, t, c, "Mirrored") {
+	waitFor(t, "the leader's event", func() bool { return len(mirrorEvents(ctx, t, c, "settings", "Mirrored")) > 0 })
+	for _, ev := range mirrorEvents(ctx, t, c, "settings", "Mirrored") {
 		if ev.ReportingInstance != first {
 			t.Errorf("event by %q, but %q leads", ev.ReportingInstance, first)
 		}
@@ -144,7 +160,7 @@ func TestConfigMapMirrorLeaderElection(t *testing.T) {
 	patchMirrorSource(ctx, t, sources, `{"data":{"color":"green"}}`)
 	waitFor(t, "the new leader to update the copy", func() bool { return mirrored(ctx, copies, "green") })
 	waitFor(t, "the new leader's event", func() bool {
-		for _, ev := range mirrorEvents(ctx, t, c, "Mirrored") {
+		for _, ev := range mirrorEvents(ctx, t, c, "settings", "Mirrored") {
 			if ev.ReportingInstance == second {
 				return true
 			}
@@ -234,8 +250,8 @@ func patchMirrorSource(ctx context.Context, t *testing.T, sources *client.Resour
 	}
 }
 
-// mirrorEvents lists the events of reason about default/settings.
-func mirrorEvents(ctx context.Context, t *testing.T, c *client.Client, reason string) []*events.Event {
+// mirrorEvents lists the controller's events of reason about default/name.
+func mirrorEvents(ctx context.Context, t *testing.T, c *client.Client, name, reason string) []*events.Event {
 	t.Helper()
 	evs, _, err := client.NewResource[*events.Event](c, client.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, "default").
 		ListAll(ctx, client.ListOptions{})
@@ -244,7 +260,7 @@ func mirrorEvents(ctx context.Context, t *testing.T, c *client.Client, reason st
 	}
 	var out []*events.Event
 	for _, ev := range evs {
-		if ev.Reason == reason && ev.Regarding.Name == "settings" && ev.ReportingController == "listwatch.io/configmap-mirror" {
+		if ev.Reason == reason && ev.Regarding.Name == name && ev.ReportingController == "listwatch.io/configmap-mirror" {
 			out = append(out, ev)
 		}
 	}
