@@ -48,11 +48,16 @@ func (a *apiClient) do(ctx context.Context, method, path string, body []byte) ([
 
 // request is do, accepting a response of type accept.
 func (a *apiClient) request(ctx context.Context, method, path, accept string, body []byte) ([]byte, error) {
+	return a.send(ctx, method, path, "application/json", accept, body)
+}
+
+// send is request with a body of type contentType.
+func (a *apiClient) send(ctx context.Context, method, path, contentType, accept string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", accept)
 	a.authorize(req)
 	resp, err := a.hc.Do(req)
@@ -96,10 +101,18 @@ func (a *apiClient) ensureNamespace(ctx context.Context) error {
 
 const configMaps = "/api/v1/namespaces/" + namespace + "/configmaps"
 
-// replace replaces the object of the given name with one of about size
-// bytes carrying ts.
-func (a *apiClient) replace(ctx context.Context, name string, size int, ts time.Time) error {
-	_, err := a.do(ctx, http.MethodPut, a.kind.path+"/"+name, a.kind.object(name, size, ts))
+// change writes the object of the given name so that it is of about size
+// bytes and carries ts: a PUT of the whole object, or for a kind whose
+// admission adds to what is sent (a Pod's token volume), a merge patch of
+// its annotations.
+func (a *apiClient) change(ctx context.Context, name string, size int, ts time.Time) error {
+	path := a.kind.path + "/" + name
+	var err error
+	if a.kind.patch != nil {
+		_, err = a.send(ctx, http.MethodPatch, path, "application/merge-patch+json", "application/json", a.kind.patch(size, ts))
+	} else {
+		_, err = a.do(ctx, http.MethodPut, path, a.kind.object(name, size, ts))
+	}
 	return err
 }
 

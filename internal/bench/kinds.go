@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"time"
@@ -21,9 +22,12 @@ type kind struct {
 	// object is an object named name, of about size bytes of JSON, that
 	// carries ts (unix ns) in a member "ts" the watch readers find.
 	object func(name string, size int, ts time.Time) []byte
+	// patch, when set, is the merge patch that changes an object to one
+	// of about size bytes carrying ts, in place of a PUT of object.
+	patch func(size int, ts time.Time) []byte
 }
 
-var configMapKind = kind{configMaps, configMap}
+var configMapKind = kind{path: configMaps, object: configMap}
 
 // kindFor is the kind named name ("" for ConfigMaps).
 func kindFor(name string) (kind, error) {
@@ -31,7 +35,7 @@ func kindFor(name string) (kind, error) {
 	case "", KindConfigMaps:
 		return configMapKind, nil
 	case KindPods:
-		return kind{"/api/v1/namespaces/" + namespace + "/pods", pod}, nil
+		return kind{path: "/api/v1/namespaces/" + namespace + "/pods", object: pod, patch: podPatch}, nil
 	}
 	return kind{}, fmt.Errorf("unknown kind %q: use %s or %s", name, KindConfigMaps, KindPods)
 }
@@ -50,9 +54,9 @@ func podContainer(name string) string {
 var podSpec = `"spec":{"containers":[` + podContainer("web") + `,` + podContainer("sidecar") + `],` +
 	`"volumes":[{"name":"config","configMap":{"name":"web-config"}}]}}`
 
-// pod is a Pod of about size bytes of JSON (before the server's defaults):
-// two containers, labels, the write time in annotation "ts" and padding
-// in annotation "pad".
+// pod is a Pod of about size bytes of JSON (before the server's defaults
+// and admission): two containers, labels, the write time in annotation
+// "ts" and padding in annotation "pad".
 func pod(name string, size int, ts time.Time) []byte {
 	b := make([]byte, 0, size+len(podSpec)+256)
 	b = append(b, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`...)
@@ -63,4 +67,13 @@ func pod(name string, size int, ts time.Time) []byte {
 	b = appendPad(b, size-len(b)-len(podSpec)-4)
 	b = append(b, `"}},`...)
 	return append(b, podSpec...)
+}
+
+// podPatch changes a pod's annotations to carry ts, its size kept (the
+// same annotations as pod's): a pod's spec may not change, and a PUT would
+// have to resend what admission added.
+func podPatch(size int, ts time.Time) []byte {
+	b := pod(objectName(0), size, ts)
+	annotations := b[bytes.Index(b, []byte(`"annotations":`)):bytes.Index(b, []byte(`},"spec"`))]
+	return fmt.Appendf(nil, `{"metadata":{%s}}`, annotations)
 }

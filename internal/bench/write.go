@@ -40,7 +40,7 @@ func runWriter(ctx context.Context, a *apiClient, rate int, d time.Duration, siz
 		wg.Go(func() {
 			defer func() { <-sem }()
 			sent := time.Now()
-			err := a.replace(ctx, objectName(i%writeObjects), size, sent)
+			err := a.change(ctx, objectName(i%writeObjects), size, sent)
 			if err == nil {
 				w.latency.record(i, time.Since(sent))
 			}
