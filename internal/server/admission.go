@@ -266,7 +266,7 @@ func (ws *webhookSource) Webhooks(ctx context.Context, mutating bool) ([]*webhoo
 		if err != nil {
 			continue // the cache logs what it cannot decode
 		}
-		hs, err := webhook.Parse(obj, mutating)
+		hs, err := webhook.Parse(obj, mutating, serviceResolver{ws.s})
 		if err != nil {
 			ws.s.log.Error("webhook configuration unreadable", "name", obj.Name(), "err", err)
 			continue

@@ -211,16 +211,22 @@ func TestWebhookMatchPolicy(t *testing.T) {
 // webhookServer serves AdmissionReviews with answer's response (uid set)
 // and returns a clientConfig for it.
 func webhookServer(t *testing.T, answer func() map[string]any) string {
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hook := httptest.NewTLSServer(admissionHandler(answer))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+}
+
+// admissionHandler answers AdmissionReviews with answer's response (uid
+// set).
+func admissionHandler(answer func() map[string]any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		var rv struct{ Request struct{ UID string } }
 		_ = json.NewDecoder(r.Body).Decode(&rv)
 		resp := answer()
 		resp["uid"] = rv.Request.UID
 		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
-	}))
-	t.Cleanup(hook.Close)
-	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
-	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+	}
 }
 
 // configMapHook is a configuration of one webhook on ConfigMaps' creates

@@ -3,11 +3,11 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"strconv"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/selector"
 )
 
@@ -70,8 +70,9 @@ const defaultTimeout = 10 * time.Second
 
 // Parse reads the webhooks of a configuration object, as stored (defaults
 // applied). A webhook whose selectors or conditions do not parse is kept,
-// failing its calls, as kube does.
-func Parse(obj api.Object, mutating bool) ([]*Webhook, error) {
+// failing its calls, as kube does. r resolves the webhooks' service
+// references.
+func Parse(obj api.Object, mutating bool, r webhookclient.Resolver) ([]*Webhook, error) {
 	var cfg struct {
 		Webhooks []config `json:"webhooks"`
 	}
@@ -84,12 +85,12 @@ func Parse(obj api.Object, mutating bool) ([]*Webhook, error) {
 	}
 	hooks := make([]*Webhook, len(cfg.Webhooks))
 	for i, c := range cfg.Webhooks {
-		hooks[i] = newWebhook(obj.Name(), i, c, mutating)
+		hooks[i] = newWebhook(obj.Name(), i, c, mutating, r)
 	}
 	return hooks, nil
 }
 
-func newWebhook(configuration string, index int, c config, mutating bool) *Webhook {
+func newWebhook(configuration string, index int, c config, mutating bool, r webhookclient.Resolver) *Webhook {
 	h := &Webhook{
 		Configuration: configuration, Name: c.Name, Mutating: mutating,
 		UID:           configuration + "/" + strconv.Itoa(index),
@@ -117,7 +118,7 @@ func newWebhook(configuration string, index int, c config, mutating bool) *Webho
 		h.conditions, h.invalid = compileConditions(c.MatchConditions, h.Ignore)
 	}
 	if h.invalid == nil {
-		if h.endpoint, h.invalid = webhookclient.New(c.ClientConfig); h.invalid != nil {
+		if h.endpoint, h.invalid = webhookclient.New(c.ClientConfig, r); h.invalid != nil {
 			h.invalid = fmt.Errorf("webhook %q: %w", c.Name, h.invalid)
 		}
 	}

@@ -17,7 +17,10 @@
 // # Caveats
 //
 // Match conditions have no authorizer variable. A service reference is
-// called by its DNS name.
+// called at a ready endpoint of its stored EndpointSlices, as kube-apiserver
+// with --enable-aggregator-routing (nothing routes a clusterIP here); a
+// Service not stored, or with no EndpointSlice, is called by its DNS name
+// where kube fails the call.
 //
 // # Concurrency
 //
