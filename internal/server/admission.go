@@ -130,6 +130,7 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user
 	}
+	a.Authorizer = q.s.authorizer()
 	return a
 }
 

@@ -144,6 +144,7 @@ func (in *inputs) of(ctx context.Context, view *webhook.Attributes) (map[string]
 		"request":         webhook.CELValue(webhook.RequestMap(view)),
 		"namespaceObject": in.ns,
 	}
+	webhook.AuthorizerValues(ctx, view, vars)
 	in.views[view] = vars
 	return vars, nil
 }

@@ -30,12 +30,15 @@
 //
 // failurePolicy decides what configuration and evaluation errors do.
 //
+// Every expression but a messageExpression may use kube's authorizer
+// variables (authorizer, authorizer.requestResource): their checks ask the
+// server's authorizer (RBAC) about the requesting user, as kube's do.
+//
 // # Caveats
 //
 // Objects, params and the request are dynamically typed in CEL: a type
 // error kube's type checking would find at creation shows when the
-// expression runs. The authorizer variable is not declared: an expression
-// using it does not compile. kube evaluates mutating policies in no fixed
+// expression runs. kube evaluates mutating policies in no fixed
 // order (a map's); here they run in name order. An apply configuration
 // merges by the server's merge schemas (those of server-side apply),
 // which know fewer list types than kube's OpenAPI models.
