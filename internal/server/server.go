@@ -226,7 +226,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
-	s.policies, s.mutatingPolicies = policies.New(policySource), policies.NewMutator(policySource)
+	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err

@@ -34,6 +34,13 @@
 // variables (authorizer, authorizer.requestResource): their checks ask the
 // server's authorizer (RBAC) about the requesting user, as kube's do.
 //
+// An Observer counts the checks as kube's dispatchers do (its
+// apiserver_validating_admission_policy_check_total and
+// apiserver_mutating_admission_policy_check_total, with durations): a
+// failed validation once per enforcement action of its binding, an
+// evaluation error ignored under failurePolicy Ignore as allow, and every
+// mutation; a validation that holds is not counted.
+//
 // # Caveats
 //
 // Objects, params and the request are dynamically typed in CEL: a type
