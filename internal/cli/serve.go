@@ -71,6 +71,8 @@ type serveOptions struct {
 	eventTTL time.Duration
 	// The garbage collector's workers per queue.
 	concurrentGCSyncs int
+	// --admission-control-config-file
+	admissionConfig string
 }
 
 func newServe() *cobra.Command {
@@ -128,6 +130,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
 	o.audit.addFlags(f)
+	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host")
 	return cmd
 }
 
@@ -185,6 +188,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 	}
 	defer authorization.close()
 	slog.Info("authorization", "modes", strings.Join(authorization.modes, ","), "anonymous", authorization.anonymous || authenticator == nil)
+	webhookCreds, err := webhookCredentials(o.admissionConfig)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, StorageName: o.storageName(), Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		Authorizer: authorization.authorizer, RuleResolver: authorization.rules, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
@@ -193,7 +200,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
-		ConcurrentGCSyncs: o.concurrentGCSyncs,
+		ConcurrentGCSyncs: o.concurrentGCSyncs, WebhookCredentials: webhookCreds,
 	})
 	if err != nil {
 		return err

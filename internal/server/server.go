@@ -32,6 +32,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/server/serviceaccount"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -80,6 +81,10 @@ type Config struct {
 	// WriteHook, if set, checks each write Authorizer allowed and learns
 	// of every write (RBAC's escalation prevention and view).
 	WriteHook WriteHook
+	// WebhookCredentials are what calls of admission webhooks present to
+	// their hosts, [0] validating and [1] mutating ones' (kube's
+	// WebhookAdmissionConfiguration kubeConfigFile of each plugin).
+	WebhookCredentials [2]*webhookclient.Kubeconfig
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as

@@ -76,7 +76,7 @@ func newWebhookConverter(d *definition, c *conversion, observer ConversionObserv
 		wc.invalid = errors.New("no supported conversion review versions")
 		return wc
 	}
-	wc.endpoint, wc.invalid = webhookclient.New(c.Webhook.ClientConfig, r)
+	wc.endpoint, wc.invalid = webhookclient.New(c.Webhook.ClientConfig, webhookclient.Options{Resolver: r})
 	return wc
 }
 

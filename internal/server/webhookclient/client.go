@@ -11,6 +11,10 @@
 // them. Calls use HTTP/1.1, as kube's (so that a Service's endpoints share
 // the load), but by URL to a loopback host.
 //
+// A call presents the client certificate and bearer token Options'
+// Kubeconfig names for its host, as kube's AuthenticationInfoResolver
+// (the admission plugins' kubeConfigFile).
+//
 // # Concurrency
 //
 // An Endpoint is safe for concurrent use; Close it once it is replaced.
@@ -65,6 +69,15 @@ type Endpoint struct {
 	// resolves on each call.
 	service  *service
 	resolver Resolver
+	token    string // sent as a bearer token, when set
+}
+
+// Options are what the server gives every webhook client.
+type Options struct {
+	// Resolver resolves service references (nil: by DNS).
+	Resolver Resolver
+	// Credentials are those of the webhook hosts (nil: none).
+	Credentials *Kubeconfig
 }
 
 type service struct {
@@ -73,12 +86,13 @@ type service struct {
 }
 
 // New returns the endpoint cc names, with a client trusting its caBundle
-// (else the system's roots). A service reference is called at
-// https://NAME.NAMESPACE.svc:PORT/PATH, at the address r gives (by DNS
-// when r is nil or knows no such Service).
-func New(cc ClientConfig, r Resolver) (*Endpoint, error) {
+// (else the system's roots) and presenting the credentials opts has for
+// its host. A service reference is called at
+// https://NAME.NAMESPACE.svc:PORT/PATH, at the address opts' resolver
+// gives (by DNS when there is none or it knows no such Service).
+func New(cc ClientConfig, opts Options) (*Endpoint, error) {
 	var u string
-	e := &Endpoint{resolver: r}
+	e := &Endpoint{resolver: opts.Resolver}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	switch {
 	case cc.URL != nil:
@@ -101,6 +115,15 @@ func New(cc ClientConfig, r Resolver) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	hostPort := parsed.Host
+	if parsed.Port() == "" {
+		hostPort = net.JoinHostPort(hostPort, "443") // kube's default, for finding credentials
+	}
+	creds := opts.Credentials.For(hostPort)
+	if creds.Certificate != nil {
+		tlsConfig.Certificates = []tls.Certificate{*creds.Certificate}
+	}
+	e.token = creds.Token
 	if cc.CABundle != "" {
 		pem, err := base64.StdEncoding.DecodeString(cc.CABundle)
 		if err != nil {
@@ -153,6 +176,9 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, out any) (code int, er
 		return http.StatusServiceUnavailable, &url.Error{Op: "Post", URL: u, Err: err}
 	}
 	hr.Header.Set("Content-Type", "application/json")
+	if e.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+e.token)
+	}
 	hr.Header.Set("Accept", "application/json, */*")
 	res, err := e.client.Do(hr)
 	if err != nil {

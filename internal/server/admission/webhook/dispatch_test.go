@@ -91,7 +91,7 @@ func hook(t testing.TB, config string, mutating bool, spec map[string]any) *Webh
 	for k, v := range spec {
 		w[k] = v
 	}
-	hs, err := Parse(api.Object{"metadata": map[string]any{"name": config}, "webhooks": []any{w}}, mutating, nil)
+	hs, err := Parse(api.Object{"metadata": map[string]any{"name": config}, "webhooks": []any{w}}, mutating, webhookclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,9 @@
 // called at a ready endpoint of its stored EndpointSlices, as kube-apiserver
 // with --enable-aggregator-routing (nothing routes a clusterIP here); a
 // Service not stored, or with no EndpointSlice, is called by its DNS name
-// where kube fails the call.
+// where kube fails the call. Client credentials come from the admission
+// configuration's kubeConfigFile; kube's egress selector and its
+// kubernetes.default.svc loopback are not supported.
 //
 // # Concurrency
 //
