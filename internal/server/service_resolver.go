@@ -47,17 +47,21 @@ type servicePort struct {
 
 // endpointSlice is what resolution reads of an EndpointSlice.
 type endpointSlice struct {
-	AddressType string `json:"addressType"`
-	Endpoints   []struct {
-		Addresses  []string `json:"addresses"`
-		Conditions struct {
-			Ready *bool `json:"ready"`
-		} `json:"conditions"`
-	} `json:"endpoints"`
-	Ports []struct {
-		Name *string `json:"name"`
-		Port *int32  `json:"port"`
-	} `json:"ports"`
+	AddressType string          `json:"addressType"`
+	Endpoints   []sliceEndpoint `json:"endpoints"`
+	Ports       []slicePort     `json:"ports"`
+}
+
+type sliceEndpoint struct {
+	Addresses  []string `json:"addresses"`
+	Conditions struct {
+		Ready *bool `json:"ready"`
+	} `json:"conditions"`
+}
+
+type slicePort struct {
+	Name *string `json:"name"`
+	Port *int32  `json:"port"`
 }
 
 // serviceNameLabel ties an EndpointSlice to its Service (kube's

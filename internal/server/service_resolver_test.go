@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,5 +163,46 @@ func TestConversionWebhookServiceReference(t *testing.T) {
 	calls := ss.calls()
 	if len(calls) == 0 || calls[0] != "hook.hooks.svc:443 hook.hooks.svc HTTP/1.1 /convert" {
 		t.Errorf("calls %q", calls)
+	}
+}
+
+// TestRandomEndpoint chooses as kube's RandomEndpoint: a ready (or
+// unconditioned) endpoint of a slice whose port has the Service port's
+// name (a port without a name matches none), the Service's first IP
+// family first.
+func TestRandomEndpoint(t *testing.T) {
+	name := func(s string) *string { return &s }
+	port := func(p int32) *int32 { return &p }
+	no := false
+	slice := func(family string, portName *string, addrs ...string) endpointSlice {
+		s := endpointSlice{AddressType: family}
+		s.Ports = []slicePort{{portName, port(8443)}}
+		for _, a := range addrs {
+			var ep sliceEndpoint
+			ep.Addresses = []string{strings.TrimSuffix(a, "!")}
+			if strings.HasSuffix(a, "!") {
+				ep.Conditions.Ready = &no
+			}
+			s.Endpoints = append(s.Endpoints, ep)
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		name   string
+		slices []endpointSlice
+		family string
+		want   string
+	}{
+		{"ready only", []endpointSlice{slice("IPv4", name("https"), "10.0.0.1!", "10.0.0.2")}, "IPv4", "10.0.0.2:8443"},
+		{"none ready", []endpointSlice{slice("IPv4", name("https"), "10.0.0.1!")}, "IPv4", ""},
+		{"port by name", []endpointSlice{slice("IPv4", name("other"), "10.0.0.1"), slice("IPv4", name("https"), "10.0.0.2")}, "IPv4", "10.0.0.2:8443"},
+		{"unnamed port", []endpointSlice{slice("IPv4", nil, "10.0.0.1")}, "IPv4", ""},
+		{"preferred family", []endpointSlice{slice("IPv4", name("https"), "10.0.0.1"), slice("IPv6", name("https"), "fd00::1")}, "IPv6", "[fd00::1]:8443"},
+	} {
+		for range 8 { // the order is random: every draw must agree
+			if got := randomEndpoint(slices.Clone(tt.slices), "https", tt.family); got != tt.want {
+				t.Fatalf("%s: %q, want %q", tt.name, got, tt.want)
+			}
+		}
 	}
 }
