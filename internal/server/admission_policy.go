@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/wait"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -218,8 +219,7 @@ const policyStatusRetry = time.Second
 // policyStatus is kube's ValidatingAdmissionPolicy status controller: it
 // runs while this server leads and, for each policy whose generation is
 // past its status.observedGeneration, writes the generation and the type
-// checking's warnings there (policies.TypeCheck: against the custom
-// resources the policy names; built-in kinds are not checked).
+// checking's warnings there (policies.TypeCheck).
 func (s *Server) policyStatus(ctx context.Context) {
 	res, _ := s.catalog.Get(resource.AdmissionGroup, "v1", "validatingadmissionpolicies")
 	for {
@@ -281,14 +281,18 @@ func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) err
 }
 
 // typeChecking is a policy's status.typeChecking, its expressions checked
-// against the schemas of the custom resources it names.
+// against the schemas of the kinds it names.
 func (s *Server) typeChecking(policy api.Object) map[string]any {
-	warnings := policies.TypeCheck(policy, func(group, version, plural string) (string, map[string]any, bool) {
+	warnings := policies.TypeCheck(policy, func(group, version, plural string) (string, *crd.Schema, bool) {
 		res, ok := s.catalog.Get(group, version, plural)
 		if !ok {
 			return "", nil, false
 		}
-		return res.Kind, res.Schema, true
+		schema, err := crd.TypeSchema(res)
+		if err != nil {
+			s.log.Warn("policy status: no schema to type-check against", "kind", res.Kind, "err", err)
+		}
+		return res.Kind, schema, true
 	})
 	if len(warnings) == 0 {
 		return map[string]any{}

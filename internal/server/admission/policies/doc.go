@@ -46,10 +46,11 @@
 // Objects, params and the request are dynamically typed in CEL: a type
 // error kube's type checking would find at creation shows when the
 // expression runs. TypeCheck, which writes status.typeChecking, types
-// object and oldObject by the schemas of the custom resources a policy
-// names, not yet by built-in kinds' (kube's OpenAPI), and leaves metadata,
-// params, request, namespaceObject and variables dynamic: its warnings are
-// some of kube's, never others. kube evaluates mutating policies in no fixed
+// object and oldObject by the schemas of the kinds a policy names (a
+// custom resource's, a built-in kind's published one with its untyped
+// fields dynamic), and leaves metadata, params, request, namespaceObject
+// and variables dynamic: it reports some of kube's issues, never others.
+// kube evaluates mutating policies in no fixed
 // order (a map's); here they run in name order. An apply configuration
 // merges by the server's merge schemas (those of server-side apply),
 // which know fewer list types than kube's OpenAPI models.

@@ -21,9 +21,9 @@ type ExpressionWarning struct {
 }
 
 // KindSchema gives the kind of a group, version and resource and the
-// schema of its objects (a custom resource's openAPIV3Schema; nil for
-// other kinds); ok is false when the resource is not served.
-type KindSchema func(group, version, resource string) (kind string, schema map[string]any, ok bool)
+// schema of its objects (crd.TypeSchema; nil when it has none); ok is
+// false when the resource is not served.
+type KindSchema func(group, version, resource string) (kind string, schema *crd.Schema, ok bool)
 
 // maxTypesToCheck is kube's bound on the kinds a policy is checked against.
 const maxTypesToCheck = 10
@@ -33,9 +33,9 @@ const maxTypesToCheck = 10
 // schema of each kind the policy's resource rules name exactly (no
 // wildcards, no subresources; at most 10, sorted by group, version and
 // kind), each failure a warning "GVK: issues". Only kinds kinds gives a
-// schema for (custom resources) are checked, and params, request,
-// namespaceObject, variables and metadata stay dynamic: the warnings are
-// a part of kube's, never one kube would not give.
+// schema for are checked, and params, request, namespaceObject, variables
+// and metadata stay dynamic: the warnings are a part of kube's, never one
+// kube would not give.
 func TypeCheck(obj api.Object, kinds KindSchema) []ExpressionWarning {
 	s, err := readSpec(obj)
 	if err != nil || s.MatchConstraints == nil {
@@ -104,12 +104,9 @@ func TypeCheck(obj api.Object, kinds KindSchema) []ExpressionWarning {
 
 // typedEnv is a policy's environment with object and oldObject of the
 // schema's type.
-func typedEnv(base *cel.Env, schema map[string]any, kind string, hasParams bool) (*cel.Env, error) {
+func typedEnv(base *cel.Env, schema *crd.Schema, kind string, hasParams bool) (*cel.Env, error) {
 	// A name no expression spells, as kube's (the kind and a number).
-	t, types, err := crd.ResourceType(base, schema, kind+"0")
-	if err != nil {
-		return nil, err
-	}
+	t, types := crd.ResourceType(base, schema, kind+"0")
 	opts := append(webhook.AuthorizerVariables(), types,
 		cel.Variable("object", t),
 		cel.Variable("oldObject", t),
