@@ -45,7 +45,11 @@ func TestVAPTypeCheckingAsKube(t *testing.T) {
 	if err := json.Unmarshal([]byte(widgetSchema), &s); err != nil {
 		t.Fatal(err)
 	}
-	ourSchema, err := crd.ParseSchema([]byte(widgetSchema))
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(widgetSchema), &raw); err != nil {
+		t.Fatal(err)
+	}
+	ourSchema, err := crd.TypeSchema(&resource.Resource{Schema: raw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +138,8 @@ func TestVAPTypeCheckingBuiltinsAsKube(t *testing.T) {
 		{Expression: "object.spec.strategy.rollingUpdate.maxSurge == 1 && object.spec.containers[0].resources.limits['cpu'] == '1'"},
 		{Expression: "object.status.startTime < now", MessageExpression: "object.metadata.name + object.kind"},
 		{Expression: "object.spec.template.metadata.labels.x == 'y' && object.spec.selector.matchLabels.size() > 0"},
-		{Expression: "object.metadata.labels.x == 'y' && object.apiVersion == 'v1'"},
+		{Expression: "object.metadata.labels.x == 'y' && object.apiVersion == 'v1' && object.metadata.creationTimestamp < now"},
+		{Expression: "object.metadata.nope == 1 || object.metadata.ownerReferences.exists(r, r.controller == 'yes')"},
 	}
 	vs, _ := json.Marshal(validations)
 	body := `{"metadata":{"name":"p"},"spec":{"matchConstraints":{"resourceRules":` + rules + `},"validations":` + string(vs) + `}}`
@@ -159,7 +164,8 @@ func TestVAPTypeCheckingBuiltinsAsKube(t *testing.T) {
 			}
 		}
 	}
-	for _, field := range []string{"spec.validations[0].expression", "spec.validations[1].expression", "spec.validations[2].expression", "spec.validations[3].expression"} {
+	for _, field := range []string{"spec.validations[0].expression", "spec.validations[1].expression", "spec.validations[2].expression",
+		"spec.validations[3].expression", "spec.validations[8].expression"} {
 		if got[field] == "" {
 			t.Errorf("%s: no warning; kube's:\n%s", field, kubeWarnings[field])
 		}

@@ -12,10 +12,12 @@ import (
 
 // TypeSchema is the schema of r's objects that the type checking of
 // admission policies reads: a custom resource version's openAPIV3Schema,
-// or a built-in kind's published definition, in which what the schema
-// leaves untyped (int-or-string and quantity fields, raw extensions) is
-// dynamic, so that no expression is reported wrongly over it. nil when r
-// has none.
+// with kube's string apiVersion and kind, its metadata dynamic (kube types it by ObjectMeta's published schema,
+// merged into the resource's, which is not done here); or a built-in
+// kind's published definition, ObjectMeta included, in which what the
+// schema leaves untyped (int-or-string and quantity fields, raw
+// extensions) is dynamic. Either way no expression is reported wrongly.
+// nil when r has none.
 func TypeSchema(r *resource.Resource) (*Schema, error) {
 	switch {
 	case r.Schema != nil:
@@ -23,7 +25,19 @@ func TypeSchema(r *resource.Resource) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ParseSchema(raw)
+		s, err := ParseSchema(raw)
+		if err != nil {
+			return nil, err
+		}
+		root := *s
+		root.Properties = maps.Clone(s.Properties)
+		if root.Properties == nil {
+			root.Properties = map[string]*Schema{}
+		}
+		root.Properties["apiVersion"] = &Schema{Type: "string"}
+		root.Properties["kind"] = &Schema{Type: "string"}
+		root.Properties["metadata"] = &Schema{IntOrString: true} // dynamic: see above
+		return &root, nil
 	case r.Definition != "" && r.Group != Group: // CustomResourceDefinition's is recursive
 		s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
 		if err != nil {
@@ -51,20 +65,11 @@ func loosen(s *Schema) {
 	}
 }
 
-// ResourceType declares the objects of schema s as CEL object types, as
-// kube's type checking of admission policies declares a resource
-// (SchemaDeclType of a resource root): it returns the root's type and the
-// option that declares the types, over base's. The root's apiVersion and
-// kind are strings; its metadata is dynamic, where kube types it by
-// ObjectMeta's published schema, so that no expression reading metadata
-// is reported wrongly.
+// ResourceType declares the objects of schema s (TypeSchema's) as CEL
+// object types, as kube's type checking of admission policies declares a
+// resource (SchemaDeclType of a resource root): it returns the root's type
+// and the option that declares the types, over base's.
 func ResourceType(base *cel.Env, s *Schema, name string) (*cel.Type, cel.EnvOption) {
-	root := *s
-	root.Properties = make(map[string]*Schema, len(s.Properties)+3)
-	maps.Copy(root.Properties, s.Properties)
-	root.Properties["apiVersion"] = &Schema{Type: "string"}
-	root.Properties["kind"] = &Schema{Type: "string"}
-	root.Properties["metadata"] = &Schema{IntOrString: true} // dynamic: see above
 	p := &objectTypes{Provider: base.CELTypeProvider(), objects: map[string]*Schema{}}
-	return p.typeOf(&root, name), cel.CustomTypeProvider(p)
+	return p.typeOf(s, name), cel.CustomTypeProvider(p)
 }

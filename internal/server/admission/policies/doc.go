@@ -47,9 +47,10 @@
 // error kube's type checking would find at creation shows when the
 // expression runs. TypeCheck, which writes status.typeChecking, types
 // object and oldObject by the schemas of the kinds a policy names (a
-// custom resource's, a built-in kind's published one with its untyped
-// fields dynamic), and leaves metadata, params, request, namespaceObject
-// and variables dynamic: it reports some of kube's issues, never others.
+// custom resource's, its metadata dynamic; a built-in kind's published
+// one, its untyped fields dynamic), and leaves params, request,
+// namespaceObject and variables dynamic: it reports some of kube's
+// issues, never others.
 // kube evaluates mutating policies in no fixed
 // order (a map's); here they run in name order. An apply configuration
 // merges by the server's merge schemas (those of server-side apply),

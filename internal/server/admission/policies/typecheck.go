@@ -33,9 +33,9 @@ const maxTypesToCheck = 10
 // schema of each kind the policy's resource rules name exactly (no
 // wildcards, no subresources; at most 10, sorted by group, version and
 // kind), each failure a warning "GVK: issues". Only kinds kinds gives a
-// schema for are checked, and params, request, namespaceObject, variables
-// and metadata stay dynamic: the warnings are a part of kube's, never one
-// kube would not give.
+// schema for are checked, and params, request, namespaceObject and
+// variables stay dynamic (kube types them): the issues are some of
+// kube's, never one kube would not report.
 func TypeCheck(obj api.Object, kinds KindSchema) []ExpressionWarning {
 	s, err := readSpec(obj)
 	if err != nil || s.MatchConstraints == nil {
