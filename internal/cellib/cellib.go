@@ -23,7 +23,7 @@ type library struct {
 
 // libraries are every library kube's base environment declares, and the
 // costs kube gives cel-go's string extensions.
-var libraries = []library{urls, regexes, lists, formats, semvers, quantityLib, ipLib, cidrLib, authz, stringCosts}
+var libraries = []library{urls, regexes, lists, formats, semvers, quantityLib, ipLib, cidrLib, authzLib, stringCosts}
 
 // EnvOptions declares every library's functions and types.
 func EnvOptions() []cel.EnvOption {

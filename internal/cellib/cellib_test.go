@@ -25,7 +25,16 @@ func testEnv(t *testing.T) *cel.Env {
 // its runtime cost.
 func eval(t *testing.T, expr string, vars map[string]any) (ref.Val, uint64, error) {
 	t.Helper()
-	env := testEnv(t)
+	if vars == nil {
+		vars = map[string]any{"s": "", "l": []string{}}
+	}
+	return evalIn(t, testEnv(t), expr, vars)
+}
+
+// evalIn compiles and runs expr in env, returning its value and its
+// runtime cost.
+func evalIn(t *testing.T, env *cel.Env, expr string, vars map[string]any) (ref.Val, uint64, error) {
+	t.Helper()
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
 		t.Fatalf("%s: %v", expr, iss.Err())
@@ -33,9 +42,6 @@ func eval(t *testing.T, expr string, vars map[string]any) (ref.Val, uint64, erro
 	prg, err := env.Program(ast, cel.CostTracking(Costs{}))
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
-	}
-	if vars == nil {
-		vars = map[string]any{"s": "", "l": []string{}}
 	}
 	out, det, err := prg.Eval(vars)
 	return out, *det.ActualCost(), err

@@ -76,6 +76,8 @@ type serveOptions struct {
 	concurrentGCSyncs int
 	serviceIPRange    string
 	nodePortRange     string
+	// --admission-control-config-file
+	admissionConfig string
 }
 
 func newServe() *cobra.Command {
@@ -136,6 +138,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
 	o.audit.addFlags(f)
+	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host")
 	return cmd
 }
 
@@ -206,6 +209,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 	defer ln.Close() // served, Serve closes it; on an error before, this does
+	webhookCreds, err := webhookCredentials(o.admissionConfig)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(ctx, server.Config{
 		Storage: store, StorageName: o.storageName(), Authenticator: authenticator, Profiling: o.profiling, Metrics: m, ServiceAccountTokens: saTokens,
 		Authorizer: authorization.authorizer, RuleResolver: authorization.rules, WriteHook: authorization.hook, AnonymousAuth: authorization.anonymous,
@@ -215,6 +222,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
+		WebhookCredentials: webhookCreds,
 	})
 	if err != nil {
 		return err

@@ -54,6 +54,7 @@ type Metrics struct {
 	health     healthMetrics            // guarded by mu; zero until HealthChecks
 	admission  *Admission               // guarded by mu; nil until Admission
 	conversion *Conversion              // guarded by mu; nil until Conversion
+	policies   *Policies                // guarded by mu; nil until Policies
 }
 
 // New returns the collectors, registered with the Go runtime and process

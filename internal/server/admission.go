@@ -14,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/patch"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
 // The admission chain, at kube's points and in its plugin order: the
@@ -146,6 +147,7 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user
 	}
+	a.Authorizer = q.s.authorizer()
 	return a
 }
 
@@ -282,7 +284,7 @@ func (ws *webhookSource) Webhooks(ctx context.Context, mutating bool) ([]*webhoo
 		if err != nil {
 			continue // the cache logs what it cannot decode
 		}
-		hs, err := webhook.Parse(obj, mutating)
+		hs, err := webhook.Parse(obj, mutating, webhookclient.Options{Resolver: serviceResolver{ws.s}, Credentials: ws.s.cfg.WebhookCredentials[i]})
 		if err != nil {
 			ws.s.log.Error("webhook configuration unreadable", "name", obj.Name(), "err", err)
 			continue

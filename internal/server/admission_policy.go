@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/wait"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -218,9 +219,7 @@ const policyStatusRetry = time.Second
 // policyStatus is kube's ValidatingAdmissionPolicy status controller: it
 // runs while this server leads and, for each policy whose generation is
 // past its status.observedGeneration, writes the generation and the type
-// checking's warnings there. Expressions are typed dynamically here, so
-// typeChecking never holds warnings: the status says the generation was
-// checked.
+// checking's warnings there (policies.TypeCheck).
 func (s *Server) policyStatus(ctx context.Context) {
 	res, _ := s.catalog.Get(resource.AdmissionGroup, "v1", "validatingadmissionpolicies")
 	for {
@@ -270,7 +269,7 @@ func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) err
 					status = map[string]any{}
 				}
 				status["observedGeneration"] = next.Metadata()["generation"]
-				status["typeChecking"] = map[string]any{}
+				status["typeChecking"] = s.typeChecking(next)
 				next["status"] = status
 				return next, nil
 			})
@@ -279,6 +278,30 @@ func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) err
 			}
 		}
 	}
+}
+
+// typeChecking is a policy's status.typeChecking, its expressions checked
+// against the schemas of the kinds it names.
+func (s *Server) typeChecking(policy api.Object) map[string]any {
+	warnings := policies.TypeCheck(policy, func(group, version, plural string) (string, *crd.Schema, bool) {
+		res, ok := s.catalog.Get(group, version, plural)
+		if !ok {
+			return "", nil, false
+		}
+		schema, err := crd.TypeSchema(res)
+		if err != nil {
+			s.log.Warn("policy status: no schema to type-check against", "kind", res.Kind, "err", err)
+		}
+		return res.Kind, schema, true
+	})
+	if len(warnings) == 0 {
+		return map[string]any{}
+	}
+	list := make([]any, len(warnings))
+	for i, w := range warnings {
+		list[i] = map[string]any{"fieldRef": w.FieldRef, "warning": w.Warning}
+	}
+	return map[string]any{"expressionWarnings": list}
 }
 
 // policyGenerations is what the status controller reads of a policy.

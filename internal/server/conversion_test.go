@@ -31,9 +31,11 @@ const (
 type converter struct {
 	srv      *httptest.Server
 	caBundle string
-	mu       sync.Mutex
-	mode     string         // "" converts; see serve for the others
-	to       map[string]int // objects converted, by desired apiVersion
+	// clientConfig is the definition's: by URL, unless a test changes it.
+	clientConfig string
+	mu           sync.Mutex
+	mode         string         // "" converts; see serve for the others
+	to           map[string]int // objects converted, by desired apiVersion
 	// hung and freed are told (if they have room) of a call that "hang"
 	// holds, and of its end when its caller gave up.
 	hung, freed chan struct{}
@@ -44,6 +46,7 @@ func startConverter(t testing.TB) *converter {
 	c.srv = httptest.NewTLSServer(http.HandlerFunc(c.serve))
 	t.Cleanup(c.srv.Close)
 	c.caBundle = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.srv.Certificate().Raw}))
+	c.clientConfig = fmt.Sprintf(`{"url":%q,"caBundle":%q}`, c.srv.URL+"/convert", c.caBundle)
 	return c
 }
 
@@ -144,10 +147,10 @@ func (c *converter) cronCRD() string {
 	}
 	return fmt.Sprintf(`{"metadata":{"name":"crons.example.com"},"spec":{"group":"example.com","scope":"Namespaced",
 	"names":{"plural":"crons","kind":"Cron"},
-	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":{"url":%q,"caBundle":%q}}},
+	"conversion":{"strategy":"Webhook","webhook":{"conversionReviewVersions":["v1"],"clientConfig":%s}},
 	"versions":[{"name":"v1","served":true,"storage":true,"schema":%s},{"name":"v2","served":true,"storage":false,"schema":%s,
 		"selectableFields":[{"jsonPath":".spec.replicas"}]}]}}`,
-		c.srv.URL+"/convert", c.caBundle, schema("size", "integer"), schema("replicas", "string"))
+		c.clientConfig, schema("size", "integer"), schema("replicas", "string"))
 }
 
 // TestConversionWebhook: objects written and read in the version that is

@@ -28,7 +28,7 @@ func (s *Server) startCRDs(ctx context.Context) error {
 		return errors.New("the catalogue has no customresourcedefinitions resource")
 	}
 	crd.Install(defs, s.catalog)
-	sync, err := crd.Start(ctx, s.catalog, s.cfg.Storage, defs, s.metrics.Conversion(), s.log)
+	sync, err := crd.Start(ctx, s.catalog, s.cfg.Storage, defs, s.metrics.Conversion(), serviceResolver{s}, s.log)
 	if err != nil {
 		return fmt.Errorf("loading CustomResourceDefinitions: %w", err)
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/server/serviceaccount"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -83,6 +84,10 @@ type Config struct {
 	// WriteHook, if set, checks each write Authorizer allowed and learns
 	// of every write (RBAC's escalation prevention and view).
 	WriteHook WriteHook
+	// WebhookCredentials are what calls of admission webhooks present to
+	// their hosts, [0] validating and [1] mutating ones' (kube's
+	// WebhookAdmissionConfiguration kubeConfigFile of each plugin).
+	WebhookCredentials [2]*webhookclient.Kubeconfig
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as
@@ -247,7 +252,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
-	s.policies, s.mutatingPolicies = policies.New(policySource), policies.NewMutator(policySource)
+	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
 	s.plugins = plugins.New(pluginSource{s})
 	elector, err := s.newElector()
 	if err != nil {

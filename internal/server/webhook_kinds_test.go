@@ -211,16 +211,22 @@ func TestWebhookMatchPolicy(t *testing.T) {
 // webhookServer serves AdmissionReviews with answer's response to each
 // request (uid set) and returns a clientConfig for it.
 func webhookServer(t *testing.T, answer func(req map[string]any) map[string]any) string {
-	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hook := httptest.NewTLSServer(admissionHandler(answer))
+	t.Cleanup(hook.Close)
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+}
+
+// admissionHandler answers AdmissionReviews with answer's response to
+// each request (uid set).
+func admissionHandler(answer func(req map[string]any) map[string]any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		var in struct{ Request map[string]any }
 		_ = json.NewDecoder(r.Body).Decode(&in)
 		resp := answer(in.Request)
 		resp["uid"] = in.Request["uid"]
 		_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp})
-	}))
-	t.Cleanup(hook.Close)
-	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
-	return `{"url":"` + hook.URL + `","caBundle":"` + ca + `"}`
+	}
 }
 
 // configMapHook is a configuration of one webhook on ConfigMaps' creates

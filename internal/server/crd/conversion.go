@@ -58,9 +58,9 @@ type webhookConverter struct {
 }
 
 // newWebhookConverter returns the converter of a definition whose strategy
-// is Webhook. A clientConfig it cannot use fails every conversion, as
+// is Webhook, r resolving its service reference. A clientConfig it cannot use fails every conversion, as
 // kube's does when it cannot build the webhook's client.
-func newWebhookConverter(d *definition, c *conversion, observer ConversionObserver) *webhookConverter {
+func newWebhookConverter(d *definition, c *conversion, observer ConversionObserver, r webhookclient.Resolver) *webhookConverter {
 	wc := &webhookConverter{crd: d.Metadata.Name, group: d.Spec.Group, observer: observer, timeout: ConversionTimeout}
 	if c.Webhook == nil {
 		wc.invalid = errors.New("no webhook configured")
@@ -76,7 +76,7 @@ func newWebhookConverter(d *definition, c *conversion, observer ConversionObserv
 		wc.invalid = errors.New("no supported conversion review versions")
 		return wc
 	}
-	wc.endpoint, wc.invalid = webhookclient.New(c.Webhook.ClientConfig)
+	wc.endpoint, wc.invalid = webhookclient.New(c.Webhook.ClientConfig, webhookclient.Options{Resolver: r})
 	return wc
 }
 

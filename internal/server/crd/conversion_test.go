@@ -35,7 +35,7 @@ func TestConversionTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newWebhookConverter(d, d.Spec.Conversion, nil)
+	c := newWebhookConverter(d, d.Spec.Conversion, nil, nil)
 	c.timeout = 100 * time.Millisecond
 	start := time.Now()
 	_, err = c.convert(context.Background(), api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
@@ -83,7 +83,7 @@ func TestConversionReviewVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := newWebhookConverter(d, d.Spec.Conversion, nil).convert(context.Background(), api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
+			out, err := newWebhookConverter(d, d.Spec.Conversion, nil, nil).convert(context.Background(), api.Object{"apiVersion": "example.com/v1", "kind": "Cron", "metadata": map[string]any{"name": "a"}}, "example.com/v2")
 			if sent != tt.sent {
 				t.Errorf("sent a %q review, want %q", sent, tt.sent)
 			}

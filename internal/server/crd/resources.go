@@ -8,20 +8,22 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
 // Resources returns the resources a CustomResourceDefinition defines: one
 // per served version. Every one but the storage version's points at it in
 // Storage, so objects are stored once whatever version they are written in.
 func Resources(obj api.Object) ([]*resource.Resource, error) {
-	rs, _, err := resources(obj, nil)
+	rs, _, err := resources(obj, nil, nil)
 	return rs, err
 }
 
-// resources is Resources, observer told of conversion webhook calls; it
+// resources is Resources, observer told of conversion webhook calls, r
+// resolving the webhook's service reference; it
 // also returns the definition's conversion webhook, if any, for its owner
 // to close once the resources are replaced.
-func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resource, *webhookConverter, error) {
+func resources(obj api.Object, observer ConversionObserver, r webhookclient.Resolver) ([]*resource.Resource, *webhookConverter, error) {
 	d, err := decode(obj)
 	if err != nil {
 		return nil, nil, err
@@ -36,7 +38,7 @@ func resources(obj api.Object, observer ConversionObserver) ([]*resource.Resourc
 	}
 	var conv *webhookConverter
 	if c := d.Spec.Conversion; c != nil && c.Strategy == "Webhook" {
-		conv = newWebhookConverter(d, c, observer)
+		conv = newWebhookConverter(d, c, observer, r)
 	}
 	// Every served version names the stored one's hash, as kube's.
 	hash := resource.StorageVersionHash(d.Spec.Group, sv.Name, d.Spec.Names.Kind)

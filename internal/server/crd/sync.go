@@ -9,6 +9,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/follow"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -21,6 +22,7 @@ type Sync struct {
 	log         *slog.Logger
 	follower    *follow.Follower
 	observer    ConversionObserver
+	resolver    webhookclient.Resolver
 
 	// mu guards converters, the conversion webhooks of the definitions
 	// served, by name, and closed: a CRD write's Refresh may still apply
@@ -32,9 +34,10 @@ type Sync struct {
 
 // Start loads the definitions in store into catalog and follows their
 // changes until Close. definitions is the customresourcedefinitions resource;
-// observer, if not nil, is told of every call of a conversion webhook.
-func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, observer ConversionObserver, log *slog.Logger) (*Sync, error) {
-	s := &Sync{catalog: catalog, definitions: definitions, log: log, observer: observer, converters: map[string]*webhookConverter{}}
+// observer, if not nil, is told of every call of a conversion webhook;
+// resolver resolves the conversion webhooks' service references.
+func Start(ctx context.Context, catalog *resource.Catalog, store storage.Interface, definitions *resource.Resource, observer ConversionObserver, resolver webhookclient.Resolver, log *slog.Logger) (*Sync, error) {
+	s := &Sync{catalog: catalog, definitions: definitions, log: log, observer: observer, resolver: resolver, converters: map[string]*webhookConverter{}}
 	f, err := follow.Start(ctx, store, definitions.KeyPrefix(""), "CustomResourceDefinitions", s.apply, log)
 	if err != nil {
 		return nil, err
@@ -73,7 +76,7 @@ func (s *Sync) apply(key string, _ int64, value []byte) {
 		obj, err := api.ParseObject(value)
 		if err != nil {
 			s.log.Error("stored CustomResourceDefinition is not JSON; not serving it", "name", name, "err", err)
-		} else if rs, conv, err = resources(obj, s.observer); err != nil {
+		} else if rs, conv, err = resources(obj, s.observer, s.resolver); err != nil {
 			s.log.Error("invalid stored CustomResourceDefinition; not serving it", "name", name, "err", err)
 		}
 	}

@@ -22,7 +22,7 @@ func TestSyncRefreshAcrossClose(t *testing.T) {
 	if !ok {
 		t.Fatal("no customresourcedefinitions resource")
 	}
-	s, err := Start(ctx, catalog, store, defs, nil, slog.New(slog.DiscardHandler))
+	s, err := Start(ctx, catalog, store, defs, nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,17 @@
 // caBundle, a JSON body posted with the time left as the timeout
 // parameter, the answer bounded in size.
 //
+// A service reference is resolved on every call, as kube's
+// resolvingRoundTripper (WebhookRoundTripLoadBalancing, on by default in
+// kube 1.37): its Resolver gives the address to dial, while the Host
+// header and the TLS server name stay NAME.NAMESPACE.svc, as kube sends
+// them. Calls use HTTP/1.1, as kube's (so that a Service's endpoints share
+// the load), but by URL to a loopback host.
+//
+// A call presents the client certificate and bearer token Options'
+// Kubeconfig names for its host, as kube's AuthenticationInfoResolver
+// (the admission plugins' kubeConfigFile).
+//
 // # Concurrency
 //
 // An Endpoint is safe for concurrent use; Close it once it is replaced.
@@ -19,8 +30,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -41,38 +54,76 @@ type ClientConfig struct {
 	CABundle string `json:"caBundle"`
 }
 
+// Resolver finds the address ("host:port") a Service's port is served at,
+// as kube-apiserver's ServiceResolver; "" when the Service is not known,
+// for the call to go to its DNS name.
+type Resolver interface {
+	ResolveService(ctx context.Context, namespace, name string, port int32) (string, error)
+}
+
 // Endpoint is one webhook's URL and the client that calls it.
 type Endpoint struct {
 	url    string
 	client *http.Client
+	// service, when the webhook is a service reference, is what resolver
+	// resolves on each call.
+	service  *service
+	resolver Resolver
+	token    string // sent as a bearer token, when set
+}
+
+// Options are what the server gives every webhook client.
+type Options struct {
+	// Resolver resolves service references (nil: by DNS).
+	Resolver Resolver
+	// Credentials are those of the webhook hosts (nil: none).
+	Credentials *Kubeconfig
+}
+
+type service struct {
+	namespace, name string
+	port            int32
 }
 
 // New returns the endpoint cc names, with a client trusting its caBundle
-// (else the system's roots). A service reference is called at
-// https://NAME.NAMESPACE.svc:PORT/PATH, resolved by DNS: the server serves
-// no Services to resolve it through.
-func New(cc ClientConfig) (*Endpoint, error) {
+// (else the system's roots) and presenting the credentials opts has for
+// its host. A service reference is called at
+// https://NAME.NAMESPACE.svc:PORT/PATH, at the address opts' resolver
+// gives (by DNS when there is none or it knows no such Service).
+func New(cc ClientConfig, opts Options) (*Endpoint, error) {
 	var u string
+	e := &Endpoint{resolver: opts.Resolver}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	switch {
 	case cc.URL != nil:
 		u = *cc.URL
 	case cc.Service != nil:
-		port := int32(443)
+		e.service = &service{namespace: cc.Service.Namespace, name: cc.Service.Name, port: 443} // kube's default port
 		if cc.Service.Port != nil {
-			port = *cc.Service.Port
+			e.service.port = *cc.Service.Port
 		}
 		path := ""
 		if cc.Service.Path != nil {
 			path = *cc.Service.Path
 		}
-		u = fmt.Sprintf("https://%s.%s.svc:%d%s", cc.Service.Name, cc.Service.Namespace, port, path)
+		tlsConfig.ServerName = cc.Service.Name + "." + cc.Service.Namespace + ".svc"
+		u = fmt.Sprintf("https://%s:%d%s", tlsConfig.ServerName, e.service.port, path)
 	default:
 		return nil, errors.New("neither url nor service")
 	}
-	if _, err := url.Parse(u); err != nil {
+	parsed, err := url.Parse(u)
+	if err != nil {
 		return nil, err
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	hostPort := parsed.Host
+	if parsed.Port() == "" {
+		hostPort = net.JoinHostPort(hostPort, "443") // kube's default, for finding credentials
+	}
+	creds := opts.Credentials.For(hostPort)
+	if creds.Certificate != nil {
+		tlsConfig.Certificates = []tls.Certificate{*creds.Certificate}
+	}
+	e.token = creds.Token
 	if cc.CABundle != "" {
 		pem, err := base64.StdEncoding.DecodeString(cc.CABundle)
 		if err != nil {
@@ -87,11 +138,21 @@ func New(cc ClientConfig) (*Endpoint, error) {
 	transport := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		TLSClientConfig:     tlsConfig,
-		ForceAttemptHTTP2:   true,
+		ForceAttemptHTTP2:   e.service == nil && isLoopback(parsed.Hostname()),
 		MaxIdleConnsPerHost: 25, // kube's webhook client keeps as many
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Endpoint{url: u, client: &http.Client{Transport: transport}}, nil
+	e.url, e.client = u, &http.Client{Transport: transport}
+	return e, nil
+}
+
+// isLoopback is kube's isLocalHost: localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Post sends body with kube's timeout parameter (the time left before
@@ -111,7 +172,13 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, out any) (code int, er
 	if err != nil {
 		return http.StatusServiceUnavailable, err
 	}
+	if err := e.resolve(ctx, hr); err != nil {
+		return http.StatusServiceUnavailable, &url.Error{Op: "Post", URL: u, Err: err}
+	}
 	hr.Header.Set("Content-Type", "application/json")
+	if e.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+e.token)
+	}
 	hr.Header.Set("Accept", "application/json, */*")
 	res, err := e.client.Do(hr)
 	if err != nil {
@@ -136,6 +203,22 @@ func (e *Endpoint) Post(ctx context.Context, body []byte, out any) (code int, er
 		return http.StatusServiceUnavailable, fmt.Errorf("decoding the response: %w", err)
 	}
 	return res.StatusCode, nil
+}
+
+// resolve points a call by service reference at the address the resolver
+// gives, keeping the service's name as the Host header (and, set in New,
+// as the TLS server name).
+func (e *Endpoint) resolve(ctx context.Context, hr *http.Request) error {
+	if e.service == nil || e.resolver == nil {
+		return nil
+	}
+	addr, err := e.resolver.ResolveService(ctx, e.service.namespace, e.service.name, e.service.port)
+	if err != nil || addr == "" {
+		return err
+	}
+	hr.Host = hr.URL.Host
+	hr.URL.Host = addr
+	return nil
 }
 
 func withQuery(raw, key, value string) string {

@@ -28,39 +28,48 @@ const (
 )
 
 // envs are the CRD rules' environment with the variables of admission
-// policies, by [patchTypes][hasParams]: a policy without paramKind cannot
-// name params, and only the mutations of mutating policies have kube's patch
-// types (Object, JSONPatch) and jsonpatch.escapeKey. Objects are dynamic:
-// type errors show at evaluation.
-var envs = func() [2][2]*cel.Env {
-	var out [2][2]*cel.Env
+// policies, by [patchTypes][hasParams][authorizer]: a policy without
+// paramKind cannot name params, only the mutations of mutating policies
+// have kube's patch types (Object, JSONPatch) and jsonpatch.escapeKey, and
+// every expression but a messageExpression has the authorizer variables.
+// Objects are dynamic: type errors show at evaluation.
+var envs = func() [2][2][2]*cel.Env {
+	var out [2][2][2]*cel.Env
 	for m := range out {
 		for i := range out[m] {
-			opts := []cel.EnvOption{
-				cel.Variable("object", cel.DynType),
-				cel.Variable("oldObject", cel.DynType),
-				cel.Variable("request", cel.DynType),
-				cel.Variable("namespaceObject", cel.DynType),
-				cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+			for a := range out[m][i] {
+				opts := []cel.EnvOption{
+					cel.Variable("object", cel.DynType),
+					cel.Variable("oldObject", cel.DynType),
+					cel.Variable("request", cel.DynType),
+					cel.Variable("namespaceObject", cel.DynType),
+					cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+				}
+				if i == 1 {
+					opts = append(opts, cel.Variable("params", cel.DynType))
+				}
+				if m == 1 {
+					opts = append(opts, patchTypes(), cellib.JSONPatch())
+				}
+				if a == 1 {
+					opts = append(opts, webhook.AuthorizerVariables()...)
+				}
+				env, err := crd.BaseCELEnv().Extend(opts...)
+				if err != nil {
+					panic(err)
+				}
+				out[m][i][a] = env
 			}
-			if i == 1 {
-				opts = append(opts, cel.Variable("params", cel.DynType))
-			}
-			if m == 1 {
-				opts = append(opts, patchTypes(), cellib.JSONPatch())
-			}
-			env, err := crd.BaseCELEnv().Extend(opts...)
-			if err != nil {
-				panic(err)
-			}
-			out[m][i] = env
 		}
 	}
 	return out
 }()
 
-func envFor(patchTypes, hasParams bool) *cel.Env {
-	return envs[b2i(patchTypes)][b2i(hasParams)]
+// exprEnv says which environment an expression compiles in.
+type exprEnv struct{ patchTypes, hasParams, message bool }
+
+func (e exprEnv) env() *cel.Env {
+	return envs[b2i(e.patchTypes)][b2i(e.hasParams)][b2i(!e.message)]
 }
 
 func b2i(b bool) int {
@@ -246,7 +255,7 @@ func Compile(obj api.Object) *Policy {
 	}
 	var errs []string
 	compile := func(name, text string) expression {
-		prg, detail := compileExpr(text, false, p.hasParams)
+		prg, detail := compileExpr(text, exprEnv{hasParams: p.hasParams})
 		if detail != "" {
 			errs = append(errs, detail)
 		}
@@ -263,8 +272,11 @@ func Compile(obj api.Object) *Policy {
 	for _, v := range s.Validations {
 		val := validation{expression: compile("", v.Expression), message: v.Message, reason: v.Reason}
 		if strings.TrimSpace(v.MessageExpression) != "" {
-			me := compile("", v.MessageExpression)
-			val.msgExpr = &me
+			prg, detail := compileExpr(v.MessageExpression, exprEnv{hasParams: p.hasParams, message: true})
+			if detail != "" {
+				errs = append(errs, detail)
+			}
+			val.msgExpr = &expression{text: v.MessageExpression, program: prg}
 		}
 		p.validations = append(p.validations, val)
 	}
@@ -277,7 +289,7 @@ func Compile(obj api.Object) *Policy {
 		if jsonPatch {
 			text = m.JSONPatch.expression()
 		}
-		prg, detail := compileExpr(text, true, p.hasParams)
+		prg, detail := compileExpr(text, exprEnv{patchTypes: true, hasParams: p.hasParams})
 		if detail != "" {
 			errs = append(errs, detail)
 		}
@@ -369,8 +381,8 @@ func labelSelector(ls *selector.LabelSelector) (selector.Labels, error) {
 
 // compileExpr compiles one expression, or says why it does not, in kube's
 // words.
-func compileExpr(text string, patchTypes, hasParams bool) (cel.Program, string) {
-	env := envFor(patchTypes, hasParams)
+func compileExpr(text string, in exprEnv) (cel.Program, string) {
+	env := in.env()
 	ast, iss := env.Compile(text)
 	if iss.Err() != nil {
 		return nil, "compilation failed: " + iss.String()
@@ -385,12 +397,12 @@ func compileExpr(text string, patchTypes, hasParams bool) (cel.Program, string) 
 // outputCheck says why an expression's type is not want (nil: any). A
 // mutation's type must be exactly want, as kube's compiler checks it; the
 // others' may be dynamic.
-func outputCheck(text string, hasParams bool, want *cel.Type) string {
+func outputCheck(text string, in exprEnv, want *cel.Type) string {
 	if want == nil {
 		return ""
 	}
 	mutation := isMutationType(want)
-	ast, iss := envFor(mutation, hasParams).Compile(text)
+	ast, iss := in.env().Compile(text)
 	if iss.Err() != nil {
 		return ""
 	}
@@ -418,13 +430,15 @@ func Causes(obj api.Object) []api.StatusCause {
 	}
 	hasParams := s.ParamKind != nil
 	var causes []api.StatusCause
-	check := func(field, text string, want *cel.Type) {
+	// kube's messageExpressions alone have no authorizer variables.
+	check := func(field, text string, want *cel.Type, message bool) {
 		if strings.TrimSpace(text) == "" {
 			return
 		}
-		_, detail := compileExpr(text, isMutationType(want), hasParams)
+		in := exprEnv{patchTypes: isMutationType(want), hasParams: hasParams, message: message}
+		_, detail := compileExpr(text, in)
 		if detail == "" {
-			detail = outputCheck(text, hasParams, want)
+			detail = outputCheck(text, in, want)
 		}
 		if detail != "" {
 			causes = append(causes, api.StatusCause{Type: api.CauseTypeFieldValueInvalid, Field: field,
@@ -432,24 +446,24 @@ func Causes(obj api.Object) []api.StatusCause {
 		}
 	}
 	for i, c := range s.MatchConditions {
-		check(fmt.Sprintf("spec.matchConditions[%d].expression", i), c.Expression, cel.BoolType)
+		check(fmt.Sprintf("spec.matchConditions[%d].expression", i), c.Expression, cel.BoolType, false)
 	}
 	for i, v := range s.Variables {
-		check(fmt.Sprintf("spec.variables[%d].expression", i), v.Expression, nil)
+		check(fmt.Sprintf("spec.variables[%d].expression", i), v.Expression, nil, false)
 	}
 	for i, v := range s.Validations {
-		check(fmt.Sprintf("spec.validations[%d].expression", i), v.Expression, cel.BoolType)
-		check(fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression, cel.StringType)
+		check(fmt.Sprintf("spec.validations[%d].expression", i), v.Expression, cel.BoolType, false)
+		check(fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression, cel.StringType, true)
 	}
 	for i, a := range s.AuditAnnotations {
-		check(fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression, nil)
+		check(fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression, nil, false)
 	}
 	for i, m := range s.Mutations {
 		switch m.PatchType {
 		case "ApplyConfiguration":
-			check(fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i), m.ApplyConfiguration.expression(), objectType)
+			check(fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i), m.ApplyConfiguration.expression(), objectType, false)
 		case "JSONPatch":
-			check(fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i), m.JSONPatch.expression(), cel.ListType(jsonPatchType))
+			check(fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i), m.JSONPatch.expression(), cel.ListType(jsonPatchType), false)
 		}
 	}
 	return causes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -39,6 +40,29 @@ type Source interface {
 type matcher struct {
 	source   Source
 	mutating bool
+	observer Observer // nil: no metrics
+}
+
+// Observer is told of each check of a policy, for kube's
+// apiserver_validating_admission_policy_* and
+// apiserver_mutating_admission_policy_* metrics: errorType is kube's
+// (no_error, compile_error, out_of_budget, invalid_error), action the
+// enforcement action of a validation (allow, deny, warn, audit).
+type Observer interface {
+	ObserveValidation(policy, binding, errorType, action string, seconds float64)
+	ObserveMutation(policy, binding, errorType string, seconds float64)
+}
+
+// errorType is kube's ErrorType of a check that failed or was refused,
+// read from its message as kube reads it.
+func errorType(message string) string {
+	switch {
+	case strings.HasPrefix(message, "compilation"):
+		return "compile_error"
+	case strings.HasPrefix(message, errOutOfBudget.Error()):
+		return "out_of_budget"
+	}
+	return "invalid_error"
 }
 
 // any says whether there are policies (errors read as yes: the call then
@@ -144,6 +168,7 @@ func (in *inputs) of(ctx context.Context, view *webhook.Attributes) (map[string]
 		"request":         webhook.CELValue(webhook.RequestMap(view)),
 		"namespaceObject": in.ns,
 	}
+	webhook.AuthorizerValues(ctx, view, vars)
 	in.views[view] = vars
 	return vars, nil
 }

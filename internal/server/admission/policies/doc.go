@@ -30,12 +30,28 @@
 //
 // failurePolicy decides what configuration and evaluation errors do.
 //
+// Every expression but a messageExpression may use kube's authorizer
+// variables (authorizer, authorizer.requestResource): their checks ask the
+// server's authorizer (RBAC) about the requesting user, as kube's do.
+//
+// An Observer counts the checks as kube's dispatchers do (its
+// apiserver_validating_admission_policy_check_total and
+// apiserver_mutating_admission_policy_check_total, with durations): a
+// failed validation once per enforcement action of its binding, an
+// evaluation error ignored under failurePolicy Ignore as allow, and every
+// mutation; a validation that holds is not counted.
+//
 // # Caveats
 //
 // Objects, params and the request are dynamically typed in CEL: a type
 // error kube's type checking would find at creation shows when the
-// expression runs. The authorizer variable is not declared: an expression
-// using it does not compile. kube evaluates mutating policies in no fixed
+// expression runs. TypeCheck, which writes status.typeChecking, types
+// object and oldObject by the schemas of the kinds a policy names (a
+// custom resource's, its metadata dynamic; a built-in kind's published
+// one, its untyped fields dynamic), and leaves params, request,
+// namespaceObject and variables dynamic: it reports some of kube's
+// issues, never others.
+// kube evaluates mutating policies in no fixed
 // order (a map's); here they run in name order. An apply configuration
 // merges by the server's merge schemas (those of server-side apply),
 // which know fewer list types than kube's OpenAPI models.

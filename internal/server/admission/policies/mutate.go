@@ -9,6 +9,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/traits"
@@ -27,8 +28,10 @@ type Mutator struct{ matcher }
 
 var _ webhook.Mutator = (*Mutator)(nil)
 
-// NewMutator returns a Mutator of source's policies.
-func NewMutator(source Source) *Mutator { return &Mutator{matcher{source: source, mutating: true}} }
+// NewMutator returns a Mutator of source's policies; observer may be nil.
+func NewMutator(source Source, observer Observer) *Mutator {
+	return &Mutator{matcher{source: source, mutating: true, observer: observer}}
+}
 
 // Any says whether there are mutating policies (errors read as yes).
 func (m *Mutator) Any(ctx context.Context) bool { return m.any(ctx) }
@@ -97,7 +100,9 @@ func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.
 			if err != nil {
 				return changed, err
 			}
+			start := time.Now()
 			obj, err := p.mutate(ctx, mu, input, iv)
+			m.observe(iv, err, time.Since(start))
 			if err != nil {
 				errs = append(errs, policyError{invocation: iv, message: err.Error(), reason: api.StatusReasonInvalid})
 				continue
@@ -116,6 +121,18 @@ func (m *Mutator) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.
 		changed = changed || mutated
 	}
 	return changed, mutationError(a, append(configErrs, errs...))
+}
+
+// observe counts a mutation, as kube's dispatcher does.
+func (m *Mutator) observe(iv invocation, err error, elapsed time.Duration) {
+	if m.observer == nil {
+		return
+	}
+	typ := "no_error"
+	if err != nil {
+		typ = errorType(err.Error())
+	}
+	m.observer.ObserveMutation(iv.policy.Name, iv.binding.Name, typ, elapsed.Seconds())
 }
 
 // key names the invocation for reinvocation, as kube's: policy, binding

@@ -58,7 +58,7 @@ func TestMutate(t *testing.T) {
 				Kind:     webhook.GVK{Group: "example.com", Version: "v1", Kind: "Widget"},
 				Resource: webhook.GVR{Group: "example.com", Version: "v1", Resource: "widgets"},
 				Object:   parse(t, `{"metadata":{"name":"c"},"spec":{"k":"v","list":["a"]}}`)}
-			changed, err := NewMutator(source{[]*Policy{p}}).Mutate(context.Background(), a, &webhook.Reinvocation{})
+			changed, err := NewMutator(source{[]*Policy{p}}, nil).Mutate(context.Background(), a, &webhook.Reinvocation{})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one with %q", err, tc.err)

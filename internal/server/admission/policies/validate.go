@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -41,8 +42,10 @@ const validationFailureKey = "validation.policy.admission.k8s.io/validation_fail
 // writes.
 type Validator struct{ matcher }
 
-// New returns a Validator of source's policies.
-func New(source Source) *Validator { return &Validator{matcher{source: source}} }
+// New returns a Validator of source's policies; observer may be nil.
+func New(source Source, observer Observer) *Validator {
+	return &Validator{matcher{source: source, observer: observer}}
+}
 
 // Any says whether there are validating policies (errors read as yes:
 // Validate then reports them), so that a write without them skips
@@ -83,24 +86,38 @@ func (v *Validator) Validate(ctx context.Context, a *webhook.Attributes) error {
 			return err
 		}
 		res := p.evaluate(ctx, input, iv.param)
+		// observe counts a check as kube's dispatcher does: denials once
+		// per action, and admissions only when an error was ignored.
+		observe := func(d decision, action string) {
+			if v.observer != nil {
+				v.observer.ObserveValidation(p.Name, b.Name, errorType(d.message), action, d.elapsed.Seconds())
+			}
+		}
 		for i, d := range res.decisions {
 			if !d.deny {
+				if d.errored {
+					observe(d, "allow")
+				}
 				continue
 			}
 			if b.deny {
 				denied = append(denied, denial{policy: p.Name, binding: b.Name, message: d.message, reason: d.reason})
+				observe(d, "deny")
 			}
 			if b.audit {
 				failures = append(failures, failureValue{Message: d.message, Policy: p.Name, Binding: b.Name, ExpressionIndex: i, ValidationActions: b.actions})
+				observe(d, "audit")
 			}
 			if b.warn {
 				a.Warn(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, d.message))
+				observe(d, "warn")
 			}
 		}
 		for _, an := range res.annotations {
 			switch {
 			case an.err != "":
 				denied = append(denied, denial{policy: p.Name, binding: b.Name, message: an.err})
+				observe(decision{message: an.err, elapsed: an.elapsed}, "deny")
 			case an.value != "":
 				if annotations[p] == nil {
 					annotations[p] = map[string][]string{}
@@ -175,17 +192,20 @@ func reasonCode(r api.StatusReason) int32 {
 	return http.StatusUnprocessableEntity
 }
 
-// decision is the outcome of one validation.
+// decision is the outcome of one validation: errored when it could not
+// be evaluated (kube's EvalError), then denied as failurePolicy says.
 type decision struct {
-	deny    bool
-	message string
-	reason  api.StatusReason
+	deny, errored bool
+	message       string
+	reason        api.StatusReason
+	elapsed       time.Duration // the evaluation of its expression
 }
 
 // annotationResult is one audit annotation's value, or the error that
 // denies the request (failurePolicy Fail).
 type annotationResult struct {
 	key, value, err string
+	elapsed         time.Duration
 }
 
 type result struct {
@@ -199,7 +219,7 @@ type result struct {
 // the runtime cost budget.
 func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.Object) result {
 	onError := func(msg string) result {
-		return result{decisions: []decision{{deny: !p.ignore, message: msg}}}
+		return result{decisions: []decision{{deny: !p.ignore, errored: true, message: msg}}}
 	}
 	// Each phase reads the variables afresh, as each of kube's ForInput
 	// calls does.
@@ -218,7 +238,9 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 	vals := make([]ref.Val, len(p.validations))
 	errs := make([]error, len(p.validations))
 	for i, x := range p.validations {
+		start := time.Now()
 		vals[i], errs[i] = act.eval(ctx, x.expression, &budget)
+		res.decisions[i].elapsed = time.Since(start)
 		if errors.Is(errs[i], errOutOfBudget) {
 			return onError(errs[i].Error())
 		}
@@ -228,7 +250,7 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 		d := &res.decisions[i]
 		switch {
 		case errs[i] != nil:
-			d.deny, d.message = !p.ignore, errs[i].Error()
+			d.deny, d.errored, d.message = !p.ignore, true, errs[i].Error()
 		case vals[i] != types.True:
 			d.deny, d.reason = true, api.StatusReason(cmpOr(x.reason, string(api.StatusReasonInvalid)))
 			if messages == nil && x.msgExpr != nil {
@@ -236,7 +258,7 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 			}
 			msg, err := x.failureMessage(ctx, messages, &budget)
 			if err != nil {
-				d.deny, d.reason, d.message = !p.ignore, "", "failed messageExpression: "+err.Error()
+				d.deny, d.errored, d.reason, d.message = !p.ignore, true, "", "failed messageExpression: "+err.Error()
 				continue
 			}
 			d.message = msg
@@ -249,11 +271,12 @@ func (p *Policy) evaluate(ctx context.Context, input map[string]any, param api.O
 		act = p.activation(ctx, input, param)
 	}
 	for _, x := range p.annotations {
+		start := time.Now()
 		val, err := act.eval(ctx, x, &annotationBudget)
 		if errors.Is(err, errOutOfBudget) {
 			return onError(err.Error())
 		}
-		an := annotationResult{key: x.name}
+		an := annotationResult{key: x.name, elapsed: time.Since(start)}
 		switch {
 		case err != nil:
 			if !p.ignore {

@@ -136,7 +136,7 @@ func TestValidate(t *testing.T) {
 			if tc.labels != "" {
 				a.Object = parse(t, `{"metadata":{"name":"d","labels":`+tc.labels+`},"spec":{"replicas":3}}`)
 			}
-			err := New(source{[]*Policy{p}}).Validate(context.Background(), a)
+			err := New(source{[]*Policy{p}}, nil).Validate(context.Background(), a)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("denied: %v", err)

@@ -28,19 +28,40 @@ const conditionCostBudget = 2_500_000
 
 // conditionEnv is the CRD rules' environment with the variables of
 // admission match conditions: object, oldObject and request (typed as
-// kube's AdmissionRequest there, dynamic here). The authorizer variable is
-// not declared: an expression using it does not compile.
+// kube's AdmissionRequest there, dynamic here), and the authorizer
+// variables.
 var conditionEnv = func() *cel.Env {
-	env, err := crd.BaseCELEnv().Extend(
+	env, err := crd.BaseCELEnv().Extend(append(AuthorizerVariables(),
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
 		cel.Variable("request", cel.DynType),
-	)
+	)...)
 	if err != nil {
 		panic(err)
 	}
 	return env
 }()
+
+// AuthorizerVariables declare kube's authorizer and
+// authorizer.requestResource, which admission expressions (but a
+// ValidatingAdmissionPolicy's messageExpressions) may use.
+func AuthorizerVariables() []cel.EnvOption {
+	return []cel.EnvOption{
+		cel.Variable("authorizer", cellib.AuthorizerType),
+		cel.Variable("authorizer.requestResource", cellib.ResourceCheckType),
+	}
+}
+
+// AuthorizerValues are the values of the authorizer variables for a's
+// user, checked by a.Authorizer; none when it is nil.
+func AuthorizerValues(ctx context.Context, a *Attributes, vars map[string]any) {
+	if a.Authorizer == nil {
+		return
+	}
+	vars["authorizer"] = cellib.NewAuthorizer(ctx, a.Authorizer, a.User)
+	vars["authorizer.requestResource"] = cellib.NewResourceCheck(ctx, a.Authorizer, a.User,
+		a.Resource.Group, a.Resource.Resource, a.Subresource, a.Namespace, a.Name)
+}
 
 // conditions are a webhook's compiled match conditions.
 type conditions struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authz"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
@@ -90,7 +91,7 @@ func hook(t testing.TB, config string, mutating bool, spec map[string]any) *Webh
 	for k, v := range spec {
 		w[k] = v
 	}
-	hs, err := Parse(api.Object{"metadata": map[string]any{"name": config}, "webhooks": []any{w}}, mutating)
+	hs, err := Parse(api.Object{"metadata": map[string]any{"name": config}, "webhooks": []any{w}}, mutating, webhookclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,17 @@ func configMap(name string, labels map[string]any) api.Object {
 
 func createAttrs(obj api.Object) *Attributes {
 	return &Attributes{Operation: Create, Kind: GVK{Version: "v1", Kind: "ConfigMap"}, Resource: GVR{Version: "v1", Resource: "configmaps"},
-		Namespace: "ns", Name: obj.Name(), Object: obj, User: &authn.User{Name: "jane", Groups: []string{"devs"}}}
+		Namespace: "ns", Name: obj.Name(), Object: obj, User: &authn.User{Name: "jane", Groups: []string{"devs"}}, Authorizer: janeCreatesConfigMaps{}}
+}
+
+// janeCreatesConfigMaps allows jane to create ConfigMaps, nothing else.
+type janeCreatesConfigMaps struct{}
+
+func (janeCreatesConfigMaps) Authorize(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
+	if a.User != nil && a.User.Name == "jane" && a.Verb == "create" && a.Resource == "configmaps" {
+		return authz.Allow, "", nil
+	}
+	return authz.NoOpinion, "", nil
 }
 
 func newDispatcher(src *fakeSource) *Dispatcher {
@@ -240,6 +251,10 @@ func TestDenyAndSelectors(t *testing.T) {
 			map[string]any{"key": "skip", "operator": "NotIn", "values": []any{"yes"}}}}}, map[string]any{"skip": "yes"}, false},
 		{"condition true", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "request.userInfo.username == 'jane' && object.metadata.name == 'x'"}}}, nil, true},
 		{"condition false", map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "oldObject != null"}}}, nil, false},
+		{"authorizer allows", map[string]any{"matchConditions": []any{map[string]any{"name": "c",
+			"expression": "authorizer.group('').resource('configmaps').namespace('ns').check('create').allowed() && authorizer.requestResource.check('create').allowed()"}}}, nil, true},
+		{"authorizer refuses", map[string]any{"matchConditions": []any{map[string]any{"name": "c",
+			"expression": "authorizer.group('').resource('secrets').namespace('ns').check('create').allowed()"}}}, nil, false},
 		{"rule out", map[string]any{"rules": []any{map[string]any{"operations": []any{"UPDATE"}, "apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "resources": []any{"*"}}}}, nil, false},
 	}
 	for _, tt := range tests {

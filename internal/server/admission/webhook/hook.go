@@ -3,11 +3,11 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"strconv"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/selector"
 )
 
@@ -70,8 +70,8 @@ const defaultTimeout = 10 * time.Second
 
 // Parse reads the webhooks of a configuration object, as stored (defaults
 // applied). A webhook whose selectors or conditions do not parse is kept,
-// failing its calls, as kube does.
-func Parse(obj api.Object, mutating bool) ([]*Webhook, error) {
+// failing its calls, as kube does. opts are the webhooks' clients'.
+func Parse(obj api.Object, mutating bool, opts webhookclient.Options) ([]*Webhook, error) {
 	var cfg struct {
 		Webhooks []config `json:"webhooks"`
 	}
@@ -84,12 +84,12 @@ func Parse(obj api.Object, mutating bool) ([]*Webhook, error) {
 	}
 	hooks := make([]*Webhook, len(cfg.Webhooks))
 	for i, c := range cfg.Webhooks {
-		hooks[i] = newWebhook(obj.Name(), i, c, mutating)
+		hooks[i] = newWebhook(obj.Name(), i, c, mutating, opts)
 	}
 	return hooks, nil
 }
 
-func newWebhook(configuration string, index int, c config, mutating bool) *Webhook {
+func newWebhook(configuration string, index int, c config, mutating bool, opts webhookclient.Options) *Webhook {
 	h := &Webhook{
 		Configuration: configuration, Name: c.Name, Mutating: mutating,
 		UID:           configuration + "/" + strconv.Itoa(index),
@@ -117,7 +117,7 @@ func newWebhook(configuration string, index int, c config, mutating bool) *Webho
 		h.conditions, h.invalid = compileConditions(c.MatchConditions, h.Ignore)
 	}
 	if h.invalid == nil {
-		if h.endpoint, h.invalid = webhookclient.New(c.ClientConfig); h.invalid != nil {
+		if h.endpoint, h.invalid = webhookclient.New(c.ClientConfig, opts); h.invalid != nil {
 			h.invalid = fmt.Errorf("webhook %q: %w", c.Name, h.invalid)
 		}
 	}

@@ -53,7 +53,7 @@ func (d *Dispatcher) shouldCall(ctx context.Context, h *Webhook, a *Attributes) 
 	if nsErr != nil {
 		return nil, nsErr
 	}
-	ok, err := h.conditions.match(ctx, conditionVars(inv))
+	ok, err := h.conditions.match(ctx, conditionVars(ctx, inv))
 	if err != nil {
 		return nil, apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name}, err.Error())
 	}
@@ -164,13 +164,16 @@ func anyOf(items []string, s string) bool {
 }
 
 // conditionVars are the variables of match conditions: object, oldObject
-// (null when absent) and request, the AdmissionRequest's fields.
-func conditionVars(a *Attributes) map[string]any {
-	return map[string]any{
+// (null when absent), request, the AdmissionRequest's fields, and the
+// authorizer variables.
+func conditionVars(ctx context.Context, a *Attributes) map[string]any {
+	vars := map[string]any{
 		"object":    objectOrNull(a.Object),
 		"oldObject": objectOrNull(a.OldObject),
 		"request":   RequestMap(a),
 	}
+	AuthorizerValues(ctx, a, vars)
+	return vars
 }
 
 func objectOrNull(o api.Object) any {

@@ -16,8 +16,13 @@
 //
 // # Caveats
 //
-// Match conditions have no authorizer variable. A service reference is
-// called by its DNS name.
+// A service reference is
+// called at a ready endpoint of its stored EndpointSlices, as kube-apiserver
+// with --enable-aggregator-routing (nothing routes a clusterIP here); a
+// Service not stored, or with no EndpointSlice, is called by its DNS name
+// where kube fails the call. Client credentials come from the admission
+// configuration's kubeConfigFile; kube's egress selector and its
+// kubernetes.default.svc loopback are not supported.
 //
 // # Concurrency
 //
@@ -32,6 +37,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
 // The operations of an admission request.
@@ -72,6 +78,9 @@ type Attributes struct {
 	Options api.Object
 	DryRun  bool
 	User    *authn.User
+	// Authorizer answers the checks of the authorizer variables of
+	// expressions (nil: they are unbound, and fail).
+	Authorizer authz.Authorizer
 
 	// parent is set on the view of a request through an equivalent
 	// resource (matchPolicy Equivalent): the request's own attributes,
@@ -160,7 +169,7 @@ type Equivalent struct {
 func (a *Attributes) As(ctx context.Context, eq Equivalent) (*Attributes, error) {
 	v := &Attributes{
 		Operation: a.Operation, Kind: eq.Kind, Resource: eq.Resource, Subresource: a.Subresource,
-		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User,
+		Namespace: a.Namespace, Name: a.Name, Options: a.Options, DryRun: a.DryRun, User: a.User, Authorizer: a.Authorizer,
 		parent: a, requestKind: &a.Kind, requestResource: &a.Resource, convert: eq.Convert, back: eq.Back,
 	}
 	var err error

@@ -68,6 +68,16 @@ func (ca *CA) Server(tb testing.TB) tls.Certificate {
 	return ca.issue(tb, tmpl)
 }
 
+// ServerFor issues a serving certificate for DNS names only (a Service's
+// NAME.NAMESPACE.svc), not for the address it is served at.
+func (ca *CA) ServerFor(tb testing.TB, names ...string) tls.Certificate {
+	tb.Helper()
+	tmpl := template(tb, pkix.Name{CommonName: names[0]})
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	tmpl.DNSNames = names
+	return ca.issue(tb, tmpl)
+}
+
 func (ca *CA) issue(tb testing.TB, tmpl *x509.Certificate) tls.Certificate {
 	tb.Helper()
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
