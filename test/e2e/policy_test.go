@@ -145,6 +145,11 @@ spec:
 	})
 	t.Run("params not found", func(t *testing.T) {
 		mustCall("DELETE", "/api/v1/namespaces/guarded/configmaps/limits", "", 200)
+		// Params are read from the watch cache, as kube's from an informer:
+		// the delete is seen once a cached read no longer finds them.
+		waitFor(t, "the deleted params gone from the cache", func() bool {
+			return call("GET", "/api/v1/namespaces/guarded/configmaps/limits?resourceVersion=0", "").code == http.StatusNotFound
+		})
 		a := mustCall("POST", "/api/v1/namespaces/guarded/configmaps", `{"metadata":{"name":"x"}}`, 422)
 		want := "ValidatingAdmissionPolicy 'max-keys' with binding 'deny-guarded' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
 		if msg, _ := a.body["message"].(string); !strings.HasSuffix(msg, want) {
