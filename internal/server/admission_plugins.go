@@ -6,6 +6,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
+	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -39,7 +40,9 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	}
 	obj, err := ps.s.registry.Get(ctx, res, ns, name)
 	if isReason(err, api.StatusReasonNotFound) && r == plugins.ServiceAccounts && name == defaultAccountName {
-		ps.s.accounts.ensureCurrent(ctx, ns)
+		// The account is the server's write, not the pod request's (its
+		// dry run or its admission).
+		ps.s.accounts.ensureCurrent(registry.Detached(ctx), ns)
 		obj, err = ps.s.registry.Get(ctx, res, ns, name)
 	}
 	if isReason(err, api.StatusReasonNotFound) {

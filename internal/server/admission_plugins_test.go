@@ -71,6 +71,13 @@ func TestPodAdmissionPlugins(t *testing.T) {
 		{name: "pod in it at once", method: "POST", path: "/api/v1/namespaces/fresh/pods", body: pod("a", ""), code: 201, want: map[string]any{
 			"spec.serviceAccountName": "default",
 		}},
+		// The account a dry run needs is made for real: it is the server's
+		// write, not the dry run's.
+		{name: "another fresh namespace", method: "POST", path: "/api/v1/namespaces", body: `{"metadata":{"name":"fresh2"}}`, code: 201},
+		{name: "a dry-run pod in it at once", method: "POST", path: "/api/v1/namespaces/fresh2/pods?dryRun=All", body: pod("a", ""), code: 201, want: map[string]any{
+			"spec.serviceAccountName": "default",
+		}},
+		{name: "its account stored", method: "GET", path: "/api/v1/namespaces/fresh2/serviceaccounts/default", code: 200},
 		{name: "a default class", method: "POST", path: "/apis/scheduling.k8s.io/v1/priorityclasses", code: 201,
 			body: `{"metadata":{"name":"low"},"value":5,"globalDefault":true}`},
 		{name: "the system's classes are not defaults", method: "GET", path: "/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical", code: 200,

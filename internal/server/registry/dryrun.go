@@ -16,6 +16,16 @@ func WithDryRun(ctx context.Context) context.Context {
 	return context.WithValue(ctx, dryRunKey{}, true)
 }
 
+// Detached returns ctx without its values (a request's dry run and
+// admission), keeping its deadline and cancellation: for the writes a
+// request makes on the server's behalf (an allocation, a missing default
+// account), which are plain writes of the server.
+func Detached(ctx context.Context) context.Context { return valuesOff{ctx} }
+
+type valuesOff struct{ context.Context }
+
+func (valuesOff) Value(any) any { return nil }
+
 // writer returns where a write made with ctx goes: the store, or for a dry
 // run a view of it that checks and does not write.
 func (r *Registry) writer(ctx context.Context) storage.Interface {

@@ -154,14 +154,6 @@ func (s *takenSet) apply(prefix string) follow.Apply {
 	}
 }
 
-// plain is ctx without its values (the request's dry run and admission),
-// so that the allocator's own writes are plain writes of the server.
-func plain(ctx context.Context) context.Context { return valuesOff{ctx} }
-
-type valuesOff struct{ context.Context }
-
-func (valuesOff) Value(any) any { return nil }
-
 func isNotFound(err error) bool {
 	var se *api.StatusError
 	return errors.Is(err, storage.ErrNotFound) || errors.As(err, &se) && se.Status.Reason == api.StatusReasonNotFound

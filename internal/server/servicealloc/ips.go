@@ -106,7 +106,7 @@ func (a *Allocator) createIPAddress(ctx context.Context, svc api.Object, r ipRan
 			"group": "", "resource": "services", "namespace": svc.Namespace(), "name": svc.Name(),
 		}},
 	}
-	_, err := a.registry.Create(plain(ctx), a.ipAddresses, "", obj)
+	_, err := a.registry.Create(registry.Detached(ctx), a.ipAddresses, "", obj)
 	if errors.Is(err, storage.ErrKeyExists) {
 		a.ips.add(ip.String())
 		return errIPAllocated

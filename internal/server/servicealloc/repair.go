@@ -61,7 +61,7 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 	}
 	for _, ip := range leaked {
 		uid := ip.UID()
-		_, _, err := a.registry.Delete(plain(ctx), a.ipAddresses, "", ip.Name(), registry.DeleteOptions{Preconditions: registry.Preconditions{UID: &uid}})
+		_, _, err := a.registry.Delete(registry.Detached(ctx), a.ipAddresses, "", ip.Name(), registry.DeleteOptions{Preconditions: registry.Preconditions{UID: &uid}})
 		if err != nil && !isNotFound(err) {
 			return err
 		}
