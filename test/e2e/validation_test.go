@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// TestInvalidBuiltinsWithKubectl applies Deployments, a Service and a
-// PersistentVolumeClaim kube rejects and checks that kubectl shows kube's
+// TestInvalidBuiltinsWithKubectl applies Deployments, a Service, a
+// PersistentVolumeClaim, a Job and a CronJob kube rejects and checks that kubectl shows kube's
 // message and that nothing is stored.
 func TestInvalidBuiltinsWithKubectl(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
@@ -83,6 +83,36 @@ spec:
 			`* spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes`,
 			`* spec.resources[storage]: Invalid value: "0": must be greater than zero`,
 		}, "/api/v1/namespaces/default/persistentvolumeclaims/bad-claim"},
+		{"job", `apiVersion: batch/v1
+kind: Job
+metadata: {name: bad-job}
+spec:
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      containers: [{name: pi, image: perl}]
+`, []string{
+			`The Job "bad-job" is invalid: `,
+			`* spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode`,
+			`* spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
+		}, "/apis/batch/v1/namespaces/default/jobs/bad-job"},
+		{"cronjob", `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: bad-cron}
+spec:
+  schedule: "61 * * * *"
+  timeZone: Mars/Olympus
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox}]
+`, []string{
+			`The CronJob "bad-cron" is invalid: `,
+			`* spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`,
+			`* spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus`,
+		}, "/apis/batch/v1/namespaces/default/cronjobs/bad-cron"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

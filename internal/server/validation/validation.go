@@ -27,4 +27,6 @@ var byResource = map[[3]string]Func{
 	{"apps", "v1", "deployments"}:        deployment,
 	{"apps", "v1", "replicasets"}:        replicaSet,
 	{"apps", "v1", "daemonsets"}:         daemonSet,
+	{"batch", "v1", "jobs"}:              job,
+	{"batch", "v1", "cronjobs"}:          cronJob,
 }

@@ -41,6 +41,24 @@ func TestFor(t *testing.T) {
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.replicas", Message: "Invalid value: -1: must be greater than or equal to 0"},
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.metadata.labels", Message: "Invalid value: {\"app\":\"api\"}: `selector` does not match template `labels`"},
 		}},
+		{"job", "batch", "v1", "jobs", api.Object{"metadata": map[string]any{"name": "pi", "uid": "u1"}, "spec": map[string]any{
+			"parallelism": -1, "completionMode": "NonIndexed", "backoffLimitPerIndex": 1,
+			"selector": map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "u1"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{
+				"batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "batch.kubernetes.io/job-name": "pi", "job-name": "pi",
+			}}, "spec": podSpec("Always", container("pi"))},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.parallelism", Message: "Invalid value: -1: must be greater than or equal to 0"},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.backoffLimitPerIndex", Message: "Invalid value: 1: requires indexed completion mode"},
+			{Type: api.CauseTypeFieldValueRequired, Field: "spec.template.spec.restartPolicy", Message: `Required value: valid values: "OnFailure", "Never"`},
+		}},
+		{"cronjob", "batch", "v1", "cronjobs", api.Object{"spec": map[string]any{
+			"schedule": "61 * * * *", "timeZone": "Mars/Olympus", "concurrencyPolicy": "Allow",
+			"jobTemplate": map[string]any{"spec": map[string]any{"completionMode": "NonIndexed", "template": map[string]any{"spec": podSpec("Never", container("pi"))}}},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.schedule", Message: `Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.timeZone", Message: `Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus`},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
