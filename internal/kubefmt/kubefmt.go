@@ -175,6 +175,16 @@ func LabelValue(v string) []string {
 	return msgs
 }
 
+var percentRE = regexp.MustCompile(`^[0-9]+%$`)
+
+// Percent is util/validation's IsValidPercent.
+func Percent(s string) []string {
+	if !percentRE.MatchString(s) {
+		return []string{regexError("a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%")}
+	}
+	return nil
+}
+
 // The patterns of kube-openapi's strfmt registry.
 const (
 	// UUIDPattern is strfmt's uuid.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestInvalidBuiltinsWithKubectl applies Deployments, a Service, a
-// PersistentVolumeClaim, a Job and a CronJob kube rejects and checks that kubectl shows kube's
+// PersistentVolumeClaim, a StatefulSet, a Job and a CronJob kube rejects and checks that kubectl shows kube's
 // message and that nothing is stored.
 func TestInvalidBuiltinsWithKubectl(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
@@ -83,6 +83,26 @@ spec:
 			`* spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes`,
 			`* spec.resources[storage]: Invalid value: "0": must be greater than zero`,
 		}, "/api/v1/namespaces/default/persistentvolumeclaims/bad-claim"},
+		{"statefulset", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: bad-set}
+spec:
+  serviceName: Web_1
+  podManagementPolicy: Sometimes
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx, volumeMounts: [{name: data, mountPath: /data}]}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: "0"}}}
+`, []string{
+			`The StatefulSet "bad-set" is invalid: `,
+			`* spec.podManagementPolicy: Invalid value: "Sometimes": must be 'OrderedReady' or 'Parallel'`,
+			`* spec.serviceName: Invalid value: "Web_1": a lowercase RFC 1123 label must consist of`,
+			`* spec.volumeClaimTemplates[0].spec.resources[storage]: Invalid value: "0": must be greater than zero`,
+		}, "/apis/apps/v1/namespaces/default/statefulsets/bad-set"},
 		{"job", `apiVersion: batch/v1
 kind: Job
 metadata: {name: bad-job}

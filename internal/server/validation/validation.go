@@ -27,6 +27,7 @@ var byResource = map[[3]string]Func{
 	{"apps", "v1", "deployments"}:        deployment,
 	{"apps", "v1", "replicasets"}:        replicaSet,
 	{"apps", "v1", "daemonsets"}:         daemonSet,
+	{"apps", "v1", "statefulsets"}:       statefulSet,
 	{"batch", "v1", "jobs"}:              job,
 	{"batch", "v1", "cronjobs"}:          cronJob,
 }

@@ -52,6 +52,27 @@ func TestFor(t *testing.T) {
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.backoffLimitPerIndex", Message: "Invalid value: 1: requires indexed completion mode"},
 			{Type: api.CauseTypeFieldValueRequired, Field: "spec.template.spec.restartPolicy", Message: `Required value: valid values: "OnFailure", "Never"`},
 		}},
+		{"statefulset", "apps", "v1", "statefulsets", api.Object{"spec": map[string]any{
+			"replicas": 1, "podManagementPolicy": "OrderedReady", "serviceName": "Web_1",
+			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": 0, "maxUnavailable": "0%"}},
+			"selector":       map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}}, "spec": func() map[string]any {
+				s := podSpec("Always", map[string]any{
+					"name": "web", "image": "nginx", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File",
+					"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}},
+				})
+				s["volumes"] = []any{map[string]any{"name": "Bad_Vol", "emptyDir": map[string]any{}}}
+				return s
+			}()},
+			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}, "spec": map[string]any{
+				"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}},
+			}}},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Message: `Invalid value: "0%": cannot be 0`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "Web_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			// The claim template's volume comes first: the mount finds it.
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.spec.volumes[1].name", Message: `Invalid value: "Bad_Vol": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+		}},
 		{"cronjob", "batch", "v1", "cronjobs", api.Object{"spec": map[string]any{
 			"schedule": "61 * * * *", "timeZone": "Mars/Olympus", "concurrencyPolicy": "Allow",
 			"jobTemplate": map[string]any{"spec": map[string]any{"completionMode": "NonIndexed", "template": map[string]any{"spec": podSpec("Never", container("pi"))}}},

@@ -61,18 +61,17 @@ type kind struct {
 }
 
 var kinds = map[schema.GroupVersionKind]kind{
-	{Version: "v1", Kind: "Pod"}:                       {pod.Strategy, "pods", []string{"spec"}},
-	{Version: "v1", Kind: "ReplicationController"}:     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
-	{Version: "v1", Kind: "Service"}:                   {service.Strategy, "services", nil},
-	{Version: "v1", Kind: "PersistentVolumeClaim"}:     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
-	{Version: "v1", Kind: "ConfigMap"}:                 {configmap.Strategy, "configmaps", nil},
-	{Version: "v1", Kind: "Secret"}:                    {secret.Strategy, "secrets", nil},
-	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}: {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
-	// Only StatefulSets' update rules are replicated.
-	{Group: "apps", Version: "v1", Kind: "StatefulSet"}: {statefulset.Strategy, "statefulsets", nil},
+	{Version: "v1", Kind: "Pod"}:                        {pod.Strategy, "pods", []string{"spec"}},
+	{Version: "v1", Kind: "ReplicationController"}:      {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
+	{Version: "v1", Kind: "Service"}:                    {service.Strategy, "services", nil},
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:      {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
+	{Version: "v1", Kind: "ConfigMap"}:                  {configmap.Strategy, "configmaps", nil},
+	{Version: "v1", Kind: "Secret"}:                     {secret.Strategy, "secrets", nil},
+	{Version: "v1", Kind: "PodTemplate"}:                {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:  {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:   {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:  {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}: {statefulset.Strategy, "statefulsets", []string{"spec", "template", "spec"}},
 	{Group: "batch", Version: "v1", Kind: "Job"}:        {job.Strategy, "jobs", []string{"spec", "template", "spec"}},
 	{Group: "batch", Version: "v1", Kind: "CronJob"}:    {cronjob.Strategy, "cronjobs", []string{"spec", "jobTemplate", "spec", "template", "spec"}},
 }
@@ -497,6 +496,52 @@ var deploymentMutations = map[string]func(obj map[string]any){
 	"revisionHistoryLimit negative": func(o map[string]any) { spec(o)["revisionHistoryLimit"] = -1 },
 }
 
+// statefulSetMutations each break one rule of a StatefulSet only.
+var statefulSetMutations = map[string]func(obj map[string]any){
+	"podManagementPolicy unknown": setSpec("podManagementPolicy", "Sometimes"),
+	"updateStrategy unknown":      setSpec("updateStrategy", map[string]any{"type": "Blue", "rollingUpdate": map[string]any{"partition": 1}}),
+	"updateStrategy OnDelete with rollingUpdate": setSpec("updateStrategy", map[string]any{
+		"type": "OnDelete", "rollingUpdate": map[string]any{"partition": 2, "maxUnavailable": "10%"},
+	}),
+	"rollingUpdate partition and maxUnavailable": setSpec("updateStrategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": -1, "maxUnavailable": "150%"},
+	}),
+	"maxUnavailable 0":             setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 0}}),
+	"maxUnavailable 0%":            setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "0%"}}),
+	"maxUnavailable not a percent": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "abc"}}),
+	"maxUnavailable number string": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "50"}}),
+	"maxUnavailable negative":      setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1}}),
+	"retention policy unknown":     setSpec("persistentVolumeClaimRetentionPolicy", map[string]any{"whenDeleted": "Keep", "whenScaled": "Delete"}),
+	"ordinals negative":            setSpec("ordinals", map[string]any{"start": -1}),
+	"serviceName not a DNS label":  setSpec("serviceName", "Bad_Service"),
+	"selector by bad expressions": setSpec("selector", map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "bad key", "operator": "In"},
+		map[string]any{"key": "a", "operator": "Exists", "values": []any{"x"}},
+	}}),
+	"selector operator unknown": setSpec("selector", map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "Near", "values": []any{"x"}}}}),
+	"template labels invalid": func(o map[string]any) {
+		at(o, "spec", "template", "metadata", "labels")["bad key!"] = "v"
+	},
+	"claim template invalid": func(o map[string]any) {
+		spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), map[string]any{
+			"metadata": map[string]any{"name": "extra"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteSometimes"}, "resources": map[string]any{"requests": map[string]any{"storage": "0"}}},
+		})
+	},
+	"mounts of a claim template and of nothing": func(o map[string]any) {
+		spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), map[string]any{
+			"metadata": map[string]any{"name": "claimed"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+		})
+		s := at(o, "spec", "template", "spec")
+		addMount(s, map[string]any{"name": "claimed", "mountPath": "/claimed"})
+		addMount(s, map[string]any{"name": "nothing", "mountPath": "/nothing"})
+	},
+	"template volume after the claims' invalid": func(o map[string]any) {
+		addVolume(at(o, "spec", "template", "spec"), "Bad_Vol")
+	},
+}
+
 // jobSpecMutations each break one rule of a Job's spec, which a CronJob's
 // jobTemplate shares.
 var jobSpecMutations = map[string]func(spec map[string]any){
@@ -689,9 +734,10 @@ func TestMutations(t *testing.T) {
 			}
 		}
 		byKind := map[string][]map[string]func(map[string]any){
-			"Deployment": {replicasMutations, deploymentMutations},
-			"ReplicaSet": {replicasMutations},
-			"DaemonSet":  {daemonSetMutations},
+			"Deployment":  {replicasMutations, deploymentMutations},
+			"ReplicaSet":  {replicasMutations},
+			"DaemonSet":   {daemonSetMutations},
+			"StatefulSet": {replicasMutations, statefulSetMutations},
 
 			"ReplicationController": {replicationControllerMutations},
 			"Service":               {serviceMutations},
@@ -707,8 +753,8 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
-	if n < 1370 {
-		t.Fatalf("%d mutated objects, want at least 1370", n)
+	if n < 1900 {
+		t.Fatalf("%d mutated objects, want at least 1900", n)
 	}
 }
 
