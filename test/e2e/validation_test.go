@@ -11,7 +11,8 @@ import (
 )
 
 // TestInvalidBuiltinsWithKubectl applies Deployments, a Service, a
-// PersistentVolumeClaim, a StatefulSet, a Job and a CronJob kube rejects and checks that kubectl shows kube's
+// PersistentVolumeClaim, a StatefulSet, an Ingress, a NetworkPolicy, a Job
+// and a CronJob kube rejects and checks that kubectl shows kube's
 // message and that nothing is stored.
 func TestInvalidBuiltinsWithKubectl(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
@@ -103,6 +104,34 @@ spec:
 			`* spec.serviceName: Invalid value: "Web_1": a lowercase RFC 1123 label must consist of`,
 			`* spec.volumeClaimTemplates[0].spec.resources[storage]: Invalid value: "0": must be greater than zero`,
 		}, "/apis/apps/v1/namespaces/default/statefulsets/bad-set"},
+		{"ingress", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: bad-ingress}
+spec:
+  rules:
+  - host: "*.*.example.com"
+    http:
+      paths:
+      - {path: relative, pathType: Prefix, backend: {service: {name: web}}}
+`, []string{
+			`The Ingress "bad-ingress" is invalid: `,
+			`* spec.rules[0].host: Invalid value: "*.*.example.com": a wildcard DNS-1123 subdomain must start with '*.'`,
+			`* spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`,
+			`* spec.rules[0].http.paths[0].backend: Required value: port name or number is required`,
+		}, "/apis/networking.k8s.io/v1/namespaces/default/ingresses/bad-ingress"},
+		{"networkpolicy", `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: bad-policy}
+spec:
+  podSelector: {}
+  ingress:
+  - from: [{ipBlock: {cidr: 10.0.0.0/8, except: [11.0.0.0/16]}}]
+    ports: [{port: 100, endPort: 99}]
+`, []string{
+			`The NetworkPolicy "bad-policy" is invalid: `,
+			"* spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: \"11.0.0.0/16\": must be a strict subset of `cidr`",
+			"* spec.ingress[0].ports[0].endPort: Invalid value: 99: must be greater than or equal to `port`",
+		}, "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/bad-policy"},
 		{"job", `apiVersion: batch/v1
 kind: Job
 metadata: {name: bad-job}

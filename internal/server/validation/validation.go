@@ -19,15 +19,17 @@ func For(group, version, plural string) Func {
 }
 
 var byResource = map[[3]string]Func{
-	{"", "v1", "pods"}:                   pod,
-	{"", "v1", "replicationcontrollers"}: replicationController,
-	{"", "v1", "services"}:               service,
-	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,
-	{"", "v1", "podtemplates"}:           podTemplate,
-	{"apps", "v1", "deployments"}:        deployment,
-	{"apps", "v1", "replicasets"}:        replicaSet,
-	{"apps", "v1", "daemonsets"}:         daemonSet,
-	{"apps", "v1", "statefulsets"}:       statefulSet,
-	{"batch", "v1", "jobs"}:              job,
-	{"batch", "v1", "cronjobs"}:          cronJob,
+	{"", "v1", "pods"}:                             pod,
+	{"", "v1", "replicationcontrollers"}:           replicationController,
+	{"", "v1", "services"}:                         service,
+	{"", "v1", "persistentvolumeclaims"}:           persistentVolumeClaim,
+	{"", "v1", "podtemplates"}:                     podTemplate,
+	{"apps", "v1", "deployments"}:                  deployment,
+	{"apps", "v1", "replicasets"}:                  replicaSet,
+	{"apps", "v1", "daemonsets"}:                   daemonSet,
+	{"apps", "v1", "statefulsets"}:                 statefulSet,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingress,
+	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicy,
+	{"batch", "v1", "jobs"}:                        job,
+	{"batch", "v1", "cronjobs"}:                    cronJob,
 }

@@ -73,6 +73,19 @@ func TestFor(t *testing.T) {
 			// The claim template's volume comes first: the mount finds it.
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.spec.volumes[1].name", Message: `Invalid value: "Bad_Vol": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 		}},
+		{"ingress", "networking.k8s.io", "v1", "ingresses", api.Object{"spec": map[string]any{"rules": []any{map[string]any{
+			"host": "10.0.0.1", "http": map[string]any{"paths": []any{map[string]any{"path": "/a/../b", "pathType": "Exact", "backend": map[string]any{}}}},
+		}}}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].host", Message: `Invalid value: "10.0.0.1": must be a DNS name, not an IP address`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].http.paths[0].path", Message: `Invalid value: "/a/../b": must not contain '/../'`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].http.paths[0].backend", Message: `Invalid value: "": resource or service backend is required`},
+		}},
+		{"networkpolicy", "networking.k8s.io", "v1", "networkpolicies", api.Object{"spec": map[string]any{"egress": []any{map[string]any{
+			"to": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/8"}, "podSelector": map[string]any{}}},
+		}}}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.egress[0].to[0].ipBlock.cidr", Message: `Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`},
+			{Type: api.CauseTypeFieldValueForbidden, Field: "spec.egress[0].to[0]", Message: "Forbidden: may not specify both ipBlock and another peer"},
+		}},
 		{"cronjob", "batch", "v1", "cronjobs", api.Object{"spec": map[string]any{
 			"schedule": "61 * * * *", "timeZone": "Mars/Olympus", "concurrencyPolicy": "Allow",
 			"jobTemplate": map[string]any{"spec": map[string]any{"completionMode": "NonIndexed", "template": map[string]any{"spec": podSpec("Never", container("pi"))}}},

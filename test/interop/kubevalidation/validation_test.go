@@ -25,6 +25,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
@@ -39,6 +40,8 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/networking/networkpolicy"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/api"
@@ -61,19 +64,21 @@ type kind struct {
 }
 
 var kinds = map[schema.GroupVersionKind]kind{
-	{Version: "v1", Kind: "Pod"}:                        {pod.Strategy, "pods", []string{"spec"}},
-	{Version: "v1", Kind: "ReplicationController"}:      {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
-	{Version: "v1", Kind: "Service"}:                    {service.Strategy, "services", nil},
-	{Version: "v1", Kind: "PersistentVolumeClaim"}:      {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
-	{Version: "v1", Kind: "ConfigMap"}:                  {configmap.Strategy, "configmaps", nil},
-	{Version: "v1", Kind: "Secret"}:                     {secret.Strategy, "secrets", nil},
-	{Version: "v1", Kind: "PodTemplate"}:                {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "Deployment"}:  {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:   {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:  {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "StatefulSet"}: {statefulset.Strategy, "statefulsets", []string{"spec", "template", "spec"}},
-	{Group: "batch", Version: "v1", Kind: "Job"}:        {job.Strategy, "jobs", []string{"spec", "template", "spec"}},
-	{Group: "batch", Version: "v1", Kind: "CronJob"}:    {cronjob.Strategy, "cronjobs", []string{"spec", "jobTemplate", "spec", "template", "spec"}},
+	{Version: "v1", Kind: "Pod"}:                                       {pod.Strategy, "pods", []string{"spec"}},
+	{Version: "v1", Kind: "ReplicationController"}:                     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
+	{Version: "v1", Kind: "Service"}:                                   {service.Strategy, "services", nil},
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:                     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
+	{Version: "v1", Kind: "ConfigMap"}:                                 {configmap.Strategy, "configmaps", nil},
+	{Version: "v1", Kind: "Secret"}:                                    {secret.Strategy, "secrets", nil},
+	{Version: "v1", Kind: "PodTemplate"}:                               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:                 {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:                  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:                 {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:                {statefulset.Strategy, "statefulsets", []string{"spec", "template", "spec"}},
+	{Group: "batch", Version: "v1", Kind: "Job"}:                       {job.Strategy, "jobs", []string{"spec", "template", "spec"}},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:       {ingress.Strategy, "ingresses", nil},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}: {networkpolicy.Strategy, "networkpolicies", nil},
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:                   {cronjob.Strategy, "cronjobs", []string{"spec", "jobTemplate", "spec", "template", "spec"}},
 }
 
 // listwatch does not refuse privileged containers: it is kube-apiserver
@@ -746,6 +751,8 @@ func TestMutations(t *testing.T) {
 			"Secret":                {dataMutations},
 			"Job":                   {jobMutations},
 			"CronJob":               {cronJobMutations},
+			"Ingress":               {ingressMutations},
+			"NetworkPolicy":         {networkPolicyMutations},
 		}
 		for _, mutations := range byKind[m.gvk.Kind] {
 			for name, mutate := range mutations {
