@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -65,11 +66,15 @@ type owner struct {
 	requireSelector bool
 	// emptySelector and activeDeadline name the kind in the messages.
 	emptySelector, activeDeadline string
+	// unconvertible is the detail of the cause kube adds when it cannot
+	// make a selector of spec.selector, and then leaves the template
+	// unchecked; "" when it adds none and checks the template.
+	unconvertible string
 }
 
 var (
-	replicaSetOwner = owner{true, "empty selector is invalid for deployment", "activeDeadlineSeconds in ReplicaSet is not Supported"}
-	daemonSetOwner  = owner{false, "empty selector is invalid for daemonset", "activeDeadlineSeconds in DaemonSet is not Supported"}
+	replicaSetOwner = owner{true, "empty selector is invalid for deployment", "activeDeadlineSeconds in ReplicaSet is not Supported", "invalid label selector"}
+	daemonSetOwner  = owner{false, "empty selector is invalid for daemonset", "activeDeadlineSeconds in DaemonSet is not Supported", ""}
 )
 
 // selectedTemplate is what kube's validation of Deployments, ReplicaSets
@@ -82,19 +87,19 @@ func (c *causes) selectedTemplate(spec map[string]any, p path, o owner) {
 	}
 	ls := labelSelector(raw)
 	if ok {
+		c.labelSelector(ls, p.child("selector"))
 		if len(ls.MatchLabels)+len(ls.MatchExpressions) == 0 {
 			c.invalid(p.child("selector"), jsonValue{ls}, o.emptySelector)
 		}
 	}
-	sel, err := selector.FromLabelSelector(ls)
-	if err != nil {
-		c.invalid(p.child("selector"), jsonValue{ls}, "invalid label selector")
-		return
-	}
 	tp := p.child("template")
 	template := object(spec, "template")
 	labels := stringMap(object(template, "metadata"), "labels")
-	if !sel.Empty() && !sel.Matches(labels) {
+	switch sel, err := selector.FromLabelSelector(ls); {
+	case err != nil && o.unconvertible != "":
+		c.invalid(p.child("selector"), jsonValue{ls}, o.unconvertible)
+		return
+	case err == nil && !sel.Empty() && !sel.Matches(labels):
 		c.invalid(tp.child("metadata", "labels"), jsonValue{labels}, "`selector` does not match template `labels`")
 	}
 	c.ownedTemplate(template, tp, o.activeDeadline)
@@ -118,9 +123,9 @@ func (c *causes) restartsAlways(podSpec map[string]any, p path, activeDeadline s
 	}
 }
 
-// statefulSet is kube's ValidateStatefulSetSpec as its strategy's Validate
-// calls it on create (a serviceName, when set, must be a DNS label; the
-// alpha Recreate update strategy is off).
+// statefulSet is kube's ValidateStatefulSetSpec as its strategy's
+// ValidateUpdate calls it (the alpha Recreate update strategy is off);
+// statefulSetCreate adds what Validate checks on create only.
 func statefulSet(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
@@ -140,19 +145,9 @@ func statefulSet(o api.Object) []api.StatusCause {
 			}
 		}
 	}
-	claims := list(spec, "volumeClaimTemplates")
-	for i, t := range claims {
-		t, _ := t.(map[string]any)
-		c.claimSpec(object(t, "spec"), p.child("volumeClaimTemplates").index(i).child("spec"))
-	}
 	c.nonNegative(p.child("replicas"), spec["replicas"])
 	c.nonNegative(p.child("minReadySeconds"), spec["minReadySeconds"])
 	c.nonNegative(p.child("ordinals", "start"), object(spec, "ordinals")["start"])
-	if name := str(spec, "serviceName"); name != "" {
-		for _, msg := range kubefmt.Util.DNS1123Label(name) {
-			c.invalid(p.child("serviceName"), name, msg)
-		}
-	}
 	raw, ok := spec["selector"].(map[string]any)
 	ls := labelSelector(raw)
 	if !ok {
@@ -175,9 +170,28 @@ func statefulSet(o api.Object) []api.StatusCause {
 		// kube checks the template's labels a second time, but its
 		// declarative validation step drops repeated errors (its
 		// ErrorList.Filter goes through ToAggregate, which dedups them).
-		c.podTemplateSpec(withClaimVolumes(template, claims), tp)
+		c.podTemplateSpec(withClaimVolumes(template, list(spec, "volumeClaimTemplates")), tp)
 	}
 	c.restartsAlways(object(template, "spec"), tp, "activeDeadlineSeconds in StatefulSet is not Supported")
+	return c
+}
+
+// statefulSetCreate is what kube checks of a StatefulSet on create only,
+// the fields being immutable: serviceName, when set, a DNS label, and the
+// claim templates' specs.
+func statefulSetCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	p := path("spec")
+	for i, t := range list(spec, "volumeClaimTemplates") {
+		t, _ := t.(map[string]any)
+		c.claimSpec(object(t, "spec"), p.child("volumeClaimTemplates").index(i).child("spec"))
+	}
+	if name := str(spec, "serviceName"); name != "" {
+		for _, msg := range kubefmt.Util.DNS1123Label(name) {
+			c.invalid(p.child("serviceName"), name, msg)
+		}
+	}
 	return c
 }
 
@@ -301,8 +315,7 @@ func (c *causes) notAbove100Percent(p path, v any) {
 	}
 }
 
-// strategy is kube's ValidateDeploymentStrategy, less the checks of
-// maxSurge and maxUnavailable.
+// strategy is kube's ValidateDeploymentStrategy.
 func (c *causes) strategy(s map[string]any, p path) {
 	switch str(s, "type") {
 	case "Recreate":
@@ -310,22 +323,45 @@ func (c *causes) strategy(s map[string]any, p path) {
 			c.forbidden(p.child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'")
 		}
 	case "RollingUpdate":
-		if s["rollingUpdate"] == nil {
+		ru, ok := s["rollingUpdate"].(map[string]any)
+		if !ok {
 			c.required(p.child("rollingUpdate"), "this should be defaulted and never be nil")
+			break
 		}
+		rp := p.child("rollingUpdate")
+		unavailable, surge := intOrZero(ru["maxUnavailable"]), intOrZero(ru["maxSurge"])
+		c.positiveIntOrPercent(rp.child("maxUnavailable"), unavailable)
+		c.positiveIntOrPercent(rp.child("maxSurge"), surge)
+		if intOrPercentValue(unavailable) == 0 && intOrPercentValue(surge) == 0 {
+			c.invalid(rp.child("maxUnavailable"), jsonValue{unavailable}, "may not be 0 when `maxSurge` is 0")
+		}
+		c.notAbove100Percent(rp.child("maxUnavailable"), unavailable)
 	default:
 		c.add(api.CauseTypeFieldValueNotSupported, p, "Unsupported value: "+render(internalStrategy(s))+`: supported values: "Recreate", "RollingUpdate"`)
 	}
 }
 
-// daemonSetStrategy is kube's ValidateDaemonSetUpdateStrategy, less the
-// checks of maxSurge and maxUnavailable.
+// daemonSetStrategy is kube's ValidateDaemonSetUpdateStrategy.
 func (c *causes) daemonSetStrategy(s map[string]any, p path) {
 	switch str(s, "type") {
 	case "OnDelete":
 	case "RollingUpdate":
-		if s["rollingUpdate"] == nil {
+		ru, ok := s["rollingUpdate"].(map[string]any)
+		if !ok {
 			c.required(p.child("rollingUpdate"), "")
+			break
+		}
+		rp := p.child("rollingUpdate")
+		unavailable, surge := intOrZero(ru["maxUnavailable"]), intOrZero(ru["maxSurge"])
+		c.positiveIntOrPercent(rp.child("maxUnavailable"), unavailable)
+		c.positiveIntOrPercent(rp.child("maxSurge"), surge)
+		c.notAbove100Percent(rp.child("maxUnavailable"), unavailable)
+		c.notAbove100Percent(rp.child("maxSurge"), surge)
+		switch hasUnavailable, hasSurge := intOrPercentValue(unavailable) != 0, intOrPercentValue(surge) != 0; {
+		case hasUnavailable && hasSurge:
+			c.invalid(rp.child("maxSurge"), jsonValue{surge}, "may not be set when maxUnavailable is non-zero")
+		case !hasUnavailable && !hasSurge:
+			c.required(rp.child("maxUnavailable"), "cannot be 0 when maxSurge is 0")
 		}
 	default:
 		c.add(api.CauseTypeFieldValueNotSupported, p, "Unsupported value: "+render(internalStrategy(s))+`: supported values: "RollingUpdate", "OnDelete"`)

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -50,15 +51,13 @@ var (
 	concurrencyPolicies     = []string{"Allow", "Forbid", "Replace"}
 )
 
-// job is kube's ValidateJobCreate as the create path sees a Job after its
-// strategy's PrepareForCreate: the generated selector and the labels it
-// selects, the spec, and a name that leaves room for an Indexed Job's pod
-// host names.
+// job is the part of kube's ValidateJobCreate and ValidateJobUpdate that
+// checks the new Job alone: the spec, and a name that leaves room for an
+// Indexed Job's pod host names.
 func job(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	md := object(o, "metadata")
-	c.generatedSelector(spec, str(md, "name"), str(md, "uid"))
 	p := path("spec")
 	c.jobSpec(spec, p)
 	raw, ok := spec["selector"].(map[string]any)
@@ -83,10 +82,19 @@ func job(o api.Object) []api.StatusCause {
 	return c
 }
 
-// generatedSelector is kube's validateGeneratedSelector on create (where
-// the batch.kubernetes.io labels are required too): unless the selector
-// is manual, the template carries the labels the strategy generated and
-// the selector selects them.
+// jobCreate is kube's validateGeneratedSelector, which ValidateJobCreate
+// adds to job, as the create path sees a Job after its strategy's
+// PrepareForCreate (with the batch.kubernetes.io labels required too):
+// unless the selector is manual, the template carries the labels the
+// strategy generated and the selector selects them.
+func jobCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
+	spec := object(o, "spec")
+	md := object(o, "metadata")
+	c.generatedSelector(spec, str(md, "name"), str(md, "uid"))
+	return c
+}
+
 func (c *causes) generatedSelector(spec map[string]any, name, uid string) {
 	raw, ok := spec["selector"].(map[string]any)
 	if spec["manualSelector"] == true || !ok {
@@ -452,10 +460,10 @@ func indexInterval(s string, completions int64) (int64, int64, error) {
 	return bounds[0], bounds[1], nil
 }
 
-// cronJob is kube's ValidateCronJobCreate: the schedule (robfig/cron's
-// standard parser, as kube's), the time zone, the concurrency policy, the
-// job template (a Job's spec whose selector the controller generates),
-// history limits, and a name short enough for the Jobs it names.
+// cronJob is kube's validateCronJobSpec as ValidateCronJobCreate runs it:
+// the schedule (robfig/cron's standard parser, as kube's), the time zone,
+// the concurrency policy, the job template (a Job's spec whose selector
+// the controller generates), history limits.
 func cronJob(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
@@ -491,6 +499,13 @@ func cronJob(o api.Object) []api.StatusCause {
 	}
 	c.nonNegative(p.child("successfulJobsHistoryLimit"), spec["successfulJobsHistoryLimit"])
 	c.nonNegative(p.child("failedJobsHistoryLimit"), spec["failedJobsHistoryLimit"])
+	return c
+}
+
+// cronJobCreate is what ValidateCronJobCreate adds to cronJob: a name
+// short enough for the Jobs it names.
+func cronJobCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
 	if name := str(object(o, "metadata"), "name"); len(name) > maxCronJobNameLength {
 		c.invalid("metadata.name", name, fmt.Sprintf("must be no more than %d characters", maxCronJobNameLength))
 	}

@@ -256,12 +256,10 @@ func podUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 			c.forbidden(p.child(f), "pod updates may not add or remove containers")
 			return c
 		}
-		for i, ctr := range cs {
-			if ctr, _ := ctr.(map[string]any); str(ctr, "image") == "" {
-				c.required(p.child(f).index(i).child("image"), "")
-			}
-		}
-		c.imagesTrimmed(cs, p.child(f))
+		// kube checks here too that images are set and trimmed, but
+		// reports each cause once (its declarative validation step drops
+		// repeated ones): pod, which runs on every write, has reported
+		// them.
 	}
 	deadline, oldDeadline := spec["activeDeadlineSeconds"], oldSpec["activeDeadlineSeconds"]
 	if n, ok := integer(deadline); ok {

@@ -69,9 +69,9 @@ func TestFor(t *testing.T) {
 			}}},
 		}}, []api.StatusCause{
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Message: `Invalid value: "0%": cannot be 0`},
-			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "Web_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 			// The claim template's volume comes first: the mount finds it.
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.spec.volumes[1].name", Message: `Invalid value: "Bad_Vol": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "Web_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 		}},
 		{"ingress", "networking.k8s.io", "v1", "ingresses", api.Object{"spec": map[string]any{"rules": []any{map[string]any{
 			"host": "10.0.0.1", "http": map[string]any{"paths": []any{map[string]any{"path": "/a/../b", "pathType": "Exact", "backend": map[string]any{}}}},
@@ -97,6 +97,9 @@ func TestFor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := For(tt.group, tt.version, tt.plural)(tt.obj)
+			if create := ForCreate(tt.group, tt.version, tt.plural); create != nil {
+				got = append(got, create(t.Context(), tt.obj)...)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("causes (-want +got):\n%s", diff)
 			}

@@ -21,6 +21,7 @@ var podUpdates = map[string]update{
 		change: func(o map[string]any) { container(spec(o))["image"] = "busybox:1.37" },
 	},
 	"image emptied":     {change: func(o map[string]any) { container(spec(o))["image"] = " " }, refused: true},
+	"image removed":     {change: func(o map[string]any) { delete(container(spec(o)), "image") }, refused: true},
 	"container renamed": {change: func(o map[string]any) { container(spec(o))["name"] = "renamed" }, refused: true},
 	"container added": {change: func(o map[string]any) {
 		spec(o)["containers"] = append(list(spec(o), "containers"), map[string]any{"name": "added", "image": "busybox"})
@@ -88,6 +89,30 @@ var appsUpdates = map[string]update{
 	"template label added": {change: func(o map[string]any) { at(template(o), "metadata", "labels")["added"] = "x" }},
 }
 
+// templateGeneration is the annotation a v1 DaemonSet carries its
+// spec.templateGeneration in, which kube's strategy sets on every update.
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+var daemonSetUpdates = map[string]update{
+	"template changed": {change: func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" }},
+	"templateGeneration set": {
+		set:    func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "3" },
+		change: func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "1" },
+	},
+	"templateGeneration set with the template": {
+		set: func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "3" },
+		change: func(o map[string]any) {
+			at(o, "metadata", "annotations")[templateGeneration] = "9"
+			at(template(o), "metadata", "labels")["added"] = "x"
+		},
+	},
+	"updateStrategy OnDelete": {change: setSpec("updateStrategy", map[string]any{"type": "OnDelete"})},
+	"maxSurge with maxUnavailable": {
+		change:  setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 1, "maxSurge": 1}}),
+		refused: true,
+	},
+}
+
 var statefulSetUpdates = map[string]update{
 	"replicas changed":    {change: func(o map[string]any) { spec(o)["replicas"] = 7 }},
 	"serviceName changed": {change: func(o map[string]any) { spec(o)["serviceName"] = "other" }, refused: true},
@@ -147,8 +172,12 @@ var jobUpdates = map[string]update{
 		change:  func(o map[string]any) { spec(o)["backoffLimitPerIndex"] = 1 },
 		refused: true,
 	},
-	"managedBy set":    {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
-	"suspend toggled":  {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"managedBy set":   {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
+	"suspend toggled": {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"suspended, generated label removed": {
+		set:    func(o map[string]any) { spec(o)["suspend"] = true },
+		change: func(o map[string]any) { delete(at(template(o), "metadata", "labels"), "job-name") },
+	},
 	"template changed": {change: func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" }, refused: true},
 	"selector changed": {change: func(o map[string]any) {
 		sel := at(o, "spec", "selector")
@@ -258,7 +287,7 @@ func TestUpdates(t *testing.T) {
 		"Pod":         {podUpdates},
 		"Deployment":  {appsUpdates},
 		"ReplicaSet":  {appsUpdates},
-		"DaemonSet":   {appsUpdates},
+		"DaemonSet":   {appsUpdates, daemonSetUpdates},
 		"StatefulSet": {appsUpdates, statefulSetUpdates},
 		"Job":         {jobUpdates},
 		"ConfigMap":   {dataUpdates, configMapUpdates},

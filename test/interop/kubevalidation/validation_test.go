@@ -120,14 +120,36 @@ func kubeCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	k := kinds[gvk]
 	obj := kubeInternal(t, gvk, js)
 	k.strategy.PrepareForCreate(t.Context(), obj)
-	errs := k.strategy.Validate(t.Context(), obj)
-	if dv, ok := k.strategy.(rest.DeclarativeValidationStrategy); ok {
-		ctx := request.WithRequestInfo(t.Context(), &request.RequestInfo{
-			IsResourceRequest: true, Verb: "create", APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: k.plural,
-		})
-		errs = dv.ValidateDeclaratively(ctx, obj, nil, errs, operation.Create, dv.DeclarativeValidationConfig(ctx, obj, nil))
+	return kubeErrors(declaratively(t, gvk, obj, nil, k.strategy.Validate(t.Context(), obj)))
+}
+
+// kubeUpdateCauses runs kube's strategy on an update from the object old
+// to js, as kube-apiserver does: PrepareForUpdate, ValidateUpdate, and
+// declarative validation.
+func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
+	t.Helper()
+	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
+	kinds[gvk].strategy.PrepareForUpdate(t.Context(), obj, was)
+	return kubeErrors(declaratively(t, gvk, obj, was, kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was)))
+}
+
+// declaratively adds to errs what kube's declarative validation of obj
+// (an update from old, when not nil) adds, and takes away what it takes
+// away, for kinds whose strategy has it, as rest.ValidateCreate and
+// rest.ValidateUpdate run it.
+func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+	dv, ok := kinds[gvk].strategy.(rest.DeclarativeValidationStrategy)
+	if !ok {
+		return errs
 	}
-	return kubeErrors(errs)
+	verb, op := "create", operation.Create
+	if old != nil {
+		verb, op = "update", operation.Update
+	}
+	ctx := request.WithRequestInfo(t.Context(), &request.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: kinds[gvk].plural,
+	})
+	return dv.ValidateDeclaratively(ctx, obj, old, errs, op, dv.DeclarativeValidationConfig(ctx, obj, old))
 }
 
 // kindNameRules are the messages of the rules some kinds add to
@@ -140,15 +162,6 @@ func metadataCause(e *field.Error) bool {
 		return false
 	}
 	return strings.HasPrefix(e.Field, "metadata.")
-}
-
-// kubeUpdateCauses runs kube's strategy on an update from the object old
-// to js, as kube-apiserver does: PrepareForUpdate, then ValidateUpdate.
-func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
-	t.Helper()
-	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
-	kinds[gvk].strategy.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was))
 }
 
 // kubeInternal is js decoded, defaulted and converted to kube's internal
@@ -208,20 +221,27 @@ func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	if r.Validate != nil {
 		cs = r.Validate(obj)
 	}
+	if r.ValidateCreate != nil {
+		cs = append(cs, r.ValidateCreate(t.Context(), obj)...)
+	}
 	return ourErrors(cs)
 }
 
-// ourUpdateCauses runs our validation of an update from old to js.
+// ourUpdateCauses runs our preparation and validation of an update from
+// old to js.
 func ourUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
 	t.Helper()
 	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
-	obj := ourObject(t, r, js)
+	obj, was := ourObject(t, r, js), ourObject(t, r, old)
+	if r.Prepare != nil {
+		r.Prepare(obj, was)
+	}
 	var cs []api.StatusCause
 	if r.Validate != nil {
 		cs = r.Validate(obj)
 	}
 	if r.ValidateUpdate != nil {
-		cs = append(cs, r.ValidateUpdate(t.Context(), obj, ourObject(t, r, old))...)
+		cs = append(cs, r.ValidateUpdate(t.Context(), obj, was)...)
 	}
 	return ourErrors(cs)
 }
@@ -393,6 +413,12 @@ var objectMutations = map[string]func(obj map[string]any){
 	},
 	"template restartPolicy Never": func(o map[string]any) { template(o)["spec"].(map[string]any)["restartPolicy"] = "Never" },
 	"template activeDeadline":      func(o map[string]any) { template(o)["spec"].(map[string]any)["activeDeadlineSeconds"] = 5 },
+	"selector by bad expressions": setSpec("selector", map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "bad key", "operator": "In"},
+		map[string]any{"key": "a", "operator": "Exists", "values": []any{"x"}},
+	}}),
+	"selector operator unknown": setSpec("selector", map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "Near", "values": []any{"x"}}}}),
+	"selector labels invalid":   setSpec("selector", map[string]any{"matchLabels": map[string]any{"bad key!": "bad value!"}}),
 }
 
 // replicasMutations each break one rule of a Deployment or ReplicaSet.
@@ -406,7 +432,13 @@ var daemonSetMutations = map[string]func(obj map[string]any){
 	"updateStrategy unknown": func(o map[string]any) {
 		spec(o)["updateStrategy"] = map[string]any{"type": "Blue", "rollingUpdate": map[string]any{"maxSurge": 1}}
 	},
-	"selector missing": func(o map[string]any) { delete(spec(o), "selector") },
+	"selector missing":       func(o map[string]any) { delete(spec(o), "selector") },
+	"rollingUpdate both set": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 1, "maxSurge": "10%"}}),
+	"rollingUpdate both 0":   setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "0%", "maxSurge": 0}}),
+	"rollingUpdate values": setSpec("updateStrategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "150%", "maxSurge": "x5"},
+	}),
+	"rollingUpdate negative": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1, "maxSurge": -2}}),
 }
 
 // replicationControllerMutations each break one rule of a
@@ -499,6 +531,12 @@ var deploymentMutations = map[string]func(obj map[string]any){
 		spec(o)["minReadySeconds"] = 10
 	},
 	"revisionHistoryLimit negative": func(o map[string]any) { spec(o)["revisionHistoryLimit"] = -1 },
+	"rollingUpdate both 0":          setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 0, "maxSurge": "0%"}}),
+	"rollingUpdate values": setSpec("strategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "150%", "maxSurge": "abc"},
+	}),
+	"rollingUpdate negative":           setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1, "maxSurge": -2}}),
+	"rollingUpdate numbers as strings": setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "5", "maxSurge": "200%"}}),
 }
 
 // statefulSetMutations each break one rule of a StatefulSet only.
@@ -519,11 +557,6 @@ var statefulSetMutations = map[string]func(obj map[string]any){
 	"retention policy unknown":     setSpec("persistentVolumeClaimRetentionPolicy", map[string]any{"whenDeleted": "Keep", "whenScaled": "Delete"}),
 	"ordinals negative":            setSpec("ordinals", map[string]any{"start": -1}),
 	"serviceName not a DNS label":  setSpec("serviceName", "Bad_Service"),
-	"selector by bad expressions": setSpec("selector", map[string]any{"matchExpressions": []any{
-		map[string]any{"key": "bad key", "operator": "In"},
-		map[string]any{"key": "a", "operator": "Exists", "values": []any{"x"}},
-	}}),
-	"selector operator unknown": setSpec("selector", map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "Near", "values": []any{"x"}}}}),
 	"template labels invalid": func(o map[string]any) {
 		at(o, "spec", "template", "metadata", "labels")["bad key!"] = "v"
 	},
