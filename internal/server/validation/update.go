@@ -51,11 +51,15 @@ func selectorUnchanged(_ context.Context, o, old api.Object) []api.StatusCause {
 
 // statefulSetUpdate is the update part of kube's ValidateStatefulSetUpdate
 // (which in 1.37 names each immutable field rather than refusing "updates
-// to statefulset spec for fields other than ..."), less volumeClaimTemplates,
-// whose bad value kube renders as its internal Go type.
+// to statefulset spec for fields other than ..."). kube renders changed
+// volumeClaimTemplates as its internal Go types' JSON; this renders them
+// as they were sent.
 func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 	c := causes(selectorUnchanged(ctx, o, old))
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	if claims := spec["volumeClaimTemplates"]; !equal(claims, oldSpec["volumeClaimTemplates"]) {
+		c.invalid("spec.volumeClaimTemplates", jsonValue{claims}, immutable)
+	}
 	if name := str(spec, "serviceName"); name != str(oldSpec, "serviceName") {
 		c.invalid("spec.serviceName", name, immutable)
 	}

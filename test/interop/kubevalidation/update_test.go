@@ -113,7 +113,25 @@ var daemonSetUpdates = map[string]update{
 	},
 }
 
+// claimTemplate is a StatefulSet's claim template of the given size.
+func claimTemplate(name, size string) map[string]any {
+	return map[string]any{"metadata": map[string]any{"name": name}, "spec": map[string]any{
+		"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": size}},
+	}}
+}
+
 var statefulSetUpdates = map[string]update{
+	"claim template resized": {
+		set:     setSpec("volumeClaimTemplates", []any{claimTemplate("data", "1Gi")}),
+		change:  setSpec("volumeClaimTemplates", []any{claimTemplate("data", "2Gi")}),
+		refused: true,
+	},
+	"claim template added": {
+		change: func(o map[string]any) {
+			spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), claimTemplate("added", "1Gi"))
+		},
+		refused: true,
+	},
 	"replicas changed":    {change: func(o map[string]any) { spec(o)["replicas"] = 7 }},
 	"serviceName changed": {change: func(o map[string]any) { spec(o)["serviceName"] = "other" }, refused: true},
 	"podManagementPolicy changed": {
@@ -328,7 +346,7 @@ func TestUpdates(t *testing.T) {
 			}
 		}
 	}
-	if n < 390 || refused < 200 {
-		t.Fatalf("%d updates, %d refused; want at least 390 and 200", n, refused)
+	if n < 450 || refused < 240 {
+		t.Fatalf("%d updates, %d refused; want at least 450 and 240", n, refused)
 	}
 }
