@@ -392,6 +392,9 @@ func (c *causes) successPolicy(sp map[string]any, completions int64, p path) {
 // internalSuccessPolicy is a successPolicy as kube's internal type, whose
 // fields have no JSON names, renders it in messages.
 func internalSuccessPolicy(sp map[string]any) jsonValue {
+	if sp == nil {
+		return jsonValue{nil}
+	}
 	type rule struct {
 		SucceededIndexes *string
 		SucceededCount   *int64
@@ -405,6 +408,48 @@ func internalSuccessPolicy(sp map[string]any) jsonValue {
 		}
 		if n, ok := integer(r["succeededCount"]); ok {
 			out.SucceededCount = &n
+		}
+		rules = append(rules, out)
+	}
+	return jsonValue{struct{ Rules []rule }{rules}}
+}
+
+// internalPodFailurePolicy is a podFailurePolicy as kube's internal type
+// renders it in messages.
+func internalPodFailurePolicy(pfp map[string]any) jsonValue {
+	if pfp == nil {
+		return jsonValue{nil}
+	}
+	type exitCodes struct {
+		ContainerName *string
+		Operator      string
+		Values        []int64
+	}
+	type condition struct{ Type, Status string }
+	type rule struct {
+		Action          string
+		OnExitCodes     *exitCodes
+		OnPodConditions []condition
+	}
+	var rules []rule
+	for _, r := range list(pfp, "rules") {
+		r, _ := r.(map[string]any)
+		out := rule{Action: str(r, "action")}
+		if ec, ok := r["onExitCodes"].(map[string]any); ok {
+			out.OnExitCodes = &exitCodes{Operator: str(ec, "operator")}
+			if name, ok := ec["containerName"].(string); ok {
+				out.OnExitCodes.ContainerName = &name
+			}
+			if values, ok := ec["values"].([]any); ok {
+				out.OnExitCodes.Values = make([]int64, len(values))
+				for i, v := range values {
+					out.OnExitCodes.Values[i], _ = integer(v)
+				}
+			}
+		}
+		for _, pc := range list(r, "onPodConditions") {
+			pc, _ := pc.(map[string]any)
+			out.OnPodConditions = append(out.OnPodConditions, condition{str(pc, "type"), str(pc, "status")})
 		}
 		rules = append(rules, out)
 	}
@@ -460,28 +505,21 @@ func indexInterval(s string, completions int64) (int64, int64, error) {
 	return bounds[0], bounds[1], nil
 }
 
-// cronJob is kube's validateCronJobSpec as ValidateCronJobCreate runs it:
-// the schedule (robfig/cron's standard parser, as kube's), the time zone,
+// cronJob is the part of kube's validateCronJobSpec that checks the new
+// CronJob alone: the schedule (robfig/cron's standard parser, as kube's),
 // the concurrency policy, the job template (a Job's spec whose selector
-// the controller generates), history limits.
+// the controller generates), history limits. cronJobCreate and
+// cronJobUpdate check the time zones.
 func cronJob(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
 	if schedule := str(spec, "schedule"); schedule == "" {
 		c.required(p.child("schedule"), "")
-	} else {
-		if err := parseSchedule(schedule); err != nil {
-			c.invalid(p.child("schedule"), schedule, err.Error())
-		}
-		if strings.Contains(schedule, "TZ") {
-			c.invalid(p.child("schedule"), schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")
-		}
+	} else if err := parseSchedule(schedule); err != nil {
+		c.invalid(p.child("schedule"), schedule, err.Error())
 	}
 	c.nonNegative(p.child("startingDeadlineSeconds"), spec["startingDeadlineSeconds"])
-	if tz, ok := spec["timeZone"].(string); ok {
-		c.timeZone(tz, p.child("timeZone"))
-	}
 	switch policy := str(spec, "concurrencyPolicy"); {
 	case policy == "":
 		c.required(p.child("concurrencyPolicy"), "")
@@ -502,14 +540,44 @@ func cronJob(o api.Object) []api.StatusCause {
 	return c
 }
 
-// cronJobCreate is what ValidateCronJobCreate adds to cronJob: a name
-// short enough for the Jobs it names.
+// cronJobCreate is what ValidateCronJobCreate adds to cronJob: no TZ in
+// the schedule, the time zone, a name short enough for the Jobs it names.
 func cronJobCreate(_ context.Context, o api.Object) []api.StatusCause {
 	var c causes
+	c.timeZones(object(o, "spec"), false, true)
 	if name := str(object(o, "metadata"), "name"); len(name) > maxCronJobNameLength {
 		c.invalid("metadata.name", name, fmt.Sprintf("must be no more than %d characters", maxCronJobNameLength))
 	}
 	return c
+}
+
+// cronJobUpdate is what ValidateCronJobUpdate adds to cronJob: a TZ in the
+// schedule only where the stored one had it (and then no timeZone), the
+// time zone when it changed.
+func cronJobUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	c.timeZones(spec, strings.Contains(str(oldSpec, "schedule"), "TZ"), !equal(spec["timeZone"], oldSpec["timeZone"]))
+	return c
+}
+
+// timeZones is the part of kube's validateScheduleFormat about TZ and
+// CRON_TZ in a set schedule (allowed where the stored schedule had one:
+// allowTZ), and validateTimeZone when checkZone.
+func (c *causes) timeZones(spec map[string]any, allowTZ, checkZone bool) {
+	p := path("spec")
+	tz, hasZone := spec["timeZone"].(string)
+	if schedule := str(spec, "schedule"); strings.Contains(schedule, "TZ") {
+		switch {
+		case allowTZ && hasZone:
+			c.invalid(p.child("schedule"), schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule")
+		case !allowTZ:
+			c.invalid(p.child("schedule"), schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")
+		}
+	}
+	if hasZone && checkZone {
+		c.timeZone(tz, p.child("timeZone"))
+	}
 }
 
 // parseSchedule is kube's ParseCronScheduleWithPanicRecovery: the parser

@@ -31,6 +31,7 @@ var updates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
 	{"apps", "v1", "statefulsets"}:       statefulSetUpdate,
 	{"batch", "v1", "jobs"}:              jobUpdate,
+	{"batch", "v1", "cronjobs"}:          cronJobUpdate,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -70,13 +71,13 @@ func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause
 }
 
 // jobUpdate is the update part of kube's ValidateJobSpecUpdate: the
-// selector, completionMode, backoffLimitPerIndex and managedBy immutable,
-// completions too but on an Indexed Job (where it may change with
-// parallelism), and the template of a Job that is not suspended. Two
-// differences: the template's bad value is rendered as its JSON where kube
-// renders its internal Go type, and a suspended Job's template (whose
-// resources and scheduling directives kube lets change) is not checked;
-// podFailurePolicy and successPolicy are not checked either.
+// selector, completionMode, backoffLimitPerIndex, managedBy,
+// podFailurePolicy and successPolicy immutable, completions too but on an
+// Indexed Job (where it may change with parallelism), and the template of
+// a Job that is not suspended. Two differences: the template's bad value
+// is rendered as its JSON where kube renders its internal Go type, and a
+// suspended Job's template (whose resources and scheduling directives
+// kube lets change) is not checked.
 func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 	c := causes(selectorUnchanged(ctx, o, old))
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
@@ -96,6 +97,14 @@ func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 	}
 	if oldSpec["suspend"] != true && !equal(spec["template"], oldSpec["template"]) {
 		c.invalid(p.child("template"), jsonValue{spec["template"]}, immutable)
+	}
+	if pfp := spec["podFailurePolicy"]; !equal(pfp, oldSpec["podFailurePolicy"]) {
+		pfp, _ := pfp.(map[string]any)
+		c.invalid(p.child("podFailurePolicy"), internalPodFailurePolicy(pfp), immutable)
+	}
+	if sp := spec["successPolicy"]; !equal(sp, oldSpec["successPolicy"]) {
+		sp, _ := sp.(map[string]any)
+		c.invalid(p.child("successPolicy"), internalSuccessPolicy(sp), immutable)
 	}
 	return c
 }

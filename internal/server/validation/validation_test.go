@@ -184,3 +184,31 @@ func TestForUpdate(t *testing.T) {
 		t.Errorf("a new image, empty lists and a number decoded otherwise: %v, want no causes", got)
 	}
 }
+
+// TestCronJobTimeZonesOnUpdate checks what the differential cannot reach,
+// a CronJob stored with a TZ in its schedule (kube refuses it on create,
+// but older servers stored it): kube lets such a schedule keep its TZ, but
+// not beside a timeZone, and checks the timeZone only when it changes.
+func TestCronJobTimeZonesOnUpdate(t *testing.T) {
+	cron := func(schedule string, zone any) api.Object {
+		spec := map[string]any{"schedule": schedule}
+		if zone != nil {
+			spec["timeZone"] = zone
+		}
+		return api.Object{"spec": spec}
+	}
+	update := ForUpdate("batch", "v1", "cronjobs")
+	if got := update(t.Context(), cron("TZ=UTC 0 * * *", nil), cron("TZ=UTC 0 * * * *", nil)); got != nil {
+		t.Errorf("a kept TZ: %v, want no causes", got)
+	}
+	if got := update(t.Context(), cron("0 * * * *", "Nowhere/Else"), cron("0 * * * *", "Nowhere/Else")); got != nil {
+		t.Errorf("an unchanged unknown timeZone: %v, want no causes", got)
+	}
+	want := []api.StatusCause{
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.schedule", Message: `Invalid value: "TZ=UTC 0 * * *": cannot use both timeZone field and TZ or CRON_TZ in schedule`},
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.timeZone", Message: `Invalid value: "Local": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones`},
+	}
+	if diff := cmp.Diff(want, update(t.Context(), cron("TZ=UTC 0 * * *", "Local"), cron("TZ=UTC 0 * * * *", nil))); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
+	}
+}

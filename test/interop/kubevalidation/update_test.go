@@ -190,7 +190,31 @@ var jobUpdates = map[string]update{
 		change:  func(o map[string]any) { spec(o)["backoffLimitPerIndex"] = 1 },
 		refused: true,
 	},
-	"managedBy set":   {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
+	"managedBy set": {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
+	"podFailurePolicy set": {
+		change: func(o map[string]any) {
+			spec(o)["podFailurePolicy"] = map[string]any{"rules": []any{
+				map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"containerName": "c", "operator": "In", "values": []any{1, 42}}},
+				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
+			}}
+		},
+		refused: true,
+	},
+	"podFailurePolicy removed": {
+		set: func(o map[string]any) {
+			spec(o)["podFailurePolicy"] = map[string]any{"rules": []any{map[string]any{"action": "Count", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}}}
+			at(template(o), "spec")["restartPolicy"] = "Never"
+		},
+		change:  func(o map[string]any) { delete(spec(o), "podFailurePolicy") },
+		refused: true,
+	},
+	"successPolicy set": {
+		set: indexed(3),
+		change: func(o map[string]any) {
+			spec(o)["successPolicy"] = map[string]any{"rules": []any{map[string]any{"succeededIndexes": "0-1", "succeededCount": 1}, map[string]any{"succeededCount": 2}}}
+		},
+		refused: true,
+	},
 	"suspend toggled": {change: func(o map[string]any) { spec(o)["suspend"] = true }},
 	"suspended, generated label removed": {
 		set:    func(o map[string]any) { spec(o)["suspend"] = true },
@@ -201,6 +225,15 @@ var jobUpdates = map[string]update{
 		sel := at(o, "spec", "selector")
 		sel["matchExpressions"] = []any{map[string]any{"key": "not-there", "operator": "DoesNotExist"}}
 	}, refused: true},
+}
+
+var cronJobUpdates = map[string]update{
+	"schedule changed":       {change: setSpec("schedule", "*/5 * * * *")},
+	"schedule with TZ":       {change: setSpec("schedule", "TZ=UTC 0 * * * *"), refused: true},
+	"timeZone set":           {change: setSpec("timeZone", "Europe/Paris")},
+	"timeZone set, unknown":  {change: setSpec("timeZone", "Mars/Olympus"), refused: true},
+	"jobTemplate changed":    {change: func(o map[string]any) { at(o, "spec", "jobTemplate", "spec")["backoffLimit"] = 2 }},
+	"jobTemplate made wrong": {change: func(o map[string]any) { at(o, "spec", "jobTemplate", "spec")["backoffLimit"] = -2 }, refused: true},
 }
 
 func setImmutable(o map[string]any) { o["immutable"] = true }
@@ -308,6 +341,7 @@ func TestUpdates(t *testing.T) {
 		"DaemonSet":   {appsUpdates, daemonSetUpdates},
 		"StatefulSet": {appsUpdates, statefulSetUpdates},
 		"Job":         {jobUpdates},
+		"CronJob":     {cronJobUpdates},
 		"ConfigMap":   {dataUpdates, configMapUpdates},
 		"Secret":      {dataUpdates, secretUpdates},
 
