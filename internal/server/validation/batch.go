@@ -30,6 +30,7 @@ const (
 	maxSucceededIndexesLength   = 64 * 1024
 	maxSuccessPolicyRules       = 20
 	maxCronJobNameLength        = 52 // a DNS-1035 label less the 11 characters of a Job's suffix
+	maxManagedByLength          = 63
 	legacyJobNameLabel          = "job-name"
 	legacyControllerUIDLabel    = "controller-uid"
 	jobNameLabel                = "batch.kubernetes.io/job-name"
@@ -157,8 +158,7 @@ func (c *causes) qualifiedName(p path, name string) {
 }
 
 // jobSpec is kube's validateJobSpec, the part of a Job's validation that
-// a CronJob's jobTemplate shares, less spec.managedBy's format and the
-// alpha spec.scheduling.
+// a CronJob's jobTemplate shares, less the alpha spec.scheduling.
 func (c *causes) jobSpec(spec map[string]any, p path) {
 	for _, f := range []string{"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex", "maxFailedIndexes"} {
 		c.nonNegative(p.child(f), spec[f])
@@ -169,6 +169,12 @@ func (c *causes) jobSpec(spec map[string]any, p path) {
 	maxFailed, hasMaxFailed := integer(spec["maxFailedIndexes"])
 	if hasMaxFailed && !hasPerIndex {
 		c.required(p.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
+	}
+	if managedBy, ok := spec["managedBy"].(string); ok {
+		c.domainPrefixedPath(p.child("managedBy"), managedBy)
+		if len(managedBy) > maxManagedByLength {
+			c.tooLong(p.child("managedBy"), maxManagedByLength)
+		}
 	}
 	mode, hasMode := spec["completionMode"].(string)
 	if hasMode && mode != nonIndexedCompletion && mode != indexedCompletion {
@@ -237,6 +243,32 @@ func (c *causes) jobSpec(spec map[string]any, p path) {
 		c.notSupported(tp.child("spec", "restartPolicy"), rp, "OnFailure", "Never")
 	case hasPolicy && rp != "Never":
 		c.invalid(tp.child("spec", "restartPolicy"), jsonValue{rp}, podFailurePolicyNeedsNever)
+	}
+}
+
+// httpPathFmt is what util/validation's IsDomainPrefixedPath lets follow
+// the domain.
+const httpPathFmt = `[A-Za-z0-9/\-._~%!$&'()*+,;=:]+`
+
+var httpPathRE = regexp.MustCompile("^" + httpPathFmt + "$")
+
+// domainPrefixedPath is util/validation's IsDomainPrefixedPath
+// ("acme.io/foo").
+func (c *causes) domainPrefixedPath(p path, s string) {
+	if s == "" {
+		c.required(p, "")
+		return
+	}
+	host, rest, found := strings.Cut(s, "/")
+	if !found || host == "" || rest == "" {
+		c.invalid(p, s, `must be a domain-prefixed path (such as "acme.io/foo")`)
+		return
+	}
+	for _, msg := range kubefmt.Util.DNS1123Subdomain(host) {
+		c.invalid(p, host, msg)
+	}
+	if !httpPathRE.MatchString(rest) {
+		c.invalid(p, rest, "Invalid path (regex used for validation is '"+httpPathFmt+"')")
 	}
 }
 

@@ -598,7 +598,11 @@ var jobSpecMutations = map[string]func(spec map[string]any){
 		s["completionMode"] = "NonIndexed"
 		s["backoffLimitPerIndex"] = 1
 	},
-	"completionMode unknown": func(s map[string]any) { s["completionMode"] = "Sometimes" },
+	"completionMode unknown":               func(s map[string]any) { s["completionMode"] = "Sometimes" },
+	"managedBy not a domain-prefixed path": func(s map[string]any) { s["managedBy"] = "queue" },
+	"managedBy of a bad domain and path":   func(s map[string]any) { s["managedBy"] = "Bad_Domain/a b" },
+	"managedBy empty":                      func(s map[string]any) { s["managedBy"] = "" },
+	"managedBy too long":                   func(s map[string]any) { s["managedBy"] = "example.com/" + strings.Repeat("q", 60) },
 	"Indexed without completions": func(s map[string]any) {
 		s["completionMode"] = "Indexed"
 		delete(s, "completions")
