@@ -155,6 +155,8 @@ func jobCreated(o map[string]any) {
 	}
 }
 
+func suspend(o map[string]any) { spec(o)["suspend"] = true }
+
 func indexed(completions int) func(o map[string]any) {
 	return func(o map[string]any) {
 		spec(o)["completionMode"] = "Indexed"
@@ -216,6 +218,68 @@ var jobUpdates = map[string]update{
 		refused: true,
 	},
 	"suspend toggled": {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"suspended, resources changed": {
+		set: suspend,
+		change: func(o map[string]any) {
+			container(at(template(o), "spec"))["resources"] = map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "3"}}
+		},
+	},
+	"suspended, scheduling changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			at(template(o), "spec")["affinity"] = map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": "In", "values": []any{"a"}}}}},
+			}}}
+		},
+		change: func(o map[string]any) {
+			ps := at(template(o), "spec")
+			ps["nodeSelector"] = map[string]any{"zone": "b"}
+			ps["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists"}}
+			ps["schedulingGates"] = []any{map[string]any{"name": "example.com/queue"}}
+			delete(ps, "affinity")
+			at(template(o), "metadata", "annotations")["added"] = "x"
+		},
+	},
+	"suspended, pod anti-affinity removed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			at(template(o), "spec")["affinity"] = map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{
+				map[string]any{"weight": 1, "podAffinityTerm": map[string]any{"topologyKey": "zone"}},
+			}}}
+		},
+		change:  func(o map[string]any) { delete(at(template(o), "spec"), "affinity") },
+		refused: true,
+	},
+	"suspended, image changed": {
+		set:     suspend,
+		change:  func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" },
+		refused: true,
+	},
+	"suspended after it started, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"startTime": "2026-01-01T00:00:00Z"}
+		},
+		change:  func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+		refused: true,
+	},
+	"suspended since it started, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"startTime": "2026-01-01T00:00:00Z", "conditions": []any{
+				map[string]any{"type": "Suspended", "status": "True", "lastTransitionTime": "2026-01-01T00:01:00Z"},
+			}}
+		},
+		change: func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+	},
+	"suspended with active pods, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"active": 1}
+		},
+		change:  func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+		refused: true,
+	},
 	"suspended, generated label removed": {
 		set:    func(o map[string]any) { spec(o)["suspend"] = true },
 		change: func(o map[string]any) { delete(at(template(o), "metadata", "labels"), "job-name") },

@@ -208,7 +208,7 @@ func comparable(c cause) cause {
 	return c
 }
 
-var internallyRendered = map[string]bool{"spec.template": true, "spec.volumeClaimTemplates": true}
+var internallyRendered = map[string]bool{"spec.template": true, "spec.template.spec": true, "spec.volumeClaimTemplates": true}
 
 // ourCauses runs our pruning, defaulting, preparation and validation on
 // js, as the server creates it.
