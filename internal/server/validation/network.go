@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"strconv"
@@ -20,10 +21,11 @@ var (
 	badPathSuffixes  = []string{"/..", "/."}
 )
 
-// ingress is kube's ValidateIngressCreate: rules (hosts, paths and their
-// types, backends), the default backend, TLS hosts and secret names, the
-// class name and the class annotation that must agree with it. Service
-// names are DNS labels (1.37's RelaxedServiceNameValidation is locked on).
+// ingress is kube's ValidateIngressSpec as ValidateIngressCreate runs it:
+// rules (hosts, paths and their types, backends), the default backend,
+// TLS hosts and secret names, the class name. Service names are DNS labels
+// (1.37's RelaxedServiceNameValidation is locked on). ingressCreate adds
+// the create-only rule.
 func ingress(o api.Object) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
@@ -69,12 +71,19 @@ func ingress(o api.Object) []api.StatusCause {
 			}
 		}
 	}
-	class, hasClass := spec["ingressClassName"].(string)
-	if hasClass {
+	if class, ok := spec["ingressClassName"].(string); ok {
 		for _, msg := range kubefmt.Util.DNS1123Subdomain(class) {
 			c.invalid(p.child("ingressClassName"), class, msg)
 		}
 	}
+	return c
+}
+
+// ingressCreate is what ValidateIngressCreate adds to ingress: the class
+// annotation, when set beside spec.ingressClassName, names the same class.
+func ingressCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
+	class, hasClass := object(o, "spec")["ingressClassName"].(string)
 	annotation, annotated := stringMap(object(o, "metadata"), "annotations")[ingressClassAnnotation]
 	if annotated && hasClass && annotation != class {
 		c.invalid(path("annotations").child(ingressClassAnnotation), annotation, "must match `ingressClassName` when both are specified")

@@ -50,7 +50,8 @@ func ForCreate(group, version, plural string) CreateFunc {
 }
 
 var creates = map[[3]string]CreateFunc{
-	{"apps", "v1", "statefulsets"}: statefulSetCreate,
-	{"batch", "v1", "jobs"}:        jobCreate,
-	{"batch", "v1", "cronjobs"}:    cronJobCreate,
+	{"apps", "v1", "statefulsets"}:           statefulSetCreate,
+	{"networking.k8s.io", "v1", "ingresses"}: ingressCreate,
+	{"batch", "v1", "jobs"}:                  jobCreate,
+	{"batch", "v1", "cronjobs"}:              cronJobCreate,
 }

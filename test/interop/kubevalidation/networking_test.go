@@ -114,8 +114,32 @@ var networkPolicyMutations = map[string]func(obj map[string]any){
 	"policyTypes too many": setSpec("policyTypes", []any{"Ingress", "Egress", "Ingress"}),
 }
 
+// ingressUpdates are changes to an Ingress.
+var ingressUpdates = map[string]update{
+	"class changed away from the annotation": {
+		set: func(o map[string]any) {
+			spec(o)["ingressClassName"] = "nginx"
+			at(o, "metadata", "annotations")["kubernetes.io/ingress.class"] = "nginx"
+		},
+		change: setSpec("ingressClassName", "other"),
+	},
+	"path made relative": {
+		change: setSpec("rules", []any{map[string]any{"http": map[string]any{"paths": []any{
+			map[string]any{"path": "relative", "pathType": "Exact", "backend": serviceBackend("s", 80)},
+		}}}}),
+		refused: true,
+	},
+}
+
+// networkPolicyUpdates are changes to a NetworkPolicy.
+var networkPolicyUpdates = map[string]update{
+	"ports added":        {change: setSpec("ingress", []any{map[string]any{"ports": []any{map[string]any{"port": 8080}}}})},
+	"bad CIDR added":     {change: setSpec("egress", []any{map[string]any{"to": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/8"}}}}}), refused: true},
+	"policyType unknown": {change: setSpec("policyTypes", []any{"Sideways"}), refused: true},
+}
+
 // TestNetworking validates networkingObjects, and copies of them each
-// broken in one way, both ways.
+// broken in one way or updated, both ways.
 func TestNetworking(t *testing.T) {
 	for _, doc := range networkingObjects {
 		var obj map[string]any
@@ -130,9 +154,12 @@ func TestNetworking(t *testing.T) {
 				t.Errorf("kube refuses a valid object: %v", kube)
 			}
 		})
-		mutations := ingressMutations
+		mutations, updates := ingressMutations, ingressUpdates
 		if gvk.Kind == "NetworkPolicy" {
-			mutations = networkPolicyMutations
+			mutations, updates = networkPolicyMutations, networkPolicyUpdates
+		}
+		for uname, u := range updates {
+			checkUpdate(t, name+"/update/"+uname, gvk, obj, u)
 		}
 		for mname, mutate := range mutations {
 			broken := deepCopy(obj).(map[string]any)
