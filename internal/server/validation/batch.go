@@ -17,7 +17,7 @@ import (
 	"github.com/listwatch/listwatch/selector"
 )
 
-// The bounds of kube's batch validation.
+// The bounds, labels and words of kube's batch validation.
 const (
 	maxIndexedParallelism       = 100_000
 	maxFailedIndexes            = 100_000
