@@ -2,11 +2,13 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestCRDCachesAcrossServersOnEtcd checks that two servers on one etcd
@@ -80,20 +82,15 @@ func send(t *testing.T, method, url, contentType, body string, code int) {
 // definition from its watch of the store.
 func waitServed(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(binStartTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testwait.UntilNil(t, binStartTimeout, url+" to be served", func() error {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not served within %v: %v %v", url, binStartTimeout, resp, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
 		}
-		<-tick.C
-	}
+		return nil
+	})
 }

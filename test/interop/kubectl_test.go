@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // kubectlTimeout bounds one kubectl command.
@@ -118,19 +121,14 @@ func (k kubectl) start(t *testing.T, args ...string) *running {
 func (r *running) expect(t *testing.T, pattern string) {
 	t.Helper()
 	re := regexp.MustCompile(pattern)
-	deadline := time.Now().Add(kubectlTimeout)
-	for time.Now().Before(deadline) {
+	testwait.UntilNil(t, kubectlTimeout, fmt.Sprintf("kubectl %v to print %q", r.cmd.Args[1:], pattern), func() error {
 		r.mu.Lock()
-		out := r.out.String()
-		r.mu.Unlock()
-		if re.MatchString(out) {
-			return
+		defer r.mu.Unlock()
+		if out := r.out.String(); !re.MatchString(out) {
+			return errors.New(out)
 		}
-		time.Sleep(20 * time.Millisecond) // polling kubectl's output; bounded by the deadline
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("kubectl %v never printed %q:\n%s", r.cmd.Args[1:], pattern, r.out.String())
+		return nil
+	})
 }
 
 // contains fails the test unless out matches every pattern.
