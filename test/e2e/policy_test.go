@@ -50,10 +50,7 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 	}
 	apply := func(yaml string) {
 		t.Helper()
-		kubectl, err := exec.LookPath("kubectl")
-		if err != nil {
-			t.Skip("kubectl not installed")
-		}
+		kubectl := needKubectl(t)
 		cmd := exec.CommandContext(context.Background(), kubectl, "--server", s.URL, "apply", "-f", writeFile(t, dir, "p.yaml", yaml))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kubectl apply: %v\n%s", err, out)

@@ -24,10 +24,7 @@ func (s *server) as(t *testing.T, token string) func(method, path, body string) 
 // and, as alice, lists what the binding grants and prints kube's 403 for
 // the rest.
 func kubectlRBAC(t *testing.T, s *server) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	run := func(token string, args ...string) (string, error) {
 		cmd := exec.CommandContext(t.Context(), kubectl, append([]string{"--server", s.URL, "--certificate-authority", s.caFile, "--token", token}, args...)...)
 		out, err := cmd.CombinedOutput()

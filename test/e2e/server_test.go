@@ -133,6 +133,17 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// needKubectl is the path of the kubectl installed, skipping the test
+// when there is none.
+func needKubectl(t *testing.T) string {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	return kubectl
+}
+
 // startServer runs a server on a fresh data directory and a free port,
 // with args added to serve's flags; it is stopped when the test ends.
 func startServer(t *testing.T, args ...string) *server {
