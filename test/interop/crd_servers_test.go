@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/testwait"
@@ -60,21 +59,12 @@ func TestCRDCachesAcrossServersOnEtcd(t *testing.T) {
 // send makes one request and fails t unless it gets code.
 func send(t *testing.T, method, url, contentType, body string, code int) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	header := http.Header{}
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != code {
-		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, code)
+	if got, b := fetch(t, method, url, header, []byte(body)); got != code {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, got, b, code)
 	}
 }
 

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -373,21 +372,8 @@ func (v *suiteVersion) check(t *testing.T, url string, obj, old map[string]any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, target, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	answer, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := suiteAnswer{code: resp.StatusCode, warnings: suiteWarnings(resp.Header)}
+	code, answer, header := fetchHeader(t, method, target, http.Header{"Content-Type": {"application/json"}}, body)
+	got := suiteAnswer{code: code, warnings: suiteWarnings(header)}
 	if got.code < 300 {
 		code, b := fetch(t, "GET", url+"/"+name, nil, nil)
 		if err := json.Unmarshal(b, &stored); code != http.StatusOK || err != nil {

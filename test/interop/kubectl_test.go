@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,20 +143,12 @@ func contains(t *testing.T, out string, patterns ...string) {
 // getObject reads an object from the server over HTTP; code is its status.
 func getObject(t *testing.T, server, path string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(server + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
+	code, b := fetch(t, "GET", server+path, nil, nil)
 	var obj map[string]any
 	if err := json.Unmarshal(b, &obj); err != nil {
 		t.Fatalf("GET %s: not JSON: %v: %s", path, err, b)
 	}
-	return resp.StatusCode, obj
+	return code, obj
 }
 
 // field returns the value at path in obj, or nil.
