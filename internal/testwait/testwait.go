@@ -29,10 +29,11 @@ func Until(t testing.TB, limit time.Duration, what string, cond func() bool) {
 }
 
 // UntilNil checks cond until it returns nil, failing t after limit with
-// what and cond's last error, which says why it did not hold.
+// what and cond's last error, which says why it did not hold. It works in
+// a cleanup too, where t.Context() has ended.
 func UntilNil(t testing.TB, limit time.Duration, what string, cond func() error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if err := poll(ctx, cond); err != nil {
 		t.Fatalf("waiting %v for %s: %v", limit, what, err)

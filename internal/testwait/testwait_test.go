@@ -97,3 +97,13 @@ func TestPollEndsWithItsContext(t *testing.T) {
 		}
 	})
 }
+
+func TestUntilWorksInACleanup(t *testing.T) {
+	checks := 0
+	t.Run("cleanup", func(t *testing.T) {
+		t.Cleanup(func() { Until(t, time.Minute, "the second check", func() bool { checks++; return checks == 2 }) })
+	})
+	if checks != 2 {
+		t.Errorf("%d checks in a cleanup, want 2", checks)
+	}
+}
