@@ -3,17 +3,34 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // pluginSource gives the built-in admission plugins the objects they read:
 // from their watch caches, else from the store, as kube's plugins read
 // their listers and then the API.
-type pluginSource struct{ s *Server }
+type pluginSource struct {
+	s       *Server
+	decoded *decodedLists
+}
+
+func newPluginSource(s *Server) pluginSource {
+	return pluginSource{s: s, decoded: &decodedLists{byRes: map[*resource.Resource]map[*watchcache.Object]api.Object{}}}
+}
+
+// decodedLists are the objects List last decoded, per resource, by the
+// cache's object they came from (a new one per write): a pod's create
+// lists the PriorityClasses, which would otherwise be decoded every time.
+type decodedLists struct {
+	mu    sync.Mutex
+	byRes map[*resource.Resource]map[*watchcache.Object]api.Object // guarded by mu
+}
 
 var _ plugins.Source = pluginSource{}
 
@@ -51,7 +68,8 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	return obj, err
 }
 
-// List reads every object of a resource from its cache.
+// List reads every object of a resource from its cache. The objects are
+// shared between calls, as kube's listers' are: the plugins only read them.
 func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, error) {
 	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
 	if !ok {
@@ -62,12 +80,22 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 		return nil, err
 	}
 	objs, _ := c.List(watchcache.Filter{})
+	d := ps.decoded
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	was, now := d.byRes[res], make(map[*watchcache.Object]api.Object, len(objs))
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
-		if obj, err := o.Obj(); err == nil {
-			out = append(out, obj)
+		obj, ok := was[o]
+		if !ok {
+			if obj, err = o.Obj(); err != nil {
+				continue
+			}
 		}
+		now[o] = obj
+		out = append(out, obj)
 	}
+	d.byRes[res] = now
 	return out, nil
 }
 

@@ -99,6 +99,29 @@ func TestPodAdmissionPlugins(t *testing.T) {
 	}
 }
 
+// TestDefaultPriorityClassChanges checks that pods get the priority of the
+// default PriorityClass of the moment: the plugins' lists of classes,
+// decoded once, follow each change.
+func TestDefaultPriorityClassChanges(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	const classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
+	priority := func(want string) func() bool {
+		return func() bool {
+			r := do(t, ts, "POST", "/api/v1/namespaces/default/pods?dryRun=All", "",
+				`{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`)
+			return r.code == http.StatusCreated && at(r.obj, "spec.priority") == want
+		}
+	}
+	pollUntil(t, "priority 0 without a default class", priority("0"))
+	do(t, ts, "POST", classes, "", `{"metadata":{"name":"low"},"value":5,"globalDefault":true}`)
+	pollUntil(t, "the default class's priority", priority("5"))
+	do(t, ts, "DELETE", classes+"/low", "", "")
+	do(t, ts, "POST", classes, "", `{"metadata":{"name":"lower"},"value":3,"globalDefault":true}`)
+	pollUntil(t, "the new default class's priority", priority("3"))
+	do(t, ts, "DELETE", classes+"/lower", "", "")
+	pollUntil(t, "priority 0 again", priority("0"))
+}
+
 // TestRootCAConfigMap checks the kube-root-ca.crt ConfigMap of every
 // namespace: the server's CA with kube's description, put back when
 // changed.

@@ -253,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
-	s.plugins = plugins.New(pluginSource{s})
+	s.plugins = plugins.New(newPluginSource(s))
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err

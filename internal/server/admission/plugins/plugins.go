@@ -43,7 +43,8 @@ var (
 type Source interface {
 	// Get returns the object, or nil when there is none.
 	Get(ctx context.Context, r Ref, namespace, name string) (api.Object, error)
-	// List returns every object of a cluster-scoped resource.
+	// List returns every object of a cluster-scoped resource. They may be
+	// shared, as kube's listers' objects are: read them only.
 	List(ctx context.Context, r Ref) ([]api.Object, error)
 }
 
