@@ -290,6 +290,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.metrics.Audit(cfg.AuditLog.Counts)
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
+	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
 	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations)
 	if cfg.Advertise.IsValid() {

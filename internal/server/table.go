@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -45,6 +46,9 @@ func tableOf(res *resource.Resource, objs []api.Object, row func(i int) json.Raw
 		r := api.TableRow{Object: row(i), Cells: make([]any, 0, len(t.ColumnDefinitions))}
 		if !named {
 			r.Cells = append(r.Cells, obj.Name())
+		}
+		if res.StoredForm != nil {
+			obj = res.StoredForm(obj)
 		}
 		for _, c := range cols {
 			r.Cells = append(r.Cells, c.Cell(obj))
@@ -106,4 +110,30 @@ func cachedRowObject(o *watchcache.Object, obj api.Object, includeObject string)
 		}
 	}
 	return rowObject(obj, includeObject)
+}
+
+// printStored gives the resources that print their stored form a way to
+// read it: the object of their Storage's watch cache, if it holds the
+// object at the same revision (their cache and its are fed by the same
+// writes); else the object as served.
+func (s *Server) printStored(rs []*resource.Resource) {
+	for _, r := range rs {
+		if !r.PrintStored || r.Storage == nil {
+			continue
+		}
+		r.StoredForm = func(obj api.Object) api.Object {
+			c := s.caches.get(r.Storage)
+			if c == nil {
+				return obj
+			}
+			o := c.Get(r.Storage.Key(obj.Namespace(), obj.Name()))
+			if o == nil || strconv.FormatInt(o.Rev, 10) != obj.ResourceVersion() {
+				return obj
+			}
+			if stored, err := o.Obj(); err == nil {
+				return stored
+			}
+			return obj
+		}
+	}
 }

@@ -81,3 +81,45 @@ func TestTableRowsFromCache(t *testing.T) {
 		})
 	}
 }
+
+// TestHPATableInStoredOrder checks that a v1 HPA prints as its stored v2
+// object, as kube prints what it reads from storage: the metrics in v2's
+// order (kube's printer lists cpu first here), which v1's form, the cpu
+// target in its own field and the rest in an annotation, does not keep.
+func TestHPATableInStoredOrder(t *testing.T) {
+	ts := newTestServer(t)
+	const (
+		v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+		v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+	)
+	rawCall(t, ts, http.MethodPost, v2, mediaJSON, `{"metadata":{"name":"web"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":5,"metrics":[
+		{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},
+		{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"100Mi"}}}]}}`, http.StatusCreated)
+	targets := func(path string) []string {
+		var tb struct {
+			ColumnDefinitions []struct{ Name string }
+			Rows              []struct{ Cells []any }
+		}
+		b := rawCall(t, ts, http.MethodGet, path, "application/json;as=Table;v=v1;g=meta.k8s.io", "", http.StatusOK)
+		if err := json.Unmarshal(b, &tb); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range tb.Rows {
+			for i, c := range tb.ColumnDefinitions {
+				if c.Name == "Targets" {
+					out = append(out, fmt.Sprint(r.Cells[i]))
+				}
+			}
+		}
+		return out
+	}
+	// The v2 cache, which the v1 Table reads, holds the HPA.
+	pollUntil(t, "the v2 list from the cache", func() bool { return len(targets(v2+"?resourceVersion=0")) == 1 })
+	const want = "cpu: <unknown>/50%, memory: <unknown>/100Mi"
+	for _, path := range []string{v1 + "/web", v1 + "?resourceVersion=0", v1 + "?limit=5", v2 + "/web"} {
+		if got := targets(path); len(got) != 1 || got[0] != want {
+			t.Errorf("Targets of %s: %q, want %q", path, got, want)
+		}
+	}
+}
