@@ -8,7 +8,6 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/registry"
-	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -17,19 +16,51 @@ import (
 // their listers and then the API.
 type pluginSource struct {
 	s       *Server
-	decoded *decodedLists
+	decoded *decodedObjects
 }
 
 func newPluginSource(s *Server) pluginSource {
-	return pluginSource{s: s, decoded: &decodedLists{byRes: map[*resource.Resource]map[*watchcache.Object]api.Object{}}}
+	return pluginSource{s: s, decoded: &decodedObjects{byKey: map[string]decodedObject{}}}
 }
 
-// decodedLists are the objects List last decoded, per resource, by the
-// cache's object they came from (a new one per write): a pod's create
-// lists the PriorityClasses, which would otherwise be decoded every time.
-type decodedLists struct {
+// maxDecoded bounds the objects decodedObjects keeps: the accounts of
+// that many namespaces, and the classes, a few MB at most.
+const maxDecoded = 1024
+
+// decodedObjects are the objects of the watch caches the plugins read,
+// decoded, by key, each with the cache's object it came from (a new one
+// per write, never modified): a pod's create reads its account twice and
+// lists the PriorityClasses, which were decoded every time. Beyond
+// maxDecoded objects, all are dropped.
+type decodedObjects struct {
 	mu    sync.Mutex
-	byRes map[*resource.Resource]map[*watchcache.Object]api.Object // guarded by mu
+	byKey map[string]decodedObject // guarded by mu
+}
+
+type decodedObject struct {
+	from *watchcache.Object
+	obj  api.Object
+}
+
+// get returns o decoded, shared with the other readers of o.
+func (d *decodedObjects) get(o *watchcache.Object) (api.Object, error) {
+	d.mu.Lock()
+	e, ok := d.byKey[o.Key]
+	d.mu.Unlock()
+	if ok && e.from == o {
+		return e.obj, nil
+	}
+	obj, err := o.Obj() // unlocked: readers of other objects need not wait
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.byKey) >= maxDecoded {
+		clear(d.byKey)
+	}
+	d.byKey[o.Key] = decodedObject{from: o, obj: obj}
+	return obj, nil
 }
 
 var _ plugins.Source = pluginSource{}
@@ -40,7 +71,7 @@ func (q *request) pluginsHandle() bool {
 	return q.info.Subresource == "" && plugins.Handles(q.res.Group, q.res.Plural)
 }
 
-// Get reads an object. A namespace's default ServiceAccount, which kube's
+// Get reads an object, shared as List's are. A namespace's default ServiceAccount, which kube's
 // plugin waits for (ten tries) while its controller makes it, is made at
 // once if the namespace lacks it.
 func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) (api.Object, error) {
@@ -50,7 +81,7 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	}
 	if c := ps.s.caches.get(res); c != nil {
 		if o := c.Get(res.Key(ns, name)); o != nil {
-			if obj, err := o.Obj(); err == nil {
+			if obj, err := ps.decoded.get(o); err == nil {
 				return obj, nil
 			}
 		}
@@ -80,22 +111,12 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 		return nil, err
 	}
 	objs, _ := c.List(watchcache.Filter{})
-	d := ps.decoded
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	was, now := d.byRes[res], make(map[*watchcache.Object]api.Object, len(objs))
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
-		obj, ok := was[o]
-		if !ok {
-			if obj, err = o.Obj(); err != nil {
-				continue
-			}
+		if obj, err := ps.decoded.get(o); err == nil {
+			out = append(out, obj)
 		}
-		now[o] = obj
-		out = append(out, obj)
 	}
-	d.byRes[res] = now
 	return out, nil
 }
 
