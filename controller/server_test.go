@@ -16,25 +16,11 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/listwatch/listwatch/internal/cuttest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// configMap is the part of a v1 ConfigMap the tests read and write.
-type configMap struct {
-	APIVersion string            `json:"apiVersion,omitempty"`
-	Kind       string            `json:"kind,omitempty"`
-	Metadata   api.ObjectMeta    `json:"metadata"`
-	Data       map[string]string `json:"data,omitempty"`
-}
-
-func (c *configMap) GetName() string              { return c.Metadata.Name }
-func (c *configMap) GetNamespace() string         { return c.Metadata.Namespace }
-func (c *configMap) GetResourceVersion() string   { return c.Metadata.ResourceVersion }
-func (c *configMap) GetLabels() map[string]string { return c.Metadata.Labels }
-
-func configMapOwners(c *configMap) []api.OwnerReference { return c.Metadata.OwnerReferences }
 
 // deadline bounds every wait of these tests.
 const deadline = 30 * time.Second
@@ -136,11 +122,11 @@ func TestControllerAgainstServer(t *testing.T) {
 		return controller.Result{}, nil
 	}
 	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
+	metrics, err := controllermetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	controller.AddInformerMetrics(metrics, "children", client.GroupVersionResource{Version: "v1", Resource: "configmaps"}, e.children)
+	controllermetrics.AddInformer(metrics, "children", client.GroupVersionResource{Version: "v1", Resource: "configmaps"}, e.children)
 	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics}, reconcile)
 	if err != nil {
 		t.Fatal(err)
