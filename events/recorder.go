@@ -40,6 +40,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Defaults of Config.
@@ -345,12 +346,8 @@ func (r *Recorder) write(ctx context.Context, ev *Event) {
 			r.failed.Add(1)
 			return
 		}
-		t := time.NewTimer(r.cfg.retry + time.Duration(rand.Float64()*retryJitter*float64(r.cfg.retry)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if wait.Sleep(ctx, r.cfg.retry+time.Duration(rand.Float64()*retryJitter*float64(r.cfg.retry))) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }

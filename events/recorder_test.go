@@ -69,7 +69,7 @@ func watchUntil[T client.Object](t *testing.T, host string, gvr client.GroupVers
 	return nil
 }
 
-func wait[T any](t *testing.T, ch <-chan T, what string) {
+func await[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
 	select {
 	case <-ch:
@@ -121,7 +121,7 @@ func TestSeries(t *testing.T) {
 		t.Errorf("event with a related object %+v", f)
 	}
 	for range 4 { // the watch may show the last write before the writer has its answer
-		wait(t, writes, "the writer's 4 writes")
+		await(t, writes, "the writer's 4 writes")
 	}
 	if s := r.Stats(); s.Written != 4 || s.Dropped+s.RateLimited+s.Failed != 0 {
 		t.Errorf("stats %+v, want 4 written (2 creates, 2 series patches), nothing lost", s)
