@@ -88,11 +88,12 @@ type Config struct {
 	Burst        int
 	RefillPeriod time.Duration
 
-	// finish, refresh and retry replace finishTime, refreshTime and
-	// retryWait in tests; written, if set, is called after each write the
-	// server accepted.
-	finish, refresh, retry time.Duration
-	written                func()
+	// SeriesFinish is how long a series must be quiet before its count is
+	// written and it ends; 6 minutes (client-go's) when 0.
+	SeriesFinish time.Duration
+	// OnWritten, if set, is called after each write the server accepted,
+	// on the writer's goroutine.
+	OnWritten func()
 }
 
 // Stats counts what became of the events given to Eventf.
@@ -133,9 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 	cfg.QueueSize = cmpOr(cfg.QueueSize, DefaultQueueSize)
 	cfg.Burst = cmpOr(cfg.Burst, DefaultBurst)
 	cfg.RefillPeriod = cmpOr(cfg.RefillPeriod, DefaultRefillPeriod)
-	cfg.finish = cmpOr(cfg.finish, finishTime)
-	cfg.refresh = cmpOr(cfg.refresh, refreshTime)
-	cfg.retry = cmpOr(cfg.retry, retryWait)
+	cfg.SeriesFinish = cmpOr(cfg.SeriesFinish, finishTime)
 	resources, err := cfg.Client.Discover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
@@ -275,9 +274,9 @@ func keyOf(ev *Event) eventKey {
 // run writes the queued events and the series until ctx ends.
 func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
-	finish := time.NewTicker(r.cfg.finish)
+	finish := time.NewTicker(r.cfg.SeriesFinish)
 	defer finish.Stop()
-	refresh := time.NewTicker(r.cfg.refresh)
+	refresh := time.NewTicker(refreshTime)
 	defer refresh.Stop()
 	for {
 		select {
@@ -325,7 +324,7 @@ func (r *Recorder) refreshSeries(ctx context.Context) {
 // finishSeries writes and forgets the series quiet for finishTime, and
 // forgets the single events older than that.
 func (r *Recorder) finishSeries(ctx context.Context) {
-	cutoff := time.Now().Add(-r.cfg.finish)
+	cutoff := time.Now().Add(-r.cfg.SeriesFinish)
 	for k, ev := range r.series {
 		switch {
 		case ev.Series != nil && ev.Series.LastObservedTime.Before(cutoff):
@@ -346,7 +345,7 @@ func (r *Recorder) write(ctx context.Context, ev *Event) {
 			r.failed.Add(1)
 			return
 		}
-		if wait.Sleep(ctx, r.cfg.retry+time.Duration(rand.Float64()*retryJitter*float64(r.cfg.retry))) != nil {
+		if wait.Sleep(ctx, retryWait+time.Duration(rand.Float64()*retryJitter*float64(retryWait))) != nil {
 			return
 		}
 	}
@@ -366,8 +365,8 @@ func (r *Recorder) writeOnce(ctx context.Context, ev *Event) (retry bool) {
 	switch {
 	case err == nil:
 		r.written.Add(1)
-		if r.cfg.written != nil {
-			r.cfg.written()
+		if r.cfg.OnWritten != nil {
+			r.cfg.OnWritten()
 		}
 		return false
 	case errors.As(err, &status):

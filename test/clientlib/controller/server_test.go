@@ -22,6 +22,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// configMap is the part of a v1 ConfigMap the tests read and write.
+type configMap struct {
+	APIVersion string            `json:"apiVersion,omitempty"`
+	Kind       string            `json:"kind,omitempty"`
+	Metadata   api.ObjectMeta    `json:"metadata"`
+	Data       map[string]string `json:"data,omitempty"`
+}
+
+func (c *configMap) GetName() string              { return c.Metadata.Name }
+func (c *configMap) GetNamespace() string         { return c.Metadata.Namespace }
+func (c *configMap) GetResourceVersion() string   { return c.Metadata.ResourceVersion }
+func (c *configMap) GetLabels() map[string]string { return c.Metadata.Labels }
+
+func configMapOwners(c *configMap) []api.OwnerReference { return c.Metadata.OwnerReferences }
+
 // deadline bounds every wait of these tests.
 const deadline = 30 * time.Second
 
