@@ -187,7 +187,7 @@ func (r *Recorder) Eventf(regarding Reference, related *Reference, eventType, re
 	}
 	ev := &Event{
 		TypeMeta:            api.TypeMeta{APIVersion: eventsV1.GroupVersion(), Kind: "Event"},
-		Metadata:            api.ObjectMeta{Name: eventName(regarding.Name, now), Namespace: ns},
+		ObjectMeta:          api.ObjectMeta{Name: eventName(regarding.Name, now), Namespace: ns},
 		EventTime:           *api.NewMicroTime(now),
 		ReportingController: r.cfg.ReportingController, ReportingInstance: r.cfg.ReportingInstance,
 		Action: action, Reason: reason, Regarding: regarding, Related: related,
@@ -381,7 +381,7 @@ func (r *Recorder) writeOnce(ctx context.Context, ev *Event) (retry bool) {
 }
 
 func (r *Recorder) create(ctx context.Context, ev *Event) error {
-	ns := ev.Metadata.Namespace
+	ns := ev.Namespace
 	if r.core {
 		_, err := client.NewResource[*CoreEvent](r.cfg.Client, coreEvents, ns).Create(ctx, ev.core(), client.WriteOptions{})
 		return err
@@ -399,7 +399,7 @@ func (r *Recorder) patchSeries(ctx context.Context, ev *Event) error {
 	if err != nil {
 		return err
 	}
-	ns, name := ev.Metadata.Namespace, ev.Metadata.Name
+	ns, name := ev.Namespace, ev.Name
 	if r.core {
 		_, err = client.NewResource[*CoreEvent](r.cfg.Client, coreEvents, ns).Patch(ctx, name, client.StrategicMergePatchType, patch, client.PatchOptions{})
 		return err

@@ -258,9 +258,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	lease, err := e.leases.Get(ctx, e.cfg.Name)
 	if client.IsNotFound(err) {
 		created, err := e.leases.Create(ctx, &Lease{
-			TypeMeta: api.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			Metadata: api.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
-			Spec:     want.spec(),
+			TypeMeta:   api.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			ObjectMeta: api.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
+			Spec:       want.spec(),
 		}, client.WriteOptions{})
 		if err != nil {
 			return false
