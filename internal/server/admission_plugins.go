@@ -51,8 +51,8 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	return obj, err
 }
 
-// List reads every object of a resource from its cache.
-func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, error) {
+// List reads the objects of a resource in a namespace from its cache.
+func (ps pluginSource) List(ctx context.Context, r plugins.Ref, namespace string) ([]api.Object, error) {
 	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
 	if !ok {
 		return nil, nil
@@ -61,7 +61,7 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 	if c == nil || err != nil {
 		return nil, err
 	}
-	objs, _ := c.List(watchcache.Filter{})
+	objs, _ := c.List(watchcache.Filter{Namespace: namespace})
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
 		if obj, err := o.Obj(); err == nil {
@@ -69,6 +69,22 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 		}
 	}
 	return out, nil
+}
+
+// NamespaceLabels reads a namespace's labels from its cache, without
+// decoding it, else from the store.
+func (ps pluginSource) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	res, _ := ps.s.catalog.Get("", "v1", "namespaces")
+	if c := ps.s.caches.get(res); c != nil {
+		if o := c.Get(res.Key("", name)); o != nil {
+			return o.Labels(), nil
+		}
+	}
+	obj, err := ps.s.registry.Get(ctx, res, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.Labels(), nil
 }
 
 // systemPriorityClasses are the PriorityClasses kube-apiserver makes at

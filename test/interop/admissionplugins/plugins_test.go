@@ -6,7 +6,8 @@
 // order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the accounts and classes the
 // binary stores, and that what they refuse the binary refuses with the
-// same message.
+// same message; and that PodSecurity refuses and warns of the same pods,
+// templates and namespace changes with the same messages.
 package admissionplugins
 
 import (

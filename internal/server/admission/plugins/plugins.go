@@ -1,7 +1,7 @@
 // Package plugins is kube-apiserver's built-in admission plugins that
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
-// AllOrderedPlugins): ServiceAccount, TaintNodesByCondition, Priority,
+// AllOrderedPlugins): ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
 // DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
 // DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
 //
@@ -43,8 +43,11 @@ var (
 type Source interface {
 	// Get returns the object, or nil when there is none.
 	Get(ctx context.Context, r Ref, namespace, name string) (api.Object, error)
-	// List returns every object of a cluster-scoped resource.
-	List(ctx context.Context, r Ref) ([]api.Object, error)
+	// List returns the objects of a resource in a namespace ("": all).
+	List(ctx context.Context, r Ref, namespace string) ([]api.Object, error)
+	// NamespaceLabels returns a namespace's labels; an error if it
+	// cannot be read.
+	NamespaceLabels(ctx context.Context, name string) (map[string]string, error)
 }
 
 // plugin is one of kube's admission plugins.
@@ -65,6 +68,7 @@ func New(src Source) *Chain {
 	return &Chain{plugins: []plugin{
 		&serviceAccount{src: src, generateName: generateName},
 		nodeTaint{},
+		newPodSecurity(src),
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
@@ -78,6 +82,13 @@ func New(src Source) *Chain {
 var handled = map[[2]string]bool{
 	{"", "pods"}: true, {PriorityClasses.Group, PriorityClasses.Plural}: true,
 	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true, {"", "nodes"}: true,
+	{"", "namespaces"}: true,
+}
+
+func init() {
+	for gr := range podTemplatePaths {
+		handled[gr] = true
+	}
 }
 
 // Handles says whether a write of the resource may meet a plugin: the

@@ -88,7 +88,7 @@ func (p *priority) class(ctx context.Context, a *webhook.Attributes, name string
 // defaultClass is the class with globalDefault, the lowest valued if
 // several were made at once; nil if none.
 func (p *priority) defaultClass(ctx context.Context) (api.Object, error) {
-	classes, err := p.src.List(ctx, PriorityClasses)
+	classes, err := p.src.List(ctx, PriorityClasses, "")
 	if err != nil {
 		return nil, err
 	}
