@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
-	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	"k8s.io/kubernetes/plugin/pkg/admission/security/podsecurity"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -284,16 +283,7 @@ func (k *kubePodSecurity) validate(t *testing.T, obj, old runtime.Object, ns str
 		if o == nil {
 			return nil
 		}
-		o = o.DeepCopyObject()
-		legacyscheme.Scheme.Default(o)
-		gvk := kindOf(t, o)
-		in, err := legacyscheme.Scheme.New(gvk.GroupKind().WithVersion(runtime.APIVersionInternal))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := legacyscheme.Scheme.Convert(o, in, nil); err != nil {
-			t.Fatal(err)
-		}
+		in, _ := decodeAsKube(t, o)
 		return in
 	}
 	op := admission.Create

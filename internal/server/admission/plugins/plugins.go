@@ -1,7 +1,7 @@
 // Package plugins is kube-apiserver's built-in admission plugins that
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
-// AllOrderedPlugins): ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
+// AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
 // DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
 // DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
 //
@@ -66,6 +66,7 @@ var _ webhook.Mutator = (*Chain)(nil)
 // New returns the plugins reading from src.
 func New(src Source) *Chain {
 	return &Chain{plugins: []plugin{
+		&limitRanger{src: src},
 		&serviceAccount{src: src, generateName: generateName},
 		nodeTaint{},
 		newPodSecurity(src),

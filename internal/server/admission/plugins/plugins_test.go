@@ -51,7 +51,7 @@ func parse(t *testing.T, s string) api.Object {
 // chain is New(src) whose token volumes are all named kube-api-access-xxxxx.
 func chain(src Source) *Chain {
 	c := New(src)
-	c.plugins[0].(*serviceAccount).generateName = func(p string) string { return p + "xxxxx" }
+	c.plugins[1].(*serviceAccount).generateName = func(p string) string { return p + "xxxxx" }
 	return c
 }
 
