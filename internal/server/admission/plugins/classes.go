@@ -50,7 +50,7 @@ func (p *defaultClass) admit(ctx context.Context, a *webhook.Attributes) error {
 	}
 	classes, err := p.src.List(ctx, p.classes, "")
 	if err != nil {
-		return forbidden(a, err.Error())
+		return Forbidden(a, err.Error())
 	}
 	var defaults []api.Object
 	for _, c := range classes {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 )
 
@@ -63,7 +64,7 @@ func limitRangerApplies(a *webhook.Attributes) bool {
 func (l *limitRanger) ranges(ctx context.Context, a *webhook.Attributes) ([][]map[string]any, error) {
 	ranges, err := l.src.List(ctx, LimitRanges, a.Namespace)
 	if err != nil {
-		return nil, forbidden(a, fmt.Sprintf("unable to %s %s at this time because there was an error enforcing limit ranges", a.Operation, a.Resource))
+		return nil, Forbidden(a, fmt.Sprintf("unable to %s %s at this time because there was an error enforcing limit ranges", a.Operation, a.Resource))
 	}
 	slices.SortFunc(ranges, func(x, y api.Object) int { return cmp.Compare(x.Name(), y.Name()) })
 	out := make([][]map[string]any, len(ranges))
@@ -90,8 +91,8 @@ func (l *limitRanger) admit(ctx context.Context, a *webhook.Attributes) error {
 		requests, defaults := map[string]resource.Quantity{}, map[string]resource.Quantity{}
 		for _, limit := range limits {
 			if str(limit, "type") == limitContainer {
-				maps.Copy(requests, quantities(limit, "defaultRequest"))
-				maps.Copy(defaults, quantities(limit, "default"))
+				maps.Copy(requests, quota.Read(limit, "defaultRequest"))
+				maps.Copy(defaults, quota.Read(limit, "default"))
 			}
 		}
 		for _, c := range objects(spec, "containers") {
@@ -169,15 +170,15 @@ func (l *limitRanger) validate(ctx context.Context, a *webhook.Attributes) error
 	var errs []error
 	spec := mapAt(a.Object, "spec")
 	if a.Resource.Resource == "persistentvolumeclaims" {
-		requests := quantities(mapAt(spec, "resources"), "requests")
+		requests := quota.Read(mapAt(spec, "resources"), "requests")
 		for _, limit := range limits {
 			if str(limit, "type") != limitClaim {
 				continue
 			}
-			for name, q := range sorted(quantities(limit, "min")) {
+			for name, q := range sorted(quota.Read(limit, "min")) {
 				errs = appendErr(errs, minConstraint(limitClaim, name, q, requests, nil))
 			}
-			for name, q := range sorted(quantities(limit, "max")) {
+			for name, q := range sorted(quota.Read(limit, "max")) {
 				errs = appendErr(errs, maxRequestConstraint(limitClaim, name, q, requests))
 			}
 		}
@@ -189,7 +190,7 @@ func (l *limitRanger) validate(ctx context.Context, a *webhook.Attributes) error
 			for _, key := range []string{"containers", "initContainers"} {
 				for _, c := range objects(spec, key) {
 					res := mapAt(c, "resources")
-					errs = append(errs, checkLimit(limitContainer, limit, quantities(res, "requests"), quantities(res, "limits"))...)
+					errs = append(errs, checkLimit(limitContainer, limit, quota.Read(res, "requests"), quota.Read(res, "limits"))...)
 				}
 			}
 		case limitPod:
@@ -204,13 +205,13 @@ func (l *limitRanger) validate(ctx context.Context, a *webhook.Attributes) error
 // maxLimitRequestRatio.
 func checkLimit(typ string, limit map[string]any, requests, limits map[string]resource.Quantity) []error {
 	var errs []error
-	for name, q := range sorted(quantities(limit, "min")) {
+	for name, q := range sorted(quota.Read(limit, "min")) {
 		errs = appendErr(errs, minConstraint(typ, name, q, requests, limits))
 	}
-	for name, q := range sorted(quantities(limit, "max")) {
+	for name, q := range sorted(quota.Read(limit, "max")) {
 		errs = appendErr(errs, maxConstraint(typ, name, q, requests, limits))
 	}
-	for name, q := range sorted(quantities(limit, "maxLimitRequestRatio")) {
+	for name, q := range sorted(quota.Read(limit, "maxLimitRequestRatio")) {
 		errs = appendErr(errs, ratioConstraint(typ, name, q, requests, limits))
 	}
 	return errs
@@ -236,9 +237,9 @@ func refuse(a *webhook.Attributes, errs []error) error {
 	case 0:
 		return nil
 	case 1:
-		return forbidden(a, msgs[0])
+		return Forbidden(a, msgs[0])
 	}
-	return forbidden(a, "["+strings.Join(msgs, ", ")+"]")
+	return Forbidden(a, "["+strings.Join(msgs, ", ")+"]")
 }
 
 // sorted iterates over a resource list in name order (kube ranges over a
@@ -335,25 +336,25 @@ func podResources(spec map[string]any) (requests, limits map[string]resource.Qua
 	total := func(key string) map[string]resource.Quantity {
 		sum := map[string]resource.Quantity{}
 		for _, c := range objects(spec, "containers") {
-			add(sum, quantities(mapAt(c, "resources"), key))
+			quota.Add(sum, quota.Read(mapAt(c, "resources"), key))
 		}
 		sidecars, peak := map[string]resource.Quantity{}, map[string]resource.Quantity{}
 		for _, c := range objects(spec, "initContainers") {
-			own := quantities(mapAt(c, "resources"), key)
+			own := quota.Read(mapAt(c, "resources"), key)
 			var need map[string]resource.Quantity
 			if str(c, "restartPolicy") == "Always" {
-				add(sum, own)
-				add(sidecars, own)
+				quota.Add(sum, own)
+				quota.Add(sidecars, own)
 				need = sidecars
 			} else {
 				need = map[string]resource.Quantity{}
-				add(need, own)
-				add(need, sidecars)
+				quota.Add(need, own)
+				quota.Add(need, sidecars)
 			}
 			maxOf(peak, need)
 		}
 		maxOf(sum, peak)
-		for name, q := range quantities(mapAt(spec, "resources"), key) {
+		for name, q := range quota.Read(mapAt(spec, "resources"), key) {
 			if name == "cpu" || name == "memory" {
 				sum[name] = q
 			}
@@ -361,18 +362,6 @@ func podResources(spec map[string]any) (requests, limits map[string]resource.Qua
 		return sum
 	}
 	return total("requests"), total("limits")
-}
-
-func add(sum, list map[string]resource.Quantity) {
-	for name, q := range list {
-		v, ok := sum[name]
-		if !ok {
-			sum[name] = q.DeepCopy()
-			continue
-		}
-		v.Add(q)
-		sum[name] = v
-	}
 }
 
 func maxOf(peak, list map[string]resource.Quantity) {
@@ -387,17 +376,4 @@ func maxOf(peak, list map[string]resource.Quantity) {
 func mapAt(m map[string]any, key string) map[string]any {
 	v, _ := m[key].(map[string]any)
 	return v
-}
-
-// quantities reads the resource list m[key]; what does not parse is left
-// out (validation refuses it).
-func quantities(m map[string]any, key string) map[string]resource.Quantity {
-	list, _ := m[key].(map[string]any)
-	out := make(map[string]resource.Quantity, len(list))
-	for name, v := range list {
-		if q, err := resource.ParseQuantity(fmt.Sprint(v)); err == nil {
-			out[name] = q
-		}
-	}
-	return out
 }

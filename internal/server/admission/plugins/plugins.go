@@ -125,9 +125,9 @@ func (c *Chain) Validate(ctx context.Context, a *webhook.Attributes) error {
 	return nil
 }
 
-// forbidden is kube's admission.NewForbidden: the object named by the
+// Forbidden is kube's admission.NewForbidden: the object named by the
 // request, else by its name or generateName, else "Unknown".
-func forbidden(a *webhook.Attributes, why string) error {
+func Forbidden(a *webhook.Attributes, why string) error {
 	name := a.Name
 	if name == "" {
 		name = "Unknown"

@@ -3,7 +3,6 @@ package plugins
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
@@ -205,12 +205,12 @@ func (p *podSecurity) validatePod(ctx context.Context, a *webhook.Attributes) er
 		return nil
 	}
 	var pod corev1.Pod
-	if err := convert(a.Object, &pod); err != nil {
+	if err := quota.Decode(a.Object, &pod); err != nil {
 		return apierror.BadRequest("failed to decode object")
 	}
 	if a.Operation == webhook.Update {
 		var old corev1.Pod
-		if err := convert(a.OldObject, &old); err != nil {
+		if err := quota.Decode(a.OldObject, &old); err != nil {
 			return apierror.BadRequest("failed to decode old object")
 		}
 		if !significantPodUpdate(&pod, &old) {
@@ -241,7 +241,7 @@ func (p *podSecurity) validateTemplate(ctx context.Context, a *webhook.Attribute
 		return // its template is optional
 	}
 	var pod corev1.Pod
-	if err := convert(tmpl, &pod); err != nil {
+	if err := quota.Decode(tmpl, &pod); err != nil {
 		fail(fmt.Sprintf("failed to decode object: %v", err))
 		return
 	}
@@ -258,15 +258,6 @@ func lookup(obj map[string]any, path []string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-// convert reads a JSON form into kube's Go type.
-func convert(from any, to any) error {
-	b, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, to)
 }
 
 // evaluate is kube's EvaluatePod: the enforce level refuses (for pods),
@@ -406,7 +397,7 @@ func (p *podSecurity) prioritize(objs []api.Object) []*corev1.Pod {
 	seen := map[string]bool{}
 	for _, o := range objs {
 		pod := new(corev1.Pod)
-		if convert(o, pod) != nil {
+		if quota.Decode(o, pod) != nil {
 			continue
 		}
 		if rc := pod.Spec.RuntimeClassName; rc != nil && *rc != "" && slices.Contains(p.exempt.RuntimeClasses, *rc) {

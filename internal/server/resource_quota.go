@@ -1,0 +1,221 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"time"
+
+	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
+	"github.com/listwatch/listwatch/internal/server/admission/webhook"
+	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// ResourceQuota, as kube-apiserver's admission plugin and
+// kube-controller-manager's resourcequota controller: a write is charged
+// to its namespace's quotas last in the admission chain, each quota's
+// status.used raised by a write conditional on the revision it was read
+// at (read again from the store and charged again on a conflict); the
+// leader keeps each quota's status.hard its spec.hard and recomputes
+// status.used from the watch caches, at once for a quota whose hard
+// changed and every quotaResync for all (a delete lowers the usage then).
+
+// quotaRetries bounds the charges of one write that meet a concurrent
+// change of a quota.
+const quotaRetries = 5
+
+// quotaResync is how often the leader recomputes every quota's usage
+// (kube's --resource-quota-sync-period is 5 minutes, but its controller
+// also follows deletes as they happen); quotaPoll how often it looks for
+// quotas whose hard changed.
+const (
+	quotaResync = 10 * time.Second
+	quotaPoll   = time.Second
+)
+
+// quotaObjects are the ResourceQuotas of a namespace in the cache.
+func (s *Server) quotaObjects(ctx context.Context, ns string) []*watchcache.Object {
+	res, _ := s.catalog.Get("", "v1", "resourcequotas")
+	c, err := s.readyCache(ctx, res)
+	if c == nil || err != nil {
+		return nil
+	}
+	objs, _ := c.List(watchcache.Filter{Namespace: ns})
+	return objs
+}
+
+// chargeQuota charges a's write to its namespace's quotas.
+func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
+	if a.Namespace == "" || a.Object == nil || a.Subresource != "" {
+		return nil
+	}
+	cached := s.quotaObjects(ctx, a.Namespace)
+	if len(cached) == 0 {
+		return nil
+	}
+	res, _ := s.catalog.Get("", "v1", "resourcequotas")
+	quotas := make([]quota.Quota, 0, len(cached))
+	for _, o := range cached {
+		if obj, err := o.Obj(); err == nil {
+			quotas = append(quotas, quota.Parse(obj))
+		}
+	}
+	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Object: a.Object, Old: a.OldObject}
+	for range quotaRetries {
+		changed, err := quota.Check(quotas, w, time.Now())
+		var refused *quota.Refused
+		switch {
+		case errors.As(err, &refused):
+			return plugins.Forbidden(a, refused.Reason)
+		case err != nil:
+			return apierror.Internal(err)
+		case a.DryRun || len(changed) == 0:
+			return nil
+		}
+		conflict := false
+		for _, q := range changed {
+			err := s.writeQuotaUsed(ctx, res, a.Namespace, q)
+			if isReason(err, api.StatusReasonConflict) {
+				conflict = true
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !conflict {
+			return nil
+		}
+		// Another write charged a quota meanwhile: charge its usage.
+		list, err := s.registry.List(registry.Detached(ctx), res, a.Namespace, registry.ListOptions{})
+		if err != nil {
+			return err
+		}
+		quotas = quotas[:0]
+		for _, obj := range list.Items {
+			quotas = append(quotas, quota.Parse(obj))
+		}
+	}
+	return apierror.Internal(errors.New("resource quota evaluation timed out"))
+}
+
+// writeQuotaUsed writes a quota's status.used if it is still at the
+// revision it was read at (a 409 otherwise), as the server's own write.
+func (s *Server) writeQuotaUsed(ctx context.Context, res *resource.Resource, ns string, q quota.Quota) error {
+	_, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, q.Name, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		status, _ := next["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+			next["status"] = status
+		}
+		status["used"] = quota.Encode(q.Used)
+		next.Metadata()["resourceVersion"] = q.ResourceVersion
+		return next, nil
+	})
+	return err
+}
+
+// keepQuotas is the leader's resourcequota controller: a quota whose
+// status.hard is not its spec.hard gets both hard and used at once, every
+// quota its usage every quotaResync.
+func (s *Server) keepQuotas(ctx context.Context) {
+	t := time.NewTicker(quotaPoll)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		all := time.Since(last) >= quotaResync
+		if all {
+			last = time.Now()
+		}
+		for _, o := range s.quotaObjects(ctx, "") {
+			obj, err := o.Obj()
+			if err != nil {
+				continue
+			}
+			if !all && quota.Equal(quota.Read(mapAt(obj, "spec"), "hard"), quota.Read(mapAt(obj, "status"), "hard")) {
+				continue
+			}
+			if err := s.syncQuota(ctx, obj); err != nil && ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
+				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
+			}
+		}
+	}
+}
+
+// servedResource is a served version of a group's resource (its
+// objects are those of every version), nil if none is.
+func (s *Server) servedResource(group, plural string) *resource.Resource {
+	for _, r := range s.catalog.All() {
+		if r.Group == group && r.Plural == plural && !r.CreateOnly {
+			return r
+		}
+	}
+	return nil
+}
+
+// mapAt is the object m[key], nil if it is not one.
+func mapAt(m map[string]any, key string) map[string]any {
+	v, _ := m[key].(map[string]any)
+	return v
+}
+
+// syncQuota sets a quota's status.hard to its spec.hard and status.used
+// to what its namespace's objects use, unless a write changed it since.
+func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
+	hard := quota.Read(mapAt(obj, "spec"), "hard")
+	used := quota.Read(mapAt(obj, "status"), "used")
+	ns := obj.Namespace()
+	now := time.Now()
+	served := func(group, plural string) bool {
+		res := s.servedResource(group, plural)
+		return res != nil && res.Namespaced
+	}
+	for _, gr := range quota.Resources(hard, served) {
+		c, err := s.readyCache(ctx, s.servedResource(gr[0], gr[1]))
+		if c == nil || err != nil {
+			return err
+		}
+		cached, _ := c.List(watchcache.Filter{Namespace: ns})
+		objs := make([]api.Object, len(cached))
+		if quota.ReadsObjects(gr[0], gr[1]) {
+			for i, o := range cached {
+				if objs[i], err = o.Obj(); err != nil {
+					return err
+				}
+			}
+		}
+		u, err := quota.Usage(hard, gr[0], gr[1], objs, now)
+		if err != nil {
+			return err
+		}
+		maps.Copy(used, u)
+	}
+	for name := range used {
+		if _, ok := hard[name]; !ok {
+			delete(used, name)
+		}
+	}
+	status := mapAt(obj, "status")
+	if quota.Equal(hard, quota.Read(status, "hard")) && quota.Equal(used, quota.Read(status, "used")) {
+		return nil
+	}
+	res, _ := s.catalog.Get("", "v1", "resourcequotas")
+	_, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
+		next.Metadata()["resourceVersion"] = obj.ResourceVersion()
+		return next, nil
+	})
+	return err
+}
