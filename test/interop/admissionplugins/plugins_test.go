@@ -8,7 +8,8 @@
 // binary stores, and that what they refuse the binary refuses with the
 // same message; that PodSecurity refuses and warns of the same pods,
 // templates and namespace changes with the same messages; and that
-// LimitRanger defaults and refuses the same pods and claims.
+// LimitRanger defaults and refuses the same pods and claims; and that
+// ResourceQuota charges and refuses writes as kube's CheckRequest.
 package admissionplugins
 
 import (
