@@ -88,6 +88,9 @@ type Config struct {
 	// their hosts, [0] validating and [1] mutating ones' (kube's
 	// WebhookAdmissionConfiguration kubeConfigFile of each plugin).
 	WebhookCredentials [2]*webhookclient.Kubeconfig
+	// PodSecurity is the PodSecurity plugin's configuration (nil: kube's
+	// defaults, everything privileged).
+	PodSecurity *plugins.PodSecurityConfig
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as
@@ -253,7 +256,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
-	s.plugins = plugins.New(pluginSource{s})
+	s.plugins = plugins.New(pluginSource{s}, cfg.PodSecurity)
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err

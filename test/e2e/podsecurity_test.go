@@ -78,6 +78,32 @@ func TestPodSecurity(t *testing.T) {
 	}
 }
 
+// TestPodSecurityConfiguration starts the binary with kube's
+// AdmissionConfiguration for PodSecurity: its defaults apply to a
+// namespace without labels, its exempt namespace is not checked.
+func TestPodSecurityConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--admission-control-config-file", writeFile(t, dir, "admission.yaml", `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults: {enforce: baseline}
+    exemptions: {namespaces: [tools]}
+`))
+	const pod = `{"metadata":{"name":"host"},"spec":{"hostNetwork":true,"containers":[{"name":"c","image":"nginx"}]}}`
+	for _, ns := range []string{"apps", "tools"} {
+		s.expect(t, "POST", "/api/v1/namespaces", `{"metadata":{"name":"`+ns+`"}}`, 201)
+	}
+	body, _ := s.expect(t, "POST", "/api/v1/namespaces/apps/pods", pod, 403)
+	if want := `pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`; body["message"] != want {
+		t.Errorf("message %q, want %q", body["message"], want)
+	}
+	s.expect(t, "POST", "/api/v1/namespaces/tools/pods", pod, 201)
+}
+
 // expect sends a request with a JSON body to s and returns the decoded
 // answer and its Warning headers, failing t unless the code is want.
 func (s *server) expect(t *testing.T, method, path, body string, want int) (map[string]any, []string) {

@@ -63,13 +63,14 @@ type Chain struct {
 
 var _ webhook.Mutator = (*Chain)(nil)
 
-// New returns the plugins reading from src.
-func New(src Source) *Chain {
+// New returns the plugins reading from src, PodSecurity with ps (nil:
+// kube's defaults).
+func New(src Source, ps *PodSecurityConfig) *Chain {
 	return &Chain{plugins: []plugin{
 		&limitRanger{src: src},
 		&serviceAccount{src: src, generateName: generateName},
 		nodeTaint{},
-		newPodSecurity(src),
+		newPodSecurity(src, ps),
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),

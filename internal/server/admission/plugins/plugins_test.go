@@ -48,9 +48,9 @@ func parse(t *testing.T, s string) api.Object {
 	return o
 }
 
-// chain is New(src) whose token volumes are all named kube-api-access-xxxxx.
+// chain is New(src, nil) whose token volumes are all named kube-api-access-xxxxx.
 func chain(src Source) *Chain {
-	c := New(src)
+	c := New(src, nil)
 	c.plugins[1].(*serviceAccount).generateName = func(p string) string { return p + "xxxxx" }
 	return c
 }

@@ -10,6 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	psaconfig "k8s.io/pod-security-admission/admission/api"
+	psaload "k8s.io/pod-security-admission/admission/api/load"
+	psavalidation "k8s.io/pod-security-admission/admission/api/validation"
 	psa "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
@@ -58,16 +61,46 @@ type podSecurity struct {
 	evaluator policy.Evaluator
 }
 
-// newPodSecurity returns the plugin with kube-apiserver's default
-// configuration: every mode privileged at the latest version, nothing
-// exempt.
-func newPodSecurity(src Source) *podSecurity {
+// PodSecurityConfig is kube's PodSecurityConfiguration: the policy of a
+// namespace without labels, and the exemptions.
+type PodSecurityConfig struct {
+	Defaults   psa.Policy
+	Exemptions PodSecurityExemptions
+}
+
+// LoadPodSecurityConfig reads a PodSecurityConfiguration
+// (pod-security.admission.config.k8s.io v1, v1beta1 or v1alpha1; YAML or
+// JSON) as kube-apiserver reads its admission configuration's: with its
+// defaults and validation.
+func LoadPodSecurityConfig(data []byte) (*PodSecurityConfig, error) {
+	cfg, err := psaload.LoadFromData(data)
+	if err != nil {
+		return nil, err
+	}
+	if errs := psavalidation.ValidatePodSecurityConfiguration(cfg); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	defaults, err := psaconfig.ToPolicy(cfg.Defaults)
+	if err != nil {
+		return nil, err
+	}
+	return &PodSecurityConfig{Defaults: defaults, Exemptions: PodSecurityExemptions{
+		Namespaces: cfg.Exemptions.Namespaces, Usernames: cfg.Exemptions.Usernames, RuntimeClasses: cfg.Exemptions.RuntimeClasses}}, nil
+}
+
+// newPodSecurity returns the plugin with cfg, or kube-apiserver's default
+// configuration if nil: every mode privileged at the latest version,
+// nothing exempt.
+func newPodSecurity(src Source, cfg *PodSecurityConfig) *podSecurity {
 	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		panic(fmt.Errorf("kube's pod security checks: %w", err)) // they are static
 	}
-	privileged := psa.LevelVersion{Level: psa.LevelPrivileged, Version: psa.LatestVersion()}
-	return &podSecurity{src: src, evaluator: evaluator, defaults: psa.Policy{Enforce: privileged, Audit: privileged, Warn: privileged}}
+	if cfg == nil {
+		privileged := psa.LevelVersion{Level: psa.LevelPrivileged, Version: psa.LatestVersion()}
+		cfg = &PodSecurityConfig{Defaults: psa.Policy{Enforce: privileged, Audit: privileged, Warn: privileged}}
+	}
+	return &podSecurity{src: src, evaluator: evaluator, defaults: cfg.Defaults, exempt: cfg.Exemptions}
 }
 
 // podTemplatePaths are where the workload kinds hold their pod template

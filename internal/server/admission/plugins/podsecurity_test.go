@@ -75,10 +75,15 @@ func TestPodSecurity(t *testing.T) {
 		name: "unreadable namespace admits a template", ns: "broken", resource: "deployments", obj: deployment(privileged),
 		annotations: map[string]string{"pod-security.kubernetes.io/error": `failed to lookup namespace "broken": unreadable`},
 	}}
+	cfg, err := LoadPodSecurityConfig([]byte(`apiVersion: pod-security.admission.config.k8s.io/v1
+kind: PodSecurityConfiguration
+exemptions: {namespaces: [exempt], usernames: [ci], runtimeClasses: [kata]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPodSecurity(src)
-			p.exempt = PodSecurityExemptions{Namespaces: []string{"exempt"}, Usernames: []string{"ci"}, RuntimeClasses: []string{"kata"}}
+			p := newPodSecurity(src, cfg)
 			a := &webhook.Attributes{Operation: webhook.Create, Resource: webhook.GVR{Version: "v1", Resource: "pods"},
 				Namespace: tc.ns, Name: "p", Object: parse(t, tc.obj), User: &authn.User{Name: tc.user}}
 			if tc.resource != "" {
@@ -135,7 +140,7 @@ func TestPodSecurityNamespaceUpdate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &webhook.Attributes{Operation: webhook.Update, Resource: webhook.GVR{Version: "v1", Resource: "namespaces"},
 				Kind: webhook.GVK{Version: "v1", Kind: "Namespace"}, Name: "ns", Object: parse(t, ns(tc.labels)), OldObject: parse(t, ns(tc.old))}
-			err := newPodSecurity(src).validate(context.Background(), a)
+			err := newPodSecurity(src, nil).validate(context.Background(), a)
 			if got := errText(err); got != tc.err {
 				t.Errorf("got %q, want %q", got, tc.err)
 			}
@@ -151,4 +156,26 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestPodSecurityConfig checks the configuration's defaults apply to an
+// unlabeled namespace, and a bad one is refused with kube's errors.
+func TestPodSecurityConfig(t *testing.T) {
+	cfg, err := LoadPodSecurityConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
+		"defaults": {"enforce": "baseline", "warn": "restricted", "warn-version": "v1.30"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := source{Namespaces: {"/open": parse(t, `{"metadata": {"name": "open"}}`)}}
+	a := &webhook.Attributes{Operation: webhook.Create, Resource: webhook.GVR{Version: "v1", Resource: "pods"}, Namespace: "open", Name: "p",
+		Object: parse(t, `{"metadata": {"name": "p"}, "spec": {"hostNetwork": true, "containers": [{"name": "c", "image": "i"}]}}`)}
+	want := `pods "p" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`
+	if err := newPodSecurity(src, cfg).validate(context.Background(), a); errText(err) != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	_, err = LoadPodSecurityConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
+		"defaults": {"enforce": "strict"}}`))
+	if want := `defaults.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted`; errText(err) != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
 }
