@@ -173,8 +173,10 @@ func mapAt(m map[string]any, key string) map[string]any {
 // syncQuota sets a quota's status.hard to its spec.hard and status.used
 // to what its namespace's objects use, unless a write changed it since.
 func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
+	q := quota.Parse(obj)
 	hard := quota.Read(mapAt(obj, "spec"), "hard")
-	used := quota.Read(mapAt(obj, "status"), "used")
+	q.Hard = hard
+	used := q.Used
 	ns := obj.Namespace()
 	now := time.Now()
 	served := func(group, plural string) bool {
@@ -195,7 +197,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 				}
 			}
 		}
-		u, err := quota.Usage(hard, gr[0], gr[1], objs, now)
+		u, err := quota.Usage(q, gr[0], gr[1], objs, now)
 		if err != nil {
 			return err
 		}

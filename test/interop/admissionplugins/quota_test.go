@@ -41,6 +41,14 @@ var quotaSets = [][]string{{
 }, {
 	`{"metadata":{"name":"memory","resourceVersion":"1"},"status":{"hard":{"requests.memory":"1Gi","limits.cpu":"1"},"used":{"requests.memory":"512Mi","limits.cpu":"0"}}}`,
 	`{"metadata":{"name":"second","resourceVersion":"1"},"status":{"hard":{"limits.cpu":"4"},"used":{"limits.cpu":"3500m"}}}`,
+}, {
+	`{"metadata":{"name":"best-effort","resourceVersion":"1"},"spec":{"scopes":["BestEffort"]},"status":{"hard":{"pods":"1"},"used":{"pods":"1"}}}`,
+	`{"metadata":{"name":"not-best-effort","resourceVersion":"1"},"spec":{"scopes":["NotBestEffort","NotTerminating"]},"status":{"hard":{"pods":"5","requests.cpu":"1"},"used":{"pods":"0","requests.cpu":"900m"}}}`,
+	`{"metadata":{"name":"terminating","resourceVersion":"1"},"spec":{"scopes":["Terminating"]},"status":{"hard":{"count/pods":"0"},"used":{"count/pods":"0"}}}`,
+	`{"metadata":{"name":"high","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"In","values":["high"]}]}},"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}`,
+	`{"metadata":{"name":"not-low","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"NotIn","values":["low"]}]}},"status":{"hard":{"limits.memory":"600Mi"},"used":{"limits.memory":"0"}}}`,
+	`{"metadata":{"name":"cross","resourceVersion":"1"},"spec":{"scopes":["CrossNamespacePodAffinity"]},"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}`,
+	`{"metadata":{"name":"scoped-objects","resourceVersion":"1"},"spec":{"scopes":["BestEffort"]},"status":{"hard":{"count/configmaps":"0","services":"0"},"used":{"count/configmaps":"0","services":"0"}}}`,
 }}
 
 // quotaWrite is a write of a v1 object, over old on update.
@@ -84,6 +92,13 @@ func quotaWrites(t *testing.T) []quotaWrite {
 			"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Mi"},"limits":{"memory":"100Mi","cpu":"1"}}}]}}`)},
 		{name: "pod hugepages", obj: pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi","hugepages-2Mi":"6Mi"},"limits":{"cpu":"10m","memory":"1Mi","hugepages-2Mi":"6Mi"}}}]}}`)},
 		{name: "pod done", obj: pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"10","memory":"1Mi"},"limits":{"cpu":"10","memory":"10Gi"}}}]},"status":{"phase":"Succeeded"}}`)},
+		{name: "pod best effort", obj: pod(`{"spec":{"containers":[{"name":"c"}]}}`)},
+		{name: "pod terminating", obj: pod(`{"spec":{"activeDeadlineSeconds":10,"containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Mi"}}}]}}`)},
+		{name: "pod high", obj: pod(`{"spec":{"priorityClassName":"high","containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Mi"}}}]}}`)},
+		{name: "pod low", obj: pod(`{"spec":{"priorityClassName":"low","containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Gi"}}}]}}`)},
+		{name: "pod cross-namespace affinity", obj: pod(`{"spec":{"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,
+			"podAffinityTerm":{"topologyKey":"zone","namespaces":["other"]}}]}},"containers":[{"name":"c"}]}}`)},
+		{name: "pod qos from status", obj: pod(`{"spec":{"containers":[{"name":"c"}]},"status":{"qosClass":"Burstable"}}`)},
 		{name: "configmap", obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}},
 		{name: "deployment", obj: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}}},
 		{name: "service", obj: svc(corev1.ServiceTypeClusterIP, 2)},

@@ -41,7 +41,13 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	var interesting []Quota
 	for _, q := range quotas {
 		restricted := ev.matching(q.Hard)
-		if q.Scoped || len(restricted) == 0 {
+		if len(restricted) == 0 {
+			continue
+		}
+		if match, err := ev.matches(q.Scopes, w.Object); err != nil || !match {
+			if err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if err := ev.constraints(restricted, w.Object); err != nil {
@@ -159,17 +165,24 @@ func (e evaluator) constraints(restricted []string, obj api.Object) error {
 	return refused("must specify %s", strings.Join(msgs, "; "))
 }
 
-// Usage is what the objects of a resource use of a quota's hard
-// resources (every one the resource charges, zero if nothing uses it),
-// as kube's quota controller counts.
-func Usage(hard List, group, plural string, objs []api.Object, now time.Time) (List, error) {
+// Usage is what the objects of a resource that match a quota's scopes
+// use of its hard resources (every one the resource charges, zero if
+// nothing uses it), as kube's quota controller counts.
+func Usage(q Quota, group, plural string, objs []api.Object, now time.Time) (List, error) {
 	ev := evaluatorFor(group, plural)
-	names := ev.matching(hard)
+	names := ev.matching(q.Hard)
 	out := List{}
 	for _, n := range names {
 		out[n] = resource.Quantity{Format: resource.DecimalSI}
 	}
 	for _, o := range objs {
+		match, err := ev.matches(q.Scopes, o)
+		if err != nil {
+			return nil, err
+		}
+		if !match {
+			continue
+		}
 		u, err := ev.usage(o, now)
 		if err != nil {
 			return nil, err
@@ -210,7 +223,8 @@ func Resources(hard List, served func(group, plural string) bool) [][2]string {
 }
 
 // ReadsObjects says whether the usage of a resource's objects depends on
-// them (pods, services, claims) or only on their number.
+// them (pods, services, claims) or only on their number (nil objects
+// will do).
 func ReadsObjects(group, plural string) bool {
 	ev := evaluatorFor(group, plural)
 	return ev.core("pods") || ev.core("services") || ev.core("persistentvolumeclaims")

@@ -12,11 +12,15 @@
 // services, services.nodeports and services.loadbalancers; claims
 // persistentvolumeclaims and requests.storage, also per storage class.
 //
+// Pods match a quota's scopes as kube's: Terminating and NotTerminating
+// (activeDeadlineSeconds), BestEffort and NotBestEffort (kube's QoS
+// class), PriorityClass (by the class name's selector) and
+// CrossNamespacePodAffinity; other objects match no scope.
+//
 // # Caveats
 //
-// A quota with scopes or a scopeSelector matches nothing here: kube's
-// scopes (Terminating, BestEffort, PriorityClass, ...) are not done. A
-// pod's update is not charged (kube charges a change of its
+// Claims' VolumeAttributesClass scope is not done (a quota with it
+// matches no claim). A pod's update is not charged (kube charges a change of its
 // activeDeadlineSeconds or a resize), nor the admission configuration's
 // limitedResources.
 package quota
@@ -46,19 +50,35 @@ type Quota struct {
 	// write is conditional on it.
 	ResourceVersion string
 	Hard, Used      List
-	// Scoped says the quota has scopes or a scopeSelector: it matches
-	// nothing here.
-	Scoped bool
+	// Scopes are the quota's scopes and scopeSelector's expressions: an
+	// object is charged only if it matches every one.
+	Scopes []Scope
 }
 
-// Parse reads a ResourceQuota's status (and whether it is scoped).
+// Scope is one scope selector expression (a scope alone is Exists).
+type Scope struct {
+	Name     string   `json:"scopeName"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values"`
+}
+
+// Parse reads a ResourceQuota's status and scopes.
 func Parse(obj api.Object) Quota {
 	spec, _ := obj["spec"].(map[string]any)
 	status, _ := obj["status"].(map[string]any)
-	_, scopes := spec["scopes"]
-	_, selector := spec["scopeSelector"]
-	return Quota{Name: obj.Name(), ResourceVersion: obj.ResourceVersion(), Scoped: scopes || selector,
-		Hard: Read(status, "hard"), Used: Read(status, "used")}
+	q := Quota{Name: obj.Name(), ResourceVersion: obj.ResourceVersion(), Hard: Read(status, "hard"), Used: Read(status, "used")}
+	scopes, _ := spec["scopes"].([]any)
+	for _, s := range scopes {
+		name, _ := s.(string)
+		q.Scopes = append(q.Scopes, Scope{Name: name, Operator: "Exists"})
+	}
+	var selector struct {
+		MatchExpressions []Scope `json:"matchExpressions"`
+	}
+	if Decode(spec["scopeSelector"], &selector) == nil {
+		q.Scopes = append(q.Scopes, selector.MatchExpressions...)
+	}
+	return q
 }
 
 // Read reads the resource list m[key]; what does not parse is left out.
@@ -151,6 +171,110 @@ func (e evaluator) charges(name string) bool {
 		return false
 	}
 	return name == countName(e.group, e.plural) || e.group == "" && legacyAliases[e.plural] == name && name != ""
+}
+
+// matches says whether obj matches every scope (kube's generic.Matches
+// with its evaluators' scope functions).
+func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
+	if len(scopes) == 0 {
+		return true, nil
+	}
+	if !e.core("pods") {
+		return false, nil
+	}
+	var pod corev1.Pod
+	if err := Decode(obj, &pod); err != nil {
+		return false, err
+	}
+	for _, s := range scopes {
+		if !podMatches(s, &pod) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// podMatches is kube's podMatchesScopeFunc.
+func podMatches(s Scope, pod *corev1.Pod) bool {
+	terminating := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
+	switch s.Name {
+	case "Terminating":
+		return terminating
+	case "NotTerminating":
+		return !terminating
+	case "BestEffort":
+		return bestEffort(pod)
+	case "NotBestEffort":
+		return !bestEffort(pod)
+	case "PriorityClass":
+		class := pod.Spec.PriorityClassName
+		// kube matches a label selector on {PriorityClass: class}, the
+		// label absent without a class.
+		switch s.Operator {
+		case "Exists":
+			return class != ""
+		case "DoesNotExist":
+			return class == ""
+		case "In":
+			return class != "" && slices.Contains(s.Values, class)
+		case "NotIn":
+			return class == "" || !slices.Contains(s.Values, class)
+		}
+		return false
+	case "CrossNamespacePodAffinity":
+		return crossNamespaceAffinity(pod)
+	}
+	return false
+}
+
+// bestEffort is kube's QoS class BestEffort: the status's class, else no
+// cpu or memory requested or limited (by the pod if it sets its own, else
+// by any container).
+func bestEffort(pod *corev1.Pod) bool {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass == corev1.PodQOSBestEffort
+	}
+	none := func(r *corev1.ResourceRequirements) bool {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, lim := r.Requests[name], r.Limits[name]
+			if !req.IsZero() || !lim.IsZero() {
+				return false
+			}
+		}
+		return true
+	}
+	if pod.Spec.Resources != nil && podresource.IsPodLevelResourcesSet(pod) {
+		return none(pod.Spec.Resources)
+	}
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		if !none(&c.Resources) {
+			return false
+		}
+	}
+	return true
+}
+
+// crossNamespaceAffinity says whether a pod (anti-)affinity term of the
+// pod names namespaces or a namespaceSelector.
+func crossNamespaceAffinity(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil {
+		return false
+	}
+	var terms []corev1.PodAffinityTerm
+	if pa := a.PodAffinity; pa != nil {
+		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
 }
 
 // usage is what obj costs.
