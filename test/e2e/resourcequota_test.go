@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -58,4 +62,54 @@ func TestResourceQuota(t *testing.T) {
 		return used() == "true map[count/configmaps:1 pods:1 requests.cpu:600m services.nodeports:0]"
 	})
 	s.expect(t, "POST", "/api/v1/namespaces/team/configmaps", `{"metadata":{"name":"c"}}`, 201)
+}
+
+// TestResourceQuotaConcurrent creates ConfigMaps at once beyond a quota:
+// the conditional writes of status.used let exactly the quota's number
+// through.
+func TestResourceQuotaConcurrent(t *testing.T) {
+	s := startServer(t)
+	s.expect(t, "POST", "/api/v1/namespaces", `{"metadata":{"name":"race"}}`, 201)
+	s.expect(t, "POST", "/api/v1/namespaces/race/resourcequotas", `{"metadata":{"name":"q"},"spec":{"hard":{"count/configmaps":"5"}}}`, 201)
+	used := func() any {
+		obj, _ := s.expect(t, "GET", "/api/v1/namespaces/race/resourcequotas/q", "", 200)
+		status, _ := obj["status"].(map[string]any)
+		u, _ := status["used"].(map[string]any)
+		return u["count/configmaps"]
+	}
+	waitFor(t, "the quota's status", func() bool { return used() == "0" })
+	const writers = 12
+	codes := make(chan int, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", s.URL+"/api/v1/namespaces/race/configmaps",
+				strings.NewReader(fmt.Sprintf(`{"metadata":{"name":"cm%d"}}`, i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[201] != 5 || count[403] != writers-5 {
+		t.Errorf("answers %v, want 5 201s and %d 403s", count, writers-5)
+	}
+	if u := used(); u != "5" {
+		t.Errorf("used %v, want 5", u)
+	}
 }
