@@ -98,6 +98,11 @@ func quotaWrites(t *testing.T) []quotaWrite {
 		{name: "pod low", obj: pod(`{"spec":{"priorityClassName":"low","containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Gi"}}}]}}`)},
 		{name: "pod cross-namespace affinity", obj: pod(`{"spec":{"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,
 			"podAffinityTerm":{"topologyKey":"zone","namespaces":["other"]}}]}},"containers":[{"name":"c"}]}}`)},
+		{name: "pod made terminating", obj: withRV(pod(`{"spec":{"activeDeadlineSeconds":30,"containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Mi"}}}]}}`)),
+			old: withRV(pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"10m","memory":"1Mi"},"limits":{"cpu":"10m","memory":"1Mi"}}}]}}`))},
+		{name: "pod no longer terminating", obj: withRV(pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"200m","memory":"1Mi"},"limits":{"cpu":"1","memory":"1Mi"}}}]}}`)),
+			old: withRV(pod(`{"spec":{"activeDeadlineSeconds":30,"containers":[{"name":"c","resources":{"requests":{"cpu":"200m","memory":"1Mi"},"limits":{"cpu":"1","memory":"1Mi"}}}]}}`))},
+		{name: "pod updated in scope", obj: withRV(pod(`{"spec":{"containers":[{"name":"c","image":"b"}]}}`)), old: withRV(pod(`{"spec":{"containers":[{"name":"c","image":"a"}]}}`))},
 		{name: "pod qos from status", obj: pod(`{"spec":{"containers":[{"name":"c"}]},"status":{"qosClass":"Burstable"}}`)},
 		{name: "configmap", obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}},
 		{name: "deployment", obj: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}}},
@@ -187,6 +192,12 @@ func TestQuotaAsKubes(t *testing.T) {
 	if refused < 10 {
 		t.Errorf("only %d writes refused by kube: the cases are meant to cross every kind of refusal", refused)
 	}
+}
+
+// withRV gives a pod the resourceVersion of a stored one.
+func withRV(obj runtime.Object) runtime.Object {
+	obj.(*corev1.Pod).ResourceVersion = "5"
+	return obj
 }
 
 // defaulted is a v1 object defaulted as kube-apiserver decodes it.

@@ -35,7 +35,7 @@ type Write struct {
 // for an object it cannot read).
 func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	ev := evaluatorFor(w.Group, w.Plural)
-	if !ev.handles(w.Op) {
+	if !ev.handles(w) {
 		return nil, nil
 	}
 	var interesting []Quota
@@ -67,12 +67,12 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	if len(interesting) == 0 {
 		return nil, nil
 	}
-	delta, err := ev.usage(w.Object, now)
+	usage, err := ev.usage(w.Object, now)
 	if err != nil {
 		return nil, err
 	}
 	var negative []string
-	for name, q := range delta {
+	for name, q := range usage {
 		if q.Sign() < 0 {
 			negative = append(negative, name)
 		}
@@ -81,15 +81,28 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 		slices.Sort(negative)
 		return nil, refused("quota usage is negative for resource(s): %s", strings.Join(negative, ","))
 	}
+	// An update is charged what it adds to a quota the old object was
+	// charged to already, its whole usage to one it enters.
+	var diff List
 	if w.Op == "UPDATE" && w.Old != nil && w.Old.ResourceVersion() != "" {
 		prev, err := ev.usage(w.Old, now)
 		if err != nil {
 			return nil, err
 		}
-		delta = subtract(delta, prev)
+		diff = subtract(usage, prev)
 	}
 	var changed []Quota
 	for _, q := range interesting {
+		delta := usage
+		if diff != nil {
+			was, err := ev.matches(q.Scopes, w.Old)
+			if err != nil {
+				return nil, err
+			}
+			if was {
+				delta = diff
+			}
+		}
 		requested := mask(delta, slices.Collect(maps.Keys(q.Hard)))
 		if len(requested) == 0 {
 			continue

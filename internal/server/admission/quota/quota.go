@@ -20,9 +20,7 @@
 // # Caveats
 //
 // Claims' VolumeAttributesClass scope is not done (a quota with it
-// matches no claim). A pod's update is not charged (kube charges a change of its
-// activeDeadlineSeconds or a resize), nor the admission configuration's
-// limitedResources.
+// matches no claim), nor the admission configuration's limitedResources.
 package quota
 
 import (
@@ -124,9 +122,26 @@ func evaluatorFor(group, plural string) evaluator { return evaluator{group, plur
 func (e evaluator) core(plural string) bool { return e.group == "" && e.plural == plural }
 
 // handles says whether a write of the resource costs quota: a create;
-// an update of a service or a claim.
-func (e evaluator) handles(op string) bool {
-	return op == "CREATE" || op == "UPDATE" && (e.core("services") || e.core("persistentvolumeclaims"))
+// an update of a service or a claim, or of a pod that enters or leaves
+// the Terminating scope (its activeDeadlineSeconds set).
+func (e evaluator) handles(w Write) bool {
+	switch {
+	case w.Op == "CREATE":
+		return true
+	case w.Op != "UPDATE":
+		return false
+	case e.core("pods"):
+		return terminating(w.Object) != terminating(w.Old)
+	}
+	return e.core("services") || e.core("persistentvolumeclaims")
+}
+
+// terminating says whether a pod's JSON form sets a non-negative
+// activeDeadlineSeconds.
+func terminating(pod api.Object) bool {
+	spec, _ := pod["spec"].(map[string]any)
+	var deadline *int64
+	return Decode(spec["activeDeadlineSeconds"], &deadline) == nil && deadline != nil && *deadline >= 0
 }
 
 // The resources the evaluators of pods, services and claims charge.
