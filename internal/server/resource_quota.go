@@ -23,16 +23,17 @@ import (
 // at (read again from the store and charged again on a conflict); the
 // leader keeps each quota's status.hard its spec.hard and recomputes
 // status.used from the watch caches, at once for a quota whose hard
-// changed and every quotaResync for all (a delete lowers the usage then).
+// changed or whose namespace gained or lost objects it counts (a delete
+// gives its share back), and every quotaResync for all.
 
 // quotaRetries bounds the charges of one write that meet a concurrent
 // change of a quota.
 const quotaRetries = 5
 
 // quotaResync is how often the leader recomputes every quota's usage
-// (kube's --resource-quota-sync-period is 5 minutes, but its controller
-// also follows deletes as they happen); quotaPoll how often it looks for
-// quotas whose hard changed.
+// (kube's --resource-quota-sync-period is 5 minutes, and its controller
+// follows deletes and finished pods as they happen); quotaPoll how often
+// it looks for quotas whose hard or objects' numbers changed.
 const (
 	quotaResync = 10 * time.Second
 	quotaPoll   = time.Second
@@ -122,12 +123,17 @@ func (s *Server) writeQuotaUsed(ctx context.Context, res *resource.Resource, ns 
 }
 
 // keepQuotas is the leader's resourcequota controller: a quota whose
-// status.hard is not its spec.hard gets both hard and used at once, every
-// quota its usage every quotaResync.
+// status.hard is not its spec.hard, or whose namespace holds another
+// number of the objects it counts than at the last look (a create or a
+// delete), gets both hard and used at once; every quota its usage every
+// quotaResync (what an update changes: a pod that finished).
 func (s *Server) keepQuotas(ctx context.Context) {
 	t := time.NewTicker(quotaPoll)
 	defer t.Stop()
 	var last time.Time
+	// counts are, by quota and resource, the number of the resource's
+	// objects in the quota's namespace at the last look.
+	counts := map[string]int{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -138,19 +144,39 @@ func (s *Server) keepQuotas(ctx context.Context) {
 		if all {
 			last = time.Now()
 		}
+		seen := make(map[string]int, len(counts))
 		for _, o := range s.quotaObjects(ctx, "") {
 			obj, err := o.Obj()
 			if err != nil {
 				continue
 			}
-			if !all && quota.Equal(quota.Read(mapAt(obj, "spec"), "hard"), quota.Read(mapAt(obj, "status"), "hard")) {
+			hard := quota.Read(mapAt(obj, "spec"), "hard")
+			sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
+			for _, gr := range quota.Resources(hard, s.servesNamespaced) {
+				key := o.Key + " " + gr[0] + "/" + gr[1]
+				if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
+					objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
+					seen[key] = len(objs)
+				}
+				if prev, ok := counts[key]; !ok || prev != seen[key] {
+					sync = true
+				}
+			}
+			if !sync {
 				continue
 			}
 			if err := s.syncQuota(ctx, obj); err != nil && ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
 				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
 			}
 		}
+		counts = seen
 	}
+}
+
+// servesNamespaced says whether a group's namespaced resource is served.
+func (s *Server) servesNamespaced(group, plural string) bool {
+	res := s.servedResource(group, plural)
+	return res != nil && res.Namespaced
 }
 
 // servedResource is a served version of a group's resource (its
@@ -179,11 +205,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 	used := q.Used
 	ns := obj.Namespace()
 	now := time.Now()
-	served := func(group, plural string) bool {
-		res := s.servedResource(group, plural)
-		return res != nil && res.Namespaced
-	}
-	for _, gr := range quota.Resources(hard, served) {
+	for _, gr := range quota.Resources(hard, s.servesNamespaced) {
 		c, err := s.readyCache(ctx, s.servedResource(gr[0], gr[1]))
 		if c == nil || err != nil {
 			return err

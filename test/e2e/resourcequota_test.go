@@ -12,7 +12,7 @@ import (
 // TestResourceQuota drives ResourceQuota from the binary: the leader
 // fills a new quota's status, writes within it raise status.used, writes
 // beyond it are refused with kube's messages, and a delete gives its
-// share back once the leader recomputes the usage.
+// share back once the leader sees it (within a second or two).
 func TestResourceQuota(t *testing.T) {
 	s := startServer(t)
 	s.expect(t, "POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`, 201)
