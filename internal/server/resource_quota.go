@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
@@ -27,8 +29,27 @@ import (
 // gives its share back), and every quotaResync for all.
 
 // quotaRetries bounds the charges of one write that meet a concurrent
-// change of a quota.
+// change of a quota (by another server or the leader's recompute: this
+// server's charges in a namespace take turns).
 const quotaRetries = 5
+
+// quotaLockStripes is how many locks the namespaces' charges share.
+const quotaLockStripes = 64
+
+// quotaLocks make the charges of one namespace's writes take turns, as
+// kube's quota admission works through a namespace's writes one batch
+// at a time, so that concurrent writes do not fail each other's
+// conditional status writes; namespaces share quotaLockStripes locks.
+type quotaLocks [quotaLockStripes]sync.Mutex
+
+// lock locks ns's stripe and returns its unlock.
+func (l *quotaLocks) lock(ns string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(ns))
+	m := &l[h.Sum32()%quotaLockStripes]
+	m.Lock()
+	return m.Unlock
+}
 
 // quotaResync is how often the leader recomputes every quota's usage
 // (kube's --resource-quota-sync-period is 5 minutes, and its controller
@@ -55,10 +76,11 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
 	if a.Namespace == "" || a.Object == nil || a.Subresource != "" {
 		return nil
 	}
-	cached := s.quotaObjects(ctx, a.Namespace)
-	if len(cached) == 0 {
+	if len(s.quotaObjects(ctx, a.Namespace)) == 0 {
 		return nil
 	}
+	defer s.quotaLocks.lock(a.Namespace)()
+	cached := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	quotas := make([]quota.Quota, 0, len(cached))
 	for _, o := range cached {

@@ -205,6 +205,8 @@ type Server struct {
 	mutating         semaphore // bounds writes in flight
 	// plugins are kube's built-in admission plugins (ServiceAccount, ...).
 	plugins *plugins.Chain
+	// quotaLocks serialize the quota charges of a namespace's writes.
+	quotaLocks quotaLocks
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
