@@ -195,6 +195,17 @@ func (s *Server) keepQuotas(ctx context.Context) {
 	}
 }
 
+// quotaFreshTimeout bounds the recompute's wait for a cache to reach the
+// store's revision.
+const quotaFreshTimeout = 5 * time.Second
+
+// waitFresh waits, quotaFreshTimeout at most, for c to reach rev.
+func waitFresh(ctx context.Context, c *watchcache.Cache, rev int64) error {
+	ctx, cancel := context.WithTimeout(ctx, quotaFreshTimeout)
+	defer cancel()
+	return c.WaitFresh(ctx, rev)
+}
+
 // servesNamespaced says whether a group's namespaced resource is served.
 func (s *Server) servesNamespaced(group, plural string) bool {
 	res := s.servedResource(group, plural)
@@ -227,9 +238,18 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 	used := q.Used
 	ns := obj.Namespace()
 	now := time.Now()
+	// Count what the store holds now, not what a cache has yet to see: a
+	// write charged since would be given back.
+	rev, err := s.registry.Storage().CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
 	for _, gr := range quota.Resources(hard, s.servesNamespaced) {
 		c, err := s.readyCache(ctx, s.servedResource(gr[0], gr[1]))
 		if c == nil || err != nil {
+			return err
+		}
+		if err := waitFresh(ctx, c, rev); err != nil {
 			return err
 		}
 		cached, _ := c.List(watchcache.Filter{Namespace: ns})
@@ -257,7 +277,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		return nil
 	}
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
-	_, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
+	_, err = s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
 		next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
 		next.Metadata()["resourceVersion"] = obj.ResourceVersion()
