@@ -138,7 +138,7 @@ func newServe() *cobra.Command {
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
 	o.audit.addFlags(f)
-	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host")
+	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host; PodSecurity's PodSecurityConfiguration (defaults, exemptions)")
 	return cmd
 }
 
@@ -209,7 +209,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 	defer ln.Close() // served, Serve closes it; on an error before, this does
-	webhookCreds, err := webhookCredentials(o.admissionConfig)
+	admissionCfg, err := readAdmissionConfig(o.admissionConfig)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
-		WebhookCredentials: webhookCreds,
+		WebhookCredentials: admissionCfg.webhookCredentials, PodSecurity: admissionCfg.podSecurity,
 	})
 	if err != nil {
 		return err

@@ -8,16 +8,63 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
-// webhookCredentials reads --admission-control-config-file, kube's
-// AdmissionConfiguration: the kubeConfigFile of the
-// WebhookAdmissionConfiguration of its ValidatingAdmissionWebhook ([0])
-// and MutatingAdmissionWebhook ([1]) plugins, given inline or in the file
-// a plugin's path names (relative to the configuration's directory), as
-// kube-apiserver reads them. Other plugins' configurations are ignored.
-func webhookCredentials(path string) (out [2]*webhookclient.Kubeconfig, err error) {
+// admissionSettings are what listwatch reads of kube's
+// AdmissionConfiguration (--admission-control-config-file): the
+// kubeConfigFile of the WebhookAdmissionConfiguration of its
+// ValidatingAdmissionWebhook ([0]) and MutatingAdmissionWebhook ([1])
+// plugins, and the PodSecurity plugin's PodSecurityConfiguration. Other
+// plugins' configurations are ignored.
+type admissionSettings struct {
+	webhookCredentials [2]*webhookclient.Kubeconfig
+	podSecurity        *plugins.PodSecurityConfig
+}
+
+// readAdmissionConfig reads --admission-control-config-file.
+func readAdmissionConfig(path string) (out admissionSettings, err error) {
+	configs, err := pluginConfigs(path)
+	if err != nil {
+		return out, err
+	}
+	if c, ok := configs["PodSecurity"]; ok {
+		if out.podSecurity, err = plugins.LoadPodSecurityConfig(c); err != nil {
+			return out, fmt.Errorf("%s: plugin PodSecurity: %w", path, err)
+		}
+	}
+	for name, i := range map[string]int{"ValidatingAdmissionWebhook": 0, "MutatingAdmissionWebhook": 1} {
+		c, ok := configs[name]
+		if !ok {
+			continue
+		}
+		var wc struct {
+			Kind           string `json:"kind"`
+			KubeConfigFile string `json:"kubeConfigFile"`
+		}
+		if err := yaml.Unmarshal(c, &wc); err != nil {
+			return out, fmt.Errorf("%s: plugin %s: %w", path, name, err)
+		}
+		if wc.KubeConfigFile == "" {
+			continue
+		}
+		if !filepath.IsAbs(wc.KubeConfigFile) {
+			return out, fmt.Errorf("%s: plugin %s: kubeConfigFile: Invalid value: %q: must be an absolute file path", path, name, wc.KubeConfigFile)
+		}
+		if out.webhookCredentials[i], err = webhookclient.LoadKubeconfig(wc.KubeConfigFile); err != nil {
+			return out, fmt.Errorf("%s: plugin %s: %w", path, name, err)
+		}
+	}
+	return out, nil
+}
+
+// pluginConfigs are the configurations of an AdmissionConfiguration's
+// plugins by name, given inline or in the file a plugin's path names
+// (relative to the configuration's directory), as kube-apiserver reads
+// them; none if path is "".
+func pluginConfigs(path string) (map[string][]byte, error) {
+	out := map[string][]byte{}
 	if path == "" {
 		return out, nil
 	}
@@ -30,41 +77,25 @@ func webhookCredentials(path string) (out [2]*webhookclient.Kubeconfig, err erro
 		} `json:"plugins"`
 	}
 	if err := readYAML(path, &cfg); err != nil {
-		return out, err
+		return nil, err
 	}
 	if cfg.Kind != "AdmissionConfiguration" {
-		return out, fmt.Errorf("%s: kind %q, want AdmissionConfiguration", path, cfg.Kind)
+		return nil, fmt.Errorf("%s: kind %q, want AdmissionConfiguration", path, cfg.Kind)
 	}
 	for _, p := range cfg.Plugins {
-		i, ok := map[string]int{"ValidatingAdmissionWebhook": 0, "MutatingAdmissionWebhook": 1}[p.Name]
-		if !ok {
-			continue
-		}
-		var wc struct {
-			Kind           string `json:"kind"`
-			KubeConfigFile string `json:"kubeConfigFile"`
-		}
 		switch {
 		case p.Path != "":
 			file := p.Path
 			if !filepath.IsAbs(file) {
 				file = filepath.Join(filepath.Dir(path), file)
 			}
-			err = readYAML(file, &wc)
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return nil, fmt.Errorf("%s: plugin %s: %w", path, p.Name, err)
+			}
+			out[p.Name] = b
 		case len(p.Configuration) > 0:
-			err = json.Unmarshal(p.Configuration, &wc)
-		}
-		if err != nil {
-			return out, fmt.Errorf("%s: plugin %s: %w", path, p.Name, err)
-		}
-		if wc.KubeConfigFile == "" {
-			continue
-		}
-		if !filepath.IsAbs(wc.KubeConfigFile) {
-			return out, fmt.Errorf("%s: plugin %s: kubeConfigFile: Invalid value: %q: must be an absolute file path", path, p.Name, wc.KubeConfigFile)
-		}
-		if out[i], err = webhookclient.LoadKubeconfig(wc.KubeConfigFile); err != nil {
-			return out, fmt.Errorf("%s: plugin %s: %w", path, p.Name, err)
+			out[p.Name] = p.Configuration
 		}
 	}
 	return out, nil

@@ -23,9 +23,9 @@ import (
 // object) runs in the handler on create (after managedFields are recorded)
 // and inside the update function on update, patch and apply, before the
 // registry's defaulting and validation; the built-in plugins' validation,
-// ValidatingAdmissionPolicies, then validating webhooks, run inside the
-// registry, after its validation, just before the store write
-// (registry.Admit); on delete the webhooks and policies run there, with
+// ValidatingAdmissionPolicies, validating webhooks, then ResourceQuota,
+// run inside the registry, after its validation, just before the store
+// write (registry.Admit); on delete the webhooks and policies run there, with
 // the stored object as oldObject.
 
 // anyMutating says whether a write may be mutated: there are mutating
@@ -105,9 +105,10 @@ func (q *request) keepValidManagedFields(out, obj api.Object) {
 // mutating ones first, as kube), if any.
 func (q *request) admitting(ctx context.Context) context.Context {
 	deleting := q.info.Verb == "delete" || q.info.Verb == "deletecollection"
-	// The built-in plugins validate no deletes.
+	// The built-in plugins validate no deletes, nor are they charged.
 	plugins := q.pluginsHandle() && !deleting
-	if !plugins && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
+	quotas := !deleting && q.res.Namespaced && len(q.s.quotaObjects(ctx, q.info.Namespace)) > 0
+	if !plugins && !quotas && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
 	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
@@ -138,7 +139,11 @@ func (q *request) admitting(ctx context.Context) context.Context {
 		if err := q.s.policies.Validate(ctx, a); err != nil {
 			return err
 		}
-		return q.s.webhooks.Validate(ctx, a)
+		if err := q.s.webhooks.Validate(ctx, a); err != nil || op == webhook.Delete {
+			return err
+		}
+		// ResourceQuota comes last in kube's chain.
+		return q.s.chargeQuota(ctx, a)
 	})
 }
 

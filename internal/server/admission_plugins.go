@@ -99,9 +99,10 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	return obj, err
 }
 
-// List reads every object of a resource from its cache. The objects are
-// shared between calls, as kube's listers' are: the plugins only read them.
-func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, error) {
+// List reads the objects of a resource in a namespace (all when "") from
+// its cache. The objects are shared between calls, as kube's listers' are:
+// the plugins only read them.
+func (ps pluginSource) List(ctx context.Context, r plugins.Ref, namespace string) ([]api.Object, error) {
 	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
 	if !ok {
 		return nil, nil
@@ -110,7 +111,7 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 	if c == nil || err != nil {
 		return nil, err
 	}
-	objs, _ := c.List(watchcache.Filter{})
+	objs, _ := c.List(watchcache.Filter{Namespace: namespace})
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
 		if obj, err := ps.decoded.get(o); err == nil {
@@ -118,6 +119,22 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 		}
 	}
 	return out, nil
+}
+
+// NamespaceLabels reads a namespace's labels from its cache, without
+// decoding it, else from the store.
+func (ps pluginSource) NamespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	res, _ := ps.s.catalog.Get("", "v1", "namespaces")
+	if c := ps.s.caches.get(res); c != nil {
+		if o := c.Get(res.Key("", name)); o != nil {
+			return o.Labels(), nil
+		}
+	}
+	obj, err := ps.s.registry.Get(ctx, res, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.Labels(), nil
 }
 
 // systemPriorityClasses are the PriorityClasses kube-apiserver makes at

@@ -88,6 +88,9 @@ type Config struct {
 	// their hosts, [0] validating and [1] mutating ones' (kube's
 	// WebhookAdmissionConfiguration kubeConfigFile of each plugin).
 	WebhookCredentials [2]*webhookclient.Kubeconfig
+	// PodSecurity is the PodSecurity plugin's configuration (nil: kube's
+	// defaults, everything privileged).
+	PodSecurity *plugins.PodSecurityConfig
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as
@@ -202,6 +205,8 @@ type Server struct {
 	mutating         semaphore // bounds writes in flight
 	// plugins are kube's built-in admission plugins (ServiceAccount, ...).
 	plugins *plugins.Chain
+	// quotaLocks serialize the quota charges of a namespace's writes.
+	quotaLocks quotaLocks
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
@@ -253,7 +258,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
-	s.plugins = plugins.New(newPluginSource(s))
+	s.plugins = plugins.New(newPluginSource(s), cfg.PodSecurity)
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
@@ -292,7 +297,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas)
 	if cfg.Advertise.IsValid() {
 		s.controllers = append(s.controllers, s.kubernetesService)
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -30,14 +29,7 @@ func TestMutatingAdmissionPolicies(t *testing.T) {
 	}
 	call := func(method, path, body string, want int) map[string]any {
 		t.Helper()
-		resp := s.do(t, "", method, path, body)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
-		}
+		m, _ := s.expect(t, method, path, body, want)
 		return m
 	}
 	call("POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"owner"},"data":{"team":"storage"}}`, 201)

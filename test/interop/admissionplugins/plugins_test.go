@@ -6,7 +6,10 @@
 // order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the accounts and classes the
 // binary stores, and that what they refuse the binary refuses with the
-// same message.
+// same message; that PodSecurity refuses and warns of the same pods,
+// templates and namespace changes with the same messages; and that
+// LimitRanger defaults and refuses the same pods and claims; and that
+// ResourceQuota charges and refuses writes as kube's CheckRequest.
 package admissionplugins
 
 import (
@@ -398,15 +401,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	if err != nil {
 		t.Fatal(err)
 	}
-	gvk := kindOf(t, obj)
-	legacyscheme.Scheme.Default(obj)
-	internal, err := legacyscheme.Scheme.New(gvk.GroupKind().WithVersion(runtime.APIVersionInternal))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
-		t.Fatal(err)
-	}
+	internal, gvk := decodeAsKube(t, obj)
 	name := obj.(metav1.Object).GetName()
 	namespace := ns
 	if _, node := obj.(*corev1.Node); node {
@@ -419,6 +414,30 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	if err := chain.(admission.ValidationInterface).Validate(ctx, a, nil); err != nil {
 		return nil, err
 	}
+	return readAsKube(t, internal, gvk), nil
+}
+
+// decodeAsKube is obj (of the v1 API, unchanged) defaulted and converted
+// to kube's internal form, as kube-apiserver decodes it, and its kind.
+func decodeAsKube(t *testing.T, obj runtime.Object) (runtime.Object, schema.GroupVersionKind) {
+	t.Helper()
+	obj = obj.DeepCopyObject()
+	gvk := kindOf(t, obj)
+	legacyscheme.Scheme.Default(obj)
+	internal, err := legacyscheme.Scheme.New(gvk.GroupKind().WithVersion(runtime.APIVersionInternal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := legacyscheme.Scheme.Convert(obj, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	return internal, gvk
+}
+
+// readAsKube is an internal object as kube stores and reads it back in
+// version gvk (defaulted again).
+func readAsKube(t *testing.T, internal runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	t.Helper()
 	out, err := legacyscheme.Scheme.New(gvk)
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +446,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 		t.Fatal(err)
 	}
 	legacyscheme.Scheme.Default(out)
-	return out, nil
+	return out
 }
 
 // kindOf is a v1 object's group, version and kind.

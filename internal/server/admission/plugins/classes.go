@@ -48,9 +48,9 @@ func (p *defaultClass) admit(ctx context.Context, a *webhook.Attributes) error {
 	if _, named := a.Object.Annotations()[p.annotation]; named || spec == nil || spec[p.field] != nil {
 		return nil
 	}
-	classes, err := p.src.List(ctx, p.classes)
+	classes, err := p.src.List(ctx, p.classes, "")
 	if err != nil {
-		return forbidden(a, err.Error())
+		return Forbidden(a, err.Error())
 	}
 	var defaults []api.Object
 	for _, c := range classes {

@@ -1,7 +1,7 @@
 // Package plugins is kube-apiserver's built-in admission plugins that
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
-// AllOrderedPlugins): ServiceAccount, TaintNodesByCondition, Priority,
+// AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
 // DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
 // DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
 //
@@ -44,8 +44,11 @@ type Source interface {
 	// Get returns the object, or nil when there is none. The objects Get
 	// and List return may be shared, as kube's listers' are: read them only.
 	Get(ctx context.Context, r Ref, namespace, name string) (api.Object, error)
-	// List returns every object of a cluster-scoped resource.
-	List(ctx context.Context, r Ref) ([]api.Object, error)
+	// List returns the objects of a resource in a namespace ("": all).
+	List(ctx context.Context, r Ref, namespace string) ([]api.Object, error)
+	// NamespaceLabels returns a namespace's labels; an error if it
+	// cannot be read.
+	NamespaceLabels(ctx context.Context, name string) (map[string]string, error)
 }
 
 // plugin is one of kube's admission plugins.
@@ -61,11 +64,14 @@ type Chain struct {
 
 var _ webhook.Mutator = (*Chain)(nil)
 
-// New returns the plugins reading from src.
-func New(src Source) *Chain {
+// New returns the plugins reading from src, PodSecurity with ps (nil:
+// kube's defaults).
+func New(src Source, ps *PodSecurityConfig) *Chain {
 	return &Chain{plugins: []plugin{
+		&limitRanger{src: src},
 		&serviceAccount{src: src, generateName: generateName},
 		nodeTaint{},
+		newPodSecurity(src, ps),
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
@@ -79,6 +85,13 @@ func New(src Source) *Chain {
 var handled = map[[2]string]bool{
 	{"", "pods"}: true, {PriorityClasses.Group, PriorityClasses.Plural}: true,
 	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true, {"", "nodes"}: true,
+	{"", "namespaces"}: true,
+}
+
+func init() {
+	for gr := range podTemplatePaths {
+		handled[gr] = true
+	}
 }
 
 // Handles says whether a write of the resource may meet a plugin: the
@@ -114,9 +127,9 @@ func (c *Chain) Validate(ctx context.Context, a *webhook.Attributes) error {
 	return nil
 }
 
-// forbidden is kube's admission.NewForbidden: the object named by the
+// Forbidden is kube's admission.NewForbidden: the object named by the
 // request, else by its name or generateName, else "Unknown".
-func forbidden(a *webhook.Attributes, why string) error {
+func Forbidden(a *webhook.Attributes, why string) error {
 	name := a.Name
 	if name == "" {
 		name = "Unknown"

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,12 +22,21 @@ func (s source) Get(_ context.Context, r Ref, ns, name string) (api.Object, erro
 	return nil, nil
 }
 
-func (s source) List(_ context.Context, r Ref) ([]api.Object, error) {
+func (s source) List(_ context.Context, r Ref, ns string) ([]api.Object, error) {
 	var out []api.Object
-	for _, o := range s[r] {
-		out = append(out, o.DeepCopy())
+	for key, o := range s[r] {
+		if ns == "" || strings.HasPrefix(key, ns+"/") {
+			out = append(out, o.DeepCopy())
+		}
 	}
 	return out, nil
+}
+
+func (s source) NamespaceLabels(_ context.Context, name string) (map[string]string, error) {
+	if name == "broken" {
+		return nil, errors.New("unreadable")
+	}
+	return s[Namespaces]["/"+name].Labels(), nil
 }
 
 func parse(t *testing.T, s string) api.Object {
@@ -38,10 +48,10 @@ func parse(t *testing.T, s string) api.Object {
 	return o
 }
 
-// chain is New(src) whose token volumes are all named kube-api-access-xxxxx.
+// chain is New(src, nil) whose token volumes are all named kube-api-access-xxxxx.
 func chain(src Source) *Chain {
-	c := New(src)
-	c.plugins[0].(*serviceAccount).generateName = func(p string) string { return p + "xxxxx" }
+	c := New(src, nil)
+	c.plugins[1].(*serviceAccount).generateName = func(p string) string { return p + "xxxxx" }
 	return c
 }
 

@@ -48,12 +48,12 @@ func (p *priority) admit(ctx context.Context, a *webhook.Attributes) error {
 		spec["priorityClassName"] = name
 	}
 	if given, ok := integer(spec, "priority"); spec["priority"] != nil && (!ok || given != value) {
-		return forbidden(a, fmt.Sprintf("the integer value of priority (%v) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", spec["priority"], value))
+		return Forbidden(a, fmt.Sprintf("the integer value of priority (%v) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", spec["priority"], value))
 	}
 	spec["priority"] = number(value)
 	if policy != "" {
 		if given := spec["preemptionPolicy"]; given != nil && given != policy {
-			return forbidden(a, fmt.Sprintf("the string value of PreemptionPolicy (%v) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", given, policy))
+			return Forbidden(a, fmt.Sprintf("the string value of PreemptionPolicy (%v) must not be provided in pod spec; priority admission controller computed %s from the given PriorityClass name", given, policy))
 		}
 		spec["preemptionPolicy"] = policy
 	}
@@ -79,7 +79,7 @@ func (p *priority) class(ctx context.Context, a *webhook.Attributes, name string
 		return "", 0, "", apierror.Internal(fmt.Errorf("failed to resolve PriorityClass with name %s: %w", name, err))
 	}
 	if pc == nil {
-		return "", 0, "", forbidden(a, fmt.Sprintf("no PriorityClass with name %v was found", name))
+		return "", 0, "", Forbidden(a, fmt.Sprintf("no PriorityClass with name %v was found", name))
 	}
 	value, _ := integer(pc, "value")
 	return name, value, str(pc, "preemptionPolicy"), nil
@@ -88,7 +88,7 @@ func (p *priority) class(ctx context.Context, a *webhook.Attributes, name string
 // defaultClass is the class with globalDefault, the lowest valued if
 // several were made at once; nil if none.
 func (p *priority) defaultClass(ctx context.Context) (api.Object, error) {
-	classes, err := p.src.List(ctx, PriorityClasses)
+	classes, err := p.src.List(ctx, PriorityClasses, "")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (p *priority) validate(ctx context.Context, a *webhook.Attributes) error {
 		return apierror.Internal(fmt.Errorf("failed to get default priority class: %w", err))
 	}
 	if def != nil && (a.Operation == webhook.Create || def.Name() != a.Object.Name()) {
-		return forbidden(a, fmt.Sprintf("PriorityClass %v is already marked as default. Only one default can exist", def.Name()))
+		return Forbidden(a, fmt.Sprintf("PriorityClass %v is already marked as default. Only one default can exist", def.Name()))
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func (p *runtimeClass) admit(ctx context.Context, a *webhook.Attributes) error {
 	if overhead, ok := rc["overhead"].(map[string]any); ok {
 		podFixed, _ := overhead["podFixed"].(map[string]any)
 		if own, _ := spec["overhead"].(map[string]any); len(own) > 0 && !sameResources(podFixed, own) {
-			return forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+			return Forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
 		}
 		if podFixed == nil {
 			delete(spec, "overhead")
@@ -46,7 +46,7 @@ func (p *runtimeClass) admit(ctx context.Context, a *webhook.Attributes) error {
 		}
 		for k, v := range classSelector {
 			if own, ok := selector[k]; ok && own != v {
-				return forbidden(a, fmt.Sprintf("conflict: runtimeClass.scheduling.nodeSelector[%s] = %v; pod.spec.nodeSelector[%s] = %v", k, v, k, own))
+				return Forbidden(a, fmt.Sprintf("conflict: runtimeClass.scheduling.nodeSelector[%s] = %v; pod.spec.nodeSelector[%s] = %v", k, v, k, own))
 			}
 			selector[k] = v
 		}
@@ -67,10 +67,10 @@ func (p *runtimeClass) validate(ctx context.Context, a *webhook.Attributes) erro
 	if overhead, ok := rc["overhead"].(map[string]any); ok {
 		podFixed, _ := overhead["podFixed"].(map[string]any)
 		if own, _ := spec["overhead"].(map[string]any); !sameResources(podFixed, own) {
-			return forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+			return Forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
 		}
 	} else if spec["overhead"] != nil {
-		return forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+		return Forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func (p *runtimeClass) class(ctx context.Context, a *webhook.Attributes) (map[st
 	}
 	rc, err := p.src.Get(ctx, RuntimeClasses, "", name)
 	if err == nil && rc == nil {
-		err = forbidden(a, fmt.Sprintf("pod rejected: RuntimeClass %q not found", name))
+		err = Forbidden(a, fmt.Sprintf("pod rejected: RuntimeClass %q not found", name))
 	}
 	return spec, rc, err
 }

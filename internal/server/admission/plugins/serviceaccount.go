@@ -84,7 +84,7 @@ func (p *serviceAccount) validate(ctx context.Context, a *webhook.Attributes) er
 	}
 	name := str(spec, "serviceAccountName")
 	if name == "" {
-		return forbidden(a, fmt.Sprintf("no service account specified for pod %s/%s", a.Namespace, a.Object.Name()))
+		return Forbidden(a, fmt.Sprintf("no service account specified for pod %s/%s", a.Namespace, a.Object.Name()))
 	}
 	sa, err := p.account(ctx, a, name)
 	if err != nil {
@@ -92,7 +92,7 @@ func (p *serviceAccount) validate(ctx context.Context, a *webhook.Attributes) er
 	}
 	if enforce, _ := strconv.ParseBool(sa.Annotations()[enforceMountableSecrets]); enforce {
 		if why := unmountableSecret(sa, spec); why != "" {
-			return forbidden(a, why)
+			return Forbidden(a, why)
 		}
 	}
 	return nil
@@ -105,7 +105,7 @@ func (p *serviceAccount) account(ctx context.Context, a *webhook.Attributes, nam
 		err = fmt.Errorf("serviceaccount %q not found", name)
 	}
 	if err != nil {
-		return nil, forbidden(a, fmt.Sprintf("error looking up service account %s/%s: %v", a.Namespace, name, err))
+		return nil, Forbidden(a, fmt.Sprintf("error looking up service account %s/%s: %v", a.Namespace, name, err))
 	}
 	return sa, nil
 }
@@ -181,16 +181,16 @@ func tokenVolume(name string) map[string]any {
 // secrets or a projected token, as kube.
 func validateMirror(a *webhook.Attributes, spec map[string]any) error {
 	if str(spec, "serviceAccountName") != "" {
-		return forbidden(a, "a mirror pod may not reference service accounts")
+		return Forbidden(a, "a mirror pod may not reference service accounts")
 	}
 	if referencesSecrets(spec) {
-		return forbidden(a, "a mirror pod may not reference secrets")
+		return Forbidden(a, "a mirror pod may not reference secrets")
 	}
 	for _, v := range objects(spec, "volumes") {
 		projected, _ := v["projected"].(map[string]any)
 		for _, s := range objects(projected, "sources") {
 			if s["serviceAccountToken"] != nil {
-				return forbidden(a, "a mirror pod may not use ServiceAccountToken volume projections")
+				return Forbidden(a, "a mirror pod may not use ServiceAccountToken volume projections")
 			}
 		}
 	}

@@ -1,0 +1,249 @@
+package quota
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	podresource "k8s.io/component-helpers/resource"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// Refused is a write the quotas refuse: kube's 403 with this reason.
+type Refused struct{ Reason string }
+
+func (r *Refused) Error() string { return r.Reason }
+
+func refused(format string, args ...any) error { return &Refused{fmt.Sprintf(format, args...)} }
+
+// Write is a write to charge: its operation (CREATE or UPDATE), the
+// resource and the object written over the old one (nil on create).
+type Write struct {
+	Op            string
+	Group, Plural string
+	Object, Old   api.Object
+}
+
+// Check is kube's CheckRequest: the quotas among quotas whose usage the
+// write raises, with their new usage, or a *Refused error (or another
+// for an object it cannot read).
+func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
+	ev := evaluatorFor(w.Group, w.Plural)
+	if !ev.handles(w) {
+		return nil, nil
+	}
+	var interesting []Quota
+	for _, q := range quotas {
+		restricted := ev.matching(q.Hard)
+		if len(restricted) == 0 {
+			continue
+		}
+		if match, err := ev.matches(q.Scopes, w.Object); err != nil || !match {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := ev.constraints(restricted, w.Object); err != nil {
+			var r *Refused
+			if errors.As(err, &r) {
+				return nil, refused("failed quota: %s: %s", q.Name, r.Reason)
+			}
+			return nil, err
+		}
+		for _, name := range restricted {
+			if _, ok := q.Used[name]; !ok {
+				return nil, refused("status unknown for quota: %s, resources: %s", q.Name, strings.Join(restricted, ","))
+			}
+		}
+		interesting = append(interesting, q)
+	}
+	if len(interesting) == 0 {
+		return nil, nil
+	}
+	usage, err := ev.usage(w.Object, now)
+	if err != nil {
+		return nil, err
+	}
+	var negative []string
+	for name, q := range usage {
+		if q.Sign() < 0 {
+			negative = append(negative, name)
+		}
+	}
+	if len(negative) > 0 {
+		slices.Sort(negative)
+		return nil, refused("quota usage is negative for resource(s): %s", strings.Join(negative, ","))
+	}
+	// An update is charged what it adds to a quota the old object was
+	// charged to already, its whole usage to one it enters.
+	var diff List
+	if w.Op == "UPDATE" && w.Old != nil && w.Old.ResourceVersion() != "" {
+		prev, err := ev.usage(w.Old, now)
+		if err != nil {
+			return nil, err
+		}
+		diff = subtract(usage, prev)
+	}
+	var changed []Quota
+	for _, q := range interesting {
+		delta := usage
+		if diff != nil {
+			was, err := ev.matches(q.Scopes, w.Old)
+			if err != nil {
+				return nil, err
+			}
+			if was {
+				delta = diff
+			}
+		}
+		requested := mask(delta, slices.Collect(maps.Keys(q.Hard)))
+		if len(requested) == 0 {
+			continue
+		}
+		used := maps.Clone(q.Used)
+		Add(used, requested)
+		var exceeded []string
+		for name := range requested {
+			if u := used[name]; u.Cmp(q.Hard[name]) > 0 {
+				exceeded = append(exceeded, name)
+			}
+		}
+		if len(exceeded) > 0 {
+			return nil, refused("exceeded quota: %s, requested: %s, used: %s, limited: %s", q.Name,
+				pretty(mask(requested, exceeded)), pretty(mask(q.Used, exceeded)), pretty(mask(q.Hard, exceeded)))
+		}
+		q.Used = used
+		changed = append(changed, q)
+	}
+	return changed, nil
+}
+
+// subtract is a-b, each at least zero, zeros left out (kube's
+// SubtractWithNonNegativeResult, then RemoveZeros).
+func subtract(a, b List) List {
+	out := List{}
+	for name, q := range a {
+		d := q.DeepCopy()
+		if o, ok := b[name]; ok {
+			d.Sub(o)
+		}
+		if d.Sign() > 0 {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// checkedResources are the pod resources whose quota makes each container
+// name its own request or limit (kube's validationSet).
+var checkedResources = []string{"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+
+// constraints is kube's pod Constraints: each container must give the
+// quota-limited cpu and memory it charges, unless the pod sets its own.
+func (e evaluator) constraints(restricted []string, obj api.Object) error {
+	if !e.core("pods") {
+		return nil
+	}
+	var pod corev1.Pod
+	if err := Decode(obj, &pod); err != nil {
+		return err
+	}
+	if podresource.IsPodLevelResourcesSet(&pod) {
+		return nil
+	}
+	missing := map[string][]string{}
+	for _, c := range slices.Concat(pod.Spec.Containers, pod.Spec.InitContainers) {
+		has := computeUsage(c.Resources.Requests, c.Resources.Limits)
+		for _, name := range restricted {
+			if _, ok := has[name]; !ok && slices.Contains(checkedResources, name) && !slices.Contains(missing[name], c.Name) {
+				missing[name] = append(missing[name], c.Name)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, name := range slices.Sorted(maps.Keys(missing)) {
+		slices.Sort(missing[name])
+		msgs = append(msgs, fmt.Sprintf("%s for: %s", name, strings.Join(missing[name], ",")))
+	}
+	return refused("must specify %s", strings.Join(msgs, "; "))
+}
+
+// Usage is what the objects of a resource that match a quota's scopes
+// use of its hard resources (every one the resource charges, zero if
+// nothing uses it), as kube's quota controller counts.
+func Usage(q Quota, group, plural string, objs []api.Object, now time.Time) (List, error) {
+	ev := evaluatorFor(group, plural)
+	names := ev.matching(q.Hard)
+	out := List{}
+	for _, n := range names {
+		out[n] = resource.Quantity{Format: resource.DecimalSI}
+	}
+	for _, o := range objs {
+		match, err := ev.matches(q.Scopes, o)
+		if err != nil {
+			return nil, err
+		}
+		if !match {
+			continue
+		}
+		u, err := ev.usage(o, now)
+		if err != nil {
+			return nil, err
+		}
+		Add(out, mask(u, names))
+	}
+	return out, nil
+}
+
+// Resources are the resources (group, plural) whose objects a quota's hard
+// names charge, among served: pods, services and claims for theirs, the
+// resource counted for count/..., and the kinds of the legacy aliases.
+func Resources(hard List, served func(group, plural string) bool) [][2]string {
+	var out [][2]string
+	seen := map[[2]string]bool{}
+	for name := range hard {
+		var gr [2]string
+		switch {
+		case strings.HasPrefix(name, "count/"):
+			plural, group, _ := strings.Cut(strings.TrimPrefix(name, "count/"), ".")
+			gr = [2]string{group, plural}
+		case legacyAliases[name] != "":
+			gr = [2]string{"", name}
+		default:
+			for _, plural := range []string{"pods", "services", "persistentvolumeclaims"} {
+				if evaluatorFor("", plural).charges(name) {
+					gr = [2]string{"", plural}
+				}
+			}
+		}
+		if gr[1] != "" && !seen[gr] && served(gr[0], gr[1]) {
+			seen[gr] = true
+			out = append(out, gr)
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]string) int { return strings.Compare(a[0]+"/"+a[1], b[0]+"/"+b[1]) })
+	return out
+}
+
+// ReadsObjects says whether the usage of a resource's objects depends on
+// them (pods, services, claims) or only on their number (nil objects
+// will do).
+func ReadsObjects(group, plural string) bool {
+	ev := evaluatorFor(group, plural)
+	return ev.core("pods") || ev.core("services") || ev.core("persistentvolumeclaims")
+}
+
+// Equal says whether two lists hold the same quantities.
+func Equal(a, b List) bool {
+	return maps.EqualFunc(a, b, func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })
+}

@@ -1,0 +1,459 @@
+// Package quota is kube's ResourceQuota accounting
+// (k8s.io/apiserver pkg/admission/plugin/resourcequota CheckRequest and
+// k8s.io/kubernetes pkg/quota/v1/evaluator/core): what a write of an
+// object costs against a namespace's quotas, the refusal of a write that
+// would exceed one, and what a namespace's objects use in all.
+//
+// Every namespaced resource is counted as count/<resource>[.<group>] (and
+// configmaps, secrets, replicationcontrollers and resourcequotas under
+// their bare names too); pods charge their compute resources (kube's pod
+// requests and limits: init containers at their peak, sidecars, pod-level
+// resources, overhead) and "pods" while not terminal; services
+// services, services.nodeports and services.loadbalancers; claims
+// persistentvolumeclaims and requests.storage, also per storage class.
+//
+// Pods match a quota's scopes as kube's: Terminating and NotTerminating
+// (activeDeadlineSeconds), BestEffort and NotBestEffort (kube's QoS
+// class), PriorityClass (by the class name's selector) and
+// CrossNamespacePodAffinity; other objects match no scope.
+//
+// # Caveats
+//
+// Claims' VolumeAttributesClass scope is not done (a quota with it
+// matches no claim), nor the admission configuration's limitedResources.
+package quota
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	podresource "k8s.io/component-helpers/resource"
+
+	"github.com/listwatch/listwatch/api"
+)
+
+// List is a resource list: quantities by resource name.
+type List = map[string]resource.Quantity
+
+// Quota is one ResourceQuota's status: what it allows and uses.
+type Quota struct {
+	Name string
+	// ResourceVersion is the revision the status was read at; a status
+	// write is conditional on it.
+	ResourceVersion string
+	Hard, Used      List
+	// Scopes are the quota's scopes and scopeSelector's expressions: an
+	// object is charged only if it matches every one.
+	Scopes []Scope
+}
+
+// Scope is one scope selector expression (a scope alone is Exists).
+type Scope struct {
+	Name     string   `json:"scopeName"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values"`
+}
+
+// Parse reads a ResourceQuota's status and scopes.
+func Parse(obj api.Object) Quota {
+	spec, _ := obj["spec"].(map[string]any)
+	status, _ := obj["status"].(map[string]any)
+	q := Quota{Name: obj.Name(), ResourceVersion: obj.ResourceVersion(), Hard: Read(status, "hard"), Used: Read(status, "used")}
+	scopes, _ := spec["scopes"].([]any)
+	for _, s := range scopes {
+		name, _ := s.(string)
+		q.Scopes = append(q.Scopes, Scope{Name: name, Operator: "Exists"})
+	}
+	var selector struct {
+		MatchExpressions []Scope `json:"matchExpressions"`
+	}
+	if Decode(spec["scopeSelector"], &selector) == nil {
+		q.Scopes = append(q.Scopes, selector.MatchExpressions...)
+	}
+	return q
+}
+
+// Read reads the resource list m[key]; what does not parse is left out.
+func Read(m map[string]any, key string) List {
+	list, _ := m[key].(map[string]any)
+	out := make(List, len(list))
+	for name, v := range list {
+		if q, err := resource.ParseQuantity(fmt.Sprint(v)); err == nil {
+			out[name] = q
+		}
+	}
+	return out
+}
+
+// Encode is a list as JSON holds it.
+func Encode(l List) map[string]any {
+	out := make(map[string]any, len(l))
+	for name, q := range l {
+		out[name] = q.String()
+	}
+	return out
+}
+
+// legacyAliases are the bare names kube also counts some kinds under.
+var legacyAliases = map[string]string{"configmaps": "configmaps", "resourcequotas": "resourcequotas",
+	"replicationcontrollers": "replicationcontrollers", "secrets": "secrets"}
+
+// countName is kube's object count resource of a group's resource.
+func countName(group, plural string) string {
+	if group == "" {
+		return "count/" + plural
+	}
+	return "count/" + plural + "." + group
+}
+
+// evaluator is kube's quota evaluator of one resource.
+type evaluator struct {
+	group, plural string
+}
+
+func evaluatorFor(group, plural string) evaluator { return evaluator{group, plural} }
+
+func (e evaluator) core(plural string) bool { return e.group == "" && e.plural == plural }
+
+// handles says whether a write of the resource costs quota: a create;
+// an update of a service or a claim, or of a pod that enters or leaves
+// the Terminating scope (its activeDeadlineSeconds set).
+func (e evaluator) handles(w Write) bool {
+	switch {
+	case w.Op == "CREATE":
+		return true
+	case w.Op != "UPDATE":
+		return false
+	case e.core("pods"):
+		return terminating(w.Object) != terminating(w.Old)
+	}
+	return e.core("services") || e.core("persistentvolumeclaims")
+}
+
+// terminating says whether a pod's JSON form sets a non-negative
+// activeDeadlineSeconds.
+func terminating(pod api.Object) bool {
+	spec, _ := pod["spec"].(map[string]any)
+	var deadline *int64
+	return Decode(spec["activeDeadlineSeconds"], &deadline) == nil && deadline != nil && *deadline >= 0
+}
+
+// The resources the evaluators of pods, services and claims charge.
+var (
+	podResources = []string{"count/pods", "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
+		"requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods"}
+	serviceResources = []string{"count/services", "services", "services.nodeports", "services.loadbalancers"}
+	claimResources   = []string{"persistentvolumeclaims", "requests.storage"}
+)
+
+// storageClassSuffix qualifies a claim's resources by storage class.
+const storageClassSuffix = ".storageclass.storage.k8s.io/"
+
+// matching are the names among hard the evaluator charges.
+func (e evaluator) matching(hard List) []string {
+	var out []string
+	for name := range hard {
+		if e.charges(name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (e evaluator) charges(name string) bool {
+	switch {
+	case e.core("pods"):
+		return slices.Contains(podResources, name) || strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) ||
+			strings.HasPrefix(name, corev1.ResourceRequestsHugePagesPrefix)
+	case e.core("services"):
+		return slices.Contains(serviceResources, name)
+	case e.core("persistentvolumeclaims"):
+		if name == "count/persistentvolumeclaims" || slices.Contains(claimResources, name) {
+			return true
+		}
+		for _, r := range claimResources {
+			if strings.HasSuffix(name, storageClassSuffix+r) {
+				return true
+			}
+		}
+		return false
+	}
+	return name == countName(e.group, e.plural) || e.group == "" && legacyAliases[e.plural] == name && name != ""
+}
+
+// matches says whether obj matches every scope (kube's generic.Matches
+// with its evaluators' scope functions).
+func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
+	if len(scopes) == 0 {
+		return true, nil
+	}
+	if !e.core("pods") {
+		return false, nil
+	}
+	var pod corev1.Pod
+	if err := Decode(obj, &pod); err != nil {
+		return false, err
+	}
+	for _, s := range scopes {
+		if !podMatches(s, &pod) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// podMatches is kube's podMatchesScopeFunc.
+func podMatches(s Scope, pod *corev1.Pod) bool {
+	terminating := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
+	switch s.Name {
+	case "Terminating":
+		return terminating
+	case "NotTerminating":
+		return !terminating
+	case "BestEffort":
+		return bestEffort(pod)
+	case "NotBestEffort":
+		return !bestEffort(pod)
+	case "PriorityClass":
+		class := pod.Spec.PriorityClassName
+		// kube matches a label selector on {PriorityClass: class}, the
+		// label absent without a class.
+		switch s.Operator {
+		case "Exists":
+			return class != ""
+		case "DoesNotExist":
+			return class == ""
+		case "In":
+			return class != "" && slices.Contains(s.Values, class)
+		case "NotIn":
+			return class == "" || !slices.Contains(s.Values, class)
+		}
+		return false
+	case "CrossNamespacePodAffinity":
+		return crossNamespaceAffinity(pod)
+	}
+	return false
+}
+
+// bestEffort is kube's QoS class BestEffort: the status's class, else no
+// cpu or memory requested or limited (by the pod if it sets its own, else
+// by any container).
+func bestEffort(pod *corev1.Pod) bool {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass == corev1.PodQOSBestEffort
+	}
+	none := func(r *corev1.ResourceRequirements) bool {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, lim := r.Requests[name], r.Limits[name]
+			if !req.IsZero() || !lim.IsZero() {
+				return false
+			}
+		}
+		return true
+	}
+	if pod.Spec.Resources != nil && podresource.IsPodLevelResourcesSet(pod) {
+		return none(pod.Spec.Resources)
+	}
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		if !none(&c.Resources) {
+			return false
+		}
+	}
+	return true
+}
+
+// crossNamespaceAffinity says whether a pod (anti-)affinity term of the
+// pod names namespaces or a namespaceSelector.
+func crossNamespaceAffinity(pod *corev1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil {
+		return false
+	}
+	var terms []corev1.PodAffinityTerm
+	if pa := a.PodAffinity; pa != nil {
+		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if pa := a.PodAntiAffinity; pa != nil {
+		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
+}
+
+// usage is what obj costs.
+func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	switch {
+	case e.core("pods"):
+		var pod corev1.Pod
+		if err := Decode(obj, &pod); err != nil {
+			return nil, err
+		}
+		return podUsage(&pod, now), nil
+	case e.core("services"):
+		var svc corev1.Service
+		if err := Decode(obj, &svc); err != nil {
+			return nil, err
+		}
+		return serviceUsage(&svc), nil
+	case e.core("persistentvolumeclaims"):
+		var pvc corev1.PersistentVolumeClaim
+		if err := Decode(obj, &pvc); err != nil {
+			return nil, err
+		}
+		return claimUsage(&pvc), nil
+	}
+	out := List{countName(e.group, e.plural): one}
+	if alias := legacyAliases[e.plural]; e.group == "" && alias != "" {
+		out[alias] = one
+	}
+	return out, nil
+}
+
+// Decode reads an object's JSON form (or a part of it) into kube's Go
+// type.
+func Decode(from any, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}
+
+// podUsage is kube's PodUsageFunc: count/pods always; the rest while the
+// pod is not terminal nor past its deletion's grace period.
+func podUsage(pod *corev1.Pod, now time.Time) List {
+	out := List{"count/pods": *resource.NewQuantity(1, resource.DecimalSI)}
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		return out
+	}
+	if pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil &&
+		now.After(pod.DeletionTimestamp.Add(time.Duration(*pod.DeletionGracePeriodSeconds)*time.Second)) {
+		return out
+	}
+	opts := podresource.PodResourcesOptions{UseStatusResources: true}
+	Add(out, computeUsage(podresource.PodRequests(pod, opts), podresource.PodLimits(pod, opts)))
+	return out
+}
+
+// computeUsage is kube's podComputeUsageHelper: what requests and limits
+// charge, "pods" included.
+func computeUsage(requests, limits corev1.ResourceList) List {
+	out := List{"pods": *resource.NewQuantity(1, resource.DecimalSI)}
+	for _, r := range []string{"cpu", "memory", "ephemeral-storage"} {
+		if q, ok := requests[corev1.ResourceName(r)]; ok {
+			out[r], out["requests."+r] = q, q
+		}
+		if q, ok := limits[corev1.ResourceName(r)]; ok {
+			out["limits."+r] = q
+		}
+	}
+	for name, q := range requests {
+		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			out[string(name)], out["requests."+string(name)] = q, q
+		}
+	}
+	return out
+}
+
+func serviceUsage(svc *corev1.Service) List {
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	ports := int64(len(svc.Spec.Ports))
+	out := List{"count/services": one, "services": one,
+		"services.loadbalancers": {Format: resource.DecimalSI}, "services.nodeports": {Format: resource.DecimalSI}}
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeNodePort:
+		out["services.nodeports"] = *resource.NewQuantity(ports, resource.DecimalSI)
+	case corev1.ServiceTypeLoadBalancer:
+		if a := svc.Spec.AllocateLoadBalancerNodePorts; a != nil && !*a {
+			ports = 0
+			for _, p := range svc.Spec.Ports {
+				if p.NodePort != 0 {
+					ports++
+				}
+			}
+		}
+		out["services.nodeports"] = *resource.NewQuantity(ports, resource.DecimalSI)
+		out["services.loadbalancers"] = one
+	}
+	return out
+}
+
+func claimUsage(pvc *corev1.PersistentVolumeClaim) List {
+	one := *resource.NewQuantity(1, resource.DecimalSI)
+	out := List{"persistentvolumeclaims": one, "count/persistentvolumeclaims": one}
+	// The beta annotation first, as kube's GetPersistentVolumeClaimClass.
+	class, annotated := pvc.Annotations[corev1.BetaStorageClassAnnotation]
+	if !annotated && pvc.Spec.StorageClassName != nil {
+		class = *pvc.Spec.StorageClassName
+	}
+	if class != "" {
+		out[class+storageClassSuffix+"persistentvolumeclaims"] = one
+	}
+	storage, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok {
+		return out
+	}
+	storage = roundUp(storage)
+	if allocated, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && allocated.Cmp(storage) > 0 {
+		storage = roundUp(allocated)
+	}
+	out["requests.storage"] = storage
+	if class != "" {
+		out[class+storageClassSuffix+"requests.storage"] = storage
+	}
+	return out
+}
+
+// roundUp is a quantity in whole bytes, as kube counts storage.
+func roundUp(q resource.Quantity) resource.Quantity {
+	r := q.DeepCopy()
+	r.RoundUp(0)
+	return r
+}
+
+// Add adds list to sum.
+func Add(sum, list List) {
+	for name, q := range list {
+		v, ok := sum[name]
+		if !ok {
+			sum[name] = q.DeepCopy()
+			continue
+		}
+		v.Add(q)
+		sum[name] = v
+	}
+}
+
+// mask is the part of list named in names.
+func mask(list List, names []string) List {
+	out := List{}
+	for _, n := range names {
+		if q, ok := list[n]; ok {
+			out[n] = q
+		}
+	}
+	return out
+}
+
+// pretty is kube's prettyPrint of a list: name=value, in name order.
+func pretty(l List) string {
+	parts := make([]string, 0, len(l))
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		q := l[name]
+		parts = append(parts, name+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
