@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type Allocator struct {
 	ranges      []ipRange
 	ports       PortRange
 	log         *slog.Logger
+	rand        *rand.Rand // where a search for a free one starts
 
 	ips, portsTaken *takenSet
 	followers       []*follow.Follower
@@ -65,7 +67,7 @@ type Allocator struct {
 // New returns an Allocator over store, following the addresses and ports
 // taken until Close.
 func New(ctx context.Context, reg *registry.Registry, store storage.Interface, catalog *resource.Catalog, cfg Config, log *slog.Logger) (*Allocator, error) {
-	a := &Allocator{registry: reg, store: store, ports: cfg.NodePorts, log: log, ips: newTakenSet(), portsTaken: newTakenSet()}
+	a := &Allocator{registry: reg, store: store, ports: cfg.NodePorts, log: log, rand: rand.New(globalSource{}), ips: newTakenSet(), portsTaken: newTakenSet()}
 	if a.ports == (PortRange{}) {
 		a.ports = DefaultNodePortRange
 	}
@@ -92,6 +94,12 @@ func New(ctx context.Context, reg *registry.Registry, store storage.Interface, c
 	}
 	return a, nil
 }
+
+// globalSource is math/rand/v2's global source, safe for concurrent use,
+// as a Source; a rand.Rand over it keeps no state of its own.
+type globalSource struct{}
+
+func (globalSource) Uint64() uint64 { return rand.Uint64() }
 
 // Close stops following the store.
 func (a *Allocator) Close() {

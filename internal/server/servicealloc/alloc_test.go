@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"testing"
@@ -129,6 +130,33 @@ func TestRepair(t *testing.T) {
 		ip, p := taken(address(ghost), port(ghost))
 		if want := at == 0; ip != want || p != want {
 			t.Errorf("after %v: a leaked address taken %v, node port %v; want %v", at, ip, p, want)
+		}
+	}
+}
+
+// fixedSource is a rand source that always answers one value (not 0:
+// Uint64N rejects a draw of 0 for most n, and would draw forever).
+type fixedSource uint64
+
+func (s fixedSource) Uint64() uint64 { return uint64(s) }
+
+// TestLargeRangeStartsInRange checks that the search for a free address of
+// a /64, the widest range kube allows, starts within the range whatever
+// the random draw: at the extremes, the range's last address and the first
+// beyond its offset (kube's KEP-3070 reserve of 256).
+func TestLargeRangeStartsInRange(t *testing.T) {
+	prefix := netip.MustParsePrefix("fd00::/64")
+	for draw, want := range map[uint64]string{1: "fd00::101", ^uint64(0): "fd00::ffff:ffff:ffff:ffff"} {
+		a := newAllocator(t, prefix.String(), DefaultNodePortRange)
+		a.rand = rand.New(fixedSource(draw))
+		svc := service("s", "ClusterIP")
+		finish, err := a.Begin(t.Context(), svc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		finish(true)
+		if got := svc["spec"].(map[string]any)["clusterIP"]; got != want {
+			t.Errorf("draw %#x: clusterIP %v, want %s", draw, got, want)
 		}
 	}
 }

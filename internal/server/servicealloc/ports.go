@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -62,7 +61,7 @@ func (a *Allocator) allocateNextPort(ctx context.Context, svc api.Object) (int, 
 // allocatePortIn is allocateNextPort within lo..hi.
 func (a *Allocator) allocatePortIn(ctx context.Context, svc api.Object, lo, hi int) (int, error) {
 	n := hi - lo + 1
-	start := rand.IntN(n)
+	start := a.rand.IntN(n)
 	for i := range n {
 		port := lo + (start+i)%n
 		if a.portsTaken.has(strconv.Itoa(port)) {
