@@ -191,6 +191,33 @@ func TestServiceNodePorts(t *testing.T) {
 	})
 }
 
+// TestServiceDryRunAllocations checks kube's dry run of what a Service
+// asks for: a node port taken is refused with the message of a real write
+// (kube's PortAllocationOperation checks it), a cluster IP taken is not
+// (kube's IP allocators check only the range in a dry run: "Don't bother
+// to check whether the IP is actually free"), and neither is taken.
+func TestServiceDryRunAllocations(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	nodePort := func(name, ip string, port int) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"type":"NodePort","clusterIP":%q,"ports":[{"port":80,"nodePort":%d}]}}`, name, ip, port)
+	}
+	taken := `Service "dry" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated`
+	runSteps(t, ts, []step{
+		{name: "holder", method: "POST", path: services, body: nodePort("holder", "10.0.0.7", 30080), code: 201},
+		{name: "dry run asking a taken node port", method: "POST", path: services + "?dryRun=All", body: nodePort("dry", "10.0.0.8", 30080), code: 422,
+			want: map[string]any{"message": taken}},
+		{name: "dry run asking a taken cluster IP", method: "POST", path: services + "?dryRun=All", body: nodePort("dry", "10.0.0.7", 30081), code: 201,
+			want: map[string]any{"spec.clusterIP": "10.0.0.7", "spec.ports.0.nodePort": "30081"}},
+		{name: "dry run takes nothing", method: "POST", path: services, body: nodePort("real", "10.0.0.8", 30081), code: 201},
+		{name: "other", method: "POST", path: services, body: nodePort("dry", "10.0.0.9", 30082), code: 201},
+		{name: "dry-run update asking a taken node port", method: "PUT", path: services + "/dry?dryRun=All", body: nodePort("dry", "10.0.0.9", 30080), code: 422,
+			want: map[string]any{"message": taken}},
+		{name: "dry-run update asking a free node port", method: "PUT", path: services + "/dry?dryRun=All", body: nodePort("dry", "10.0.0.9", 30083), code: 200,
+			want: map[string]any{"spec.ports.0.nodePort": "30083"}},
+		{name: "still free", method: "POST", path: services, body: nodePort("last", "10.0.0.10", 30083), code: 201},
+	})
+}
+
 // TestServiceAllocationsShared checks that servers sharing a store never
 // give one address twice, however their creates race, that a full range
 // is kube's error, that a restarted server knows what is taken, and that a

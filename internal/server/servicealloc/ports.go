@@ -37,13 +37,22 @@ type portHolder struct {
 	Created   time.Time `json:"created"` // for Repair's grace
 }
 
-// allocatePort takes port for svc (kube's Allocate).
+// allocatePort takes port for svc (kube's Allocate). A dry run takes
+// nothing and, as kube's (PortAllocationOperation.Allocate), refuses only
+// a port taken, not one out of the range.
 func (a *Allocator) allocatePort(ctx context.Context, svc api.Object, port int) error {
+	if registry.IsDryRun(ctx) {
+		_, err := a.store.Get(ctx, nodePortKey(port))
+		switch {
+		case err == nil:
+			return errPortAllocated
+		case errors.Is(err, storage.ErrNotFound):
+			return nil
+		}
+		return err
+	}
 	if !a.ports.Contains(port) {
 		return fmt.Errorf("provided port is not in the valid range. The range of valid ports is %s", a.ports)
-	}
-	if registry.IsDryRun(ctx) {
-		return nil
 	}
 	return a.createPortKey(ctx, svc, port)
 }
