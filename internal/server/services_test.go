@@ -218,6 +218,25 @@ func TestServiceDryRunAllocations(t *testing.T) {
 	})
 }
 
+// TestServiceFinalizerUpdateFreesAllocations checks that an update that
+// removes a deleted Service's last finalizer, and so deletes it, frees
+// what that same update allocated (a type change from ExternalName asking
+// an address and a node port), not only what the Service held.
+func TestServiceFinalizerUpdateFreesAllocations(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	runSteps(t, ts, []step{
+		{name: "create", method: "POST", path: services, code: 201,
+			body: `{"metadata":{"name":"fin","finalizers":["example.com/keep"]},"spec":{"type":"ExternalName","externalName":"example.com"}}`},
+		{name: "delete", method: "DELETE", path: services + "/fin", code: 200},
+		{name: "last finalizer removed with a type change", method: "PUT", path: services + "/fin", code: 200,
+			body: `{"metadata":{"name":"fin"},"spec":{"type":"NodePort","clusterIP":"10.0.0.7","ports":[{"port":80,"nodePort":30555}]}}`},
+		{name: "gone", method: "GET", path: services + "/fin", code: 404},
+		{name: "address freed", method: "GET", path: "/apis/networking.k8s.io/v1/ipaddresses/10.0.0.7", code: 404},
+		{name: "node port freed", method: "POST", path: services, code: 201,
+			body: `{"metadata":{"name":"next"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30555}]}}`},
+	})
+}
+
 // TestServiceAllocationsShared checks that servers sharing a store never
 // give one address twice, however their creates race, that a full range
 // is kube's error, that a restarted server knows what is taken, and that a
