@@ -55,6 +55,7 @@ type Allocator struct {
 	registry    *registry.Registry
 	store       storage.Interface
 	ipAddresses *resource.Resource
+	events      *resource.Resource // events.k8s.io/v1, for Repair's warnings
 	ranges      []ipRange
 	ports       PortRange
 	log         *slog.Logger
@@ -78,6 +79,7 @@ func New(ctx context.Context, reg *registry.Registry, store storage.Interface, c
 		a.ranges = append(a.ranges, newIPRange(p))
 	}
 	a.ipAddresses, _ = catalog.Get("networking.k8s.io", "v1", "ipaddresses")
+	a.events, _ = catalog.Get("events.k8s.io", "v1", "events")
 	for _, f := range []struct {
 		prefix, what string
 		set          *takenSet

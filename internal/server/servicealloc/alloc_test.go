@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -76,11 +78,11 @@ func TestStaleHintNeverSharesAnAddress(t *testing.T) {
 	}
 }
 
-// TestRepair checks that Repair frees what no stored Service holds once
-// older than RepairGrace (a write whose server stopped after allocating),
-// and never what a stored Service holds or a young allocation, which may
-// be a write in flight.
-func TestRepair(t *testing.T) {
+// newServiceStore returns an Allocator on the default ranges, giving the
+// Services its registry writes (namespace default exists) over a new
+// memory store.
+func newServiceStore(t *testing.T) (*Allocator, *registry.Registry, storage.Interface, *resource.Resource) {
+	t.Helper()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
 	catalog := resource.NewCatalog(resource.Builtins()...)
@@ -96,6 +98,15 @@ func TestRepair(t *testing.T) {
 	if _, err := reg.Create(t.Context(), namespaces, "", api.Object{"metadata": map[string]any{"name": "default"}}); err != nil {
 		t.Fatal(err)
 	}
+	return a, reg, store, services
+}
+
+// TestRepair checks that Repair frees what no stored Service holds once
+// older than RepairGrace (a write whose server stopped after allocating),
+// and never what a stored Service holds or a young allocation, which may
+// be a write in flight.
+func TestRepair(t *testing.T) {
+	a, reg, store, services := newServiceStore(t)
 	kept := api.Object{"metadata": map[string]any{"name": "kept", "namespace": "default"}, "spec": map[string]any{
 		"type": "LoadBalancer", "externalTrafficPolicy": "Local", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
 		"ports": []any{map[string]any{"port": 80, "targetPort": 80, "protocol": "TCP"}},
@@ -158,5 +169,72 @@ func TestLargeRangeStartsInRange(t *testing.T) {
 		if got := svc["spec"].(map[string]any)["clusterIP"]; got != want {
 			t.Errorf("draw %#x: clusterIP %v, want %s", draw, got, want)
 		}
+	}
+}
+
+// TestRepairRemakesMissingAddress checks that Repair makes again the
+// IPAddress of an address a stored Service holds but has none of, naming
+// the Service as kube's allocator does, with kube's warning Event on the
+// Service; an address of no configured range is only warned of.
+func TestRepairRemakesMissingAddress(t *testing.T) {
+	a, reg, store, services := newServiceStore(t)
+	create := func(name string) api.Object {
+		svc := service(name, "ClusterIP")
+		svc["spec"].(map[string]any)["sessionAffinity"] = "None"
+		svc["spec"].(map[string]any)["ports"] = []any{map[string]any{"port": 80, "targetPort": 80, "protocol": "TCP"}}
+		w, err := reg.Create(t.Context(), services, "default", svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Object
+	}
+	lost, far := create("lost"), create("far")
+	lostIP := lost["spec"].(map[string]any)["clusterIP"].(string)
+	if _, _, err := reg.Delete(t.Context(), a.ipAddresses, "", lostIP, registry.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// far's address moved out of every range behind the server's back (a
+	// restore of another cluster's data, say).
+	farKey := services.Key("default", "far")
+	kv, err := store.Get(t.Context(), farKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	farIP := far["spec"].(map[string]any)["clusterIP"].(string)
+	moved := strings.ReplaceAll(string(kv.Value), `"`+farIP+`"`, `"10.99.0.1"`)
+	if _, err := store.Update(t.Context(), farKey, kv.ModRevision, []byte(moved)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Repair(t.Context(), services, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := reg.Get(t.Context(), a.ipAddresses, "", lostIP)
+	if err != nil {
+		t.Fatalf("IPAddress %s not made again: %v", lostIP, err)
+	}
+	ref := w["spec"].(map[string]any)["parentRef"].(map[string]any)
+	if ref["name"] != "lost" || ref["namespace"] != "default" || ref["resource"] != "services" || w.Labels()[labelManagedBy] != ipManager {
+		t.Errorf("IPAddress made again: %v", w)
+	}
+	if _, err := reg.Get(t.Context(), a.ipAddresses, "", "10.99.0.1"); err == nil {
+		t.Error("an IPAddress was made for an address of no range")
+	}
+	list, err := reg.List(t.Context(), a.events, "default", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range list.Items {
+		regarding := ev["regarding"].(map[string]any)
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s: %s", ev["type"], ev["reportingController"], ev["action"], ev["reason"], regarding["kind"], regarding["name"], ev["note"]))
+	}
+	slices.Sort(got)
+	want := []string{
+		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPNotAllocated Service lost: Cluster IP [IPv4]: " + lostIP + " is not allocated; repairing",
+		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPOutOfRange Service far: Cluster IP [IPv4]: 10.99.0.1 is not within any configured Service CIDR; please recreate service",
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

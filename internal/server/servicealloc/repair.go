@@ -3,6 +3,11 @@ package servicealloc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +30,14 @@ const repairPage = 500
 // Repair frees the addresses and node ports that no stored Service holds
 // and that were taken more than RepairGrace before now: those of a write
 // whose server stopped between its allocation and its store write, as
-// kube's repair controllers free them. services is the Service resource,
-// whose objects are read from the store.
+// kube's repair controllers free them. It makes again the IPAddress of an
+// address a Service holds that has none (deleted by hand, or lost to a
+// restore), as kube's RepairIPAddress does, so that the address is not
+// given twice. services is the Service resource, whose objects are read
+// from the store.
 func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now time.Time) error {
 	held := map[string]bool{}
+	holders := map[string]string{} // address -> the key of the Service holding it
 	err := a.each(ctx, services.KeyPrefix(""), func(kv storage.KV) {
 		svc, err := api.ParseObject(kv.Value)
 		if err != nil {
@@ -37,6 +46,9 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 		spec, _ := svc["spec"].(map[string]any)
 		for _, ip := range api.Strings(spec["clusterIPs"]) {
 			held[ip] = true
+			if holdsAddress(spec) {
+				holders[ip] = kv.Key
+			}
 		}
 		for _, p := range append(nodePortsOf(spec), intOf(spec["healthCheckNodePort"])) {
 			held[strconv.Itoa(p)] = true
@@ -49,7 +61,11 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 	var leaked []api.Object
 	err = a.each(ctx, a.ipAddresses.KeyPrefix(""), func(kv storage.KV) {
 		ip, err := api.ParseObject(kv.Value)
-		if err != nil || held[ip.Name()] || ip.Labels()[labelManagedBy] != ipManager {
+		if err != nil {
+			return
+		}
+		delete(holders, ip.Name())
+		if held[ip.Name()] || ip.Labels()[labelManagedBy] != ipManager {
 			return
 		}
 		if created, _ := time.Parse(time.RFC3339, ip.MetaString("creationTimestamp")); old(created) {
@@ -58,6 +74,11 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 	})
 	if err != nil {
 		return err
+	}
+	for ip, key := range holders {
+		if err := a.reallocate(ctx, ip, key); err != nil {
+			return err
+		}
 	}
 	for _, ip := range leaked {
 		uid := ip.UID()
@@ -94,5 +115,75 @@ func (a *Allocator) each(ctx context.Context, prefix string, f func(storage.KV))
 			return nil
 		}
 		opts.Continue = page.Continue
+	}
+}
+
+// reallocate makes the IPAddress of ip, which the Service stored at key
+// held without one when listed, if it still does and ip is of a
+// configured range: with kube's warning on the Service (RepairIPAddress's
+// ClusterIPNotAllocated, or ClusterIPOutOfRange for an address of no
+// range, which is left as it is).
+func (a *Allocator) reallocate(ctx context.Context, ip, key string) error {
+	kv, err := a.store.Get(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted since: its address was freed with it
+	}
+	if err != nil {
+		return err
+	}
+	svc, err := api.ParseObject(kv.Value)
+	spec, _ := svc["spec"].(map[string]any)
+	if err != nil || !holdsAddress(spec) || !slices.Contains(api.Strings(spec["clusterIPs"]), ip) {
+		return nil
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return nil // validation keeps such an address out
+	}
+	family := familyOf(addr)
+	r, ok := a.rangeOf(addr)
+	if !ok || !r.contains(addr) {
+		a.warn(ctx, svc, "ClusterIPOutOfRange", fmt.Sprintf("Cluster IP [%s]: %s is not within any configured Service CIDR; please recreate service", family, ip))
+		return nil
+	}
+	a.warn(ctx, svc, "ClusterIPNotAllocated", fmt.Sprintf("Cluster IP [%s]: %s is not allocated; repairing", family, ip))
+	if err := a.createIPAddress(ctx, svc, r, addr); errors.Is(err, errIPAllocated) {
+		return nil // made meanwhile
+	} else if err != nil {
+		return err
+	}
+	a.log.Info("made again the IPAddress of a Service's cluster IP", "ip", ip, "service", svc.Namespace()+"/"+svc.Name())
+	return nil
+}
+
+// The reporter of kube's repair events (ipallocator/controller, repairip.go).
+const (
+	repairController = "ipallocator-repair-controller"
+	repairAction     = "ClusterIPAllocation"
+)
+
+// warn records a Warning Event on svc as kube's repair controller's
+// events recorder writes it (client-go tools/events makeEvent); a failure
+// to write it is logged, not returned, as kube's recorder drops it.
+func (a *Allocator) warn(ctx context.Context, svc api.Object, reason, note string) {
+	now := time.Now()
+	host, _ := os.Hostname()
+	event := api.Object{
+		"apiVersion": "events.k8s.io/v1", "kind": "Event",
+		"metadata":            map[string]any{"name": fmt.Sprintf("%s.%x", svc.Name(), now.UnixNano()), "namespace": svc.Namespace()},
+		"eventTime":           api.NewMicroTime(now),
+		"reportingController": repairController,
+		"reportingInstance":   repairController + "-" + host,
+		"action":              repairAction,
+		"reason":              reason,
+		"regarding": map[string]any{
+			"kind": "Service", "apiVersion": "v1", "namespace": svc.Namespace(), "name": svc.Name(),
+			"uid": svc.UID(), "resourceVersion": svc.ResourceVersion(),
+		},
+		"note": note,
+		"type": "Warning",
+	}
+	if _, err := a.registry.Create(registry.Detached(ctx), a.events, svc.Namespace(), event); err != nil {
+		a.log.Warn("recording a repair event", "reason", reason, "err", err)
 	}
 }

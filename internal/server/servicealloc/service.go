@@ -77,7 +77,7 @@ func (a *Allocator) Begin(ctx context.Context, svc, old api.Object) (finish func
 // Release frees what the deleted Service svc held (kube's afterDelete).
 func (a *Allocator) Release(svc api.Object) {
 	spec, _ := svc["spec"].(map[string]any)
-	if str(spec, "type") != "ExternalName" && !headless(spec) {
+	if holdsAddress(spec) {
 		for _, ip := range api.Strings(spec["clusterIPs"]) {
 			a.releaseIP(ip)
 		}
@@ -526,6 +526,12 @@ func shouldAllocateNodePorts(spec map[string]any) bool {
 // externalTrafficPolicy is Local.
 func needsHealthCheck(spec map[string]any) bool {
 	return str(spec, "type") == "LoadBalancer" && str(spec, "externalTrafficPolicy") == "Local"
+}
+
+// holdsAddress reports whether a Service of spec holds its cluster IPs
+// (kube's IsServiceIPSet): not ExternalName, not headless.
+func holdsAddress(spec map[string]any) bool {
+	return str(spec, "type") != "ExternalName" && !headless(spec)
 }
 
 func headless(spec map[string]any) bool {
