@@ -47,11 +47,18 @@ func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { ts.Close(); s.Close() })
+	waitLeaseHeld(t, s)
+	return ts
+}
+
+// waitLeaseHeld waits until the controller Lease of s's store is held.
+func waitLeaseHeld(t *testing.T, s *Server) {
+	t.Helper()
 	leases, _ := s.catalog.Get("coordination.k8s.io", "v1", "leases")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		lease, err := s.registry.Get(t.Context(), leases, "kube-system", ControllerLease)
 		if err == nil && lease["spec"].(map[string]any)["holderIdentity"] != nil {
-			return ts
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the controller Lease is not held after 30s: %v %v", lease, err)
