@@ -191,6 +191,39 @@ func TestServiceNodePorts(t *testing.T) {
 	})
 }
 
+// TestServiceTrafficValidation checks through the server what kube's
+// Service validation says of the load balancer and traffic fields (the
+// interop differential proves the rest against kube's own): a health
+// check node port only for a Local LoadBalancer, allocated when not
+// given and kept on update; a loadBalancerClass only for a LoadBalancer,
+// and not changed once set.
+func TestServiceTrafficValidation(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	lb := func(name, extra string) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"type":"LoadBalancer","ports":[{"port":80}]%s}}`, name, extra)
+	}
+	runSteps(t, ts, []step{
+		{name: "health check port on NodePort", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"np"},"spec":{"type":"NodePort","healthCheckNodePort":30100,"ports":[{"port":80}]}}`,
+			check: wantCauses("spec.healthCheckNodePort: Invalid value: 30100: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'")},
+		{name: "class on ClusterIP", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"cip"},"spec":{"loadBalancerClass":"example.com/lb","ports":[{"port":80}]}}`,
+			check: wantCauses("spec.loadBalancerClass: Forbidden: may only be used when `type` is 'LoadBalancer'")},
+		{name: "local", method: "POST", path: services, body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb"`), code: 201,
+			check: func(t *testing.T, r response) {
+				var hc int
+				if _, err := fmt.Sscan(fmt.Sprint(at(r.obj, "spec.healthCheckNodePort")), &hc); err != nil || hc < 30000 || hc > 32767 {
+					t.Errorf("healthCheckNodePort %v, want one allocated of 30000-32767", at(r.obj, "spec.healthCheckNodePort"))
+				}
+			}},
+		{name: "class changed", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/other"`), code: 422,
+			check: wantCauses(`spec.loadBalancerClass: Invalid value: "example.com/other": may not change once set`)},
+		{name: "health check port changed", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb","healthCheckNodePort":30999`), code: 422,
+			check: wantCauses(`spec.healthCheckNodePort: Forbidden: field is immutable`)},
+		{name: "kept when left out", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb"`), code: 200},
+	})
+}
+
 // TestServiceDryRunAllocations checks kube's dry run of what a Service
 // asks for: a node port taken is refused with the message of a real write
 // (kube's PortAllocationOperation checks it), a cluster IP taken is not

@@ -181,6 +181,7 @@ func TestRepairRemakesMissingAddress(t *testing.T) {
 	create := func(name string) api.Object {
 		svc := service(name, "ClusterIP")
 		svc["spec"].(map[string]any)["sessionAffinity"] = "None"
+		svc["spec"].(map[string]any)["internalTrafficPolicy"] = "Cluster"
 		svc["spec"].(map[string]any)["ports"] = []any{map[string]any{"port": 80, "targetPort": 80, "protocol": "TCP"}}
 		w, err := reg.Create(t.Context(), services, "default", svc)
 		if err != nil {

@@ -167,13 +167,34 @@ func sloppyIP(s string) bool {
 	return parts == 4
 }
 
-// ServiceUpdate is the part of kube's ValidateServiceUpdate that ties the
-// addresses to the stored ones (validateUpgradeDowngradeClusterIPs and
-// validateUpgradeDowngradeIPFamilies): they may not change once set, but
-// for a type change to or from ExternalName, a change to or from headless,
-// and a dual-stack upgrade or downgrade.
+// ServiceUpdate is the part of kube's ValidateServiceUpdate that ties a
+// Service to the stored one: the addresses (clusterIPsUpdate); the
+// loadBalancerClass of a LoadBalancer staying one; the health check node
+// port while one is needed (validateServiceExternalTrafficFieldsUpdate).
 func ServiceUpdate(svc, old api.Object) []api.StatusCause {
 	spec, oldSpec := object(svc, "spec"), object(old, "spec")
+	c := clusterIPsUpdate(spec, oldSpec)
+	if str(spec, "type") == "LoadBalancer" && str(oldSpec, "type") == "LoadBalancer" && !equal(spec["loadBalancerClass"], oldSpec["loadBalancerClass"]) {
+		class := jsonValue{nil} // kube's *string, null when unset
+		if s, ok := spec["loadBalancerClass"].(string); ok {
+			class = jsonValue{s}
+		}
+		c.invalid(path("spec.loadBalancerClass"), class, "may not change once set")
+	}
+	needs := func(spec map[string]any) bool {
+		return str(spec, "type") == "LoadBalancer" && str(spec, "externalTrafficPolicy") == "Local"
+	}
+	if needs(spec) && needs(oldSpec) && !equal(spec["healthCheckNodePort"], oldSpec["healthCheckNodePort"]) {
+		c.forbidden(path("spec.healthCheckNodePort"), "field is immutable")
+	}
+	return c
+}
+
+// clusterIPsUpdate is kube's validateUpgradeDowngradeClusterIPs and
+// validateUpgradeDowngradeIPFamilies: the addresses may not change once
+// set, but for a type change to or from ExternalName, a change to or from
+// headless, and a dual-stack upgrade or downgrade.
+func clusterIPsUpdate(spec, oldSpec map[string]any) causes {
 	if str(spec, "type") == "ExternalName" || str(oldSpec, "type") == "ExternalName" {
 		return nil
 	}
