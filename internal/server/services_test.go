@@ -188,6 +188,12 @@ func TestServiceNodePorts(t *testing.T) {
 			want: map[string]any{"spec.healthCheckNodePort": "30099"}},
 		{name: "health check port taken", method: "POST", path: services, body: nodePort("hc", "NodePort", 30099), code: 422,
 			check: wantCauses(`spec.ports[0].nodePort: Invalid value: 30099: provided port is already allocated`)},
+		// kube's initNodePorts takes a node port once per Service: a port of
+		// another number asking for it finds it taken (by the first).
+		{name: "one node port asked by two ports", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"two"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30090},{"name":"b","port":81,"protocol":"UDP","nodePort":30090}]}}`,
+			check: wantCauses(`spec.ports[1].nodePort: Invalid value: 30090: provided port is already allocated`)},
+		{name: "freed after the refusal", method: "POST", path: services, body: nodePort("after", "NodePort", 30090), code: 201},
 	})
 }
 
