@@ -132,6 +132,67 @@ func ipErrors(s string) []string {
 	return nil
 }
 
+// externalIP is kube's check of a Service's external IP: a valid address
+// (IsValidIPForLegacyField, strict), then ValidateEndpointIP's ranges.
+func (c *causes) externalIP(p path, s string) {
+	if ipErrors(s) != nil {
+		c.ip(p, s)
+		return
+	}
+	addr := netip.MustParseAddr(s)
+	if addr.IsUnspecified() {
+		c.invalid(p, s, "may not be unspecified ("+s+")")
+	}
+	if addr.IsLoopback() {
+		c.invalid(p, s, "may not be in the loopback range (127.0.0.0/8, ::1/128)")
+	}
+	if addr.IsLinkLocalUnicast() {
+		c.invalid(p, s, "may not be in the link-local range (169.254.0.0/16, fe80::/10)")
+	}
+	if addr.IsLinkLocalMulticast() {
+		c.invalid(p, s, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")
+	}
+}
+
+// cidrErrors is what apimachinery's parseCIDR with strict validation finds
+// wrong with s.
+func cidrErrors(s string) []string {
+	prefix, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil && sloppyCIDR(s):
+		return []string{"must not have leading 0s in IP or prefix length"}
+	case err != nil:
+		return []string{"must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"}
+	case prefix.Addr().Is4In6():
+		return []string{"must not have an IPv4-mapped IPv6 address"}
+	case prefix.Addr() != prefix.Masked().Addr():
+		return []string{"must not have bits set beyond the prefix length"}
+	}
+	return nil
+}
+
+// sloppyCIDR reports whether s is a CIDR value kube's ParseCIDRSloppy
+// accepts: leading zeros allowed in an IPv4 address and in the length.
+func sloppyCIDR(s string) bool {
+	ip, bits, ok := strings.Cut(s, "/")
+	if !ok || bits == "" {
+		return false
+	}
+	n := 0
+	for _, r := range bits {
+		if r < '0' || r > '9' {
+			return false
+		}
+		if n = n*10 + int(r-'0'); n > 128 {
+			return false
+		}
+	}
+	if addr, err := netip.ParseAddr(ip); err == nil {
+		return n <= addr.BitLen()
+	}
+	return sloppyIP(ip) && n <= 32
+}
+
 // IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
 // its address, valid and canonical (apimachinery's IsValidIP).
 func IPAddressName(name string) []string {

@@ -445,6 +445,12 @@ var serviceMutations = map[string]func(obj map[string]any){
 		spec(o)["sessionAffinity"] = "ClientIP"
 		spec(o)["sessionAffinityConfig"] = map[string]any{"clientIP": map[string]any{"timeoutSeconds": 86401}}
 	},
+	"externalIPs": func(o map[string]any) {
+		spec(o)["externalIPs"] = []any{"0.0.0.0", "127.0.0.1", "169.254.1.1", "224.0.0.1", "ff02::1", "fe80::1", "::1", "010.1.2.3", "::ffff:10.1.2.3", "10.1.2", "203.0.113.7"}
+	},
+	"loadBalancerSourceRanges": func(o map[string]any) {
+		spec(o)["loadBalancerSourceRanges"] = []any{" 10.0.0.0/8 ", "10.0.0.1/8", "010.0.0.0/8", "10.0.0.0/08", "::ffff:10.0.0.0/104", "10.0.0.0/33", "2001:db8::/64", "nope"}
+	},
 	"appProtocol not a qualified name": func(o map[string]any) {
 		spec(o)["ports"] = append(list(spec(o), "ports"), map[string]any{"name": "app", "port": 8443, "appProtocol": "not/a/name"})
 	},
