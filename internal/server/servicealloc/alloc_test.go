@@ -119,6 +119,10 @@ func TestRepair(t *testing.T) {
 	if _, err := a.Begin(t.Context(), ghost, nil); err != nil {
 		t.Fatal(err)
 	}
+	// An address made for kept, which kept does not hold.
+	if err := a.createIPAddress(t.Context(), stored.Object, a.ranges[0], netip.MustParseAddr("10.0.0.250")); err != nil {
+		t.Fatal(err)
+	}
 	address := func(obj api.Object) string { return obj["spec"].(map[string]any)["clusterIP"].(string) }
 	port := func(obj api.Object) int {
 		return intOf(obj["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["nodePort"])
@@ -142,6 +146,18 @@ func TestRepair(t *testing.T) {
 		if want := at == 0; ip != want || p != want {
 			t.Errorf("after %v: a leaked address taken %v, node port %v; want %v", at, ip, p, want)
 		}
+	}
+	if _, err := reg.Get(t.Context(), a.ipAddresses, "", "10.0.0.250"); !isNotFound(err) {
+		t.Errorf("an address its parent does not hold is kept: %v", err)
+	}
+	want := []string{
+		"Warning ipallocator-repair-controller IPAddressAllocation IPAddressNotAllocated IPAddress " + address(ghost) +
+			": IPAddress: " + address(ghost) + " for Service default/ghost appears to have leaked: cleaning up",
+		"Warning ipallocator-repair-controller IPAddressAllocation IPAddressWrongReference IPAddress 10.0.0.250: IPAddress: 10.0.0.250 for Service default/kept has a wrong reference; cleaning up",
+	}
+	slices.Sort(want)
+	if got := repairEvents(t, a); !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }
 
@@ -170,6 +186,23 @@ func TestLargeRangeStartsInRange(t *testing.T) {
 			t.Errorf("draw %#x: clusterIP %v, want %s", draw, got, want)
 		}
 	}
+}
+
+// repairEvents are the Events in namespace default, each as "type
+// controller action reason kind name: note", sorted.
+func repairEvents(t *testing.T, a *Allocator) []string {
+	t.Helper()
+	list, err := a.registry.List(t.Context(), a.events, "default", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range list.Items {
+		regarding := ev["regarding"].(map[string]any)
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s: %s", ev["type"], ev["reportingController"], ev["action"], ev["reason"], regarding["kind"], regarding["name"], ev["note"]))
+	}
+	slices.Sort(got)
+	return got
 }
 
 // TestRepairRemakesMissingAddress checks that Repair makes again the
@@ -220,16 +253,7 @@ func TestRepairRemakesMissingAddress(t *testing.T) {
 	if _, err := reg.Get(t.Context(), a.ipAddresses, "", "10.99.0.1"); err == nil {
 		t.Error("an IPAddress was made for an address of no range")
 	}
-	list, err := reg.List(t.Context(), a.events, "default", registry.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ev := range list.Items {
-		regarding := ev["regarding"].(map[string]any)
-		got = append(got, fmt.Sprintf("%s %s %s %s %s %s: %s", ev["type"], ev["reportingController"], ev["action"], ev["reason"], regarding["kind"], regarding["name"], ev["note"]))
-	}
-	slices.Sort(got)
+	got := repairEvents(t, a)
 	want := []string{
 		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPNotAllocated Service lost: Cluster IP [IPv4]: " + lostIP + " is not allocated; repairing",
 		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPOutOfRange Service far: Cluster IP [IPv4]: 10.99.0.1 is not within any configured Service CIDR; please recreate service",

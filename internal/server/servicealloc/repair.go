@@ -1,6 +1,7 @@
 package servicealloc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,11 +39,13 @@ const repairPage = 500
 func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now time.Time) error {
 	held := map[string]bool{}
 	holders := map[string]string{} // address -> the key of the Service holding it
+	stored := map[string]bool{}    // namespace/name of every Service
 	err := a.each(ctx, services.KeyPrefix(""), func(kv storage.KV) {
 		svc, err := api.ParseObject(kv.Value)
 		if err != nil {
 			return
 		}
+		stored[svc.Namespace()+"/"+svc.Name()] = true
 		spec, _ := svc["spec"].(map[string]any)
 		for _, ip := range api.Strings(spec["clusterIPs"]) {
 			held[ip] = true
@@ -87,6 +90,13 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 			return err
 		}
 		a.log.Info("freed a cluster IP no Service holds", "ip", ip.Name())
+		ref := mapOf(mapOf(ip, "spec"), "parentRef")
+		parent := str(ref, "namespace") + "/" + str(ref, "name")
+		if stored[parent] {
+			a.warn(ctx, ip, "IPAddressAllocation", "IPAddressWrongReference", fmt.Sprintf("IPAddress: %s for Service %s has a wrong reference; cleaning up", ip.Name(), parent))
+		} else {
+			a.warn(ctx, ip, "IPAddressAllocation", "IPAddressNotAllocated", fmt.Sprintf("IPAddress: %s for Service %s appears to have leaked: cleaning up", ip.Name(), parent))
+		}
 	}
 	return a.each(ctx, NodePortPrefix, func(kv storage.KV) {
 		port := strings.TrimPrefix(kv.Key, NodePortPrefix)
@@ -143,10 +153,10 @@ func (a *Allocator) reallocate(ctx context.Context, ip, key string) error {
 	family := familyOf(addr)
 	r, ok := a.rangeOf(addr)
 	if !ok || !r.contains(addr) {
-		a.warn(ctx, svc, "ClusterIPOutOfRange", fmt.Sprintf("Cluster IP [%s]: %s is not within any configured Service CIDR; please recreate service", family, ip))
+		a.warn(ctx, svc, repairAction, "ClusterIPOutOfRange", fmt.Sprintf("Cluster IP [%s]: %s is not within any configured Service CIDR; please recreate service", family, ip))
 		return nil
 	}
-	a.warn(ctx, svc, "ClusterIPNotAllocated", fmt.Sprintf("Cluster IP [%s]: %s is not allocated; repairing", family, ip))
+	a.warn(ctx, svc, repairAction, "ClusterIPNotAllocated", fmt.Sprintf("Cluster IP [%s]: %s is not allocated; repairing", family, ip))
 	if err := a.createIPAddress(ctx, svc, r, addr); errors.Is(err, errIPAllocated) {
 		return nil // made meanwhile
 	} else if err != nil {
@@ -156,34 +166,39 @@ func (a *Allocator) reallocate(ctx context.Context, ip, key string) error {
 	return nil
 }
 
-// The reporter of kube's repair events (ipallocator/controller, repairip.go).
+// The reporter of kube's repair events (ipallocator/controller,
+// repairip.go) and its action on a Service's address.
 const (
 	repairController = "ipallocator-repair-controller"
 	repairAction     = "ClusterIPAllocation"
 )
 
-// warn records a Warning Event on svc as kube's repair controller's
-// events recorder writes it (client-go tools/events makeEvent); a failure
-// to write it is logged, not returned, as kube's recorder drops it.
-func (a *Allocator) warn(ctx context.Context, svc api.Object, reason, note string) {
+// warn records a Warning Event on the stored object regarding as kube's
+// repair controller's events recorder writes it (client-go tools/events
+// makeEvent: in the object's namespace, else default); a failure to
+// write it is logged, not returned, as kube's recorder drops it.
+func (a *Allocator) warn(ctx context.Context, regarding api.Object, action, reason, note string) {
 	now := time.Now()
 	host, _ := os.Hostname()
+	ns := cmp.Or(regarding.Namespace(), "default")
+	ref := map[string]any{"kind": regarding.Kind(), "apiVersion": regarding.APIVersion(), "name": regarding.Name(),
+		"uid": regarding.UID(), "resourceVersion": regarding.ResourceVersion()}
+	if regarding.Namespace() != "" {
+		ref["namespace"] = regarding.Namespace()
+	}
 	event := api.Object{
 		"apiVersion": "events.k8s.io/v1", "kind": "Event",
-		"metadata":            map[string]any{"name": fmt.Sprintf("%s.%x", svc.Name(), now.UnixNano()), "namespace": svc.Namespace()},
+		"metadata":            map[string]any{"name": fmt.Sprintf("%s.%x", regarding.Name(), now.UnixNano()), "namespace": ns},
 		"eventTime":           api.NewMicroTime(now),
 		"reportingController": repairController,
 		"reportingInstance":   repairController + "-" + host,
-		"action":              repairAction,
+		"action":              action,
 		"reason":              reason,
-		"regarding": map[string]any{
-			"kind": "Service", "apiVersion": "v1", "namespace": svc.Namespace(), "name": svc.Name(),
-			"uid": svc.UID(), "resourceVersion": svc.ResourceVersion(),
-		},
-		"note": note,
-		"type": "Warning",
+		"regarding":           ref,
+		"note":                note,
+		"type":                "Warning",
 	}
-	if _, err := a.registry.Create(registry.Detached(ctx), a.events, svc.Namespace(), event); err != nil {
+	if _, err := a.registry.Create(registry.Detached(ctx), a.events, ns, event); err != nil {
 		a.log.Warn("recording a repair event", "reason", reason, "err", err)
 	}
 }
