@@ -205,13 +205,16 @@ func repairEvents(t *testing.T, a *Allocator) []string {
 	return got
 }
 
-// TestRepairRemakesMissingAddress checks that Repair makes again the
-// IPAddress of an address a stored Service holds but has none of, naming
-// the Service as kube's allocator does, with kube's warning Event on the
-// Service; an address of no configured range is only warned of.
+// TestRepairRemakesMissingAddress checks that Repair mends the IPAddress
+// of an address a stored Service holds, as kube's RepairIPAddress, with
+// its warning Events on the Service: one missing is made again, one naming
+// another parent (that does not hold the address) is made again for the
+// Service, one that lost the allocator's labels is made again silently;
+// an address of no configured range is only warned of.
 func TestRepairRemakesMissingAddress(t *testing.T) {
 	a, reg, store, services := newServiceStore(t)
-	create := func(name string) api.Object {
+	addresses := map[string]string{}
+	for _, name := range []string{"lost", "far", "stolen", "relabeled"} {
 		svc := service(name, "ClusterIP")
 		svc["spec"].(map[string]any)["sessionAffinity"] = "None"
 		svc["spec"].(map[string]any)["internalTrafficPolicy"] = "Cluster"
@@ -220,42 +223,48 @@ func TestRepairRemakesMissingAddress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return w.Object
+		addresses[name] = w.Object["spec"].(map[string]any)["clusterIP"].(string)
 	}
-	lost, far := create("lost"), create("far")
-	lostIP := lost["spec"].(map[string]any)["clusterIP"].(string)
-	if _, _, err := reg.Delete(t.Context(), a.ipAddresses, "", lostIP, registry.DeleteOptions{}); err != nil {
+	if _, _, err := reg.Delete(t.Context(), a.ipAddresses, "", addresses["lost"], registry.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// far's address moved out of every range behind the server's back (a
-	// restore of another cluster's data, say).
-	farKey := services.Key("default", "far")
-	kv, err := store.Get(t.Context(), farKey)
-	if err != nil {
-		t.Fatal(err)
+	// Changes behind the server's back (a restore of another cluster's
+	// data, a hand edit of the store): far's address moved out of every
+	// range; stolen's IPAddress names another parent, relabeled's lost a
+	// label.
+	rewrite := func(key, from, to string) {
+		t.Helper()
+		kv, err := store.Get(t.Context(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Update(t.Context(), key, kv.ModRevision, []byte(strings.ReplaceAll(string(kv.Value), from, to))); err != nil {
+			t.Fatal(err)
+		}
 	}
-	farIP := far["spec"].(map[string]any)["clusterIP"].(string)
-	moved := strings.ReplaceAll(string(kv.Value), `"`+farIP+`"`, `"10.99.0.1"`)
-	if _, err := store.Update(t.Context(), farKey, kv.ModRevision, []byte(moved)); err != nil {
-		t.Fatal(err)
-	}
+	rewrite(services.Key("default", "far"), `"`+addresses["far"]+`"`, `"10.99.0.1"`)
+	rewrite(a.ipAddresses.Key("", addresses["stolen"]), `"name":"stolen"`, `"name":"nobody"`)
+	rewrite(a.ipAddresses.Key("", addresses["relabeled"]), ipManager, "someone-else")
 	if err := a.Repair(t.Context(), services, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	w, err := reg.Get(t.Context(), a.ipAddresses, "", lostIP)
-	if err != nil {
-		t.Fatalf("IPAddress %s not made again: %v", lostIP, err)
-	}
-	ref := w["spec"].(map[string]any)["parentRef"].(map[string]any)
-	if ref["name"] != "lost" || ref["namespace"] != "default" || ref["resource"] != "services" || w.Labels()[labelManagedBy] != ipManager {
-		t.Errorf("IPAddress made again: %v", w)
+	for _, name := range []string{"lost", "stolen", "relabeled"} {
+		w, err := reg.Get(t.Context(), a.ipAddresses, "", addresses[name])
+		if err != nil {
+			t.Fatalf("%s: IPAddress %s not made again: %v", name, addresses[name], err)
+		}
+		ref := w["spec"].(map[string]any)["parentRef"].(map[string]any)
+		if ref["name"] != name || ref["namespace"] != "default" || ref["resource"] != "services" || w.Labels()[labelManagedBy] != ipManager {
+			t.Errorf("%s: IPAddress made again: %v", name, w)
+		}
 	}
 	if _, err := reg.Get(t.Context(), a.ipAddresses, "", "10.99.0.1"); err == nil {
 		t.Error("an IPAddress was made for an address of no range")
 	}
 	got := repairEvents(t, a)
 	want := []string{
-		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPNotAllocated Service lost: Cluster IP [IPv4]: " + lostIP + " is not allocated; repairing",
+		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPNotAllocated Service lost: Cluster IP [IPv4]: " + addresses["lost"] + " is not allocated; repairing",
+		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPNotAllocated Service stolen: the ClusterIP [IPv4]: " + addresses["stolen"] + " for Service default/stolen has a wrong reference; repairing",
 		"Warning ipallocator-repair-controller ClusterIPAllocation ClusterIPOutOfRange Service far: Cluster IP [IPv4]: 10.99.0.1 is not within any configured Service CIDR; please recreate service",
 	}
 	slices.Sort(want)

@@ -38,19 +38,21 @@ const repairPage = 500
 // from the store.
 func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now time.Time) error {
 	held := map[string]bool{}
-	holders := map[string]string{} // address -> the key of the Service holding it
-	stored := map[string]bool{}    // namespace/name of every Service
+	holders := map[string]holder{}  // address -> the Service holding it
+	stored := map[string][]string{} // namespace/name of every Service -> its addresses
 	err := a.each(ctx, services.KeyPrefix(""), func(kv storage.KV) {
 		svc, err := api.ParseObject(kv.Value)
 		if err != nil {
 			return
 		}
-		stored[svc.Namespace()+"/"+svc.Name()] = true
 		spec, _ := svc["spec"].(map[string]any)
+		id := svc.Namespace() + "/" + svc.Name()
+		stored[id] = nil
 		for _, ip := range api.Strings(spec["clusterIPs"]) {
 			held[ip] = true
 			if holdsAddress(spec) {
-				holders[ip] = kv.Key
+				holders[ip] = holder{kv.Key, id}
+				stored[id] = append(stored[id], ip)
 			}
 		}
 		for _, p := range append(nodePortsOf(spec), intOf(spec["healthCheckNodePort"])) {
@@ -61,13 +63,20 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 		return err
 	}
 	old := func(created time.Time) bool { return !created.IsZero() && now.Sub(created) > RepairGrace }
-	var leaked []api.Object
+	var leaked, misfits []api.Object
+	misfitHolders := map[string]holder{}
 	err = a.each(ctx, a.ipAddresses.KeyPrefix(""), func(kv storage.KV) {
 		ip, err := api.ParseObject(kv.Value)
 		if err != nil {
 			return
 		}
-		delete(holders, ip.Name())
+		if h, ok := holders[ip.Name()]; ok {
+			delete(holders, ip.Name())
+			if parentOf(ip) != h.id || !rightLabels(ip) {
+				misfits = append(misfits, ip)
+				misfitHolders[ip.Name()] = h
+			}
+		}
 		if held[ip.Name()] || ip.Labels()[labelManagedBy] != ipManager {
 			return
 		}
@@ -78,8 +87,16 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 	if err != nil {
 		return err
 	}
-	for ip, key := range holders {
-		if err := a.reallocate(ctx, ip, key); err != nil {
+	for ip, h := range holders {
+		note := func(family string) string {
+			return fmt.Sprintf("Cluster IP [%s]: %s is not allocated; repairing", family, ip)
+		}
+		if err := a.remake(ctx, ip, h.key, nil, note); err != nil {
+			return err
+		}
+	}
+	for _, ip := range misfits {
+		if err := a.rebind(ctx, ip, misfitHolders[ip.Name()], stored); err != nil {
 			return err
 		}
 	}
@@ -92,7 +109,7 @@ func (a *Allocator) Repair(ctx context.Context, services *resource.Resource, now
 		a.log.Info("freed a cluster IP no Service holds", "ip", ip.Name())
 		ref := mapOf(mapOf(ip, "spec"), "parentRef")
 		parent := str(ref, "namespace") + "/" + str(ref, "name")
-		if stored[parent] {
+		if _, ok := stored[parent]; ok {
 			a.warn(ctx, ip, "IPAddressAllocation", "IPAddressWrongReference", fmt.Sprintf("IPAddress: %s for Service %s has a wrong reference; cleaning up", ip.Name(), parent))
 		} else {
 			a.warn(ctx, ip, "IPAddressAllocation", "IPAddressNotAllocated", fmt.Sprintf("IPAddress: %s for Service %s appears to have leaked: cleaning up", ip.Name(), parent))
@@ -128,12 +145,65 @@ func (a *Allocator) each(ctx context.Context, prefix string, f func(storage.KV))
 	}
 }
 
-// reallocate makes the IPAddress of ip, which the Service stored at key
-// held without one when listed, if it still does and ip is of a
-// configured range: with kube's warning on the Service (RepairIPAddress's
-// ClusterIPNotAllocated, or ClusterIPOutOfRange for an address of no
-// range, which is left as it is).
-func (a *Allocator) reallocate(ctx context.Context, ip, key string) error {
+// holder is a Service holding an address: its key, its namespace/name.
+type holder struct{ key, id string }
+
+// parentOf is the namespace/name of the Service an IPAddress names as its
+// parent, "" when its parent is not a Service.
+func parentOf(ip api.Object) string {
+	ref := mapOf(mapOf(ip, "spec"), "parentRef")
+	if str(ref, "group") != "" || str(ref, "resource") != "services" {
+		return ""
+	}
+	return str(ref, "namespace") + "/" + str(ref, "name")
+}
+
+// rightLabels is kube's verifyIPAddressLabels: the address's family, and
+// made by the allocator.
+func rightLabels(ip api.Object) bool {
+	addr, err := netip.ParseAddr(ip.Name())
+	return err == nil && ip.Labels()[labelFamily] == familyOf(addr) && ip.Labels()[labelManagedBy] == ipManager
+}
+
+// rebind mends the IPAddress ip of an address the Service h holds, which
+// names another parent or lacks the allocator's labels, as kube's
+// RepairIPAddress.syncService: made again for h when its parent is not a
+// Service, or one that does not hold the address; when its parent holds
+// it too, kube's warning that two Services share it; made again, without
+// a warning, when only its labels are wrong. stored is every Service's
+// addresses.
+func (a *Allocator) rebind(ctx context.Context, ip api.Object, h holder, stored map[string][]string) error {
+	name, parent := ip.Name(), parentOf(ip)
+	wrongRef := func(family string) string {
+		return fmt.Sprintf("the ClusterIP [%s]: %s for Service %s has a wrong reference; repairing", family, name, h.id)
+	}
+	switch {
+	case parent == h.id:
+		return a.remake(ctx, name, h.key, ip, nil)
+	case !slices.Contains(stored[parent], name):
+		return a.remake(ctx, name, h.key, ip, wrongRef)
+	}
+	kv, err := a.store.Get(ctx, h.key)
+	if err != nil {
+		return nil // deleted since, or to be seen at the next pass
+	}
+	if svc, err := api.ParseObject(kv.Value); err == nil {
+		addr, _ := netip.ParseAddr(name)
+		a.warn(ctx, svc, repairAction, "ClusterIPAlreadyAllocated", fmt.Sprintf("Cluster IP [%s]:%s was assigned to multiple services; please recreate service", familyOf(addr), name))
+	}
+	if !rightLabels(ip) {
+		return a.remake(ctx, name, h.key, ip, nil)
+	}
+	return nil
+}
+
+// remake makes the IPAddress of ip for the Service stored at key, which
+// held ip when listed, if it still does and ip is of a configured range,
+// deleting first stale (the IPAddress there now, if any), as kube's
+// recreateIPAddress; note, if set, is kube's ClusterIPNotAllocated warning
+// on the Service for the address's family. An address of no range is left
+// as it is, with kube's ClusterIPOutOfRange warning.
+func (a *Allocator) remake(ctx context.Context, ip, key string, stale api.Object, note func(family string) string) error {
 	kv, err := a.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil // deleted since: its address was freed with it
@@ -156,7 +226,16 @@ func (a *Allocator) reallocate(ctx context.Context, ip, key string) error {
 		a.warn(ctx, svc, repairAction, "ClusterIPOutOfRange", fmt.Sprintf("Cluster IP [%s]: %s is not within any configured Service CIDR; please recreate service", family, ip))
 		return nil
 	}
-	a.warn(ctx, svc, repairAction, "ClusterIPNotAllocated", fmt.Sprintf("Cluster IP [%s]: %s is not allocated; repairing", family, ip))
+	if note != nil {
+		a.warn(ctx, svc, repairAction, "ClusterIPNotAllocated", note(family))
+	}
+	if stale != nil {
+		uid := stale.UID()
+		_, _, err := a.registry.Delete(registry.Detached(ctx), a.ipAddresses, "", ip, registry.DeleteOptions{Preconditions: registry.Preconditions{UID: &uid}})
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+	}
 	if err := a.createIPAddress(ctx, svc, r, addr); errors.Is(err, errIPAllocated) {
 		return nil // made meanwhile
 	} else if err != nil {
