@@ -505,22 +505,8 @@ func service(o api.Object) []api.StatusCause {
 			seen[key] = true
 		}
 	}
-	for i, v := range list(spec, "externalIPs") {
-		ip, _ := v.(string)
-		c.externalIP(p.child("externalIPs").index(i), ip)
-	}
-	if ranges := list(spec, "loadBalancerSourceRanges"); len(ranges) > 0 {
-		sp := p.child("LoadBalancerSourceRanges") // kube's capital L
-		if typ != "LoadBalancer" {
-			c.forbidden(sp, "may only be used when `type` is 'LoadBalancer'")
-		}
-		for i, v := range ranges {
-			cidr, _ := v.(string)
-			cidr = strings.TrimSpace(cidr) // kube allows the padding the annotation had
-			for _, msg := range cidrErrors(cidr) {
-				c.invalid(sp.index(i), cidr, msg)
-			}
-		}
+	if len(list(spec, "loadBalancerSourceRanges")) > 0 && typ != "LoadBalancer" {
+		c.forbidden(p.child("LoadBalancerSourceRanges"), "may only be used when `type` is 'LoadBalancer'") // kube's capital L
 	}
 	if spec["allocateLoadBalancerNodePorts"] != nil && typ != "LoadBalancer" {
 		c.forbidden(p.child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'")

@@ -228,13 +228,50 @@ func sloppyIP(s string) bool {
 	return parts == 4
 }
 
+// ServiceCreate is the part of kube's ValidateServiceCreate that an
+// update relaxes: the external IPs' and source ranges' forms.
+func ServiceCreate(svc api.Object) []api.StatusCause {
+	return serviceAddresses(object(svc, "spec"), nil)
+}
+
+// serviceAddresses checks the external IPs and load balancer source
+// ranges of spec as kube's validateService: each a strict address (then
+// ValidateEndpointIP's ranges) or CIDR, but for those oldSpec, the stored
+// Service's, already holds (validated by older rules).
+func serviceAddresses(spec, oldSpec map[string]any) causes {
+	var c causes
+	oldIPs := api.Strings(oldSpec["externalIPs"])
+	for i, ip := range api.Strings(spec["externalIPs"]) {
+		if !slices.Contains(oldIPs, ip) {
+			c.externalIP(path("spec.externalIPs").index(i), ip)
+		}
+	}
+	trimmed := func(spec map[string]any) []string {
+		ranges := api.Strings(spec["loadBalancerSourceRanges"])
+		for i := range ranges {
+			ranges[i] = strings.TrimSpace(ranges[i]) // kube allows the padding the annotation had
+		}
+		return ranges
+	}
+	oldRanges := trimmed(oldSpec)
+	for i, cidr := range trimmed(spec) {
+		if !slices.Contains(oldRanges, cidr) {
+			for _, msg := range cidrErrors(cidr) {
+				c.invalid(path("spec.LoadBalancerSourceRanges").index(i), cidr, msg)
+			}
+		}
+	}
+	return c
+}
+
 // ServiceUpdate is the part of kube's ValidateServiceUpdate that ties a
-// Service to the stored one: the addresses (clusterIPsUpdate); the
-// loadBalancerClass of a LoadBalancer staying one; the health check node
-// port while one is needed (validateServiceExternalTrafficFieldsUpdate).
+// Service to the stored one: the addresses (clusterIPsUpdate), the
+// external IPs and source ranges not stored already (serviceAddresses);
+// the loadBalancerClass of a LoadBalancer staying one; the health check
+// node port while one is needed (validateServiceExternalTrafficFieldsUpdate).
 func ServiceUpdate(svc, old api.Object) []api.StatusCause {
 	spec, oldSpec := object(svc, "spec"), object(old, "spec")
-	c := clusterIPsUpdate(spec, oldSpec)
+	c := append(clusterIPsUpdate(spec, oldSpec), serviceAddresses(spec, oldSpec)...)
 	if str(spec, "type") == "LoadBalancer" && str(oldSpec, "type") == "LoadBalancer" && !equal(spec["loadBalancerClass"], oldSpec["loadBalancerClass"]) {
 		class := jsonValue{nil} // kube's *string, null when unset
 		if s, ok := spec["loadBalancerClass"].(string); ok {

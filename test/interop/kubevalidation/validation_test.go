@@ -164,9 +164,13 @@ func comparable(c cause) cause {
 func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	t.Helper()
 	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
+	obj := ourObject(t, r, js)
 	var cs []api.StatusCause
 	if r.Validate != nil {
-		cs = r.Validate(ourObject(t, r, js))
+		cs = r.Validate(obj)
+	}
+	if r.ValidateCreate != nil {
+		cs = append(cs, r.ValidateCreate(t.Context(), obj)...)
 	}
 	return ourErrors(cs)
 }
