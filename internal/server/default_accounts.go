@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -156,7 +157,8 @@ func (d *defaultAccounts) lead(ctx context.Context) {
 	d.leading.Store(true)
 	defer d.leading.Store(false)
 	opts := storage.ListOptions{Limit: leadPage}
-	for ctx.Err() == nil {
+	fixes := slices.ContainsFunc(d.objects, func(o namespaceObject) bool { return o.fix != nil })
+	for fixes && ctx.Err() == nil {
 		page, err := d.store.List(ctx, d.namespaces.KeyPrefix(""), opts)
 		if err != nil {
 			if ctx.Err() == nil {
