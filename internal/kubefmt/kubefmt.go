@@ -85,6 +85,35 @@ func (c Checks) DNS1123Subdomain(s string) []string {
 	return msgs
 }
 
+var wildcardDNSSubdomainRE = regexp.MustCompile(`^\*\.` + dnsSubdomainFmt + "$")
+
+// WildcardDNS1123Subdomain is IsWildcardDNS1123Subdomain ("*.example.com").
+func (c Checks) WildcardDNS1123Subdomain(s string) []string {
+	var msgs []string
+	if len(s) > 253 {
+		msgs = append(msgs, c.maxLen(253))
+	}
+	if !wildcardDNSSubdomainRE.MatchString(s) {
+		msgs = append(msgs, regexError("a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character", `\*\.`+dnsSubdomainFmt, "*.example.com"))
+	}
+	return msgs
+}
+
+// PathSegmentName is content.IsPathSegmentName: a name that can be a
+// segment of a URL path.
+func PathSegmentName(s string) []string {
+	if s == "." || s == ".." {
+		return []string{"may not be '" + s + "'"}
+	}
+	var msgs []string
+	for _, bad := range []string{"/", "%"} {
+		if strings.Contains(s, bad) {
+			msgs = append(msgs, "may not contain '"+bad+"'")
+		}
+	}
+	return msgs
+}
+
 // DNS1035Label is IsDNS1035Label (Service names).
 func (c Checks) DNS1035Label(s string) []string {
 	var msgs []string
@@ -173,6 +202,16 @@ func LabelValue(v string) []string {
 		msgs = append(msgs, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", labelValueFmt, "MyValue", "my_value", "12345"))
 	}
 	return msgs
+}
+
+var percentRE = regexp.MustCompile(`^[0-9]+%$`)
+
+// Percent is util/validation's IsValidPercent.
+func Percent(s string) []string {
+	if !percentRE.MatchString(s) {
+		return []string{regexError("a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%")}
+	}
+	return nil
 }
 
 // The patterns of kube-openapi's strfmt registry.

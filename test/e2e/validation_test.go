@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// TestInvalidBuiltinsWithKubectl applies Deployments, a Service and a
-// PersistentVolumeClaim kube rejects and checks that kubectl shows kube's
+// TestInvalidBuiltinsWithKubectl applies Deployments, a Service, a
+// PersistentVolumeClaim, a StatefulSet, an Ingress, a NetworkPolicy, a Job
+// and a CronJob kube rejects and checks that kubectl shows kube's
 // message and that nothing is stored.
 func TestInvalidBuiltinsWithKubectl(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
@@ -83,6 +84,84 @@ spec:
 			`* spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes`,
 			`* spec.resources[storage]: Invalid value: "0": must be greater than zero`,
 		}, "/api/v1/namespaces/default/persistentvolumeclaims/bad-claim"},
+		{"statefulset", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: bad-set}
+spec:
+  serviceName: Web_1
+  podManagementPolicy: Sometimes
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx, volumeMounts: [{name: data, mountPath: /data}]}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: "0"}}}
+`, []string{
+			`The StatefulSet "bad-set" is invalid: `,
+			`* spec.podManagementPolicy: Invalid value: "Sometimes": must be 'OrderedReady' or 'Parallel'`,
+			`* spec.serviceName: Invalid value: "Web_1": a lowercase RFC 1123 label must consist of`,
+			`* spec.volumeClaimTemplates[0].spec.resources[storage]: Invalid value: "0": must be greater than zero`,
+		}, "/apis/apps/v1/namespaces/default/statefulsets/bad-set"},
+		{"ingress", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: bad-ingress}
+spec:
+  rules:
+  - host: "*.*.example.com"
+    http:
+      paths:
+      - {path: relative, pathType: Prefix, backend: {service: {name: web}}}
+`, []string{
+			`The Ingress "bad-ingress" is invalid: `,
+			`* spec.rules[0].host: Invalid value: "*.*.example.com": a wildcard DNS-1123 subdomain must start with '*.'`,
+			`* spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`,
+			`* spec.rules[0].http.paths[0].backend: Required value: port name or number is required`,
+		}, "/apis/networking.k8s.io/v1/namespaces/default/ingresses/bad-ingress"},
+		{"networkpolicy", `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: bad-policy}
+spec:
+  podSelector: {}
+  ingress:
+  - from: [{ipBlock: {cidr: 10.0.0.0/8, except: [11.0.0.0/16]}}]
+    ports: [{port: 100, endPort: 99}]
+`, []string{
+			`The NetworkPolicy "bad-policy" is invalid: `,
+			"* spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: \"11.0.0.0/16\": must be a strict subset of `cidr`",
+			"* spec.ingress[0].ports[0].endPort: Invalid value: 99: must be greater than or equal to `port`",
+		}, "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/bad-policy"},
+		{"job", `apiVersion: batch/v1
+kind: Job
+metadata: {name: bad-job}
+spec:
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      containers: [{name: pi, image: perl}]
+`, []string{
+			`The Job "bad-job" is invalid: `,
+			`* spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode`,
+			`* spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
+		}, "/apis/batch/v1/namespaces/default/jobs/bad-job"},
+		{"cronjob", `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: bad-cron}
+spec:
+  schedule: "61 * * * *"
+  timeZone: Mars/Olympus
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox}]
+`, []string{
+			`The CronJob "bad-cron" is invalid: `,
+			`* spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`,
+			`* spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus`,
+		}, "/apis/batch/v1/namespaces/default/cronjobs/bad-cron"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // TestClientGoImmutableFields updates, with client-go's typed clients
@@ -111,6 +112,64 @@ func TestClientGoImmutableFields(t *testing.T) {
 		wantInvalid(t, err,
 			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "other": field is immutable`},
 			metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: "spec.podManagementPolicy", Message: `Invalid value: "Parallel": field is immutable`})
+	})
+
+	t.Run("StatefulSet claim templates", func(t *testing.T) {
+		labels := map[string]string{"app": "store"}
+		claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}
+		s, err := cs.AppsV1().StatefulSets("default").Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "store", Namespace: "default"}, Spec: appsv1.StatefulSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "db", Image: "postgres:17", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}}},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{claim},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Spec.Replicas = ptr.To[int32](3)
+		if s, err = cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("a StatefulSet's replicas: %v", err)
+		}
+		s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+		_, err = cs.AppsV1().StatefulSets("default").Update(ctx, s, metav1.UpdateOptions{})
+		status, _ := err.(apierrors.APIStatus)
+		if !apierrors.IsInvalid(err) || len(status.Status().Details.Causes) != 1 || status.Status().Details.Causes[0].Field != "spec.volumeClaimTemplates" ||
+			!strings.HasSuffix(status.Status().Details.Causes[0].Message, ": field is immutable") {
+			t.Errorf("a claim template resized: %v, want 422 with spec.volumeClaimTemplates immutable", err)
+		}
+	})
+
+	t.Run("suspended Job", func(t *testing.T) {
+		yes := true
+		j, err := cs.BatchV1().Jobs("default").Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "queued", Namespace: "default"}, Spec: batchv1.JobSpec{
+			Suspend: &yes,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "run", Image: "busybox:1.37"}},
+			}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What a queue controller does before it admits the Job.
+		j.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "gpu"}
+		j.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		if j, err = cs.BatchV1().Jobs("default").Update(ctx, j, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("a suspended Job's node selector and resources: %v", err)
+		}
+		j.Spec.Template.Spec.Containers[0].Image = "busybox:1.38"
+		_, err = cs.BatchV1().Jobs("default").Update(ctx, j, metav1.UpdateOptions{})
+		status, _ := err.(apierrors.APIStatus)
+		if !apierrors.IsInvalid(err) || len(status.Status().Details.Causes) != 1 || status.Status().Details.Causes[0].Field != "spec.template.spec" {
+			t.Errorf("a suspended Job's image: %v, want 422 with spec.template.spec immutable", err)
+		}
 	})
 
 	t.Run("Job", func(t *testing.T) {

@@ -55,6 +55,9 @@ func Builtins() []*Resource {
 			if r.ValidateUpdate == nil {
 				r.ValidateUpdate = validation.ForUpdate(group, version, d.Name)
 			}
+			if r.ValidateCreate == nil {
+				r.ValidateCreate = validation.ForCreate(group, version, d.Name)
+			}
 			selectFields(r)
 			if r.Columns == nil {
 				r.Columns = columns[gvr]

@@ -64,6 +64,19 @@ func (c *causes) notFound(p path, value any) {
 	c.add(api.CauseTypeFieldValueNotFound, p, "Not found: "+render(value))
 }
 
+// tooMany is field.TooMany of a list of n items.
+func (c *causes) tooMany(p path, n, max int) {
+	c.add(causeTypeTooMany, p, fmt.Sprintf("Too many: %d: must have at most %d items", n, max))
+}
+
+// causeTypeTooMany is metav1.CauseTypeTooMany.
+const causeTypeTooMany api.CauseType = "FieldValueTooMany"
+
+// tooLong is field.TooLong, whose value kube omits.
+func (c *causes) tooLong(p path, max int) {
+	c.add(api.CauseTypeFieldValueTooLong, p, fmt.Sprintf("Too long: may not be more than %d bytes", max))
+}
+
 // notSupported is field.NotSupported with a value of a named string type
 // (rendered as JSON, as kube renders those).
 func (c *causes) notSupported(p path, value string, valid ...string) {

@@ -608,8 +608,14 @@ func (c *causes) servicePort(port map[string]any, requireName bool, names map[st
 // storage request, the volume mode.
 func persistentVolumeClaim(o api.Object) []api.StatusCause {
 	var c causes
-	spec := object(o, "spec")
-	p := path("spec")
+	c.claimSpec(object(o, "spec"), "spec")
+	return c
+}
+
+// claimSpec is the part of kube's ValidatePersistentVolumeClaimSpec that
+// persistentVolumeClaim replicates, for claims and StatefulSets' claim
+// templates.
+func (c *causes) claimSpec(spec map[string]any, p path) {
 	modes := list(spec, "accessModes")
 	if len(modes) == 0 {
 		c.required(p.child("accessModes"), "at least 1 access mode is required")
@@ -639,5 +645,4 @@ func persistentVolumeClaim(o api.Object) []api.StatusCause {
 	if mode, ok := spec["volumeMode"].(string); ok && !slices.Contains(volumeModes, mode) {
 		c.notSupported(p.child("volumeMode"), mode, volumeModes...)
 	}
-	return c
 }

@@ -154,45 +154,6 @@ func (c *causes) externalIP(p path, s string) {
 	}
 }
 
-// cidrErrors is what apimachinery's parseCIDR with strict validation finds
-// wrong with s.
-func cidrErrors(s string) []string {
-	prefix, err := netip.ParsePrefix(s)
-	switch {
-	case err != nil && sloppyCIDR(s):
-		return []string{"must not have leading 0s in IP or prefix length"}
-	case err != nil:
-		return []string{"must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"}
-	case prefix.Addr().Is4In6():
-		return []string{"must not have an IPv4-mapped IPv6 address"}
-	case prefix.Addr() != prefix.Masked().Addr():
-		return []string{"must not have bits set beyond the prefix length"}
-	}
-	return nil
-}
-
-// sloppyCIDR reports whether s is a CIDR value kube's ParseCIDRSloppy
-// accepts: leading zeros allowed in an IPv4 address and in the length.
-func sloppyCIDR(s string) bool {
-	ip, bits, ok := strings.Cut(s, "/")
-	if !ok || bits == "" {
-		return false
-	}
-	n := 0
-	for _, r := range bits {
-		if r < '0' || r > '9' {
-			return false
-		}
-		if n = n*10 + int(r-'0'); n > 128 {
-			return false
-		}
-	}
-	if addr, err := netip.ParseAddr(ip); err == nil {
-		return n <= addr.BitLen()
-	}
-	return sloppyIP(ip) && n <= 32
-}
-
 // IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
 // its address, valid and canonical (apimachinery's IsValidIP).
 func IPAddressName(name string) []string {
@@ -256,9 +217,7 @@ func serviceAddresses(spec, oldSpec map[string]any) causes {
 	oldRanges := trimmed(oldSpec)
 	for i, cidr := range trimmed(spec) {
 		if !slices.Contains(oldRanges, cidr) {
-			for _, msg := range cidrErrors(cidr) {
-				c.invalid(path("spec.LoadBalancerSourceRanges").index(i), cidr, msg)
-			}
+			c.cidr(path("spec.LoadBalancerSourceRanges").index(i), cidr)
 		}
 	}
 	return c

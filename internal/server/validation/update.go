@@ -31,6 +31,7 @@ var updates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
 	{"apps", "v1", "statefulsets"}:       statefulSetUpdate,
 	{"batch", "v1", "jobs"}:              jobUpdate,
+	{"batch", "v1", "cronjobs"}:          cronJobUpdate,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -51,11 +52,15 @@ func selectorUnchanged(_ context.Context, o, old api.Object) []api.StatusCause {
 
 // statefulSetUpdate is the update part of kube's ValidateStatefulSetUpdate
 // (which in 1.37 names each immutable field rather than refusing "updates
-// to statefulset spec for fields other than ..."), less volumeClaimTemplates,
-// whose bad value kube renders as its internal Go type.
+// to statefulset spec for fields other than ..."). kube renders changed
+// volumeClaimTemplates as its internal Go types' JSON; this renders them
+// as they were sent.
 func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 	c := causes(selectorUnchanged(ctx, o, old))
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
+	if claims := spec["volumeClaimTemplates"]; !equal(claims, oldSpec["volumeClaimTemplates"]) {
+		c.invalid("spec.volumeClaimTemplates", jsonValue{claims}, immutable)
+	}
 	if name := str(spec, "serviceName"); name != str(oldSpec, "serviceName") {
 		c.invalid("spec.serviceName", name, immutable)
 	}
@@ -66,13 +71,14 @@ func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause
 }
 
 // jobUpdate is the update part of kube's ValidateJobSpecUpdate: the
-// selector, completionMode, backoffLimitPerIndex and managedBy immutable,
-// completions too but on an Indexed Job (where it may change with
-// parallelism), and the template of a Job that is not suspended. Two
-// differences: the template's bad value is rendered as its JSON where kube
-// renders its internal Go type, and a suspended Job's template (whose
-// resources and scheduling directives kube lets change) is not checked;
-// podFailurePolicy and successPolicy are not checked either.
+// selector, completionMode, backoffLimitPerIndex, managedBy,
+// podFailurePolicy and successPolicy immutable, completions too but on an
+// Indexed Job (where it may change with parallelism), and the template,
+// but for the metadata, resources and scheduling directives of a
+// suspended Job that has not started (1.37's
+// MutablePodResourcesForSuspendedJobs and
+// MutableSchedulingDirectivesForSuspendedJobs are on). The template's bad
+// value is rendered as its JSON where kube renders its internal Go type.
 func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 	c := causes(selectorUnchanged(ctx, o, old))
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
@@ -90,10 +96,77 @@ func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
 			c.invalid(p.child(f), jsonValue{spec[f]}, immutable)
 		}
 	}
-	if oldSpec["suspend"] != true && !equal(spec["template"], oldSpec["template"]) {
+	switch {
+	case oldSpec["suspend"] == true && mutableTemplate(old):
+		podSpec := object(object(spec, "template"), "spec")
+		if !equal(podSpec, withResourcesAndScheduling(podSpec, object(object(oldSpec, "template"), "spec"))) {
+			c.invalid(p.child("template", "spec"), jsonValue{podSpec}, immutable)
+		}
+	case !equal(spec["template"], oldSpec["template"]):
 		c.invalid(p.child("template"), jsonValue{spec["template"]}, immutable)
 	}
+	if pfp := spec["podFailurePolicy"]; !equal(pfp, oldSpec["podFailurePolicy"]) {
+		pfp, _ := pfp.(map[string]any)
+		c.invalid(p.child("podFailurePolicy"), internalPodFailurePolicy(pfp), immutable)
+	}
+	if sp := spec["successPolicy"]; !equal(sp, oldSpec["successPolicy"]) {
+		sp, _ := sp.(map[string]any)
+		c.invalid(p.child("successPolicy"), internalSuccessPolicy(sp), immutable)
+	}
 	return c
+}
+
+// mutableTemplate is kube's shouldAllowMutablePodTemplate of the stored
+// Job: suspended, not started (or suspended since), no active pods.
+func mutableTemplate(job api.Object) bool {
+	status := object(job, "status")
+	suspendedSince := slices.ContainsFunc(list(status, "conditions"), func(v any) bool {
+		cond, _ := v.(map[string]any)
+		return str(cond, "type") == "Suspended" && str(cond, "status") == "True"
+	})
+	active, _ := integer(status["active"])
+	return object(job, "spec")["suspend"] == true && (status["startTime"] == nil || suspendedSince) && active == 0
+}
+
+// withResourcesAndScheduling is the stored pod spec old with what kube
+// lets a suspended Job's template change taken from podSpec: the node
+// affinity, node selector, tolerations and scheduling gates, and the
+// resources of each container of the same name at the same place.
+func withResourcesAndScheduling(podSpec, old map[string]any) map[string]any {
+	out := shallowCopy(old)
+	for _, f := range []string{"nodeSelector", "tolerations", "schedulingGates"} {
+		out[f] = podSpec[f]
+	}
+	affinity, oldAffinity := object(podSpec, "affinity"), object(old, "affinity")
+	switch {
+	case affinity == nil && oldAffinity != nil:
+		a := shallowCopy(oldAffinity)
+		delete(a, "nodeAffinity")
+		out["affinity"] = a
+	case affinity != nil:
+		a := shallowCopy(oldAffinity)
+		a["nodeAffinity"] = affinity["nodeAffinity"]
+		out["affinity"] = a
+	}
+	for _, f := range []string{"containers", "initContainers"} {
+		cs, oldCs := list(podSpec, f), list(old, f)
+		if len(cs) != len(oldCs) {
+			continue
+		}
+		merged := make([]any, len(oldCs))
+		for i, v := range oldCs {
+			ctr, _ := cs[i].(map[string]any)
+			was, _ := v.(map[string]any)
+			merged[i] = was
+			if str(ctr, "name") == str(was, "name") {
+				m := shallowCopy(was)
+				m["resources"] = ctr["resources"]
+				merged[i] = m
+			}
+		}
+		out[f] = merged
+	}
+	return out
 }
 
 // whenImmutable is kube's message for a change to an object that was
@@ -256,12 +329,10 @@ func podUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 			c.forbidden(p.child(f), "pod updates may not add or remove containers")
 			return c
 		}
-		for i, ctr := range cs {
-			if ctr, _ := ctr.(map[string]any); str(ctr, "image") == "" {
-				c.required(p.child(f).index(i).child("image"), "")
-			}
-		}
-		c.imagesTrimmed(cs, p.child(f))
+		// kube checks here too that images are set and trimmed, but
+		// reports each cause once (its declarative validation step drops
+		// repeated ones): pod, which runs on every write, has reported
+		// them.
 	}
 	deadline, oldDeadline := spec["activeDeadlineSeconds"], oldSpec["activeDeadlineSeconds"]
 	if n, ok := integer(deadline); ok {

@@ -7,7 +7,11 @@
 // set. docs/ARCHITECTURE.md lists what kube checks that it does not.
 package validation
 
-import "github.com/listwatch/listwatch/api"
+import (
+	"context"
+
+	"github.com/listwatch/listwatch/api"
+)
 
 // Func checks an object about to be written, as a Resource's Validate.
 type Func func(obj api.Object) []api.StatusCause
@@ -19,12 +23,35 @@ func For(group, version, plural string) Func {
 }
 
 var byResource = map[[3]string]Func{
-	{"", "v1", "pods"}:                   pod,
-	{"", "v1", "replicationcontrollers"}: replicationController,
-	{"", "v1", "services"}:               service,
-	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,
-	{"", "v1", "podtemplates"}:           podTemplate,
-	{"apps", "v1", "deployments"}:        deployment,
-	{"apps", "v1", "replicasets"}:        replicaSet,
-	{"apps", "v1", "daemonsets"}:         daemonSet,
+	{"", "v1", "pods"}:                             pod,
+	{"", "v1", "replicationcontrollers"}:           replicationController,
+	{"", "v1", "services"}:                         service,
+	{"", "v1", "persistentvolumeclaims"}:           persistentVolumeClaim,
+	{"", "v1", "podtemplates"}:                     podTemplate,
+	{"apps", "v1", "deployments"}:                  deployment,
+	{"apps", "v1", "replicasets"}:                  replicaSet,
+	{"apps", "v1", "daemonsets"}:                   daemonSet,
+	{"apps", "v1", "statefulsets"}:                 statefulSet,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingress,
+	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicy,
+	{"batch", "v1", "jobs"}:                        job,
+	{"batch", "v1", "cronjobs"}:                    cronJob,
+}
+
+// CreateFunc checks a new object after Func, as a Resource's
+// ValidateCreate: the rules kube applies on create only, which objects
+// stored before them need not meet on update.
+type CreateFunc func(ctx context.Context, obj api.Object) []api.StatusCause
+
+// ForCreate returns the create-only rules of the built-in resource
+// group/version/plural, or nil when this package has none.
+func ForCreate(group, version, plural string) CreateFunc {
+	return creates[[3]string{group, version, plural}]
+}
+
+var creates = map[[3]string]CreateFunc{
+	{"apps", "v1", "statefulsets"}:           statefulSetCreate,
+	{"networking.k8s.io", "v1", "ingresses"}: ingressCreate,
+	{"batch", "v1", "jobs"}:                  jobCreate,
+	{"batch", "v1", "cronjobs"}:              cronJobCreate,
 }

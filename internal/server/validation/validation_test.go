@@ -41,10 +41,65 @@ func TestFor(t *testing.T) {
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.replicas", Message: "Invalid value: -1: must be greater than or equal to 0"},
 			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.metadata.labels", Message: "Invalid value: {\"app\":\"api\"}: `selector` does not match template `labels`"},
 		}},
+		{"job", "batch", "v1", "jobs", api.Object{"metadata": map[string]any{"name": "pi", "uid": "u1"}, "spec": map[string]any{
+			"parallelism": -1, "completionMode": "NonIndexed", "backoffLimitPerIndex": 1,
+			"selector": map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "u1"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{
+				"batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "batch.kubernetes.io/job-name": "pi", "job-name": "pi",
+			}}, "spec": podSpec("Always", container("pi"))},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.parallelism", Message: "Invalid value: -1: must be greater than or equal to 0"},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.backoffLimitPerIndex", Message: "Invalid value: 1: requires indexed completion mode"},
+			{Type: api.CauseTypeFieldValueRequired, Field: "spec.template.spec.restartPolicy", Message: `Required value: valid values: "OnFailure", "Never"`},
+		}},
+		{"statefulset", "apps", "v1", "statefulsets", api.Object{"spec": map[string]any{
+			"replicas": 1, "podManagementPolicy": "OrderedReady", "serviceName": "Web_1",
+			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": 0, "maxUnavailable": "0%"}},
+			"selector":       map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}}, "spec": func() map[string]any {
+				s := podSpec("Always", map[string]any{
+					"name": "web", "image": "nginx", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File",
+					"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}},
+				})
+				s["volumes"] = []any{map[string]any{"name": "Bad_Vol", "emptyDir": map[string]any{}}}
+				return s
+			}()},
+			"volumeClaimTemplates": []any{map[string]any{"metadata": map[string]any{"name": "data"}, "spec": map[string]any{
+				"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}},
+			}}},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.updateStrategy.rollingUpdate.maxUnavailable", Message: `Invalid value: "0%": cannot be 0`},
+			// The claim template's volume comes first: the mount finds it.
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.template.spec.volumes[1].name", Message: `Invalid value: "Bad_Vol": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.serviceName", Message: `Invalid value: "Web_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+		}},
+		{"ingress", "networking.k8s.io", "v1", "ingresses", api.Object{"spec": map[string]any{"rules": []any{map[string]any{
+			"host": "10.0.0.1", "http": map[string]any{"paths": []any{map[string]any{"path": "/a/../b", "pathType": "Exact", "backend": map[string]any{}}}},
+		}}}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].host", Message: `Invalid value: "10.0.0.1": must be a DNS name, not an IP address`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].http.paths[0].path", Message: `Invalid value: "/a/../b": must not contain '/../'`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.rules[0].http.paths[0].backend", Message: `Invalid value: "": resource or service backend is required`},
+		}},
+		{"networkpolicy", "networking.k8s.io", "v1", "networkpolicies", api.Object{"spec": map[string]any{"egress": []any{map[string]any{
+			"to": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/8"}, "podSelector": map[string]any{}}},
+		}}}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.egress[0].to[0].ipBlock.cidr", Message: `Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`},
+			{Type: api.CauseTypeFieldValueForbidden, Field: "spec.egress[0].to[0]", Message: "Forbidden: may not specify both ipBlock and another peer"},
+		}},
+		{"cronjob", "batch", "v1", "cronjobs", api.Object{"spec": map[string]any{
+			"schedule": "61 * * * *", "timeZone": "Mars/Olympus", "concurrencyPolicy": "Allow",
+			"jobTemplate": map[string]any{"spec": map[string]any{"completionMode": "NonIndexed", "template": map[string]any{"spec": podSpec("Never", container("pi"))}}},
+		}}, []api.StatusCause{
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.schedule", Message: `Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`},
+			{Type: api.CauseTypeFieldValueInvalid, Field: "spec.timeZone", Message: `Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus`},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := For(tt.group, tt.version, tt.plural)(tt.obj)
+			if create := ForCreate(tt.group, tt.version, tt.plural); create != nil {
+				got = append(got, create(t.Context(), tt.obj)...)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("causes (-want +got):\n%s", diff)
 			}
@@ -155,5 +210,33 @@ func TestServiceAddressesStored(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, ServiceUpdate(added, old)); diff != "" {
 		t.Errorf("update adding values (-want +got):\n%s", diff)
+	}
+}
+
+// TestCronJobTimeZonesOnUpdate checks what the differential cannot reach,
+// a CronJob stored with a TZ in its schedule (kube refuses it on create,
+// but older servers stored it): kube lets such a schedule keep its TZ, but
+// not beside a timeZone, and checks the timeZone only when it changes.
+func TestCronJobTimeZonesOnUpdate(t *testing.T) {
+	cron := func(schedule string, zone any) api.Object {
+		spec := map[string]any{"schedule": schedule}
+		if zone != nil {
+			spec["timeZone"] = zone
+		}
+		return api.Object{"spec": spec}
+	}
+	update := ForUpdate("batch", "v1", "cronjobs")
+	if got := update(t.Context(), cron("TZ=UTC 0 * * *", nil), cron("TZ=UTC 0 * * * *", nil)); got != nil {
+		t.Errorf("a kept TZ: %v, want no causes", got)
+	}
+	if got := update(t.Context(), cron("0 * * * *", "Nowhere/Else"), cron("0 * * * *", "Nowhere/Else")); got != nil {
+		t.Errorf("an unchanged unknown timeZone: %v, want no causes", got)
+	}
+	want := []api.StatusCause{
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.schedule", Message: `Invalid value: "TZ=UTC 0 * * *": cannot use both timeZone field and TZ or CRON_TZ in schedule`},
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.timeZone", Message: `Invalid value: "Local": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones`},
+	}
+	if diff := cmp.Diff(want, update(t.Context(), cron("TZ=UTC 0 * * *", "Local"), cron("TZ=UTC 0 * * * *", nil))); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // update is one change to a valid object: set makes the stored object
@@ -21,6 +22,7 @@ var podUpdates = map[string]update{
 		change: func(o map[string]any) { container(spec(o))["image"] = "busybox:1.37" },
 	},
 	"image emptied":     {change: func(o map[string]any) { container(spec(o))["image"] = " " }, refused: true},
+	"image removed":     {change: func(o map[string]any) { delete(container(spec(o)), "image") }, refused: true},
 	"container renamed": {change: func(o map[string]any) { container(spec(o))["name"] = "renamed" }, refused: true},
 	"container added": {change: func(o map[string]any) {
 		spec(o)["containers"] = append(list(spec(o), "containers"), map[string]any{"name": "added", "image": "busybox"})
@@ -124,7 +126,49 @@ var appsUpdates = map[string]update{
 	"template label added": {change: func(o map[string]any) { at(template(o), "metadata", "labels")["added"] = "x" }},
 }
 
+// templateGeneration is the annotation a v1 DaemonSet carries its
+// spec.templateGeneration in, which kube's strategy sets on every update.
+const templateGeneration = "deprecated.daemonset.template.generation"
+
+var daemonSetUpdates = map[string]update{
+	"template changed": {change: func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" }},
+	"templateGeneration set": {
+		set:    func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "3" },
+		change: func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "1" },
+	},
+	"templateGeneration set with the template": {
+		set: func(o map[string]any) { at(o, "metadata", "annotations")[templateGeneration] = "3" },
+		change: func(o map[string]any) {
+			at(o, "metadata", "annotations")[templateGeneration] = "9"
+			at(template(o), "metadata", "labels")["added"] = "x"
+		},
+	},
+	"updateStrategy OnDelete": {change: setSpec("updateStrategy", map[string]any{"type": "OnDelete"})},
+	"maxSurge with maxUnavailable": {
+		change:  setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 1, "maxSurge": 1}}),
+		refused: true,
+	},
+}
+
+// claimTemplate is a StatefulSet's claim template of the given size.
+func claimTemplate(name, size string) map[string]any {
+	return map[string]any{"metadata": map[string]any{"name": name}, "spec": map[string]any{
+		"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": size}},
+	}}
+}
+
 var statefulSetUpdates = map[string]update{
+	"claim template resized": {
+		set:     setSpec("volumeClaimTemplates", []any{claimTemplate("data", "1Gi")}),
+		change:  setSpec("volumeClaimTemplates", []any{claimTemplate("data", "2Gi")}),
+		refused: true,
+	},
+	"claim template added": {
+		change: func(o map[string]any) {
+			spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), claimTemplate("added", "1Gi"))
+		},
+		refused: true,
+	},
 	"replicas changed":    {change: func(o map[string]any) { spec(o)["replicas"] = 7 }},
 	"serviceName changed": {change: func(o map[string]any) { spec(o)["serviceName"] = "other" }, refused: true},
 	"podManagementPolicy changed": {
@@ -147,6 +191,8 @@ func jobCreated(o map[string]any) {
 		labels[k] = v
 	}
 }
+
+func suspend(o map[string]any) { spec(o)["suspend"] = true }
 
 func indexed(completions int) func(o map[string]any) {
 	return func(o map[string]any) {
@@ -183,13 +229,112 @@ var jobUpdates = map[string]update{
 		change:  func(o map[string]any) { spec(o)["backoffLimitPerIndex"] = 1 },
 		refused: true,
 	},
-	"managedBy set":    {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
-	"suspend toggled":  {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"managedBy set": {change: func(o map[string]any) { spec(o)["managedBy"] = "example.com/queue" }, refused: true},
+	"podFailurePolicy set": {
+		change: func(o map[string]any) {
+			spec(o)["podFailurePolicy"] = map[string]any{"rules": []any{
+				map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"containerName": "c", "operator": "In", "values": []any{1, 42}}},
+				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
+			}}
+		},
+		refused: true,
+	},
+	"podFailurePolicy removed": {
+		set: func(o map[string]any) {
+			spec(o)["podFailurePolicy"] = map[string]any{"rules": []any{map[string]any{"action": "Count", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}}}
+			at(template(o), "spec")["restartPolicy"] = "Never"
+		},
+		change:  func(o map[string]any) { delete(spec(o), "podFailurePolicy") },
+		refused: true,
+	},
+	"successPolicy set": {
+		set: indexed(3),
+		change: func(o map[string]any) {
+			spec(o)["successPolicy"] = map[string]any{"rules": []any{map[string]any{"succeededIndexes": "0-1", "succeededCount": 1}, map[string]any{"succeededCount": 2}}}
+		},
+		refused: true,
+	},
+	"suspend toggled": {change: func(o map[string]any) { spec(o)["suspend"] = true }},
+	"suspended, resources changed": {
+		set: suspend,
+		change: func(o map[string]any) {
+			container(at(template(o), "spec"))["resources"] = map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "3"}}
+		},
+	},
+	"suspended, scheduling changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			at(template(o), "spec")["affinity"] = map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "zone", "operator": "In", "values": []any{"a"}}}}},
+			}}}
+		},
+		change: func(o map[string]any) {
+			ps := at(template(o), "spec")
+			ps["nodeSelector"] = map[string]any{"zone": "b"}
+			ps["tolerations"] = []any{map[string]any{"key": "k", "operator": "Exists"}}
+			ps["schedulingGates"] = []any{map[string]any{"name": "example.com/queue"}}
+			delete(ps, "affinity")
+			at(template(o), "metadata", "annotations")["added"] = "x"
+		},
+	},
+	"suspended, pod anti-affinity removed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			at(template(o), "spec")["affinity"] = map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{
+				map[string]any{"weight": 1, "podAffinityTerm": map[string]any{"topologyKey": "zone"}},
+			}}}
+		},
+		change:  func(o map[string]any) { delete(at(template(o), "spec"), "affinity") },
+		refused: true,
+	},
+	"suspended, image changed": {
+		set:     suspend,
+		change:  func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" },
+		refused: true,
+	},
+	"suspended after it started, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"startTime": "2026-01-01T00:00:00Z"}
+		},
+		change:  func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+		refused: true,
+	},
+	"suspended since it started, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"startTime": "2026-01-01T00:00:00Z", "conditions": []any{
+				map[string]any{"type": "Suspended", "status": "True", "lastTransitionTime": "2026-01-01T00:01:00Z"},
+			}}
+		},
+		change: func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+	},
+	"suspended with active pods, nodeSelector changed": {
+		set: func(o map[string]any) {
+			suspend(o)
+			o["status"] = map[string]any{"active": 1}
+		},
+		change:  func(o map[string]any) { at(template(o), "spec")["nodeSelector"] = map[string]any{"zone": "b"} },
+		refused: true,
+	},
+	"suspended, generated label removed": {
+		set:    func(o map[string]any) { spec(o)["suspend"] = true },
+		change: func(o map[string]any) { delete(at(template(o), "metadata", "labels"), "job-name") },
+	},
 	"template changed": {change: func(o map[string]any) { container(at(template(o), "spec"))["image"] = "busybox:1.37" }, refused: true},
 	"selector changed": {change: func(o map[string]any) {
 		sel := at(o, "spec", "selector")
 		sel["matchExpressions"] = []any{map[string]any{"key": "not-there", "operator": "DoesNotExist"}}
 	}, refused: true},
+}
+
+var cronJobUpdates = map[string]update{
+	"schedule changed":       {change: setSpec("schedule", "*/5 * * * *")},
+	"schedule with TZ":       {change: setSpec("schedule", "TZ=UTC 0 * * * *"), refused: true},
+	"timeZone set":           {change: setSpec("timeZone", "Europe/Paris")},
+	"timeZone set, unknown":  {change: setSpec("timeZone", "Mars/Olympus"), refused: true},
+	"jobTemplate changed":    {change: func(o map[string]any) { at(o, "spec", "jobTemplate", "spec")["backoffLimit"] = 2 }},
+	"jobTemplate made wrong": {change: func(o map[string]any) { at(o, "spec", "jobTemplate", "spec")["backoffLimit"] = -2 }, refused: true},
 }
 
 func setImmutable(o map[string]any) { o["immutable"] = true }
@@ -294,9 +439,10 @@ func TestUpdates(t *testing.T) {
 		"Pod":         {podUpdates},
 		"Deployment":  {appsUpdates},
 		"ReplicaSet":  {appsUpdates},
-		"DaemonSet":   {appsUpdates},
+		"DaemonSet":   {appsUpdates, daemonSetUpdates},
 		"StatefulSet": {appsUpdates, statefulSetUpdates},
 		"Job":         {jobUpdates},
+		"CronJob":     {cronJobUpdates},
 		"ConfigMap":   {dataUpdates, configMapUpdates},
 		"Secret":      {dataUpdates, secretUpdates},
 
@@ -307,36 +453,43 @@ func TestUpdates(t *testing.T) {
 	for _, m := range readManifests(t) {
 		for _, updates := range byKind[m.gvk.Kind] {
 			for name, u := range updates {
-				old := deepCopy(m.obj).(map[string]any)
-				if m.gvk.Kind == "Job" {
-					jobCreated(old)
-				}
-				if u.set != nil {
-					u.set(old)
-				}
-				obj := deepCopy(old).(map[string]any)
-				u.change(obj)
 				n++
-				t.Run(m.name+"/"+name, func(t *testing.T) {
-					js, was := encode(t, obj), encode(t, old)
-					if kube := kubeCauses(t, m.gvk, was); len(kube) > 0 {
-						t.Skipf("kube refuses the stored object: %v", kube)
-					}
-					kube := kubeUpdateCauses(t, m.gvk, js, was)
-					if diff := cmp.Diff(kube, ourUpdateCauses(t, m.gvk, js, was)); diff != "" {
-						t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
-					}
-					if u.refused != (len(kube) > 0) {
-						t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
-					}
-					if len(kube) > 0 {
-						refused++
-					}
-				})
+				if checkUpdate(t, m.name+"/"+name, m.gvk, m.obj, u) {
+					refused++
+				}
 			}
 		}
 	}
-	if n < 390 || refused < 200 {
-		t.Fatalf("%d updates, %d refused; want at least 390 and 200", n, refused)
+	if n < 450 || refused < 240 {
+		t.Fatalf("%d updates, %d refused; want at least 450 and 240", n, refused)
 	}
+}
+
+// checkUpdate applies u to a copy of obj and validates the update both
+// ways in a subtest; it says whether kube refused it.
+func checkUpdate(t *testing.T, name string, gvk schema.GroupVersionKind, obj map[string]any, u update) (refused bool) {
+	old := deepCopy(obj).(map[string]any)
+	if gvk.Kind == "Job" {
+		jobCreated(old)
+	}
+	if u.set != nil {
+		u.set(old)
+	}
+	updated := deepCopy(old).(map[string]any)
+	u.change(updated)
+	t.Run(name, func(t *testing.T) {
+		js, was := encode(t, updated), encode(t, old)
+		if kube := kubeCauses(t, gvk, was); len(kube) > 0 {
+			t.Skipf("kube refuses the stored object: %v", kube)
+		}
+		kube := kubeUpdateCauses(t, gvk, js, was)
+		if diff := cmp.Diff(kube, ourUpdateCauses(t, gvk, js, was)); diff != "" {
+			t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
+		}
+		if u.refused != (len(kube) > 0) {
+			t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
+		}
+		refused = len(kube) > 0
+	})
+	return refused
 }

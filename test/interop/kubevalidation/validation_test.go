@@ -14,19 +14,24 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/operation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
@@ -35,6 +40,8 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	"k8s.io/kubernetes/pkg/registry/core/secret"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/networking/networkpolicy"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/listwatch/listwatch/api"
@@ -47,6 +54,7 @@ import (
 // where its pod spec sits.
 type kind struct {
 	strategy interface {
+		PrepareForCreate(ctx context.Context, obj runtime.Object)
 		Validate(ctx context.Context, obj runtime.Object) field.ErrorList
 		PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
 		ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
@@ -56,19 +64,21 @@ type kind struct {
 }
 
 var kinds = map[schema.GroupVersionKind]kind{
-	{Version: "v1", Kind: "Pod"}:                       {pod.Strategy, "pods", []string{"spec"}},
-	{Version: "v1", Kind: "ReplicationController"}:     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
-	{Version: "v1", Kind: "Service"}:                   {service.Strategy, "services", nil},
-	{Version: "v1", Kind: "PersistentVolumeClaim"}:     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
-	{Version: "v1", Kind: "ConfigMap"}:                 {configmap.Strategy, "configmaps", nil},
-	{Version: "v1", Kind: "Secret"}:                    {secret.Strategy, "secrets", nil},
-	{Version: "v1", Kind: "PodTemplate"}:               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "Deployment"}: {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
-	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}: {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
-	// Only StatefulSets' and Jobs' update rules are replicated.
-	{Group: "apps", Version: "v1", Kind: "StatefulSet"}: {statefulset.Strategy, "statefulsets", nil},
-	{Group: "batch", Version: "v1", Kind: "Job"}:        {job.Strategy, "jobs", nil},
+	{Version: "v1", Kind: "Pod"}:                                       {pod.Strategy, "pods", []string{"spec"}},
+	{Version: "v1", Kind: "ReplicationController"}:                     {replicationcontroller.Strategy, "replicationcontrollers", []string{"spec", "template", "spec"}},
+	{Version: "v1", Kind: "Service"}:                                   {service.Strategy, "services", nil},
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:                     {persistentvolumeclaim.Strategy, "persistentvolumeclaims", nil},
+	{Version: "v1", Kind: "ConfigMap"}:                                 {configmap.Strategy, "configmaps", nil},
+	{Version: "v1", Kind: "Secret"}:                                    {secret.Strategy, "secrets", nil},
+	{Version: "v1", Kind: "PodTemplate"}:                               {podtemplate.Strategy, "podtemplates", []string{"template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:                 {deployment.Strategy, "deployments", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:                  {daemonset.Strategy, "daemonsets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:                 {replicaset.Strategy, "replicasets", []string{"spec", "template", "spec"}},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:                {statefulset.Strategy, "statefulsets", []string{"spec", "template", "spec"}},
+	{Group: "batch", Version: "v1", Kind: "Job"}:                       {job.Strategy, "jobs", []string{"spec", "template", "spec"}},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:       {ingress.Strategy, "ingresses", nil},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}: {networkpolicy.Strategy, "networkpolicies", nil},
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:                   {cronjob.Strategy, "cronjobs", []string{"spec", "jobTemplate", "spec", "template", "spec"}},
 }
 
 // listwatch does not refuse privileged containers: it is kube-apiserver
@@ -98,22 +108,60 @@ var allocated = map[string]bool{
 	"spec.clusterIPs": true, "spec.ipFamilies": true, "spec.ipFamilyPolicy": true, "spec.healthCheckNodePort": true,
 }
 
-// kubeCauses runs kube's strategy Validate on the object js of kind gvk
-// as kube-apiserver does on create: decode, default, convert to internal.
-// Causes about metadata are left out: the server's metadata checks are
-// not this package's and are proven elsewhere.
+// kubeCauses runs kube's strategy on the object js of kind gvk as
+// kube-apiserver does on create: decode, default, convert to internal,
+// PrepareForCreate, Validate and, for kinds that have it, declarative
+// validation (rest.ValidateCreate less its metadata checks). Causes about
+// metadata are left out but for the kinds' own rules on names: the
+// server's metadata checks are not this package's and are proven
+// elsewhere.
 func kubeCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	t.Helper()
-	return kubeErrors(kinds[gvk].strategy.Validate(t.Context(), kubeInternal(t, gvk, js)))
+	k := kinds[gvk]
+	obj := kubeInternal(t, gvk, js)
+	k.strategy.PrepareForCreate(t.Context(), obj)
+	return kubeErrors(declaratively(t, gvk, obj, nil, k.strategy.Validate(t.Context(), obj)))
 }
 
 // kubeUpdateCauses runs kube's strategy on an update from the object old
-// to js, as kube-apiserver does: PrepareForUpdate, then ValidateUpdate.
+// to js, as kube-apiserver does: PrepareForUpdate, ValidateUpdate, and
+// declarative validation.
 func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
 	t.Helper()
 	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
 	kinds[gvk].strategy.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was))
+	return kubeErrors(declaratively(t, gvk, obj, was, kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was)))
+}
+
+// declaratively adds to errs what kube's declarative validation of obj
+// (an update from old, when not nil) adds, and takes away what it takes
+// away, for kinds whose strategy has it, as rest.ValidateCreate and
+// rest.ValidateUpdate run it.
+func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+	dv, ok := kinds[gvk].strategy.(rest.DeclarativeValidationStrategy)
+	if !ok {
+		return errs
+	}
+	verb, op := "create", operation.Create
+	if old != nil {
+		verb, op = "update", operation.Update
+	}
+	ctx := request.WithRequestInfo(t.Context(), &request.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: kinds[gvk].plural,
+	})
+	return dv.ValidateDeclaratively(ctx, obj, old, errs, op, dv.DeclarativeValidationConfig(ctx, obj, old))
+}
+
+// kindNameRules are the messages of the rules some kinds add to
+// metadata.name, which ours replicate.
+var kindNameRules = []string{"will not able to create pod with invalid DNS label", "must be no more than 52 characters"}
+
+// metadataCause says whether e is one of the metadata checks left out.
+func metadataCause(e *field.Error) bool {
+	if e.Field == "metadata.name" && slices.ContainsFunc(kindNameRules, func(m string) bool { return strings.Contains(e.Detail, m) }) {
+		return false
+	}
+	return strings.HasPrefix(e.Field, "metadata.")
 }
 
 // kubeInternal is js decoded, defaulted and converted to kube's internal
@@ -141,7 +189,7 @@ func kubeInternal(t *testing.T, gvk schema.GroupVersionKind, js []byte) runtime.
 func kubeErrors(errs field.ErrorList) []cause {
 	var out []cause
 	for _, e := range errs {
-		if !strings.HasPrefix(e.Field, "metadata.") && !(allocated[e.Field] && e.Type == field.ErrorTypeRequired) {
+		if !metadataCause(e) && !(allocated[e.Field] && e.Type == field.ErrorTypeRequired) {
 			out = append(out, comparable(cause{e.Field, string(e.Type), e.ErrorBody()}))
 		}
 	}
@@ -150,21 +198,27 @@ func kubeErrors(errs field.ErrorList) []cause {
 
 // comparable is c less what ours does not reproduce: the lines after
 // the first (kube's go-cmp diff of a refused Pod or claim update), and a
-// Job's template as the bad value of "field is immutable" (kube renders
-// its internal Go type as JSON).
+// Job's template or a StatefulSet's claim templates as the bad value of
+// "field is immutable" (kube renders its internal Go types as JSON).
 func comparable(c cause) cause {
 	c.Message, _, _ = strings.Cut(c.Message, "\n")
-	if c.Field == "spec.template" && strings.HasSuffix(c.Message, ": field is immutable") {
-		c.Message = "Invalid value: <the template>: field is immutable"
+	if internallyRendered[c.Field] && strings.HasSuffix(c.Message, ": field is immutable") {
+		c.Message = "Invalid value: <" + c.Field + ">: field is immutable"
 	}
 	return c
 }
 
-// ourCauses runs our pruning, defaulting and validation on js.
+var internallyRendered = map[string]bool{"spec.template": true, "spec.template.spec": true, "spec.volumeClaimTemplates": true}
+
+// ourCauses runs our pruning, defaulting, preparation and validation on
+// js, as the server creates it.
 func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	t.Helper()
 	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
 	obj := ourObject(t, r, js)
+	if r.Prepare != nil {
+		r.Prepare(obj, nil)
+	}
 	var cs []api.StatusCause
 	if r.Validate != nil {
 		cs = r.Validate(obj)
@@ -175,17 +229,21 @@ func ourCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	return ourErrors(cs)
 }
 
-// ourUpdateCauses runs our validation of an update from old to js.
+// ourUpdateCauses runs our preparation and validation of an update from
+// old to js.
 func ourUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
 	t.Helper()
 	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
-	obj := ourObject(t, r, js)
+	obj, was := ourObject(t, r, js), ourObject(t, r, old)
+	if r.Prepare != nil {
+		r.Prepare(obj, was)
+	}
 	var cs []api.StatusCause
 	if r.Validate != nil {
 		cs = r.Validate(obj)
 	}
 	if r.ValidateUpdate != nil {
-		cs = append(cs, r.ValidateUpdate(t.Context(), obj, ourObject(t, r, old))...)
+		cs = append(cs, r.ValidateUpdate(t.Context(), obj, was)...)
 	}
 	return ourErrors(cs)
 }
@@ -233,7 +291,7 @@ type manifest struct {
 }
 
 // readManifests reads the objects of the validated kinds in testdata/manifests
-// (see its README), each given the namespace the server would.
+// (see its README), each given the namespace and uid the server would.
 func readManifests(t *testing.T) []manifest {
 	t.Helper()
 	var ms []manifest
@@ -248,6 +306,7 @@ func readManifests(t *testing.T) []manifest {
 		}
 		md, _ := obj["metadata"].(map[string]any)
 		md["namespace"] = "default"
+		md["uid"] = "6f1c2a8e-0d4b-4c1e-9a57-2b8d3e4f5a60"
 		ms = append(ms, manifest{name, gvk, obj})
 	})
 	return ms
@@ -356,6 +415,12 @@ var objectMutations = map[string]func(obj map[string]any){
 	},
 	"template restartPolicy Never": func(o map[string]any) { template(o)["spec"].(map[string]any)["restartPolicy"] = "Never" },
 	"template activeDeadline":      func(o map[string]any) { template(o)["spec"].(map[string]any)["activeDeadlineSeconds"] = 5 },
+	"selector by bad expressions": setSpec("selector", map[string]any{"matchExpressions": []any{
+		map[string]any{"key": "bad key", "operator": "In"},
+		map[string]any{"key": "a", "operator": "Exists", "values": []any{"x"}},
+	}}),
+	"selector operator unknown": setSpec("selector", map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "Near", "values": []any{"x"}}}}),
+	"selector labels invalid":   setSpec("selector", map[string]any{"matchLabels": map[string]any{"bad key!": "bad value!"}}),
 }
 
 // replicasMutations each break one rule of a Deployment or ReplicaSet.
@@ -369,7 +434,13 @@ var daemonSetMutations = map[string]func(obj map[string]any){
 	"updateStrategy unknown": func(o map[string]any) {
 		spec(o)["updateStrategy"] = map[string]any{"type": "Blue", "rollingUpdate": map[string]any{"maxSurge": 1}}
 	},
-	"selector missing": func(o map[string]any) { delete(spec(o), "selector") },
+	"selector missing":       func(o map[string]any) { delete(spec(o), "selector") },
+	"rollingUpdate both set": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 1, "maxSurge": "10%"}}),
+	"rollingUpdate both 0":   setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "0%", "maxSurge": 0}}),
+	"rollingUpdate values": setSpec("updateStrategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "150%", "maxSurge": "x5"},
+	}),
+	"rollingUpdate negative": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1, "maxSurge": -2}}),
 }
 
 // replicationControllerMutations each break one rule of a
@@ -395,8 +466,8 @@ var serviceMutations = map[string]func(obj map[string]any){
 			map[string]any{"name": "Dup", "port": 81},
 		)
 	},
-	"type unknown":    func(o map[string]any) { spec(o)["type"] = "Everywhere" },
-	"sessionAffinity": func(o map[string]any) { spec(o)["sessionAffinity"] = "Sticky" },
+	"type unknown":    setSpec("type", "Everywhere"),
+	"sessionAffinity": setSpec("sessionAffinity", "Sticky"),
 	"selector labels": func(o map[string]any) { spec(o)["selector"] = map[string]any{"-bad": "a b"} },
 	"node port on ClusterIP": func(o map[string]any) {
 		spec(o)["type"] = "ClusterIP"
@@ -480,7 +551,7 @@ var claimMutations = map[string]func(obj map[string]any){
 	"no storage request":       func(o map[string]any) { at(o, "spec", "resources")["requests"] = map[string]any{"cpu": "1"} },
 	"storage zero":             func(o map[string]any) { at(o, "spec", "resources", "requests")["storage"] = "0" },
 	"storage negative":         func(o map[string]any) { at(o, "spec", "resources", "requests")["storage"] = "-5Gi" },
-	"volumeMode unknown":       func(o map[string]any) { spec(o)["volumeMode"] = "Raw" },
+	"volumeMode unknown":       setSpec("volumeMode", "Raw"),
 }
 
 // dataMutations each break one rule of a ConfigMap or Secret (whose data
@@ -515,6 +586,214 @@ var deploymentMutations = map[string]func(obj map[string]any){
 		spec(o)["minReadySeconds"] = 10
 	},
 	"revisionHistoryLimit negative": func(o map[string]any) { spec(o)["revisionHistoryLimit"] = -1 },
+	"rollingUpdate both 0":          setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 0, "maxSurge": "0%"}}),
+	"rollingUpdate values": setSpec("strategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "150%", "maxSurge": "abc"},
+	}),
+	"rollingUpdate negative":           setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1, "maxSurge": -2}}),
+	"rollingUpdate numbers as strings": setSpec("strategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "5", "maxSurge": "200%"}}),
+}
+
+// statefulSetMutations each break one rule of a StatefulSet only.
+var statefulSetMutations = map[string]func(obj map[string]any){
+	"podManagementPolicy unknown": setSpec("podManagementPolicy", "Sometimes"),
+	"updateStrategy unknown":      setSpec("updateStrategy", map[string]any{"type": "Blue", "rollingUpdate": map[string]any{"partition": 1}}),
+	"updateStrategy OnDelete with rollingUpdate": setSpec("updateStrategy", map[string]any{
+		"type": "OnDelete", "rollingUpdate": map[string]any{"partition": 2, "maxUnavailable": "10%"},
+	}),
+	"rollingUpdate partition and maxUnavailable": setSpec("updateStrategy", map[string]any{
+		"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": -1, "maxUnavailable": "150%"},
+	}),
+	"maxUnavailable 0":             setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": 0}}),
+	"maxUnavailable 0%":            setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "0%"}}),
+	"maxUnavailable not a percent": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "abc"}}),
+	"maxUnavailable number string": setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": "50"}}),
+	"maxUnavailable negative":      setSpec("updateStrategy", map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxUnavailable": -1}}),
+	"retention policy unknown":     setSpec("persistentVolumeClaimRetentionPolicy", map[string]any{"whenDeleted": "Keep", "whenScaled": "Delete"}),
+	"ordinals negative":            setSpec("ordinals", map[string]any{"start": -1}),
+	"serviceName not a DNS label":  setSpec("serviceName", "Bad_Service"),
+	"template labels invalid": func(o map[string]any) {
+		at(o, "spec", "template", "metadata", "labels")["bad key!"] = "v"
+	},
+	"claim template invalid": func(o map[string]any) {
+		spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), map[string]any{
+			"metadata": map[string]any{"name": "extra"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteSometimes"}, "resources": map[string]any{"requests": map[string]any{"storage": "0"}}},
+		})
+	},
+	"mounts of a claim template and of nothing": func(o map[string]any) {
+		spec(o)["volumeClaimTemplates"] = append(list(spec(o), "volumeClaimTemplates"), map[string]any{
+			"metadata": map[string]any{"name": "claimed"},
+			"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+		})
+		s := at(o, "spec", "template", "spec")
+		addMount(s, map[string]any{"name": "claimed", "mountPath": "/claimed"})
+		addMount(s, map[string]any{"name": "nothing", "mountPath": "/nothing"})
+	},
+	"template volume after the claims' invalid": func(o map[string]any) {
+		addVolume(at(o, "spec", "template", "spec"), "Bad_Vol")
+	},
+}
+
+// jobSpecMutations each break one rule of a Job's spec, which a CronJob's
+// jobTemplate shares.
+var jobSpecMutations = map[string]func(spec map[string]any){
+	"counts negative": func(s map[string]any) {
+		for _, f := range []string{"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"} {
+			s[f] = -1
+		}
+	},
+	"maxFailedIndexes without backoffLimitPerIndex": func(s map[string]any) {
+		delete(s, "backoffLimitPerIndex")
+		s["maxFailedIndexes"] = 2
+	},
+	"backoffLimitPerIndex not Indexed": func(s map[string]any) {
+		s["completionMode"] = "NonIndexed"
+		s["backoffLimitPerIndex"] = 1
+	},
+	"completionMode unknown":               func(s map[string]any) { s["completionMode"] = "Sometimes" },
+	"managedBy not a domain-prefixed path": func(s map[string]any) { s["managedBy"] = "queue" },
+	"managedBy of a bad domain and path":   func(s map[string]any) { s["managedBy"] = "Bad_Domain/a b" },
+	"managedBy empty":                      func(s map[string]any) { s["managedBy"] = "" },
+	"managedBy too long":                   func(s map[string]any) { s["managedBy"] = "example.com/" + strings.Repeat("q", 60) },
+	"Indexed without completions": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		delete(s, "completions")
+		s["parallelism"] = 100001
+	},
+	"Indexed maxFailedIndexes above completions": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		s["completions"], s["backoffLimitPerIndex"], s["maxFailedIndexes"] = 3, 1, 5
+	},
+	"Indexed many completions": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		s["completions"], s["backoffLimitPerIndex"], s["parallelism"] = 100001, 1, 10001
+		delete(s, "maxFailedIndexes")
+	},
+	"Indexed many completions and failed indexes": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		s["completions"], s["backoffLimitPerIndex"], s["maxFailedIndexes"] = 200000, 1, 100001
+	},
+	"podFailurePolicy rules": func(s map[string]any) {
+		delete(s, "backoffLimitPerIndex")
+		s["podFailurePolicy"] = map[string]any{"rules": []any{
+			map[string]any{"action": "FailIndex", "onExitCodes": map[string]any{"operator": "In", "values": []any{0, 3, 3, 1}, "containerName": "nope"}},
+			map[string]any{"action": "Explode", "onPodConditions": []any{map[string]any{"type": "Bad Type", "status": "Maybe"}}},
+			map[string]any{"action": "Ignore"},
+			map[string]any{"action": "Count", "onExitCodes": map[string]any{"operator": "Between", "values": []any{}}, "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
+			map[string]any{"onExitCodes": map[string]any{"values": []any{1}}},
+		}}
+		at(s, "template", "spec")["restartPolicy"] = "OnFailure"
+	},
+	"podFailurePolicy too many rules": func(s map[string]any) {
+		rule := map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}
+		var rules []any
+		for range 21 {
+			rules = append(rules, rule)
+		}
+		s["podFailurePolicy"] = map[string]any{"rules": rules}
+		at(s, "template", "spec")["restartPolicy"] = "Never"
+		delete(s, "podReplacementPolicy")
+	},
+	"podReplacementPolicy with podFailurePolicy": func(s map[string]any) {
+		s["podFailurePolicy"] = map[string]any{"rules": []any{map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"operator": "NotIn", "values": []any{0}}}}}
+		s["podReplacementPolicy"] = "TerminatingOrFailed"
+		at(s, "template", "spec")["restartPolicy"] = "Never"
+	},
+	"podReplacementPolicy unknown": func(s map[string]any) {
+		delete(s, "podFailurePolicy")
+		s["podReplacementPolicy"] = "Never"
+	},
+	"successPolicy not Indexed": func(s map[string]any) {
+		s["completionMode"] = "NonIndexed"
+		delete(s, "backoffLimitPerIndex")
+		delete(s, "maxFailedIndexes")
+		s["successPolicy"] = map[string]any{"rules": []any{map[string]any{"succeededIndexes": "0-2", "succeededCount": 1}, map[string]any{}}}
+	},
+	"successPolicy rules": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		s["completions"] = 5
+		s["successPolicy"] = map[string]any{"rules": []any{
+			map[string]any{},
+			map[string]any{"succeededIndexes": "3-1"},
+			map[string]any{"succeededIndexes": "0,2-3", "succeededCount": 4},
+			map[string]any{"succeededCount": 6},
+			map[string]any{"succeededIndexes": "9"},
+			map[string]any{"succeededIndexes": "a"},
+			map[string]any{"succeededIndexes": "1-2-3"},
+			map[string]any{"succeededIndexes": "1,1", "succeededCount": -1},
+		}}
+	},
+	"successPolicy without rules": func(s map[string]any) {
+		s["completionMode"] = "Indexed"
+		s["completions"] = 2
+		s["successPolicy"] = map[string]any{"rules": []any{}}
+	},
+	"template restartPolicy Always": func(s map[string]any) { at(s, "template", "spec")["restartPolicy"] = "Always" },
+	"template restartPolicy OnFailure with podFailurePolicy": func(s map[string]any) {
+		s["podFailurePolicy"] = map[string]any{"rules": []any{map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}}}
+		delete(s, "podReplacementPolicy")
+		at(s, "template", "spec")["restartPolicy"] = "OnFailure"
+	},
+}
+
+// jobMutations each break one rule of a Job only.
+var jobMutations = map[string]func(obj map[string]any){
+	"manual selector by bad expressions": func(o map[string]any) {
+		spec(o)["manualSelector"] = true
+		spec(o)["selector"] = map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "bad key", "operator": "In"},
+			map[string]any{"key": "a", "operator": "Exists", "values": []any{"x"}},
+			map[string]any{"key": "b", "operator": "Maybe", "values": []any{"bad value!"}},
+		}}
+	},
+	"manual selector missing": func(o map[string]any) {
+		spec(o)["manualSelector"] = true
+		delete(spec(o), "selector")
+	},
+	"selector not generated": func(o map[string]any) {
+		spec(o)["selector"] = map[string]any{"matchLabels": map[string]any{"other": "x", "bad key!": "v"}}
+	},
+	"template label of another job": func(o map[string]any) {
+		at(o, "spec", "template", "metadata", "labels")["job-name"] = "other"
+		at(o, "spec", "template", "metadata", "labels")["batch.kubernetes.io/controller-uid"] = "other"
+	},
+	"name too long for its indexes": func(o map[string]any) {
+		at(o, "metadata")["name"] = strings.Repeat("n", 60)
+		spec(o)["completionMode"] = "Indexed"
+		spec(o)["completions"] = 1000
+		spec(o)["parallelism"] = 1
+		delete(spec(o), "successPolicy")
+	},
+}
+
+// cronJobMutations each break one rule of a CronJob.
+var cronJobMutations = map[string]func(obj map[string]any){
+	"schedule missing":          func(o map[string]any) { delete(spec(o), "schedule") },
+	"schedule out of range":     setSpec("schedule", "61 * * * *"),
+	"schedule of 3 fields":      setSpec("schedule", "* * *"),
+	"schedule descriptor":       setSpec("schedule", "@fortnightly"),
+	"schedule every":            setSpec("schedule", "@every 1x"),
+	"schedule with time zone":   setSpec("schedule", "CRON_TZ=UTC 0 * * * *"),
+	"schedule TZ=0":             setSpec("schedule", "TZ=0"),
+	"schedule step 0":           setSpec("schedule", "*/0 * * * *"),
+	"schedule names":            setSpec("schedule", "0 0 * JANX MON-FOO"),
+	"timeZone unknown":          setSpec("timeZone", "Mars/Olympus_Mons"),
+	"timeZone Local":            setSpec("timeZone", "Local"),
+	"timeZone empty":            setSpec("timeZone", ""),
+	"timeZone path":             setSpec("timeZone", "../etc/passwd"),
+	"concurrencyPolicy unknown": setSpec("concurrencyPolicy", "Sometimes"),
+	"limits negative": func(o map[string]any) {
+		for _, f := range []string{"startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"} {
+			spec(o)[f] = -1
+		}
+	},
+	"jobTemplate selector": func(o map[string]any) {
+		js := at(o, "spec", "jobTemplate", "spec")
+		js["selector"] = map[string]any{"matchLabels": map[string]any{"a": "b"}}
+		js["manualSelector"] = true
+	},
+	"name too long": func(o map[string]any) { at(o, "metadata")["name"] = strings.Repeat("c", 53) },
 }
 
 // TestMutations breaks each real manifest of a validated kind in each way
@@ -545,16 +824,27 @@ func TestMutations(t *testing.T) {
 				run(name, mutate)
 			}
 		}
+		jobSpecAt := map[string][]string{"Job": {"spec"}, "CronJob": {"spec", "jobTemplate", "spec"}}
+		if js, ok := jobSpecAt[m.gvk.Kind]; ok {
+			for name, mutate := range jobSpecMutations {
+				run(name, func(obj map[string]any) { mutate(at(obj, js...)) })
+			}
+		}
 		byKind := map[string][]map[string]func(map[string]any){
-			"Deployment": {replicasMutations, deploymentMutations},
-			"ReplicaSet": {replicasMutations},
-			"DaemonSet":  {daemonSetMutations},
+			"Deployment":  {replicasMutations, deploymentMutations},
+			"ReplicaSet":  {replicasMutations},
+			"DaemonSet":   {daemonSetMutations},
+			"StatefulSet": {replicasMutations, statefulSetMutations},
 
 			"ReplicationController": {replicationControllerMutations},
 			"Service":               {serviceMutations},
 			"PersistentVolumeClaim": {claimMutations},
 			"ConfigMap":             {dataMutations, configMapMutations},
 			"Secret":                {dataMutations},
+			"Job":                   {jobMutations},
+			"CronJob":               {cronJobMutations},
+			"Ingress":               {ingressMutations},
+			"NetworkPolicy":         {networkPolicyMutations},
 		}
 		for _, mutations := range byKind[m.gvk.Kind] {
 			for name, mutate := range mutations {
@@ -562,8 +852,8 @@ func TestMutations(t *testing.T) {
 			}
 		}
 	}
-	if n < 980 {
-		t.Fatalf("%d mutated objects, want at least 980", n)
+	if n < 2000 {
+		t.Fatalf("%d mutated objects, want at least 2000", n)
 	}
 }
 
@@ -579,7 +869,12 @@ func at(obj map[string]any, path ...string) map[string]any {
 	return obj
 }
 
-func spec(o map[string]any) map[string]any     { return at(o, "spec") }
+func spec(o map[string]any) map[string]any { return at(o, "spec") }
+
+// setSpec is the mutation that sets spec.field to v.
+func setSpec(field string, v any) func(map[string]any) {
+	return func(o map[string]any) { spec(o)[field] = v }
+}
 func template(o map[string]any) map[string]any { return at(o, "spec", "template") }
 
 func list(m map[string]any, key string) []any {
