@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // streamEvents is how many events each test watch receives.
@@ -40,21 +42,6 @@ func openFiles(t *testing.T) int {
 	return len(fds)
 }
 
-// waitUntil waits for cond, failing the test with what() after deadline.
-func waitUntil(t *testing.T, deadline time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	timeout := time.After(deadline)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-timeout:
-			t.Fatal(what())
-		}
-	}
-}
-
 // TestEpollReader reads streams that end and streams that stay open, then
 // checks that close leaves no goroutine, connection or descriptor behind.
 func TestEpollReader(t *testing.T) {
@@ -81,9 +68,12 @@ func TestEpollReader(t *testing.T) {
 		})
 	}
 	ts.CloseClientConnections()
-	waitUntil(t, 10*time.Second, func() bool { return openFiles(t) <= files && runtime.NumGoroutine() <= goroutines }, func() string {
+	testwait.UntilNil(t, 10*time.Second, "the readers' descriptors and goroutines to go", func() error {
+		if openFiles(t) <= files && runtime.NumGoroutine() <= goroutines {
+			return nil
+		}
 		buf := make([]byte, 1<<20)
-		return fmt.Sprintf("%d descriptors (%d before), %d goroutines (%d before)\n%s",
+		return fmt.Errorf("%d descriptors (%d before), %d goroutines (%d before)\n%s",
 			openFiles(t), files, runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
 	})
 }

@@ -46,3 +46,14 @@ func equalsEstimate(args []checker.AstNode, t *cel.Type) *checker.CallEstimate {
 	}
 	return nil
 }
+
+// equalsCost is the runtime cost of == with a value of type T on the left:
+// one.
+func equalsCost[T ref.Val](args []ref.Val) *uint64 {
+	if len(args) == 2 {
+		if _, ok := args[0].(T); ok {
+			return costOf(1)
+		}
+	}
+	return nil
+}

@@ -80,11 +80,7 @@ var cidrLib = library{
 			}
 			return &c
 		case operators.Equals:
-			if len(args) == 2 {
-				if _, ok := args[0].(cidrVal); ok {
-					return costOf(1)
-				}
-			}
+			return equalsCost[cidrVal](args)
 		}
 		return nil
 	},

@@ -75,11 +75,7 @@ var ipLib = library{
 		case "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast":
 			return costOf(1)
 		case operators.Equals:
-			if len(args) == 2 {
-				if _, ok := args[0].(ipVal); ok {
-					return costOf(1)
-				}
-			}
+			return equalsCost[ipVal](args)
 		}
 		return nil
 	},

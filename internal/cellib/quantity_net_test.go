@@ -57,7 +57,10 @@ func TestQuantityNetValues(t *testing.T) {
 		{`quantity('-1e-400').compareTo(quantity('-1n'))`, int64(0), ""},
 		{`quantity('8Ei').compareTo(quantity('9223372036854775807'))`, int64(0), ""},
 		{`quantity('1e400').asApproximateFloat()`, math.Inf(1), ""},
-		{`quantity('1e2147483647').isGreaterThan(quantity('1e2147483646'))`, true, ""},
+		{`quantity('1e4000').isGreaterThan(quantity('1e3999')) && quantity('1e-4000').add(quantity('1e4000')).isGreaterThan(quantity('1e4000'))`, true, ""},
+		// Past the bound on places, refused before kube's parser runs.
+		{`quantity('1e2147483647')`, nil, "quantity exceeds the supported precision"},
+		{`isQuantity('1e-2147483648')`, false, ""},
 		{`sign(quantity('-1m'))`, int64(-1), ""},
 		{`quantity('200K')`, nil, "unable to parse quantity's suffix"},
 		{`quantity('1 ')`, nil, "quantities must match the regular expression"},

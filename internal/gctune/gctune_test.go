@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 func TestPercent(t *testing.T) {
@@ -47,14 +49,10 @@ func TestFloorSetsAndRestores(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { Floor(ctx, 1<<40) })
-	deadline := time.Now().Add(10 * time.Second)
-	for gcPercent() <= DefaultPercent {
+	testwait.Until(t, 10*time.Second, "the GC percent to rise", func() bool {
 		runtime.GC() // each collection lets Floor set the percent
-		if time.Now().After(deadline) {
-			t.Fatal("the GC percent did not rise within 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return gcPercent() > DefaultPercent
+	})
 	cancel()
 	wg.Wait()
 	if p := gcPercent(); p != DefaultPercent {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,10 @@ func TestForbiddenImports(t *testing.T) {
 			if strings.HasPrefix(dep, "k8s.io/apiserver") || strings.HasPrefix(dep, "k8s.io/client-go") {
 				t.Errorf("%s imports %s: the product must not depend on it", p.ImportPath, dep)
 			}
+		}
+		// testwait fails tests; a program waits on events.
+		if slices.Contains(p.Deps, module+"/internal/testwait") {
+			t.Errorf("%s imports internal/testwait outside its tests", p.ImportPath)
 		}
 		if !isLibrary(p.ImportPath) {
 			continue

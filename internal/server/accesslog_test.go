@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -48,10 +49,7 @@ func TestAccessLog(t *testing.T) {
 		log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("path", "/a b"), slog.Int("n", i))
 	}
 	// The timer writes them, in order, as slog's default handler formats them.
-	deadline := time.Now().Add(10 * time.Second)
-	for out.String() == "" && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, "the access log's timer to write", func() bool { return out.String() != "" })
 	line := regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d INFO request path="/a b" n=(\d)$`)
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 3 {

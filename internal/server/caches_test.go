@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -132,11 +134,10 @@ func TestCachesShareTheBudget(t *testing.T) {
 	if r := do(t, ts, "DELETE", crdsPath+"/gadgets.example.com", "", ""); r.code != 200 {
 		t.Fatalf("delete definition: %d %v", r.code, r.obj)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for budget.Used() != before {
-		if time.Now().After(deadline) {
-			t.Fatalf("budget used %d after the definition's deletion, want %d as before its cache", budget.Used(), before)
+	testwait.UntilNil(t, 10*time.Second, "the budget to return after the definition's deletion", func() error {
+		if used := budget.Used(); used != before {
+			return fmt.Errorf("used %d, %d before the gadgets' cache", used, before)
 		}
-		time.Sleep(5 * time.Millisecond) // polling a count; bounded by the deadline
-	}
+		return nil
+	})
 }

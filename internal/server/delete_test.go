@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/leader"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -55,15 +57,13 @@ func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
 func waitLeaseHeld(t *testing.T, s *Server) {
 	t.Helper()
 	leases, _ := s.catalog.Get("coordination.k8s.io", "v1", "leases")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+	testwait.UntilNil(t, 30*time.Second, "the controller Lease to be held", func() error {
 		lease, err := s.registry.Get(t.Context(), leases, "kube-system", ControllerLease)
-		if err == nil && lease["spec"].(map[string]any)["holderIdentity"] != nil {
-			return
+		if err == nil && lease["spec"].(map[string]any)["holderIdentity"] == nil {
+			err = fmt.Errorf("lease %v", lease)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller Lease is not held after 30s: %v %v", lease, err)
-		}
-	}
+		return err
+	})
 }
 
 func currentRevision(t *testing.T, store storage.Interface) string {

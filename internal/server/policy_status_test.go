@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestPolicyTypeChecking: the status controller writes each policy's
@@ -29,19 +31,15 @@ func TestPolicyTypeChecking(t *testing.T) {
 	// status waits for the status controller to observe generation gen.
 	status := func(gen string) map[string]any {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
+		var obj map[string]any
+		testwait.UntilNil(t, 10*time.Second, "the status of generation "+gen, func() error {
 			r := do(t, ts, "GET", path+"/p", "", "")
-			if fmt.Sprint(at(r.obj, "status.observedGeneration")) == gen {
-				return r.obj
+			if obj = r.obj; fmt.Sprint(at(obj, "status.observedGeneration")) != gen {
+				return fmt.Errorf("policy %v", obj)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("status of generation %s not written: %v", gen, r.obj)
-			}
-			<-tick.C
-		}
+			return nil
+		})
+		return obj
 	}
 	if got := status("1"); at(got, "status.typeChecking") == nil || at(got, "status.typeChecking.expressionWarnings") != nil {
 		t.Errorf("a policy that checks: %v", got["status"])

@@ -15,6 +15,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -230,17 +231,17 @@ func TestReadAheadBudget(t *testing.T) {
 				})
 			}
 			stalled(0) // u0's share, in the buffer made for what it announced
-			until(t, func() bool { return held() == maxBody })
+			testwait.Until(t, 10*time.Second, "one body held", func() bool { return held() == maxBody })
 			refused(0)
 			created(1, "meanwhile")
 			for user := 1; user < limit; user++ {
 				stalled(user)
 			}
-			until(t, func() bool { return held() == limit*maxBody })
+			testwait.Until(t, 10*time.Second, "every admitted body held", func() bool { return held() == limit*maxBody })
 			refused(limit)
 			cancel()
 			wg.Wait()
-			until(t, func() bool { return held() == 0 })
+			testwait.Until(t, 10*time.Second, "every body released", func() bool { return held() == 0 })
 			created(0, "after")
 		})
 	}
@@ -256,20 +257,4 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.RoundTripper.RoundTrip(r)
-}
-
-// until waits for cond, which no event announces, checking every
-// millisecond for 10 s.
-func until(t *testing.T, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("condition not met within 10s")
-		}
-	}
 }

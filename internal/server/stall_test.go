@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -98,13 +99,7 @@ func TestStalledWatchEndsAtItsTimeout(t *testing.T) {
 		}
 	}
 	limit := time.Second + endWriteGrace + 5*time.Second // its timeout, the grace, a margin
-	deadline := time.Now().Add(limit)
-	for detachedWatches(s) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the stalled watch has not ended %v after the writes", limit)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a count; bounded by the deadline
-	}
+	testwait.Until(t, limit, "the stalled watch to end after the writes", func() bool { return detachedWatches(s) == 0 })
 }
 
 func newSocketServer(t *testing.T, s *Server, overTLS bool) *httptest.Server {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -682,19 +683,14 @@ func TestCommitTurn(t *testing.T) {
 	for i := range queued {
 		wg.Go(func() { create(fmt.Sprintf("/queued/%d", i)) })
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	testwait.UntilNil(t, waitTimeout, "the requests to queue during the held commit", func() error {
 		s.queueMu.Lock()
-		n := len(s.queue)
-		s.queueMu.Unlock()
-		if n == queued {
-			break
+		defer s.queueMu.Unlock()
+		if n := len(s.queue); n != queued {
+			return fmt.Errorf("%d queued, want %d", n, queued)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued during the held commit, want %d", n, queued)
-		}
-		runtime.Gosched()
-	}
+		return nil
+	})
 	obs.release <- struct{}{}
 	wg.Wait()
 	close(revs)

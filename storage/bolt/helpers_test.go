@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -31,20 +32,18 @@ func TestMain(m *testing.M) {
 
 // checkNoLeaks fails if a goroutine of this package outlives its store.
 func checkNoLeaks() error {
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	var stacks string
+	err := testwait.Poll(ctx, func() bool {
 		buf := make([]byte, 1<<20)
-		stacks := string(buf[:runtime.Stack(buf, true)])
-		leaked := strings.Contains(stacks, "storage/bolt.(*watcher).run") ||
-			strings.Contains(stacks, "storage/bolt.(*Store).writer")
-		if !leaked {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("leaked goroutines:\n%s", stacks)
-		}
-		runtime.Gosched()
+		stacks = string(buf[:runtime.Stack(buf, true)])
+		return !strings.Contains(stacks, "storage/bolt.(*watcher).run") && !strings.Contains(stacks, "storage/bolt.(*Store).writer")
+	})
+	if err != nil {
+		return fmt.Errorf("leaked goroutines:\n%s", stacks)
 	}
+	return nil
 }
 
 // openTest opens a store in a fresh directory, without fsync, closed at the

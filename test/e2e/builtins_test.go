@@ -63,10 +63,7 @@ spec:
 // TestBuiltinKindsWithKubectl creates, applies, gets and deletes the kinds
 // of manifests with kubectl, and checks what is stored is kube's encoding.
 func TestBuiltinKindsWithKubectl(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	s := startServer(t)
 	file := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(file, []byte(builtinManifests), 0o600); err != nil {

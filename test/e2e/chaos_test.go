@@ -13,6 +13,7 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/internal/cuttest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // The chaos schedule: each cut comes after a random number of writes, up
@@ -191,10 +192,12 @@ func (c *chaos) converge() {
 	if diff := cmp.Diff(want, statesOf(c.inf.Indexer().List())); diff != "" {
 		c.t.Errorf("informer cache against a fresh list (-want +got):\n%s", diff)
 	}
-	converged := func() bool { return cmp.Equal(want, c.rec.final()) }
-	if !eventually(converged) {
-		c.t.Errorf("handler's final states against a fresh list (-want +got):\n%s", cmp.Diff(want, c.rec.final()))
-	}
+	testwait.UntilNil(c.t, waitTimeout, "the handler's final states to be a fresh list's", func() error {
+		if diff := cmp.Diff(want, c.rec.final()); diff != "" {
+			return fmt.Errorf("(-want +got):\n%s", diff)
+		}
+		return nil
+	})
 	if bad := c.rec.broken(); len(bad) > 0 {
 		c.t.Errorf("handler sequences broken: %q", bad)
 	}
@@ -267,24 +270,8 @@ func (c *chaos) expired(rv string) bool {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after waitTimeout.
+// waitFor waits waitTimeout at most for cond, which no event announces.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	if !eventually(cond) {
-		t.Fatalf("timed out after %v waiting for %s", waitTimeout, what)
-	}
-}
-
-// eventually polls cond until it holds or waitTimeout passes.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		<-tick.C
-	}
-	return true
+	testwait.Until(t, waitTimeout, what, cond)
 }

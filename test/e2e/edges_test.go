@@ -78,10 +78,7 @@ func TestHostileEdges(t *testing.T) {
 		t.Errorf("configmaps after the refused requests: %d %v, want a alone", len(items), err)
 	}
 
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	for _, args := range [][]string{
 		{"create", "configmap", "k", "--from-literal=x=1"},
 		{"patch", "configmap", "k", "-p", `{"data":{"x":"2"}}`},

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // 200 watchers that never read and 1,200 writes of
@@ -186,18 +188,15 @@ func metricValue(t *testing.T, ctx context.Context, base, series string) float64
 	return 0
 }
 
-// waitMetric waits until a series has the value want.
+// waitMetric waits waitTimeout at most until a series has the value want.
 func waitMetric(t *testing.T, ctx context.Context, base, series string, want float64) {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for metricValue(t, ctx, base, series) != want {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("%s is %v, want %v", series, metricValue(t, context.Background(), base, series), want)
+	testwait.UntilNil(t, waitTimeout, fmt.Sprintf("%s to be %v", series, want), func() error {
+		if got := metricValue(t, ctx, base, series); got != want {
+			return fmt.Errorf("%s is %v", series, got)
 		}
-	}
+		return nil
+	})
 }
 
 var heapInuseLine = regexp.MustCompile(`(?m)^# HeapInuse = (\d+)$`)

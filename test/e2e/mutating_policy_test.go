@@ -17,10 +17,7 @@ import (
 // failurePolicy Fail and is skipped under Ignore; kubectl lists the
 // policies with kube's columns.
 func TestMutatingAdmissionPolicies(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not installed")
-	}
+	kubectl := needKubectl(t)
 	dir := t.TempDir()
 	s := startServer(t)
 	run := func(args ...string) string {

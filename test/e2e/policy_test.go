@@ -50,10 +50,7 @@ func TestValidatingAdmissionPolicies(t *testing.T) {
 	}
 	apply := func(yaml string) {
 		t.Helper()
-		kubectl, err := exec.LookPath("kubectl")
-		if err != nil {
-			t.Skip("kubectl not installed")
-		}
+		kubectl := needKubectl(t)
 		cmd := exec.CommandContext(context.Background(), kubectl, "--server", s.URL, "apply", "-f", writeFile(t, dir, "p.yaml", yaml))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kubectl apply: %v\n%s", err, out)
@@ -120,6 +117,12 @@ spec:
 		// An update is checked too; the excluded name is not.
 		mustCall("PUT", "/api/v1/namespaces/guarded/configmaps/one", `{"metadata":{"name":"one"},"data":{"a":"1","b":"2"}}`, 403)
 		mustCall("PUT", "/api/v1/namespaces/guarded/configmaps/limits", `{"metadata":{"name":"limits"},"data":{"max":"2","b":"2"}}`, 200)
+		// Params are read from the watch cache: the new limit applies once
+		// a cached read sees it.
+		waitFor(t, "the new params in the cache", func() bool {
+			data, _ := call("GET", "/api/v1/namespaces/guarded/configmaps/limits?resourceVersion=0", "").body["data"].(map[string]any)
+			return data["max"] == "2"
+		})
 		mustCall("POST", "/api/v1/namespaces/guarded/configmaps", `{"metadata":{"name":"two"},"data":{"a":"1","b":"2"}}`, 201)
 	})
 	t.Run("status", func(t *testing.T) {

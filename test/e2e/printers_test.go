@@ -57,10 +57,7 @@ spec:
 // TestKubectlGetPrinted runs kubectl get -o wide on the built-in kinds
 // kube prints with their own columns, and kubectl's field selectors.
 func TestKubectlGetPrinted(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	s := startServer(t)
 	file := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(file, []byte(printedManifests), 0o600); err != nil {

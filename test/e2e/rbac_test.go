@@ -24,11 +24,7 @@ func (s *server) as(t *testing.T, token string) func(method, path, body string) 
 // and, as alice, lists what the binding grants and prints kube's 403 for
 // the rest.
 func kubectlRBAC(t *testing.T, s *server) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Log("kubectl is not installed")
-		return
-	}
+	kubectl := needKubectl(t)
 	run := func(token string, args ...string) (string, error) {
 		cmd := exec.CommandContext(t.Context(), kubectl, append([]string{"--server", s.URL, "--certificate-authority", s.caFile, "--token", token}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -144,7 +140,7 @@ func TestRBAC(t *testing.T) {
 		t.Errorf("anonymous /readyz: %d, want 200", code)
 	}
 
-	kubectlRBAC(t, s)
+	t.Run("kubectl", func(t *testing.T) { kubectlRBAC(t, s) })
 
 	code, metrics := admin("GET", "/metrics", "")
 	if code != http.StatusOK {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Deadlines: generous, because the race detector and a loaded 2-core
@@ -132,6 +133,17 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// needKubectl is the path of the kubectl installed, skipping the test
+// when there is none.
+func needKubectl(t *testing.T) string {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	return kubectl
+}
+
 // startServer runs a server on a fresh data directory and a free port,
 // with args added to serve's flags; it is stopped when the test ends.
 func startServer(t *testing.T, args ...string) *server {
@@ -161,26 +173,22 @@ func (s *server) start(t *testing.T, args ...string) {
 
 func (s *server) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(startTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := s.getReady()
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
+	testwait.UntilNil(t, startTimeout, "listwatch serve to be ready", func() error {
 		select {
 		case <-s.done:
 			t.Fatalf("listwatch serve exited:\n%s", s.logs)
-		case <-tick.C:
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("listwatch serve not ready after %v:\n%s", startTimeout, s.logs)
+		resp, err := s.getReady()
+		if err != nil {
+			return err
 		}
-	}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz %d; log:\n%s", resp.StatusCode, s.logs)
+		}
+		return nil
+	})
 }
 
 // getReady asks for /readyz: with the test's own TLS client if it has one,

@@ -16,10 +16,7 @@ import (
 // same, an address taken is refused with kube's message, a restart keeps
 // what is taken, and a delete frees it.
 func TestServicesFromTheBinary(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	flags := []string{"--service-cluster-ip-range", "10.96.0.0/28", "--service-node-port-range", "31000-31009"}
 	s := startServer(t, flags...)
 	run := func(args ...string) (string, error) {

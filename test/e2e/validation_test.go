@@ -15,10 +15,7 @@ import (
 // and a CronJob kube rejects and checks that kubectl shows kube's
 // message and that nothing is stored.
 func TestInvalidBuiltinsWithKubectl(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := needKubectl(t)
 	s := startServer(t)
 	tests := []struct {
 		name, manifest string

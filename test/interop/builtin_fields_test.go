@@ -76,7 +76,7 @@ func TestBuiltinFieldValuesAsKube(t *testing.T) {
 		if getAttrs == nil {
 			continue
 		}
-		res := builtin(t, c.gv.Group, c.gv.Version, c.plural)
+		res := Builtin(t, c.gv.Group, c.gv.Version, c.plural)
 		for _, doc := range c.objects {
 			internal, ours := kubeInternal(t, c.gv, doc)
 			_, kube, err := getAttrs(internal)

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -246,19 +245,10 @@ func getProtobuf(t *testing.T, url string, gvr schema.GroupVersionResource) []by
 	if gvr.Group == "" {
 		path = "/api/" + gvr.Version
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+path+"/namespaces/default/"+gvr.Resource+"/o", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", mediaProtobuf)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != mediaProtobuf {
-		t.Fatalf("GET %s: %d %s %v", req.URL.Path, resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	path += "/namespaces/default/" + gvr.Resource + "/o"
+	code, body, header := fetchHeader(t, http.MethodGet, url+path, http.Header{"Accept": {mediaProtobuf}}, nil)
+	if code != http.StatusOK || header.Get("Content-Type") != mediaProtobuf {
+		t.Fatalf("GET %s: %d %s", path, code, header.Get("Content-Type"))
 	}
 	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
 	if err != nil {

@@ -37,20 +37,7 @@ import (
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/server/resource"
 )
-
-// builtin returns the server's resource for group/version/plural.
-func builtin(t *testing.T, group, version, plural string) *resource.Resource {
-	t.Helper()
-	for _, r := range resource.Builtins() {
-		if r.Group == group && r.Version == version && r.Plural == plural {
-			return r
-		}
-	}
-	t.Fatalf("%s/%s %s is not served", group, version, plural)
-	return nil
-}
 
 // kubeInternal decodes a v1 object as kube-apiserver does (defaulted, in
 // its internal version) and returns it with its defaulted v1 JSON, which
@@ -497,7 +484,7 @@ func TestBuiltinPrintersAsKube(t *testing.T) {
 	gen := printers.NewTableGenerator().With(printersinternal.AddHandlers)
 	for _, c := range printerCases() {
 		t.Run(c.plural, func(t *testing.T) {
-			res := builtin(t, c.gv.Group, c.gv.Version, c.plural)
+			res := Builtin(t, c.gv.Group, c.gv.Version, c.plural)
 			for i, doc := range c.objects {
 				var table *metav1.Table
 				var ours api.Object

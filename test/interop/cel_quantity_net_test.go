@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/listwatch/listwatch/internal/quantity"
 )
 
 // quantityNetExprs are CEL expressions over kube's quantity, IP and CIDR
@@ -32,10 +34,11 @@ var quantityNetExprs = []string{
 	`quantity('1e-400').compareTo(quantity('1n'))`, `quantity('0.0000000001').compareTo(quantity('1n'))`,
 	`quantity('-0.0000000001').compareTo(quantity('-1n'))`, `quantity('1.0000000001').asApproximateFloat()`,
 	`quantity('1.1Ki').asApproximateFloat()`, `quantity('0.5Ki').isInteger()`, `quantity('12345678901234567890').asApproximateFloat()`,
-	`quantity('123456789012345678901234567890e-30').asApproximateFloat()`, `quantity('1e2147483647').isInteger()`,
-	`quantity('1234567890123456789e5000').compareTo(quantity('1.234567890123456789e5018'))`,
-	`quantity('1e5000').add(quantity('1.5n')).isGreaterThan(quantity('1e5000'))`,
-	`quantity('1e2147483647').add(quantity('1n')).asApproximateFloat()`,
+	`quantity('123456789012345678901234567890e-30').asApproximateFloat()`, `quantity('1e4090').isInteger()`,
+	`quantity('1234567890123456789e4000').compareTo(quantity('1.234567890123456789e4018'))`,
+	`quantity('1e4000').add(quantity('1.5n')).isGreaterThan(quantity('1e4000'))`,
+	`quantity('1e4090').add(quantity('1n')).asApproximateFloat()`, `quantity('1e-4089').compareTo(quantity('1n'))`,
+	`quantity('1e4000').compareTo(quantity('1.5Gi'))`, `isQuantity('1e4090')`, `isQuantity('1e-4089')`,
 	`quantity('+').asInteger()`, `sign(quantity('-0'))`,
 	`sign(quantity('-1m'))`, `sign(quantity('0'))`, `sign(quantity('3Ki'))`, `sign(quantity('-1e-20'))`,
 	// Comparisons and arithmetic, int and quantity overloads.
@@ -74,6 +77,15 @@ var quantityNetExprs = []string{
 	`string(cidr('2001:DB8::1/64'))`, `string(cidr('2001:db8::1/64').masked())`, `cidr('10.0.0.0/8') == cidr('10.0.0.0/8')`,
 	`cidr('10.0.0.1/8') == cidr('10.0.0.0/8')`, `cidr('10.0.0.1/8').masked() == cidr('10.0.0.0/8')`,
 	`cidr('10.0.0.0/8').ip() == ip('10.0.0.0')`,
+}
+
+// quantityPastTheBound are expressions over quantities whose text spans
+// more places than the server parses (quantity.MaxSpan): kube evaluates
+// them (the last for minutes), the server refuses them.
+var quantityPastTheBound = []string{
+	`isQuantity('1e4091')`, `quantity('1e2147483647').isInteger()`,
+	`quantity('1e2147483647').add(quantity('1n')).asApproximateFloat()`,
+	`quantity('1e-4090').compareTo(quantity('1n'))`, `quantity('1e2147483647').compareTo(quantity('1.5Gi'))`,
 }
 
 // quantityNetRule is a rule whose failure message is the value of expr or,
@@ -137,6 +149,50 @@ func TestCELQuantityNetLibrariesAsKube(t *testing.T) {
 	// Each expression answers with a value or an error: one cause each.
 	if answers != len(quantityNetExprs) || errs < 20 {
 		t.Fatalf("kube has %d causes (%d errors) for %d expressions", answers, errs, len(quantityNetExprs))
+	}
+}
+
+// TestCELQuantityPastTheBound evaluates the expressions past the bound on
+// a quantity's places: kube's validator answers each with a value, the
+// binary with an error (isQuantity with false). kube's answer to the
+// last, which aligns 2^31 places, is not computed.
+func TestCELQuantityPastTheBound(t *testing.T) {
+	srv := StartListwatch(t, listwatchBin(t))
+	schema := func(exprs []string) string {
+		var rules []any
+		for _, e := range exprs {
+			rules = append(rules, quantityNetRule(e))
+		}
+		b, err := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"c": map[string]any{"type": "object", "x-kubernetes-validations": rules}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	_, url := quantityNetInstall(t, srv.URL, schema(quantityPastTheBound))
+	obj := jsonObject(t, `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"c":{}}`)
+	_, got, _ := write(t, "POST", url, obj)
+	refused, notQuantity := 0, 0
+	for _, c := range got {
+		switch {
+		case strings.Contains(c.Message, quantity.ErrTooLarge.Error()):
+			refused++
+		case strings.HasSuffix(c.Message, ": false"):
+			notQuantity++
+		}
+	}
+	if refused != len(quantityPastTheBound)-1 || notQuantity != 1 {
+		t.Errorf("the binary refused %d of %d quantities, isQuantity false %d times; its causes: %v", refused, len(quantityPastTheBound)-1, notQuantity, got)
+	}
+	evaluated := quantityPastTheBound[:len(quantityPastTheBound)-1]
+	want := parseCRD(t, []byte(celDefinition(schema(evaluated)))).objectCauses(t, "v1", obj, nil)
+	for _, c := range want {
+		if strings.Contains(c.Message, "evaluating rule") {
+			t.Errorf("kube refuses too: %v", c)
+		}
+	}
+	if len(want) != len(evaluated) {
+		t.Errorf("kube has %d causes for %d expressions: %v", len(want), len(evaluated), want)
 	}
 }
 

@@ -6,12 +6,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // gaugesCRD has the rule forms whose answer on update differs from create:
@@ -203,19 +204,12 @@ func tighten(t *testing.T, defURL string, crd kubeCRD, url, stored string) {
 	}
 	probe := jsonObject(t, stored)
 	probe["metadata"] = map[string]any{"name": "probe"}
-	deadline := time.Now().Add(binStartTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		code, _, _ := write(t, "POST", url+"?dryRun=All", probe)
-		if code == http.StatusUnprocessableEntity {
-			return
+	testwait.UntilNil(t, binStartTimeout, "the rules to apply", func() error {
+		if code, _, _ := write(t, "POST", url+"?dryRun=All", probe); code != http.StatusUnprocessableEntity {
+			return fmt.Errorf("a probe answered %d", code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rules do not apply within %v: %d", binStartTimeout, code)
-		}
-		<-tick.C
-	}
+		return nil
+	})
 }
 
 // TestCELRatchetNumberFormsAsKube updates a number that fails its rule

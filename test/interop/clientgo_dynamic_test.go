@@ -3,7 +3,6 @@ package interop
 import (
 	"context"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 var (
@@ -59,17 +60,13 @@ func defineWidgets(t *testing.T, dc *dynamic.DynamicClient) {
 	if _, err := dc.Resource(crdGVR).Create(ctx, widgetCRD(), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create CustomResourceDefinition: %v", err)
 	}
-	deadline := time.Now().Add(convergeTimeout)
-	for {
+	testwait.UntilNil(t, convergeTimeout, "widgets to be served", func() error {
 		_, err := dc.Resource(widgetGVR).Namespace("default").List(ctx, metav1.ListOptions{})
-		if err == nil {
-			return
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("list widgets: %v", err)
 		}
-		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			t.Fatalf("widgets not served: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 func widgetCRD() *unstructured.Unstructured {

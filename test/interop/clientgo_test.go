@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Sizes of the random workload of the convergence tests: bounded, so that
@@ -247,14 +249,11 @@ func randomWrite(ctx context.Context, w workload, rng *rand.Rand, gen int) (bool
 // waitConverged polls got until it equals want or convergeTimeout passes,
 // and returns the last difference.
 func waitConverged(want map[string]string, got func() map[string]string) string {
-	deadline := time.Now().Add(convergeTimeout)
-	for {
-		diff := cmp.Diff(want, got())
-		if diff == "" || time.Now().After(deadline) {
-			return diff
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), convergeTimeout)
+	defer cancel()
+	var diff string
+	_ = testwait.Poll(ctx, func() bool { diff = cmp.Diff(want, got()); return diff == "" })
+	return diff
 }
 
 // storeView is the store's key -> resourceVersion.

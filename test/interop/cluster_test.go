@@ -30,6 +30,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Sizes of the failure run: a few hundred writes, so that it takes seconds
@@ -709,7 +711,7 @@ func TestClusterServerStopsGracefully(t *testing.T) {
 	create("before")
 	// client-go relists after a watch that ends within a second having
 	// delivered nothing ("very short watch"): let it deliver one first.
-	waitFor(t, convergeTimeout, func() bool {
+	testwait.Until(t, convergeTimeout, "the informer to hold default/before", func() bool {
 		_, ok, _ := informer.GetStore().GetByKey("default/before")
 		return ok
 	})
@@ -799,16 +801,15 @@ func TestClusterServiceAccountTokens(t *testing.T) {
 		reviews := clientset(lw.URL, tr.Status.Token).AuthenticationV1().SelfSubjectReviews()
 		// The other server knows the account once its watch of the store
 		// has brought it.
-		deadline := time.Now().Add(convergeTimeout)
-		for {
+		testwait.UntilNil(t, convergeTimeout, fmt.Sprintf("server %d to know the account", i), func() error {
 			r, err := reviews.Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-			if err == nil && r.Status.UserInfo.Username == "system:serviceaccount:default:robot" {
-				break
-			}
-			if !apierrors.IsUnauthorized(err) || time.Now().After(deadline) {
+			switch {
+			case apierrors.IsUnauthorized(err):
+				return err
+			case err != nil || r.Status.UserInfo.Username != "system:serviceaccount:default:robot":
 				t.Fatalf("server %d, SelfSubjectReview with a token server 0 issued: %v %v", i, r, err)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }

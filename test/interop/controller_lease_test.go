@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestControllerLeaseAcrossServersOnEtcd runs two servers on one etcd:
@@ -37,7 +39,7 @@ func TestControllerLeaseAcrossServersOnEtcd(t *testing.T) {
 	// Exactly one leads: the first to start found the Lease free.
 	leading := leadsControllers
 	var leader, other *Listwatch
-	waitFor(t, binStartTimeout, func() bool {
+	testwait.Until(t, binStartTimeout, "one server to lead", func() bool {
 		a, b := leading(servers[0]), leading(servers[1])
 		switch {
 		case a && b:
@@ -65,7 +67,7 @@ func TestControllerLeaseAcrossServersOnEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	waitFor(t, binStartTimeout, func() bool { return leading(other) })
+	testwait.Until(t, binStartTimeout, "the other server to lead", func() bool { return leading(other) })
 	// The other sees the last renewal within a jittered retry, takes the
 	// Lease at its first attempt after the duration, and the metrics
 	// poll adds a little.
@@ -114,7 +116,7 @@ func TestControllerLeaseWithClientGo(t *testing.T) {
 		"--leader-elect-renew-deadline", electionRenewDeadline.String(), "--leader-elect-retry-period", electionRetryPeriod.String())
 	ctx, cancel := context.WithTimeout(t.Context(), electionTimeout)
 	defer cancel()
-	waitFor(t, binStartTimeout, func() bool { return leadsControllers(lw) })
+	testwait.Until(t, binStartTimeout, "the server to lead", func() bool { return leadsControllers(lw) })
 	cs := typedClientset(t, lw.URL)
 	leases := cs.CoordinationV1().Leases("kube-system")
 	lock := metav1.ObjectMeta{Name: controllerLease, Namespace: "kube-system"}
@@ -166,29 +168,15 @@ func TestControllerLeaseWithClientGo(t *testing.T) {
 	}
 	c = runCandidate(ctx, t, cs, lock, "client-go", func(string) bool { return false }, &log)
 	waitClosed(t, ctx, c.leading, "client-go to lead")
-	waitFor(t, electionTimeout, func() bool { return !leadsControllers(lw) })
+	testwait.Until(t, electionTimeout, "the server to step down", func() bool { return !leadsControllers(lw) })
 	held(func(h string) bool { return h == id })
 	stoppedAt := time.Now()
 	stopCandidate(c)
-	waitFor(t, electionTimeout, func() bool { return leadsControllers(lw) })
+	testwait.Until(t, electionTimeout, "the server to lead again", func() bool { return leadsControllers(lw) })
 	if took := time.Since(stoppedAt); took > 2*electionRetryPeriod*22/10+time.Second {
 		t.Errorf("the server led %v after client-go released the lease, want within a retry", took)
 	}
 	if lease, err := leases.Get(ctx, controllerLease, metav1.GetOptions{}); err != nil || *lease.Spec.HolderIdentity != server {
 		t.Errorf("lease after client-go released it: %+v %v, want held by %s", lease.Spec, err, server)
-	}
-}
-
-// waitFor polls cond until it holds, failing t after limit.
-func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting after %v", limit)
-		}
-		<-tick.C
 	}
 }

@@ -2,11 +2,12 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestCRDCachesAcrossServersOnEtcd checks that two servers on one etcd
@@ -58,21 +59,12 @@ func TestCRDCachesAcrossServersOnEtcd(t *testing.T) {
 // send makes one request and fails t unless it gets code.
 func send(t *testing.T, method, url, contentType, body string, code int) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	header := http.Header{}
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != code {
-		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, b, code)
+	if got, b := fetch(t, method, url, header, []byte(body)); got != code {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, got, b, code)
 	}
 }
 
@@ -80,20 +72,15 @@ func send(t *testing.T, method, url, contentType, body string, code int) {
 // definition from its watch of the store.
 func waitServed(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(binStartTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testwait.UntilNil(t, binStartTimeout, url+" to be served", func() error {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not served within %v: %v %v", url, binStartTimeout, resp, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
 		}
-		<-tick.C
-	}
+		return nil
+	})
 }

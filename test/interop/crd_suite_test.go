@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -34,6 +32,7 @@ import (
 	fielderr "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // suiteProjects are the projects whose definitions testdata/crds holds
@@ -199,10 +198,8 @@ func suiteCostLabel(body []byte) string {
 // returns it as stored.
 func suiteEstablished(t *testing.T, url string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(binStartTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var spec any
+	testwait.UntilNil(t, binStartTimeout, url+" to be Established", func() error {
 		code, body := fetch(t, "GET", url, nil, nil)
 		var got struct {
 			Spec   any `json:"spec"`
@@ -213,16 +210,15 @@ func suiteEstablished(t *testing.T, url string) map[string]any {
 		if err := json.Unmarshal(body, &got); code != http.StatusOK || err != nil {
 			t.Fatalf("GET %s: %d %.300s", url, code, body)
 		}
+		spec = got.Spec
 		for _, c := range got.Status.Conditions {
 			if c.Type == "Established" && c.Status == "True" {
-				return map[string]any{"spec": got.Spec}
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not Established within %v: %+v", url, binStartTimeout, got.Status)
-		}
-		<-tick.C
-	}
+		return fmt.Errorf("status %+v", got.Status)
+	})
+	return map[string]any{"spec": spec}
 }
 
 // suiteVersion is one served version as kube serves it: its strategy, and
@@ -376,21 +372,8 @@ func (v *suiteVersion) check(t *testing.T, url string, obj, old map[string]any) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, target, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	answer, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := suiteAnswer{code: resp.StatusCode, warnings: suiteWarnings(resp.Header)}
+	code, answer, header := fetchHeader(t, method, target, http.Header{"Content-Type": {"application/json"}}, body)
+	got := suiteAnswer{code: code, warnings: suiteWarnings(header)}
 	if got.code < 300 {
 		code, b := fetch(t, "GET", url+"/"+name, nil, nil)
 		if err := json.Unmarshal(b, &stored); code != http.StatusOK || err != nil {

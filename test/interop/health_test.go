@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apiserver/pkg/server/healthz"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // healthAnswer is what a health endpoint answered.
@@ -73,14 +76,7 @@ func sameHealth(t *testing.T, lw *Listwatch, etcdErr error) {
 // waitHealth asks lw's /readyz until it answers code.
 func waitHealth(t *testing.T, lw *Listwatch, code int, within time.Duration) {
 	t.Helper()
-	start := time.Now()
-	for askHealth(t, lw.URL+"/readyz").Code != code {
-		if time.Since(start) > within {
-			t.Fatalf("/readyz not %d after %v", code, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("/readyz %d after %v", code, time.Since(start).Round(time.Millisecond))
+	testwait.Until(t, within, fmt.Sprintf("/readyz to answer %d", code), func() bool { return askHealth(t, lw.URL+"/readyz").Code == code })
 }
 
 // TestHealthFollowsEtcd runs a server on a one-member etcd that is killed

@@ -29,6 +29,7 @@ import (
 
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // The informer benchmark: the parent starts the binary and fills it with
@@ -502,28 +503,14 @@ func startClientGoInformer(url string, watchList bool, updates *atomic.Int64) (*
 	return &benchInformer{
 		// Polled every millisecond: WaitForCacheSync's 100 ms would blur
 		// the figure.
-		waitSynced: func(ctx context.Context) error { return pollUntil(ctx, inf.HasSynced) },
+		waitSynced: func(ctx context.Context) error { return testwait.Poll(ctx, inf.HasSynced) },
 		size:       func() int { return len(inf.GetStore().ListKeys()) },
 		stop:       func() { close(stopCh); factory.Shutdown() },
 	}, nil
 }
 
 func waitCount(ctx context.Context, n *atomic.Int64, want int) error {
-	return pollUntil(ctx, func() bool { return n.Load() >= int64(want) })
-}
-
-// pollUntil checks cond every millisecond until it holds or ctx ends.
-func pollUntil(ctx context.Context, cond func() bool) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
+	return testwait.Poll(ctx, func() bool { return n.Load() >= int64(want) })
 }
 
 // heapSampler records the largest heap seen, every benchSample.

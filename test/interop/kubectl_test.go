@@ -3,8 +3,8 @@ package interop
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // kubectlTimeout bounds one kubectl command.
@@ -118,19 +120,14 @@ func (k kubectl) start(t *testing.T, args ...string) *running {
 func (r *running) expect(t *testing.T, pattern string) {
 	t.Helper()
 	re := regexp.MustCompile(pattern)
-	deadline := time.Now().Add(kubectlTimeout)
-	for time.Now().Before(deadline) {
+	testwait.UntilNil(t, kubectlTimeout, fmt.Sprintf("kubectl %v to print %q", r.cmd.Args[1:], pattern), func() error {
 		r.mu.Lock()
-		out := r.out.String()
-		r.mu.Unlock()
-		if re.MatchString(out) {
-			return
+		defer r.mu.Unlock()
+		if out := r.out.String(); !re.MatchString(out) {
+			return errors.New(out)
 		}
-		time.Sleep(20 * time.Millisecond) // polling kubectl's output; bounded by the deadline
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("kubectl %v never printed %q:\n%s", r.cmd.Args[1:], pattern, r.out.String())
+		return nil
+	})
 }
 
 // contains fails the test unless out matches every pattern.
@@ -146,20 +143,12 @@ func contains(t *testing.T, out string, patterns ...string) {
 // getObject reads an object from the server over HTTP; code is its status.
 func getObject(t *testing.T, server, path string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(server + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
+	code, b := fetch(t, "GET", server+path, nil, nil)
 	var obj map[string]any
 	if err := json.Unmarshal(b, &obj); err != nil {
 		t.Fatalf("GET %s: not JSON: %v: %s", path, err, b)
 	}
-	return resp.StatusCode, obj
+	return code, obj
 }
 
 // field returns the value at path in obj, or nil.

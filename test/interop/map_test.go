@@ -18,7 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/kubernetes"
@@ -277,22 +276,12 @@ func kubeMAPOutcome(t *testing.T, i int, c mapCase, params *corev1.ConfigMap, ty
 // compilation.go, not exported), from the exported parts it is made of.
 func kubeCompileMutatingPolicy(p *mutating.Policy) mutating.PolicyEvaluator {
 	opts := cel.OptionalVariableDeclarations{HasParams: p.Spec.ParamKind != nil, HasAuthorizer: true}
-	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	compiler, matcher, err := kubePolicyCompiler(p.Name, p.Spec.Variables, p.Spec.MatchConditions, p.Spec.FailurePolicy, opts,
+		func(v admissionregistrationv1.Variable) cel.NamedExpressionAccessor {
+			return &mutating.Variable{Name: v.Name, Expression: v.Expression}
+		})
 	if err != nil {
 		return mutating.PolicyEvaluator{Error: err}
-	}
-	var named []cel.NamedExpressionAccessor
-	for _, v := range p.Spec.Variables {
-		named = append(named, &mutating.Variable{Name: v.Name, Expression: v.Expression})
-	}
-	compiler.CompileAndStoreVariables(named, opts, environment.StoredExpressions)
-	var matcher matchconditions.Matcher
-	if len(p.Spec.MatchConditions) > 0 {
-		var conds []cel.ExpressionAccessor
-		for i := range p.Spec.MatchConditions {
-			conds = append(conds, (*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]))
-		}
-		matcher = matchconditions.NewMatcher(compiler.CompileCondition(conds, opts, environment.StoredExpressions), p.Spec.FailurePolicy, "policy", "validate", p.Name)
 	}
 	patchOpts := opts
 	patchOpts.HasPatchTypes = true

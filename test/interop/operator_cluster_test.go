@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // Sizes of the operator's run on a cluster: enough writes that the kills
@@ -231,7 +233,7 @@ func TestOperatorGarbageCollectionOnCluster(t *testing.T) {
 		t.Fatalf("the survivor took over %v after the kill, before the test checked that nothing collected", time.Since(killed))
 	}
 
-	waitFor(t, binStartTimeout, func() bool { return leadsControllers(survivor) })
+	testwait.Until(t, binStartTimeout, "the survivor to lead", func() bool { return leadsControllers(survivor) })
 	tookOver := time.Now()
 	f.waitGone(t, &corev1.ConfigMap{}, "before")
 	other.waitGone(t, &corev1.ConfigMap{}, "after")

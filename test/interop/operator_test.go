@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -43,6 +42,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	crrecorder "sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // This file is a controller-runtime operator as kubebuilder scaffolds one,
@@ -570,13 +571,16 @@ func installWidgetDefinition(t testing.TB, cfg *rest.Config) {
 	if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, def, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("install the Widget definition: %v", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, operatorTimeout, true, func(ctx context.Context) (bool, error) {
+	testwait.UntilNil(t, operatorTimeout, "the Widget definition to be established", func() error {
 		got, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, def.Name, metav1.GetOptions{})
-		return err == nil && established(got), err
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !established(got) {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("the Widget definition is not established: %v", err)
-	}
 }
 
 func (f *widgetFixture) key(name string) client.ObjectKey {
@@ -635,15 +639,16 @@ func (f *widgetFixture) setSecret(t testing.TB, name, revision string) {
 // reason cond gave.
 func waitUntil(t testing.TB, what string, cond func(ctx context.Context) (ok bool, why string, err error)) {
 	t.Helper()
-	var why string
-	err := wait.PollUntilContextTimeout(t.Context(), pollInterval, operatorTimeout, true, func(ctx context.Context) (bool, error) {
-		ok, w, err := cond(ctx)
-		why = w
-		return ok, err
+	testwait.UntilNil(t, operatorTimeout, what, func() error {
+		ok, why, err := cond(t.Context())
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if !ok {
+			return errors.New(why)
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last: %s", what, err, why)
-	}
 }
 
 // waitConverged waits until the Widget name carries the finalizer and a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // configMapStrategy is what kube's ConfigMap strategy does that a delete
@@ -285,14 +286,10 @@ func cascadeScenario(t *testing.T, k kubectl) {
 		out, err = k.run(t, nil, "delete", "configmap", "waited", "--cascade=foreground")
 		deleted <- err
 	}()
-	for deadline := time.Now().Add(kubectlTimeout); ; time.Sleep(20 * time.Millisecond) { // polling the server for kubectl's DELETE
-		if _, obj := getObject(t, k.server, cms+"waited"); field(obj, "metadata", "deletionTimestamp") != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("kubectl's delete never marked the object")
-		}
-	}
+	testwait.Until(t, kubectlTimeout, "kubectl's delete to mark the object", func() bool {
+		_, obj := getObject(t, k.server, cms+"waited")
+		return field(obj, "metadata", "deletionTimestamp") != nil
+	})
 	k.must(t, "patch", "configmap", "waited", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	if err := <-deleted; err != nil { // kubectlTimeout bounds it
 		t.Fatalf("kubectl delete --cascade=foreground: %v\n%s", err, out)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestRootCAOneLeaderOnEtcd runs two servers on one etcd with different
@@ -36,7 +37,7 @@ func TestRootCAOneLeaderOnEtcd(t *testing.T) {
 	fileA, caA := caFile("a.crt")
 	fileB, caB := caFile("b.crt")
 	a := StartListwatch(t, bin, append(args, "--root-ca-file", fileA)...)
-	waitFor(t, binStartTimeout, func() bool { return leadsControllers(a) })
+	testwait.Until(t, binStartTimeout, "the first server to lead", func() bool { return leadsControllers(a) })
 	b := StartListwatch(t, bin, append(args, "--root-ca-file", fileB)...)
 	cs := typedClientset(t, b.URL)
 
@@ -56,7 +57,7 @@ func TestRootCAOneLeaderOnEtcd(t *testing.T) {
 	if err := a.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, binStartTimeout, func() bool { return leadsControllers(b) })
+	testwait.Until(t, binStartTimeout, "the second server to lead", func() bool { return leadsControllers(b) })
 	waitRootCAHolds(t, cs, "kube-system", caB)
 }
 
@@ -65,7 +66,7 @@ func TestRootCAOneLeaderOnEtcd(t *testing.T) {
 func waitRootCAHolds(t *testing.T, cs *kubernetes.Clientset, ns, ca string) *corev1.ConfigMap {
 	t.Helper()
 	var cm *corev1.ConfigMap
-	waitFor(t, 30*time.Second, func() bool {
+	testwait.Until(t, 30*time.Second, ns+"'s kube-root-ca.crt to hold the CA", func() bool {
 		got, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "kube-root-ca.crt", metav1.GetOptions{})
 		cm = got
 		return err == nil && got.Data["ca.crt"] == ca

@@ -1,11 +1,9 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"testing"
 
@@ -219,22 +217,9 @@ func countAndGeneration(t *testing.T, b []byte) []any {
 // response's code and body.
 func request(t *testing.T, server, method, path, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, server+path, bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
+	contentType := "application/json"
 	if method == "PATCH" {
-		req.Header.Set("Content-Type", "application/merge-patch+json")
+		contentType = "application/merge-patch+json"
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return fetch(t, method, server+path, http.Header{"Content-Type": {contentType}}, []byte(body))
 }

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestServiceAccountTokens checks `kubectl create token` against the
@@ -82,13 +84,12 @@ func TestServiceAccountTokens(t *testing.T) {
 // access log is written in batches.
 func waitLog(t *testing.T, lw *Listwatch, pattern string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(lw.logs.String(), pattern) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log:\n%s", pattern, lw.logs.String())
+	testwait.UntilNil(t, 10*time.Second, fmt.Sprintf("%q in the log", pattern), func() error {
+		if log := lw.logs.String(); !strings.Contains(log, pattern) {
+			return errors.New(log)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // kubeconfigWithCA writes a kubeconfig for server trusting the CA in caFile.

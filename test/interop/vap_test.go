@@ -273,28 +273,44 @@ func startKubePolicies[P, B runtime.Object, E generic.Evaluator](t *testing.T, n
 	return tc
 }
 
+// kubePolicyCompiler is the part kube's compilePolicy of either kind of
+// policy shares: a compiler holding the policy's variables (each made by
+// variable, of the policy's package), and its match conditions' matcher.
+func kubePolicyCompiler(name string, variables []admissionregistrationv1.Variable, conditions []admissionregistrationv1.MatchCondition,
+	failure *admissionregistrationv1.FailurePolicyType, opts cel.OptionalVariableDeclarations,
+	variable func(admissionregistrationv1.Variable) cel.NamedExpressionAccessor) (*cel.CompositedCompiler, matchconditions.Matcher, error) {
+	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		return nil, nil, err
+	}
+	var named []cel.NamedExpressionAccessor
+	for _, v := range variables {
+		named = append(named, variable(v))
+	}
+	compiler.CompileAndStoreVariables(named, opts, environment.StoredExpressions)
+	var matcher matchconditions.Matcher
+	if len(conditions) > 0 {
+		var conds []cel.ExpressionAccessor
+		for i := range conditions {
+			conds = append(conds, (*matchconditions.MatchCondition)(&conditions[i]))
+		}
+		matcher = matchconditions.NewMatcher(compiler.CompileCondition(conds, opts, environment.StoredExpressions), failure, "policy", "validate", name)
+	}
+	return compiler, matcher, nil
+}
+
 // kubeCompilePolicy is kube's compilePolicy (validating/plugin.go, not
 // exported), from the exported parts it is made of.
 func kubeCompilePolicy(p *validating.Policy) validating.Validator {
 	hasParams := p.Spec.ParamKind != nil
 	vars := cel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
 	msgVars := cel.OptionalVariableDeclarations{HasParams: hasParams}
-	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	compiler, matcher, err := kubePolicyCompiler(p.Name, p.Spec.Variables, p.Spec.MatchConditions, p.Spec.FailurePolicy, vars,
+		func(v admissionregistrationv1.Variable) cel.NamedExpressionAccessor {
+			return &validating.Variable{Name: v.Name, Expression: v.Expression}
+		})
 	if err != nil {
 		return validating.NewValidator(nil, nil, nil, nil, p.Spec.FailurePolicy, err)
-	}
-	var named []cel.NamedExpressionAccessor
-	for _, v := range p.Spec.Variables {
-		named = append(named, &validating.Variable{Name: v.Name, Expression: v.Expression})
-	}
-	compiler.CompileAndStoreVariables(named, vars, environment.StoredExpressions)
-	var matcher matchconditions.Matcher
-	if len(p.Spec.MatchConditions) > 0 {
-		var conds []cel.ExpressionAccessor
-		for i := range p.Spec.MatchConditions {
-			conds = append(conds, (*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]))
-		}
-		matcher = matchconditions.NewMatcher(compiler.CompileCondition(conds, vars, environment.StoredExpressions), p.Spec.FailurePolicy, "policy", "validate", p.Name)
 	}
 	validations := make([]cel.ExpressionAccessor, len(p.Spec.Validations))
 	messages := make([]cel.ExpressionAccessor, len(p.Spec.Validations))

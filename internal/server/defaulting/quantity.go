@@ -2,11 +2,11 @@ package defaulting
 
 import (
 	"encoding/json"
-	"math"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/listwatch/listwatch/internal/quantity"
 )
 
 // resourceList is SetDefaults_ResourceList: each quantity finer than a
@@ -24,15 +24,9 @@ var resourceList = &node{set: func(m map[string]any) {
 // resources is a ResourceRequirements: its limits and requests.
 var resources = &node{fields: []field{val("limits", resourceList), val("requests", resourceList)}}
 
-// maxQuantitySpan bounds the decimal places a quantity's value may span
-// (its digits and the magnitude of its exponent): kube's parser expands
-// the value to nano precision, which takes minutes for "1e2147483647"; a
-// quantity past the bound is left as it is written.
-const maxQuantitySpan = 4096
-
 // ParseQuantity reads a quantity of an object's JSON (a string, or a
 // number) as kube's decoder does; ok is false when it is not one, or spans
-// more than maxQuantitySpan places.
+// more than quantity.MaxSpan places (left as it is written).
 func ParseQuantity(v any) (resource.Quantity, bool) {
 	var text string
 	switch v := v.(type) {
@@ -43,27 +37,8 @@ func ParseQuantity(v any) (resource.Quantity, bool) {
 	default:
 		return resource.Quantity{}, false
 	}
-	text = strings.TrimSpace(text)
-	if quantitySpan(text) > maxQuantitySpan {
-		return resource.Quantity{}, false
-	}
-	q, err := resource.ParseQuantity(text)
+	q, err := quantity.Parse(strings.TrimSpace(text))
 	return q, err == nil
-}
-
-// quantitySpan is how many decimal places the quantity s spans at most:
-// its length, plus the magnitude of its exponent when it has one ("1e-9"),
-// which kube reads as an int64 and keeps the low 32 bits of.
-func quantitySpan(s string) int {
-	i := strings.IndexAny(s, "eE")
-	if i < 0 {
-		return len(s)
-	}
-	n, err := strconv.ParseInt(s[i+1:], 10, 64)
-	if err != nil { // a suffix (E, Ei), or one kube refuses
-		return len(s)
-	}
-	return len(s) + int(math.Abs(float64(int32(n))))
 }
 
 // CanonicalQuantity is the text kube stores for the quantity v: what its

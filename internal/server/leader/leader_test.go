@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -107,16 +108,6 @@ func stand(t *testing.T, reg *registry.Registry, leases *resource.Resource, id s
 	return c
 }
 
-// until waits, in the bubble's time, for cond, at most limit.
-func until(t *testing.T, limit time.Duration, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting after %v", limit)
-		}
-	}
-}
-
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 func num(m map[string]any, k string) string {
@@ -167,7 +158,7 @@ func TestAcquireRenewRelease(t *testing.T) {
 		if str(released, "holderIdentity") != "" || num(released, "leaseDurationSeconds") != "1" {
 			t.Fatalf("lease after a stopped: %v", released)
 		}
-		until(t, time.Minute, b.leading.Load)
+		testwait.Until(t, time.Minute, "b to lead", b.leading.Load)
 		if took := time.Since(stopped); took > maxRetry {
 			t.Fatalf("b took over %v after a released, want within a jittered retry period", took)
 		}
@@ -214,11 +205,11 @@ func TestExpireAndTakeOver(t *testing.T) {
 		}
 		renewAt, _ := time.Parse(time.RFC3339Nano, str(f.lease(t), "renewTime"))
 		cs.cut.Store(true)
-		until(t, time.Minute, func() bool { return !a.leading.Load() })
+		testwait.Until(t, time.Minute, "a to step down", func() bool { return !a.leading.Load() })
 		if d := time.Since(renewAt); d >= leader.DefaultLeaseDuration {
 			t.Errorf("a stepped down %v after its last renewal, want before the lease expires", d)
 		}
-		until(t, time.Minute, b.leading.Load)
+		testwait.Until(t, time.Minute, "b to lead", b.leading.Load)
 		// b sees the last renewal at its next jittered attempt, and takes
 		// the lease at the first attempt after it expired.
 		if d := time.Since(renewAt); d < leader.DefaultLeaseDuration || d > leader.DefaultLeaseDuration+2*maxRetry {
@@ -279,7 +270,7 @@ func TestConflict(t *testing.T) {
 		if a.leading.Load() || str(f.lease(t), "holderIdentity") != "other" {
 			t.Fatalf("a leads %v, lease %v: want the other's write kept", a.leading.Load(), f.lease(t))
 		}
-		until(t, time.Minute, a.leading.Load)
+		testwait.Until(t, time.Minute, "a to lead", a.leading.Load)
 		if d := time.Since(start); d < leader.DefaultLeaseDuration {
 			t.Fatalf("a took the other's lease after %v, before it expired", d)
 		}

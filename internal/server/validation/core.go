@@ -8,8 +8,8 @@ import (
 	"unicode"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/cellib"
 	"github.com/listwatch/listwatch/internal/kubefmt"
+	"github.com/listwatch/listwatch/internal/quantity"
 )
 
 // pod is the part of kube's ValidatePodCreate and ValidatePodUpdate that
@@ -403,7 +403,7 @@ func (c *causes) resources(res map[string]any, p path) {
 			}
 			continue
 		}
-		cmp, err := cellib.CompareQuantities(req, limit)
+		cmp, err := quantity.Compare(req, limit)
 		if err != nil {
 			continue // the schema's quantity format rejected it already
 		}
@@ -639,7 +639,7 @@ func (c *causes) claimSpec(spec map[string]any, p path) {
 	sp := p.child("resources").key("storage")
 	if !ok {
 		c.required(sp, "")
-	} else if cmp, err := cellib.CompareQuantities(storage, "0"); err == nil && cmp <= 0 {
+	} else if cmp, err := quantity.Compare(storage, "0"); err == nil && cmp <= 0 {
 		c.invalid(sp, storage, "must be greater than zero")
 	}
 	if mode, ok := spec["volumeMode"].(string); ok && !slices.Contains(volumeModes, mode) {

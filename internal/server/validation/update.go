@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/cellib"
+	"github.com/listwatch/listwatch/internal/quantity"
 )
 
 // UpdateFunc checks an update against the stored object old, as a
@@ -497,7 +497,7 @@ func less(a, b string) bool {
 	if b == "" {
 		b = "0"
 	}
-	n, err := cellib.CompareQuantities(a, b)
+	n, err := quantity.Compare(a, b)
 	return err == nil && n < 0
 }
 

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/etcd"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -373,14 +374,13 @@ func TestEtcdProgressPerWatch(t *testing.T) {
 	}
 	pw := w.(storage.ProgressWatcher)
 	rev := mustCreate(t, s, "/elsewhere", "v")
-	deadline := time.Now().Add(waitTimeout)
-	for pw.Progress() < rev {
-		if time.Now().After(deadline) {
-			t.Fatalf("Progress() = %d, never reached %d", pw.Progress(), rev)
+	testwait.UntilNil(t, waitTimeout, fmt.Sprintf("Progress() to reach %d", rev), func() error {
+		if p := pw.Progress(); p < rev {
+			if err := pw.RequestProgress(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Errorf("Progress() = %d", p)
 		}
-		if err := pw.RequestProgress(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a getter, bounded by the deadline
-	}
+		return nil
+	})
 }

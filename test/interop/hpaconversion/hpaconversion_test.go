@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/api"
-	lwresource "github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/test/interop"
 )
 
@@ -306,18 +305,6 @@ func check(t *testing.T, what string, want, got content) {
 	}
 }
 
-// builtin is listwatch's Resource of autoscaling version's HPAs.
-func builtin(t *testing.T, version string) *lwresource.Resource {
-	t.Helper()
-	for _, r := range lwresource.Builtins() {
-		if r.Group == "autoscaling" && r.Version == version && r.Plural == "horizontalpodautoscalers" {
-			return r
-		}
-	}
-	t.Fatalf("no autoscaling/%s horizontalpodautoscalers", version)
-	return nil
-}
-
 // viaJSON converts between a typed object and listwatch's.
 func viaJSON(t *testing.T, in, out any) {
 	t.Helper()
@@ -348,7 +335,7 @@ func object(t *testing.T, in any) api.Object {
 // compares with kube's conversion: a stored v2 object read as v1, and a v1
 // object stored (as v2) then read in both versions.
 func TestConversionAsKube(t *testing.T) {
-	v1, ctx := builtin(t, "v1"), context.Background()
+	v1, ctx := interop.Builtin(t, "autoscaling", "v1", "horizontalpodautoscalers"), context.Background()
 	for _, doc := range v2Cases {
 		in := decode[autoscalingv2.HorizontalPodAutoscaler](t, doc)
 		in.APIVersion, in.Kind = "autoscaling/v2", "HorizontalPodAutoscaler"

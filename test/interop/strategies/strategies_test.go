@@ -51,18 +51,6 @@ import (
 	"github.com/listwatch/listwatch/test/interop"
 )
 
-// builtin is listwatch's Resource for group/version/plural.
-func builtin(t *testing.T, group, version, plural string) *lwresource.Resource {
-	t.Helper()
-	for _, r := range lwresource.Builtins() {
-		if r.Group == group && r.Version == version && r.Plural == plural {
-			return r
-		}
-	}
-	t.Fatalf("no built-in %s/%s %s", group, version, plural)
-	return nil
-}
-
 // quantities reach each branch of kube's QoS: zero, equal values written
 // differently (1 and 1000m, 1Gi and 1024Mi), and unequal ones.
 var quantities = []string{"0", "1", "1000m", "100m", "1Gi", "1024Mi", "512Mi", "2"}
@@ -93,7 +81,7 @@ func randomResources(r *rand.Rand) corev1.ResourceRequirements {
 // Pod-level resources are left out: kube's DefaultPodLevelResources, which
 // fills them in before the QoS is computed, is not replicated.
 func TestPodPrepareForCreate(t *testing.T) {
-	pods := builtin(t, "", "v1", "pods")
+	pods := interop.Builtin(t, "", "v1", "pods")
 	r := rand.New(rand.NewSource(1))
 	for i := range 500 {
 		pod := &corev1.Pod{
@@ -188,8 +176,8 @@ var (
 // selector).String() for replicationcontrollers (scaleFromRC), for random
 // selectors.
 func TestScaleSelector(t *testing.T) {
-	deployments := builtin(t, "apps", "v1", "deployments")
-	rcs := builtin(t, "", "v1", "replicationcontrollers")
+	deployments := interop.Builtin(t, "apps", "v1", "deployments")
+	rcs := interop.Builtin(t, "", "v1", "replicationcontrollers")
 	r := rand.New(rand.NewSource(2))
 	pick := func(l []string) string { return l[r.Intn(len(l))] }
 	ops := []metav1.LabelSelectorOperator{metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist}
@@ -448,7 +436,7 @@ func TestCreateOnUpdate(t *testing.T) {
 		{"storage.k8s.io", "v1", "storageclasses"}:   storageclassstrategy.Strategy,
 	}
 	for gvr, s := range kube {
-		r := builtin(t, gvr[0], gvr[1], gvr[2])
+		r := interop.Builtin(t, gvr[0], gvr[1], gvr[2])
 		if want := s.AllowCreateOnUpdate(context.Background()); r.CreateOnUpdate != want {
 			t.Errorf("%v: CreateOnUpdate %v, kube's AllowCreateOnUpdate %v", gvr, r.CreateOnUpdate, want)
 		}

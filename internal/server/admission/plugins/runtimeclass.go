@@ -6,7 +6,7 @@ import (
 	"maps"
 
 	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/internal/cellib"
+	"github.com/listwatch/listwatch/internal/quantity"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 )
 
@@ -105,7 +105,7 @@ func sameResources(x, y map[string]any) bool {
 		if !ok {
 			return false
 		}
-		if c, err := cellib.CompareQuantities(fmt.Sprint(v), fmt.Sprint(w)); err != nil || c != 0 {
+		if c, err := quantity.Compare(fmt.Sprint(v), fmt.Sprint(w)); err != nil || c != 0 {
 			return false
 		}
 	}
