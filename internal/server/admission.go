@@ -52,12 +52,29 @@ func (q *request) mutate(obj, old api.Object) (api.Object, error) {
 		}
 	}
 	a := q.attributes(q.r.Context(), op, obj, old)
-	err := webhook.MutateChain(q.r.Context(), a, q.s.plugins, q.s.mutatingPolicies, q.s.webhooks)
+	// The built-in plugins leave managedFields as the server recorded
+	// them: they need checking only if a policy or webhook changed obj.
+	var external bool
+	err := webhook.MutateChain(q.r.Context(), a, q.s.plugins,
+		noteChange{q.s.mutatingPolicies, &external}, noteChange{q.s.webhooks, &external})
 	q.passOn(a)
-	if err == nil && a.Object != nil {
+	if err == nil && a.Object != nil && external {
 		q.keepValidManagedFields(a.Object, obj)
 	}
 	return a.Object, err
+}
+
+// noteChange is a Mutator that also sets *changed when it changes the
+// object.
+type noteChange struct {
+	webhook.Mutator
+	changed *bool
+}
+
+func (n noteChange) Mutate(ctx context.Context, a *webhook.Attributes, r *webhook.Reinvocation) (bool, error) {
+	c, err := n.Mutator.Mutate(ctx, a, r)
+	*n.changed = *n.changed || c
+	return c, err
 }
 
 // invalidManagedFieldsWarning is kube's warning when mutating admission

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
@@ -13,7 +14,54 @@ import (
 // pluginSource gives the built-in admission plugins the objects they read:
 // from their watch caches, else from the store, as kube's plugins read
 // their listers and then the API.
-type pluginSource struct{ s *Server }
+type pluginSource struct {
+	s       *Server
+	decoded *decodedObjects
+}
+
+func newPluginSource(s *Server) pluginSource {
+	return pluginSource{s: s, decoded: &decodedObjects{byKey: map[string]decodedObject{}}}
+}
+
+// maxDecoded bounds the objects decodedObjects keeps: the accounts of
+// that many namespaces, and the classes, a few MB at most.
+const maxDecoded = 1024
+
+// decodedObjects are the objects of the watch caches the plugins read,
+// decoded, by key, each with the cache's object it came from (a new one
+// per write, never modified): a pod's create reads its account twice and
+// lists the PriorityClasses, which were decoded every time. Beyond
+// maxDecoded objects, all are dropped.
+type decodedObjects struct {
+	mu    sync.Mutex
+	byKey map[string]decodedObject // guarded by mu
+}
+
+type decodedObject struct {
+	from *watchcache.Object
+	obj  api.Object
+}
+
+// get returns o decoded, shared with the other readers of o.
+func (d *decodedObjects) get(o *watchcache.Object) (api.Object, error) {
+	d.mu.Lock()
+	e, ok := d.byKey[o.Key]
+	d.mu.Unlock()
+	if ok && e.from == o {
+		return e.obj, nil
+	}
+	obj, err := o.Obj() // unlocked: readers of other objects need not wait
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.byKey) >= maxDecoded {
+		clear(d.byKey)
+	}
+	d.byKey[o.Key] = decodedObject{from: o, obj: obj}
+	return obj, nil
+}
 
 var _ plugins.Source = pluginSource{}
 
@@ -23,7 +71,7 @@ func (q *request) pluginsHandle() bool {
 	return q.info.Subresource == "" && plugins.Handles(q.res.Group, q.res.Plural)
 }
 
-// Get reads an object. A namespace's default ServiceAccount, which kube's
+// Get reads an object, shared as List's are. A namespace's default ServiceAccount, which kube's
 // plugin waits for (ten tries) while its controller makes it, is made at
 // once if the namespace lacks it.
 func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) (api.Object, error) {
@@ -33,7 +81,7 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	}
 	if c := ps.s.caches.get(res); c != nil {
 		if o := c.Get(res.Key(ns, name)); o != nil {
-			if obj, err := o.Obj(); err == nil {
+			if obj, err := ps.decoded.get(o); err == nil {
 				return obj, nil
 			}
 		}
@@ -51,7 +99,8 @@ func (ps pluginSource) Get(ctx context.Context, r plugins.Ref, ns, name string) 
 	return obj, err
 }
 
-// List reads every object of a resource from its cache.
+// List reads every object of a resource from its cache. The objects are
+// shared between calls, as kube's listers' are: the plugins only read them.
 func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, error) {
 	res, ok := ps.s.catalog.Get(r.Group, r.Version, r.Plural)
 	if !ok {
@@ -64,7 +113,7 @@ func (ps pluginSource) List(ctx context.Context, r plugins.Ref) ([]api.Object, e
 	objs, _ := c.List(watchcache.Filter{})
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
-		if obj, err := o.Obj(); err == nil {
+		if obj, err := ps.decoded.get(o); err == nil {
 			out = append(out, obj)
 		}
 	}

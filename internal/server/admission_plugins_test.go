@@ -100,6 +100,37 @@ func TestPodAdmissionPlugins(t *testing.T) {
 	}
 }
 
+// TestPluginsReadCurrentObjects checks that pods get what the objects the
+// plugins read say at the moment: the default PriorityClass's priority,
+// the account's pull secrets. The plugins' objects, decoded once, follow
+// each change.
+func TestPluginsReadCurrentObjects(t *testing.T) {
+	_, ts := newCRDServer(t, newMemoryStore(t))
+	const (
+		classes  = "/apis/scheduling.k8s.io/v1/priorityclasses"
+		accounts = "/api/v1/namespaces/default/serviceaccounts"
+	)
+	pod := func(path, want string) func() bool {
+		return func() bool {
+			r := do(t, ts, "POST", "/api/v1/namespaces/default/pods?dryRun=All", "",
+				`{"metadata":{"name":"p"},"spec":{"serviceAccountName":"puller","containers":[{"name":"c","image":"nginx"}]}}`)
+			return r.code == http.StatusCreated && at(r.obj, path) == want
+		}
+	}
+	do(t, ts, "POST", accounts, "", `{"metadata":{"name":"puller"},"imagePullSecrets":[{"name":"first"}]}`)
+	pollUntil(t, "priority 0 without a default class", pod("spec.priority", "0"))
+	pollUntil(t, "the account's pull secret", pod("spec.imagePullSecrets.0.name", "first"))
+	do(t, ts, "POST", classes, "", `{"metadata":{"name":"low"},"value":5,"globalDefault":true}`)
+	pollUntil(t, "the default class's priority", pod("spec.priority", "5"))
+	do(t, ts, "PUT", accounts+"/puller", "", `{"metadata":{"name":"puller"},"imagePullSecrets":[{"name":"second"}]}`)
+	pollUntil(t, "the account's new pull secret", pod("spec.imagePullSecrets.0.name", "second"))
+	do(t, ts, "DELETE", classes+"/low", "", "")
+	do(t, ts, "POST", classes, "", `{"metadata":{"name":"lower"},"value":3,"globalDefault":true}`)
+	pollUntil(t, "the new default class's priority", pod("spec.priority", "3"))
+	do(t, ts, "DELETE", classes+"/lower", "", "")
+	pollUntil(t, "priority 0 again", pod("spec.priority", "0"))
+}
+
 // TestRootCAConfigMap checks the kube-root-ca.crt ConfigMap of every
 // namespace: the server's CA with kube's description, put back when
 // changed.

@@ -63,6 +63,9 @@ func (q *request) listCached(opts registry.ListOptions, fresh int64) bool {
 		return true
 	case q.out.as == asPartialList && q.out.asGV == metaV1 && q.writePartialList(objs, rev):
 		return true
+	case q.out.as == "Table":
+		q.writeCachedTable(objs, rev)
+		return true
 	}
 	if q.out.as != "" || q.out.mediaType != mediaJSON {
 		items := make([]api.Object, len(objs))

@@ -7,6 +7,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
+	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -85,6 +86,23 @@ func partialJSON(m *watchcache.Encoded, gv string, object []byte) ([]byte, error
 		return encode()
 	}
 	return m.Get(encode)
+}
+
+// partialSplice is the JSON of the PartialObjectMetadata (in gv) of an
+// object's JSON, as json.Marshal gives it (keys sorted), from the bytes of
+// its metadata without decoding them; false if it has no metadata object.
+func partialSplice(gv string, object []byte) ([]byte, bool) {
+	md, ok := registry.Metadata(object)
+	if !ok || len(md) == 0 || md[0] != '{' {
+		return nil, false
+	}
+	const kind = `","kind":"` + asPartial + `","metadata":`
+	b := make([]byte, 0, len(`{"apiVersion":"`)+len(gv)+len(kind)+len(md)+1)
+	b = append(b, `{"apiVersion":"`...)
+	b = append(b, gv...)
+	b = append(b, kind...)
+	b = append(b, md...)
+	return append(b, '}'), true
 }
 
 // writePartialList writes the meta.k8s.io/v1 PartialObjectMetadataList of

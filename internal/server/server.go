@@ -253,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
 	s.policies, s.mutatingPolicies = policies.New(policySource, s.metrics.Policies()), policies.NewMutator(policySource, s.metrics.Policies())
-	s.plugins = plugins.New(pluginSource{s})
+	s.plugins = plugins.New(newPluginSource(s))
 	elector, err := s.newElector()
 	if err != nil {
 		return nil, err
@@ -290,6 +290,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.metrics.Audit(cfg.AuditLog.Counts)
 	}
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
+	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
 	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.accounts.lead)
 	if cfg.Advertise.IsValid() {

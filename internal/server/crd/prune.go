@@ -24,56 +24,89 @@ var objectMetaFields = []string{
 // it. apiVersion, kind and known metadata fields are always kept. It returns
 // the paths of the dropped fields ("spec.foo", "spec.list[0].bar"), sorted.
 func (s *Schema) PruneAndDefault(obj api.Object) []string {
-	var unknown []string
-	s.pruneObject(map[string]any(obj), "", true, s.PreserveUnknownFields, &unknown)
-	slices.Sort(unknown)
-	return unknown
+	w := pruning{path: make([]pathStep, 0, 8)} // most objects are no deeper
+	s.pruneObject(map[string]any(obj), true, s.PreserveUnknownFields, &w)
+	slices.Sort(w.unknown)
+	return w.unknown
 }
 
-// pruneObject prunes and defaults the fields of m, found at path. typeMeta
-// says m is a resource (the root, or an x-kubernetes-embedded-resource),
-// whose apiVersion, kind and metadata are not the schema's to judge; keep
-// keeps the fields s does not know.
-func (s *Schema) pruneObject(m map[string]any, path string, typeMeta, keep bool, unknown *[]string) {
+// pruning is the state of a PruneAndDefault walk: where it is, and the
+// fields it dropped. The path is spelled out only for a dropped field,
+// which is rare, so that a walk allocates no path.
+type pruning struct {
+	path    []pathStep
+	unknown []string
+}
+
+// pathStep is a field's name, or an item's index (item >= 0).
+type pathStep struct {
+	field string
+	item  int
+}
+
+func (w *pruning) push(p pathStep) { w.path = append(w.path, p) }
+func (w *pruning) pop()            { w.path = w.path[:len(w.path)-1] }
+
+// drop records the field at the path, spelled as the causes name fields:
+// "spec.list[0].bar".
+func (w *pruning) drop() {
+	var b []byte
+	for i, p := range w.path {
+		switch {
+		case p.item >= 0:
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.item), 10)
+			b = append(b, ']')
+		case i > 0:
+			b = append(b, '.')
+			fallthrough
+		default:
+			b = append(b, p.field...)
+		}
+	}
+	w.unknown = append(w.unknown, string(b))
+}
+
+// pruneObject prunes and defaults the fields of m, found at w's path.
+// typeMeta says m is a resource (the root, or an
+// x-kubernetes-embedded-resource), whose apiVersion, kind and metadata are
+// not the schema's to judge; keep keeps the fields s does not know.
+func (s *Schema) pruneObject(m map[string]any, typeMeta, keep bool, w *pruning) {
 	s.applyDefaults(m)
 	for k, v := range m {
-		p := join(path, k)
-		switch {
+		w.push(pathStep{field: k, item: -1})
+		switch prop := s.Properties[k]; {
 		case typeMeta && (k == "apiVersion" || k == "kind"):
 		case typeMeta && k == "metadata":
-			pruneMeta(v, p, unknown)
-		case s.Properties[k] != nil:
-			s.Properties[k].prune(v, p, unknown)
+			pruneMeta(v, w)
+		case prop != nil && v == nil && !prop.Nullable:
+			delete(m, k) // a null applyDefaults had no default for
+		case prop != nil:
+			prop.prune(v, w)
 		case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
 			if v, keep := s.AdditionalProperties.Schema.nullDefault(v); !keep {
 				delete(m, k)
 			} else {
 				m[k] = v
-				s.AdditionalProperties.Schema.prune(v, p, unknown)
+				s.AdditionalProperties.Schema.prune(v, w)
 			}
 		case keep || (s.AdditionalProperties != nil && s.AdditionalProperties.Allows):
 		default:
 			delete(m, k)
-			*unknown = append(*unknown, p)
+			w.drop()
 		}
+		w.pop()
 	}
 }
 
 // applyDefaults sets the default of every property of s absent from m or
-// null without being nullable, and drops such nulls without a default.
+// null without being nullable. (pruneObject drops such nulls without a
+// default.)
 func (s *Schema) applyDefaults(m map[string]any) {
-	for k, p := range s.Properties {
-		if p == nil {
-			continue
-		}
-		v, present := m[k]
-		if present && (v != nil || p.Nullable) {
-			continue
-		}
-		if d, ok := p.defaultValue(); ok {
-			m[k] = d
-		} else if present {
-			delete(m, k)
+	for _, k := range s.defaulted {
+		p := s.Properties[k]
+		if v, present := m[k]; !present || v == nil && !p.Nullable {
+			m[k], _ = p.defaultValue()
 		}
 	}
 }
@@ -93,55 +126,79 @@ func (s *Schema) hasDefaults() bool {
 	return len(s.Default) > 0 || slices.ContainsFunc(s.children(), (*Schema).hasDefaults)
 }
 
-// defaultValue decodes a fresh copy of the default, so objects never share it.
-func (s *Schema) defaultValue() (any, bool) {
+// compileDefault decodes s's default once and lists the properties that
+// have one; the properties are compiled already.
+func (s *Schema) compileDefault() {
+	s.dflt, s.hasDefault, s.defaulted = nil, false, nil
+	for k, p := range s.Properties {
+		if p != nil && p.hasDefault {
+			s.defaulted = append(s.defaulted, k)
+		}
+	}
 	if len(s.Default) == 0 {
-		return nil, false
+		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(s.Default))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || v == nil {
-		return nil, false // a null default is none, as kube reads it
+	if err := dec.Decode(&s.dflt); err == nil && s.dflt != nil {
+		s.hasDefault = true // a null default is none, as kube reads it
 	}
-	return v, true
 }
 
-// prune prunes and defaults v, found at path, against s. As kube's
+// defaultValue is a fresh copy of the default, so objects never share it
+// (a scalar is immutable and shared).
+func (s *Schema) defaultValue() (any, bool) {
+	switch d := s.dflt.(type) {
+	case map[string]any:
+		return map[string]any(api.Object(d).DeepCopy()), true
+	case []any:
+		return api.Object{"": d}.DeepCopy()[""], true
+	}
+	return s.dflt, s.hasDefault
+}
+
+// prune prunes and defaults v, found at w's path, against s. As kube's
 // pruning, an object is pruned whatever type s names (an object where a
 // string belongs keeps no field), and so are the items of a list where s
 // has no items schema, unless s preserves unknown fields.
-func (s *Schema) prune(v any, path string, unknown *[]string) {
-	s.pruneKeeping(v, path, s.PreserveUnknownFields, unknown)
+func (s *Schema) prune(v any, w *pruning) {
+	s.pruneKeeping(v, s.PreserveUnknownFields, w)
 }
+
+// anyItem is the schema of the items of a list whose schema names none.
+var anyItem = &Schema{}
 
 // pruneKeeping is prune keeping the fields s does not know when keep is
 // set: as kube's skipPrune, the items of a list that preserves unknown
 // fields keep theirs, items of items too, while the properties they
 // declare are pruned as usual.
-func (s *Schema) pruneKeeping(v any, path string, keep bool, unknown *[]string) {
+func (s *Schema) pruneKeeping(v any, keep bool, w *pruning) {
 	switch v := v.(type) {
 	case map[string]any:
-		s.pruneObject(v, path, s.EmbeddedResource, keep, unknown)
+		s.pruneObject(v, s.EmbeddedResource, keep, w)
 	case []any:
 		items := s.Items
 		if items == nil && keep {
 			return
 		}
 		if items == nil {
-			items = &Schema{}
+			items = anyItem
 		}
 		for i := range v {
-			if d, ok := items.defaultValue(); ok && v[i] == nil && !items.Nullable {
-				v[i] = d
+			if v[i] == nil && !items.Nullable {
+				if d, ok := items.defaultValue(); ok {
+					v[i] = d
+				}
 			}
-			items.pruneKeeping(v[i], path+"["+strconv.Itoa(i)+"]", keep || items.PreserveUnknownFields, unknown)
+			w.push(pathStep{item: i})
+			items.pruneKeeping(v[i], keep || items.PreserveUnknownFields, w)
+			w.pop()
 		}
 	}
 }
 
 // pruneMeta drops the fields of a metadata object that ObjectMeta lacks.
-func pruneMeta(v any, path string, unknown *[]string) {
+func pruneMeta(v any, w *pruning) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return
@@ -149,7 +206,9 @@ func pruneMeta(v any, path string, unknown *[]string) {
 	for k := range m {
 		if !slices.Contains(objectMetaFields, k) {
 			delete(m, k)
-			*unknown = append(*unknown, join(path, k))
+			w.push(pathStep{field: k, item: -1})
+			w.drop()
+			w.pop()
 		}
 	}
 }

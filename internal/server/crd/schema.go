@@ -68,6 +68,10 @@ type Schema struct {
 	root     bool            // the resource's root, which rules see with typeMeta
 
 	readsOldSelf bool // a rule here reads oldSelf: kube binds it only then
+
+	dflt       any      // Default decoded (compileDefault)
+	hasDefault bool     // Default is set and not null
+	defaulted  []string // the properties that have a default
 }
 
 // Additional is additionalProperties: a boolean or a schema for every
@@ -151,6 +155,7 @@ func (s *Schema) compile() {
 	for _, c := range s.children() {
 		c.compile()
 	}
+	s.compileDefault()
 }
 
 // children returns the schemas directly below s.

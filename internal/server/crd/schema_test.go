@@ -70,6 +70,24 @@ func TestPruneAndDefault(t *testing.T) {
 	}
 }
 
+// TestDefaultsNotShared checks that objects get copies of a default, which
+// is decoded once: changing one object's defaulted map or list changes no
+// other's.
+func TestDefaultsNotShared(t *testing.T) {
+	schema := mustSchema(t, `{"type":"object","properties":{"spec":{"type":"object","properties":{
+		"opts":{"type":"object","default":{"a":{"b":1}},"x-kubernetes-preserve-unknown-fields":true},
+		"list":{"type":"array","default":[{"c":2}],"items":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}`)
+	first, second := mustObject(t, `{"spec":{}}`), mustObject(t, `{"spec":{}}`)
+	schema.PruneAndDefault(first)
+	spec := first["spec"].(map[string]any)
+	spec["opts"].(map[string]any)["a"].(map[string]any)["b"] = 9
+	spec["list"].([]any)[0].(map[string]any)["c"] = 9
+	schema.PruneAndDefault(second)
+	if diff := cmp.Diff(mustObject(t, `{"spec":{"opts":{"a":{"b":1}},"list":[{"c":2}]}}`), second); diff != "" {
+		t.Errorf("second object (-want +got):\n%s", diff)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	schema := mustSchema(t, `{"type":"object","properties":{"spec":{"type":"object","minProperties":1,"properties":{
 		"name":{"type":"string","minLength":3},

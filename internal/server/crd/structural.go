@@ -194,6 +194,7 @@ func (s *Schema) onlyNames() bool {
 		m.Properties = nil
 	}
 	m.pattern, m.enum, m.rules, m.hasRules, m.root = nil, nil, nil, false, false
+	m.dflt, m.hasDefault, m.defaulted = nil, false, nil
 	return reflect.DeepEqual(m, Schema{})
 }
 

@@ -33,9 +33,6 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	if err := CheckTypeAndScope(res, ns, obj); err != nil {
 		return Written{}, err
 	}
-	if err := DecodeFields(ctx, res, obj); err != nil {
-		return Written{}, err
-	}
 	if err := r.checkNamespace(ctx, res, ns); err != nil {
 		return Written{}, err
 	}
@@ -51,7 +48,11 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 		if generated {
 			md["name"] = generate + GenerateSuffix()
 		}
-		r.initMeta(res, obj) // once named: Prepare may use the name
+		// Once named: defaulting (a namespace's name label) and Prepare
+		// may use the name.
+		if err := r.initMeta(ctx, res, obj); err != nil {
+			return Written{}, err
+		}
 		out, err := r.createOnce(ctx, res, obj)
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
 			continue
@@ -63,8 +64,9 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	}
 }
 
-// initMeta sets the fields the server owns on a new object.
-func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
+// initMeta sets the fields the server owns on a new object, and prunes
+// and defaults it.
+func (r *Registry) initMeta(ctx context.Context, res *resource.Resource, obj api.Object) error {
 	md := obj.Metadata()
 	md["uid"] = NewUID()
 	md["creationTimestamp"] = api.NewTime(r.now()).Format("2006-01-02T15:04:05Z")
@@ -79,14 +81,18 @@ func (r *Registry) initMeta(res *resource.Resource, obj api.Object) {
 		if res.Definition != "" && res.PruneAndDefault != nil {
 			// kube resets a built-in's status to its Go type's zero value,
 			// which encodes as the schema's defaults of an empty status
-			// (a Service's {"loadBalancer": {}}).
+			// (a Service's {"loadBalancer": {}}): DecodeFields gives them.
 			obj["status"] = map[string]any{}
-			res.PruneAndDefault(obj)
 		}
+	}
+	// One walk after the reset for what admission changed and the status.
+	if err := DecodeFields(ctx, res, obj); err != nil {
+		return err
 	}
 	if res.Prepare != nil {
 		res.Prepare(obj, nil)
 	}
+	return nil
 }
 
 func (r *Registry) createOnce(ctx context.Context, res *resource.Resource, obj api.Object) (Written, error) {

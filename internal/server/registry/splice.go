@@ -254,3 +254,45 @@ func Metadata(b []byte) ([]byte, bool) {
 	})
 	return md, md != nil
 }
+
+// WithoutManagedFields returns the JSON object b without its
+// metadata.managedFields, cut out of the bytes, for a reader that never
+// reads them (the built-in kinds' printers): a Pod's field sets name each
+// of its fields, and decoding them would cost more than the rest. False if
+// b has none or is not an object this reader can walk.
+func WithoutManagedFields(b []byte) ([]byte, bool) {
+	md := -1
+	eachMember(b, skipSpace(b, 0), func(m member) bool {
+		if !m.escaped && string(m.key) == "metadata" {
+			md = m.value
+			return false
+		}
+		return true
+	})
+	if md < 0 {
+		return nil, false
+	}
+	// Cut the member and a comma: the one after it, else the one before.
+	at, end, before, next, last := -1, -1, -1, -1, -1
+	eachMember(b, md, func(m member) bool {
+		if at >= 0 {
+			next = m.at
+			return false
+		}
+		if !m.escaped && string(m.key) == "managedFields" {
+			at, end, before = m.at, m.valueEnd, last
+		}
+		last = m.valueEnd
+		return true
+	})
+	switch {
+	case at < 0:
+		return nil, false
+	case next >= 0:
+		end = next
+	case before >= 0:
+		at = before
+	}
+	out := make([]byte, 0, len(b)-(end-at))
+	return append(append(out, b[:at]...), b[end:]...), true
+}

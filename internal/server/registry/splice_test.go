@@ -130,3 +130,43 @@ func TestMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutManagedFields checks that cutting managedFields out of the
+// bytes leaves valid JSON that decodes as the object without them,
+// wherever they are among the metadata's members.
+func TestWithoutManagedFields(t *testing.T) {
+	mf := `[{"manager":"m","fieldsV1":{"f:data":{"f:k":{}}},"time":"2026-01-01T00:00:00Z"}]`
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"data":{"k":"v"},"metadata":{"labels":{"a":"b"},"managedFields":` + mf + `,"name":"a"},"z":1}`, true},
+		{`{"metadata":{"managedFields":` + mf + `,"name":"a"}}`, true},
+		{`{"metadata":{"name":"a","managedFields":` + mf + `}}`, true},
+		{`{"metadata":{"managedFields":` + mf + `}}`, true},
+		{` { "metadata" : { "name" : "a" , "managedFields" : ` + mf + ` } } `, true},
+		{`{"metadata":{"name":"a"},"spec":{"managedFields":1}}`, false},
+		{`{"data":{}}`, false},
+		{`[]`, false},
+	} {
+		got, ok := WithoutManagedFields([]byte(tc.in))
+		if ok != tc.ok {
+			t.Errorf("WithoutManagedFields(%s): ok %v, want %v", tc.in, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want, err := api.ParseObject([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(want.Metadata(), "managedFields")
+		obj, err := api.ParseObject(got)
+		if err != nil {
+			t.Errorf("WithoutManagedFields(%s) = %s: %v", tc.in, got, err)
+		} else if !reflect.DeepEqual(obj, want) {
+			t.Errorf("WithoutManagedFields(%s) = %s, want %v", tc.in, got, want)
+		}
+	}
+}

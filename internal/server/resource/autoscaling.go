@@ -57,7 +57,7 @@ func horizontalPodAutoscalers() []*Resource {
 		Group: "autoscaling", Version: "v1", Plural: "horizontalpodautoscalers",
 		Storage: v2, FromStorage: hpaFromV2, ToStorage: hpaToV2,
 		Prepare: prepareHPAv1,
-		Columns: convertedColumns(columns, hpaV2View),
+		Columns: convertedColumns(columns, hpaV2View), PrintStored: true,
 	}
 	return []*Resource{v2, v1}
 }
@@ -129,9 +129,13 @@ func hpaMetadata(o api.Object) (md, ann map[string]any) {
 	return md, ann
 }
 
-// hpaV2View is a v1 HPA as v2, for the printers: o itself if it does not
-// convert (a served v1 object came from a v2 one, so it does).
+// hpaV2View is a v1 HPA as v2, for the printers: o itself if it is a v2
+// one (the stored form) or does not convert (a served v1 object came from
+// a v2 one, so it does).
 func hpaV2View(o api.Object) api.Object {
+	if o["apiVersion"] == "autoscaling/v2" {
+		return o
+	}
 	v2, err := hpaToV2(context.Background(), o)
 	if err != nil {
 		return o

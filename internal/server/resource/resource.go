@@ -146,6 +146,14 @@ type Resource struct {
 	// when a CRD's conversion webhook does (a 500 for the request), whose
 	// call ctx ends.
 	FromStorage, ToStorage func(context.Context, api.Object) (api.Object, error)
+	// PrintStored says the Columns print the Storage form of the objects
+	// when the server can read it (StoredForm), as kube prints the object
+	// it read from storage whatever the version asked: a v1 HPA's metrics
+	// in v2's order, which v1 does not keep. The Columns take both forms.
+	PrintStored bool
+	// StoredForm, set by the server when PrintStored, returns the object
+	// in Storage's form at the revision of the one given, or that one.
+	StoredForm func(api.Object) api.Object
 }
 
 // Subresource is a subresource whose requests and responses are objects of

@@ -120,6 +120,12 @@ var cases = []struct{ name, pod string }{
 	{"strict-pull-secret", `{"spec":{"serviceAccountName":"strict","imagePullSecrets":[{"name":"p"}],"containers":[{"name":"c","image":"nginx"}]}}`},
 	{"runtime-class", `{"spec":{"runtimeClassName":"kata","nodeSelector":{"zone":"a"},"containers":[{"name":"c","image":"nginx"}]}}`},
 	{"runtime-class-own-overhead", `{"spec":{"runtimeClassName":"kata","overhead":{"cpu":"0.25","memory":"64Mi"},"containers":[{"name":"c","image":"nginx"}]}}`},
+	{"runtime-class-tolerations", `{"spec":{"runtimeClassName":"kata","containers":[{"name":"c","image":"nginx"}],"tolerations":[
+		{"key":"kata","operator":"Exists"},
+		{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":100},
+		{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":60},
+		{"key":"gpu","operator":"Equal","value":"a","effect":"NoSchedule"},{"key":"gpu","operator":"Exists","effect":"NoSchedule"},
+		{"key":"gpu","operator":"Exists","effect":"NoSchedule","tolerationSeconds":5}]}}`},
 	{"runtime-class-plain", `{"spec":{"runtimeClassName":"runc","containers":[{"name":"c","image":"nginx"}]}}`},
 	{"runtime-class-other-overhead", `{"spec":{"runtimeClassName":"kata","overhead":{"cpu":"1"},"containers":[{"name":"c","image":"nginx"}]}}`},
 	{"overhead-without-class", `{"spec":{"overhead":{"cpu":"1"},"containers":[{"name":"c","image":"nginx"}]}}`},

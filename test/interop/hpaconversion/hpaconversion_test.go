@@ -483,20 +483,12 @@ func TestTypedClientsAcrossVersions(t *testing.T) {
 			t.Errorf("%s Table has %d rows, want %d", version, len(rows), len(wantCells))
 		}
 		for name, got := range rows {
-			if want := wantCells[name]; got != want && (version == "v2" || !v1Reorders[name]) {
+			if want := wantCells[name]; got != want {
 				t.Errorf("%s Table of %s:\nkube %s\nours %s", version, name, want, got)
 			}
 		}
 	}
 }
-
-// v1Reorders are the cases whose v1 Table differs from kube's: kube prints
-// the object it read from storage (v2's metrics in their order), listwatch
-// the v1 object it serves, converted back to v2, in which the cpu
-// utilization metric comes last (and a second one is lost, as in kube's
-// v1 round trip), so that the Targets cell lists the metrics in another
-// order, or fewer.
-var v1Reorders = map[string]bool{"multiple-metrics": true, "two-cpu-utilizations": true}
 
 // tableRows are the cells but Age of the rows of the version's Table of
 // HPAs, by name, as the server answers client-go's REST client.

@@ -41,7 +41,8 @@ var (
 
 // Source reads the objects the plugins decide by.
 type Source interface {
-	// Get returns the object, or nil when there is none.
+	// Get returns the object, or nil when there is none. The objects Get
+	// and List return may be shared, as kube's listers' are: read them only.
 	Get(ctx context.Context, r Ref, namespace, name string) (api.Object, error)
 	// List returns every object of a cluster-scoped resource.
 	List(ctx context.Context, r Ref) ([]api.Object, error)
