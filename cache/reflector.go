@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // ReflectorStore is the subset of a store the Reflector writes: a DeltaFIFO,
@@ -226,14 +227,7 @@ func (r *Reflector[T]) retryAfter(ctx context.Context, err error) bool {
 	if !ok || !client.IsTooManyRequests(err) {
 		d = r.backoff.next()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return wait.Sleep(ctx, d) == nil
 }
 
 func (r *Reflector[T]) report(err error) {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Client is a connection to one API server: its base URL, HTTP client,
@@ -134,11 +136,11 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
-		resp, wait, err := c.once(ctx, r)
-		if wait < 0 || attempt >= c.maxRetries {
+		resp, retryIn, err := c.once(ctx, r)
+		if retryIn < 0 || attempt >= c.maxRetries {
 			return resp, err
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := wait.Sleep(ctx, retryIn); err != nil {
 			return nil, fmt.Errorf("%s %s: waiting to retry: %w", r.method, r.path, err)
 		}
 	}
@@ -204,19 +206,4 @@ func retryWait(resp *http.Response) time.Duration {
 		return -1
 	}
 	return time.Duration(secs) * time.Second
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

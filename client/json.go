@@ -1,78 +1,366 @@
 package client
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-
-	json "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// Lists and watch streams are decoded with github.com/go-json-experiment/json,
-// the code of Go's encoding/json/v2 (which the standard library builds only
-// under GOEXPERIMENT=jsonv2), about three times as fast as encoding/json on
-// Kubernetes objects. It runs with encoding/json's semantics
-// (jsonv1.DefaultOptionsV1): member names match case-insensitively, unknown
-// members are ignored, duplicate names and invalid UTF-8 are accepted, and
-// UnmarshalJSON methods (resource.Quantity, metav1.Time, IntOrString) are
-// called with the value's bytes; so a type decodes as json.Unmarshal would
-// decode it.
-var jsonOptions = jsonv1.DefaultOptionsV1()
+// Lists and watch streams are read by jsonReader, a streaming tokenizer of
+// the few shapes they have (an envelope object, an items array, one event
+// after another) that hands out each item or event as its raw JSON; the
+// decoders then unmarshal those with encoding/json on several goroutines,
+// and encoding/json validates them. jsonReader only finds where a value
+// ends (strings, escapes, nesting), which is several times cheaper than
+// decoding it, so the one goroutine that reads the stream keeps ahead of
+// the decoders. The envelope's own syntax (commas, colons, names) is
+// checked here, and a value skipped is validated, so that a list decodes
+// where json.Unmarshal decodes it and fails where it fails.
 
-// fastOptions are jsonOptions but for legacy error reporting, which scans
-// every value once more before decoding it and treats a few faults in a
-// type's definition (conflicting names, a name matching several fields
-// but for case) as errors to report at the end rather than ambiguities to
-// resolve. Where decoding with them succeeds, it decodes what jsonOptions
-// decode; where it fails, unmarshal decodes again with jsonOptions.
-var fastOptions = json.JoinOptions(jsonOptions, jsonv1.ReportErrorsWithLegacySemantics(false))
+// unmarshal decodes one JSON value, raw, which the caller has read whole,
+// into v.
+func unmarshal[T any](raw []byte, v *T) error { return json.Unmarshal(raw, v) }
 
-// unmarshal decodes one JSON value, raw, which the caller has read whole
-// (so it is valid JSON), into v, as encoding/json would.
-func unmarshal[T any](raw []byte, v *T) error {
-	if json.Unmarshal(raw, v, fastOptions) == nil {
+// jsonReader reads JSON tokens and whole values from r. A stream cut
+// inside a value fails with io.ErrUnexpectedEOF, a broken one with r's
+// error; a stream that ends between top-level values returns io.EOF.
+// Errors are sticky.
+type jsonReader struct {
+	r     io.Reader // nil: buf is everything
+	buf   []byte    // buf[pos:] is read and not yet consumed
+	pos   int
+	err   error    // the error every call returns from now on
+	rerr  error    // r's error, returned once buf is consumed
+	stack []jsonIn // the open objects and arrays, innermost last
+}
+
+// jsonIn is where a reader is inside an object or array.
+type jsonIn struct {
+	object bool
+	state  jsonState
+}
+
+type jsonState uint8
+
+const (
+	jsonFirst jsonState = iota // just opened: a value, a name or the end
+	jsonComma                  // after a comma: a value or a name
+	jsonColon                  // after a name and its colon: its value
+	jsonAfter                  // after a value: a comma or the end
+)
+
+// minJSONRead is the least room a read into buf is given.
+const minJSONRead = 16 << 10
+
+func newJSONReader(r io.Reader) *jsonReader { return &jsonReader{r: r} }
+
+// reset makes d read data, which it does not copy, and nothing else.
+func (d *jsonReader) reset(data []byte) {
+	*d = jsonReader{buf: data, stack: d.stack[:0]}
+}
+
+// fill reads more of r into buf, keeping buf[keep:] (moved to the front).
+// It returns false when r has nothing more.
+func (d *jsonReader) fill(keep int) bool {
+	if d.r == nil || d.rerr != nil {
+		if d.rerr == nil {
+			d.rerr = io.EOF
+		}
+		return false
+	}
+	n := copy(d.buf, d.buf[keep:])
+	d.pos -= keep
+	d.buf = d.buf[:n]
+	if cap(d.buf)-n < minJSONRead {
+		d.buf = append(make([]byte, 0, 2*cap(d.buf)+minJSONRead), d.buf...)
+	}
+	m, err := d.r.Read(d.buf[n:cap(d.buf)])
+	d.buf = d.buf[:n+m]
+	if err != nil {
+		d.rerr = err
+	}
+	return m > 0 || err == nil
+}
+
+// eofErr is the error of a stream that ended here.
+func (d *jsonReader) eofErr() error {
+	if d.rerr != io.EOF {
+		return d.rerr
+	}
+	if len(d.stack) > 0 {
+		return io.ErrUnexpectedEOF
+	}
+	return io.EOF
+}
+
+func (d *jsonReader) syntax(format string, args ...any) error {
+	d.err = fmt.Errorf("invalid JSON: "+format, args...)
+	return d.err
+}
+
+// peekKind returns the first byte of the next token ('{', '}', '[', ']',
+// '"', 'n', 't', 'f', or a number's first byte), consuming the comma
+// before it; 0 when there is none (the next call returns why).
+func (d *jsonReader) peekKind() byte {
+	c := d.skipSpace()
+	if c == ',' && len(d.stack) > 0 && d.stack[len(d.stack)-1].state == jsonAfter {
+		d.stack[len(d.stack)-1].state = jsonComma
+		d.pos++
+		c = d.skipSpace()
+	}
+	return c
+}
+
+// skipSpace skips whitespace and returns the next byte, 0 at an error.
+func (d *jsonReader) skipSpace() byte {
+	for d.err == nil {
+		for ; d.pos < len(d.buf); d.pos++ {
+			switch c := d.buf[d.pos]; c {
+			case ' ', '\t', '\n', '\r':
+			default:
+				return c
+			}
+		}
+		if !d.fill(d.pos) {
+			d.err = d.eofErr()
+		}
+	}
+	return 0
+}
+
+// beginValue checks that a value may start here.
+func (d *jsonReader) beginValue(c byte) error {
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.stack) == 0 {
 		return nil
 	}
-	var zero T
-	*v = zero
-	return json.Unmarshal(raw, v, jsonOptions)
+	in := d.stack[len(d.stack)-1]
+	switch {
+	case in.object && in.state != jsonColon:
+		return d.syntax("%q where a member's name belongs", c)
+	case !in.object && in.state == jsonAfter:
+		return d.syntax("%q after an array element, want ',' or ']'", c)
+	}
+	return nil
 }
 
-// newJSONDecoder returns a decoder of the JSON values r holds, one after
-// another.
-func newJSONDecoder(r io.Reader) *jsontext.Decoder {
-	return jsontext.NewDecoder(r, jsonOptions)
+// endValue notes that a value ended.
+func (d *jsonReader) endValue() {
+	if len(d.stack) > 0 {
+		d.stack[len(d.stack)-1].state = jsonAfter
+	}
 }
 
-// decodeValue decodes dec's next value into v. The value is read whole
-// first, so that a stream cut inside it fails with io.ErrUnexpectedEOF and
-// a broken connection with its own error, not as a syntax error.
-func decodeValue[T any](dec *jsontext.Decoder, v *T) error {
-	raw, err := dec.ReadValue()
+// readDelim reads the next token, which must be the delimiter want.
+func (d *jsonReader) readDelim(want byte) error {
+	c := d.peekKind()
+	if d.err != nil {
+		return d.err
+	}
+	if c != want {
+		return d.syntax("want %q, got %q", want, c)
+	}
+	switch want {
+	case '{', '[':
+		if err := d.beginValue(c); err != nil {
+			return err
+		}
+		d.stack = append(d.stack, jsonIn{object: want == '{'})
+	default: // '}', ']'
+		n := len(d.stack)
+		if n == 0 || d.stack[n-1].object != (want == '}') {
+			return d.syntax("unexpected %q", want)
+		}
+		if s := d.stack[n-1].state; s == jsonComma || s == jsonColon {
+			return d.syntax("%q after ',' or ':'", want)
+		}
+		d.stack = d.stack[:n-1]
+		d.endValue()
+	}
+	d.pos++
+	return nil
+}
+
+// readName reads the name of an object's next member and its colon.
+func (d *jsonReader) readName() (string, error) {
+	c := d.peekKind()
+	if d.err != nil {
+		return "", d.err
+	}
+	n := len(d.stack)
+	if n == 0 || !d.stack[n-1].object || d.stack[n-1].state == jsonColon || d.stack[n-1].state == jsonAfter {
+		return "", d.syntax("%q where no member's name belongs", c)
+	}
+	if c != '"' {
+		return "", d.syntax("%q where a member's name belongs", c)
+	}
+	raw, err := d.scan()
+	if err != nil {
+		return "", err
+	}
+	name := string(raw[1 : len(raw)-1])
+	if needsUnquote(raw) {
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return "", d.syntax("%v", err)
+		}
+	}
+	if d.skipSpace() != ':' {
+		if d.err != nil {
+			return "", d.err
+		}
+		return "", d.syntax("want ':' after the name %q", name)
+	}
+	d.pos++
+	d.stack[n-1].state = jsonColon
+	return name, nil
+}
+
+// needsUnquote: a quoted string holds an escape or a control character
+// (which json.Unmarshal refuses).
+func needsUnquote(quoted []byte) bool {
+	for _, c := range quoted {
+		if c == '\\' || c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// readValue reads the next value whole. It is not validated (decoding it
+// does that); the slice is valid until the next call.
+func (d *jsonReader) readValue() ([]byte, error) {
+	c := d.peekKind()
+	if err := d.beginValue(c); err != nil {
+		return nil, err
+	}
+	switch c {
+	case ',', ':', '}', ']':
+		return nil, d.syntax("unexpected %q", c)
+	}
+	raw, err := d.scan()
+	if err != nil {
+		return nil, err
+	}
+	d.endValue()
+	return raw, nil
+}
+
+// skipValue reads the next value, which must be valid JSON.
+func (d *jsonReader) skipValue() error {
+	raw, err := d.readValue()
+	if err == nil && !json.Valid(raw) {
+		return d.syntax("%.40q", raw)
+	}
+	return err
+}
+
+// scan reads the value that starts at pos and returns it.
+func (d *jsonReader) scan() ([]byte, error) {
+	i, depth := d.pos, 0
+	for {
+		end, resume := d.scanFrom(i, &depth)
+		if end >= 0 {
+			raw := d.buf[d.pos:end]
+			d.pos = end
+			return raw, nil
+		}
+		// buf ends inside the value: read more, keeping the value.
+		start := d.pos
+		if !d.fill(start) {
+			if depth == 0 && d.buf[d.pos] != '"' && len(d.stack) == 0 {
+				raw := d.buf[d.pos:] // a scalar at the end of the stream ends there
+				d.pos = len(d.buf)
+				return raw, nil
+			}
+			if d.err = d.eofErr(); d.err == io.EOF {
+				d.err = io.ErrUnexpectedEOF
+			}
+			return nil, d.err
+		}
+		i = resume - start + d.pos
+	}
+}
+
+// scanFrom scans buf from i, inside a value whose first byte is at pos
+// and whose nesting so far is *depth. It returns where the value ends, or
+// -1 and where to resume once buf holds more (before a string or an
+// escape that buf cuts).
+func (d *jsonReader) scanFrom(i int, depth *int) (end, resume int) {
+	b := d.buf
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			j := stringEnd(b, i)
+			if j < 0 {
+				return -1, i
+			}
+			i = j
+			if *depth == 0 {
+				return i, 0
+			}
+			continue
+		case '{', '[':
+			*depth++
+		case '}', ']':
+			if *depth == 0 { // ends a scalar
+				return i, 0
+			}
+			if *depth--; *depth == 0 {
+				return i + 1, 0
+			}
+		case ' ', '\t', '\n', '\r', ',', ':':
+			if *depth == 0 {
+				return i, 0
+			}
+		}
+		i++
+	}
+	return -1, i
+}
+
+// stringEnd returns the index after the string that starts at b[i], or -1
+// if b ends inside it.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		backslashes := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// decodeValue decodes d's next value into v.
+func decodeValue[T any](d *jsonReader, v *T) error {
+	raw, err := d.readValue()
 	if err != nil {
 		return err
 	}
 	return unmarshal(raw, v)
 }
 
-// readDelim reads the next token, which must be the delimiter want.
-func readDelim(dec *jsontext.Decoder, want jsontext.Kind) error {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	if tok.Kind() != want {
-		return fmt.Errorf("want %v, got %v", want, tok.Kind())
-	}
-	return nil
-}
+// errTrailing: more than whitespace follows what was read.
+var errTrailing = errors.New("invalid JSON: data after the top-level value")
 
-// readName reads the name of an object's next member.
-func readName(dec *jsontext.Decoder) (string, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return "", err
+// end checks that nothing but whitespace is left.
+func (d *jsonReader) end() error {
+	if c := d.skipSpace(); c != 0 {
+		return errTrailing
 	}
-	return tok.String(), nil
+	if d.err == io.EOF {
+		return nil
+	}
+	return d.err
 }

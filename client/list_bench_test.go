@@ -34,7 +34,7 @@ func BenchmarkListDecode(b *testing.B) {
 	cpu0 := processCPU()
 	for b.Loop() {
 		var l list[*benchConfigMap]
-		if err := decodeList(newJSONDecoder(bytes.NewReader(data)), &l); err != nil || len(l.Items) != 500 {
+		if err := decodeList(newJSONReader(bytes.NewReader(data)), &l); err != nil || len(l.Items) != 500 {
 			b.Fatalf("%d items, err %v", len(l.Items), err)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // A list's items are decoded as the list is read, on several goroutines:
@@ -36,16 +34,15 @@ const (
 // itemDecoder), so that the encoded list is never held whole beside the
 // decoded one. Members other than apiVersion, kind, metadata and items are
 // skipped.
-func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
-	if dec.PeekKind() == 'n' { // null: nothing, as json.Unmarshal reads it
-		_, err := dec.ReadToken()
+func decodeList[T any](dec *jsonReader, l *list[T]) error {
+	if dec.peekKind() == 'n' { // null: nothing, as json.Unmarshal reads it
+		return decodeValue(dec, new(any))
+	}
+	if err := dec.readDelim('{'); err != nil {
 		return err
 	}
-	if err := readDelim(dec, '{'); err != nil {
-		return err
-	}
-	for dec.PeekKind() != '}' {
-		key, err := readName(dec)
+	for dec.peekKind() != '}' {
+		key, err := dec.readName()
 		if err != nil {
 			return err
 		}
@@ -64,26 +61,21 @@ func decodeList[T any](dec *jsontext.Decoder, l *list[T]) error {
 			l.Items = nil
 			err = decodeItems(dec, &l.Items)
 		default:
-			err = dec.SkipValue()
+			err = dec.skipValue()
 		}
 		if err != nil {
 			return fmt.Errorf("%v: %w", key, err)
 		}
 	}
-	return readDelim(dec, '}')
+	return dec.readDelim('}')
 }
 
 // decodeItems appends the elements of a JSON array (or null) to items.
-func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
-	switch k := dec.PeekKind(); k {
-	case 'n', 0: // null, or the decoder's error
-		_, err := dec.ReadToken()
-		return err
-	case '[':
-	default:
-		return fmt.Errorf("want an array, got %v", k)
+func decodeItems[T any](dec *jsonReader, items *[]T) error {
+	if dec.peekKind() == 'n' {
+		return decodeValue(dec, new(any))
 	}
-	if _, err := dec.ReadToken(); err != nil {
+	if err := dec.readDelim('['); err != nil {
 		return err
 	}
 	if *items == nil {
@@ -91,8 +83,8 @@ func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
 	}
 	d := newListDecoder(items, unmarshal[T])
 	defer d.stop()
-	for dec.PeekKind() != ']' {
-		raw, err := dec.ReadValue()
+	for dec.peekKind() != ']' {
+		raw, err := dec.readValue()
 		if err != nil {
 			return fmt.Errorf("item %d: %w", d.count(), err)
 		}
@@ -100,7 +92,7 @@ func decodeItems[T any](dec *jsontext.Decoder, items *[]T) error {
 			return err
 		}
 	}
-	if err := readDelim(dec, ']'); err != nil {
+	if err := dec.readDelim(']'); err != nil {
 		return err
 	}
 	return d.flush()

@@ -35,10 +35,18 @@ func TestDecodeList(t *testing.T) {
 		{name: "item of another type", in: `{"items":[{"name":1}]}`, wantErr: true},
 		{name: "bad syntax inside an item", in: `{"items":[{"name":"a"},{"name" "b"}]}`, wantErr: true},
 		{name: "empty input", in: ``, wantErr: true},
+		{name: "escaped names, strings with braces", in: `{"it\u0065ms":[{"name":"a}]\"{"}],"x":"]"}`},
+		{name: "no comma between members", in: `{"metadata":{} "items":[]}`, wantErr: true},
+		{name: "no comma between items", in: `{"items":[{"name":"a"} {"name":"b"}]}`, wantErr: true},
+		{name: "trailing comma", in: `{"items":[{"name":"a"},]}`, wantErr: true},
+		{name: "trailing comma in the list", in: `{"items":[],}`, wantErr: true},
+		{name: "no colon", in: `{"items" []}`, wantErr: true},
+		{name: "control character in a name", in: "{\"it\x01\":1,\"items\":[]}", wantErr: true},
+		{name: "invalid member skipped", in: `{"extra":[1,,2],"items":[]}`, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got list[listItem]
-			err := decodeList(newJSONDecoder(strings.NewReader(tc.in)), &got)
+			err := decodeList(newJSONReader(strings.NewReader(tc.in)), &got)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
@@ -156,7 +164,7 @@ func TestDecodeListCompat(t *testing.T) {
 		for rname, r := range readers {
 			t.Run(tc.name+"/"+rname, func(t *testing.T) {
 				var got list[*compatItem]
-				if err := decodeList(newJSONDecoder(r()), &got); err != nil {
+				if err := decodeList(newJSONReader(r()), &got); err != nil {
 					t.Fatal(err)
 				}
 				if len(got.Items) != tc.n {
@@ -177,14 +185,14 @@ func TestDecodeListErrors(t *testing.T) {
 	data := compatList(200, 1000)
 	for cut := 0; cut < len(data)-1; cut += len(data)/40 + 1 {
 		var l list[*compatItem]
-		if err := decodeList(newJSONDecoder(bytes.NewReader(data[:cut])), &l); err == nil {
+		if err := decodeList(newJSONReader(bytes.NewReader(data[:cut])), &l); err == nil {
 			t.Fatalf("no error for the list cut at %d of %d bytes", cut, len(data))
 		}
 	}
 	for _, bad := range []int{0, 1, 150, 199} {
 		in := bytes.Replace(data, fmt.Appendf(nil, `"port":"%d"`, 8000+bad), []byte(`"port":"eighty"`), 1)
 		var l list[*compatItem]
-		err := decodeList(newJSONDecoder(bytes.NewReader(in)), &l)
+		err := decodeList(newJSONReader(bytes.NewReader(in)), &l)
 		if want := fmt.Sprintf("item %d:", bad); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad item %d: err = %v, want one with %q", bad, err, want)
 		}
@@ -192,7 +200,7 @@ func TestDecodeListErrors(t *testing.T) {
 	broken := errors.New("connection reset")
 	r := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(broken))
 	var l list[*compatItem]
-	if err := decodeList(newJSONDecoder(r), &l); !errors.Is(err, broken) {
+	if err := decodeList(newJSONReader(r), &l); !errors.Is(err, broken) {
 		t.Errorf("broken stream: err = %v, want %v", err, broken)
 	}
 }
@@ -206,10 +214,10 @@ func FuzzDecodeList(f *testing.F) {
 	f.Add([]byte(`{"Items":[{"size":1,"created":null,"any":[1,{"a":null}]}],"items":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got list[*compatItem]
-		dec := newJSONDecoder(bytes.NewReader(data))
+		dec := newJSONReader(bytes.NewReader(data))
 		err := decodeList(dec, &got)
 		if err == nil {
-			if _, end := dec.ReadToken(); end != io.EOF {
+			if dec.end() != nil {
 				return // json.Unmarshal refuses what follows the list; decodeList does not read it
 			}
 		}
@@ -228,9 +236,8 @@ func FuzzDecodeList(f *testing.F) {
 
 // ambiguousItem is a type whose definition encoding/json resolves
 // leniently: a name that matches several fields but for case is decoded
-// into the first declared field (the exact match otherwise). Items decode
-// with json/v2's error semantics first, which refuse it, then again with
-// encoding/json's.
+// into the first declared field (the exact match otherwise), where
+// encoding/json/v2 would refuse it.
 type ambiguousItem struct {
 	Foo string `json:"foo"`
 	FOO string `json:"FOO"`
@@ -243,7 +250,7 @@ func TestDecodeListLegacyLeniency(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &want); err != nil {
 		t.Fatal(err)
 	}
-	if err := decodeList(newJSONDecoder(strings.NewReader(in)), &got); err != nil {
+	if err := decodeList(newJSONReader(strings.NewReader(in)), &got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -250,7 +250,7 @@ func (r *Resource[T]) list(ctx context.Context, opts ListOptions, onMeta func(ap
 			if r.protoDecode != nil && isProtobuf(contentType) {
 				err = decodeProtoList(body, r.protoDecode, l)
 			} else {
-				err = decodeList(newJSONDecoder(body), l)
+				err = decodeList(newJSONReader(body), l)
 			}
 			if err != nil {
 				return fmt.Errorf("decoding the list of %s: %w", r.gvr.Resource, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Backoff is how often and how long to wait between attempts, as
@@ -37,21 +39,21 @@ func RetryOnConflict(ctx context.Context, b Backoff, fn func() error) error {
 
 // OnError is RetryOnConflict for the errors retriable reports.
 func OnError(ctx context.Context, b Backoff, retriable func(error) bool, fn func() error) error {
-	wait := b.Duration
+	delay := b.Duration
 	for step := 1; ; step++ {
 		err := fn()
 		if err == nil || !retriable(err) || step >= b.Steps {
 			return err
 		}
-		d := wait
+		d := delay
 		if b.Jitter > 0 {
 			d += time.Duration(rand.Float64() * b.Jitter * float64(d))
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := wait.Sleep(ctx, d); err != nil {
 			return err
 		}
 		if b.Factor != 0 {
-			wait = time.Duration(float64(wait) * b.Factor)
+			delay = time.Duration(float64(delay) * b.Factor)
 		}
 	}
 }

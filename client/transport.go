@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Transport tunables, as client-go's (apimachinery util/net SetTransportDefaults
@@ -346,7 +348,7 @@ func (l *rateLimiter) wait(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
-	if err := sleep(ctx, l.reserve()); err != nil {
+	if err := wait.Sleep(ctx, l.reserve()); err != nil {
 		l.cancel()
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/listwatch/listwatch/api"
 )
 
@@ -210,32 +208,21 @@ type eventCodec[T any] struct {
 // jsonEvents returns the codec of the JSON watch events of body: each
 // event is one JSON value, split by a syntactic scan.
 func jsonEvents[T any](body io.Reader) eventCodec[T] {
-	dec := newJSONDecoder(body)
-	split := func() ([]byte, error) { return dec.ReadValue() }
+	dec := newJSONReader(body)
+	split := func() ([]byte, error) { return dec.readValue() }
 	return eventCodec[T]{split: split, decode: decodeRawEvent[T]}
 }
 
-// rawEventDecoder decodes one event's JSON; they are pooled, as a decoder
-// keeps its buffer.
-type rawEventDecoder struct {
-	src bytes.Reader
-	dec *jsontext.Decoder
-}
-
-var rawEventDecoders = sync.Pool{New: func() any {
-	r := new(rawEventDecoder)
-	r.dec = newJSONDecoder(&r.src)
-	return r
-}}
+// rawEventReaders are pooled, as a reader keeps its stack.
+var rawEventReaders = sync.Pool{New: func() any { return new(jsonReader) }}
 
 // decodeRawEvent decodes the JSON event raw.
 func decodeRawEvent[T any](raw []byte, ev *Event[T]) (err error) {
-	r := rawEventDecoders.Get().(*rawEventDecoder)
-	r.src.Reset(raw)
-	r.dec.Reset(&r.src, jsonOptions)
-	*ev, err = decodeEvent[T](r.dec)
-	r.src.Reset(nil)
-	rawEventDecoders.Put(r)
+	r := rawEventReaders.Get().(*jsonReader)
+	r.reset(raw)
+	*ev, err = decodeEvent[T](r)
+	r.reset(nil)
+	rawEventReaders.Put(r)
 	return err
 }
 
@@ -247,19 +234,18 @@ func decodeRawEvent[T any](raw []byte, ev *Event[T]) (err error) {
 // writes it) is decoded straight into T, in one pass. An object that comes
 // before the type, and the objects of BOOKMARK and ERROR events, are copied
 // as raw JSON first and then decoded.
-func decodeEvent[T any](dec *jsontext.Decoder) (Event[T], error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return Event[T]{}, err // io.EOF: the stream ended between events
+func decodeEvent[T any](dec *jsonReader) (Event[T], error) {
+	if c := dec.peekKind(); c != '{' && c != 0 {
+		return Event[T]{}, fmt.Errorf("watch event is not an object: %q", c)
 	}
-	if tok.Kind() != '{' {
-		return Event[T]{}, fmt.Errorf("watch event is not an object: %v", tok.Kind())
+	if err := dec.readDelim('{'); err != nil {
+		return Event[T]{}, err // io.EOF: the stream ended between events
 	}
 	return decodeEventMembers[T](dec)
 }
 
 // decodeEventMembers reads an event's members and its closing brace.
-func decodeEventMembers[T any](dec *jsontext.Decoder) (Event[T], error) {
+func decodeEventMembers[T any](dec *jsonReader) (Event[T], error) {
 	var (
 		typ     EventType
 		obj     *T     // the object, decoded straight into T
@@ -267,8 +253,8 @@ func decodeEventMembers[T any](dec *jsontext.Decoder) (Event[T], error) {
 		haveObj bool
 		direct  bool // the object is in obj, not raw
 	)
-	for dec.PeekKind() != '}' {
-		key, err := readName(dec)
+	for dec.peekKind() != '}' {
+		key, err := dec.readName()
 		if err != nil {
 			return Event[T]{}, err
 		}
@@ -286,19 +272,19 @@ func decodeEventMembers[T any](dec *jsontext.Decoder) (Event[T], error) {
 					return Event[T]{}, fmt.Errorf("decoding %T: %w", zero, err)
 				}
 			} else {
-				v, err := dec.ReadValue()
+				v, err := dec.readValue()
 				if err != nil {
 					return Event[T]{}, err
 				}
 				raw = bytes.Clone(v)
 			}
 		default:
-			if err := dec.SkipValue(); err != nil {
+			if err := dec.skipValue(); err != nil {
 				return Event[T]{}, err
 			}
 		}
 	}
-	if err := readDelim(dec, '}'); err != nil {
+	if err := dec.readDelim('}'); err != nil {
 		return Event[T]{}, err
 	}
 	if !haveObj || direct && obj == nil || !direct && (len(raw) == 0 || string(raw) == "null") {

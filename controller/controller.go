@@ -76,7 +76,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, if set, records the controller's and its queue's metrics
 	// under Name.
-	Metrics *Metrics
+	Metrics MetricsProvider
 }
 
 // Controller reconciles the Requests its sources enqueue. Create it with
@@ -85,7 +85,7 @@ type Controller struct {
 	opts      Options
 	reconcile Reconciler
 	queue     *workqueue.Queue[Request]
-	metrics   *reconcileMetrics // nil without Options.Metrics
+	metrics   ReconcileMetrics
 
 	mu      sync.Mutex
 	started bool     // guarded by mu
@@ -115,14 +115,16 @@ func New(opts Options, reconcile Reconciler) (*Controller, error) {
 	}
 	opts.Logger = opts.Logger.With("controller", opts.Name)
 	qopts := workqueue.Options[Request]{RateLimiter: opts.RateLimiter, Name: opts.Name}
-	if opts.Metrics != nil { // a nil *Metrics would be a non-nil provider
+	var metrics ReconcileMetrics = noMetrics{}
+	if opts.Metrics != nil {
 		qopts.Metrics = opts.Metrics
+		metrics = opts.Metrics.NewReconcileMetrics(opts.Name, opts.MaxConcurrentReconciles)
 	}
 	return &Controller{
 		opts:      opts,
 		reconcile: reconcile,
 		queue:     workqueue.New(qopts),
-		metrics:   opts.Metrics.forController(opts.Name, opts.MaxConcurrentReconciles),
+		metrics:   metrics,
 	}, nil
 }
 
@@ -219,33 +221,33 @@ func (c *Controller) work(ctx context.Context) {
 
 // handle reconciles req and queues it again as its outcome says.
 func (c *Controller) handle(ctx context.Context, req Request) {
-	c.metrics.started()
+	c.metrics.Started()
 	began := time.Now()
 	res, err := c.call(ctx, req)
-	result := resultSuccess
+	result := ResultSuccess
 	switch {
 	case err != nil:
-		result = resultError
+		result = ResultError
 		c.queue.AddRateLimited(req)
 		c.opts.Logger.Error("reconcile failed", "request", req.String(), "err", err)
 	case res.RequeueAfter > 0:
-		result = resultRequeueAfter
+		result = ResultRequeueAfter
 		c.queue.Forget(req)
 		c.queue.AddAfter(req, res.RequeueAfter)
 	case res.Requeue:
-		result = resultRequeue
+		result = ResultRequeue
 		c.queue.AddRateLimited(req)
 	default:
 		c.queue.Forget(req)
 	}
-	c.metrics.finished(result, time.Since(began))
+	c.metrics.Finished(result, time.Since(began))
 }
 
 // call runs the Reconciler, turning a panic into an error.
 func (c *Controller) call(ctx context.Context, req Request) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.metrics.panicked()
+			c.metrics.Panicked()
 			c.opts.Logger.Error("reconcile panicked", "request", req.String(), "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("panic: %v [recovered]", r)
 		}

@@ -55,7 +55,8 @@
 // # Health and metrics
 //
 // Probes serves /healthz and /readyz from the informers' HasSynced and
-// their reflectors' last progress. Metrics exports controller-runtime's
-// controller metrics and client-go's workqueue metrics to a Prometheus
-// registry; without Options.Metrics nothing is recorded.
+// their reflectors' last progress. Options.Metrics records the
+// controller's and its queue's metrics through a MetricsProvider (package
+// controllermetrics exports controller-runtime's and client-go's metrics
+// to a Prometheus registry); without it nothing is recorded.
 package controller

@@ -14,12 +14,25 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// configMap is the part of a v1 ConfigMap the examples read and write.
+type configMap struct {
+	APIVersion string            `json:"apiVersion,omitempty"`
+	Kind       string            `json:"kind,omitempty"`
+	Metadata   api.ObjectMeta    `json:"metadata"`
+	Data       map[string]string `json:"data,omitempty"`
+}
+
+func (c *configMap) GetName() string              { return c.Metadata.Name }
+func (c *configMap) GetNamespace() string         { return c.Metadata.Namespace }
+func (c *configMap) GetResourceVersion() string   { return c.Metadata.ResourceVersion }
+func (c *configMap) GetLabels() map[string]string { return c.Metadata.Labels }
+
+func configMapOwners(c *configMap) []api.OwnerReference { return c.Metadata.OwnerReferences }
+
 // A controller that keeps a child ConfigMap for each parent, with probes
-// and metrics on :8080.
+// on :8080 (package controllermetrics adds Prometheus metrics).
 func Example() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
@@ -36,12 +49,7 @@ func Example() {
 	parents := cache.NewInformer(configMaps, cache.InformerOptions[*configMap]{Reflector: cache.ReflectorOptions{LabelSelector: "role=parent"}})
 	children := cache.NewInformer(configMaps, cache.InformerOptions[*configMap]{Reflector: cache.ReflectorOptions{LabelSelector: "role=child"}})
 
-	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 4, Metrics: metrics},
+	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 4},
 		func(ctx context.Context, req controller.Request) (controller.Result, error) {
 			parent, ok := parents.Lister().Namespace(req.Namespace).Get(req.Name)
 			if !ok {
@@ -69,12 +77,10 @@ func Example() {
 	probes := controller.NewProbes(0)
 	for name, inf := range map[string]*cache.SharedIndexInformer[*configMap]{"parents": parents, "children": children} {
 		controller.AddInformer(probes, name, inf)
-		controller.AddInformerMetrics(metrics, name, configMaps.GVR(), inf)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", probes.Healthz())
 	mux.Handle("/readyz", probes.Readyz())
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	var wg sync.WaitGroup

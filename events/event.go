@@ -37,17 +37,17 @@ type Series struct {
 // Event is an events.k8s.io/v1 Event, as the recorder writes it.
 type Event struct {
 	api.TypeMeta        `json:",inline"`
-	Metadata            api.ObjectMeta `json:"metadata"`
-	EventTime           api.MicroTime  `json:"eventTime"`
-	Series              *Series        `json:"series,omitempty"`
-	ReportingController string         `json:"reportingController,omitempty"`
-	ReportingInstance   string         `json:"reportingInstance,omitempty"`
-	Action              string         `json:"action,omitempty"`
-	Reason              string         `json:"reason,omitempty"`
-	Regarding           Reference      `json:"regarding"`
-	Related             *Reference     `json:"related,omitempty"`
-	Note                string         `json:"note,omitempty"`
-	Type                string         `json:"type,omitempty"`
+	api.ObjectMeta      `json:"metadata"`
+	EventTime           api.MicroTime `json:"eventTime"`
+	Series              *Series       `json:"series,omitempty"`
+	ReportingController string        `json:"reportingController,omitempty"`
+	ReportingInstance   string        `json:"reportingInstance,omitempty"`
+	Action              string        `json:"action,omitempty"`
+	Reason              string        `json:"reason,omitempty"`
+	Regarding           Reference     `json:"regarding"`
+	Related             *Reference    `json:"related,omitempty"`
+	Note                string        `json:"note,omitempty"`
+	Type                string        `json:"type,omitempty"`
 }
 
 // CoreEvent is a core/v1 Event with the fields of a new-style event (an
@@ -55,17 +55,17 @@ type Event struct {
 // stores as the same object as an events.k8s.io/v1 Event.
 type CoreEvent struct {
 	api.TypeMeta       `json:",inline"`
-	Metadata           api.ObjectMeta `json:"metadata"`
-	InvolvedObject     Reference      `json:"involvedObject"`
-	Reason             string         `json:"reason,omitempty"`
-	Message            string         `json:"message,omitempty"`
-	Type               string         `json:"type,omitempty"`
-	EventTime          api.MicroTime  `json:"eventTime"`
-	Series             *Series        `json:"series,omitempty"`
-	Action             string         `json:"action,omitempty"`
-	Related            *Reference     `json:"related,omitempty"`
-	ReportingComponent string         `json:"reportingComponent"`
-	ReportingInstance  string         `json:"reportingInstance"`
+	api.ObjectMeta     `json:"metadata"`
+	InvolvedObject     Reference     `json:"involvedObject"`
+	Reason             string        `json:"reason,omitempty"`
+	Message            string        `json:"message,omitempty"`
+	Type               string        `json:"type,omitempty"`
+	EventTime          api.MicroTime `json:"eventTime"`
+	Series             *Series       `json:"series,omitempty"`
+	Action             string        `json:"action,omitempty"`
+	Related            *Reference    `json:"related,omitempty"`
+	ReportingComponent string        `json:"reportingComponent"`
+	ReportingInstance  string        `json:"reportingInstance"`
 }
 
 var (
@@ -73,35 +73,11 @@ var (
 	_ client.Object = (*CoreEvent)(nil)
 )
 
-// GetName returns the event's name.
-func (e *Event) GetName() string { return e.Metadata.Name }
-
-// GetNamespace returns the event's namespace.
-func (e *Event) GetNamespace() string { return e.Metadata.Namespace }
-
-// GetResourceVersion returns the event's resourceVersion.
-func (e *Event) GetResourceVersion() string { return e.Metadata.ResourceVersion }
-
-// GetLabels returns the event's labels.
-func (e *Event) GetLabels() map[string]string { return e.Metadata.Labels }
-
-// GetName returns the event's name.
-func (e *CoreEvent) GetName() string { return e.Metadata.Name }
-
-// GetNamespace returns the event's namespace.
-func (e *CoreEvent) GetNamespace() string { return e.Metadata.Namespace }
-
-// GetResourceVersion returns the event's resourceVersion.
-func (e *CoreEvent) GetResourceVersion() string { return e.Metadata.ResourceVersion }
-
-// GetLabels returns the event's labels.
-func (e *CoreEvent) GetLabels() map[string]string { return e.Metadata.Labels }
-
 // core is e as a core/v1 Event.
 func (e *Event) core() *CoreEvent {
 	return &CoreEvent{
 		TypeMeta:       api.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		Metadata:       e.Metadata,
+		ObjectMeta:     e.ObjectMeta,
 		InvolvedObject: e.Regarding, Reason: e.Reason, Message: e.Note, Type: e.Type,
 		EventTime: e.EventTime, Series: e.Series, Action: e.Action, Related: e.Related,
 		ReportingComponent: e.ReportingController, ReportingInstance: e.ReportingInstance,

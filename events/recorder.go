@@ -40,6 +40,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Defaults of Config.
@@ -87,11 +88,12 @@ type Config struct {
 	Burst        int
 	RefillPeriod time.Duration
 
-	// finish, refresh and retry replace finishTime, refreshTime and
-	// retryWait in tests; written, if set, is called after each write the
-	// server accepted.
-	finish, refresh, retry time.Duration
-	written                func()
+	// SeriesFinish is how long a series must be quiet before its count is
+	// written and it ends; 6 minutes (client-go's) when 0.
+	SeriesFinish time.Duration
+	// OnWritten, if set, is called after each write the server accepted,
+	// on the writer's goroutine.
+	OnWritten func()
 }
 
 // Stats counts what became of the events given to Eventf.
@@ -132,9 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 	cfg.QueueSize = cmpOr(cfg.QueueSize, DefaultQueueSize)
 	cfg.Burst = cmpOr(cfg.Burst, DefaultBurst)
 	cfg.RefillPeriod = cmpOr(cfg.RefillPeriod, DefaultRefillPeriod)
-	cfg.finish = cmpOr(cfg.finish, finishTime)
-	cfg.refresh = cmpOr(cfg.refresh, refreshTime)
-	cfg.retry = cmpOr(cfg.retry, retryWait)
+	cfg.SeriesFinish = cmpOr(cfg.SeriesFinish, finishTime)
 	resources, err := cfg.Client.Discover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
@@ -187,7 +187,7 @@ func (r *Recorder) Eventf(regarding Reference, related *Reference, eventType, re
 	}
 	ev := &Event{
 		TypeMeta:            api.TypeMeta{APIVersion: eventsV1.GroupVersion(), Kind: "Event"},
-		Metadata:            api.ObjectMeta{Name: eventName(regarding.Name, now), Namespace: ns},
+		ObjectMeta:          api.ObjectMeta{Name: eventName(regarding.Name, now), Namespace: ns},
 		EventTime:           *api.NewMicroTime(now),
 		ReportingController: r.cfg.ReportingController, ReportingInstance: r.cfg.ReportingInstance,
 		Action: action, Reason: reason, Regarding: regarding, Related: related,
@@ -274,9 +274,9 @@ func keyOf(ev *Event) eventKey {
 // run writes the queued events and the series until ctx ends.
 func (r *Recorder) run(ctx context.Context) {
 	defer close(r.done)
-	finish := time.NewTicker(r.cfg.finish)
+	finish := time.NewTicker(r.cfg.SeriesFinish)
 	defer finish.Stop()
-	refresh := time.NewTicker(r.cfg.refresh)
+	refresh := time.NewTicker(refreshTime)
 	defer refresh.Stop()
 	for {
 		select {
@@ -324,7 +324,7 @@ func (r *Recorder) refreshSeries(ctx context.Context) {
 // finishSeries writes and forgets the series quiet for finishTime, and
 // forgets the single events older than that.
 func (r *Recorder) finishSeries(ctx context.Context) {
-	cutoff := time.Now().Add(-r.cfg.finish)
+	cutoff := time.Now().Add(-r.cfg.SeriesFinish)
 	for k, ev := range r.series {
 		switch {
 		case ev.Series != nil && ev.Series.LastObservedTime.Before(cutoff):
@@ -345,12 +345,8 @@ func (r *Recorder) write(ctx context.Context, ev *Event) {
 			r.failed.Add(1)
 			return
 		}
-		t := time.NewTimer(r.cfg.retry + time.Duration(rand.Float64()*retryJitter*float64(r.cfg.retry)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if wait.Sleep(ctx, retryWait+time.Duration(rand.Float64()*retryJitter*float64(retryWait))) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -369,8 +365,8 @@ func (r *Recorder) writeOnce(ctx context.Context, ev *Event) (retry bool) {
 	switch {
 	case err == nil:
 		r.written.Add(1)
-		if r.cfg.written != nil {
-			r.cfg.written()
+		if r.cfg.OnWritten != nil {
+			r.cfg.OnWritten()
 		}
 		return false
 	case errors.As(err, &status):
@@ -385,7 +381,7 @@ func (r *Recorder) writeOnce(ctx context.Context, ev *Event) (retry bool) {
 }
 
 func (r *Recorder) create(ctx context.Context, ev *Event) error {
-	ns := ev.Metadata.Namespace
+	ns := ev.Namespace
 	if r.core {
 		_, err := client.NewResource[*CoreEvent](r.cfg.Client, coreEvents, ns).Create(ctx, ev.core(), client.WriteOptions{})
 		return err
@@ -403,7 +399,7 @@ func (r *Recorder) patchSeries(ctx context.Context, ev *Event) error {
 	if err != nil {
 		return err
 	}
-	ns, name := ev.Metadata.Namespace, ev.Metadata.Name
+	ns, name := ev.Namespace, ev.Name
 	if r.core {
 		_, err = client.NewResource[*CoreEvent](r.cfg.Client, coreEvents, ns).Patch(ctx, name, client.StrategicMergePatchType, patch, client.PatchOptions{})
 		return err

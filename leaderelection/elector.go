@@ -31,6 +31,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Defaults of Config's timings, those client-go's users (kube-controller-manager,
@@ -200,8 +201,8 @@ func (e *Elector) acquire(ctx context.Context) bool {
 		if ok {
 			return true
 		}
-		wait := e.cfg.RetryPeriod + time.Duration(rand.Float64()*jitterFactor*float64(e.cfg.RetryPeriod))
-		if !sleep(ctx, wait) {
+		pause := e.cfg.RetryPeriod + time.Duration(rand.Float64()*jitterFactor*float64(e.cfg.RetryPeriod))
+		if wait.Sleep(ctx, pause) != nil {
 			return false
 		}
 	}
@@ -214,7 +215,7 @@ func (e *Elector) renew(ctx context.Context) {
 		if !e.renewWithin(ctx) {
 			return
 		}
-		if !sleep(ctx, e.cfg.RetryPeriod) {
+		if wait.Sleep(ctx, e.cfg.RetryPeriod) != nil {
 			return
 		}
 	}
@@ -229,7 +230,7 @@ func (e *Elector) renewWithin(ctx context.Context) bool {
 		if ok {
 			return true
 		}
-		if !sleep(ctx, e.cfg.RetryPeriod) {
+		if wait.Sleep(ctx, e.cfg.RetryPeriod) != nil {
 			return false
 		}
 	}
@@ -257,9 +258,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	lease, err := e.leases.Get(ctx, e.cfg.Name)
 	if client.IsNotFound(err) {
 		created, err := e.leases.Create(ctx, &Lease{
-			TypeMeta: api.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			Metadata: api.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
-			Spec:     want.spec(),
+			TypeMeta:   api.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			ObjectMeta: api.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
+			Spec:       want.spec(),
 		}, client.WriteOptions{})
 		if err != nil {
 			return false
@@ -360,16 +361,4 @@ func (e *Elector) valid(now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.observedTime.Add(time.Duration(e.observed.durationSeconds) * time.Second).After(now)
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

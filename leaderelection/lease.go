@@ -12,24 +12,12 @@ var LeasesResource = client.GroupVersionResource{Group: "coordination.k8s.io", V
 
 // Lease is a coordination.k8s.io/v1 Lease.
 type Lease struct {
-	api.TypeMeta `json:",inline"`
-	Metadata     api.ObjectMeta `json:"metadata"`
-	Spec         LeaseSpec      `json:"spec"`
+	api.TypeMeta   `json:",inline"`
+	api.ObjectMeta `json:"metadata"`
+	Spec           LeaseSpec `json:"spec"`
 }
 
 var _ client.Object = (*Lease)(nil)
-
-// GetName returns the lease's name.
-func (l *Lease) GetName() string { return l.Metadata.Name }
-
-// GetNamespace returns the lease's namespace.
-func (l *Lease) GetNamespace() string { return l.Metadata.Namespace }
-
-// GetResourceVersion returns the lease's resourceVersion.
-func (l *Lease) GetResourceVersion() string { return l.Metadata.ResourceVersion }
-
-// GetLabels returns the lease's labels.
-func (l *Lease) GetLabels() map[string]string { return l.Metadata.Labels }
 
 // LeaseSpec is a Lease's spec; every field may be absent.
 type LeaseSpec struct {

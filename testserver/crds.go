@@ -17,7 +17,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 var definitions = client.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

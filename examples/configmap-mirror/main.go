@@ -46,6 +46,7 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/listwatch/listwatch/events"
 	"github.com/listwatch/listwatch/leaderelection"
 )
@@ -121,7 +122,7 @@ func run(ctx context.Context, o options) error {
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait(); <-recorder.Done() }()
 	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
+	metrics, err := controllermetrics.New(reg)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func run(ctx context.Context, o options) error {
 	}
 	probes := controller.NewProbes(0)
 	controller.AddInformer(probes, "configmaps", inf)
-	controller.AddInformerMetrics(metrics, "configmaps", configMaps.GVR(), inf)
+	controllermetrics.AddInformer(metrics, "configmaps", configMaps.GVR(), inf)
 
 	wg.Go(func() { _ = inf.Run(ctx) })
 	if o.metricsAddr != "" {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Limits of every run.

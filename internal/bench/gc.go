@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Propagation policies of a DELETE, as DeleteOptions names them.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // IdleConfig configures `listwatch bench idle`.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Waits between attempts to re-open a watch that ended without delivering

@@ -53,7 +53,7 @@ func TestPackageDocs(t *testing.T) {
 
 // libraries are the public packages a program imports to talk to any
 // Kubernetes-style API server; they must not drag in the server or storage.
-var libraries = []string{"api", "selector", "client", "cache", "workqueue", "controller", "leaderelection", "events"}
+var libraries = []string{"api", "selector", "client", "cache", "workqueue", "controller", "leaderelection", "events", "wait"}
 
 func TestForbiddenImports(t *testing.T) {
 	for _, p := range listPackages(t) {

@@ -15,9 +15,9 @@ import (
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/wait"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // policySource gives the policy validator and mutator the admission

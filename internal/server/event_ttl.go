@@ -10,8 +10,8 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/wait"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // eventExpiryRetry is how long event expiry waits before it follows the

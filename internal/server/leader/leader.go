@@ -41,7 +41,7 @@ import (
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/internal/wait"
+	"github.com/listwatch/listwatch/wait"
 )
 
 // Defaults are kube-controller-manager's (--leader-elect-lease-duration,

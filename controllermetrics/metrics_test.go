@@ -1,13 +1,20 @@
-package controller
+package controllermetrics_test
 
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/cache/cachetest"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/listwatch/listwatch/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -68,34 +75,60 @@ func expectValues(t *testing.T, reg prometheus.Gatherer, want []series) {
 	}
 }
 
+// run runs fn's goroutine until the test ends.
+func run(t *testing.T, fn func(ctx context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = fn(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestMetricsCountReconcilesQueueAndInformer runs a controller with every
+// kind of reconcile outcome and checks each series it exports.
 func TestMetricsCountReconcilesQueueAndInformer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
-		m, err := NewMetrics(reg)
+		m, err := controllermetrics.New(reg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inf, _ := newInformer(t, newObject("ns", "slow", 1), newObject("ns", "ok", 2), newObject("ns", "fail", 3),
-			newObject("ns", "boom", 4), newObject("ns", "later", 5))
-		AddInformerMetrics(m, "objects", client.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "objects"}, inf)
+		lw := cachetest.NewFakeListerWatcher[*cachetest.Object]()
+		lw.AddList("10", cachetest.New("ns", "slow", 1), cachetest.New("ns", "ok", 2), cachetest.New("ns", "fail", 3),
+			cachetest.New("ns", "boom", 4), cachetest.New("ns", "later", 5))
+		inf := cache.NewInformer(lw, cache.InformerOptions[*cachetest.Object]{})
+		run(t, inf.Run)
+		began := time.Now()
+		controllermetrics.AddInformer(m, "objects", client.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "objects"}, inf)
 		release := make(chan struct{})
-		rec := newRecorder(func(ctx context.Context, r Request, n int) (Result, error) {
+		var mu sync.Mutex
+		calls := map[string]int{} // guarded by mu
+		reconcile := func(ctx context.Context, r controller.Request) (controller.Result, error) {
+			mu.Lock()
+			n := calls[r.Name]
+			calls[r.Name]++
+			mu.Unlock()
 			switch {
 			case r.Name == "slow":
 				<-release
 			case r.Name == "fail" && n == 0:
-				return Result{}, errors.New("boom")
+				return controller.Result{}, errors.New("boom")
 			case r.Name == "boom" && n == 0:
 				panic("boom")
 			case r.Name == "later" && n == 0:
-				return Result{RequeueAfter: 5 * time.Second}, nil
+				return controller.Result{RequeueAfter: 5 * time.Second}, nil
 			}
-			return Result{}, nil
-		})
-		limiter := workqueue.NewItemExponentialFailureRateLimiter[Request](time.Second, time.Minute)
-		c := mustNew(t, Options{Name: "test", MaxConcurrentReconciles: 2, RateLimiter: limiter, Metrics: m}, rec.reconcile)
-		must(t, For(c, inf))
-		start(t, c)
+			return controller.Result{}, nil
+		}
+		limiter := workqueue.NewItemExponentialFailureRateLimiter[controller.Request](time.Second, time.Minute)
+		c, err := controller.New(controller.Options{Name: "test", MaxConcurrentReconciles: 2, RateLimiter: limiter, Metrics: m,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, reconcile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := controller.For(c, inf); err != nil {
+			t.Fatal(err)
+		}
+		run(t, c.Start)
 		time.Sleep(10 * time.Second) // the bubble's clock: retries done, slow still running
 		synctest.Wait()
 
@@ -119,8 +152,8 @@ func TestMetricsCountReconcilesQueueAndInformer(t *testing.T) {
 			{"reflector_relists_total", objects, 0},
 			{"reflector_errors_total", objects, 0},
 		})
-		if got := value(t, reg, "reflector_last_progress_timestamp_seconds", objects); got != float64(rec.start.Unix()) {
-			t.Errorf("reflector_last_progress_timestamp_seconds = %v, want the list's time %v", got, rec.start.Unix())
+		if got := value(t, reg, "reflector_last_progress_timestamp_seconds", objects); got != float64(began.Unix()) {
+			t.Errorf("reflector_last_progress_timestamp_seconds = %v, want the list's time %v", got, began.Unix())
 		}
 
 		close(release)

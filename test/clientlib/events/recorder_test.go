@@ -1,4 +1,4 @@
-package events
+package events_test
 
 import (
 	"bytes"
@@ -15,12 +15,21 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/events"
 	"github.com/listwatch/listwatch/internal/cuttest"
 )
 
 const testTimeout = 60 * time.Second
 
-var pod = Reference{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "web-0", UID: "u-1"}
+var (
+	eventsV1   = client.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}
+	coreEvents = client.GroupVersionResource{Version: "v1", Resource: "events"}
+)
+
+// retryWait is the recorder's wait before it writes an event again.
+const retryWait = 10 * time.Second
+
+var pod = events.Reference{APIVersion: "v1", Kind: "Pod", Namespace: "default", Name: "web-0", UID: "u-1"}
 
 func newClient(t *testing.T, host string) *client.Client {
 	t.Helper()
@@ -33,13 +42,13 @@ func newClient(t *testing.T, host string) *client.Client {
 }
 
 // start starts a recorder on host that stops when the test ends.
-func start(t *testing.T, host string, cfg Config) *Recorder {
+func start(t *testing.T, host string, cfg events.Config) *events.Recorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	cfg.Client = newClient(t, host)
 	cfg.ReportingController = "example.com/test"
 	cfg.ReportingInstance = "test-1"
-	r, err := Start(ctx, cfg)
+	r, err := events.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +78,7 @@ func watchUntil[T client.Object](t *testing.T, host string, gvr client.GroupVers
 	return nil
 }
 
-func wait[T any](t *testing.T, ch <-chan T, what string) {
+func await[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
 	select {
 	case <-ch:
@@ -78,7 +87,7 @@ func wait[T any](t *testing.T, ch <-chan T, what string) {
 	}
 }
 
-func byReason(evs map[string]*Event, reason string) *Event {
+func byReason(evs map[string]*events.Event, reason string) *events.Event {
 	for _, e := range evs {
 		if e.Reason == reason {
 			return e
@@ -94,17 +103,17 @@ func byReason(evs map[string]*Event, reason string) *Event {
 func TestSeries(t *testing.T) {
 	srv := cuttest.StartServer(t)
 	writes := make(chan struct{}, 10)
-	r := start(t, srv.URL, Config{finish: time.Second, written: func() { writes <- struct{}{} }})
+	r := start(t, srv.URL, events.Config{SeriesFinish: time.Second, OnWritten: func() { writes <- struct{}{} }})
 	if r.APIVersion() != "events.k8s.io/v1" {
 		t.Fatalf("recorder writes %s, want events.k8s.io/v1", r.APIVersion())
 	}
 	for range 3 {
-		r.Eventf(pod, nil, Normal, "Pulled", "Pull", "pulled image %q", "nginx")
+		r.Eventf(pod, nil, events.Normal, "Pulled", "Pull", "pulled image %q", "nginx")
 	}
-	related := Reference{APIVersion: "v1", Kind: "Node", Name: "n1"}
-	r.Eventf(pod, &related, Warning, "Failed", "Run", "exit %d", 1)
+	related := events.Reference{APIVersion: "v1", Kind: "Node", Name: "n1"}
+	r.Eventf(pod, &related, events.Warning, "Failed", "Run", "exit %d", 1)
 
-	evs := watchUntil(t, srv.URL, eventsV1, func(evs map[string]*Event) bool {
+	evs := watchUntil(t, srv.URL, eventsV1, func(evs map[string]*events.Event) bool {
 		p := byReason(evs, "Pulled")
 		return p != nil && p.Series != nil && p.Series.Count == 3 && byReason(evs, "Failed") != nil
 	})
@@ -112,16 +121,16 @@ func TestSeries(t *testing.T) {
 		t.Errorf("%d events written, want 2 (a series and another reason)", len(evs))
 	}
 	p := byReason(evs, "Pulled")
-	if p.Note != `pulled image "nginx"` || p.Type != Normal || p.Action != "Pull" || p.Regarding != pod || p.Related != nil ||
+	if p.Note != `pulled image "nginx"` || p.Type != events.Normal || p.Action != "Pull" || p.Regarding != pod || p.Related != nil ||
 		p.ReportingController != "example.com/test" || p.ReportingInstance != "test-1" || p.EventTime.IsZero() ||
 		p.Series.LastObservedTime.Before(p.EventTime.Time) {
 		t.Errorf("series event %+v", p)
 	}
-	if f := byReason(evs, "Failed"); f.Related == nil || *f.Related != related || f.Note != "exit 1" || f.Type != Warning {
+	if f := byReason(evs, "Failed"); f.Related == nil || *f.Related != related || f.Note != "exit 1" || f.Type != events.Warning {
 		t.Errorf("event with a related object %+v", f)
 	}
 	for range 4 { // the watch may show the last write before the writer has its answer
-		wait(t, writes, "the writer's 4 writes")
+		await(t, writes, "the writer's 4 writes")
 	}
 	if s := r.Stats(); s.Written != 4 || s.Dropped+s.RateLimited+s.Failed != 0 {
 		t.Errorf("stats %+v, want 4 written (2 creates, 2 series patches), nothing lost", s)
@@ -132,18 +141,18 @@ func TestSeries(t *testing.T) {
 // they are queued; another object has its own bucket.
 func TestRateLimit(t *testing.T) {
 	srv := cuttest.StartServer(t)
-	r := start(t, srv.URL, Config{Burst: 3, RefillPeriod: time.Hour})
+	r := start(t, srv.URL, events.Config{Burst: 3, RefillPeriod: time.Hour})
 	for i := range 5 {
-		r.Eventf(pod, nil, Normal, "Reason"+strconv.Itoa(i), "Act", "note")
+		r.Eventf(pod, nil, events.Normal, "Reason"+strconv.Itoa(i), "Act", "note")
 	}
 	other := pod
 	other.Name, other.UID = "web-1", "u-2"
-	r.Eventf(other, nil, Normal, "Reason0", "Act", "note")
+	r.Eventf(other, nil, events.Normal, "Reason0", "Act", "note")
 	r.Eventf(pod, nil, "Info", "Reason9", "Act", "not a valid type")
 	if s := r.Stats(); s.RateLimited != 2 || s.Failed != 1 {
 		t.Errorf("stats %+v, want 2 rate limited, 1 failed (invalid type)", s)
 	}
-	evs := watchUntil(t, srv.URL, eventsV1, func(evs map[string]*Event) bool { return len(evs) == 4 })
+	evs := watchUntil(t, srv.URL, eventsV1, func(evs map[string]*events.Event) bool { return len(evs) == 4 })
 	var names []string
 	for _, e := range evs {
 		names = append(names, e.Regarding.Name+"/"+e.Reason)
@@ -163,13 +172,13 @@ func TestFullQueueDrops(t *testing.T) {
 	proxy := cuttest.StartProxy(t, srv.Addr)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	r, err := Start(ctx, Config{Client: newClient(t, "http://"+proxy.Addr), ReportingController: "c", QueueSize: 1})
+	r, err := events.Start(ctx, events.Config{Client: newClient(t, "http://"+proxy.Addr), ReportingController: "c", QueueSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy.Block()
 	for i := range 10 {
-		r.Eventf(pod, nil, Normal, "R"+strconv.Itoa(i), "A", "n")
+		r.Eventf(pod, nil, events.Normal, "R"+strconv.Itoa(i), "A", "n")
 	}
 	if d := r.Stats().Dropped; d < 8 || d > 9 {
 		t.Errorf("%d dropped, want 8 or 9 (10 less the queue's one, less the one the writer may hold)", d)
@@ -196,20 +205,20 @@ func TestCoreFallback(t *testing.T) {
 	front := httptest.NewServer(proxy)
 	t.Cleanup(front.Close)
 
-	r := start(t, front.URL, Config{})
+	r := start(t, front.URL, events.Config{})
 	if r.APIVersion() != "v1" {
 		t.Fatalf("recorder writes %s, want v1 (events.k8s.io is not discovered)", r.APIVersion())
 	}
-	r.Eventf(pod, nil, Warning, "BackOff", "Restart", "back-off restarting")
-	r.Eventf(pod, nil, Warning, "BackOff", "Restart", "back-off restarting")
-	evs := watchUntil(t, srv.URL, coreEvents, func(evs map[string]*CoreEvent) bool {
+	r.Eventf(pod, nil, events.Warning, "BackOff", "Restart", "back-off restarting")
+	r.Eventf(pod, nil, events.Warning, "BackOff", "Restart", "back-off restarting")
+	evs := watchUntil(t, srv.URL, coreEvents, func(evs map[string]*events.CoreEvent) bool {
 		for _, e := range evs {
 			return e.Series != nil && e.Series.Count == 2
 		}
 		return false
 	})
 	for _, e := range evs {
-		if e.InvolvedObject != pod || e.Message != "back-off restarting" || e.Reason != "BackOff" || e.Type != Warning ||
+		if e.InvolvedObject != pod || e.Message != "back-off restarting" || e.Reason != "BackOff" || e.Type != events.Warning ||
 			e.Action != "Restart" || e.ReportingComponent != "example.com/test" || e.ReportingInstance != "test-1" || e.EventTime.IsZero() {
 			t.Errorf("core event %+v", e)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
 	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/listwatch/listwatch/internal/cuttest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -136,11 +137,11 @@ func TestControllerAgainstServer(t *testing.T) {
 		return controller.Result{}, nil
 	}
 	reg := prometheus.NewRegistry()
-	metrics, err := controller.NewMetrics(reg)
+	metrics, err := controllermetrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	controller.AddInformerMetrics(metrics, "children", client.GroupVersionResource{Version: "v1", Resource: "configmaps"}, e.children)
+	controllermetrics.AddInformer(metrics, "children", client.GroupVersionResource{Version: "v1", Resource: "configmaps"}, e.children)
 	c, err := controller.New(controller.Options{Name: "children", MaxConcurrentReconciles: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: metrics}, reconcile)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,4 @@
+// Package events holds the tests of the client library's package events that
+// need a listwatch server: they run it in the test process, which the
+// client library's own module cannot import.
+package events
