@@ -9,10 +9,10 @@ import (
 
 	kuberesource "k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	labelsel "github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	"github.com/listwatch/listwatch/internal/server/validation"
-	labelsel "github.com/listwatch/listwatch/selector"
 )
 
 // strategies are what kube's registries (pkg/registry/<group>/<kind>) do on

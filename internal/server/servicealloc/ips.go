@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/storage"
 )

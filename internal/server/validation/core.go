@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/kubefmt"
 	"github.com/listwatch/listwatch/internal/quantity"
 )

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // InvalidCause is field.Invalid(field, value, detail) as a cause, for the

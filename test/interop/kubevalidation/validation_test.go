@@ -44,7 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/networking/networkpolicy"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/test/interop/manifests"
