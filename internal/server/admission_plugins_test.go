@@ -174,7 +174,7 @@ func waitRootCA(t *testing.T, store storage.Interface, ca string) storage.KV {
 	if holds(kv) {
 		return kv
 	}
-	w, err := store.Watch(ctx, rootCAKey, kv.ModRevision+1)
+	w, err := store.Watch(ctx, rootCAKey, kv.ModRevision) // changes after it
 	if err != nil {
 		t.Fatal(err)
 	}
