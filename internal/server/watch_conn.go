@@ -125,7 +125,7 @@ type detachedWatch struct {
 	sink      streamSink
 	counted   countingSink // sink, counting events in the watch metrics
 	bookmarks bool
-	laneFD    int32 // the descriptor its lane writes, if it may enter one (-1: never)
+	laneSink  watchcache.LaneSink // what its lane writes, if it may enter one (nil: never)
 
 	items []watchcache.Item // used only by whoever serves the watch
 
@@ -150,7 +150,7 @@ type detachedWatch struct {
 
 // newDetachedWatch makes the watch that the watcher's options carry as
 // their Waker; it is started once the connection is hijacked.
-func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s, laneFD: -1} }
+func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
 
 // Wake is the watcher's (watchcache.Waker): it runs under the cache's
 // locks, or on a sender serving the watch's lane.
@@ -299,7 +299,7 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
 	if wr.opts.Lane {
-		d.laneFD = laneFD(sink)
+		d.laneSink = laneSink(sink)
 	}
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
@@ -335,13 +335,13 @@ func (q *request) laneable(wr watchRequest) bool {
 	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as == "" && q.out.mediaType != mediaProtobuf
 }
 
-// laneFD is the descriptor the lane of a laneable watch writes: its
-// hijacked socket's (-1 if it has none).
-func laneFD(sink streamSink) int32 {
-	if c, ok := sink.(*connSink); ok && c.fd >= 0 && c.ws == nil && c.sock == nil {
-		return int32(c.fd)
+// laneSink is what the lane of a laneable watch writes: its hijacked
+// socket (nil if it has no descriptor).
+func laneSink(sink streamSink) watchcache.LaneSink {
+	if c, ok := sink.(*connSink); ok && c.raw != nil && c.ws == nil && c.sock == nil {
+		return c
 	}
-	return -1
+	return nil
 }
 
 // watchGone reads an HTTP/1.1 watch's connection, discarding anything
@@ -451,7 +451,7 @@ func (d *detachedWatch) afterServe(st outcome) {
 	if st == stepOver {
 		return
 	}
-	entered := st == stepDone && d.laneFD >= 0 && d.w.EnterLane(d.laneFD)
+	entered := st == stepDone && d.laneSink != nil && d.w.EnterLane(d.laneSink)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
@@ -544,7 +544,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 	h := q.w.Header().Clone()
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	status := "200 OK"
-	sink := &connSink{conn: conn, fd: -1}
+	sink := &connSink{conn: conn}
 	if ws != nil {
 		status = "101 Switching Protocols"
 		h.Set("Upgrade", "websocket")
@@ -572,10 +572,12 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
 		}
 	case syscall.Conn:
-		if sink.fd, err = descriptor(c); err != nil {
+		raw, err := c.SyscallConn()
+		if err != nil {
 			conn.Close()
-			return nil, err
+			return nil, fmt.Errorf("a watch connection's descriptor: %w", err)
 		}
+		sink.raw = sockwrite.NewWriter(raw)
 	}
 	var head bytes.Buffer
 	head.WriteString("HTTP/1.1 " + status + "\r\n")
@@ -598,17 +600,17 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // bound and the watch's reader, which reads conn and closes it after the
 // stream's end (readDone).
 type connSink struct {
-	// What a send reads comes first; conn, ws, fd and sock are set before
-	// the watch starts (prefetch reads fd and sock, on each of its lines
+	// What a send reads comes first; conn, ws, raw and sock are set before
+	// the watch starts (prefetch reads raw and sock, on each of its lines
 	// when the sink starts on a line: every other one in its 160-byte size
 	// class starts half a line in, and its middle line is not prefetched).
 	conn net.Conn   // TCP, or TLS over sock (over another connection for a WebSocket: no sock)
 	ws   *wsFraming // a WebSocket's framing; nil for chunks
-	// fd is conn's descriptor in cleartext (-1 if it has none), written
-	// without the net package's lock: only whoever serves the watch writes
-	// conn, and conn is closed only once the stream has ended (finish), so
-	// it is open while a send uses it.
-	fd int
+	// raw writes conn's socket in cleartext without waiting (nil if it has
+	// no descriptor), through the net package's lock on the descriptor:
+	// a write after conn's close fails, and never reaches the descriptor,
+	// which the system may have given to another connection.
+	raw *sockwrite.Writer
 	// nonblocking makes a write take only what the socket accepts at once;
 	// the rest of its chunk stays in rest (or in sock), and the sink
 	// stalled.
@@ -633,7 +635,10 @@ type connSink struct {
 // prefetch reads a field of each line of what a send reads; see
 // detachedWatch.prefetch.
 func (s *connSink) prefetch() int64 {
-	n := int64(s.fd)
+	var n int64
+	if s.raw != nil {
+		n++
+	}
 	if s.sock != nil {
 		n++
 	}
@@ -759,24 +764,21 @@ var errWouldBlock = sockwrite.ErrWouldBlock
 // writeNow writes as much of rest as the socket takes without waiting, and
 // errWouldBlock if some is left (all of it without a descriptor: a
 // goroutine that can wait writes it).
-func (s *connSink) writeNow() error {
-	if s.fd < 0 {
-		return errWouldBlock
-	}
-	return sockwrite.WriteFD(uintptr(s.fd), &s.rest)
-}
+func (s *connSink) writeNow() error { return s.raw.WriteNow(&s.rest) }
 
-// descriptor is c's file descriptor.
-func descriptor(c syscall.Conn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
+// SendNow writes a lane's frames without waiting (watchcache.LaneSink):
+// what the socket does not take stays in rest, the sink stalled, for the
+// watch's own goroutine to flush once its slot has left the lane.
+func (s *connSink) SendNow(frames [][]byte) (bool, error) {
+	s.vecs = append(s.vecs[:0], frames...) // writeNow consumes its own copy: frames are the block's
+	s.rest = s.vecs
+	err := s.writeNow()
+	if errors.Is(err, errWouldBlock) {
+		return false, nil
 	}
-	fd := -1
-	if err := raw.Control(func(d uintptr) { fd = int(d) }); err != nil {
-		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
-	}
-	return fd, nil
+	s.rest = nil
+	s.releaseVecs()
+	return err == nil, err
 }
 
 // stalled reports whether the last chunk is not all written.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -489,11 +490,11 @@ func cleartextSink(t *testing.T) (*connSink, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := descriptor(conn.(*net.TCPConn))
+	raw, err := conn.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &connSink{conn: conn, fd: fd}, client
+	return &connSink{conn: conn, raw: sockwrite.NewWriter(raw)}, client
 }
 
 // tlsSink is a sink on a TLS connection accepted through Listener, and

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -100,6 +103,20 @@ func waitLaned(t *testing.T, d *detachedWatch) {
 	})
 }
 
+// newQuietServer serves a Server on a memory store, without logs, over
+// HTTP/1.1 and h2c.
+func newQuietServer(tb testing.TB) (*Server, *httptest.Server) {
+	tb.Helper()
+	store := memory.New()
+	s, err := New(tb.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := serveHTTP(s.Handler())
+	tb.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	return s, ts
+}
+
 // pollUntil polls cond until it holds, failing after 10 s.
 func pollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -129,13 +146,7 @@ func TestLaneHandOffWindow(t *testing.T) {
 // testLaneHandOffWindow: the slot leaves after a write not whole
 // (partial), or after a whole one whose watch wanted out meanwhile.
 func testLaneHandOffWindow(t *testing.T, partial bool) {
-	store := memory.New()
-	s, err := New(t.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := serveHTTP(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	s, ts := newQuietServer(t)
 	type captured struct {
 		b    *watchcache.PollBatch
 		lane []*watchcache.LaneBlock
@@ -163,9 +174,15 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 		}
 		return <-batches
 	}
+	// The watch's slot writes through ws from now on: no write, no wake
+	// comes between.
+	ws := &windowSink{connSink: d.sink.(*connSink), partial: partial}
+	if !d.w.LeaveLane() || !d.w.EnterLane(ws) {
+		t.Fatal("the watch could not be moved to the test's sink")
+	}
 	x := put("x")
 	var y captured
-	ww := windowWriter{laneWriter: laneWriter{x.m}, partial: partial, between: func() {
+	ww := windowWriter{laneWriter: laneWriter{x.m}, between: func() {
 		y = put("y") // its lane task is not run: the watch, woken, takes y from the ring
 		d.Wake()
 		pollUntil(t, "the watch served", func() bool {
@@ -175,7 +192,7 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 		})
 	}}
 	if !partial {
-		ww.during = func() { d.w.LeaveLane() } // held: wanted out
+		ws.during = func() { d.w.LeaveLane() } // held: wanted out
 	}
 	x.b.ServeLane(x.lane[0], ww)
 	want := string(x.b.Frame) + string(y.b.Frame)
@@ -183,34 +200,47 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	if _, err := io.ReadFull(w.r, got); err != nil || string(got) != want {
 		t.Fatalf("the client read %q (%v), want %q", got, err, want)
 	}
+	var state sendState
 	pollUntil(t, "the watch settled", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return d.state == idle || d.state == laned
+		state = d.state
+		return state == idle || state == laned
 	})
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if entered := d.w.EnterLane(d.laneFD); d.state == idle && !entered {
+	// EnterLane takes the cache's lock, which is taken before d.mu: the
+	// watch is settled, nothing changes its state meanwhile.
+	if entered := d.w.EnterLane(ws); state == idle && !entered {
 		t.Fatal("the watch is idle, served by the senders, while its slot is in its lane")
 	}
 }
 
-// windowWriter is a laneWriter whose sends write 10 bytes (partial) or
-// run during, and whose hand-offs run between first, once the slot has
-// left the lane.
-type windowWriter struct {
-	laneWriter
+// windowSink is a watch's connSink whose lane sends write 10 bytes
+// (partial), keeping the rest, or run during.
+type windowSink struct {
+	*connSink
 	partial bool
 	during  func()
-	between func()
 }
 
-func (ww windowWriter) Send(fd int32, frames [][]byte) int {
-	if ww.partial {
-		return ww.laneWriter.Send(fd, [][]byte{frames[0][:10]})
+func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
+	if !ws.partial {
+		ws.during()
+		return ws.connSink.SendNow(frames)
 	}
-	ww.during()
-	return ww.laneWriter.Send(fd, frames)
+	if _, err := ws.connSink.SendNow([][]byte{frames[0][:10]}); err != nil {
+		return false, err
+	}
+	rest := net.Buffers(slices.Clone(frames))
+	sockwrite.Consume(&rest, 10)
+	ws.rest = rest
+	return false, nil
+}
+
+// windowWriter is a laneWriter whose hand-offs run between first, once
+// the slot has left the lane.
+type windowWriter struct {
+	laneWriter
+	between func()
 }
 
 func (ww windowWriter) HandOff(wk watchcache.Waker, failed bool) {

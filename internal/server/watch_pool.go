@@ -2,15 +2,11 @@ package server
 
 import (
 	"context"
-	"errors"
-	"net"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/listwatch/listwatch/internal/metrics"
-	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -125,29 +121,10 @@ func (ds *detachedStreams) wakeAll(b *watchcache.PollBatch, m *metrics.Resource)
 	pool.pushAll(b, m)
 }
 
-// laneWriter writes the batches of a lane (watchcache.PollBatch.ServeLane)
-// on the watches' sockets, and counts them in a resource's metrics.
+// laneWriter takes back the watches that leave a lane
+// (watchcache.PollBatch.ServeLane, whose slots write to each watch's
+// connSink), and counts what lanes send in a resource's metrics.
 type laneWriter struct{ m *metrics.Resource }
-
-// Send writes the frames to a watch's socket without waiting.
-func (laneWriter) Send(fd int32, frames [][]byte) int {
-	n, err := sockwrite.Writev(uintptr(fd), frames)
-	switch {
-	case err == nil:
-		return n
-	case errors.Is(err, sockwrite.ErrWouldBlock):
-		return 0
-	}
-	return -1
-}
-
-// Keep puts what a Send did not write in the watch's sink: its next
-// write, on its own goroutine (the sink is stalled), starts with it.
-func (laneWriter) Keep(wk watchcache.Waker, frames [][]byte, n int) {
-	rest := net.Buffers(slices.Clone(frames))
-	sockwrite.Consume(&rest, n)
-	wk.(*detachedWatch).sink.(*connSink).rest = rest
-}
 
 // HandOff takes back a watch that left its lane: a failed one ends, any
 // other is served as other watches are.

@@ -24,10 +24,7 @@ import (
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a
-// time. The slots come first: a block's allocation starts on a cache line,
-// so that each line holds two whole slots (after an 8-byte field, every
-// other slot would straddle two lines; no difference showed in 3 rotated
-// pairs at 1,000 x 50, within the machine's spread).
+// time. The slots come first: a block's allocation starts on a cache line.
 type LaneBlock struct {
 	slots   [LaneBlockSlots]LaneSlot
 	serving atomic.Bool
@@ -45,7 +42,7 @@ const (
 // LaneSlot is one watcher's place in its group's lane.
 type LaneSlot struct {
 	state atomic.Uint32
-	fd    int32 // the caller's handle of the watcher (EnterLane)
+	out   LaneSink // where its batches go (EnterLane)
 	// pos and sent are written by whoever holds the slot (ServeLane), or
 	// the watcher while the slot is out.
 	pos  int64 // every event the watcher sees up to pos has been sent
@@ -86,6 +83,7 @@ func (l *lane) give(s *LaneSlot) {
 		runtime.Gosched()
 	}
 	s.w.Store(nil)
+	s.out = nil // the watcher's connection is closed after Stop: not kept by the lane
 	s.state.Store(slotVacant)
 	l.free = append(l.free, s)
 }
@@ -118,30 +116,34 @@ type PollBatch struct {
 // maxChain bounds the batches ServeLane sends a slot in one write.
 const maxChain = 32
 
-// LaneWriter is what ServeLane writes through.
+// LaneSink is the caller's end of a watcher in its lane: the connection
+// its batches are written to, which owns the socket, so that no write
+// outlives it.
+type LaneSink interface {
+	// SendNow writes frames without waiting, and reports whether it wrote
+	// them whole; what it did not write it keeps (while ServeLane still
+	// holds the slot), for the watcher's next write to start with. An
+	// error ends the watch.
+	SendNow(frames [][]byte) (whole bool, err error)
+}
+
+// LaneWriter is what ServeLane reports to.
 type LaneWriter interface {
-	// Send writes frames to fd without blocking, and returns the bytes
-	// it wrote: -1 for an error that ends the watch.
-	Send(fd int32, frames [][]byte) int
-	// Keep is given, while ServeLane still holds the watcher's slot, what
-	// a Send did not write: frames after their first n bytes. The
-	// watcher's next write starts with them.
-	Keep(wk Waker, frames [][]byte, n int)
 	// HandOff is given a watcher whose slot has left the lane, to serve
-	// through Pending (failed: its Send failed).
+	// through Pending (failed: its SendNow failed).
 	HandOff(wk Waker, failed bool)
 	// Sent counts the slots that were sent b (or all its bytes were kept).
 	Sent(b *PollBatch, slots int)
 }
 
 // ServeLane serves block's slots for the batch: each slot in the lane
-// that lacks it is sent, in one Send, its frame and those of the group's
+// that lacks it is sent, in one SendNow, its frame and those of the group's
 // batches after it (as many as were handed over since, maxChain in all at
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
 // rest, so that a sender behind sends each slot many batches at once). A
 // slot leaves the lane, its watcher handed over (lw.HandOff), when its
-// Send did not write everything (the rest kept: lw.Keep), when its
+// SendNow did not write everything (the rest kept by its sink), when its
 // position is one the batches do not continue (the ring has what it
 // lacks), or when its watcher wanted out while it was held. A slot out of
 // the lane has its watcher woken. A block served by another ServeLane (a
@@ -156,11 +158,10 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
 	frames := framesBuf[:0]
-	var body, size int64
+	var body int64
 	for _, c := range chain {
 		frames = append(frames, c.Frame)
 		body += c.Body
-		size += int64(len(c.Frame))
 	}
 	last := chain[len(chain)-1].Rev
 	sends := 0 // that wrote: their events are the watchers'
@@ -175,15 +176,12 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
-			n := lw.Send(s.fd, frames)
-			if failed = n < 0; failed {
+			whole, err := s.out.SendNow(frames)
+			if failed = err != nil; failed {
 				ok = false
 				break
 			}
-			if int64(n) < size {
-				ok = false
-				lw.Keep(s.w.Load().waker, frames, n)
-			}
+			ok = whole
 			s.sent += body
 			s.pos = last
 			sends++
@@ -242,11 +240,11 @@ func (s *LaneSlot) leave() *Watcher {
 	return w
 }
 
-// EnterLane puts the watcher in its lane, as handle fd, if it has a slot
+// EnterLane puts the watcher in its lane, its batches sent to out, if it has a slot
 // (WatchOptions.Lane) out of the lane and is level with the cache: nothing
 // queued, not parked or ended. Batches are then sent from the slot by the
 // caller of Config.WakePolled (ServeLane), until LeaveLane or a hand-off.
-func (w *Watcher) EnterLane(fd int32) bool {
+func (w *Watcher) EnterLane(out LaneSink) bool {
 	s := w.slot
 	if s == nil {
 		return false
@@ -259,7 +257,7 @@ func (w *Watcher) EnterLane(fd int32) bool {
 	if w.parked || w.err != nil || len(w.queue) > 0 || w.pos < c.rev || s.state.Load() != slotOut {
 		return false
 	}
-	s.fd, s.pos = fd, w.pos
+	s.out, s.pos = out, w.pos
 	s.state.Store(slotIn)
 	return true
 }

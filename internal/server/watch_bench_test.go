@@ -1,0 +1,77 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkWatchFanout measures one update of a 1 KiB ConfigMap sent to
+// 100 cleartext HTTP/1.1 watches (the lanes' case), as `listwatch bench
+// fanout` does at scale: an op ends once every watch's client has read
+// the event.
+func BenchmarkWatchFanout(b *testing.B) {
+	const watchers = 100
+	s, ts := newQuietServer(b)
+	h := s.Handler()
+	serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap("a"), http.StatusCreated)
+
+	read := make(chan struct{}, watchers)
+	for range watchers {
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { conn.Close() })
+		fmt.Fprintf(conn, "GET %s/a?watch=true&resourceVersion=0 HTTP/1.1\r\nHost: bench\r\n\r\n", benchConfigMaps)
+		go countEvents(conn, read)
+	}
+	for range watchers { // each watch's ADDED: it has started
+		<-read
+	}
+	body := benchConfigMap("a")
+	update := func(i int) {
+		ts := fmt.Sprintf("%019d", i)
+		serveBench(b, h, http.MethodPut, benchConfigMaps+"/a", strings.Replace(body, "1763794353000000000", ts, 1), http.StatusOK)
+		for range watchers {
+			select {
+			case <-read:
+			case <-time.After(10 * time.Second):
+				b.Fatal("a watch was not sent an update within 10 s")
+			}
+		}
+	}
+	for i := range 10 { // every watch in its lane
+		update(-1 - i)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		update(i)
+		i++
+	}
+}
+
+// countEvents reads a watch's raw stream, sending on read for each event,
+// until the connection fails.
+func countEvents(conn net.Conn, read chan<- struct{}) {
+	r := bufio.NewReaderSize(conn, 64<<10)
+	prefix := []byte(`{"type":"`)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			continue // the rest of a long line
+		}
+		if err != nil {
+			return
+		}
+		if bytes.HasPrefix(line, prefix) {
+			read <- struct{}{}
+		}
+	}
+}
