@@ -1,7 +1,7 @@
 package watchcache
 
 import (
-	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -24,19 +24,24 @@ import (
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a
-// time. The slots come first: a block's allocation starts on a cache line.
+// time (serving). The slots come first: a block's allocation starts on a
+// cache line.
 type LaneBlock struct {
-	slots   [LaneBlockSlots]LaneSlot
-	serving atomic.Bool
+	slots [LaneBlockSlots]LaneSlot
+	// serving is taken after Cache.mu (a WakePolled may serve the lane
+	// itself) and before what ServeLane takes: Watcher.mu, and the
+	// LaneSink's and LaneWriter's locks.
+	serving sync.Mutex
 }
 
 // A slot's states.
 const (
-	slotVacant uint32 = iota // no watcher
-	slotOut                  // its watcher is served through Pending, woken by each batch
-	slotIn                   // in the lane, level: batches are sent from the slot
-	slotBusy                 // a ServeLane holds it
-	slotWanted               // held, and wanted out: the holder hands it over
+	slotVacant  uint32 = iota // no watcher
+	slotOut                   // its watcher is served through Pending, woken by each batch
+	slotIn                    // in the lane, level: batches are sent from the slot
+	slotBusy                  // a ServeLane holds it
+	slotWanted                // held, and wanted out: the holder hands it over
+	slotStopped               // held, and its watcher stopped: the holder lets it go (vacant), the lane frees it
 )
 
 // LaneSlot is one watcher's place in its group's lane.
@@ -56,11 +61,17 @@ type LaneSlot struct {
 type lane struct {
 	blocks []*LaneBlock
 	free   []*LaneSlot
-	last   *PollBatch // the latest batch handed over, to link the next to
+	// stopped are the slots given back while held (slotStopped), free
+	// once their holder has let them go.
+	stopped []*LaneSlot
+	last    *PollBatch // the latest batch handed over, to link the next to
 }
 
 // take gives w a slot, out of the lane. c.mu held for writing.
 func (l *lane) take(w *Watcher) *LaneSlot {
+	if len(l.stopped) > 0 {
+		l.freeStopped()
+	}
 	if len(l.free) == 0 {
 		b := new(LaneBlock)
 		l.blocks = append(l.blocks, b)
@@ -76,16 +87,47 @@ func (l *lane) take(w *Watcher) *LaneSlot {
 	return s
 }
 
-// give frees s, once out of the lane: a holder finishes first (it never
-// waits: ServeLane's send must not block). c.mu held for writing.
+// give frees s, or, if a ServeLane holds it, leaves it to its holder to
+// let go, without waiting (its watcher is not handed over then). c.mu
+// held for writing.
 func (l *lane) give(s *LaneSlot) {
-	for !s.state.CompareAndSwap(slotIn, slotOut) && s.state.Load() != slotOut {
-		runtime.Gosched()
+	for { // again only if the slot changed meanwhile: a claim, a hand-over
+		switch st := s.state.Load(); st {
+		case slotBusy, slotWanted:
+			if s.state.CompareAndSwap(st, slotStopped) {
+				l.stopped = append(l.stopped, s)
+				return
+			}
+		default: // in or out
+			if s.state.CompareAndSwap(st, slotVacant) {
+				s.release()
+				l.free = append(l.free, s)
+				return
+			}
+		}
 	}
+}
+
+// freeStopped frees the stopped slots that their holders have let go.
+// c.mu held for writing.
+func (l *lane) freeStopped() {
+	held := l.stopped[:0]
+	for _, s := range l.stopped {
+		if s.state.Load() == slotVacant {
+			l.free = append(l.free, s)
+		} else {
+			held = append(held, s)
+		}
+	}
+	clear(l.stopped[len(held):])
+	l.stopped = held
+}
+
+// release forgets the slot's watcher and sink: its connection is closed
+// once the watcher stops, and the slot is another's next.
+func (s *LaneSlot) release() {
 	s.w.Store(nil)
-	s.out = nil // the watcher's connection is closed after Stop: not kept by the lane
-	s.state.Store(slotVacant)
-	l.free = append(l.free, s)
+	s.out = nil
 }
 
 // PollBatch is what a batch of events hands Config.WakePolled, for one
@@ -150,10 +192,8 @@ type LaneWriter interface {
 // task of another batch, on another sender) is waited for: its sends do
 // not block, and that one may be sending this batch too.
 func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
-	for !block.serving.CompareAndSwap(false, true) {
-		runtime.Gosched()
-	}
-	defer block.serving.Store(false)
+	block.serving.Lock()
+	defer block.serving.Unlock()
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
@@ -189,7 +229,9 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
-		lw.HandOff(s.leave().waker, failed)
+		if w := s.leave(); w != nil {
+			lw.HandOff(w.waker, failed)
+		}
 	}
 	if sends > 0 {
 		for _, c := range chain {
@@ -230,14 +272,25 @@ func claim(s *LaneSlot) bool {
 }
 
 // leave takes a held slot out of the lane, its position back to its
-// watcher, and returns the watcher.
+// watcher, and returns the watcher; or, if the watcher has stopped, lets
+// the slot go (vacant, for its lane to free) and returns nil.
 func (s *LaneSlot) leave() *Watcher {
 	w := s.w.Load()
 	w.lock()
 	w.pos = s.pos
 	w.unlock()
-	s.state.Store(slotOut)
-	return w
+	for { // again only if the watcher wanted out, or stopped, meanwhile
+		switch st := s.state.Load(); st {
+		case slotStopped:
+			s.release()
+			s.state.Store(slotVacant)
+			return nil
+		default: // busy or wanted
+			if s.state.CompareAndSwap(st, slotOut) {
+				return w
+			}
+		}
+	}
 }
 
 // EnterLane puts the watcher in its lane, its batches sent to out, if it has a slot

@@ -349,3 +349,39 @@ func TestLaneBlockServedOnce(t *testing.T) {
 		t.Fatalf("the second batch's task: sends %v, hand-offs %v; want none", tw.sends, tw.handOffs)
 	}
 }
+
+// TestLaneStopWhileHeld: a watcher stopped while a ServeLane holds its
+// slot (in its send: after a whole send, a partial one, or a LeaveLane)
+// stops without waiting for the holder, which lets the slot go without
+// handing the watcher over; the next watcher of the lane gets the slot.
+func TestLaneStopWhileHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		wanted bool
+	}{{"whole", -2, false}, {"partial", 1, false}, {"wanted", -2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lt := newLaneTest(t)
+			lt.enter()
+			// keeps the group, and its lane, once lt.w stops
+			watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
+			b := lt.put("x")
+			tw := lt.serve(b, tc.n, func() {
+				if tc.wanted && lt.w.LeaveLane() {
+					t.Error("LeaveLane of a held slot left")
+				}
+				lt.w.Stop()
+			})
+			if len(tw.sends) != 1 || len(tw.handOffs) != 0 {
+				t.Fatalf("sends %v, hand-offs %v; want one send, no hand-off of a stopped watcher", tw.sends, tw.handOffs)
+			}
+			if st := lt.w.slot.state.Load(); st != slotVacant {
+				t.Fatalf("the stopped watcher's slot is in state %d after its holder, want vacant", st)
+			}
+			again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
+			if again.slot != lt.w.slot {
+				t.Fatal("the slot let go by its holder was not given to the next watcher")
+			}
+		})
+	}
+}
