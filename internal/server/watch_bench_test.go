@@ -12,12 +12,17 @@ import (
 )
 
 // BenchmarkWatchFanout measures one update of a 1 KiB ConfigMap sent to
-// 100 cleartext HTTP/1.1 watches (the lanes' case), as `listwatch bench
-// fanout` does at scale: an op ends once every watch's client has read
-// the event.
+// 100 cleartext HTTP/1.1 watches, from their lanes or by the senders
+// (Config.NoWatchLanes), as `listwatch bench fanout` does at scale: an op
+// ends once every watch's client has read the event.
 func BenchmarkWatchFanout(b *testing.B) {
+	b.Run("lanes", func(b *testing.B) { benchWatchFanout(b, Config{}) })
+	b.Run("senders", func(b *testing.B) { benchWatchFanout(b, Config{NoWatchLanes: true}) })
+}
+
+func benchWatchFanout(b *testing.B, cfg Config) {
 	const watchers = 100
-	s, ts := newQuietServer(b)
+	s, ts := newQuietServer(b, cfg)
 	h := s.Handler()
 	serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap("a"), http.StatusCreated)
 
@@ -46,7 +51,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 			}
 		}
 	}
-	for i := range 10 { // every watch in its lane
+	for i := range 10 { // every watch level (in its lane, if lanes serve it)
 		update(-1 - i)
 	}
 	b.ReportAllocs()

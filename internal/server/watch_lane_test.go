@@ -78,6 +78,39 @@ func TestWatchLane(t *testing.T) {
 	}
 }
 
+// TestWatchNoLanes: with Config.NoWatchLanes, a cleartext watch is sent
+// each write's events by the senders, and, level with the cache, waits
+// idle for them rather than in a lane.
+func TestWatchNoLanes(t *testing.T) {
+	s, ts := newQuietServer(t, Config{NoWatchLanes: true})
+	w := dialRawWatch(t, ts, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5")
+	d := onlyDetachedWatch(t, s)
+	for round := range 2 {
+		want := scriptNamed(t, ts, fmt.Sprintf("r%d-", round))
+		var got storagetest.History
+		for len(got) < len(want) {
+			for _, ev := range w.events(w.chunk()) {
+				obj, err := api.ParseObject(ev.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, event{ev.Type, obj}.record())
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("the watch was sent\n%v\nwant\n%v", got, want)
+		}
+		pollUntil(t, "the watch idle", func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.state == idle
+		})
+	}
+	if d.laneSink != nil {
+		t.Error("a watch of a server without lanes may enter one")
+	}
+}
+
 // onlyDetachedWatch waits for s's one detached watch and returns it.
 func onlyDetachedWatch(t *testing.T, s *Server) *detachedWatch {
 	t.Helper()
@@ -103,12 +136,13 @@ func waitLaned(t *testing.T, d *detachedWatch) {
 	})
 }
 
-// newQuietServer serves a Server on a memory store, without logs, over
-// HTTP/1.1 and h2c.
-func newQuietServer(tb testing.TB) (*Server, *httptest.Server) {
+// newQuietServer serves a Server of cfg on a memory store, without logs,
+// over HTTP/1.1 and h2c.
+func newQuietServer(tb testing.TB, cfg Config) (*Server, *httptest.Server) {
 	tb.Helper()
 	store := memory.New()
-	s, err := New(tb.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
+	cfg.Storage, cfg.Logger = store, slog.New(slog.DiscardHandler)
+	s, err := New(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -146,7 +180,7 @@ func TestLaneHandOffWindow(t *testing.T) {
 // testLaneHandOffWindow: the slot leaves after a write not whole
 // (partial), or after a whole one whose watch wanted out meanwhile.
 func testLaneHandOffWindow(t *testing.T, partial bool) {
-	s, ts := newQuietServer(t)
+	s, ts := newQuietServer(t, Config{})
 	type captured struct {
 		b    *watchcache.PollBatch
 		lane []*watchcache.LaneBlock

@@ -38,7 +38,7 @@ func TestWatchDescriptorReuse(t *testing.T) {
 		cmsPath    = "/api/v1/namespaces/%s/configmaps"
 		nsTemplate = `{"metadata":{"name":%q}}`
 	)
-	s, ts := newQuietServer(t)
+	s, ts := newQuietServer(t, Config{})
 	h := s.Handler()
 	do := func(method, path, body string) int {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
