@@ -152,7 +152,7 @@ func (st *Stream) flush(end, nonblocking bool) error {
 	c := st.c
 	for {
 		if nonblocking {
-			if !c.tryLockWriter() {
+			if !c.wmu.LockUnlessBlocking() {
 				return errStalled
 			}
 		} else {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -15,25 +16,40 @@ import (
 // 100 cleartext HTTP/1.1 watches, from their lanes or by the senders
 // (Config.NoWatchLanes), as `listwatch bench fanout` does at scale: an op
 // ends once every watch's client has read the event.
+// The h2 case is the 100 watches as streams of one h2c connection, as
+// client-go opens them: their senders share its write side.
 func BenchmarkWatchFanout(b *testing.B) {
-	b.Run("lanes", func(b *testing.B) { benchWatchFanout(b, Config{}) })
-	b.Run("senders", func(b *testing.B) { benchWatchFanout(b, Config{NoWatchLanes: true}) })
+	b.Run("lanes", func(b *testing.B) { benchWatchFanout(b, Config{}, false) })
+	b.Run("senders", func(b *testing.B) { benchWatchFanout(b, Config{NoWatchLanes: true}, false) })
+	b.Run("h2", func(b *testing.B) { benchWatchFanout(b, Config{}, true) })
 }
 
-func benchWatchFanout(b *testing.B, cfg Config) {
+func benchWatchFanout(b *testing.B, cfg Config, h2c bool) {
 	const watchers = 100
 	s, ts := newQuietServer(b, cfg)
 	h := s.Handler()
 	serveBench(b, h, http.MethodPost, benchConfigMaps, benchConfigMap("a"), http.StatusCreated)
 
 	read := make(chan struct{}, watchers)
+	watch := benchConfigMaps + "/a?watch=true&resourceVersion=0"
+	client := &http.Client{Transport: &http.Transport{Protocols: unencryptedHTTP2()}}
+	b.Cleanup(client.CloseIdleConnections)
 	for range watchers {
+		if h2c {
+			resp, err := client.Get(ts.URL + watch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { resp.Body.Close() })
+			go countEvents(resp.Body, read)
+			continue
+		}
 		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { conn.Close() })
-		fmt.Fprintf(conn, "GET %s/a?watch=true&resourceVersion=0 HTTP/1.1\r\nHost: bench\r\n\r\n", benchConfigMaps)
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: bench\r\n\r\n", watch)
 		go countEvents(conn, read)
 	}
 	for range watchers { // each watch's ADDED: it has started
@@ -62,10 +78,10 @@ func benchWatchFanout(b *testing.B, cfg Config) {
 	}
 }
 
-// countEvents reads a watch's raw stream, sending on read for each event,
-// until the connection fails.
-func countEvents(conn net.Conn, read chan<- struct{}) {
-	r := bufio.NewReaderSize(conn, 64<<10)
+// countEvents reads a watch's stream (raw, or a response body), sending
+// on read for each event, until the read fails.
+func countEvents(stream io.Reader, read chan<- struct{}) {
+	r := bufio.NewReaderSize(stream, 64<<10)
 	prefix := []byte(`{"type":"`)
 	for {
 		line, err := r.ReadSlice('\n')
