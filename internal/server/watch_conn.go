@@ -242,10 +242,7 @@ func (d *detachedWatch) prefetch() int64 {
 	if d.enc.protobuf {
 		n++
 	}
-	if c, ok := d.sink.(*connSink); ok {
-		n += c.prefetch()
-	}
-	return n
+	return n + d.sink.prefetch()
 }
 
 // end makes the watch end, for reason, when next served, and bounds its
@@ -299,15 +296,13 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
 	if wr.opts.Lane {
-		d.laneSink = laneSink(sink)
+		d.laneSink = sink.laneSink()
 	}
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
 	d.log = q.s.detachRequest(q.r)
 	if !q.s.streams.start(d) { // the server is closing: no reader started
-		if c, ok := sink.(*connSink); ok {
-			c.readDone() // so the end closes the connection at once
-		}
+		sink.noReader()
 		d.finish(endShutdown)
 		return
 	}
@@ -336,20 +331,30 @@ func (q *request) laneable(wr watchRequest) bool {
 }
 
 // laneSink is what the lane of a laneable watch writes: its hijacked
-// socket (nil if it has no descriptor).
-func laneSink(sink streamSink) watchcache.LaneSink {
-	if c, ok := sink.(*connSink); ok && c.raw != nil && c.ws == nil && c.sock == nil {
-		return c
+// socket in cleartext, chunked (nil if it has no descriptor).
+func (s *connSink) laneSink() watchcache.LaneSink {
+	if s.raw != nil && s.ws == nil && s.sock == nil {
+		return s
 	}
 	return nil
 }
+
+// reader is a WebSocket's (readWebSocket), or watchGone.
+func (s *connSink) reader(d *detachedWatch) func() {
+	if s.ws != nil {
+		return func() { s.readWebSocket(d) }
+	}
+	return func() { s.watchGone(d) }
+}
+
+// noReader: see streamSink.
+func (s *connSink) noReader() { s.readDone() }
 
 // watchGone reads an HTTP/1.1 watch's connection, discarding anything
 // sent, as net/http's background read does while a handler runs: until
 // the client closes it, which ends the watch, or, the stream ended, the
 // linger passes; the connection is then closed (readDone).
-func (d *detachedWatch) watchGone() {
-	s := d.sink.(*connSink)
+func (s *connSink) watchGone(d *detachedWatch) {
 	defer s.readDone()
 	discard(s.conn)
 	d.end(endGone)
@@ -397,7 +402,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	ending, bookmark, control := d.ending, d.bookmark, d.ping || d.pongDue
 	if ending == notEnding {
 		if control { // sent ahead of the events, or alone below
-			d.sink.(*connSink).queueControl(d.ping, d.pongDue, d.pong)
+			d.sink.queueControl(d.ping, d.pongDue, d.pong)
 		}
 		d.bookmark, d.ping, d.pongDue = false, false, false
 	}
@@ -421,7 +426,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	}
 	d.keepItems(items)
 	if err == nil && control {
-		err = d.sink.(*connSink).sendControl()
+		err = d.sink.sendControl()
 	}
 	if err != nil {
 		d.finish(endGone)
@@ -514,8 +519,8 @@ func (d *detachedWatch) finish(reason endReason) {
 	}
 	d.sink.setNonblocking(false)
 	d.sink.bound()
-	if c, ok := d.sink.(*connSink); ok && c.ws != nil && reason == endShutdown {
-		c.ws.status.CompareAndSwap(0, uint32(wsGoingAway)) // unless the reader set a status first
+	if reason == endShutdown {
+		d.sink.goingAway()
 	}
 	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
 	if clean && reason == endTimeout && d.bookmarks {

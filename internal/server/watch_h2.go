@@ -34,6 +34,28 @@ type streamSink interface {
 	abort()
 	// bytesWritten is the body's size so far, for the access log.
 	bytesWritten() int64
+
+	// reader returns what reads the client's side of the watch's
+	// connection, on a goroutine of its own from the watch's start, and
+	// ends the watch when the client goes; nil if the transport's own
+	// reader does (HTTP/2).
+	reader(d *detachedWatch) func()
+	// noReader says no reader will start (the server is closing): the
+	// stream's end then closes the connection at once.
+	noReader()
+	// laneSink returns what the watch's lane writes, if its sends may be
+	// the lane's shared chunks as they are (nil: never).
+	laneSink() watchcache.LaneSink
+	// queueControl queues a WebSocket's ping and pong (with its ping's
+	// payload), sent ahead of the next events or by sendControl.
+	queueControl(ping, pongDue bool, pong []byte)
+	sendControl() error
+	// goingAway makes a WebSocket's close frame say the server is going
+	// away, unless the client's close set its status first.
+	goingAway()
+	// prefetch reads a field of each cache line a send reads first
+	// (detachedWatch.prefetch).
+	prefetch() int64
 }
 
 var (
@@ -135,3 +157,13 @@ func (s *h2Sink) bound()                { s.st.Bound(endWriteGrace) }
 func (s *h2Sink) close()                { _ = s.st.Close() }
 func (s *h2Sink) abort()                { s.st.Reset() }
 func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
+
+// An HTTP/2 stream's reader is its connection's; it has no lane and no
+// control frames of its own (internal/h2 answers pings).
+func (s *h2Sink) reader(*detachedWatch) func()                 { return nil }
+func (s *h2Sink) noReader()                                    {}
+func (s *h2Sink) laneSink() watchcache.LaneSink                { return nil }
+func (s *h2Sink) queueControl(ping, pongDue bool, pong []byte) {}
+func (s *h2Sink) sendControl() error                           { return nil }
+func (s *h2Sink) goingAway()                                   {}
+func (s *h2Sink) prefetch() int64                              { return 0 }

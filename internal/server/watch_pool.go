@@ -47,14 +47,8 @@ func (ds *detachedStreams) start(d *detachedWatch) bool {
 	}
 	ds.live[d] = struct{}{}
 	ds.wg.Add(1) // done by remove
-	// A watch on a hijacked connection has a reader of its own; an HTTP/2
-	// stream's is its connection's, which ends it.
-	if c, ok := d.sink.(*connSink); ok {
-		if c.ws != nil {
-			ds.wg.Go(d.readWebSocket)
-		} else {
-			ds.wg.Go(d.watchGone)
-		}
+	if read := d.sink.reader(d); read != nil {
+		ds.wg.Go(read)
 	}
 	return true
 }
