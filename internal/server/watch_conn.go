@@ -169,7 +169,7 @@ func (d *detachedWatch) wakeLocked() {
 		if d.w.LeaveLane() {
 			d.state = queued
 			d.s.streams.pool.push(d)
-		} // else a sender holds its slot, and hands it over (handedLocked)
+		} // else a sender holds its slot, and hands it over (handedBackLocked)
 	case starting, running:
 		d.again = true
 	case dedicated:
@@ -181,12 +181,12 @@ func (d *detachedWatch) wakeLocked() {
 	}
 }
 
-// handedLocked takes d back from its lane (laneWriter.HandOff): it is
+// handedBackLocked takes d back from its lane (laneWriter.HandOff): it is
 // served as any other watch. Its slot left the lane before: a wake since
 // may have served it, and even put it in its lane again, so a watch still
 // laned is woken as any other (leaving the lane if in it), and a running
 // one (entering the lane: afterServe) served again.
-func (d *detachedWatch) handedLocked() {
+func (d *detachedWatch) handedBackLocked() {
 	switch d.state {
 	case laned:
 		d.wakeLocked()
@@ -253,7 +253,7 @@ func (d *detachedWatch) end(reason endReason) {
 	d.endLocked(reason)
 	d.mu.Unlock()
 	if d.started.Load() { // else no sink yet: an HTTP/2 stream reset while detaching
-		d.sink.bound()
+		d.sink.boundWrites()
 	}
 }
 
@@ -265,9 +265,9 @@ func (d *detachedWatch) endLocked(reason endReason) {
 	d.wakeLocked()
 }
 
-// every runs tick under mu, then wakes the watch, each period until the
+// tickEvery runs tick under mu, then wakes the watch, each period until the
 // watch has finished; stop the timer it returns.
-func (d *detachedWatch) every(period time.Duration, tick func()) *time.Timer {
+func (d *detachedWatch) tickEvery(period time.Duration, tick func()) *time.Timer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var t *time.Timer
@@ -308,10 +308,10 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
 	if wr.bookmarks {
-		d.ticker = d.every(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
+		d.ticker = d.tickEvery(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
 	}
 	if wr.ws != nil {
-		d.pinger = d.every(wsPingInterval, d.pingTick)
+		d.pinger = d.tickEvery(wsPingInterval, d.pingTick)
 	}
 	d.mu.Lock()
 	d.state = idle
@@ -374,9 +374,9 @@ func discard(conn net.Conn) {
 type outcome uint8
 
 const (
-	stepDone outcome = iota // served: idle until woken
-	stepOwn                 // needs its own goroutine: its write blocked, or it is catching up
-	stepOver                // the watch has ended
+	stepDone      outcome = iota // served: idle until woken
+	stepDedicated                // needs its own goroutine: its write blocked, or it is catching up
+	stepOver                     // the watch has ended
 )
 
 // serve takes everything pending and sends it in one write: without
@@ -385,7 +385,7 @@ const (
 func (d *detachedWatch) serve(nonblocking bool) outcome {
 	stalled := d.sink.stalled() // over TLS, a lock of the socket's
 	if nonblocking && (stalled || d.w.CatchingUp()) {
-		return stepOwn // a catch-up may read the store, a flush wait: not on a sender
+		return stepDedicated // a catch-up may read the store, a flush wait: not on a sender
 	}
 	d.sink.setNonblocking(nonblocking)
 	if stalled { // on the watch's own goroutine
@@ -433,7 +433,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 		return stepOver
 	}
 	if d.sink.stalled() {
-		return stepOwn
+		return stepDedicated
 	}
 	return stepDone
 }
@@ -464,13 +464,13 @@ func (d *detachedWatch) afterServe(st outcome) {
 		d.state = laned
 	case entered && !d.w.LeaveLane(): // woken meanwhile: served again, once its slot's holder hands it over
 		d.state, d.again = laned, false
-	case st == stepOwn:
+	case st == stepDedicated:
 		d.state = dedicated
 		d.again = false
 		if d.wakec == nil {
 			d.wakec = make(chan struct{}, 1)
 		}
-		d.s.streams.wg.Go(d.own)
+		d.s.streams.wg.Go(d.serveDedicated)
 	case d.again:
 		d.again = false
 		d.state = queued
@@ -480,9 +480,10 @@ func (d *detachedWatch) afterServe(st outcome) {
 	}
 }
 
-// own serves d from a goroutine of its own until it is level with the
-// cache and its writes go through, then hands it back to the senders.
-func (d *detachedWatch) own() {
+// serveDedicated serves d from a goroutine of its own until it is level
+// with the cache and its writes go through, then hands it back to the
+// senders.
+func (d *detachedWatch) serveDedicated() {
 	for {
 		if d.serve(false) == stepOver {
 			return
@@ -518,7 +519,7 @@ func (d *detachedWatch) finish(reason endReason) {
 		}
 	}
 	d.sink.setNonblocking(false)
-	d.sink.bound()
+	d.sink.boundWrites()
 	if reason == endShutdown {
 		d.sink.goingAway()
 	}
@@ -602,7 +603,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // of the shared event frame, in place), its records gathered by the socket under it and written at once. On a
 // WebSocket (ws), the same write carries each event as one message
 // (watch_ws.go). Whoever serves the watch uses it; nothing else does, but
-// bound and the watch's reader, which reads conn and closes it after the
+// boundWrites and the watch's reader, which reads conn and closes it after the
 // stream's end (readDone).
 type connSink struct {
 	// What a send reads comes first; conn, ws, raw and sock are set before
@@ -794,9 +795,9 @@ func (s *connSink) stalled() bool {
 	return len(s.rest) > 0
 }
 
-// bound bounds the writes left, at the stream's end: also those of a
+// boundWrites bounds the writes left, at the stream's end: also those of a
 // goroutine blocked in a write when the server shuts down.
-func (s *connSink) bound() {
+func (s *connSink) boundWrites() {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
 	if !s.bounded {

@@ -19,7 +19,7 @@ import (
 
 // streamSink is what a detached watch writes through: an HTTP/1.1
 // connection or a WebSocket (connSink), or an HTTP/2 stream (h2Sink). Whoever serves the
-// watch uses it; nothing else does, but bound.
+// watch uses it; nothing else does, but boundWrites.
 type streamSink interface {
 	watchSink
 	// flush writes what a non-blocking send left.
@@ -28,8 +28,8 @@ type streamSink interface {
 	stalled() bool
 	// setNonblocking makes sends and flushes take only what goes at once.
 	setNonblocking(bool)
-	// bound bounds the writes left, at the stream's end; any goroutine.
-	bound()
+	// boundWrites bounds the writes left, at the stream's end; any goroutine.
+	boundWrites()
 	// abort ends the stream unfinished.
 	abort()
 	// bytesWritten is the body's size so far, for the access log.
@@ -153,7 +153,7 @@ func (s *h2Sink) flush() error {
 
 func (s *h2Sink) stalled() bool         { return s.st.Stalled() }
 func (s *h2Sink) setNonblocking(b bool) { s.nonblocking = b }
-func (s *h2Sink) bound()                { s.st.Bound(endWriteGrace) }
+func (s *h2Sink) boundWrites()          { s.st.Bound(endWriteGrace) }
 func (s *h2Sink) close()                { _ = s.st.Close() }
 func (s *h2Sink) abort()                { s.st.Reset() }
 func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }

@@ -79,7 +79,7 @@ func (ds *detachedStreams) close() {
 	ds.mu.Unlock()
 	ds.cancel()
 	for _, d := range live {
-		d.sink.bound()
+		d.sink.boundWrites()
 		d.end(endShutdown)
 	}
 	ds.wg.Wait()
@@ -129,7 +129,7 @@ func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
 		return
 	}
 	d.mu.Lock()
-	d.handedLocked()
+	d.handedBackLocked()
 	d.mu.Unlock()
 }
 

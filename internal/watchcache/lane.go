@@ -36,12 +36,12 @@ type LaneBlock struct {
 
 // A slot's states.
 const (
-	slotVacant  uint32 = iota // no watcher
-	slotOut                   // its watcher is served through Pending, woken by each batch
-	slotIn                    // in the lane, level: batches are sent from the slot
-	slotBusy                  // a ServeLane holds it
-	slotWanted                // held, and wanted out: the holder hands it over
-	slotStopped               // held, and its watcher stopped: the holder lets it go (vacant), the lane frees it
+	slotVacant    uint32 = iota // no watcher
+	slotOut                     // its watcher is served through Pending, woken by each batch
+	slotIn                      // in the lane, level: batches are sent from the slot
+	slotBusy                    // a ServeLane holds it
+	slotWantedOut               // held, and wanted out: the holder hands it over
+	slotStopped                 // held, its watcher stopped: the holder lets it go (give)
 )
 
 // LaneSlot is one watcher's place in its group's lane.
@@ -93,7 +93,7 @@ func (l *lane) take(w *Watcher) *LaneSlot {
 func (l *lane) give(s *LaneSlot) {
 	for { // again only if the slot changed meanwhile: a claim, a hand-over
 		switch st := s.state.Load(); st {
-		case slotBusy, slotWanted:
+		case slotBusy, slotWantedOut:
 			if s.state.CompareAndSwap(st, slotStopped) {
 				l.stopped = append(l.stopped, s)
 				return
@@ -332,10 +332,10 @@ func (w *Watcher) LeaveLane() bool {
 				return true
 			}
 		case slotBusy:
-			if s.state.CompareAndSwap(slotBusy, slotWanted) {
+			if s.state.CompareAndSwap(slotBusy, slotWantedOut) {
 				return false
 			}
-		case slotWanted:
+		case slotWantedOut:
 			return false
 		default: // out (or vacant: stopped)
 			return true
