@@ -620,11 +620,7 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 		err = c.writeWait(vecs, deadline)
 	}
 	clear(vecs) // written, or copied into rest or the queue: keep none of it
-	if cap(vecs) <= maxKeptPieces {
-		c.vecs = vecs[:0]
-	} else {
-		c.vecs = nil
-	}
+	c.vecs = sockwrite.Reuse(vecs)
 	c.wbuf.Reset()
 	if err != nil && !errors.Is(err, errStalled) {
 		c.werr = err

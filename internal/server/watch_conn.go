@@ -438,16 +438,9 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	return stepDone
 }
 
-// maxKeptItems bounds the item slice an idle watch keeps between sends.
-const maxKeptItems = 64
-
 func (d *detachedWatch) keepItems(items []watchcache.Item) {
 	clear(items)
-	if cap(items) <= maxKeptItems {
-		d.items = items[:0]
-	} else {
-		d.items = nil
-	}
+	d.items = sockwrite.Reuse(items)
 }
 
 // afterServe records the outcome of a sender serving d: a watch served
@@ -654,9 +647,6 @@ func (s *connSink) prefetch() int64 {
 // maxChunkHead is a chunk-size line's longest: 16 hex digits and CRLF.
 const maxChunkHead = 18
 
-// maxKeptVecs bounds the pieces slice an idle watch keeps (3 per event).
-const maxKeptVecs = 3 * maxKeptItems
-
 var (
 	crlf          = []byte("\r\n")
 	lastChunk     = []byte("0\r\n\r\n")
@@ -712,11 +702,7 @@ func (s *connSink) sendTLS() error {
 		for _, b := range s.vecs {
 			plain = append(plain, b...)
 		}
-		if cap(plain) <= maxKeptBuffer {
-			s.plain = plain[:0]
-		} else {
-			s.plain = nil
-		}
+		s.plain = sockwrite.Reuse(plain)
 	}
 	s.releaseVecs()
 	s.sock.setGathering(true)
@@ -757,11 +743,7 @@ func (s *connSink) flush() error {
 // while small.
 func (s *connSink) releaseVecs() {
 	clear(s.vecs)
-	if cap(s.vecs) <= maxKeptVecs {
-		s.vecs = s.vecs[:0]
-	} else {
-		s.vecs = nil
-	}
+	s.vecs = sockwrite.Reuse(s.vecs)
 }
 
 // errWouldBlock is a non-blocking write's: the socket takes no more now.

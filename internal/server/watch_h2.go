@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -133,11 +134,7 @@ func (s *h2Sink) send(e *watchEncoder, items []watchcache.Item) error {
 	}
 	err := s.st.Send(vecs, s.nonblocking) // keeps the pieces, not the slice
 	clear(vecs)
-	if cap(vecs) <= maxKeptVecs {
-		s.vecs = vecs[:0]
-	} else {
-		s.vecs = nil
-	}
+	s.vecs = sockwrite.Reuse(vecs)
 	if err != nil {
 		return fmt.Errorf("writing watch events: %w", err)
 	}

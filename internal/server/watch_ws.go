@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -179,9 +180,6 @@ func appendWSHeader(b []byte, op byte, n int) []byte {
 	return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
 }
 
-// maxKeptHeads bounds the frame headers an idle watch keeps.
-const maxKeptHeads = 10 * maxKeptItems
-
 // wsFrames sets s.vecs to the pieces of a send: the control frames due,
 // then each event as one frame, its header and its bytes in place (the
 // shared frame, or appendFrame's pieces), without the newline (JSON) or
@@ -222,11 +220,7 @@ func (s *connSink) wsFrames(e *watchEncoder, items []watchcache.Item) {
 		vecs[at] = heads[h:]
 		s.written += int64(n)
 	}
-	if cap(heads) <= maxKeptHeads {
-		ws.heads = heads[:0]
-	} else {
-		ws.heads = nil
-	}
+	ws.heads = sockwrite.Reuse(heads)
 	s.vecs = vecs
 }
 
