@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -129,7 +130,7 @@ type detachedWatch struct {
 
 	items []watchcache.Item // used only by whoever serves the watch
 
-	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before Watcher.mu (LeaveLane) and senderPool.mu
+	mu lockrank.Mutex[lockrank.DetachedWatchMu] // the order: internal/lockrank
 	// guarded by mu:
 	state    sendState
 	again    bool // woken while being served: serve it again

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -148,7 +149,7 @@ func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 type senderPool struct {
 	wg sync.WaitGroup
 
-	mu sync.Mutex // a leaf
+	mu lockrank.Mutex[lockrank.SenderPoolMu] // last of the order: internal/lockrank
 	// guarded by mu:
 	cond   *sync.Cond
 	queue  []sendTask

@@ -1,8 +1,9 @@
 package watchcache
 
 import (
-	"sync"
 	"sync/atomic"
+
+	"github.com/listwatch/listwatch/internal/lockrank"
 )
 
 // A lane holds the polled watchers of a poll group that the caller of
@@ -31,7 +32,7 @@ type LaneBlock struct {
 	// serving is taken after Cache.mu (a WakePolled may serve the lane
 	// itself) and before what ServeLane takes: Watcher.mu, and the
 	// LaneSink's and LaneWriter's locks.
-	serving sync.Mutex
+	serving lockrank.Mutex[lockrank.LaneBlockServing]
 }
 
 // A slot's states.

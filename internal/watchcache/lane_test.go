@@ -370,7 +370,9 @@ func TestLaneStopWhileHeld(t *testing.T) {
 				if tc.wanted && lt.w.LeaveLane() {
 					t.Error("LeaveLane of a held slot left")
 				}
-				lt.w.Stop()
+				stopped := make(chan struct{}) // on a goroutine of its own: the cache's lock is taken before the block's
+				go func() { lt.w.Stop(); close(stopped) }()
+				<-stopped
 			})
 			if len(tw.sends) != 1 || len(tw.handOffs) != 0 {
 				t.Fatalf("sends %v, hand-offs %v; want one send, no hand-off of a stopped watcher", tw.sends, tw.handOffs)
