@@ -222,10 +222,10 @@ func (o *serveOptions) run(ctx context.Context) error {
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
-		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
+		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout, NoWatchLanes: o.noWatchLanes,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
-		WebhookCredentials: webhookCreds, NoWatchLanes: o.noWatchLanes,
+		WebhookCredentials: webhookCreds,
 	})
 	if err != nil {
 		return err
