@@ -772,10 +772,6 @@ func (c *conn) checkIdle(idle, ping time.Duration) {
 	c.idleTimer.Reset(ping)
 }
 
-// lingerTimeout bounds how long a connection that sent its GOAWAY and
-// closed its side waits for the client to close its own.
-const lingerTimeout = time.Second
-
 // errWriteClosed is the write side's state after closeWrite.
 var errWriteClosed = errors.New("h2: the connection's write side is closed")
 
@@ -791,11 +787,11 @@ func (c *conn) closeWrite() {
 	}
 }
 
-// closeWriteNow closes our side after the GOAWAY (a FIN, or TLS's
-// close_notify): the reader then ends at the client's close, or after
-// lingerTimeout. Closing the socket at once would make the kernel reset
-// it if the client had sent more meanwhile, and the client could lose
-// the GOAWAY.
+// closeWriteNow closes our side after the GOAWAY (sockwrite.CloseWrite:
+// over TLS a close_notify, and a FIN): the reader then ends at the
+// client's close, or after sockwrite.LingerTimeout. Closing the socket at
+// once would make the kernel reset it if the client had sent more
+// meanwhile, and the client could lose the GOAWAY.
 func (c *conn) closeWriteNow() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -809,21 +805,19 @@ func (c *conn) closeWriteNow() {
 	if c.raw == nil {
 		_ = c.drainQueue() // what is queued goes before the close
 	}
-	cw, ok := c.nc.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
+	until, err := sockwrite.CloseWrite(c.nc)
+	if err != nil {
 		_ = c.nc.Close()
 		return
 	}
-	until := time.Now().Add(lingerTimeout)
 	c.lingerUntil.Store(until.UnixNano())
-	_ = c.nc.SetReadDeadline(until)
 }
 
 // maxDrain bounds what drain reads.
 const maxDrain = 1 << 20
 
 // drain reads what the client sends until it closes, for at most
-// lingerTimeout (set by closeWrite) and maxDrain bytes.
+// sockwrite.LingerTimeout (set by closeWrite) and maxDrain bytes.
 func (c *conn) drain() {
 	_, _ = io.CopyN(io.Discard, c.br, maxDrain)
 }

@@ -52,15 +52,6 @@ import (
 // cannot hold up a timeout or a shutdown.
 const endWriteGrace = 2 * time.Second
 
-// lingerTimeout bounds how long a hijacked connection whose stream has
-// ended and whose side is closed (connSink.close) waits for the client to
-// close its own, its reader dropping what the client sends meanwhile: a
-// client that never closes holds it, and Server.Close, no longer. (Closing
-// at once, with bytes from the client unread, makes Linux reset the
-// connection, and the client can lose the end of the stream.) As
-// internal/h2 lingers after its GOAWAY.
-const lingerTimeout = time.Second
-
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: HTTP/1.1 on a connection net/http lets go, chunked in
 // cleartext or over TLS on a connection from Listener, or a WebSocket
@@ -790,19 +781,22 @@ func (s *connSink) boundWrites() {
 }
 
 // close ends the body with the terminating chunk (a WebSocket's with its
-// close frame) and closes our side of the connection (closeWrite); the
-// reader, which drops what the client sends, closes the connection once
-// the client has closed its side, or lingerTimeout from now (readDone).
-// So the socket is not closed with unread bytes, which Linux would answer
-// with a reset instead of a FIN, and the client reads the stream to its
-// end. If the reader is done already, or a write fails, the connection is
-// closed at once.
+// close frame) and closes our side of the connection
+// (sockwrite.CloseWrite); the reader, which drops what the client sends,
+// closes the connection once the client has closed its side, or
+// sockwrite.LingerTimeout from now (readDone), so that the client reads
+// the stream to its end. If the reader is done already, or a write
+// fails, the connection is closed at once.
 func (s *connSink) close() {
 	end := lastChunk
 	if s.ws != nil {
 		end = s.ws.closeFrame()
 	}
-	if _, err := s.conn.Write(end); err != nil || s.closeWrite() != nil {
+	if _, err := s.conn.Write(end); err != nil {
+		s.abort()
+		return
+	}
+	if _, err := sockwrite.CloseWrite(s.conn); err != nil {
 		s.abort()
 		return
 	}
@@ -813,28 +807,6 @@ func (s *connSink) close() {
 		return
 	}
 	s.halfShut = true
-	_ = s.conn.SetReadDeadline(time.Now().Add(lingerTimeout))
-}
-
-// closeWrite closes our side of the connection, after everything written:
-// over TLS a close_notify, then, in any case, a FIN (TLS's CloseWrite
-// sends no FIN, which a client may wait for).
-func (s *connSink) closeWrite() error {
-	c := s.conn
-	if tc, ok := c.(*tls.Conn); ok {
-		if err := tc.CloseWrite(); err != nil {
-			return fmt.Errorf("closing a watch's TLS stream: %w", err)
-		}
-		c = tc.NetConn()
-	}
-	cw, ok := c.(interface{ CloseWrite() error })
-	if !ok {
-		return errors.New("a watch connection that cannot be half-closed")
-	}
-	if err := cw.CloseWrite(); err != nil {
-		return fmt.Errorf("half-closing a watch connection: %w", err)
-	}
-	return nil
 }
 
 // readDone is the reader's last call, once a read has failed (at the

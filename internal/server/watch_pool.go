@@ -67,7 +67,7 @@ func (ds *detachedStreams) remove(d *detachedWatch) {
 
 // close ends every detached watch (cleanly: the terminating chunk, its
 // writes bounded by endWriteGrace even if blocked), waits for them and
-// their readers (which linger for lingerTimeout at most after the end, for
+// their readers (which linger for sockwrite.LingerTimeout at most after the end, for
 // clients that do not close: connSink.close) and stops the senders.
 func (ds *detachedStreams) close() {
 	ds.mu.Lock()
