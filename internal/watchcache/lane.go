@@ -7,14 +7,15 @@ import (
 )
 
 // A lane holds the polled watchers of a poll group that the caller of
-// Config.WakePolled serves without touching them: the watches the server
-// writes on their socket's descriptor. Each such watcher (WatchOptions.Lane)
+// Config.WakePolled serves without touching them: each is sent a batch
+// through its LaneSink, the caller's end of its connection. Each such
+// watcher (WatchOptions.Lane)
 // has a slot in its group's lane, dense blocks of LaneBlock slots, for its
 // whole life. A slot in the lane is level with the cache at every batch
 // it has been given: a batch that wakes the group hands the caller the
 // lane with the batch's items as the group sees them (PollBatch), and the
 // caller sends them to each slot in the lane (ServeLane), moving its
-// position, with no lock and no read of the watcher. Anything else (a
+// position, with no lock of the cache's and no read of the watcher. Anything else (a
 // catch-up, a write the socket did not take whole, a bookmark, the end)
 // takes the slot out of the lane, its position back to its watcher, which
 // is then served through Pending as any polled watcher, until it enters
