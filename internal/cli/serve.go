@@ -59,6 +59,7 @@ type serveOptions struct {
 	shutdownDelay time.Duration
 	h2MaxStreams  uint32
 	cpuProfile    string
+	noWatchLanes  bool
 	// Connection and request timeouts, as kube-apiserver's.
 	readHeaderTimeout, idleTimeout, requestBodyTimeout time.Duration
 
@@ -137,6 +138,8 @@ func newServe() *cobra.Command {
 	f.IntVar(&o.concurrentGCSyncs, "concurrent-gc-syncs", gc.DefaultWorkers, "the garbage collector's workers (kube-controller-manager's --concurrent-gc-syncs); 0 runs no garbage collector")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until shutdown (listwatch bench)")
 	_ = f.MarkHidden("cpuprofile")
+	f.BoolVar(&o.noWatchLanes, "no-watch-lanes", false, "serve cleartext watches without lanes (listwatch bench A/B)")
+	_ = f.MarkHidden("no-watch-lanes")
 	o.audit.addFlags(f)
 	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host; PodSecurity's PodSecurityConfiguration (defaults, exemptions)")
 	return cmd
@@ -219,7 +222,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		LoopbackOnly:        authenticator == nil && loopbackListen(o.listen),
 		MaxRequestsInFlight: inFlightLimit(o.maxInFlight), MaxMutatingRequestsInFlight: inFlightLimit(o.maxMutating),
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
-		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout,
+		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout, NoWatchLanes: o.noWatchLanes,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
 		WebhookCredentials: admissionCfg.webhookCredentials, PodSecurity: admissionCfg.podSecurity,

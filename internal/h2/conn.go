@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -113,7 +112,7 @@ type conn struct {
 	stateMu  sync.Mutex     // serialises state reports (setState): before mu
 	reported http.ConnState // guarded by stateMu: the last state reported
 
-	wmu sync.Mutex // the write side: before mu
+	wmu writeLock // the write side: before mu
 	// guarded by wmu:
 	wbuf bytes.Buffer   // control frames and HEADERS, written by wfr
 	wfr  *http2.Framer  // writes to wbuf
@@ -124,10 +123,9 @@ type conn struct {
 	// small, so that a send allocates none.
 	vecs net.Buffers
 	werr error // the first write error: the connection is over
-	// wblocking is set by wmu's holder before it waits on the socket (and
-	// cleared after), so that a writer that must not wait does not take
-	// wmu: every write that may wait, a Close over TLS too, sets it.
-	wblocking atomic.Bool
+	// Every write under wmu that may wait, a Close over TLS too, is
+	// between wmu.startBlocking and stopBlocking, so that a writer that
+	// must not wait does not wait for it.
 	// restOwner is the detached stream whose write left rest, stalled
 	// until someone writes rest.
 	restOwner atomic.Pointer[Stream]
@@ -177,7 +175,7 @@ func newConn(s *Server, nc net.Conn, o ConnOptions) *conn {
 		done: make(chan struct{}), streams: map[uint32]*Stream{},
 		sendWin: defaultWindow, peerWin: defaultWindow, peerFrame: defaultMaxFrame,
 		recvWin: defaultWindow, windowc: make(chan struct{}), prefaceRead: o.SawPreface, connState: o.ConnState,
-		writtenc: make(chan struct{}),
+		writtenc: make(chan struct{}), wmu: newWriteLock(),
 	}
 	if sc, ok := nc.(syscall.Conn); ok && o.TLS == nil {
 		raw, _ := sc.SyscallConn()
@@ -592,35 +590,6 @@ func (c *conn) controlLocked(write func() error) error {
 // lockWriter takes the write side, waiting for it.
 func (c *conn) lockWriter() { c.wmu.Lock() }
 
-// tryLockWriter takes the write side unless its holder waits on the
-// socket (or, over TLS, for room in the write queue). A holder that does
-// not wait (it frames, writes what goes at once, or copies into the
-// queue) is waited for, spinning, for at most maxWriterSpin: a holder
-// that will wait sets wblocking before it does, so that this never waits
-// for a blocking write.
-func (c *conn) tryLockWriter() bool {
-	var deadline time.Time
-	for !c.wmu.TryLock() {
-		if c.wblocking.Load() {
-			return false
-		}
-		now := time.Now()
-		switch {
-		case deadline.IsZero():
-			deadline = now.Add(maxWriterSpin)
-		case now.After(deadline):
-			return false
-		}
-		runtime.Gosched()
-	}
-	return true
-}
-
-// maxWriterSpin bounds how long a writer that must not wait waits for
-// one that frames (a response head of many fields, say): about a writev
-// of a few frames.
-const maxWriterSpin = 50 * time.Microsecond
-
 // commit writes, under wmu: first what a non-blocking write left, then
 // wbuf, then data. On a connection with a descriptor (cleartext), it
 // writes them itself: non-blocking, what the socket takes at once,
@@ -651,17 +620,15 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 		err = c.writeWait(vecs, deadline)
 	}
 	clear(vecs) // written, or copied into rest or the queue: keep none of it
-	if cap(vecs) <= maxKeptPieces {
-		c.vecs = vecs[:0]
-	} else {
-		c.vecs = nil
-	}
+	c.vecs = sockwrite.Reuse(vecs)
 	c.wbuf.Reset()
 	if err != nil && !errors.Is(err, errStalled) {
 		c.werr = err
-		c.wblocking.Store(true) // tls.Conn.Close writes its close_notify
+		started := c.wmu.startBlocking() // tls.Conn.Close writes its close_notify
 		_ = c.nc.Close()
-		c.wblocking.Store(false)
+		if started {
+			c.wmu.stopBlocking()
+		}
 	}
 	return err
 }
@@ -690,13 +657,14 @@ func (c *conn) writeNow(vecs *net.Buffers) error {
 }
 
 // writeWait writes vecs whole on the descriptor's connection, waiting on
-// the socket (with wblocking set).
+// the socket (blocking: writeLock.startBlocking).
 func (c *conn) writeWait(vecs net.Buffers, deadline time.Time) error {
 	if deadline.IsZero() {
 		deadline = time.Now().Add(writeTimeout)
 	}
-	c.wblocking.Store(true)
-	defer c.wblocking.Store(false)
+	if c.wmu.startBlocking() {
+		defer c.wmu.stopBlocking()
+	}
 	if err := c.nc.SetWriteDeadline(deadline); err != nil {
 		return fmt.Errorf("h2: setting a write deadline: %w", err)
 	}
@@ -804,10 +772,6 @@ func (c *conn) checkIdle(idle, ping time.Duration) {
 	c.idleTimer.Reset(ping)
 }
 
-// lingerTimeout bounds how long a connection that sent its GOAWAY and
-// closed its side waits for the client to close its own.
-const lingerTimeout = time.Second
-
 // errWriteClosed is the write side's state after closeWrite.
 var errWriteClosed = errors.New("h2: the connection's write side is closed")
 
@@ -823,11 +787,11 @@ func (c *conn) closeWrite() {
 	}
 }
 
-// closeWriteNow closes our side after the GOAWAY (a FIN, or TLS's
-// close_notify): the reader then ends at the client's close, or after
-// lingerTimeout. Closing the socket at once would make the kernel reset
-// it if the client had sent more meanwhile, and the client could lose
-// the GOAWAY.
+// closeWriteNow closes our side after the GOAWAY (sockwrite.CloseWrite:
+// over TLS a close_notify, and a FIN): the reader then ends at the
+// client's close, or after sockwrite.LingerTimeout. Closing the socket at
+// once would make the kernel reset it if the client had sent more
+// meanwhile, and the client could lose the GOAWAY.
 func (c *conn) closeWriteNow() {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -835,26 +799,25 @@ func (c *conn) closeWriteNow() {
 		return
 	}
 	c.werr = errWriteClosed
-	c.wblocking.Store(true) // tls.Conn's CloseWrite writes its close_notify
-	defer c.wblocking.Store(false)
+	if c.wmu.startBlocking() { // tls.Conn's CloseWrite writes its close_notify
+		defer c.wmu.stopBlocking()
+	}
 	if c.raw == nil {
 		_ = c.drainQueue() // what is queued goes before the close
 	}
-	cw, ok := c.nc.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
+	until, err := sockwrite.CloseWrite(c.nc)
+	if err != nil {
 		_ = c.nc.Close()
 		return
 	}
-	until := time.Now().Add(lingerTimeout)
 	c.lingerUntil.Store(until.UnixNano())
-	_ = c.nc.SetReadDeadline(until)
 }
 
 // maxDrain bounds what drain reads.
 const maxDrain = 1 << 20
 
 // drain reads what the client sends until it closes, for at most
-// lingerTimeout (set by closeWrite) and maxDrain bytes.
+// sockwrite.LingerTimeout (set by closeWrite) and maxDrain bytes.
 func (c *conn) drain() {
 	_, _ = io.CopyN(io.Discard, c.br, maxDrain)
 }

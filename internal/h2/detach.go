@@ -3,6 +3,8 @@ package h2
 import (
 	"errors"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/sockwrite"
 )
 
 // Detacher is implemented by the ResponseWriter this package gives
@@ -52,9 +54,7 @@ func (st *Stream) Send(pieces [][]byte, nonblocking bool) error {
 		return errors.New("h2: Send on a stalled stream")
 	}
 	st.pending = append(st.pendingBuf[:0], pieces...)
-	if cap(st.pending) <= maxKeptPieces {
-		st.pendingBuf = st.pending[:0]
-	}
+	st.pendingBuf = sockwrite.Reuse(st.pending)
 	return st.Flush(nonblocking)
 }
 

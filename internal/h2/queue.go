@@ -20,7 +20,7 @@ import (
 // No writer waits on the socket: a write is copied, and the flusher,
 // started if none runs, writes it. A write that may wait waits only when
 // the queue holds maxQueued bytes or more unwritten, until it holds less
-// (it holds wmu meanwhile, with wblocking set, as a blocking write on a
+// (it holds wmu meanwhile, blocking (writeLock.startBlocking), as a blocking write on a
 // cleartext connection does); a non-blocking one then stalls. The queue
 // keeps the order in which writers framed under wmu, so that frames go
 // out in that order (HPACK's state, SETTINGS' ACK before the DATA it let
@@ -152,7 +152,7 @@ func (c *conn) writeOut(bufs []*[]byte) (int64, error) {
 }
 
 // awaitWritten waits until the queue's bytes before end are written, the
-// flusher fails, or deadline (else writeTimeout), with wblocking set.
+// flusher fails, or deadline (else writeTimeout), blocking.
 func (c *conn) awaitWritten(end int64, deadline time.Time) error {
 	var timeout <-chan time.Time
 	for {
@@ -172,8 +172,8 @@ func (c *conn) awaitWritten(end int64, deadline time.Time) error {
 			t := time.NewTimer(time.Until(deadline))
 			defer t.Stop()
 			timeout = t.C
-			if !c.wblocking.Swap(true) { // unless the caller (closeWriteNow) set it
-				defer c.wblocking.Store(false)
+			if c.wmu.startBlocking() { // unless the caller (closeWriteNow) did
+				defer c.wmu.stopBlocking()
 			}
 		}
 		select {

@@ -152,7 +152,7 @@ func (st *Stream) flush(end, nonblocking bool) error {
 	c := st.c
 	for {
 		if nonblocking {
-			if !c.tryLockWriter() {
+			if !c.wmu.LockUnlessBlocking() {
 				return errStalled
 			}
 		} else {
@@ -294,19 +294,10 @@ func (st *Stream) frame(n, maxFrame int, end bool) {
 	st.vecs = vecs
 }
 
-// maxKeptPieces bounds the pieces slices an idle stream keeps.
-const maxKeptPieces = 256
-
 func (st *Stream) keepVecs() {
 	clear(st.vecs)
-	if cap(st.vecs) > maxKeptPieces {
-		st.vecs = nil
-	} else {
-		st.vecs = st.vecs[:0]
-	}
-	if cap(st.hdrs) > maxKeptPieces*frameHeaderLen { // a frame header per piece at most
-		st.hdrs = nil
-	}
+	st.vecs = sockwrite.Reuse(st.vecs)
+	st.hdrs = sockwrite.Reuse(st.hdrs)
 }
 
 func putFrameHeader(h []byte, size int, t http2.FrameType, flags http2.Flags, id uint32) {

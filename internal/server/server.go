@@ -67,6 +67,9 @@ type Config struct {
 	// BookmarkInterval is how often a watch that allows bookmarks gets one;
 	// 0 means a minute, as kube-apiserver.
 	BookmarkInterval time.Duration
+	// NoWatchLanes serves every detached watch through the senders, none
+	// from a lane (watchcache.WatchOptions.Lane): for A/B measurements.
+	NoWatchLanes bool
 	// MinRequestTimeout is the shortest a watch without timeoutSeconds
 	// lasts; it ends at a random time in [min, 2*min). 0 means 30 minutes,
 	// as kube-apiserver's --min-request-timeout.

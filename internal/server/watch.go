@@ -134,7 +134,7 @@ func (q *request) watch() {
 	if q.canDetach() {
 		d = newDetachedWatch(q.s)
 		wr.opts.Waker = d
-		wr.opts.Lane = q.laneable(wr)
+		wr.opts.Lane = !q.s.cfg.NoWatchLanes && q.laneable(wr)
 	}
 	w, err := q.startWatch(wr, deadline)
 	if errors.Is(err, errRedefined) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
@@ -50,15 +51,6 @@ import (
 // bookmark, the terminating chunk), so that a client that stopped reading
 // cannot hold up a timeout or a shutdown.
 const endWriteGrace = 2 * time.Second
-
-// lingerTimeout bounds how long a hijacked connection whose stream has
-// ended and whose side is closed (connSink.close) waits for the client to
-// close its own, its reader dropping what the client sends meanwhile: a
-// client that never closes holds it, and Server.Close, no longer. (Closing
-// at once, with bytes from the client unread, makes Linux reset the
-// connection, and the client can lose the end of the stream.) As
-// internal/h2 lingers after its GOAWAY.
-const lingerTimeout = time.Second
 
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: HTTP/1.1 on a connection net/http lets go, chunked in
@@ -125,11 +117,11 @@ type detachedWatch struct {
 	sink      streamSink
 	counted   countingSink // sink, counting events in the watch metrics
 	bookmarks bool
-	laneFD    int32 // the descriptor its lane writes, if it may enter one (-1: never)
+	laneSink  watchcache.LaneSink // what its lane writes, if it may enter one (nil: never)
 
 	items []watchcache.Item // used only by whoever serves the watch
 
-	mu sync.Mutex // taken under watchcache.Cache.mu (wake), before Watcher.mu (LeaveLane) and senderPool.mu
+	mu lockrank.Mutex[lockrank.DetachedWatchMu] // the order: internal/lockrank
 	// guarded by mu:
 	state    sendState
 	again    bool // woken while being served: serve it again
@@ -150,7 +142,7 @@ type detachedWatch struct {
 
 // newDetachedWatch makes the watch that the watcher's options carry as
 // their Waker; it is started once the connection is hijacked.
-func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s, laneFD: -1} }
+func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
 
 // Wake is the watcher's (watchcache.Waker): it runs under the cache's
 // locks, or on a sender serving the watch's lane.
@@ -169,7 +161,7 @@ func (d *detachedWatch) wakeLocked() {
 		if d.w.LeaveLane() {
 			d.state = queued
 			d.s.streams.pool.push(d)
-		} // else a sender holds its slot, and hands it over (handedLocked)
+		} // else a sender holds its slot, and hands it over (handedBackLocked)
 	case starting, running:
 		d.again = true
 	case dedicated:
@@ -181,12 +173,12 @@ func (d *detachedWatch) wakeLocked() {
 	}
 }
 
-// handedLocked takes d back from its lane (laneWriter.HandOff): it is
+// handedBackLocked takes d back from its lane (laneWriter.HandOff): it is
 // served as any other watch. Its slot left the lane before: a wake since
 // may have served it, and even put it in its lane again, so a watch still
 // laned is woken as any other (leaving the lane if in it), and a running
 // one (entering the lane: afterServe) served again.
-func (d *detachedWatch) handedLocked() {
+func (d *detachedWatch) handedBackLocked() {
 	switch d.state {
 	case laned:
 		d.wakeLocked()
@@ -242,10 +234,7 @@ func (d *detachedWatch) prefetch() int64 {
 	if d.enc.protobuf {
 		n++
 	}
-	if c, ok := d.sink.(*connSink); ok {
-		n += c.prefetch()
-	}
-	return n
+	return n + d.sink.prefetch()
 }
 
 // end makes the watch end, for reason, when next served, and bounds its
@@ -256,7 +245,7 @@ func (d *detachedWatch) end(reason endReason) {
 	d.endLocked(reason)
 	d.mu.Unlock()
 	if d.started.Load() { // else no sink yet: an HTTP/2 stream reset while detaching
-		d.sink.bound()
+		d.sink.boundWrites()
 	}
 }
 
@@ -268,9 +257,9 @@ func (d *detachedWatch) endLocked(reason endReason) {
 	d.wakeLocked()
 }
 
-// every runs tick under mu, then wakes the watch, each period until the
+// tickEvery runs tick under mu, then wakes the watch, each period until the
 // watch has finished; stop the timer it returns.
-func (d *detachedWatch) every(period time.Duration, tick func()) *time.Timer {
+func (d *detachedWatch) tickEvery(period time.Duration, tick func()) *time.Timer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var t *time.Timer
@@ -299,24 +288,22 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
 	if wr.opts.Lane {
-		d.laneFD = laneFD(sink)
+		d.laneSink = sink.laneSink()
 	}
 	d.counted = q.s.countEvents(sink, q.res)
 	d.started.Store(true)
 	d.log = q.s.detachRequest(q.r)
 	if !q.s.streams.start(d) { // the server is closing: no reader started
-		if c, ok := sink.(*connSink); ok {
-			c.readDone() // so the end closes the connection at once
-		}
+		sink.noReader()
 		d.finish(endShutdown)
 		return
 	}
 	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
 	if wr.bookmarks {
-		d.ticker = d.every(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
+		d.ticker = d.tickEvery(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
 	}
 	if wr.ws != nil {
-		d.pinger = d.every(wsPingInterval, d.pingTick)
+		d.pinger = d.tickEvery(wsPingInterval, d.pingTick)
 	}
 	d.mu.Lock()
 	d.state = idle
@@ -335,21 +322,31 @@ func (q *request) laneable(wr watchRequest) bool {
 	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as == "" && q.out.mediaType != mediaProtobuf
 }
 
-// laneFD is the descriptor the lane of a laneable watch writes: its
-// hijacked socket's (-1 if it has none).
-func laneFD(sink streamSink) int32 {
-	if c, ok := sink.(*connSink); ok && c.fd >= 0 && c.ws == nil && c.sock == nil {
-		return int32(c.fd)
+// laneSink is what the lane of a laneable watch writes: its hijacked
+// socket in cleartext, chunked (nil if it has no descriptor).
+func (s *connSink) laneSink() watchcache.LaneSink {
+	if s.raw != nil && s.ws == nil && s.sock == nil {
+		return s
 	}
-	return -1
+	return nil
 }
+
+// reader is a WebSocket's (readWebSocket), or watchGone.
+func (s *connSink) reader(d *detachedWatch) func() {
+	if s.ws != nil {
+		return func() { s.readWebSocket(d) }
+	}
+	return func() { s.watchGone(d) }
+}
+
+// noReader: see streamSink.
+func (s *connSink) noReader() { s.readDone() }
 
 // watchGone reads an HTTP/1.1 watch's connection, discarding anything
 // sent, as net/http's background read does while a handler runs: until
 // the client closes it, which ends the watch, or, the stream ended, the
 // linger passes; the connection is then closed (readDone).
-func (d *detachedWatch) watchGone() {
-	s := d.sink.(*connSink)
+func (s *connSink) watchGone(d *detachedWatch) {
 	defer s.readDone()
 	discard(s.conn)
 	d.end(endGone)
@@ -369,9 +366,9 @@ func discard(conn net.Conn) {
 type outcome uint8
 
 const (
-	stepDone outcome = iota // served: idle until woken
-	stepOwn                 // needs its own goroutine: its write blocked, or it is catching up
-	stepOver                // the watch has ended
+	stepDone      outcome = iota // served: idle until woken
+	stepDedicated                // needs its own goroutine: its write blocked, or it is catching up
+	stepOver                     // the watch has ended
 )
 
 // serve takes everything pending and sends it in one write: without
@@ -380,7 +377,7 @@ const (
 func (d *detachedWatch) serve(nonblocking bool) outcome {
 	stalled := d.sink.stalled() // over TLS, a lock of the socket's
 	if nonblocking && (stalled || d.w.CatchingUp()) {
-		return stepOwn // a catch-up may read the store, a flush wait: not on a sender
+		return stepDedicated // a catch-up may read the store, a flush wait: not on a sender
 	}
 	d.sink.setNonblocking(nonblocking)
 	if stalled { // on the watch's own goroutine
@@ -397,7 +394,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	ending, bookmark, control := d.ending, d.bookmark, d.ping || d.pongDue
 	if ending == notEnding {
 		if control { // sent ahead of the events, or alone below
-			d.sink.(*connSink).queueControl(d.ping, d.pongDue, d.pong)
+			d.sink.queueControl(d.ping, d.pongDue, d.pong)
 		}
 		d.bookmark, d.ping, d.pongDue = false, false, false
 	}
@@ -421,28 +418,21 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	}
 	d.keepItems(items)
 	if err == nil && control {
-		err = d.sink.(*connSink).sendControl()
+		err = d.sink.sendControl()
 	}
 	if err != nil {
 		d.finish(endGone)
 		return stepOver
 	}
 	if d.sink.stalled() {
-		return stepOwn
+		return stepDedicated
 	}
 	return stepDone
 }
 
-// maxKeptItems bounds the item slice an idle watch keeps between sends.
-const maxKeptItems = 64
-
 func (d *detachedWatch) keepItems(items []watchcache.Item) {
 	clear(items)
-	if cap(items) <= maxKeptItems {
-		d.items = items[:0]
-	} else {
-		d.items = nil
-	}
+	d.items = sockwrite.Reuse(items)
 }
 
 // afterServe records the outcome of a sender serving d: a watch served
@@ -451,7 +441,7 @@ func (d *detachedWatch) afterServe(st outcome) {
 	if st == stepOver {
 		return
 	}
-	entered := st == stepDone && d.laneFD >= 0 && d.w.EnterLane(d.laneFD)
+	entered := st == stepDone && d.laneSink != nil && d.w.EnterLane(d.laneSink)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
@@ -459,13 +449,13 @@ func (d *detachedWatch) afterServe(st outcome) {
 		d.state = laned
 	case entered && !d.w.LeaveLane(): // woken meanwhile: served again, once its slot's holder hands it over
 		d.state, d.again = laned, false
-	case st == stepOwn:
+	case st == stepDedicated:
 		d.state = dedicated
 		d.again = false
 		if d.wakec == nil {
 			d.wakec = make(chan struct{}, 1)
 		}
-		d.s.streams.wg.Go(d.own)
+		d.s.streams.wg.Go(d.serveDedicated)
 	case d.again:
 		d.again = false
 		d.state = queued
@@ -475,9 +465,10 @@ func (d *detachedWatch) afterServe(st outcome) {
 	}
 }
 
-// own serves d from a goroutine of its own until it is level with the
-// cache and its writes go through, then hands it back to the senders.
-func (d *detachedWatch) own() {
+// serveDedicated serves d from a goroutine of its own until it is level
+// with the cache and its writes go through, then hands it back to the
+// senders.
+func (d *detachedWatch) serveDedicated() {
 	for {
 		if d.serve(false) == stepOver {
 			return
@@ -513,9 +504,9 @@ func (d *detachedWatch) finish(reason endReason) {
 		}
 	}
 	d.sink.setNonblocking(false)
-	d.sink.bound()
-	if c, ok := d.sink.(*connSink); ok && c.ws != nil && reason == endShutdown {
-		c.ws.status.CompareAndSwap(0, uint32(wsGoingAway)) // unless the reader set a status first
+	d.sink.boundWrites()
+	if reason == endShutdown {
+		d.sink.goingAway()
 	}
 	clean := reason != endGone && (!d.sink.stalled() || d.sink.flush() == nil)
 	if clean && reason == endTimeout && d.bookmarks {
@@ -544,7 +535,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 	h := q.w.Header().Clone()
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	status := "200 OK"
-	sink := &connSink{conn: conn, fd: -1}
+	sink := &connSink{conn: conn}
 	if ws != nil {
 		status = "101 Switching Protocols"
 		h.Set("Upgrade", "websocket")
@@ -572,10 +563,12 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
 		}
 	case syscall.Conn:
-		if sink.fd, err = descriptor(c); err != nil {
+		raw, err := c.SyscallConn()
+		if err != nil {
 			conn.Close()
-			return nil, err
+			return nil, fmt.Errorf("a watch connection's descriptor: %w", err)
 		}
+		sink.raw = sockwrite.NewWriter(raw)
 	}
 	var head bytes.Buffer
 	head.WriteString("HTTP/1.1 " + status + "\r\n")
@@ -595,20 +588,20 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // of the shared event frame, in place), its records gathered by the socket under it and written at once. On a
 // WebSocket (ws), the same write carries each event as one message
 // (watch_ws.go). Whoever serves the watch uses it; nothing else does, but
-// bound and the watch's reader, which reads conn and closes it after the
+// boundWrites and the watch's reader, which reads conn and closes it after the
 // stream's end (readDone).
 type connSink struct {
-	// What a send reads comes first; conn, ws, fd and sock are set before
-	// the watch starts (prefetch reads fd and sock, on each of its lines
+	// What a send reads comes first; conn, ws, raw and sock are set before
+	// the watch starts (prefetch reads raw and sock, on each of its lines
 	// when the sink starts on a line: every other one in its 160-byte size
 	// class starts half a line in, and its middle line is not prefetched).
 	conn net.Conn   // TCP, or TLS over sock (over another connection for a WebSocket: no sock)
 	ws   *wsFraming // a WebSocket's framing; nil for chunks
-	// fd is conn's descriptor in cleartext (-1 if it has none), written
-	// without the net package's lock: only whoever serves the watch writes
-	// conn, and conn is closed only once the stream has ended (finish), so
-	// it is open while a send uses it.
-	fd int
+	// raw writes conn's socket in cleartext without waiting (nil if it has
+	// no descriptor), through the net package's lock on the descriptor:
+	// a write after conn's close fails, and never reaches the descriptor,
+	// which the system may have given to another connection.
+	raw *sockwrite.Writer
 	// nonblocking makes a write take only what the socket accepts at once;
 	// the rest of its chunk stays in rest (or in sock), and the sink
 	// stalled.
@@ -633,7 +626,10 @@ type connSink struct {
 // prefetch reads a field of each line of what a send reads; see
 // detachedWatch.prefetch.
 func (s *connSink) prefetch() int64 {
-	n := int64(s.fd)
+	var n int64
+	if s.raw != nil {
+		n++
+	}
 	if s.sock != nil {
 		n++
 	}
@@ -642,9 +638,6 @@ func (s *connSink) prefetch() int64 {
 
 // maxChunkHead is a chunk-size line's longest: 16 hex digits and CRLF.
 const maxChunkHead = 18
-
-// maxKeptVecs bounds the pieces slice an idle watch keeps (3 per event).
-const maxKeptVecs = 3 * maxKeptItems
 
 var (
 	crlf          = []byte("\r\n")
@@ -701,11 +694,7 @@ func (s *connSink) sendTLS() error {
 		for _, b := range s.vecs {
 			plain = append(plain, b...)
 		}
-		if cap(plain) <= maxKeptBuffer {
-			s.plain = plain[:0]
-		} else {
-			s.plain = nil
-		}
+		s.plain = sockwrite.Reuse(plain)
 	}
 	s.releaseVecs()
 	s.sock.setGathering(true)
@@ -746,11 +735,7 @@ func (s *connSink) flush() error {
 // while small.
 func (s *connSink) releaseVecs() {
 	clear(s.vecs)
-	if cap(s.vecs) <= maxKeptVecs {
-		s.vecs = s.vecs[:0]
-	} else {
-		s.vecs = nil
-	}
+	s.vecs = sockwrite.Reuse(s.vecs)
 }
 
 // errWouldBlock is a non-blocking write's: the socket takes no more now.
@@ -759,24 +744,21 @@ var errWouldBlock = sockwrite.ErrWouldBlock
 // writeNow writes as much of rest as the socket takes without waiting, and
 // errWouldBlock if some is left (all of it without a descriptor: a
 // goroutine that can wait writes it).
-func (s *connSink) writeNow() error {
-	if s.fd < 0 {
-		return errWouldBlock
-	}
-	return sockwrite.WriteFD(uintptr(s.fd), &s.rest)
-}
+func (s *connSink) writeNow() error { return s.raw.WriteNow(&s.rest) }
 
-// descriptor is c's file descriptor.
-func descriptor(c syscall.Conn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
+// SendNow writes a lane's frames without waiting (watchcache.LaneSink):
+// what the socket does not take stays in rest, the sink stalled, for the
+// watch's own goroutine to flush once its slot has left the lane.
+func (s *connSink) SendNow(frames [][]byte) (bool, error) {
+	s.vecs = append(s.vecs[:0], frames...) // writeNow consumes its own copy: frames are the block's
+	s.rest = s.vecs
+	err := s.writeNow()
+	if errors.Is(err, errWouldBlock) {
+		return false, nil
 	}
-	fd := -1
-	if err := raw.Control(func(d uintptr) { fd = int(d) }); err != nil {
-		return -1, fmt.Errorf("a watch connection's descriptor: %w", err)
-	}
-	return fd, nil
+	s.rest = nil
+	s.releaseVecs()
+	return err == nil, err
 }
 
 // stalled reports whether the last chunk is not all written.
@@ -787,9 +769,9 @@ func (s *connSink) stalled() bool {
 	return len(s.rest) > 0
 }
 
-// bound bounds the writes left, at the stream's end: also those of a
+// boundWrites bounds the writes left, at the stream's end: also those of a
 // goroutine blocked in a write when the server shuts down.
-func (s *connSink) bound() {
+func (s *connSink) boundWrites() {
 	s.dmu.Lock()
 	defer s.dmu.Unlock()
 	if !s.bounded {
@@ -799,19 +781,22 @@ func (s *connSink) bound() {
 }
 
 // close ends the body with the terminating chunk (a WebSocket's with its
-// close frame) and closes our side of the connection (closeWrite); the
-// reader, which drops what the client sends, closes the connection once
-// the client has closed its side, or lingerTimeout from now (readDone).
-// So the socket is not closed with unread bytes, which Linux would answer
-// with a reset instead of a FIN, and the client reads the stream to its
-// end. If the reader is done already, or a write fails, the connection is
-// closed at once.
+// close frame) and closes our side of the connection
+// (sockwrite.CloseWrite); the reader, which drops what the client sends,
+// closes the connection once the client has closed its side, or
+// sockwrite.LingerTimeout from now (readDone), so that the client reads
+// the stream to its end. If the reader is done already, or a write
+// fails, the connection is closed at once.
 func (s *connSink) close() {
 	end := lastChunk
 	if s.ws != nil {
 		end = s.ws.closeFrame()
 	}
-	if _, err := s.conn.Write(end); err != nil || s.closeWrite() != nil {
+	if _, err := s.conn.Write(end); err != nil {
+		s.abort()
+		return
+	}
+	if _, err := sockwrite.CloseWrite(s.conn); err != nil {
 		s.abort()
 		return
 	}
@@ -822,28 +807,6 @@ func (s *connSink) close() {
 		return
 	}
 	s.halfShut = true
-	_ = s.conn.SetReadDeadline(time.Now().Add(lingerTimeout))
-}
-
-// closeWrite closes our side of the connection, after everything written:
-// over TLS a close_notify, then, in any case, a FIN (TLS's CloseWrite
-// sends no FIN, which a client may wait for).
-func (s *connSink) closeWrite() error {
-	c := s.conn
-	if tc, ok := c.(*tls.Conn); ok {
-		if err := tc.CloseWrite(); err != nil {
-			return fmt.Errorf("closing a watch's TLS stream: %w", err)
-		}
-		c = tc.NetConn()
-	}
-	cw, ok := c.(interface{ CloseWrite() error })
-	if !ok {
-		return errors.New("a watch connection that cannot be half-closed")
-	}
-	if err := cw.CloseWrite(); err != nil {
-		return fmt.Errorf("half-closing a watch connection: %w", err)
-	}
-	return nil
 }
 
 // readDone is the reader's last call, once a read has failed (at the

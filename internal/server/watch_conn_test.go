@@ -24,6 +24,7 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -238,7 +239,7 @@ func waitServerClosed(t *testing.T, conn net.Conn, within time.Duration) {
 
 // TestWatchEndLingerBounded checks that a client that reads the end of
 // its stream but never closes its side holds the server's socket for
-// lingerTimeout, not longer: the server then closes it. A chunked watch
+// sockwrite.LingerTimeout, not longer: the server then closes it. A chunked watch
 // ends at its timeout, a WebSocket at a malformed frame.
 func TestWatchEndLingerBounded(t *testing.T) {
 	_, writes, servers := wsServers(t)
@@ -246,9 +247,9 @@ func TestWatchEndLingerBounded(t *testing.T) {
 	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
 	lingers := func(t *testing.T, conn net.Conn) {
 		ended := time.Now()
-		waitServerClosed(t, conn, lingerTimeout+10*time.Second)
-		if d := time.Since(ended); d < lingerTimeout/2 {
-			t.Errorf("the server closed the connection %v after the stream's end, want about %v", d, lingerTimeout)
+		waitServerClosed(t, conn, sockwrite.LingerTimeout+10*time.Second)
+		if d := time.Since(ended); d < sockwrite.LingerTimeout/2 {
+			t.Errorf("the server closed the connection %v after the stream's end, want about %v", d, sockwrite.LingerTimeout)
 		}
 	}
 	for name, ts := range servers {
@@ -298,7 +299,7 @@ func TestWatchShutdownWithSilentClients(t *testing.T) {
 	select {
 	case <-closed:
 		t.Logf("Server.Close returned after %v", time.Since(begun))
-	case <-time.After(lingerTimeout + 5*time.Second):
+	case <-time.After(sockwrite.LingerTimeout + 5*time.Second):
 		t.Fatalf("Server.Close has not returned %v after it began", time.Since(begun))
 	}
 	for _, w := range chunked {
@@ -489,11 +490,11 @@ func cleartextSink(t *testing.T) (*connSink, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd, err := descriptor(conn.(*net.TCPConn))
+	raw, err := conn.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &connSink{conn: conn, fd: fd}, client
+	return &connSink{conn: conn, raw: sockwrite.NewWriter(raw)}, client
 }
 
 // tlsSink is a sink on a TLS connection accepted through Listener, and

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/listwatch/listwatch/internal/h2"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -19,7 +20,7 @@ import (
 
 // streamSink is what a detached watch writes through: an HTTP/1.1
 // connection or a WebSocket (connSink), or an HTTP/2 stream (h2Sink). Whoever serves the
-// watch uses it; nothing else does, but bound.
+// watch uses it; nothing else does, but boundWrites.
 type streamSink interface {
 	watchSink
 	// flush writes what a non-blocking send left.
@@ -28,12 +29,34 @@ type streamSink interface {
 	stalled() bool
 	// setNonblocking makes sends and flushes take only what goes at once.
 	setNonblocking(bool)
-	// bound bounds the writes left, at the stream's end; any goroutine.
-	bound()
+	// boundWrites bounds the writes left, at the stream's end; any goroutine.
+	boundWrites()
 	// abort ends the stream unfinished.
 	abort()
 	// bytesWritten is the body's size so far, for the access log.
 	bytesWritten() int64
+
+	// reader returns what reads the client's side of the watch's
+	// connection, on a goroutine of its own from the watch's start, and
+	// ends the watch when the client goes; nil if the transport's own
+	// reader does (HTTP/2).
+	reader(d *detachedWatch) func()
+	// noReader says no reader will start (the server is closing): the
+	// stream's end then closes the connection at once.
+	noReader()
+	// laneSink returns what the watch's lane writes, if its sends may be
+	// the lane's shared chunks as they are (nil: never).
+	laneSink() watchcache.LaneSink
+	// queueControl queues a WebSocket's ping and pong (with its ping's
+	// payload), sent ahead of the next events or by sendControl.
+	queueControl(ping, pongDue bool, pong []byte)
+	sendControl() error
+	// goingAway makes a WebSocket's close frame say the server is going
+	// away, unless the client's close set its status first.
+	goingAway()
+	// prefetch reads a field of each cache line a send reads first
+	// (detachedWatch.prefetch).
+	prefetch() int64
 }
 
 var (
@@ -111,11 +134,7 @@ func (s *h2Sink) send(e *watchEncoder, items []watchcache.Item) error {
 	}
 	err := s.st.Send(vecs, s.nonblocking) // keeps the pieces, not the slice
 	clear(vecs)
-	if cap(vecs) <= maxKeptVecs {
-		s.vecs = vecs[:0]
-	} else {
-		s.vecs = nil
-	}
+	s.vecs = sockwrite.Reuse(vecs)
 	if err != nil {
 		return fmt.Errorf("writing watch events: %w", err)
 	}
@@ -131,7 +150,17 @@ func (s *h2Sink) flush() error {
 
 func (s *h2Sink) stalled() bool         { return s.st.Stalled() }
 func (s *h2Sink) setNonblocking(b bool) { s.nonblocking = b }
-func (s *h2Sink) bound()                { s.st.Bound(endWriteGrace) }
+func (s *h2Sink) boundWrites()          { s.st.Bound(endWriteGrace) }
 func (s *h2Sink) close()                { _ = s.st.Close() }
 func (s *h2Sink) abort()                { s.st.Reset() }
 func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
+
+// An HTTP/2 stream's reader is its connection's; it has no lane and no
+// control frames of its own (internal/h2 answers pings).
+func (s *h2Sink) reader(*detachedWatch) func()                 { return nil }
+func (s *h2Sink) noReader()                                    {}
+func (s *h2Sink) laneSink() watchcache.LaneSink                { return nil }
+func (s *h2Sink) queueControl(ping, pongDue bool, pong []byte) {}
+func (s *h2Sink) sendControl() error                           { return nil }
+func (s *h2Sink) goingAway()                                   {}
+func (s *h2Sink) prefetch() int64                              { return 0 }

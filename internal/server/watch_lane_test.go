@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/metrics"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -75,6 +78,39 @@ func TestWatchLane(t *testing.T) {
 	}
 }
 
+// TestWatchNoLanes: with Config.NoWatchLanes, a cleartext watch is sent
+// each write's events by the senders, and, level with the cache, waits
+// idle for them rather than in a lane.
+func TestWatchNoLanes(t *testing.T) {
+	s, ts := newQuietServer(t, Config{NoWatchLanes: true})
+	w := dialRawWatch(t, ts, "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5")
+	d := onlyDetachedWatch(t, s)
+	for round := range 2 {
+		want := scriptNamed(t, ts, fmt.Sprintf("r%d-", round))
+		var got storagetest.History
+		for len(got) < len(want) {
+			for _, ev := range w.events(w.chunk()) {
+				obj, err := api.ParseObject(ev.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, event{ev.Type, obj}.record())
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("the watch was sent\n%v\nwant\n%v", got, want)
+		}
+		pollUntil(t, "the watch idle", func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.state == idle
+		})
+	}
+	if d.laneSink != nil {
+		t.Error("a watch of a server without lanes may enter one")
+	}
+}
+
 // onlyDetachedWatch waits for s's one detached watch and returns it.
 func onlyDetachedWatch(t *testing.T, s *Server) *detachedWatch {
 	t.Helper()
@@ -98,6 +134,21 @@ func waitLaned(t *testing.T, d *detachedWatch) {
 		defer d.mu.Unlock()
 		return d.state == laned
 	})
+}
+
+// newQuietServer serves a Server of cfg on a memory store, without logs,
+// over HTTP/1.1 and h2c.
+func newQuietServer(tb testing.TB, cfg Config) (*Server, *httptest.Server) {
+	tb.Helper()
+	store := memory.New()
+	cfg.Storage, cfg.Logger = store, slog.New(slog.DiscardHandler)
+	s, err := New(tb.Context(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := serveHTTP(s.Handler())
+	tb.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	return s, ts
 }
 
 // pollUntil polls cond until it holds, failing after 10 s.
@@ -129,13 +180,7 @@ func TestLaneHandOffWindow(t *testing.T) {
 // testLaneHandOffWindow: the slot leaves after a write not whole
 // (partial), or after a whole one whose watch wanted out meanwhile.
 func testLaneHandOffWindow(t *testing.T, partial bool) {
-	store := memory.New()
-	s, err := New(t.Context(), Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := serveHTTP(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	s, ts := newQuietServer(t, Config{})
 	type captured struct {
 		b    *watchcache.PollBatch
 		lane []*watchcache.LaneBlock
@@ -163,9 +208,15 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 		}
 		return <-batches
 	}
+	// The watch's slot writes through ws from now on: no write, no wake
+	// comes between.
+	ws := &windowSink{connSink: d.sink.(*connSink), partial: partial}
+	if !d.w.LeaveLane() || !d.w.EnterLane(ws) {
+		t.Fatal("the watch could not be moved to the test's sink")
+	}
 	x := put("x")
 	var y captured
-	ww := windowWriter{laneWriter: laneWriter{x.m}, partial: partial, between: func() {
+	ww := windowWriter{laneWriter: laneWriter{x.m}, between: func() {
 		y = put("y") // its lane task is not run: the watch, woken, takes y from the ring
 		d.Wake()
 		pollUntil(t, "the watch served", func() bool {
@@ -175,7 +226,7 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 		})
 	}}
 	if !partial {
-		ww.during = func() { d.w.LeaveLane() } // held: wanted out
+		ws.during = func() { d.w.LeaveLane() } // held: wanted out
 	}
 	x.b.ServeLane(x.lane[0], ww)
 	want := string(x.b.Frame) + string(y.b.Frame)
@@ -183,34 +234,47 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	if _, err := io.ReadFull(w.r, got); err != nil || string(got) != want {
 		t.Fatalf("the client read %q (%v), want %q", got, err, want)
 	}
+	var state sendState
 	pollUntil(t, "the watch settled", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return d.state == idle || d.state == laned
+		state = d.state
+		return state == idle || state == laned
 	})
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if entered := d.w.EnterLane(d.laneFD); d.state == idle && !entered {
+	// EnterLane takes the cache's lock, which is taken before d.mu: the
+	// watch is settled, nothing changes its state meanwhile.
+	if entered := d.w.EnterLane(ws); state == idle && !entered {
 		t.Fatal("the watch is idle, served by the senders, while its slot is in its lane")
 	}
 }
 
-// windowWriter is a laneWriter whose sends write 10 bytes (partial) or
-// run during, and whose hand-offs run between first, once the slot has
-// left the lane.
-type windowWriter struct {
-	laneWriter
+// windowSink is a watch's connSink whose lane sends write 10 bytes
+// (partial), keeping the rest, or run during.
+type windowSink struct {
+	*connSink
 	partial bool
 	during  func()
-	between func()
 }
 
-func (ww windowWriter) Send(fd int32, frames [][]byte) int {
-	if ww.partial {
-		return ww.laneWriter.Send(fd, [][]byte{frames[0][:10]})
+func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
+	if !ws.partial {
+		ws.during()
+		return ws.connSink.SendNow(frames)
 	}
-	ww.during()
-	return ww.laneWriter.Send(fd, frames)
+	if _, err := ws.connSink.SendNow([][]byte{frames[0][:10]}); err != nil {
+		return false, err
+	}
+	rest := net.Buffers(slices.Clone(frames))
+	sockwrite.Consume(&rest, 10)
+	ws.rest = rest
+	return false, nil
+}
+
+// windowWriter is a laneWriter whose hand-offs run between first, once
+// the slot has left the lane.
+type windowWriter struct {
+	laneWriter
+	between func()
 }
 
 func (ww windowWriter) HandOff(wk watchcache.Waker, failed bool) {

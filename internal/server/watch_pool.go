@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
-	"net"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/internal/metrics"
-	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -51,14 +48,8 @@ func (ds *detachedStreams) start(d *detachedWatch) bool {
 	}
 	ds.live[d] = struct{}{}
 	ds.wg.Add(1) // done by remove
-	// A watch on a hijacked connection has a reader of its own; an HTTP/2
-	// stream's is its connection's, which ends it.
-	if c, ok := d.sink.(*connSink); ok {
-		if c.ws != nil {
-			ds.wg.Go(d.readWebSocket)
-		} else {
-			ds.wg.Go(d.watchGone)
-		}
+	if read := d.sink.reader(d); read != nil {
+		ds.wg.Go(read)
 	}
 	return true
 }
@@ -76,7 +67,7 @@ func (ds *detachedStreams) remove(d *detachedWatch) {
 
 // close ends every detached watch (cleanly: the terminating chunk, its
 // writes bounded by endWriteGrace even if blocked), waits for them and
-// their readers (which linger for lingerTimeout at most after the end, for
+// their readers (which linger for sockwrite.LingerTimeout at most after the end, for
 // clients that do not close: connSink.close) and stops the senders.
 func (ds *detachedStreams) close() {
 	ds.mu.Lock()
@@ -89,7 +80,7 @@ func (ds *detachedStreams) close() {
 	ds.mu.Unlock()
 	ds.cancel()
 	for _, d := range live {
-		d.sink.bound()
+		d.sink.boundWrites()
 		d.end(endShutdown)
 	}
 	ds.wg.Wait()
@@ -125,29 +116,10 @@ func (ds *detachedStreams) wakeAll(b *watchcache.PollBatch, m *metrics.Resource)
 	pool.pushAll(b, m)
 }
 
-// laneWriter writes the batches of a lane (watchcache.PollBatch.ServeLane)
-// on the watches' sockets, and counts them in a resource's metrics.
+// laneWriter takes back the watches that leave a lane
+// (watchcache.PollBatch.ServeLane, whose slots write to each watch's
+// connSink), and counts what lanes send in a resource's metrics.
 type laneWriter struct{ m *metrics.Resource }
-
-// Send writes the frames to a watch's socket without waiting.
-func (laneWriter) Send(fd int32, frames [][]byte) int {
-	n, err := sockwrite.Writev(uintptr(fd), frames)
-	switch {
-	case err == nil:
-		return n
-	case errors.Is(err, sockwrite.ErrWouldBlock):
-		return 0
-	}
-	return -1
-}
-
-// Keep puts what a Send did not write in the watch's sink: its next
-// write, on its own goroutine (the sink is stalled), starts with it.
-func (laneWriter) Keep(wk watchcache.Waker, frames [][]byte, n int) {
-	rest := net.Buffers(slices.Clone(frames))
-	sockwrite.Consume(&rest, n)
-	wk.(*detachedWatch).sink.(*connSink).rest = rest
-}
 
 // HandOff takes back a watch that left its lane: a failed one ends, any
 // other is served as other watches are.
@@ -158,7 +130,7 @@ func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
 		return
 	}
 	d.mu.Lock()
-	d.handedLocked()
+	d.handedBackLocked()
 	d.mu.Unlock()
 }
 
@@ -177,7 +149,7 @@ func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 type senderPool struct {
 	wg sync.WaitGroup
 
-	mu sync.Mutex // a leaf
+	mu lockrank.Mutex[lockrank.SenderPoolMu] // last of the order: internal/lockrank
 	// guarded by mu:
 	cond   *sync.Cond
 	queue  []sendTask

@@ -84,10 +84,6 @@ type socketConn struct {
 	vec       net.Buffers // buf[off:] for sockwrite, kept
 }
 
-// maxKeptBuffer bounds the buffers a detached TLS watch keeps between
-// sends (its sink's plaintext and its socket's pending bytes).
-const maxKeptBuffer = 8 << 10
-
 func (c *socketConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -166,11 +162,7 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 	}
 	if c.off == len(c.buf) {
 		c.off = 0
-		if cap(c.buf) <= maxKeptBuffer {
-			c.buf = c.buf[:0]
-		} else {
-			c.buf = nil
-		}
+		c.buf = sockwrite.Reuse(c.buf)
 	}
 	return err
 }

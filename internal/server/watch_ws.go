@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
@@ -179,9 +180,6 @@ func appendWSHeader(b []byte, op byte, n int) []byte {
 	return binary.BigEndian.AppendUint64(append(b, 127), uint64(n))
 }
 
-// maxKeptHeads bounds the frame headers an idle watch keeps.
-const maxKeptHeads = 10 * maxKeptItems
-
 // wsFrames sets s.vecs to the pieces of a send: the control frames due,
 // then each event as one frame, its header and its bytes in place (the
 // shared frame, or appendFrame's pieces), without the newline (JSON) or
@@ -222,17 +220,16 @@ func (s *connSink) wsFrames(e *watchEncoder, items []watchcache.Item) {
 		vecs[at] = heads[h:]
 		s.written += int64(n)
 	}
-	if cap(heads) <= maxKeptHeads {
-		ws.heads = heads[:0]
-	} else {
-		ws.heads = nil
-	}
+	ws.heads = sockwrite.Reuse(heads)
 	s.vecs = vecs
 }
 
 // queueControl queues a ping and a pong (with its ping's payload) to be
 // sent ahead of the next events, or by sendControl.
 func (s *connSink) queueControl(ping, pongDue bool, pong []byte) {
+	if s.ws == nil {
+		return // chunks carry no control frames
+	}
 	if ping {
 		s.ws.ctl = appendWSHeader(s.ws.ctl, wsPing, 0)
 	}
@@ -243,12 +240,19 @@ func (s *connSink) queueControl(ping, pongDue bool, pong []byte) {
 
 // sendControl writes the control frames no send carried.
 func (s *connSink) sendControl() error {
-	if len(s.ws.ctl) == 0 {
+	if s.ws == nil || len(s.ws.ctl) == 0 {
 		return nil
 	}
 	s.vecs = append(s.vecs[:0], s.ws.ctl)
 	s.ws.ctl = s.ws.ctl[:0]
 	return s.write()
+}
+
+// goingAway: see streamSink.
+func (s *connSink) goingAway() {
+	if s.ws != nil {
+		s.ws.status.CompareAndSwap(0, uint32(wsGoingAway))
+	}
 }
 
 // closeFrame is the close frame that ends the stream.
@@ -483,8 +487,7 @@ func noEOF(err error) error {
 // the client sends until it closes its side, or the stream's end has
 // lingered: the close frame is not lost to a reset), or at the
 // connection's end; the connection is then closed (readDone).
-func (d *detachedWatch) readWebSocket() {
-	s := d.sink.(*connSink)
+func (s *connSink) readWebSocket(d *detachedWatch) {
 	defer s.readDone()
 	r := &wsReader{r: s.conn}
 	if len(s.ws.early) > 0 {

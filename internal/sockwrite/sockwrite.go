@@ -15,14 +15,16 @@ import (
 var ErrWouldBlock = errors.New("the write would block")
 
 // Writer writes to one socket without waiting, through the net package's
-// lock on its descriptor. It allocates nothing per write (a closure
-// handed to syscall.RawConn.Write would escape, one allocation a send).
-// It is not safe for concurrent use.
+// lock on its descriptor (syscall.RawConn.Write): the connection's close
+// waits for a write, and a write after it fails without reaching the
+// descriptor, which the system may have given to another connection. It
+// allocates nothing per write (a closure handed to RawConn.Write would
+// escape, one allocation a send). It is not safe for concurrent use.
 type Writer struct {
 	raw  syscall.RawConn
 	fn   func(fd uintptr) bool // w.write, bound once
 	bufs *net.Buffers          // during WriteNow
-	err  error                 // WriteFD's, during WriteNow
+	err  error                 // write's, during WriteNow
 }
 
 // NewWriter returns a Writer for raw's descriptor, or nil if raw is nil
@@ -50,25 +52,15 @@ func (w *Writer) WriteNow(bufs *net.Buffers) error {
 }
 
 func (w *Writer) write(fd uintptr) bool {
-	w.err = WriteFD(fd, w.bufs)
-	return true // never wait for the socket: the caller hands the rest on
-}
-
-// WriteFD is Writer.WriteNow on the descriptor itself, without the net package's
-// lock on it (and the poller state it resets): the caller must hold the
-// descriptor open for the call, which it can only if it alone may close
-// the connection. A watch sender saves the lock's and the poller's cache
-// misses with it: 0.49 µs of the 12.5 µs a send cost in a profile of
-// 1,000 watches x 50 writes/s.
-func WriteFD(fd uintptr, bufs *net.Buffers) error {
-	for len(*bufs) > 0 {
-		n, err := Writev(fd, *bufs)
-		Consume(bufs, n)
+	for len(*w.bufs) > 0 {
+		n, err := Writev(fd, *w.bufs)
+		Consume(w.bufs, n)
 		if err != nil {
-			return err
+			w.err = err
+			break
 		}
 	}
-	return nil
+	return true // never wait for the socket: the caller hands the rest on
 }
 
 // Consume drops the first n bytes of b.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -119,7 +120,7 @@ type Cache struct {
 	cfg   Config
 	codec *codec // cfg.Codec
 
-	mu sync.RWMutex
+	mu lockrank.RWMutex[lockrank.CacheMu]
 	// guarded by mu:
 	objects   map[string]*Object
 	sorted    []*Object // objects in key order; nil when stale

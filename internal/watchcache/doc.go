@@ -73,7 +73,9 @@
 //
 // # Concurrency
 //
-// Lock order: Cache.mu before Watcher.mu, and before Budget.mu, a leaf.
+// Lock order: Cache.mu before LaneBlock.serving before Watcher.mu
+// (internal/lockrank checks it in race builds), and before Budget.mu, a
+// leaf.
 // The dispatcher takes Cache.mu for writing; readers of the ring and of
 // the objects take it for reading.
 package watchcache

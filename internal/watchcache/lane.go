@@ -1,19 +1,21 @@
 package watchcache
 
 import (
-	"runtime"
 	"sync/atomic"
+
+	"github.com/listwatch/listwatch/internal/lockrank"
 )
 
 // A lane holds the polled watchers of a poll group that the caller of
-// Config.WakePolled serves without touching them: the watches the server
-// writes on their socket's descriptor. Each such watcher (WatchOptions.Lane)
+// Config.WakePolled serves without touching them: each is sent a batch
+// through its LaneSink, the caller's end of its connection. Each such
+// watcher (WatchOptions.Lane)
 // has a slot in its group's lane, dense blocks of LaneBlock slots, for its
 // whole life. A slot in the lane is level with the cache at every batch
 // it has been given: a batch that wakes the group hands the caller the
 // lane with the batch's items as the group sees them (PollBatch), and the
 // caller sends them to each slot in the lane (ServeLane), moving its
-// position, with no lock and no read of the watcher. Anything else (a
+// position, with no lock of the cache's and no read of the watcher. Anything else (a
 // catch-up, a write the socket did not take whole, a bookmark, the end)
 // takes the slot out of the lane, its position back to its watcher, which
 // is then served through Pending as any polled watcher, until it enters
@@ -24,28 +26,30 @@ import (
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a
-// time. The slots come first: a block's allocation starts on a cache line,
-// so that each line holds two whole slots (after an 8-byte field, every
-// other slot would straddle two lines; no difference showed in 3 rotated
-// pairs at 1,000 x 50, within the machine's spread).
+// time (serving). The slots come first: a block's allocation starts on a
+// cache line.
 type LaneBlock struct {
-	slots   [LaneBlockSlots]LaneSlot
-	serving atomic.Bool
+	slots [LaneBlockSlots]LaneSlot
+	// serving is taken after Cache.mu (a WakePolled may serve the lane
+	// itself) and before what ServeLane takes: Watcher.mu, and the
+	// LaneSink's and LaneWriter's locks.
+	serving lockrank.Mutex[lockrank.LaneBlockServing]
 }
 
 // A slot's states.
 const (
-	slotVacant uint32 = iota // no watcher
-	slotOut                  // its watcher is served through Pending, woken by each batch
-	slotIn                   // in the lane, level: batches are sent from the slot
-	slotBusy                 // a ServeLane holds it
-	slotWanted               // held, and wanted out: the holder hands it over
+	slotVacant    uint32 = iota // no watcher
+	slotOut                     // its watcher is served through Pending, woken by each batch
+	slotIn                      // in the lane, level: batches are sent from the slot
+	slotBusy                    // a ServeLane holds it
+	slotWantedOut               // held, and wanted out: the holder hands it over
+	slotStopped                 // held, its watcher stopped: the holder lets it go (give)
 )
 
 // LaneSlot is one watcher's place in its group's lane.
 type LaneSlot struct {
 	state atomic.Uint32
-	fd    int32 // the caller's handle of the watcher (EnterLane)
+	out   LaneSink // where its batches go (EnterLane)
 	// pos and sent are written by whoever holds the slot (ServeLane), or
 	// the watcher while the slot is out.
 	pos  int64 // every event the watcher sees up to pos has been sent
@@ -59,11 +63,17 @@ type LaneSlot struct {
 type lane struct {
 	blocks []*LaneBlock
 	free   []*LaneSlot
-	last   *PollBatch // the latest batch handed over, to link the next to
+	// stopped are the slots given back while held (slotStopped), free
+	// once their holder has let them go.
+	stopped []*LaneSlot
+	last    *PollBatch // the latest batch handed over, to link the next to
 }
 
 // take gives w a slot, out of the lane. c.mu held for writing.
 func (l *lane) take(w *Watcher) *LaneSlot {
+	if len(l.stopped) > 0 {
+		l.freeStopped()
+	}
 	if len(l.free) == 0 {
 		b := new(LaneBlock)
 		l.blocks = append(l.blocks, b)
@@ -79,15 +89,47 @@ func (l *lane) take(w *Watcher) *LaneSlot {
 	return s
 }
 
-// give frees s, once out of the lane: a holder finishes first (it never
-// waits: ServeLane's send must not block). c.mu held for writing.
+// give frees s, or, if a ServeLane holds it, leaves it to its holder to
+// let go, without waiting (its watcher is not handed over then). c.mu
+// held for writing.
 func (l *lane) give(s *LaneSlot) {
-	for !s.state.CompareAndSwap(slotIn, slotOut) && s.state.Load() != slotOut {
-		runtime.Gosched()
+	for { // again only if the slot changed meanwhile: a claim, a hand-over
+		switch st := s.state.Load(); st {
+		case slotBusy, slotWantedOut:
+			if s.state.CompareAndSwap(st, slotStopped) {
+				l.stopped = append(l.stopped, s)
+				return
+			}
+		default: // in or out
+			if s.state.CompareAndSwap(st, slotVacant) {
+				s.release()
+				l.free = append(l.free, s)
+				return
+			}
+		}
 	}
+}
+
+// freeStopped frees the stopped slots that their holders have let go.
+// c.mu held for writing.
+func (l *lane) freeStopped() {
+	held := l.stopped[:0]
+	for _, s := range l.stopped {
+		if s.state.Load() == slotVacant {
+			l.free = append(l.free, s)
+		} else {
+			held = append(held, s)
+		}
+	}
+	clear(l.stopped[len(held):])
+	l.stopped = held
+}
+
+// release forgets the slot's watcher and sink: its connection is closed
+// once the watcher stops, and the slot is another's next.
+func (s *LaneSlot) release() {
 	s.w.Store(nil)
-	s.state.Store(slotVacant)
-	l.free = append(l.free, s)
+	s.out = nil
 }
 
 // PollBatch is what a batch of events hands Config.WakePolled, for one
@@ -118,49 +160,50 @@ type PollBatch struct {
 // maxChain bounds the batches ServeLane sends a slot in one write.
 const maxChain = 32
 
-// LaneWriter is what ServeLane writes through.
+// LaneSink is the caller's end of a watcher in its lane: the connection
+// its batches are written to, which owns the socket, so that no write
+// outlives it.
+type LaneSink interface {
+	// SendNow writes frames without waiting, and reports whether it wrote
+	// them whole; what it did not write it keeps (while ServeLane still
+	// holds the slot), for the watcher's next write to start with. An
+	// error ends the watch.
+	SendNow(frames [][]byte) (whole bool, err error)
+}
+
+// LaneWriter is what ServeLane reports to.
 type LaneWriter interface {
-	// Send writes frames to fd without blocking, and returns the bytes
-	// it wrote: -1 for an error that ends the watch.
-	Send(fd int32, frames [][]byte) int
-	// Keep is given, while ServeLane still holds the watcher's slot, what
-	// a Send did not write: frames after their first n bytes. The
-	// watcher's next write starts with them.
-	Keep(wk Waker, frames [][]byte, n int)
 	// HandOff is given a watcher whose slot has left the lane, to serve
-	// through Pending (failed: its Send failed).
+	// through Pending (failed: its SendNow failed).
 	HandOff(wk Waker, failed bool)
 	// Sent counts the slots that were sent b (or all its bytes were kept).
 	Sent(b *PollBatch, slots int)
 }
 
 // ServeLane serves block's slots for the batch: each slot in the lane
-// that lacks it is sent, in one Send, its frame and those of the group's
+// that lacks it is sent, in one SendNow, its frame and those of the group's
 // batches after it (as many as were handed over since, maxChain in all at
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
 // rest, so that a sender behind sends each slot many batches at once). A
 // slot leaves the lane, its watcher handed over (lw.HandOff), when its
-// Send did not write everything (the rest kept: lw.Keep), when its
+// SendNow did not write everything (the rest kept by its sink), when its
 // position is one the batches do not continue (the ring has what it
 // lacks), or when its watcher wanted out while it was held. A slot out of
 // the lane has its watcher woken. A block served by another ServeLane (a
 // task of another batch, on another sender) is waited for: its sends do
 // not block, and that one may be sending this batch too.
 func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
-	for !block.serving.CompareAndSwap(false, true) {
-		runtime.Gosched()
-	}
-	defer block.serving.Store(false)
+	block.serving.Lock()
+	defer block.serving.Unlock()
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
 	frames := framesBuf[:0]
-	var body, size int64
+	var body int64
 	for _, c := range chain {
 		frames = append(frames, c.Frame)
 		body += c.Body
-		size += int64(len(c.Frame))
 	}
 	last := chain[len(chain)-1].Rev
 	sends := 0 // that wrote: their events are the watchers'
@@ -175,15 +218,12 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
-			n := lw.Send(s.fd, frames)
-			if failed = n < 0; failed {
+			whole, err := s.out.SendNow(frames)
+			if failed = err != nil; failed {
 				ok = false
 				break
 			}
-			if int64(n) < size {
-				ok = false
-				lw.Keep(s.w.Load().waker, frames, n)
-			}
+			ok = whole
 			s.sent += body
 			s.pos = last
 			sends++
@@ -191,7 +231,9 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
-		lw.HandOff(s.leave().waker, failed)
+		if w := s.leave(); w != nil {
+			lw.HandOff(w.waker, failed)
+		}
 	}
 	if sends > 0 {
 		for _, c := range chain {
@@ -232,21 +274,32 @@ func claim(s *LaneSlot) bool {
 }
 
 // leave takes a held slot out of the lane, its position back to its
-// watcher, and returns the watcher.
+// watcher, and returns the watcher; or, if the watcher has stopped, lets
+// the slot go (vacant, for its lane to free) and returns nil.
 func (s *LaneSlot) leave() *Watcher {
 	w := s.w.Load()
 	w.lock()
 	w.pos = s.pos
 	w.unlock()
-	s.state.Store(slotOut)
-	return w
+	for { // again only if the watcher wanted out, or stopped, meanwhile
+		switch st := s.state.Load(); st {
+		case slotStopped:
+			s.release()
+			s.state.Store(slotVacant)
+			return nil
+		default: // busy or wanted
+			if s.state.CompareAndSwap(st, slotOut) {
+				return w
+			}
+		}
+	}
 }
 
-// EnterLane puts the watcher in its lane, as handle fd, if it has a slot
+// EnterLane puts the watcher in its lane, its batches sent to out, if it has a slot
 // (WatchOptions.Lane) out of the lane and is level with the cache: nothing
 // queued, not parked or ended. Batches are then sent from the slot by the
 // caller of Config.WakePolled (ServeLane), until LeaveLane or a hand-off.
-func (w *Watcher) EnterLane(fd int32) bool {
+func (w *Watcher) EnterLane(out LaneSink) bool {
 	s := w.slot
 	if s == nil {
 		return false
@@ -259,7 +312,7 @@ func (w *Watcher) EnterLane(fd int32) bool {
 	if w.parked || w.err != nil || len(w.queue) > 0 || w.pos < c.rev || s.state.Load() != slotOut {
 		return false
 	}
-	s.fd, s.pos = fd, w.pos
+	s.out, s.pos = out, w.pos
 	s.state.Store(slotIn)
 	return true
 }
@@ -281,10 +334,10 @@ func (w *Watcher) LeaveLane() bool {
 				return true
 			}
 		case slotBusy:
-			if s.state.CompareAndSwap(slotBusy, slotWanted) {
+			if s.state.CompareAndSwap(slotBusy, slotWantedOut) {
 				return false
 			}
-		case slotWanted:
+		case slotWantedOut:
 			return false
 		default: // out (or vacant: stopped)
 			return true

@@ -1,7 +1,9 @@
 package watchcache
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,13 +17,14 @@ type laneTest struct {
 	c       *Cache
 	wr      *writer
 	w       *Watcher
+	sink    *testSink // w's
 	batches chan *PollBatch
 }
 
 func newLaneTest(t *testing.T) *laneTest {
 	s := memory.New()
 	t.Cleanup(func() { s.Close() })
-	lt := &laneTest{t: t, batches: make(chan *PollBatch, 64)}
+	lt := &laneTest{t: t, batches: make(chan *PollBatch, 64), sink: &testSink{}}
 	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) {
 		if len(b.Items) > 0 {
 			b.Frame, b.Body = []byte(fmt.Sprintf("frame of %d", b.Rev)), 10
@@ -60,16 +63,26 @@ func (lt *laneTest) pending() []int64 {
 	return revs
 }
 
-// serve runs ServeLane on b's block, each Send writing n bytes (all of
-// them if n is -2); during runs in the first Send. It returns the frames
-// of each Send and the hand-offs.
+// serve runs ServeLane on b's block, each SendNow writing n bytes (all of
+// them if n is -2, failing if -1); during runs in the first SendNow. It
+// returns the frames of each SendNow and the hand-offs.
 func (lt *laneTest) serve(b *PollBatch, n int, during func()) *testWriter {
 	tw := &testWriter{n: n, during: during}
+	lt.sink.serving.Store(tw)
 	b.ServeLane(b.Lane[0], tw)
 	return tw
 }
 
-// testWriter is a LaneWriter that records what it is asked.
+// testSink is the laned watcher's LaneSink: each SendNow is the latest
+// serve's testWriter's.
+type testSink struct{ serving atomic.Pointer[testWriter] }
+
+func (ts *testSink) SendNow(frames [][]byte) (bool, error) {
+	return ts.serving.Load().SendNow(frames)
+}
+
+// testWriter is a LaneWriter, and the sends of one serve, recording what
+// it is asked.
 type testWriter struct {
 	n        int
 	during   func()
@@ -79,30 +92,26 @@ type testWriter struct {
 	sent     map[int64]int // slots, by batch revision
 }
 
-func (tw *testWriter) Send(fd int32, frames [][]byte) int {
+func (tw *testWriter) SendNow(frames [][]byte) (bool, error) {
 	var fs []string
-	size := 0
+	var all string
 	for _, f := range frames {
 		fs = append(fs, string(f))
-		size += len(f)
+		all += string(f)
 	}
 	tw.sends = append(tw.sends, fs)
 	if tw.during != nil {
 		tw.during()
 		tw.during = nil
 	}
-	if tw.n == -2 {
-		return size
+	switch {
+	case tw.n == -1:
+		return false, errors.New("the connection failed")
+	case tw.n == -2 || tw.n >= len(all):
+		return true, nil
 	}
-	return tw.n
-}
-
-func (tw *testWriter) Keep(wk Waker, frames [][]byte, n int) {
-	var all string
-	for _, f := range frames {
-		all += string(f)
-	}
-	tw.kept = append(tw.kept, all[n:])
+	tw.kept = append(tw.kept, all[tw.n:])
+	return false, nil
 }
 
 func (tw *testWriter) HandOff(wk Waker, failed bool) {
@@ -123,7 +132,7 @@ type handOff struct {
 
 func (lt *laneTest) enter() {
 	lt.t.Helper()
-	if !lt.w.EnterLane(7) {
+	if !lt.w.EnterLane(lt.sink) {
 		lt.t.Fatal("a level watcher did not enter its lane")
 	}
 }
@@ -134,7 +143,7 @@ func (lt *laneTest) enter() {
 func TestLaneSendsEachBatchOnce(t *testing.T) {
 	lt := newLaneTest(t)
 	lt.enter()
-	if lt.w.EnterLane(7) {
+	if lt.w.EnterLane(lt.sink) {
 		t.Fatal("a watcher entered its lane twice")
 	}
 	b1 := lt.put("x")
@@ -244,13 +253,13 @@ func TestLaneHandsOver(t *testing.T) {
 func TestLaneEnterOnlyLevel(t *testing.T) {
 	lt := newLaneTest(t)
 	lt.put("x")
-	if lt.w.EnterLane(7) {
+	if lt.w.EnterLane(lt.sink) {
 		t.Fatal("a watcher with an event to take entered its lane")
 	}
 	lt.pending()
 	lt.enter()
 	other := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
-	if other.EnterLane(8) {
+	if other.EnterLane(&testSink{}) {
 		t.Fatal("a watcher without WatchOptions.Lane entered a lane")
 	}
 	lt.w.Stop()
@@ -338,5 +347,43 @@ func TestLaneBlockServedOnce(t *testing.T) {
 	}
 	if tw := <-second; len(tw.sends) != 0 || len(tw.handOffs) != 0 {
 		t.Fatalf("the second batch's task: sends %v, hand-offs %v; want none", tw.sends, tw.handOffs)
+	}
+}
+
+// TestLaneStopWhileHeld: a watcher stopped while a ServeLane holds its
+// slot (in its send: after a whole send, a partial one, or a LeaveLane)
+// stops without waiting for the holder, which lets the slot go without
+// handing the watcher over; the next watcher of the lane gets the slot.
+func TestLaneStopWhileHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		wanted bool
+	}{{"whole", -2, false}, {"partial", 1, false}, {"wanted", -2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lt := newLaneTest(t)
+			lt.enter()
+			// keeps the group, and its lane, once lt.w stops
+			watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
+			b := lt.put("x")
+			tw := lt.serve(b, tc.n, func() {
+				if tc.wanted && lt.w.LeaveLane() {
+					t.Error("LeaveLane of a held slot left")
+				}
+				stopped := make(chan struct{}) // on a goroutine of its own: the cache's lock is taken before the block's
+				go func() { lt.w.Stop(); close(stopped) }()
+				<-stopped
+			})
+			if len(tw.sends) != 1 || len(tw.handOffs) != 0 {
+				t.Fatalf("sends %v, hand-offs %v; want one send, no hand-off of a stopped watcher", tw.sends, tw.handOffs)
+			}
+			if st := lt.w.slot.state.Load(); st != slotVacant {
+				t.Fatalf("the stopped watcher's slot is in state %d after its holder, want vacant", st)
+			}
+			again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
+			if again.slot != lt.w.slot {
+				t.Fatal("the slot let go by its holder was not given to the next watcher")
+			}
+		})
 	}
 }

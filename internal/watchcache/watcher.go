@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 	"unique"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/lockrank"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -59,7 +59,7 @@ type Watcher struct {
 	polled bool          // set before the watcher is returned: see WatchOptions.Waker
 	slot   *LaneSlot     // its lane slot (WatchOptions.Lane), set at registration
 
-	mu sync.Mutex // taken after c.mu when both are held
+	mu lockrank.Mutex[lockrank.WatcherMu] // taken after c.mu when both are held
 	// guarded by mu:
 	parked bool // neither fed nor polling: the reader catches up itself
 	behind bool // parked by the dispatcher for a full queue, not yet level
