@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Client is a connection to one API server: its base URL, HTTP client,

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // APIResource is one served resource as discovery describes it.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Errors from the server are *api.StatusError: the Status body the server

@@ -14,7 +14,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Kubernetes' own types (k8s.io/api, generated with gogo-protobuf) decode

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // GroupVersionResource names a served resource: ("", "v1", "configmaps"),

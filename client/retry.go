@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Backoff is how often and how long to wait between attempts, as

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Transport tunables, as client-go's (apimachinery util/net SetTransportDefaults

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // maxWatchErrorBody bounds how much of a refused watch's body is read.

@@ -5,9 +5,9 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/controller"
 	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"

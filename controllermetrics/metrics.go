@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
-	"github.com/listwatch/listwatch/workqueue"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/controller"
+	"github.com/listwatch/listwatch/client/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

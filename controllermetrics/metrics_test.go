@@ -10,12 +10,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/listwatch/listwatch/cache"
-	"github.com/listwatch/listwatch/cache/cachetest"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/cache/cachetest"
+	"github.com/listwatch/listwatch/client/controller"
+	"github.com/listwatch/listwatch/client/workqueue"
 	"github.com/listwatch/listwatch/controllermetrics"
-	"github.com/listwatch/listwatch/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )

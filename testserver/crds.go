@@ -15,9 +15,9 @@ import (
 	"go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 var definitions = client.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -4,7 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/bolt"
 )
 
 // TestSparseFile checks that a sparse copy reads back as the original:
@@ -49,5 +57,52 @@ func TestPKITemplate(t *testing.T) {
 	}
 	if !bytes.Equal(a.ServerCA, b.ServerCA) || len(a.ServerCA) == 0 {
 		t.Error("two copies of the template have different server CAs")
+	}
+}
+
+// TestStoreTemplateSame checks that the store template is the same at
+// every build: it holds the controller Lease, released by its server, and
+// two builds hold the same keys (a server stopped as soon as it started
+// had, or had not yet, made the Lease).
+func TestStoreTemplateSame(t *testing.T) {
+	keys := func() []string {
+		tpl, err := makeStoreTemplate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := tpl.write(filepath.Join(dir, bolt.FileName)); err != nil {
+			t.Fatal(err)
+		}
+		store, err := bolt.Open(dir, bolt.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		var keys []string
+		opts := storage.ListOptions{}
+		for {
+			page, err := store.List(t.Context(), "/", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range page.KVs {
+				keys = append(keys, kv.Key)
+				if strings.HasSuffix(kv.Key, "/leases/kube-system/"+server.ControllerLease) && !strings.Contains(string(kv.Value), `"holderIdentity":""`) {
+					t.Errorf("the template's controller Lease is held: %s", kv.Value)
+				}
+			}
+			if page.Continue == "" {
+				return keys
+			}
+			opts.Continue = page.Continue
+		}
+	}
+	first, second := keys(), keys()
+	if !slices.ContainsFunc(first, func(k string) bool { return strings.HasSuffix(k, "/leases/kube-system/"+server.ControllerLease) }) {
+		t.Error("the template lacks the controller Lease")
+	}
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("two builds differ (-first +second):\n%s", diff)
 	}
 }

@@ -19,10 +19,11 @@
 // and authorizes the users it impersonates by RBAC.
 //
 // Every server of a process starts on a copy of the store the first one
-// made (storeTemplate): the initial namespaces, kube's default RBAC policy
-// and the default service accounts are there from the start, with the
-// same UIDs in every server. Secure servers likewise share one PKI
-// (pkiTemplate): the same CAs, admin and serving certificates.
+// made (storeTemplate): the initial namespaces, kube's default RBAC policy,
+// the default service accounts and the controller Lease (released) are
+// there from the start, with the same UIDs in every server. Secure
+// servers likewise share one PKI (pkiTemplate): the same CAs, admin and
+// serving certificates.
 //
 // # Concurrency
 //
@@ -47,8 +48,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/pki"
@@ -58,6 +59,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/gc"
 	"github.com/listwatch/listwatch/internal/server/rbac"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
 )
 
@@ -348,10 +350,17 @@ func (s *Server) stop() error {
 
 // storeTemplate is the file of a store as a server leaves it after its
 // first start (the initial namespaces, kube's default RBAC policy, the
-// default service accounts), made once per process: a server that starts
-// on a copy finds them there and writes nothing, which is a third of a
-// start's CPU time (kube's policy alone is over a hundred objects).
-var storeTemplate = sync.OnceValues(func() (*sparseFile, error) {
+// default service accounts, the controller Lease), made once per process:
+// a server that starts on a copy finds them there and writes nothing but
+// its Lease, which is a third of a start's CPU time (kube's policy alone
+// is over a hundred objects).
+var storeTemplate = sync.OnceValues(makeStoreTemplate)
+
+// makeStoreTemplate starts a server on a new store, waits until it leads
+// the controller election, stops it (releasing the Lease) and returns the
+// store's file. The wait makes the template the same at every run: a
+// server stopped at once had, or had not yet, made the Lease.
+func makeStoreTemplate() (*sparseFile, error) {
 	dir, err := os.MkdirTemp("", "listwatch-testserver-template-")
 	if err != nil {
 		return nil, err
@@ -363,6 +372,7 @@ var storeTemplate = sync.OnceValues(func() (*sparseFile, error) {
 	}
 	srv, err := server.New(context.Background(), server.Config{Storage: store, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil {
+		err = waitLeading(store)
 		srv.Close()
 	}
 	if err = errors.Join(err, store.Close()); err != nil {
@@ -373,7 +383,48 @@ var storeTemplate = sync.OnceValues(func() (*sparseFile, error) {
 		return nil, err
 	}
 	return newSparseFile(data), nil
-})
+}
+
+// leaseWait bounds the template server's wait for the controller Lease,
+// which a lone server takes as it starts.
+const leaseWait = 30 * time.Second
+
+// waitLeading waits until a server on store holds the controller Lease.
+func waitLeading(store storage.Interface) error {
+	ctx, cancel := context.WithTimeout(context.Background(), leaseWait)
+	defer cancel()
+	var leases *resource.Resource
+	for _, r := range resource.Builtins() {
+		if r.Group == "coordination.k8s.io" && r.Plural == "leases" {
+			leases = r
+		}
+	}
+	key := leases.Key("kube-system", server.ControllerLease)
+	held := func(value []byte) bool {
+		lease, err := api.ParseObject(value)
+		spec, _ := lease["spec"].(map[string]any)
+		return err == nil && spec["holderIdentity"] != nil && spec["holderIdentity"] != ""
+	}
+	rev, err := store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if kv, err := store.Get(ctx, key); err == nil && held(kv.Value) {
+		return nil
+	}
+	w, err := store.Watch(ctx, key, rev) // from before the Get: nothing missed
+	if err != nil {
+		return err
+	}
+	for batch := range w.Events() {
+		for _, ev := range batch {
+			if ev.KV.Key == key && held(ev.KV.Value) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the controller Lease is not held after %v: %w", leaseWait, w.Err())
+}
 
 // copyTemplate writes storeTemplate into dir unless dir holds a store.
 func copyTemplate(dir string) error {

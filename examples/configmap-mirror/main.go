@@ -43,12 +43,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/controller"
+	"github.com/listwatch/listwatch/client/events"
+	"github.com/listwatch/listwatch/client/leaderelection"
 	"github.com/listwatch/listwatch/controllermetrics"
-	"github.com/listwatch/listwatch/events"
-	"github.com/listwatch/listwatch/leaderelection"
 )
 
 // options are the command line's.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
-	"github.com/listwatch/listwatch/events"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/controller"
+	"github.com/listwatch/listwatch/client/events"
 )
 
 // The label and annotation that drive the controller, the index of copies

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Limits of every run.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Propagation policies of a DELETE, as DeleteOptions names them.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // IdleConfig configures `listwatch bench idle`.

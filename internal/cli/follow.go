@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/wait"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // Waits between attempts to re-open a watch that ended without delivering

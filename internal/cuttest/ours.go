@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/cache"
 )
 
 // OurInformer is the Informer of a LagRun made of this module's client

@@ -21,7 +21,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 //go:generate go run ./gen -o spec.json.gz

@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // record is one occurrence of a field on the wire: its bytes, or its value

@@ -52,8 +52,9 @@ func TestPackageDocs(t *testing.T) {
 }
 
 // libraries are the public packages a program imports to talk to any
-// Kubernetes-style API server; they must not drag in the server or storage.
-var libraries = []string{"api", "selector", "client", "cache", "workqueue", "controller", "leaderelection", "events", "wait"}
+// Kubernetes-style API server: the client module's; they must not drag in
+// the server or storage.
+var libraries = []string{"client"}
 
 // forbidden are the heavy dependencies that live only in test/interop:
 // kube's server and client, and its API types (k8s.io/api and the
@@ -89,4 +90,39 @@ func isLibrary(path string) bool {
 		}
 	}
 	return false
+}
+
+// serverOnly are module path prefixes of the server's own dependencies,
+// which a program importing the client library must not inherit.
+var serverOnly = []string{
+	"go.etcd.io/", "google.golang.org/grpc", "github.com/spf13/cobra", "github.com/prometheus/",
+	"github.com/go-json-experiment/", "github.com/google/cel-go", "k8s.io/",
+}
+
+// TestClientModuleGraph: the client library's module graph (what a
+// controller importing it inherits) holds none of the server's
+// dependencies, nor the server's module.
+func TestClientModuleGraph(t *testing.T) {
+	cmd := exec.Command("go", "list", "-m", "all")
+	cmd.Dir = "../../client"
+	cmd.Env = append(cmd.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m all in client/: %v", err)
+	}
+	mods := strings.Fields(string(out))
+	if len(mods) == 0 || mods[0] != module+"/client" {
+		t.Fatalf("go list -m all in client/ = %q, want the client module first", mods)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path := strings.Fields(line)[0]
+		if path == module {
+			t.Errorf("the client module requires the server's module")
+		}
+		for _, p := range serverOnly {
+			if strings.HasPrefix(path, p) {
+				t.Errorf("the client module's graph holds %s, a dependency of the server", line)
+			}
+		}
+	}
 }

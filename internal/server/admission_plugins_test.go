@@ -14,7 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -146,31 +147,81 @@ func TestRootCAConfigMap(t *testing.T) {
 	if r.code != http.StatusOK || !cmp.Equal(r.obj["data"], map[string]any{"ca.crt": "PEM"}) || !strings.HasPrefix(api.Object(r.obj).Annotations()["kubernetes.io/description"], "Contains a CA bundle") {
 		t.Fatalf("%d %v", r.code, r.obj)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	rev, err := store.CurrentRevision(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := store.Watch(ctx, "/registry/core/configmaps/kube-system/kube-root-ca.crt", rev)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if r := do(t, ts, "PATCH", cm, "", `{"data":{"ca.crt":"other","more":"x"}}`); r.code != http.StatusOK {
 		t.Fatalf("patch: %d %v", r.code, r.obj)
 	}
+	waitRootCA(t, store, "PEM")
+}
+
+// rootCAKey is kube-system's kube-root-ca.crt's key.
+const rootCAKey = "/registry/core/configmaps/kube-system/kube-root-ca.crt"
+
+// waitRootCA waits until kube-system's kube-root-ca.crt holds ca alone,
+// and returns it as stored.
+func waitRootCA(t *testing.T, store storage.Interface, ca string) storage.KV {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	holds := func(kv storage.KV) bool {
+		obj, err := api.ParseObject(kv.Value)
+		data, _ := obj["data"].(map[string]any)
+		return err == nil && len(data) == 1 && data["ca.crt"] == ca
+	}
+	kv, err := store.Get(ctx, rootCAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holds(kv) {
+		return kv
+	}
+	w, err := store.Watch(ctx, rootCAKey, kv.ModRevision+1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for batch := range w.Events() {
 		for _, ev := range batch {
-			obj, err := api.ParseObject(ev.KV.Value)
-			if ev.Type == storage.EventDelete || err != nil {
-				t.Fatalf("%v %v", ev, err)
+			if ev.Type == storage.EventDelete {
+				t.Fatalf("deleted: %v", ev)
 			}
-			if data, _ := obj["data"].(map[string]any); len(data) == 1 && data["ca.crt"] == "PEM" {
-				return
+			if holds(ev.KV) {
+				return ev.KV
 			}
 		}
 	}
-	t.Fatalf("not put back: %v", w.Err())
+	t.Fatalf("%s does not hold %q: %v", rootCAKey, ca, w.Err())
+	return storage.KV{}
+}
+
+// TestRootCAOneLeader checks that of servers on one store with different
+// CAs only the elected one puts its CA back in kube-root-ca.crt, as
+// kube's publisher runs in the one leading controller manager: another
+// server's pass over the namespaces writes nothing, and the CA changes
+// only when the leadership does.
+func TestRootCAOneLeader(t *testing.T) {
+	store := newMemoryStore(t)
+	start := func(ca string, retry time.Duration) *Server {
+		s, err := New(t.Context(), Config{Storage: store, RootCA: []byte(ca),
+			Election: leader.Config{LeaseDuration: 3 * time.Hour, RenewDeadline: 2 * time.Hour, RetryPeriod: retry}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a := start("A", time.Hour)
+	waitLeaseHeld(t, a)
+	before := waitRootCA(t, store, "A")
+	b := start("B", 10*time.Millisecond) // takes the Lease soon after a releases it
+	b.accounts.ensureCurrent(t.Context(), "kube-system")
+	after, err := store.Get(t.Context(), rootCAKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ModRevision != before.ModRevision {
+		t.Fatalf("a server not leading rewrote kube-root-ca.crt: %s", after.Value)
+	}
+	a.Close()
+	waitRootCA(t, store, "B")
 }
 
 // TestPluginsAroundWebhooks checks where the plugins run in the chain, as

@@ -10,14 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
+	"github.com/listwatch/listwatch/client/wait"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/selector"
-	"github.com/listwatch/listwatch/wait"
 )
 
 // policySource gives the policy validator and mutator the admission

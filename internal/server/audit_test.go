@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/audit"
 	"github.com/listwatch/listwatch/internal/server/audit/audittest"
 	"github.com/listwatch/listwatch/internal/server/authn"

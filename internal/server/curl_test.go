@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // TestWatchWithCurl watches with the real curl, as seed 000 does, over

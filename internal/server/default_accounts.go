@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/follow"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -29,7 +31,10 @@ const ensureConcurrency = 16
 // deleted or (the ConfigMap) changed. It follows the store itself (one follow.Follower of
 // namespaces, one of each kind of object), so the objects of a namespace
 // another server on the same store created are made too (creates are
-// idempotent: every server may try).
+// idempotent: every server may try). Only the elected server puts back
+// an object changed (lead), as kube's publisher runs in the one leading
+// controller manager: servers with different CAs would otherwise rewrite
+// kube-root-ca.crt in turn for ever.
 type defaultAccounts struct {
 	registry   *registry.Registry
 	store      storage.Interface
@@ -40,6 +45,8 @@ type defaultAccounts struct {
 	ctx       context.Context // of the creates; ended by close
 	cancel    context.CancelFunc
 	followers []*follow.Follower
+
+	leading atomic.Bool // whether this server fixes changed objects (lead)
 
 	mu sync.Mutex
 	// starting holds, while start lists them, the namespaces to ensure
@@ -143,6 +150,36 @@ func rootCAConfigMap(configMaps *resource.Resource, ca string) namespaceObject {
 	}
 }
 
+// lead makes this server put back the objects changed, in every
+// namespace now and then as they change, until ctx ends: it runs while
+// the server leads the election.
+func (d *defaultAccounts) lead(ctx context.Context) {
+	d.leading.Store(true)
+	defer d.leading.Store(false)
+	opts := storage.ListOptions{Limit: leadPage}
+	fixes := slices.ContainsFunc(d.objects, func(o namespaceObject) bool { return o.fix != nil })
+	for fixes && ctx.Err() == nil {
+		page, err := d.store.List(ctx, d.namespaces.KeyPrefix(""), opts)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("listing namespaces for their default objects", "err", err)
+			}
+			break
+		}
+		for _, kv := range page.KVs {
+			d.ensureIfActive(ctx, kv.Value)
+		}
+		if page.Continue == "" {
+			break
+		}
+		opts.Continue = page.Continue
+	}
+	<-ctx.Done()
+}
+
+// leadPage bounds each page of namespaces lead lists.
+const leadPage = 500
+
 // close stops the followers and waits for them.
 func (d *defaultAccounts) close() {
 	d.cancel()
@@ -212,7 +249,7 @@ func (d *defaultAccounts) ensure(ctx context.Context, ns string, o namespaceObje
 		_, err = d.registry.Create(ctx, o.res, ns, o.make())
 		return err
 	}
-	if stored, err := api.ParseObject(kv.Value); o.fix == nil || err != nil || !o.fix(stored) {
+	if stored, err := api.ParseObject(kv.Value); o.fix == nil || !d.leading.Load() || err != nil || !o.fix(stored) {
 		return nil
 	}
 	_, err = d.registry.Update(ctx, o.res, ns, o.name, func(cur api.Object) (api.Object, error) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
@@ -49,6 +49,13 @@ func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { ts.Close(); s.Close() })
+	waitLeaseHeld(t, s)
+	return ts
+}
+
+// waitLeaseHeld waits until the controller Lease of s's store is held.
+func waitLeaseHeld(t *testing.T, s *Server) {
+	t.Helper()
 	leases, _ := s.catalog.Get("coordination.k8s.io", "v1", "leases")
 	testwait.UntilNil(t, 30*time.Second, "the controller Lease to be held", func() error {
 		lease, err := s.registry.Get(t.Context(), leases, "kube-system", ControllerLease)
@@ -57,7 +64,6 @@ func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
 		}
 		return err
 	})
-	return ts
 }
 
 func currentRevision(t *testing.T, store storage.Interface) string {

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/wait"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/wait"
 )
 
 // eventExpiryRetry is how long event expiry waits before it follows the

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/patch"
 	"github.com/listwatch/listwatch/internal/server/registry"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // TestProtobufDefinitionTooDeep: a definition whose schema nests past

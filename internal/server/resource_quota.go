@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
@@ -298,7 +298,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.accounts.lead)
 	if cfg.Advertise.IsValid() {
 		s.controllers = append(s.controllers, s.kubernetesService)
 	}

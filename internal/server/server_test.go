@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // serviceResolver resolves webhooks' service references from the stored

@@ -13,7 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/storage"
@@ -188,6 +188,91 @@ func TestServiceNodePorts(t *testing.T) {
 			want: map[string]any{"spec.healthCheckNodePort": "30099"}},
 		{name: "health check port taken", method: "POST", path: services, body: nodePort("hc", "NodePort", 30099), code: 422,
 			check: wantCauses(`spec.ports[0].nodePort: Invalid value: 30099: provided port is already allocated`)},
+		// kube's initNodePorts takes a node port once per Service: a port of
+		// another number asking for it finds it taken (by the first).
+		{name: "one node port asked by two ports", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"two"},"spec":{"type":"NodePort","ports":[{"name":"a","port":80,"nodePort":30090},{"name":"b","port":81,"protocol":"UDP","nodePort":30090}]}}`,
+			check: wantCauses(`spec.ports[1].nodePort: Invalid value: 30090: provided port is already allocated`)},
+		{name: "freed after the refusal", method: "POST", path: services, body: nodePort("after", "NodePort", 30090), code: 201},
+	})
+}
+
+// TestServiceTrafficValidation checks through the server what kube's
+// Service validation says of the load balancer and traffic fields (the
+// interop differential proves the rest against kube's own): a health
+// check node port only for a Local LoadBalancer, allocated when not
+// given and kept on update; a loadBalancerClass only for a LoadBalancer,
+// and not changed once set.
+func TestServiceTrafficValidation(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	lb := func(name, extra string) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"type":"LoadBalancer","ports":[{"port":80}]%s}}`, name, extra)
+	}
+	runSteps(t, ts, []step{
+		{name: "health check port on NodePort", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"np"},"spec":{"type":"NodePort","healthCheckNodePort":30100,"ports":[{"port":80}]}}`,
+			check: wantCauses("spec.healthCheckNodePort: Invalid value: 30100: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'")},
+		{name: "class on ClusterIP", method: "POST", path: services, code: 422,
+			body:  `{"metadata":{"name":"cip"},"spec":{"loadBalancerClass":"example.com/lb","ports":[{"port":80}]}}`,
+			check: wantCauses("spec.loadBalancerClass: Forbidden: may only be used when `type` is 'LoadBalancer'")},
+		{name: "local", method: "POST", path: services, body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb"`), code: 201,
+			check: func(t *testing.T, r response) {
+				var hc int
+				if _, err := fmt.Sscan(fmt.Sprint(at(r.obj, "spec.healthCheckNodePort")), &hc); err != nil || hc < 30000 || hc > 32767 {
+					t.Errorf("healthCheckNodePort %v, want one allocated of 30000-32767", at(r.obj, "spec.healthCheckNodePort"))
+				}
+			}},
+		{name: "class changed", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/other"`), code: 422,
+			check: wantCauses(`spec.loadBalancerClass: Invalid value: "example.com/other": may not change once set`)},
+		{name: "health check port changed", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb","healthCheckNodePort":30999`), code: 422,
+			check: wantCauses(`spec.healthCheckNodePort: Forbidden: field is immutable`)},
+		{name: "kept when left out", method: "PUT", path: services + "/local", body: lb("local", `,"externalTrafficPolicy":"Local","loadBalancerClass":"example.com/lb"`), code: 200},
+	})
+}
+
+// TestServiceDryRunAllocations checks kube's dry run of what a Service
+// asks for: a node port taken is refused with the message of a real write
+// (kube's PortAllocationOperation checks it), a cluster IP taken is not
+// (kube's IP allocators check only the range in a dry run: "Don't bother
+// to check whether the IP is actually free"), and neither is taken.
+func TestServiceDryRunAllocations(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	nodePort := func(name, ip string, port int) string {
+		return fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"type":"NodePort","clusterIP":%q,"ports":[{"port":80,"nodePort":%d}]}}`, name, ip, port)
+	}
+	taken := `Service "dry" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated`
+	runSteps(t, ts, []step{
+		{name: "holder", method: "POST", path: services, body: nodePort("holder", "10.0.0.7", 30080), code: 201},
+		{name: "dry run asking a taken node port", method: "POST", path: services + "?dryRun=All", body: nodePort("dry", "10.0.0.8", 30080), code: 422,
+			want: map[string]any{"message": taken}},
+		{name: "dry run asking a taken cluster IP", method: "POST", path: services + "?dryRun=All", body: nodePort("dry", "10.0.0.7", 30081), code: 201,
+			want: map[string]any{"spec.clusterIP": "10.0.0.7", "spec.ports.0.nodePort": "30081"}},
+		{name: "dry run takes nothing", method: "POST", path: services, body: nodePort("real", "10.0.0.8", 30081), code: 201},
+		{name: "other", method: "POST", path: services, body: nodePort("dry", "10.0.0.9", 30082), code: 201},
+		{name: "dry-run update asking a taken node port", method: "PUT", path: services + "/dry?dryRun=All", body: nodePort("dry", "10.0.0.9", 30080), code: 422,
+			want: map[string]any{"message": taken}},
+		{name: "dry-run update asking a free node port", method: "PUT", path: services + "/dry?dryRun=All", body: nodePort("dry", "10.0.0.9", 30083), code: 200,
+			want: map[string]any{"spec.ports.0.nodePort": "30083"}},
+		{name: "still free", method: "POST", path: services, body: nodePort("last", "10.0.0.10", 30083), code: 201},
+	})
+}
+
+// TestServiceFinalizerUpdateFreesAllocations checks that an update that
+// removes a deleted Service's last finalizer, and so deletes it, frees
+// what that same update allocated (a type change from ExternalName asking
+// an address and a node port), not only what the Service held.
+func TestServiceFinalizerUpdateFreesAllocations(t *testing.T) {
+	ts := newServiceServer(t, newMemoryStore(t), servicealloc.Config{})
+	runSteps(t, ts, []step{
+		{name: "create", method: "POST", path: services, code: 201,
+			body: `{"metadata":{"name":"fin","finalizers":["example.com/keep"]},"spec":{"type":"ExternalName","externalName":"example.com"}}`},
+		{name: "delete", method: "DELETE", path: services + "/fin", code: 200},
+		{name: "last finalizer removed with a type change", method: "PUT", path: services + "/fin", code: 200,
+			body: `{"metadata":{"name":"fin"},"spec":{"type":"NodePort","clusterIP":"10.0.0.7","ports":[{"port":80,"nodePort":30555}]}}`},
+		{name: "gone", method: "GET", path: services + "/fin", code: 404},
+		{name: "address freed", method: "GET", path: "/apis/networking.k8s.io/v1/ipaddresses/10.0.0.7", code: 404},
+		{name: "node port freed", method: "POST", path: services, code: 201,
+			body: `{"metadata":{"name":"next"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30555}]}}`},
 	})
 }
 

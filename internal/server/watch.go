@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // watchRequest is a watch's parameters, parsed and validated.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 

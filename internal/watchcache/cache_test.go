@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"

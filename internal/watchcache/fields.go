@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 )
 
 // attrs are what filters test of an object.

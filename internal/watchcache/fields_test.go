@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // eventFields are the paths the server gives an Event's cache, deep and

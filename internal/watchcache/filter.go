@@ -3,8 +3,8 @@ package watchcache
 import (
 	"unique"
 
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 )
 
 // Filter selects the objects a watcher or a list sees.

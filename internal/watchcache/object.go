@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unique"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/storage"
 )
 

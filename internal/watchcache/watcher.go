@@ -11,7 +11,7 @@ import (
 	"time"
 	"unique"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/listwatch/listwatch/cache"
+	"github.com/listwatch/listwatch/client/cache"
 )
 
 // state is what the checks compare of an object: its resourceVersion and

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/cache"
 	"github.com/listwatch/listwatch/internal/cuttest"
 	"github.com/listwatch/listwatch/internal/testwait"
 )

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // configMap is a typed ConfigMap as a program writes its own types,

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/events"
+	"github.com/listwatch/listwatch/client/events"
+	"github.com/listwatch/listwatch/client/leaderelection"
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
-	"github.com/listwatch/listwatch/leaderelection"
 )
 
 const (

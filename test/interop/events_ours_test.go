@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/events"
+	"github.com/listwatch/listwatch/client/events"
 )
 
 // TestOurEventRecorderAsClientGo records the same event twice through

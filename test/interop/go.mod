@@ -2,13 +2,17 @@ module github.com/listwatch/listwatch/test/interop
 
 go 1.26.0
 
-replace github.com/listwatch/listwatch => ../..
+replace (
+	github.com/listwatch/listwatch => ../..
+	github.com/listwatch/listwatch/client => ../../client
+)
 
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/google/cel-go v0.29.2
 	github.com/google/go-cmp v0.7.0
 	github.com/listwatch/listwatch v0.0.0-00010101000000-000000000000
+	github.com/listwatch/listwatch/client v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3

@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/informers"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/cache"
 	"github.com/listwatch/listwatch/internal/testwait"
 )
 

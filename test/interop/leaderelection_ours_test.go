@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/leaderelection"
+	"github.com/listwatch/listwatch/client/leaderelection"
 )
 
 // ourCandidate is one listwatch leader elector; it logs "<id> started"

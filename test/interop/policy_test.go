@@ -22,7 +22,7 @@ import (
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/policy"
 )
 

@@ -3,7 +3,7 @@ package apierror
 import (
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // TestInvalidMessage checks that the kind is qualified by its group as

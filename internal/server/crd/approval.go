@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // approvalAnnotation records where an API in a protected group was approved

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/kubespec"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	"github.com/listwatch/listwatch/internal/server/resource"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // The rules of one request run under a deadline (celEvalTimeout in the

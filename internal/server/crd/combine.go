@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // nilField is the field of causes kube reports without a path: its

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // TestConversionTimeout: a webhook that does not answer fails the

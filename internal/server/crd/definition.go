@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Group, Version and Plural of the CustomResourceDefinition resource.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // maxSelectableFields is kube's MaxSelectableFields: how many fields a

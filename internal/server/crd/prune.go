@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // objectMetaFields are the fields of meta/v1 ObjectMeta; any other field of

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // present records only whether a schema keyword was given a value, for

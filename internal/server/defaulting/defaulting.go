@@ -31,7 +31,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // For returns the defaulting kube applies to objects of the kind on create

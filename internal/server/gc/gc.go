@@ -35,11 +35,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/client/workqueue"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
-	"github.com/listwatch/listwatch/workqueue"
 )
 
 // DefaultWorkers is kube-controller-manager's --concurrent-gc-syncs.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // identity is an object's coordinates, or an owner reference's with the

@@ -38,10 +38,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/wait"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/wait"
 )
 
 // Defaults are kube-controller-manager's (--leader-elect-lease-duration,

@@ -2,7 +2,7 @@ package openapi
 
 import (
 	"encoding/json"
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"io"
 	"net/http"
 	"net/http/httptest"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Defaults returns kube's default RBAC objects, fresh copies, in the order

@@ -6,9 +6,9 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/authz"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Group is the API group of the RBAC kinds.

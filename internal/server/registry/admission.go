@@ -3,7 +3,7 @@ package registry
 import (
 	"context"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Admit checks a write after the registry's own defaulting and validation,

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/resource"
 )
 

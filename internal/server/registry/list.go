@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
-	"github.com/listwatch/listwatch/selector"
 	"github.com/listwatch/listwatch/storage"
 )
 

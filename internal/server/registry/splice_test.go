@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // decodeSetEncode is what spliceRevision replaces: decode, set apiVersion

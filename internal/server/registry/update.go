@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/storage"
@@ -72,7 +72,7 @@ func (r *Registry) write(ctx context.Context, res *resource.Resource, ns, name s
 		return Written{}, err
 	}
 	out, err := r.writeAllocated(ctx, res, name, kv, cur, next)
-	finish(err == nil)
+	finish(err == nil && out.Stored.Value != nil) // not stored when its last finalizer went
 	return out, err
 }
 

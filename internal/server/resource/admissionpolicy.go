@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // admissionPolicies are admissionregistration.k8s.io/v1's

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // AdmissionGroup is the group of the webhook configurations.

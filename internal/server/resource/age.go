@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // CreationTimestampDescription is kube's description of

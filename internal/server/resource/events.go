@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // coreEvents is core/v1 events, with kube's field selectors

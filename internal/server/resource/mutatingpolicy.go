@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // mutatingPolicies are admissionregistration.k8s.io/v1's

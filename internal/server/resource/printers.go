@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	labelsel "github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/kubespec"
-	labelsel "github.com/listwatch/listwatch/selector"
 )
 
 // printed are the Table columns of the built-in kinds kube's printers

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // runningPod is a pod as a kubelet reports it, with a sidecar that

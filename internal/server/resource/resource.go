@@ -11,7 +11,7 @@ import (
 	"encoding/base64"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Verbs every resource supports.

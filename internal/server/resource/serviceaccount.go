@@ -3,7 +3,7 @@ package resource
 import (
 	"strconv"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // serviceAccounts is core/v1 serviceaccounts, printed as kube's

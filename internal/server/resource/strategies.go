@@ -9,10 +9,10 @@ import (
 
 	kuberesource "k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	labelsel "github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	"github.com/listwatch/listwatch/internal/server/validation"
-	labelsel "github.com/listwatch/listwatch/selector"
 )
 
 // strategies are what kube's registries (pkg/registry/<group>/<kind>) do on
@@ -27,7 +27,7 @@ var strategies = map[GVR][]func(*Resource){
 	{"apps", "v1", "statefulsets"}:                      {withScale(scaleSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
 	{"", "v1", "pods"}:                                  {returnDeleted, prepare(preparePod)},
-	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate, validateUpdate(validation.ServiceUpdate)},
+	{"", "v1", "services"}:                              {returnDeleted, createOnUpdate, validateCreate(validation.ServiceCreate), validateUpdate(validation.ServiceUpdate)},
 	{"", "v1", "endpoints"}:                             {createOnUpdate},
 	{"", "v1", "limitranges"}:                           {createOnUpdate},
 	{"coordination.k8s.io", "v1", "leases"}:             {createOnUpdate},
@@ -53,6 +53,14 @@ var strategies = map[GVR][]func(*Resource){
 func validateUpdate(check func(obj, old api.Object) []api.StatusCause) func(*Resource) {
 	return func(r *Resource) {
 		r.ValidateUpdate = func(_ context.Context, obj, old api.Object) []api.StatusCause { return check(obj, old) }
+	}
+}
+
+// validateCreate sets the kind's ValidateCreate to check, kube's rules
+// that an update relaxes.
+func validateCreate(check func(obj api.Object) []api.StatusCause) func(*Resource) {
+	return func(r *Resource) {
+		r.ValidateCreate = func(_ context.Context, obj api.Object) []api.StatusCause { return check(obj) }
 	}
 }
 

@@ -22,12 +22,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/follow"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -54,9 +55,11 @@ type Allocator struct {
 	registry    *registry.Registry
 	store       storage.Interface
 	ipAddresses *resource.Resource
+	events      *resource.Resource // events.k8s.io/v1, for Repair's warnings
 	ranges      []ipRange
 	ports       PortRange
 	log         *slog.Logger
+	rand        *rand.Rand // where a search for a free one starts
 
 	ips, portsTaken *takenSet
 	followers       []*follow.Follower
@@ -65,7 +68,7 @@ type Allocator struct {
 // New returns an Allocator over store, following the addresses and ports
 // taken until Close.
 func New(ctx context.Context, reg *registry.Registry, store storage.Interface, catalog *resource.Catalog, cfg Config, log *slog.Logger) (*Allocator, error) {
-	a := &Allocator{registry: reg, store: store, ports: cfg.NodePorts, log: log, ips: newTakenSet(), portsTaken: newTakenSet()}
+	a := &Allocator{registry: reg, store: store, ports: cfg.NodePorts, log: log, rand: rand.New(globalSource{}), ips: newTakenSet(), portsTaken: newTakenSet()}
 	if a.ports == (PortRange{}) {
 		a.ports = DefaultNodePortRange
 	}
@@ -76,6 +79,7 @@ func New(ctx context.Context, reg *registry.Registry, store storage.Interface, c
 		a.ranges = append(a.ranges, newIPRange(p))
 	}
 	a.ipAddresses, _ = catalog.Get("networking.k8s.io", "v1", "ipaddresses")
+	a.events, _ = catalog.Get("events.k8s.io", "v1", "events")
 	for _, f := range []struct {
 		prefix, what string
 		set          *takenSet
@@ -92,6 +96,12 @@ func New(ctx context.Context, reg *registry.Registry, store storage.Interface, c
 	}
 	return a, nil
 }
+
+// globalSource is math/rand/v2's global source, safe for concurrent use,
+// as a Source; a rand.Rand over it keeps no state of its own.
+type globalSource struct{}
+
+func (globalSource) Uint64() uint64 { return rand.Uint64() }
 
 // Close stops following the store.
 func (a *Allocator) Close() {

@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -64,7 +64,7 @@ func (a *Allocator) allocateNextIP(ctx context.Context, svc api.Object, r ipRang
 func (a *Allocator) allocateIn(ctx context.Context, svc api.Object, r ipRange, lo, hi netip.Addr) (netip.Addr, error) {
 	n := new(big.Int).SetBytes(hi.AsSlice())
 	n.Sub(n, new(big.Int).SetBytes(lo.AsSlice())).Add(n, big.NewInt(1))
-	start := addOffset(lo, randBelow(n))
+	start := addOffset(lo, randBelow(a.rand, n))
 	ip := start
 	for {
 		if !a.ips.has(ip.String()) {
@@ -88,12 +88,14 @@ func (a *Allocator) allocateIn(ctx context.Context, svc api.Object, r ipRange, l
 	}
 }
 
-// randBelow is a random number in [0, n).
-func randBelow(n *big.Int) *big.Int {
-	if n.IsInt64() {
-		return big.NewInt(rand.Int64N(n.Int64()))
+// randBelow is a random number in [0, n), n > 0, of at most 64 bits: as
+// kube's allocator, a search of a range wider than that starts in its
+// first 2^64 addresses.
+func randBelow(r *rand.Rand, n *big.Int) *big.Int {
+	if n.IsUint64() {
+		return new(big.Int).SetUint64(r.Uint64N(n.Uint64()))
 	}
-	return new(big.Int).SetUint64(rand.Uint64()) // a /64 or larger: any offset of 64 bits fits
+	return new(big.Int).SetUint64(r.Uint64())
 }
 
 // createIPAddress creates ip's IPAddress, as kube's allocator does, with

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/storage"
 )
@@ -38,13 +37,22 @@ type portHolder struct {
 	Created   time.Time `json:"created"` // for Repair's grace
 }
 
-// allocatePort takes port for svc (kube's Allocate).
+// allocatePort takes port for svc (kube's Allocate). A dry run takes
+// nothing and, as kube's (PortAllocationOperation.Allocate), refuses only
+// a port taken, not one out of the range.
 func (a *Allocator) allocatePort(ctx context.Context, svc api.Object, port int) error {
+	if registry.IsDryRun(ctx) {
+		_, err := a.store.Get(ctx, nodePortKey(port))
+		switch {
+		case err == nil:
+			return errPortAllocated
+		case errors.Is(err, storage.ErrNotFound):
+			return nil
+		}
+		return err
+	}
 	if !a.ports.Contains(port) {
 		return fmt.Errorf("provided port is not in the valid range. The range of valid ports is %s", a.ports)
-	}
-	if registry.IsDryRun(ctx) {
-		return nil
 	}
 	return a.createPortKey(ctx, svc, port)
 }
@@ -62,7 +70,7 @@ func (a *Allocator) allocateNextPort(ctx context.Context, svc api.Object) (int, 
 // allocatePortIn is allocateNextPort within lo..hi.
 func (a *Allocator) allocatePortIn(ctx context.Context, svc api.Object, lo, hi int) (int, error) {
 	n := hi - lo + 1
-	start := rand.IntN(n)
+	start := a.rand.IntN(n)
 	for i := range n {
 		port := lo + (start+i)%n
 		if a.portsTaken.has(strconv.Itoa(port)) {

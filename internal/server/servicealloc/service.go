@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
@@ -77,7 +77,7 @@ func (a *Allocator) Begin(ctx context.Context, svc, old api.Object) (finish func
 // Release frees what the deleted Service svc held (kube's afterDelete).
 func (a *Allocator) Release(svc api.Object) {
 	spec, _ := svc["spec"].(map[string]any)
-	if str(spec, "type") != "ExternalName" && !headless(spec) {
+	if holdsAddress(spec) {
 		for _, ip := range api.Strings(spec["clusterIPs"]) {
 			a.releaseIP(ip)
 		}
@@ -161,7 +161,7 @@ func (a *Allocator) nodePorts(ctx context.Context, t *txn, svc api.Object, spec,
 		t.freePorts = append(t.freePorts, nodePortsOf(oldSpec)...)
 	}
 	if needsNodePorts(typ) {
-		if err := a.allocNodePorts(ctx, t, svc, spec, nodePortsOf(oldSpec)); err != nil {
+		if err := a.allocNodePorts(ctx, t, svc, spec, nodePortsOf(oldSpec), oldSpec == nil); err != nil {
 			return err
 		}
 	}
@@ -189,11 +189,12 @@ func (a *Allocator) nodePorts(ctx context.Context, t *txn, svc api.Object, spec,
 }
 
 // allocNodePorts gives each port of a NodePort or LoadBalancer Service its
-// node port, as kube's initNodePorts and updateNodePorts: the one it asks
-// for, one a port of the same number has (TCP and UDP of one port share
-// it), or a free one; on update, the node ports the old Service held are
-// kept and those it no longer uses freed.
-func (a *Allocator) allocNodePorts(ctx context.Context, t *txn, svc api.Object, spec map[string]any, held []int) error {
+// node port, as kube's initNodePorts (create) and updateNodePorts: the one
+// it asks for, one a port of the same number has (TCP and UDP of one port
+// share it), or a free one; on create, a node port asked for by ports of
+// two numbers is taken for the second, as kube's; on update, the node
+// ports the old Service held are kept and those it no longer uses freed.
+func (a *Allocator) allocNodePorts(ctx context.Context, t *txn, svc api.Object, spec map[string]any, held []int, create bool) error {
 	ports, _ := spec["ports"].([]any)
 	byPort := map[int]int{}
 	mine := map[int]bool{}
@@ -230,6 +231,8 @@ func (a *Allocator) allocNodePorts(ctx context.Context, t *txn, svc api.Object, 
 			}
 			t.took(ctx, np)
 			mine[np] = true
+		case create && byPort[number] != np:
+			return invalid(svc, fmt.Sprintf("spec.ports[%d].nodePort", i), int64(np), errPortAllocated.Error())
 		}
 		port["nodePort"] = np
 		byPort[number] = np
@@ -526,6 +529,12 @@ func shouldAllocateNodePorts(spec map[string]any) bool {
 // externalTrafficPolicy is Local.
 func needsHealthCheck(spec map[string]any) bool {
 	return str(spec, "type") == "LoadBalancer" && str(spec, "externalTrafficPolicy") == "Local"
+}
+
+// holdsAddress reports whether a Service of spec holds its cluster IPs
+// (kube's IsServiceIPSet): not ExternalName, not headless.
+func holdsAddress(spec map[string]any) bool {
+	return str(spec, "type") != "ExternalName" && !headless(spec)
 }
 
 func headless(spec map[string]any) bool {

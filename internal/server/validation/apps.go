@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/kubefmt"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // deployment is the part of kube's ValidateDeploymentSpec users meet first:

@@ -12,9 +12,9 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/kubefmt"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // The bounds, labels and words of kube's batch validation.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // path is a field path as kube's field.Path prints it

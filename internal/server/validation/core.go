@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/kubefmt"
 	"github.com/listwatch/listwatch/internal/quantity"
 )
@@ -105,9 +105,14 @@ var (
 	serviceTypes          = []string{"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"}
 	sessionAffinities     = []string{"ClientIP", "None"}
 	trafficPolicies       = []string{"Cluster", "Local"}
+	trafficDistributions  = []string{"PreferClose", "PreferSameZone", "PreferSameNode"} // kube's order
 	accessModes           = []string{"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"}
 	volumeModes           = []string{"Block", "Filesystem"}
 )
+
+// maxAffinitySeconds is kube's MaxClientIPServiceAffinitySeconds, the
+// longest a Service's ClientIP affinity lasts.
+const maxAffinitySeconds = 86400
 
 // podSpec is the part of kube's ValidatePodSpec that users meet first:
 // volumes, containers and init containers, host ports, restartPolicy and
@@ -500,19 +505,68 @@ func service(o api.Object) []api.StatusCause {
 			seen[key] = true
 		}
 	}
+	if len(list(spec, "loadBalancerSourceRanges")) > 0 && typ != "LoadBalancer" {
+		c.forbidden(p.child("LoadBalancerSourceRanges"), "may only be used when `type` is 'LoadBalancer'") // kube's capital L
+	}
 	if spec["allocateLoadBalancerNodePorts"] != nil && typ != "LoadBalancer" {
 		c.forbidden(p.child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'")
 	}
+	if class, ok := spec["loadBalancerClass"].(string); ok {
+		if typ != "LoadBalancer" {
+			c.forbidden(p.child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'")
+		} else {
+			for _, msg := range kubefmt.LabelKey(class) {
+				c.invalid(p.child("loadBalancerClass"), class, msg)
+			}
+		}
+	}
+	c.serviceTraffic(spec, p)
+	return c
+}
+
+// serviceTraffic is kube's validateServiceExternalTrafficPolicy,
+// validateServiceInternalTrafficFieldsValue and
+// validateServiceTrafficDistribution, and the session affinity timeout
+// (what validateClientIPAffinityConfig checks that defaulting leaves).
+func (c *causes) serviceTraffic(spec map[string]any, p path) {
+	typ := str(spec, "type")
 	// kube's ExternallyAccessible.
 	accessible := typ == "LoadBalancer" || typ == "NodePort" || typ == "ClusterIP" && len(list(spec, "externalIPs")) > 0
-	if policy := str(spec, "externalTrafficPolicy"); !accessible {
+	policy := str(spec, "externalTrafficPolicy")
+	if !accessible {
 		if policy != "" {
 			c.invalid(p.child("externalTrafficPolicy"), jsonValue{policy}, "may only be set for externally-accessible services")
 		}
 	} else {
 		c.enum(p.child("externalTrafficPolicy"), policy, trafficPolicies...)
 	}
-	return c
+	hc, _ := integer(spec["healthCheckNodePort"])
+	switch {
+	case typ != "LoadBalancer" || policy != "Local": // kube's NeedsHealthCheck
+		if hc != 0 {
+			c.invalid(p.child("healthCheckNodePort"), hc, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'")
+		}
+	case hc == 0:
+		c.required(p.child("healthCheckNodePort"), "")
+	default:
+		c.portNumber(p.child("healthCheckNodePort"), hc)
+	}
+	if internal, ok := spec["internalTrafficPolicy"].(string); ok {
+		if !slices.Contains(trafficPolicies, internal) {
+			c.notSupported(p.child("internalTrafficPolicy"), internal, trafficPolicies...)
+		}
+	} else if typ == "NodePort" || typ == "LoadBalancer" || typ == "ClusterIP" {
+		c.required(p.child("internalTrafficPolicy"), "")
+	}
+	if d, ok := spec["trafficDistribution"].(string); ok && !slices.Contains(trafficDistributions, d) {
+		c.notSupported(p.child("trafficDistribution"), d, trafficDistributions...)
+	}
+	if str(spec, "sessionAffinity") == "ClientIP" {
+		timeout := p.child("sessionAffinityConfig", "clientIP", "timeoutSeconds")
+		if n, ok := integer(object(object(spec, "sessionAffinityConfig"), "clientIP")["timeoutSeconds"]); ok && (n <= 0 || n > maxAffinitySeconds) {
+			c.invalid(timeout, n, fmt.Sprintf("must be greater than 0 and less than %d", maxAffinitySeconds))
+		}
+	}
 }
 
 // servicePort is kube's validateServicePort.
@@ -533,6 +587,11 @@ func (c *causes) servicePort(port map[string]any, requireName bool, names map[st
 	number, _ := integer(port["port"])
 	c.portNumber(p.child("port"), number)
 	c.enum(p.child("protocol"), str(port, "protocol"), portProtocols...)
+	if app, ok := port["appProtocol"].(string); ok {
+		for _, msg := range kubefmt.LabelKey(app) {
+			c.invalid(p.child("appProtocol"), app, msg)
+		}
+	}
 	switch target := port["targetPort"].(type) {
 	case string:
 		for _, msg := range portNameErrors(target) {

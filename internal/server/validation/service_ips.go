@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // InvalidCause is field.Invalid(field, value, detail) as a cause, for the
@@ -132,6 +132,28 @@ func ipErrors(s string) []string {
 	return nil
 }
 
+// externalIP is kube's check of a Service's external IP: a valid address
+// (IsValidIPForLegacyField, strict), then ValidateEndpointIP's ranges.
+func (c *causes) externalIP(p path, s string) {
+	if ipErrors(s) != nil {
+		c.ip(p, s)
+		return
+	}
+	addr := netip.MustParseAddr(s)
+	if addr.IsUnspecified() {
+		c.invalid(p, s, "may not be unspecified ("+s+")")
+	}
+	if addr.IsLoopback() {
+		c.invalid(p, s, "may not be in the loopback range (127.0.0.0/8, ::1/128)")
+	}
+	if addr.IsLinkLocalUnicast() {
+		c.invalid(p, s, "may not be in the link-local range (169.254.0.0/16, fe80::/10)")
+	}
+	if addr.IsLinkLocalMulticast() {
+		c.invalid(p, s, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")
+	}
+}
+
 // IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
 // its address, valid and canonical (apimachinery's IsValidIP).
 func IPAddressName(name string) []string {
@@ -167,13 +189,69 @@ func sloppyIP(s string) bool {
 	return parts == 4
 }
 
-// ServiceUpdate is the part of kube's ValidateServiceUpdate that ties the
-// addresses to the stored ones (validateUpgradeDowngradeClusterIPs and
-// validateUpgradeDowngradeIPFamilies): they may not change once set, but
-// for a type change to or from ExternalName, a change to or from headless,
-// and a dual-stack upgrade or downgrade.
+// ServiceCreate is the part of kube's ValidateServiceCreate that an
+// update relaxes: the external IPs' and source ranges' forms.
+func ServiceCreate(svc api.Object) []api.StatusCause {
+	return serviceAddresses(object(svc, "spec"), nil)
+}
+
+// serviceAddresses checks the external IPs and load balancer source
+// ranges of spec as kube's validateService: each a strict address (then
+// ValidateEndpointIP's ranges) or CIDR, but for those oldSpec, the stored
+// Service's, already holds (validated by older rules).
+func serviceAddresses(spec, oldSpec map[string]any) causes {
+	var c causes
+	oldIPs := api.Strings(oldSpec["externalIPs"])
+	for i, ip := range api.Strings(spec["externalIPs"]) {
+		if !slices.Contains(oldIPs, ip) {
+			c.externalIP(path("spec.externalIPs").index(i), ip)
+		}
+	}
+	trimmed := func(spec map[string]any) []string {
+		ranges := api.Strings(spec["loadBalancerSourceRanges"])
+		for i := range ranges {
+			ranges[i] = strings.TrimSpace(ranges[i]) // kube allows the padding the annotation had
+		}
+		return ranges
+	}
+	oldRanges := trimmed(oldSpec)
+	for i, cidr := range trimmed(spec) {
+		if !slices.Contains(oldRanges, cidr) {
+			c.cidr(path("spec.LoadBalancerSourceRanges").index(i), cidr)
+		}
+	}
+	return c
+}
+
+// ServiceUpdate is the part of kube's ValidateServiceUpdate that ties a
+// Service to the stored one: the addresses (clusterIPsUpdate), the
+// external IPs and source ranges not stored already (serviceAddresses);
+// the loadBalancerClass of a LoadBalancer staying one; the health check
+// node port while one is needed (validateServiceExternalTrafficFieldsUpdate).
 func ServiceUpdate(svc, old api.Object) []api.StatusCause {
 	spec, oldSpec := object(svc, "spec"), object(old, "spec")
+	c := append(clusterIPsUpdate(spec, oldSpec), serviceAddresses(spec, oldSpec)...)
+	if str(spec, "type") == "LoadBalancer" && str(oldSpec, "type") == "LoadBalancer" && !equal(spec["loadBalancerClass"], oldSpec["loadBalancerClass"]) {
+		class := jsonValue{nil} // kube's *string, null when unset
+		if s, ok := spec["loadBalancerClass"].(string); ok {
+			class = jsonValue{s}
+		}
+		c.invalid(path("spec.loadBalancerClass"), class, "may not change once set")
+	}
+	needs := func(spec map[string]any) bool {
+		return str(spec, "type") == "LoadBalancer" && str(spec, "externalTrafficPolicy") == "Local"
+	}
+	if needs(spec) && needs(oldSpec) && !equal(spec["healthCheckNodePort"], oldSpec["healthCheckNodePort"]) {
+		c.forbidden(path("spec.healthCheckNodePort"), "field is immutable")
+	}
+	return c
+}
+
+// clusterIPsUpdate is kube's validateUpgradeDowngradeClusterIPs and
+// validateUpgradeDowngradeIPFamilies: the addresses may not change once
+// set, but for a type change to or from ExternalName, a change to or from
+// headless, and a dual-stack upgrade or downgrade.
+func clusterIPsUpdate(spec, oldSpec map[string]any) causes {
 	if str(spec, "type") == "ExternalName" || str(oldSpec, "type") == "ExternalName" {
 		return nil
 	}

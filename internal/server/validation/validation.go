@@ -10,7 +10,7 @@ package validation
 import (
 	"context"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Func checks an object about to be written, as a Resource's Validate.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 )
 
@@ -182,6 +182,34 @@ func TestForUpdate(t *testing.T) {
 	obj["spec"].(map[string]any)["nodeSelector"] = map[string]any{"zone": "a"}
 	if got := ForUpdate("", "v1", "pods")(t.Context(), obj, old); got != nil {
 		t.Errorf("a new image, empty lists and a number decoded otherwise: %v, want no causes", got)
+	}
+}
+
+// TestServiceAddressesStored checks kube's relaxation on update: external
+// IPs and source ranges the stored Service holds are not checked again
+// (they may predate strict IP validation); new ones are, as on create.
+func TestServiceAddressesStored(t *testing.T) {
+	svc := func(ips, ranges []any) api.Object {
+		return api.Object{"spec": map[string]any{"type": "LoadBalancer", "externalIPs": ips, "loadBalancerSourceRanges": ranges}}
+	}
+	old := svc([]any{"010.1.2.3"}, []any{"010.0.0.0/8"})
+	leadingZeros := []api.StatusCause{
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.externalIPs[0]", Message: `Invalid value: "010.1.2.3": must not have leading 0s`},
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.LoadBalancerSourceRanges[0]", Message: `Invalid value: "010.0.0.0/8": must not have leading 0s in IP or prefix length`},
+	}
+	if diff := cmp.Diff(leadingZeros, ServiceCreate(old)); diff != "" {
+		t.Errorf("create (-want +got):\n%s", diff)
+	}
+	if got := ServiceUpdate(old, old); len(got) != 0 {
+		t.Errorf("update keeping the stored values: %v, want none", got)
+	}
+	added := svc([]any{"010.1.2.3", "127.0.0.1"}, []any{"010.0.0.0/8", " 10.0.0.1/8 "})
+	want := []api.StatusCause{
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.externalIPs[1]", Message: `Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`},
+		{Type: api.CauseTypeFieldValueInvalid, Field: "spec.LoadBalancerSourceRanges[1]", Message: `Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length`},
+	}
+	if diff := cmp.Diff(want, ServiceUpdate(added, old)); diff != "" {
+		t.Errorf("update adding values (-want +got):\n%s", diff)
 	}
 }
 

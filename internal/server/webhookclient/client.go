@@ -36,7 +36,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // MaxResponseBytes bounds a webhook's answer as kube bounds a request body

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
@@ -44,6 +45,46 @@ users:
 		if got := kc.For(hostPort).Token; got != want {
 			t.Errorf("%s: token %q, want %q", hostPort, got, want)
 		}
+	}
+}
+
+// TestKubeconfigDefaultUser: a host no user is named for gets kube's
+// defaults, the user "*", else the current context's user; a host named
+// keeps its own.
+func TestKubeconfigDefaultUser(t *testing.T) {
+	const users = `apiVersion: v1
+kind: Config
+contexts:
+- {name: ctx, context: {user: current, cluster: c}}
+current-context: ctx
+users:
+- {name: "a.example.com:8443", user: {token: exact}}
+- {name: current, user: {token: current}}
+`
+	for _, tc := range []struct {
+		name, config string
+		want         map[string]string
+	}{
+		{"star", users + `- {name: "*", user: {token: star}}` + "\n",
+			map[string]string{"a.example.com:8443": "exact", "b.example.com:443": "star", "10.0.0.1:9443": "star"}},
+		{"current context", users,
+			map[string]string{"a.example.com:8443": "exact", "b.example.com:443": "current"}},
+		{"none", strings.Replace(users, "current-context: ctx", "", 1),
+			map[string]string{"a.example.com:8443": "exact", "b.example.com:443": ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kubeconfig")
+			authntest.WriteFile(t, path, tc.config)
+			kc, err := LoadKubeconfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for hostPort, want := range tc.want {
+				if got := kc.For(hostPort).Token; got != want {
+					t.Errorf("%s: token %q, want %q", hostPort, got, want)
+				}
+			}
+		})
 	}
 }
 

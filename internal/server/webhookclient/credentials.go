@@ -21,9 +21,11 @@ type Credentials struct {
 // Kubeconfig holds the credentials of webhook hosts, as kube-apiserver
 // reads a WebhookAdmissionConfiguration's kubeConfigFile: each user is
 // named for the host it is presented to ("host:port", "host" for port
-// 443, "*.domain" for every host under domain).
+// 443, "*.domain" for every host under domain, "*" for any other host);
+// the current context's user is presented to a host none names.
 type Kubeconfig struct {
-	users map[string]Credentials
+	users   map[string]Credentials
+	current string // the current context's user, if any
 }
 
 // kubeconfigUser is a kubeconfig user's fields that webhook calls use.
@@ -48,6 +50,13 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 			Name string         `json:"name"`
 			User kubeconfigUser `json:"user"`
 		} `json:"users"`
+		Contexts []struct {
+			Name    string `json:"name"`
+			Context struct {
+				User string `json:"user"`
+			} `json:"context"`
+		} `json:"contexts"`
+		CurrentContext string `json:"current-context"`
 	}
 	if err := yaml.Unmarshal(b, &kc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -60,6 +69,11 @@ func LoadKubeconfig(path string) (*Kubeconfig, error) {
 			return nil, fmt.Errorf("%s: user %q: %w", path, u.Name, err)
 		}
 		out.users[u.Name] = creds
+	}
+	for _, c := range kc.Contexts {
+		if c.Name == kc.CurrentContext && kc.CurrentContext != "" {
+			out.current = c.Context.User
+		}
 	}
 	return out, nil
 }
@@ -105,7 +119,8 @@ func (u kubeconfigUser) credentials(dir string) (Credentials, error) {
 // For returns the credentials for hostPort, found as kube's
 // defaultAuthenticationInfoResolver finds them: the user named hostPort,
 // else "*." and each shorter suffix of it; then, for port 443, the same
-// without the port. None when no user matches.
+// without the port; then the user "*", then the current context's user.
+// None (anonymous) when none of these is.
 func (k *Kubeconfig) For(hostPort string) Credentials {
 	if k == nil {
 		return Credentials{}
@@ -117,6 +132,12 @@ func (k *Kubeconfig) For(hostPort string) Credentials {
 		if c, ok := k.match(host); ok {
 			return c
 		}
+	}
+	if c, ok := k.users["*"]; ok {
+		return c
+	}
+	if c, ok := k.users[k.current]; ok && k.current != "" {
+		return c
 	}
 	return Credentials{}
 }

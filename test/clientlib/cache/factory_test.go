@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/cache"
 	"github.com/listwatch/listwatch/internal/server"
 	"github.com/listwatch/listwatch/storage/memory"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/cuttest"
 )
 

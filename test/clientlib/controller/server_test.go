@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
-	"github.com/listwatch/listwatch/cache"
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/controller"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/cache"
+	"github.com/listwatch/listwatch/client/controller"
 	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/listwatch/listwatch/internal/cuttest"
 	"github.com/prometheus/client_golang/prometheus"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
-	"github.com/listwatch/listwatch/events"
+	"github.com/listwatch/listwatch/client/events"
 	"github.com/listwatch/listwatch/internal/cuttest"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client"
+	"github.com/listwatch/listwatch/client/leaderelection"
 	"github.com/listwatch/listwatch/internal/cuttest"
-	"github.com/listwatch/listwatch/leaderelection"
 )
 
 // Short timings, in the order the elector requires, so that a hand-over

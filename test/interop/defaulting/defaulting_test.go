@@ -48,7 +48,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/crd"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	lwresource "github.com/listwatch/listwatch/internal/server/resource"

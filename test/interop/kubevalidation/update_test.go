@@ -82,6 +82,42 @@ var podUpdates = map[string]update{
 	"grace period changed": {change: func(o map[string]any) { spec(o)["terminationGracePeriodSeconds"] = 7 }, refused: true},
 }
 
+// loadBalancer makes a Service a LoadBalancer one of class (none if "").
+func loadBalancer(class string) func(o map[string]any) {
+	return func(o map[string]any) {
+		spec(o)["type"] = "LoadBalancer"
+		delete(spec(o), "loadBalancerClass")
+		if class != "" {
+			spec(o)["loadBalancerClass"] = class
+		}
+	}
+}
+
+// localHealthCheck makes a Service a LoadBalancer with a health check
+// node port.
+func localHealthCheck(port int) func(o map[string]any) {
+	return func(o map[string]any) {
+		spec(o)["type"] = "LoadBalancer"
+		spec(o)["externalTrafficPolicy"] = "Local"
+		spec(o)["healthCheckNodePort"] = port
+	}
+}
+
+var serviceUpdates = map[string]update{
+	"loadBalancerClass changed": {set: loadBalancer("a.example.com/lb"), change: loadBalancer("b.example.com/lb"), refused: true},
+	"loadBalancerClass set":     {set: loadBalancer(""), change: loadBalancer("a.example.com/lb"), refused: true},
+	"loadBalancerClass removed": {set: loadBalancer("a.example.com/lb"), change: loadBalancer(""), refused: true},
+	"to LoadBalancer with a class": {set: clusterIPType, change: func(o map[string]any) {
+		loadBalancer("a.example.com/lb")(o)
+		spec(o)["externalTrafficPolicy"] = "Cluster"
+	}},
+	"healthCheckNodePort changed": {set: localHealthCheck(30100), change: localHealthCheck(30101), refused: true},
+	"healthCheckNodePort dropped with Local": {set: localHealthCheck(30100), change: func(o map[string]any) {
+		spec(o)["externalTrafficPolicy"] = "Cluster"
+		delete(spec(o), "healthCheckNodePort")
+	}},
+}
+
 var appsUpdates = map[string]update{
 	"selector changed": {change: func(o map[string]any) {
 		sel := at(o, "spec", "selector")
@@ -458,6 +494,7 @@ func TestUpdates(t *testing.T) {
 		"Secret":      {dataUpdates, secretUpdates},
 
 		"PersistentVolumeClaim": {claimUpdates},
+		"Service":               {serviceUpdates},
 	}
 	n, refused := 0, 0
 	var invalid []string

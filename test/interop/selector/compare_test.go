@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/client/selector"
 )
 
 // compareLabels parses s with both implementations and returns whether

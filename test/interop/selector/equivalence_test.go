@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/listwatch/listwatch/selector"
+	"github.com/listwatch/listwatch/client/selector"
 )
 
 // generated is how many selectors of each generator the equivalence tests try.

@@ -45,7 +45,7 @@ import (
 	storageclassstrategy "k8s.io/kubernetes/pkg/registry/storage/storageclass"
 	"k8s.io/utils/ptr"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/defaulting"
 	lwresource "github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/test/interop"

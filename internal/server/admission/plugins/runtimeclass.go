@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/quantity"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 )

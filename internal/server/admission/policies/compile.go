@@ -9,11 +9,11 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/cellib"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/crd"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // kube's CEL cost limits (k8s.io/apiserver/pkg/apis/cel/config.go): one

@@ -9,10 +9,10 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Source gives the policies in force with their bindings, namespaces and

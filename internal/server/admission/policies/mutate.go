@@ -15,7 +15,7 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/patch"

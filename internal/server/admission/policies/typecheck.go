@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/crd"
 )

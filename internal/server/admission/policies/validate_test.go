@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // source serves fixed policies; namespaces have no labels; the only

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Webhook is one webhook of a configuration, read and prepared once per

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/cel-go/common/types"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/selector"
 	"github.com/listwatch/listwatch/internal/server/apierror"
-	"github.com/listwatch/listwatch/selector"
 )
 
 // Exempt says the write is of an admission configuration, which webhooks

@@ -4,7 +4,7 @@ import (
 	"context"
 	"reflect"
 
-	"github.com/listwatch/listwatch/api"
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // Reinvocation is what one mutating admission plugin (the mutating
