@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/listwatch/listwatch/internal/server/admission/plugins"
+	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
@@ -20,7 +20,7 @@ import (
 // plugins' configurations are ignored.
 type admissionSettings struct {
 	webhookCredentials [2]*webhookclient.Kubeconfig
-	podSecurity        *plugins.PodSecurityConfig
+	podSecurity        *podsecurity.Config
 }
 
 // readAdmissionConfig reads --admission-control-config-file.
@@ -30,7 +30,7 @@ func readAdmissionConfig(path string) (out admissionSettings, err error) {
 		return out, err
 	}
 	if c, ok := configs["PodSecurity"]; ok {
-		if out.podSecurity, err = plugins.LoadPodSecurityConfig(c); err != nil {
+		if out.podSecurity, err = podsecurity.LoadConfig(c); err != nil {
 			return out, fmt.Errorf("%s: plugin PodSecurity: %w", path, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/metrics"
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
+	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -93,7 +94,7 @@ type Config struct {
 	WebhookCredentials [2]*webhookclient.Kubeconfig
 	// PodSecurity is the PodSecurity plugin's configuration (nil: kube's
 	// defaults, everything privileged).
-	PodSecurity *plugins.PodSecurityConfig
+	PodSecurity *podsecurity.Config
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as

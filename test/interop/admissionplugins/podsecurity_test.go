@@ -56,11 +56,7 @@ type fixture struct {
 
 // fixtures reads the pods of fixtureDirs from the module's source.
 func fixtures(t *testing.T) []fixture {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/pod-security-admission").Output()
-	if err != nil {
-		t.Fatalf("locating k8s.io/pod-security-admission: %v", err)
-	}
-	root := filepath.Join(strings.TrimSpace(string(out)), "test", "testdata")
+	root := fixturesRoot(t)
 	var fs []fixture
 	for _, dir := range fixtureDirs {
 		files, err := filepath.Glob(filepath.Join(root, dir, "*.yaml"))
@@ -68,20 +64,39 @@ func fixtures(t *testing.T) []fixture {
 			t.Fatalf("no fixtures in %s: %v", dir, err)
 		}
 		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pod := new(corev1.Pod)
-			if err := yaml.UnmarshalStrict(b, pod); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
+			pod, _ := readFixture(t, f)
 			name := strings.NewReplacer("/", "-", ".", "-", "_", "-").Replace(dir + "-" + strings.TrimSuffix(filepath.Base(f), ".yaml"))
 			pod.Name, pod.Namespace = name, ""
 			fs = append(fs, fixture{name, pod})
 		}
 	}
 	return fs
+}
+
+// fixturesRoot is the directory of kube's pod security fixtures.
+func fixturesRoot(t *testing.T) string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/pod-security-admission").Output()
+	if err != nil {
+		t.Fatalf("locating k8s.io/pod-security-admission: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "test", "testdata")
+}
+
+// readFixture reads a fixture's pod, typed and as JSON-shaped maps.
+func readFixture(t *testing.T, file string) (*corev1.Pod, map[string]any) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := new(corev1.Pod)
+	if err := yaml.UnmarshalStrict(b, pod); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(b, &obj); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return pod, obj
 }
 
 // warnings collects the Warning headers of the responses of one client,

@@ -26,6 +26,7 @@ import (
 	"fmt"
 
 	"github.com/listwatch/listwatch/client/api"
+	psa "github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
@@ -66,7 +67,7 @@ var _ webhook.Mutator = (*Chain)(nil)
 
 // New returns the plugins reading from src, PodSecurity with ps (nil:
 // kube's defaults).
-func New(src Source, ps *PodSecurityConfig) *Chain {
+func New(src Source, ps *psa.Config) *Chain {
 	return &Chain{plugins: []plugin{
 		&limitRanger{src: src},
 		&serviceAccount{src: src, generateName: generateName},

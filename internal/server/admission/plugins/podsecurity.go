@@ -8,16 +8,10 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	psaconfig "k8s.io/pod-security-admission/admission/api"
-	psaload "k8s.io/pod-security-admission/admission/api/load"
-	psavalidation "k8s.io/pod-security-admission/admission/api/validation"
-	psa "k8s.io/pod-security-admission/api"
-	"k8s.io/pod-security-admission/policy"
 
 	"github.com/listwatch/listwatch/client/api"
-	"github.com/listwatch/listwatch/internal/server/admission/quota"
+	psa "github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 )
@@ -38,14 +32,15 @@ const (
 
 // privilegedLatest is the policy enforced on pods of a namespace that
 // asks for none, as kube's audit annotation names it.
-var privilegedLatest = psa.LevelVersion{Level: psa.LevelPrivileged, Version: psa.LatestVersion()}.String()
+var privilegedLatest = psa.LevelVersion{Level: psa.LevelPrivileged, Version: psa.LatestVersion}.String()
 
-// PodSecurityExemptions are the requests PodSecurity lets through
-// unchecked: by the namespace they write in, the user who writes, or the
-// pod's runtimeClassName (kube's PodSecurityConfiguration exemptions).
-type PodSecurityExemptions struct {
-	Namespaces, Usernames, RuntimeClasses []string
-}
+// The audit annotations PodSecurity writes, after psa.LabelPrefix.
+const (
+	exemptAnnotation          = psa.LabelPrefix + "exempt"
+	enforcePolicyAnnotation   = psa.LabelPrefix + "enforce-policy"
+	auditViolationsAnnotation = psa.LabelPrefix + "audit-violations"
+	errorAnnotation           = psa.LabelPrefix + "error"
+)
 
 // podSecurity is kube's PodSecurity plugin (k8s.io/pod-security-admission
 // admission.Admission, as plugin/pkg/admission/security/podsecurity wires
@@ -53,54 +48,20 @@ type PodSecurityExemptions struct {
 // (else the defaults) are enforced on pods, audited and warned of on pods
 // and on the pod templates of workload kinds; a namespace's labels must
 // parse, and tightening its enforce level warns of the pods it holds that
-// violate it. The checks are kube's own (the policy package).
+// violate it. The checks are package podsecurity's.
 type podSecurity struct {
-	src       Source
-	defaults  psa.Policy
-	exempt    PodSecurityExemptions
-	evaluator policy.Evaluator
-}
-
-// PodSecurityConfig is kube's PodSecurityConfiguration: the policy of a
-// namespace without labels, and the exemptions.
-type PodSecurityConfig struct {
-	Defaults   psa.Policy
-	Exemptions PodSecurityExemptions
-}
-
-// LoadPodSecurityConfig reads a PodSecurityConfiguration
-// (pod-security.admission.config.k8s.io v1, v1beta1 or v1alpha1; YAML or
-// JSON) as kube-apiserver reads its admission configuration's: with its
-// defaults and validation.
-func LoadPodSecurityConfig(data []byte) (*PodSecurityConfig, error) {
-	cfg, err := psaload.LoadFromData(data)
-	if err != nil {
-		return nil, err
-	}
-	if errs := psavalidation.ValidatePodSecurityConfiguration(cfg); len(errs) > 0 {
-		return nil, errs.ToAggregate()
-	}
-	defaults, err := psaconfig.ToPolicy(cfg.Defaults)
-	if err != nil {
-		return nil, err
-	}
-	return &PodSecurityConfig{Defaults: defaults, Exemptions: PodSecurityExemptions{
-		Namespaces: cfg.Exemptions.Namespaces, Usernames: cfg.Exemptions.Usernames, RuntimeClasses: cfg.Exemptions.RuntimeClasses}}, nil
+	src      Source
+	defaults psa.Policy
+	exempt   psa.Exemptions
 }
 
 // newPodSecurity returns the plugin with cfg, or kube-apiserver's default
-// configuration if nil: every mode privileged at the latest version,
-// nothing exempt.
-func newPodSecurity(src Source, cfg *PodSecurityConfig) *podSecurity {
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
-	if err != nil {
-		panic(fmt.Errorf("kube's pod security checks: %w", err)) // they are static
-	}
+// configuration if nil.
+func newPodSecurity(src Source, cfg *psa.Config) *podSecurity {
 	if cfg == nil {
-		privileged := psa.LevelVersion{Level: psa.LevelPrivileged, Version: psa.LatestVersion()}
-		cfg = &PodSecurityConfig{Defaults: psa.Policy{Enforce: privileged, Audit: privileged, Warn: privileged}}
+		cfg = psa.DefaultConfig()
 	}
-	return &podSecurity{src: src, evaluator: evaluator, defaults: cfg.Defaults, exempt: cfg.Exemptions}
+	return &podSecurity{src: src, defaults: cfg.Defaults, exempt: cfg.Exemptions}
 }
 
 // podTemplatePaths are where the workload kinds hold their pod template
@@ -136,7 +97,7 @@ func (p *podSecurity) validate(ctx context.Context, a *webhook.Attributes) error
 
 // policyOf is the policy of a namespace with these labels.
 func (p *podSecurity) policyOf(labels map[string]string) (psa.Policy, field.ErrorList) {
-	return psa.PolicyToEvaluate(labels, p.defaults)
+	return psa.PolicyOf(labels, p.defaults)
 }
 
 func (p *podSecurity) validateNamespace(ctx context.Context, a *webhook.Attributes) error {
@@ -186,7 +147,7 @@ func invalid(a *webhook.Attributes, errs field.ErrorList) error {
 // labels ask for a policy that is not applied (the modes its labels set
 // that are not privileged), if they do.
 func (p *podSecurity) exemptNamespaceWarning(ns string, pol psa.Policy, labels map[string]string) []string {
-	if pol.FullyPrivileged() || pol.Equivalent(&p.defaults) {
+	if pol.FullyPrivileged() || pol.Equivalent(p.defaults) {
 		return nil
 	}
 	var modes []string
@@ -218,7 +179,7 @@ func (p *podSecurity) exempted(a *webhook.Attributes) bool {
 	default:
 		return false
 	}
-	a.Annotate(psa.AuditAnnotationPrefix+psa.ExemptionReasonAnnotationKey, why)
+	a.Annotate(exemptAnnotation, why)
 	return true
 }
 
@@ -229,28 +190,28 @@ func (p *podSecurity) validatePod(ctx context.Context, a *webhook.Attributes) er
 	labels, err := p.src.NamespaceLabels(ctx, a.Namespace)
 	if err != nil {
 		msg := fmt.Sprintf("failed to lookup namespace %q", a.Namespace)
-		a.Annotate(psa.AuditAnnotationPrefix+"error", fmt.Sprintf("Internal error occurred: %s: %v", msg, err))
+		a.Annotate(errorAnnotation, fmt.Sprintf("Internal error occurred: %s: %v", msg, err))
 		return apierror.Internal(fmt.Errorf("%s", msg))
 	}
 	pol, errs := p.policyOf(labels)
 	if len(errs) == 0 && pol.FullyPrivileged() {
-		a.Annotate(psa.AuditAnnotationPrefix+psa.EnforcedPolicyAnnotationKey, privilegedLatest)
+		a.Annotate(enforcePolicyAnnotation, privilegedLatest)
 		return nil
 	}
-	var pod corev1.Pod
-	if err := quota.Decode(a.Object, &pod); err != nil {
+	pod, err := psa.Decode(a.Object)
+	if err != nil {
 		return apierror.BadRequest("failed to decode object")
 	}
 	if a.Operation == webhook.Update {
-		var old corev1.Pod
-		if err := quota.Decode(a.OldObject, &old); err != nil {
+		old, err := psa.Decode(a.OldObject)
+		if err != nil {
 			return apierror.BadRequest("failed to decode old object")
 		}
-		if !significantPodUpdate(&pod, &old) {
+		if !significantPodUpdate(pod, old) {
 			return nil
 		}
 	}
-	return p.evaluate(a, pol, errs, &pod, true)
+	return p.evaluate(a, pol, errs, pod, true)
 }
 
 // validateTemplate audits and warns of a workload's pod template; it
@@ -259,7 +220,7 @@ func (p *podSecurity) validateTemplate(ctx context.Context, a *webhook.Attribute
 	if p.exempted(a) {
 		return
 	}
-	fail := func(msg string) { a.Annotate(psa.AuditAnnotationPrefix+"error", msg) }
+	fail := func(msg string) { a.Annotate(errorAnnotation, msg) }
 	labels, err := p.src.NamespaceLabels(ctx, a.Namespace)
 	if err != nil {
 		fail(fmt.Sprintf("failed to lookup namespace %q: %v", a.Namespace, err))
@@ -273,12 +234,12 @@ func (p *podSecurity) validateTemplate(ctx context.Context, a *webhook.Attribute
 	if !present && a.Resource.Resource == "replicationcontrollers" {
 		return // its template is optional
 	}
-	var pod corev1.Pod
-	if err := quota.Decode(tmpl, &pod); err != nil {
+	pod, err := psa.Decode(tmpl)
+	if err != nil {
 		fail(fmt.Sprintf("failed to decode object: %v", err))
 		return
 	}
-	_ = p.evaluate(a, pol, errs, &pod, false)
+	_ = p.evaluate(a, pol, errs, pod, false)
 }
 
 // lookup is the value at path in obj, and whether every step is there.
@@ -295,40 +256,39 @@ func lookup(obj map[string]any, path []string) (any, bool) {
 
 // evaluate is kube's EvaluatePod: the enforce level refuses (for pods),
 // the audit level annotates, the warn level warns (unless refused).
-func (p *podSecurity) evaluate(a *webhook.Attributes, pol psa.Policy, polErrs field.ErrorList, pod *corev1.Pod, enforce bool) error {
-	if rc := pod.Spec.RuntimeClassName; rc != nil && *rc != "" && slices.Contains(p.exempt.RuntimeClasses, *rc) {
-		a.Annotate(psa.AuditAnnotationPrefix+psa.ExemptionReasonAnnotationKey, "runtimeClass")
+func (p *podSecurity) evaluate(a *webhook.Attributes, pol psa.Policy, polErrs field.ErrorList, pod *psa.Pod, enforce bool) error {
+	if p.exemptRuntimeClass(pod) {
+		a.Annotate(exemptAnnotation, "runtimeClass")
 		return nil
 	}
-	annotate := func(k, v string) { a.Annotate(psa.AuditAnnotationPrefix+k, v) }
 	if len(polErrs) > 0 {
-		annotate("error", fmt.Sprintf("Failed to parse policy: %v", polErrs.ToAggregate()))
+		a.Annotate(errorAnnotation, fmt.Sprintf("Failed to parse policy: %v", polErrs.ToAggregate()))
 	}
-	results := map[psa.LevelVersion]policy.AggregateCheckResult{}
-	check := func(lv psa.LevelVersion) policy.AggregateCheckResult {
+	results := map[psa.LevelVersion]psa.Result{}
+	check := func(lv psa.LevelVersion) psa.Result {
 		r, ok := results[lv]
 		if !ok {
-			r = policy.AggregateCheckResults(p.evaluator.EvaluatePod(lv, &pod.ObjectMeta, &pod.Spec))
+			r = psa.Evaluate(lv, pod)
 			results[lv] = r
 		}
 		return r
 	}
 	var refused error
 	if enforce {
-		annotate(psa.EnforcedPolicyAnnotationKey, pol.Enforce.String())
-		if r := check(pol.Enforce); !r.Allowed {
+		a.Annotate(enforcePolicyAnnotation, pol.Enforce.String())
+		if r := check(pol.Enforce); !r.Allowed() {
 			refused = apierror.ForbiddenTo(apierror.Target{Group: a.Resource.Group, Resource: a.Resource.Resource, Name: a.Name},
-				fmt.Sprintf("violates PodSecurity %q: %s", pol.Enforce.String(), r.ForbiddenDetail()))
+				fmt.Sprintf("violates PodSecurity %q: %s", pol.Enforce.String(), r.Detail()))
 		}
 	}
-	if r := check(pol.Audit); !r.Allowed {
-		annotate(psa.AuditViolationsAnnotationKey, fmt.Sprintf("would violate PodSecurity %q: %s", pol.Audit.String(), r.ForbiddenDetail()))
+	if r := check(pol.Audit); !r.Allowed() {
+		a.Annotate(auditViolationsAnnotation, fmt.Sprintf("would violate PodSecurity %q: %s", pol.Audit.String(), r.Detail()))
 	}
 	if refused != nil {
 		return refused
 	}
-	if r := check(pol.Warn); !r.Allowed {
-		a.Warn(fmt.Sprintf("would violate PodSecurity %q: %s", pol.Warn.String(), r.ForbiddenDetail()))
+	if r := check(pol.Warn); !r.Allowed() {
+		a.Warn(fmt.Sprintf("would violate PodSecurity %q: %s", pol.Warn.String(), r.Detail()))
 	}
 	return nil
 }
@@ -336,8 +296,8 @@ func (p *podSecurity) evaluate(a *webhook.Attributes, pol psa.Policy, polErrs fi
 // significantPodUpdate says whether a pod update can change what the
 // checks see: kube checks an update only if it changes the containers'
 // count or images, or adds or changes an ephemeral container.
-func significantPodUpdate(pod, old *corev1.Pod) bool {
-	images := func(cs []corev1.Container) []string {
+func significantPodUpdate(pod, old *psa.Pod) bool {
+	images := func(cs []psa.Container) []string {
 		out := make([]string, len(cs))
 		for i, c := range cs {
 			out[i] = c.Image
@@ -349,7 +309,7 @@ func significantPodUpdate(pod, old *corev1.Pod) bool {
 		return true
 	}
 	for _, c := range pod.Spec.EphemeralContainers {
-		i := slices.IndexFunc(old.Spec.EphemeralContainers, func(o corev1.EphemeralContainer) bool { return o.Name == c.Name })
+		i := slices.IndexFunc(old.Spec.EphemeralContainers, func(o psa.Container) bool { return o.Name == c.Name })
 		if i < 0 || old.Spec.EphemeralContainers[i].Image != c.Image {
 			return true
 		}
@@ -384,14 +344,14 @@ func (p *podSecurity) checkNamespacePods(ctx context.Context, ns string, enforce
 	counts := map[string]count{}
 	checked := len(pods)
 	for i, pod := range pods {
-		if r := policy.AggregateCheckResults(p.evaluator.EvaluatePod(enforce, &pod.ObjectMeta, &pod.Spec)); !r.Allowed {
-			why := r.ForbiddenReason()
+		if r := psa.Evaluate(enforce, pod); !r.Allowed() {
+			why := r.Reason()
 			c, seen := counts[why]
 			if !seen {
 				reasons = append(reasons, why)
 			}
-			if !seen || pod.Name < c.name {
-				c.name = pod.Name
+			if !seen || pod.Metadata.Name < c.name {
+				c.name = pod.Metadata.Name
 			}
 			c.n++
 			counts[why] = c
@@ -424,22 +384,19 @@ func (p *podSecurity) checkNamespacePods(ctx context.Context, ns string, enforce
 
 // prioritize converts the pods to check: exempt runtime classes left out,
 // one pod per controller first, the other pods of controllers last.
-func (p *podSecurity) prioritize(objs []api.Object) []*corev1.Pod {
+func (p *podSecurity) prioritize(objs []api.Object) []*psa.Pod {
 	slices.SortFunc(objs, func(x, y api.Object) int { return cmp.Compare(x.Name(), y.Name()) })
-	var first, rest []*corev1.Pod
+	var first, rest []*psa.Pod
 	seen := map[string]bool{}
 	for _, o := range objs {
-		pod := new(corev1.Pod)
-		if quota.Decode(o, pod) != nil {
-			continue
-		}
-		if rc := pod.Spec.RuntimeClassName; rc != nil && *rc != "" && slices.Contains(p.exempt.RuntimeClasses, *rc) {
+		pod, err := psa.Decode(o)
+		if err != nil || p.exemptRuntimeClass(pod) {
 			continue
 		}
 		var controller string
-		for _, r := range pod.OwnerReferences {
+		for _, r := range pod.Metadata.OwnerReferences {
 			if r.Controller != nil && *r.Controller {
-				controller = string(r.UID)
+				controller = r.UID
 				break
 			}
 		}
@@ -451,4 +408,10 @@ func (p *podSecurity) prioritize(objs []api.Object) []*corev1.Pod {
 		first = append(first, pod)
 	}
 	return append(first, rest...)
+}
+
+// exemptRuntimeClass says whether the pod's runtime class is exempt.
+func (p *podSecurity) exemptRuntimeClass(pod *psa.Pod) bool {
+	rc := pod.Spec.RuntimeClassName
+	return rc != "" && slices.Contains(p.exempt.RuntimeClasses, rc)
 }

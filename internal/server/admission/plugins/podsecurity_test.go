@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	psa "github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/authn"
 )
@@ -75,7 +76,7 @@ func TestPodSecurity(t *testing.T) {
 		name: "unreadable namespace admits a template", ns: "broken", resource: "deployments", obj: deployment(privileged),
 		annotations: map[string]string{"pod-security.kubernetes.io/error": `failed to lookup namespace "broken": unreadable`},
 	}}
-	cfg, err := LoadPodSecurityConfig([]byte(`apiVersion: pod-security.admission.config.k8s.io/v1
+	cfg, err := psa.LoadConfig([]byte(`apiVersion: pod-security.admission.config.k8s.io/v1
 kind: PodSecurityConfiguration
 exemptions: {namespaces: [exempt], usernames: [ci], runtimeClasses: [kata]}`))
 	if err != nil {
@@ -161,7 +162,7 @@ func errText(err error) string {
 // TestPodSecurityConfig checks the configuration's defaults apply to an
 // unlabeled namespace, and a bad one is refused with kube's errors.
 func TestPodSecurityConfig(t *testing.T) {
-	cfg, err := LoadPodSecurityConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
+	cfg, err := psa.LoadConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
 		"defaults": {"enforce": "baseline", "warn": "restricted", "warn-version": "v1.30"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func TestPodSecurityConfig(t *testing.T) {
 	if err := newPodSecurity(src, cfg).validate(context.Background(), a); errText(err) != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
-	_, err = LoadPodSecurityConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
+	_, err = psa.LoadConfig([]byte(`{"apiVersion": "pod-security.admission.config.k8s.io/v1", "kind": "PodSecurityConfiguration",
 		"defaults": {"enforce": "strict"}}`))
 	if want := `defaults.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted`; errText(err) != want {
 		t.Errorf("got %v, want %q", err, want)

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	podresource "k8s.io/component-helpers/resource"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -151,11 +149,11 @@ func (e evaluator) constraints(restricted []string, obj api.Object) error {
 	if !e.core("pods") {
 		return nil
 	}
-	var pod corev1.Pod
+	var pod pod
 	if err := Decode(obj, &pod); err != nil {
 		return err
 	}
-	if podresource.IsPodLevelResourcesSet(&pod) {
+	if pod.levelSet() {
 		return nil
 	}
 	missing := map[string][]string{}

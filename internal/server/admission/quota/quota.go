@@ -31,9 +31,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	podresource "k8s.io/component-helpers/resource"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -155,6 +153,9 @@ var (
 // storageClassSuffix qualifies a claim's resources by storage class.
 const storageClassSuffix = ".storageclass.storage.k8s.io/"
 
+// hugePagesPrefix starts the names of huge page resources.
+const hugePagesPrefix = "hugepages-"
+
 // matching are the names among hard the evaluator charges.
 func (e evaluator) matching(hard List) []string {
 	var out []string
@@ -170,8 +171,8 @@ func (e evaluator) matching(hard List) []string {
 func (e evaluator) charges(name string) bool {
 	switch {
 	case e.core("pods"):
-		return slices.Contains(podResources, name) || strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) ||
-			strings.HasPrefix(name, corev1.ResourceRequestsHugePagesPrefix)
+		return slices.Contains(podResources, name) || strings.HasPrefix(name, hugePagesPrefix) ||
+			strings.HasPrefix(name, "requests."+hugePagesPrefix)
 	case e.core("services"):
 		return slices.Contains(serviceResources, name)
 	case e.core("persistentvolumeclaims"):
@@ -197,7 +198,7 @@ func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
 	if !e.core("pods") {
 		return false, nil
 	}
-	var pod corev1.Pod
+	var pod pod
 	if err := Decode(obj, &pod); err != nil {
 		return false, err
 	}
@@ -210,7 +211,7 @@ func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
 }
 
 // podMatches is kube's podMatchesScopeFunc.
-func podMatches(s Scope, pod *corev1.Pod) bool {
+func podMatches(s Scope, pod *pod) bool {
 	terminating := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
 	switch s.Name {
 	case "Terminating":
@@ -245,12 +246,12 @@ func podMatches(s Scope, pod *corev1.Pod) bool {
 // bestEffort is kube's QoS class BestEffort: the status's class, else no
 // cpu or memory requested or limited (by the pod if it sets its own, else
 // by any container).
-func bestEffort(pod *corev1.Pod) bool {
+func bestEffort(pod *pod) bool {
 	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass == corev1.PodQOSBestEffort
+		return pod.Status.QOSClass == "BestEffort"
 	}
-	none := func(r *corev1.ResourceRequirements) bool {
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+	none := func(r *resources) bool {
+		for _, name := range []string{"cpu", "memory"} {
 			req, lim := r.Requests[name], r.Limits[name]
 			if !req.IsZero() || !lim.IsZero() {
 				return false
@@ -258,7 +259,7 @@ func bestEffort(pod *corev1.Pod) bool {
 		}
 		return true
 	}
-	if pod.Spec.Resources != nil && podresource.IsPodLevelResourcesSet(pod) {
+	if pod.levelSet() {
 		return none(pod.Spec.Resources)
 	}
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
@@ -271,25 +272,22 @@ func bestEffort(pod *corev1.Pod) bool {
 
 // crossNamespaceAffinity says whether a pod (anti-)affinity term of the
 // pod names namespaces or a namespaceSelector.
-func crossNamespaceAffinity(pod *corev1.Pod) bool {
+func crossNamespaceAffinity(pod *pod) bool {
 	a := pod.Spec.Affinity
 	if a == nil {
 		return false
 	}
-	var terms []corev1.PodAffinityTerm
-	if pa := a.PodAffinity; pa != nil {
-		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
-		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			terms = append(terms, w.PodAffinityTerm)
+	var terms []affinityTerm
+	for _, pa := range []*affinityTerms{a.PodAffinity, a.PodAntiAffinity} {
+		if pa == nil {
+			continue
+		}
+		terms = append(terms, pa.Required...)
+		for _, w := range pa.Preferred {
+			terms = append(terms, w.Term)
 		}
 	}
-	if pa := a.PodAntiAffinity; pa != nil {
-		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
-		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
-			terms = append(terms, w.PodAffinityTerm)
-		}
-	}
-	return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
+	return slices.ContainsFunc(terms, func(t affinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
 }
 
 // usage is what obj costs.
@@ -297,19 +295,19 @@ func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
 	switch {
 	case e.core("pods"):
-		var pod corev1.Pod
+		var pod pod
 		if err := Decode(obj, &pod); err != nil {
 			return nil, err
 		}
 		return podUsage(&pod, now), nil
 	case e.core("services"):
-		var svc corev1.Service
+		var svc service
 		if err := Decode(obj, &svc); err != nil {
 			return nil, err
 		}
 		return serviceUsage(&svc), nil
 	case e.core("persistentvolumeclaims"):
-		var pvc corev1.PersistentVolumeClaim
+		var pvc claim
 		if err := Decode(obj, &pvc); err != nil {
 			return nil, err
 		}
@@ -322,8 +320,8 @@ func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
 	return out, nil
 }
 
-// Decode reads an object's JSON form (or a part of it) into kube's Go
-// type.
+// Decode reads an object's JSON form (or a part of it) into a Go type of
+// its fields.
 func Decode(from any, to any) error {
 	b, err := json.Marshal(from)
 	if err != nil {
@@ -334,49 +332,59 @@ func Decode(from any, to any) error {
 
 // podUsage is kube's PodUsageFunc: count/pods always; the rest while the
 // pod is not terminal nor past its deletion's grace period.
-func podUsage(pod *corev1.Pod, now time.Time) List {
+func podUsage(pod *pod, now time.Time) List {
 	out := List{"count/pods": *resource.NewQuantity(1, resource.DecimalSI)}
-	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+	if pod.Status.Phase == "Failed" || pod.Status.Phase == "Succeeded" {
 		return out
 	}
-	if pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil &&
-		now.After(pod.DeletionTimestamp.Add(time.Duration(*pod.DeletionGracePeriodSeconds)*time.Second)) {
+	if m := pod.Metadata; m.DeletionTimestamp != nil && m.DeletionGracePeriodSeconds != nil &&
+		now.After(m.DeletionTimestamp.Add(time.Duration(*m.DeletionGracePeriodSeconds)*time.Second)) {
 		return out
 	}
-	opts := podresource.PodResourcesOptions{UseStatusResources: true}
-	Add(out, computeUsage(podresource.PodRequests(pod, opts), podresource.PodLimits(pod, opts)))
+	Add(out, computeUsage(pod.requests(), pod.limits()))
 	return out
 }
 
 // computeUsage is kube's podComputeUsageHelper: what requests and limits
 // charge, "pods" included.
-func computeUsage(requests, limits corev1.ResourceList) List {
+func computeUsage(requests, limits List) List {
 	out := List{"pods": *resource.NewQuantity(1, resource.DecimalSI)}
 	for _, r := range []string{"cpu", "memory", "ephemeral-storage"} {
-		if q, ok := requests[corev1.ResourceName(r)]; ok {
+		if q, ok := requests[r]; ok {
 			out[r], out["requests."+r] = q, q
 		}
-		if q, ok := limits[corev1.ResourceName(r)]; ok {
+		if q, ok := limits[r]; ok {
 			out["limits."+r] = q
 		}
 	}
 	for name, q := range requests {
-		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
-			out[string(name)], out["requests."+string(name)] = q, q
+		if strings.HasPrefix(name, hugePagesPrefix) {
+			out[name], out["requests."+name] = q, q
 		}
 	}
 	return out
 }
 
-func serviceUsage(svc *corev1.Service) List {
+// service is what quota reads of a Service.
+type service struct {
+	Spec struct {
+		Type                          string `json:"type"`
+		AllocateLoadBalancerNodePorts *bool  `json:"allocateLoadBalancerNodePorts"`
+		Ports                         []struct {
+			NodePort int32 `json:"nodePort"`
+		} `json:"ports"`
+	} `json:"spec"`
+}
+
+func serviceUsage(svc *service) List {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
 	ports := int64(len(svc.Spec.Ports))
 	out := List{"count/services": one, "services": one,
 		"services.loadbalancers": {Format: resource.DecimalSI}, "services.nodeports": {Format: resource.DecimalSI}}
 	switch svc.Spec.Type {
-	case corev1.ServiceTypeNodePort:
+	case "NodePort":
 		out["services.nodeports"] = *resource.NewQuantity(ports, resource.DecimalSI)
-	case corev1.ServiceTypeLoadBalancer:
+	case "LoadBalancer":
 		if a := svc.Spec.AllocateLoadBalancerNodePorts; a != nil && !*a {
 			ports = 0
 			for _, p := range svc.Spec.Ports {
@@ -391,23 +399,37 @@ func serviceUsage(svc *corev1.Service) List {
 	return out
 }
 
-func claimUsage(pvc *corev1.PersistentVolumeClaim) List {
+// claim is what quota reads of a PersistentVolumeClaim.
+type claim struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		StorageClassName *string   `json:"storageClassName"`
+		Resources        resources `json:"resources"`
+	} `json:"spec"`
+	Status struct {
+		AllocatedResources List `json:"allocatedResources"`
+	} `json:"status"`
+}
+
+func claimUsage(pvc *claim) List {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
 	out := List{"persistentvolumeclaims": one, "count/persistentvolumeclaims": one}
 	// The beta annotation first, as kube's GetPersistentVolumeClaimClass.
-	class, annotated := pvc.Annotations[corev1.BetaStorageClassAnnotation]
+	class, annotated := pvc.Metadata.Annotations["volume.beta.kubernetes.io/storage-class"]
 	if !annotated && pvc.Spec.StorageClassName != nil {
 		class = *pvc.Spec.StorageClassName
 	}
 	if class != "" {
 		out[class+storageClassSuffix+"persistentvolumeclaims"] = one
 	}
-	storage, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	storage, ok := pvc.Spec.Resources.Requests["storage"]
 	if !ok {
 		return out
 	}
 	storage = roundUp(storage)
-	if allocated, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && allocated.Cmp(storage) > 0 {
+	if allocated, ok := pvc.Status.AllocatedResources["storage"]; ok && allocated.Cmp(storage) > 0 {
 		storage = roundUp(allocated)
 	}
 	out["requests.storage"] = storage
