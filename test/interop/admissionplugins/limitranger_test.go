@@ -149,11 +149,16 @@ func compareRefusal(t *testing.T, name string, err, wantErr error) bool {
 	return true
 }
 
-// parts is a message with its comma-separated parts sorted.
+// parts is a message with its comma-separated parts sorted, after its
+// "...: " prefix, which the first part would otherwise carry.
 func parts(msg string) string {
-	p := strings.Split(strings.NewReplacer("[", "", "]", "").Replace(msg), ", ")
+	prefix, rest, ok := strings.Cut(msg, "forbidden: ")
+	if !ok {
+		prefix, rest = "", msg
+	}
+	p := strings.Split(strings.NewReplacer("[", "", "]", "").Replace(rest), ", ")
 	slices.Sort(p)
-	return strings.Join(p, ", ")
+	return prefix + strings.Join(p, ", ")
 }
 
 // kubeLimitRanger is kube's LimitRanger plugin reading the LimitRanges
