@@ -119,11 +119,19 @@ func TestRepair(t *testing.T) {
 	if _, err := a.Begin(t.Context(), ghost, nil); err != nil {
 		t.Fatal(err)
 	}
-	// An address made for kept, which kept does not hold.
-	if err := a.createIPAddress(t.Context(), stored.Object, a.ranges[0], netip.MustParseAddr("10.0.0.250")); err != nil {
+	address := func(obj api.Object) string { return obj["spec"].(map[string]any)["clusterIP"].(string) }
+	// An address made for kept, which kept does not hold: one that
+	// neither allocation drew.
+	notHeld := "10.0.0.250"
+	if notHeld == address(stored.Object) || notHeld == address(ghost) {
+		notHeld = "10.0.0.251"
+	}
+	if notHeld == address(stored.Object) || notHeld == address(ghost) {
+		notHeld = "10.0.0.252"
+	}
+	if err := a.createIPAddress(t.Context(), stored.Object, a.ranges[0], netip.MustParseAddr(notHeld)); err != nil {
 		t.Fatal(err)
 	}
-	address := func(obj api.Object) string { return obj["spec"].(map[string]any)["clusterIP"].(string) }
 	port := func(obj api.Object) int {
 		return intOf(obj["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["nodePort"])
 	}
@@ -147,13 +155,14 @@ func TestRepair(t *testing.T) {
 			t.Errorf("after %v: a leaked address taken %v, node port %v; want %v", at, ip, p, want)
 		}
 	}
-	if _, err := reg.Get(t.Context(), a.ipAddresses, "", "10.0.0.250"); !isNotFound(err) {
+	if _, err := reg.Get(t.Context(), a.ipAddresses, "", notHeld); !isNotFound(err) {
 		t.Errorf("an address its parent does not hold is kept: %v", err)
 	}
 	want := []string{
 		"Warning ipallocator-repair-controller IPAddressAllocation IPAddressNotAllocated IPAddress " + address(ghost) +
 			": IPAddress: " + address(ghost) + " for Service default/ghost appears to have leaked: cleaning up",
-		"Warning ipallocator-repair-controller IPAddressAllocation IPAddressWrongReference IPAddress 10.0.0.250: IPAddress: 10.0.0.250 for Service default/kept has a wrong reference; cleaning up",
+		"Warning ipallocator-repair-controller IPAddressAllocation IPAddressWrongReference IPAddress " + notHeld +
+			": IPAddress: " + notHeld + " for Service default/kept has a wrong reference; cleaning up",
 	}
 	slices.Sort(want)
 	if got := repairEvents(t, a); !slices.Equal(got, want) {
