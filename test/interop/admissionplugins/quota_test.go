@@ -33,6 +33,7 @@ var quotaSets = [][]string{{
 		"hard":{"count/configmaps":"1","configmaps":"3","count/deployments.apps":"1"},"used":{"count/configmaps":"0","configmaps":"1","count/deployments.apps":"1"}}}`,
 	`{"metadata":{"name":"network","resourceVersion":"1"},"status":{
 		"hard":{"services":"2","services.nodeports":"1","services.loadbalancers":"0"},"used":{"services":"0","services.nodeports":"0","services.loadbalancers":"0"}}}`,
+	`{"metadata":{"name":"over","resourceVersion":"1"},"status":{"hard":{"services.loadbalancers":"0"},"used":{"services.loadbalancers":"1"}}}`,
 	`{"metadata":{"name":"storage","resourceVersion":"1"},"status":{
 		"hard":{"requests.storage":"10Gi","gold.storageclass.storage.k8s.io/requests.storage":"1Gi","persistentvolumeclaims":"5"},
 		"used":{"requests.storage":"9Gi","gold.storageclass.storage.k8s.io/requests.storage":"0","persistentvolumeclaims":"1"}}}`,
