@@ -39,16 +39,31 @@ const quotaLockStripes = 64
 // quotaLocks make the charges of one namespace's writes take turns, as
 // kube's quota admission works through a namespace's writes one batch
 // at a time, so that concurrent writes do not fail each other's
-// conditional status writes; namespaces share quotaLockStripes locks.
-type quotaLocks [quotaLockStripes]sync.Mutex
+// conditional status writes; namespaces share quotaLockStripes locks,
+// each a one-slot channel so that a waiting write can give up when its
+// request ends.
+type quotaLocks struct {
+	once  sync.Once
+	slots [quotaLockStripes]chan struct{}
+}
 
-// lock locks ns's stripe and returns its unlock.
-func (l *quotaLocks) lock(ns string) func() {
+// lock takes ns's stripe and returns its unlock, or kube's 504 if ctx
+// ends first.
+func (l *quotaLocks) lock(ctx context.Context, ns string) (func(), error) {
+	l.once.Do(func() {
+		for i := range l.slots {
+			l.slots[i] = make(chan struct{}, 1)
+		}
+	})
 	h := fnv.New32a()
 	h.Write([]byte(ns))
-	m := &l[h.Sum32()%quotaLockStripes]
-	m.Lock()
-	return m.Unlock
+	slot := l.slots[h.Sum32()%quotaLockStripes]
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, apierror.Timeout("Timeout: request did not complete within requested timeout - "+ctx.Err().Error(), 0)
+	}
 }
 
 // quotaResync is how often the leader recomputes every quota's usage
@@ -79,7 +94,11 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
 	if len(s.quotaObjects(ctx, a.Namespace)) == 0 {
 		return nil
 	}
-	defer s.quotaLocks.lock(a.Namespace)()
+	unlock, err := s.quotaLocks.lock(ctx, a.Namespace)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cached := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	quotas := make([]quota.Quota, 0, len(cached))
