@@ -218,8 +218,8 @@ func (s *Server) keepQuotas(ctx context.Context) {
 // store's revision.
 const quotaFreshTimeout = 5 * time.Second
 
-// waitFresh waits, quotaFreshTimeout at most, for c to reach rev.
-func waitFresh(ctx context.Context, c *watchcache.Cache, rev int64) error {
+// waitQuotaCache waits, quotaFreshTimeout at most, for c to reach rev.
+func waitQuotaCache(ctx context.Context, c *watchcache.Cache, rev int64) error {
 	ctx, cancel := context.WithTimeout(ctx, quotaFreshTimeout)
 	defer cancel()
 	return c.WaitFresh(ctx, rev)
@@ -268,7 +268,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		if c == nil || err != nil {
 			return err
 		}
-		if err := waitFresh(ctx, c, rev); err != nil {
+		if err := waitQuotaCache(ctx, c, rev); err != nil {
 			return err
 		}
 		cached, _ := c.List(watchcache.Filter{Namespace: ns})
