@@ -193,8 +193,10 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			}
 			hard := quota.Read(mapAt(obj, "spec"), "hard")
 			sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
+			var keys []string
 			for _, gr := range quota.Resources(hard, s.servesNamespaced) {
 				key := o.Key + " " + gr[0] + "/" + gr[1]
+				keys = append(keys, key)
 				if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
 					objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
 					seen[key] = len(objs)
@@ -206,7 +208,18 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			if !sync {
 				continue
 			}
-			if err := s.syncQuota(ctx, obj); err != nil && ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
+			err = s.syncQuota(ctx, obj)
+			if err == nil {
+				continue
+			}
+			// Forget the counts this quota was not brought up to, so
+			// that the next look retries it (a conflict with a charge
+			// too: the give-back of a delete must not wait for
+			// quotaResync).
+			for _, key := range keys {
+				delete(seen, key)
+			}
+			if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
 				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
 			}
 		}
