@@ -39,16 +39,31 @@ const quotaLockStripes = 64
 // quotaLocks make the charges of one namespace's writes take turns, as
 // kube's quota admission works through a namespace's writes one batch
 // at a time, so that concurrent writes do not fail each other's
-// conditional status writes; namespaces share quotaLockStripes locks.
-type quotaLocks [quotaLockStripes]sync.Mutex
+// conditional status writes; namespaces share quotaLockStripes locks,
+// each a one-slot channel so that a waiting write can give up when its
+// request ends.
+type quotaLocks struct {
+	once  sync.Once
+	slots [quotaLockStripes]chan struct{}
+}
 
-// lock locks ns's stripe and returns its unlock.
-func (l *quotaLocks) lock(ns string) func() {
+// lock takes ns's stripe and returns its unlock, or kube's 504 if ctx
+// ends first.
+func (l *quotaLocks) lock(ctx context.Context, ns string) (func(), error) {
+	l.once.Do(func() {
+		for i := range l.slots {
+			l.slots[i] = make(chan struct{}, 1)
+		}
+	})
 	h := fnv.New32a()
 	h.Write([]byte(ns))
-	m := &l[h.Sum32()%quotaLockStripes]
-	m.Lock()
-	return m.Unlock
+	slot := l.slots[h.Sum32()%quotaLockStripes]
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, apierror.Timeout("Timeout: request did not complete within requested timeout - "+ctx.Err().Error(), 0)
+	}
 }
 
 // quotaResync is how often the leader recomputes every quota's usage
@@ -79,7 +94,11 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
 	if len(s.quotaObjects(ctx, a.Namespace)) == 0 {
 		return nil
 	}
-	defer s.quotaLocks.lock(a.Namespace)()
+	unlock, err := s.quotaLocks.lock(ctx, a.Namespace)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cached := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	quotas := make([]quota.Quota, 0, len(cached))
@@ -174,8 +193,10 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			}
 			hard := quota.Read(mapAt(obj, "spec"), "hard")
 			sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
+			var keys []string
 			for _, gr := range quota.Resources(hard, s.servesNamespaced) {
 				key := o.Key + " " + gr[0] + "/" + gr[1]
+				keys = append(keys, key)
 				if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
 					objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
 					seen[key] = len(objs)
@@ -187,7 +208,18 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			if !sync {
 				continue
 			}
-			if err := s.syncQuota(ctx, obj); err != nil && ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
+			err = s.syncQuota(ctx, obj)
+			if err == nil {
+				continue
+			}
+			// Forget the counts this quota was not brought up to, so
+			// that the next look retries it (a conflict with a charge
+			// too: the give-back of a delete must not wait for
+			// quotaResync).
+			for _, key := range keys {
+				delete(seen, key)
+			}
+			if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
 				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
 			}
 		}
@@ -199,8 +231,8 @@ func (s *Server) keepQuotas(ctx context.Context) {
 // store's revision.
 const quotaFreshTimeout = 5 * time.Second
 
-// waitFresh waits, quotaFreshTimeout at most, for c to reach rev.
-func waitFresh(ctx context.Context, c *watchcache.Cache, rev int64) error {
+// waitQuotaCache waits, quotaFreshTimeout at most, for c to reach rev.
+func waitQuotaCache(ctx context.Context, c *watchcache.Cache, rev int64) error {
 	ctx, cancel := context.WithTimeout(ctx, quotaFreshTimeout)
 	defer cancel()
 	return c.WaitFresh(ctx, rev)
@@ -249,7 +281,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		if c == nil || err != nil {
 			return err
 		}
-		if err := waitFresh(ctx, c, rev); err != nil {
+		if err := waitQuotaCache(ctx, c, rev); err != nil {
 			return err
 		}
 		cached, _ := c.List(watchcache.Filter{Namespace: ns})

@@ -33,6 +33,7 @@ var quotaSets = [][]string{{
 		"hard":{"count/configmaps":"1","configmaps":"3","count/deployments.apps":"1"},"used":{"count/configmaps":"0","configmaps":"1","count/deployments.apps":"1"}}}`,
 	`{"metadata":{"name":"network","resourceVersion":"1"},"status":{
 		"hard":{"services":"2","services.nodeports":"1","services.loadbalancers":"0"},"used":{"services":"0","services.nodeports":"0","services.loadbalancers":"0"}}}`,
+	`{"metadata":{"name":"over","resourceVersion":"1"},"status":{"hard":{"services.loadbalancers":"0"},"used":{"services.loadbalancers":"1"}}}`,
 	`{"metadata":{"name":"storage","resourceVersion":"1"},"status":{
 		"hard":{"requests.storage":"10Gi","gold.storageclass.storage.k8s.io/requests.storage":"1Gi","persistentvolumeclaims":"5"},
 		"used":{"requests.storage":"9Gi","gold.storageclass.storage.k8s.io/requests.storage":"0","persistentvolumeclaims":"1"}}}`,
@@ -49,6 +50,10 @@ var quotaSets = [][]string{{
 	`{"metadata":{"name":"not-low","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"NotIn","values":["low"]}]}},"status":{"hard":{"limits.memory":"600Mi"},"used":{"limits.memory":"0"}}}`,
 	`{"metadata":{"name":"cross","resourceVersion":"1"},"spec":{"scopes":["CrossNamespacePodAffinity"]},"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}`,
 	`{"metadata":{"name":"scoped-objects","resourceVersion":"1"},"spec":{"scopes":["BestEffort"]},"status":{"hard":{"count/configmaps":"0","services":"0"},"used":{"count/configmaps":"0","services":"0"}}}`,
+}, {
+	`{"metadata":{"name":"gpu","resourceVersion":"1"},"status":{"hard":{"requests.example.com/gpu":"2","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"1",
+		"example.com/gpu":"9","requests.example.com/fpga":"1"},"used":{"requests.example.com/gpu":"1","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"0",
+		"example.com/gpu":"0","requests.example.com/fpga":"0"}}}`,
 }}
 
 // quotaWrite is a write of a v1 object, over old on update.
@@ -115,6 +120,10 @@ func quotaWrites(t *testing.T) []quotaWrite {
 			"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Mi"},"limits":{"cpu":"1","memory":"1Mi"}}}]}}`)},
 		{name: "pod-level requests and overhead", obj: pod(`{"spec":{"overhead":{"cpu":"50m"},"resources":{"requests":{"cpu":"150m"}},
 			"containers":[{"name":"c","resources":{"requests":{"cpu":"100m","memory":"1Mi"},"limits":{"memory":"1Mi"}}}]}}`)},
+		{name: "pod one gpu", obj: pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"example.com/gpu":"1"},"limits":{"example.com/gpu":"1"}}}]}}`)},
+		{name: "pod over gpu", obj: pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"example.com/gpu":"2"},"limits":{"example.com/gpu":"2"}}}]}}`)},
+		{name: "pod device class", obj: pod(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"deviceclass.resource.kubernetes.io/gpu.example.com":"1"},
+			"limits":{"deviceclass.resource.kubernetes.io/gpu.example.com":"1"}}}]}}`)},
 		{name: "configmap", obj: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}},
 		{name: "deployment", obj: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}}},
 		{name: "service", obj: svc(corev1.ServiceTypeClusterIP, 2)},

@@ -101,7 +101,9 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 				delta = diff
 			}
 		}
-		requested := mask(delta, slices.Collect(maps.Keys(q.Hard)))
+		// A quota none of whose limits the write moves is not written
+		// (kube's RemoveZeros), nor refused for being over already.
+		requested := nonZero(mask(delta, slices.Collect(maps.Keys(q.Hard))))
 		if len(requested) == 0 {
 			continue
 		}
@@ -137,6 +139,12 @@ func subtract(a, b List) List {
 		}
 	}
 	return out
+}
+
+// nonZero is l without its zero quantities.
+func nonZero(l List) List {
+	maps.DeleteFunc(l, func(_ string, q resource.Quantity) bool { return q.IsZero() })
+	return l
 }
 
 // checkedResources are the pod resources whose quota makes each container

@@ -8,7 +8,8 @@
 // configmaps, secrets, replicationcontrollers and resourcequotas under
 // their bare names too); pods charge their compute resources (kube's pod
 // requests and limits: init containers at their peak, sidecars, pod-level
-// resources, overhead) and "pods" while not terminal; services
+// resources, overhead; requests.<extended resource or device class>) and
+// "pods" while not terminal; services
 // services, services.nodeports and services.loadbalancers; claims
 // persistentvolumeclaims and requests.storage, also per storage class.
 //
@@ -32,6 +33,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -172,7 +174,7 @@ func (e evaluator) charges(name string) bool {
 	switch {
 	case e.core("pods"):
 		return slices.Contains(podResources, name) || strings.HasPrefix(name, hugePagesPrefix) ||
-			strings.HasPrefix(name, "requests."+hugePagesPrefix)
+			strings.HasPrefix(name, "requests."+hugePagesPrefix) || extendedForQuota(name)
 	case e.core("services"):
 		return slices.Contains(serviceResources, name)
 	case e.core("persistentvolumeclaims"):
@@ -187,6 +189,33 @@ func (e evaluator) charges(name string) bool {
 		return false
 	}
 	return name == countName(e.group, e.plural) || e.group == "" && legacyAliases[e.plural] == name && name != ""
+}
+
+// deviceClassPrefix starts the implicit extended resources of a DRA
+// device class.
+const deviceClassPrefix = "deviceclass.resource.kubernetes.io/"
+
+// native says whether a resource name is kube's own: unprefixed or in
+// the kubernetes.io/ namespace (kube's IsNativeResource).
+func native(name string) bool {
+	return !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/")
+}
+
+// extendedForQuota is kube's isExtendedResourceNameForQuota: requests.
+// of an extended resource or of a device class (extended resources are
+// not overcommitted, so only their requests are limited).
+func extendedForQuota(name string) bool {
+	return strings.HasPrefix(name, "requests.") && (!native(name) || strings.HasPrefix(name, "requests."+deviceClassPrefix))
+}
+
+// extendedRequest is kube's IsDRAExtendedResourceName: a pod's request
+// of an extended resource (not native, not requests.-prefixed, a
+// qualified name as requests.<name>) or of a device class.
+func extendedRequest(name string) bool {
+	if strings.HasPrefix(name, deviceClassPrefix) {
+		return true
+	}
+	return !native(name) && !strings.HasPrefix(name, "requests.") && len(validation.IsQualifiedName("requests."+name)) == 0
 }
 
 // matches says whether obj matches every scope (kube's generic.Matches
@@ -360,6 +389,9 @@ func computeUsage(requests, limits List) List {
 	for name, q := range requests {
 		if strings.HasPrefix(name, hugePagesPrefix) {
 			out[name], out["requests."+name] = q, q
+		}
+		if extendedRequest(name) {
+			out["requests."+name] = q
 		}
 	}
 	return out

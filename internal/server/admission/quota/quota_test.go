@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -58,5 +59,84 @@ func TestUsage(t *testing.T) {
 	q.Scopes = nil
 	if got, _ := Usage(q, "", "configmaps", make([]api.Object, 3), time.Now()); Encode(got)["count/configmaps"] != "3" {
 		t.Errorf("configmaps: %v, want 3", Encode(got))
+	}
+}
+
+// TestCheck checks the charges of writes: extended resources, writes
+// that move no limit, pods entering and leaving a quota's scope;
+// test/interop/admissionplugins compares many more with kube's.
+func TestCheck(t *testing.T) {
+	gpuPod := func(n string) api.Object {
+		return parse(t, `{"spec": {"containers": [{"name": "c", "resources": {"requests": {"example.com/gpu": "`+n+`",
+			"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}}}]}}`)
+	}
+	cpuPod := func(deadline string) api.Object {
+		return parse(t, `{"metadata": {"resourceVersion": "5"}, "spec": {`+deadline+`"containers": [{"name": "c",
+			"resources": {"requests": {"cpu": "100m", "memory": "1Mi"}, "limits": {"cpu": "100m", "memory": "1Mi"}}}]}}`)
+	}
+	clusterIP := parse(t, `{"spec": {"type": "ClusterIP", "ports": [{"port": 80}]}}`)
+	for _, tc := range []struct {
+		name    string
+		quota   string // a ResourceQuota
+		w       Write
+		want    map[string]any // the quota's new used; nil if not written
+		refused string
+	}{{
+		name: "extended resource and device class charged",
+		quota: `{"status": {"hard": {"requests.example.com/gpu": "2", "requests.deviceclass.resource.kubernetes.io/gpu.example.com": "1"},
+			"used": {"requests.example.com/gpu": "1", "requests.deviceclass.resource.kubernetes.io/gpu.example.com": "0"}}}`,
+		w:    Write{Op: "CREATE", Plural: "pods", Object: gpuPod("1")},
+		want: map[string]any{"requests.example.com/gpu": "2", "requests.deviceclass.resource.kubernetes.io/gpu.example.com": "1"},
+	}, {
+		name:    "extended resource over",
+		quota:   `{"status": {"hard": {"requests.example.com/gpu": "2"}, "used": {"requests.example.com/gpu": "1"}}}`,
+		w:       Write{Op: "CREATE", Plural: "pods", Object: gpuPod("2")},
+		refused: "exceeded quota: q, requested: requests.example.com/gpu=2, used: requests.example.com/gpu=1, limited: requests.example.com/gpu=2",
+	}, {
+		name:  "zero charge not written",
+		quota: `{"status": {"hard": {"services.loadbalancers": "1"}, "used": {"services.loadbalancers": "0"}}}`,
+		w:     Write{Op: "CREATE", Plural: "services", Object: clusterIP},
+	}, {
+		name:  "zero charge not written even over",
+		quota: `{"status": {"hard": {"services.loadbalancers": "0"}, "used": {"services.loadbalancers": "1"}}}`,
+		w:     Write{Op: "CREATE", Plural: "services", Object: clusterIP},
+	}, {
+		name:  "pod entering the scope charged in full",
+		quota: `{"spec": {"scopes": ["Terminating"]}, "status": {"hard": {"requests.cpu": "1"}, "used": {"requests.cpu": "0"}}}`,
+		w:     Write{Op: "UPDATE", Plural: "pods", Object: cpuPod(`"activeDeadlineSeconds": 5, `), Old: cpuPod("")},
+		want:  map[string]any{"requests.cpu": "100m"},
+	}, {
+		name:  "pod leaving the scope not charged",
+		quota: `{"spec": {"scopes": ["NotTerminating"]}, "status": {"hard": {"requests.cpu": "1"}, "used": {"requests.cpu": "100m"}}}`,
+		w:     Write{Op: "UPDATE", Plural: "pods", Object: cpuPod(`"activeDeadlineSeconds": 5, `), Old: cpuPod("")},
+	}, {
+		name:  "pod staying in an unscoped quota not charged again",
+		quota: `{"status": {"hard": {"requests.cpu": "1"}, "used": {"requests.cpu": "100m"}}}`,
+		w:     Write{Op: "UPDATE", Plural: "pods", Object: cpuPod(`"activeDeadlineSeconds": 5, `), Old: cpuPod("")},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := Parse(parse(t, tc.quota))
+			q.Name = "q"
+			changed, err := Check([]Quota{q}, tc.w, time.Now())
+			if tc.refused != "" {
+				var r *Refused
+				if !errors.As(err, &r) || r.Reason != tc.refused {
+					t.Fatalf("got %v, want refused %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if len(changed) == 1 {
+				got = Encode(changed[0].Used)
+			} else if len(changed) > 1 {
+				t.Fatalf("%d quotas changed", len(changed))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("used (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
