@@ -32,6 +32,7 @@ type jsonReader struct {
 	buf   []byte    // buf[pos:] is read and not yet consumed
 	pos   int
 	err   error    // the error every call returns from now on
+	limit int      // the most bytes one value read from r may have
 	rerr  error    // r's error, returned once buf is consumed
 	stack []jsonIn // the open objects and arrays, innermost last
 }
@@ -54,7 +55,20 @@ const (
 // minJSONRead is the least room a read into buf is given.
 const minJSONRead = 16 << 10
 
-func newJSONReader(r io.Reader) *jsonReader { return &jsonReader{r: r} }
+// maxJSONValue bounds one value (a list's item, a watch event) read from a
+// stream, so that a hostile server or proxy cannot grow the client's memory
+// without end. client-go's watch decoder refuses an event over 16 MiB
+// (apimachinery's streaming.NewDecoder, ErrObjectTooLarge) and its lists
+// have no bound (rest.Request reads the body whole); kube stores no object
+// over a few MiB (the apiserver's 3 MiB request bound), so this is loose.
+const maxJSONValue = 64 << 20
+
+func newJSONReader(r io.Reader) *jsonReader { return &jsonReader{r: r, limit: maxJSONValue} }
+
+func (d *jsonReader) tooLarge() error {
+	d.err = fmt.Errorf("a JSON value over %d bytes, the client's bound on one list item or watch event", d.limit)
+	return d.err
+}
 
 // reset makes d read data, which it does not copy, and nothing else.
 func (d *jsonReader) reset(data []byte) {
@@ -70,11 +84,16 @@ func (d *jsonReader) fill(keep int) bool {
 		}
 		return false
 	}
-	n := copy(d.buf, d.buf[keep:])
-	d.pos -= keep
-	d.buf = d.buf[:n]
+	n := len(d.buf) - keep
+	if keep > 0 {
+		copy(d.buf, d.buf[keep:])
+		d.pos -= keep
+		d.buf = d.buf[:n]
+	}
 	if cap(d.buf)-n < minJSONRead {
-		d.buf = append(make([]byte, 0, 2*cap(d.buf)+minJSONRead), d.buf...)
+		// scan keeps at most limit bytes: room for that and one read is enough.
+		c := min(2*cap(d.buf)+minJSONRead, d.limit+minJSONRead)
+		d.buf = append(make([]byte, 0, c), d.buf[:n]...)
 	}
 	m, err := d.r.Read(d.buf[n:cap(d.buf)])
 	d.buf = d.buf[:n+m]
@@ -260,18 +279,27 @@ func (d *jsonReader) skipValue() error {
 
 // scan reads the value that starts at pos and returns it.
 func (d *jsonReader) scan() ([]byte, error) {
-	i, depth := d.pos, 0
+	var s scanState
+	i := d.pos
 	for {
-		end, resume := d.scanFrom(i, &depth)
+		end := d.scanFrom(i, &s)
+		read := end // the value's bytes so far
+		if end < 0 {
+			read = len(d.buf)
+		}
+		if d.r != nil && read-d.pos > d.limit {
+			return nil, d.tooLarge()
+		}
 		if end >= 0 {
 			raw := d.buf[d.pos:end]
 			d.pos = end
 			return raw, nil
 		}
-		// buf ends inside the value: read more, keeping the value.
-		start := d.pos
-		if !d.fill(start) {
-			if depth == 0 && d.buf[d.pos] != '"' && len(d.stack) == 0 {
+		// buf ends inside the value: read more, keeping the value, and go
+		// on where the scan stopped (s holds its state).
+		scanned := len(d.buf) - d.pos
+		if !d.fill(d.pos) {
+			if s.depth == 0 && !s.inString && len(d.stack) == 0 {
 				raw := d.buf[d.pos:] // a scalar at the end of the stream ends there
 				d.pos = len(d.buf)
 				return raw, nil
@@ -281,65 +309,94 @@ func (d *jsonReader) scan() ([]byte, error) {
 			}
 			return nil, d.err
 		}
-		i = resume - start + d.pos
+		i = d.pos + scanned
 	}
 }
 
+// scanState is where a scan cut by the end of buf stopped.
+type scanState struct {
+	depth    int  // open objects and arrays
+	inString bool // inside a string
+	escaped  bool // inside a string, after an odd run of backslashes
+}
+
 // scanFrom scans buf from i, inside a value whose first byte is at pos
-// and whose nesting so far is *depth. It returns where the value ends, or
-// -1 and where to resume once buf holds more (before a string or an
-// escape that buf cuts).
-func (d *jsonReader) scanFrom(i int, depth *int) (end, resume int) {
+// and where *s says. It returns where the value ends, or -1 when buf ends
+// first (s then says where it stopped).
+func (d *jsonReader) scanFrom(i int, s *scanState) int {
 	b := d.buf
+	if s.inString {
+		if i = stringEnd(b, i, &s.escaped); i < 0 {
+			return -1
+		}
+		s.inString = false
+		if s.depth == 0 {
+			return i
+		}
+	}
 	for i < len(b) {
 		switch c := b[i]; c {
 		case '"':
-			j := stringEnd(b, i)
-			if j < 0 {
-				return -1, i
+			if i = stringEnd(b, i+1, &s.escaped); i < 0 {
+				s.inString = true
+				return -1
 			}
-			i = j
-			if *depth == 0 {
-				return i, 0
+			if s.depth == 0 {
+				return i
 			}
 			continue
 		case '{', '[':
-			*depth++
+			s.depth++
 		case '}', ']':
-			if *depth == 0 { // ends a scalar
-				return i, 0
+			if s.depth == 0 { // ends a scalar
+				return i
 			}
-			if *depth--; *depth == 0 {
-				return i + 1, 0
+			if s.depth--; s.depth == 0 {
+				return i + 1
 			}
 		case ' ', '\t', '\n', '\r', ',', ':':
-			if *depth == 0 {
-				return i, 0
+			if s.depth == 0 {
+				return i
 			}
 		}
 		i++
 	}
-	return -1, i
+	return -1
 }
 
-// stringEnd returns the index after the string that starts at b[i], or -1
-// if b ends inside it.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
+// stringEnd returns the index after the string whose bytes continue at
+// b[i], b[i] being escaped if *escaped; or -1 if b ends inside it, with
+// *escaped telling whether b's last byte starts an escape. A backslash is
+// only counted after i, so that a string cut again and again is scanned
+// once.
+func stringEnd(b []byte, i int, escaped *bool) int {
+	if *escaped {
+		if i == len(b) {
+			return -1
+		}
+		i++
+		*escaped = false
+	}
+	for j := i; ; j++ {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
+			*escaped = backslashesBefore(b, len(b), i)%2 == 1
 			return -1
 		}
 		j += k
-		backslashes := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
+		if backslashesBefore(b, j, i)%2 == 0 {
 			return j + 1
 		}
-		j++
 	}
+}
+
+// backslashesBefore counts the backslashes right before b[j], from b[i] on.
+func backslashesBefore(b []byte, j, i int) int {
+	n := 0
+	for p := j - 1; p >= i && b[p] == '\\'; p-- {
+		n++
+	}
+	return n
 }
 
 // decodeValue decodes d's next value into v.

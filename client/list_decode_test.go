@@ -231,6 +231,17 @@ func FuzzDecodeList(f *testing.F) {
 				t.Fatalf("(-json.Unmarshal +decodeList):\n%s", diff)
 			}
 		}
+		// Read a byte at a time, every value is cut everywhere.
+		var cut list[*compatItem]
+		cutErr := decodeList(newJSONReader(iotest.OneByteReader(bytes.NewReader(data))), &cut)
+		if (cutErr == nil) != (err == nil) {
+			t.Fatalf("a byte at a time: %v; at once: %v", cutErr, err)
+		}
+		if err == nil {
+			if diff := cmp.Diff(got, cut); diff != "" {
+				t.Fatalf("(-at once +a byte at a time):\n%s", diff)
+			}
+		}
 	})
 }
 
