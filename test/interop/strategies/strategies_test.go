@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -390,14 +391,14 @@ func TestJobSelector(t *testing.T) {
 	}
 	cases := map[string]batchv1.JobSpec{
 		"generated":        spec(nil, nil, nil),
-		"with labels":      spec(map[string]string{"app": "x", "job-name": "mine"}, nil, nil),
+		"with labels":      spec(map[string]string{"app": "x", "job-name": "with-labels"}, nil, nil),
 		"manual":           spec(map[string]string{"app": "x"}, ptr.To(true), &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}),
 		"manual false set": spec(map[string]string{"app": "x"}, ptr.To(false), nil),
 	}
-	i := 0
 	for name, s := range cases {
-		i++
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("j%d", i), Namespace: "default"}, Spec: s}
+		// A job-name label the user sets must be the Job's name (kube's
+		// ValidateGeneratedSelector), so each Job is named after its case.
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: strings.ReplaceAll(name, " ", "-"), Namespace: "default"}, Spec: s}
 		created, err := cs.BatchV1().Jobs("default").Create(t.Context(), job, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
