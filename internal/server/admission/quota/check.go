@@ -195,18 +195,13 @@ func Usage(q Quota, group, plural string, objs []api.Object, now time.Time) (Lis
 		out[n] = resource.Quantity{Format: resource.DecimalSI}
 	}
 	for _, o := range objs {
-		match, err := ev.matches(q.Scopes, o)
+		u, match, err := ev.measure(q.Scopes, o, now)
 		if err != nil {
 			return nil, err
 		}
-		if !match {
-			continue
+		if match {
+			Add(out, mask(u, names))
 		}
-		u, err := ev.usage(o, now)
-		if err != nil {
-			return nil, err
-		}
-		Add(out, mask(u, names))
 	}
 	return out, nil
 }

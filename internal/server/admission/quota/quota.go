@@ -319,6 +319,28 @@ func crossNamespaceAffinity(pod *pod) bool {
 	return slices.ContainsFunc(terms, func(t affinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
 }
 
+// measure is what obj costs, when it matches every scope (match false
+// when it does not): matches and usage in one, a pod decoded once.
+func (e evaluator) measure(scopes []Scope, obj api.Object, now time.Time) (_ List, match bool, _ error) {
+	if !e.core("pods") || len(scopes) == 0 {
+		if match, err := e.matches(scopes, obj); err != nil || !match {
+			return nil, false, err
+		}
+		u, err := e.usage(obj, now)
+		return u, err == nil, err
+	}
+	var pod pod
+	if err := Decode(obj, &pod); err != nil {
+		return nil, false, err
+	}
+	for _, s := range scopes {
+		if !podMatches(s, &pod) {
+			return nil, false, nil
+		}
+	}
+	return podUsage(&pod, now), true, nil
+}
+
 // usage is what obj costs.
 func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
