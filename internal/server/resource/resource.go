@@ -86,6 +86,9 @@ type Resource struct {
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
+	// PrepareCreate sets, after Prepare, what a new object takes from the
+	// request (a CSR records its requesting user); nil for most resources.
+	PrepareCreate func(ctx context.Context, obj api.Object)
 	// Allocate reserves, before an object is validated and written, what
 	// it takes from pools beyond its own key (a Service's cluster IPs and
 	// node ports), filling in the fields that name them, as kube's
@@ -112,6 +115,12 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// Parts are subresources that write a part of the object (get, update
+	// and patch it as the resource's own kind), each with how the object to
+	// store is made from the stored one and the one written; a "status"
+	// entry replaces the status subresource's default (the written status,
+	// the rest as stored). Nil for most resources.
+	Parts map[string]func(cur, next api.Object) api.Object
 	// NoDeleteCollection leaves deletecollection out of the verbs served,
 	// as kube's namespace storage, which has no DeleteCollection.
 	NoDeleteCollection bool
@@ -162,6 +171,11 @@ type Subresource struct {
 	Name                 string
 	Group, Version, Kind string
 	Verbs                []string
+}
+
+// WritesPart says whether sub is the status subresource or one of Parts.
+func (r *Resource) WritesPart(sub string) bool {
+	return sub == "status" && r.StatusSubresource || r.Parts[sub] != nil
 }
 
 // Subresource returns the subresource name, if res has it.

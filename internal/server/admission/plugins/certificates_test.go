@@ -2,19 +2,14 @@ package plugins
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"testing"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 	"github.com/listwatch/listwatch/internal/server/authz"
 )
 
@@ -35,19 +30,10 @@ func (g signerGrants) Authorize(_ context.Context, a authz.Attributes) (authz.De
 	return authz.NoOpinion, "", nil
 }
 
-// csrRequest is a PEM CSR with the organizations given, as JSON carries
+// csrRequest is a CSR for the organizations given, as JSON carries
 // spec.request.
 func csrRequest(t *testing.T, orgs ...string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "me", Organization: orgs}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	return base64.StdEncoding.EncodeToString(authntest.CertificateRequest(t, "me", orgs...))
 }
 
 func TestCertificatePlugins(t *testing.T) {
