@@ -8,11 +8,21 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/authn"
+	"github.com/listwatch/listwatch/internal/server/validation"
 )
 
 func init() {
 	csrs := GVR{"certificates.k8s.io", "v1", "certificatesigningrequests"}
 	strategies[csrs] = append(strategies[csrs], csrStrategy)
+	bundles := GVR{"certificates.k8s.io", "v1", "clustertrustbundles"}
+	strategies[bundles] = append(strategies[bundles], func(r *Resource) { r.NameRuleOf = bundleName })
+}
+
+// bundleName is a ClusterTrustBundle's name rule, by its signer.
+func bundleName(obj api.Object) func(string) []string {
+	spec, _ := obj["spec"].(map[string]any)
+	signer, _ := spec["signerName"].(string)
+	return validation.ClusterTrustBundleName(signer)
 }
 
 // csrStrategy is kube's registry of CertificateSigningRequests

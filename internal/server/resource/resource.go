@@ -61,6 +61,10 @@ type Resource struct {
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string
+	// NameRuleOf, when set, gives the NameRule of the object written, for
+	// kinds whose names depend on their content (a ClusterTrustBundle's on
+	// its signer).
+	NameRuleOf func(obj api.Object) func(name string) []string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
