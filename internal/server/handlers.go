@@ -317,10 +317,11 @@ func (q *request) update() {
 // subresource it is next.
 func (q *request) part(cur, next api.Object) api.Object {
 	var kept api.Object
-	switch sub := q.info.Subresource; {
-	case q.res.Parts[sub] != nil:
-		kept = q.res.Parts[sub](cur, next)
-	case sub == "status":
+	part, ok := q.res.Parts[q.info.Subresource]
+	switch {
+	case ok:
+		kept = part.Write(cur, next)
+	case q.info.Subresource == "status":
 		kept = cur.DeepCopy()
 		kept["status"] = next["status"]
 	default:
@@ -335,6 +336,9 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	res := q.res
 	if q.res.WritesPart(q.info.Subresource) {
 		res = statusView(res)
+		if v := q.res.Parts[q.info.Subresource].ValidateUpdate; v != nil {
+			res.ValidateUpdate = v
+		}
 	}
 	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
 		next, err := fn(cur)

@@ -25,7 +25,8 @@ func csrPEM(t *testing.T, orgs ...string) string {
 // needs `sign`; kube-apiserver's client signer is refused system:masters.
 func TestCertificateSigningRequests(t *testing.T) {
 	tokens := tokenFile(t, "admin-token,admin,1,system:masters", "alice-token,alice,2,team", "bob-token,bob,3")
-	s := startTLSServer(t, authntest.NewCA(t), "--token-auth-file", tokens)
+	ca := authntest.NewCA(t)
+	s := startTLSServer(t, ca, "--token-auth-file", tokens)
 	admin, alice, bob := s.as(t, "admin-token"), s.as(t, "alice-token"), s.as(t, "bob-token")
 	const (
 		rbacV1 = "/apis/rbac.authorization.k8s.io/v1"
@@ -97,14 +98,15 @@ func TestCertificateSigningRequests(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &stored); err != nil {
 		t.Fatal(err)
 	}
-	stored["status"].(map[string]any)["certificate"] = base64.StdEncoding.EncodeToString([]byte("issued"))
+	certificate := base64.StdEncoding.EncodeToString(ca.PEM) // any PEM certificate will do
+	stored["status"].(map[string]any)["certificate"] = certificate
 	issue, _ := json.Marshal(stored)
 	code, body = bob("PUT", csrs+"/alice-client/status", string(issue))
 	if want := `user not permitted to sign requests with signerName \"example.com/client\"`; code != http.StatusForbidden || !strings.Contains(body, want) {
 		t.Errorf("bob issues without sign: %d %s, want 403 %q", code, body, want)
 	}
 	grant("example-signer", `[{"apiGroups":["certificates.k8s.io"],"resources":["signers"],"resourceNames":["example.com/client"],"verbs":["sign"]}]`, "bob")
-	if code, body := bob("PUT", csrs+"/alice-client/status", string(issue)); code != http.StatusOK || !strings.Contains(body, `"certificate":"aXNzdWVk"`) {
+	if code, body := bob("PUT", csrs+"/alice-client/status", string(issue)); code != http.StatusOK || !strings.Contains(body, `"certificate":"`+certificate+`"`) {
 		t.Errorf("bob issues with sign: %d %s", code, body)
 	}
 

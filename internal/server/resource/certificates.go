@@ -38,7 +38,10 @@ func csrStrategy(r *Resource) {
 }
 
 // csrParts are a CSR's status and approval subresources.
-var csrParts = map[string]func(cur, next api.Object) api.Object{"status": csrStatus, "approval": csrApproval}
+var csrParts = map[string]Part{
+	"status":   {Write: csrStatus, ValidateUpdate: validation.CSRStatusUpdate},
+	"approval": {Write: csrApproval, ValidateUpdate: validation.CSRApprovalUpdate},
+}
 
 // keepSpec keeps the stored spec on update.
 func keepSpec(obj, old api.Object) {

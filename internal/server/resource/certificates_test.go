@@ -40,7 +40,7 @@ func TestCSRParts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := stored.DeepCopy()
-			got := csrParts[tc.sub](stored, parse(t, tc.written))
+			got := csrParts[tc.sub].Write(stored, parse(t, tc.written))
 			if diff := cmp.Diff(parse(t, tc.want), got); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}
@@ -50,7 +50,7 @@ func TestCSRParts(t *testing.T) {
 		})
 	}
 	// A new condition without timestamps gets now for both.
-	got := csrParts["approval"](stored, parse(t, `{"status":{"conditions":[{"type":"Denied","status":"True"}]}}`))
+	got := csrParts["approval"].Write(stored, parse(t, `{"status":{"conditions":[{"type":"Denied","status":"True"}]}}`))
 	c := conditionsOf(got["status"].(map[string]any))[0].(map[string]any)
 	if c["lastUpdateTime"] == nil || c["lastUpdateTime"] != c["lastTransitionTime"] || c["lastUpdateTime"] == t0 {
 		t.Errorf("a new condition's timestamps: %v", c)

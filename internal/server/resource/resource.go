@@ -120,11 +120,10 @@ type Resource struct {
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
 	// Parts are subresources that write a part of the object (get, update
-	// and patch it as the resource's own kind), each with how the object to
-	// store is made from the stored one and the one written; a "status"
-	// entry replaces the status subresource's default (the written status,
-	// the rest as stored). Nil for most resources.
-	Parts map[string]func(cur, next api.Object) api.Object
+	// and patch it as the resource's own kind); a "status" entry replaces
+	// the status subresource's default (the written status, the rest as
+	// stored, validated as the resource). Nil for most resources.
+	Parts map[string]Part
 	// NoDeleteCollection leaves deletecollection out of the verbs served,
 	// as kube's namespace storage, which has no DeleteCollection.
 	NoDeleteCollection bool
@@ -177,9 +176,20 @@ type Subresource struct {
 	Verbs                []string
 }
 
+// Part is a subresource writing part of an object.
+type Part struct {
+	// Write makes the object to store from the stored one and the one
+	// written.
+	Write func(cur, next api.Object) api.Object
+	// ValidateUpdate replaces the resource's ValidateUpdate for writes
+	// through the part.
+	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
+}
+
 // WritesPart says whether sub is the status subresource or one of Parts.
 func (r *Resource) WritesPart(sub string) bool {
-	return sub == "status" && r.StatusSubresource || r.Parts[sub] != nil
+	_, ok := r.Parts[sub]
+	return sub == "status" && r.StatusSubresource || ok
 }
 
 // Subresource returns the subresource name, if res has it.
