@@ -68,7 +68,7 @@ var _ plugins.Source = pluginSource{}
 // pluginsHandle says whether the request's write may meet a built-in
 // admission plugin.
 func (q *request) pluginsHandle() bool {
-	return q.info.Subresource == "" && plugins.Handles(q.res.Group, q.res.Plural)
+	return plugins.HandlesWrite(q.res.Group, q.res.Plural, q.info.Subresource)
 }
 
 // Get reads an object, shared as List's are. A namespace's default ServiceAccount, which kube's

@@ -215,9 +215,9 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 			StorageVersionHash: r.StorageVersionHash,
 		})
 		subs := len(list.APIResources)
-		if r.StatusSubresource {
+		for _, part := range partNames(r) {
 			list.APIResources = append(list.APIResources, api.APIResource{
-				Name: r.Plural + "/status", Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
+				Name: r.Plural + "/" + part, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
 			})
 		}
 		for _, sub := range r.Subresources {
@@ -272,6 +272,22 @@ func groupDiscovery(g group) api.APIGroupDiscovery {
 	return out
 }
 
+// partNames are the subresources that write a part of r's objects: status
+// and r's Parts, sorted.
+func partNames(r *resource.Resource) []string {
+	var names []string
+	if r.StatusSubresource {
+		names = append(names, "status")
+	}
+	for name := range r.Parts {
+		if name != "status" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 	scope := "Cluster"
 	if r.Namespaced {
@@ -282,8 +298,8 @@ func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 		Resource: r.Plural, ResponseKind: gvk, Scope: scope, SingularResource: r.Singular,
 		Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 	}
-	if r.StatusSubresource {
-		d.Subresources = []api.APISubresourceDiscovery{{Subresource: "status", ResponseKind: gvk, Verbs: []string{"get", "patch", "update"}}}
+	for _, part := range partNames(r) {
+		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{Subresource: part, ResponseKind: gvk, Verbs: []string{"get", "patch", "update"}})
 	}
 	for _, sub := range r.Subresources {
 		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{

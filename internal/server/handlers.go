@@ -34,7 +34,7 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 	switch {
 	case other && !slices.Contains(sub.Verbs, info.Verb):
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
-	case info.Subresource != "" && !other && (info.Subresource != "status" || !res.StatusSubresource):
+	case info.Subresource != "" && !other && !res.WritesPart(info.Subresource):
 		return nil, notFoundPath()
 	case info.Verb == "deletecollection" && !slices.Contains(res.ServedVerbs(), info.Verb):
 		return nil, methodNotServed()
@@ -306,19 +306,27 @@ func (q *request) update() {
 		}
 	}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
-		if q.info.Subresource == "status" {
-			return statusOnly(cur, obj), nil
-		}
-		return obj, nil
+		return q.part(cur, obj), nil
 	}))
 }
 
-// statusOnly is cur with next's status and resourceVersion (a precondition
-// when set): a write through the status subresource changes nothing else,
-// as kube's status strategies keep the spec.
-func statusOnly(cur, next api.Object) api.Object {
-	kept := cur.DeepCopy()
-	kept["status"] = next["status"]
+// part is what a write of next through the request's subresource makes
+// of cur, with next's resourceVersion (a precondition when set): a status
+// subresource's writes change the status only, as kube's status strategies
+// keep the spec, and a resource's Parts say what theirs change. Without a
+// subresource it is next.
+func (q *request) part(cur, next api.Object) api.Object {
+	var kept api.Object
+	part, ok := q.res.Parts[q.info.Subresource]
+	switch {
+	case ok:
+		kept = part.Write(cur, next)
+	case q.info.Subresource == "status":
+		kept = cur.DeepCopy()
+		kept["status"] = next["status"]
+	default:
+		return next
+	}
 	kept.SetMeta("resourceVersion", next.ResourceVersion())
 	return kept
 }
@@ -326,8 +334,11 @@ func statusOnly(cur, next api.Object) api.Object {
 // applyUpdate runs an update (PUT or PATCH) and writes the response.
 func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	res := q.res
-	if q.info.Subresource == "status" {
+	if q.res.WritesPart(q.info.Subresource) {
 		res = statusView(res)
+		if v := q.res.Parts[q.info.Subresource].ValidateUpdate; v != nil {
+			res.ValidateUpdate = v
+		}
 	}
 	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
 		next, err := fn(cur)
@@ -347,9 +358,10 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	q.respondWritten(http.StatusOK, updated)
 }
 
-// statusView is res as its status subresource writes it: status may change,
-// nothing else does (the update function keeps the rest), and the generation
-// stays, as a status write never bumps it.
+// statusView is res as its status subresource (or another of its parts)
+// writes it: status may change, nothing else does (the update function
+// keeps the rest), and the generation stays, as a status write never bumps
+// it.
 func statusView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false

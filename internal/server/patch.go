@@ -32,10 +32,10 @@ func (q *request) patch() {
 	opts := patch.Options{Strategic: q.res.StrategicMerge, Schema: patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind)}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		next, err := patchObject(cur, mt, body, opts)
-		if err != nil || q.info.Subresource != "status" {
-			return next, err
+		if err != nil {
+			return nil, err
 		}
-		return statusOnly(cur, next), nil
+		return q.part(cur, next), nil
 	}))
 }
 

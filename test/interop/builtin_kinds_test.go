@@ -37,7 +37,6 @@ var notServed = map[string]string{
 	"v1 pods/ephemeralcontainers": "writes part of a pod's spec with rules of its own: a later step",
 	"v1 pods/resize":              "writes part of a pod's spec with rules of its own: a later step",
 	"v1 namespaces/finalize":      "namespace deletion removes the finalizer itself",
-	"certificates.k8s.io/v1 certificatesigningrequests/approval": "approval conditions: a later step",
 }
 
 // TestDiscoveryIsKubes reads the server's discovery with client-go's

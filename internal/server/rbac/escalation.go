@@ -68,7 +68,7 @@ func (g *Guard) CheckWrite(ctx context.Context, a authz.Attributes, obj, old api
 	default:
 		return nil
 	}
-	if old != nil && onlyGCFieldsChanged(obj, old) {
+	if old != nil && OnlyGCFieldsChanged(obj, old) {
 		return nil
 	}
 	o, err := read(obj)
@@ -196,11 +196,12 @@ func aggregates(o *object) bool {
 }
 
 // gcFields are what the garbage collector changes (and what a write's
-// bookkeeping does): an update changing nothing else is not checked, as
-// kube's IsOnlyMutatingGCFields lets it through.
+// bookkeeping does).
 var gcFields = []string{"ownerReferences", "finalizers", "resourceVersion", "managedFields"}
 
-func onlyGCFieldsChanged(obj, old api.Object) bool {
+// OnlyGCFieldsChanged is kube's IsOnlyMutatingGCFields: an update changing
+// nothing but gcFields, which kube's permission checks let through.
+func OnlyGCFieldsChanged(obj, old api.Object) bool {
 	strip := func(o api.Object) api.Object {
 		c := o.DeepCopy()
 		for _, f := range gcFields {

@@ -92,6 +92,9 @@ func (r *Registry) initMeta(ctx context.Context, res *resource.Resource, obj api
 	if res.Prepare != nil {
 		res.Prepare(obj, nil)
 	}
+	if res.PrepareCreate != nil {
+		res.PrepareCreate(ctx, obj)
+	}
 	return nil
 }
 

@@ -21,14 +21,17 @@ var (
 // maxAnnotationsSize is kube's limit on the total size of an object's annotations.
 const maxAnnotationsSize = 256 * 1024
 
-// validateName checks an object name as kube does: a DNS-1123 label for
+// validateName checks an object's name as kube does: a DNS-1123 label for
 // namespaces, the resource's own rule if it has one, a DNS-1123 subdomain
 // for everything else.
-func validateName(res *resource.Resource, name string) []api.StatusCause {
-	field := "metadata.name"
-	if res.NameRule != nil {
+func validateName(res *resource.Resource, obj api.Object) []api.StatusCause {
+	name, field, rule := obj.Name(), "metadata.name", res.NameRule
+	if res.NameRuleOf != nil {
+		rule = res.NameRuleOf(obj)
+	}
+	if rule != nil {
 		var causes []api.StatusCause
-		for _, msg := range res.NameRule(name) {
+		for _, msg := range rule(name) {
 			causes = append(causes, apierror.Field(api.CauseTypeFieldValueInvalid, field, fmt.Sprintf("Invalid value: %q: %s", name, msg)))
 		}
 		return causes
@@ -168,7 +171,7 @@ func validate(ctx context.Context, res *resource.Resource, obj, old api.Object) 
 		// Stored, it could not be decoded again (listed, watched, updated).
 		return apierror.BadRequest(fmt.Sprintf("%s %s cannot be stored: %v", res.Kind, apierror.Quote(obj.Name()), err))
 	}
-	causes := append(validateName(res, obj.Name()), validateMeta(obj)...)
+	causes := append(validateName(res, obj), validateMeta(obj)...)
 	causes = append(causes, validateOwnerReferences(obj)...)
 	causes = append(causes, validateFinalizers(obj)...)
 	if res.Validate != nil {

@@ -61,6 +61,10 @@ type Resource struct {
 	// NameRule checks object names in place of the DNS-1123 subdomain rule,
 	// returning what is wrong with a name; nil means the subdomain rule.
 	NameRule func(name string) []string
+	// NameRuleOf, when set, gives the NameRule of the object written, for
+	// kinds whose names depend on their content (a ClusterTrustBundle's on
+	// its signer).
+	NameRuleOf func(obj api.Object) func(name string) []string
 	// Validate checks an object about to be written, after defaulting; nil
 	// means no checks beyond metadata. Causes name the offending fields.
 	Validate func(obj api.Object) []api.StatusCause
@@ -86,6 +90,9 @@ type Resource struct {
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
+	// PrepareCreate sets, after Prepare, what a new object takes from the
+	// request (a CSR records its requesting user); nil for most resources.
+	PrepareCreate func(ctx context.Context, obj api.Object)
 	// Allocate reserves, before an object is validated and written, what
 	// it takes from pools beyond its own key (a Service's cluster IPs and
 	// node ports), filling in the fields that name them, as kube's
@@ -112,6 +119,11 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// Parts are subresources that write a part of the object (get, update
+	// and patch it as the resource's own kind); a "status" entry replaces
+	// the status subresource's default (the written status, the rest as
+	// stored, validated as the resource). Nil for most resources.
+	Parts map[string]Part
 	// NoDeleteCollection leaves deletecollection out of the verbs served,
 	// as kube's namespace storage, which has no DeleteCollection.
 	NoDeleteCollection bool
@@ -162,6 +174,22 @@ type Subresource struct {
 	Name                 string
 	Group, Version, Kind string
 	Verbs                []string
+}
+
+// Part is a subresource writing part of an object.
+type Part struct {
+	// Write makes the object to store from the stored one and the one
+	// written.
+	Write func(cur, next api.Object) api.Object
+	// ValidateUpdate replaces the resource's ValidateUpdate for writes
+	// through the part.
+	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
+}
+
+// WritesPart says whether sub is the status subresource or one of Parts.
+func (r *Resource) WritesPart(sub string) bool {
+	_, ok := r.Parts[sub]
+	return sub == "status" && r.StatusSubresource || ok
 }
 
 // Subresource returns the subresource name, if res has it.

@@ -527,6 +527,15 @@ func TestUpdates(t *testing.T) {
 // checkUpdate applies u to a copy of obj and validates the update both
 // ways in a subtest; it says whether kube refused it.
 func checkUpdate(t *testing.T, name string, gvk schema.GroupVersionKind, obj map[string]any, u update) (refused bool) {
+	return checkUpdateBy(t, name, gvk, obj, u, kubeUpdateCauses, ourUpdateCauses)
+}
+
+// updateCauses are the causes of an update from old to js.
+type updateCauses func(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause
+
+// checkUpdateBy is checkUpdate with kube's and our validation of updates
+// given.
+func checkUpdateBy(t *testing.T, name string, gvk schema.GroupVersionKind, obj map[string]any, u update, kubeUpdate, ourUpdate updateCauses) (refused bool) {
 	old := deepCopy(obj).(map[string]any)
 	if gvk.Kind == "Job" {
 		jobCreated(old)
@@ -541,8 +550,8 @@ func checkUpdate(t *testing.T, name string, gvk schema.GroupVersionKind, obj map
 		if kube := kubeCauses(t, gvk, was); len(kube) > 0 {
 			t.Fatalf("the update's set makes an object kube refuses: %v", kube)
 		}
-		kube := kubeUpdateCauses(t, gvk, js, was)
-		if diff := cmp.Diff(kube, ourUpdateCauses(t, gvk, js, was)); diff != "" {
+		kube := kubeUpdate(t, gvk, js, was)
+		if diff := cmp.Diff(kube, ourUpdate(t, gvk, js, was)); diff != "" {
 			t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
 		}
 		if u.refused != (len(kube) > 0) {

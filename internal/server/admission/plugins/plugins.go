@@ -2,7 +2,9 @@
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
 // AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
-// DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
+// DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass, the
+// certificate plugins (CertificateApproval, CertificateSigning,
+// ClusterTrustBundleAttest, CertificateSubjectRestriction) and
 // DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
@@ -77,6 +79,7 @@ func New(src Source, ps *psa.Config) *Chain {
 		defaultTolerations{},
 		newDefaultStorageClass(src),
 		&runtimeClass{src: src},
+		certificates{},
 		newDefaultIngressClass(src),
 	}}
 }
@@ -99,11 +102,20 @@ func init() {
 // plugins act on nothing else, so the server skips them for the rest.
 func Handles(group, plural string) bool { return handled[[2]string{group, plural}] }
 
+// HandlesWrite says whether a write of the resource, or of its subresource
+// sub ("": none), may meet a plugin.
+func HandlesWrite(group, plural, sub string) bool {
+	if sub != "" {
+		return handledSubresources[[3]string{group, plural, sub}]
+	}
+	return Handles(group, plural)
+}
+
 // Mutate runs each plugin's mutating half on a.Object, changing it in
 // place. It never reports a change: kube's in-tree plugins never ask the
 // chain for a second round, but run in it when a webhook or policy did.
 func (c *Chain) Mutate(ctx context.Context, a *webhook.Attributes, _ *webhook.Reinvocation) (bool, error) {
-	if a.Object == nil || !Handles(a.Resource.Group, a.Resource.Resource) {
+	if a.Object == nil || !HandlesWrite(a.Resource.Group, a.Resource.Resource, a.Subresource) {
 		return false, nil
 	}
 	for _, p := range c.plugins {
@@ -117,7 +129,7 @@ func (c *Chain) Mutate(ctx context.Context, a *webhook.Attributes, _ *webhook.Re
 // Validate runs each plugin's validating half; the first refusal is the
 // answer.
 func (c *Chain) Validate(ctx context.Context, a *webhook.Attributes) error {
-	if a.Object == nil || !Handles(a.Resource.Group, a.Resource.Resource) {
+	if a.Object == nil || !HandlesWrite(a.Resource.Group, a.Resource.Resource, a.Subresource) {
 		return nil
 	}
 	for _, p := range c.plugins {

@@ -1,6 +1,6 @@
 // Package authntest makes the certificates and token files that tests of
 // authentication need: a CA generated in the test, certificates it signs
-// for servers and clients, and token files.
+// for servers and clients, certificate requests, and token files.
 package authntest
 
 import (
@@ -91,6 +91,18 @@ func (ca *CA) issue(tb testing.TB, tmpl *x509.Certificate) tls.Certificate {
 		tb.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+// CertificateRequest is a PEM certificate request (what a
+// CertificateSigningRequest's spec.request holds) for user cn in groups
+// orgs.
+func CertificateRequest(tb testing.TB, cn string, orgs ...string) []byte {
+	tb.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}}, newKey(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
 }
 
 func newKey(tb testing.TB) *ecdsa.PrivateKey {
