@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -326,9 +327,76 @@ func (q *request) laneable(wr watchRequest) bool {
 // socket in cleartext, chunked (nil if it has no descriptor).
 func (s *connSink) laneSink() watchcache.LaneSink {
 	if s.raw != nil && s.ws == nil && s.sock == nil {
-		return s
+		return &laneConn{fd: noLaneFD, sink: s}
 	}
 	return nil
+}
+
+// laneConn is a watch's end of its lane (watchcache.LaneSink): a
+// descriptor of its socket of the lane's own (sockwrite.Dup), made at its
+// first send and closed once the lane lets the watch go (Release), so
+// that a lane's write reaches this socket, whenever the connection
+// closes. A send reads this small struct and makes the system call; a
+// write through the connection (sockwrite.Writer) also reads the sink,
+// the net package's descriptor lock and its poller state, a cache miss
+// each for each of a thousand watches written in turn: 0.4 µs more per
+// delivery, of ~9, at 1,000 watches x 50 writes/s.
+type laneConn struct {
+	fd   int       // noLaneFD until the first send; laneReleased after Release
+	sink *connSink // keeps what a send did not write
+}
+
+const (
+	noLaneFD     = -1
+	laneReleased = -2
+)
+
+// SendNow writes a lane's frames without waiting: what the socket does not
+// take stays in the sink's rest, the sink stalled, for the watch's own
+// goroutine to flush once its slot has left the lane. Without a
+// descriptor of its own (none could be made) it writes nothing: the
+// watch's goroutine writes through the connection.
+func (l *laneConn) SendNow(frames [][]byte) (bool, error) {
+	if l.fd < 0 {
+		if l.fd == laneReleased {
+			return false, net.ErrClosed
+		}
+		fd, err := l.sink.raw.Dup()
+		if err != nil {
+			l.keep(frames, 0)
+			return false, nil
+		}
+		l.fd = fd
+	}
+	n, err := sockwrite.Writev(uintptr(l.fd), frames)
+	if err != nil && !errors.Is(err, errWouldBlock) {
+		return false, err
+	}
+	size := 0
+	for _, f := range frames {
+		size += len(f)
+	}
+	if n == size {
+		return true, nil
+	}
+	l.keep(frames, n)
+	return false, nil
+}
+
+// keep puts frames after their first n bytes in the sink: its next write
+// starts with them.
+func (l *laneConn) keep(frames [][]byte, n int) {
+	rest := net.Buffers(slices.Clone(frames)) // frames are the lane block's
+	sockwrite.Consume(&rest, n)
+	l.sink.rest = rest
+}
+
+// Release closes the lane's descriptor: no send follows.
+func (l *laneConn) Release() {
+	if l.fd >= 0 {
+		_ = sockwrite.Close(l.fd)
+	}
+	l.fd = laneReleased
 }
 
 // reader is a WebSocket's (readWebSocket), or watchGone.
@@ -745,21 +813,6 @@ var errWouldBlock = sockwrite.ErrWouldBlock
 // errWouldBlock if some is left (all of it without a descriptor: a
 // goroutine that can wait writes it).
 func (s *connSink) writeNow() error { return s.raw.WriteNow(&s.rest) }
-
-// SendNow writes a lane's frames without waiting (watchcache.LaneSink):
-// what the socket does not take stays in rest, the sink stalled, for the
-// watch's own goroutine to flush once its slot has left the lane.
-func (s *connSink) SendNow(frames [][]byte) (bool, error) {
-	s.vecs = append(s.vecs[:0], frames...) // writeNow consumes its own copy: frames are the block's
-	s.rest = s.vecs
-	err := s.writeNow()
-	if errors.Is(err, errWouldBlock) {
-		return false, nil
-	}
-	s.rest = nil
-	s.releaseVecs()
-	return err == nil, err
-}
 
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {
