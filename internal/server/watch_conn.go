@@ -660,9 +660,9 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // stream's end (readDone).
 type connSink struct {
 	// What a send reads comes first; conn, ws, raw and sock are set before
-	// the watch starts (prefetch reads raw and sock, on each of its lines
-	// when the sink starts on a line: every other one in its 160-byte size
-	// class starts half a line in, and its middle line is not prefetched).
+	// the watch starts (prefetch reads raw and sock, on each of its first
+	// two lines when the sink starts on a line: in its 144-byte size class
+	// most start within one, and a line they span is not prefetched).
 	conn net.Conn   // TCP, or TLS over sock (over another connection for a WebSocket: no sock)
 	ws   *wsFraming // a WebSocket's framing; nil for chunks
 	// raw writes conn's socket in cleartext without waiting (nil if it has
@@ -679,8 +679,7 @@ type connSink struct {
 	vecs        [][]byte    // the pieces of a send; kept between sends while small
 	sock        *socketConn // TLS: the socket under conn, which keeps what a non-blocking write leaves
 
-	plain []byte // TLS: the last chunk in one piece; kept between sends while small
-	head  [maxChunkHead]byte
+	head [maxChunkHead]byte
 	// bounded is set once the stream's end bounds every write left; the
 	// server's shutdown sets it from another goroutine, hence dmu.
 	dmu     sync.Mutex
@@ -753,26 +752,42 @@ func (s *connSink) write() error {
 }
 
 // sendTLS writes the chunk in s.vecs as one tls.Conn.Write (of its one
-// piece, or of the pieces copied together), whose records the socket
-// gathers, then flushes them.
+// piece, or of the pieces copied together into a buffer of plainBufs),
+// whose records the socket gathers, then flushes them.
 func (s *connSink) sendTLS() error {
-	plain := s.vecs[0]
+	plain, pooled := s.vecs[0], (*[]byte)(nil)
 	if len(s.vecs) > 1 {
-		plain = s.plain[:0]
+		n := 0
+		for _, b := range s.vecs {
+			n += len(b)
+		}
+		pooled = plainBufs.Get().(*[]byte)
+		plain = slices.Grow((*pooled)[:0], n)
 		for _, b := range s.vecs {
 			plain = append(plain, b...)
 		}
-		s.plain = sockwrite.Reuse(plain)
 	}
 	s.releaseVecs()
 	s.sock.setGathering(true)
 	_, err := s.conn.Write(plain)
-	s.sock.setGathering(false)
+	if pooled != nil {
+		*pooled = plain[:0]
+		plainBufs.Put(pooled)
+	}
 	if err != nil {
+		s.sock.setGathering(false)
 		return fmt.Errorf("writing watch events: %w", err)
 	}
-	return s.flush()
+	return s.flush() // which ends the gathering
 }
+
+// plainBufs hold a TLS send's pieces copied together, for the length of
+// its tls.Conn.Write, which copies them into its records: shared by the
+// watches, so that their sends reuse a few buffers warm in the senders'
+// caches (a buffer kept per watch, 8 KiB at most, was cold at each
+// send, and one larger grew by doubling at each). The collector empties
+// the pool.
+var plainBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // flush writes what is left of the last chunk: what the socket takes at
 // once when the sink is non-blocking, all of it otherwise.

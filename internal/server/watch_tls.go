@@ -81,7 +81,8 @@ type socketConn struct {
 	gathering bool
 	buf       []byte // buf[off:] is pending: written to the connection, not yet to the socket
 	off       int
-	vec       net.Buffers // buf[off:] for sockwrite, kept
+	vec       net.Buffers // what sockwrite is given: piece, which it consumes
+	piece     [1][]byte   // vec's array, in place: no allocation per write
 }
 
 func (c *socketConn) Write(b []byte) (int, error) {
@@ -106,12 +107,12 @@ func (c *socketConn) gather(b []byte) {
 		c.buf = append(c.buf, b...)
 		return
 	}
-	c.vec = append(c.vec[:0], b)
+	c.vec = append(c.piece[:0], b)
 	_ = c.raw.WriteNow(&c.vec)
 	for _, rest := range c.vec {
 		c.buf = append(c.buf, rest...)
 	}
-	clear(c.vec)
+	c.piece[0] = nil
 }
 
 // CloseWrite closes the socket's write side (a FIN), after the pending
@@ -140,11 +141,13 @@ func (c *socketConn) stalled() bool {
 	return c.off < len(c.buf)
 }
 
-// flush writes the pending bytes: what the socket takes at once when
-// nonblocking (errWouldBlock if some is left), all of them otherwise.
+// flush ends a gathering (a send's records are all written), and writes
+// the pending bytes: what the socket takes at once when nonblocking
+// (errWouldBlock if some is left), all of them otherwise.
 func (c *socketConn) flush(nonblocking bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gathering = false
 	return c.flushLocked(nonblocking)
 }
 
@@ -170,12 +173,12 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 // writeNow writes as much of the pending bytes as the socket takes
 // without waiting, and errWouldBlock if some are left.
 func (c *socketConn) writeNow() error {
-	c.vec = append(c.vec[:0], c.buf[c.off:])
+	c.vec = append(c.piece[:0], c.buf[c.off:])
 	err := c.raw.WriteNow(&c.vec)
 	c.off = len(c.buf)
 	if len(c.vec) > 0 {
 		c.off -= len(c.vec[0])
 	}
-	clear(c.vec)
+	c.piece[0] = nil
 	return err
 }
