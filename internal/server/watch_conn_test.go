@@ -564,3 +564,43 @@ func TestConnSinkSendAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestSocketConnClosesItsDescriptor: a TLS watch's socket, written through
+// a descriptor of its own, is closed with its connection: by Close, or,
+// when a write holds the socket's lock then, as that write releases it.
+// Its client then reads the stream's end, where a descriptor left open
+// would keep the socket open past the client's read deadline.
+func TestSocketConnClosesItsDescriptor(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprint("held=", held), func(t *testing.T) {
+			sink, client := tlsSink(t)
+			sink.nonblocking = true
+			if err := sink.send(&watchEncoder{}, []watchcache.Item{{Type: api.Added, Object: []byte(`{}`)}}); err != nil {
+				t.Fatal(err)
+			}
+			sock := sink.sock
+			sock.mu.Lock()
+			if sock.fd < 0 {
+				t.Fatal("a non-blocking send made no descriptor of the socket's own")
+			}
+			if !held {
+				sock.mu.Unlock()
+			}
+			if err := sock.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if held {
+				sock.unlock() // the write's release
+			}
+			if err := client.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAll(client); errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatal("the socket is still open after its connection's close")
+			}
+			if sock.fd >= 0 {
+				t.Errorf("descriptor %d still open", sock.fd)
+			}
+		})
+	}
+}
