@@ -569,7 +569,8 @@ func TestConnSinkSendAllocs(t *testing.T) {
 // a descriptor of its own, is closed with its connection: by Close, or,
 // when a write holds the socket's lock then, as that write releases it.
 // Its client then reads the stream's end, where a descriptor left open
-// would keep the socket open past the client's read deadline.
+// would keep the socket open past the client's read deadline; and a send
+// after the close fails, though a new connection may have the numbers.
 func TestSocketConnClosesItsDescriptor(t *testing.T) {
 	for _, held := range []bool{false, true} {
 		t.Run(fmt.Sprint("held=", held), func(t *testing.T) {
@@ -600,6 +601,10 @@ func TestSocketConnClosesItsDescriptor(t *testing.T) {
 			}
 			if sock.fd >= 0 {
 				t.Errorf("descriptor %d still open", sock.fd)
+			}
+			other, _ := cleartextSink(t) // may be given the closed numbers
+			if err := sink.send(&watchEncoder{}, []watchcache.Item{{Type: api.Added, Object: []byte(`{}`)}}); err == nil {
+				t.Errorf("a send after the close wrote (to %v?)", other.conn.LocalAddr())
 			}
 		})
 	}
