@@ -531,3 +531,81 @@ func tlsSink(t *testing.T) (*connSink, net.Conn) {
 	conn := r.c.(*tls.Conn)
 	return &connSink{conn: conn, sock: conn.NetConn().(*socketConn)}, client
 }
+
+// TestConnSinkSendAllocs: a send of several events (a chunk of many
+// pieces, 16 KiB, over MaxKeptBytes) to a client that reads allocates
+// nothing once warm, in cleartext and over TLS (whose pieces are copied
+// together for one tls.Conn.Write).
+func TestConnSinkSendAllocs(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector's sync.Pool drops what is put at random")
+	}
+	for name, connect := range map[string]func(*testing.T) (*connSink, net.Conn){"cleartext": cleartextSink, "tls": tlsSink} {
+		t.Run(name, func(t *testing.T) {
+			sink, client := connect(t)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = io.Copy(io.Discard, client)
+			}()
+			t.Cleanup(func() { sink.conn.Close(); <-done })
+			items := make([]watchcache.Item, 12)
+			for i := range items {
+				items[i] = watchcache.Item{Type: api.Modified, Object: []byte(`{"pad":"` + strings.Repeat("x", 1300) + `"}`)}
+			}
+			e := &watchEncoder{}
+			if allocs := testing.AllocsPerRun(50, func() {
+				if err := sink.send(e, items); err != nil {
+					t.Fatal(err)
+				}
+			}); allocs != 0 {
+				t.Errorf("%v allocations per send, want 0", allocs)
+			}
+		})
+	}
+}
+
+// TestSocketConnClosesItsDescriptor: a TLS watch's socket, written through
+// a descriptor of its own, is closed with its connection: by Close, or,
+// when a write holds the socket's lock then, as that write releases it.
+// Its client then reads the stream's end, where a descriptor left open
+// would keep the socket open past the client's read deadline; and a send
+// after the close fails, though a new connection may have the numbers.
+func TestSocketConnClosesItsDescriptor(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprint("held=", held), func(t *testing.T) {
+			sink, client := tlsSink(t)
+			sink.nonblocking = true
+			if err := sink.send(&watchEncoder{}, []watchcache.Item{{Type: api.Added, Object: []byte(`{}`)}}); err != nil {
+				t.Fatal(err)
+			}
+			sock := sink.sock
+			sock.mu.Lock()
+			if sock.fd < 0 {
+				t.Fatal("a non-blocking send made no descriptor of the socket's own")
+			}
+			if !held {
+				sock.mu.Unlock()
+			}
+			if err := sock.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if held {
+				sock.unlock() // the write's release
+			}
+			if err := client.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAll(client); errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatal("the socket is still open after its connection's close")
+			}
+			if sock.fd >= 0 {
+				t.Errorf("descriptor %d still open", sock.fd)
+			}
+			other, _ := cleartextSink(t) // may be given the closed numbers
+			if err := sink.send(&watchEncoder{}, []watchcache.Item{{Type: api.Added, Object: []byte(`{}`)}}); err == nil {
+				t.Errorf("a send after the close wrote (to %v?)", other.conn.LocalAddr())
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/metrics"
-	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
@@ -210,7 +208,7 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	}
 	// The watch's slot writes through ws from now on: no write, no wake
 	// comes between.
-	ws := &windowSink{connSink: d.sink.(*connSink), partial: partial}
+	ws := &windowSink{laneConn: d.laneSink.(*laneConn), partial: partial}
 	if !d.w.LeaveLane() || !d.w.EnterLane(ws) {
 		t.Fatal("the watch could not be moved to the test's sink")
 	}
@@ -248,10 +246,10 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	}
 }
 
-// windowSink is a watch's connSink whose lane sends write 10 bytes
+// windowSink is a watch's laneConn whose sends write 10 bytes
 // (partial), keeping the rest, or run during.
 type windowSink struct {
-	*connSink
+	*laneConn
 	partial bool
 	during  func()
 }
@@ -259,14 +257,12 @@ type windowSink struct {
 func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
 	if !ws.partial {
 		ws.during()
-		return ws.connSink.SendNow(frames)
+		return ws.laneConn.SendNow(frames)
 	}
-	if _, err := ws.connSink.SendNow([][]byte{frames[0][:10]}); err != nil {
+	if _, err := ws.laneConn.SendNow([][]byte{frames[0][:10]}); err != nil {
 		return false, err
 	}
-	rest := net.Buffers(slices.Clone(frames))
-	sockwrite.Consume(&rest, 10)
-	ws.rest = rest
+	ws.keep(frames, 10)
 	return false, nil
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,12 +19,13 @@ import (
 	"time"
 )
 
-// TestWatchDescriptorReuse: watches whose connections close while the
-// senders (and lanes) write to them, with new connections opened at once,
-// so that the system gives the new ones the closed ones' descriptors, are
-// sent only their own events: each watch is of its own namespace, and
-// every byte its client reads must be a well-formed chunk of events of
-// that namespace, after a well-formed response head.
+// TestWatchDescriptorReuse: watches, in cleartext and over TLS, whose
+// connections close while the senders (and lanes) write to them, with new
+// connections opened at once, so that the system gives the new ones the
+// closed ones' descriptors, are sent only their own events: each watch is
+// of its own namespace, and every byte its client reads must be a
+// well-formed chunk of events of that namespace, after a well-formed
+// response head.
 func TestWatchDescriptorReuse(t *testing.T) {
 	const (
 		namespaces = 8
@@ -58,6 +60,16 @@ func TestWatchDescriptorReuse(t *testing.T) {
 		}
 	}
 
+	// Every other watch over TLS: a closed connection's descriptor may be
+	// given to one of either kind.
+	tlsServer := serveTLS(t, s, false)
+	dials := []func() (net.Conn, error){
+		func() (net.Conn, error) { return net.Dial("tcp", ts.Listener.Addr().String()) },
+		func() (net.Conn, error) {
+			return tls.Dial("tcp", tlsServer.Listener.Addr().String(), http1TLS(tlsServer))
+		},
+	}
+
 	stop := make(chan struct{})
 	var writes, watchers sync.WaitGroup
 	writes.Go(func() { // the writes: each namespace's ConfigMap in turn
@@ -82,7 +94,7 @@ func TestWatchDescriptorReuse(t *testing.T) {
 				if n%3 == 0 {
 					path += "&" + timeout
 				}
-				got, err := readOwnWatch(ts.Listener.Addr().String(), path, ns(n), 1+n%perWatch, time.Now().Add(readFor))
+				got, err := readOwnWatch(dials[n/clients%2], path, ns(n), 1+n%perWatch, time.Now().Add(readFor))
 				events.Add(int64(got))
 				if err != nil {
 					t.Errorf("watch %d of namespace %s: %v", n, ns(n), err)
@@ -100,12 +112,12 @@ func TestWatchDescriptorReuse(t *testing.T) {
 	t.Logf("%d watches, %d events read", min(started.Load(), watches), events.Load())
 }
 
-// readOwnWatch opens a watch of path on addr and reads up to want of its
+// readOwnWatch opens a watch of path on a connection from dial and reads up to want of its
 // events (or to its end), checking that the response head is a watch's
 // and that each chunk is well formed and carries only events of
 // namespace; it returns the events read.
-func readOwnWatch(addr, path, namespace string, want int, deadline time.Time) (int, error) {
-	conn, err := net.Dial("tcp", addr)
+func readOwnWatch(dial func() (net.Conn, error), path, namespace string, want int, deadline time.Time) (int, error) {
+	conn, err := dial()
 	if err != nil {
 		return 0, err
 	}

@@ -9,3 +9,9 @@ func Writev(uintptr, [][]byte) (int, error) { return 0, ErrWouldBlock }
 
 // Write would write on a non-blocking descriptor, as Writev.
 func Write(uintptr, []byte) (int, error) { return 0, ErrWouldBlock }
+
+// dupCloseOnExec would duplicate a descriptor, as Writev would write.
+func dupCloseOnExec(int) (int, error) { return -1, ErrWouldBlock }
+
+// Close would close a descriptor from Dup.
+func Close(int) error { return nil }

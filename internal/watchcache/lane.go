@@ -125,11 +125,15 @@ func (l *lane) freeStopped() {
 	l.stopped = held
 }
 
-// release forgets the slot's watcher and sink: its connection is closed
-// once the watcher stops, and the slot is another's next.
+// release forgets the slot's watcher and lets its sink go: no ServeLane
+// holds the slot, and none will for this watcher. The slot is another's
+// next.
 func (s *LaneSlot) release() {
 	s.w.Store(nil)
-	s.out = nil
+	if s.out != nil {
+		s.out.Release()
+		s.out = nil
+	}
 }
 
 // PollBatch is what a batch of events hands Config.WakePolled, for one
@@ -161,14 +165,17 @@ type PollBatch struct {
 const maxChain = 32
 
 // LaneSink is the caller's end of a watcher in its lane: the connection
-// its batches are written to, which owns the socket, so that no write
-// outlives it.
+// its batches are written to.
 type LaneSink interface {
 	// SendNow writes frames without waiting, and reports whether it wrote
 	// them whole; what it did not write it keeps (while ServeLane still
 	// holds the slot), for the watcher's next write to start with. An
 	// error ends the watch.
 	SendNow(frames [][]byte) (whole bool, err error)
+	// Release is called once, when the watcher has stopped and no
+	// ServeLane holds its slot: no SendNow follows. It may run under the
+	// cache's lock (Watcher.Stop), so it must not wait.
+	Release()
 }
 
 // LaneWriter is what ServeLane reports to.

@@ -75,11 +75,16 @@ func (lt *laneTest) serve(b *PollBatch, n int, during func()) *testWriter {
 
 // testSink is the laned watcher's LaneSink: each SendNow is the latest
 // serve's testWriter's.
-type testSink struct{ serving atomic.Pointer[testWriter] }
+type testSink struct {
+	serving  atomic.Pointer[testWriter]
+	released int // Release's calls
+}
 
 func (ts *testSink) SendNow(frames [][]byte) (bool, error) {
 	return ts.serving.Load().SendNow(frames)
 }
+
+func (ts *testSink) Release() { ts.released++ }
 
 // testWriter is a LaneWriter, and the sends of one serve, recording what
 // it is asked.
@@ -249,7 +254,8 @@ func TestLaneHandsOver(t *testing.T) {
 }
 
 // TestLaneEnterOnlyLevel: a watcher enters its lane only when level with
-// the cache (nothing pending), and one without a lane slot never does.
+// the cache (nothing pending), and one without a lane slot never does;
+// its sink is released once it stops.
 func TestLaneEnterOnlyLevel(t *testing.T) {
 	lt := newLaneTest(t)
 	lt.put("x")
@@ -263,6 +269,9 @@ func TestLaneEnterOnlyLevel(t *testing.T) {
 		t.Fatal("a watcher without WatchOptions.Lane entered a lane")
 	}
 	lt.w.Stop()
+	if lt.sink.released != 1 {
+		t.Fatalf("a stopped watcher's sink was released %d times, want once", lt.sink.released)
+	}
 	if again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true}); again.slot != lt.w.slot {
 		t.Fatal("a stopped watcher's slot was not given to the next")
 	}
@@ -353,7 +362,8 @@ func TestLaneBlockServedOnce(t *testing.T) {
 // TestLaneStopWhileHeld: a watcher stopped while a ServeLane holds its
 // slot (in its send: after a whole send, a partial one, or a LeaveLane)
 // stops without waiting for the holder, which lets the slot go without
-// handing the watcher over; the next watcher of the lane gets the slot.
+// handing the watcher over, and releases its sink then (not before);
+// the next watcher of the lane gets the slot.
 func TestLaneStopWhileHeld(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -373,7 +383,13 @@ func TestLaneStopWhileHeld(t *testing.T) {
 				stopped := make(chan struct{}) // on a goroutine of its own: the cache's lock is taken before the block's
 				go func() { lt.w.Stop(); close(stopped) }()
 				<-stopped
+				if lt.sink.released != 0 {
+					t.Error("the sink was released while a ServeLane held its slot")
+				}
 			})
+			if lt.sink.released != 1 {
+				t.Fatalf("the sink was released %d times after its holder let the slot go, want once", lt.sink.released)
+			}
 			if len(tw.sends) != 1 || len(tw.handOffs) != 0 {
 				t.Fatalf("sends %v, hand-offs %v; want one send, no hand-off of a stopped watcher", tw.sends, tw.handOffs)
 			}
