@@ -22,7 +22,7 @@ import (
 // again (EnterLane).
 
 // LaneBlockSlots is how many slots a block of a lane holds (a sender's
-// share of a batch: internal/server).
+// share of a batch: internal/watchstream).
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a

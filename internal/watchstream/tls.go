@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // A watch over TLS HTTP/1.1 is detached like a cleartext one
-// (watch_conn.go), but a *tls.Conn cannot be written with writev, and it
+// (detached.go), but a *tls.Conn cannot be written with writev, and it
 // poisons itself on a write error, so its writes cannot simply fail with
 // EAGAIN underneath it. Listener wraps the accepted TCP connections in a
 // socketConn, whose Write the watch's sink switches, for the length of one

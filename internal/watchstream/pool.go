@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// detachedStreams owns the detached watches (watch_conn.go), their
-// goroutines and the senders that serve them.
-type detachedStreams struct {
-	ctx    context.Context // ended by close; catch-ups from the store use it
+// Engine owns the detached watches (detached.go), their goroutines and
+// the senders that serve them.
+type Engine struct {
+	cfg    Config
+	ctx    context.Context // ended by Close; catch-ups from the store use it
 	cancel context.CancelFunc
 	pool   *senderPool    // started with the first watch, so that a server without one runs none
 	frames lastFrame      // the event frame the watches share
@@ -26,9 +27,10 @@ type detachedStreams struct {
 	closed bool
 }
 
-func newDetachedStreams() *detachedStreams {
+// New returns an engine; Close it to end its watches.
+func New(cfg Config) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &detachedStreams{ctx: ctx, cancel: cancel, live: map[*detachedWatch]struct{}{}}
+	return &Engine{cfg: cfg, ctx: ctx, cancel: cancel, live: map[*detachedWatch]struct{}{}}
 }
 
 // senders is the size of the pool: one fewer than the processors, so that
@@ -37,59 +39,66 @@ func newDetachedStreams() *detachedStreams {
 func senders() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // start registers d and starts its reader, unless close has begun.
-func (ds *detachedStreams) start(d *detachedWatch) bool {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if ds.closed {
+func (e *Engine) start(d *detachedWatch) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
 		return false
 	}
-	if ds.pool == nil {
-		ds.pool = newSenderPool(senders())
+	if e.pool == nil {
+		e.pool = newSenderPool(senders())
 	}
-	ds.live[d] = struct{}{}
-	ds.wg.Add(1) // done by remove
+	e.live[d] = struct{}{}
+	e.wg.Add(1) // done by remove
 	if read := d.sink.reader(d); read != nil {
-		ds.wg.Go(read)
+		e.wg.Go(read)
 	}
 	return true
 }
 
+// Watches is how many detached watches are live.
+func (e *Engine) Watches() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.live)
+}
+
 // remove forgets a finished watch, if start registered it.
-func (ds *detachedStreams) remove(d *detachedWatch) {
-	ds.mu.Lock()
-	_, ok := ds.live[d]
-	delete(ds.live, d)
-	ds.mu.Unlock()
+func (e *Engine) remove(d *detachedWatch) {
+	e.mu.Lock()
+	_, ok := e.live[d]
+	delete(e.live, d)
+	e.mu.Unlock()
 	if ok {
-		ds.wg.Done()
+		e.wg.Done()
 	}
 }
 
-// close ends every detached watch (cleanly: the terminating chunk, its
-// writes bounded by endWriteGrace even if blocked), waits for them and
+// Close ends every detached watch (cleanly: the terminating chunk, its
+// writes bounded by EndWriteGrace even if blocked), waits for them and
 // their readers (which linger for sockwrite.LingerTimeout at most after the end, for
 // clients that do not close: connSink.close) and stops the senders.
-func (ds *detachedStreams) close() {
-	ds.mu.Lock()
-	ds.closed = true
-	live := make([]*detachedWatch, 0, len(ds.live))
-	for d := range ds.live {
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	live := make([]*detachedWatch, 0, len(e.live))
+	for d := range e.live {
 		live = append(live, d)
 	}
-	pool := ds.pool
-	ds.mu.Unlock()
-	ds.cancel()
+	pool := e.pool
+	e.mu.Unlock()
+	e.cancel()
 	for _, d := range live {
 		d.sink.boundWrites()
 		d.end(endShutdown)
 	}
-	ds.wg.Wait()
+	e.wg.Wait()
 	if pool != nil {
 		pool.close()
 	}
 }
 
-// wakeAll is the caches' WakePolled: a batch of events wakes the polled
+// WakePolled is the caches' WakePolled: a batch of events wakes the polled
 // watches it may concern (those of its namespaces and those of all
 // namespaces; watchcache.Config.WakePolled), m counting what they are
 // sent. The senders share them out, a slice of senderTake at a time, and
@@ -97,13 +106,13 @@ func (ds *detachedStreams) close() {
 // goroutine that sends, not first by the cache's. The watches in the
 // group's lane are sent the batch's chunk, made here once, a block of the
 // lane at a time (laneWriter). It runs under the cache's lock.
-func (ds *detachedStreams) wakeAll(b *watchcache.PollBatch, m *metrics.Resource) {
+func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
 	if len(b.Lane) > 0 {
-		b.Frame, b.Body = ds.frames.chunks(b.Items)
+		b.Frame, b.Body = e.frames.chunks(b.Items)
 	}
-	ds.mu.Lock()
-	pool := ds.pool
-	ds.mu.Unlock()
+	e.mu.Lock()
+	pool := e.pool
+	e.mu.Unlock()
 	if pool == nil { // no watch has started: none is idle, or in a lane
 		for _, w := range b.Wakers {
 			w.Wake()
@@ -158,7 +167,7 @@ type senderPool struct {
 }
 
 // sendTask is one ready watch, a share of the watches a batch of events
-// may concern, or a block of a lane to send a batch (wakeAll).
+// may concern, or a block of a lane to send a batch (WakePolled).
 type sendTask struct {
 	d     *detachedWatch
 	wakes []watchcache.Waker

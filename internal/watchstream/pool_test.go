@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 // TestSenderPoolClosedQueuesNothing checks that a closed pool queues no
-// task (a cache may still dispatch after Server.Close): none would be
+// task (a cache may still dispatch after Engine.Close): none would be
 // served, its senders gone.
 func TestSenderPoolClosedQueuesNothing(t *testing.T) {
 	p := newSenderPool(1)
