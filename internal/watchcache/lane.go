@@ -169,13 +169,14 @@ type LaneSink interface {
 	// holds the slot), for the watcher's next write to start with. An
 	// error ends the watch.
 	SendNow(frames [][]byte) (whole bool, err error)
+	// HandOff is told that the watcher's slot has left the lane: the
+	// watcher is to be served through Pending (failed: its SendNow
+	// failed).
+	HandOff(failed bool)
 }
 
 // LaneWriter is what ServeLane reports to.
 type LaneWriter interface {
-	// HandOff is given a watcher whose slot has left the lane, to serve
-	// through Pending (failed: its SendNow failed).
-	HandOff(wk Waker, failed bool)
 	// Sent counts the slots that were sent b (or all its bytes were kept).
 	Sent(b *PollBatch, slots int)
 }
@@ -186,7 +187,7 @@ type LaneWriter interface {
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
 // rest, so that a sender behind sends each slot many batches at once). A
-// slot leaves the lane, its watcher handed over (lw.HandOff), when its
+// slot leaves the lane, its watcher handed over (LaneSink.HandOff), when its
 // SendNow did not write everything (the rest kept by its sink), when its
 // position is one the batches do not continue (the ring has what it
 // lacks), or when its watcher wanted out while it was held. A slot out of
@@ -231,8 +232,8 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
-		if w := s.leave(); w != nil {
-			lw.HandOff(w.waker, failed)
+		if out := s.out; s.leave() { // out: the watcher's own, until its slot is vacant
+			out.HandOff(failed)
 		}
 	}
 	if sends > 0 {
@@ -274,9 +275,9 @@ func claim(s *LaneSlot) bool {
 }
 
 // leave takes a held slot out of the lane, its position back to its
-// watcher, and returns the watcher; or, if the watcher has stopped, lets
-// the slot go (vacant, for its lane to free) and returns nil.
-func (s *LaneSlot) leave() *Watcher {
+// watcher, and reports true; or, if the watcher has stopped, lets the slot
+// go (vacant, for its lane to free) and reports false.
+func (s *LaneSlot) leave() bool {
 	w := s.w.Load()
 	w.lock()
 	w.pos = s.pos
@@ -286,10 +287,10 @@ func (s *LaneSlot) leave() *Watcher {
 		case slotStopped:
 			s.release()
 			s.state.Store(slotVacant)
-			return nil
+			return false
 		default: // busy or wanted
 			if s.state.CompareAndSwap(st, slotOut) {
-				return w
+				return true
 			}
 		}
 	}
@@ -319,7 +320,7 @@ func (w *Watcher) EnterLane(out LaneSink) bool {
 
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
-// it, which hands the watcher over (LaneWriter.HandOff) as it is done. A watcher
+// it, which hands the watcher over (LaneSink.HandOff) as it is done. A watcher
 // without a slot is out.
 func (w *Watcher) LeaveLane() bool {
 	s := w.slot

@@ -81,8 +81,13 @@ func (ts *testSink) SendNow(frames [][]byte) (bool, error) {
 	return ts.serving.Load().SendNow(frames)
 }
 
-// testWriter is a LaneWriter, and the sends of one serve, recording what
-// it is asked.
+func (ts *testSink) HandOff(failed bool) {
+	tw := ts.serving.Load()
+	tw.handOffs = append(tw.handOffs, handOff{failed})
+}
+
+// testWriter is a LaneWriter, and the sends and hand-offs of one serve,
+// recording what it is asked.
 type testWriter struct {
 	n        int
 	during   func()
@@ -114,10 +119,6 @@ func (tw *testWriter) SendNow(frames [][]byte) (bool, error) {
 	return false, nil
 }
 
-func (tw *testWriter) HandOff(wk Waker, failed bool) {
-	tw.handOffs = append(tw.handOffs, handOff{wk, failed})
-}
-
 func (tw *testWriter) Sent(b *PollBatch, slots int) {
 	if tw.sent == nil {
 		tw.sent = map[int64]int{}
@@ -125,10 +126,7 @@ func (tw *testWriter) Sent(b *PollBatch, slots int) {
 	tw.sent[b.Rev] += slots
 }
 
-type handOff struct {
-	wk     Waker
-	failed bool
-}
+type handOff struct{ failed bool }
 
 func (lt *laneTest) enter() {
 	lt.t.Helper()
@@ -204,12 +202,11 @@ func TestLaneCoalesces(t *testing.T) {
 // held; Pending then gives exactly what the lane did not send.
 func TestLaneHandsOver(t *testing.T) {
 	lt := newLaneTest(t)
-	wk := lt.w.waker
 
 	lt.enter()
 	b := lt.put("x")
 	tw := lt.serve(b, 1, nil)
-	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != string(b.Frame[1:]) || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) || tw.sent[b.Rev] != 1 {
+	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != string(b.Frame[1:]) || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) || tw.sent[b.Rev] != 1 {
 		t.Fatalf("a send not whole: sends %v, kept %q, hand-offs %v, counted %v; want one send, its rest kept, one hand-off, 1", tw.sends, tw.kept, tw.handOffs, tw.sent)
 	}
 	if got := lt.pending(); len(got) != 0 {
@@ -218,7 +215,7 @@ func TestLaneHandsOver(t *testing.T) {
 
 	lt.enter()
 	b = lt.put("v")
-	if tw := lt.serve(b, -1, nil); len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, true}) || len(tw.kept) != 0 || tw.sent != nil {
+	if tw := lt.serve(b, -1, nil); len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{true}) || len(tw.kept) != 0 || tw.sent != nil {
 		t.Fatalf("a failed send: hand-offs %v, kept %q, counted %v; want one failed hand-off, nothing kept or counted", tw.handOffs, tw.kept, tw.sent)
 	}
 	lt.pending() // the stream would end; its position is the watcher's again
@@ -226,7 +223,7 @@ func TestLaneHandsOver(t *testing.T) {
 	lt.enter()
 	missed := lt.put("y")
 	b = lt.put("z")
-	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) {
 		t.Fatalf("a batch after a missed one: sends %v, hand-offs %v; want none, one hand-off", tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 2 || got[0] != missed.Rev || got[1] != b.Rev {
@@ -237,7 +234,7 @@ func TestLaneHandsOver(t *testing.T) {
 	b = lt.put("w")
 	left := true
 	tw = lt.serve(b, -2, func() { left = lt.w.LeaveLane() })
-	if left || len(tw.sends) != 1 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+	if left || len(tw.sends) != 1 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) {
 		t.Fatalf("LeaveLane while held: left %v, sends %v, hand-offs %v; want false, one send, one hand-off", left, tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 0 {

@@ -105,11 +105,11 @@ const (
 
 // detachedWatch is one watch streamed on a hijacked connection. What a
 // send reads comes first, in as few cache lines as it takes, each line
-// with a field that prefetch may read, when the struct starts on a line:
+// with a field that Prefetch may read, when the struct starts on a line:
 // in its size class (416 bytes) every other one starts half a line in,
 // and then the line of mu is not prefetched.
 type detachedWatch struct {
-	started   atomic.Bool // e to bookmarks are set, never to change: prefetch may read them
+	started   atomic.Bool // e to bookmarks are set, never to change: Prefetch may read them
 	e         *Engine
 	w         *watchcache.Watcher
 	enc       *encoder
@@ -168,7 +168,7 @@ func (d *detachedWatch) wakeLocked() {
 	}
 }
 
-// handedBackLocked takes d back from its lane (laneWriter.HandOff): it is
+// handedBackLocked takes d back from its lane (laneEnd.HandOff): it is
 // served as any other watch. Its slot left the lane before: a wake since
 // may have served it, and even put it in its lane again, so a watch still
 // laned is woken as any other (leaving the lane if in it), and a running
@@ -190,8 +190,8 @@ func (d *detachedWatch) serveQueued() {
 	d.afterServe(d.serve(true))
 }
 
-// serveWoken wakes d, on a sender (wakeAll), serving it at once if idle.
-func (d *detachedWatch) serveWoken() {
+// WakeNow wakes d, on a sender (WakePolled), serving it at once if idle.
+func (d *detachedWatch) WakeNow() {
 	d.mu.Lock()
 	if d.state != idle {
 		d.wakeLocked()
@@ -210,13 +210,13 @@ func (d *detachedWatch) endingNow() endReason {
 	return d.ending
 }
 
-// prefetch reads, from each cache line of what serving the watch reads
+// Prefetch reads, from each cache line of what serving the watch reads
 // first (its own, its sink's, its encoder's and its watcher's), a field
 // set before the watch started, and returns a value of no use but to keep
 // the reads. After sends to a thousand other watches a watch's memory is
 // cold: a sender that reads a share of watches ahead of serving them has
 // their cache misses overlap, instead of each send stalling on its own.
-func (d *detachedWatch) prefetch() int64 {
+func (d *detachedWatch) Prefetch() int64 {
 	if !d.started.Load() {
 		return 0
 	}
@@ -284,7 +284,7 @@ func (s *Stream) detach(w *watchcache.Watcher, deadline time.Time, enc *encoder)
 	}
 	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, s.opts.Bookmarks
 	if s.lane {
-		d.laneSink = sink.laneSink()
+		d.laneSink = sink.laneSink(d)
 	}
 	d.counted = countingSink{watchSink: sink, m: s.opts.Metrics}
 	d.started.Store(true)
@@ -310,13 +310,32 @@ func (s *Stream) detach(w *watchcache.Watcher, deadline time.Time, enc *encoder)
 	d.mu.Unlock()
 }
 
-// laneSink is what the lane of a laneable watch writes: its hijacked
+// laneSink is what the lane of d, a laneable watch, writes: its hijacked
 // socket in cleartext, chunked (nil if it has no descriptor).
-func (s *connSink) laneSink() watchcache.LaneSink {
+func (s *connSink) laneSink(d *detachedWatch) watchcache.LaneSink {
 	if s.raw != nil && s.ws == nil && s.sock == nil {
-		return s
+		return &laneEnd{connSink: s, d: d}
 	}
 	return nil
+}
+
+// laneEnd is a watch's end of its lane slot: its connSink, which the lane
+// writes (SendNow), and the watch, which a slot leaving hands back.
+type laneEnd struct {
+	*connSink
+	d *detachedWatch
+}
+
+// HandOff takes back a watch that left its lane: a failed one ends, any
+// other is served as other watches are.
+func (l *laneEnd) HandOff(failed bool) {
+	if failed {
+		l.d.end(endGone)
+		return
+	}
+	l.d.mu.Lock()
+	l.d.handedBackLocked()
+	l.d.mu.Unlock()
 }
 
 // reader is a WebSocket's (readWebSocket), or watchGone.
@@ -612,7 +631,7 @@ type connSink struct {
 }
 
 // prefetch reads a field of each line of what a send reads; see
-// detachedWatch.prefetch.
+// detachedWatch.Prefetch.
 func (s *connSink) prefetch() int64 {
 	var n int64
 	if s.raw != nil {

@@ -44,9 +44,9 @@ type streamSink interface {
 	// noReader says no reader will start (the server is closing): the
 	// stream's end then closes the connection at once.
 	noReader()
-	// laneSink returns what the watch's lane writes, if its sends may be
-	// the lane's shared chunks as they are (nil: never).
-	laneSink() watchcache.LaneSink
+	// laneSink returns what the lane of d, the sink's watch, writes, if
+	// its sends may be the lane's shared chunks as they are (nil: never).
+	laneSink(d *detachedWatch) watchcache.LaneSink
 	// queueControl queues a WebSocket's ping and pong (with its ping's
 	// payload), sent ahead of the next events or by sendControl.
 	queueControl(ping, pongDue bool, pong []byte)
@@ -55,7 +55,7 @@ type streamSink interface {
 	// away, unless the client's close set its status first.
 	goingAway()
 	// prefetch reads a field of each cache line a send reads first
-	// (detachedWatch.prefetch).
+	// (detachedWatch.Prefetch).
 	prefetch() int64
 }
 
@@ -160,7 +160,7 @@ func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
 // control frames of its own (internal/h2 answers pings).
 func (s *h2Sink) reader(*detachedWatch) func()                 { return nil }
 func (s *h2Sink) noReader()                                    {}
-func (s *h2Sink) laneSink() watchcache.LaneSink                { return nil }
+func (s *h2Sink) laneSink(*detachedWatch) watchcache.LaneSink  { return nil }
 func (s *h2Sink) queueControl(ping, pongDue bool, pong []byte) {}
 func (s *h2Sink) sendControl() error                           { return nil }
 func (s *h2Sink) goingAway()                                   {}

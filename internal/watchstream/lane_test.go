@@ -135,21 +135,21 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	}
 	// The watch's slot writes through ws from now on: no write, no wake
 	// comes between.
-	ws := &windowSink{connSink: d.sink.(*connSink), partial: partial}
+	ws := &windowSink{laneEnd: d.laneSink.(*laneEnd), partial: partial}
 	if !d.w.LeaveLane() || !d.w.EnterLane(ws) {
 		t.Fatal("the watch could not be moved to the test's sink")
 	}
 	xb := put("x")
 	var y captured
-	ww := windowWriter{laneWriter: laneWriter{x.m}, between: func() {
+	ws.between = func() {
 		y = put("y") // its lane task is not run: the watch, woken, takes y from the ring
 		d.Wake()
 		waitState(t, d, starting, idle, laned, dedicated, finished) // served
-	}}
+	}
 	if !partial {
 		ws.during = func() { d.w.LeaveLane() } // held: wanted out
 	}
-	xb.b.ServeLane(xb.lane[0], ww)
+	xb.b.ServeLane(xb.lane[0], laneWriter{x.m})
 	want := string(xb.b.Frame) + string(y.b.Frame)
 	got := make([]byte, len(want))
 	if _, err := io.ReadFull(w.R, got); err != nil || string(got) != want {
@@ -163,20 +163,22 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	}
 }
 
-// windowSink is a watch's connSink whose lane sends write 10 bytes
-// (partial), keeping the rest, or run during.
+// windowSink is a watch's laneEnd whose lane sends write 10 bytes
+// (partial), keeping the rest, or run during; its hand-offs run between
+// first, once the slot has left the lane.
 type windowSink struct {
-	*connSink
+	*laneEnd
 	partial bool
 	during  func()
+	between func()
 }
 
 func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
 	if !ws.partial {
 		ws.during()
-		return ws.connSink.SendNow(frames)
+		return ws.laneEnd.SendNow(frames)
 	}
-	if _, err := ws.connSink.SendNow([][]byte{frames[0][:10]}); err != nil {
+	if _, err := ws.laneEnd.SendNow([][]byte{frames[0][:10]}); err != nil {
 		return false, err
 	}
 	rest := net.Buffers(slices.Clone(frames))
@@ -185,14 +187,7 @@ func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
 	return false, nil
 }
 
-// windowWriter is a laneWriter whose hand-offs run between first, once
-// the slot has left the lane.
-type windowWriter struct {
-	laneWriter
-	between func()
-}
-
-func (ww windowWriter) HandOff(wk watchcache.Waker, failed bool) {
-	ww.between()
-	ww.laneWriter.HandOff(wk, failed)
+func (ws *windowSink) HandOff(failed bool) {
+	ws.between()
+	ws.laneEnd.HandOff(failed)
 }

@@ -125,23 +125,9 @@ func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
 	pool.pushAll(b, m)
 }
 
-// laneWriter takes back the watches that leave a lane
-// (watchcache.PollBatch.ServeLane, whose slots write to each watch's
-// connSink), and counts what lanes send in a resource's metrics.
+// laneWriter counts what lanes send (watchcache.PollBatch.ServeLane,
+// whose slots write to each watch's laneEnd) in a resource's metrics.
 type laneWriter struct{ m *metrics.Resource }
-
-// HandOff takes back a watch that left its lane: a failed one ends, any
-// other is served as other watches are.
-func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
-	d := wk.(*detachedWatch)
-	if failed {
-		d.end(endGone)
-		return
-	}
-	d.mu.Lock()
-	d.handedBackLocked()
-	d.mu.Unlock()
-}
 
 // Sent counts the events of b sent to slots watches.
 func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
@@ -268,7 +254,7 @@ func (p *senderPool) run() {
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {
-				w.(*detachedWatch).serveWoken()
+				w.WakeNow()
 			}
 		}
 		clear(batch)
@@ -280,12 +266,12 @@ func (p *senderPool) run() {
 var prefetched atomic.Int64
 
 // prefetch reads the memory that serving ws will read first
-// (detachedWatch.prefetch), so that their cache misses overlap here, and
+// (detachedWatch.Prefetch), so that their cache misses overlap here, and
 // returns a value of no use but to keep the reads.
 func prefetch(ws []watchcache.Waker) int64 {
 	var n int64
 	for _, w := range ws {
-		n += w.(*detachedWatch).prefetch()
+		n += w.Prefetch()
 	}
 	return n
 }
