@@ -146,11 +146,6 @@ type PollBatch struct {
 	Lane      []*LaneBlock
 	Items     []Item
 	Prev, Rev int64
-	// Frame and Body are the caller's, set in WakePolled: the bytes a
-	// slot of the lane is sent for the batch, and what they count in
-	// LaneSent.
-	Frame []byte
-	Body  int64
 	// next is the group's next batch, once WakePolled has returned for
 	// it: a sender behind sends a slot the batches after its own too, in
 	// one write.
@@ -175,14 +170,19 @@ type LaneSink interface {
 	HandOff(failed bool)
 }
 
-// LaneWriter is what ServeLane reports to.
+// LaneWriter is the caller's side of ServeLane: what a slot is sent, and
+// what is counted of it.
 type LaneWriter interface {
+	// Frame returns what a slot that lacks b is sent for it (its Items),
+	// and the bytes of it that LaneSent counts. It must stay valid after
+	// ServeLane: a LaneSink may keep what it did not write.
+	Frame(b *PollBatch) ([]byte, int64)
 	// Sent counts the slots that were sent b (or all its bytes were kept).
 	Sent(b *PollBatch, slots int)
 }
 
 // ServeLane serves block's slots for the batch: each slot in the lane
-// that lacks it is sent, in one SendNow, its frame and those of the group's
+// that lacks it is sent, in one SendNow, its frame (lw.Frame) and those of the group's
 // batches after it (as many as were handed over since, maxChain in all at
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
@@ -200,12 +200,8 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
-	frames := framesBuf[:0]
-	var body int64
-	for _, c := range chain {
-		frames = append(frames, c.Frame)
-		body += c.Body
-	}
+	var frames [][]byte // made for the first slot that lacks them
+	var body int64      // what they count in LaneSent
 	last := chain[len(chain)-1].Rev
 	sends := 0 // that wrote: their events are the watchers'
 	for i := range block.slots {
@@ -219,6 +215,14 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
+			if frames == nil {
+				frames = framesBuf[:0]
+				for _, c := range chain {
+					f, n := lw.Frame(c)
+					frames = append(frames, f)
+					body += n
+				}
+			}
 			whole, err := s.out.SendNow(frames)
 			if failed = err != nil; failed {
 				ok = false
@@ -346,8 +350,8 @@ func (w *Watcher) LeaveLane() bool {
 	}
 }
 
-// LaneSent returns the bytes sent to the watcher from its lane (the Body
-// of each batch sent). Call it once the watcher is out of the lane.
+// LaneSent returns the bytes sent to the watcher from its lane (what
+// LaneWriter.Frame counted of each batch sent). Call it once the watcher is out of the lane.
 func (w *Watcher) LaneSent() int64 {
 	if w.slot == nil {
 		return 0

@@ -25,12 +25,7 @@ func newLaneTest(t *testing.T) *laneTest {
 	s := memory.New()
 	t.Cleanup(func() { s.Close() })
 	lt := &laneTest{t: t, batches: make(chan *PollBatch, 64), sink: &testSink{}}
-	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) {
-		if len(b.Items) > 0 {
-			b.Frame, b.Body = []byte(fmt.Sprintf("frame of %d", b.Rev)), 10
-		}
-		lt.batches <- b
-	}})
+	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) { lt.batches <- b }})
 	lt.wr = newWriter(t, s)
 	lt.w = watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
 	lt.pending() // level
@@ -119,6 +114,12 @@ func (tw *testWriter) SendNow(frames [][]byte) (bool, error) {
 	return false, nil
 }
 
+// frameOf is what a slot is sent for b.
+func frameOf(b *PollBatch) string { return fmt.Sprintf("frame of %d", b.Rev) }
+
+// Frame sends frameOf each batch, counting 10 bytes.
+func (tw *testWriter) Frame(b *PollBatch) ([]byte, int64) { return []byte(frameOf(b)), 10 }
+
 func (tw *testWriter) Sent(b *PollBatch, slots int) {
 	if tw.sent == nil {
 		tw.sent = map[int64]int{}
@@ -145,8 +146,8 @@ func TestLaneSendsEachBatchOnce(t *testing.T) {
 		t.Fatal("a watcher entered its lane twice")
 	}
 	b1 := lt.put("x")
-	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || tw.sends[0][0] != string(b1.Frame) || len(tw.handOffs) != 0 || tw.sent[b1.Rev] != 1 {
-		t.Fatalf("the first batch: sends %v, hand-offs %v, counted %v; want one send of %q, none, 1", tw.sends, tw.handOffs, tw.sent, b1.Frame)
+	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || tw.sends[0][0] != frameOf(b1) || len(tw.handOffs) != 0 || tw.sent[b1.Rev] != 1 {
+		t.Fatalf("the first batch: sends %v, hand-offs %v, counted %v; want one send of %q, none, 1", tw.sends, tw.handOffs, tw.sent, frameOf(b1))
 	}
 	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 0 {
 		t.Fatalf("the same batch again was sent: %v", tw.sends)
@@ -176,7 +177,7 @@ func TestLaneCoalesces(t *testing.T) {
 	lt.enter()
 	b1, b2, b3 := lt.put("x"), lt.put("y"), lt.put("z")
 	tw := lt.serve(b1, -2, nil)
-	if len(tw.sends) != 1 || len(tw.sends[0]) != 3 || tw.sends[0][2] != string(b3.Frame) || len(tw.handOffs) != 0 {
+	if len(tw.sends) != 1 || len(tw.sends[0]) != 3 || tw.sends[0][2] != frameOf(b3) || len(tw.handOffs) != 0 {
 		t.Fatalf("three batches behind: sends %v, hand-offs %v; want one send of the three frames", tw.sends, tw.handOffs)
 	}
 	if tw.sent[b1.Rev] != 1 || tw.sent[b2.Rev] != 1 || tw.sent[b3.Rev] != 1 {
@@ -206,7 +207,7 @@ func TestLaneHandsOver(t *testing.T) {
 	lt.enter()
 	b := lt.put("x")
 	tw := lt.serve(b, 1, nil)
-	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != string(b.Frame[1:]) || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) || tw.sent[b.Rev] != 1 {
+	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != frameOf(b)[1:] || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) || tw.sent[b.Rev] != 1 {
 		t.Fatalf("a send not whole: sends %v, kept %q, hand-offs %v, counted %v; want one send, its rest kept, one hand-off, 1", tw.sends, tw.kept, tw.handOffs, tw.sent)
 	}
 	if got := lt.pending(); len(got) != 0 {

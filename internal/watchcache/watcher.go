@@ -354,7 +354,7 @@ func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
 	b.Lane, b.Prev, b.Rev = g.lane.blocks, prev, rev
 	c.cfg.WakePolled(b)
 	if g.lane.last != nil {
-		g.lane.last.next.Store(b) // after WakePolled: its Frame is set
+		g.lane.last.next.Store(b) // for a sender behind to chain to
 	}
 	g.lane.last = b
 }

@@ -118,7 +118,6 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	x.mu.Lock()
 	x.wake = func(b *watchcache.PollBatch) { // the test serves the lanes
 		if lane := b.Lane; len(lane) > 0 {
-			b.Frame, b.Body = x.e.frames.chunks(b.Items)
 			b.Lane = nil // the rest to the senders
 			batches <- captured{b, lane}
 		}
@@ -149,8 +148,10 @@ func testLaneHandOffWindow(t *testing.T, partial bool) {
 	if !partial {
 		ws.during = func() { d.w.LeaveLane() } // held: wanted out
 	}
-	xb.b.ServeLane(xb.lane[0], laneWriter{x.m})
-	want := string(xb.b.Frame) + string(y.b.Frame)
+	xb.b.ServeLane(xb.lane[0], &laneWriter{m: x.m, frames: &x.e.frames})
+	fx, _ := x.e.frames.chunks(xb.b.Items)
+	fy, _ := x.e.frames.chunks(y.b.Items)
+	want := string(fx) + string(fy)
 	got := make([]byte, len(want))
 	if _, err := io.ReadFull(w.R, got); err != nil || string(got) != want {
 		t.Fatalf("the client read %q (%v), want %q", got, err, want)

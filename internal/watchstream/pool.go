@@ -104,12 +104,10 @@ func (e *Engine) Close() {
 // sent. The senders share them out, a slice of senderTake at a time, and
 // each wakes and serves its own: the watches' state is then touched by the
 // goroutine that sends, not first by the cache's. The watches in the
-// group's lane are sent the batch's chunk, made here once, a block of the
-// lane at a time (laneWriter). It runs under the cache's lock.
+// group's lane are sent the batch's chunk, a block of the lane at a time
+// (laneWriter). It runs under the cache's lock.
 func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
-	if len(b.Lane) > 0 {
-		b.Frame, b.Body = e.frames.chunks(b.Items)
-	}
+	lw := laneWriter{m: m, frames: &e.frames}
 	e.mu.Lock()
 	pool := e.pool
 	e.mu.Unlock()
@@ -118,19 +116,29 @@ func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
 			w.Wake()
 		}
 		for _, block := range b.Lane {
-			b.ServeLane(block, laneWriter{m})
+			b.ServeLane(block, &lw)
 		}
 		return
 	}
-	pool.pushAll(b, m)
+	pool.pushAll(b, lw)
 }
 
-// laneWriter counts what lanes send (watchcache.PollBatch.ServeLane,
-// whose slots write to each watch's laneEnd) in a resource's metrics.
-type laneWriter struct{ m *metrics.Resource }
+// laneWriter makes what a lane's slots are sent
+// (watchcache.PollBatch.ServeLane, whose slots write to each watch's
+// laneEnd), and counts it in a resource's metrics.
+type laneWriter struct {
+	m      *metrics.Resource
+	frames *lastFrame // the engine's
+}
+
+// Frame is the batch's events as chunks: a batch of one event is the
+// frame every watch shares (frame.go).
+func (lw *laneWriter) Frame(b *watchcache.PollBatch) ([]byte, int64) {
+	return lw.frames.chunks(b.Items)
+}
 
 // Sent counts the events of b sent to slots watches.
-func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
+func (lw *laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 	for _, it := range b.Items {
 		lw.m.WatchEvents(slots, len(it.Object))
 	}
@@ -159,7 +167,7 @@ type sendTask struct {
 	wakes []watchcache.Waker
 	lane  *watchcache.PollBatch
 	block *watchcache.LaneBlock
-	m     *metrics.Resource // the lane's
+	lw    laneWriter // the lane's
 }
 
 // size is the watches t serves.
@@ -193,14 +201,14 @@ func (p *senderPool) push(d *detachedWatch) {
 // pushAll queues b's wakers to be woken, in shares of senderTake, and its
 // lane to be sent the batch, a block a task, unless the pool is closed (a
 // cache may still dispatch after the server's close).
-func (p *senderPool) pushAll(b *watchcache.PollBatch, m *metrics.Resource) {
+func (p *senderPool) pushAll(b *watchcache.PollBatch, lw laneWriter) {
 	p.mu.Lock()
 	if !p.closed {
 		for ws := b.Wakers; len(ws) > 0; ws = ws[min(len(ws), senderTake):] {
 			p.queue = append(p.queue, sendTask{wakes: ws[:min(len(ws), senderTake)]})
 		}
 		for _, block := range b.Lane {
-			p.queue = append(p.queue, sendTask{lane: b, block: block, m: m})
+			p.queue = append(p.queue, sendTask{lane: b, block: block, lw: lw})
 		}
 	}
 	p.mu.Unlock()
@@ -245,12 +253,13 @@ func (p *senderPool) run() {
 		if len(batch) == 0 {
 			return
 		}
-		for _, t := range batch {
+		for i := range batch {
+			t := &batch[i]
 			if t.d != nil {
 				t.d.serveQueued()
 			}
 			if t.block != nil {
-				t.lane.ServeLane(t.block, laneWriter{t.m})
+				t.lane.ServeLane(t.block, &t.lw) // a pointer, not a copy: no allocation
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {

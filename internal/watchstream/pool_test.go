@@ -12,7 +12,7 @@ import (
 func TestSenderPoolClosedQueuesNothing(t *testing.T) {
 	p := newSenderPool(1)
 	p.close()
-	p.pushAll(&watchcache.PollBatch{Wakers: []watchcache.Waker{&detachedWatch{}, &detachedWatch{}}, Lane: []*watchcache.LaneBlock{{}}}, nil)
+	p.pushAll(&watchcache.PollBatch{Wakers: []watchcache.Waker{&detachedWatch{}, &detachedWatch{}}, Lane: []*watchcache.LaneBlock{{}}}, laneWriter{})
 	p.push(&detachedWatch{})
 	p.mu.Lock()
 	defer p.mu.Unlock()
