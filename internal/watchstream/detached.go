@@ -720,8 +720,8 @@ func (s *connSink) flush() error {
 	switch {
 	case s.sock != nil:
 		err = s.sock.flush(s.nonblocking)
-	case s.nonblocking:
-		err = s.writeNow()
+	case s.nonblocking: // a goroutine that can wait writes what it leaves (all of it without a descriptor)
+		err = s.raw.WriteNow(&s.rest)
 	default:
 		_, err = s.rest.WriteTo(s.conn)
 	}
@@ -748,18 +748,13 @@ func (s *connSink) releaseVecs() {
 // errWouldBlock is a non-blocking write's: the socket takes no more now.
 var errWouldBlock = sockwrite.ErrWouldBlock
 
-// writeNow writes as much of rest as the socket takes without waiting, and
-// errWouldBlock if some is left (all of it without a descriptor: a
-// goroutine that can wait writes it).
-func (s *connSink) writeNow() error { return s.raw.WriteNow(&s.rest) }
-
 // SendNow writes a lane's frames without waiting (watchcache.LaneSink):
 // what the socket does not take stays in rest, the sink stalled, for the
 // watch's own goroutine to flush once its slot has left the lane.
 func (s *connSink) SendNow(frames [][]byte) (bool, error) {
-	s.vecs = append(s.vecs[:0], frames...) // writeNow consumes its own copy: frames are the block's
+	s.vecs = append(s.vecs[:0], frames...) // WriteNow consumes its own copy: frames are the block's
 	s.rest = s.vecs
-	err := s.writeNow()
+	err := s.raw.WriteNow(&s.rest)
 	if errors.Is(err, errWouldBlock) {
 		return false, nil
 	}

@@ -107,11 +107,7 @@ func (c *socketConn) gather(b []byte) {
 		return
 	}
 	c.vec = append(c.vec[:0], b)
-	_ = c.raw.WriteNow(&c.vec)
-	for _, rest := range c.vec {
-		c.buf = append(c.buf, rest...)
-	}
-	clear(c.vec)
+	c.buf, _ = c.raw.WriteNowKeep(c.buf, &c.vec)
 }
 
 // CloseWrite closes the socket's write side (a FIN), after the pending
@@ -154,7 +150,7 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 	}
 	var err error
 	if nonblocking {
-		err = c.writeNow()
+		err = c.flushNow()
 	} else {
 		var n int
 		n, err = c.Conn.Write(c.buf[c.off:])
@@ -167,9 +163,9 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 	return err
 }
 
-// writeNow writes as much of the pending bytes as the socket takes
-// without waiting, and errWouldBlock if some are left.
-func (c *socketConn) writeNow() error {
+// flushNow writes, in place, as much of the pending bytes as the socket
+// takes without waiting, and errWouldBlock if some are left.
+func (c *socketConn) flushNow() error {
 	c.vec = append(c.vec[:0], c.buf[c.off:])
 	err := c.raw.WriteNow(&c.vec)
 	c.off = len(c.buf)
