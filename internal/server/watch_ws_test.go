@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/internal/watchstream/streamtest"
 )
@@ -169,33 +170,19 @@ func TestWebSocketBadHandshake(t *testing.T) {
 }
 
 // TestWebSocketIdleWatchesGoroutines checks that an idle WebSocket watch
-// costs one goroutine, its reader: the senders serve it, no handler, ping
-// loop or library reader stays behind.
+// costs one goroutine, its reader: the engine's senders serve it, and no
+// handler stays behind. It counts the engine's goroutines and the
+// handlers', not the process's, which other tests' servers share.
 func TestWebSocketIdleWatchesGoroutines(t *testing.T) {
 	ts, s, _ := newWatchServer(t)
 	start, _ := storageCurrent(t, ts)
 	path := fmt.Sprintf("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%d", start)
-	settle := func(want int) int {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= want || time.Now().After(deadline) {
-				return n
-			}
-			time.Sleep(5 * time.Millisecond) // net/http's connection goroutines end after the handlers; bounded
-		}
-	}
 	dialWS(t, ts, path) // starts the senders
 	waitDetached(t, s, 1)
-	before := runtime.NumGoroutine()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); { // until the first watch's handler and connection goroutines have ended
-		time.Sleep(20 * time.Millisecond)
-		n := runtime.NumGoroutine()
-		if n == before {
-			break
-		}
-		before = n
+	idle := func(watches int) bool {
+		return s.streams.Watches() == watches && s.streams.Goroutines() == senders()+watches
 	}
+	testwait.Until(t, 10*time.Second, "the first watch idle", func() bool { return idle(1) })
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
@@ -203,13 +190,27 @@ func TestWebSocketIdleWatchesGoroutines(t *testing.T) {
 	for range n {
 		dialWS(t, ts, path)
 	}
-	waitDetached(t, s, n+1)
-	after := settle(before + n)
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d idle watches with one goroutine each", n+1), func() bool { return idle(n + 1) })
+	testwait.Until(t, 10*time.Second, "no watch handler left", func() bool { return watchHandlers() == 0 })
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
-	t.Logf("%d idle WebSocket watches: %d goroutines more, %.0f bytes of heap and %.0f of stacks each (the client's side included)",
-		n, after-before, float64(int64(m1.HeapInuse)-int64(m0.HeapInuse))/n, float64(int64(m1.StackInuse)-int64(m0.StackInuse))/n)
-	if after-before > n {
-		t.Errorf("%d idle WebSocket watches added %d goroutines, want at most one each (its reader)", n, after-before)
+	t.Logf("%d idle WebSocket watches: %.0f bytes of heap and %.0f of stacks each (the client's side included)",
+		n, float64(int64(m1.HeapInuse)-int64(m0.HeapInuse))/n, float64(int64(m1.StackInuse)-int64(m0.StackInuse))/n)
+}
+
+// senders is the engine's pool of senders, by its rule (one fewer than the
+// processors).
+func senders() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+// watchHandlers is how many goroutines of the process are in a watch's
+// handler.
+func watchHandlers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Count(buf[:n], []byte("server.(*request).watch("))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

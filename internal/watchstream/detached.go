@@ -462,7 +462,7 @@ func (d *detachedWatch) afterServe(st outcome) {
 		if d.wakec == nil {
 			d.wakec = make(chan struct{}, 1)
 		}
-		d.e.wg.Go(d.serveDedicated)
+		d.e.goroutine(d.serveDedicated)
 	case d.again:
 		d.again = false
 		d.state = queued

@@ -20,6 +20,9 @@ type Engine struct {
 	pool   *senderPool    // started with the first watch, so that a server without one runs none
 	frames lastFrame      // the event frame the watches share
 	wg     sync.WaitGroup // live watches, their readers and own goroutines
+	// running counts the goroutines of wg: the watches' readers and
+	// dedicated servers (Goroutines).
+	running atomic.Int64
 
 	mu sync.Mutex // a leaf
 	// guarded by mu:
@@ -51,9 +54,32 @@ func (e *Engine) start(d *detachedWatch) bool {
 	e.live[d] = struct{}{}
 	e.wg.Add(1) // done by remove
 	if read := d.sink.reader(d); read != nil {
-		e.wg.Go(read)
+		e.goroutine(read)
 	}
 	return true
+}
+
+// goroutine runs f on a goroutine of the engine's: counted, and waited
+// for by Close.
+func (e *Engine) goroutine(f func()) {
+	e.running.Add(1)
+	e.wg.Go(func() {
+		defer e.running.Add(-1)
+		f()
+	})
+}
+
+// Goroutines is how many goroutines the engine runs: its senders, and
+// each watch's reader and dedicated server (while it has one). An idle
+// watch costs one, its reader (none over HTTP/2).
+func (e *Engine) Goroutines() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := int(e.running.Load())
+	if e.pool != nil {
+		n += e.pool.senders
+	}
+	return n
 }
 
 // Watches is how many detached watches are live.
@@ -150,7 +176,8 @@ func (lw *laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 // that accumulated meanwhile: the busier the server, the more events each
 // write carries.
 type senderPool struct {
-	wg sync.WaitGroup
+	wg      sync.WaitGroup
+	senders int // its goroutines
 
 	mu lockrank.Mutex[lockrank.SenderPoolMu] // last of the order: internal/lockrank
 	// guarded by mu:
@@ -179,7 +206,7 @@ func (t sendTask) size() int {
 }
 
 func newSenderPool(n int) *senderPool {
-	p := &senderPool{}
+	p := &senderPool{senders: n}
 	p.cond = sync.NewCond(&p.mu)
 	for range n {
 		p.wg.Go(p.run)
