@@ -59,6 +59,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/gc"
 	"github.com/listwatch/listwatch/internal/server/rbac"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
 )
@@ -220,8 +221,8 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	serve := func() error { return s.http.Serve(ln) }
 	if s.pki != nil {
 		// As `listwatch serve`: TLS watches over HTTP/1.1 are detached too.
-		ln = server.Listener(ln)
-		s.http.ConnContext = server.ConnContext
+		ln = watchstream.Listener(ln)
+		s.http.ConnContext = watchstream.ConnContext
 		s.http.TLSConfig.GetCertificate = s.pki.Serving.GetCertificate
 		s.http.TLSConfig.ClientAuth, s.http.TLSConfig.ClientCAs = tls.RequestClientCert, clientCAs
 		s.URL = "https://" + ln.Addr().String()

@@ -25,6 +25,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/leader"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/bolt"
 	"github.com/listwatch/listwatch/storage/etcd"
@@ -233,8 +234,8 @@ func (o *serveOptions) run(ctx context.Context) error {
 	defer srv.Close()
 	hs := o.httpServer(srv.Handler())
 	if o.tlsCert != "" { // TLS watches over HTTP/1.1 are detached, as cleartext ones
-		ln = server.Listener(ln)
-		hs.ConnContext = server.ConnContext
+		ln = watchstream.Listener(ln)
+		hs.ConnContext = watchstream.ConnContext
 	}
 	unused := server.NewUnusedConns()
 	hs.ConnState = unused.Track

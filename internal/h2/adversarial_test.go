@@ -27,7 +27,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/listwatch/listwatch/internal/h2"
-	"github.com/listwatch/listwatch/internal/server"
+	"github.com/listwatch/listwatch/internal/watchstream"
 )
 
 // advWait is how long a test waits for a condition before it fails.
@@ -1720,7 +1720,7 @@ func startAdvTLS(t *testing.T, srv *h2.Server, h http.Handler) func(settings ...
 }
 
 // startTLSListener serves h with srv over TLS (ALPN h2) on 127.0.0.1, on
-// server.Listener's connections (socketConns) as listwatch serve does, and
+// watchstream.Listener's connections (socketConns) as listwatch serve does, and
 // returns the address; the cleanup closes the listener and every
 // connection and waits for ServeConn to return.
 func startTLSListener(t *testing.T, srv *h2.Server, h http.Handler) string {
@@ -1733,7 +1733,7 @@ func startTLSListener(t *testing.T, srv *h2.Server, h http.Handler) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := server.Listener(tcp)
+	ln := watchstream.Listener(tcp)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn

@@ -636,21 +636,16 @@ func (c *conn) commit(data net.Buffers, nonblocking bool, deadline time.Time) er
 // writeNow writes what the socket takes at once; the rest becomes
 // c.rest (errStalled).
 func (c *conn) writeNow(vecs *net.Buffers) error {
-	err := c.raw.WriteNow(vecs)
+	rest, err := c.raw.WriteNowKeep(nil, vecs) // a fresh copy: the old rest may be among vecs
 	if err != nil && !errors.Is(err, sockwrite.ErrWouldBlock) {
 		return fmt.Errorf("h2: writing: %w", err)
 	}
-	left := buffersLen(*vecs)
-	rest := make([]byte, 0, left) // a fresh copy: the old rest may be among vecs
-	for _, b := range *vecs {
-		rest = append(rest, b...)
-	}
-	if left == 0 {
+	if len(rest) == 0 {
 		rest = nil
 		c.restOwner.Store(nil)
 	}
 	c.rest = rest
-	if left > 0 {
+	if len(rest) > 0 {
 		return errStalled
 	}
 	return nil

@@ -3,22 +3,26 @@ package h2
 import (
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // TestWriteLockUnlessBlocking: a writer that must not wait waits for a
 // holder that does not wait on the socket, and takes the lock when it is
-// released; it gives up when the holder starts waiting on the socket, or
-// at once if the holder waits already. No case spins: each wait is on a
-// channel (synctest.Wait finds the waiter durably blocked).
+// released; it gives up when the holder starts waiting on the socket, at
+// once if the holder waits already, and after maxLockWait if the holder
+// keeps the lock. No case spins: each wait is on a channel or a timer
+// (synctest.Wait finds the waiter durably blocked).
 func TestWriteLockUnlessBlocking(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
 		blockingFirst, block bool
+		keep                 bool // the holder keeps the lock past maxLockWait
 		want                 bool
 	}{
-		{"released", false, false, true},
-		{"starts blocking", false, true, false},
-		{"blocking already", true, false, false},
+		{"released", false, false, false, true},
+		{"starts blocking", false, true, false, false},
+		{"blocking already", true, false, false, false},
+		{"held too long", false, false, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -42,9 +46,12 @@ func TestWriteLockUnlessBlocking(t *testing.T) {
 						t.Fatalf("LockUnlessBlocking returned %v while the holder held the lock without waiting on the socket", ok)
 					default: // waiting
 					}
-					if tc.block {
+					switch {
+					case tc.keep:
+						time.Sleep(maxLockWait) // the fake clock's: synctest
+					case tc.block:
 						l.startBlocking()
-					} else {
+					default:
 						l.Unlock()
 					}
 				}

@@ -7,9 +7,9 @@
 //
 //	watchcache.Cache.mu          the dispatcher wakes watchers under it
 //	watchcache.LaneBlock.serving a WakePolled may serve a lane under Cache.mu
-//	server.detachedWatch.mu      Wake, and a lane's hand-over, take it
+//	watchstream.detachedWatch.mu Wake, and a lane's hand-over, take it
 //	watchcache.Watcher.mu        LeaveLane under detachedWatch.mu
-//	server.senderPool.mu         a wake queues the watch on the pool
+//	watchstream.senderPool.mu    a wake queues the watch on the pool
 //
 // A lock of the same rank is never taken twice by one goroutine.
 package lockrank
@@ -30,9 +30,9 @@ type (
 
 func (CacheMu) rank() (int, string)          { return 1, "watchcache.Cache.mu" }
 func (LaneBlockServing) rank() (int, string) { return 2, "watchcache.LaneBlock.serving" }
-func (DetachedWatchMu) rank() (int, string)  { return 3, "server.detachedWatch.mu" }
+func (DetachedWatchMu) rank() (int, string)  { return 3, "watchstream.detachedWatch.mu" }
 func (WatcherMu) rank() (int, string)        { return 4, "watchcache.Watcher.mu" }
-func (SenderPoolMu) rank() (int, string)     { return 5, "server.senderPool.mu" }
+func (SenderPoolMu) rank() (int, string)     { return 5, "watchstream.senderPool.mu" }
 
 // Mutex is a sync.Mutex of rank R.
 type Mutex[R Rank] struct{ mu sync.Mutex }

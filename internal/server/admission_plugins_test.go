@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/leader"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -118,17 +119,17 @@ func TestPluginsReadCurrentObjects(t *testing.T) {
 		}
 	}
 	do(t, ts, "POST", accounts, "", `{"metadata":{"name":"puller"},"imagePullSecrets":[{"name":"first"}]}`)
-	pollUntil(t, "priority 0 without a default class", pod("spec.priority", "0"))
-	pollUntil(t, "the account's pull secret", pod("spec.imagePullSecrets.0.name", "first"))
+	testwait.Until(t, 10*time.Second, "priority 0 without a default class", pod("spec.priority", "0"))
+	testwait.Until(t, 10*time.Second, "the account's pull secret", pod("spec.imagePullSecrets.0.name", "first"))
 	do(t, ts, "POST", classes, "", `{"metadata":{"name":"low"},"value":5,"globalDefault":true}`)
-	pollUntil(t, "the default class's priority", pod("spec.priority", "5"))
+	testwait.Until(t, 10*time.Second, "the default class's priority", pod("spec.priority", "5"))
 	do(t, ts, "PUT", accounts+"/puller", "", `{"metadata":{"name":"puller"},"imagePullSecrets":[{"name":"second"}]}`)
-	pollUntil(t, "the account's new pull secret", pod("spec.imagePullSecrets.0.name", "second"))
+	testwait.Until(t, 10*time.Second, "the account's new pull secret", pod("spec.imagePullSecrets.0.name", "second"))
 	do(t, ts, "DELETE", classes+"/low", "", "")
 	do(t, ts, "POST", classes, "", `{"metadata":{"name":"lower"},"value":3,"globalDefault":true}`)
-	pollUntil(t, "the new default class's priority", pod("spec.priority", "3"))
+	testwait.Until(t, 10*time.Second, "the new default class's priority", pod("spec.priority", "3"))
 	do(t, ts, "DELETE", classes+"/lower", "", "")
-	pollUntil(t, "priority 0 again", pod("spec.priority", "0"))
+	testwait.Until(t, 10*time.Second, "priority 0 again", pod("spec.priority", "0"))
 }
 
 // TestRootCAConfigMap checks the kube-root-ca.crt ConfigMap of every

@@ -219,7 +219,7 @@ func TestAuditWatchStages(t *testing.T) {
 	}
 	call(t, a.ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"c"}}`)
 	w.next(1, false)
-	if detachedWatches(a.s) != 1 {
+	if a.s.streams.Watches() != 1 {
 		t.Fatal("the watch is not detached")
 	}
 	bad := exchange(t, a.ts, "GET", "/api/v1/namespaces/default/configmaps?watch=true&labelSelector=a%3D%3D%3Db", nil, "")

@@ -35,13 +35,13 @@ func TestCachesFollowAnotherServer(t *testing.T) {
 			do(t, writer, "POST", crdsPath, "", gadgetCRD)
 			waitFor(t, follower, func() bool { _, ok := follower.catalog.Get("example.com", "v1", "gadgets"); return ok })
 			w := dialRawWatch(t, reader, gadgets+"?watch=true")
-			if w.head.StatusCode != 200 {
-				t.Fatalf("watch: %d", w.head.StatusCode)
+			if w.Head.StatusCode != 200 {
+				t.Fatalf("watch: %d", w.Head.StatusCode)
 			}
 			if r := do(t, writer, tt.method, crdsPath+"/gadgets.example.com", "", tt.body); r.code != 200 {
 				t.Fatalf("%s definition: %d %v", tt.method, r.code, r.obj)
 			}
-			w.ends() // the cache closed under it
+			w.Ends() // the cache closed under it
 			follower.caches.mu.Lock()
 			defer follower.caches.mu.Unlock()
 			if _, ok := follower.caches.byGVR[resource.GVR{Group: "example.com", Version: "v1", Plural: "gadgets"}]; ok {

@@ -93,18 +93,18 @@ func (s *Server) observe(next http.Handler) http.Handler {
 }
 
 // detachRequest marks r as answered by another goroutine after its handler
-// returns; that goroutine calls end on the result when the response is over.
-func (s *Server) detachRequest(r *http.Request) requestLog {
-	n := noteOf(r)
-	if n == nil {
-		return requestLog{s: s, start: time.Now()}
+// returns (watchstream.Config.Detach); that goroutine calls the result
+// with the body's size when the response is over.
+func (s *Server) detachRequest(r *http.Request) func(written int64) {
+	l := requestLog{s: s, start: time.Now()}
+	if n := noteOf(r); n != nil {
+		n.detached = true
+		l = s.requestLog(r, n)
+		if l.audit = n.audit; l.audit != nil {
+			l.audit.started(http.StatusOK, "")
+		}
 	}
-	n.detached = true
-	l := s.requestLog(r, n)
-	if l.audit = n.audit; l.audit != nil {
-		l.audit.started(http.StatusOK, "")
-	}
-	return l
+	return func(written int64) { l.end(context.Background(), http.StatusOK, written) }
 }
 
 // requestLog is what the access log and the request metrics say of a

@@ -1,7 +1,8 @@
 // Package server is listwatch's Kubernetes REST API: it routes requests to
 // the resources of its catalogue, reads and writes objects through the
 // registry, negotiates JSON, YAML, Table and protobuf, serves discovery and
-// health endpoints, and turns every failure into a Kubernetes Status.
+// health endpoints, and turns every failure into a Kubernetes Status. A
+// watch is parsed and authorized here and streamed by internal/watchstream.
 package server
 
 import (
@@ -38,6 +39,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/storage"
 )
 
@@ -221,7 +223,7 @@ type Server struct {
 
 	shutdown     chan struct{} // closed by Close: streams end
 	shutdownOnce sync.Once
-	streams      *detachedStreams // watches streamed on hijacked connections
+	streams      *watchstream.Engine // watches streamed on hijacked connections
 }
 
 // New returns a Server over cfg.Storage, creating the initial namespaces and
@@ -251,12 +253,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	mutating := cmp.Or(cfg.MaxMutatingRequestsInFlight, defaultMaxMutatingRequestsInFlight)
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, requests: cfg.Logger, catalog: resource.NewCatalog(builtins...),
-		shutdown: make(chan struct{}), metrics: cfg.Metrics, streams: newDetachedStreams(),
+		shutdown: make(chan struct{}), metrics: cfg.Metrics,
 		readOnly: newSemaphore(cmp.Or(cfg.MaxRequestsInFlight, defaultMaxRequestsInFlight)),
 		mutating: newSemaphore(mutating),
 		// What the slots held before bodies were read ahead of them.
 		bodies: newByteBudget(int64(mutating) * cfg.MaxBodyBytes),
 	}
+	s.streams = watchstream.New(watchstream.Config{
+		Log: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval, NoLanes: cfg.NoWatchLanes,
+		Detach: s.detachRequest,
+	})
 	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
 	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
@@ -298,7 +304,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.AuditLog != nil {
 		s.metrics.Audit(cfg.AuditLog.Counts)
 	}
-	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
+	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.WakePolled) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
 	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.accounts.lead)
@@ -322,7 +328,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // requests in flight; the store is the caller's to close after both.
 func (s *Server) Close() {
 	s.shutdownOnce.Do(func() { close(s.shutdown) })
-	s.streams.close()
+	s.streams.Close()
 	s.crds.Close()
 	s.accounts.close()
 	s.services.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -69,7 +70,7 @@ func testStalledReader(t *testing.T, overTLS bool) {
 	if err := storagetest.ValidateWatch(history, start, got, true); err != nil {
 		t.Errorf("the stalled reader, reading again: %v", err)
 	}
-	if n := detachedWatches(s); n != 3 {
+	if n := s.streams.Watches(); n != 3 {
 		t.Errorf("%d watches detached, want all 3", n)
 	}
 }
@@ -79,7 +80,7 @@ func testStalledReader(t *testing.T, overTLS bool) {
 // writes soon; over TLS (HTTP/1.1) as `listwatch serve` does, if overTLS.
 // TestStalledWatchEndsAtItsTimeout checks that a watch whose client
 // stopped reading, its own goroutine blocked in a write, still ends at its
-// timeoutSeconds (the write bounded by endWriteGrace), not at the client's
+// timeoutSeconds (the write bounded by watchstream.EndWriteGrace), not at the client's
 // next read.
 func TestStalledWatchEndsAtItsTimeout(t *testing.T) {
 	store := memory.New()
@@ -98,8 +99,8 @@ func TestStalledWatchEndsAtItsTimeout(t *testing.T) {
 			t.Fatalf("create %d: %d", i, code)
 		}
 	}
-	limit := time.Second + endWriteGrace + 5*time.Second // its timeout, the grace, a margin
-	testwait.Until(t, limit, "the stalled watch to end after the writes", func() bool { return detachedWatches(s) == 0 })
+	limit := time.Second + watchstream.EndWriteGrace + 5*time.Second // its timeout, the grace, a margin
+	testwait.Until(t, limit, "the stalled watch to end after the writes", func() bool { return s.streams.Watches() == 0 })
 }
 
 func newSocketServer(t *testing.T, s *Server, overTLS bool) *httptest.Server {
@@ -107,8 +108,8 @@ func newSocketServer(t *testing.T, s *Server, overTLS bool) *httptest.Server {
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Listener = smallBuffers{ts.Listener}
 	if overTLS {
-		ts.Listener = Listener(ts.Listener)
-		ts.Config.ConnContext = ConnContext
+		ts.Listener = watchstream.Listener(ts.Listener)
+		ts.Config.ConnContext = watchstream.ConnContext
 		ts.StartTLS()
 	} else {
 		ts.Start()

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 // TestTableRowsFromCache checks that a Table listed from the watch cache,
@@ -115,7 +117,7 @@ func TestHPATableInStoredOrder(t *testing.T) {
 		return out
 	}
 	// The v2 cache, which the v1 Table reads, holds the HPA.
-	pollUntil(t, "the v2 list from the cache", func() bool { return len(targets(v2+"?resourceVersion=0")) == 1 })
+	testwait.Until(t, 10*time.Second, "the v2 list from the cache", func() bool { return len(targets(v2+"?resourceVersion=0")) == 1 })
 	const want = "cpu: <unknown>/50%, memory: <unknown>/100Mi"
 	for _, path := range []string{v1 + "/web", v1 + "?resourceVersion=0", v1 + "?limit=5", v2 + "/web"} {
 		if got := targets(path); len(got) != 1 || got[0] != want {

@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream"
 )
 
 // watchRequest is a watch's parameters, parsed and validated.
@@ -25,7 +26,7 @@ type watchRequest struct {
 	timeout   time.Duration
 	// fresh is the store revision the initial state must reflect (0: any).
 	fresh int64
-	ws    *wsHandshake // a WebSocket upgrade's answer, if one was asked for
+	ws    *watchstream.Upgrade // a WebSocket upgrade's answer, if one was asked for
 }
 
 // parseWatch reads a watch's query as kube-apiserver validates it.
@@ -130,12 +131,8 @@ func (q *request) watch() {
 		return
 	}
 	deadline := time.Now().Add(wr.timeout)
-	var d *detachedWatch
-	if q.canDetach() {
-		d = newDetachedWatch(q.s)
-		wr.opts.Waker = d
-		wr.opts.Lane = !q.s.cfg.NoWatchLanes && q.laneable(wr)
-	}
+	st := q.s.streams.Open(q.w, q.r, q.streamOptions(wr))
+	st.WatchOptions(&wr.opts)
 	w, err := q.startWatch(wr, deadline)
 	if errors.Is(err, errRedefined) {
 		q.watchRedefined()
@@ -145,22 +142,9 @@ func (q *request) watch() {
 		q.fail(err)
 		return
 	}
-	enc := q.watchEncoder()
-	if d != nil {
-		q.detach(d, w, wr, deadline, enc)
-		return // streamed on the hijacked connection by the senders (watch_conn.go)
+	if err := st.Serve(w, deadline); err != nil {
+		q.fail(apierror.Internal(err))
 	}
-	defer w.Stop()
-	ctx, cancel := context.WithDeadline(q.r.Context(), deadline)
-	defer cancel()
-	sink, err := q.openSink(enc)
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	defer sink.close()
-	sink = q.s.countEvents(sink, q.res)
-	q.s.stream(ctx, w, wr, enc, sink)
 }
 
 // startWatch waits until the cache is fresh enough for wr and registers
@@ -266,58 +250,6 @@ func tooLargeResourceVersion(asked, current int64) *api.StatusError {
 	e := apierror.Timeout(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
 	e.Status.Details.Causes = []api.StatusCause{{Type: api.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
 	return e
-}
-
-// stream sends the watcher's items until the watch ends: its timeout (with
-// a last bookmark), the client going away, the server shutting down, or an
-// error (sent as an ERROR event).
-func (s *Server) stream(ctx context.Context, w *watchcache.Watcher, wr watchRequest, enc *watchEncoder, sink watchSink) {
-	var bookmarks <-chan time.Time // only watches that asked for bookmarks pay for a ticker
-	if wr.bookmarks {
-		t := time.NewTicker(s.cfg.BookmarkInterval)
-		defer t.Stop()
-		bookmarks = t.C
-	}
-	var items []watchcache.Item
-	for {
-		var err error
-		items, err = w.Pending(ctx, items[:0])
-		if len(items) > 0 {
-			if sink.send(enc, items) != nil {
-				return
-			}
-			continue
-		}
-		if err != nil {
-			s.endStream(ctx, err, enc, sink)
-			return
-		}
-		select {
-		case <-w.Ready():
-		case <-bookmarks:
-			if rev, ok := w.Bookmark(); ok && sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}}) != nil {
-				return
-			}
-		case <-ctx.Done():
-			if wr.bookmarks && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				if rev, ok := w.Bookmark(); ok {
-					_ = sink.send(enc, []watchcache.Item{{Type: api.Bookmark, Rev: rev}})
-				}
-			}
-			return
-		case <-s.shutdown:
-			return
-		}
-	}
-}
-
-// endStream sends a Status error as the stream's last event; other errors
-// (the cache closing, the client leaving) just end it.
-func (s *Server) endStream(ctx context.Context, err error, enc *watchEncoder, sink watchSink) {
-	var se *api.StatusError
-	if errors.As(err, &se) && ctx.Err() == nil {
-		_ = sink.send(enc, []watchcache.Item{{Type: api.Error, Status: &se.Status}})
-	}
 }
 
 // nameSelector adds metadata.name=name to a field selector, for watches of

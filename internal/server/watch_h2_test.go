@@ -57,7 +57,7 @@ func TestWatchH2ResetEndsWatch(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	waitLogged(t, logged, "watch")
-	if n := detachedWatches(s); n != 0 {
+	if n := s.streams.Watches(); n != 0 {
 		t.Errorf("%d watches still detached after the client's reset", n)
 	}
 }

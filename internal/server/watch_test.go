@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/h2"
 	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchstream"
 	"github.com/listwatch/listwatch/storage/memory"
 	"github.com/listwatch/listwatch/storage/storagetest"
 )
@@ -192,7 +194,7 @@ func TestWatchTransports(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if n := detachedWatches(s); n != 5 {
+	if n := s.streams.Watches(); n != 5 {
 		t.Errorf("%d watches detached, want all 5: over HTTP/1.1 and HTTP/2 (cleartext and TLS) and WebSocket", n)
 	}
 }
@@ -202,8 +204,8 @@ func TestWatchTransports(t *testing.T) {
 func serveTLS(t *testing.T, s *Server, http2 bool) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(s.Handler())
-	ts.Listener = Listener(ts.Listener)
-	ts.Config.ConnContext = ConnContext
+	ts.Listener = watchstream.Listener(ts.Listener)
+	ts.Config.ConnContext = watchstream.ConnContext
 	(&h2.Server{}).Configure(ts.Config)
 	ts.TLS = &tls.Config{NextProtos: []string{"http/1.1"}}
 	if http2 {
@@ -228,11 +230,19 @@ func http1TLS(ts *httptest.Server) *tls.Config {
 	return &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}
 }
 
-// detachedWatches is how many watches are streamed on hijacked connections.
-func detachedWatches(s *Server) int {
-	s.streams.mu.Lock()
-	defer s.streams.mu.Unlock()
-	return len(s.streams.live)
+// newQuietServer serves a Server of cfg on a memory store, without logs,
+// over HTTP/1.1 and h2c.
+func newQuietServer(tb testing.TB, cfg Config) (*Server, *httptest.Server) {
+	tb.Helper()
+	store := memory.New()
+	cfg.Storage, cfg.Logger = store, slog.New(slog.DiscardHandler)
+	s, err := New(tb.Context(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := serveHTTP(s.Handler())
+	tb.Cleanup(func() { s.Close(); ts.Close(); store.Close() })
+	return s, ts
 }
 
 func unencryptedHTTP2() *http.Protocols {
@@ -403,7 +413,7 @@ func TestWatchTimeoutAndShutdownEndCleanly(t *testing.T) {
 			open := openWatch(t, client, base+"/api/v1/configmaps?watch=true")
 			call(t, ts, "POST", "/api/v1/namespaces/default/configmaps", mediaJSON, `{"metadata":{"name":"c"}}`)
 			open.next(1, false) // detached by then
-			if n := detachedWatches(s); n != 1 {
+			if n := s.streams.Watches(); n != 1 {
 				t.Errorf("%d watches detached, want 1", n)
 			}
 			s.Close()

@@ -1,23 +1,22 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream"
 )
 
 // watchEncoder turns items into the bytes of one event each. JSON events
 // reuse the cached object bytes: only the envelope around them is written
 // per watcher. It keeps nothing of the request, so that a stream that
-// outlives its handler (connSink) does not keep net/http's buffers alive.
+// outlives its handler (a detached watch: internal/watchstream) does not
+// keep net/http's buffers alive.
 type watchEncoder struct {
 	res           *resource.Resource
 	includeObject string // the Table's includeObject parameter
@@ -27,14 +26,14 @@ type watchEncoder struct {
 	// is sent as, "" to send the objects.
 	partial    string
 	sentHeader bool
-	frames     *lastFrame // the detached watches' shared frame (watch_frame.go)
 }
+
+var _ watchstream.Encoder = (*watchEncoder)(nil)
 
 func (q *request) watchEncoder() *watchEncoder {
 	e := &watchEncoder{
 		res: q.res, includeObject: q.r.URL.Query().Get("includeObject"),
 		table: q.out.as == "Table", protobuf: q.out.mediaType == mediaProtobuf,
-		frames: &q.s.streams.frames,
 	}
 	// The list form fits no event: kube's watch then sends the object as
 	// it is (its Fixup gives up), and so does this one.
@@ -62,17 +61,6 @@ func (e *watchEncoder) contentType() string {
 		return protobuf.WatchContentType
 	}
 	return mediaJSON
-}
-
-var (
-	framePrefix = map[string][]byte{}
-	frameSuffix = []byte("}\n")
-)
-
-func init() {
-	for _, t := range []string{api.Added, api.Modified, api.Deleted, api.Bookmark, api.Error} {
-		framePrefix[t] = []byte(`{"type":"` + t + `","object":`)
-	}
 }
 
 // object returns an item's object bytes as this watch sends them.
@@ -118,22 +106,14 @@ func (e *watchEncoder) partialObject(it watchcache.Item) []byte {
 	return b
 }
 
-// appendFrame appends the pieces of one event to vecs: a JSON line (whose
+// AppendFrame appends the pieces of one event to vecs: a JSON line (whose
 // object is the cache's shared bytes), or a length-prefixed protobuf
 // WatchEvent.
-func (e *watchEncoder) appendFrame(vecs [][]byte, it watchcache.Item) [][]byte {
+func (e *watchEncoder) AppendFrame(vecs [][]byte, it watchcache.Item) [][]byte {
 	if e.protobuf {
 		return append(vecs, e.protobufFrame(it))
 	}
-	return append(vecs, framePrefix[it.Type], e.object(it), frameSuffix)
-}
-
-// writeFrame appends one event to buf.
-func (e *watchEncoder) writeFrame(buf *bytes.Buffer, it watchcache.Item) {
-	var pieces [3][]byte
-	for _, b := range e.appendFrame(pieces[:0], it) {
-		buf.Write(b)
-	}
+	return watchstream.AppendJSONEvent(vecs, it.Type, e.object(it))
 }
 
 // protobufFrame encodes one event as a protobuf frame. An object that
@@ -166,57 +146,14 @@ func (e *watchEncoder) protobufObject(it watchcache.Item) ([]byte, error) {
 	return encode()
 }
 
-// watchSink is where a watch's events go: a chunked (or HTTP/2) response,
-// or a WebSocket.
-type watchSink interface {
-	send(e *watchEncoder, items []watchcache.Item) error
-	close()
-}
-
-// isWebSocket reports whether the client asked for a WebSocket upgrade.
-func (q *request) isWebSocket() bool {
-	return strings.EqualFold(q.r.Header.Get("Upgrade"), "websocket")
-}
-
-// openSink starts a streamed HTTP response through net/http, for a watch
-// that cannot be detached (a WebSocket always is: watch_ws.go).
-func (q *request) openSink(e *watchEncoder) (watchSink, error) {
-	flusher, ok := q.w.(http.Flusher)
-	if !ok {
-		return nil, apierror.Internal(errNoFlush)
+// streamOptions are the watch's options for the engine.
+func (q *request) streamOptions(wr watchRequest) watchstream.Options {
+	enc := q.watchEncoder()
+	return watchstream.Options{
+		Encoder: enc, ContentType: enc.contentType(), Protobuf: enc.protobuf,
+		Plain:     !enc.protobuf && !enc.table && enc.partial == "",
+		Laneable:  q.out.as == "" && !enc.protobuf,
+		Bookmarks: wr.bookmarks, WebSocket: wr.ws,
+		Metrics: q.s.metrics.Resource(resourceID(q.res)),
 	}
-	h := q.w.Header()
-	h.Set("Content-Type", e.contentType())
-	h.Set("Cache-Control", "no-cache, private")
-	q.w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	return &httpSink{w: q.w, flusher: flusher}, nil
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
-const errNoFlush = errString("the response writer cannot stream")
-
-// httpSink writes events to a streamed response: everything pending in one
-// write and one flush.
-type httpSink struct {
-	w       http.ResponseWriter
-	flusher http.Flusher
-	buf     bytes.Buffer
-}
-
-func (s *httpSink) send(e *watchEncoder, items []watchcache.Item) error {
-	s.buf.Reset()
-	for _, it := range items {
-		e.writeFrame(&s.buf, it)
-	}
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
-		return err
-	}
-	s.flusher.Flush()
-	return nil
-}
-
-func (s *httpSink) close() {}

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"net"
+	"slices"
 	"syscall"
 )
 
@@ -49,6 +50,25 @@ func (w *Writer) WriteNow(bufs *net.Buffers) error {
 	err := w.raw.Write(w.fn)
 	w.bufs = nil
 	return cmp.Or(err, w.err)
+}
+
+// WriteNowKeep is WriteNow, and then appends what the socket did not take
+// to keep (a fresh buffer if keep is nil, so that the rest may be among
+// bufs), leaving bufs empty: for a caller that holds the rest in a buffer
+// of its own until it can wait.
+func (w *Writer) WriteNowKeep(keep []byte, bufs *net.Buffers) ([]byte, error) {
+	err := w.WriteNow(bufs)
+	left := 0
+	for _, b := range *bufs {
+		left += len(b)
+	}
+	keep = slices.Grow(keep, left)
+	for _, b := range *bufs {
+		keep = append(keep, b...)
+	}
+	clear(*bufs)
+	*bufs = (*bufs)[:0]
+	return keep, err
 }
 
 func (w *Writer) write(fd uintptr) bool {

@@ -159,6 +159,40 @@ func TestWriter(t *testing.T) {
 	t.Fatal("64 MiB written to a socket nobody reads, want ErrWouldBlock")
 }
 
+// TestWriteNowKeep checks that what the socket does not take is appended
+// to keep, after what keep held, and bufs left empty: the bytes written
+// and the bytes kept are the pieces, whole and in order.
+func TestWriteNowKeep(t *testing.T) {
+	w, client := loopbackWriter(t)
+	const held = "held:"
+	keep := []byte(held)
+	var want []byte
+	for i := 0; len(keep) == len(held); i++ {
+		if i > 2048 {
+			t.Fatal("128 MiB written to a socket nobody reads, none kept")
+		}
+		piece := bytes.Repeat([]byte{byte('a' + i%26)}, 64<<10)
+		want = append(want, piece...)
+		bufs := net.Buffers{piece[:100], piece[100:]}
+		var err error
+		keep, err = w.WriteNowKeep(keep, &bufs)
+		if err != nil && !errors.Is(err, ErrWouldBlock) || len(bufs) != 0 {
+			t.Fatalf("WriteNowKeep: %v, %d pieces left in bufs", err, len(bufs))
+		}
+	}
+	if string(keep[:len(held)]) != held {
+		t.Fatalf("keep starts %q, want what it held, %q", keep[:len(held)], held)
+	}
+	kept := keep[len(held):]
+	got := make([]byte, len(want)-len(kept))
+	if _, err := io.ReadFull(client, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(append(got, kept...), want) {
+		t.Error("the bytes written and the bytes kept are not the pieces in order")
+	}
+}
+
 // BenchmarkWriteNow is a Writer's non-blocking write of a 1 KiB watch
 // chunk in three pieces on a loopback TCP connection whose client drains
 // it: the write of every send to a watch.

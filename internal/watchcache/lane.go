@@ -22,7 +22,7 @@ import (
 // again (EnterLane).
 
 // LaneBlockSlots is how many slots a block of a lane holds (a sender's
-// share of a batch: internal/server).
+// share of a batch: internal/watchstream).
 const LaneBlockSlots = 32
 
 // LaneBlock is a block of a lane's slots, served by one ServeLane at a
@@ -150,11 +150,6 @@ type PollBatch struct {
 	Lane      []*LaneBlock
 	Items     []Item
 	Prev, Rev int64
-	// Frame and Body are the caller's, set in WakePolled: the bytes a
-	// slot of the lane is sent for the batch, and what they count in
-	// LaneSent.
-	Frame []byte
-	Body  int64
 	// next is the group's next batch, once WakePolled has returned for
 	// it: a sender behind sends a slot the batches after its own too, in
 	// one write.
@@ -176,24 +171,30 @@ type LaneSink interface {
 	// ServeLane holds its slot: no SendNow follows. It may run under the
 	// cache's lock (Watcher.Stop), so it must not wait.
 	Release()
+	// HandOff is told that the watcher's slot has left the lane: the
+	// watcher is to be served through Pending (failed: its SendNow
+	// failed).
+	HandOff(failed bool)
 }
 
-// LaneWriter is what ServeLane reports to.
+// LaneWriter is the caller's side of ServeLane: what a slot is sent, and
+// what is counted of it.
 type LaneWriter interface {
-	// HandOff is given a watcher whose slot has left the lane, to serve
-	// through Pending (failed: its SendNow failed).
-	HandOff(wk Waker, failed bool)
+	// Frame returns what a slot that lacks b is sent for it (its Items),
+	// and the bytes of it that LaneSent counts. It must stay valid after
+	// ServeLane: a LaneSink may keep what it did not write.
+	Frame(b *PollBatch) ([]byte, int64)
 	// Sent counts the slots that were sent b (or all its bytes were kept).
 	Sent(b *PollBatch, slots int)
 }
 
 // ServeLane serves block's slots for the batch: each slot in the lane
-// that lacks it is sent, in one SendNow, its frame and those of the group's
+// that lacks it is sent, in one SendNow, its frame (lw.Frame) and those of the group's
 // batches after it (as many as were handed over since, maxChain in all at
 // most), and its position moves to the last one's; a slot that has the
 // batch is skipped (the task of the first batch it lacks sends it the
 // rest, so that a sender behind sends each slot many batches at once). A
-// slot leaves the lane, its watcher handed over (lw.HandOff), when its
+// slot leaves the lane, its watcher handed over (LaneSink.HandOff), when its
 // SendNow did not write everything (the rest kept by its sink), when its
 // position is one the batches do not continue (the ring has what it
 // lacks), or when its watcher wanted out while it was held. A slot out of
@@ -206,12 +207,8 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 	var chainBuf [maxChain]*PollBatch
 	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
-	frames := framesBuf[:0]
-	var body int64
-	for _, c := range chain {
-		frames = append(frames, c.Frame)
-		body += c.Body
-	}
+	var frames [][]byte // made for the first slot that lacks them
+	var body int64      // what they count in LaneSent
 	last := chain[len(chain)-1].Rev
 	sends := 0 // that wrote: their events are the watchers'
 	for i := range block.slots {
@@ -225,6 +222,14 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		case s.pos < b.Prev || s.pos >= b.Items[0].Rev: // missed a batch: the ring has it
 			ok = false
 		default:
+			if frames == nil {
+				frames = framesBuf[:0]
+				for _, c := range chain {
+					f, n := lw.Frame(c)
+					frames = append(frames, f)
+					body += n
+				}
+			}
 			whole, err := s.out.SendNow(frames)
 			if failed = err != nil; failed {
 				ok = false
@@ -238,8 +243,8 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 		if ok && s.state.CompareAndSwap(slotBusy, slotIn) {
 			continue
 		}
-		if w := s.leave(); w != nil {
-			lw.HandOff(w.waker, failed)
+		if out := s.out; s.leave() { // out: the watcher's own, until its slot is vacant
+			out.HandOff(failed)
 		}
 	}
 	if sends > 0 {
@@ -281,9 +286,9 @@ func claim(s *LaneSlot) bool {
 }
 
 // leave takes a held slot out of the lane, its position back to its
-// watcher, and returns the watcher; or, if the watcher has stopped, lets
-// the slot go (vacant, for its lane to free) and returns nil.
-func (s *LaneSlot) leave() *Watcher {
+// watcher, and reports true; or, if the watcher has stopped, lets the slot
+// go (vacant, for its lane to free) and reports false.
+func (s *LaneSlot) leave() bool {
 	w := s.w.Load()
 	w.lock()
 	w.pos = s.pos
@@ -293,10 +298,10 @@ func (s *LaneSlot) leave() *Watcher {
 		case slotStopped:
 			s.release()
 			s.state.Store(slotVacant)
-			return nil
+			return false
 		default: // busy or wanted
 			if s.state.CompareAndSwap(st, slotOut) {
-				return w
+				return true
 			}
 		}
 	}
@@ -326,7 +331,7 @@ func (w *Watcher) EnterLane(out LaneSink) bool {
 
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
-// it, which hands the watcher over (LaneWriter.HandOff) as it is done. A watcher
+// it, which hands the watcher over (LaneSink.HandOff) as it is done. A watcher
 // without a slot is out.
 func (w *Watcher) LeaveLane() bool {
 	s := w.slot
@@ -352,8 +357,8 @@ func (w *Watcher) LeaveLane() bool {
 	}
 }
 
-// LaneSent returns the bytes sent to the watcher from its lane (the Body
-// of each batch sent). Call it once the watcher is out of the lane.
+// LaneSent returns the bytes sent to the watcher from its lane (what
+// LaneWriter.Frame counted of each batch sent). Call it once the watcher is out of the lane.
 func (w *Watcher) LaneSent() int64 {
 	if w.slot == nil {
 		return 0

@@ -25,12 +25,7 @@ func newLaneTest(t *testing.T) *laneTest {
 	s := memory.New()
 	t.Cleanup(func() { s.Close() })
 	lt := &laneTest{t: t, batches: make(chan *PollBatch, 64), sink: &testSink{}}
-	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) {
-		if len(b.Items) > 0 {
-			b.Frame, b.Body = []byte(fmt.Sprintf("frame of %d", b.Rev)), 10
-		}
-		lt.batches <- b
-	}})
+	lt.c = newCache(t, s, Config{WakePolled: func(b *PollBatch) { lt.batches <- b }})
 	lt.wr = newWriter(t, s)
 	lt.w = watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
 	lt.pending() // level
@@ -86,8 +81,13 @@ func (ts *testSink) SendNow(frames [][]byte) (bool, error) {
 
 func (ts *testSink) Release() { ts.released++ }
 
-// testWriter is a LaneWriter, and the sends of one serve, recording what
-// it is asked.
+func (ts *testSink) HandOff(failed bool) {
+	tw := ts.serving.Load()
+	tw.handOffs = append(tw.handOffs, handOff{failed})
+}
+
+// testWriter is a LaneWriter, and the sends and hand-offs of one serve,
+// recording what it is asked.
 type testWriter struct {
 	n        int
 	during   func()
@@ -119,9 +119,11 @@ func (tw *testWriter) SendNow(frames [][]byte) (bool, error) {
 	return false, nil
 }
 
-func (tw *testWriter) HandOff(wk Waker, failed bool) {
-	tw.handOffs = append(tw.handOffs, handOff{wk, failed})
-}
+// frameOf is what a slot is sent for b.
+func frameOf(b *PollBatch) string { return fmt.Sprintf("frame of %d", b.Rev) }
+
+// Frame sends frameOf each batch, counting 10 bytes.
+func (tw *testWriter) Frame(b *PollBatch) ([]byte, int64) { return []byte(frameOf(b)), 10 }
 
 func (tw *testWriter) Sent(b *PollBatch, slots int) {
 	if tw.sent == nil {
@@ -130,10 +132,7 @@ func (tw *testWriter) Sent(b *PollBatch, slots int) {
 	tw.sent[b.Rev] += slots
 }
 
-type handOff struct {
-	wk     Waker
-	failed bool
-}
+type handOff struct{ failed bool }
 
 func (lt *laneTest) enter() {
 	lt.t.Helper()
@@ -152,8 +151,8 @@ func TestLaneSendsEachBatchOnce(t *testing.T) {
 		t.Fatal("a watcher entered its lane twice")
 	}
 	b1 := lt.put("x")
-	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || tw.sends[0][0] != string(b1.Frame) || len(tw.handOffs) != 0 || tw.sent[b1.Rev] != 1 {
-		t.Fatalf("the first batch: sends %v, hand-offs %v, counted %v; want one send of %q, none, 1", tw.sends, tw.handOffs, tw.sent, b1.Frame)
+	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 1 || tw.sends[0][0] != frameOf(b1) || len(tw.handOffs) != 0 || tw.sent[b1.Rev] != 1 {
+		t.Fatalf("the first batch: sends %v, hand-offs %v, counted %v; want one send of %q, none, 1", tw.sends, tw.handOffs, tw.sent, frameOf(b1))
 	}
 	if tw := lt.serve(b1, -2, nil); len(tw.sends) != 0 {
 		t.Fatalf("the same batch again was sent: %v", tw.sends)
@@ -183,7 +182,7 @@ func TestLaneCoalesces(t *testing.T) {
 	lt.enter()
 	b1, b2, b3 := lt.put("x"), lt.put("y"), lt.put("z")
 	tw := lt.serve(b1, -2, nil)
-	if len(tw.sends) != 1 || len(tw.sends[0]) != 3 || tw.sends[0][2] != string(b3.Frame) || len(tw.handOffs) != 0 {
+	if len(tw.sends) != 1 || len(tw.sends[0]) != 3 || tw.sends[0][2] != frameOf(b3) || len(tw.handOffs) != 0 {
 		t.Fatalf("three batches behind: sends %v, hand-offs %v; want one send of the three frames", tw.sends, tw.handOffs)
 	}
 	if tw.sent[b1.Rev] != 1 || tw.sent[b2.Rev] != 1 || tw.sent[b3.Rev] != 1 {
@@ -209,12 +208,11 @@ func TestLaneCoalesces(t *testing.T) {
 // held; Pending then gives exactly what the lane did not send.
 func TestLaneHandsOver(t *testing.T) {
 	lt := newLaneTest(t)
-	wk := lt.w.waker
 
 	lt.enter()
 	b := lt.put("x")
 	tw := lt.serve(b, 1, nil)
-	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != string(b.Frame[1:]) || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) || tw.sent[b.Rev] != 1 {
+	if len(tw.sends) != 1 || len(tw.kept) != 1 || tw.kept[0] != frameOf(b)[1:] || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) || tw.sent[b.Rev] != 1 {
 		t.Fatalf("a send not whole: sends %v, kept %q, hand-offs %v, counted %v; want one send, its rest kept, one hand-off, 1", tw.sends, tw.kept, tw.handOffs, tw.sent)
 	}
 	if got := lt.pending(); len(got) != 0 {
@@ -223,7 +221,7 @@ func TestLaneHandsOver(t *testing.T) {
 
 	lt.enter()
 	b = lt.put("v")
-	if tw := lt.serve(b, -1, nil); len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, true}) || len(tw.kept) != 0 || tw.sent != nil {
+	if tw := lt.serve(b, -1, nil); len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{true}) || len(tw.kept) != 0 || tw.sent != nil {
 		t.Fatalf("a failed send: hand-offs %v, kept %q, counted %v; want one failed hand-off, nothing kept or counted", tw.handOffs, tw.kept, tw.sent)
 	}
 	lt.pending() // the stream would end; its position is the watcher's again
@@ -231,7 +229,7 @@ func TestLaneHandsOver(t *testing.T) {
 	lt.enter()
 	missed := lt.put("y")
 	b = lt.put("z")
-	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+	if tw := lt.serve(b, -2, nil); len(tw.sends) != 0 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) {
 		t.Fatalf("a batch after a missed one: sends %v, hand-offs %v; want none, one hand-off", tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 2 || got[0] != missed.Rev || got[1] != b.Rev {
@@ -242,7 +240,7 @@ func TestLaneHandsOver(t *testing.T) {
 	b = lt.put("w")
 	left := true
 	tw = lt.serve(b, -2, func() { left = lt.w.LeaveLane() })
-	if left || len(tw.sends) != 1 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{wk, false}) {
+	if left || len(tw.sends) != 1 || len(tw.handOffs) != 1 || tw.handOffs[0] != (handOff{false}) {
 		t.Fatalf("LeaveLane while held: left %v, sends %v, hand-offs %v; want false, one send, one hand-off", left, tw.sends, tw.handOffs)
 	}
 	if got := lt.pending(); len(got) != 0 {

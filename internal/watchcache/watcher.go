@@ -41,10 +41,22 @@ type WatchOptions struct {
 	Lane bool
 }
 
-// Waker is told that a polled watcher's Pending may have something. Wake
-// may run under the cache's locks (or in ServeLane, for a watcher out of
-// its lane): it must not block or call the cache.
-type Waker interface{ Wake() }
+// Waker serves a watcher (WatchOptions.Waker). The cache calls Wake; the
+// caller of Config.WakePolled, handed a batch's Wakers, calls WakeNow or
+// Prefetch, so that it serves its own type without an assertion.
+type Waker interface {
+	// Wake is told that the watcher's Pending may have something. It may
+	// run under the cache's locks (or in ServeLane, for a watcher out of
+	// its lane): it must not block or call the cache.
+	Wake()
+	// WakeNow is Wake on a goroutine that may serve the watcher at once:
+	// one of the caller of WakePolled's, not the cache's.
+	WakeNow()
+	// Prefetch reads what serving the watcher reads first, so that a
+	// caller about to serve many has their cache misses overlap; its
+	// result is of no use but to keep the reads.
+	Prefetch() int64
+}
 
 // Watcher is one watch on the cache. Its reader calls Next (or, with a
 // Waker, Pending when woken); the cache's dispatcher appends to a fed
@@ -342,7 +354,7 @@ func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
 	b.Lane, b.Prev, b.Rev = g.lane.blocks, prev, rev
 	c.cfg.WakePolled(b)
 	if g.lane.last != nil {
-		g.lane.last.next.Store(b) // after WakePolled: its Frame is set
+		g.lane.last.next.Store(b) // for a sender behind to chain to
 	}
 	g.lane.last = b
 }

@@ -1,8 +1,7 @@
-package server
+package watchstream
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -22,7 +21,7 @@ import (
 )
 
 // A watch over HTTP/1.1 is detached: its connection is hijacked,
-// its handler returns, and a small pool of senders (watch_pool.go) writes to it
+// its handler returns, and a small pool of senders (pool.go) writes to it
 // whenever its watcher has something pending. That does what net/http
 // cannot:
 //   - each send is one writev of the chunk header, the shared event bytes
@@ -42,16 +41,16 @@ import (
 // goroutine of its own until it is level and writable again, so that it
 // never holds up a sender. Over TLS, a send is one tls.Conn.Write of its
 // pieces copied into one buffer (of the shared event frame alone, when it
-// is the send: watch_frame.go), on a connection from Listener whose
-// socket takes it without blocking (watch_tls.go). An HTTP/2 stream
+// is the send: frame.go), on a connection from Listener whose
+// socket takes it without blocking (tls.go). An HTTP/2 stream
 // served by internal/h2 is detached in the same way, its events written as
-// DATA frames (watch_h2.go), and so is a WebSocket, its events written as
-// messages (watch_ws.go).
+// DATA frames (h2.go), and so is a WebSocket, its events written as
+// messages (websocket.go).
 
-// endWriteGrace bounds the writes at the end of a stream (the last
+// EndWriteGrace bounds the writes at the end of a stream (the last
 // bookmark, the terminating chunk), so that a client that stopped reading
 // cannot hold up a timeout or a shutdown.
-const endWriteGrace = 2 * time.Second
+const EndWriteGrace = 2 * time.Second
 
 // canDetach reports whether a watch can be streamed on its hijacked
 // connection: HTTP/1.1 on a connection net/http lets go, chunked in
@@ -59,23 +58,23 @@ const endWriteGrace = 2 * time.Second
 // (over any TLS connection: without a socketConn under it, the watch's
 // own goroutine writes every send); or on an HTTP/2 stream served by
 // internal/h2.
-func (q *request) canDetach() bool {
-	if q.r.ProtoMajor == 2 {
-		_, ok := h2Detacher(q.w)
+func canDetach(w http.ResponseWriter, r *http.Request, webSocket bool) bool {
+	if r.ProtoMajor == 2 {
+		_, ok := h2Detacher(w)
 		return ok
 	}
-	if q.r.ProtoMajor != 1 || !canHijack(q.w) {
+	if r.ProtoMajor != 1 || !CanHijack(w) {
 		return false
 	}
-	if q.isWebSocket() {
+	if webSocket {
 		return true // its handshake was found valid: HTTP/1.1
 	}
-	return q.r.ProtoMinor == 1 && (q.r.TLS == nil || overSocketConn(q.r.Context()))
+	return r.ProtoMinor == 1 && (r.TLS == nil || overSocketConn(r.Context()))
 }
 
-// canHijack reports whether w, or a writer it wraps, is an http.Hijacker,
+// CanHijack reports whether w, or a writer it wraps, is an http.Hijacker,
 // as http.ResponseController looks for one.
-func canHijack(w http.ResponseWriter) bool {
+func CanHijack(w http.ResponseWriter) bool {
 	_, ok := unwrapWriter[http.Hijacker](w)
 	return ok
 }
@@ -86,7 +85,7 @@ type endReason uint8
 const (
 	notEnding   endReason = iota
 	endTimeout            // timeoutSeconds: a last bookmark if asked, then the terminating chunk
-	endShutdown           // Server.Close: the terminating chunk
+	endShutdown           // Engine.Close: the terminating chunk
 	endGone               // the client closed the connection, or a write failed
 	endError              // the stream's last event was sent (an ERROR), or it cannot go on
 	endClosed             // a WebSocket client closed, or broke the protocol: a close frame answers
@@ -107,14 +106,14 @@ const (
 
 // detachedWatch is one watch streamed on a hijacked connection. What a
 // send reads comes first, in as few cache lines as it takes, each line
-// with a field that prefetch may read, when the struct starts on a line:
+// with a field that Prefetch may read, when the struct starts on a line:
 // in its size class (416 bytes) every other one starts half a line in,
 // and then the line of mu is not prefetched.
 type detachedWatch struct {
-	started   atomic.Bool // s to bookmarks are set, never to change: prefetch may read them
-	s         *Server
+	started   atomic.Bool // e to bookmarks are set, never to change: Prefetch may read them
+	e         *Engine
 	w         *watchcache.Watcher
-	enc       *watchEncoder
+	enc       *encoder
 	sink      streamSink
 	counted   countingSink // sink, counting events in the watch metrics
 	bookmarks bool
@@ -135,15 +134,11 @@ type detachedWatch struct {
 	wakec    chan struct{} // wakes its own goroutine, once dedicated
 
 	// set as the watch starts, read as it ends:
-	log     requestLog
+	logEnd  func(written int64) // Config.Detach's
 	timeout *time.Timer
 	ticker  *time.Timer // bookmarks, if asked for
 	pinger  *time.Timer // a WebSocket's pings
 }
-
-// newDetachedWatch makes the watch that the watcher's options carry as
-// their Waker; it is started once the connection is hijacked.
-func newDetachedWatch(s *Server) *detachedWatch { return &detachedWatch{s: s} }
 
 // Wake is the watcher's (watchcache.Waker): it runs under the cache's
 // locks, or on a sender serving the watch's lane.
@@ -157,11 +152,11 @@ func (d *detachedWatch) wakeLocked() {
 	switch d.state {
 	case idle:
 		d.state = queued
-		d.s.streams.pool.push(d)
+		d.e.pool.push(d)
 	case laned: // woken for something other than the cache's events
 		if d.w.LeaveLane() {
 			d.state = queued
-			d.s.streams.pool.push(d)
+			d.e.pool.push(d)
 		} // else a sender holds its slot, and hands it over (handedBackLocked)
 	case starting, running:
 		d.again = true
@@ -174,7 +169,7 @@ func (d *detachedWatch) wakeLocked() {
 	}
 }
 
-// handedBackLocked takes d back from its lane (laneWriter.HandOff): it is
+// handedBackLocked takes d back from its lane (laneConn.HandOff): it is
 // served as any other watch. Its slot left the lane before: a wake since
 // may have served it, and even put it in its lane again, so a watch still
 // laned is woken as any other (leaving the lane if in it), and a running
@@ -196,8 +191,8 @@ func (d *detachedWatch) serveQueued() {
 	d.afterServe(d.serve(true))
 }
 
-// serveWoken wakes d, on a sender (wakeAll), serving it at once if idle.
-func (d *detachedWatch) serveWoken() {
+// WakeNow wakes d, on a sender (WakePolled), serving it at once if idle.
+func (d *detachedWatch) WakeNow() {
 	d.mu.Lock()
 	if d.state != idle {
 		d.wakeLocked()
@@ -216,13 +211,13 @@ func (d *detachedWatch) endingNow() endReason {
 	return d.ending
 }
 
-// prefetch reads, from each cache line of what serving the watch reads
+// Prefetch reads, from each cache line of what serving the watch reads
 // first (its own, its sink's, its encoder's and its watcher's), a field
 // set before the watch started, and returns a value of no use but to keep
 // the reads. After sends to a thousand other watches a watch's memory is
 // cold: a sender that reads a share of watches ahead of serving them has
 // their cache misses overlap, instead of each send stalling on its own.
-func (d *detachedWatch) prefetch() int64 {
+func (d *detachedWatch) Prefetch() int64 {
 	if !d.started.Load() {
 		return 0
 	}
@@ -239,7 +234,7 @@ func (d *detachedWatch) prefetch() int64 {
 }
 
 // end makes the watch end, for reason, when next served, and bounds its
-// writes (endWriteGrace): a write its own goroutine is blocked in, for a
+// writes (EndWriteGrace): a write its own goroutine is blocked in, for a
 // client that does not read, gives up then instead of holding the end.
 func (d *detachedWatch) end(reason endReason) {
 	d.mu.Lock()
@@ -278,32 +273,33 @@ func (d *detachedWatch) tickEvery(period time.Duration, tick func()) *time.Timer
 }
 
 // detach hijacks the connection (or detaches the HTTP/2 stream) and starts
-// streaming watch w on it, whose options carried d as their Waker; the handler may
-// then return.
-func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchRequest, deadline time.Time, enc *watchEncoder) {
-	sink, err := q.openDetached(enc, d, wr.ws)
+// streaming watch w on it, whose options carried s.d as their Waker; the
+// handler may then return.
+func (s *Stream) detach(w *watchcache.Watcher, deadline time.Time, enc *encoder) {
+	d, e := s.d, s.e
+	sink, err := s.openDetached()
 	if err != nil {
 		w.Stop()
-		q.s.log.Debug("watch connection lost at its start", "err", err)
+		e.cfg.Log.Debug("watch connection lost at its start", "err", err)
 		return
 	}
-	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, wr.bookmarks
-	if wr.opts.Lane {
-		d.laneSink = sink.laneSink()
+	d.w, d.enc, d.sink, d.bookmarks = w, enc, sink, s.opts.Bookmarks
+	if s.lane {
+		d.laneSink = sink.laneSink(d)
 	}
-	d.counted = q.s.countEvents(sink, q.res)
+	d.counted = countingSink{watchSink: sink, m: s.opts.Metrics}
 	d.started.Store(true)
-	d.log = q.s.detachRequest(q.r)
-	if !q.s.streams.start(d) { // the server is closing: no reader started
+	d.logEnd = e.cfg.Detach(s.r)
+	if !e.start(d) { // the engine is closing: no reader started
 		sink.noReader()
 		d.finish(endShutdown)
 		return
 	}
 	d.timeout = time.AfterFunc(time.Until(deadline), func() { d.end(endTimeout) })
-	if wr.bookmarks {
-		d.ticker = d.tickEvery(q.s.cfg.BookmarkInterval, func() { d.bookmark = true })
+	if s.opts.Bookmarks {
+		d.ticker = d.tickEvery(e.cfg.BookmarkInterval, func() { d.bookmark = true })
 	}
-	if wr.ws != nil {
+	if s.opts.WebSocket != nil {
 		d.pinger = d.tickEvery(wsPingInterval, d.pingTick)
 	}
 	d.mu.Lock()
@@ -315,19 +311,11 @@ func (q *request) detach(d *detachedWatch, w *watchcache.Watcher, wr watchReques
 	d.mu.Unlock()
 }
 
-// laneable reports whether a watch may be served from a lane
-// (laneWriter): a chunked JSON stream of the objects themselves (not a
-// Table, not their metadata, not protobuf) on an HTTP/1.1 connection in
-// cleartext, the one kind whose sends are the shared chunks as they are.
-func (q *request) laneable(wr watchRequest) bool {
-	return q.r.ProtoMajor == 1 && q.r.TLS == nil && wr.ws == nil && q.out.as == "" && q.out.mediaType != mediaProtobuf
-}
-
-// laneSink is what the lane of a laneable watch writes: its hijacked
+// laneSink is what the lane of d, a laneable watch, writes: its hijacked
 // socket in cleartext, chunked (nil if it has no descriptor).
-func (s *connSink) laneSink() watchcache.LaneSink {
+func (s *connSink) laneSink(d *detachedWatch) watchcache.LaneSink {
 	if s.raw != nil && s.ws == nil && s.sock == nil {
-		return &laneConn{fd: noLaneFD, sink: s}
+		return &laneConn{fd: noLaneFD, sink: s, d: d}
 	}
 	return nil
 }
@@ -342,8 +330,9 @@ func (s *connSink) laneSink() watchcache.LaneSink {
 // each for each of a thousand watches written in turn: 0.4 µs more per
 // delivery, of ~9, at 1,000 watches x 50 writes/s.
 type laneConn struct {
-	fd   int       // noLaneFD until the first send; laneReleased after Release
-	sink *connSink // keeps what a send did not write
+	fd   int            // noLaneFD until the first send; laneReleased after Release
+	sink *connSink      // keeps what a send did not write
+	d    *detachedWatch // taken back when the slot leaves the lane
 }
 
 const (
@@ -397,6 +386,18 @@ func (l *laneConn) Release() {
 		_ = sockwrite.Close(l.fd)
 	}
 	l.fd = laneReleased
+}
+
+// HandOff takes back a watch that left its lane: a failed one ends, any
+// other is served as other watches are.
+func (l *laneConn) HandOff(failed bool) {
+	if failed {
+		l.d.end(endGone)
+		return
+	}
+	l.d.mu.Lock()
+	l.d.handedBackLocked()
+	l.d.mu.Unlock()
 }
 
 // reader is a WebSocket's (readWebSocket), or watchGone.
@@ -471,12 +472,12 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 		d.finish(ending)
 		return stepOver
 	}
-	items, err := d.w.Pending(d.s.streams.ctx, d.items[:0])
+	items, err := d.w.Pending(d.e.ctx, d.items[:0])
 	switch {
 	case len(items) > 0:
 		err = d.counted.send(d.enc, items)
 	case err != nil:
-		d.s.endStream(d.s.streams.ctx, err, d.enc, d.counted)
+		endStream(d.e.ctx, err, d.enc, d.counted)
 		d.finish(endError)
 		return stepOver
 	case bookmark:
@@ -523,11 +524,11 @@ func (d *detachedWatch) afterServe(st outcome) {
 		if d.wakec == nil {
 			d.wakec = make(chan struct{}, 1)
 		}
-		d.s.streams.wg.Go(d.serveDedicated)
+		d.e.goroutine(d.serveDedicated)
 	case d.again:
 		d.again = false
 		d.state = queued
-		d.s.streams.pool.push(d)
+		d.e.pool.push(d)
 	default:
 		d.state = idle
 	}
@@ -589,18 +590,18 @@ func (d *detachedWatch) finish(reason endReason) {
 	} else {
 		d.sink.abort()
 	}
-	d.s.streams.remove(d)
-	d.log.end(context.Background(), http.StatusOK, d.sink.bytesWritten()+sent)
+	d.e.remove(d)
+	d.logEnd(d.sink.bytesWritten() + sent)
 }
 
 // hijack takes the connection from net/http and writes the response head:
 // a chunked response's, or the answer to a WebSocket handshake (ws).
-func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
-	conn, brw, err := http.NewResponseController(q.w).Hijack()
+func hijack(w http.ResponseWriter, contentType string, ws *Upgrade) (*connSink, error) {
+	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return nil, fmt.Errorf("hijacking a watch connection: %w", err)
 	}
-	h := q.w.Header().Clone()
+	h := w.Header().Clone()
 	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	status := "200 OK"
 	sink := &connSink{conn: conn}
@@ -608,9 +609,9 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 		status = "101 Switching Protocols"
 		h.Set("Upgrade", "websocket")
 		h.Set("Connection", "Upgrade")
-		h.Set("Sec-WebSocket-Accept", ws.accept)
-		if ws.protocol != "" {
-			h.Set("Sec-WebSocket-Protocol", ws.protocol)
+		h.Set("Sec-WebSocket-Accept", ws.Accept)
+		if ws.Protocol != "" {
+			h.Set("Sec-WebSocket-Protocol", ws.Protocol)
 		}
 		sink.ws = &wsFraming{}
 		if n := brw.Reader.Buffered(); n > 0 {
@@ -618,7 +619,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 			sink.ws.early = bytes.Clone(early)
 		}
 	} else {
-		h.Set("Content-Type", e.contentType())
+		h.Set("Content-Type", contentType)
 		h.Set("Cache-Control", "no-cache, private")
 		h.Set("Transfer-Encoding", "chunked")
 		h.Set("Connection", "close") // taken from net/http, the connection ends with the stream
@@ -628,7 +629,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 		var ok bool
 		if sink.sock, ok = c.NetConn().(*socketConn); !ok && ws == nil {
 			conn.Close()
-			return nil, errors.New("a TLS watch connection not accepted by server.Listener")
+			return nil, errors.New("a TLS watch connection not accepted by watchstream.Listener")
 		}
 	case syscall.Conn:
 		raw, err := c.SyscallConn()
@@ -655,7 +656,7 @@ func (q *request) hijack(e *watchEncoder, ws *wsHandshake) (*connSink, error) {
 // over TLS, one tls.Conn.Write of the chunk copied into one buffer (or
 // of the shared event frame, in place), its records gathered by the socket under it and written at once. On a
 // WebSocket (ws), the same write carries each event as one message
-// (watch_ws.go). Whoever serves the watch uses it; nothing else does, but
+// (websocket.go). Whoever serves the watch uses it; nothing else does, but
 // boundWrites and the watch's reader, which reads conn and closes it after the
 // stream's end (readDone).
 type connSink struct {
@@ -691,7 +692,7 @@ type connSink struct {
 }
 
 // prefetch reads a field of each line of what a send reads; see
-// detachedWatch.prefetch.
+// detachedWatch.Prefetch.
 func (s *connSink) prefetch() int64 {
 	var n int64
 	if s.raw != nil {
@@ -715,7 +716,7 @@ var (
 // send writes items as one chunk. A non-blocking write the socket does not
 // take whole is not an error: the rest waits in the sink (stalled) for
 // flush.
-func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
+func (s *connSink) send(e *encoder, items []watchcache.Item) error {
 	if s.ws != nil {
 		s.wsFrames(e, items)
 		return s.write()
@@ -727,7 +728,7 @@ func (s *connSink) send(e *watchEncoder, items []watchcache.Item) error {
 	}
 	vecs := append(s.vecs[:0], nil) // the chunk header, once the size is known
 	for _, it := range items {
-		vecs = e.appendFrame(vecs, it)
+		vecs = e.AppendFrame(vecs, it)
 	}
 	n := 0
 	for _, b := range vecs[1:] {
@@ -796,8 +797,8 @@ func (s *connSink) flush() error {
 	switch {
 	case s.sock != nil:
 		err = s.sock.flush(s.nonblocking)
-	case s.nonblocking:
-		err = s.writeNow()
+	case s.nonblocking: // a goroutine that can wait writes what it leaves (all of it without a descriptor)
+		err = s.raw.WriteNow(&s.rest)
 	default:
 		_, err = s.rest.WriteTo(s.conn)
 	}
@@ -824,11 +825,6 @@ func (s *connSink) releaseVecs() {
 // errWouldBlock is a non-blocking write's: the socket takes no more now.
 var errWouldBlock = sockwrite.ErrWouldBlock
 
-// writeNow writes as much of rest as the socket takes without waiting, and
-// errWouldBlock if some is left (all of it without a descriptor: a
-// goroutine that can wait writes it).
-func (s *connSink) writeNow() error { return s.raw.WriteNow(&s.rest) }
-
 // stalled reports whether the last chunk is not all written.
 func (s *connSink) stalled() bool {
 	if s.sock != nil {
@@ -844,7 +840,7 @@ func (s *connSink) boundWrites() {
 	defer s.dmu.Unlock()
 	if !s.bounded {
 		s.bounded = true
-		_ = s.conn.SetWriteDeadline(time.Now().Add(endWriteGrace))
+		_ = s.conn.SetWriteDeadline(time.Now().Add(EndWriteGrace))
 	}
 }
 

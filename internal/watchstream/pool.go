@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"context"
@@ -11,14 +11,18 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// detachedStreams owns the detached watches (watch_conn.go), their
-// goroutines and the senders that serve them.
-type detachedStreams struct {
-	ctx    context.Context // ended by close; catch-ups from the store use it
+// Engine owns the detached watches (detached.go), their goroutines and
+// the senders that serve them.
+type Engine struct {
+	cfg    Config
+	ctx    context.Context // ended by Close; catch-ups from the store use it
 	cancel context.CancelFunc
 	pool   *senderPool    // started with the first watch, so that a server without one runs none
 	frames lastFrame      // the event frame the watches share
 	wg     sync.WaitGroup // live watches, their readers and own goroutines
+	// running counts the goroutines of wg: the watches' readers and
+	// dedicated servers (Goroutines).
+	running atomic.Int64
 
 	mu sync.Mutex // a leaf
 	// guarded by mu:
@@ -26,9 +30,10 @@ type detachedStreams struct {
 	closed bool
 }
 
-func newDetachedStreams() *detachedStreams {
+// New returns an engine; Close it to end its watches.
+func New(cfg Config) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &detachedStreams{ctx: ctx, cancel: cancel, live: map[*detachedWatch]struct{}{}}
+	return &Engine{cfg: cfg, ctx: ctx, cancel: cancel, live: map[*detachedWatch]struct{}{}}
 }
 
 // senders is the size of the pool: one fewer than the processors, so that
@@ -37,105 +42,129 @@ func newDetachedStreams() *detachedStreams {
 func senders() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // start registers d and starts its reader, unless close has begun.
-func (ds *detachedStreams) start(d *detachedWatch) bool {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if ds.closed {
+func (e *Engine) start(d *detachedWatch) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
 		return false
 	}
-	if ds.pool == nil {
-		ds.pool = newSenderPool(senders())
+	if e.pool == nil {
+		e.pool = newSenderPool(senders())
 	}
-	ds.live[d] = struct{}{}
-	ds.wg.Add(1) // done by remove
+	e.live[d] = struct{}{}
+	e.wg.Add(1) // done by remove
 	if read := d.sink.reader(d); read != nil {
-		ds.wg.Go(read)
+		e.goroutine(read)
 	}
 	return true
 }
 
+// goroutine runs f on a goroutine of the engine's: counted, and waited
+// for by Close.
+func (e *Engine) goroutine(f func()) {
+	e.running.Add(1)
+	e.wg.Go(func() {
+		defer e.running.Add(-1)
+		f()
+	})
+}
+
+// Goroutines is how many goroutines the engine runs: its senders, and
+// each watch's reader and dedicated server (while it has one). An idle
+// watch costs one, its reader (none over HTTP/2).
+func (e *Engine) Goroutines() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := int(e.running.Load())
+	if e.pool != nil {
+		n += e.pool.senders
+	}
+	return n
+}
+
+// Watches is how many detached watches are live.
+func (e *Engine) Watches() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.live)
+}
+
 // remove forgets a finished watch, if start registered it.
-func (ds *detachedStreams) remove(d *detachedWatch) {
-	ds.mu.Lock()
-	_, ok := ds.live[d]
-	delete(ds.live, d)
-	ds.mu.Unlock()
+func (e *Engine) remove(d *detachedWatch) {
+	e.mu.Lock()
+	_, ok := e.live[d]
+	delete(e.live, d)
+	e.mu.Unlock()
 	if ok {
-		ds.wg.Done()
+		e.wg.Done()
 	}
 }
 
-// close ends every detached watch (cleanly: the terminating chunk, its
-// writes bounded by endWriteGrace even if blocked), waits for them and
+// Close ends every detached watch (cleanly: the terminating chunk, its
+// writes bounded by EndWriteGrace even if blocked), waits for them and
 // their readers (which linger for sockwrite.LingerTimeout at most after the end, for
 // clients that do not close: connSink.close) and stops the senders.
-func (ds *detachedStreams) close() {
-	ds.mu.Lock()
-	ds.closed = true
-	live := make([]*detachedWatch, 0, len(ds.live))
-	for d := range ds.live {
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	live := make([]*detachedWatch, 0, len(e.live))
+	for d := range e.live {
 		live = append(live, d)
 	}
-	pool := ds.pool
-	ds.mu.Unlock()
-	ds.cancel()
+	pool := e.pool
+	e.mu.Unlock()
+	e.cancel()
 	for _, d := range live {
 		d.sink.boundWrites()
 		d.end(endShutdown)
 	}
-	ds.wg.Wait()
+	e.wg.Wait()
 	if pool != nil {
 		pool.close()
 	}
 }
 
-// wakeAll is the caches' WakePolled: a batch of events wakes the polled
+// WakePolled is the caches' WakePolled: a batch of events wakes the polled
 // watches it may concern (those of its namespaces and those of all
 // namespaces; watchcache.Config.WakePolled), m counting what they are
 // sent. The senders share them out, a slice of senderTake at a time, and
 // each wakes and serves its own: the watches' state is then touched by the
 // goroutine that sends, not first by the cache's. The watches in the
-// group's lane are sent the batch's chunk, made here once, a block of the
-// lane at a time (laneWriter). It runs under the cache's lock.
-func (ds *detachedStreams) wakeAll(b *watchcache.PollBatch, m *metrics.Resource) {
-	if len(b.Lane) > 0 {
-		b.Frame, b.Body = ds.frames.chunks(b.Items)
-	}
-	ds.mu.Lock()
-	pool := ds.pool
-	ds.mu.Unlock()
+// group's lane are sent the batch's chunk, a block of the lane at a time
+// (laneWriter). It runs under the cache's lock.
+func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
+	lw := laneWriter{m: m, frames: &e.frames}
+	e.mu.Lock()
+	pool := e.pool
+	e.mu.Unlock()
 	if pool == nil { // no watch has started: none is idle, or in a lane
 		for _, w := range b.Wakers {
 			w.Wake()
 		}
 		for _, block := range b.Lane {
-			b.ServeLane(block, laneWriter{m})
+			b.ServeLane(block, &lw)
 		}
 		return
 	}
-	pool.pushAll(b, m)
+	pool.pushAll(b, lw)
 }
 
-// laneWriter takes back the watches that leave a lane
+// laneWriter makes what a lane's slots are sent
 // (watchcache.PollBatch.ServeLane, whose slots write to each watch's
-// connSink), and counts what lanes send in a resource's metrics.
-type laneWriter struct{ m *metrics.Resource }
+// laneConn), and counts it in a resource's metrics.
+type laneWriter struct {
+	m      *metrics.Resource
+	frames *lastFrame // the engine's
+}
 
-// HandOff takes back a watch that left its lane: a failed one ends, any
-// other is served as other watches are.
-func (laneWriter) HandOff(wk watchcache.Waker, failed bool) {
-	d := wk.(*detachedWatch)
-	if failed {
-		d.end(endGone)
-		return
-	}
-	d.mu.Lock()
-	d.handedBackLocked()
-	d.mu.Unlock()
+// Frame is the batch's events as chunks: a batch of one event is the
+// frame every watch shares (frame.go).
+func (lw *laneWriter) Frame(b *watchcache.PollBatch) ([]byte, int64) {
+	return lw.frames.chunks(b.Items)
 }
 
 // Sent counts the events of b sent to slots watches.
-func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
+func (lw *laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 	for _, it := range b.Items {
 		lw.m.WatchEvents(slots, len(it.Object))
 	}
@@ -147,7 +176,8 @@ func (lw laneWriter) Sent(b *watchcache.PollBatch, slots int) {
 // that accumulated meanwhile: the busier the server, the more events each
 // write carries.
 type senderPool struct {
-	wg sync.WaitGroup
+	wg      sync.WaitGroup
+	senders int // its goroutines
 
 	mu lockrank.Mutex[lockrank.SenderPoolMu] // last of the order: internal/lockrank
 	// guarded by mu:
@@ -158,13 +188,13 @@ type senderPool struct {
 }
 
 // sendTask is one ready watch, a share of the watches a batch of events
-// may concern, or a block of a lane to send a batch (wakeAll).
+// may concern, or a block of a lane to send a batch (WakePolled).
 type sendTask struct {
 	d     *detachedWatch
 	wakes []watchcache.Waker
 	lane  *watchcache.PollBatch
 	block *watchcache.LaneBlock
-	m     *metrics.Resource // the lane's
+	lw    laneWriter // the lane's
 }
 
 // size is the watches t serves.
@@ -176,7 +206,7 @@ func (t sendTask) size() int {
 }
 
 func newSenderPool(n int) *senderPool {
-	p := &senderPool{}
+	p := &senderPool{senders: n}
 	p.cond = sync.NewCond(&p.mu)
 	for range n {
 		p.wg.Go(p.run)
@@ -198,14 +228,14 @@ func (p *senderPool) push(d *detachedWatch) {
 // pushAll queues b's wakers to be woken, in shares of senderTake, and its
 // lane to be sent the batch, a block a task, unless the pool is closed (a
 // cache may still dispatch after the server's close).
-func (p *senderPool) pushAll(b *watchcache.PollBatch, m *metrics.Resource) {
+func (p *senderPool) pushAll(b *watchcache.PollBatch, lw laneWriter) {
 	p.mu.Lock()
 	if !p.closed {
 		for ws := b.Wakers; len(ws) > 0; ws = ws[min(len(ws), senderTake):] {
 			p.queue = append(p.queue, sendTask{wakes: ws[:min(len(ws), senderTake)]})
 		}
 		for _, block := range b.Lane {
-			p.queue = append(p.queue, sendTask{lane: b, block: block, m: m})
+			p.queue = append(p.queue, sendTask{lane: b, block: block, lw: lw})
 		}
 	}
 	p.mu.Unlock()
@@ -250,16 +280,17 @@ func (p *senderPool) run() {
 		if len(batch) == 0 {
 			return
 		}
-		for _, t := range batch {
+		for i := range batch {
+			t := &batch[i]
 			if t.d != nil {
 				t.d.serveQueued()
 			}
 			if t.block != nil {
-				t.lane.ServeLane(t.block, laneWriter{t.m})
+				t.lane.ServeLane(t.block, &t.lw) // a pointer, not a copy: no allocation
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {
-				w.(*detachedWatch).serveWoken()
+				w.WakeNow()
 			}
 		}
 		clear(batch)
@@ -271,12 +302,12 @@ func (p *senderPool) run() {
 var prefetched atomic.Int64
 
 // prefetch reads the memory that serving ws will read first
-// (detachedWatch.prefetch), so that their cache misses overlap here, and
+// (detachedWatch.Prefetch), so that their cache misses overlap here, and
 // returns a value of no use but to keep the reads.
 func prefetch(ws []watchcache.Waker) int64 {
 	var n int64
 	for _, w := range ws {
-		n += w.(*detachedWatch).prefetch()
+		n += w.Prefetch()
 	}
 	return n
 }

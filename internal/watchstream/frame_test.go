@@ -1,7 +1,8 @@
-package server
+package watchstream
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -10,20 +11,20 @@ import (
 )
 
 // TestSharedFrame: the watches sending the same item share one frame, the
-// chunk holding exactly what appendFrame writes for it; another type, other
+// chunk holding exactly what AppendFrame writes for it; another type, other
 // bytes, a Table or protobuf watch, or a send of several items get none.
 func TestSharedFrame(t *testing.T) {
 	var frames lastFrame
 	obj := []byte(`{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}`)
 	modified := watchcache.Item{Type: api.Modified, Rev: 7, Object: obj}
-	jsonWatch := func() *watchEncoder { return &watchEncoder{frames: &frames} }
+	jsonWatch := func() *encoder { return &encoder{Encoder: plainJSON{}, plain: true, frames: &frames} }
 
 	f, ok := jsonWatch().sharedFrame([]watchcache.Item{modified})
 	if !ok {
 		t.Fatal("no shared frame for a JSON watch's one MODIFIED item")
 	}
 	var want bytes.Buffer
-	jsonWatch().writeFrame(&want, modified)
+	writeFrame(&want, modified)
 	if got := string(f.frame()); got != want.String() {
 		t.Errorf("frame %q, want %q", got, want.String())
 	}
@@ -53,10 +54,10 @@ func TestSharedFrame(t *testing.T) {
 			t.Errorf("%s: a shared frame, want none", name)
 		}
 	}
-	for name, e := range map[string]*watchEncoder{
-		"table":        {frames: &frames, table: true},
-		"protobuf":     {frames: &frames, protobuf: true},
-		"not detached": {},
+	for name, e := range map[string]*encoder{
+		"table":        {Encoder: plainJSON{}, frames: &frames},
+		"protobuf":     {Encoder: plainJSON{}, frames: &frames, protobuf: true},
+		"not detached": {Encoder: plainJSON{}, plain: true},
 	} {
 		if _, ok := e.sharedFrame([]watchcache.Item{modified}); ok {
 			t.Errorf("%s watch: a shared frame, want none", name)
@@ -80,11 +81,32 @@ func TestLaneChunks(t *testing.T) {
 	var lines int
 	for _, it := range []watchcache.Item{a, b} {
 		var line bytes.Buffer
-		(&watchEncoder{}).writeFrame(&line, it)
+		writeFrame(&line, it)
 		fmt.Fprintf(&want, "%x\r\n%s\r\n", line.Len(), line.String())
 		lines += line.Len()
 	}
 	if string(two) != want.String() || body != int64(lines) {
 		t.Errorf("two items: %q (body %d), want %q (%d)", two, body, want.String(), lines)
+	}
+}
+
+// plainJSON encodes as the server does a watch of the objects in JSON.
+type plainJSON struct{}
+
+func (plainJSON) AppendFrame(vecs [][]byte, it watchcache.Item) [][]byte {
+	obj := it.Object
+	switch it.Type {
+	case api.Bookmark:
+		obj = fmt.Appendf(nil, `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"%d"}}`, it.Rev)
+	case api.Error:
+		obj, _ = json.Marshal(it.Status)
+	}
+	return AppendJSONEvent(vecs, it.Type, obj)
+}
+
+// writeFrame appends an item's JSON line to buf.
+func writeFrame(buf *bytes.Buffer, it watchcache.Item) {
+	for _, b := range (plainJSON{}).AppendFrame(nil, it) {
+		buf.Write(b)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"strconv"
@@ -66,8 +66,8 @@ func appendEventChunk(buf []byte, it watchcache.Item) ([]byte, int) {
 
 // sharedFrame returns the frame of the one item of a send, if this watch
 // sends it as every other does: JSON, the object itself, an object event.
-func (e *watchEncoder) sharedFrame(items []watchcache.Item) (*eventFrame, bool) {
-	if len(items) != 1 || e.frames == nil || e.protobuf || e.table || e.partial != "" {
+func (e *encoder) sharedFrame(items []watchcache.Item) (*eventFrame, bool) {
+	if len(items) != 1 || e.frames == nil || !e.plain {
 		return nil, false
 	}
 	switch it := items[0]; it.Type {

@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // A watch over HTTP/2 served by internal/h2 is detached like an HTTP/1.1
-// one (watch_conn.go): its handler returns, its stream stays open, and the
+// one (detached.go): its handler returns, its stream stays open, and the
 // senders write its events as DATA frames, the frame headers and the
 // cache's shared bytes in one writev on a cleartext connection. The
 // connection's one reader ends the watch when the client resets the
@@ -44,9 +44,9 @@ type streamSink interface {
 	// noReader says no reader will start (the server is closing): the
 	// stream's end then closes the connection at once.
 	noReader()
-	// laneSink returns what the watch's lane writes, if its sends may be
-	// the lane's shared chunks as they are (nil: never).
-	laneSink() watchcache.LaneSink
+	// laneSink returns what the lane of d, the sink's watch, writes, if
+	// its sends may be the lane's shared chunks as they are (nil: never).
+	laneSink(d *detachedWatch) watchcache.LaneSink
 	// queueControl queues a WebSocket's ping and pong (with its ping's
 	// payload), sent ahead of the next events or by sendControl.
 	queueControl(ping, pongDue bool, pong []byte)
@@ -55,7 +55,7 @@ type streamSink interface {
 	// away, unless the client's close set its status first.
 	goingAway()
 	// prefetch reads a field of each cache line a send reads first
-	// (detachedWatch.prefetch).
+	// (detachedWatch.Prefetch).
 	prefetch() int64
 }
 
@@ -86,28 +86,29 @@ func unwrapWriter[T any](w http.ResponseWriter) (T, bool) {
 
 // openDetached takes the watch's connection from net/http (HTTP/1.1) or
 // its stream from its handler (HTTP/2).
-func (q *request) openDetached(e *watchEncoder, d *detachedWatch, ws *wsHandshake) (streamSink, error) {
-	if q.r.ProtoMajor == 2 {
-		s, err := q.detachH2(e, d)
+func (s *Stream) openDetached() (streamSink, error) {
+	if s.r.ProtoMajor == 2 {
+		sink, err := s.detachH2()
 		if err != nil {
 			return nil, err
 		}
-		return s, nil
+		return sink, nil
 	}
-	s, err := q.hijack(e, ws)
+	sink, err := hijack(s.w, s.opts.ContentType, s.opts.WebSocket)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return sink, nil
 }
 
 // detachH2 sends the response head and takes the stream from its handler;
-// the client's reset or the connection's end ends d.
-func (q *request) detachH2(e *watchEncoder, d *detachedWatch) (*h2Sink, error) {
-	det, _ := h2Detacher(q.w)
-	h := q.w.Header()
-	h.Set("Content-Type", e.contentType())
+// the client's reset or the connection's end ends the watch.
+func (s *Stream) detachH2() (*h2Sink, error) {
+	det, _ := h2Detacher(s.w)
+	h := s.w.Header()
+	h.Set("Content-Type", s.opts.ContentType)
 	h.Set("Cache-Control", "no-cache, private")
+	d := s.d
 	st, err := det.Detach(func() { d.end(endGone) })
 	if err != nil {
 		return nil, fmt.Errorf("detaching an HTTP/2 watch: %w", err)
@@ -123,13 +124,13 @@ type h2Sink struct {
 	vecs        [][]byte // the pieces of a send; kept between sends while small
 }
 
-func (s *h2Sink) send(e *watchEncoder, items []watchcache.Item) error {
+func (s *h2Sink) send(e *encoder, items []watchcache.Item) error {
 	vecs := s.vecs[:0]
 	if f, ok := e.sharedFrame(items); ok {
 		vecs = append(vecs, f.frame())
 	} else {
 		for _, it := range items {
-			vecs = e.appendFrame(vecs, it)
+			vecs = e.AppendFrame(vecs, it)
 		}
 	}
 	err := s.st.Send(vecs, s.nonblocking) // keeps the pieces, not the slice
@@ -150,7 +151,7 @@ func (s *h2Sink) flush() error {
 
 func (s *h2Sink) stalled() bool         { return s.st.Stalled() }
 func (s *h2Sink) setNonblocking(b bool) { s.nonblocking = b }
-func (s *h2Sink) boundWrites()          { s.st.Bound(endWriteGrace) }
+func (s *h2Sink) boundWrites()          { s.st.Bound(EndWriteGrace) }
 func (s *h2Sink) close()                { _ = s.st.Close() }
 func (s *h2Sink) abort()                { s.st.Reset() }
 func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
@@ -159,7 +160,7 @@ func (s *h2Sink) bytesWritten() int64   { return s.st.Written() }
 // control frames of its own (internal/h2 answers pings).
 func (s *h2Sink) reader(*detachedWatch) func()                 { return nil }
 func (s *h2Sink) noReader()                                    {}
-func (s *h2Sink) laneSink() watchcache.LaneSink                { return nil }
+func (s *h2Sink) laneSink(*detachedWatch) watchcache.LaneSink  { return nil }
 func (s *h2Sink) queueControl(ping, pongDue bool, pong []byte) {}
 func (s *h2Sink) sendControl() error                           { return nil }
 func (s *h2Sink) goingAway()                                   {}

@@ -1,6 +1,6 @@
 //go:build race
 
-package server
+package watchstream
 
 // raceBuild: the race detector's sync.Pool drops a share of what is put,
 // so that a test of allocations cannot count on it.

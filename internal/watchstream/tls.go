@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // A watch over TLS HTTP/1.1 is detached like a cleartext one
-// (watch_conn.go), but a *tls.Conn cannot be written with writev, and it
+// (detached.go), but a *tls.Conn cannot be written with writev, and it
 // poisons itself on a write error, so its writes cannot simply fail with
 // EAGAIN underneath it. Listener wraps the accepted TCP connections in a
 // socketConn, whose Write the watch's sink switches, for the length of one
@@ -170,7 +170,7 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 	}
 	var err error
 	if nonblocking {
-		err = c.writeNow()
+		err = c.flushNow()
 	} else {
 		var n int
 		n, err = c.Conn.Write(c.buf[c.off:])
@@ -183,9 +183,9 @@ func (c *socketConn) flushLocked(nonblocking bool) error {
 	return err
 }
 
-// writeNow writes as much of the pending bytes as the socket takes
+// flushNow writes, in place, as much of the pending bytes as the socket takes
 // without waiting, and errWouldBlock if some are left.
-func (c *socketConn) writeNow() error {
+func (c *socketConn) flushNow() error {
 	c.vec = append(c.piece[:0], c.buf[c.off:])
 	err := c.writeOwn()
 	c.off = len(c.buf)

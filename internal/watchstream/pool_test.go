@@ -1,4 +1,4 @@
-package server
+package watchstream
 
 import (
 	"testing"
@@ -7,12 +7,12 @@ import (
 )
 
 // TestSenderPoolClosedQueuesNothing checks that a closed pool queues no
-// task (a cache may still dispatch after Server.Close): none would be
+// task (a cache may still dispatch after Engine.Close): none would be
 // served, its senders gone.
 func TestSenderPoolClosedQueuesNothing(t *testing.T) {
 	p := newSenderPool(1)
 	p.close()
-	p.pushAll(&watchcache.PollBatch{Wakers: []watchcache.Waker{&detachedWatch{}, &detachedWatch{}}, Lane: []*watchcache.LaneBlock{{}}}, nil)
+	p.pushAll(&watchcache.PollBatch{Wakers: []watchcache.Waker{&detachedWatch{}, &detachedWatch{}}, Lane: []*watchcache.LaneBlock{{}}}, laneWriter{})
 	p.push(&detachedWatch{})
 	p.mu.Lock()
 	defer p.mu.Unlock()

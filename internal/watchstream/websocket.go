@@ -1,27 +1,21 @@
-package server
+package watchstream
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"io"
-	"net/http"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
-	"github.com/listwatch/listwatch/internal/server/apierror"
-	"github.com/listwatch/listwatch/internal/server/authn"
 	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // A watch over WebSocket (RFC 6455) is detached like an HTTP/1.1 one
-// (watch_conn.go): the handshake is answered on the hijacked connection,
+// (detached.go): the handshake is answered on the hijacked connection,
 // the senders write its events through the same connSink, framed as
 // kube-apiserver frames them (one event per message, without the trailing
 // newline; text for JSON, binary for protobuf), and a reader per watch
@@ -49,11 +43,11 @@ const (
 	// wsMaxHead is a frame header's longest: 2 bytes, a 64-bit length and
 	// a mask.
 	wsMaxHead = 14
-	// wsMaxMessage bounds a data message a client sends on a watch: it
+	// MaxWebSocketMessage bounds a data message a client sends on a watch: it
 	// has nothing to say, so what it sends is read and discarded, and a
 	// larger message closes the connection (1009) rather than keep a
 	// reader busy discarding it.
-	wsMaxMessage = 64 << 10
+	MaxWebSocketMessage = 64 << 10
 )
 
 // wsStatus is a close frame's status code; the reader returns the codes
@@ -81,74 +75,6 @@ func (s wsStatus) Error() string {
 		return "server shutting down"
 	}
 	return "watch ended"
-}
-
-// wsHandshake is a valid WebSocket upgrade's answer.
-type wsHandshake struct {
-	accept   string // Sec-WebSocket-Accept
-	protocol string // the subprotocol chosen, if any
-}
-
-// wsKeyGUID is appended to the client's key to make the accept key.
-const wsKeyGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-// webSocketHandshake validates a WebSocket upgrade (RFC 6455 4.2.1) and
-// chooses its subprotocol: the one the client offers besides a bearer
-// token (authn.WebSocketProtocolPrefix), if any.
-func (q *request) webSocketHandshake() (*wsHandshake, error) {
-	r := q.r
-	fail := func(msg string) (*wsHandshake, error) {
-		return nil, apierror.BadRequest("WebSocket upgrade failed: " + msg)
-	}
-	switch {
-	case r.ProtoMajor != 1 || r.ProtoMinor < 1:
-		return fail("the handshake must be HTTP/1.1, not " + r.Proto)
-	case r.Method != http.MethodGet:
-		return fail("the handshake's method must be GET, not " + r.Method)
-	case !headerHasToken(r.Header, "Connection", "upgrade"):
-		return fail("the Connection header does not contain Upgrade")
-	case r.Header.Get("Sec-WebSocket-Version") != "13":
-		return fail("unsupported Sec-WebSocket-Version " + r.Header.Get("Sec-WebSocket-Version") + ", want 13")
-	}
-	keys := r.Header.Values("Sec-WebSocket-Key")
-	if len(keys) != 1 {
-		return fail("want one Sec-WebSocket-Key header")
-	}
-	key := strings.TrimSpace(keys[0])
-	if k, err := base64.StdEncoding.DecodeString(key); err != nil || len(k) != 16 {
-		return fail("the Sec-WebSocket-Key is not 16 bytes in base64")
-	}
-	var protocols []string
-	for _, p := range authn.WebSocketProtocols(r) {
-		if !strings.HasPrefix(p, authn.WebSocketProtocolPrefix) {
-			protocols = append(protocols, p)
-		}
-	}
-	if len(protocols) > 1 {
-		return nil, apierror.BadRequest("more than one WebSocket subprotocol offered besides the bearer token")
-	}
-	if !canHijack(q.w) {
-		return nil, apierror.Internal(errors.New("a WebSocket upgrade on a connection that cannot be hijacked"))
-	}
-	sum := sha1.Sum([]byte(key + wsKeyGUID))
-	hs := &wsHandshake{accept: base64.StdEncoding.EncodeToString(sum[:])}
-	if len(protocols) == 1 {
-		hs.protocol = protocols[0]
-	}
-	return hs, nil
-}
-
-// headerHasToken reports whether header name's comma-separated values
-// include token, in any case.
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // wsFraming is a connSink's WebSocket state: it frames each event as one
@@ -184,7 +110,7 @@ func appendWSHeader(b []byte, op byte, n int) []byte {
 // then each event as one frame, its header and its bytes in place (the
 // shared frame, or appendFrame's pieces), without the newline (JSON) or
 // length prefix (protobuf) that frames it on a chunked stream.
-func (s *connSink) wsFrames(e *watchEncoder, items []watchcache.Item) {
+func (s *connSink) wsFrames(e *encoder, items []watchcache.Item) {
 	ws := s.ws
 	op := byte(wsText)
 	if e.protobuf {
@@ -203,7 +129,7 @@ func (s *connSink) wsFrames(e *watchEncoder, items []watchcache.Item) {
 		if isShared {
 			vecs = append(vecs, shared.frame())
 		} else {
-			vecs = e.appendFrame(vecs, it)
+			vecs = e.AppendFrame(vecs, it)
 		}
 		last := &vecs[len(vecs)-1]
 		if e.protobuf {
@@ -361,7 +287,7 @@ func (r *wsReader) next() (op byte, payload []byte, err error) {
 	if (h.op == wsContinuation) != r.fragmented {
 		return 0, nil, wsProtocolError // a continuation of nothing, or a new message inside one
 	}
-	if h.length > wsMaxMessage-r.message {
+	if h.length > MaxWebSocketMessage-r.message {
 		return 0, nil, wsTooBig
 	}
 	r.message += h.length
