@@ -343,7 +343,11 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 		q.fail(err)
 		return
 	}
-	q.s.afterWrite(q.res, updated.Object)
+	if updated.Deleted != nil {
+		q.s.afterWrite(q.res, updated.Deleted)
+	} else {
+		q.s.afterWrite(q.res, updated.Object)
+	}
 	q.respondWritten(http.StatusOK, updated)
 }
 
