@@ -352,13 +352,17 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 }
 
 // statusView is res as its status subresource writes it: status may change,
-// nothing else does (the update function keeps the rest), and the generation
-// stays, as a status write never bumps it.
+// nothing else does (the update function keeps the rest), the generation
+// stays, as a status write never bumps it, and a built-in kind's status
+// rules replace its spec's.
 func statusView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false
 	v.Generation = false
 	v.Allocate = nil // as kube's status stores, which have no BeginUpdate
+	if res.ValidateStatusUpdate != nil {
+		v.Validate, v.ValidateCreate, v.ValidateUpdate = nil, nil, res.ValidateStatusUpdate
+	}
 	return &v
 }
 

@@ -58,6 +58,9 @@ func Builtins() []*Resource {
 			if r.ValidateCreate == nil {
 				r.ValidateCreate = validation.ForCreate(group, version, d.Name)
 			}
+			if r.ValidateStatusUpdate == nil {
+				r.ValidateStatusUpdate = validation.ForStatusUpdate(group, version, d.Name)
+			}
 			selectFields(r)
 			if r.Columns == nil {
 				r.Columns = columns[gvr]

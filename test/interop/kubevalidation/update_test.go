@@ -541,14 +541,21 @@ func checkUpdate(t *testing.T, name string, gvk schema.GroupVersionKind, obj map
 		if kube := kubeCauses(t, gvk, was); len(kube) > 0 {
 			t.Fatalf("the update's set makes an object kube refuses: %v", kube)
 		}
-		kube := kubeUpdateCauses(t, gvk, js, was)
-		if diff := cmp.Diff(kube, ourUpdateCauses(t, gvk, js, was)); diff != "" {
-			t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
-		}
-		if u.refused != (len(kube) > 0) {
-			t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
-		}
-		refused = len(kube) > 0
+		refused = sameCauses(t, kubeUpdateCauses(t, gvk, js, was), ourUpdateCauses(t, gvk, js, was), u.refused, was, js)
 	})
 	return refused
+}
+
+// sameCauses fails unless kube's and our causes of an update from old to
+// js are the same and kube's refusal is the one expected; it says whether
+// kube refused it.
+func sameCauses(t *testing.T, kube, ours []cause, wantRefused bool, old, js []byte) (refused bool) {
+	t.Helper()
+	if diff := cmp.Diff(kube, ours); diff != "" {
+		t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, old, js)
+	}
+	if wantRefused != (len(kube) > 0) {
+		t.Errorf("kube's causes %v; want some: %v", kube, wantRefused)
+	}
+	return len(kube) > 0
 }

@@ -120,7 +120,7 @@ func kubeCauses(t *testing.T, gvk schema.GroupVersionKind, js []byte) []cause {
 	k := kinds[gvk]
 	obj := kubeInternal(t, gvk, js)
 	k.strategy.PrepareForCreate(t.Context(), obj)
-	return kubeErrors(declaratively(t, gvk, obj, nil, k.strategy.Validate(t.Context(), obj)))
+	return kubeErrors(declaratively(t, gvk, obj, nil, k.strategy.Validate(t.Context(), obj), ""))
 }
 
 // kubeUpdateCauses runs kube's strategy on an update from the object old
@@ -130,14 +130,15 @@ func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte)
 	t.Helper()
 	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
 	kinds[gvk].strategy.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(declaratively(t, gvk, obj, was, kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was)))
+	return kubeErrors(declaratively(t, gvk, obj, was, kinds[gvk].strategy.ValidateUpdate(t.Context(), obj, was), ""))
 }
 
 // declaratively adds to errs what kube's declarative validation of obj
 // (an update from old, when not nil) adds, and takes away what it takes
 // away, for kinds whose strategy has it, as rest.ValidateCreate and
-// rest.ValidateUpdate run it.
-func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+// rest.ValidateUpdate run it on a request for subresource ("" for none;
+// the status strategies embed the kind's).
+func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.Object, errs field.ErrorList, subresource string) field.ErrorList {
 	dv, ok := kinds[gvk].strategy.(rest.DeclarativeValidationStrategy)
 	if !ok {
 		return errs
@@ -148,6 +149,7 @@ func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.O
 	}
 	ctx := request.WithRequestInfo(t.Context(), &request.RequestInfo{
 		IsResourceRequest: true, Verb: verb, APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: kinds[gvk].plural,
+		Subresource: subresource,
 	})
 	return dv.ValidateDeclaratively(ctx, obj, old, errs, op, dv.DeclarativeValidationConfig(ctx, obj, old))
 }
