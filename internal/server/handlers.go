@@ -307,20 +307,10 @@ func (q *request) update() {
 	}
 	q.applyUpdate(q.recorded(func(cur api.Object) (api.Object, error) {
 		if q.info.Subresource == "status" {
-			return statusOnly(cur, obj), nil
+			return q.res.StatusWrite(cur, obj), nil
 		}
 		return obj, nil
 	}))
-}
-
-// statusOnly is cur with next's status and resourceVersion (a precondition
-// when set): a write through the status subresource changes nothing else,
-// as kube's status strategies keep the spec.
-func statusOnly(cur, next api.Object) api.Object {
-	kept := cur.DeepCopy()
-	kept["status"] = next["status"]
-	kept.SetMeta("resourceVersion", next.ResourceVersion())
-	return kept
 }
 
 // applyUpdate runs an update (PUT or PATCH) and writes the response.

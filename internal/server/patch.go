@@ -35,7 +35,7 @@ func (q *request) patch() {
 		if err != nil || q.info.Subresource != "status" {
 			return next, err
 		}
-		return statusOnly(cur, next), nil
+		return q.res.StatusWrite(cur, next), nil
 	}))
 }
 

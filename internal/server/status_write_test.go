@@ -57,3 +57,41 @@ func TestStatusWriteOfInvalidSpec(t *testing.T) {
 		t.Errorf("main resource write: %d %v, want 422 for the container's name", got.code, got.obj["message"])
 	}
 }
+
+// TestStatusWriteMetadata: a write through a Deployment's status takes
+// the request's metadata but for the labels, as kube's deployment status
+// strategy does, so that a finalizer removed there lets a deleted object go.
+func TestStatusWriteMetadata(t *testing.T) {
+	req, _ := deleteServer(t)
+	const path = "/apis/apps/v1/namespaces/default/deployments/d"
+	const deployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"d"},"finalizers":["example.com/hold"]},` +
+		`"spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`
+	if got := req(http.MethodPost, "/apis/apps/v1/namespaces/default/deployments", deployment); got.code != http.StatusCreated {
+		t.Fatalf("create: %d %v", got.code, got.obj)
+	}
+	status := func(metadata string) response {
+		return req(http.MethodPut, path+"/status", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":`+metadata+`,"status":{"replicas":1}}`)
+	}
+
+	got := status(`{"name":"d","labels":{"app":"other"},"annotations":{"a":"b"},"finalizers":["example.com/hold"]}`)
+	if got.code != http.StatusOK {
+		t.Fatalf("status write: %d %v", got.code, got.obj)
+	}
+	md := got.obj.Metadata()
+	if labels, _ := md["labels"].(map[string]any); labels["app"] != "d" {
+		t.Errorf("labels %v, want the stored ones", md["labels"])
+	}
+	if annotations, _ := md["annotations"].(map[string]any); annotations["a"] != "b" {
+		t.Errorf("annotations %v, want the request's", md["annotations"])
+	}
+
+	if got := req(http.MethodDelete, path, ""); got.code != http.StatusOK || got.obj.MetaString("deletionTimestamp") == "" {
+		t.Fatalf("delete: %d %v, want the object marked", got.code, got.obj)
+	}
+	if got := status(`{"name":"d"}`); got.code != http.StatusOK || finalizers(got.obj) != nil {
+		t.Fatalf("finalizer removed through status: %d %v", got.code, got.obj)
+	}
+	if got := req(http.MethodGet, path, ""); got.code != http.StatusNotFound {
+		t.Errorf("GET after the last finalizer went through status: %d", got.code)
+	}
+}

@@ -110,6 +110,11 @@ type Resource struct {
 	// StatusSubresource makes .status a subresource: writes to the main
 	// resource leave it unchanged and it does not bump metadata.generation.
 	StatusSubresource bool
+	// StatusKeeps are the metadata fields a write through the status
+	// subresource keeps from the stored object, taking the rest from the
+	// request, as most of kube's built-in status strategies do (StatusWrite);
+	// nil keeps all the stored metadata, as custom resources' does.
+	StatusKeeps []string
 	// Scale, when set, serves the scale subresource: an autoscaling/v1
 	// Scale read from and written to the object at these paths (a custom
 	// resource's subresources.scale).

@@ -2,22 +2,41 @@ package kubevalidation
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler"
 	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/certificates/certificates"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
+	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
 	"k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/networking/servicecidr"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 )
 
 // statusStrategy is what kube's status strategies do on a write through
@@ -196,4 +215,76 @@ func ourStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) 
 		t.Fatalf("%s has no status validation", gvk.Kind)
 	}
 	return ourErrors(r.ValidateStatusUpdate(t.Context(), obj, was))
+}
+
+// metadataStatusStrategies are kube's status strategies whose handling of
+// metadata TestStatusMetadata compares, with each kind's plural.
+var metadataStatusStrategies = []struct {
+	gvk      schema.GroupVersionKind
+	plural   string
+	strategy statusStrategy
+}{
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", pod.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", service.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", namespace.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", node.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", persistentvolume.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, "resourcequotas", resourcequota.StatusStrategy},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", deployment.StatusStrategy},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", statefulset.StatusStrategy},
+	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", job.StatusStrategy},
+	{schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}, "horizontalpodautoscalers", horizontalpodautoscaler.StatusStrategy},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", poddisruptionbudget.StatusStrategy},
+	{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, "certificatesigningrequests", certificates.StatusStrategy},
+	{schema.GroupVersionKind{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema"}, "flowschemas", flowschema.StatusStrategy},
+	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}, "servicecidrs", servicecidr.StatusStrategy},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", volumeattachment.StatusStrategy},
+}
+
+// statusMetadata is the part of metadata a status write may change.
+type statusMetadata struct {
+	Labels, Annotations map[string]string
+	Finalizers          []string
+	OwnerReferences     []metav1.OwnerReference
+}
+
+// TestStatusMetadata writes through the status subresource of each kind
+// an object whose labels, annotations, finalizers and owner references all
+// changed, and compares what kube's status strategy (PrepareForUpdate)
+// keeps of them with what ours (Resource.StatusWrite) keeps: most of
+// kube's take the request's metadata, a Deployment's keeps its labels, a
+// Pod's its owner references, some keep all the stored metadata.
+func TestStatusMetadata(t *testing.T) {
+	meta := func(v string) map[string]any {
+		return map[string]any{
+			"name": "o", "uid": "6f1c2a8e-0d4b-4c1e-9a57-2b8d3e4f5a60", "resourceVersion": "7",
+			"labels": map[string]any{"k": v}, "annotations": map[string]any{"k": v}, "finalizers": []any{"example.com/" + v},
+			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": v, "uid": "uid-" + v}},
+		}
+	}
+	for _, k := range metadataStatusStrategies {
+		t.Run(k.gvk.Kind, func(t *testing.T) {
+			apiVersion := k.gvk.GroupVersion().String()
+			old := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("stored")})
+			js := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("sent"), "status": map[string]any{}})
+
+			obj, was := kubeInternal(t, k.gvk, js), kubeInternal(t, k.gvk, old)
+			k.strategy.PrepareForUpdate(t.Context(), obj, was)
+			m, err := apimeta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := statusMetadata{m.GetLabels(), m.GetAnnotations(), m.GetFinalizers(), m.GetOwnerReferences()}
+
+			r := ours[k.gvk.Group+"/"+k.gvk.Version+"/"+k.plural]
+			written := r.StatusWrite(ourObject(t, r, old), ourObject(t, r, js))
+			var got metav1.ObjectMeta
+			if err := json.Unmarshal(encode(t, written.Metadata()), &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, statusMetadata{got.Labels, got.Annotations, got.Finalizers, got.OwnerReferences}); d != "" {
+				t.Errorf("metadata (-kube +ours):\n%s", d)
+			}
+		})
+	}
 }
