@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -202,13 +203,50 @@ var (
 	networkPolicyDirections = [][2]string{{"ingress", "from"}, {"egress", "to"}}
 )
 
-// networkPolicy is kube's ValidateNetworkPolicySpec on create: the pod
-// selector, each rule's ports and peers, policyTypes.
-func networkPolicy(o api.Object) []api.StatusCause {
+// policyTolerance is what kube's NetworkPolicy update lets pass that the
+// stored policy held (ValidationOptionsForNetworking): its CIDRs, and
+// invalid label values in selectors when its pod selector was invalid.
+type policyTolerance struct {
+	cidrs         []string
+	invalidValues bool
+}
+
+// tolerance is what an update of the stored policy old tolerates.
+func tolerance(old api.Object) policyTolerance {
+	var t policyTolerance
+	spec := object(old, "spec")
+	var oc causes
+	oc.labelSelector(labelSelector(object(spec, "podSelector")), "")
+	t.invalidValues = len(oc) > 0
+	for _, d := range networkPolicyDirections {
+		for _, r := range list(spec, d[0]) {
+			rule, _ := r.(map[string]any)
+			for _, v := range list(rule, d[1]) {
+				peer, _ := v.(map[string]any)
+				if block, ok := peer["ipBlock"].(map[string]any); ok {
+					t.cidrs = append(append(t.cidrs, str(block, "cidr")), api.Strings(block["except"])...)
+				}
+			}
+		}
+	}
+	return t
+}
+
+func networkPolicyCreate(_ context.Context, o api.Object) []api.StatusCause {
+	return networkPolicy(o, policyTolerance{})
+}
+
+func networkPolicyUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	return networkPolicy(o, tolerance(old))
+}
+
+// networkPolicy is kube's ValidateNetworkPolicySpec: the pod selector,
+// each rule's ports and peers, policyTypes, with what t tolerates.
+func networkPolicy(o api.Object, t policyTolerance) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
-	c.labelSelector(labelSelector(object(spec, "podSelector")), p.child("podSelector"))
+	c.labelSelectorAllowing(labelSelector(object(spec, "podSelector")), p.child("podSelector"), t.invalidValues)
 	for _, d := range networkPolicyDirections {
 		for i, r := range list(spec, d[0]) {
 			rule, _ := r.(map[string]any)
@@ -219,7 +257,7 @@ func networkPolicy(o api.Object) []api.StatusCause {
 			}
 			for j, v := range list(rule, d[1]) {
 				peer, _ := v.(map[string]any)
-				c.networkPolicyPeer(peer, rp.child(d[1]).index(j))
+				c.networkPolicyPeer(peer, rp.child(d[1]).index(j), t)
 			}
 		}
 	}
@@ -268,18 +306,18 @@ func (c *causes) networkPolicyPort(port map[string]any, p path) {
 }
 
 // networkPolicyPeer is kube's ValidateNetworkPolicyPeer.
-func (c *causes) networkPolicyPeer(peer map[string]any, p path) {
+func (c *causes) networkPolicyPeer(peer map[string]any, p path, t policyTolerance) {
 	peers := 0
 	for _, f := range []string{"podSelector", "namespaceSelector"} {
 		if s, ok := peer[f].(map[string]any); ok {
 			peers++
-			c.labelSelector(labelSelector(s), p.child(f))
+			c.labelSelectorAllowing(labelSelector(s), p.child(f), t.invalidValues)
 		}
 	}
 	block, hasBlock := peer["ipBlock"].(map[string]any)
 	if hasBlock {
 		peers++
-		c.ipBlock(block, p.child("ipBlock"))
+		c.ipBlock(block, p.child("ipBlock"), t.cidrs)
 	}
 	switch {
 	case peers == 0:
@@ -289,15 +327,17 @@ func (c *causes) networkPolicyPeer(peer map[string]any, p path) {
 	}
 }
 
-// ipBlock is kube's ValidateIPBlock on create: a CIDR, and exceptions
-// strictly within it.
-func (c *causes) ipBlock(block map[string]any, p path) {
+// ipBlock is kube's ValidateIPBlock: a CIDR, and exceptions strictly
+// within it; those of stored are not checked again.
+func (c *causes) ipBlock(block map[string]any, p path, stored []string) {
 	cidr := str(block, "cidr")
 	if cidr == "" {
 		c.required(p.child("cidr"), "")
 		return
 	}
-	c.cidr(p.child("cidr"), cidr)
+	if !slices.Contains(stored, cidr) {
+		c.cidr(p.child("cidr"), cidr)
+	}
 	outer, ok := sloppyCIDR(cidr)
 	if !ok {
 		return
@@ -306,7 +346,9 @@ func (c *causes) ipBlock(block map[string]any, p path) {
 	for i, v := range list(block, "except") {
 		except, _ := v.(string)
 		ep := p.child("except").index(i)
-		c.cidr(ep, except)
+		if !slices.Contains(stored, except) {
+			c.cidr(ep, except)
+		}
 		inner, ok := sloppyCIDR(except)
 		if !ok {
 			continue

@@ -23,19 +23,16 @@ func For(group, version, plural string) Func {
 }
 
 var byResource = map[[3]string]Func{
-	{"", "v1", "pods"}:                             pod,
-	{"", "v1", "replicationcontrollers"}:           replicationController,
-	{"", "v1", "services"}:                         service,
-	{"", "v1", "persistentvolumeclaims"}:           persistentVolumeClaim,
-	{"", "v1", "podtemplates"}:                     podTemplate,
-	{"apps", "v1", "deployments"}:                  deployment,
-	{"apps", "v1", "replicasets"}:                  replicaSet,
-	{"apps", "v1", "daemonsets"}:                   daemonSet,
-	{"apps", "v1", "statefulsets"}:                 statefulSet,
-	{"networking.k8s.io", "v1", "ingresses"}:       ingress,
-	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicy,
-	{"batch", "v1", "jobs"}:                        job,
-	{"batch", "v1", "cronjobs"}:                    cronJob,
+	{"", "v1", "pods"}:                       pod,
+	{"", "v1", "replicationcontrollers"}:     replicationController,
+	{"", "v1", "services"}:                   service,
+	{"", "v1", "persistentvolumeclaims"}:     persistentVolumeClaim,
+	{"", "v1", "podtemplates"}:               podTemplate,
+	{"apps", "v1", "deployments"}:            deployment,
+	{"apps", "v1", "replicasets"}:            replicaSet,
+	{"apps", "v1", "daemonsets"}:             daemonSet,
+	{"networking.k8s.io", "v1", "ingresses"}: ingress,
+	{"batch", "v1", "cronjobs"}:              cronJob,
 }
 
 // CreateFunc checks a new object after Func, as a Resource's
@@ -50,8 +47,9 @@ func ForCreate(group, version, plural string) CreateFunc {
 }
 
 var creates = map[[3]string]CreateFunc{
-	{"apps", "v1", "statefulsets"}:           statefulSetCreate,
-	{"networking.k8s.io", "v1", "ingresses"}: ingressCreate,
-	{"batch", "v1", "jobs"}:                  jobCreate,
-	{"batch", "v1", "cronjobs"}:              cronJobCreate,
+	{"apps", "v1", "statefulsets"}:                 statefulSetCreate,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingressCreate,
+	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicyCreate,
+	{"batch", "v1", "jobs"}:                        jobCreate,
+	{"batch", "v1", "cronjobs"}:                    cronJobCreate,
 }

@@ -96,7 +96,10 @@ func TestFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := For(tt.group, tt.version, tt.plural)(tt.obj)
+			var got []api.StatusCause
+			if validate := For(tt.group, tt.version, tt.plural); validate != nil {
+				got = validate(tt.obj)
+			}
 			if create := ForCreate(tt.group, tt.version, tt.plural); create != nil {
 				got = append(got, create(t.Context(), tt.obj)...)
 			}

@@ -559,3 +559,42 @@ func sameCauses(t *testing.T, kube, ours []cause, wantRefused bool, old, js []by
 	}
 	return len(kube) > 0
 }
+
+// TestMetadataUpdatesOfInvalidObjects stores each real manifest broken in
+// each way TestMutations breaks it (as an object stored before a rule
+// existed, or through etcd, would be) and adds a label to it: kube
+// refuses the update but where its strategy tolerates what was stored
+// invalid (a StatefulSet's pod template, a Service's source ranges, ...),
+// and ours must refuse it with the same causes.
+func TestMetadataUpdatesOfInvalidObjects(t *testing.T) {
+	n, accepted := 0, 0
+	for _, m := range readManifests(t) {
+		if !createValidated(m.gvk) {
+			continue
+		}
+		eachMutation(m, func(name string, mutate func(map[string]any)) {
+			old := deepCopy(m.obj).(map[string]any)
+			if m.gvk.Kind == "Job" {
+				jobCreated(old)
+			}
+			mutate(old)
+			at(old, "metadata")["resourceVersion"] = "7"
+			updated := deepCopy(old).(map[string]any)
+			at(updated, "metadata", "labels")["added"] = "x"
+			n++
+			t.Run(m.name+"/"+name, func(t *testing.T) {
+				js, was := encode(t, updated), encode(t, old)
+				kube := kubeUpdateCauses(t, m.gvk, js, was)
+				if diff := cmp.Diff(kube, ourUpdateCauses(t, m.gvk, js, was)); diff != "" {
+					t.Errorf("causes (-kube +ours):\n%s\nold: %s", diff, was)
+				}
+				if len(kube) == 0 {
+					accepted++
+				}
+			})
+		})
+	}
+	if n < 2400 || accepted < 280 {
+		t.Fatalf("%d updates of invalid objects, %d accepted; want at least 2400 and 280", n, accepted)
+	}
+}
