@@ -22,12 +22,16 @@ var (
 	badPathSuffixes  = []string{"/..", "/."}
 )
 
-// ingress is kube's ValidateIngressSpec as ValidateIngressCreate runs it:
-// rules (hosts, paths and their types, backends), the default backend,
-// TLS hosts and secret names, the class name. Service names are DNS labels
-// (1.37's RelaxedServiceNameValidation is locked on). ingressCreate adds
-// the create-only rule.
-func ingress(o api.Object) []api.StatusCause {
+// ingressTolerance is what kube's Ingress update lets pass that the
+// stored Ingress held: invalid TLS secret names, and invalid rules of
+// wildcard hosts (AllowInvalidSecretName, AllowInvalidWildcardHostRule).
+type ingressTolerance struct{ secretNames, wildcardRules bool }
+
+// ingress is kube's ValidateIngressSpec: rules (hosts, paths and their
+// types, backends), the default backend, TLS hosts and secret names, the
+// class name, with what t tolerates. Service names are DNS labels (1.37's
+// RelaxedServiceNameValidation is locked on).
+func ingress(o api.Object, t ingressTolerance) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
@@ -42,32 +46,26 @@ func ingress(o api.Object) []api.StatusCause {
 	for i, r := range rules {
 		rule, _ := r.(map[string]any)
 		rp := p.child("rules").index(i)
-		if host := str(rule, "host"); host != "" {
+		host := str(rule, "host")
+		if host != "" {
 			if ipAddress(host) {
 				c.invalid(rp.child("host"), host, "must be a DNS name, not an IP address")
 			}
 			c.host(rp.child("host"), host)
 		}
-		if http, ok := rule["http"].(map[string]any); ok {
-			paths := list(http, "paths")
-			if len(paths) == 0 {
-				c.required(rp.child("http", "paths"), "")
-			}
-			for j, v := range paths {
-				pth, _ := v.(map[string]any)
-				c.ingressPath(pth, rp.child("http", "paths").index(j))
-			}
+		if !t.wildcardRules || !strings.Contains(host, "*") {
+			c.ingressRuleValue(rule, rp)
 		}
 	}
-	for i, t := range list(spec, "tls") {
-		tls, _ := t.(map[string]any)
+	for i, v := range list(spec, "tls") {
+		tls, _ := v.(map[string]any)
 		tp := p.child("tls").index(i)
 		for j, h := range list(tls, "hosts") {
 			host, _ := h.(string)
 			c.host(tp.child("hosts").index(j), host)
 		}
-		if name := str(tls, "secretName"); name != "" {
-			for _, msg := range kubefmt.Util.DNS1123Subdomain(name) {
+		if name := str(tls, "secretName"); !t.secretNames {
+			for _, msg := range secretNameErrors(name) {
 				c.invalid(tp.child("secretName"), name, msg)
 			}
 		}
@@ -80,16 +78,59 @@ func ingress(o api.Object) []api.StatusCause {
 	return c
 }
 
-// ingressCreate is what ValidateIngressCreate adds to ingress: the class
+// ingressRuleValue is kube's validateIngressRuleValue: an HTTP rule's
+// paths.
+func (c *causes) ingressRuleValue(rule map[string]any, p path) {
+	http, ok := rule["http"].(map[string]any)
+	if !ok {
+		return
+	}
+	paths := list(http, "paths")
+	if len(paths) == 0 {
+		c.required(p.child("http", "paths"), "")
+	}
+	for j, v := range paths {
+		pth, _ := v.(map[string]any)
+		c.ingressPath(pth, p.child("http", "paths").index(j))
+	}
+}
+
+// secretNameErrors is kube's validateTLSSecretName.
+func secretNameErrors(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return kubefmt.Util.DNS1123Subdomain(name)
+}
+
+// ingressCreate is kube's ValidateIngressCreate: ingress, and the class
 // annotation, when set beside spec.ingressClassName, names the same class.
 func ingressCreate(_ context.Context, o api.Object) []api.StatusCause {
-	var c causes
+	c := causes(ingress(o, ingressTolerance{}))
 	class, hasClass := object(o, "spec")["ingressClassName"].(string)
 	annotation, annotated := stringMap(object(o, "metadata"), "annotations")[ingressClassAnnotation]
 	if annotated && hasClass && annotation != class {
 		c.invalid(path("annotations").child(ingressClassAnnotation), annotation, "must match `ingressClassName` when both are specified")
 	}
 	return c
+}
+
+// ingressUpdate is kube's ValidateIngressUpdate: ingress, with what the
+// stored Ingress old held tolerated.
+func ingressUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var t ingressTolerance
+	spec := object(old, "spec")
+	for _, v := range list(spec, "tls") {
+		tls, _ := v.(map[string]any)
+		t.secretNames = t.secretNames || len(secretNameErrors(str(tls, "secretName"))) > 0
+	}
+	for _, r := range list(spec, "rules") {
+		rule, _ := r.(map[string]any)
+		var rc causes
+		rc.ingressRuleValue(rule, "")
+		t.wildcardRules = t.wildcardRules || strings.Contains(str(rule, "host"), "*") && len(rc) > 0
+	}
+	return ingress(o, t)
 }
 
 // host is a DNS subdomain, or one with a leading wildcard ("*.example.com").

@@ -32,6 +32,7 @@ var updates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "statefulsets"}:                 statefulSetUpdate,
 	{"batch", "v1", "jobs"}:                        jobUpdate,
 	{"batch", "v1", "cronjobs"}:                    cronJobUpdate,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingressUpdate,
 	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicyUpdate,
 }
 

@@ -23,21 +23,23 @@ func For(group, version, plural string) Func {
 }
 
 var byResource = map[[3]string]Func{
-	{"", "v1", "pods"}:                       pod,
-	{"", "v1", "replicationcontrollers"}:     replicationController,
-	{"", "v1", "services"}:                   service,
-	{"", "v1", "persistentvolumeclaims"}:     persistentVolumeClaim,
-	{"", "v1", "podtemplates"}:               podTemplate,
-	{"apps", "v1", "deployments"}:            deployment,
-	{"apps", "v1", "replicasets"}:            replicaSet,
-	{"apps", "v1", "daemonsets"}:             daemonSet,
-	{"networking.k8s.io", "v1", "ingresses"}: ingress,
-	{"batch", "v1", "cronjobs"}:              cronJob,
+	{"", "v1", "pods"}:                   pod,
+	{"", "v1", "replicationcontrollers"}: replicationController,
+	{"", "v1", "services"}:               service,
+	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,
+	{"", "v1", "podtemplates"}:           podTemplate,
+	{"apps", "v1", "deployments"}:        deployment,
+	{"apps", "v1", "replicasets"}:        replicaSet,
+	{"apps", "v1", "daemonsets"}:         daemonSet,
+	{"batch", "v1", "cronjobs"}:          cronJob,
 }
 
 // CreateFunc checks a new object after Func, as a Resource's
 // ValidateCreate: the rules kube applies on create only, which objects
-// stored before them need not meet on update.
+// stored before them need not meet on update; for the kinds whose update
+// tolerates some of what the stored object holds (StatefulSets, Jobs,
+// Ingresses, NetworkPolicies), all their rules, Func being nil and their
+// UpdateFunc checking the rest.
 type CreateFunc func(ctx context.Context, obj api.Object) []api.StatusCause
 
 // ForCreate returns the create-only rules of the built-in resource
