@@ -17,6 +17,10 @@ var statusMetadataKept = map[GVR][]string{
 	{"", "v1", "pods"}:                              {"ownerReferences"},
 	{"apps", "v1", "deployments"}:                   {"labels"},
 	{"apiregistration.k8s.io", "v1", "apiservices"}: {"labels", "annotations", "finalizers", "ownerReferences"},
+	// v1's annotations carry what v2's spec and status hold that v1 has no
+	// field for (prepareHPAv1): a v1 status write keeps all the stored
+	// metadata, where kube would take its labels and finalizers.
+	{"autoscaling", "v1", "horizontalpodautoscalers"}: nil,
 
 	{"admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"}: nil,
 	{"certificates.k8s.io", "v1", "podcertificaterequests"}:               nil,
