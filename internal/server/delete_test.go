@@ -186,8 +186,9 @@ func TestDeleteRejects(t *testing.T) {
 
 // TestDeleteFinalizers: an object with finalizers is answered as marked,
 // 202 only for orphanDependents=false (kube's delete handler); the update
-// that removes the last finalizer answers the deleted value as stored, at
-// the delete's revision (store.deleteWithoutFinalizers).
+// that removes the last finalizer answers the updated object, unstored
+// (store.deleteWithoutFinalizers): no finalizers, still marked, at the
+// revision it was read at.
 func TestDeleteFinalizers(t *testing.T) {
 	req, rev := deleteServer(t)
 	const cm = "/api/v1/namespaces/default/configmaps/held"
@@ -199,9 +200,13 @@ func TestDeleteFinalizers(t *testing.T) {
 	if got := req("DELETE", cm, `{"orphanDependents":false}`); got.code != http.StatusAccepted || got.obj["kind"] != "ConfigMap" {
 		t.Errorf("delete with orphanDependents=false: %d %v, want 202 and the object", got.code, got.obj)
 	}
+	read := rev()
 	got = req("PATCH", cm, `{"metadata":{"finalizers":null}}`)
-	if got.code != http.StatusOK || got.obj.ResourceVersion() != rev() || len(finalizers(got.obj)) != 1 {
-		t.Errorf("last finalizer removed: %d %v, want the stored object at revision %s", got.code, got.obj, rev())
+	if got.code != http.StatusOK || got.obj.ResourceVersion() != read || len(finalizers(got.obj)) != 0 || got.obj.MetaString("deletionTimestamp") == "" {
+		t.Errorf("last finalizer removed: %d %v, want the patched object at revision %s", got.code, got.obj, read)
+	}
+	if rev() == read {
+		t.Error("the last finalizer's removal deleted nothing")
 	}
 	if got := req("GET", cm, ""); got.code != http.StatusNotFound {
 		t.Errorf("GET after the last finalizer: %d", got.code)

@@ -312,9 +312,9 @@ func (q *request) update() {
 
 // part is what a write of next through the request's subresource makes
 // of cur, with next's resourceVersion (a precondition when set): a status
-// subresource's writes change the status only, as kube's status strategies
-// keep the spec, and a resource's Parts say what theirs change. Without a
-// subresource it is next.
+// subresource's writes change the status and what metadata the kind's
+// status strategy takes (StatusWrite), and a resource's Parts say what
+// theirs change. Without a subresource it is next.
 func (q *request) part(cur, next api.Object) api.Object {
 	var kept api.Object
 	part, ok := q.res.Parts[q.info.Subresource]
@@ -322,8 +322,7 @@ func (q *request) part(cur, next api.Object) api.Object {
 	case ok:
 		kept = part.Write(cur, next)
 	case q.info.Subresource == "status":
-		kept = cur.DeepCopy()
-		kept["status"] = next["status"]
+		kept = q.res.StatusWrite(cur, next)
 	default:
 		return next
 	}
@@ -354,19 +353,26 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 		q.fail(err)
 		return
 	}
-	q.s.afterWrite(q.res, updated.Object)
+	if updated.Deleted != nil {
+		q.s.afterWrite(q.res, updated.Deleted)
+	} else {
+		q.s.afterWrite(q.res, updated.Object)
+	}
 	q.respondWritten(http.StatusOK, updated)
 }
 
 // statusView is res as its status subresource (or another of its parts)
 // writes it: status may change, nothing else does (the update function
-// keeps the rest), and the generation stays, as a status write never bumps
-// it.
+// keeps the rest), the generation stays, as a status write never bumps it,
+// and a built-in kind's status rules replace its spec's.
 func statusView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false
 	v.Generation = false
 	v.Allocate = nil // as kube's status stores, which have no BeginUpdate
+	if res.ValidateStatusUpdate != nil {
+		v.Validate, v.ValidateCreate, v.ValidateUpdate = nil, nil, res.ValidateStatusUpdate
+	}
 	return &v
 }
 

@@ -159,14 +159,15 @@ func TestClientGoDeleteAnswers(t *testing.T) {
 		if marked.DeletionTimestamp == nil || len(marked.Finalizers) != 1 {
 			t.Fatalf("delete of an object with finalizers answered %+v", marked.ObjectMeta)
 		}
-		// store.Update's deleteWithoutFinalizers answers the deleted value
-		// as stored (finalizers and all) at the delete's revision.
+		// store.Update's deleteWithoutFinalizers answers the updated object,
+		// never stored, at the revision it was read at
+		// (TestClientGoLastFinalizerAnswer compares it with kube's).
 		marked.Finalizers = nil
 		got, err := cms.Update(ctx, &marked, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Finalizers) != 1 || got.ResourceVersion == marked.ResourceVersion {
+		if len(got.Finalizers) != 0 || got.DeletionTimestamp == nil || got.ResourceVersion != marked.ResourceVersion {
 			t.Errorf("update removing the last finalizer answered %+v", got.ObjectMeta)
 		}
 		if _, err := cms.Get(ctx, "held", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

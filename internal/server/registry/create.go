@@ -23,6 +23,10 @@ type Written struct {
 	// the response's bytes from it without encoding Object again. It is
 	// zero when the write deleted the object (its last finalizer removed).
 	Stored storage.KV
+	// Deleted is, when an update removed the last finalizer of an object
+	// being deleted, the object as deleted, at the delete's revision;
+	// Object is then the update's result, never stored.
+	Deleted api.Object
 	// stored is the object Stored holds when the resource converts to be
 	// stored (ToStorage), for readBack.
 	stored api.Object

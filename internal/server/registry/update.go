@@ -22,7 +22,7 @@ type UpdateFunc func(current api.Object) (api.Object, error)
 // Update rewrites one object with the result of tryUpdate, retrying on
 // concurrent writes unless the result carries a resourceVersion
 // precondition. An object whose deletion was requested is deleted once its
-// last finalizer is removed.
+// last finalizer is removed (Written.Deleted).
 func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name string, tryUpdate UpdateFunc) (Written, error) {
 	key := res.Key(ns, name)
 	for {
@@ -53,7 +53,7 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 			continue // someone wrote in between: recompute from their state
 		}
 		if err != nil || out.Stored.Value == nil {
-			return out, err // out.Object is the deleted one, as read
+			return out, err
 		}
 		return readBack(ctx, res, out)
 	}
@@ -85,8 +85,12 @@ func (r *Registry) writeAllocated(ctx context.Context, res *resource.Resource, n
 		return Written{}, err
 	}
 	if deleting(next) && len(finalizers(next)) == 0 {
-		deleted, err := r.deleteKV(ctx, res, kv, cur) // kube answers the deleted value
-		return Written{Object: deleted}, err
+		// kube's deleteWithoutFinalizers answers the updated object, "as
+		// clients are expecting an updated object if a PUT succeeded", at
+		// the revision it was read at (its store sets that revision on an
+		// unconditional update, and a patch applies to the object read).
+		deleted, err := r.deleteKV(ctx, res, kv, cur)
+		return Written{Object: withRevision(next, kv.ModRevision), Deleted: deleted}, err
 	}
 	value, stored, err := encodeFor(ctx, res, next)
 	if err != nil {

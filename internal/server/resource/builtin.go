@@ -58,6 +58,9 @@ func Builtins() []*Resource {
 			if r.ValidateCreate == nil {
 				r.ValidateCreate = validation.ForCreate(group, version, d.Name)
 			}
+			if r.ValidateStatusUpdate == nil {
+				r.ValidateStatusUpdate = validation.ForStatusUpdate(group, version, d.Name)
+			}
 			selectFields(r)
 			if r.Columns == nil {
 				r.Columns = columns[gvr]
@@ -125,6 +128,7 @@ func describe(r *Resource, d api.APIResource, subs []string) {
 	r.CreateOnly = slices.Equal(d.Verbs, createOnlyVerbs)
 	r.NoDeleteCollection = !r.CreateOnly && !slices.Contains(d.Verbs, "deletecollection")
 	r.StatusSubresource = slices.Contains(subs, "status")
+	statusKeeps(r)
 	r.StrategicMerge = true // every kind with a Go type takes strategic merge patches
 	r.Definition = kubespec.DefinitionName(r.Group, r.Version, r.Kind)
 	r.Generation = generation[GVR{r.Group, r.Version, r.Plural}]

@@ -74,6 +74,11 @@ type Resource struct {
 	// ValidateUpdate checks an update against the stored object old, after
 	// Validate; nil means no rule ties an object's new state to its old one.
 	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
+	// ValidateStatusUpdate, when set, checks a write through the status
+	// subresource in place of Validate, ValidateCreate and ValidateUpdate,
+	// as kube's status strategies of built-in kinds check metadata and
+	// status, not the spec; nil runs those three.
+	ValidateStatusUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
 	// Schema is the OpenAPI v3 schema of a custom resource's objects, as a
 	// JSON document (what a CRD's openAPIV3Schema holds); nil for built-ins
 	// and when unknown. The OpenAPI documents kubectl reads are built from
@@ -112,6 +117,11 @@ type Resource struct {
 	// StatusSubresource makes .status a subresource: writes to the main
 	// resource leave it unchanged and it does not bump metadata.generation.
 	StatusSubresource bool
+	// StatusKeeps are the metadata fields a write through the status
+	// subresource keeps from the stored object, taking the rest from the
+	// request, as most of kube's built-in status strategies do (StatusWrite);
+	// nil keeps all the stored metadata, as custom resources' does.
+	StatusKeeps []string
 	// Scale, when set, serves the scale subresource: an autoscaling/v1
 	// Scale read from and written to the object at these paths (a custom
 	// resource's subresources.scale).

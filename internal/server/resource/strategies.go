@@ -23,6 +23,7 @@ var strategies = map[GVR][]func(*Resource){
 	{"apps", "v1", "deployments"}:                       {withScale(scaleSelector), prepare(prepareDeployment)},
 	{"apps", "v1", "daemonsets"}:                        {prepare(prepareDaemonSet)},
 	{"batch", "v1", "jobs"}:                             {prepare(prepareJob)},
+	{"batch", "v1", "cronjobs"}:                         {prepare(prepareCronJob)},
 	{"apps", "v1", "replicasets"}:                       {withScale(scaleSelector)},
 	{"apps", "v1", "statefulsets"}:                      {withScale(scaleSelector)},
 	{"", "v1", "replicationcontrollers"}:                {withScale(setSelector)},
@@ -300,6 +301,8 @@ const (
 // uid label.
 func prepareJob(obj, old api.Object) {
 	spec, _ := obj["spec"].(map[string]any)
+	oldSpec, _ := old["spec"].(map[string]any)
+	dropScheduling(spec, oldSpec)
 	if old != nil || spec == nil || spec["manualSelector"] == true {
 		return
 	}
@@ -312,6 +315,27 @@ func prepareJob(obj, old api.Object) {
 	match := MapAt(MapAt(spec, "selector"), "matchLabels")
 	if _, set := match[controllerUIDLabel]; !set {
 		match[controllerUIDLabel] = obj.UID()
+	}
+}
+
+// prepareCronJob drops its job template's spec.scheduling as kube's
+// cronjob strategy does.
+func prepareCronJob(obj, old api.Object) {
+	template := func(o api.Object) map[string]any {
+		spec, _ := o["spec"].(map[string]any)
+		tmpl, _ := spec["jobTemplate"].(map[string]any)
+		s, _ := tmpl["spec"].(map[string]any)
+		return s
+	}
+	dropScheduling(template(obj), template(old))
+}
+
+// dropScheduling is kube's job.DropDisabledFields: a Job spec's alpha
+// scheduling goes, its WorkloadWithJob gate off in 1.37, unless the
+// stored spec old has it.
+func dropScheduling(spec, old map[string]any) {
+	if _, inUse := old["scheduling"]; !inUse {
+		delete(spec, "scheduling")
 	}
 }
 

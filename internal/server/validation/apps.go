@@ -124,9 +124,11 @@ func (c *causes) restartsAlways(podSpec map[string]any, p path, activeDeadline s
 }
 
 // statefulSet is kube's ValidateStatefulSetSpec as its strategy's
-// ValidateUpdate calls it (the alpha Recreate update strategy is off);
-// statefulSetCreate adds what Validate checks on create only.
-func statefulSet(o api.Object) []api.StatusCause {
+// ValidateUpdate calls it (the alpha Recreate update strategy is off),
+// the template's pod spec unchecked with skipTemplate (kube's
+// SkipValidatePodTemplateSpec); statefulSetCreate adds what Validate
+// checks on create only.
+func statefulSet(o api.Object, skipTemplate bool) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
@@ -170,17 +172,21 @@ func statefulSet(o api.Object) []api.StatusCause {
 		// kube checks the template's labels a second time, but its
 		// declarative validation step drops repeated errors (its
 		// ErrorList.Filter goes through ToAggregate, which dedups them).
-		c.podTemplateSpec(withClaimVolumes(template, list(spec, "volumeClaimTemplates")), tp)
+		if skipTemplate {
+			c.labels(stringMap(object(template, "metadata"), "labels"), tp.child("labels"))
+		} else {
+			c.podTemplateSpec(withClaimVolumes(template, list(spec, "volumeClaimTemplates")), tp)
+		}
 	}
 	c.restartsAlways(object(template, "spec"), tp, "activeDeadlineSeconds in StatefulSet is not Supported")
 	return c
 }
 
-// statefulSetCreate is what kube checks of a StatefulSet on create only,
-// the fields being immutable: serviceName, when set, a DNS label, and the
-// claim templates' specs.
+// statefulSetCreate is what kube checks of a new StatefulSet: its spec,
+// and, the fields being immutable, on create only: serviceName, when set,
+// a DNS label, and the claim templates' specs.
 func statefulSetCreate(_ context.Context, o api.Object) []api.StatusCause {
-	var c causes
+	c := causes(statefulSet(o, false))
 	spec := object(o, "spec")
 	p := path("spec")
 	for i, t := range list(spec, "volumeClaimTemplates") {

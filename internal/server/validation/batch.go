@@ -54,8 +54,10 @@ var (
 
 // job is the part of kube's ValidateJobCreate and ValidateJobUpdate that
 // checks the new Job alone: the spec, and a name that leaves room for an
-// Indexed Job's pod host names.
-func job(o api.Object) []api.StatusCause {
+// Indexed Job's pod host names; invalid label values in the selector's
+// expressions pass with storedInvalid (kube's
+// AllowInvalidLabelValueInSelector, on update of a Job stored with one).
+func job(o api.Object, storedInvalid bool) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	md := object(o, "metadata")
@@ -66,7 +68,7 @@ func job(o api.Object) []api.StatusCause {
 		c.required(p.child("selector"), "")
 	}
 	ls := labelSelector(raw)
-	c.labelSelector(ls, p.child("selector"))
+	c.labelSelectorAllowing(ls, p.child("selector"), storedInvalid)
 	if sel, err := selector.FromLabelSelector(ls); err == nil {
 		labels := stringMap(object(object(spec, "template"), "metadata"), "labels")
 		if !sel.Matches(labels) {
@@ -83,13 +85,13 @@ func job(o api.Object) []api.StatusCause {
 	return c
 }
 
-// jobCreate is kube's validateGeneratedSelector, which ValidateJobCreate
-// adds to job, as the create path sees a Job after its strategy's
-// PrepareForCreate (with the batch.kubernetes.io labels required too):
-// unless the selector is manual, the template carries the labels the
-// strategy generated and the selector selects them.
+// jobCreate is job and kube's validateGeneratedSelector, which
+// ValidateJobCreate adds to it, as the create path sees a Job after its
+// strategy's PrepareForCreate (with the batch.kubernetes.io labels
+// required too): unless the selector is manual, the template carries the
+// labels the strategy generated and the selector selects them.
 func jobCreate(_ context.Context, o api.Object) []api.StatusCause {
-	var c causes
+	c := causes(job(o, false))
 	spec := object(o, "spec")
 	md := object(o, "metadata")
 	c.generatedSelector(spec, str(md, "name"), str(md, "uid"))
@@ -123,6 +125,12 @@ func (c *causes) generatedSelector(spec map[string]any, name, uid string) {
 
 // labelSelector is apimachinery's ValidateLabelSelector.
 func (c *causes) labelSelector(ls *selector.LabelSelector, p path) {
+	c.labelSelectorAllowing(ls, p, false)
+}
+
+// labelSelectorAllowing is labelSelector, the expressions' values
+// unchecked with invalidValues (AllowInvalidLabelValueInSelector).
+func (c *causes) labelSelectorAllowing(ls *selector.LabelSelector, p path, invalidValues bool) {
 	if ls == nil {
 		return
 	}
@@ -142,6 +150,9 @@ func (c *causes) labelSelector(ls *selector.LabelSelector, p path) {
 			c.invalid(rp.child("operator"), jsonValue{r.Operator}, "not a valid selector operator")
 		}
 		c.qualifiedName(rp.child("key"), r.Key)
+		if invalidValues {
+			continue
+		}
 		for j, v := range r.Values {
 			for _, msg := range kubefmt.LabelValue(v) {
 				c.invalid(rp.child("values").index(j), v, msg)
@@ -645,4 +656,22 @@ func (c *causes) timeZone(tz string, p path) {
 	if _, err := time.LoadLocation(tz); err != nil {
 		c.invalid(p, tz, err.Error())
 	}
+}
+
+// invalidSelectorValue is apimachinery's LabelSelectorHasInvalidLabelValue
+// of an object's spec.selector.
+func invalidSelectorValue(o api.Object) bool {
+	raw, _ := object(o, "spec")["selector"].(map[string]any)
+	ls := labelSelector(raw)
+	if ls == nil {
+		return false
+	}
+	for _, r := range ls.MatchExpressions {
+		for _, v := range r.Values {
+			if len(kubefmt.LabelValue(v)) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,12 +22,16 @@ var (
 	badPathSuffixes  = []string{"/..", "/."}
 )
 
-// ingress is kube's ValidateIngressSpec as ValidateIngressCreate runs it:
-// rules (hosts, paths and their types, backends), the default backend,
-// TLS hosts and secret names, the class name. Service names are DNS labels
-// (1.37's RelaxedServiceNameValidation is locked on). ingressCreate adds
-// the create-only rule.
-func ingress(o api.Object) []api.StatusCause {
+// ingressTolerance is what kube's Ingress update lets pass that the
+// stored Ingress held: invalid TLS secret names, and invalid rules of
+// wildcard hosts (AllowInvalidSecretName, AllowInvalidWildcardHostRule).
+type ingressTolerance struct{ secretNames, wildcardRules bool }
+
+// ingress is kube's ValidateIngressSpec: rules (hosts, paths and their
+// types, backends), the default backend, TLS hosts and secret names, the
+// class name, with what t tolerates. Service names are DNS labels (1.37's
+// RelaxedServiceNameValidation is locked on).
+func ingress(o api.Object, t ingressTolerance) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
@@ -41,32 +46,26 @@ func ingress(o api.Object) []api.StatusCause {
 	for i, r := range rules {
 		rule, _ := r.(map[string]any)
 		rp := p.child("rules").index(i)
-		if host := str(rule, "host"); host != "" {
+		host := str(rule, "host")
+		if host != "" {
 			if ipAddress(host) {
 				c.invalid(rp.child("host"), host, "must be a DNS name, not an IP address")
 			}
 			c.host(rp.child("host"), host)
 		}
-		if http, ok := rule["http"].(map[string]any); ok {
-			paths := list(http, "paths")
-			if len(paths) == 0 {
-				c.required(rp.child("http", "paths"), "")
-			}
-			for j, v := range paths {
-				pth, _ := v.(map[string]any)
-				c.ingressPath(pth, rp.child("http", "paths").index(j))
-			}
+		if !t.wildcardRules || !strings.Contains(host, "*") {
+			c.ingressRuleValue(rule, rp)
 		}
 	}
-	for i, t := range list(spec, "tls") {
-		tls, _ := t.(map[string]any)
+	for i, v := range list(spec, "tls") {
+		tls, _ := v.(map[string]any)
 		tp := p.child("tls").index(i)
 		for j, h := range list(tls, "hosts") {
 			host, _ := h.(string)
 			c.host(tp.child("hosts").index(j), host)
 		}
-		if name := str(tls, "secretName"); name != "" {
-			for _, msg := range kubefmt.Util.DNS1123Subdomain(name) {
+		if name := str(tls, "secretName"); !t.secretNames {
+			for _, msg := range secretNameErrors(name) {
 				c.invalid(tp.child("secretName"), name, msg)
 			}
 		}
@@ -79,16 +78,59 @@ func ingress(o api.Object) []api.StatusCause {
 	return c
 }
 
-// ingressCreate is what ValidateIngressCreate adds to ingress: the class
+// ingressRuleValue is kube's validateIngressRuleValue: an HTTP rule's
+// paths.
+func (c *causes) ingressRuleValue(rule map[string]any, p path) {
+	http, ok := rule["http"].(map[string]any)
+	if !ok {
+		return
+	}
+	paths := list(http, "paths")
+	if len(paths) == 0 {
+		c.required(p.child("http", "paths"), "")
+	}
+	for j, v := range paths {
+		pth, _ := v.(map[string]any)
+		c.ingressPath(pth, p.child("http", "paths").index(j))
+	}
+}
+
+// secretNameErrors is kube's validateTLSSecretName.
+func secretNameErrors(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return kubefmt.Util.DNS1123Subdomain(name)
+}
+
+// ingressCreate is kube's ValidateIngressCreate: ingress, and the class
 // annotation, when set beside spec.ingressClassName, names the same class.
 func ingressCreate(_ context.Context, o api.Object) []api.StatusCause {
-	var c causes
+	c := causes(ingress(o, ingressTolerance{}))
 	class, hasClass := object(o, "spec")["ingressClassName"].(string)
 	annotation, annotated := stringMap(object(o, "metadata"), "annotations")[ingressClassAnnotation]
 	if annotated && hasClass && annotation != class {
 		c.invalid(path("annotations").child(ingressClassAnnotation), annotation, "must match `ingressClassName` when both are specified")
 	}
 	return c
+}
+
+// ingressUpdate is kube's ValidateIngressUpdate: ingress, with what the
+// stored Ingress old held tolerated.
+func ingressUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var t ingressTolerance
+	spec := object(old, "spec")
+	for _, v := range list(spec, "tls") {
+		tls, _ := v.(map[string]any)
+		t.secretNames = t.secretNames || len(secretNameErrors(str(tls, "secretName"))) > 0
+	}
+	for _, r := range list(spec, "rules") {
+		rule, _ := r.(map[string]any)
+		var rc causes
+		rc.ingressRuleValue(rule, "")
+		t.wildcardRules = t.wildcardRules || strings.Contains(str(rule, "host"), "*") && len(rc) > 0
+	}
+	return ingress(o, t)
 }
 
 // host is a DNS subdomain, or one with a leading wildcard ("*.example.com").
@@ -202,13 +244,50 @@ var (
 	networkPolicyDirections = [][2]string{{"ingress", "from"}, {"egress", "to"}}
 )
 
-// networkPolicy is kube's ValidateNetworkPolicySpec on create: the pod
-// selector, each rule's ports and peers, policyTypes.
-func networkPolicy(o api.Object) []api.StatusCause {
+// policyTolerance is what kube's NetworkPolicy update lets pass that the
+// stored policy held (ValidationOptionsForNetworking): its CIDRs, and
+// invalid label values in selectors when its pod selector was invalid.
+type policyTolerance struct {
+	cidrs         []string
+	invalidValues bool
+}
+
+// tolerance is what an update of the stored policy old tolerates.
+func tolerance(old api.Object) policyTolerance {
+	var t policyTolerance
+	spec := object(old, "spec")
+	var oc causes
+	oc.labelSelector(labelSelector(object(spec, "podSelector")), "")
+	t.invalidValues = len(oc) > 0
+	for _, d := range networkPolicyDirections {
+		for _, r := range list(spec, d[0]) {
+			rule, _ := r.(map[string]any)
+			for _, v := range list(rule, d[1]) {
+				peer, _ := v.(map[string]any)
+				if block, ok := peer["ipBlock"].(map[string]any); ok {
+					t.cidrs = append(append(t.cidrs, str(block, "cidr")), api.Strings(block["except"])...)
+				}
+			}
+		}
+	}
+	return t
+}
+
+func networkPolicyCreate(_ context.Context, o api.Object) []api.StatusCause {
+	return networkPolicy(o, policyTolerance{})
+}
+
+func networkPolicyUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	return networkPolicy(o, tolerance(old))
+}
+
+// networkPolicy is kube's ValidateNetworkPolicySpec: the pod selector,
+// each rule's ports and peers, policyTypes, with what t tolerates.
+func networkPolicy(o api.Object, t policyTolerance) []api.StatusCause {
 	var c causes
 	spec := object(o, "spec")
 	p := path("spec")
-	c.labelSelector(labelSelector(object(spec, "podSelector")), p.child("podSelector"))
+	c.labelSelectorAllowing(labelSelector(object(spec, "podSelector")), p.child("podSelector"), t.invalidValues)
 	for _, d := range networkPolicyDirections {
 		for i, r := range list(spec, d[0]) {
 			rule, _ := r.(map[string]any)
@@ -219,7 +298,7 @@ func networkPolicy(o api.Object) []api.StatusCause {
 			}
 			for j, v := range list(rule, d[1]) {
 				peer, _ := v.(map[string]any)
-				c.networkPolicyPeer(peer, rp.child(d[1]).index(j))
+				c.networkPolicyPeer(peer, rp.child(d[1]).index(j), t)
 			}
 		}
 	}
@@ -268,18 +347,18 @@ func (c *causes) networkPolicyPort(port map[string]any, p path) {
 }
 
 // networkPolicyPeer is kube's ValidateNetworkPolicyPeer.
-func (c *causes) networkPolicyPeer(peer map[string]any, p path) {
+func (c *causes) networkPolicyPeer(peer map[string]any, p path, t policyTolerance) {
 	peers := 0
 	for _, f := range []string{"podSelector", "namespaceSelector"} {
 		if s, ok := peer[f].(map[string]any); ok {
 			peers++
-			c.labelSelector(labelSelector(s), p.child(f))
+			c.labelSelectorAllowing(labelSelector(s), p.child(f), t.invalidValues)
 		}
 	}
 	block, hasBlock := peer["ipBlock"].(map[string]any)
 	if hasBlock {
 		peers++
-		c.ipBlock(block, p.child("ipBlock"))
+		c.ipBlock(block, p.child("ipBlock"), t.cidrs)
 	}
 	switch {
 	case peers == 0:
@@ -289,15 +368,17 @@ func (c *causes) networkPolicyPeer(peer map[string]any, p path) {
 	}
 }
 
-// ipBlock is kube's ValidateIPBlock on create: a CIDR, and exceptions
-// strictly within it.
-func (c *causes) ipBlock(block map[string]any, p path) {
+// ipBlock is kube's ValidateIPBlock: a CIDR, and exceptions strictly
+// within it; those of stored are not checked again.
+func (c *causes) ipBlock(block map[string]any, p path, stored []string) {
 	cidr := str(block, "cidr")
 	if cidr == "" {
 		c.required(p.child("cidr"), "")
 		return
 	}
-	c.cidr(p.child("cidr"), cidr)
+	if !slices.Contains(stored, cidr) {
+		c.cidr(p.child("cidr"), cidr)
+	}
 	outer, ok := sloppyCIDR(cidr)
 	if !ok {
 		return
@@ -306,7 +387,9 @@ func (c *causes) ipBlock(block map[string]any, p path) {
 	for i, v := range list(block, "except") {
 		except, _ := v.(string)
 		ep := p.child("except").index(i)
-		c.cidr(ep, except)
+		if !slices.Contains(stored, except) {
+			c.cidr(ep, except)
+		}
 		inner, ok := sloppyCIDR(except)
 		if !ok {
 			continue

@@ -133,13 +133,19 @@ func ipErrors(s string) []string {
 }
 
 // externalIP is kube's check of a Service's external IP: a valid address
-// (IsValidIPForLegacyField, strict), then ValidateEndpointIP's ranges.
-func (c *causes) externalIP(p path, s string) {
-	if ipErrors(s) != nil {
+// (IsValidIPForLegacyField, strict, but for one the stored Service, old,
+// already holds), then ValidateEndpointIP's ranges, which hold for every
+// address.
+func (c *causes) externalIP(p path, s string, old []string) {
+	if !slices.Contains(old, s) && ipErrors(s) != nil {
 		c.ip(p, s)
 		return
 	}
-	addr := netip.MustParseAddr(s)
+	addr, ok := sloppyAddr(s)
+	if !ok {
+		c.invalid(p, s, "must be a valid IP address")
+		return
+	}
 	if addr.IsUnspecified() {
 		c.invalid(p, s, "may not be unspecified ("+s+")")
 	}
@@ -152,6 +158,23 @@ func (c *causes) externalIP(p path, s string) {
 	if addr.IsLinkLocalMulticast() {
 		c.invalid(p, s, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")
 	}
+}
+
+// sloppyAddr is s as kube's ParseIPSloppy reads it (leading zeros of an
+// IPv4 address are decimal), an IPv4-mapped address as IPv4.
+func sloppyAddr(s string) (netip.Addr, bool) {
+	if addr, err := netip.ParseAddr(s); err == nil {
+		return addr.Unmap(), true
+	}
+	if !sloppyIP(s) {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	for i, field := range strings.Split(s, ".") {
+		n, _ := strconv.Atoi(field)
+		b[i] = byte(n)
+	}
+	return netip.AddrFrom4(b), true
 }
 
 // IPAddressName is kube's ValidateIPAddressName: an IPAddress is named by
@@ -196,16 +219,15 @@ func ServiceCreate(svc api.Object) []api.StatusCause {
 }
 
 // serviceAddresses checks the external IPs and load balancer source
-// ranges of spec as kube's validateService: each a strict address (then
-// ValidateEndpointIP's ranges) or CIDR, but for those oldSpec, the stored
-// Service's, already holds (validated by older rules).
+// ranges of spec as kube's validateService: each a strict address or
+// CIDR, but for those oldSpec, the stored Service's, already holds
+// (validated by older rules), and each address out of ValidateEndpointIP's
+// ranges.
 func serviceAddresses(spec, oldSpec map[string]any) causes {
 	var c causes
 	oldIPs := api.Strings(oldSpec["externalIPs"])
 	for i, ip := range api.Strings(spec["externalIPs"]) {
-		if !slices.Contains(oldIPs, ip) {
-			c.externalIP(path("spec.externalIPs").index(i), ip)
-		}
+		c.externalIP(path("spec.externalIPs").index(i), ip, oldIPs)
 	}
 	trimmed := func(spec map[string]any) []string {
 		ranges := api.Strings(spec["loadBalancerSourceRanges"])

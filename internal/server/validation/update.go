@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/quantity"
 )
@@ -22,16 +24,18 @@ func ForUpdate(group, version, plural string) UpdateFunc {
 }
 
 var updates = map[[3]string]UpdateFunc{
-	{"", "v1", "pods"}:                   podUpdate,
-	{"", "v1", "configmaps"}:             configMapUpdate,
-	{"", "v1", "secrets"}:                secretUpdate,
-	{"", "v1", "persistentvolumeclaims"}: claimUpdate,
-	{"apps", "v1", "deployments"}:        selectorUnchanged,
-	{"apps", "v1", "replicasets"}:        selectorUnchanged,
-	{"apps", "v1", "daemonsets"}:         selectorUnchanged,
-	{"apps", "v1", "statefulsets"}:       statefulSetUpdate,
-	{"batch", "v1", "jobs"}:              jobUpdate,
-	{"batch", "v1", "cronjobs"}:          cronJobUpdate,
+	{"", "v1", "pods"}:                             podUpdate,
+	{"", "v1", "configmaps"}:                       configMapUpdate,
+	{"", "v1", "secrets"}:                          secretUpdate,
+	{"", "v1", "persistentvolumeclaims"}:           claimUpdate,
+	{"apps", "v1", "deployments"}:                  selectorUnchanged,
+	{"apps", "v1", "replicasets"}:                  selectorUnchanged,
+	{"apps", "v1", "daemonsets"}:                   selectorUnchanged,
+	{"apps", "v1", "statefulsets"}:                 statefulSetUpdate,
+	{"batch", "v1", "jobs"}:                        jobUpdate,
+	{"batch", "v1", "cronjobs"}:                    cronJobUpdate,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingressUpdate,
+	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicyUpdate,
 }
 
 // immutable is apimachinery's FieldImmutableErrorMsg.
@@ -50,15 +54,20 @@ func selectorUnchanged(_ context.Context, o, old api.Object) []api.StatusCause {
 	return c
 }
 
-// statefulSetUpdate is the update part of kube's ValidateStatefulSetUpdate
-// (which in 1.37 names each immutable field rather than refusing "updates
-// to statefulset spec for fields other than ..."). kube renders changed
-// volumeClaimTemplates as its internal Go types' JSON; this renders them
-// as they were sent.
+// statefulSetUpdate is kube's ValidateStatefulSetUpdate (which in 1.37
+// names each immutable field rather than refusing "updates to statefulset
+// spec for fields other than ..."): the spec, its template's pod spec
+// unchecked when the stored spec is invalid (so that a StatefulSet stored
+// before a rule existed still takes a metadata change), and the immutable
+// fields, the claim templates' quantities compared by value (as
+// apimachinery's Semantic.DeepEqual compares Quantities: "1Gi" is
+// "1024Mi"). kube renders changed volumeClaimTemplates as its internal Go
+// types' JSON; this renders them as they were sent.
 func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
-	c := causes(selectorUnchanged(ctx, o, old))
+	c := causes(statefulSet(o, len(statefulSet(old, false)) > 0))
+	c = append(c, selectorUnchanged(ctx, o, old)...)
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
-	if claims := spec["volumeClaimTemplates"]; !equal(claims, oldSpec["volumeClaimTemplates"]) {
+	if claims := spec["volumeClaimTemplates"]; !equal(claimsByValue(claims), claimsByValue(oldSpec["volumeClaimTemplates"])) {
 		c.invalid("spec.volumeClaimTemplates", jsonValue{claims}, immutable)
 	}
 	if name := str(spec, "serviceName"); name != str(oldSpec, "serviceName") {
@@ -70,7 +79,7 @@ func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause
 	return c
 }
 
-// jobUpdate is the update part of kube's ValidateJobSpecUpdate: the
+// jobUpdate is job, then the update part of kube's ValidateJobSpecUpdate: the
 // selector, completionMode, backoffLimitPerIndex, managedBy,
 // podFailurePolicy and successPolicy immutable, completions too but on an
 // Indexed Job (where it may change with parallelism), and the template,
@@ -80,7 +89,8 @@ func statefulSetUpdate(ctx context.Context, o, old api.Object) []api.StatusCause
 // MutableSchedulingDirectivesForSuspendedJobs are on). The template's bad
 // value is rendered as its JSON where kube renders its internal Go type.
 func jobUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
-	c := causes(selectorUnchanged(ctx, o, old))
+	c := causes(job(o, invalidSelectorValue(old)))
+	c = append(c, selectorUnchanged(ctx, o, old)...)
 	spec, oldSpec := object(o, "spec"), object(old, "spec")
 	p := path("spec")
 	completions := spec["completions"]
@@ -505,6 +515,42 @@ func shallowCopy(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// claimResourceLists are where a PersistentVolumeClaim holds quantities.
+var claimResourceLists = [][]string{
+	{"spec", "resources", "requests"}, {"spec", "resources", "limits"},
+	{"status", "capacity"}, {"status", "allocatedResources"},
+}
+
+// claimsByValue is a copy of StatefulSet claim templates with each
+// quantity written as its value (canonical decimal), so that equal
+// compares quantities as Quantity.Cmp does.
+func claimsByValue(claims any) any {
+	l, ok := claims.([]any)
+	if !ok {
+		return claims
+	}
+	out := make([]any, len(l))
+	for i, t := range l {
+		tm, _ := t.(map[string]any)
+		c := map[string]any(api.Object(tm).DeepCopy())
+		for _, at := range claimResourceLists {
+			m := c
+			for _, k := range at {
+				m = object(m, k)
+			}
+			for k, v := range m {
+				if s, ok := v.(string); ok {
+					if q, err := quantity.Parse(s); err == nil {
+						m[k] = resource.NewDecimalQuantity(*q.AsDec(), resource.DecimalSI).String()
+					}
+				}
+			}
+		}
+		out[i] = c
 	}
 	return out
 }

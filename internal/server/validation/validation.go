@@ -23,24 +23,23 @@ func For(group, version, plural string) Func {
 }
 
 var byResource = map[[3]string]Func{
-	{"", "v1", "pods"}:                             pod,
-	{"", "v1", "replicationcontrollers"}:           replicationController,
-	{"", "v1", "services"}:                         service,
-	{"", "v1", "persistentvolumeclaims"}:           persistentVolumeClaim,
-	{"", "v1", "podtemplates"}:                     podTemplate,
-	{"apps", "v1", "deployments"}:                  deployment,
-	{"apps", "v1", "replicasets"}:                  replicaSet,
-	{"apps", "v1", "daemonsets"}:                   daemonSet,
-	{"apps", "v1", "statefulsets"}:                 statefulSet,
-	{"networking.k8s.io", "v1", "ingresses"}:       ingress,
-	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicy,
-	{"batch", "v1", "jobs"}:                        job,
-	{"batch", "v1", "cronjobs"}:                    cronJob,
+	{"", "v1", "pods"}:                   pod,
+	{"", "v1", "replicationcontrollers"}: replicationController,
+	{"", "v1", "services"}:               service,
+	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,
+	{"", "v1", "podtemplates"}:           podTemplate,
+	{"apps", "v1", "deployments"}:        deployment,
+	{"apps", "v1", "replicasets"}:        replicaSet,
+	{"apps", "v1", "daemonsets"}:         daemonSet,
+	{"batch", "v1", "cronjobs"}:          cronJob,
 }
 
 // CreateFunc checks a new object after Func, as a Resource's
 // ValidateCreate: the rules kube applies on create only, which objects
-// stored before them need not meet on update.
+// stored before them need not meet on update; for the kinds whose update
+// tolerates some of what the stored object holds (StatefulSets, Jobs,
+// Ingresses, NetworkPolicies), all their rules, Func being nil and their
+// UpdateFunc checking the rest.
 type CreateFunc func(ctx context.Context, obj api.Object) []api.StatusCause
 
 // ForCreate returns the create-only rules of the built-in resource
@@ -50,8 +49,9 @@ func ForCreate(group, version, plural string) CreateFunc {
 }
 
 var creates = map[[3]string]CreateFunc{
-	{"apps", "v1", "statefulsets"}:           statefulSetCreate,
-	{"networking.k8s.io", "v1", "ingresses"}: ingressCreate,
-	{"batch", "v1", "jobs"}:                  jobCreate,
-	{"batch", "v1", "cronjobs"}:              cronJobCreate,
+	{"apps", "v1", "statefulsets"}:                 statefulSetCreate,
+	{"networking.k8s.io", "v1", "ingresses"}:       ingressCreate,
+	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicyCreate,
+	{"batch", "v1", "jobs"}:                        jobCreate,
+	{"batch", "v1", "cronjobs"}:                    cronJobCreate,
 }

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,7 +97,10 @@ func TestFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := For(tt.group, tt.version, tt.plural)(tt.obj)
+			var got []api.StatusCause
+			if validate := For(tt.group, tt.version, tt.plural); validate != nil {
+				got = validate(tt.obj)
+			}
 			if create := ForCreate(tt.group, tt.version, tt.plural); create != nil {
 				got = append(got, create(t.Context(), tt.obj)...)
 			}
@@ -238,5 +242,37 @@ func TestCronJobTimeZonesOnUpdate(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, update(t.Context(), cron("TZ=UTC 0 * * *", "Local"), cron("TZ=UTC 0 * * * *", nil))); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)
+	}
+}
+
+// TestClaimTemplatesByValue: a StatefulSet's claim templates are
+// immutable, their quantities compared by value as kube's
+// Semantic.DeepEqual compares Quantities: one stored as "1024Mi" (written
+// before quantities were stored canonical, or through etcd) is unchanged
+// by an update that sends "1Gi".
+func TestClaimTemplatesByValue(t *testing.T) {
+	sts := func(storage string) api.Object {
+		claim := map[string]any{"metadata": map[string]any{"name": "data"}, "spec": map[string]any{
+			"resources": map[string]any{"requests": map[string]any{"storage": storage}},
+		}}
+		return api.Object{"spec": map[string]any{"volumeClaimTemplates": []any{claim}}}
+	}
+	update := ForUpdate("apps", "v1", "statefulsets")
+	for _, tc := range []struct {
+		old, new string
+		changed  bool
+	}{
+		{"1024Mi", "1Gi", false},
+		{"1073741824", "1Gi", false},
+		{"0.5Gi", "512Mi", false},
+		{"1Gi", "2Gi", true},
+	} {
+		var fields []string
+		for _, c := range update(t.Context(), sts(tc.new), sts(tc.old)) {
+			fields = append(fields, c.Field)
+		}
+		if changed := slices.Contains(fields, "spec.volumeClaimTemplates"); changed != tc.changed {
+			t.Errorf("%s -> %s: causes at %v, want a change: %v", tc.old, tc.new, fields, tc.changed)
+		}
 	}
 }

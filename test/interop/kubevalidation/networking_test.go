@@ -169,6 +169,7 @@ func TestNetworking(t *testing.T) {
 					t.Error("the mutation breaks no rule of kube's")
 				}
 			})
+			labelAddedToInvalid(t, name+"/"+mname, gvk, broken)
 		}
 	}
 }

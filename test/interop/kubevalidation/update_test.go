@@ -550,14 +550,69 @@ func checkUpdateBy(t *testing.T, name string, gvk schema.GroupVersionKind, obj m
 		if kube := kubeCauses(t, gvk, was); len(kube) > 0 {
 			t.Fatalf("the update's set makes an object kube refuses: %v", kube)
 		}
-		kube := kubeUpdate(t, gvk, js, was)
-		if diff := cmp.Diff(kube, ourUpdate(t, gvk, js, was)); diff != "" {
-			t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, was, js)
-		}
-		if u.refused != (len(kube) > 0) {
-			t.Errorf("kube's causes %v; want some: %v", kube, u.refused)
-		}
-		refused = len(kube) > 0
+		refused = sameCauses(t, kubeUpdate(t, gvk, js, was), ourUpdate(t, gvk, js, was), u.refused, was, js)
 	})
 	return refused
+}
+
+// sameCauses fails unless kube's and our causes of an update from old to
+// js are the same and kube's refusal is the one expected; it says whether
+// kube refused it.
+func sameCauses(t *testing.T, kube, ours []cause, wantRefused bool, old, js []byte) (refused bool) {
+	t.Helper()
+	if diff := cmp.Diff(kube, ours); diff != "" {
+		t.Errorf("causes (-kube +ours):\n%s\nold: %s\nnew: %s", diff, old, js)
+	}
+	if wantRefused != (len(kube) > 0) {
+		t.Errorf("kube's causes %v; want some: %v", kube, wantRefused)
+	}
+	return len(kube) > 0
+}
+
+// TestMetadataUpdatesOfInvalidObjects stores each real manifest broken in
+// each way TestMutations breaks it (as an object stored before a rule
+// existed, or through etcd, would be) and adds a label to it: kube
+// refuses the update but where its strategy tolerates what was stored
+// invalid (a StatefulSet's pod template, a Service's source ranges, ...),
+// and ours must refuse it with the same causes. TestNetworking does the
+// same with networkingObjects.
+func TestMetadataUpdatesOfInvalidObjects(t *testing.T) {
+	n, accepted := 0, 0
+	for _, m := range readManifests(t) {
+		if !createValidated(m.gvk) {
+			continue
+		}
+		eachMutation(m, func(name string, mutate func(map[string]any)) {
+			old := deepCopy(m.obj).(map[string]any)
+			if m.gvk.Kind == "Job" {
+				jobCreated(old)
+			}
+			mutate(old)
+			n++
+			if labelAddedToInvalid(t, m.name+"/"+name, m.gvk, old) {
+				accepted++
+			}
+		})
+	}
+	if n < 2400 || accepted < 280 {
+		t.Fatalf("%d updates of invalid objects, %d accepted; want at least 2400 and 280", n, accepted)
+	}
+}
+
+// labelAddedToInvalid validates, both ways in a subtest, the update that
+// adds a label to old, stored as it is; it says whether kube accepted it.
+func labelAddedToInvalid(t *testing.T, name string, gvk schema.GroupVersionKind, old map[string]any) (accepted bool) {
+	old = deepCopy(old).(map[string]any)
+	at(old, "metadata")["resourceVersion"] = "7"
+	updated := deepCopy(old).(map[string]any)
+	at(updated, "metadata", "labels")["added"] = "x"
+	t.Run(name+"/label added", func(t *testing.T) {
+		js, was := encode(t, updated), encode(t, old)
+		kube := kubeUpdateCauses(t, gvk, js, was)
+		if diff := cmp.Diff(kube, ourUpdateCauses(t, gvk, js, was)); diff != "" {
+			t.Errorf("causes (-kube +ours):\n%s\nold: %s", diff, was)
+		}
+		accepted = len(kube) == 0
+	})
+	return accepted
 }

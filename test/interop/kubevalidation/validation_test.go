@@ -330,7 +330,8 @@ func encode(t *testing.T, obj map[string]any) []byte {
 // createValidated says whether our validation of gvk on create is proven
 // here; the other kinds are proven on updates only.
 func createValidated(gvk schema.GroupVersionKind) bool {
-	return ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural].Validate != nil
+	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
+	return r.Validate != nil || r.ValidateCreate != nil
 }
 
 // TestManifests validates the real manifests both ways.
@@ -810,7 +811,7 @@ func TestMutations(t *testing.T) {
 		if !createValidated(m.gvk) {
 			continue
 		}
-		run := func(name string, mutate func(map[string]any)) {
+		eachMutation(m, func(name string, mutate func(map[string]any)) {
 			obj := deepCopy(m.obj).(map[string]any)
 			mutate(obj)
 			n++
@@ -819,47 +820,51 @@ func TestMutations(t *testing.T) {
 					t.Error("the mutation breaks no rule of kube's")
 				}
 			})
-		}
-		for name, mutate := range podSpecMutations {
-			if kinds[m.gvk].podSpec != nil {
-				run(name, func(obj map[string]any) { mutate(at(obj, kinds[m.gvk].podSpec...)) })
-			}
-		}
-		if m.gvk.Group == "apps" {
-			for name, mutate := range objectMutations {
-				run(name, mutate)
-			}
-		}
-		jobSpecAt := map[string][]string{"Job": {"spec"}, "CronJob": {"spec", "jobTemplate", "spec"}}
-		if js, ok := jobSpecAt[m.gvk.Kind]; ok {
-			for name, mutate := range jobSpecMutations {
-				run(name, func(obj map[string]any) { mutate(at(obj, js...)) })
-			}
-		}
-		byKind := map[string][]map[string]func(map[string]any){
-			"Deployment":  {replicasMutations, deploymentMutations},
-			"ReplicaSet":  {replicasMutations},
-			"DaemonSet":   {daemonSetMutations},
-			"StatefulSet": {replicasMutations, statefulSetMutations},
-
-			"ReplicationController": {replicationControllerMutations},
-			"Service":               {serviceMutations},
-			"PersistentVolumeClaim": {claimMutations},
-			"ConfigMap":             {dataMutations, configMapMutations},
-			"Secret":                {dataMutations},
-			"Job":                   {jobMutations},
-			"CronJob":               {cronJobMutations},
-			"Ingress":               {ingressMutations},
-			"NetworkPolicy":         {networkPolicyMutations},
-		}
-		for _, mutations := range byKind[m.gvk.Kind] {
-			for name, mutate := range mutations {
-				run(name, mutate)
-			}
-		}
+		})
 	}
 	if n < 2000 {
 		t.Fatalf("%d mutated objects, want at least 2000", n)
+	}
+}
+
+// eachMutation calls run with each mutation that applies to m's kind.
+func eachMutation(m manifest, run func(name string, mutate func(map[string]any))) {
+	for name, mutate := range podSpecMutations {
+		if kinds[m.gvk].podSpec != nil {
+			run(name, func(obj map[string]any) { mutate(at(obj, kinds[m.gvk].podSpec...)) })
+		}
+	}
+	if m.gvk.Group == "apps" {
+		for name, mutate := range objectMutations {
+			run(name, mutate)
+		}
+	}
+	jobSpecAt := map[string][]string{"Job": {"spec"}, "CronJob": {"spec", "jobTemplate", "spec"}}
+	if js, ok := jobSpecAt[m.gvk.Kind]; ok {
+		for name, mutate := range jobSpecMutations {
+			run(name, func(obj map[string]any) { mutate(at(obj, js...)) })
+		}
+	}
+	byKind := map[string][]map[string]func(map[string]any){
+		"Deployment":  {replicasMutations, deploymentMutations},
+		"ReplicaSet":  {replicasMutations},
+		"DaemonSet":   {daemonSetMutations},
+		"StatefulSet": {replicasMutations, statefulSetMutations},
+
+		"ReplicationController": {replicationControllerMutations},
+		"Service":               {serviceMutations},
+		"PersistentVolumeClaim": {claimMutations},
+		"ConfigMap":             {dataMutations, configMapMutations},
+		"Secret":                {dataMutations},
+		"Job":                   {jobMutations},
+		"CronJob":               {cronJobMutations},
+		"Ingress":               {ingressMutations},
+		"NetworkPolicy":         {networkPolicyMutations},
+	}
+	for _, mutations := range byKind[m.gvk.Kind] {
+		for name, mutate := range mutations {
+			run(name, mutate)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -373,10 +374,10 @@ func accessor(t *testing.T, obj runtime.Object) metav1.Object {
 }
 
 // TestJobSelector creates Jobs in a listwatch binary and compares the
-// selector and template labels stored with what kube's job strategy's
-// PrepareForCreate makes of the same Job with the same uid: a generated
-// selector on the uid label, unless manualSelector, and labels the user
-// set kept.
+// selector, template labels and scheduling stored with what kube's job
+// strategy's PrepareForCreate makes of the same Job with the same uid: a
+// generated selector on the uid label, unless manualSelector, labels the
+// user set kept, the alpha scheduling dropped.
 func TestJobSelector(t *testing.T) {
 	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
@@ -394,6 +395,14 @@ func TestJobSelector(t *testing.T) {
 		"with labels":      spec(map[string]string{"app": "x", "job-name": "with-labels"}, nil, nil),
 		"manual":           spec(map[string]string{"app": "x"}, ptr.To(true), &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}),
 		"manual false set": spec(map[string]string{"app": "x"}, ptr.To(false), nil),
+		// The alpha spec.scheduling, dropped with its gate off.
+		"scheduling": func() batchv1.JobSpec {
+			s := spec(nil, nil, nil)
+			s.Scheduling = &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+				Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: ptr.To[int32](2)},
+			}}
+			return s
+		}(),
 	}
 	for name, s := range cases {
 		// A job-name label the user sets must be the Job's name (kube's
@@ -411,6 +420,9 @@ func TestJobSelector(t *testing.T) {
 		}
 		if diff := cmp.Diff(want.Spec.Template.Labels, created.Spec.Template.Labels); diff != "" {
 			t.Errorf("%s: template labels, kube's (-) and ours (+):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want.Spec.Scheduling, created.Spec.Scheduling); diff != "" {
+			t.Errorf("%s: scheduling, kube's (-) and ours (+):\n%s", name, diff)
 		}
 	}
 }

@@ -1,0 +1,143 @@
+package validation
+
+import (
+	"context"
+
+	"github.com/listwatch/listwatch/client/api"
+)
+
+// ForStatusUpdate returns what kube's status strategy of the built-in
+// resource group/version/plural checks on a write through its status
+// subresource, metadata aside (the registry's), or nil when this package
+// has no status strategy for it. kube's status strategies check metadata
+// and status, never the spec: an object stored before a rule of its spec
+// existed still takes status writes, so these run in place of Func,
+// CreateFunc and UpdateFunc. The status rules of Pods (but for two),
+// Services, PersistentVolumeClaims, Jobs and Ingresses are not replicated.
+func ForStatusUpdate(group, version, plural string) UpdateFunc {
+	return statusUpdates[[3]string{group, version, plural}]
+}
+
+var statusUpdates = map[[3]string]UpdateFunc{
+	{"", "v1", "pods"}:                       podStatusUpdate,
+	{"", "v1", "replicationcontrollers"}:     countsUpdate(replicaSetCounts, false),
+	{"", "v1", "services"}:                   noStatusRules,
+	{"", "v1", "persistentvolumeclaims"}:     noStatusRules,
+	{"apps", "v1", "deployments"}:            countsUpdate(deploymentCounts, true),
+	{"apps", "v1", "replicasets"}:            countsUpdate(replicaSetCounts, false),
+	{"apps", "v1", "daemonsets"}:             countsUpdate(daemonSetCounts, true),
+	{"apps", "v1", "statefulsets"}:           countsUpdate(statefulSetCounts, true),
+	{"networking.k8s.io", "v1", "ingresses"}: noStatusRules,
+	{"batch", "v1", "jobs"}:                  noStatusRules,
+	{"batch", "v1", "cronjobs"}:              noStatusRules, // kube's has none either
+}
+
+func noStatusRules(context.Context, api.Object, api.Object) []api.StatusCause { return nil }
+
+// podStatusUpdate is two rules of kube's ValidatePodStatusUpdate: the
+// observedGeneration is not negative and the QoS class never changes.
+func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	status := object(o, "status")
+	if n, _ := integer(status["observedGeneration"]); n < 0 {
+		c.invalid("status.observedGeneration", n, "must be a non-negative integer")
+	}
+	if qos := str(status, "qosClass"); qos != str(object(old, "status"), "qosClass") {
+		c.invalid("status.qosClass", qos, immutable)
+	}
+	return c
+}
+
+// replicaCounts are the counts a status holds, each checked not negative
+// (a pointer's only when set), then which of them may not exceed which.
+type replicaCounts struct {
+	counts, pointers []string
+	atMostReplicas   []string
+	// availableMessage is what exceeding readyReplicas with
+	// availableReplicas is called ("" when it is not checked).
+	availableMessage string
+}
+
+// check adds the causes of status's counts.
+func (r replicaCounts) check(c *causes, status map[string]any) {
+	p := path("status")
+	for _, f := range r.counts {
+		c.nonNegative(p.child(f), count(status, f))
+	}
+	for _, f := range r.pointers {
+		c.nonNegative(p.child(f), status[f])
+	}
+	replicas := count(status, "replicas")
+	for _, f := range r.atMostReplicas {
+		if n := count(status, f); n > replicas {
+			c.invalid(p.child(f), n, "cannot be greater than status.replicas")
+		}
+	}
+	if available := count(status, "availableReplicas"); r.availableMessage != "" && available > count(status, "readyReplicas") {
+		c.invalid(p.child("availableReplicas"), available, r.availableMessage)
+	}
+}
+
+// count is a status count as kube's int32 field holds it: 0 when absent.
+func count(status map[string]any, f string) int64 {
+	n, _ := integer(status[f])
+	return n
+}
+
+// collisionCountKept is the rule kube's apps status updates share: a
+// collisionCount once set never goes down (IsDecremented).
+func (c *causes) collisionCountKept(o, old api.Object) {
+	was, set := integer(object(old, "status")["collisionCount"])
+	if !set {
+		return
+	}
+	if n, ok := integer(object(o, "status")["collisionCount"]); !ok || n < was {
+		c.invalid("status.collisionCount", n, "cannot be decremented")
+	}
+}
+
+// countsUpdate is the status update rule that checks counts, and with
+// collisions keeps the collisionCount.
+func countsUpdate(counts replicaCounts, collisions bool) UpdateFunc {
+	return func(_ context.Context, o, old api.Object) []api.StatusCause {
+		var c causes
+		counts.check(&c, object(o, "status"))
+		if collisions {
+			c.collisionCountKept(o, old)
+		}
+		return c
+	}
+}
+
+// deploymentCounts are kube's ValidateDeploymentStatus.
+var deploymentCounts = replicaCounts{
+	counts:           []string{"observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"},
+	pointers:         []string{"terminatingReplicas", "collisionCount"},
+	atMostReplicas:   []string{"updatedReplicas", "readyReplicas", "availableReplicas"},
+	availableMessage: "cannot be greater than readyReplicas",
+}
+
+// replicaSetCounts are kube's ValidateReplicaSetStatus and
+// ValidateReplicationControllerStatus (a controller has no
+// terminatingReplicas).
+var replicaSetCounts = replicaCounts{
+	counts:           []string{"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"},
+	pointers:         []string{"terminatingReplicas"},
+	atMostReplicas:   []string{"fullyLabeledReplicas", "readyReplicas", "availableReplicas"},
+	availableMessage: "cannot be greater than readyReplicas",
+}
+
+// statefulSetCounts are kube's ValidateStatefulSetStatus.
+var statefulSetCounts = replicaCounts{
+	counts:           []string{"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"},
+	pointers:         []string{"observedGeneration", "collisionCount"},
+	atMostReplicas:   []string{"readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"},
+	availableMessage: "cannot be greater than status.readyReplicas",
+}
+
+// daemonSetCounts are kube's validateDaemonSetStatus.
+var daemonSetCounts = replicaCounts{
+	counts: []string{"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+		"observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable"},
+	pointers: []string{"collisionCount"},
+}

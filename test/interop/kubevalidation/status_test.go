@@ -1,0 +1,290 @@
+package kubevalidation
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/certificates/certificates"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
+	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
+	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
+	"k8s.io/kubernetes/pkg/registry/networking/ingress"
+	"k8s.io/kubernetes/pkg/registry/networking/servicecidr"
+	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
+	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
+)
+
+// statusStrategy is what kube's status strategies do on a write through
+// the status subresource.
+type statusStrategy interface {
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}
+
+var statusStrategies = map[schema.GroupVersionKind]statusStrategy{
+	{Version: "v1", Kind: "Pod"}:                                 pod.StatusStrategy,
+	{Version: "v1", Kind: "ReplicationController"}:               replicationcontroller.StatusStrategy,
+	{Version: "v1", Kind: "Service"}:                             service.StatusStrategy,
+	{Version: "v1", Kind: "PersistentVolumeClaim"}:               persistentvolumeclaim.StatusStrategy,
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:           deployment.StatusStrategy,
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"}:           replicaset.StatusStrategy,
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"}:            daemonset.StatusStrategy,
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:          statefulset.StatusStrategy,
+	{Group: "batch", Version: "v1", Kind: "Job"}:                 job.StatusStrategy,
+	{Group: "batch", Version: "v1", Kind: "CronJob"}:             cronjob.StatusStrategy,
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}: ingress.StatusStrategy,
+}
+
+// spoiled makes each kind's spec one kube refuses today: the objects
+// stored before a rule existed, which must still take status writes.
+var spoiled = map[string]func(o map[string]any){
+	"Pod":                   func(o map[string]any) { container(spec(o))["name"] = "Bad_Name" },
+	"ReplicationController": func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"Deployment":            func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"ReplicaSet":            func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"DaemonSet":             func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"StatefulSet":           func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"Job":                   func(o map[string]any) { container(at(template(o), "spec"))["name"] = "Bad_Name" },
+	"CronJob":               func(o map[string]any) { spec(o)["schedule"] = "not a schedule" },
+	"Service":               func(o map[string]any) { spec(o)["sessionAffinity"] = "Sometimes" },
+	"PersistentVolumeClaim": func(o map[string]any) { spec(o)["accessModes"] = []any{"ReadWriteSometimes"} },
+	"Ingress":               func(o map[string]any) { spec(o)["ingressClassName"] = "Bad_Class" },
+}
+
+// statusWrite is one write through the status subresource: set makes the
+// stored status, change the written one.
+type statusWrite struct {
+	set, change map[string]any
+	refused     bool
+}
+
+func counts(kv ...any) map[string]any {
+	m := map[string]any{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+// replicaWrites are writes of a ReplicaSet's, a ReplicationController's,
+// a Deployment's or a StatefulSet's counts.
+var replicaWrites = map[string]statusWrite{
+	"counts":              {change: counts("replicas", 3, "readyReplicas", 2, "availableReplicas", 2, "observedGeneration", 1)},
+	"negative replicas":   {change: counts("replicas", -1), refused: true},
+	"ready over replicas": {change: counts("replicas", 1, "readyReplicas", 2), refused: true},
+	"available over ready": {
+		change:  counts("replicas", 3, "readyReplicas", 1, "availableReplicas", 2),
+		refused: true,
+	},
+	"negative observedGeneration": {change: counts("observedGeneration", -2), refused: true},
+}
+
+// collisionWrites are writes of the kinds that count hash collisions.
+var collisionWrites = map[string]statusWrite{
+	"collisionCount raised":      {set: counts("collisionCount", 1), change: counts("collisionCount", 2)},
+	"collisionCount decremented": {set: counts("collisionCount", 2), change: counts("collisionCount", 1), refused: true},
+	"collisionCount removed":     {set: counts("collisionCount", 2), change: counts(), refused: true},
+	"collisionCount negative":    {change: counts("collisionCount", -1), refused: true},
+}
+
+var statusWrites = map[string][]map[string]statusWrite{
+	"Pod": {{
+		"phase":                       {change: counts("phase", "Running")},
+		"negative observedGeneration": {change: counts("observedGeneration", -1), refused: true},
+		"qosClass changed":            {set: counts("qosClass", "BestEffort"), change: counts("qosClass", "Guaranteed"), refused: true},
+	}},
+	"ReplicationController": {replicaWrites},
+	"ReplicaSet":            {replicaWrites, {"negative terminatingReplicas": {change: counts("terminatingReplicas", -1), refused: true}}},
+	"Deployment": {replicaWrites, collisionWrites, {
+		"updated over replicas":   {change: counts("replicas", 1, "updatedReplicas", 2), refused: true},
+		"negative unavailable":    {change: counts("unavailableReplicas", -1), refused: true},
+		"negative terminating":    {change: counts("terminatingReplicas", -1), refused: true},
+		"available over replicas": {change: counts("replicas", 1, "readyReplicas", 1, "availableReplicas", 2), refused: true},
+	}},
+	"StatefulSet": {replicaWrites, collisionWrites, {
+		"current over replicas": {change: counts("replicas", 1, "currentReplicas", 2), refused: true},
+	}},
+	"DaemonSet": {collisionWrites, {
+		"counts":           {change: counts("currentNumberScheduled", 2, "desiredNumberScheduled", 2, "numberReady", 1)},
+		"negative ready":   {change: counts("numberReady", -1), refused: true},
+		"negative desired": {change: counts("desiredNumberScheduled", -3, "numberMisscheduled", -1), refused: true},
+	}},
+	"Job":                   {{"active": {change: counts("active", 1)}}},
+	"CronJob":               {{"lastScheduleTime": {change: counts("lastScheduleTime", "2026-01-02T03:04:05Z")}}},
+	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
+	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}},
+	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
+}
+
+// TestStatusUpdates writes the status of each real manifest of a kind
+// with a status subresource, its spec spoiled so that kube refuses it
+// today, and validates each write both ways: kube's status strategy's
+// PrepareForUpdate and ValidateUpdate (with declarative validation), our
+// ValidateStatusUpdate. Both accept a valid status whatever the spec, and
+// refuse the same invalid ones with the same causes.
+func TestStatusUpdates(t *testing.T) {
+	n, refused := 0, 0
+	for _, m := range readManifests(t) {
+		writes, ok := statusWrites[m.gvk.Kind]
+		if !ok {
+			continue
+		}
+		old := deepCopy(m.obj).(map[string]any)
+		if m.gvk.Kind == "Job" {
+			jobCreated(old)
+		}
+		spoiled[m.gvk.Kind](old)
+		if len(kubeCauses(t, m.gvk, encode(t, old))) == 0 {
+			t.Fatalf("%s: kube accepts the spoiled spec", m.name)
+		}
+		for _, ws := range writes {
+			for name, w := range ws {
+				n++
+				if checkStatusWrite(t, m.name+"/"+name, m.gvk, old, w) {
+					refused++
+				}
+			}
+		}
+	}
+	if n < 370 || refused < 270 {
+		t.Fatalf("%d status writes, %d refused; want at least 370 and 270", n, refused)
+	}
+}
+
+// checkStatusWrite validates w on a copy of old both ways in a subtest;
+// it says whether kube refused it.
+func checkStatusWrite(t *testing.T, name string, gvk schema.GroupVersionKind, old map[string]any, w statusWrite) (refused bool) {
+	was := deepCopy(old).(map[string]any)
+	at(was, "metadata")["resourceVersion"] = "7" // as stored (a claim's status rules check it)
+	if w.set != nil {
+		was["status"] = deepCopy(w.set)
+	}
+	updated := deepCopy(was).(map[string]any)
+	updated["status"] = deepCopy(w.change)
+	t.Run(name, func(t *testing.T) {
+		js, oldJS := encode(t, updated), encode(t, was)
+		refused = sameCauses(t, kubeStatusCauses(t, gvk, js, oldJS), ourStatusCauses(t, gvk, js, oldJS), w.refused, oldJS, js)
+	})
+	return refused
+}
+
+// kubeStatusCauses runs kube's status strategy on a write from old to js.
+func kubeStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
+	t.Helper()
+	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
+	s := statusStrategies[gvk]
+	s.PrepareForUpdate(t.Context(), obj, was)
+	return kubeErrors(declarativelyAs(t, gvk, kinds[gvk].strategy, "status", obj, was, s.ValidateUpdate(t.Context(), obj, was)))
+}
+
+// ourStatusCauses runs our preparation and status validation of a write
+// from old to js.
+func ourStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) []cause {
+	t.Helper()
+	r := ours[gvk.Group+"/"+gvk.Version+"/"+kinds[gvk].plural]
+	obj, was := ourObject(t, r, js), ourObject(t, r, old)
+	if r.Prepare != nil {
+		r.Prepare(obj, was)
+	}
+	if r.ValidateStatusUpdate == nil {
+		t.Fatalf("%s has no status validation", gvk.Kind)
+	}
+	return ourErrors(r.ValidateStatusUpdate(t.Context(), obj, was))
+}
+
+// metadataStatusStrategies are kube's status strategies whose handling of
+// metadata TestStatusMetadata compares, with each kind's plural.
+var metadataStatusStrategies = []struct {
+	gvk      schema.GroupVersionKind
+	plural   string
+	strategy statusStrategy
+}{
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", pod.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", service.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", namespace.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", node.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", persistentvolume.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, "resourcequotas", resourcequota.StatusStrategy},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", deployment.StatusStrategy},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", statefulset.StatusStrategy},
+	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", job.StatusStrategy},
+	{schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}, "horizontalpodautoscalers", horizontalpodautoscaler.StatusStrategy},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", poddisruptionbudget.StatusStrategy},
+	{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, "certificatesigningrequests", certificates.StatusStrategy},
+	{schema.GroupVersionKind{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema"}, "flowschemas", flowschema.StatusStrategy},
+	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}, "servicecidrs", servicecidr.StatusStrategy},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", volumeattachment.StatusStrategy},
+}
+
+// statusMetadata is the part of metadata a status write may change.
+type statusMetadata struct {
+	Labels, Annotations map[string]string
+	Finalizers          []string
+	OwnerReferences     []metav1.OwnerReference
+}
+
+// TestStatusMetadata writes through the status subresource of each kind
+// an object whose labels, annotations, finalizers and owner references all
+// changed, and compares what kube's status strategy (PrepareForUpdate)
+// keeps of them with what ours (Resource.StatusWrite) keeps: most of
+// kube's take the request's metadata, a Deployment's keeps its labels, a
+// Pod's its owner references, some keep all the stored metadata.
+func TestStatusMetadata(t *testing.T) {
+	meta := func(v string) map[string]any {
+		return map[string]any{
+			"name": "o", "uid": "6f1c2a8e-0d4b-4c1e-9a57-2b8d3e4f5a60", "resourceVersion": "7",
+			"labels": map[string]any{"k": v}, "annotations": map[string]any{"k": v}, "finalizers": []any{"example.com/" + v},
+			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": v, "uid": "uid-" + v}},
+		}
+	}
+	for _, k := range metadataStatusStrategies {
+		t.Run(k.gvk.Kind, func(t *testing.T) {
+			apiVersion := k.gvk.GroupVersion().String()
+			old := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("stored")})
+			js := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("sent"), "status": map[string]any{}})
+
+			obj, was := kubeInternal(t, k.gvk, js), kubeInternal(t, k.gvk, old)
+			k.strategy.PrepareForUpdate(t.Context(), obj, was)
+			m, err := apimeta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := statusMetadata{m.GetLabels(), m.GetAnnotations(), m.GetFinalizers(), m.GetOwnerReferences()}
+
+			r := ours[k.gvk.Group+"/"+k.gvk.Version+"/"+k.plural]
+			written := r.StatusWrite(ourObject(t, r, old), ourObject(t, r, js))
+			var got metav1.ObjectMeta
+			if err := json.Unmarshal(encode(t, written.Metadata()), &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, statusMetadata{got.Labels, got.Annotations, got.Finalizers, got.OwnerReferences}); d != "" {
+				t.Errorf("metadata (-kube +ours):\n%s", d)
+			}
+		})
+	}
+}
