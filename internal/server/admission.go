@@ -143,7 +143,11 @@ func (q *request) admitting(ctx context.Context) context.Context {
 			return err
 		}
 		// ResourceQuota comes last in kube's chain.
-		return q.s.chargeQuota(ctx, a)
+		charged, err := q.s.chargeQuota(ctx, a)
+		if charged {
+			q.charged++
+		}
+		return err
 	})
 }
 

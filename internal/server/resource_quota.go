@@ -66,6 +66,41 @@ func (l *quotaLocks) lock(ctx context.Context, ns string) (func(), error) {
 	}
 }
 
+// quotaInflight counts, by namespace, the writes whose quota charge is
+// written and whose own write has not ended: until it ends, the leader's
+// recompute cannot tell a charge for an object yet to be stored from one
+// it should give back, and must not lower the namespace's usage.
+type quotaInflight struct {
+	mu sync.Mutex
+	n  map[string]int // guarded by mu
+}
+
+// add adds d to ns's count.
+func (f *quotaInflight) add(ns string, d int) {
+	if d == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	if f.n[ns] += d; f.n[ns] == 0 {
+		delete(f.n, ns)
+	}
+}
+
+// busy says whether ns has a charged write in flight.
+func (f *quotaInflight) busy(ns string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[ns] > 0
+}
+
+// errQuotaBusy is a recompute that kept a usage it would have lowered,
+// for a write in flight: the leader looks at the quota again.
+var errQuotaBusy = errors.New("a charged write is in flight")
+
 // quotaResync is how often the leader recomputes every quota's usage
 // (kube's --resource-quota-sync-period is 5 minutes, and its controller
 // follows deletes and finished pods as they happen); quotaPoll how often
@@ -86,19 +121,29 @@ func (s *Server) quotaObjects(ctx context.Context, ns string) []*watchcache.Obje
 	return objs
 }
 
-// chargeQuota charges a's write to its namespace's quotas.
-func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
+// chargeQuota charges a's write to its namespace's quotas; charged says
+// whether a charge was written, which leaves the namespace's in-flight
+// count raised for the caller to lower when the write ends.
+func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charged bool, _ error) {
 	if a.Namespace == "" || a.Object == nil || a.Subresource != "" {
-		return nil
+		return false, nil
 	}
 	if len(s.quotaObjects(ctx, a.Namespace)) == 0 {
-		return nil
+		return false, nil
 	}
 	unlock, err := s.quotaLocks.lock(ctx, a.Namespace)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
+	// Raised before the first charge is written, so that a recompute that
+	// reads the charged quota sees it raised.
+	s.quotaInflight.add(a.Namespace, 1)
+	defer func() {
+		if !charged {
+			s.quotaInflight.add(a.Namespace, -1)
+		}
+	}()
 	cached := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	quotas := make([]quota.Quota, 0, len(cached))
@@ -107,17 +152,18 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
 			quotas = append(quotas, quota.Parse(obj))
 		}
 	}
+	written := map[string]bool{}
 	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Object: a.Object, Old: a.OldObject}
 	for range quotaRetries {
 		changed, err := quota.Check(quotas, w, time.Now())
 		var refused *quota.Refused
 		switch {
 		case errors.As(err, &refused):
-			return plugins.Forbidden(a, refused.Reason)
+			return false, plugins.Forbidden(a, refused.Reason)
 		case err != nil:
-			return apierror.Internal(err)
+			return false, apierror.Internal(err)
 		case a.DryRun || len(changed) == 0:
-			return nil
+			return false, nil
 		}
 		conflict := false
 		for _, q := range changed {
@@ -127,23 +173,28 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) error {
 				break
 			}
 			if err != nil {
-				return err
+				return charged, err
 			}
+			charged = true
+			written[q.Name] = true
 		}
 		if !conflict {
-			return nil
+			return charged, nil
 		}
-		// Another write charged a quota meanwhile: charge its usage.
+		// Another write charged a quota meanwhile: charge its usage, and
+		// only the quotas not charged yet (kube retries the failed ones).
 		list, err := s.registry.List(registry.Detached(ctx), res, a.Namespace, registry.ListOptions{})
 		if err != nil {
-			return err
+			return charged, err
 		}
 		quotas = quotas[:0]
 		for _, obj := range list.Items {
-			quotas = append(quotas, quota.Parse(obj))
+			if !written[obj.Name()] {
+				quotas = append(quotas, quota.Parse(obj))
+			}
 		}
 	}
-	return apierror.Internal(errors.New("resource quota evaluation timed out"))
+	return charged, apierror.Internal(errors.New("resource quota evaluation timed out"))
 }
 
 // writeQuotaUsed writes a quota's status.used if it is still at the
@@ -219,7 +270,7 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			for _, key := range keys {
 				delete(seen, key)
 			}
-			if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) {
+			if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) && err != errQuotaBusy {
 				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
 			}
 		}
@@ -270,6 +321,9 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 	used := q.Used
 	ns := obj.Namespace()
 	now := time.Now()
+	// Asked after obj was read and before the store's revision: a charge
+	// obj holds whose write has ended since is counted below.
+	busy := s.quotaInflight.busy(ns)
 	// Count what the store holds now, not what a cache has yet to see: a
 	// write charged since would be given back.
 	rev, err := s.registry.Storage().CurrentRevision(ctx)
@@ -305,15 +359,25 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		}
 	}
 	status := mapAt(obj, "status")
-	if quota.Equal(hard, quota.Read(status, "hard")) && quota.Equal(used, quota.Read(status, "used")) {
-		return nil
+	kept := false
+	if busy {
+		for name, was := range quota.Read(status, "used") {
+			if u, ok := used[name]; ok && u.Cmp(was) < 0 {
+				used[name], kept = was, true
+			}
+		}
 	}
-	res, _ := s.catalog.Get("", "v1", "resourcequotas")
-	_, err = s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
-		next := cur.DeepCopy()
-		next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
-		next.Metadata()["resourceVersion"] = obj.ResourceVersion()
-		return next, nil
-	})
+	if !quota.Equal(hard, quota.Read(status, "hard")) || !quota.Equal(used, quota.Read(status, "used")) {
+		res, _ := s.catalog.Get("", "v1", "resourcequotas")
+		_, err = s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
+			next := cur.DeepCopy()
+			next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
+			next.Metadata()["resourceVersion"] = obj.ResourceVersion()
+			return next, nil
+		})
+	}
+	if err == nil && kept {
+		return errQuotaBusy
+	}
 	return err
 }

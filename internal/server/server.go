@@ -211,6 +211,8 @@ type Server struct {
 	plugins *plugins.Chain
 	// quotaLocks serialize the quota charges of a namespace's writes.
 	quotaLocks quotaLocks
+	// quotaInflight counts the charged writes not yet ended.
+	quotaInflight quotaInflight
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
