@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
@@ -110,15 +111,48 @@ const (
 	quotaPoll   = time.Second
 )
 
-// quotaObjects are the ResourceQuotas of a namespace in the cache.
-func (s *Server) quotaObjects(ctx context.Context, ns string) []*watchcache.Object {
+// quotaWritten is the highest revision of a ResourceQuota written
+// through this server: a write waits for the quotas' cache to reach it,
+// so that a quota is enforced from the next write after its create (kube
+// looks a namespace's quotas up live when its cache has none).
+type quotaWritten struct{ rev atomic.Int64 }
+
+// note records the revision of obj, if it is a ResourceQuota.
+func (w *quotaWritten) note(res *resource.Resource, obj api.Object) {
+	if res.Group != "" || res.Plural != "resourcequotas" {
+		return
+	}
+	rev, err := registry.ParseResourceVersion(obj.ResourceVersion())
+	for err == nil {
+		cur := w.rev.Load()
+		if rev <= cur || w.rev.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// quotaObjects are the ResourceQuotas of a namespace in the cache, once
+// it holds those written through this server.
+func (s *Server) quotaObjects(ctx context.Context, ns string) ([]*watchcache.Object, error) {
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	c, err := s.readyCache(ctx, res)
 	if c == nil || err != nil {
-		return nil
+		return nil, err
+	}
+	if rev := s.quotaWritten.rev.Load(); rev > c.Revision() { // a write need not make waitFresh's timer
+		if err := s.waitFresh(ctx, c, rev); err != nil {
+			return nil, err
+		}
 	}
 	objs, _ := c.List(watchcache.Filter{Namespace: ns})
-	return objs
+	return objs, nil
+}
+
+// mayChargeQuota says whether a write in ns may be charged: the
+// namespace has quotas, or looking them up failed (the charge says why).
+func (s *Server) mayChargeQuota(ctx context.Context, ns string) bool {
+	objs, err := s.quotaObjects(ctx, ns)
+	return len(objs) > 0 || err != nil
 }
 
 // chargeQuota charges a's write to its namespace's quotas; charged says
@@ -128,7 +162,7 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 	if a.Namespace == "" || a.Object == nil || a.Subresource != "" {
 		return false, nil
 	}
-	if len(s.quotaObjects(ctx, a.Namespace)) == 0 {
+	if !s.mayChargeQuota(ctx, a.Namespace) {
 		return false, nil
 	}
 	unlock, err := s.quotaLocks.lock(ctx, a.Namespace)
@@ -144,7 +178,10 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 			s.quotaInflight.add(a.Namespace, -1)
 		}
 	}()
-	cached := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
+	cached, err := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
+	if err != nil {
+		return false, err
+	}
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
 	quotas := make([]quota.Quota, 0, len(cached))
 	for _, o := range cached {
@@ -167,7 +204,7 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 		}
 		conflict := false
 		for _, q := range changed {
-			err := s.writeQuotaUsed(ctx, res, a.Namespace, q)
+			err := s.writeQuotaUsed(ctx, a.Namespace, q)
 			if isReason(err, api.StatusReasonConflict) {
 				conflict = true
 				break
@@ -199,18 +236,31 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 
 // writeQuotaUsed writes a quota's status.used if it is still at the
 // revision it was read at (a 409 otherwise), as the server's own write.
-func (s *Server) writeQuotaUsed(ctx context.Context, res *resource.Resource, ns string, q quota.Quota) error {
-	_, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, q.Name, func(cur api.Object) (api.Object, error) {
-		next := cur.DeepCopy()
-		status, _ := next["status"].(map[string]any)
+func (s *Server) writeQuotaUsed(ctx context.Context, ns string, q quota.Quota) error {
+	return s.writeQuotaStatus(ctx, ns, q.Name, q.ResourceVersion, func(obj api.Object) {
+		status, _ := obj["status"].(map[string]any)
 		if status == nil {
 			status = map[string]any{}
-			next["status"] = status
+			obj["status"] = status
 		}
 		status["used"] = quota.Encode(q.Used)
-		next.Metadata()["resourceVersion"] = q.ResourceVersion
+	})
+}
+
+// writeQuotaStatus writes the status set makes of a quota's, if the quota
+// is still at revision rv (a 409 otherwise), as the server's own write;
+// the next charges wait for the cache to hold it.
+func (s *Server) writeQuotaStatus(ctx context.Context, ns, name, rv string, set func(api.Object)) error {
+	res, _ := s.catalog.Get("", "v1", "resourcequotas")
+	w, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, name, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		set(next)
+		next.Metadata()["resourceVersion"] = rv
 		return next, nil
 	})
+	if err == nil {
+		s.quotaWritten.note(res, w.Object)
+	}
 	return err
 }
 
@@ -237,7 +287,8 @@ func (s *Server) keepQuotas(ctx context.Context) {
 			last = time.Now()
 		}
 		seen := make(map[string]int, len(counts))
-		for _, o := range s.quotaObjects(ctx, "") {
+		quotas, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
+		for _, o := range quotas {
 			obj, err := o.Obj()
 			if err != nil {
 				continue
@@ -368,12 +419,8 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		}
 	}
 	if !quota.Equal(hard, quota.Read(status, "hard")) || !quota.Equal(used, quota.Read(status, "used")) {
-		res, _ := s.catalog.Get("", "v1", "resourcequotas")
-		_, err = s.registry.Update(registry.Detached(ctx), statusView(res), ns, obj.Name(), func(cur api.Object) (api.Object, error) {
-			next := cur.DeepCopy()
+		err = s.writeQuotaStatus(ctx, ns, obj.Name(), obj.ResourceVersion(), func(next api.Object) {
 			next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
-			next.Metadata()["resourceVersion"] = obj.ResourceVersion()
-			return next, nil
 		})
 	}
 	if err == nil && kept {

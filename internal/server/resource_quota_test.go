@@ -196,3 +196,84 @@ func TestQuotaRecomputeKeepsInflightCharge(t *testing.T) {
 		c.waitUsed("0", 2)
 	})
 }
+
+// holdQuotaEvents holds the events of ResourceQuotas from the watch
+// caches from hold until release.
+type holdQuotaEvents struct {
+	storage.Interface
+	mu   sync.Mutex
+	open chan struct{} // guarded by mu: closed while events flow
+}
+
+func (h *holdQuotaEvents) gate() chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.open
+}
+
+func (h *holdQuotaEvents) hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.open = make(chan struct{})
+}
+
+func (h *holdQuotaEvents) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.open:
+	default:
+		close(h.open)
+	}
+}
+
+func (h *holdQuotaEvents) Watch(ctx context.Context, prefix string, from int64) (storage.Watcher, error) {
+	w, err := h.Interface.Watch(ctx, prefix, from)
+	if err != nil || !strings.Contains(prefix, "resourcequotas") {
+		return w, err
+	}
+	held := &heldWatcher{Watcher: w, events: make(chan []storage.Event)}
+	go func() { // ends with w, when the store closes
+		defer close(held.events)
+		for batch := range w.Events() {
+			<-h.gate()
+			held.events <- batch
+		}
+	}()
+	return held, nil
+}
+
+type heldWatcher struct {
+	storage.Watcher
+	events chan []storage.Event
+}
+
+func (w *heldWatcher) Events() <-chan []storage.Event { return w.events }
+
+// TestQuotaEnforcedOnceWritten checks that a quota's status written
+// through a server is enforced by its next charge, though the quotas'
+// watch cache has yet to see it (kube looks quotas up live for this).
+func TestQuotaEnforcedOnceWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := make(chan struct{})
+		close(open)
+		store := &holdQuotaEvents{Interface: memory.New(), open: open}
+		defer store.Close()
+		c := quotaTestServer(t, store)
+		c.send("POST", "/api/v1/namespaces", `{"metadata":{"name":"q"}}`, 201)
+		c.send("POST", "/api/v1/namespaces/q/resourcequotas", `{"metadata":{"name":"q"},"spec":{"hard":{"count/configmaps":"0"}}}`, 201)
+		synctest.Wait() // the cache has the quota, without a status
+		store.hold()
+		defer store.release() // if the test fails first
+		time.AfterFunc(2*quotaPoll, store.release)
+		time.Sleep(quotaPoll)
+		synctest.Wait()
+		if got := c.used(); got != "0" {
+			t.Fatalf("used count/configmaps %v, want the leader's 0", got)
+		}
+		obj := c.send("POST", "/api/v1/namespaces/q/configmaps", `{"metadata":{"name":"a"}}`, 403)
+		if want := `configmaps "a" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=0, limited: count/configmaps=0`; obj["message"] != want {
+			t.Errorf("message %q, want %q", obj["message"], want)
+		}
+	})
+}

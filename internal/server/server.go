@@ -213,6 +213,8 @@ type Server struct {
 	quotaLocks quotaLocks
 	// quotaInflight counts the charged writes not yet ended.
 	quotaInflight quotaInflight
+	// quotaWritten is the revision of the last quota written here.
+	quotaWritten quotaWritten
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.
