@@ -273,9 +273,7 @@ func (s *Server) keepQuotas(ctx context.Context) {
 	t := time.NewTicker(quotaPoll)
 	defer t.Stop()
 	var last time.Time
-	// counts are, by quota and resource, the number of the resource's
-	// objects in the quota's namespace at the last look.
-	counts := map[string]int{}
+	var counts map[string]int
 	for {
 		select {
 		case <-ctx.Done():
@@ -286,47 +284,54 @@ func (s *Server) keepQuotas(ctx context.Context) {
 		if all {
 			last = time.Now()
 		}
-		seen := make(map[string]int, len(counts))
-		quotas, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
-		for _, o := range quotas {
-			obj, err := o.Obj()
-			if err != nil {
-				continue
+		counts = s.lookAtQuotas(ctx, all, counts)
+	}
+}
+
+// lookAtQuotas is one look of keepQuotas, at every quota if all, else at
+// those whose hard or objects' numbers changed since counts, the numbers
+// it returns for the next.
+func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[string]int) map[string]int {
+	seen := make(map[string]int, len(counts))
+	quotas, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
+	for _, o := range quotas {
+		obj, err := o.Obj()
+		if err != nil {
+			continue
+		}
+		hard := quota.Read(mapAt(obj, "spec"), "hard")
+		sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
+		var keys []string
+		for _, gr := range quota.Resources(hard, s.servesNamespaced) {
+			key := o.Key + " " + gr[0] + "/" + gr[1]
+			keys = append(keys, key)
+			if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
+				objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
+				seen[key] = len(objs)
 			}
-			hard := quota.Read(mapAt(obj, "spec"), "hard")
-			sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
-			var keys []string
-			for _, gr := range quota.Resources(hard, s.servesNamespaced) {
-				key := o.Key + " " + gr[0] + "/" + gr[1]
-				keys = append(keys, key)
-				if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
-					objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
-					seen[key] = len(objs)
-				}
-				if prev, ok := counts[key]; !ok || prev != seen[key] {
-					sync = true
-				}
-			}
-			if !sync {
-				continue
-			}
-			err = s.syncQuota(ctx, obj)
-			if err == nil {
-				continue
-			}
-			// Forget the counts this quota was not brought up to, so
-			// that the next look retries it (a conflict with a charge
-			// too: the give-back of a delete must not wait for
-			// quotaResync).
-			for _, key := range keys {
-				delete(seen, key)
-			}
-			if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) && err != errQuotaBusy {
-				s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
+			if prev, ok := counts[key]; !ok || prev != seen[key] {
+				sync = true
 			}
 		}
-		counts = seen
+		if !sync {
+			continue
+		}
+		err = s.syncQuota(ctx, obj)
+		if err == nil {
+			continue
+		}
+		// Forget the counts this quota was not brought up to, so
+		// that the next look retries it (a conflict with a charge
+		// too: the give-back of a delete must not wait for
+		// quotaResync).
+		for _, key := range keys {
+			delete(seen, key)
+		}
+		if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) && err != errQuotaBusy {
+			s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
+		}
 	}
+	return seen
 }
 
 // quotaFreshTimeout bounds the recompute's wait for a cache to reach the
