@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -273,7 +274,7 @@ func (s *Server) keepQuotas(ctx context.Context) {
 	t := time.NewTicker(quotaPoll)
 	defer t.Stop()
 	var last time.Time
-	var counts map[string]int
+	var counts map[quotaCount]int
 	for {
 		select {
 		case <-ctx.Done():
@@ -288,50 +289,193 @@ func (s *Server) keepQuotas(ctx context.Context) {
 	}
 }
 
-// lookAtQuotas is one look of keepQuotas, at every quota if all, else at
-// those whose hard or objects' numbers changed since counts, the numbers
-// it returns for the next.
-func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[string]int) map[string]int {
-	seen := make(map[string]int, len(counts))
-	quotas, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
-	for _, o := range quotas {
-		obj, err := o.Obj()
-		if err != nil {
+// quotaCount names the number of a resource's objects in a namespace.
+type quotaCount struct {
+	ns string
+	gr [2]string
+}
+
+// lookAtQuotas is one look of keepQuotas: at every namespace's quotas if
+// all, else at those of the namespaces where a quota's hard changed or
+// the number of objects of a resource its quotas count is not that in
+// counts; it returns the numbers for the next look. Each resource's
+// cache is walked once to count, once per namespace looked at to
+// recompute, and each object decoded once for all its namespace's quotas.
+func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[quotaCount]int) map[quotaCount]int {
+	cached, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
+	byNS := map[string][]api.Object{}
+	for _, o := range cached {
+		if obj, err := o.Obj(); err == nil {
+			byNS[obj.Namespace()] = append(byNS[obj.Namespace()], obj)
+		}
+	}
+	counted := map[string][][2]string{} // by namespace, in order
+	seen := make(map[quotaCount]int, len(counts))
+	resources := map[[2]string]bool{}
+	for ns, objs := range byNS {
+		for _, obj := range objs {
+			for _, gr := range quota.Resources(quota.Read(mapAt(obj, "spec"), "hard"), s.servesNamespaced) {
+				if _, ok := seen[quotaCount{ns, gr}]; !ok {
+					seen[quotaCount{ns, gr}] = 0
+					counted[ns] = append(counted[ns], gr)
+					resources[gr] = true
+				}
+			}
+		}
+	}
+	for gr := range resources {
+		c := s.caches.get(s.servedResource(gr[0], gr[1]))
+		if c == nil {
 			continue
 		}
-		hard := quota.Read(mapAt(obj, "spec"), "hard")
-		sync := all || !quota.Equal(hard, quota.Read(mapAt(obj, "status"), "hard"))
-		var keys []string
-		for _, gr := range quota.Resources(hard, s.servesNamespaced) {
-			key := o.Key + " " + gr[0] + "/" + gr[1]
-			keys = append(keys, key)
-			if c := s.caches.get(s.servedResource(gr[0], gr[1])); c != nil {
-				objs, _ := c.List(watchcache.Filter{Namespace: obj.Namespace()})
-				seen[key] = len(objs)
+		objs, _ := c.List(watchcache.Filter{})
+		for _, o := range objs {
+			if n, ok := seen[quotaCount{o.Namespace(), gr}]; ok {
+				seen[quotaCount{o.Namespace(), gr}] = n + 1
 			}
-			if prev, ok := counts[key]; !ok || prev != seen[key] {
+		}
+	}
+	var due []string
+	for ns, objs := range byNS {
+		sync := all || slices.ContainsFunc(objs, func(obj api.Object) bool {
+			return !quota.Equal(quota.Read(mapAt(obj, "spec"), "hard"), quota.Read(mapAt(obj, "status"), "hard"))
+		})
+		for _, gr := range counted[ns] {
+			k := quotaCount{ns, gr}
+			if prev, ok := counts[k]; !ok || prev != seen[k] {
 				sync = true
 			}
 		}
-		if !sync {
-			continue
+		if sync {
+			due = append(due, ns)
 		}
-		err = s.syncQuota(ctx, obj)
+	}
+	if len(due) == 0 {
+		return seen
+	}
+	// Asked after the quotas were read and before the store's revision: a
+	// charge they hold whose write has ended since is counted.
+	busy := map[string]bool{}
+	for _, ns := range due {
+		busy[ns] = s.quotaInflight.busy(ns)
+	}
+	// Count what the store holds now, not what a cache has yet to see: a
+	// write charged since would be given back.
+	rev, revErr := s.registry.Storage().CurrentRevision(ctx)
+	look := &quotaLook{s: s, rev: rev, caches: map[[2]string]*watchcache.Cache{}, now: time.Now()}
+	for _, ns := range due {
+		err := revErr
+		if err == nil {
+			err = look.sync(ctx, ns, byNS[ns], counted[ns], busy[ns])
+		}
 		if err == nil {
 			continue
 		}
-		// Forget the counts this quota was not brought up to, so
-		// that the next look retries it (a conflict with a charge
-		// too: the give-back of a delete must not wait for
-		// quotaResync).
-		for _, key := range keys {
-			delete(seen, key)
+		// Forget the numbers the namespace was not brought up to, so that
+		// the next look retries it (a conflict with a charge too: the
+		// give-back of a delete must not wait for quotaResync).
+		for _, gr := range counted[ns] {
+			delete(seen, quotaCount{ns, gr})
 		}
 		if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) && err != errQuotaBusy {
-			s.log.Warn("resource quota: computing a quota's usage", "namespace", obj.Namespace(), "name", obj.Name(), "err", err)
+			s.log.Warn("resource quota: computing a namespace's usage", "namespace", ns, "err", err)
 		}
 	}
 	return seen
+}
+
+// quotaLook is one recompute of namespaces' quotas, at revision rev.
+type quotaLook struct {
+	s      *Server
+	rev    int64
+	caches map[[2]string]*watchcache.Cache // those at rev
+	now    time.Time
+}
+
+// cache is a resource's cache once it reflects rev, nil if none.
+func (l *quotaLook) cache(ctx context.Context, gr [2]string) (*watchcache.Cache, error) {
+	if c, ok := l.caches[gr]; ok {
+		return c, nil
+	}
+	c, err := l.s.readyCache(ctx, l.s.servedResource(gr[0], gr[1]))
+	if c == nil || err != nil {
+		return nil, err
+	}
+	if err := waitQuotaCache(ctx, c, l.rev); err != nil {
+		return nil, err
+	}
+	l.caches[gr] = c
+	return c, nil
+}
+
+// sync sets the status.hard of a namespace's quotas (objs) to their
+// spec.hard and status.used to what the namespace's objects of resources
+// use, for each quota unless a write changed it since (a conflict);
+// busy keeps every usage it would lower (errQuotaBusy).
+func (l *quotaLook) sync(ctx context.Context, ns string, objs []api.Object, resources [][2]string, busy bool) error {
+	quotas := make([]quota.Quota, len(objs))
+	for i, obj := range objs {
+		quotas[i] = quota.Parse(obj)
+		quotas[i].Hard = quota.Read(mapAt(obj, "spec"), "hard")
+	}
+	for _, gr := range resources {
+		c, err := l.cache(ctx, gr)
+		if c == nil || err != nil {
+			return err
+		}
+		cached, _ := c.List(watchcache.Filter{Namespace: ns})
+		raw := make([][]byte, len(cached)) // only their number, unless read
+		if quota.ReadsObjects(gr[0], gr[1]) {
+			for i, o := range cached {
+				raw[i] = o.JSON
+			}
+		}
+		usage, err := quota.Usage(quotas, gr[0], gr[1], raw, l.now)
+		if err != nil {
+			return err
+		}
+		for i := range quotas {
+			maps.Copy(quotas[i].Used, usage[i])
+		}
+	}
+	var first error
+	for i, obj := range objs {
+		if err := l.s.writeQuotaSync(ctx, obj, quotas[i], busy); first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// writeQuotaSync writes a quota's status: q's hard, and q's used of it
+// (the usage obj's status holds where it is higher, if busy), unless
+// the quota changed since obj was read.
+func (s *Server) writeQuotaSync(ctx context.Context, obj api.Object, q quota.Quota, busy bool) error {
+	hard, used := q.Hard, q.Used
+	for name := range used {
+		if _, ok := hard[name]; !ok {
+			delete(used, name)
+		}
+	}
+	status := mapAt(obj, "status")
+	kept := false
+	if busy {
+		for name, was := range quota.Read(status, "used") {
+			if u, ok := used[name]; ok && u.Cmp(was) < 0 {
+				used[name], kept = was, true
+			}
+		}
+	}
+	var err error
+	if !quota.Equal(hard, quota.Read(status, "hard")) || !quota.Equal(used, quota.Read(status, "used")) {
+		err = s.writeQuotaStatus(ctx, obj.Namespace(), obj.Name(), obj.ResourceVersion(), func(next api.Object) {
+			next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
+		})
+	}
+	if err == nil && kept {
+		return errQuotaBusy
+	}
+	return err
 }
 
 // quotaFreshTimeout bounds the recompute's wait for a cache to reach the
@@ -366,70 +510,4 @@ func (s *Server) servedResource(group, plural string) *resource.Resource {
 func mapAt(m map[string]any, key string) map[string]any {
 	v, _ := m[key].(map[string]any)
 	return v
-}
-
-// syncQuota sets a quota's status.hard to its spec.hard and status.used
-// to what its namespace's objects use, unless a write changed it since.
-func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
-	q := quota.Parse(obj)
-	hard := quota.Read(mapAt(obj, "spec"), "hard")
-	q.Hard = hard
-	used := q.Used
-	ns := obj.Namespace()
-	now := time.Now()
-	// Asked after obj was read and before the store's revision: a charge
-	// obj holds whose write has ended since is counted below.
-	busy := s.quotaInflight.busy(ns)
-	// Count what the store holds now, not what a cache has yet to see: a
-	// write charged since would be given back.
-	rev, err := s.registry.Storage().CurrentRevision(ctx)
-	if err != nil {
-		return err
-	}
-	for _, gr := range quota.Resources(hard, s.servesNamespaced) {
-		c, err := s.readyCache(ctx, s.servedResource(gr[0], gr[1]))
-		if c == nil || err != nil {
-			return err
-		}
-		if err := waitQuotaCache(ctx, c, rev); err != nil {
-			return err
-		}
-		cached, _ := c.List(watchcache.Filter{Namespace: ns})
-		objs := make([]api.Object, len(cached))
-		if quota.ReadsObjects(gr[0], gr[1]) {
-			for i, o := range cached {
-				if objs[i], err = o.Obj(); err != nil {
-					return err
-				}
-			}
-		}
-		u, err := quota.Usage(q, gr[0], gr[1], objs, now)
-		if err != nil {
-			return err
-		}
-		maps.Copy(used, u)
-	}
-	for name := range used {
-		if _, ok := hard[name]; !ok {
-			delete(used, name)
-		}
-	}
-	status := mapAt(obj, "status")
-	kept := false
-	if busy {
-		for name, was := range quota.Read(status, "used") {
-			if u, ok := used[name]; ok && u.Cmp(was) < 0 {
-				used[name], kept = was, true
-			}
-		}
-	}
-	if !quota.Equal(hard, quota.Read(status, "hard")) || !quota.Equal(used, quota.Read(status, "used")) {
-		err = s.writeQuotaStatus(ctx, ns, obj.Name(), obj.ResourceVersion(), func(next api.Object) {
-			next["status"] = map[string]any{"hard": quota.Encode(hard), "used": quota.Encode(used)}
-		})
-	}
-	if err == nil && kept {
-		return errQuotaBusy
-	}
-	return err
 }

@@ -52,7 +52,7 @@ var benchQuotas = []string{
 // benchQuotaServer is a server holding benchQuotaNamespaces namespaces of
 // benchQuotaPods pods and three quotas each, whose controllers are
 // stopped once the quotas' status is filled, and the counts of a look.
-func benchQuotaServer(b *testing.B) (*Server, map[string]int) {
+func benchQuotaServer(b *testing.B) (*Server, map[quotaCount]int) {
 	store := memory.New()
 	b.Cleanup(func() { store.Close() })
 	s, err := New(b.Context(), Config{Storage: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -36,19 +36,17 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	if !ev.handles(w) {
 		return nil, nil
 	}
+	obj, err := ev.read(w.Object)
+	if err != nil {
+		return nil, err
+	}
 	var interesting []Quota
 	for _, q := range quotas {
 		restricted := ev.matching(q.Hard)
-		if len(restricted) == 0 {
+		if len(restricted) == 0 || !matches(q.Scopes, obj) {
 			continue
 		}
-		if match, err := ev.matches(q.Scopes, w.Object); err != nil || !match {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := ev.constraints(restricted, w.Object); err != nil {
+		if err := constraints(restricted, obj); err != nil {
 			var r *Refused
 			if errors.As(err, &r) {
 				return nil, refused("failed quota: %s: %s", q.Name, r.Reason)
@@ -65,10 +63,7 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	if len(interesting) == 0 {
 		return nil, nil
 	}
-	usage, err := ev.usage(w.Object, now)
-	if err != nil {
-		return nil, err
-	}
+	usage := ev.usage(obj, now)
 	var negative []string
 	for name, q := range usage {
 		if q.Sign() < 0 {
@@ -82,24 +77,18 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	// An update is charged what it adds to a quota the old object was
 	// charged to already, its whole usage to one it enters.
 	var diff List
+	var old any
 	if w.Op == "UPDATE" && w.Old != nil && w.Old.ResourceVersion() != "" {
-		prev, err := ev.usage(w.Old, now)
-		if err != nil {
+		if old, err = ev.read(w.Old); err != nil {
 			return nil, err
 		}
-		diff = subtract(usage, prev)
+		diff = subtract(usage, ev.usage(old, now))
 	}
 	var changed []Quota
 	for _, q := range interesting {
 		delta := usage
-		if diff != nil {
-			was, err := ev.matches(q.Scopes, w.Old)
-			if err != nil {
-				return nil, err
-			}
-			if was {
-				delta = diff
-			}
+		if diff != nil && matches(q.Scopes, old) {
+			delta = diff
 		}
 		// A quota none of whose limits the write moves is not written
 		// (kube's RemoveZeros), nor refused for being over already.
@@ -153,15 +142,9 @@ var checkedResources = []string{"cpu", "memory", "requests.cpu", "requests.memor
 
 // constraints is kube's pod Constraints: each container must give the
 // quota-limited cpu and memory it charges, unless the pod sets its own.
-func (e evaluator) constraints(restricted []string, obj api.Object) error {
-	if !e.core("pods") {
-		return nil
-	}
-	var pod pod
-	if err := Decode(obj, &pod); err != nil {
-		return err
-	}
-	if pod.levelSet() {
+func constraints(restricted []string, obj any) error {
+	pod, ok := obj.(*pod)
+	if !ok || pod.levelSet() {
 		return nil
 	}
 	missing := map[string][]string{}
@@ -184,23 +167,32 @@ func (e evaluator) constraints(restricted []string, obj api.Object) error {
 	return refused("must specify %s", strings.Join(msgs, "; "))
 }
 
-// Usage is what the objects of a resource that match a quota's scopes
-// use of its hard resources (every one the resource charges, zero if
-// nothing uses it), as kube's quota controller counts.
-func Usage(q Quota, group, plural string, objs []api.Object, now time.Time) (List, error) {
+// Usage is, for each of quotas, what a resource's objects that match its
+// scopes use of its hard resources (every one the resource charges,
+// zero if nothing uses it), as kube's quota controller counts: each
+// object (its JSON; only their number counts where ReadsObjects is
+// false) is decoded once for all quotas.
+func Usage(quotas []Quota, group, plural string, objs [][]byte, now time.Time) ([]List, error) {
 	ev := evaluatorFor(group, plural)
-	names := ev.matching(q.Hard)
-	out := List{}
-	for _, n := range names {
-		out[n] = resource.Quantity{Format: resource.DecimalSI}
+	names := make([][]string, len(quotas))
+	out := make([]List, len(quotas))
+	for i, q := range quotas {
+		names[i] = ev.matching(q.Hard)
+		out[i] = List{}
+		for _, n := range names[i] {
+			out[i][n] = resource.Quantity{Format: resource.DecimalSI}
+		}
 	}
-	for _, o := range objs {
-		u, match, err := ev.measure(q.Scopes, o, now)
+	for _, b := range objs {
+		obj, err := ev.decode(b)
 		if err != nil {
 			return nil, err
 		}
-		if match {
-			Add(out, mask(u, names))
+		u := ev.usage(obj, now)
+		for i, q := range quotas {
+			if len(names[i]) > 0 && matches(q.Scopes, obj) {
+				Add(out[i], mask(u, names[i]))
+			}
 		}
 	}
 	return out, nil
@@ -239,10 +231,7 @@ func Resources(hard List, served func(group, plural string) bool) [][2]string {
 // ReadsObjects says whether the usage of a resource's objects depends on
 // them (pods, services, claims) or only on their number (nil objects
 // will do).
-func ReadsObjects(group, plural string) bool {
-	ev := evaluatorFor(group, plural)
-	return ev.core("pods") || ev.core("services") || ev.core("persistentvolumeclaims")
-}
+func ReadsObjects(group, plural string) bool { return evaluatorFor(group, plural).reads() }
 
 // Equal says whether two lists hold the same quantities.
 func Equal(a, b List) bool {

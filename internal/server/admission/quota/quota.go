@@ -218,25 +218,55 @@ func extendedRequest(name string) bool {
 	return !native(name) && !strings.HasPrefix(name, "requests.") && len(validation.IsQualifiedName("requests."+name)) == 0
 }
 
-// matches says whether obj matches every scope (kube's generic.Matches
-// with its evaluators' scope functions).
-func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
+// read decodes what the evaluator reads of obj: a *pod, *service or
+// *claim, nil for an object only counted.
+func (e evaluator) read(obj api.Object) (any, error) {
+	if !e.reads() {
+		return nil, nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return e.decode(b)
+}
+
+// decode is read from an object's JSON.
+func (e evaluator) decode(b []byte) (any, error) {
+	var v any
+	switch {
+	case e.core("pods"):
+		v = new(pod)
+	case e.core("services"):
+		v = new(service)
+	case e.core("persistentvolumeclaims"):
+		v = new(claim)
+	default:
+		return nil, nil
+	}
+	return v, json.Unmarshal(b, v)
+}
+
+func (e evaluator) reads() bool {
+	return e.core("pods") || e.core("services") || e.core("persistentvolumeclaims")
+}
+
+// matches says whether a read object matches every scope (kube's
+// generic.Matches with its evaluators' scope functions).
+func matches(scopes []Scope, obj any) bool {
 	if len(scopes) == 0 {
-		return true, nil
+		return true
 	}
-	if !e.core("pods") {
-		return false, nil
-	}
-	var pod pod
-	if err := Decode(obj, &pod); err != nil {
-		return false, err
+	pod, ok := obj.(*pod)
+	if !ok {
+		return false
 	}
 	for _, s := range scopes {
-		if !podMatches(s, &pod) {
-			return false, nil
+		if !podMatches(s, pod) {
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
 // podMatches is kube's podMatchesScopeFunc.
@@ -319,56 +349,22 @@ func crossNamespaceAffinity(pod *pod) bool {
 	return slices.ContainsFunc(terms, func(t affinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
 }
 
-// measure is what obj costs, when it matches every scope (match false
-// when it does not): matches and usage in one, a pod decoded once.
-func (e evaluator) measure(scopes []Scope, obj api.Object, now time.Time) (_ List, match bool, _ error) {
-	if !e.core("pods") || len(scopes) == 0 {
-		if match, err := e.matches(scopes, obj); err != nil || !match {
-			return nil, false, err
-		}
-		u, err := e.usage(obj, now)
-		return u, err == nil, err
+// usage is what a read object costs.
+func (e evaluator) usage(obj any, now time.Time) List {
+	switch o := obj.(type) {
+	case *pod:
+		return podUsage(o, now)
+	case *service:
+		return serviceUsage(o)
+	case *claim:
+		return claimUsage(o)
 	}
-	var pod pod
-	if err := Decode(obj, &pod); err != nil {
-		return nil, false, err
-	}
-	for _, s := range scopes {
-		if !podMatches(s, &pod) {
-			return nil, false, nil
-		}
-	}
-	return podUsage(&pod, now), true, nil
-}
-
-// usage is what obj costs.
-func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
-	switch {
-	case e.core("pods"):
-		var pod pod
-		if err := Decode(obj, &pod); err != nil {
-			return nil, err
-		}
-		return podUsage(&pod, now), nil
-	case e.core("services"):
-		var svc service
-		if err := Decode(obj, &svc); err != nil {
-			return nil, err
-		}
-		return serviceUsage(&svc), nil
-	case e.core("persistentvolumeclaims"):
-		var pvc claim
-		if err := Decode(obj, &pvc); err != nil {
-			return nil, err
-		}
-		return claimUsage(&pvc), nil
-	}
 	out := List{countName(e.group, e.plural): one}
 	if alias := legacyAliases[e.plural]; e.group == "" && alias != "" {
 		out[alias] = one
 	}
-	return out, nil
+	return out
 }
 
 // Decode reads an object's JSON form (or a part of it) into a Go type of

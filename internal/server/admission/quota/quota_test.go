@@ -39,26 +39,31 @@ func TestUsage(t *testing.T) {
 	q := Parse(parse(t, `{"metadata": {"name": "q"}, "spec": {"scopes": ["NotTerminating"],
 		"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "DoesNotExist"}]}},
 		"status": {"hard": {"pods": "9", "count/pods": "9", "requests.cpu": "9", "limits.memory": "9", "count/configmaps": "9"}}}`))
-	pods := []api.Object{
-		parse(t, `{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}`),
-		parse(t, `{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}, "status": {"phase": "Failed"}}`),
-		parse(t, `{"spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
-		parse(t, `{"spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
+	pods := [][]byte{
+		[]byte(`{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}`),
+		[]byte(`{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}, "status": {"phase": "Failed"}}`),
+		[]byte(`{"spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
+		[]byte(`{"spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
 	}
-	got, err := Usage(q, "", "pods", pods, time.Now())
+	all := q
+	all.Scopes = nil
+	got, err := Usage([]Quota{q, all}, "", "pods", pods, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]any{"pods": "1", "count/pods": "2", "requests.cpu": "100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got)) {
-		t.Errorf("got %v, want %v", Encode(got), want)
+	if want := map[string]any{"pods": "1", "count/pods": "2", "requests.cpu": "100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got[0])) {
+		t.Errorf("got %v, want %v", Encode(got[0]), want)
+	}
+	if want := map[string]any{"pods": "3", "count/pods": "4", "requests.cpu": "2100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got[1])) {
+		t.Errorf("without scopes: got %v, want %v", Encode(got[1]), want)
 	}
 	// Scopes match no ConfigMap, as kube's MatchesNoScopeFunc.
-	if got, _ := Usage(q, "", "configmaps", make([]api.Object, 3), time.Now()); Encode(got)["count/configmaps"] != "0" {
-		t.Errorf("scoped configmaps counted: %v", Encode(got))
+	got, _ = Usage([]Quota{q, all}, "", "configmaps", make([][]byte, 3), time.Now())
+	if n := Encode(got[0])["count/configmaps"]; n != "0" {
+		t.Errorf("scoped configmaps counted: %v", n)
 	}
-	q.Scopes = nil
-	if got, _ := Usage(q, "", "configmaps", make([]api.Object, 3), time.Now()); Encode(got)["count/configmaps"] != "3" {
-		t.Errorf("configmaps: %v, want 3", Encode(got))
+	if n := Encode(got[1])["count/configmaps"]; n != "3" {
+		t.Errorf("configmaps: %v, want 3", n)
 	}
 }
 
