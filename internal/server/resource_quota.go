@@ -160,7 +160,7 @@ func (s *Server) mayChargeQuota(ctx context.Context, ns string) bool {
 // whether a charge was written, which leaves the namespace's in-flight
 // count raised for the caller to lower when the write ends.
 func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charged bool, _ error) {
-	if a.Namespace == "" || a.Object == nil || a.Subresource != "" {
+	if a.Namespace == "" || a.Object == nil {
 		return false, nil
 	}
 	if !s.mayChargeQuota(ctx, a.Namespace) {
@@ -191,7 +191,7 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 		}
 	}
 	written := map[string]bool{}
-	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Object: a.Object, Old: a.OldObject}
+	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Subresource: a.Subresource, Object: a.Object, Old: a.OldObject}
 	for range quotaRetries {
 		changed, err := quota.Check(quotas, w, time.Now())
 		var refused *quota.Refused

@@ -51,6 +51,15 @@ var quotaSets = [][]string{{
 	`{"metadata":{"name":"cross","resourceVersion":"1"},"spec":{"scopes":["CrossNamespacePodAffinity"]},"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}`,
 	`{"metadata":{"name":"scoped-objects","resourceVersion":"1"},"spec":{"scopes":["BestEffort"]},"status":{"hard":{"count/configmaps":"0","services":"0"},"used":{"count/configmaps":"0","services":"0"}}}`,
 }, {
+	`{"metadata":{"name":"vac-gold","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"In","values":["gold"]}]}},
+		"status":{"hard":{"requests.storage":"1Gi","persistentvolumeclaims":"1"},"used":{"requests.storage":"0","persistentvolumeclaims":"0"}}}`,
+	`{"metadata":{"name":"vac-any","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"Exists"}]}},
+		"status":{"hard":{"persistentvolumeclaims":"5","count/persistentvolumeclaims":"5"},"used":{"persistentvolumeclaims":"0","count/persistentvolumeclaims":"0"}}}`,
+	`{"metadata":{"name":"vac-not-fast","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"NotIn","values":["fast"]}]}},
+		"status":{"hard":{"requests.storage":"3Gi"},"used":{"requests.storage":"2Gi"}}}`,
+	`{"metadata":{"name":"vac-none","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"DoesNotExist"}]}},
+		"status":{"hard":{"persistentvolumeclaims":"9"},"used":{"persistentvolumeclaims":"0"}}}`,
+}, {
 	`{"metadata":{"name":"gpu","resourceVersion":"1"},"status":{"hard":{"requests.example.com/gpu":"2","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"1",
 		"example.com/gpu":"9","requests.example.com/fpga":"1"},"used":{"requests.example.com/gpu":"1","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"0",
 		"example.com/gpu":"0","requests.example.com/fpga":"0"}}}`,
@@ -59,6 +68,7 @@ var quotaSets = [][]string{{
 // quotaWrite is a write of a v1 object, over old on update.
 type quotaWrite struct {
 	name     string
+	sub      string // the subresource written
 	obj, old runtime.Object
 }
 
@@ -83,6 +93,14 @@ func quotaWrites(t *testing.T) []quotaWrite {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(storage)}}}}
 		if annotation != "" {
 			c.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: annotation}
+		}
+		return c
+	}
+	// vacClaim is a stored claim of 1Gi, with the given JSON over it.
+	vacClaim := func(s string) runtime.Object {
+		c := claim(nil, "", "1Gi").(*corev1.PersistentVolumeClaim)
+		if err := json.Unmarshal([]byte(s), c); err != nil {
+			t.Fatal(err)
 		}
 		return c
 	}
@@ -137,6 +155,15 @@ func quotaWrites(t *testing.T) []quotaWrite {
 		{name: "annotated gold claim", obj: claim(&silver, "gold", "1100Mi")},
 		{name: "claim fraction", obj: claim(nil, "", "0.5")},
 		{name: "claim grown", obj: claim(&gold, "", "900Mi"), old: claim(&gold, "", "200Mi")},
+		{name: "claim of attributes class gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`)},
+		{name: "claim of attributes class fast", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"fast"}}`)},
+		{name: "claim being modified to gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"fast"},"status":{"currentVolumeAttributesClassName":"fast",
+			"modifyVolumeStatus":{"targetVolumeAttributesClassName":"gold","status":"InProgress"}}}`)},
+		{name: "claim moved to attributes class gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`), old: vacClaim(`{}`)},
+		{name: "claim status allocated more", sub: "status", obj: vacClaim(`{"status":{"allocatedResources":{"storage":"5Gi"}}}`), old: vacClaim(`{}`)},
+		{name: "claim status unchanged", sub: "status", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`),
+			old: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`)},
+		{name: "pod status", sub: "status", obj: withRV(pod(`{"spec":{"containers":[{"name":"c"}]}}`)), old: withRV(pod(`{"spec":{"containers":[{"name":"c"}]}}`))},
 	}
 }
 
@@ -174,9 +201,9 @@ func TestQuotaAsKubes(t *testing.T) {
 			if old != nil {
 				op = admission.Update
 			}
-			a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, "", op, nil, false, nil)
+			a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, w.sub, op, nil, false, nil)
 			want, wantErr := resourcequota.CheckRequest(kubeQuotas, a, evaluators[gvr.Resource], nil)
-			changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource,
+			changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource, Subresource: w.sub,
 				Object: jsonForm(t, obj), Old: jsonForm(t, old)}, time.Now())
 			what := w.name + " on set " + string(rune('0'+i))
 			if wantErr != nil {

@@ -21,11 +21,12 @@ func (r *Refused) Error() string { return r.Reason }
 func refused(format string, args ...any) error { return &Refused{fmt.Sprintf(format, args...)} }
 
 // Write is a write to charge: its operation (CREATE or UPDATE), the
-// resource and the object written over the old one (nil on create).
+// resource (and subresource) and the object written over the old one
+// (nil on create).
 type Write struct {
-	Op            string
-	Group, Plural string
-	Object, Old   api.Object
+	Op                         string
+	Group, Plural, Subresource string
+	Object, Old                api.Object
 }
 
 // Check is kube's CheckRequest: the quotas among quotas whose usage the
@@ -104,7 +105,7 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 				exceeded = append(exceeded, name)
 			}
 		}
-		if len(exceeded) > 0 {
+		if len(exceeded) > 0 && w.Subresource != "status" { // a status write is charged, never refused
 			return nil, refused("exceeded quota: %s, requested: %s, used: %s, limited: %s", q.Name,
 				pretty(mask(requested, exceeded)), pretty(mask(q.Used, exceeded)), pretty(mask(q.Hard, exceeded)))
 		}

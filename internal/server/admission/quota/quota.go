@@ -16,12 +16,9 @@
 // Pods match a quota's scopes as kube's: Terminating and NotTerminating
 // (activeDeadlineSeconds), BestEffort and NotBestEffort (kube's QoS
 // class), PriorityClass (by the class name's selector) and
-// CrossNamespacePodAffinity; other objects match no scope.
-//
-// # Caveats
-//
-// Claims' VolumeAttributesClass scope is not done (a quota with it
-// matches no claim), nor the admission configuration's limitedResources.
+// CrossNamespacePodAffinity; claims VolumeAttributesClass (by the
+// selector, on each class the claim names); other objects match no
+// scope.
 package quota
 
 import (
@@ -123,9 +120,15 @@ func (e evaluator) core(plural string) bool { return e.group == "" && e.plural =
 
 // handles says whether a write of the resource costs quota: a create;
 // an update of a service or a claim, or of a pod that enters or leaves
-// the Terminating scope (its activeDeadlineSeconds set).
+// the Terminating scope (its activeDeadlineSeconds set); an update of a
+// claim's status (kube's RequiresQuotaReplenish compares the allocated
+// storage's pointers, which always differ).
 func (e evaluator) handles(w Write) bool {
 	switch {
+	case w.Subresource == "status":
+		return w.Op == "UPDATE" && e.core("persistentvolumeclaims")
+	case w.Subresource != "":
+		return false
 	case w.Op == "CREATE":
 		return true
 	case w.Op != "UPDATE":
@@ -257,16 +260,51 @@ func matches(scopes []Scope, obj any) bool {
 	if len(scopes) == 0 {
 		return true
 	}
-	pod, ok := obj.(*pod)
-	if !ok {
+	var match func(Scope) bool
+	switch o := obj.(type) {
+	case *pod:
+		match = func(s Scope) bool { return podMatches(s, o) }
+	case *claim:
+		match = func(s Scope) bool { return claimMatches(s, o) }
+	default:
 		return false
 	}
 	for _, s := range scopes {
-		if !podMatches(s, pod) {
+		if !match(s) {
 			return false
 		}
 	}
 	return true
+}
+
+// selects is kube's label selector of a scope expression tested on the
+// labels {scope name: value}, or on none if the value is absent.
+func selects(s Scope, value string, present bool) bool {
+	switch s.Operator {
+	case "Exists":
+		return present
+	case "DoesNotExist":
+		return !present
+	case "In":
+		return present && slices.Contains(s.Values, value)
+	case "NotIn":
+		return !present || !slices.Contains(s.Values, value)
+	}
+	return false
+}
+
+// claimMatches is kube's pvcMatchesScopeFunc: the VolumeAttributesClass
+// scope tests every class the claim names (spec, status, the one it is
+// being modified to), or none.
+func claimMatches(s Scope, c *claim) bool {
+	if s.Name != "VolumeAttributesClass" {
+		return false
+	}
+	classes := c.volumeAttributesClasses()
+	if len(classes) == 0 {
+		return selects(s, "", false)
+	}
+	return slices.ContainsFunc(classes, func(class string) bool { return selects(s, class, true) })
 }
 
 // podMatches is kube's podMatchesScopeFunc.
@@ -283,19 +321,7 @@ func podMatches(s Scope, pod *pod) bool {
 		return !bestEffort(pod)
 	case "PriorityClass":
 		class := pod.Spec.PriorityClassName
-		// kube matches a label selector on {PriorityClass: class}, the
-		// label absent without a class.
-		switch s.Operator {
-		case "Exists":
-			return class != ""
-		case "DoesNotExist":
-			return class == ""
-		case "In":
-			return class != "" && slices.Contains(s.Values, class)
-		case "NotIn":
-			return class == "" || !slices.Contains(s.Values, class)
-		}
-		return false
+		return selects(s, class, class != "")
 	case "CrossNamespacePodAffinity":
 		return crossNamespaceAffinity(pod)
 	}
@@ -455,12 +481,32 @@ type claim struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
-		StorageClassName *string   `json:"storageClassName"`
-		Resources        resources `json:"resources"`
+		StorageClassName          *string   `json:"storageClassName"`
+		VolumeAttributesClassName string    `json:"volumeAttributesClassName"`
+		Resources                 resources `json:"resources"`
 	} `json:"spec"`
 	Status struct {
-		AllocatedResources List `json:"allocatedResources"`
+		AllocatedResources               List   `json:"allocatedResources"`
+		CurrentVolumeAttributesClassName string `json:"currentVolumeAttributesClassName"`
+		ModifyVolumeStatus               *struct {
+			TargetVolumeAttributesClassName string `json:"targetVolumeAttributesClassName"`
+		} `json:"modifyVolumeStatus"`
 	} `json:"status"`
+}
+
+// volumeAttributesClasses are the classes a claim names, each once
+// (kube's getReferencedVolumeAttributesClassNames).
+func (c *claim) volumeAttributesClasses() []string {
+	var out []string
+	for _, name := range []string{c.Spec.VolumeAttributesClassName, c.Status.CurrentVolumeAttributesClassName} {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if m := c.Status.ModifyVolumeStatus; m != nil && m.TargetVolumeAttributesClassName != "" && !slices.Contains(out, m.TargetVolumeAttributesClassName) {
+		out = append(out, m.TargetVolumeAttributesClassName)
+	}
+	return out
 }
 
 func claimUsage(pvc *claim) List {
