@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"maps"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,9 @@ func (s *Server) quotaObjects(ctx context.Context, ns string) ([]*watchcache.Obj
 // mayChargeQuota says whether a write in ns may be charged: the
 // namespace has quotas, or looking them up failed (the charge says why).
 func (s *Server) mayChargeQuota(ctx context.Context, ns string) bool {
+	if len(s.cfg.QuotaLimited) > 0 {
+		return true // what is limited needs a quota
+	}
 	objs, err := s.quotaObjects(ctx, ns)
 	return len(objs) > 0 || err != nil
 }
@@ -193,11 +197,14 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 	written := map[string]bool{}
 	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Subresource: a.Subresource, Object: a.Object, Old: a.OldObject}
 	for range quotaRetries {
-		changed, err := quota.Check(quotas, w, time.Now())
+		changed, err := quota.Check(quotas, w, s.cfg.QuotaLimited, time.Now())
 		var refused *quota.Refused
+		var uncovered *quota.Uncovered
 		switch {
 		case errors.As(err, &refused):
 			return false, plugins.Forbidden(a, refused.Reason)
+		case errors.As(err, &uncovered): // kube's error without a Status: 500, no reason
+			return false, &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", uncovered.Error())}
 		case err != nil:
 			return false, apierror.Internal(err)
 		case a.DryRun || len(changed) == 0:

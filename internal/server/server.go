@@ -23,6 +23,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/audit"
@@ -95,6 +96,9 @@ type Config struct {
 	// PodSecurity is the PodSecurity plugin's configuration (nil: kube's
 	// defaults, everything privileged).
 	PodSecurity *podsecurity.Config
+	// QuotaLimited are the ResourceQuota plugin's limitedResources: what
+	// a write may consume only under a quota.
+	QuotaLimited []quota.Limited
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as

@@ -3,17 +3,23 @@ package admissionplugins
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
+	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
+	resourcequotaapivalidation "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota/validation"
 	kubequota "k8s.io/apiserver/pkg/quota/v1"
 	quotageneric "k8s.io/apiserver/pkg/quota/v1/generic"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -63,7 +69,44 @@ var quotaSets = [][]string{{
 	`{"metadata":{"name":"gpu","resourceVersion":"1"},"status":{"hard":{"requests.example.com/gpu":"2","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"1",
 		"example.com/gpu":"9","requests.example.com/fpga":"1"},"used":{"requests.example.com/gpu":"1","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"0",
 		"example.com/gpu":"0","requests.example.com/fpga":"0"}}}`,
-}}
+}, {}}
+
+// quotaLimited is the ResourceQuota plugin's configuration the writes
+// are also checked under: resources limited by name and by scope.
+const quotaLimited = `apiVersion: apiserver.config.k8s.io/v1
+kind: ResourceQuotaConfiguration
+limitedResources:
+- resource: pods
+  matchContains: ["requests.cpu", "hugepages"]
+- resource: persistentvolumeclaims
+  matchContains: [".storageclass.storage.k8s.io/requests.storage"]
+- resource: configmaps
+  matchContains: ["configmaps"]
+- apiGroup: apps
+  resource: deployments
+  matchContains: ["count/"]
+- resource: pods
+  matchScopes:
+  - {scopeName: PriorityClass, operator: In, values: [high, low]}
+  - {scopeName: BestEffort, operator: Exists}
+- resource: services
+  matchScopes:
+  - {scopeName: VolumeAttributesClass, operator: Exists}
+`
+
+// quotaLimits are, for each configuration the writes are checked
+// under, kube's limited resources and ours.
+func quotaLimits(t *testing.T) [][2]any {
+	kube, err := resourcequota.LoadConfiguration(strings.NewReader(quotaLimited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := quota.LoadConfig([]byte(quotaLimited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [][2]any{{[]resourcequotaapi.LimitedResource(nil), []quota.Limited(nil)}, {kube.LimitedResources, ours}}
+}
 
 // quotaWrite is a write of a v1 object, over old on update.
 type quotaWrite struct {
@@ -178,66 +221,77 @@ func TestQuotaAsKubes(t *testing.T) {
 		"configmaps":             quotageneric.NewObjectCountEvaluator(corev1.Resource("configmaps"), nil, corev1.ResourceConfigMaps),
 		"deployments":            quotageneric.NewObjectCountEvaluator(appsv1.Resource("deployments"), nil, ""),
 	}
-	refused := 0
-	for _, w := range quotaWrites(t) {
-		for i, set := range quotaSets {
-			var kubeQuotas []corev1.ResourceQuota
-			var ours []quota.Quota
-			for _, s := range set {
-				var q corev1.ResourceQuota
-				if err := json.Unmarshal([]byte(s), &q); err != nil {
-					t.Fatal(err)
-				}
-				kubeQuotas = append(kubeQuotas, q)
-				obj, err := api.ParseObject([]byte(s))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ours = append(ours, quota.Parse(obj))
-			}
-			obj, old := defaulted(t, w.obj), defaulted(t, w.old)
-			gvr := kindResource(t, obj)
-			op := admission.Create
-			if old != nil {
-				op = admission.Update
-			}
-			a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, w.sub, op, nil, false, nil)
-			want, wantErr := resourcequota.CheckRequest(kubeQuotas, a, evaluators[gvr.Resource], nil)
-			changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource, Subresource: w.sub,
-				Object: jsonForm(t, obj), Old: jsonForm(t, old)}, time.Now())
-			what := w.name + " on set " + string(rune('0'+i))
-			if wantErr != nil {
-				refused++
-				var r *quota.Refused
-				// kube's error is the plugin's 403: `<what> "x" is forbidden: <reason>`.
-				if !errors.As(err, &r) || !strings.HasSuffix(wantErr.Error(), `"x" is forbidden: `+r.Reason) {
-					t.Errorf("%s: got %v, want %v", what, err, wantErr)
-				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s: kube admits it, we: %v", what, err)
-				continue
-			}
-			for j, q := range ours {
-				for _, c := range changed {
-					if c.Name == q.Name {
-						q = c
+	refused, uncovered := 0, 0
+	for l, limits := range quotaLimits(t) {
+		for _, w := range quotaWrites(t) {
+			for i, set := range quotaSets {
+				var kubeQuotas []corev1.ResourceQuota
+				var ours []quota.Quota
+				for _, s := range set {
+					var q corev1.ResourceQuota
+					if err := json.Unmarshal([]byte(s), &q); err != nil {
+						t.Fatal(err)
 					}
+					kubeQuotas = append(kubeQuotas, q)
+					obj, err := api.ParseObject([]byte(s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					ours = append(ours, quota.Parse(obj))
 				}
-				got := quota.Encode(q.Used)
-				kube := map[string]any{}
-				for name, v := range want[j].Status.Used {
-					kube[string(name)] = v.String()
+				obj, old := defaulted(t, w.obj), defaulted(t, w.old)
+				gvr := kindResource(t, obj)
+				op := admission.Create
+				if old != nil {
+					op = admission.Update
 				}
-				if !equalJSON(got, kube) {
-					t.Errorf("%s: quota %s used %v, kube's %v", what, q.Name, got, kube)
+				a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, w.sub, op, nil, false, nil)
+				want, wantErr := resourcequota.CheckRequest(kubeQuotas, a, evaluators[gvr.Resource], limits[0].([]resourcequotaapi.LimitedResource))
+				changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource, Subresource: w.sub,
+					Object: jsonForm(t, obj), Old: jsonForm(t, old)}, limits[1].([]quota.Limited), time.Now())
+				what := fmt.Sprintf("%s on set %d, limits %d", w.name, i, l)
+				var r *quota.Refused
+				var u *quota.Uncovered
+				switch {
+				case wantErr == nil:
+				case !apierrors.IsForbidden(wantErr): // kube's plain error, a 500
+					uncovered++
+					if !errors.As(err, &u) || u.Error() != wantErr.Error() {
+						t.Errorf("%s: got %v, want %v", what, err, wantErr)
+					}
+					continue
+				default:
+					refused++
+					// kube's error is the plugin's 403: `<what> "x" is forbidden: <reason>`.
+					if !errors.As(err, &r) || !strings.HasSuffix(wantErr.Error(), `"x" is forbidden: `+r.Reason) {
+						t.Errorf("%s: got %v, want %v", what, err, wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s: kube admits it, we: %v", what, err)
+					continue
+				}
+				for j, q := range ours {
+					for _, c := range changed {
+						if c.Name == q.Name {
+							q = c
+						}
+					}
+					got := quota.Encode(q.Used)
+					kube := map[string]any{}
+					for name, v := range want[j].Status.Used {
+						kube[string(name)] = v.String()
+					}
+					if !equalJSON(got, kube) {
+						t.Errorf("%s: quota %s used %v, kube's %v", what, q.Name, got, kube)
+					}
 				}
 			}
 		}
 	}
-	if refused < 10 {
-		t.Errorf("only %d writes refused by kube: the cases are meant to cross every kind of refusal", refused)
+	if refused < 10 || uncovered == 0 {
+		t.Errorf("only %d writes refused by kube, %d for scopes: the cases are meant to cross every kind of refusal", refused, uncovered)
 	}
 }
 
@@ -277,4 +331,50 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestQuotaConfigAsKubes reads ResourceQuota plugin configurations with
+// kube's LoadConfiguration and ValidateConfiguration and with ours: the
+// same are refused, and the same limited resources read from the rest.
+func TestQuotaConfigAsKubes(t *testing.T) {
+	for name, config := range map[string]string{
+		"v1":                  quotaLimited,
+		"v1beta1":             "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: Configuration\nlimitedResources: [{resource: pods, matchContains: [cpu]}]",
+		"v1alpha1 json":       `{"apiVersion":"resourcequota.admission.k8s.io/v1alpha1","kind":"Configuration","limitedResources":[{"apiGroup":"apps","resource":"deployments"}]}`,
+		"none limited":        "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration",
+		"unknown field":       "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{resource: pods, foo: bar}]",
+		"field of wrong case": "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{Resource: pods}]",
+		"duplicate field":     "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources:\n- resource: pods\n  resource: pods",
+		"no resource":         "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{matchContains: [cpu]}, {resource: pods}, {apiGroup: apps}]",
+		"no kind":             "apiVersion: apiserver.config.k8s.io/v1\nlimitedResources: []",
+		"v1 kind of v1beta1":  "apiVersion: apiserver.config.k8s.io/v1\nkind: Configuration",
+		"v1beta1 kind of v1":  "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: ResourceQuotaConfiguration",
+		"unknown version":     "apiVersion: resourcequota.admission.k8s.io/v1\nkind: Configuration",
+		"wrong type":          "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: {resource: pods}",
+		"empty":               "",
+	} {
+		kube, kubeErr := resourcequota.LoadConfiguration(strings.NewReader(config))
+		if kubeErr == nil {
+			kubeErr = resourcequotaapivalidation.ValidateConfiguration(kube).ToAggregate()
+		}
+		ours, err := quota.LoadConfig([]byte(config))
+		switch {
+		case kubeErr != nil || err != nil:
+			if (kubeErr == nil) != (err == nil) {
+				t.Errorf("%s: got %v, kube's %v", name, err, kubeErr)
+			}
+			continue
+		}
+		b, err := json.Marshal(kube.LimitedResources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []quota.Limited
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, ours, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: (-kube's +ours):\n%s", name, diff)
+		}
+	}
 }

@@ -29,10 +29,19 @@ type Write struct {
 	Object, Old                api.Object
 }
 
+// Uncovered is a write that matches limited scopes no quota covers,
+// which kube refuses with a plain error (a 500 without a reason).
+type Uncovered struct{ Scopes []Scope }
+
+func (u *Uncovered) Error() string {
+	return fmt.Sprintf("insufficient quota to match these scopes: %v", u.Scopes)
+}
+
 // Check is kube's CheckRequest: the quotas among quotas whose usage the
-// write raises, with their new usage, or a *Refused error (or another
-// for an object it cannot read).
-func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
+// write raises, with their new usage, or a *Refused error, an *Uncovered
+// one (or another for an object it cannot read). What limited names must
+// be covered by a quota.
+func Check(quotas []Quota, w Write, limited []Limited, now time.Time) ([]Quota, error) {
 	ev := evaluatorFor(w.Group, w.Plural)
 	if !ev.handles(w) {
 		return nil, nil
@@ -41,8 +50,17 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 	if err != nil {
 		return nil, err
 	}
+	usage := ev.usage(obj, now)
+	limitedScopes, limitedNames := limits(limited, w, obj, usage)
 	var interesting []Quota
+	covered := map[string]bool{}       // resource names the interesting quotas limit
+	coveredScopes := map[string]bool{} // scope names of the quotas' expressions obj matches
 	for _, q := range quotas {
+		for _, s := range q.Scopes {
+			if matchesScope(s, obj) {
+				coveredScopes[s.Name] = true
+			}
+		}
 		restricted := ev.matching(q.Hard)
 		if len(restricted) == 0 || !matches(q.Scopes, obj) {
 			continue
@@ -58,13 +76,10 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 			if _, ok := q.Used[name]; !ok {
 				return nil, refused("status unknown for quota: %s, resources: %s", q.Name, strings.Join(restricted, ","))
 			}
+			covered[name] = true
 		}
 		interesting = append(interesting, q)
 	}
-	if len(interesting) == 0 {
-		return nil, nil
-	}
-	usage := ev.usage(obj, now)
 	var negative []string
 	for name, q := range usage {
 		if q.Sign() < 0 {
@@ -85,15 +100,48 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 		}
 		diff = subtract(usage, ev.usage(old, now))
 	}
-	var changed []Quota
-	for _, q := range interesting {
-		delta := usage
+	deltas := make([]List, len(interesting))
+	moves := false // kube looks no further at a write that charges nothing
+	for i, q := range interesting {
+		deltas[i] = usage
 		if diff != nil && matches(q.Scopes, old) {
-			delta = diff
+			deltas[i] = diff
 		}
+		moves = moves || !allZero(deltas[i])
+	}
+	if len(interesting) == 0 {
+		moves = !allZero(usage)
+		if diff != nil {
+			moves = !allZero(diff)
+		}
+	}
+	if !moves {
+		return nil, nil
+	}
+	var uncovered []string
+	for _, name := range limitedNames {
+		if !covered[name] && !slices.Contains(uncovered, name) {
+			uncovered = append(uncovered, name)
+		}
+	}
+	if len(uncovered) > 0 {
+		slices.Sort(uncovered)
+		return nil, refused("insufficient quota to consume: %s", strings.Join(uncovered, ","))
+	}
+	var unscoped []Scope
+	for _, s := range limitedScopes {
+		if !coveredScopes[s.Name] {
+			unscoped = append(unscoped, s)
+		}
+	}
+	if len(unscoped) > 0 {
+		return nil, &Uncovered{unscoped}
+	}
+	var changed []Quota
+	for i, q := range interesting {
 		// A quota none of whose limits the write moves is not written
 		// (kube's RemoveZeros), nor refused for being over already.
-		requested := nonZero(mask(delta, slices.Collect(maps.Keys(q.Hard))))
+		requested := nonZero(mask(deltas[i], slices.Collect(maps.Keys(q.Hard))))
 		if len(requested) == 0 {
 			continue
 		}
@@ -113,6 +161,39 @@ func Check(quotas []Quota, w Write, now time.Time) ([]Quota, error) {
 		changed = append(changed, q)
 	}
 	return changed, nil
+}
+
+// limits are the expressions of limited's scopes obj matches (those of
+// every resource, as kube's getMatchedLimitedScopes), and the names of
+// what obj uses that limited's entries for the resource name (kube's
+// limitedByDefault).
+func limits(limited []Limited, w Write, obj any, usage List) (scopes []Scope, names []string) {
+	for _, l := range limited {
+		for _, s := range l.MatchScopes {
+			if matchesScope(s, obj) {
+				scopes = append(scopes, s)
+			}
+		}
+		if l.APIGroup != w.Group || l.Resource != w.Plural {
+			continue
+		}
+		for name, q := range usage {
+			if q.Sign() == 1 && slices.ContainsFunc(l.MatchContains, func(c string) bool { return strings.Contains(name, c) }) {
+				names = append(names, name)
+			}
+		}
+	}
+	return scopes, names
+}
+
+// allZero says whether every quantity of l is zero.
+func allZero(l List) bool {
+	for _, q := range l {
+		if !q.IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // subtract is a-b, each at least zero, zeros left out (kube's

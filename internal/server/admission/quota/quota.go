@@ -19,6 +19,10 @@
 // CrossNamespacePodAffinity; claims VolumeAttributesClass (by the
 // selector, on each class the claim names); other objects match no
 // scope.
+//
+// The plugin's configuration (LoadConfig) limits resources: a write
+// that consumes one, or matches one of its scopes, needs a quota that
+// covers it.
 package quota
 
 import (
@@ -260,21 +264,24 @@ func matches(scopes []Scope, obj any) bool {
 	if len(scopes) == 0 {
 		return true
 	}
-	var match func(Scope) bool
-	switch o := obj.(type) {
-	case *pod:
-		match = func(s Scope) bool { return podMatches(s, o) }
-	case *claim:
-		match = func(s Scope) bool { return claimMatches(s, o) }
-	default:
-		return false
-	}
 	for _, s := range scopes {
-		if !match(s) {
+		if !matchesScope(s, obj) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchesScope says whether a read object matches one scope expression:
+// only pods and claims match any.
+func matchesScope(s Scope, obj any) bool {
+	switch o := obj.(type) {
+	case *pod:
+		return podMatches(s, o)
+	case *claim:
+		return claimMatches(s, o)
+	}
+	return false
 }
 
 // selects is kube's label selector of a scope expression tested on the

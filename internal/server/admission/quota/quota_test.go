@@ -122,7 +122,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := Parse(parse(t, tc.quota))
 			q.Name = "q"
-			changed, err := Check([]Quota{q}, tc.w, time.Now())
+			changed, err := Check([]Quota{q}, tc.w, nil, time.Now())
 			if tc.refused != "" {
 				var r *Refused
 				if !errors.As(err, &r) || r.Reason != tc.refused {
