@@ -167,8 +167,16 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 	if a.Namespace == "" || a.Object == nil {
 		return false, nil
 	}
-	if !s.mayChargeQuota(ctx, a.Namespace) {
+	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Subresource: a.Subresource, Object: a.Object, Old: a.OldObject}
+	cached, err := s.quotaObjects(ctx, a.Namespace)
+	switch {
+	case err != nil:
+		return false, err
+	case len(cached) == 0 && len(s.cfg.QuotaLimited) == 0:
 		return false, nil
+	case len(cached) == 0: // nothing to charge, what is limited to refuse
+		_, err := s.checkQuota(a, nil, w)
+		return false, err
 	}
 	unlock, err := s.quotaLocks.lock(ctx, a.Namespace)
 	if err != nil {
@@ -183,8 +191,7 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 			s.quotaInflight.add(a.Namespace, -1)
 		}
 	}()
-	cached, err := s.quotaObjects(ctx, a.Namespace) // as the last charge left them, if the cache has it
-	if err != nil {
+	if cached, err = s.quotaObjects(ctx, a.Namespace); err != nil { // as the last charge left them, if the cache has it
 		return false, err
 	}
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
@@ -195,20 +202,10 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 		}
 	}
 	written := map[string]bool{}
-	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Subresource: a.Subresource, Object: a.Object, Old: a.OldObject}
 	for range quotaRetries {
-		changed, err := quota.Check(quotas, w, s.cfg.QuotaLimited, time.Now())
-		var refused *quota.Refused
-		var uncovered *quota.Uncovered
-		switch {
-		case errors.As(err, &refused):
-			return false, plugins.Forbidden(a, refused.Reason)
-		case errors.As(err, &uncovered): // kube's error without a Status: 500, no reason
-			return false, &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", uncovered.Error())}
-		case err != nil:
-			return false, apierror.Internal(err)
-		case a.DryRun || len(changed) == 0:
-			return false, nil
+		changed, err := s.checkQuota(a, quotas, w)
+		if err != nil || a.DryRun || len(changed) == 0 {
+			return false, err
 		}
 		conflict := false
 		for _, q := range changed {
@@ -240,6 +237,22 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 		}
 	}
 	return charged, apierror.Internal(errors.New("resource quota evaluation timed out"))
+}
+
+// checkQuota is quota.Check of a's write w, with kube's answers.
+func (s *Server) checkQuota(a *webhook.Attributes, quotas []quota.Quota, w quota.Write) ([]quota.Quota, error) {
+	changed, err := quota.Check(quotas, w, s.cfg.QuotaLimited, time.Now())
+	var refused *quota.Refused
+	var uncovered *quota.Uncovered
+	switch {
+	case errors.As(err, &refused):
+		return nil, plugins.Forbidden(a, refused.Reason)
+	case errors.As(err, &uncovered): // kube's error without a Status: 500, no reason
+		return nil, &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", uncovered.Error())}
+	case err != nil:
+		return nil, apierror.Internal(err)
+	}
+	return changed, nil
 }
 
 // writeQuotaUsed writes a quota's status.used if it is still at the

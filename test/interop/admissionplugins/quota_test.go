@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
 	resourcequotaapivalidation "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota/validation"
 	kubequota "k8s.io/apiserver/pkg/quota/v1"
 	quotageneric "k8s.io/apiserver/pkg/quota/v1/generic"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/quota/v1/evaluator/core"
 	"k8s.io/utils/clock"
@@ -376,5 +379,83 @@ func TestQuotaConfigAsKubes(t *testing.T) {
 		if diff := cmp.Diff(want, ours, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: (-kube's +ours):\n%s", name, diff)
 		}
+	}
+}
+
+// TestQuotaUsageAsKubes recomputes each quota's usage over the writes'
+// objects, stored in one namespace, with kube's resourcequota
+// controller's CalculateUsage and its evaluators and with ours.
+func TestQuotaUsageAsKubes(t *testing.T) {
+	indexers := map[schema.GroupVersionResource]cache.Indexer{}
+	raw := map[schema.GroupVersionResource][][]byte{}
+	for i, w := range quotaWrites(t) {
+		obj := defaulted(t, w.obj)
+		obj.(metav1.Object).SetName(fmt.Sprint("o", i))
+		obj.(metav1.Object).SetNamespace("ns")
+		gvr := kindResource(t, obj)
+		if indexers[gvr] == nil {
+			indexers[gvr] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		}
+		if err := indexers[gvr].Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[gvr] = append(raw[gvr], b)
+	}
+	listers := func(gvr schema.GroupVersionResource) (cache.GenericLister, error) {
+		return cache.NewGenericLister(indexers[gvr], gvr.GroupResource()), nil
+	}
+	registry := quotageneric.NewRegistry([]kubequota.Evaluator{
+		core.NewPodEvaluator(listers, clock.RealClock{}),
+		core.NewServiceEvaluator(listers),
+		core.NewPersistentVolumeClaimEvaluator(listers),
+		quotageneric.NewObjectCountEvaluator(corev1.Resource("configmaps"),
+			quotageneric.ListResourceUsingListerFunc(listers, corev1.SchemeGroupVersion.WithResource("configmaps")), corev1.ResourceConfigMaps),
+		quotageneric.NewObjectCountEvaluator(appsv1.Resource("deployments"),
+			quotageneric.ListResourceUsingListerFunc(listers, appsv1.SchemeGroupVersion.WithResource("deployments")), ""),
+	})
+	served := func(group, plural string) bool {
+		_, ok := indexers[schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}]
+		return ok
+	}
+	compared := 0
+	for _, set := range quotaSets {
+		for _, s := range set {
+			var kq corev1.ResourceQuota
+			if err := json.Unmarshal([]byte(s), &kq); err != nil {
+				t.Fatal(err)
+			}
+			kube, err := kubequota.CalculateUsage("ns", kq.Spec.Scopes, kq.Status.Hard, registry, kq.Spec.ScopeSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := api.ParseObject([]byte(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := quota.Parse(obj)
+			ours := quota.List{}
+			for _, gr := range quota.Resources(q.Hard, served) {
+				u, err := quota.Usage([]quota.Quota{q}, gr[0], gr[1], raw[schema.GroupVersionResource{Group: gr[0], Version: "v1", Resource: gr[1]}], time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				maps.Copy(ours, u[0])
+			}
+			want := map[string]any{}
+			for name, v := range kube {
+				want[string(name)] = v.String()
+			}
+			if got := quota.Encode(ours); !equalJSON(got, want) {
+				t.Errorf("quota %s: used %v, kube's %v", q.Name, got, want)
+			}
+			compared++
+		}
+	}
+	if compared < 20 {
+		t.Errorf("only %d quotas compared", compared)
 	}
 }
