@@ -168,6 +168,9 @@ func (s *Server) chargeQuota(ctx context.Context, a *webhook.Attributes) (charge
 		return false, nil
 	}
 	w := quota.Write{Op: a.Operation, Group: a.Resource.Group, Plural: a.Resource.Resource, Subresource: a.Subresource, Object: a.Object, Old: a.OldObject}
+	if !quota.Handles(w) { // an update of a ConfigMap, say: no turn to take
+		return false, nil
+	}
 	cached, err := s.quotaObjects(ctx, a.Namespace)
 	switch {
 	case err != nil:

@@ -37,6 +37,10 @@ func (u *Uncovered) Error() string {
 	return fmt.Sprintf("insufficient quota to match these scopes: %v", u.Scopes)
 }
 
+// Handles says whether the write may cost quota (kube's evaluators'
+// Handles): Check of any other charges and refuses nothing.
+func Handles(w Write) bool { return evaluatorFor(w.Group, w.Plural).handles(w) }
+
 // Check is kube's CheckRequest: the quotas among quotas whose usage the
 // write raises, with their new usage, or a *Refused error, an *Uncovered
 // one (or another for an object it cannot read). What limited names must
