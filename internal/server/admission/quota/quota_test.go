@@ -2,6 +2,7 @@ package quota
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -143,5 +144,53 @@ func TestCheck(t *testing.T) {
 				t.Errorf("used (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLimited checks limitedResources read from kube's configuration:
+// a pod consuming requests.cpu, or of the high class, needs a covering
+// quota; test/interop/admissionplugins compares many more with kube's.
+func TestLimited(t *testing.T) {
+	limited, err := LoadConfig([]byte(`{"apiVersion": "resourcequota.admission.k8s.io/v1beta1", "kind": "Configuration",
+		"limitedResources": [{"resource": "pods", "matchContains": ["requests.cpu"]},
+		{"resource": "pods", "matchScopes": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(class, cpu string) Write {
+		return Write{Op: "CREATE", Plural: "pods", Object: parse(t, `{"spec": {"priorityClassName": "`+class+`",
+			"containers": [{"name": "c", "resources": {"requests": {"cpu": "`+cpu+`"}}}]}}`)}
+	}
+	cpu := Parse(parse(t, `{"metadata": {"name": "cpu"}, "status": {"hard": {"requests.cpu": "1"}, "used": {"requests.cpu": "0"}}}`))
+	high := Parse(parse(t, `{"metadata": {"name": "high"}, "spec": {"scopeSelector": {"matchExpressions": [
+		{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}}, "status": {"hard": {"pods": "1"}, "used": {"pods": "0"}}}`))
+	for _, tc := range []struct {
+		name   string
+		quotas []Quota
+		w      Write
+		want   string // the error, "" if admitted
+	}{
+		{"cpu without a quota", nil, pod("", "1m"), "insufficient quota to consume: requests.cpu"},
+		{"cpu under a quota", []Quota{cpu}, pod("", "1m"), ""},
+		{"no cpu", nil, pod("", "0"), ""},
+		{"class without a quota", []Quota{cpu}, pod("high", "0"), "insufficient quota to match these scopes: [{PriorityClass In [high]}]"},
+		{"class under a quota", []Quota{high}, pod("high", "0"), ""},
+		{"other class", nil, pod("low", "0"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Check(tc.quotas, tc.w, limited, time.Now())
+			if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{resource: pods, foo: bar}]",
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{matchContains: [cpu]}]",
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: Configuration",
+	} {
+		if _, err := LoadConfig([]byte(bad)); err == nil {
+			t.Errorf("%q read", bad)
+		}
 	}
 }
