@@ -296,8 +296,9 @@ func (s *Server) writeQuotaStatus(ctx context.Context, ns, name, rv string, set 
 func (s *Server) keepQuotas(ctx context.Context) {
 	t := time.NewTicker(quotaPoll)
 	defer t.Stop()
+	f := newQuotaFollow(s)
+	defer f.stop()
 	var last time.Time
-	var counts map[quotaCount]int
 	for {
 		select {
 		case <-ctx.Done():
@@ -308,23 +309,16 @@ func (s *Server) keepQuotas(ctx context.Context) {
 		if all {
 			last = time.Now()
 		}
-		counts = s.lookAtQuotas(ctx, all, counts)
+		s.lookAtQuotas(ctx, all, f)
 	}
 }
 
-// quotaCount names the number of a resource's objects in a namespace.
-type quotaCount struct {
-	ns string
-	gr [2]string
-}
-
 // lookAtQuotas is one look of keepQuotas: at every namespace's quotas if
-// all, else at those of the namespaces where a quota's hard changed or
-// the number of objects of a resource its quotas count is not that in
-// counts; it returns the numbers for the next look. Each resource's
-// cache is walked once to count, once per namespace looked at to
-// recompute, and each object decoded once for all its namespace's quotas.
-func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[quotaCount]int) map[quotaCount]int {
+// all, else at those of the namespaces where a quota's hard changed or f
+// marked a change of the objects its quotas count. A namespace due for a
+// recompute lists each resource its quotas count once, and each object
+// is decoded once for all its namespace's quotas.
+func (s *Server) lookAtQuotas(ctx context.Context, all bool, f *quotaFollow) {
 	cached, _ := s.quotaObjects(ctx, "") // none if the server's own writes are not in yet
 	byNS := map[string][]api.Object{}
 	for _, o := range cached {
@@ -332,49 +326,32 @@ func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[quotaCou
 			byNS[obj.Namespace()] = append(byNS[obj.Namespace()], obj)
 		}
 	}
-	counted := map[string][][2]string{} // by namespace, in order
-	seen := make(map[quotaCount]int, len(counts))
+	counted := map[string][][2]string{} // by namespace
 	resources := map[[2]string]bool{}
 	for ns, objs := range byNS {
+		seen := map[[2]string]bool{}
 		for _, obj := range objs {
 			for _, gr := range quota.Resources(quota.Read(mapAt(obj, "spec"), "hard"), s.servesNamespaced) {
-				if _, ok := seen[quotaCount{ns, gr}]; !ok {
-					seen[quotaCount{ns, gr}] = 0
+				if !seen[gr] {
+					seen[gr] = true
 					counted[ns] = append(counted[ns], gr)
 					resources[gr] = true
 				}
 			}
 		}
 	}
-	for gr := range resources {
-		c := s.caches.get(s.servedResource(gr[0], gr[1]))
-		if c == nil {
-			continue
-		}
-		objs, _ := c.List(watchcache.Filter{})
-		for _, o := range objs {
-			if n, ok := seen[quotaCount{o.Namespace(), gr}]; ok {
-				seen[quotaCount{o.Namespace(), gr}] = n + 1
-			}
-		}
-	}
+	f.follow(ctx, resources)
+	changed := f.take(counted)
 	var due []string
 	for ns, objs := range byNS {
-		sync := all || slices.ContainsFunc(objs, func(obj api.Object) bool {
+		if all || changed[ns] || slices.ContainsFunc(objs, func(obj api.Object) bool {
 			return !quota.Equal(quota.Read(mapAt(obj, "spec"), "hard"), quota.Read(mapAt(obj, "status"), "hard"))
-		})
-		for _, gr := range counted[ns] {
-			k := quotaCount{ns, gr}
-			if prev, ok := counts[k]; !ok || prev != seen[k] {
-				sync = true
-			}
-		}
-		if sync {
+		}) {
 			due = append(due, ns)
 		}
 	}
 	if len(due) == 0 {
-		return seen
+		return
 	}
 	// Asked after the quotas were read and before the store's revision: a
 	// charge they hold whose write has ended since is counted.
@@ -394,17 +371,13 @@ func (s *Server) lookAtQuotas(ctx context.Context, all bool, counts map[quotaCou
 		if err == nil {
 			continue
 		}
-		// Forget the numbers the namespace was not brought up to, so that
-		// the next look retries it (a conflict with a charge too: the
+		// Look again next time (a conflict with a charge too: the
 		// give-back of a delete must not wait for quotaResync).
-		for _, gr := range counted[ns] {
-			delete(seen, quotaCount{ns, gr})
-		}
+		f.mark(ns)
 		if ctx.Err() == nil && !isReason(err, api.StatusReasonConflict) && err != errQuotaBusy {
 			s.log.Warn("resource quota: computing a namespace's usage", "namespace", ns, "err", err)
 		}
 	}
-	return seen
 }
 
 // quotaLook is one recompute of namespaces' quotas, at revision rev.

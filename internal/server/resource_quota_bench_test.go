@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/testwait"
 
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -51,8 +52,8 @@ var benchQuotas = []string{
 
 // benchQuotaServer is a server holding benchQuotaNamespaces namespaces of
 // benchQuotaPods pods and three quotas each, whose controllers are
-// stopped once the quotas' status is filled, and the counts of a look.
-func benchQuotaServer(b *testing.B) (*Server, map[quotaCount]int) {
+// stopped once the quotas' status is filled, and a follower for looks.
+func benchQuotaServer(b *testing.B) (*Server, *quotaFollow) {
 	store := memory.New()
 	b.Cleanup(func() { store.Close() })
 	s, err := New(b.Context(), Config{Storage: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -79,9 +80,23 @@ func benchQuotaServer(b *testing.B) (*Server, map[quotaCount]int) {
 		}
 	}
 	s.election.stop()
-	counts := s.lookAtQuotas(b.Context(), true, nil)
-	counts = s.lookAtQuotas(b.Context(), true, counts) // the statuses written by the first
-	return s, counts
+	rev, err := store.CurrentRevision(b.Context())
+	if err == nil {
+		err = s.caches.get(pods).WaitFresh(b.Context(), rev) // the follower watches from there
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newQuotaFollow(s)
+	b.Cleanup(f.stop)
+	s.lookAtQuotas(b.Context(), true, f)
+	testwait.Until(b, 10*time.Second, "the pods' follower", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.stale[[2]string{"", "pods"}]
+	})
+	s.lookAtQuotas(b.Context(), true, f) // the statuses written by the first, the follower's mark
+	return s, f
 }
 
 // reportCPU reports the process's CPU time (user and system) per op of
@@ -103,21 +118,21 @@ func cpuTime(b *testing.B) time.Duration {
 // BenchmarkQuotaResync is the leader's look at every quota every
 // quotaResync: the usage of every quota recomputed, nothing to write.
 func BenchmarkQuotaResync(b *testing.B) {
-	s, counts := benchQuotaServer(b)
+	s, f := benchQuotaServer(b)
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		counts = s.lookAtQuotas(b.Context(), true, counts)
+		s.lookAtQuotas(b.Context(), true, f)
 	}
 }
 
 // BenchmarkQuotaLook is the leader's look every quotaPoll when nothing
 // changed.
 func BenchmarkQuotaLook(b *testing.B) {
-	s, counts := benchQuotaServer(b)
+	s, f := benchQuotaServer(b)
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		counts = s.lookAtQuotas(b.Context(), false, counts)
+		s.lookAtQuotas(b.Context(), false, f)
 	}
 }

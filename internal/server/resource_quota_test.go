@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -95,22 +96,30 @@ func (c quotaClient) send(method, path, body string, code int) api.Object {
 	return obj
 }
 
-func (c quotaClient) used() any {
+func (c quotaClient) used() any { return c.usedOf("count/configmaps") }
+
+func (c quotaClient) usedOf(name string) any {
 	q := c.send("GET", "/api/v1/namespaces/q/resourcequotas/q", "", 200)
-	return mapAt(mapAt(q, "status"), "used")["count/configmaps"]
+	return mapAt(mapAt(q, "status"), "used")[name]
 }
 
 // waitUsed lets the leader look n times, until used is want.
 func (c quotaClient) waitUsed(want string, n int) {
 	c.t.Helper()
+	c.waitUsedOf("count/configmaps", want, n)
+}
+
+// waitUsedOf lets the leader look n times, until name's used is want.
+func (c quotaClient) waitUsedOf(name, want string, n int) {
+	c.t.Helper()
 	for range n {
 		time.Sleep(quotaPoll)
 		synctest.Wait()
-		if c.used() == want {
+		if c.usedOf(name) == want {
 			return
 		}
 	}
-	c.t.Fatalf("used count/configmaps %v after %d looks, want %s", c.used(), n, want)
+	c.t.Fatalf("used %s %v after %d looks, want %s", name, c.usedOf(name), n, want)
 }
 
 // TestQuotaGiveBackRetried checks that the leader retries a quota whose
@@ -274,6 +283,33 @@ func TestQuotaEnforcedOnceWritten(t *testing.T) {
 		obj := c.send("POST", "/api/v1/namespaces/q/configmaps", `{"metadata":{"name":"a"}}`, 403)
 		if want := `configmaps "a" is forbidden: exceeded quota: q, requested: count/configmaps=1, used: count/configmaps=0, limited: count/configmaps=0`; obj["message"] != want {
 			t.Errorf("message %q, want %q", obj["message"], want)
+		}
+	})
+}
+
+// TestQuotaFinishedPodGivenBack checks that a pod's usage is given back
+// within a look or two of its finishing (an update), not at the next
+// quotaResync.
+func TestQuotaFinishedPodGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		defer store.Close()
+		c := quotaTestServer(t, store)
+		c.send("POST", "/api/v1/namespaces", `{"metadata":{"name":"q"}}`, 201)
+		c.send("POST", "/api/v1/namespaces/q/resourcequotas", `{"metadata":{"name":"q"},"spec":{"hard":{"pods":"5"}}}`, 201)
+		c.waitUsedOf("pods", "0", 3)
+		pod := c.send("POST", "/api/v1/namespaces/q/pods", `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, 201)
+		c.waitUsedOf("pods", "1", 2) // the leader has seen the pod
+		start := time.Now()
+		pod["status"] = map[string]any{"phase": "Succeeded"}
+		b, err := json.Marshal(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.send("PUT", "/api/v1/namespaces/q/pods/p/status", string(b), 200)
+		c.waitUsedOf("pods", "0", 2)
+		if d := time.Since(start); d >= quotaResync {
+			t.Fatalf("given back after %v, the resync's period", d)
 		}
 	})
 }
