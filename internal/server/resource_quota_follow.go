@@ -79,7 +79,11 @@ func (f *quotaFollow) watch(ctx context.Context, gr [2]string, c *watchcache.Cac
 	updates := quota.ReadsObjects(gr[0], gr[1])
 	var items []watchcache.Item
 	for ctx.Err() == nil {
-		w, err := c.Watch(ctx, watchcache.WatchOptions{From: c.Revision()})
+		err := c.WaitReady(ctx) // listed: a revision to watch from
+		var w *watchcache.Watcher
+		if err == nil {
+			w, err = c.Watch(ctx, watchcache.WatchOptions{From: c.Revision()})
+		}
 		if err == nil {
 			f.markStale(gr) // what changed before the watch began
 			for err == nil {
