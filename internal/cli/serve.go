@@ -142,7 +142,7 @@ func newServe() *cobra.Command {
 	f.BoolVar(&o.noWatchLanes, "no-watch-lanes", false, "serve cleartext watches without lanes (listwatch bench A/B)")
 	_ = f.MarkHidden("no-watch-lanes")
 	o.audit.addFlags(f)
-	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host; PodSecurity's PodSecurityConfiguration (defaults, exemptions)")
+	f.StringVar(&o.admissionConfig, "admission-control-config-file", "", "kube's AdmissionConfiguration file: the kubeconfig (kubeConfigFile) whose users give admission webhook calls client certificates and tokens, per host; PodSecurity's PodSecurityConfiguration (defaults, exemptions); ResourceQuota's limitedResources")
 	return cmd
 }
 
@@ -226,7 +226,7 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout, NoWatchLanes: o.noWatchLanes,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
 		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
-		WebhookCredentials: admissionCfg.webhookCredentials, PodSecurity: admissionCfg.podSecurity,
+		WebhookCredentials: admissionCfg.webhookCredentials, PodSecurity: admissionCfg.podSecurity, QuotaLimited: admissionCfg.quotaLimited,
 	})
 	if err != nil {
 		return err

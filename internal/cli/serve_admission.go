@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/webhookclient"
 )
 
@@ -16,11 +17,13 @@ import (
 // AdmissionConfiguration (--admission-control-config-file): the
 // kubeConfigFile of the WebhookAdmissionConfiguration of its
 // ValidatingAdmissionWebhook ([0]) and MutatingAdmissionWebhook ([1])
-// plugins, and the PodSecurity plugin's PodSecurityConfiguration. Other
-// plugins' configurations are ignored.
+// plugins, the PodSecurity plugin's PodSecurityConfiguration and the
+// ResourceQuota plugin's limitedResources. Other plugins' configurations
+// are ignored.
 type admissionSettings struct {
 	webhookCredentials [2]*webhookclient.Kubeconfig
 	podSecurity        *podsecurity.Config
+	quotaLimited       []quota.Limited
 }
 
 // readAdmissionConfig reads --admission-control-config-file.
@@ -32,6 +35,11 @@ func readAdmissionConfig(path string) (out admissionSettings, err error) {
 	if c, ok := configs["PodSecurity"]; ok {
 		if out.podSecurity, err = podsecurity.LoadConfig(c); err != nil {
 			return out, fmt.Errorf("%s: plugin PodSecurity: %w", path, err)
+		}
+	}
+	if c, ok := configs["ResourceQuota"]; ok {
+		if out.quotaLimited, err = quota.LoadConfig(c); err != nil {
+			return out, fmt.Errorf("%s: plugin ResourceQuota: %w", path, err)
 		}
 	}
 	for name, i := range map[string]int{"ValidatingAdmissionWebhook": 0, "MutatingAdmissionWebhook": 1} {

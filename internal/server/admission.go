@@ -107,7 +107,7 @@ func (q *request) admitting(ctx context.Context) context.Context {
 	deleting := q.info.Verb == "delete" || q.info.Verb == "deletecollection"
 	// The built-in plugins validate no deletes, nor are they charged.
 	plugins := q.pluginsHandle() && !deleting
-	quotas := !deleting && q.res.Namespaced && len(q.s.quotaObjects(ctx, q.info.Namespace)) > 0
+	quotas := !deleting && q.res.Namespaced && q.s.mayChargeQuota(ctx, q.info.Namespace)
 	if !plugins && !quotas && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
@@ -143,7 +143,11 @@ func (q *request) admitting(ctx context.Context) context.Context {
 			return err
 		}
 		// ResourceQuota comes last in kube's chain.
-		return q.s.chargeQuota(ctx, a)
+		charged, err := q.s.chargeQuota(ctx, a)
+		if charged {
+			q.charged++
+		}
+		return err
 	})
 }
 

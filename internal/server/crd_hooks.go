@@ -42,6 +42,7 @@ func (s *Server) startCRDs(ctx context.Context) error {
 func (s *Server) afterWrite(res *resource.Resource, obj api.Object) {
 	s.written(res, obj)
 	s.webhookSource.noteWritten(res, obj)
+	s.quotaWritten.note(res, obj)
 	if isDefinitions(res) {
 		s.syncCRD(obj)
 	}

@@ -70,6 +70,7 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 
 // serve serves the request's verb.
 func (q *request) serve() {
+	defer func() { q.s.quotaInflight.add(q.info.Namespace, -q.charged) }()
 	if q.res.CreateOnly {
 		q.review()
 		return
@@ -121,6 +122,9 @@ type request struct {
 	// definition changed under it, which it may be only once.
 	redefined bool
 	warn      *apierror.Warnings // the response's, once one is added
+	// charged counts the quota charges of the request's write, in flight
+	// until the request ends.
+	charged int
 }
 
 // warnings are the response's Warning headers, one Warnings for the whole

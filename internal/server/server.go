@@ -24,6 +24,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/admission/podsecurity"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
+	"github.com/listwatch/listwatch/internal/server/admission/quota"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/audit"
@@ -97,6 +98,9 @@ type Config struct {
 	// PodSecurity is the PodSecurity plugin's configuration (nil: kube's
 	// defaults, everything privileged).
 	PodSecurity *podsecurity.Config
+	// QuotaLimited are the ResourceQuota plugin's limitedResources: what
+	// a write may consume only under a quota.
+	QuotaLimited []quota.Limited
 	// AnonymousAuth makes a request without credentials (when an
 	// Authenticator is configured) system:anonymous in
 	// system:unauthenticated, for Authorizer to decide, instead of 401, as
@@ -213,6 +217,10 @@ type Server struct {
 	plugins *plugins.Chain
 	// quotaLocks serialize the quota charges of a namespace's writes.
 	quotaLocks quotaLocks
+	// quotaInflight counts the charged writes not yet ended.
+	quotaInflight quotaInflight
+	// quotaWritten is the revision of the last quota written here.
+	quotaWritten quotaWritten
 	// bodies bounds the bodies read ahead of their slots.
 	bodies *byteBudget
 	// aggregation keeps the aggregated ClusterRoles' rules current.

@@ -113,3 +113,52 @@ func TestResourceQuotaConcurrent(t *testing.T) {
 		t.Errorf("used %v, want 5", u)
 	}
 }
+
+// TestResourceQuotaLimitedResources starts the binary with kube's
+// ResourceQuota configuration: a pod may consume requests.cpu, or have
+// the high priority class, only under a quota that covers it, with
+// kube's answers (403 for a resource, a plain 500 for a scope).
+func TestResourceQuotaLimitedResources(t *testing.T) {
+	s := startServer(t, "--admission-control-config-file", writeFile(t, t.TempDir(), "admission.yaml", `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ResourceQuota
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: ResourceQuotaConfiguration
+    limitedResources:
+    - resource: pods
+      matchContains: [requests.cpu]
+    - resource: pods
+      matchScopes: [{scopeName: PriorityClass, operator: In, values: [high]}]
+`))
+	s.expect(t, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", `{"metadata":{"name":"high"},"value":1000}`, 201)
+	s.expect(t, "POST", "/api/v1/namespaces", `{"metadata":{"name":"lim"}}`, 201)
+	const pods = "/api/v1/namespaces/lim/pods"
+	pod := func(name, cpu, class string) string {
+		return `{"metadata":{"name":"` + name + `"},"spec":{"priorityClassName":"` + class + `","containers":[{"name":"c","image":"nginx",
+			"resources":{"requests":{"cpu":"` + cpu + `"}}}]}}`
+	}
+	body, _ := s.expect(t, "POST", pods, pod("cpu", "100m", ""), 403)
+	if want := `pods "cpu" is forbidden: insufficient quota to consume: requests.cpu`; body["message"] != want {
+		t.Errorf("message %q, want %q", body["message"], want)
+	}
+	body, _ = s.expect(t, "POST", pods, pod("high", "0", "high"), 500)
+	if want := `insufficient quota to match these scopes: [{PriorityClass In [high]}]`; body["message"] != want || body["reason"] != nil {
+		t.Errorf("message %q reason %v, want %q and none", body["message"], body["reason"], want)
+	}
+	s.expect(t, "POST", pods, pod("free", "0", ""), 201) // consumes nothing limited
+
+	s.expect(t, "POST", "/api/v1/namespaces/lim/resourcequotas", `{"metadata":{"name":"cpu"},"spec":{"hard":{"requests.cpu":"1"}}}`, 201)
+	s.expect(t, "POST", "/api/v1/namespaces/lim/resourcequotas", `{"metadata":{"name":"high"},"spec":{"hard":{"pods":"1"},
+		"scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"In","values":["high"]}]}}}`, 201)
+	for _, q := range []string{"cpu", "high"} {
+		waitFor(t, "quota "+q+"'s status", func() bool {
+			obj, _ := s.expect(t, "GET", "/api/v1/namespaces/lim/resourcequotas/"+q, "", 200)
+			status, _ := obj["status"].(map[string]any)
+			return status["used"] != nil
+		})
+	}
+	s.expect(t, "POST", pods, pod("cpu", "100m", ""), 201)
+	s.expect(t, "POST", pods, pod("high", "0", "high"), 201)
+}

@@ -3,19 +3,28 @@ package admissionplugins
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
+	resourcequotaapi "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota"
+	resourcequotaapivalidation "k8s.io/apiserver/pkg/admission/plugin/resourcequota/apis/resourcequota/validation"
 	kubequota "k8s.io/apiserver/pkg/quota/v1"
 	quotageneric "k8s.io/apiserver/pkg/quota/v1/generic"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/quota/v1/evaluator/core"
 	"k8s.io/utils/clock"
@@ -51,14 +60,61 @@ var quotaSets = [][]string{{
 	`{"metadata":{"name":"cross","resourceVersion":"1"},"spec":{"scopes":["CrossNamespacePodAffinity"]},"status":{"hard":{"pods":"0"},"used":{"pods":"0"}}}`,
 	`{"metadata":{"name":"scoped-objects","resourceVersion":"1"},"spec":{"scopes":["BestEffort"]},"status":{"hard":{"count/configmaps":"0","services":"0"},"used":{"count/configmaps":"0","services":"0"}}}`,
 }, {
+	`{"metadata":{"name":"vac-gold","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"In","values":["gold"]}]}},
+		"status":{"hard":{"requests.storage":"1Gi","persistentvolumeclaims":"1"},"used":{"requests.storage":"0","persistentvolumeclaims":"0"}}}`,
+	`{"metadata":{"name":"vac-any","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"Exists"}]}},
+		"status":{"hard":{"persistentvolumeclaims":"5","count/persistentvolumeclaims":"5"},"used":{"persistentvolumeclaims":"0","count/persistentvolumeclaims":"0"}}}`,
+	`{"metadata":{"name":"vac-not-fast","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"NotIn","values":["fast"]}]}},
+		"status":{"hard":{"requests.storage":"3Gi"},"used":{"requests.storage":"2Gi"}}}`,
+	`{"metadata":{"name":"vac-none","resourceVersion":"1"},"spec":{"scopeSelector":{"matchExpressions":[{"scopeName":"VolumeAttributesClass","operator":"DoesNotExist"}]}},
+		"status":{"hard":{"persistentvolumeclaims":"9"},"used":{"persistentvolumeclaims":"0"}}}`,
+}, {
 	`{"metadata":{"name":"gpu","resourceVersion":"1"},"status":{"hard":{"requests.example.com/gpu":"2","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"1",
 		"example.com/gpu":"9","requests.example.com/fpga":"1"},"used":{"requests.example.com/gpu":"1","requests.deviceclass.resource.kubernetes.io/gpu.example.com":"0",
 		"example.com/gpu":"0","requests.example.com/fpga":"0"}}}`,
-}}
+}, {}}
+
+// quotaLimited is the ResourceQuota plugin's configuration the writes
+// are also checked under: resources limited by name and by scope.
+const quotaLimited = `apiVersion: apiserver.config.k8s.io/v1
+kind: ResourceQuotaConfiguration
+limitedResources:
+- resource: pods
+  matchContains: ["requests.cpu", "hugepages"]
+- resource: persistentvolumeclaims
+  matchContains: [".storageclass.storage.k8s.io/requests.storage"]
+- resource: configmaps
+  matchContains: ["configmaps"]
+- apiGroup: apps
+  resource: deployments
+  matchContains: ["count/"]
+- resource: pods
+  matchScopes:
+  - {scopeName: PriorityClass, operator: In, values: [high, low]}
+  - {scopeName: BestEffort, operator: Exists}
+- resource: services
+  matchScopes:
+  - {scopeName: VolumeAttributesClass, operator: Exists}
+`
+
+// quotaLimits are, for each configuration the writes are checked
+// under, kube's limited resources and ours.
+func quotaLimits(t *testing.T) [][2]any {
+	kube, err := resourcequota.LoadConfiguration(strings.NewReader(quotaLimited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := quota.LoadConfig([]byte(quotaLimited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [][2]any{{[]resourcequotaapi.LimitedResource(nil), []quota.Limited(nil)}, {kube.LimitedResources, ours}}
+}
 
 // quotaWrite is a write of a v1 object, over old on update.
 type quotaWrite struct {
 	name     string
+	sub      string // the subresource written
 	obj, old runtime.Object
 }
 
@@ -83,6 +139,14 @@ func quotaWrites(t *testing.T) []quotaWrite {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(storage)}}}}
 		if annotation != "" {
 			c.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: annotation}
+		}
+		return c
+	}
+	// vacClaim is a stored claim of 1Gi, with the given JSON over it.
+	vacClaim := func(s string) runtime.Object {
+		c := claim(nil, "", "1Gi").(*corev1.PersistentVolumeClaim)
+		if err := json.Unmarshal([]byte(s), c); err != nil {
+			t.Fatal(err)
 		}
 		return c
 	}
@@ -137,6 +201,15 @@ func quotaWrites(t *testing.T) []quotaWrite {
 		{name: "annotated gold claim", obj: claim(&silver, "gold", "1100Mi")},
 		{name: "claim fraction", obj: claim(nil, "", "0.5")},
 		{name: "claim grown", obj: claim(&gold, "", "900Mi"), old: claim(&gold, "", "200Mi")},
+		{name: "claim of attributes class gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`)},
+		{name: "claim of attributes class fast", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"fast"}}`)},
+		{name: "claim being modified to gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"fast"},"status":{"currentVolumeAttributesClassName":"fast",
+			"modifyVolumeStatus":{"targetVolumeAttributesClassName":"gold","status":"InProgress"}}}`)},
+		{name: "claim moved to attributes class gold", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`), old: vacClaim(`{}`)},
+		{name: "claim status allocated more", sub: "status", obj: vacClaim(`{"status":{"allocatedResources":{"storage":"5Gi"}}}`), old: vacClaim(`{}`)},
+		{name: "claim status unchanged", sub: "status", obj: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`),
+			old: vacClaim(`{"spec":{"volumeAttributesClassName":"gold"}}`)},
+		{name: "pod status", sub: "status", obj: withRV(pod(`{"spec":{"containers":[{"name":"c"}]}}`)), old: withRV(pod(`{"spec":{"containers":[{"name":"c"}]}}`))},
 	}
 }
 
@@ -151,66 +224,77 @@ func TestQuotaAsKubes(t *testing.T) {
 		"configmaps":             quotageneric.NewObjectCountEvaluator(corev1.Resource("configmaps"), nil, corev1.ResourceConfigMaps),
 		"deployments":            quotageneric.NewObjectCountEvaluator(appsv1.Resource("deployments"), nil, ""),
 	}
-	refused := 0
-	for _, w := range quotaWrites(t) {
-		for i, set := range quotaSets {
-			var kubeQuotas []corev1.ResourceQuota
-			var ours []quota.Quota
-			for _, s := range set {
-				var q corev1.ResourceQuota
-				if err := json.Unmarshal([]byte(s), &q); err != nil {
-					t.Fatal(err)
-				}
-				kubeQuotas = append(kubeQuotas, q)
-				obj, err := api.ParseObject([]byte(s))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ours = append(ours, quota.Parse(obj))
-			}
-			obj, old := defaulted(t, w.obj), defaulted(t, w.old)
-			gvr := kindResource(t, obj)
-			op := admission.Create
-			if old != nil {
-				op = admission.Update
-			}
-			a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, "", op, nil, false, nil)
-			want, wantErr := resourcequota.CheckRequest(kubeQuotas, a, evaluators[gvr.Resource], nil)
-			changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource,
-				Object: jsonForm(t, obj), Old: jsonForm(t, old)}, time.Now())
-			what := w.name + " on set " + string(rune('0'+i))
-			if wantErr != nil {
-				refused++
-				var r *quota.Refused
-				// kube's error is the plugin's 403: `<what> "x" is forbidden: <reason>`.
-				if !errors.As(err, &r) || !strings.HasSuffix(wantErr.Error(), `"x" is forbidden: `+r.Reason) {
-					t.Errorf("%s: got %v, want %v", what, err, wantErr)
-				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s: kube admits it, we: %v", what, err)
-				continue
-			}
-			for j, q := range ours {
-				for _, c := range changed {
-					if c.Name == q.Name {
-						q = c
+	refused, uncovered := 0, 0
+	for l, limits := range quotaLimits(t) {
+		for _, w := range quotaWrites(t) {
+			for i, set := range quotaSets {
+				var kubeQuotas []corev1.ResourceQuota
+				var ours []quota.Quota
+				for _, s := range set {
+					var q corev1.ResourceQuota
+					if err := json.Unmarshal([]byte(s), &q); err != nil {
+						t.Fatal(err)
 					}
+					kubeQuotas = append(kubeQuotas, q)
+					obj, err := api.ParseObject([]byte(s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					ours = append(ours, quota.Parse(obj))
 				}
-				got := quota.Encode(q.Used)
-				kube := map[string]any{}
-				for name, v := range want[j].Status.Used {
-					kube[string(name)] = v.String()
+				obj, old := defaulted(t, w.obj), defaulted(t, w.old)
+				gvr := kindResource(t, obj)
+				op := admission.Create
+				if old != nil {
+					op = admission.Update
 				}
-				if !equalJSON(got, kube) {
-					t.Errorf("%s: quota %s used %v, kube's %v", what, q.Name, got, kube)
+				a := admission.NewAttributesRecord(obj, old, kindOf(t, obj), "ns", "x", gvr, w.sub, op, nil, false, nil)
+				want, wantErr := resourcequota.CheckRequest(kubeQuotas, a, evaluators[gvr.Resource], limits[0].([]resourcequotaapi.LimitedResource))
+				changed, err := quota.Check(ours, quota.Write{Op: string(op), Group: gvr.Group, Plural: gvr.Resource, Subresource: w.sub,
+					Object: jsonForm(t, obj), Old: jsonForm(t, old)}, limits[1].([]quota.Limited), time.Now())
+				what := fmt.Sprintf("%s on set %d, limits %d", w.name, i, l)
+				var r *quota.Refused
+				var u *quota.Uncovered
+				switch {
+				case wantErr == nil:
+				case !apierrors.IsForbidden(wantErr): // kube's plain error, a 500
+					uncovered++
+					if !errors.As(err, &u) || u.Error() != wantErr.Error() {
+						t.Errorf("%s: got %v, want %v", what, err, wantErr)
+					}
+					continue
+				default:
+					refused++
+					// kube's error is the plugin's 403: `<what> "x" is forbidden: <reason>`.
+					if !errors.As(err, &r) || !strings.HasSuffix(wantErr.Error(), `"x" is forbidden: `+r.Reason) {
+						t.Errorf("%s: got %v, want %v", what, err, wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s: kube admits it, we: %v", what, err)
+					continue
+				}
+				for j, q := range ours {
+					for _, c := range changed {
+						if c.Name == q.Name {
+							q = c
+						}
+					}
+					got := quota.Encode(q.Used)
+					kube := map[string]any{}
+					for name, v := range want[j].Status.Used {
+						kube[string(name)] = v.String()
+					}
+					if !equalJSON(got, kube) {
+						t.Errorf("%s: quota %s used %v, kube's %v", what, q.Name, got, kube)
+					}
 				}
 			}
 		}
 	}
-	if refused < 10 {
-		t.Errorf("only %d writes refused by kube: the cases are meant to cross every kind of refusal", refused)
+	if refused < 10 || uncovered == 0 {
+		t.Errorf("only %d writes refused by kube, %d for scopes: the cases are meant to cross every kind of refusal", refused, uncovered)
 	}
 }
 
@@ -250,4 +334,128 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestQuotaConfigAsKubes reads ResourceQuota plugin configurations with
+// kube's LoadConfiguration and ValidateConfiguration and with ours: the
+// same are refused, and the same limited resources read from the rest.
+func TestQuotaConfigAsKubes(t *testing.T) {
+	for name, config := range map[string]string{
+		"v1":                  quotaLimited,
+		"v1beta1":             "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: Configuration\nlimitedResources: [{resource: pods, matchContains: [cpu]}]",
+		"v1alpha1 json":       `{"apiVersion":"resourcequota.admission.k8s.io/v1alpha1","kind":"Configuration","limitedResources":[{"apiGroup":"apps","resource":"deployments"}]}`,
+		"none limited":        "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration",
+		"unknown field":       "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{resource: pods, foo: bar}]",
+		"field of wrong case": "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{Resource: pods}]",
+		"duplicate field":     "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources:\n- resource: pods\n  resource: pods",
+		"no resource":         "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{matchContains: [cpu]}, {resource: pods}, {apiGroup: apps}]",
+		"no kind":             "apiVersion: apiserver.config.k8s.io/v1\nlimitedResources: []",
+		"v1 kind of v1beta1":  "apiVersion: apiserver.config.k8s.io/v1\nkind: Configuration",
+		"v1beta1 kind of v1":  "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: ResourceQuotaConfiguration",
+		"unknown version":     "apiVersion: resourcequota.admission.k8s.io/v1\nkind: Configuration",
+		"wrong type":          "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: {resource: pods}",
+		"empty":               "",
+	} {
+		kube, kubeErr := resourcequota.LoadConfiguration(strings.NewReader(config))
+		if kubeErr == nil {
+			kubeErr = resourcequotaapivalidation.ValidateConfiguration(kube).ToAggregate()
+		}
+		ours, err := quota.LoadConfig([]byte(config))
+		switch {
+		case kubeErr != nil || err != nil:
+			if (kubeErr == nil) != (err == nil) {
+				t.Errorf("%s: got %v, kube's %v", name, err, kubeErr)
+			}
+			continue
+		}
+		b, err := json.Marshal(kube.LimitedResources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []quota.Limited
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, ours, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: (-kube's +ours):\n%s", name, diff)
+		}
+	}
+}
+
+// TestQuotaUsageAsKubes recomputes each quota's usage over the writes'
+// objects, stored in one namespace, with kube's resourcequota
+// controller's CalculateUsage and its evaluators and with ours.
+func TestQuotaUsageAsKubes(t *testing.T) {
+	indexers := map[schema.GroupVersionResource]cache.Indexer{}
+	raw := map[schema.GroupVersionResource][][]byte{}
+	for i, w := range quotaWrites(t) {
+		obj := defaulted(t, w.obj)
+		obj.(metav1.Object).SetName(fmt.Sprint("o", i))
+		obj.(metav1.Object).SetNamespace("ns")
+		gvr := kindResource(t, obj)
+		if indexers[gvr] == nil {
+			indexers[gvr] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		}
+		if err := indexers[gvr].Add(obj); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[gvr] = append(raw[gvr], b)
+	}
+	listers := func(gvr schema.GroupVersionResource) (cache.GenericLister, error) {
+		return cache.NewGenericLister(indexers[gvr], gvr.GroupResource()), nil
+	}
+	registry := quotageneric.NewRegistry([]kubequota.Evaluator{
+		core.NewPodEvaluator(listers, clock.RealClock{}),
+		core.NewServiceEvaluator(listers),
+		core.NewPersistentVolumeClaimEvaluator(listers),
+		quotageneric.NewObjectCountEvaluator(corev1.Resource("configmaps"),
+			quotageneric.ListResourceUsingListerFunc(listers, corev1.SchemeGroupVersion.WithResource("configmaps")), corev1.ResourceConfigMaps),
+		quotageneric.NewObjectCountEvaluator(appsv1.Resource("deployments"),
+			quotageneric.ListResourceUsingListerFunc(listers, appsv1.SchemeGroupVersion.WithResource("deployments")), ""),
+	})
+	served := func(group, plural string) bool {
+		_, ok := indexers[schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}]
+		return ok
+	}
+	compared := 0
+	for _, set := range quotaSets {
+		for _, s := range set {
+			var kq corev1.ResourceQuota
+			if err := json.Unmarshal([]byte(s), &kq); err != nil {
+				t.Fatal(err)
+			}
+			kube, err := kubequota.CalculateUsage("ns", kq.Spec.Scopes, kq.Status.Hard, registry, kq.Spec.ScopeSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := api.ParseObject([]byte(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := quota.Parse(obj)
+			ours := quota.List{}
+			for _, gr := range quota.Resources(q.Hard, served) {
+				u, err := quota.Usage([]quota.Quota{q}, gr[0], gr[1], raw[schema.GroupVersionResource{Group: gr[0], Version: "v1", Resource: gr[1]}], time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				maps.Copy(ours, u[0])
+			}
+			want := map[string]any{}
+			for name, v := range kube {
+				want[string(name)] = v.String()
+			}
+			if got := quota.Encode(ours); !equalJSON(got, want) {
+				t.Errorf("quota %s: used %v, kube's %v", q.Name, got, want)
+			}
+			compared++
+		}
+	}
+	if compared < 20 {
+		t.Errorf("only %d quotas compared", compared)
+	}
 }

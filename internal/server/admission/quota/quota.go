@@ -16,12 +16,13 @@
 // Pods match a quota's scopes as kube's: Terminating and NotTerminating
 // (activeDeadlineSeconds), BestEffort and NotBestEffort (kube's QoS
 // class), PriorityClass (by the class name's selector) and
-// CrossNamespacePodAffinity; other objects match no scope.
+// CrossNamespacePodAffinity; claims VolumeAttributesClass (by the
+// selector, on each class the claim names); other objects match no
+// scope.
 //
-// # Caveats
-//
-// Claims' VolumeAttributesClass scope is not done (a quota with it
-// matches no claim), nor the admission configuration's limitedResources.
+// The plugin's configuration (LoadConfig) limits resources: a write
+// that consumes one, or matches one of its scopes, needs a quota that
+// covers it.
 package quota
 
 import (
@@ -123,9 +124,15 @@ func (e evaluator) core(plural string) bool { return e.group == "" && e.plural =
 
 // handles says whether a write of the resource costs quota: a create;
 // an update of a service or a claim, or of a pod that enters or leaves
-// the Terminating scope (its activeDeadlineSeconds set).
+// the Terminating scope (its activeDeadlineSeconds set); an update of a
+// claim's status (kube's RequiresQuotaReplenish compares the allocated
+// storage's pointers, which always differ).
 func (e evaluator) handles(w Write) bool {
 	switch {
+	case w.Subresource == "status":
+		return w.Op == "UPDATE" && e.core("persistentvolumeclaims")
+	case w.Subresource != "":
+		return false
 	case w.Op == "CREATE":
 		return true
 	case w.Op != "UPDATE":
@@ -218,25 +225,93 @@ func extendedRequest(name string) bool {
 	return !native(name) && !strings.HasPrefix(name, "requests.") && len(validation.IsQualifiedName("requests."+name)) == 0
 }
 
-// matches says whether obj matches every scope (kube's generic.Matches
-// with its evaluators' scope functions).
-func (e evaluator) matches(scopes []Scope, obj api.Object) (bool, error) {
+// read decodes what the evaluator reads of obj: a *pod, *service or
+// *claim, nil for an object only counted.
+func (e evaluator) read(obj api.Object) (any, error) {
+	if !e.reads() {
+		return nil, nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return e.decode(b)
+}
+
+// decode is read from an object's JSON.
+func (e evaluator) decode(b []byte) (any, error) {
+	var v any
+	switch {
+	case e.core("pods"):
+		v = new(pod)
+	case e.core("services"):
+		v = new(service)
+	case e.core("persistentvolumeclaims"):
+		v = new(claim)
+	default:
+		return nil, nil
+	}
+	return v, json.Unmarshal(b, v)
+}
+
+func (e evaluator) reads() bool {
+	return e.core("pods") || e.core("services") || e.core("persistentvolumeclaims")
+}
+
+// matches says whether a read object matches every scope (kube's
+// generic.Matches with its evaluators' scope functions).
+func matches(scopes []Scope, obj any) bool {
 	if len(scopes) == 0 {
-		return true, nil
-	}
-	if !e.core("pods") {
-		return false, nil
-	}
-	var pod pod
-	if err := Decode(obj, &pod); err != nil {
-		return false, err
+		return true
 	}
 	for _, s := range scopes {
-		if !podMatches(s, &pod) {
-			return false, nil
+		if !matchesScope(s, obj) {
+			return false
 		}
 	}
-	return true, nil
+	return true
+}
+
+// matchesScope says whether a read object matches one scope expression:
+// only pods and claims match any.
+func matchesScope(s Scope, obj any) bool {
+	switch o := obj.(type) {
+	case *pod:
+		return podMatches(s, o)
+	case *claim:
+		return claimMatches(s, o)
+	}
+	return false
+}
+
+// selects is kube's label selector of a scope expression tested on the
+// labels {scope name: value}, or on none if the value is absent.
+func selects(s Scope, value string, present bool) bool {
+	switch s.Operator {
+	case "Exists":
+		return present
+	case "DoesNotExist":
+		return !present
+	case "In":
+		return present && slices.Contains(s.Values, value)
+	case "NotIn":
+		return !present || !slices.Contains(s.Values, value)
+	}
+	return false
+}
+
+// claimMatches is kube's pvcMatchesScopeFunc: the VolumeAttributesClass
+// scope tests every class the claim names (spec, status, the one it is
+// being modified to), or none.
+func claimMatches(s Scope, c *claim) bool {
+	if s.Name != "VolumeAttributesClass" {
+		return false
+	}
+	classes := c.volumeAttributesClasses()
+	if len(classes) == 0 {
+		return selects(s, "", false)
+	}
+	return slices.ContainsFunc(classes, func(class string) bool { return selects(s, class, true) })
 }
 
 // podMatches is kube's podMatchesScopeFunc.
@@ -253,19 +328,7 @@ func podMatches(s Scope, pod *pod) bool {
 		return !bestEffort(pod)
 	case "PriorityClass":
 		class := pod.Spec.PriorityClassName
-		// kube matches a label selector on {PriorityClass: class}, the
-		// label absent without a class.
-		switch s.Operator {
-		case "Exists":
-			return class != ""
-		case "DoesNotExist":
-			return class == ""
-		case "In":
-			return class != "" && slices.Contains(s.Values, class)
-		case "NotIn":
-			return class == "" || !slices.Contains(s.Values, class)
-		}
-		return false
+		return selects(s, class, class != "")
 	case "CrossNamespacePodAffinity":
 		return crossNamespaceAffinity(pod)
 	}
@@ -319,56 +382,22 @@ func crossNamespaceAffinity(pod *pod) bool {
 	return slices.ContainsFunc(terms, func(t affinityTerm) bool { return len(t.Namespaces) > 0 || t.NamespaceSelector != nil })
 }
 
-// measure is what obj costs, when it matches every scope (match false
-// when it does not): matches and usage in one, a pod decoded once.
-func (e evaluator) measure(scopes []Scope, obj api.Object, now time.Time) (_ List, match bool, _ error) {
-	if !e.core("pods") || len(scopes) == 0 {
-		if match, err := e.matches(scopes, obj); err != nil || !match {
-			return nil, false, err
-		}
-		u, err := e.usage(obj, now)
-		return u, err == nil, err
+// usage is what a read object costs.
+func (e evaluator) usage(obj any, now time.Time) List {
+	switch o := obj.(type) {
+	case *pod:
+		return podUsage(o, now)
+	case *service:
+		return serviceUsage(o)
+	case *claim:
+		return claimUsage(o)
 	}
-	var pod pod
-	if err := Decode(obj, &pod); err != nil {
-		return nil, false, err
-	}
-	for _, s := range scopes {
-		if !podMatches(s, &pod) {
-			return nil, false, nil
-		}
-	}
-	return podUsage(&pod, now), true, nil
-}
-
-// usage is what obj costs.
-func (e evaluator) usage(obj api.Object, now time.Time) (List, error) {
 	one := *resource.NewQuantity(1, resource.DecimalSI)
-	switch {
-	case e.core("pods"):
-		var pod pod
-		if err := Decode(obj, &pod); err != nil {
-			return nil, err
-		}
-		return podUsage(&pod, now), nil
-	case e.core("services"):
-		var svc service
-		if err := Decode(obj, &svc); err != nil {
-			return nil, err
-		}
-		return serviceUsage(&svc), nil
-	case e.core("persistentvolumeclaims"):
-		var pvc claim
-		if err := Decode(obj, &pvc); err != nil {
-			return nil, err
-		}
-		return claimUsage(&pvc), nil
-	}
 	out := List{countName(e.group, e.plural): one}
 	if alias := legacyAliases[e.plural]; e.group == "" && alias != "" {
 		out[alias] = one
 	}
-	return out, nil
+	return out
 }
 
 // Decode reads an object's JSON form (or a part of it) into a Go type of
@@ -459,12 +488,32 @@ type claim struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
-		StorageClassName *string   `json:"storageClassName"`
-		Resources        resources `json:"resources"`
+		StorageClassName          *string   `json:"storageClassName"`
+		VolumeAttributesClassName string    `json:"volumeAttributesClassName"`
+		Resources                 resources `json:"resources"`
 	} `json:"spec"`
 	Status struct {
-		AllocatedResources List `json:"allocatedResources"`
+		AllocatedResources               List   `json:"allocatedResources"`
+		CurrentVolumeAttributesClassName string `json:"currentVolumeAttributesClassName"`
+		ModifyVolumeStatus               *struct {
+			TargetVolumeAttributesClassName string `json:"targetVolumeAttributesClassName"`
+		} `json:"modifyVolumeStatus"`
 	} `json:"status"`
+}
+
+// volumeAttributesClasses are the classes a claim names, each once
+// (kube's getReferencedVolumeAttributesClassNames).
+func (c *claim) volumeAttributesClasses() []string {
+	var out []string
+	for _, name := range []string{c.Spec.VolumeAttributesClassName, c.Status.CurrentVolumeAttributesClassName} {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if m := c.Status.ModifyVolumeStatus; m != nil && m.TargetVolumeAttributesClassName != "" && !slices.Contains(out, m.TargetVolumeAttributesClassName) {
+		out = append(out, m.TargetVolumeAttributesClassName)
+	}
+	return out
 }
 
 func claimUsage(pvc *claim) List {

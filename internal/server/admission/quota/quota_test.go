@@ -2,6 +2,7 @@ package quota
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,26 +40,31 @@ func TestUsage(t *testing.T) {
 	q := Parse(parse(t, `{"metadata": {"name": "q"}, "spec": {"scopes": ["NotTerminating"],
 		"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "DoesNotExist"}]}},
 		"status": {"hard": {"pods": "9", "count/pods": "9", "requests.cpu": "9", "limits.memory": "9", "count/configmaps": "9"}}}`))
-	pods := []api.Object{
-		parse(t, `{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}`),
-		parse(t, `{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}, "status": {"phase": "Failed"}}`),
-		parse(t, `{"spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
-		parse(t, `{"spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
+	pods := [][]byte{
+		[]byte(`{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}`),
+		[]byte(`{"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]}, "status": {"phase": "Failed"}}`),
+		[]byte(`{"spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
+		[]byte(`{"spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}`),
 	}
-	got, err := Usage(q, "", "pods", pods, time.Now())
+	all := q
+	all.Scopes = nil
+	got, err := Usage([]Quota{q, all}, "", "pods", pods, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]any{"pods": "1", "count/pods": "2", "requests.cpu": "100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got)) {
-		t.Errorf("got %v, want %v", Encode(got), want)
+	if want := map[string]any{"pods": "1", "count/pods": "2", "requests.cpu": "100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got[0])) {
+		t.Errorf("got %v, want %v", Encode(got[0]), want)
+	}
+	if want := map[string]any{"pods": "3", "count/pods": "4", "requests.cpu": "2100m", "limits.memory": "0"}; !cmp.Equal(want, Encode(got[1])) {
+		t.Errorf("without scopes: got %v, want %v", Encode(got[1]), want)
 	}
 	// Scopes match no ConfigMap, as kube's MatchesNoScopeFunc.
-	if got, _ := Usage(q, "", "configmaps", make([]api.Object, 3), time.Now()); Encode(got)["count/configmaps"] != "0" {
-		t.Errorf("scoped configmaps counted: %v", Encode(got))
+	got, _ = Usage([]Quota{q, all}, "", "configmaps", make([][]byte, 3), time.Now())
+	if n := Encode(got[0])["count/configmaps"]; n != "0" {
+		t.Errorf("scoped configmaps counted: %v", n)
 	}
-	q.Scopes = nil
-	if got, _ := Usage(q, "", "configmaps", make([]api.Object, 3), time.Now()); Encode(got)["count/configmaps"] != "3" {
-		t.Errorf("configmaps: %v, want 3", Encode(got))
+	if n := Encode(got[1])["count/configmaps"]; n != "3" {
+		t.Errorf("configmaps: %v, want 3", n)
 	}
 }
 
@@ -117,7 +123,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := Parse(parse(t, tc.quota))
 			q.Name = "q"
-			changed, err := Check([]Quota{q}, tc.w, time.Now())
+			changed, err := Check([]Quota{q}, tc.w, nil, time.Now())
 			if tc.refused != "" {
 				var r *Refused
 				if !errors.As(err, &r) || r.Reason != tc.refused {
@@ -138,5 +144,53 @@ func TestCheck(t *testing.T) {
 				t.Errorf("used (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLimited checks limitedResources read from kube's configuration:
+// a pod consuming requests.cpu, or of the high class, needs a covering
+// quota; test/interop/admissionplugins compares many more with kube's.
+func TestLimited(t *testing.T) {
+	limited, err := LoadConfig([]byte(`{"apiVersion": "resourcequota.admission.k8s.io/v1beta1", "kind": "Configuration",
+		"limitedResources": [{"resource": "pods", "matchContains": ["requests.cpu"]},
+		{"resource": "pods", "matchScopes": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(class, cpu string) Write {
+		return Write{Op: "CREATE", Plural: "pods", Object: parse(t, `{"spec": {"priorityClassName": "`+class+`",
+			"containers": [{"name": "c", "resources": {"requests": {"cpu": "`+cpu+`"}}}]}}`)}
+	}
+	cpu := Parse(parse(t, `{"metadata": {"name": "cpu"}, "status": {"hard": {"requests.cpu": "1"}, "used": {"requests.cpu": "0"}}}`))
+	high := Parse(parse(t, `{"metadata": {"name": "high"}, "spec": {"scopeSelector": {"matchExpressions": [
+		{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}}, "status": {"hard": {"pods": "1"}, "used": {"pods": "0"}}}`))
+	for _, tc := range []struct {
+		name   string
+		quotas []Quota
+		w      Write
+		want   string // the error, "" if admitted
+	}{
+		{"cpu without a quota", nil, pod("", "1m"), "insufficient quota to consume: requests.cpu"},
+		{"cpu under a quota", []Quota{cpu}, pod("", "1m"), ""},
+		{"no cpu", nil, pod("", "0"), ""},
+		{"class without a quota", []Quota{cpu}, pod("high", "0"), "insufficient quota to match these scopes: [{PriorityClass In [high]}]"},
+		{"class under a quota", []Quota{high}, pod("high", "0"), ""},
+		{"other class", nil, pod("low", "0"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Check(tc.quotas, tc.w, limited, time.Now())
+			if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && got != tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{resource: pods, foo: bar}]",
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources: [{matchContains: [cpu]}]",
+		"apiVersion: apiserver.config.k8s.io/v1\nkind: Configuration",
+	} {
+		if _, err := LoadConfig([]byte(bad)); err == nil {
+			t.Errorf("%q read", bad)
+		}
 	}
 }
