@@ -301,7 +301,7 @@ func TestQuotaFinishedPodGivenBack(t *testing.T) {
 		pod := c.send("POST", "/api/v1/namespaces/q/pods", `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`, 201)
 		c.waitUsedOf("pods", "1", 2) // the leader has seen the pod
 		start := time.Now()
-		pod["status"] = map[string]any{"phase": "Succeeded"}
+		pod["status"].(map[string]any)["phase"] = "Succeeded" // the rest (qosClass) is immutable
 		b, err := json.Marshal(pod)
 		if err != nil {
 			t.Fatal(err)
