@@ -1,9 +1,10 @@
-// Package admissionplugins proves that the pods, claims, ingresses and
-// nodes a listwatch binary stores are those kube-apiserver's built-in
+// Package admissionplugins proves that the pods, claims, volumes,
+// ingresses and nodes a listwatch binary stores are those kube-apiserver's built-in
 // admission plugins make of the same input (ServiceAccount,
 // TaintNodesByCondition, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, RuntimeClass and DefaultIngressClass, in kube's
-// order), by running kube's own plugins (k8s.io/kubernetes
+// DefaultStorageClass, StorageObjectInUseProtection,
+// PersistentVolumeClaimResize, RuntimeClass and DefaultIngressClass, in
+// kube's order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the accounts and classes the
 // binary stores, and that what they refuse the binary refuses with the
 // same message; that PodSecurity refuses and warns of the same pods,
@@ -54,7 +55,9 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
 	"k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/test/interop"
@@ -300,22 +303,49 @@ func compare[T interface {
 	GetName() string
 }](t *testing.T, cs kubernetes.Interface, obj T, c creator[T], spec func(T) any) {
 	t.Helper()
-	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T))
-	got, err := c.Create(t.Context(), obj, metav1.CreateOptions{})
+	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T), nil)
+	_, err := c.Create(t.Context(), obj, metav1.CreateOptions{})
+	sameOutcome(t, c, obj.GetName(), want, wantErr, err, spec)
+}
+
+// updater is the client of namespaced T.
+type updater[T any] interface {
+	creator[T]
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// compareUpdate updates old, as the binary stores it, to obj on the binary
+// and through kube's plugins, and compares as compare does.
+func compareUpdate[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, cs kubernetes.Interface, obj, old T, c updater[T], spec func(T) any) {
+	t.Helper()
+	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T), old.DeepCopyObject())
+	_, err := c.Update(t.Context(), obj, metav1.UpdateOptions{})
+	sameOutcome(t, c, obj.GetName(), want, wantErr, err, spec)
+}
+
+// sameOutcome checks that the binary's write of name, which answered err,
+// refused it as kube's plugins did (wantErr), or stored what spec returns
+// of kube's object want.
+func sameOutcome[T runtime.Object](t *testing.T, c creator[T], name string, want runtime.Object, wantErr, err error, spec func(T) any) {
+	t.Helper()
 	if wantErr != nil {
 		if err == nil || apierrors.ReasonForError(err) != apierrors.ReasonForError(wantErr) || err.Error() != wantErr.Error() {
-			t.Fatalf("%s: got %v (%s), want %v (%s)", obj.GetName(), err, apierrors.ReasonForError(err), wantErr, apierrors.ReasonForError(wantErr))
+			t.Fatalf("%s: got %v (%s), want %v (%s)", name, err, apierrors.ReasonForError(err), wantErr, apierrors.ReasonForError(wantErr))
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("%s: kube admits it, the binary: %v", obj.GetName(), err)
+		t.Fatalf("%s: kube admits it, the binary: %v", name, err)
 	}
-	if got, err = c.Get(t.Context(), obj.GetName(), metav1.GetOptions{}); err != nil {
+	got, err := c.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(generic(spec(want.(T))), generic(spec(got))); diff != "" {
-		t.Errorf("%s: spec (-kube +listwatch):\n%s", obj.GetName(), diff)
+		t.Errorf("%s: spec (-kube +listwatch):\n%s", name, diff)
 	}
 }
 
@@ -330,7 +360,7 @@ func generic(spec any) string {
 
 // kubeOrder is kube's order of the plugins (AllOrderedPlugins).
 var kubeOrder = []string{serviceaccount.PluginName, nodetaint.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
-	setdefault.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
+	setdefault.PluginName, storageobjectinuseprotection.PluginName, resize.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
 
 // initializer gives kube's plugins a fake client and informers holding
 // objs, and the feature gates.
@@ -355,11 +385,12 @@ type noConfig struct{}
 
 func (noConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
 
-// kubeAdmit runs obj (of the v1 API), defaulted and converted as
-// kube-apiserver decodes it, through kube's plugins, fed the accounts and
-// classes the binary holds, mutating then validating, and returns it as
-// kube stores and reads it back (defaulted again).
-func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runtime.Object, error) {
+// kubeAdmit runs the create of obj (of the v1 API), or its update of old
+// when old is not nil, defaulted and converted as kube-apiserver decodes
+// them, through kube's plugins, fed the accounts and classes the binary
+// holds, mutating then validating, and returns obj as kube stores and
+// reads it back (defaulted again).
+func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (runtime.Object, error) {
 	t.Helper()
 	ctx := t.Context()
 	var objs []runtime.Object
@@ -395,6 +426,8 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	priority.Register(plugins)
 	defaulttolerationseconds.Register(plugins)
 	setdefault.Register(plugins)
+	storageobjectinuseprotection.Register(plugins)
+	resize.Register(plugins)
 	runtimeclass.Register(plugins)
 	defaultingressclass.Register(plugins)
 	chain, err := plugins.NewFromPlugins(kubeOrder, noConfig{}, initializer{client, factory}, nil)
@@ -404,10 +437,15 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	internal, gvk := decodeAsKube(t, obj)
 	name := obj.(metav1.Object).GetName()
 	namespace := ns
-	if _, node := obj.(*corev1.Node); node {
+	if clusterKinds[gvk.Kind] {
 		namespace = ""
 	}
-	a := admission.NewAttributesRecord(internal, nil, gvk, namespace, name, kindResource(t, obj), "", admission.Create, &metav1.CreateOptions{}, false, nil)
+	op, opts, oldInternal := admission.Create, runtime.Object(&metav1.CreateOptions{}), runtime.Object(nil)
+	if old != nil {
+		op, opts = admission.Update, &metav1.UpdateOptions{}
+		oldInternal, _ = decodeAsKube(t, old)
+	}
+	a := admission.NewAttributesRecord(internal, oldInternal, gvk, namespace, name, kindResource(t, obj), "", op, opts, false, nil)
 	if err := chain.(admission.MutationInterface).Admit(ctx, a, nil); err != nil {
 		return nil, err
 	}
@@ -416,6 +454,9 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	}
 	return readAsKube(t, internal, gvk), nil
 }
+
+// clusterKinds are the cluster-scoped kinds the tests admit.
+var clusterKinds = map[string]bool{"Node": true, "PersistentVolume": true, "VolumeAttributesClass": true}
 
 // decodeAsKube is obj (of the v1 API, unchanged) defaulted and converted
 // to kube's internal form, as kube-apiserver decodes it, and its kind.

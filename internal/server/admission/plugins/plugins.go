@@ -2,8 +2,9 @@
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
 // AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
-// DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass and
-// DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
+// DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
+// PersistentVolumeClaimResize, RuntimeClass and DefaultIngressClass
+// (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -76,6 +77,8 @@ func New(src Source, ps *psa.Config) *Chain {
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
+		storageProtection{},
+		&claimResize{src: src},
 		&runtimeClass{src: src},
 		newDefaultIngressClass(src),
 	}}
@@ -86,7 +89,7 @@ func New(src Source, ps *psa.Config) *Chain {
 var handled = map[[2]string]bool{
 	{"", "pods"}: true, {PriorityClasses.Group, PriorityClasses.Plural}: true,
 	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true, {"", "nodes"}: true,
-	{"", "namespaces"}: true,
+	{"", "namespaces"}: true, {"", "persistentvolumes"}: true, {"storage.k8s.io", "volumeattributesclasses"}: true,
 }
 
 func init() {
