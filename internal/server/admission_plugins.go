@@ -66,9 +66,10 @@ func (d *decodedObjects) get(o *watchcache.Object) (api.Object, error) {
 var _ plugins.Source = pluginSource{}
 
 // pluginsHandle says whether the request's write may meet a built-in
-// admission plugin.
+// admission plugin: a write of an object, or a pod's binding.
 func (q *request) pluginsHandle() bool {
-	return q.info.Subresource == "" && plugins.Handles(q.res.Group, q.res.Plural)
+	sub := q.info.Subresource
+	return (sub == "" || sub == bindingSubresource.Name) && plugins.Handles(q.res.Group, q.res.Plural)
 }
 
 // Get reads an object, shared as List's are. A namespace's default ServiceAccount, which kube's

@@ -240,8 +240,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.EventTTL = cmp.Or(cfg.EventTTL, defaultEventTTL)
 	builtins := resource.Builtins()
 	if cfg.ServiceAccountTokens != nil {
-		addTokenSubresource(builtins)
+		addSubresource(builtins, "serviceaccounts", tokenSubresource)
 	}
+	addSubresource(builtins, "pods", bindingSubresource)
 	crd.PruneBuiltins(builtins)
 	checkWebhookConditions(builtins)
 	checkPolicyExpressions(builtins)

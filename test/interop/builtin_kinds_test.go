@@ -25,7 +25,6 @@ import (
 var notServed = map[string]string{
 	"v1 bindings":                 "a scheduler's write of a pod's node, never stored",
 	"v1 componentstatuses":        "computed from kube's own components' health",
-	"v1 pods/binding":             "a scheduler's write of a pod's node, never stored",
 	"v1 pods/log":                 "streams from a kubelet; there is none",
 	"v1 pods/exec":                "streams to a kubelet",
 	"v1 pods/attach":              "streams to a kubelet",

@@ -3,8 +3,8 @@
 // admission plugins make of the same input (ServiceAccount,
 // TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 // DefaultStorageClass, StorageObjectInUseProtection,
-// PersistentVolumeClaimResize, RuntimeClass and DefaultIngressClass, in
-// kube's order), by running kube's own plugins (k8s.io/kubernetes
+// PersistentVolumeClaimResize, RuntimeClass, DefaultIngressClass and
+// PodTopologyLabels, in kube's order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the accounts and classes the
 // binary stores, and that what they refuse the binary refuses with the
 // same message; that PodSecurity refuses and warns of the same pods,
@@ -52,6 +52,7 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
+	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
@@ -233,6 +234,12 @@ func TestNodesAsKubesPlugin(t *testing.T) {
 
 // start runs the binary with the cases' namespace, accounts and classes.
 func start(t *testing.T) kubernetes.Interface {
+	cs, _ := startAt(t)
+	return cs
+}
+
+// startAt is start, and the binary's URL.
+func startAt(t *testing.T) (kubernetes.Interface, string) {
 	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1})
 	if err != nil {
@@ -257,7 +264,7 @@ func start(t *testing.T) kubernetes.Interface {
 			t.Fatal(err)
 		}
 	}
-	return cs
+	return cs, lw.URL
 }
 
 // watchable is a client of cluster-scoped T.
@@ -360,7 +367,8 @@ func generic(spec any) string {
 
 // kubeOrder is kube's order of the plugins (AllOrderedPlugins).
 var kubeOrder = []string{serviceaccount.PluginName, nodetaint.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
-	setdefault.PluginName, storageobjectinuseprotection.PluginName, resize.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
+	setdefault.PluginName, storageobjectinuseprotection.PluginName, resize.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName,
+	podtopologylabels.PluginName}
 
 // initializer gives kube's plugins a fake client and informers holding
 // objs, and the feature gates.
@@ -392,6 +400,13 @@ func (noConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
 // reads it back (defaulted again).
 func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (runtime.Object, error) {
 	t.Helper()
+	return kubeAdmitTo(t, cs, obj, old, kindResource(t, obj), "")
+}
+
+// kubeAdmitTo is kubeAdmit of a write to the resource's subresource
+// ("": the object itself).
+func kubeAdmitTo(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object, resource schema.GroupVersionResource, subresource string) (runtime.Object, error) {
+	t.Helper()
 	ctx := t.Context()
 	var objs []runtime.Object
 	add := func(list runtime.Object, err error) {
@@ -409,17 +424,9 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (
 	add(cs.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.NetworkingV1().IngressClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{}))
+	add(cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}))
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	for _, o := range objs {
-		informer, err := factory.ForResource(kindResource(t, o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := informer.Informer().GetIndexer().Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
 	plugins := admission.NewPlugins()
 	serviceaccount.Register(plugins)
 	nodetaint.Register(plugins)
@@ -430,10 +437,15 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (
 	resize.Register(plugins)
 	runtimeclass.Register(plugins)
 	defaultingressclass.Register(plugins)
+	podtopologylabels.Register(plugins)
 	chain, err := plugins.NewFromPlugins(kubeOrder, noConfig{}, initializer{client, factory}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The informers the plugins asked for, synced: PodTopologyLabels
+	// waits for its own.
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	internal, gvk := decodeAsKube(t, obj)
 	name := obj.(metav1.Object).GetName()
 	namespace := ns
@@ -445,7 +457,7 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (
 		op, opts = admission.Update, &metav1.UpdateOptions{}
 		oldInternal, _ = decodeAsKube(t, old)
 	}
-	a := admission.NewAttributesRecord(internal, oldInternal, gvk, namespace, name, kindResource(t, obj), "", op, opts, false, nil)
+	a := admission.NewAttributesRecord(internal, oldInternal, gvk, namespace, name, resource, subresource, op, opts, false, nil)
 	if err := chain.(admission.MutationInterface).Admit(ctx, a, nil); err != nil {
 		return nil, err
 	}

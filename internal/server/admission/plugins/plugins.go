@@ -3,8 +3,8 @@
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
 // AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
 // DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
-// PersistentVolumeClaimResize, RuntimeClass and DefaultIngressClass
-// (plugin/pkg/admission/*), with kube's messages.
+// PersistentVolumeClaimResize, RuntimeClass, DefaultIngressClass and
+// PodTopologyLabels (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -81,6 +81,7 @@ func New(src Source, ps *psa.Config) *Chain {
 		&claimResize{src: src},
 		&runtimeClass{src: src},
 		newDefaultIngressClass(src),
+		&podTopology{src: src},
 	}}
 }
 
