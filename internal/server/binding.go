@@ -16,6 +16,10 @@ import (
 // the pod is bound to it, as kube-scheduler binds pods.
 var bindingSubresource = resource.Subresource{Name: "binding", Version: "v1", Kind: "Binding", Verbs: []string{"create"}}
 
+// isBindings says whether res is the bindings resource, kube's legacy
+// form of pods/binding.
+func isBindings(res *resource.Resource) bool { return res.Group == "" && res.Plural == "bindings" }
+
 // initContainerAnnotations are the legacy annotations kube drops from a
 // pod its binding writes (pkg/api/pod DropInitContainerAnnotations).
 var initContainerAnnotations = []string{
@@ -25,18 +29,48 @@ var initContainerAnnotations = []string{
 
 // bind serves a pod's binding as kube's BindingREST.Create: the Binding
 // is admitted (PodTopologyLabels gives it its node's zone and region) and
-// validated, then the pod, unless deleted, bound or gated, gets the node,
-// the Binding's annotations and labels and the PodScheduled condition,
-// written as it is (no pod strategy, validation or admission of the pod:
-// kube writes it straight to storage). The answer is a Success Status.
+// bound by bindPod.
 func (q *request) bind() {
 	binding, err := q.readBinding()
+	if err == nil && binding.Name() != q.info.Name {
+		err = apierror.BadRequest("name in URL does not match name in Binding object")
+	}
 	if err == nil {
 		binding, err = q.mutate(binding, nil)
 	}
-	if err == nil {
-		err = validateBinding(binding)
+	if err != nil {
+		q.fail(err)
+		return
 	}
+	q.bindPod(binding, q.info.Name)
+}
+
+// bindLegacy serves a POST to bindings, kube's LegacyBindingREST: the pod
+// is the one the Binding names, and admission sees a write of bindings
+// (which PodTopologyLabels ignores).
+func (q *request) bindLegacy() {
+	binding, err := q.readBinding()
+	if err == nil && binding.Name() == "" {
+		err = apierror.BadRequest("Name parameter required.") // kube's key function's
+	}
+	if err == nil {
+		binding, err = q.mutate(binding, nil)
+	}
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	q.bindPod(binding, binding.Name())
+}
+
+// bindPod binds pod name as the admitted binding says, once
+// ValidatePodBinding and validating admission pass: the pod, unless
+// deleted, bound or gated, gets the node, the Binding's annotations and
+// labels and the PodScheduled condition, written as it is (no pod
+// strategy, validation or admission of the pod: kube writes it straight
+// to storage). The answer is a Success Status.
+func (q *request) bindPod(binding api.Object, name string) {
+	err := validateBinding(binding)
 	if err == nil {
 		err = q.admit(q.r.Context(), binding, nil)
 	}
@@ -49,24 +83,24 @@ func (q *request) bind() {
 	uid, _ := md["uid"].(string)
 	rv, _ := md["resourceVersion"].(string)
 	annotations, labels := binding.Annotations(), binding.Labels()
-	res := bindingView(q.res)
-	updated, err := q.s.registry.Update(q.r.Context(), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
-		if err := q.bindingPreconditions(cur, uid, rv); err != nil {
+	pods, _ := q.s.catalog.Get("", "v1", "pods")
+	updated, err := q.s.registry.Update(q.r.Context(), bindingView(pods), q.info.Namespace, name, func(cur api.Object) (api.Object, error) {
+		if err := bindingPreconditions(cur, q.info.Namespace, name, uid, rv); err != nil {
 			return nil, err
 		}
 		pod := cur.DeepCopy()
 		delete(pod.Metadata(), "resourceVersion") // the preconditions are checked
 		spec, _ := pod["spec"].(map[string]any)
 		conflict := func(msg string) error {
-			return apierror.Conflict(apierror.Target{Resource: "pods/binding", Name: q.info.Name}, msg)
+			return apierror.Conflict(apierror.Target{Resource: "pods/binding", Name: name}, msg)
 		}
 		switch {
 		case pod.Metadata()["deletionTimestamp"] != nil:
-			return nil, conflict(fmt.Sprintf("pod %s is being deleted, cannot be assigned to a host", q.info.Name))
+			return nil, conflict(fmt.Sprintf("pod %s is being deleted, cannot be assigned to a host", name))
 		case stringAt(spec, "nodeName") != "":
-			return nil, conflict(fmt.Sprintf("pod %s is already assigned to node %q", q.info.Name, stringAt(spec, "nodeName")))
+			return nil, conflict(fmt.Sprintf("pod %s is already assigned to node %q", name, stringAt(spec, "nodeName")))
 		case len(listAt(spec, "schedulingGates")) != 0:
-			return nil, conflict(fmt.Sprintf("pod %s has non-empty .spec.schedulingGates", q.info.Name))
+			return nil, conflict(fmt.Sprintf("pod %s has non-empty .spec.schedulingGates", name))
 		}
 		spec["nodeName"] = stringAt(target, "name")
 		bindPodMeta(pod, annotations, labels)
@@ -84,13 +118,13 @@ func (q *request) bind() {
 		q.fail(err)
 		return
 	}
-	q.s.afterWrite(q.res, updated.Object)
+	q.s.afterWrite(pods, updated.Object)
 	s := api.Status{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: api.StatusSuccess, Code: http.StatusCreated}
 	writeAs(q.w, http.StatusCreated, q.out, s)
 }
 
-// readBinding reads the request's Binding, which must name the pod of the
-// path and be in its namespace.
+// readBinding reads the request's Binding, which must be in the
+// request's namespace.
 func (q *request) readBinding() (api.Object, error) {
 	obj, err := q.s.readObject(q.r, bindingSubresource.Kind)
 	if err != nil {
@@ -105,9 +139,6 @@ func (q *request) readBinding() (api.Object, error) {
 	case q.info.Namespace:
 	default:
 		return nil, apierror.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	if obj.Name() != q.info.Name {
-		return nil, apierror.BadRequest("name in URL does not match name in Binding object")
 	}
 	return obj, nil
 }
@@ -140,7 +171,7 @@ func validateBinding(binding api.Object) error {
 
 // bindingPreconditions checks the Binding's uid and resourceVersion, if
 // given, against the pod's, with kube's storage error.
-func (q *request) bindingPreconditions(pod api.Object, uid, rv string) error {
+func bindingPreconditions(pod api.Object, ns, name, uid, rv string) error {
 	var failed string
 	switch {
 	case uid != "" && uid != pod.UID():
@@ -150,9 +181,9 @@ func (q *request) bindingPreconditions(pod api.Object, uid, rv string) error {
 	default:
 		return nil
 	}
-	return apierror.Conflict(apierror.Target{Resource: "pods", Name: q.info.Name}, fmt.Sprintf(
+	return apierror.Conflict(apierror.Target{Resource: "pods", Name: name}, fmt.Sprintf(
 		"StorageError: invalid object, Code: 4, Key: /registry/pods/%s/%s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: %s",
-		q.info.Namespace, q.info.Name, failed))
+		ns, name, failed))
 }
 
 // bindPodMeta gives the pod the binding's annotations and labels, over

@@ -92,4 +92,23 @@ func TestPodBinding(t *testing.T) {
 	if _, got := call(t, ts, "GET", pods+"/other", "", ""); got["spec"].(map[string]any)["nodeName"] != "n2" || got.Labels()["topology.kubernetes.io/zone"] != "mine" {
 		t.Errorf("bound to a node that does not exist: %v", got)
 	}
+
+	// The legacy bindings resource binds the pod the Binding names, which
+	// PodTopologyLabels, acting on pods only, leaves alone.
+	pod("legacy", "")
+	const bindings = "/api/v1/namespaces/default/bindings"
+	if code, status := call(t, ts, "POST", bindings, mediaJSON, `{"metadata":{"name":"legacy"},"target":{"name":"n1"}}`); code != http.StatusCreated || status["status"] != "Success" {
+		t.Fatalf("legacy binding: %d %v", code, status)
+	}
+	if _, got := call(t, ts, "GET", pods+"/legacy", "", ""); got["spec"].(map[string]any)["nodeName"] != "n1" || got.Labels()["topology.kubernetes.io/zone"] != "mine" {
+		t.Errorf("bound through bindings: %v", got)
+	}
+	for body, want := range map[string]string{
+		`{"metadata":{"name":"legacy"},"target":{"name":"n1"}}`: `Operation cannot be fulfilled on pods/binding "legacy": pod legacy is already assigned to node "n1"`,
+		`{"metadata":{},"target":{"name":"n1"}}`:                "Name parameter required.",
+	} {
+		if _, got := call(t, ts, "POST", bindings, mediaJSON, body); got["message"] != want {
+			t.Errorf("%s: %v, want %q", body, got["message"], want)
+		}
+	}
 }

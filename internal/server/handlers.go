@@ -72,6 +72,10 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 // serve serves the request's verb.
 func (q *request) serve() {
 	if q.res.CreateOnly {
+		if isBindings(q.res) && q.info.Verb == "create" {
+			q.bindLegacy()
+			return
+		}
 		q.review()
 		return
 	}

@@ -33,6 +33,19 @@ kind: Pod
 metadata: {name: web, labels: {app: web}}
 spec:
   containers: [{name: c, image: nginx}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api}
+spec:
+  containers: [{name: c, image: nginx}]
+`
+
+// legacyBinding binds pod api through the bindings collection.
+const legacyBinding = `apiVersion: v1
+kind: Binding
+metadata: {name: api}
+target: {kind: Node, name: n1}
 `
 
 // TestStorageAndBindingWithKubectl drives kube's storage admission
@@ -77,6 +90,19 @@ func TestStorageAndBindingWithKubectl(t *testing.T) {
 	if out, err := run("create", "--raw", "/api/v1/namespaces/default/pods/web/binding", "-f", binding); err == nil ||
 		!strings.Contains(out, `pod web is already assigned to node "n1"`) {
 		t.Errorf("binding again: %v\n%s", err, out)
+	}
+	// kubectl creates a Binding manifest in bindings, whose writes
+	// PodTopologyLabels leaves alone (it acts on pods).
+	legacy := filepath.Join(dir, "legacy.yaml")
+	if err := os.WriteFile(legacy, []byte(legacyBinding), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The answer is kube's Success Status, which kubectl names so.
+	if out := must("create", "-f", legacy); out != "status/<unknown> created" {
+		t.Errorf("kubectl create of a Binding: %q", out)
+	}
+	if got := must("get", "pod", "api", "-o", `jsonpath={.spec.nodeName} {.metadata.labels}`); got != "n1" {
+		t.Errorf("pod bound through bindings: %q, want node n1, no labels", got)
 	}
 }
 

@@ -144,7 +144,6 @@ func splitGroupVersion(gv string) (group, version string) {
 // stored data, and why; docs/ARCHITECTURE.md lists them with the
 // subresources not served.
 var NotServed = map[GVR]string{
-	{"", "v1", "bindings"}:          "the legacy form of pods/binding, a Binding POSTed to the collection",
 	{"", "v1", "componentstatuses"}: "computed from the health of kube's own components, which listwatch has not",
 }
 

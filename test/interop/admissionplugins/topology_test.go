@@ -29,7 +29,7 @@ func topologyPod(name, node string) *corev1.Pod {
 
 // TestPodTopologyAsKubesPlugin creates pods on nodes and binds pods to
 // nodes on the binary, with client-go (bindings in protobuf, as
-// kube-scheduler sends them), and compares the pods' labels with what
+// kube-scheduler sends them; one through the legacy bindings), and compares the pods' labels with what
 // kube's PodTopologyLabels makes of the same pods and Bindings, fed the
 // binary's nodes; and refuses invalid Bindings with kube's
 // ValidatePodBinding's message.
@@ -51,15 +51,18 @@ func TestPodTopologyAsKubesPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	podsResource := kindResource(t, &corev1.Pod{})
+	bindingsResource := podsResource.GroupVersion().WithResource("bindings")
 	for _, tc := range []struct {
 		name   string
 		target corev1.ObjectReference
 		labels map[string]string
+		legacy bool // POSTed to bindings, kube's legacy form
 	}{
-		{"bind-zoned", corev1.ObjectReference{Kind: "Node", Name: "zoned"}, map[string]string{"bound": "yes", regionLabel: "ours"}},
-		{"bind-kindless", corev1.ObjectReference{Name: "zoned"}, nil},
-		{"bind-plain", corev1.ObjectReference{Kind: "Node", Name: "plain"}, nil},
-		{"bind-missing-node", corev1.ObjectReference{Kind: "Node", Name: "gone"}, nil},
+		{"bind-zoned", corev1.ObjectReference{Kind: "Node", Name: "zoned"}, map[string]string{"bound": "yes", regionLabel: "ours"}, false},
+		{"bind-kindless", corev1.ObjectReference{Name: "zoned"}, nil, false},
+		{"bind-plain", corev1.ObjectReference{Kind: "Node", Name: "plain"}, nil, false},
+		{"bind-missing-node", corev1.ObjectReference{Kind: "Node", Name: "gone"}, nil, false},
+		{"bind-legacy", corev1.ObjectReference{Kind: "Node", Name: "zoned"}, map[string]string{"bound": "yes"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := pods.Create(ctx, topologyPod(tc.name, ""), metav1.CreateOptions{})
@@ -67,14 +70,23 @@ func TestPodTopologyAsKubesPlugin(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}, Target: tc.target}
-			admitted, err := kubeAdmitTo(t, cs, b.DeepCopy(), nil, podsResource, "binding")
+			resource, subresource := podsResource, "binding"
+			if tc.legacy {
+				resource, subresource = bindingsResource, ""
+			}
+			admitted, err := kubeAdmitTo(t, cs, b.DeepCopy(), nil, resource, subresource)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// kube's BindingREST copies the Binding's labels over the pod's.
 			want := maps.Clone(p.Labels)
 			maps.Copy(want, admitted.(*corev1.Binding).Labels)
-			if err := pb.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+			if tc.legacy {
+				err = pb.CoreV1().RESTClient().Post().Namespace(ns).Resource("bindings").Body(b).Do(ctx).Error()
+			} else {
+				err = pb.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{})
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := pods.Get(ctx, tc.name, metav1.GetOptions{})
