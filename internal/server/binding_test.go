@@ -84,6 +84,13 @@ func TestPodBinding(t *testing.T) {
 			}
 		})
 	}
+	// A dry run answers as the binding would and binds nothing.
+	if code, _ := call(t, ts, "POST", pods+"/other/binding?dryRun=All", mediaJSON, `{"metadata":{"name":"other"},"target":{"name":"n1"}}`); code != http.StatusCreated {
+		t.Fatalf("dry run: %d", code)
+	}
+	if _, got := call(t, ts, "GET", pods+"/other", "", ""); got.ResourceVersion() != other.ResourceVersion() {
+		t.Fatalf("a dry run wrote the pod: %v", got)
+	}
 	// With its uid and resourceVersion as preconditions, the pod binds.
 	body := `{"metadata":{"name":"other","uid":"` + other.UID() + `","resourceVersion":"` + other.ResourceVersion() + `"},"target":{"name":"n2"}}`
 	if code, status := call(t, ts, "POST", pods+"/other/binding", mediaJSON, body); code != http.StatusCreated {
