@@ -302,7 +302,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.wakeAll) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.accounts.lead)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.protectStorage, s.accounts.lead)
 	if cfg.Advertise.IsValid() {
 		s.controllers = append(s.controllers, s.kubernetesService)
 	}

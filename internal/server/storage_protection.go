@@ -1,0 +1,390 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/workqueue"
+	"github.com/listwatch/listwatch/internal/server/registry"
+	"github.com/listwatch/listwatch/internal/server/resource"
+	"github.com/listwatch/listwatch/internal/watchcache"
+)
+
+// Storage protection, as kube-controller-manager's pvc-protection,
+// pv-protection and vac-protection controllers (pkg/controller/volume):
+// the finalizer StorageObjectInUseProtection gives a claim, a volume or a
+// volume attributes class is removed once the object is being deleted
+// and nothing uses it, and given back to one that is not being deleted
+// and lacks it. The leader follows the watch caches of pods, claims,
+// volumes and classes; each event queues the objects it may free, and one
+// worker looks at each (kube runs one worker per controller).
+//
+// What counts as a use is kube 1.37's:
+//   - a claim: a pod of its namespace with spec.nodeName set (kubelet
+//     starts no pod that is not scheduled) naming it in a
+//     persistentVolumeClaim volume, whatever the pod's phase (a finished
+//     pod keeps its claim until it is deleted), or in an ephemeral volume
+//     (claim <pod>-<volume>, controlled by the pod) unless the pod was
+//     deleted with grace period 0. When the cache shows none, the pods'
+//     cache is first brought up to the store's revision, as kube lists
+//     the pods live before it removes the finalizer.
+//   - a volume: its status.phase is Bound.
+//   - a class: a volume names it in spec.volumeAttributesClassName, or a
+//     claim in spec.volumeAttributesClassName,
+//     status.currentVolumeAttributesClassName or
+//     status.modifyVolumeStatus.targetVolumeAttributesClassName.
+//
+// kube's pvc-protection controller also keeps a bound claim's Unused
+// condition (PersistentVolumeClaimUnusedSinceTime, beta in 1.37); that is
+// not done here.
+
+// The protection finalizers (kube's pkg/volume/util/finalizer.go).
+const (
+	pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
+	pvProtectionFinalizer  = "kubernetes.io/pv-protection"
+	vacProtectionFinalizer = "kubernetes.io/vac-protection"
+)
+
+// protectionRetry is how long a follower waits before it watches again
+// after its watch ended.
+const protectionRetry = time.Second
+
+// protectedKind is which of the three an item of the queue names.
+type protectedKind uint8
+
+const (
+	protectedClaim protectedKind = iota
+	protectedVolume
+	protectedClass
+)
+
+// protectedItem names an object for the protection worker to look at.
+type protectedItem struct {
+	kind      protectedKind
+	namespace string
+	name      string
+}
+
+// storageUse is what the protection controllers read of pods, claims,
+// volumes and classes (encoding/json matches the field names without
+// regard to case).
+type storageUse struct {
+	Metadata struct {
+		Name                       string
+		Namespace                  string
+		UID                        string
+		ResourceVersion            string
+		DeletionTimestamp          string
+		DeletionGracePeriodSeconds *int64
+		Finalizers                 []string
+		OwnerReferences            []struct {
+			UID        string
+			Controller bool
+		}
+	}
+	Spec struct {
+		NodeName string // a pod's
+		Volumes  []struct {
+			Name                  string
+			PersistentVolumeClaim *struct{ ClaimName string }
+			Ephemeral             *struct{}
+		} // a pod's
+		VolumeAttributesClassName string // a claim's or a volume's
+	}
+	Status struct {
+		Phase                            string // a volume's
+		CurrentVolumeAttributesClassName string // a claim's
+		ModifyVolumeStatus               *struct{ TargetVolumeAttributesClassName string }
+	}
+}
+
+func (u *storageUse) deleting() bool { return u.Metadata.DeletionTimestamp != "" }
+
+func (u *storageUse) has(finalizer string) bool {
+	return slices.Contains(u.Metadata.Finalizers, finalizer)
+}
+
+// needsLook reports whether an object protected by finalizer has work for
+// the controller: held by it while being deleted, or not being deleted
+// and without it (kube's IsDeletionCandidate and NeedToAddFinalizer).
+func (u *storageUse) needsLook(finalizer string) bool {
+	return u.deleting() == u.has(finalizer)
+}
+
+// classNames are the volume attributes classes a claim or volume names.
+func (u *storageUse) classNames() []string {
+	var names []string
+	for _, n := range []string{u.Spec.VolumeAttributesClassName, u.Status.CurrentVolumeAttributesClassName} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	if m := u.Status.ModifyVolumeStatus; m != nil && m.TargetVolumeAttributesClassName != "" {
+		names = append(names, m.TargetVolumeAttributesClassName)
+	}
+	return names
+}
+
+// usesClaim reports whether a pod keeps claim from being deleted (kube's
+// podUsesPVCForDeletion).
+func (pod *storageUse) usesClaim(claim *storageUse) bool {
+	if pod.Spec.NodeName == "" {
+		return false
+	}
+	// kube's podIsShutDown: kubelet is done with it, or it was force-deleted.
+	shutDown := pod.deleting() && pod.Metadata.DeletionGracePeriodSeconds != nil && *pod.Metadata.DeletionGracePeriodSeconds == 0
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim.Metadata.Name {
+			return true
+		}
+		if v.Ephemeral != nil && !shutDown && pod.Metadata.Name+"-"+v.Name == claim.Metadata.Name && claim.controlledBy(pod.Metadata.UID) {
+			return true
+		}
+	}
+	return false
+}
+
+// controlledBy reports whether u's controller is the object of uid.
+func (u *storageUse) controlledBy(uid string) bool {
+	for _, r := range u.Metadata.OwnerReferences {
+		if r.Controller {
+			return r.UID == uid
+		}
+	}
+	return false
+}
+
+// claimNames are the claims a pod's volumes name.
+func (pod *storageUse) claimNames() []string {
+	var names []string
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			names = append(names, v.PersistentVolumeClaim.ClaimName)
+		case v.Ephemeral != nil:
+			names = append(names, pod.Metadata.Name+"-"+v.Name)
+		}
+	}
+	return names
+}
+
+// storageProtection is the state of one run of the controllers.
+type storageProtection struct {
+	s                              *Server
+	pods, claims, volumes, classes *resource.Resource
+	queue                          *workqueue.Queue[protectedItem]
+}
+
+// protectStorage runs the three protection controllers until ctx ends.
+func (s *Server) protectStorage(ctx context.Context) {
+	p := &storageProtection{s: s, queue: workqueue.New(workqueue.Options[protectedItem]{Name: "storage-protection"})}
+	p.pods, _ = s.catalog.Get("", "v1", "pods")
+	p.claims, _ = s.catalog.Get("", "v1", "persistentvolumeclaims")
+	p.volumes, _ = s.catalog.Get("", "v1", "persistentvolumes")
+	p.classes, _ = s.catalog.Get("storage.k8s.io", "v1", "volumeattributesclasses")
+	var wg sync.WaitGroup
+	for _, res := range []*resource.Resource{p.pods, p.claims, p.volumes, p.classes} {
+		wg.Go(func() { p.follow(ctx, res) })
+	}
+	wg.Go(func() { p.work(ctx) })
+	<-ctx.Done()
+	p.queue.ShutDown()
+	wg.Wait()
+}
+
+// follow queues what each of res's changes may free, until ctx ends.
+func (p *storageProtection) follow(ctx context.Context, res *resource.Resource) {
+	// classes are, by object key, the classes each claim or volume named
+	// at its last change: a class it stops naming may be freed.
+	classes := map[string][]string{}
+	p.s.followCache(ctx, res, "storage protection", protectionRetry, func(it watchcache.Item) {
+		var u storageUse
+		if json.Unmarshal(it.Object, &u) == nil { // the cache decoded it: cannot fail
+			p.queueFreed(res, it.Type == api.Deleted, &u, classes)
+		}
+	})
+}
+
+// queueFreed queues the objects an event of u, of res, may free or leave
+// without their finalizer.
+func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *storageUse, classes map[string][]string) {
+	md := &u.Metadata
+	if res == p.pods {
+		for _, name := range u.claimNames() {
+			p.queue.Add(protectedItem{protectedClaim, md.Namespace, name})
+		}
+		return
+	}
+	if res == p.classes {
+		if !deleted && u.needsLook(vacProtectionFinalizer) {
+			p.queue.Add(protectedItem{kind: protectedClass, name: md.Name})
+		}
+		return
+	}
+	kind, finalizer := protectedClaim, pvcProtectionFinalizer
+	if res == p.volumes {
+		kind, finalizer = protectedVolume, pvProtectionFinalizer
+	}
+	if !deleted && u.needsLook(finalizer) {
+		p.queue.Add(protectedItem{kind, md.Namespace, md.Name})
+	}
+	key := md.Namespace + "/" + md.Name
+	for _, name := range classes[key] {
+		p.queue.Add(protectedItem{kind: protectedClass, name: name})
+	}
+	if names := u.classNames(); !deleted && len(names) > 0 {
+		classes[key] = names
+	} else {
+		delete(classes, key)
+	}
+	if deleted {
+		for _, name := range u.classNames() {
+			p.queue.Add(protectedItem{kind: protectedClass, name: name})
+		}
+	}
+}
+
+// work looks at each queued object until the queue shuts down. A write
+// that conflicts is not retried: the watch brings the object's new state.
+func (p *storageProtection) work(ctx context.Context) {
+	for {
+		it, shutdown := p.queue.Get()
+		if shutdown {
+			return
+		}
+		err := p.look(ctx, it)
+		switch {
+		case err == nil, isReason(err, api.StatusReasonConflict), isReason(err, api.StatusReasonNotFound):
+			p.queue.Forget(it)
+		case ctx.Err() != nil:
+		default:
+			p.s.log.Warn("storage protection: looking at an object", "namespace", it.namespace, "name", it.name, "err", err)
+			p.queue.AddRateLimited(it)
+		}
+		p.queue.Done(it)
+	}
+}
+
+// look removes or adds the protection finalizer of the object it names,
+// as its state in the cache asks.
+func (p *storageProtection) look(ctx context.Context, it protectedItem) error {
+	res, finalizer, inUse := p.claims, pvcProtectionFinalizer, p.claimInUse
+	switch it.kind {
+	case protectedVolume:
+		res, finalizer = p.volumes, pvProtectionFinalizer
+		inUse = func(_ context.Context, u *storageUse, _ int64) (bool, error) { return u.Status.Phase == "Bound", nil }
+	case protectedClass:
+		res, finalizer, inUse = p.classes, vacProtectionFinalizer, p.classInUse
+	}
+	c, err := p.s.readyCache(ctx, res)
+	if c == nil || err != nil {
+		return err
+	}
+	o := c.Get(res.Key(it.namespace, it.name))
+	if o == nil {
+		return nil
+	}
+	var u storageUse
+	if err := json.Unmarshal(o.JSON, &u); err != nil {
+		return err
+	}
+	switch {
+	case u.deleting() && u.has(finalizer):
+		used, err := inUse(ctx, &u, o.Rev)
+		if used || err != nil {
+			return err
+		}
+		return p.setFinalizer(ctx, res, &u, finalizer, false)
+	case !u.deleting() && !u.has(finalizer):
+		return p.setFinalizer(ctx, res, &u, finalizer, true)
+	}
+	return nil
+}
+
+// claimInUse reports whether a pod uses claim: first from the pods'
+// cache as it is, then, if none does, from the cache brought up to the
+// store's current revision (kube's live list of the namespace's pods).
+func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, _ int64) (bool, error) {
+	c, err := p.s.readyCache(ctx, p.pods)
+	if c == nil || err != nil {
+		return true, err
+	}
+	used := func() (bool, error) {
+		objs, _ := c.List(watchcache.Filter{Namespace: claim.Metadata.Namespace})
+		for _, o := range objs {
+			var pod storageUse
+			if err := json.Unmarshal(o.JSON, &pod); err != nil {
+				return true, err
+			}
+			if pod.usesClaim(claim) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	if inUse, err := used(); inUse || err != nil {
+		return inUse, err
+	}
+	rev, err := p.s.registry.Storage().CurrentRevision(ctx)
+	if err != nil {
+		return true, err
+	}
+	if err := waitQuotaCache(ctx, c, rev); err != nil {
+		return true, err
+	}
+	return used()
+}
+
+// classInUse reports whether a claim or volume names class, from their
+// caches once they hold every write up to rev, the class's last, so that
+// one that named it before it was marked is seen.
+func (p *storageProtection) classInUse(ctx context.Context, class *storageUse, rev int64) (bool, error) {
+	for _, res := range []*resource.Resource{p.volumes, p.claims} {
+		c, err := p.s.readyCache(ctx, res)
+		if c == nil || err != nil {
+			return true, err
+		}
+		if err := waitQuotaCache(ctx, c, rev); err != nil {
+			return true, err
+		}
+		objs, _ := c.List(watchcache.Filter{})
+		for _, o := range objs {
+			var u storageUse
+			if err := json.Unmarshal(o.JSON, &u); err != nil {
+				return true, err
+			}
+			if slices.Contains(u.classNames(), class.Metadata.Name) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// setFinalizer adds finalizer to the object u is, or removes it, if the
+// object is still at u's revision (a Conflict otherwise), as kube's
+// controllers update the object their informer gave them. Removing the
+// last finalizer of an object being deleted deletes it.
+func (p *storageProtection) setFinalizer(ctx context.Context, res *resource.Resource, u *storageUse, finalizer string, add bool) error {
+	_, err := p.s.registry.Update(registry.Detached(ctx), res, u.Metadata.Namespace, u.Metadata.Name, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		md := next.Metadata()
+		fins, _ := md["finalizers"].([]any)
+		fins = slices.DeleteFunc(slices.Clone(fins), func(f any) bool { return f == finalizer })
+		if add {
+			fins = append(fins, finalizer)
+		}
+		if len(fins) == 0 {
+			delete(md, "finalizers")
+		} else {
+			md["finalizers"] = fins
+		}
+		md["resourceVersion"] = u.Metadata.ResourceVersion
+		return next, nil
+	})
+	return err
+}
