@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -158,6 +159,12 @@ func (u *storageUse) controlledBy(uid string) bool {
 	return false
 }
 
+// mayNameClaims reports whether a pod's JSON may name a claim: most pods
+// name none, and are not decoded.
+func mayNameClaims(pod []byte) bool {
+	return bytes.Contains(pod, []byte(`"persistentVolumeClaim"`)) || bytes.Contains(pod, []byte(`"ephemeral"`))
+}
+
 // claimNames are the claims a pod's volumes name.
 func (pod *storageUse) claimNames() []string {
 	var names []string
@@ -181,7 +188,7 @@ type storageProtection struct {
 
 // protectStorage runs the three protection controllers until ctx ends.
 func (s *Server) protectStorage(ctx context.Context) {
-	p := &storageProtection{s: s, queue: workqueue.New(workqueue.Options[protectedItem]{Name: "storage-protection"})}
+	p := &storageProtection{s: s, queue: workqueue.New(workqueue.Options[protectedItem]{})}
 	p.pods, _ = s.catalog.Get("", "v1", "pods")
 	p.claims, _ = s.catalog.Get("", "v1", "persistentvolumeclaims")
 	p.volumes, _ = s.catalog.Get("", "v1", "persistentvolumes")
@@ -202,6 +209,9 @@ func (p *storageProtection) follow(ctx context.Context, res *resource.Resource) 
 	// at its last change: a class it stops naming may be freed.
 	classes := map[string][]string{}
 	p.s.followCache(ctx, res, "storage protection", protectionRetry, func(it watchcache.Item) {
+		if res == p.pods && !mayNameClaims(it.Object) {
+			return
+		}
 		var u storageUse
 		if json.Unmarshal(it.Object, &u) == nil { // the cache decoded it: cannot fail
 			p.queueFreed(res, it.Type == api.Deleted, &u, classes)
@@ -232,19 +242,20 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 	if !deleted && u.needsLook(finalizer) {
 		p.queue.Add(protectedItem{kind, md.Namespace, md.Name})
 	}
+	// The classes it named at its last change may be freed now that it
+	// names others or is gone; those it names as it goes too.
 	key := md.Namespace + "/" + md.Name
-	for _, name := range classes[key] {
+	names, freed := u.classNames(), classes[key]
+	if deleted {
+		names, freed = nil, append(freed, names...)
+	}
+	for _, name := range freed {
 		p.queue.Add(protectedItem{kind: protectedClass, name: name})
 	}
-	if names := u.classNames(); !deleted && len(names) > 0 {
+	if len(names) > 0 {
 		classes[key] = names
 	} else {
 		delete(classes, key)
-	}
-	if deleted {
-		for _, name := range u.classNames() {
-			p.queue.Add(protectedItem{kind: protectedClass, name: name})
-		}
 	}
 }
 
@@ -316,6 +327,9 @@ func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, _
 	used := func() (bool, error) {
 		objs, _ := c.List(watchcache.Filter{Namespace: claim.Metadata.Namespace})
 		for _, o := range objs {
+			if !mayNameClaims(o.JSON) {
+				continue
+			}
 			var pod storageUse
 			if err := json.Unmarshal(o.JSON, &pod); err != nil {
 				return true, err

@@ -164,6 +164,9 @@ func TestPodUsesClaim(t *testing.T) {
 			if got := pod.usesClaim(&claim); got != tt.want {
 				t.Errorf("usesClaim = %v, want %v", got, tt.want)
 			}
+			if tt.want && !mayNameClaims([]byte(tt.pod)) {
+				t.Errorf("mayNameClaims skips a pod that uses the claim")
+			}
 		})
 	}
 }
