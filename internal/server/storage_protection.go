@@ -39,9 +39,11 @@ import (
 //     status.currentVolumeAttributesClassName or
 //     status.modifyVolumeStatus.targetVolumeAttributesClassName.
 //
-// kube's pvc-protection controller also keeps a bound claim's Unused
-// condition (PersistentVolumeClaimUnusedSinceTime, beta in 1.37); that is
-// not done here.
+// As kube's pvc-protection controller, it also keeps the Unused condition
+// of a bound claim not being deleted (PersistentVolumeClaimUnusedSinceTime,
+// beta and on in 1.37): False while a pod of its namespace that has not
+// terminated names it, scheduled or not, True otherwise, set when it is
+// missing or changes.
 
 // The protection finalizers (kube's pkg/volume/util/finalizer.go).
 const (
@@ -97,10 +99,18 @@ type storageUse struct {
 		VolumeAttributesClassName string // a claim's or a volume's
 	}
 	Status struct {
-		Phase                            string // a volume's
+		Phase                            string // a pod's, a claim's or a volume's
 		CurrentVolumeAttributesClassName string // a claim's
 		ModifyVolumeStatus               *struct{ TargetVolumeAttributesClassName string }
+		Conditions                       []struct{ Type, Status string } // a claim's
+		// a pod's
+		InitContainerStatuses, ContainerStatuses, EphemeralContainerStatuses []containerState
 	}
+}
+
+// containerState is what storage protection reads of a container's status.
+type containerState struct {
+	State struct{ Terminated, Waiting *struct{} }
 }
 
 func (u *storageUse) deleting() bool { return u.Metadata.DeletionTimestamp != "" }
@@ -133,20 +143,41 @@ func (u *storageUse) classNames() []string {
 // usesClaim reports whether a pod keeps claim from being deleted (kube's
 // podUsesPVCForDeletion).
 func (pod *storageUse) usesClaim(claim *storageUse) bool {
-	if pod.Spec.NodeName == "" {
-		return false
-	}
 	// kube's podIsShutDown: kubelet is done with it, or it was force-deleted.
 	shutDown := pod.deleting() && pod.Metadata.DeletionGracePeriodSeconds != nil && *pod.Metadata.DeletionGracePeriodSeconds == 0
+	return pod.Spec.NodeName != "" && pod.namesClaim(claim, !shutDown)
+}
+
+// referencesClaim reports whether a pod keeps claim's Unused condition
+// False (kube's podUsesPVCForUnusedSince): scheduled or not, unless it
+// has terminated.
+func (pod *storageUse) referencesClaim(claim *storageUse) bool {
+	return !pod.terminated() && pod.namesClaim(claim, true)
+}
+
+// namesClaim reports whether a persistentVolumeClaim volume of the pod
+// names claim or, if ephemeral, an ephemeral volume whose claim it is
+// (<pod>-<volume>, controlled by the pod).
+func (pod *storageUse) namesClaim(claim *storageUse, ephemeral bool) bool {
 	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim.Metadata.Name {
-			return true
-		}
-		if v.Ephemeral != nil && !shutDown && pod.Metadata.Name+"-"+v.Name == claim.Metadata.Name && claim.controlledBy(pod.Metadata.UID) {
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim.Metadata.Name ||
+			ephemeral && v.Ephemeral != nil && pod.Metadata.Name+"-"+v.Name == claim.Metadata.Name && claim.controlledBy(pod.Metadata.UID) {
 			return true
 		}
 	}
 	return false
+}
+
+// terminated reports whether a pod has finished, or is being deleted
+// with no container running (kube's volumeutil.IsPodTerminated).
+func (pod *storageUse) terminated() bool {
+	st := &pod.Status
+	if st.Phase == "Failed" || st.Phase == "Succeeded" {
+		return true
+	}
+	running := func(cs containerState) bool { return cs.State.Terminated == nil && cs.State.Waiting == nil }
+	return pod.deleting() && !slices.ContainsFunc(st.InitContainerStatuses, running) &&
+		!slices.ContainsFunc(st.ContainerStatuses, running) && !slices.ContainsFunc(st.EphemeralContainerStatuses, running)
 }
 
 // controlledBy reports whether u's controller is the object of uid.
@@ -239,7 +270,7 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 	if res == p.volumes {
 		kind, finalizer = protectedVolume, pvProtectionFinalizer
 	}
-	if !deleted && u.needsLook(finalizer) {
+	if !deleted && (u.needsLook(finalizer) || res == p.claims && !u.unusedKnown()) {
 		p.queue.Add(protectedItem{kind, md.Namespace, md.Name})
 	}
 	// The classes it named at its last change may be freed now that it
@@ -281,9 +312,13 @@ func (p *storageProtection) work(ctx context.Context) {
 }
 
 // look removes or adds the protection finalizer of the object it names,
-// as its state in the cache asks.
+// and keeps a bound claim's Unused condition, as its state in the cache
+// asks.
 func (p *storageProtection) look(ctx context.Context, it protectedItem) error {
-	res, finalizer, inUse := p.claims, pvcProtectionFinalizer, p.claimInUse
+	res, finalizer := p.claims, pvcProtectionFinalizer
+	inUse := func(ctx context.Context, u *storageUse, _ int64) (bool, error) {
+		return p.claimInUse(ctx, u, (*storageUse).usesClaim)
+	}
 	switch it.kind {
 	case protectedVolume:
 		res, finalizer = p.volumes, pvProtectionFinalizer
@@ -303,6 +338,15 @@ func (p *storageProtection) look(ctx context.Context, it protectedItem) error {
 	if err := json.Unmarshal(o.JSON, &u); err != nil {
 		return err
 	}
+	if it.kind == protectedClaim && !u.deleting() && u.Status.Phase == "Bound" {
+		used, err := p.claimInUse(ctx, &u, (*storageUse).referencesClaim)
+		if err != nil {
+			return err
+		}
+		if err := p.setUnused(ctx, &u, !used); err != nil {
+			return err
+		}
+	}
 	switch {
 	case u.deleting() && u.has(finalizer):
 		used, err := inUse(ctx, &u, o.Rev)
@@ -316,10 +360,11 @@ func (p *storageProtection) look(ctx context.Context, it protectedItem) error {
 	return nil
 }
 
-// claimInUse reports whether a pod uses claim: first from the pods'
-// cache as it is, then, if none does, from the cache brought up to the
-// store's current revision (kube's live list of the namespace's pods).
-func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, _ int64) (bool, error) {
+// claimInUse reports whether a pod of claim's namespace uses it, as uses
+// says: first from the pods' cache as it is, then, if none does, from the
+// cache brought up to the store's current revision (kube's live list of
+// the namespace's pods).
+func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, uses func(pod, claim *storageUse) bool) (bool, error) {
 	c, err := p.s.readyCache(ctx, p.pods)
 	if c == nil || err != nil {
 		return true, err
@@ -334,7 +379,7 @@ func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, _
 			if err := json.Unmarshal(o.JSON, &pod); err != nil {
 				return true, err
 			}
-			if pod.usesClaim(claim) {
+			if uses(&pod, claim) {
 				return true, nil
 			}
 		}
@@ -377,6 +422,60 @@ func (p *storageProtection) classInUse(ctx context.Context, class *storageUse, r
 		}
 	}
 	return false, nil
+}
+
+// The Unused condition of a bound claim (kube's
+// PersistentVolumeClaimUnusedSinceTime, beta and on in 1.37).
+const (
+	claimUnused        = "Unused"
+	claimUsedReason    = "PodUsingPVC"
+	claimUsedMessage   = "A pod is currently referencing this PVC"
+	claimUnusedReason  = "NoPodsUsingPVC"
+	claimUnusedMessage = "No pods are currently referencing this PVC"
+)
+
+// unusedKnown reports whether a claim has an Unused condition.
+func (u *storageUse) unusedKnown() bool {
+	return slices.ContainsFunc(u.Status.Conditions, func(c struct{ Type, Status string }) bool { return c.Type == claimUnused })
+}
+
+// setUnused sets a claim's Unused condition to unused, with the time of
+// the change, if it is not so already and the claim is still at u's
+// revision (kube's updateUnusedCondition).
+func (p *storageProtection) setUnused(ctx context.Context, claim *storageUse, unused bool) error {
+	status, reason, message := "False", claimUsedReason, claimUsedMessage
+	if unused {
+		status, reason, message = "True", claimUnusedReason, claimUnusedMessage
+	}
+	for _, c := range claim.Status.Conditions {
+		if c.Type == claimUnused && (c.Status == "True") == unused {
+			return nil
+		}
+	}
+	_, err := p.s.registry.Update(registry.Detached(ctx), statusView(p.claims), claim.Metadata.Namespace, claim.Metadata.Name, func(cur api.Object) (api.Object, error) {
+		next := cur.DeepCopy()
+		st := mapAt(next, "status")
+		if st == nil {
+			st = map[string]any{}
+			next["status"] = st
+		}
+		cond := map[string]any{"type": claimUnused, "status": status, "lastTransitionTime": time.Now().UTC().Format(time.RFC3339), "reason": reason, "message": message}
+		conds, _ := st["conditions"].([]any)
+		conds = slices.Clone(conds)
+		i := slices.IndexFunc(conds, func(c any) bool {
+			m, _ := c.(map[string]any)
+			return m["type"] == claimUnused
+		})
+		if i >= 0 {
+			conds[i] = cond
+		} else {
+			conds = append(conds, cond)
+		}
+		st["conditions"] = conds
+		next.Metadata()["resourceVersion"] = claim.Metadata.ResourceVersion
+		return next, nil
+	})
+	return err
 }
 
 // setFinalizer adds finalizer to the object u is, or removes it, if the

@@ -119,6 +119,29 @@ func TestStorageProtection(t *testing.T) {
 		gone(classes + "/gold")
 	})
 
+	t.Run("unused condition", func(t *testing.T) {
+		newClaim("shared", "")
+		do("PATCH", claims+"/shared/status", mediaMergePatch, `{"status":{"phase":"Bound"}}`, http.StatusOK)
+		unused := func(want string) {
+			t.Helper()
+			testwait.Until(t, protectionWait, "the claim's Unused condition "+want, func() bool {
+				obj := do("GET", claims+"/shared", "", "", http.StatusOK)
+				conds, _ := mapAt(obj, "status")["conditions"].([]any)
+				for _, c := range conds {
+					if c := c.(map[string]any); c["type"] == "Unused" {
+						return c["status"].(string)+" "+c["reason"].(string) == want && c["lastTransitionTime"] != nil
+					}
+				}
+				return false
+			})
+		}
+		unused("True NoPodsUsingPVC")
+		newPod("reader", "", "shared") // not scheduled: it counts here
+		unused("False PodUsingPVC")
+		do("PATCH", pods+"/reader/status", mediaMergePatch, `{"status":{"phase":"Succeeded"}}`, http.StatusOK)
+		unused("True NoPodsUsingPVC")
+	})
+
 	t.Run("finalizer given back", func(t *testing.T) {
 		newClaim("kept", "")
 		do("PATCH", claims+"/kept", mediaMergePatch, `{"metadata":{"finalizers":null}}`, http.StatusOK)
@@ -130,27 +153,32 @@ func TestStorageProtection(t *testing.T) {
 	})
 }
 
-// TestPodUsesClaim checks which pods keep a claim being deleted, as kube's
-// podUsesPVCForDeletion and its tests say.
+// TestPodUsesClaim checks which pods keep a claim being deleted (uses:
+// kube's podUsesPVCForDeletion) and a bound claim's Unused condition
+// False (references: its podUsesPVCForUnusedSince), as kube's tests say.
 func TestPodUsesClaim(t *testing.T) {
 	const claimVol = `{"name":"d","persistentVolumeClaim":{"claimName":"data"}}`
 	const ephemeral = `{"name":"scratch","ephemeral":{"volumeClaimTemplate":{"spec":{}}}}`
+	const data = `{"metadata":{"name":"data"}}`
+	const deleted = `"deletionTimestamp":"2026-01-01T00:00:00Z"`
 	tests := []struct {
 		name, pod, claim string
-		want             bool
+		uses, references bool
 	}{
-		{"scheduled", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]}}`, `{"metadata":{"name":"data"}}`, true},
-		{"finished", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]},"status":{"phase":"Failed"}}`, `{"metadata":{"name":"data"}}`, true},
-		{"not scheduled", `{"metadata":{"name":"p"},"spec":{"volumes":[` + claimVol + `]}}`, `{"metadata":{"name":"data"}}`, false},
-		{"another claim", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]}}`, `{"metadata":{"name":"other"}}`, false},
+		{"scheduled", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]},"status":{"phase":"Running"}}`, data, true, true},
+		{"finished", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]},"status":{"phase":"Failed"}}`, data, true, false},
+		{"not scheduled", `{"metadata":{"name":"p"},"spec":{"volumes":[` + claimVol + `]}}`, data, false, true},
+		{"not scheduled, succeeded", `{"metadata":{"name":"p"},"spec":{"volumes":[` + claimVol + `]},"status":{"phase":"Succeeded"}}`, data, false, false},
+		{"another claim", `{"metadata":{"name":"p"},"spec":{"nodeName":"n","volumes":[` + claimVol + `]}}`, `{"metadata":{"name":"other"}}`, false, false},
 		{"ephemeral, the pod's", `{"metadata":{"name":"p","uid":"u1"},"spec":{"nodeName":"n","volumes":[` + ephemeral + `]}}`,
-			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u1","controller":true}]}}`, true},
+			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u1","controller":true}]}}`, true, true},
 		{"ephemeral, another pod's", `{"metadata":{"name":"p","uid":"u1"},"spec":{"nodeName":"n","volumes":[` + ephemeral + `]}}`,
-			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u2","controller":true}]}}`, false},
-		{"ephemeral, pod force-deleted", `{"metadata":{"name":"p","uid":"u1","deletionTimestamp":"2026-01-01T00:00:00Z","deletionGracePeriodSeconds":0},"spec":{"nodeName":"n","volumes":[` + ephemeral + `]}}`,
-			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u1","controller":true}]}}`, false},
-		{"claim, pod force-deleted", `{"metadata":{"name":"p","deletionTimestamp":"2026-01-01T00:00:00Z","deletionGracePeriodSeconds":0},"spec":{"nodeName":"n","volumes":[` + claimVol + `]}}`,
-			`{"metadata":{"name":"data"}}`, true},
+			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u2","controller":true}]}}`, false, false},
+		{"ephemeral, pod force-deleted", `{"metadata":{"name":"p","uid":"u1",` + deleted + `,"deletionGracePeriodSeconds":0},"spec":{"nodeName":"n","volumes":[` + ephemeral + `]}}`,
+			`{"metadata":{"name":"p-scratch","ownerReferences":[{"uid":"u1","controller":true}]}}`, false, false},
+		{"pod force-deleted", `{"metadata":{"name":"p",` + deleted + `,"deletionGracePeriodSeconds":0},"spec":{"nodeName":"n","volumes":[` + claimVol + `]}}`, data, true, false},
+		{"pod deleted, a container running", `{"metadata":{"name":"p",` + deleted + `},"spec":{"volumes":[` + claimVol + `]},` +
+			`"status":{"phase":"Running","containerStatuses":[{"state":{"terminated":{}}},{"state":{"running":{}}}]}}`, data, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,10 +189,13 @@ func TestPodUsesClaim(t *testing.T) {
 			if err := json.Unmarshal([]byte(tt.claim), &claim); err != nil {
 				t.Fatal(err)
 			}
-			if got := pod.usesClaim(&claim); got != tt.want {
-				t.Errorf("usesClaim = %v, want %v", got, tt.want)
+			if got := pod.usesClaim(&claim); got != tt.uses {
+				t.Errorf("usesClaim = %v, want %v", got, tt.uses)
 			}
-			if tt.want && !mayNameClaims([]byte(tt.pod)) {
+			if got := pod.referencesClaim(&claim); got != tt.references {
+				t.Errorf("referencesClaim = %v, want %v", got, tt.references)
+			}
+			if (tt.uses || tt.references) && !mayNameClaims([]byte(tt.pod)) {
 				t.Errorf("mayNameClaims skips a pod that uses the claim")
 			}
 		})
