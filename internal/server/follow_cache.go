@@ -56,3 +56,14 @@ func (s *Server) watchCache(ctx context.Context, res *resource.Resource, each fu
 		}
 	}
 }
+
+// cacheFreshTimeout bounds a controller's wait for a cache to reach the
+// store's revision.
+const cacheFreshTimeout = 5 * time.Second
+
+// waitCacheFresh waits, cacheFreshTimeout at most, for c to reach rev.
+func waitCacheFresh(ctx context.Context, c *watchcache.Cache, rev int64) error {
+	ctx, cancel := context.WithTimeout(ctx, cacheFreshTimeout)
+	defer cancel()
+	return c.WaitFresh(ctx, rev)
+}

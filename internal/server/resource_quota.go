@@ -227,17 +227,6 @@ func (s *Server) keepQuotas(ctx context.Context) {
 	}
 }
 
-// quotaFreshTimeout bounds the recompute's wait for a cache to reach the
-// store's revision.
-const quotaFreshTimeout = 5 * time.Second
-
-// waitQuotaCache waits, quotaFreshTimeout at most, for c to reach rev.
-func waitQuotaCache(ctx context.Context, c *watchcache.Cache, rev int64) error {
-	ctx, cancel := context.WithTimeout(ctx, quotaFreshTimeout)
-	defer cancel()
-	return c.WaitFresh(ctx, rev)
-}
-
 // servesNamespaced says whether a group's namespaced resource is served.
 func (s *Server) servesNamespaced(group, plural string) bool {
 	res := s.servedResource(group, plural)
@@ -281,7 +270,7 @@ func (s *Server) syncQuota(ctx context.Context, obj api.Object) error {
 		if c == nil || err != nil {
 			return err
 		}
-		if err := waitQuotaCache(ctx, c, rev); err != nil {
+		if err := waitCacheFresh(ctx, c, rev); err != nil {
 			return err
 		}
 		cached, _ := c.List(watchcache.Filter{Namespace: ns})

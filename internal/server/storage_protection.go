@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/client/workqueue"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -44,13 +45,6 @@ import (
 // beta and on in 1.37): False while a pod of its namespace that has not
 // terminated names it, scheduled or not, True otherwise, set when it is
 // missing or changes.
-
-// The protection finalizers (kube's pkg/volume/util/finalizer.go).
-const (
-	pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
-	pvProtectionFinalizer  = "kubernetes.io/pv-protection"
-	vacProtectionFinalizer = "kubernetes.io/vac-protection"
-)
 
 // protectionRetry is how long a follower waits before it watches again
 // after its watch ended.
@@ -261,14 +255,14 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 		return
 	}
 	if res == p.classes {
-		if !deleted && u.needsLook(vacProtectionFinalizer) {
+		if !deleted && u.needsLook(plugins.VACProtectionFinalizer) {
 			p.queue.Add(protectedItem{kind: protectedClass, name: md.Name})
 		}
 		return
 	}
-	kind, finalizer := protectedClaim, pvcProtectionFinalizer
+	kind, finalizer := protectedClaim, plugins.PVCProtectionFinalizer
 	if res == p.volumes {
-		kind, finalizer = protectedVolume, pvProtectionFinalizer
+		kind, finalizer = protectedVolume, plugins.PVProtectionFinalizer
 	}
 	if !deleted && (u.needsLook(finalizer) || res == p.claims && !u.unusedKnown()) {
 		p.queue.Add(protectedItem{kind, md.Namespace, md.Name})
@@ -315,16 +309,16 @@ func (p *storageProtection) work(ctx context.Context) {
 // and keeps a bound claim's Unused condition, as its state in the cache
 // asks.
 func (p *storageProtection) look(ctx context.Context, it protectedItem) error {
-	res, finalizer := p.claims, pvcProtectionFinalizer
+	res, finalizer := p.claims, plugins.PVCProtectionFinalizer
 	inUse := func(ctx context.Context, u *storageUse, _ int64) (bool, error) {
 		return p.claimInUse(ctx, u, (*storageUse).usesClaim)
 	}
 	switch it.kind {
 	case protectedVolume:
-		res, finalizer = p.volumes, pvProtectionFinalizer
+		res, finalizer = p.volumes, plugins.PVProtectionFinalizer
 		inUse = func(_ context.Context, u *storageUse, _ int64) (bool, error) { return u.Status.Phase == "Bound", nil }
 	case protectedClass:
-		res, finalizer, inUse = p.classes, vacProtectionFinalizer, p.classInUse
+		res, finalizer, inUse = p.classes, plugins.VACProtectionFinalizer, p.classInUse
 	}
 	c, err := p.s.readyCache(ctx, res)
 	if c == nil || err != nil {
@@ -392,7 +386,7 @@ func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, u
 	if err != nil {
 		return true, err
 	}
-	if err := waitQuotaCache(ctx, c, rev); err != nil {
+	if err := waitCacheFresh(ctx, c, rev); err != nil {
 		return true, err
 	}
 	return used()
@@ -407,7 +401,7 @@ func (p *storageProtection) classInUse(ctx context.Context, class *storageUse, r
 		if c == nil || err != nil {
 			return true, err
 		}
-		if err := waitQuotaCache(ctx, c, rev); err != nil {
+		if err := waitCacheFresh(ctx, c, rev); err != nil {
 			return true, err
 		}
 		objs, _ := c.List(watchcache.Filter{})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/server/admission/plugins"
 	"github.com/listwatch/listwatch/internal/testwait"
 )
 
@@ -89,7 +90,7 @@ func TestStorageProtection(t *testing.T) {
 		do("PATCH", pods+"/web/status", mediaMergePatch, `{"status":{"phase":"Succeeded"}}`, http.StatusOK)
 		do("DELETE", pods+"/holder", "", "", http.StatusOK)
 		gone(claims + "/hold")
-		held(claims+"/data", pvcProtectionFinalizer)
+		held(claims+"/data", plugins.PVCProtectionFinalizer)
 		do("DELETE", pods+"/web", "", "", http.StatusOK)
 		gone(claims + "/data")
 	})
@@ -101,7 +102,7 @@ func TestStorageProtection(t *testing.T) {
 		do("DELETE", volumes+"/bound", "", "", http.StatusOK)
 		do("DELETE", volumes+"/free", "", "", http.StatusOK)
 		gone(volumes + "/free")
-		held(volumes+"/bound", pvProtectionFinalizer)
+		held(volumes+"/bound", plugins.PVProtectionFinalizer)
 		do("PATCH", volumes+"/bound/status", mediaMergePatch, `{"status":{"phase":"Released"}}`, http.StatusOK)
 		gone(volumes + "/bound")
 	})
@@ -113,7 +114,7 @@ func TestStorageProtection(t *testing.T) {
 		do("DELETE", classes+"/gold", "", "", http.StatusOK)
 		do("DELETE", classes+"/silver", "", "", http.StatusOK)
 		gone(classes + "/silver")
-		held(classes+"/gold", vacProtectionFinalizer)
+		held(classes+"/gold", plugins.VACProtectionFinalizer)
 		do("DELETE", claims+"/fast", "", "", http.StatusOK)
 		gone(claims + "/fast")
 		gone(classes + "/gold")
@@ -148,7 +149,7 @@ func TestStorageProtection(t *testing.T) {
 		testwait.Until(t, protectionWait, "the claim's finalizer to be given back", func() bool {
 			obj := do("GET", claims+"/kept", "", "", http.StatusOK)
 			fins, _ := obj.Metadata()["finalizers"].([]any)
-			return slices.Contains(fins, any(pvcProtectionFinalizer))
+			return slices.Contains(fins, any(plugins.PVCProtectionFinalizer))
 		})
 	})
 }

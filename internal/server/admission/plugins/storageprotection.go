@@ -7,14 +7,22 @@ import (
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 )
 
+// The protection finalizers (kube's pkg/volume/util/finalizer.go), which
+// the server's protection controllers remove.
+const (
+	PVCProtectionFinalizer = "kubernetes.io/pvc-protection"
+	PVProtectionFinalizer  = "kubernetes.io/pv-protection"
+	VACProtectionFinalizer = "kubernetes.io/vac-protection"
+)
+
 // protectionFinalizers are the finalizers StorageObjectInUseProtection
-// puts on each new object it protects, by group and plural (kube's
-// pkg/volume/util/finalizer.go). VolumeAttributesClasses are protected as
-// their gate, VolumeAttributesClass, is on (GA since 1.34).
+// puts on each new object it protects, by group and plural.
+// VolumeAttributesClasses are protected as their gate,
+// VolumeAttributesClass, is on (GA since 1.34).
 var protectionFinalizers = map[[2]string]string{
-	{"", "persistentvolumeclaims"}:                "kubernetes.io/pvc-protection",
-	{"", "persistentvolumes"}:                     "kubernetes.io/pv-protection",
-	{"storage.k8s.io", "volumeattributesclasses"}: "kubernetes.io/vac-protection",
+	{"", "persistentvolumeclaims"}:                PVCProtectionFinalizer,
+	{"", "persistentvolumes"}:                     PVProtectionFinalizer,
+	{"storage.k8s.io", "volumeattributesclasses"}: VACProtectionFinalizer,
 }
 
 // storageProtection is kube's StorageObjectInUseProtection plugin: a new
