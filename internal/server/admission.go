@@ -111,44 +111,48 @@ func (q *request) admitting(ctx context.Context) context.Context {
 	if !plugins && !quotas && !q.s.webhooks.Any(ctx, false) && !q.s.policies.Any(ctx) && (!deleting || !q.s.webhooks.Any(ctx, true)) {
 		return ctx
 	}
-	return registry.WithAdmission(ctx, func(ctx context.Context, obj, old api.Object) error {
-		op := webhook.Update
-		switch {
-		case obj == nil:
-			op = webhook.Delete
-		case old == nil:
-			op = webhook.Create
-		}
-		if q.info.Subresource == resource.ScaleSubresource.Name {
-			obj, old = q.scaleView(obj), q.scaleView(old)
-		}
-		a := q.attributes(ctx, op, obj, old)
-		defer q.passOn(a)
-		// Mutating policies never handle a delete (kube's plugin handles
-		// CREATE, UPDATE and CONNECT): there is no object to mutate.
-		if op == webhook.Delete {
-			if err := webhook.MutateChain(ctx, a, q.s.webhooks); err != nil {
-				return err
-			}
-		}
-		// As kube's plugin order: the built-in plugins,
-		// ValidatingAdmissionPolicy, then the webhooks.
-		if err := q.s.plugins.Validate(ctx, a); err != nil {
+	return registry.WithAdmission(ctx, q.admit)
+}
+
+// admit runs validating admission on the request's write of obj over old
+// (nil on create; obj nil on delete).
+func (q *request) admit(ctx context.Context, obj, old api.Object) error {
+	op := webhook.Update
+	switch {
+	case obj == nil:
+		op = webhook.Delete
+	case old == nil:
+		op = webhook.Create
+	}
+	if q.info.Subresource == resource.ScaleSubresource.Name {
+		obj, old = q.scaleView(obj), q.scaleView(old)
+	}
+	a := q.attributes(ctx, op, obj, old)
+	defer q.passOn(a)
+	// Mutating policies never handle a delete (kube's plugin handles
+	// CREATE, UPDATE and CONNECT): there is no object to mutate.
+	if op == webhook.Delete {
+		if err := webhook.MutateChain(ctx, a, q.s.webhooks); err != nil {
 			return err
 		}
-		if err := q.s.policies.Validate(ctx, a); err != nil {
-			return err
-		}
-		if err := q.s.webhooks.Validate(ctx, a); err != nil || op == webhook.Delete {
-			return err
-		}
-		// ResourceQuota comes last in kube's chain.
-		charged, err := q.s.chargeQuota(ctx, a)
-		if charged {
-			q.charged++
-		}
+	}
+	// As kube's plugin order: the built-in plugins,
+	// ValidatingAdmissionPolicy, then the webhooks.
+	if err := q.s.plugins.Validate(ctx, a); err != nil {
 		return err
-	})
+	}
+	if err := q.s.policies.Validate(ctx, a); err != nil {
+		return err
+	}
+	if err := q.s.webhooks.Validate(ctx, a); err != nil || op == webhook.Delete {
+		return err
+	}
+	// ResourceQuota comes last in kube's chain.
+	charged, err := q.s.chargeQuota(ctx, a)
+	if charged {
+		q.charged++
+	}
+	return err
 }
 
 // attributes describe the request's write of obj over old to webhooks.
@@ -167,8 +171,11 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 		Object: obj, OldObject: old, Options: operationOptions(op, q.r.URL.Query()),
 		DryRun: registry.IsDryRun(ctx),
 	}
-	if q.info.Subresource == resource.ScaleSubresource.Name {
+	switch q.info.Subresource {
+	case resource.ScaleSubresource.Name:
 		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	case bindingSubresource.Name:
+		a.Kind = webhook.GVK{Version: bindingSubresource.Version, Kind: bindingSubresource.Kind}
 	}
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user

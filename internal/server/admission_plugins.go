@@ -66,7 +66,8 @@ func (d *decodedObjects) get(o *watchcache.Object) (api.Object, error) {
 var _ plugins.Source = pluginSource{}
 
 // pluginsHandle says whether the request's write may meet a built-in
-// admission plugin.
+// admission plugin: a write of an object, or of a subresource they act on
+// (a pod's binding, a CSR's approval or status).
 func (q *request) pluginsHandle() bool {
 	return plugins.HandlesWrite(q.res.Group, q.res.Plural, q.info.Subresource)
 }

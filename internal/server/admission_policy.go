@@ -12,7 +12,6 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/client/selector"
-	"github.com/listwatch/listwatch/client/wait"
 	"github.com/listwatch/listwatch/internal/server/admission/policies"
 	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/crd"
@@ -222,62 +221,26 @@ const policyStatusRetry = time.Second
 // checking's warnings there (policies.TypeCheck).
 func (s *Server) policyStatus(ctx context.Context) {
 	res, _ := s.catalog.Get(resource.AdmissionGroup, "v1", "validatingadmissionpolicies")
-	for {
-		err := s.followPolicies(ctx, res)
-		if ctx.Err() != nil {
+	s.followCache(ctx, res, "policy status", policyStatusRetry, func(it watchcache.Item) {
+		var p policyGenerations
+		if it.Type == api.Deleted || json.Unmarshal(it.Object, &p) != nil || p.Metadata.Generation <= p.Status.ObservedGeneration {
 			return
 		}
-		s.log.Warn("policy status: the policies' watch ended; starting over", "err", err, "after", policyStatusRetry)
-		if wait.Sleep(ctx, policyStatusRetry) != nil {
-			return
-		}
-	}
-}
-
-// followPolicies watches every policy, writing the status of each that
-// needs it, until the watch or ctx ends.
-func (s *Server) followPolicies(ctx context.Context, res *resource.Resource) error {
-	c := s.caches.get(res)
-	if c == nil {
-		return errors.New("the policies' watch cache is closed")
-	}
-	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	var items []watchcache.Item
-	for {
-		if items, err = w.Next(ctx, items[:0]); err != nil {
-			return err
-		}
-		for _, it := range items {
-			switch it.Type {
-			case api.Error:
-				return &api.StatusError{Status: *it.Status}
-			case api.Bookmark, api.Deleted:
-				continue
+		_, err := s.registry.Update(ctx, statusView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
+			next := cur.DeepCopy()
+			status, _ := next["status"].(map[string]any)
+			if status == nil {
+				status = map[string]any{}
 			}
-			var p policyGenerations
-			if json.Unmarshal(it.Object, &p) != nil || p.Metadata.Generation <= p.Status.ObservedGeneration {
-				continue
-			}
-			_, err := s.registry.Update(ctx, statusView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
-				next := cur.DeepCopy()
-				status, _ := next["status"].(map[string]any)
-				if status == nil {
-					status = map[string]any{}
-				}
-				status["observedGeneration"] = next.Metadata()["generation"]
-				status["typeChecking"] = s.typeChecking(next)
-				next["status"] = status
-				return next, nil
-			})
-			if err != nil && !isReason(err, api.StatusReasonNotFound) {
-				s.log.Warn("policy status: writing a policy's status", "name", p.Metadata.Name, "err", err)
-			}
+			status["observedGeneration"] = next.Metadata()["generation"]
+			status["typeChecking"] = s.typeChecking(next)
+			next["status"] = status
+			return next, nil
+		})
+		if err != nil && !isReason(err, api.StatusReasonNotFound) {
+			s.log.Warn("policy status: writing a policy's status", "name", p.Metadata.Name, "err", err)
 		}
-	}
+	})
 }
 
 // typeChecking is a policy's status.typeChecking, its expressions checked

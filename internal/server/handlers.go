@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/protobuf"
@@ -59,7 +60,7 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		if info.Subresource == resource.ScaleSubresource.Name && res.Scale != nil && res.Scale.Columns != nil {
 			forms = tableOK // kube's scale table convertor
 		}
-		pb = protobuf.Supports(sub.Group+"/"+sub.Version, sub.Kind)
+		pb = protobuf.Supports(strings.TrimPrefix(sub.Group+"/"+sub.Version, "/"), sub.Kind)
 	}
 	out, ok := negotiate(r.Header.Get("Accept"), pb, forms)
 	if !ok {
@@ -72,6 +73,10 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 func (q *request) serve() {
 	defer func() { q.s.quotaInflight.add(q.info.Namespace, -q.charged) }()
 	if q.res.CreateOnly {
+		if isBindings(q.res) && q.info.Verb == "create" {
+			q.bindLegacy()
+			return
+		}
 		q.review()
 		return
 	}
@@ -87,8 +92,12 @@ func (q *request) serve() {
 	case "watch":
 		q.watch()
 	case "create":
-		if q.info.Subresource == tokenSubresource.Name {
+		switch q.info.Subresource {
+		case tokenSubresource.Name:
 			q.createToken()
+			return
+		case bindingSubresource.Name:
+			q.bind()
 			return
 		}
 		q.create()

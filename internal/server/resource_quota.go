@@ -397,7 +397,7 @@ func (l *quotaLook) cache(ctx context.Context, gr [2]string) (*watchcache.Cache,
 	if c == nil || err != nil {
 		return nil, err
 	}
-	if err := waitQuotaCache(ctx, c, l.rev); err != nil {
+	if err := waitCacheFresh(ctx, c, l.rev); err != nil {
 		return nil, err
 	}
 	l.caches[gr] = c
@@ -472,17 +472,6 @@ func (s *Server) writeQuotaSync(ctx context.Context, obj api.Object, q quota.Quo
 		return errQuotaBusy
 	}
 	return err
-}
-
-// quotaFreshTimeout bounds the recompute's wait for a cache to reach the
-// store's revision.
-const quotaFreshTimeout = 5 * time.Second
-
-// waitQuotaCache waits, quotaFreshTimeout at most, for c to reach rev.
-func waitQuotaCache(ctx context.Context, c *watchcache.Cache, rev int64) error {
-	ctx, cancel := context.WithTimeout(ctx, quotaFreshTimeout)
-	defer cancel()
-	return c.WaitFresh(ctx, rev)
 }
 
 // servesNamespaced says whether a group's namespaced resource is served.

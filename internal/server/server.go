@@ -250,8 +250,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.EventTTL = cmp.Or(cfg.EventTTL, defaultEventTTL)
 	builtins := resource.Builtins()
 	if cfg.ServiceAccountTokens != nil {
-		addTokenSubresource(builtins)
+		addSubresource(builtins, "serviceaccounts", tokenSubresource)
 	}
+	addSubresource(builtins, "pods", bindingSubresource)
 	crd.PruneBuiltins(builtins)
 	checkWebhookConditions(builtins)
 	checkPolicyExpressions(builtins)
@@ -315,7 +316,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.WakePolled) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.accounts.lead)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.protectStorage, s.accounts.lead)
 	if cfg.Advertise.IsValid() {
 		s.controllers = append(s.controllers, s.kubernetesService)
 	}

@@ -20,12 +20,11 @@ var tokenSubresource = resource.Subresource{
 	Name: "token", Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: []string{"create"},
 }
 
-// addTokenSubresource gives the serviceaccounts of builtins the token
-// subresource.
-func addTokenSubresource(builtins []*resource.Resource) {
+// addSubresource gives the core resource plural of builtins sub.
+func addSubresource(builtins []*resource.Resource, plural string, sub resource.Subresource) {
 	for _, r := range builtins {
-		if r.Group == "" && r.Plural == "serviceaccounts" {
-			r.Subresources = append(r.Subresources, tokenSubresource)
+		if r.Group == "" && r.Plural == plural {
+			r.Subresources = append(r.Subresources, sub)
 		}
 	}
 }
@@ -125,6 +124,18 @@ func (q *request) createToken() {
 	writeAs(q.w, http.StatusCreated, q.out, tr)
 }
 
+// checkKind refuses a request body of another apiVersion or kind than
+// a subresource's, when it names them.
+func checkKind(obj api.Object, apiVersion, kind string) error {
+	if v := obj.APIVersion(); v != "" && v != apiVersion {
+		return apierror.BadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", v, apiVersion))
+	}
+	if k := obj.Kind(); k != "" && k != kind {
+		return apierror.BadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", k, kind))
+	}
+	return nil
+}
+
 // readTokenRequest reads and validates the request's TokenRequest,
 // defaulting its lifetime.
 func (q *request) readTokenRequest() (*tokenRequest, error) {
@@ -132,11 +143,8 @@ func (q *request) readTokenRequest() (*tokenRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v := obj.APIVersion(); v != "" && v != "authentication.k8s.io/v1" {
-		return nil, apierror.BadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (authentication.k8s.io/v1)", v))
-	}
-	if k := obj.Kind(); k != "" && k != "TokenRequest" {
-		return nil, apierror.BadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (TokenRequest)", k))
+	if err := checkKind(obj, "authentication.k8s.io/v1", "TokenRequest"); err != nil {
+		return nil, err
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net"
 	"net/netip"
 	"os/exec"
@@ -19,20 +18,7 @@ func TestServicesFromTheBinary(t *testing.T) {
 	kubectl := needKubectl(t)
 	flags := []string{"--service-cluster-ip-range", "10.96.0.0/28", "--service-node-port-range", "31000-31009"}
 	s := startServer(t, flags...)
-	run := func(args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(t.Context(), lineTimeout)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, kubectl, append([]string{"--server", s.URL, "-n", "default"}, args...)...).CombinedOutput()
-		return strings.TrimSpace(string(out)), err
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := run(args...)
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
+	run, must := kubectlIn(t, kubectl, s.URL)
 
 	watch := exec.Command(kubectl, "--server", s.URL, "-n", "default", "get", "services", "-w", "--field-selector", "metadata.name=kubernetes", "-o", "name")
 	startStream(t, watch).expectLines(t, `^service/kubernetes$`)

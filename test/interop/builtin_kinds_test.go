@@ -23,9 +23,7 @@ import (
 // notServed explains each resource of kube's default discovery that the
 // server does not serve (docs/ARCHITECTURE.md lists them too).
 var notServed = map[string]string{
-	"v1 bindings":                 "a scheduler's write of a pod's node, never stored",
 	"v1 componentstatuses":        "computed from kube's own components' health",
-	"v1 pods/binding":             "a scheduler's write of a pod's node, never stored",
 	"v1 pods/log":                 "streams from a kubelet; there is none",
 	"v1 pods/exec":                "streams to a kubelet",
 	"v1 pods/attach":              "streams to a kubelet",

@@ -148,7 +148,6 @@ func splitGroupVersion(gv string) (group, version string) {
 // stored data, and why; docs/ARCHITECTURE.md lists them with the
 // subresources not served.
 var NotServed = map[GVR]string{
-	{"", "v1", "bindings"}:          "a write to a pod (its node), never stored: needs a scheduler",
 	{"", "v1", "componentstatuses"}: "computed from the health of kube's own components, which listwatch has not",
 }
 

@@ -1,9 +1,10 @@
-// Package admissionplugins proves that the pods, claims, ingresses and
-// nodes a listwatch binary stores are those kube-apiserver's built-in
+// Package admissionplugins proves that the pods, claims, volumes,
+// ingresses and nodes a listwatch binary stores are those kube-apiserver's built-in
 // admission plugins make of the same input (ServiceAccount,
 // TaintNodesByCondition, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, RuntimeClass and DefaultIngressClass, in kube's
-// order), by running kube's own plugins (k8s.io/kubernetes
+// DefaultStorageClass, StorageObjectInUseProtection,
+// PersistentVolumeClaimResize, RuntimeClass, DefaultIngressClass and
+// PodTopologyLabels, in kube's order), by running kube's own plugins (k8s.io/kubernetes
 // plugin/pkg/admission) with listers fed the accounts and classes the
 // binary stores, and that what they refuse the binary refuses with the
 // same message; that PodSecurity refuses and warns of the same pods,
@@ -51,10 +52,13 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/admission/defaulttolerationseconds"
 	"k8s.io/kubernetes/plugin/pkg/admission/network/defaultingressclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/nodetaint"
+	"k8s.io/kubernetes/plugin/pkg/admission/podtopologylabels"
 	"k8s.io/kubernetes/plugin/pkg/admission/priority"
 	"k8s.io/kubernetes/plugin/pkg/admission/runtimeclass"
 	"k8s.io/kubernetes/plugin/pkg/admission/serviceaccount"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/persistentvolume/resize"
 	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageclass/setdefault"
+	"k8s.io/kubernetes/plugin/pkg/admission/storage/storageobjectinuseprotection"
 	"k8s.io/utils/ptr"
 
 	"github.com/listwatch/listwatch/test/interop"
@@ -230,6 +234,12 @@ func TestNodesAsKubesPlugin(t *testing.T) {
 
 // start runs the binary with the cases' namespace, accounts and classes.
 func start(t *testing.T) kubernetes.Interface {
+	cs, _ := startAt(t)
+	return cs
+}
+
+// startAt is start, and the binary's URL.
+func startAt(t *testing.T) (kubernetes.Interface, string) {
 	lw := interop.StartListwatch(t, interop.BuildOnce(t, "../../..", "./cmd/listwatch"), "--unsafe-no-fsync")
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, QPS: -1})
 	if err != nil {
@@ -254,7 +264,7 @@ func start(t *testing.T) kubernetes.Interface {
 			t.Fatal(err)
 		}
 	}
-	return cs
+	return cs, lw.URL
 }
 
 // watchable is a client of cluster-scoped T.
@@ -300,22 +310,49 @@ func compare[T interface {
 	GetName() string
 }](t *testing.T, cs kubernetes.Interface, obj T, c creator[T], spec func(T) any) {
 	t.Helper()
-	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T))
-	got, err := c.Create(t.Context(), obj, metav1.CreateOptions{})
+	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T), nil)
+	_, err := c.Create(t.Context(), obj, metav1.CreateOptions{})
+	sameOutcome(t, c, obj.GetName(), want, wantErr, err, spec)
+}
+
+// updater is the client of namespaced T.
+type updater[T any] interface {
+	creator[T]
+	Update(context.Context, T, metav1.UpdateOptions) (T, error)
+}
+
+// compareUpdate updates old, as the binary stores it, to obj on the binary
+// and through kube's plugins, and compares as compare does.
+func compareUpdate[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, cs kubernetes.Interface, obj, old T, c updater[T], spec func(T) any) {
+	t.Helper()
+	want, wantErr := kubeAdmit(t, cs, obj.DeepCopyObject().(T), old.DeepCopyObject())
+	_, err := c.Update(t.Context(), obj, metav1.UpdateOptions{})
+	sameOutcome(t, c, obj.GetName(), want, wantErr, err, spec)
+}
+
+// sameOutcome checks that the binary's write of name, which answered err,
+// refused it as kube's plugins did (wantErr), or stored what spec returns
+// of kube's object want.
+func sameOutcome[T runtime.Object](t *testing.T, c creator[T], name string, want runtime.Object, wantErr, err error, spec func(T) any) {
+	t.Helper()
 	if wantErr != nil {
 		if err == nil || apierrors.ReasonForError(err) != apierrors.ReasonForError(wantErr) || err.Error() != wantErr.Error() {
-			t.Fatalf("%s: got %v (%s), want %v (%s)", obj.GetName(), err, apierrors.ReasonForError(err), wantErr, apierrors.ReasonForError(wantErr))
+			t.Fatalf("%s: got %v (%s), want %v (%s)", name, err, apierrors.ReasonForError(err), wantErr, apierrors.ReasonForError(wantErr))
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("%s: kube admits it, the binary: %v", obj.GetName(), err)
+		t.Fatalf("%s: kube admits it, the binary: %v", name, err)
 	}
-	if got, err = c.Get(t.Context(), obj.GetName(), metav1.GetOptions{}); err != nil {
+	got, err := c.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(generic(spec(want.(T))), generic(spec(got))); diff != "" {
-		t.Errorf("%s: spec (-kube +listwatch):\n%s", obj.GetName(), diff)
+		t.Errorf("%s: spec (-kube +listwatch):\n%s", name, diff)
 	}
 }
 
@@ -330,7 +367,8 @@ func generic(spec any) string {
 
 // kubeOrder is kube's order of the plugins (AllOrderedPlugins).
 var kubeOrder = []string{serviceaccount.PluginName, nodetaint.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
-	setdefault.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName}
+	setdefault.PluginName, storageobjectinuseprotection.PluginName, resize.PluginName, runtimeclass.PluginName, defaultingressclass.PluginName,
+	podtopologylabels.PluginName}
 
 // initializer gives kube's plugins a fake client and informers holding
 // objs, and the feature gates.
@@ -355,11 +393,19 @@ type noConfig struct{}
 
 func (noConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
 
-// kubeAdmit runs obj (of the v1 API), defaulted and converted as
-// kube-apiserver decodes it, through kube's plugins, fed the accounts and
-// classes the binary holds, mutating then validating, and returns it as
-// kube stores and reads it back (defaulted again).
-func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runtime.Object, error) {
+// kubeAdmit runs the create of obj (of the v1 API), or its update of old
+// when old is not nil, defaulted and converted as kube-apiserver decodes
+// them, through kube's plugins, fed the accounts and classes the binary
+// holds, mutating then validating, and returns obj as kube stores and
+// reads it back (defaulted again).
+func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object) (runtime.Object, error) {
+	t.Helper()
+	return kubeAdmitTo(t, cs, obj, old, kindResource(t, obj), "")
+}
+
+// kubeAdmitTo is kubeAdmit of a write to the resource's subresource
+// ("": the object itself).
+func kubeAdmitTo(t *testing.T, cs kubernetes.Interface, obj, old runtime.Object, resource schema.GroupVersionResource, subresource string) (runtime.Object, error) {
 	t.Helper()
 	ctx := t.Context()
 	var objs []runtime.Object
@@ -378,36 +424,40 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	add(cs.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.NetworkingV1().IngressClasses().List(ctx, metav1.ListOptions{}))
 	add(cs.NodeV1().RuntimeClasses().List(ctx, metav1.ListOptions{}))
+	add(cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}))
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	for _, o := range objs {
-		informer, err := factory.ForResource(kindResource(t, o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := informer.Informer().GetIndexer().Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
 	plugins := admission.NewPlugins()
 	serviceaccount.Register(plugins)
 	nodetaint.Register(plugins)
 	priority.Register(plugins)
 	defaulttolerationseconds.Register(plugins)
 	setdefault.Register(plugins)
+	storageobjectinuseprotection.Register(plugins)
+	resize.Register(plugins)
 	runtimeclass.Register(plugins)
 	defaultingressclass.Register(plugins)
+	podtopologylabels.Register(plugins)
 	chain, err := plugins.NewFromPlugins(kubeOrder, noConfig{}, initializer{client, factory}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The informers the plugins asked for, synced: PodTopologyLabels
+	// waits for its own.
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
 	internal, gvk := decodeAsKube(t, obj)
 	name := obj.(metav1.Object).GetName()
 	namespace := ns
-	if _, node := obj.(*corev1.Node); node {
+	if clusterKinds[gvk.Kind] {
 		namespace = ""
 	}
-	a := admission.NewAttributesRecord(internal, nil, gvk, namespace, name, kindResource(t, obj), "", admission.Create, &metav1.CreateOptions{}, false, nil)
+	op, opts, oldInternal := admission.Create, runtime.Object(&metav1.CreateOptions{}), runtime.Object(nil)
+	if old != nil {
+		op, opts = admission.Update, &metav1.UpdateOptions{}
+		oldInternal, _ = decodeAsKube(t, old)
+	}
+	a := admission.NewAttributesRecord(internal, oldInternal, gvk, namespace, name, resource, subresource, op, opts, false, nil)
 	if err := chain.(admission.MutationInterface).Admit(ctx, a, nil); err != nil {
 		return nil, err
 	}
@@ -416,6 +466,9 @@ func kubeAdmit(t *testing.T, cs kubernetes.Interface, obj runtime.Object) (runti
 	}
 	return readAsKube(t, internal, gvk), nil
 }
+
+// clusterKinds are the cluster-scoped kinds the tests admit.
+var clusterKinds = map[string]bool{"Node": true, "PersistentVolume": true, "VolumeAttributesClass": true}
 
 // decodeAsKube is obj (of the v1 API, unchanged) defaulted and converted
 // to kube's internal form, as kube-apiserver decodes it, and its kind.

@@ -27,12 +27,6 @@ const (
 // system:masters (certificatesv1.KubeAPIServerClientSignerName).
 const kubeAPIServerClientSigner = "kubernetes.io/kube-apiserver-client"
 
-// handledSubresources are the subresources whose writes the plugins act
-// on: a CSR's approval and status.
-var handledSubresources = map[[3]string]bool{
-	{certificatesGroup, csrs, "approval"}: true, {certificatesGroup, csrs, "status"}: true,
-}
-
 func init() {
 	handled[[2]string{certificatesGroup, csrs}] = true
 	handled[[2]string{certificatesGroup, trustBundles}] = true

@@ -2,10 +2,11 @@
 // change or refuse what users write without a controller behind them, in
 // kube's order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go,
 // AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
-// DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass, the
-// certificate plugins (CertificateApproval, CertificateSigning,
-// ClusterTrustBundleAttest, CertificateSubjectRestriction) and
-// DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
+// DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
+// PersistentVolumeClaimResize, RuntimeClass, the certificate plugins
+// (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
+// CertificateSubjectRestriction), DefaultIngressClass and PodTopologyLabels
+// (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -78,9 +79,12 @@ func New(src Source, ps *psa.Config) *Chain {
 		&priority{src: src},
 		defaultTolerations{},
 		newDefaultStorageClass(src),
+		storageProtection{},
+		&claimResize{src: src},
 		&runtimeClass{src: src},
 		certificates{},
 		newDefaultIngressClass(src),
+		&podTopology{src: src},
 	}}
 }
 
@@ -89,7 +93,14 @@ func New(src Source, ps *psa.Config) *Chain {
 var handled = map[[2]string]bool{
 	{"", "pods"}: true, {PriorityClasses.Group, PriorityClasses.Plural}: true,
 	{"", "persistentvolumeclaims"}: true, {"networking.k8s.io", "ingresses"}: true, {"", "nodes"}: true,
-	{"", "namespaces"}: true,
+	{"", "namespaces"}: true, {"", "persistentvolumes"}: true, {"storage.k8s.io", "volumeattributesclasses"}: true,
+}
+
+// handledSubresources are the subresources whose writes the plugins act
+// on: a pod's binding, a CSR's approval and status.
+var handledSubresources = map[[3]string]bool{
+	{"", "pods", "binding"}:               true,
+	{certificatesGroup, csrs, "approval"}: true, {certificatesGroup, csrs, "status"}: true,
 }
 
 func init() {

@@ -229,6 +229,9 @@ func TestMutatePodUpdate(t *testing.T) {
 	}
 }
 
+// claimFinalizer is a new claim's metadata given by StorageObjectInUseProtection.
+const claimFinalizer = `"metadata": {"finalizers": ["kubernetes.io/pvc-protection"]}`
+
 func TestDefaultClasses(t *testing.T) {
 	src := source{
 		StorageClasses: {
@@ -241,10 +244,10 @@ func TestDefaultClasses(t *testing.T) {
 	tests := []struct {
 		name, group, plural, obj, want string
 	}{
-		{"newest default, first by name", "", "persistentvolumeclaims", `{"spec": {}}`, `{"spec": {"storageClassName": "a-new"}}`},
-		{"class named", "", "persistentvolumeclaims", `{"spec": {"storageClassName": ""}}`, `{"spec": {"storageClassName": ""}}`},
+		{"newest default, first by name", "", "persistentvolumeclaims", `{"spec": {}}`, `{` + claimFinalizer + `, "spec": {"storageClassName": "a-new"}}`},
+		{"class named", "", "persistentvolumeclaims", `{"spec": {"storageClassName": ""}}`, `{` + claimFinalizer + `, "spec": {"storageClassName": ""}}`},
 		{"class annotated", "", "persistentvolumeclaims", `{"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "x"}}, "spec": {}}`,
-			`{"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "x"}}, "spec": {}}`},
+			`{"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "x"}, "finalizers": ["kubernetes.io/pvc-protection"]}, "spec": {}}`},
 		{"no default ingress class", "networking.k8s.io", "ingresses", `{"spec": {}}`, `{"spec": {}}`},
 	}
 	for _, tt := range tests {
