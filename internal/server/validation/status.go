@@ -12,8 +12,8 @@ import (
 // has no status strategy for it. kube's status strategies check metadata
 // and status, never the spec: an object stored before a rule of its spec
 // existed still takes status writes, so these run in place of Func,
-// CreateFunc and UpdateFunc. The status rules of Pods (but for two),
-// Services, PersistentVolumeClaims, Jobs and Ingresses are not replicated.
+// CreateFunc and UpdateFunc. The status rules of Services,
+// PersistentVolumeClaims, Jobs and Ingresses are not replicated.
 func ForStatusUpdate(group, version, plural string) UpdateFunc {
 	return statusUpdates[[3]string{group, version, plural}]
 }
@@ -33,20 +33,6 @@ var statusUpdates = map[[3]string]UpdateFunc{
 }
 
 func noStatusRules(context.Context, api.Object, api.Object) []api.StatusCause { return nil }
-
-// podStatusUpdate is two rules of kube's ValidatePodStatusUpdate: the
-// observedGeneration is not negative and the QoS class never changes.
-func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
-	var c causes
-	status := object(o, "status")
-	if n, _ := integer(status["observedGeneration"]); n < 0 {
-		c.invalid("status.observedGeneration", n, "must be a non-negative integer")
-	}
-	if qos := str(status, "qosClass"); qos != str(object(old, "status"), "qosClass") {
-		c.invalid("status.qosClass", qos, immutable)
-	}
-	return c
-}
 
 // replicaCounts are the counts a status holds, each checked not negative
 // (a pointer's only when set), then which of them may not exceed which.

@@ -76,9 +76,10 @@ var spoiled = map[string]func(o map[string]any){
 	"Ingress":               func(o map[string]any) { spec(o)["ingressClassName"] = "Bad_Class" },
 }
 
-// statusWrite is one write through the status subresource: set makes the
-// stored status, change the written one.
+// statusWrite is one write through the status subresource: prepare
+// changes the stored object, set makes its status, change the written one.
 type statusWrite struct {
+	prepare     func(old map[string]any)
 	set, change map[string]any
 	refused     bool
 }
@@ -112,12 +113,138 @@ var collisionWrites = map[string]statusWrite{
 	"collisionCount negative":    {change: counts("collisionCount", -1), refused: true},
 }
 
+var podWrites = map[string]statusWrite{
+	"phase":                       {change: counts("phase", "Running")},
+	"negative observedGeneration": {change: counts("observedGeneration", -1), refused: true},
+	"qosClass changed":            {set: counts("qosClass", "BestEffort"), change: counts("qosClass", "Guaranteed"), refused: true},
+	"conditions": {change: counts("conditions", []any{
+		counts("type", "Ready", "status", "True"), counts("type", "example.com/Drained", "status", "False"),
+	})},
+	"condition type not qualified": {change: counts("conditions", []any{counts("type", "not a name!", "status", "True")}), refused: true},
+	"condition negative observedGeneration": {
+		change:  counts("conditions", []any{counts("type", "PodScheduled", "status", "True", "observedGeneration", -1)}),
+		refused: true,
+	},
+	"nominatedNodeName":         {change: counts("nominatedNodeName", "node-1")},
+	"nominatedNodeName invalid": {change: counts("nominatedNodeName", "Node_1"), refused: true},
+	"nominatedNodeName kept":    {prepare: onNode, set: counts("nominatedNodeName", "node-1"), change: counts("nominatedNodeName", "node-1")},
+	"nominatedNodeName bound":   {prepare: onNode, change: counts("nominatedNodeName", "node-2"), refused: true},
+}
+
+func onNode(o map[string]any) { spec(o)["nodeName"] = "node-1" }
+
+// ips is a list of PodIPs or HostIPs.
+func ips(addrs ...string) []any {
+	out := make([]any, len(addrs))
+	for i, a := range addrs {
+		out[i] = counts("ip", a)
+	}
+	return out
+}
+
+var podIPWrites = map[string]statusWrite{
+	"podIPs":               {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1"))},
+	"podIPs dual-stack":    {change: counts("podIP", "fd00::1", "podIPs", ips("fd00::1", "10.0.0.1"))},
+	"podIPs of one family": {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1", "10.0.0.2")), refused: true},
+	"podIPs three":         {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1", "fd00::1", "fd00::2")), refused: true},
+	// defaulting makes podIP and podIPs agree, podIP winning
+	"podIP alone":              {change: counts("podIP", "10.0.0.1")},
+	"podIPs alone":             {change: counts("podIPs", ips("10.0.0.1"))},
+	"podIP not first":          {change: counts("podIP", "10.0.0.2", "podIPs", ips("10.0.0.1", "fd00::1"))},
+	"podIP invalid":            {change: counts("podIP", "10.0.0.256", "podIPs", ips("10.0.0.256", "fd00::1")), refused: true},
+	"podIP leading zeros":      {change: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1", "fd00::1")), refused: true},
+	"podIP leading zeros kept": {set: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1")), change: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1"))},
+	"podIP IPv4-mapped":        {change: counts("podIP", "::ffff:10.0.0.1", "podIPs", ips("::ffff:10.0.0.1", "fd00::1")), refused: true},
+	"podIP with a zone":        {change: counts("podIP", "fe80::1%eth0", "podIPs", ips("fe80::1%eth0", "10.0.0.1")), refused: true},
+	"hostIPs":                  {change: counts("hostIP", "192.168.0.1", "hostIPs", ips("192.168.0.1", "fd00::9"))},
+	"hostIP alone":             {change: counts("hostIP", "192.168.0.1")},
+	"hostIPs alone":            {change: counts("hostIPs", ips("192.168.0.1")), refused: true},
+	"hostIPs of one family":    {change: counts("hostIP", "fd00::9", "hostIPs", ips("fd00::9", "fd00::8")), refused: true},
+	"hostIP invalid":           {change: counts("hostIP", "host", "hostIPs", ips("host")), refused: true},
+}
+
+// terminated is a container status, terminated with exit code exit.
+func terminated(name string, exit int) map[string]any {
+	return counts("name", name, "state", counts("terminated", counts("exitCode", exit)))
+}
+
+func running(name string) map[string]any {
+	return counts("name", name, "state", counts("running", counts()))
+}
+
+// restartWrite is a write that starts again the container Bad_Name (the
+// spoiled one) after it exited with exit, under the pod's policy, with
+// edit changing its container.
+func restartWrite(policy string, exit int, edit func(ctr map[string]any), refused bool) statusWrite {
+	return statusWrite{
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = policy
+			if edit != nil {
+				edit(container(spec(o)))
+			}
+		},
+		set:     counts("containerStatuses", []any{terminated("Bad_Name", exit)}),
+		change:  counts("containerStatuses", []any{running("Bad_Name")}),
+		refused: refused,
+	}
+}
+
+// restartRule makes a container's policy Never but for a rule that does
+// action on exit code 42.
+func restartRule(action string) func(ctr map[string]any) {
+	return func(ctr map[string]any) {
+		ctr["restartPolicy"] = "Never"
+		ctr["restartPolicyRules"] = []any{counts("action", action, "exitCodes", counts("operator", "In", "values", []any{42}))}
+	}
+}
+
+var podContainerWrites = map[string]statusWrite{
+	"restart under Always":             restartWrite("Always", 0, nil, false),
+	"restart under Never":              restartWrite("Never", 1, nil, true),
+	"restart after failure, OnFailure": restartWrite("OnFailure", 1, nil, false),
+	"restart after success, OnFailure": restartWrite("OnFailure", 0, nil, true),
+	"container policy Always":          restartWrite("Never", 0, func(c map[string]any) { c["restartPolicy"] = "Always" }, false),
+	"container policy Never":           restartWrite("Always", 0, func(c map[string]any) { c["restartPolicy"] = "Never" }, true),
+	"container rule matches":           restartWrite("Never", 42, restartRule("Restart"), false),
+	"container rule does not match":    restartWrite("Always", 1, restartRule("Restart"), true),
+	"restart all containers":           restartWrite("Never", 1, restartRule("RestartAllContainers"), false),
+	"terminated still": {
+		prepare: func(o map[string]any) { spec(o)["restartPolicy"] = "Never" },
+		set:     counts("containerStatuses", []any{terminated("Bad_Name", 1)}),
+		change:  counts("containerStatuses", []any{terminated("Bad_Name", 1)}),
+	},
+	"unknown container": {
+		prepare: func(o map[string]any) { spec(o)["restartPolicy"] = "Always" },
+		set:     counts("containerStatuses", []any{terminated("gone", 0)}),
+		change:  counts("containerStatuses", []any{running("gone")}),
+		refused: true,
+	},
+	"init container restarts": {
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = "Never"
+			spec(o)["initContainers"] = []any{counts("name", "init", "image", "busybox", "restartPolicy", "Always")}
+		},
+		set:    counts("initContainerStatuses", []any{terminated("init", 0)}),
+		change: counts("initContainerStatuses", []any{running("init")}),
+	},
+	"init container restarts under Never": {
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = "Never"
+			spec(o)["initContainers"] = []any{counts("name", "init", "image", "busybox")}
+		},
+		set:     counts("initContainerStatuses", []any{terminated("init", 0)}),
+		change:  counts("initContainerStatuses", []any{running("init")}),
+		refused: true,
+	},
+	"ephemeral container restarts": {
+		set:     counts("ephemeralContainerStatuses", []any{terminated("debug", 0)}),
+		change:  counts("ephemeralContainerStatuses", []any{running("debug")}),
+		refused: true,
+	},
+}
+
 var statusWrites = map[string][]map[string]statusWrite{
-	"Pod": {{
-		"phase":                       {change: counts("phase", "Running")},
-		"negative observedGeneration": {change: counts("observedGeneration", -1), refused: true},
-		"qosClass changed":            {set: counts("qosClass", "BestEffort"), change: counts("qosClass", "Guaranteed"), refused: true},
-	}},
+	"Pod":                   {podWrites, podIPWrites, podContainerWrites},
 	"ReplicationController": {replicaWrites},
 	"ReplicaSet":            {replicaWrites, {"negative terminatingReplicas": {change: counts("terminatingReplicas", -1), refused: true}}},
 	"Deployment": {replicaWrites, collisionWrites, {
@@ -181,6 +308,9 @@ func TestStatusUpdates(t *testing.T) {
 func checkStatusWrite(t *testing.T, name string, gvk schema.GroupVersionKind, old map[string]any, w statusWrite) (refused bool) {
 	was := deepCopy(old).(map[string]any)
 	at(was, "metadata")["resourceVersion"] = "7" // as stored (a claim's status rules check it)
+	if w.prepare != nil {
+		w.prepare(was)
+	}
 	if w.set != nil {
 		was["status"] = deepCopy(w.set)
 	}

@@ -1,0 +1,255 @@
+package validation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/kubefmt"
+)
+
+// podStatusUpdate is kube's ValidatePodStatusUpdate with the 1.37 default
+// gates (ContainerRestartRules, RestartAllContainersOnContainerExits and
+// ClearingNominatedNodeNameAfterBinding on), less the checks of resource
+// claim statuses, volume health, container users and allocated resources.
+// The spec is the stored one (a status write keeps it).
+func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	var c causes
+	status, oldStatus := object(o, "status"), object(old, "status")
+	p := path("status")
+	for i, raw := range list(status, "conditions") {
+		cond, _ := raw.(map[string]any)
+		if n, _ := integer(cond["observedGeneration"]); n < 0 {
+			c.invalid(p.child("conditions").index(i).child("observedGeneration"), n, "must be a non-negative integer")
+		}
+		if t := str(cond, "type"); !slices.Contains(systemPodConditions, t) {
+			c.qualifiedName(p.child("conditions").index(i).child("Type"), t) // sic: kube's path
+		}
+	}
+	if nominated := str(status, "nominatedNodeName"); nominated != "" && nominated != str(oldStatus, "nominatedNodeName") {
+		for _, msg := range kubefmt.Util.DNS1123Subdomain(nominated) {
+			c.invalid(p.child("nominatedNodeName"), nominated, msg)
+		}
+		if str(object(old, "spec"), "nodeName") != "" {
+			c.forbidden(p.child("nominatedNodeName"), "may not be set on pods that are already bound to a node")
+		}
+	}
+	if n, _ := integer(status["observedGeneration"]); n < 0 {
+		c.invalid(p.child("observedGeneration"), n, "must be a non-negative integer")
+	}
+	if qos := str(status, "qosClass"); qos != str(oldStatus, "qosClass") {
+		c.invalid(p.child("qosClass"), qos, immutable)
+	}
+	spec := object(old, "spec")
+	if !allContainersCouldRestart(spec) {
+		c.stateTransitions(p.child("containerStatuses"), list(status, "containerStatuses"), list(oldStatus, "containerStatuses"), spec, "containers")
+		c.stateTransitions(p.child("initContainerStatuses"), list(status, "initContainerStatuses"), list(oldStatus, "initContainerStatuses"), spec, "initContainers")
+	}
+	c.ephemeralStateTransitions(p.child("ephemeralContainerStatuses"), list(status, "ephemeralContainerStatuses"), list(oldStatus, "ephemeralContainerStatuses"))
+	c.podIPs(status, oldStatus)
+	c.hostIPs(status, oldStatus)
+	return c
+}
+
+// systemPodConditions are the condition types kube does not check as
+// qualified names.
+var systemPodConditions = []string{"PodScheduled", "Ready", "Initialized"}
+
+const notTerminatedAgain = "may not be transitioned to non-terminated state"
+
+// stateTransitions is kube's ValidateContainerStateTransition (and its
+// init containers' twin) with ContainerRestartRules on: a terminated
+// container's status may leave the terminated state only when its
+// container, found in spec's list named containers, would restart.
+func (c *causes) stateTransitions(p path, statuses, oldStatuses []any, spec map[string]any, containers string) {
+	for i, raw := range oldStatuses {
+		was, _ := raw.(map[string]any)
+		terminated, ok := terminatedState(was)
+		if !ok {
+			continue
+		}
+		name := str(was, "name")
+		for _, s := range statuses {
+			now, _ := s.(map[string]any)
+			if str(now, "name") != name {
+				continue
+			}
+			if _, still := terminatedState(now); !still && !containerRestarts(spec, containers, name, terminated) {
+				c.forbidden(p.index(i).child("state"), notTerminatedAgain)
+			}
+			break
+		}
+	}
+}
+
+// ephemeralStateTransitions is kube's
+// ValidateEphemeralContainerStateTransition: an ephemeral container never
+// leaves the terminated state, once for each status that says it did.
+func (c *causes) ephemeralStateTransitions(p path, statuses, oldStatuses []any) {
+	for i, raw := range oldStatuses {
+		was, _ := raw.(map[string]any)
+		if _, ok := terminatedState(was); !ok {
+			continue
+		}
+		for _, s := range statuses {
+			now, _ := s.(map[string]any)
+			if _, still := terminatedState(now); str(now, "name") == str(was, "name") && !still {
+				c.forbidden(p.index(i).child("state"), notTerminatedAgain)
+			}
+		}
+	}
+}
+
+// terminatedState is a container status's state.terminated, and whether
+// it is set.
+func terminatedState(status map[string]any) (map[string]any, bool) {
+	t, ok := object(status, "state")["terminated"].(map[string]any)
+	return t, ok
+}
+
+// containerRestarts is kube's ContainerShouldRestart for the container
+// of spec's list named containers called name (false when there is none),
+// after it terminated as terminated says.
+func containerRestarts(spec map[string]any, containers, name string, terminated map[string]any) bool {
+	exit, _ := integer(terminated["exitCode"])
+	i := slices.IndexFunc(list(spec, containers), func(v any) bool {
+		ctr, _ := v.(map[string]any)
+		return str(ctr, "name") == name
+	})
+	if i < 0 {
+		return false
+	}
+	ctr, _ := list(spec, containers)[i].(map[string]any)
+	if policy, set := ctr["restartPolicy"].(string); set {
+		if action, ok := matchingRestartRule(ctr, exit); ok && (action == "Restart" || action == "RestartAllContainers") {
+			return true
+		}
+		if restarts, ok := restartsUnder(policy, exit); ok {
+			return restarts
+		}
+	}
+	restarts, ok := restartsUnder(str(spec, "restartPolicy"), exit)
+	return restarts || !ok // kube's default policy is Always
+}
+
+// restartsUnder says whether policy restarts a container that exited with
+// exit, and whether policy is one kube knows.
+func restartsUnder(policy string, exit int64) (restarts, known bool) {
+	switch policy {
+	case "Always":
+		return true, true
+	case "OnFailure":
+		return exit != 0, true
+	case "Never":
+		return false, true
+	}
+	return false, false
+}
+
+// matchingRestartRule is kube's FindMatchingContainerRestartRule: the
+// action of ctr's first restart rule whose exit codes match exit.
+func matchingRestartRule(ctr map[string]any, exit int64) (string, bool) {
+	for _, raw := range list(ctr, "restartPolicyRules") {
+		rule, _ := raw.(map[string]any)
+		codes, ok := rule["exitCodes"].(map[string]any)
+		if !ok {
+			continue
+		}
+		matched := slices.ContainsFunc(list(codes, "values"), func(v any) bool {
+			n, _ := integer(v)
+			return n == exit
+		})
+		if op := str(codes, "operator"); op == "In" && matched || op == "NotIn" && !matched {
+			return str(rule, "action"), true
+		}
+	}
+	return "", false
+}
+
+// allContainersCouldRestart is kube's AllContainersCouldRestart: a
+// container of spec has a rule that restarts them all.
+func allContainersCouldRestart(spec map[string]any) bool {
+	for _, containers := range []string{"initContainers", "containers"} {
+		for _, raw := range list(spec, containers) {
+			ctr, _ := raw.(map[string]any)
+			for _, rule := range list(ctr, "restartPolicyRules") {
+				r, _ := rule.(map[string]any)
+				if str(r, "action") == "RestartAllContainers" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// podIPs is kube's validatePodIPs but for its check that podIP is
+// podIPs[0].ip, which defaulting (SetDefaults_PodStatus) has made true.
+func (c *causes) podIPs(status, oldStatus map[string]any) {
+	c.statusIPs("status.podIPs", ipsOf(list(status, "podIPs")), ipsOf(list(oldStatus, "podIPs")))
+}
+
+// hostIPs is kube's validateHostIPs.
+func (c *causes) hostIPs(status, oldStatus map[string]any) {
+	ips := ipsOf(list(status, "hostIPs"))
+	if len(ips) == 0 {
+		return
+	}
+	p := path("status.hostIPs")
+	if str(status, "hostIP") != ips[0] {
+		c.invalid(p.index(0).child("ip"), ips[0], "must be equal to `hostIP`")
+	}
+	c.statusIPs(p, ips, ipsOf(list(oldStatus, "hostIPs")))
+}
+
+// statusIPs are the checks a Pod's podIPs and hostIPs share: each a valid
+// address (IsValidIPForLegacyField, strict, but for one old already
+// holds), and at most one of each family.
+func (c *causes) statusIPs(p path, ips, old []string) {
+	for i, ip := range ips {
+		if !slices.Contains(old, ip) {
+			c.ip(p.index(i), ip)
+		}
+	}
+	if len(ips) < 2 {
+		return
+	}
+	var v4, v6 bool
+	for i, ip := range ips {
+		addr, ok := sloppyAddr(ip)
+		if !ok {
+			// kube's IsDualStackIPStrings fails on the first it cannot parse.
+			c.add(causeTypeInternal, p, fmt.Sprintf("Internal error: failed to check for dual stack with error:invalid IP[%d]: %s", i, ip))
+			v4, v6 = false, false
+			break
+		}
+		v4, v6 = v4 || addr.Is4(), v6 || addr.Is6()
+	}
+	if !v4 || !v6 || len(ips) > 2 {
+		c.invalid(p, internalIPs(ips), "may specify no more than one IP for each IP family")
+	}
+}
+
+// causeTypeInternal is field.ErrorTypeInternal.
+const causeTypeInternal api.CauseType = "InternalError"
+
+// ipsOf is the ip of each item of a list of PodIPs or HostIPs.
+func ipsOf(items []any) []string {
+	ips := make([]string, len(items))
+	for i, raw := range items {
+		item, _ := raw.(map[string]any)
+		ips[i] = str(item, "ip")
+	}
+	return ips
+}
+
+// internalIPs is a list of PodIPs or HostIPs as kube's error renders it:
+// its internal type, which has no JSON tags.
+func internalIPs(ips []string) any {
+	out := make([]struct{ IP string }, len(ips))
+	for i, ip := range ips {
+		out[i].IP = ip
+	}
+	return out
+}
