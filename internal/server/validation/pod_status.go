@@ -208,9 +208,7 @@ func (c *causes) hostIPs(status, oldStatus map[string]any) {
 // holds), and at most one of each family.
 func (c *causes) statusIPs(p path, ips, old []string) {
 	for i, ip := range ips {
-		if !slices.Contains(old, ip) {
-			c.ip(p.index(i), ip)
-		}
+		c.legacyIP(p.index(i), ip, old)
 	}
 	if len(ips) < 2 {
 		return

@@ -12,8 +12,8 @@ import (
 // has no status strategy for it. kube's status strategies check metadata
 // and status, never the spec: an object stored before a rule of its spec
 // existed still takes status writes, so these run in place of Func,
-// CreateFunc and UpdateFunc. The status rules of Services,
-// PersistentVolumeClaims, Jobs and Ingresses are not replicated.
+// CreateFunc and UpdateFunc. The status rules of PersistentVolumeClaims
+// and Jobs are not replicated.
 func ForStatusUpdate(group, version, plural string) UpdateFunc {
 	return statusUpdates[[3]string{group, version, plural}]
 }
@@ -21,13 +21,13 @@ func ForStatusUpdate(group, version, plural string) UpdateFunc {
 var statusUpdates = map[[3]string]UpdateFunc{
 	{"", "v1", "pods"}:                       podStatusUpdate,
 	{"", "v1", "replicationcontrollers"}:     countsUpdate(replicaSetCounts, false),
-	{"", "v1", "services"}:                   noStatusRules,
+	{"", "v1", "services"}:                   serviceStatusUpdate,
 	{"", "v1", "persistentvolumeclaims"}:     noStatusRules,
 	{"apps", "v1", "deployments"}:            countsUpdate(deploymentCounts, true),
 	{"apps", "v1", "replicasets"}:            countsUpdate(replicaSetCounts, false),
 	{"apps", "v1", "daemonsets"}:             countsUpdate(daemonSetCounts, true),
 	{"apps", "v1", "statefulsets"}:           countsUpdate(statefulSetCounts, true),
-	{"networking.k8s.io", "v1", "ingresses"}: noStatusRules,
+	{"networking.k8s.io", "v1", "ingresses"}: ingressStatusUpdate,
 	{"batch", "v1", "jobs"}:                  noStatusRules,
 	{"batch", "v1", "cronjobs"}:              noStatusRules, // kube's has none either
 }

@@ -243,6 +243,44 @@ var podContainerWrites = map[string]statusWrite{
 	},
 }
 
+// loadBalanced is a load balancer status of one ingress point.
+func loadBalanced(kv ...any) map[string]any {
+	return counts("loadBalancer", counts("ingress", []any{counts(kv...)}))
+}
+
+// typeLoadBalancer makes a Service one of type LoadBalancer.
+func typeLoadBalancer(o map[string]any) {
+	if o["kind"] == "Service" {
+		spec(o)["type"] = "LoadBalancer"
+	}
+}
+
+// loadBalancerWrites are writes of the load balancer status of an
+// Ingress or a Service of type LoadBalancer.
+var loadBalancerWrites = map[string]statusWrite{
+	"ingress IP":              {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1")},
+	"ingress IP invalid":      {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2"), refused: true},
+	"ingress IP zeros":        {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.01"), refused: true},
+	"ingress IP zeros kept":   {prepare: typeLoadBalancer, set: loadBalanced("ip", "192.0.2.01"), change: loadBalanced("ip", "192.0.2.01")},
+	"ingress hostname":        {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com")},
+	"ingress hostname an IP":  {prepare: typeLoadBalancer, change: loadBalanced("hostname", "192.0.2.1"), refused: true},
+	"ingress hostname bad":    {prepare: typeLoadBalancer, change: loadBalanced("hostname", "LB_1.example.com"), refused: true},
+	"ingress hostname zeros":  {prepare: typeLoadBalancer, change: loadBalanced("hostname", "192.0.2.01"), refused: true},
+	"ingress hostname and IP": {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com", "ip", "2001:db8::1")},
+}
+
+var serviceWrites = map[string]statusWrite{
+	"ingress not a load balancer": {
+		prepare: func(o map[string]any) { spec(o)["type"] = "ClusterIP" },
+		change:  loadBalanced("ip", "not an IP", "ipMode", "VIP"),
+		refused: true,
+	},
+	"ipMode Proxy":      {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1", "ipMode", "Proxy")},
+	"ipMode unknown":    {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1", "ipMode", "Direct"), refused: true},
+	"ipMode alone":      {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com", "ipMode", "VIP"), refused: true},
+	"ipMode and bad IP": {prepare: typeLoadBalancer, change: loadBalanced("ip", "::ffff:192.0.2.1", "ipMode", "Proxy"), refused: true},
+}
+
 var statusWrites = map[string][]map[string]statusWrite{
 	"Pod":                   {podWrites, podIPWrites, podContainerWrites},
 	"ReplicationController": {replicaWrites},
@@ -263,9 +301,9 @@ var statusWrites = map[string][]map[string]statusWrite{
 	}},
 	"Job":                   {{"active": {change: counts("active", 1)}}},
 	"CronJob":               {{"lastScheduleTime": {change: counts("lastScheduleTime", "2026-01-02T03:04:05Z")}}},
-	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
+	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites, serviceWrites},
 	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}},
-	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
+	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites},
 }
 
 // TestStatusUpdates writes the status of each real manifest of a kind
