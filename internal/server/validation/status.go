@@ -12,8 +12,7 @@ import (
 // has no status strategy for it. kube's status strategies check metadata
 // and status, never the spec: an object stored before a rule of its spec
 // existed still takes status writes, so these run in place of Func,
-// CreateFunc and UpdateFunc. The status rules of PersistentVolumeClaims
-// and Jobs are not replicated.
+// CreateFunc and UpdateFunc. The status rules of Jobs are not replicated.
 func ForStatusUpdate(group, version, plural string) UpdateFunc {
 	return statusUpdates[[3]string{group, version, plural}]
 }
@@ -22,7 +21,7 @@ var statusUpdates = map[[3]string]UpdateFunc{
 	{"", "v1", "pods"}:                       podStatusUpdate,
 	{"", "v1", "replicationcontrollers"}:     countsUpdate(replicaSetCounts, false),
 	{"", "v1", "services"}:                   serviceStatusUpdate,
-	{"", "v1", "persistentvolumeclaims"}:     noStatusRules,
+	{"", "v1", "persistentvolumeclaims"}:     claimStatusUpdate,
 	{"apps", "v1", "deployments"}:            countsUpdate(deploymentCounts, true),
 	{"apps", "v1", "replicasets"}:            countsUpdate(replicaSetCounts, false),
 	{"apps", "v1", "daemonsets"}:             countsUpdate(daemonSetCounts, true),

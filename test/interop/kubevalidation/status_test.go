@@ -281,6 +281,23 @@ var serviceWrites = map[string]statusWrite{
 	"ipMode and bad IP": {prepare: typeLoadBalancer, change: loadBalanced("ip", "::ffff:192.0.2.1", "ipMode", "Proxy"), refused: true},
 }
 
+var claimWrites = map[string]statusWrite{
+	"capacity":                      {change: counts("capacity", counts("storage", "1Gi"))},
+	"capacity negative":             {change: counts("capacity", counts("storage", "-1Gi")), refused: true},
+	"capacity negative fraction":    {change: counts("capacity", counts("storage", "-500m")), refused: true},
+	"allocated":                     {change: counts("allocatedResources", counts("storage", "1Gi", "example.com/iops", "3"))},
+	"allocated negative":            {change: counts("allocatedResources", counts("storage", "-1Gi")), refused: true},
+	"allocated negative fraction":   {change: counts("allocatedResources", counts("storage", "-500m")), refused: true},
+	"allocated cpu":                 {change: counts("allocatedResources", counts("cpu", "1", "kubernetes.io/gpu", "1")), refused: true},
+	"allocated name invalid":        {change: counts("allocatedResources", counts("example.com/a b", "-1")), refused: true},
+	"resize status":                 {change: counts("allocatedResourceStatuses", counts("storage", "ControllerResizeInProgress"))},
+	"resize status unknown":         {change: counts("allocatedResourceStatuses", counts("storage", "Resizing")), refused: true},
+	"resize status of cpu":          {change: counts("allocatedResourceStatuses", counts("cpu", "NodeResizePending")), refused: true},
+	"resize status of bad name":     {change: counts("allocatedResourceStatuses", counts("a b", "Resizing")), refused: true},
+	"no resourceVersion":            {prepare: func(o map[string]any) { delete(at(o, "metadata"), "resourceVersion") }, change: counts(), refused: true},
+	"no accessModes in stored spec": {prepare: func(o map[string]any) { delete(spec(o), "accessModes") }, change: counts(), refused: true},
+}
+
 var statusWrites = map[string][]map[string]statusWrite{
 	"Pod":                   {podWrites, podIPWrites, podContainerWrites},
 	"ReplicationController": {replicaWrites},
@@ -302,7 +319,7 @@ var statusWrites = map[string][]map[string]statusWrite{
 	"Job":                   {{"active": {change: counts("active", 1)}}},
 	"CronJob":               {{"lastScheduleTime": {change: counts("lastScheduleTime", "2026-01-02T03:04:05Z")}}},
 	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites, serviceWrites},
-	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}},
+	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}, claimWrites},
 	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites},
 }
 
