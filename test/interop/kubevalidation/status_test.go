@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
 	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
@@ -472,4 +474,75 @@ func TestStatusMetadata(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPodStatusKept writes Pod statuses that leave out what kube's pod
+// status strategy takes from the stored status (the QoS class,
+// observedGenerations, resource claim statuses) and compares the status
+// ours stores with the one kube's PrepareForUpdate makes.
+func TestPodStatusKept(t *testing.T) {
+	claims := []any{counts("name", "gpu", "resourceClaimName", "gpu-claim")}
+	stored := counts("qosClass", "BestEffort", "observedGeneration", 3, "resourceClaimStatuses", claims,
+		"conditions", []any{
+			counts("type", "Ready", "status", "True", "observedGeneration", 2),
+			counts("type", "example.com/A", "status", "True", "observedGeneration", 1),
+			counts("type", "example.com/A", "status", "False", "observedGeneration", 2),
+		})
+	for name, written := range map[string]map[string]any{
+		"left out": counts("phase", "Running"),
+		"set":      counts("qosClass", "BestEffort", "observedGeneration", 4),
+		"conditions": counts("conditions", []any{
+			counts("type", "example.com/A", "status", "False"),
+			counts("type", "example.com/A", "status", "True", "observedGeneration", 5),
+			counts("type", "example.com/A", "status", "True"),
+			counts("type", "Ready", "status", "False"),
+			counts("type", "PodScheduled", "status", "True"),
+		}),
+		"null claims": counts("resourceClaimStatuses", nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			podJSON := func(status map[string]any) []byte {
+				return encode(t, counts("apiVersion", "v1", "kind", "Pod",
+					"metadata", counts("name", "p", "namespace", "default", "resourceVersion", "7"),
+					"spec", counts("containers", []any{counts("name", "c", "image", "busybox")},
+						"resourceClaims", []any{counts("name", "gpu", "resourceClaimName", "gpu-claim")}),
+					"status", status))
+			}
+			old, js := podJSON(stored), podJSON(written)
+			gvk := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+			obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
+			pod.StatusStrategy.PrepareForUpdate(t.Context(), obj, was)
+			v1, err := legacyscheme.Scheme.ConvertToVersion(obj, corev1.SchemeGroupVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := withoutNulls(deepCopy(v1.(*corev1.Pod).Status))
+
+			r := ours["/v1/pods"]
+			got := withoutNulls(deepCopy(r.StatusWrite(ourObject(t, r, old), ourObject(t, r, js))["status"]))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("stored status (-kube +ours):\n%s", d)
+			}
+		})
+	}
+}
+
+// withoutNulls is v, generic JSON, less its null fields (kube's typed
+// encoder writes a zero time as null, where ours leaves it out).
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, f := range v {
+			if f == nil {
+				delete(v, k)
+			} else {
+				v[k] = withoutNulls(f)
+			}
+		}
+	case []any:
+		for i, f := range v {
+			v[i] = withoutNulls(f)
+		}
+	}
+	return v
 }
