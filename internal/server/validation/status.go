@@ -12,7 +12,7 @@ import (
 // has no status strategy for it. kube's status strategies check metadata
 // and status, never the spec: an object stored before a rule of its spec
 // existed still takes status writes, so these run in place of Func,
-// CreateFunc and UpdateFunc. The status rules of Jobs are not replicated.
+// CreateFunc and UpdateFunc.
 func ForStatusUpdate(group, version, plural string) UpdateFunc {
 	return statusUpdates[[3]string{group, version, plural}]
 }
@@ -27,7 +27,7 @@ var statusUpdates = map[[3]string]UpdateFunc{
 	{"apps", "v1", "daemonsets"}:             countsUpdate(daemonSetCounts, true),
 	{"apps", "v1", "statefulsets"}:           countsUpdate(statefulSetCounts, true),
 	{"networking.k8s.io", "v1", "ingresses"}: ingressStatusUpdate,
-	{"batch", "v1", "jobs"}:                  noStatusRules,
+	{"batch", "v1", "jobs"}:                  jobStatusUpdate,
 	{"batch", "v1", "cronjobs"}:              noStatusRules, // kube's has none either
 }
 

@@ -300,6 +300,89 @@ var claimWrites = map[string]statusWrite{
 	"no accessModes in stored spec": {prepare: func(o map[string]any) { delete(spec(o), "accessModes") }, change: counts(), refused: true},
 }
 
+const t0, t1, t2 = "2026-01-02T03:04:05Z", "2026-01-02T04:00:00Z", "2026-01-02T05:00:00Z"
+
+// conditions are Job conditions, each a type and its status.
+func conditions(typeStatus ...string) []any {
+	var out []any
+	for i := 0; i < len(typeStatus); i += 2 {
+		out = append(out, counts("type", typeStatus[i], "status", typeStatus[i+1]))
+	}
+	return out
+}
+
+// complete is a complete Job's status, with kv more.
+func complete(kv ...any) map[string]any {
+	return counts(append([]any{"startTime", t0, "completionTime", t1, "conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True")}, kv...)...)
+}
+
+// failed is a failed Job's status, with kv more.
+func failed(kv ...any) map[string]any {
+	return counts(append([]any{"startTime", t0, "conditions", conditions("FailureTarget", "True", "Failed", "True")}, kv...)...)
+}
+
+// indexedOf5 makes a Job Indexed of 5 completions, 2 in parallel, with
+// perIndex a backoffLimitPerIndex.
+func indexedOf5(perIndex bool) func(o map[string]any) {
+	return func(o map[string]any) {
+		indexed(5)(o)
+		spec(o)["parallelism"] = 2
+		if perIndex {
+			spec(o)["backoffLimitPerIndex"] = 1
+		} else {
+			delete(spec(o), "backoffLimitPerIndex")
+		}
+	}
+}
+
+var jobWrites = map[string]statusWrite{
+	"negative counts":            {change: counts("active", -1, "failed", -2, "succeeded", -1, "ready", -1, "terminating", -1), refused: true},
+	"uncounted":                  {change: counts("uncountedTerminatedPods", counts("succeeded", []any{"a"}, "failed", []any{"b"}))},
+	"uncounted empty, twice":     {change: counts("uncountedTerminatedPods", counts("succeeded", []any{"a", ""}, "failed", []any{"a"})), refused: true},
+	"complete":                   {change: complete()},
+	"complete without criteria":  {change: complete("conditions", conditions("Complete", "True")), refused: true},
+	"complete without time":      {change: counts("startTime", t0, "conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True")), refused: true},
+	"completion time, running":   {change: counts("startTime", t0, "completionTime", t1), refused: true},
+	"completion before start":    {change: complete("startTime", t1, "completionTime", t0), refused: true},
+	"complete and failed":        {change: complete("conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True", "FailureTarget", "True", "Failed", "True")), refused: true},
+	"failed":                     {change: failed()},
+	"failed without target":      {change: failed("conditions", conditions("Failed", "True")), refused: true},
+	"finished with active":       {change: failed("active", 1), refused: true},
+	"finished without startTime": {change: counts("conditions", conditions("FailureTarget", "True", "Failed", "True")), refused: true},
+	"finished with uncounted":    {change: failed("uncountedTerminatedPods", counts("failed", []any{"a"})), refused: true},
+	"finished with terminating":  {change: failed("terminating", 2), refused: true},
+	"ready over active":          {change: counts("active", 1, "ready", 2), refused: true},
+	"criteria and failure":       {change: counts("conditions", conditions("SuccessCriteriaMet", "True", "FailureTarget", "True")), refused: true},
+	"completed indexes":          {prepare: indexedOf5(false), change: counts("completedIndexes", "0-2,4")},
+	"completed indexes bad":      {prepare: indexedOf5(false), change: counts("completedIndexes", "0,0-1"), refused: true},
+	"completed index too large":  {prepare: indexedOf5(false), change: counts("completedIndexes", "7"), refused: true},
+	"completed indexes, not indexed": {
+		prepare: func(o map[string]any) { spec(o)["completionMode"] = "NonIndexed" },
+		change:  counts("completedIndexes", "0"), refused: true,
+	},
+	"failed indexes":                  {prepare: indexedOf5(true), change: counts("completedIndexes", "0-2", "failedIndexes", "3")},
+	"failed indexes overlap":          {prepare: indexedOf5(true), change: counts("completedIndexes", "0-2", "failedIndexes", "1,4"), refused: true},
+	"failed indexes bad":              {prepare: indexedOf5(true), change: counts("failedIndexes", "4-3"), refused: true},
+	"failed indexes, no limit":        {prepare: indexedOf5(false), change: counts("failedIndexes", ""), refused: true},
+	"stored bad indexes, other write": {prepare: indexedOf5(false), set: counts("completedIndexes", "9"), change: counts("completedIndexes", "9", "active", 1)},
+}
+
+// jobTransitions are writes that change a Job's stored status.
+var jobTransitions = map[string]statusWrite{
+	"failure disabled":          {set: failed(), change: counts("startTime", t0), refused: true},
+	"failed decreased":          {set: counts("failed", 2), change: counts("failed", 1), refused: true},
+	"succeeded decreased":       {set: counts("succeeded", 2), change: counts("succeeded", 1), refused: true},
+	"succeeded scaled down":     {prepare: indexed(5), set: counts("succeeded", 2), change: counts("succeeded", 1)},
+	"completion time changed":   {set: complete(), change: complete("completionTime", t2), refused: true},
+	"start time changed":        {set: counts("startTime", t0), change: counts("startTime", t1), refused: true},
+	"start time cleared":        {set: counts("startTime", t0), change: counts(), refused: true},
+	"start time, suspended":     {prepare: suspend, set: counts("startTime", t0), change: counts("startTime", t1)},
+	"start time, resumed":       {set: counts("startTime", t0, "conditions", conditions("Suspended", "True")), change: counts("startTime", t1, "conditions", conditions("Suspended", "False"))},
+	"criteria disabled":         {set: counts("conditions", conditions("SuccessCriteriaMet", "True")), change: counts(), refused: true},
+	"criteria after completion": {set: complete("conditions", conditions("Complete", "True")), change: complete(), refused: true},
+	"stored inconsistent":       {set: failed("active", 3), change: failed("active", 3, "succeeded", 1)},
+}
+
 var statusWrites = map[string][]map[string]statusWrite{
 	"Pod":                   {podWrites, podIPWrites, podContainerWrites},
 	"ReplicationController": {replicaWrites},
@@ -318,7 +401,7 @@ var statusWrites = map[string][]map[string]statusWrite{
 		"negative ready":   {change: counts("numberReady", -1), refused: true},
 		"negative desired": {change: counts("desiredNumberScheduled", -3, "numberMisscheduled", -1), refused: true},
 	}},
-	"Job":                   {{"active": {change: counts("active", 1)}}},
+	"Job":                   {{"active": {change: counts("active", 1)}}, jobWrites, jobTransitions},
 	"CronJob":               {{"lastScheduleTime": {change: counts("lastScheduleTime", "2026-01-02T03:04:05Z")}}},
 	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites, serviceWrites},
 	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}, claimWrites},
