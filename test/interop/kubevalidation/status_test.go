@@ -438,8 +438,8 @@ func TestStatusUpdates(t *testing.T) {
 			}
 		}
 	}
-	if n < 370 || refused < 270 {
-		t.Fatalf("%d status writes, %d refused; want at least 370 and 270", n, refused)
+	if n < 1400 || refused < 900 {
+		t.Fatalf("%d status writes, %d refused; want at least 1400 and 900", n, refused)
 	}
 }
 
