@@ -3,6 +3,7 @@ package validation
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/listwatch/listwatch/client/api"
@@ -11,8 +12,9 @@ import (
 
 // podStatusUpdate is kube's ValidatePodStatusUpdate with the 1.37 default
 // gates (ContainerRestartRules, RestartAllContainersOnContainerExits and
-// ClearingNominatedNodeNameAfterBinding on), less the checks of resource
-// claim statuses, volume health, container users and allocated resources.
+// ClearingNominatedNodeNameAfterBinding on), less the checks of extended
+// and node-allocatable resource claim statuses, volume health and
+// allocated resources' health.
 // The spec is the stored one (a status write keeps it).
 func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	var c causes
@@ -47,9 +49,68 @@ func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 		c.stateTransitions(p.child("initContainerStatuses"), list(status, "initContainerStatuses"), list(oldStatus, "initContainerStatuses"), spec, "initContainers")
 	}
 	c.ephemeralStateTransitions(p.child("ephemeralContainerStatuses"), list(status, "ephemeralContainerStatuses"), list(oldStatus, "ephemeralContainerStatuses"))
+	c.resourceClaimStatuses(p.child("resourceClaimStatuses"), list(status, "resourceClaimStatuses"), list(spec, "resourceClaims"))
 	c.podIPs(status, oldStatus)
 	c.hostIPs(status, oldStatus)
+	windows := str(object(spec, "os"), "name") == "windows"
+	for _, f := range []string{"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"} {
+		c.containerUsers(p.child(f), list(status, f), windows)
+	}
 	return c
+}
+
+// resourceClaimStatuses is kube's validatePodResourceClaimStatuses: each
+// names, once, a claim of the pod's spec, and a claim that is a DNS
+// subdomain.
+func (c *causes) resourceClaimStatuses(p path, statuses, claims []any) {
+	seen := map[string]bool{}
+	for i, raw := range statuses {
+		s := asObject(raw)
+		name := str(s, "name")
+		if !slices.ContainsFunc(claims, func(v any) bool { return str(asObject(v), "name") == name }) {
+			c.invalid(p.index(i).child("name"), name, "must match the name of an entry in `spec.resourceClaims`")
+		}
+		if seen[name] {
+			c.duplicate(p.index(i).child("name"), name)
+		}
+		seen[name] = true
+		if claim, ok := s["resourceClaimName"].(string); ok {
+			for _, msg := range kubefmt.Util.DNS1123Subdomain(claim) {
+				c.invalid(p.index(i).child("resourceClaimName"), claim, msg)
+			}
+		}
+	}
+}
+
+// containerUsers is kube's validateContainerStatusUsers: a Linux user
+// (none on a Windows pod) whose uid is a uint32 and whose groups are
+// valid group IDs.
+func (c *causes) containerUsers(p path, statuses []any, windows bool) {
+	for i, raw := range statuses {
+		linux, ok := object(asObject(raw), "user")["linux"].(map[string]any)
+		if !ok {
+			continue
+		}
+		lp := p.index(i).child("user", "linux")
+		if windows {
+			c.forbidden(lp, "cannot be set for a windows pod")
+			continue
+		}
+		if uid, _ := integer(linux["uid"]); uid < 0 || uid > math.MaxUint32 {
+			c.invalid(lp.child("uid"), uid, fmt.Sprintf("must be between 0 and %d, inclusive", int64(math.MaxUint32)))
+		}
+		c.groupID(lp.child("gid"), linux["gid"])
+		for g, gid := range list(linux, "supplementalGroups") {
+			c.groupID(lp.child("supplementalGroups").index(g), gid)
+		}
+	}
+}
+
+// groupID is apimachinery's IsValidGroupID.
+func (c *causes) groupID(p path, v any) {
+	if gid, _ := integer(v); gid < 0 || gid > math.MaxInt32 {
+		c.invalid(p, gid, fmt.Sprintf("must be between 0 and %d, inclusive", math.MaxInt32))
+	}
 }
 
 // systemPodConditions are the condition types kube does not check as

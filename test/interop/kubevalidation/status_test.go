@@ -131,6 +131,34 @@ var podWrites = map[string]statusWrite{
 	"nominatedNodeName invalid": {change: counts("nominatedNodeName", "Node_1"), refused: true},
 	"nominatedNodeName kept":    {prepare: onNode, set: counts("nominatedNodeName", "node-1"), change: counts("nominatedNodeName", "node-1")},
 	"nominatedNodeName bound":   {prepare: onNode, change: counts("nominatedNodeName", "node-2"), refused: true},
+	"resource claim statuses": {
+		prepare: withClaim,
+		change:  counts("resourceClaimStatuses", []any{counts("name", "gpu", "resourceClaimName", "p-gpu-x1")}),
+	},
+	"resource claim statuses bad": {
+		prepare: withClaim,
+		change: counts("resourceClaimStatuses", []any{
+			counts("name", "other"), counts("name", "gpu", "resourceClaimName", "Bad_Claim"), counts("name", "gpu"),
+		}),
+		refused: true,
+	},
+	"container user":              {change: userStatus(counts("uid", 4294967295, "gid", 2147483647, "supplementalGroups", []any{0, 5}))},
+	"container user out of range": {change: userStatus(counts("uid", 4294967296, "gid", 2147483648, "supplementalGroups", []any{1, -1})), refused: true},
+	"container user negative":     {change: userStatus(counts("uid", -1, "gid", -1)), refused: true},
+	"container user on windows": {
+		prepare: func(o map[string]any) { spec(o)["os"] = counts("name", "windows") },
+		change:  userStatus(counts("uid", 1, "gid", 1)),
+		refused: true,
+	},
+}
+
+func withClaim(o map[string]any) {
+	spec(o)["resourceClaims"] = []any{counts("name", "gpu", "resourceClaimTemplateName", "gpu-template")}
+}
+
+// userStatus is a status of the container Bad_Name run by a Linux user.
+func userStatus(linux map[string]any) map[string]any {
+	return counts("containerStatuses", []any{counts("name", "Bad_Name", "user", counts("linux", linux))})
 }
 
 func onNode(o map[string]any) { spec(o)["nodeName"] = "node-1" }
