@@ -5,16 +5,17 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/kubefmt"
+	"github.com/listwatch/listwatch/internal/quantity"
 )
 
 // podStatusUpdate is kube's ValidatePodStatusUpdate with the 1.37 default
 // gates (ContainerRestartRules, RestartAllContainersOnContainerExits and
 // ClearingNominatedNodeNameAfterBinding on), less the checks of extended
-// and node-allocatable resource claim statuses, volume health and
-// allocated resources' health.
+// and node-allocatable resource claim statuses and of volume health.
 // The spec is the stored one (a status write keeps it).
 func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	var c causes
@@ -56,7 +57,105 @@ func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	for _, f := range []string{"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"} {
 		c.containerUsers(p.child(f), list(status, f), windows)
 	}
+	extended := object(status, "extendedResourceClaimStatus")
+	c.allocatedResourcesStatus(p.child("containerStatuses"), list(status, "containerStatuses"), list(spec, "containers"), extended)
+	c.allocatedResourcesStatus(p.child("initContainerStatuses"), list(status, "initContainerStatuses"), list(spec, "initContainers"), extended)
+	for i, raw := range list(status, "ephemeralContainerStatuses") {
+		if len(list(asObject(raw), "allocatedResourcesStatus")) > 0 {
+			c.forbidden(p.child("ephemeralContainerStatuses").index(i).child("allocatedResourcesStatus"), "must not be specified in container status")
+		}
+	}
 	return c
+}
+
+// allocatedResourcesStatus is kube's
+// validateContainerStatusAllocatedResourcesStatus (ResourceHealthStatus
+// is beta, on): each names a resource its container (when there is one)
+// requests, or one of its claims ("claim:<claim>[/<request>]", or one the
+// pod's extended resource claim maps to it), and reports the health of
+// distinct resource IDs.
+func (c *causes) allocatedResourcesStatus(p path, statuses, containers []any, extended map[string]any) {
+	for i, raw := range statuses {
+		s := asObject(raw)
+		ctr, found := namedContainer(containers, str(s, "name"))
+		for j, raw := range list(s, "allocatedResourcesStatus") {
+			rs := asObject(raw)
+			ap := p.index(i).child("allocatedResourcesStatus").index(j)
+			name := str(rs, "name")
+			if found {
+				if claimRef, ok := strings.CutPrefix(name, "claim:"); ok && !containerHasClaim(ctr, claimRef) && !mappedByExtendedClaim(claimRef, ctr, extended) {
+					c.invalid(ap.child("name"), name, "must match one of the container's resource claims as 'claim:<claimName>/<requestName>' when container.resources.claims[*].request is set or 'claim:<claimName>' when it is empty")
+				} else if !ok && object(object(ctr, "resources"), "requests")[name] == nil {
+					c.invalid(ap.child("name"), name, "must match one of the container's resource requests")
+				}
+			}
+			ids := map[string]bool{}
+			for k, raw := range list(rs, "resources") {
+				r, rp := asObject(raw), ap.child("resources").index(k)
+				if health := str(r, "health"); !slices.Contains(resourceHealths, health) {
+					c.notSupported(rp.child("health"), health, resourceHealths...)
+				}
+				if msg, ok := r["message"].(string); ok && msg == "" {
+					c.required(rp.child("message"), "must be non-empty if specified")
+				} else if len(msg) > 1024 { // ResourceHealthMessageMaxLength
+					c.tooLong(rp.child("message"), 1024)
+				}
+				id := str(r, "resourceID")
+				if ids[id] {
+					c.duplicate(rp.child("resourceID"), id)
+				}
+				ids[id] = true
+			}
+		}
+	}
+}
+
+var resourceHealths = []string{"Healthy", "Unhealthy", "Unknown"}
+
+// namedContainer is the container of containers called name.
+func namedContainer(containers []any, name string) (map[string]any, bool) {
+	for _, raw := range containers {
+		if ctr := asObject(raw); str(ctr, "name") == name {
+			return ctr, true
+		}
+	}
+	return nil, false
+}
+
+// containerHasClaim says whether claimRef ("<claim>" or
+// "<claim>/<request>") is one of ctr's resource claims.
+func containerHasClaim(ctr map[string]any, claimRef string) bool {
+	return slices.ContainsFunc(list(object(ctr, "resources"), "claims"), func(v any) bool {
+		claim := asObject(v)
+		ref := str(claim, "name")
+		if request := str(claim, "request"); request != "" {
+			ref += "/" + request
+		}
+		return ref == claimRef
+	})
+}
+
+// mappedByExtendedClaim is kube's matchesExtendedResourceClaimStatus: the
+// pod's extended resource claim is claimRef's claim and maps its request
+// to a resource ctr requests a non-zero amount of.
+func mappedByExtendedClaim(claimRef string, ctr, extended map[string]any) bool {
+	claim, request, _ := strings.Cut(claimRef, "/")
+	if extended == nil || claim == "" || request == "" || claim != str(extended, "resourceClaimName") {
+		return false
+	}
+	requests := object(object(ctr, "resources"), "requests")
+	return slices.ContainsFunc(list(extended, "requestMappings"), func(v any) bool {
+		m := asObject(v)
+		if str(m, "containerName") != str(ctr, "name") || str(m, "requestName") != request {
+			return false
+		}
+		q, ok := requests[str(m, "resourceName")].(string)
+		if !ok {
+			return false
+		}
+		v2, err := quantity.Parse(q)
+		return err == nil && !v2.IsZero()
+	})
 }
 
 // resourceClaimStatuses is kube's validatePodResourceClaimStatuses: each

@@ -3,6 +3,7 @@ package kubevalidation
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -145,11 +146,49 @@ var podWrites = map[string]statusWrite{
 	"container user":              {change: userStatus(counts("uid", 4294967295, "gid", 2147483647, "supplementalGroups", []any{0, 5}))},
 	"container user out of range": {change: userStatus(counts("uid", 4294967296, "gid", 2147483648, "supplementalGroups", []any{1, -1})), refused: true},
 	"container user negative":     {change: userStatus(counts("uid", -1, "gid", -1)), refused: true},
+	"allocated resources": {prepare: withDevices, change: allocatedStatus("containerStatuses", "Bad_Name",
+		health("example.com/dev", counts("resourceID", "d1", "health", "Healthy")),
+		health("claim:gpu", counts("resourceID", "g1", "health", "Unknown", "message", "probing")))},
+	"allocated resources bad": {prepare: withDevices, change: allocatedStatus("containerStatuses", "Bad_Name",
+		health("example.com/other", counts("resourceID", "d1", "health", "Sick"), counts("resourceID", "d1", "health", "Healthy", "message", "")),
+		health("claim:gpu/r"),
+		health("claim:x", counts("resourceID", "x", "health", "Healthy", "message", strings.Repeat("x", 1025)))),
+		refused: true},
+	"allocated resources of another container": {prepare: withDevices, change: allocatedStatus("containerStatuses", "gone", health("example.com/other"))},
+	"allocated resources of an init container": {change: allocatedStatus("initContainerStatuses", "gone", health("x", counts("resourceID", "x", "health", "Bad"))), refused: true},
+	"allocated resources, ephemeral":           {change: allocatedStatus("ephemeralContainerStatuses", "debug", health("x")), refused: true},
+	"allocated resources, extended claim": {
+		prepare: withDevices,
+		change: func() map[string]any {
+			st := allocatedStatus("containerStatuses", "Bad_Name", health("claim:p-extended-x/container-0-request-0", counts("resourceID", "d1", "health", "Healthy")))
+			st["extendedResourceClaimStatus"] = counts("resourceClaimName", "p-extended-x", "requestMappings", []any{
+				counts("containerName", "Bad_Name", "resourceName", "example.com/dev", "requestName", "container-0-request-0")})
+			return st
+		}(),
+	},
 	"container user on windows": {
 		prepare: func(o map[string]any) { spec(o)["os"] = counts("name", "windows") },
 		change:  userStatus(counts("uid", 1, "gid", 1)),
 		refused: true,
 	},
+}
+
+// withDevices makes the container Bad_Name request a device and use the
+// claim gpu.
+func withDevices(o map[string]any) {
+	container(spec(o))["resources"] = counts("requests", counts("example.com/dev", "1"), "limits", counts("example.com/dev", "1"),
+		"claims", []any{counts("name", "gpu")})
+}
+
+// allocatedStatus is a status of the container called name with allocated
+// resources statuses.
+func allocatedStatus(field, name string, statuses ...any) map[string]any {
+	return counts(field, []any{counts("name", name, "allocatedResourcesStatus", statuses)})
+}
+
+// health is an allocated resource status of the resource name.
+func health(name string, resources ...any) map[string]any {
+	return counts("name", name, "resources", resources)
 }
 
 func withClaim(o map[string]any) {
