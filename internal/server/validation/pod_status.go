@@ -14,8 +14,8 @@ import (
 
 // podStatusUpdate is kube's ValidatePodStatusUpdate with the 1.37 default
 // gates (ContainerRestartRules, RestartAllContainersOnContainerExits and
-// ClearingNominatedNodeNameAfterBinding on), less the checks of extended
-// and node-allocatable resource claim statuses and of volume health.
+// ClearingNominatedNodeNameAfterBinding on), less the checks of the alpha
+// node-allocatable resource claim statuses and volume health.
 // The spec is the stored one (a status write keeps it).
 func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	var c causes
@@ -57,7 +57,10 @@ func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 	for _, f := range []string{"containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"} {
 		c.containerUsers(p.child(f), list(status, f), windows)
 	}
-	extended := object(status, "extendedResourceClaimStatus")
+	extended, hasExtended := status["extendedResourceClaimStatus"].(map[string]any)
+	if hasExtended {
+		c.extendedResourceClaimStatus(p.child("extendedResourceClaimStatus"), extended, spec)
+	}
 	c.allocatedResourcesStatus(p.child("containerStatuses"), list(status, "containerStatuses"), list(spec, "containers"), extended)
 	c.allocatedResourcesStatus(p.child("initContainerStatuses"), list(status, "initContainerStatuses"), list(spec, "initContainers"), extended)
 	for i, raw := range list(status, "ephemeralContainerStatuses") {
@@ -66,6 +69,53 @@ func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
 		}
 	}
 	return c
+}
+
+// extendedResourceClaimStatus is kube's
+// validatePodExtendedResourceClaimStatus (DRAExtendedResource is GA): the
+// claim is named, and maps at least one request, each once, each of a
+// container of the spec to a resource it requests.
+func (c *causes) extendedResourceClaimStatus(p path, extended, spec map[string]any) {
+	mappings := list(extended, "requestMappings")
+	mp := p.child("requestMappings")
+	if len(mappings) == 0 {
+		c.required(mp, "at least one request mapping is required")
+	}
+	seen := map[[3]string]bool{}
+	for i, raw := range mappings {
+		m := asObject(raw)
+		ctrName, resName, request := str(m, "containerName"), str(m, "resourceName"), str(m, "requestName")
+		// kube's map of containers by name: a container's name over an
+		// init container's.
+		ctr, found := namedContainer(list(spec, "containers"), ctrName)
+		if !found {
+			ctr, found = namedContainer(list(spec, "initContainers"), ctrName)
+		}
+		switch {
+		case !found:
+			c.invalid(mp.index(i).child("containerName"), ctrName, "must match the name of an entry in spec.initContainers.name or spec.containers.name")
+		case object(object(ctr, "resources"), "requests")[resName] == nil:
+			c.invalid(mp.index(i).child("resourceName"), resName, "must match the extended resource name of an entry in spec.initContainers.resources.requests or spec.containers.resources.requests")
+		}
+		for _, msg := range kubefmt.Util.DNS1123Label(request) {
+			c.invalid(p.child("requestName"), request, msg) // sic: kube's path
+		}
+		if k := [3]string{ctrName, resName, request}; seen[k] {
+			c.duplicate(mp.index(i).child("containerName"), ctrName)
+			c.duplicate(mp.index(i).child("resourceName"), resName)
+			c.duplicate(mp.index(i).child("requestName"), request)
+		} else {
+			seen[k] = true
+		}
+	}
+	claim := str(extended, "resourceClaimName")
+	if claim == "" {
+		c.required(p.child("resourceClaimName"), "")
+		return
+	}
+	for _, msg := range kubefmt.Util.DNS1123Subdomain(claim) {
+		c.invalid(p.child("resourceClaimName"), claim, msg)
+	}
 }
 
 // allocatedResourcesStatus is kube's

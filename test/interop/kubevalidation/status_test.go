@@ -166,6 +166,16 @@ var podWrites = map[string]statusWrite{
 			return st
 		}(),
 	},
+	"extended claim bad": {
+		prepare: withDevices,
+		change: counts("extendedResourceClaimStatus", counts("resourceClaimName", "Bad_Claim", "requestMappings", []any{
+			counts("containerName", "Bad_Name", "resourceName", "example.com/other", "requestName", "r.1"),
+			counts("containerName", "gone", "resourceName", "example.com/dev", "requestName", "r"),
+			counts("containerName", "gone", "resourceName", "example.com/dev", "requestName", "r"),
+		})),
+		refused: true,
+	},
+	"extended claim empty": {prepare: withDevices, change: counts("extendedResourceClaimStatus", counts("requestMappings", []any{})), refused: true},
 	"container user on windows": {
 		prepare: func(o map[string]any) { spec(o)["os"] = counts("name", "windows") },
 		change:  userStatus(counts("uid", 1, "gid", 1)),
