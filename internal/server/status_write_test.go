@@ -95,3 +95,21 @@ func TestStatusWriteMetadata(t *testing.T) {
 		t.Errorf("GET after the last finalizer went through status: %d", got.code)
 	}
 }
+
+// TestPodStatusWriteKeeps writes a Pod's status as an old kubelet does,
+// without the QoS class the server set: kube's pod status strategy keeps
+// the stored one rather than refusing the write as changing it.
+func TestPodStatusWriteKeeps(t *testing.T) {
+	ts := quietServer(t, newMemoryStore(t))
+	const path = "/api/v1/namespaces/default/pods/p"
+	created := exchange(t, ts, http.MethodPost, "/api/v1/namespaces/default/pods", http.Header{"Content-Type": {mediaJSON}},
+		`{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}`)
+	if created.code != http.StatusCreated {
+		t.Fatalf("create: %d %v", created.code, created.obj)
+	}
+	got := exchange(t, ts, http.MethodPut, path+"/status", http.Header{"Content-Type": {mediaJSON}},
+		`{"metadata":{"name":"p"},"status":{"phase":"Running"}}`)
+	if st, _ := got.obj["status"].(map[string]any); got.code != http.StatusOK || st["qosClass"] != "BestEffort" || st["phase"] != "Running" {
+		t.Errorf("status write without qosClass: %d %v, want 200 keeping BestEffort", got.code, got.obj)
+	}
+}

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,7 +15,8 @@ import (
 // metadata kube's status strategies keep (kubevalidation
 // TestStatusMetadata compares them with kube's): a Pod's status write
 // takes the request's labels, a Deployment's keeps the stored ones, and a
-// finalizer removed through a deleted Deployment's status lets it go.
+// finalizer removed through a deleted Deployment's status lets it go; a
+// Pod's status of two IPv4 podIPs is refused.
 func TestClientGoStatusWrites(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync", "--concurrent-gc-syncs", "0")
 	ctx := t.Context()
@@ -35,6 +37,14 @@ func TestClientGoStatusWrites(t *testing.T) {
 	}
 	if pod.Labels["app"] != "relabelled" || pod.Status.Phase != corev1.PodRunning {
 		t.Errorf("pod status write answered labels %v, phase %q; want the request's", pod.Labels, pod.Status.Phase)
+	}
+	// kube's pod status rules: one IP per family.
+	pod.Status.PodIP, pod.Status.PodIPs = "10.0.0.1", []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}}
+	_, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || !apierrors.IsInvalid(err) || st.Status().Details == nil ||
+		len(st.Status().Details.Causes) != 1 || st.Status().Details.Causes[0].Field != "status.podIPs" {
+		t.Errorf("pod status write with two IPv4 podIPs: %v; want status.podIPs invalid", err)
 	}
 
 	deployments := cs.AppsV1().Deployments("default")

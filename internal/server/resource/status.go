@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"encoding/json"
 	"maps"
 
 	"github.com/listwatch/listwatch/client/api"
@@ -47,6 +48,70 @@ func statusKeeps(r *Resource) {
 	r.StatusKeeps = keeps
 }
 
+// statusKeptFromStored are, by built-in resource, what kube's status
+// strategy takes from the stored status into a written one that leaves
+// it out.
+var statusKeptFromStored = map[GVR]func(status, stored map[string]any){
+	{"", "v1", "pods"}: keepPodStatus,
+}
+
+// keepPodStatus is what kube's pod status strategy keeps of the stored
+// status: the QoS class (old kubelets dropped it), observedGenerations
+// left at 0 (the status's, and each condition's from the stored
+// conditions of its type, in order), and the resource claim statuses
+// left out or null (an empty list clears them).
+func keepPodStatus(status, stored map[string]any) {
+	if s, _ := status["qosClass"].(string); s == "" && stored["qosClass"] != nil {
+		status["qosClass"] = stored["qosClass"]
+	}
+	if zeroNumber(status["observedGeneration"]) && !zeroNumber(stored["observedGeneration"]) {
+		status["observedGeneration"] = stored["observedGeneration"]
+	}
+	generations := map[any][]any{}
+	for _, c := range asList(stored["conditions"]) {
+		c, _ := c.(map[string]any)
+		generations[c["type"]] = append(generations[c["type"]], c["observedGeneration"])
+	}
+	for _, c := range asList(status["conditions"]) {
+		c, _ := c.(map[string]any)
+		was := generations[c["type"]]
+		if len(was) == 0 {
+			continue
+		}
+		generations[c["type"]] = was[1:]
+		if zeroNumber(c["observedGeneration"]) && !zeroNumber(was[0]) {
+			c["observedGeneration"] = was[0]
+		}
+	}
+	for _, f := range []string{"resourceClaimStatuses", "extendedResourceClaimStatus", "nodeAllocatableResourceClaimStatuses"} {
+		if status[f] == nil && stored[f] != nil {
+			status[f] = stored[f]
+		}
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// zeroNumber says whether v, a JSON integer, is absent or 0.
+func zeroNumber(v any) bool {
+	switch n := v.(type) {
+	case nil:
+		return true
+	case json.Number:
+		return n == "0"
+	case float64:
+		return n == 0
+	case int64:
+		return n == 0
+	case int:
+		return n == 0
+	}
+	return false
+}
+
 // StatusWrite is what a write of next through the status subresource
 // makes of the stored object cur: cur with next's status and
 // resourceVersion (a precondition when set), and next's metadata but for
@@ -55,6 +120,15 @@ func statusKeeps(r *Resource) {
 func (r *Resource) StatusWrite(cur, next api.Object) api.Object {
 	out := cur.DeepCopy()
 	out["status"] = next["status"]
+	if keep := statusKeptFromStored[gvrOf(r)]; keep != nil {
+		status, _ := out["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+			out["status"] = status
+		}
+		stored, _ := cur["status"].(map[string]any)
+		keep(status, stored)
+	}
 	if r.StatusKeeps != nil {
 		md, stored := maps.Clone(next.Metadata()), cur.Metadata()
 		for _, f := range r.StatusKeeps {

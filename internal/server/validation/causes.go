@@ -54,6 +54,11 @@ func (c *causes) invalid(p path, value any, detail string) {
 	c.add(api.CauseTypeFieldValueInvalid, p, withDetail("Invalid value: "+render(value), detail))
 }
 
+// invalidOmitted is field.Invalid with field.OmitValueType for the value.
+func (c *causes) invalidOmitted(p path, detail string) {
+	c.add(api.CauseTypeFieldValueInvalid, p, withDetail("Invalid value", detail))
+}
+
 // duplicate is field.Duplicate.
 func (c *causes) duplicate(p path, value any) {
 	c.add(api.CauseTypeFieldValueDuplicate, p, "Duplicate value: "+render(value))

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -120,7 +121,7 @@ func (c *causes) ip(p path, s string) {
 // ipErrors is what apimachinery's parseIP with strict validation finds
 // wrong with s.
 func ipErrors(s string) []string {
-	addr, err := netip.ParseAddr(s)
+	addr, err := parseAddr(s)
 	switch {
 	case err != nil && sloppyIP(s):
 		return []string{"must not have leading 0s"}
@@ -163,7 +164,7 @@ func (c *causes) externalIP(p path, s string, old []string) {
 // sloppyAddr is s as kube's ParseIPSloppy reads it (leading zeros of an
 // IPv4 address are decimal), an IPv4-mapped address as IPv4.
 func sloppyAddr(s string) (netip.Addr, bool) {
-	if addr, err := netip.ParseAddr(s); err == nil {
+	if addr, err := parseAddr(s); err == nil {
 		return addr.Unmap(), true
 	}
 	if !sloppyIP(s) {
@@ -188,6 +189,18 @@ func IPAddressName(name string) []string {
 	}
 	return nil
 }
+
+// parseAddr is netip.ParseAddr less the zones (fe80::1%eth0) that kube's
+// net.ParseIP refuses.
+func parseAddr(s string) (netip.Addr, error) {
+	addr, err := netip.ParseAddr(s)
+	if err == nil && addr.Zone() != "" {
+		return netip.Addr{}, errZone
+	}
+	return addr, err
+}
+
+var errZone = errors.New("IP address with a zone")
 
 // sloppyIP reports whether s is an IPv4 address with leading zeros, which
 // kube's ParseIPSloppy accepts and netip refuses.

@@ -12,8 +12,7 @@ import (
 // has no status strategy for it. kube's status strategies check metadata
 // and status, never the spec: an object stored before a rule of its spec
 // existed still takes status writes, so these run in place of Func,
-// CreateFunc and UpdateFunc. The status rules of Pods (but for two),
-// Services, PersistentVolumeClaims, Jobs and Ingresses are not replicated.
+// CreateFunc and UpdateFunc.
 func ForStatusUpdate(group, version, plural string) UpdateFunc {
 	return statusUpdates[[3]string{group, version, plural}]
 }
@@ -21,32 +20,18 @@ func ForStatusUpdate(group, version, plural string) UpdateFunc {
 var statusUpdates = map[[3]string]UpdateFunc{
 	{"", "v1", "pods"}:                       podStatusUpdate,
 	{"", "v1", "replicationcontrollers"}:     countsUpdate(replicaSetCounts, false),
-	{"", "v1", "services"}:                   noStatusRules,
-	{"", "v1", "persistentvolumeclaims"}:     noStatusRules,
+	{"", "v1", "services"}:                   serviceStatusUpdate,
+	{"", "v1", "persistentvolumeclaims"}:     claimStatusUpdate,
 	{"apps", "v1", "deployments"}:            countsUpdate(deploymentCounts, true),
 	{"apps", "v1", "replicasets"}:            countsUpdate(replicaSetCounts, false),
 	{"apps", "v1", "daemonsets"}:             countsUpdate(daemonSetCounts, true),
 	{"apps", "v1", "statefulsets"}:           countsUpdate(statefulSetCounts, true),
-	{"networking.k8s.io", "v1", "ingresses"}: noStatusRules,
-	{"batch", "v1", "jobs"}:                  noStatusRules,
+	{"networking.k8s.io", "v1", "ingresses"}: ingressStatusUpdate,
+	{"batch", "v1", "jobs"}:                  jobStatusUpdate,
 	{"batch", "v1", "cronjobs"}:              noStatusRules, // kube's has none either
 }
 
 func noStatusRules(context.Context, api.Object, api.Object) []api.StatusCause { return nil }
-
-// podStatusUpdate is two rules of kube's ValidatePodStatusUpdate: the
-// observedGeneration is not negative and the QoS class never changes.
-func podStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
-	var c causes
-	status := object(o, "status")
-	if n, _ := integer(status["observedGeneration"]); n < 0 {
-		c.invalid("status.observedGeneration", n, "must be a non-negative integer")
-	}
-	if qos := str(status, "qosClass"); qos != str(object(old, "status"), "qosClass") {
-		c.invalid("status.qosClass", qos, immutable)
-	}
-	return c
-}
 
 // replicaCounts are the counts a status holds, each checked not negative
 // (a pointer's only when set), then which of them may not exceed which.

@@ -3,14 +3,17 @@ package kubevalidation
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
 	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
@@ -76,9 +79,10 @@ var spoiled = map[string]func(o map[string]any){
 	"Ingress":               func(o map[string]any) { spec(o)["ingressClassName"] = "Bad_Class" },
 }
 
-// statusWrite is one write through the status subresource: set makes the
-// stored status, change the written one.
+// statusWrite is one write through the status subresource: prepare
+// changes the stored object, set makes its status, change the written one.
 type statusWrite struct {
+	prepare     func(old map[string]any)
 	set, change map[string]any
 	refused     bool
 }
@@ -112,12 +116,352 @@ var collisionWrites = map[string]statusWrite{
 	"collisionCount negative":    {change: counts("collisionCount", -1), refused: true},
 }
 
+var podWrites = map[string]statusWrite{
+	"phase":                       {change: counts("phase", "Running")},
+	"negative observedGeneration": {change: counts("observedGeneration", -1), refused: true},
+	"qosClass changed":            {set: counts("qosClass", "BestEffort"), change: counts("qosClass", "Guaranteed"), refused: true},
+	"conditions": {change: counts("conditions", []any{
+		counts("type", "Ready", "status", "True"), counts("type", "example.com/Drained", "status", "False"),
+	})},
+	"condition type not qualified": {change: counts("conditions", []any{counts("type", "not a name!", "status", "True")}), refused: true},
+	"condition negative observedGeneration": {
+		change:  counts("conditions", []any{counts("type", "PodScheduled", "status", "True", "observedGeneration", -1)}),
+		refused: true,
+	},
+	"nominatedNodeName":         {change: counts("nominatedNodeName", "node-1")},
+	"nominatedNodeName invalid": {change: counts("nominatedNodeName", "Node_1"), refused: true},
+	"nominatedNodeName kept":    {prepare: onNode, set: counts("nominatedNodeName", "node-1"), change: counts("nominatedNodeName", "node-1")},
+	"nominatedNodeName bound":   {prepare: onNode, change: counts("nominatedNodeName", "node-2"), refused: true},
+	"resource claim statuses": {
+		prepare: withClaim,
+		change:  counts("resourceClaimStatuses", []any{counts("name", "gpu", "resourceClaimName", "p-gpu-x1")}),
+	},
+	"resource claim statuses bad": {
+		prepare: withClaim,
+		change: counts("resourceClaimStatuses", []any{
+			counts("name", "other"), counts("name", "gpu", "resourceClaimName", "Bad_Claim"), counts("name", "gpu"),
+		}),
+		refused: true,
+	},
+	"container user":              {change: userStatus(counts("uid", 4294967295, "gid", 2147483647, "supplementalGroups", []any{0, 5}))},
+	"container user out of range": {change: userStatus(counts("uid", 4294967296, "gid", 2147483648, "supplementalGroups", []any{1, -1})), refused: true},
+	"container user negative":     {change: userStatus(counts("uid", -1, "gid", -1)), refused: true},
+	"allocated resources": {prepare: withDevices, change: allocatedStatus("containerStatuses", "Bad_Name",
+		health("example.com/dev", counts("resourceID", "d1", "health", "Healthy")),
+		health("claim:gpu", counts("resourceID", "g1", "health", "Unknown", "message", "probing")))},
+	"allocated resources bad": {prepare: withDevices, change: allocatedStatus("containerStatuses", "Bad_Name",
+		health("example.com/other", counts("resourceID", "d1", "health", "Sick"), counts("resourceID", "d1", "health", "Healthy", "message", "")),
+		health("claim:gpu/r"),
+		health("claim:x", counts("resourceID", "x", "health", "Healthy", "message", strings.Repeat("x", 1025)))),
+		refused: true},
+	"allocated resources of another container": {prepare: withDevices, change: allocatedStatus("containerStatuses", "gone", health("example.com/other"))},
+	"allocated resources of an init container": {change: allocatedStatus("initContainerStatuses", "gone", health("x", counts("resourceID", "x", "health", "Bad"))), refused: true},
+	"allocated resources, ephemeral":           {change: allocatedStatus("ephemeralContainerStatuses", "debug", health("x")), refused: true},
+	"allocated resources, extended claim": {
+		prepare: withDevices,
+		change: func() map[string]any {
+			st := allocatedStatus("containerStatuses", "Bad_Name", health("claim:p-extended-x/container-0-request-0", counts("resourceID", "d1", "health", "Healthy")))
+			st["extendedResourceClaimStatus"] = counts("resourceClaimName", "p-extended-x", "requestMappings", []any{
+				counts("containerName", "Bad_Name", "resourceName", "example.com/dev", "requestName", "container-0-request-0")})
+			return st
+		}(),
+	},
+	"extended claim bad": {
+		prepare: withDevices,
+		change: counts("extendedResourceClaimStatus", counts("resourceClaimName", "Bad_Claim", "requestMappings", []any{
+			counts("containerName", "Bad_Name", "resourceName", "example.com/other", "requestName", "r.1"),
+			counts("containerName", "gone", "resourceName", "example.com/dev", "requestName", "r"),
+			counts("containerName", "gone", "resourceName", "example.com/dev", "requestName", "r"),
+		})),
+		refused: true,
+	},
+	"extended claim empty": {prepare: withDevices, change: counts("extendedResourceClaimStatus", counts("requestMappings", []any{})), refused: true},
+	"container user on windows": {
+		prepare: func(o map[string]any) { spec(o)["os"] = counts("name", "windows") },
+		change:  userStatus(counts("uid", 1, "gid", 1)),
+		refused: true,
+	},
+}
+
+// withDevices makes the container Bad_Name request a device and use the
+// claim gpu.
+func withDevices(o map[string]any) {
+	container(spec(o))["resources"] = counts("requests", counts("example.com/dev", "1"), "limits", counts("example.com/dev", "1"),
+		"claims", []any{counts("name", "gpu")})
+}
+
+// allocatedStatus is a status of the container called name with allocated
+// resources statuses.
+func allocatedStatus(field, name string, statuses ...any) map[string]any {
+	return counts(field, []any{counts("name", name, "allocatedResourcesStatus", statuses)})
+}
+
+// health is an allocated resource status of the resource name.
+func health(name string, resources ...any) map[string]any {
+	return counts("name", name, "resources", resources)
+}
+
+func withClaim(o map[string]any) {
+	spec(o)["resourceClaims"] = []any{counts("name", "gpu", "resourceClaimTemplateName", "gpu-template")}
+}
+
+// userStatus is a status of the container Bad_Name run by a Linux user.
+func userStatus(linux map[string]any) map[string]any {
+	return counts("containerStatuses", []any{counts("name", "Bad_Name", "user", counts("linux", linux))})
+}
+
+func onNode(o map[string]any) { spec(o)["nodeName"] = "node-1" }
+
+// ips is a list of PodIPs or HostIPs.
+func ips(addrs ...string) []any {
+	out := make([]any, len(addrs))
+	for i, a := range addrs {
+		out[i] = counts("ip", a)
+	}
+	return out
+}
+
+var podIPWrites = map[string]statusWrite{
+	"podIPs":               {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1"))},
+	"podIPs dual-stack":    {change: counts("podIP", "fd00::1", "podIPs", ips("fd00::1", "10.0.0.1"))},
+	"podIPs of one family": {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1", "10.0.0.2")), refused: true},
+	"podIPs three":         {change: counts("podIP", "10.0.0.1", "podIPs", ips("10.0.0.1", "fd00::1", "fd00::2")), refused: true},
+	// defaulting makes podIP and podIPs agree, podIP winning
+	"podIP alone":              {change: counts("podIP", "10.0.0.1")},
+	"podIPs alone":             {change: counts("podIPs", ips("10.0.0.1"))},
+	"podIP not first":          {change: counts("podIP", "10.0.0.2", "podIPs", ips("10.0.0.1", "fd00::1"))},
+	"podIP invalid":            {change: counts("podIP", "10.0.0.256", "podIPs", ips("10.0.0.256", "fd00::1")), refused: true},
+	"podIP leading zeros":      {change: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1", "fd00::1")), refused: true},
+	"podIP leading zeros kept": {set: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1")), change: counts("podIP", "010.0.0.1", "podIPs", ips("010.0.0.1"))},
+	"podIP IPv4-mapped":        {change: counts("podIP", "::ffff:10.0.0.1", "podIPs", ips("::ffff:10.0.0.1", "fd00::1")), refused: true},
+	"podIP with a zone":        {change: counts("podIP", "fe80::1%eth0", "podIPs", ips("fe80::1%eth0", "10.0.0.1")), refused: true},
+	"hostIPs":                  {change: counts("hostIP", "192.168.0.1", "hostIPs", ips("192.168.0.1", "fd00::9"))},
+	"hostIP alone":             {change: counts("hostIP", "192.168.0.1")},
+	"hostIPs alone":            {change: counts("hostIPs", ips("192.168.0.1")), refused: true},
+	"hostIPs of one family":    {change: counts("hostIP", "fd00::9", "hostIPs", ips("fd00::9", "fd00::8")), refused: true},
+	"hostIP invalid":           {change: counts("hostIP", "host", "hostIPs", ips("host")), refused: true},
+}
+
+// terminated is a container status, terminated with exit code exit.
+func terminated(name string, exit int) map[string]any {
+	return counts("name", name, "state", counts("terminated", counts("exitCode", exit)))
+}
+
+func running(name string) map[string]any {
+	return counts("name", name, "state", counts("running", counts()))
+}
+
+// restartWrite is a write that starts again the container Bad_Name (the
+// spoiled one) after it exited with exit, under the pod's policy, with
+// edit changing its container.
+func restartWrite(policy string, exit int, edit func(ctr map[string]any), refused bool) statusWrite {
+	return statusWrite{
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = policy
+			if edit != nil {
+				edit(container(spec(o)))
+			}
+		},
+		set:     counts("containerStatuses", []any{terminated("Bad_Name", exit)}),
+		change:  counts("containerStatuses", []any{running("Bad_Name")}),
+		refused: refused,
+	}
+}
+
+// restartRule makes a container's policy Never but for a rule that does
+// action on exit code 42.
+func restartRule(action string) func(ctr map[string]any) {
+	return func(ctr map[string]any) {
+		ctr["restartPolicy"] = "Never"
+		ctr["restartPolicyRules"] = []any{counts("action", action, "exitCodes", counts("operator", "In", "values", []any{42}))}
+	}
+}
+
+var podContainerWrites = map[string]statusWrite{
+	"restart under Always":             restartWrite("Always", 0, nil, false),
+	"restart under Never":              restartWrite("Never", 1, nil, true),
+	"restart after failure, OnFailure": restartWrite("OnFailure", 1, nil, false),
+	"restart after success, OnFailure": restartWrite("OnFailure", 0, nil, true),
+	"container policy Always":          restartWrite("Never", 0, func(c map[string]any) { c["restartPolicy"] = "Always" }, false),
+	"container policy Never":           restartWrite("Always", 0, func(c map[string]any) { c["restartPolicy"] = "Never" }, true),
+	"container rule matches":           restartWrite("Never", 42, restartRule("Restart"), false),
+	"container rule does not match":    restartWrite("Always", 1, restartRule("Restart"), true),
+	"restart all containers":           restartWrite("Never", 1, restartRule("RestartAllContainers"), false),
+	"terminated still": {
+		prepare: func(o map[string]any) { spec(o)["restartPolicy"] = "Never" },
+		set:     counts("containerStatuses", []any{terminated("Bad_Name", 1)}),
+		change:  counts("containerStatuses", []any{terminated("Bad_Name", 1)}),
+	},
+	"unknown container": {
+		prepare: func(o map[string]any) { spec(o)["restartPolicy"] = "Always" },
+		set:     counts("containerStatuses", []any{terminated("gone", 0)}),
+		change:  counts("containerStatuses", []any{running("gone")}),
+		refused: true,
+	},
+	"init container restarts": {
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = "Never"
+			spec(o)["initContainers"] = []any{counts("name", "init", "image", "busybox", "restartPolicy", "Always")}
+		},
+		set:    counts("initContainerStatuses", []any{terminated("init", 0)}),
+		change: counts("initContainerStatuses", []any{running("init")}),
+	},
+	"init container restarts under Never": {
+		prepare: func(o map[string]any) {
+			spec(o)["restartPolicy"] = "Never"
+			spec(o)["initContainers"] = []any{counts("name", "init", "image", "busybox")}
+		},
+		set:     counts("initContainerStatuses", []any{terminated("init", 0)}),
+		change:  counts("initContainerStatuses", []any{running("init")}),
+		refused: true,
+	},
+	"ephemeral container restarts": {
+		set:     counts("ephemeralContainerStatuses", []any{terminated("debug", 0)}),
+		change:  counts("ephemeralContainerStatuses", []any{running("debug")}),
+		refused: true,
+	},
+}
+
+// loadBalanced is a load balancer status of one ingress point.
+func loadBalanced(kv ...any) map[string]any {
+	return counts("loadBalancer", counts("ingress", []any{counts(kv...)}))
+}
+
+// typeLoadBalancer makes a Service one of type LoadBalancer.
+func typeLoadBalancer(o map[string]any) {
+	if o["kind"] == "Service" {
+		spec(o)["type"] = "LoadBalancer"
+	}
+}
+
+// loadBalancerWrites are writes of the load balancer status of an
+// Ingress or a Service of type LoadBalancer.
+var loadBalancerWrites = map[string]statusWrite{
+	"ingress IP":              {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1")},
+	"ingress IP invalid":      {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2"), refused: true},
+	"ingress IP zeros":        {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.01"), refused: true},
+	"ingress IP zeros kept":   {prepare: typeLoadBalancer, set: loadBalanced("ip", "192.0.2.01"), change: loadBalanced("ip", "192.0.2.01")},
+	"ingress hostname":        {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com")},
+	"ingress hostname an IP":  {prepare: typeLoadBalancer, change: loadBalanced("hostname", "192.0.2.1"), refused: true},
+	"ingress hostname bad":    {prepare: typeLoadBalancer, change: loadBalanced("hostname", "LB_1.example.com"), refused: true},
+	"ingress hostname zeros":  {prepare: typeLoadBalancer, change: loadBalanced("hostname", "192.0.2.01"), refused: true},
+	"ingress hostname and IP": {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com", "ip", "2001:db8::1")},
+}
+
+var serviceWrites = map[string]statusWrite{
+	"ingress not a load balancer": {
+		prepare: func(o map[string]any) { spec(o)["type"] = "ClusterIP" },
+		change:  loadBalanced("ip", "not an IP", "ipMode", "VIP"),
+		refused: true,
+	},
+	"ipMode Proxy":      {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1", "ipMode", "Proxy")},
+	"ipMode unknown":    {prepare: typeLoadBalancer, change: loadBalanced("ip", "192.0.2.1", "ipMode", "Direct"), refused: true},
+	"ipMode alone":      {prepare: typeLoadBalancer, change: loadBalanced("hostname", "lb.example.com", "ipMode", "VIP"), refused: true},
+	"ipMode and bad IP": {prepare: typeLoadBalancer, change: loadBalanced("ip", "::ffff:192.0.2.1", "ipMode", "Proxy"), refused: true},
+}
+
+var claimWrites = map[string]statusWrite{
+	"capacity":                      {change: counts("capacity", counts("storage", "1Gi"))},
+	"capacity negative":             {change: counts("capacity", counts("storage", "-1Gi")), refused: true},
+	"capacity negative fraction":    {change: counts("capacity", counts("storage", "-500m")), refused: true},
+	"allocated":                     {change: counts("allocatedResources", counts("storage", "1Gi", "example.com/iops", "3"))},
+	"allocated negative":            {change: counts("allocatedResources", counts("storage", "-1Gi")), refused: true},
+	"allocated negative fraction":   {change: counts("allocatedResources", counts("storage", "-500m")), refused: true},
+	"allocated cpu":                 {change: counts("allocatedResources", counts("cpu", "1", "kubernetes.io/gpu", "1")), refused: true},
+	"allocated name invalid":        {change: counts("allocatedResources", counts("example.com/a b", "-1")), refused: true},
+	"resize status":                 {change: counts("allocatedResourceStatuses", counts("storage", "ControllerResizeInProgress"))},
+	"resize status unknown":         {change: counts("allocatedResourceStatuses", counts("storage", "Resizing")), refused: true},
+	"resize status of cpu":          {change: counts("allocatedResourceStatuses", counts("cpu", "NodeResizePending")), refused: true},
+	"resize status of bad name":     {change: counts("allocatedResourceStatuses", counts("a b", "Resizing")), refused: true},
+	"no resourceVersion":            {prepare: func(o map[string]any) { delete(at(o, "metadata"), "resourceVersion") }, change: counts(), refused: true},
+	"no accessModes in stored spec": {prepare: func(o map[string]any) { delete(spec(o), "accessModes") }, change: counts(), refused: true},
+}
+
+const t0, t1, t2 = "2026-01-02T03:04:05Z", "2026-01-02T04:00:00Z", "2026-01-02T05:00:00Z"
+
+// conditions are Job conditions, each a type and its status.
+func conditions(typeStatus ...string) []any {
+	var out []any
+	for i := 0; i < len(typeStatus); i += 2 {
+		out = append(out, counts("type", typeStatus[i], "status", typeStatus[i+1]))
+	}
+	return out
+}
+
+// complete is a complete Job's status, with kv more.
+func complete(kv ...any) map[string]any {
+	return counts(append([]any{"startTime", t0, "completionTime", t1, "conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True")}, kv...)...)
+}
+
+// failed is a failed Job's status, with kv more.
+func failed(kv ...any) map[string]any {
+	return counts(append([]any{"startTime", t0, "conditions", conditions("FailureTarget", "True", "Failed", "True")}, kv...)...)
+}
+
+// indexedOf5 makes a Job Indexed of 5 completions, 2 in parallel, with
+// perIndex a backoffLimitPerIndex.
+func indexedOf5(perIndex bool) func(o map[string]any) {
+	return func(o map[string]any) {
+		indexed(5)(o)
+		spec(o)["parallelism"] = 2
+		if perIndex {
+			spec(o)["backoffLimitPerIndex"] = 1
+		} else {
+			delete(spec(o), "backoffLimitPerIndex")
+		}
+	}
+}
+
+var jobWrites = map[string]statusWrite{
+	"negative counts":            {change: counts("active", -1, "failed", -2, "succeeded", -1, "ready", -1, "terminating", -1), refused: true},
+	"uncounted":                  {change: counts("uncountedTerminatedPods", counts("succeeded", []any{"a"}, "failed", []any{"b"}))},
+	"uncounted empty, twice":     {change: counts("uncountedTerminatedPods", counts("succeeded", []any{"a", ""}, "failed", []any{"a"})), refused: true},
+	"complete":                   {change: complete()},
+	"complete without criteria":  {change: complete("conditions", conditions("Complete", "True")), refused: true},
+	"complete without time":      {change: counts("startTime", t0, "conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True")), refused: true},
+	"completion time, running":   {change: counts("startTime", t0, "completionTime", t1), refused: true},
+	"completion before start":    {change: complete("startTime", t1, "completionTime", t0), refused: true},
+	"complete and failed":        {change: complete("conditions", conditions("SuccessCriteriaMet", "True", "Complete", "True", "FailureTarget", "True", "Failed", "True")), refused: true},
+	"failed":                     {change: failed()},
+	"failed without target":      {change: failed("conditions", conditions("Failed", "True")), refused: true},
+	"finished with active":       {change: failed("active", 1), refused: true},
+	"finished without startTime": {change: counts("conditions", conditions("FailureTarget", "True", "Failed", "True")), refused: true},
+	"finished with uncounted":    {change: failed("uncountedTerminatedPods", counts("failed", []any{"a"})), refused: true},
+	"finished with terminating":  {change: failed("terminating", 2), refused: true},
+	"ready over active":          {change: counts("active", 1, "ready", 2), refused: true},
+	"criteria and failure":       {change: counts("conditions", conditions("SuccessCriteriaMet", "True", "FailureTarget", "True")), refused: true},
+	"completed indexes":          {prepare: indexedOf5(false), change: counts("completedIndexes", "0-2,4")},
+	"completed indexes bad":      {prepare: indexedOf5(false), change: counts("completedIndexes", "0,0-1"), refused: true},
+	"completed index too large":  {prepare: indexedOf5(false), change: counts("completedIndexes", "7"), refused: true},
+	"completed indexes, not indexed": {
+		prepare: func(o map[string]any) { spec(o)["completionMode"] = "NonIndexed" },
+		change:  counts("completedIndexes", "0"), refused: true,
+	},
+	"failed indexes":                  {prepare: indexedOf5(true), change: counts("completedIndexes", "0-2", "failedIndexes", "3")},
+	"failed indexes overlap":          {prepare: indexedOf5(true), change: counts("completedIndexes", "0-2", "failedIndexes", "1,4"), refused: true},
+	"failed indexes bad":              {prepare: indexedOf5(true), change: counts("failedIndexes", "4-3"), refused: true},
+	"failed indexes, no limit":        {prepare: indexedOf5(false), change: counts("failedIndexes", ""), refused: true},
+	"stored bad indexes, other write": {prepare: indexedOf5(false), set: counts("completedIndexes", "9"), change: counts("completedIndexes", "9", "active", 1)},
+}
+
+// jobTransitions are writes that change a Job's stored status.
+var jobTransitions = map[string]statusWrite{
+	"failure disabled":          {set: failed(), change: counts("startTime", t0), refused: true},
+	"failed decreased":          {set: counts("failed", 2), change: counts("failed", 1), refused: true},
+	"succeeded decreased":       {set: counts("succeeded", 2), change: counts("succeeded", 1), refused: true},
+	"succeeded scaled down":     {prepare: indexed(5), set: counts("succeeded", 2), change: counts("succeeded", 1)},
+	"completion time changed":   {set: complete(), change: complete("completionTime", t2), refused: true},
+	"start time changed":        {set: counts("startTime", t0), change: counts("startTime", t1), refused: true},
+	"start time cleared":        {set: counts("startTime", t0), change: counts(), refused: true},
+	"start time, suspended":     {prepare: suspend, set: counts("startTime", t0), change: counts("startTime", t1)},
+	"start time, resumed":       {set: counts("startTime", t0, "conditions", conditions("Suspended", "True")), change: counts("startTime", t1, "conditions", conditions("Suspended", "False"))},
+	"criteria disabled":         {set: counts("conditions", conditions("SuccessCriteriaMet", "True")), change: counts(), refused: true},
+	"criteria after completion": {set: complete("conditions", conditions("Complete", "True")), change: complete(), refused: true},
+	"stored inconsistent":       {set: failed("active", 3), change: failed("active", 3, "succeeded", 1)},
+}
+
 var statusWrites = map[string][]map[string]statusWrite{
-	"Pod": {{
-		"phase":                       {change: counts("phase", "Running")},
-		"negative observedGeneration": {change: counts("observedGeneration", -1), refused: true},
-		"qosClass changed":            {set: counts("qosClass", "BestEffort"), change: counts("qosClass", "Guaranteed"), refused: true},
-	}},
+	"Pod":                   {podWrites, podIPWrites, podContainerWrites},
 	"ReplicationController": {replicaWrites},
 	"ReplicaSet":            {replicaWrites, {"negative terminatingReplicas": {change: counts("terminatingReplicas", -1), refused: true}}},
 	"Deployment": {replicaWrites, collisionWrites, {
@@ -134,11 +478,11 @@ var statusWrites = map[string][]map[string]statusWrite{
 		"negative ready":   {change: counts("numberReady", -1), refused: true},
 		"negative desired": {change: counts("desiredNumberScheduled", -3, "numberMisscheduled", -1), refused: true},
 	}},
-	"Job":                   {{"active": {change: counts("active", 1)}}},
+	"Job":                   {{"active": {change: counts("active", 1)}}, jobWrites, jobTransitions},
 	"CronJob":               {{"lastScheduleTime": {change: counts("lastScheduleTime", "2026-01-02T03:04:05Z")}}},
-	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
-	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}},
-	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}},
+	"Service":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites, serviceWrites},
+	"PersistentVolumeClaim": {{"phase": {change: counts("phase", "Pending")}}, claimWrites},
+	"Ingress":               {{"loadBalancer": {change: counts("loadBalancer", map[string]any{})}}, loadBalancerWrites},
 }
 
 // TestStatusUpdates writes the status of each real manifest of a kind
@@ -171,8 +515,8 @@ func TestStatusUpdates(t *testing.T) {
 			}
 		}
 	}
-	if n < 370 || refused < 270 {
-		t.Fatalf("%d status writes, %d refused; want at least 370 and 270", n, refused)
+	if n < 1400 || refused < 900 {
+		t.Fatalf("%d status writes, %d refused; want at least 1400 and 900", n, refused)
 	}
 }
 
@@ -181,6 +525,9 @@ func TestStatusUpdates(t *testing.T) {
 func checkStatusWrite(t *testing.T, name string, gvk schema.GroupVersionKind, old map[string]any, w statusWrite) (refused bool) {
 	was := deepCopy(old).(map[string]any)
 	at(was, "metadata")["resourceVersion"] = "7" // as stored (a claim's status rules check it)
+	if w.prepare != nil {
+		w.prepare(was)
+	}
 	if w.set != nil {
 		was["status"] = deepCopy(w.set)
 	}
@@ -287,4 +634,75 @@ func TestStatusMetadata(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPodStatusKept writes Pod statuses that leave out what kube's pod
+// status strategy takes from the stored status (the QoS class,
+// observedGenerations, resource claim statuses) and compares the status
+// ours stores with the one kube's PrepareForUpdate makes.
+func TestPodStatusKept(t *testing.T) {
+	claims := []any{counts("name", "gpu", "resourceClaimName", "gpu-claim")}
+	stored := counts("qosClass", "BestEffort", "observedGeneration", 3, "resourceClaimStatuses", claims,
+		"conditions", []any{
+			counts("type", "Ready", "status", "True", "observedGeneration", 2),
+			counts("type", "example.com/A", "status", "True", "observedGeneration", 1),
+			counts("type", "example.com/A", "status", "False", "observedGeneration", 2),
+		})
+	for name, written := range map[string]map[string]any{
+		"left out": counts("phase", "Running"),
+		"set":      counts("qosClass", "BestEffort", "observedGeneration", 4),
+		"conditions": counts("conditions", []any{
+			counts("type", "example.com/A", "status", "False"),
+			counts("type", "example.com/A", "status", "True", "observedGeneration", 5),
+			counts("type", "example.com/A", "status", "True"),
+			counts("type", "Ready", "status", "False"),
+			counts("type", "PodScheduled", "status", "True"),
+		}),
+		"null claims": counts("resourceClaimStatuses", nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			podJSON := func(status map[string]any) []byte {
+				return encode(t, counts("apiVersion", "v1", "kind", "Pod",
+					"metadata", counts("name", "p", "namespace", "default", "resourceVersion", "7"),
+					"spec", counts("containers", []any{counts("name", "c", "image", "busybox")},
+						"resourceClaims", []any{counts("name", "gpu", "resourceClaimName", "gpu-claim")}),
+					"status", status))
+			}
+			old, js := podJSON(stored), podJSON(written)
+			gvk := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+			obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
+			pod.StatusStrategy.PrepareForUpdate(t.Context(), obj, was)
+			v1, err := legacyscheme.Scheme.ConvertToVersion(obj, corev1.SchemeGroupVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := withoutNulls(deepCopy(v1.(*corev1.Pod).Status))
+
+			r := ours["/v1/pods"]
+			got := withoutNulls(deepCopy(r.StatusWrite(ourObject(t, r, old), ourObject(t, r, js))["status"]))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("stored status (-kube +ours):\n%s", d)
+			}
+		})
+	}
+}
+
+// withoutNulls is v, generic JSON, less its null fields (kube's typed
+// encoder writes a zero time as null, where ours leaves it out).
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, f := range v {
+			if f == nil {
+				delete(v, k)
+			} else {
+				v[k] = withoutNulls(f)
+			}
+		}
+	case []any:
+		for i, f := range v {
+			v[i] = withoutNulls(f)
+		}
+	}
+	return v
 }
