@@ -1,7 +1,11 @@
 package admissionplugins
 
 import (
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -80,9 +84,22 @@ func TestClaimResizeAsKubesPlugin(t *testing.T) {
 			}
 			c.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
 				Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
-			if c, err = claims.UpdateStatus(t.Context(), c, metav1.UpdateOptions{}); err != nil {
+			if _, err = claims.UpdateStatus(t.Context(), c, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			// The leader's storage protection marks a bound claim Unused
+			// (kube 1.37's condition): grow the claim it wrote.
+			testwait.UntilNil(t, 10*time.Second, "the claim's Unused condition", func() error {
+				if c, err = claims.Get(t.Context(), tc.name, metav1.GetOptions{}); err != nil {
+					return err
+				}
+				for _, cond := range c.Status.Conditions {
+					if cond.Type == "Unused" {
+						return nil
+					}
+				}
+				return fmt.Errorf("conditions %v", c.Status.Conditions)
+			})
 			grown := c.DeepCopy()
 			grown.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(tc.size)
 			compareUpdate(t, cs, grown, c, claims, func(c *corev1.PersistentVolumeClaim) any { return c.Spec })
