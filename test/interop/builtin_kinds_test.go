@@ -35,7 +35,6 @@ var notServed = map[string]string{
 	"v1 services/proxy":           "proxies to a Service's endpoints; none run",
 	"v1 pods/eviction":            "checks PodDisruptionBudgets: a later step",
 	"v1 pods/ephemeralcontainers": "writes part of a pod's spec with rules of its own: a later step",
-	"v1 pods/resize":              "writes part of a pod's spec with rules of its own: a later step",
 	"v1 namespaces/finalize":      "namespace deletion removes the finalizer itself",
 }
 

@@ -1,0 +1,73 @@
+package interop
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+const resizable = `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 128Mi}}
+`
+
+// TestPodResize resizes a Pod with kubectl's `patch --subresource resize`
+// and client-go's UpdateResize: the stored pod takes the containers'
+// new cpu and memory and its generation goes up, while what else the
+// write says (an image) is dropped; a resize that would change the pod's
+// QoS class is refused with kube's cause.
+func TestPodResize(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
+	k := newKubectl(t, BuildOnce(t, ".", "./cmd/kubectl"), lw.URL, true)
+	contains(t, k.must(t, "apply", "-f", writeFile(t, t.TempDir(), "pod.yaml", resizable)), `pod/web created`)
+
+	contains(t, k.must(t, "patch", "pod", "web", "--subresource", "resize", "-p",
+		`{"spec":{"containers":[{"name":"app","image":"nginx:2","resources":{"requests":{"cpu":"200m"}}}]}}`), `pod/web patched`)
+	const path = "/api/v1/namespaces/default/pods/web"
+	_, obj := getObject(t, lw.URL, path)
+	app := field(obj, "spec", "containers").([]any)[0].(map[string]any)
+	if field(app, "resources", "requests", "cpu") != "200m" || app["image"] != "nginx" || field(obj, "metadata", "generation") != 2.0 {
+		t.Errorf("pod after kubectl's resize: generation %v, app %v", field(obj, "metadata", "generation"), app)
+	}
+	if code, got := getObject(t, lw.URL, path+"/resize"); code != 200 || field(got, "metadata", "name") != "web" {
+		t.Errorf("GET pods/web/resize: %d %v", code, got)
+	}
+
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi")
+	resized, err := pods.UpdateResize(t.Context(), "web", pod, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("UpdateResize: %v", err)
+	}
+	if got := resized.Spec.Containers[0].Resources.Limits.Memory().String(); got != "256Mi" || resized.Generation != 3 {
+		t.Errorf("UpdateResize answered memory limit %s, generation %d; want 256Mi, 3", got, resized.Generation)
+	}
+
+	guaranteed := resized.DeepCopy()
+	guaranteed.Spec.Containers[0].Resources.Limits = corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+	}
+	_, err = pods.UpdateResize(t.Context(), "web", guaranteed, metav1.UpdateOptions{})
+	if want := "Pod QOS Class may not change as a result of resizing"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a resize to Guaranteed: %v, want 422 %q", err, want)
+	}
+}
