@@ -135,6 +135,7 @@ func (c *causes) podSpec(spec map[string]any, p path, isPod bool) {
 			ctr, _ := v.(map[string]any)
 			cp := p.child(group).index(i)
 			c.container(ctr, vols, cp)
+			c.resizePolicy(list(ctr, "resizePolicy"), cp.child("resizePolicy"), str(spec, "restartPolicy"))
 			// Names are unique among containers and init containers.
 			name := str(ctr, "name")
 			if names[name] {
@@ -163,6 +164,26 @@ func (c *causes) podSpec(spec map[string]any, p path, isPod bool) {
 	}
 	c.enum(p.child("restartPolicy"), str(spec, "restartPolicy"), restartPolicies...)
 	c.enum(p.child("dnsPolicy"), str(spec, "dnsPolicy"), dnsPolicies...)
+}
+
+// resizePolicy is kube's validateResizePolicy: each of cpu and memory at
+// most once, with a known restart policy, NotRequired in a pod that never
+// restarts.
+func (c *causes) resizePolicy(policies []any, p path, podRestart string) {
+	seen := map[string]bool{}
+	for i, v := range policies {
+		rp, _ := v.(map[string]any)
+		name, policy := str(rp, "resourceName"), str(rp, "restartPolicy")
+		if seen[name] {
+			c.duplicate(p.index(i), name)
+		}
+		seen[name] = true
+		c.enum(p, name, "cpu", "memory")
+		c.enum(p, policy, "NotRequired", "RestartContainer")
+		if podRestart == "Never" && policy != "NotRequired" {
+			c.invalid(p, policy, "must be 'NotRequired' when pod `restartPolicy` is 'Never'")
+		}
+	}
 }
 
 // hostPorts is kube's AccumulateUniqueHostPorts for one container: each
@@ -268,7 +289,8 @@ func (c *causes) volumeSource(vol map[string]any, p path) {
 }
 
 // container is kube's validateContainerCommon, less security contexts,
-// lifecycle, probes, resize policies and volume devices.
+// lifecycle, probes, resize policies (podSpec checks them) and volume
+// devices.
 func (c *causes) container(ctr map[string]any, vols map[string]bool, p path) {
 	c.labelName(p.child("name"), str(ctr, "name"))
 	if str(ctr, "image") == "" {
