@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,17 @@ func pod(o api.Object) []api.StatusCause {
 	c.podSpec(spec, "spec", true)
 	c.imagesTrimmed(list(spec, "containers"), "spec.containers")
 	c.imagesTrimmed(list(spec, "initContainers"), "spec.initContainers")
+	return c
+}
+
+// podCreate is the create-only rule of kube's ValidatePodCreate on
+// ephemeral containers: they come only through the ephemeralcontainers
+// subresource.
+func podCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
+	if len(list(object(o, "spec"), "ephemeralContainers")) > 0 {
+		c.forbidden("spec.ephemeralContainers", "cannot be set on create")
+	}
 	return c
 }
 
@@ -159,11 +171,61 @@ func (c *causes) podSpec(spec map[string]any, p path, isPod bool) {
 			}
 		}
 	}
+	c.ephemeralContainers(spec, vols, p.child("ephemeralContainers"))
 	if spec["hostNetwork"] == true {
 		c.hostNetworkPorts(containers, p.child("containers"), isPod)
 	}
 	c.enum(p.child("restartPolicy"), str(spec, "restartPolicy"), restartPolicies...)
 	c.enum(p.child("dnsPolicy"), str(spec, "dnsPolicy"), dnsPolicies...)
+}
+
+// notForEphemeral are the container fields kube's
+// allowedEphemeralContainerFields leaves out.
+var notForEphemeral = []string{"ports", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle"}
+
+// ephemeralContainers is kube's validateEphemeralContainers: each is a
+// container (with its image trimmed, as a pod's), named uniquely among
+// all containers, targeting a container or an init container, with none
+// of notForEphemeral's fields and no subPath.
+func (c *causes) ephemeralContainers(spec map[string]any, vols map[string]bool, p path) {
+	others := map[string]bool{}
+	for _, group := range []string{"containers", "initContainers"} {
+		for _, v := range list(spec, group) {
+			ctr, _ := v.(map[string]any)
+			others[str(ctr, "name")] = true
+		}
+	}
+	all := maps.Clone(others)
+	for i, v := range list(spec, "ephemeralContainers") {
+		ctr, _ := v.(map[string]any)
+		ep := p.index(i)
+		c.container(ctr, vols, ep)
+		c.resizePolicy(list(ctr, "resizePolicy"), ep.child("resizePolicy"), str(spec, "restartPolicy"))
+		if image := str(ctr, "image"); strings.TrimSpace(image) != image {
+			c.invalid(ep.child("image"), image, "must not have leading or trailing whitespace")
+		}
+		if name := str(ctr, "name"); all[name] {
+			c.duplicate(ep.child("name"), name)
+		} else {
+			all[name] = true
+		}
+		if target := str(ctr, "targetContainerName"); target != "" && !others[target] {
+			c.notFound(ep.child("targetContainerName"), target)
+		}
+		for _, f := range notForEphemeral {
+			if !empty(ctr[f]) {
+				c.forbidden(ep.child(f), "cannot be set for an Ephemeral Container")
+			}
+		}
+		for j, m := range list(ctr, "volumeMounts") {
+			m, _ := m.(map[string]any)
+			for _, f := range []string{"subPath", "subPathExpr"} {
+				if str(m, f) != "" {
+					c.forbidden(ep.child("volumeMounts").index(j).child(f), "cannot be set for an Ephemeral Container")
+				}
+			}
+		}
+	}
 }
 
 // resizePolicy is kube's validateResizePolicy: each of cpu and memory at

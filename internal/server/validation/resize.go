@@ -3,6 +3,7 @@ package validation
 import (
 	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -211,4 +212,32 @@ func removed(l, old map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// PodEphemeralContainersUpdate is kube's
+// ValidatePodEphemeralContainersUpdate, the rules of a write through a
+// pod's ephemeralcontainers subresource: the pod's spec, and each stored
+// ephemeral container still there unchanged (found by name, as a patch
+// may reorder them). kube follows "may not be changed" with a go-cmp diff
+// of its Go types; this follows it with the JSON paths that changed.
+func PodEphemeralContainersUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
+	if _, ok := object(old.Metadata(), "annotations")[mirrorPod]; ok {
+		return forbiddenRoot("static pods do not support ephemeral containers")
+	}
+	c := causes(pod(o))
+	p := path("spec.ephemeralContainers")
+	byName := map[string]any{}
+	for _, ctr := range list(object(o, "spec"), "ephemeralContainers") {
+		byName[str(ctr.(map[string]any), "name")] = ctr
+	}
+	for _, was := range list(object(old, "spec"), "ephemeralContainers") {
+		name := str(was.(map[string]any), "name")
+		switch now, ok := byName[name]; {
+		case !ok:
+			c.forbidden(p, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", name))
+		case !equal(was, now):
+			c.forbidden(p, fmt.Sprintf("existing ephemeral containers %q may not be changed\n", name)+diff(p, was, now))
+		}
+	}
+	return c
 }

@@ -1,11 +1,14 @@
 package kubevalidation
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 
@@ -148,36 +151,58 @@ var resizes = map[string]update{
 // set and, when accepted, the pods to store the same spec, status and
 // labels and annotations, and the generation bumped alike.
 func TestPodResize(t *testing.T) {
-	r := ours["/v1/pods"]
-	part := r.Parts["resize"]
-	if part.Write == nil {
-		t.Fatal("pods have no resize part")
-	}
 	for name, u := range resizes {
-		kube := func(t *testing.T, _ schema.GroupVersionKind, js, old []byte) []cause {
-			obj, was := kubeInternal(t, podKind, js), kubeInternal(t, podKind, old)
-			pod.ResizeStrategy.PrepareForUpdate(t.Context(), obj, was)
-			cs := kubeErrors(pod.ResizeStrategy.ValidateUpdate(t.Context(), obj, was))
-			if len(cs) == 0 {
-				v1, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Version: "v1"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ourObj, ourWas := ourObject(t, r, js), ourObject(t, r, old)
-				stored := part.Write(ourWas, ourObj)
-				r.Prepare(stored, ourWas)
-				compareStored(t, v1, stored, ourWas)
-			}
-			return cs
-		}
-		ourCauses := func(t *testing.T, _ schema.GroupVersionKind, js, old []byte) []cause {
-			obj, was := ourObject(t, r, js), ourObject(t, r, old)
-			obj = part.Write(was, obj)
-			r.Prepare(obj, was)
-			return ourErrors(part.ValidateUpdate(t.Context(), obj, was))
-		}
-		checkUpdateBy(t, name, podKind, resizedPod(), u, kube, ourCauses)
+		kube, ours := partCauses(t, "resize", pod.ResizeStrategy)
+		checkUpdateBy(t, name, podKind, resizedPod(), u, kube, ours)
 	}
+}
+
+// TestPodEphemeralContainers writes each of ephemeralWrites through
+// pods/ephemeralcontainers both ways, as TestPodResize does.
+func TestPodEphemeralContainers(t *testing.T) {
+	for name, u := range ephemeralWrites {
+		kube, ours := partCauses(t, "ephemeralcontainers", pod.EphemeralContainersStrategy)
+		checkUpdateBy(t, name, podKind, resizedPod(), u, kube, ours)
+	}
+}
+
+// partCauses are kube's and our causes of a write through the pods
+// subresource sub, whose kube strategy is strategy; kube's, when it
+// accepts, fails the test unless both store the same pod (compareStored).
+func partCauses(t *testing.T, sub string, strategy interface {
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+}) (kubeSide, ourSide updateCauses) {
+	r := ours["/v1/pods"]
+	part := r.Parts[sub]
+	if part.Write == nil {
+		t.Fatalf("pods have no %s part", sub)
+	}
+	write := func(t *testing.T, js, old []byte) (obj, was api.Object) {
+		obj, was = ourObject(t, r, js), ourObject(t, r, old)
+		obj = part.Write(was, obj)
+		r.Prepare(obj, was)
+		return obj, was
+	}
+	kubeSide = func(t *testing.T, _ schema.GroupVersionKind, js, old []byte) []cause {
+		obj, was := kubeInternal(t, podKind, js), kubeInternal(t, podKind, old)
+		strategy.PrepareForUpdate(t.Context(), obj, was)
+		cs := kubeErrors(strategy.ValidateUpdate(t.Context(), obj, was))
+		if len(cs) == 0 {
+			v1, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Version: "v1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, was := write(t, js, old)
+			compareStored(t, v1, stored, was)
+		}
+		return cs
+	}
+	ourSide = func(t *testing.T, _ schema.GroupVersionKind, js, old []byte) []cause {
+		obj, was := write(t, js, old)
+		return ourErrors(part.ValidateUpdate(t.Context(), obj, was))
+	}
+	return kubeSide, ourSide
 }
 
 // compareStored fails unless kube's prepared pod and ours agree on what
@@ -205,4 +230,61 @@ func compareStored(t *testing.T, kube any, ours, old api.Object) {
 	if diff := cmp.Diff(view(k, at(k, "metadata")["generation"]), view(o, gen)); diff != "" {
 		t.Errorf("stored pod (-kube +ours):\n%s", diff)
 	}
+}
+
+// ephemeral is an ephemeral container named name, debugging app.
+func ephemeral(name string) map[string]any {
+	return map[string]any{"name": name, "image": "busybox", "targetContainerName": "app", "stdin": true, "tty": true}
+}
+
+func addEphemeral(ctrs ...map[string]any) func(map[string]any) {
+	return func(o map[string]any) {
+		for _, c := range ctrs {
+			spec(o)["ephemeralContainers"] = append(list(spec(o), "ephemeralContainers"), c)
+		}
+	}
+}
+
+func with(m map[string]any, kv ...any) map[string]any {
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+// ephemeralWrites are writes through pods/ephemeralcontainers: change
+// applied to the stored pod (made from resizedPod by set; uncreatable
+// when set adds an ephemeral container).
+var ephemeralWrites = map[string]update{
+	"debugger added": {change: addEphemeral(ephemeral("debugger"))},
+	"two added":      {change: addEphemeral(ephemeral("one"), ephemeral("two"))},
+	"image ignored": {change: func(o map[string]any) {
+		ctr(o, "containers", 0)["image"] = "nginx:2"
+		addEphemeral(ephemeral("debugger"))(o)
+	}},
+	"label ignored": {change: func(o map[string]any) {
+		at(o, "metadata", "labels")["app"] = "x"
+		addEphemeral(ephemeral("debugger"))(o)
+	}},
+	"another added":    {set: addEphemeral(ephemeral("first")), uncreatable: true, change: addEphemeral(ephemeral("second"))},
+	"existing removed": {set: addEphemeral(ephemeral("first")), uncreatable: true, change: func(o map[string]any) { delete(spec(o), "ephemeralContainers") }, refused: true},
+	"existing changed": {set: addEphemeral(ephemeral("first")), uncreatable: true, change: func(o map[string]any) {
+		with(list(spec(o), "ephemeralContainers")[0].(map[string]any), "image", "alpine")
+	}, refused: true},
+	"name of a container":      {change: addEphemeral(ephemeral("app")), refused: true},
+	"name twice":               {change: addEphemeral(ephemeral("dbg"), ephemeral("dbg")), refused: true},
+	"target missing":           {change: addEphemeral(with(ephemeral("debugger"), "targetContainerName", "nope")), refused: true},
+	"image with spaces":        {change: addEphemeral(with(ephemeral("debugger"), "image", " busybox")), refused: true},
+	"image missing":            {change: addEphemeral(with(ephemeral("debugger"), "image", nil)), refused: true},
+	"name not a DNS label":     {change: addEphemeral(ephemeral("Debug_Er")), refused: true},
+	"ports":                    {change: addEphemeral(with(ephemeral("debugger"), "ports", []any{map[string]any{"containerPort": 80}})), refused: true},
+	"resources":                {change: addEphemeral(with(ephemeral("debugger"), "resources", map[string]any{"requests": map[string]any{"cpu": "1"}})), refused: true},
+	"probe and lifecycle":      {change: addEphemeral(with(ephemeral("debugger"), "readinessProbe", map[string]any{"exec": map[string]any{"command": []any{"true"}}}, "lifecycle", map[string]any{"preStop": map[string]any{"exec": map[string]any{"command": []any{"true"}}}})), refused: true},
+	"restart policy":           {change: addEphemeral(with(ephemeral("debugger"), "restartPolicy", "Always")), refused: true},
+	"resize policy":            {change: addEphemeral(with(ephemeral("debugger"), "resizePolicy", []any{map[string]any{"resourceName": "cpu", "restartPolicy": "NotRequired"}})), refused: true},
+	"pull policy unknown":      {change: addEphemeral(with(ephemeral("debugger"), "imagePullPolicy", "Sometimes")), refused: true},
+	"subPath":                  {set: func(o map[string]any) { addVolume(spec(o), "data") }, change: addEphemeral(with(ephemeral("debugger"), "volumeMounts", []any{map[string]any{"name": "data", "mountPath": "/d", "subPath": "x"}})), refused: true},
+	"mount of no volume":       {change: addEphemeral(with(ephemeral("debugger"), "volumeMounts", []any{map[string]any{"name": "gone", "mountPath": "/d"}})), refused: true},
+	"static pod":               {set: func(o map[string]any) { at(o, "metadata", "annotations")["kubernetes.io/config.mirror"] = "x" }, change: addEphemeral(ephemeral("debugger")), refused: true},
+	"target an init container": {change: addEphemeral(with(ephemeral("debugger"), "targetContainerName", "setup"))},
 }

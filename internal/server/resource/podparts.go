@@ -11,7 +11,8 @@ func init() {
 	pods := GVR{"", "v1", "pods"}
 	strategies[pods] = append(strategies[pods], func(r *Resource) {
 		r.Parts = map[string]Part{
-			"resize": {Write: podResize, ValidateUpdate: validation.PodResize, Generation: true},
+			"resize":              {Write: podResize, ValidateUpdate: validation.PodResize, Generation: true},
+			"ephemeralcontainers": {Write: podEphemeralContainers, ValidateUpdate: validation.PodEphemeralContainersUpdate, Generation: true},
 		}
 	})
 }
@@ -43,6 +44,22 @@ func podResize(cur, next api.Object) api.Object {
 	if res := spec["resources"]; res != nil {
 		outSpec["resources"] = res
 	}
+	return withStatusMetadata(out, cur, next)
+}
+
+// podEphemeralContainers is kube's pod ephemeral containers strategy's
+// PrepareForUpdate (dropNonEphemeralContainerUpdates): the stored pod with
+// the written ephemeral containers, the stored status and the stored
+// metadata of a status write.
+func podEphemeralContainers(cur, next api.Object) api.Object {
+	out := cur.DeepCopy()
+	setOrDelete(MapAt(out, "spec"), "ephemeralContainers", MapAt(next, "spec")["ephemeralContainers"])
+	return withStatusMetadata(out, cur, next)
+}
+
+// withStatusMetadata sets out's metadata to next's, but for the fields
+// kube's ResetObjectMetaForStatus keeps from cur; it returns out.
+func withStatusMetadata(out, cur, next api.Object) api.Object {
 	md := next.DeepCopy().Metadata()
 	for _, f := range statusMetadata {
 		setOrDelete(md, f, cur.Metadata()[f])

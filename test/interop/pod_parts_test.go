@@ -22,12 +22,14 @@ spec:
     resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 128Mi}}
 `
 
-// TestPodResize resizes a Pod with kubectl's `patch --subresource resize`
+// TestPodParts resizes a Pod with kubectl's `patch --subresource resize`
 // and client-go's UpdateResize: the stored pod takes the containers'
 // new cpu and memory and its generation goes up, while what else the
 // write says (an image) is dropped; a resize that would change the pod's
-// QoS class is refused with kube's cause.
-func TestPodResize(t *testing.T) {
+// QoS class is refused with kube's cause. Then `kubectl debug` adds an
+// ephemeral container through pods/ephemeralcontainers, and client-go's
+// UpdateEphemeralContainers may not remove it.
+func TestPodParts(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
 	k := newKubectl(t, BuildOnce(t, ".", "./cmd/kubectl"), lw.URL, true)
 	contains(t, k.must(t, "apply", "-f", writeFile(t, t.TempDir(), "pod.yaml", resizable)), `pod/web created`)
@@ -69,5 +71,19 @@ func TestPodResize(t *testing.T) {
 	_, err = pods.UpdateResize(t.Context(), "web", guaranteed, metav1.UpdateOptions{})
 	if want := "Pod QOS Class may not change as a result of resizing"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a resize to Guaranteed: %v, want 422 %q", err, want)
+	}
+
+	contains(t, k.must(t, "debug", "web", "--image", "busybox", "--target", "app", "--container", "debugger"), `Targeting container "app"`)
+	pod, err = pods.Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ecs := pod.Spec.EphemeralContainers; len(ecs) != 1 || ecs[0].Name != "debugger" || ecs[0].TargetContainerName != "app" || pod.Generation != 4 {
+		t.Fatalf("pod after kubectl debug: generation %d, ephemeral containers %+v", pod.Generation, ecs)
+	}
+	pod.Spec.EphemeralContainers = nil
+	_, err = pods.UpdateEphemeralContainers(t.Context(), "web", pod, metav1.UpdateOptions{})
+	if want := `existing ephemeral containers "debugger" may not be removed`; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("removing an ephemeral container: %v, want 422 %q", err, want)
 	}
 }
