@@ -28,7 +28,8 @@ spec:
 // write says (an image) is dropped; a resize that would change the pod's
 // QoS class is refused with kube's cause. Then `kubectl debug` adds an
 // ephemeral container through pods/ephemeralcontainers, and client-go's
-// UpdateEphemeralContainers may not remove it.
+// UpdateEphemeralContainers may not remove it, nor add a privileged one
+// in a namespace that enforces PodSecurity's baseline.
 func TestPodParts(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
 	k := newKubectl(t, BuildOnce(t, ".", "./cmd/kubectl"), lw.URL, true)
@@ -85,5 +86,21 @@ func TestPodParts(t *testing.T) {
 	_, err = pods.UpdateEphemeralContainers(t.Context(), "web", pod, metav1.UpdateOptions{})
 	if want := `existing ephemeral containers "debugger" may not be removed`; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
 		t.Errorf("removing an ephemeral container: %v, want 422 %q", err, want)
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "locked", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	locked := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
+	if locked, err = cs.CoreV1().Pods("locked").Create(t.Context(), locked, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	privileged := true
+	locked.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: "root", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: &privileged}}}}
+	_, err = cs.CoreV1().Pods("locked").UpdateEphemeralContainers(t.Context(), "web", locked, metav1.UpdateOptions{})
+	if want := `violates PodSecurity "baseline:latest": privileged (container "root" must not set securityContext.privileged=true)`; !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a privileged ephemeral container under baseline: %v, want 403 %q", err, want)
 	}
 }
