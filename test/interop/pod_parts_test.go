@@ -23,7 +23,8 @@ spec:
 `
 
 // TestPodParts resizes a Pod with kubectl's `patch --subresource resize`
-// and client-go's UpdateResize: the stored pod takes the containers'
+// and client-go's UpdateResize (in protobuf, as typed clients in
+// controllers speak it): the stored pod takes the containers'
 // new cpu and memory and its generation goes up, while what else the
 // write says (an image) is dropped; a resize that would change the pod's
 // QoS class is refused with kube's cause. Then `kubectl debug` adds an
@@ -47,7 +48,7 @@ func TestPodParts(t *testing.T) {
 		t.Errorf("GET pods/web/resize: %d %v", code, got)
 	}
 
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL})
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: lw.URL, ContentConfig: rest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}})
 	if err != nil {
 		t.Fatal(err)
 	}
