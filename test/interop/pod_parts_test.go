@@ -1,8 +1,10 @@
 package interop
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/listwatch/internal/testwait"
 )
 
 const resizable = `apiVersion: v1
@@ -30,7 +34,8 @@ spec:
 // QoS class is refused with kube's cause. Then `kubectl debug` adds an
 // ephemeral container through pods/ephemeralcontainers, and client-go's
 // UpdateEphemeralContainers may not remove it, nor add a privileged one
-// in a namespace that enforces PodSecurity's baseline.
+// in a namespace that enforces PodSecurity's baseline. A pod bound to a
+// node is resized only when the node is stored and can hold it.
 func TestPodParts(t *testing.T) {
 	lw := StartListwatch(t, listwatchBin(t), "--data-dir", t.TempDir(), "--unsafe-no-fsync")
 	k := newKubectl(t, BuildOnce(t, ".", "./cmd/kubectl"), lw.URL, true)
@@ -103,5 +108,37 @@ func TestPodParts(t *testing.T) {
 	_, err = cs.CoreV1().Pods("locked").UpdateEphemeralContainers(t.Context(), "web", locked, metav1.UpdateOptions{})
 	if want := `violates PodSecurity "baseline:latest": privileged (container "root" must not set securityContext.privileged=true)`; !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a privileged ephemeral container under baseline: %v, want 403 %q", err, want)
+	}
+
+	bound := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bound"}, Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "nginx",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}}}
+	if bound, err = pods.Create(t.Context(), bound, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bound.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	_, err = pods.UpdateResize(t.Context(), "bound", bound, metav1.UpdateOptions{})
+	if want := `pods "bound" is forbidden: node "n1" not found`; !apierrors.IsForbidden(err) || err.Error() != want {
+		t.Errorf("a resize on a missing node: %v, want 403 %q", err, want)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	if node, err = cs.CoreV1().Nodes().Create(t.Context(), node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(t.Context(), node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The plugin reads nodes from the watch cache, which may not hold the
+	// status just written yet (as kube's lister may not).
+	testwait.UntilNil(t, 10*time.Second, "a resize beyond the node refused", func() error {
+		_, err := pods.UpdateResize(t.Context(), "bound", bound, metav1.UpdateOptions{})
+		if want := "node didn't have enough allocatable resources: cpu, requested: 2000, allocatable: 1000"; !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("%v, want 403 %q", err, want)
+		}
+		return nil
+	})
+	bound.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("500m")
+	if _, err := pods.UpdateResize(t.Context(), "bound", bound, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("a resize the node holds: %v", err)
 	}
 }

@@ -4,8 +4,9 @@
 // AllOrderedPlugins): LimitRanger, ServiceAccount, TaintNodesByCondition, PodSecurity, Priority,
 // DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass, the
 // certificate plugins (CertificateApproval, CertificateSigning,
-// ClusterTrustBundleAttest, CertificateSubjectRestriction) and
-// DefaultIngressClass (plugin/pkg/admission/*), with kube's messages.
+// ClusterTrustBundleAttest, CertificateSubjectRestriction),
+// DefaultIngressClass and PodResizeValidator (plugin/pkg/admission/*),
+// with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -81,6 +82,7 @@ func New(src Source, ps *psa.Config) *Chain {
 		&runtimeClass{src: src},
 		certificates{},
 		newDefaultIngressClass(src),
+		&podResize{src: src},
 	}}
 }
 
