@@ -188,6 +188,10 @@ var notForEphemeral = []string{"ports", "resources", "resizePolicy", "restartPol
 // all containers, targeting a container or an init container, with none
 // of notForEphemeral's fields and no subPath.
 func (c *causes) ephemeralContainers(spec map[string]any, vols map[string]bool, p path) {
+	ephemeral := list(spec, "ephemeralContainers")
+	if len(ephemeral) == 0 {
+		return
+	}
 	others := map[string]bool{}
 	for _, group := range []string{"containers", "initContainers"} {
 		for _, v := range list(spec, group) {
@@ -196,7 +200,7 @@ func (c *causes) ephemeralContainers(spec map[string]any, vols map[string]bool, 
 		}
 	}
 	all := maps.Clone(others)
-	for i, v := range list(spec, "ephemeralContainers") {
+	for i, v := range ephemeral {
 		ctr, _ := v.(map[string]any)
 		ep := p.index(i)
 		c.container(ctr, vols, ep)
