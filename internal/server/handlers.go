@@ -348,9 +348,11 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	res := q.res
 	if q.res.WritesPart(q.info.Subresource) {
 		res = statusView(res)
-		if v := q.res.Parts[q.info.Subresource].ValidateUpdate; v != nil {
-			res.ValidateUpdate = v
+		part := q.res.Parts[q.info.Subresource]
+		if part.ValidateUpdate != nil {
+			res.ValidateUpdate = part.ValidateUpdate
 		}
+		res.Generation = q.res.Generation && part.Generation
 	}
 	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
 		next, err := fn(cur)

@@ -194,6 +194,10 @@ type Part struct {
 	// ValidateUpdate replaces the resource's ValidateUpdate for writes
 	// through the part.
 	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
+	// Generation makes the part's writes bump the generation of a
+	// resource that has one when the spec changes, as a pod's resize does;
+	// a status write never does.
+	Generation bool
 }
 
 // WritesPart says whether sub is the status subresource or one of Parts.

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,17 @@ func pod(o api.Object) []api.StatusCause {
 	c.podSpec(spec, "spec", true)
 	c.imagesTrimmed(list(spec, "containers"), "spec.containers")
 	c.imagesTrimmed(list(spec, "initContainers"), "spec.initContainers")
+	return c
+}
+
+// podCreate is the create-only rule of kube's ValidatePodCreate on
+// ephemeral containers: they come only through the ephemeralcontainers
+// subresource.
+func podCreate(_ context.Context, o api.Object) []api.StatusCause {
+	var c causes
+	if len(list(object(o, "spec"), "ephemeralContainers")) > 0 {
+		c.forbidden("spec.ephemeralContainers", "cannot be set on create")
+	}
 	return c
 }
 
@@ -135,6 +147,7 @@ func (c *causes) podSpec(spec map[string]any, p path, isPod bool) {
 			ctr, _ := v.(map[string]any)
 			cp := p.child(group).index(i)
 			c.container(ctr, vols, cp)
+			c.resizePolicy(list(ctr, "resizePolicy"), cp.child("resizePolicy"), str(spec, "restartPolicy"))
 			// Names are unique among containers and init containers.
 			name := str(ctr, "name")
 			if names[name] {
@@ -158,11 +171,85 @@ func (c *causes) podSpec(spec map[string]any, p path, isPod bool) {
 			}
 		}
 	}
+	c.ephemeralContainers(spec, vols, p.child("ephemeralContainers"))
 	if spec["hostNetwork"] == true {
 		c.hostNetworkPorts(containers, p.child("containers"), isPod)
 	}
 	c.enum(p.child("restartPolicy"), str(spec, "restartPolicy"), restartPolicies...)
 	c.enum(p.child("dnsPolicy"), str(spec, "dnsPolicy"), dnsPolicies...)
+}
+
+// notForEphemeral are the container fields kube's
+// allowedEphemeralContainerFields leaves out.
+var notForEphemeral = []string{"ports", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle"}
+
+// ephemeralContainers is kube's validateEphemeralContainers: each is a
+// container (with its image trimmed, as a pod's), named uniquely among
+// all containers, targeting a container or an init container, with none
+// of notForEphemeral's fields and no subPath.
+func (c *causes) ephemeralContainers(spec map[string]any, vols map[string]bool, p path) {
+	ephemeral := list(spec, "ephemeralContainers")
+	if len(ephemeral) == 0 {
+		return
+	}
+	others := map[string]bool{}
+	for _, group := range []string{"containers", "initContainers"} {
+		for _, v := range list(spec, group) {
+			ctr, _ := v.(map[string]any)
+			others[str(ctr, "name")] = true
+		}
+	}
+	all := maps.Clone(others)
+	for i, v := range ephemeral {
+		ctr, _ := v.(map[string]any)
+		ep := p.index(i)
+		c.container(ctr, vols, ep)
+		c.resizePolicy(list(ctr, "resizePolicy"), ep.child("resizePolicy"), str(spec, "restartPolicy"))
+		if image := str(ctr, "image"); strings.TrimSpace(image) != image {
+			c.invalid(ep.child("image"), image, "must not have leading or trailing whitespace")
+		}
+		if name := str(ctr, "name"); all[name] {
+			c.duplicate(ep.child("name"), name)
+		} else {
+			all[name] = true
+		}
+		if target := str(ctr, "targetContainerName"); target != "" && !others[target] {
+			c.notFound(ep.child("targetContainerName"), target)
+		}
+		for _, f := range notForEphemeral {
+			if !empty(ctr[f]) {
+				c.forbidden(ep.child(f), "cannot be set for an Ephemeral Container")
+			}
+		}
+		for j, m := range list(ctr, "volumeMounts") {
+			m, _ := m.(map[string]any)
+			for _, f := range []string{"subPath", "subPathExpr"} {
+				if str(m, f) != "" {
+					c.forbidden(ep.child("volumeMounts").index(j).child(f), "cannot be set for an Ephemeral Container")
+				}
+			}
+		}
+	}
+}
+
+// resizePolicy is kube's validateResizePolicy: each of cpu and memory at
+// most once, with a known restart policy, NotRequired in a pod that never
+// restarts.
+func (c *causes) resizePolicy(policies []any, p path, podRestart string) {
+	seen := map[string]bool{}
+	for i, v := range policies {
+		rp, _ := v.(map[string]any)
+		name, policy := str(rp, "resourceName"), str(rp, "restartPolicy")
+		if seen[name] {
+			c.duplicate(p.index(i), name)
+		}
+		seen[name] = true
+		c.enum(p, name, "cpu", "memory")
+		c.enum(p, policy, "NotRequired", "RestartContainer")
+		if podRestart == "Never" && policy != "NotRequired" {
+			c.invalid(p, policy, "must be 'NotRequired' when pod `restartPolicy` is 'Never'")
+		}
+	}
 }
 
 // hostPorts is kube's AccumulateUniqueHostPorts for one container: each
@@ -268,7 +355,8 @@ func (c *causes) volumeSource(vol map[string]any, p path) {
 }
 
 // container is kube's validateContainerCommon, less security contexts,
-// lifecycle, probes, resize policies and volume devices.
+// lifecycle, probes, resize policies (podSpec checks them) and volume
+// devices.
 func (c *causes) container(ctr map[string]any, vols map[string]bool, p path) {
 	c.labelName(p.child("name"), str(ctr, "name"))
 	if str(ctr, "image") == "" {

@@ -49,6 +49,7 @@ func ForCreate(group, version, plural string) CreateFunc {
 }
 
 var creates = map[[3]string]CreateFunc{
+	{"", "v1", "pods"}:                             podCreate,
 	{"apps", "v1", "statefulsets"}:                 statefulSetCreate,
 	{"networking.k8s.io", "v1", "ingresses"}:       ingressCreate,
 	{"networking.k8s.io", "v1", "networkpolicies"}: networkPolicyCreate,

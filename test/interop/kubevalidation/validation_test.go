@@ -400,6 +400,16 @@ var podSpecMutations = map[string]func(spec map[string]any){
 		c := container(s)
 		c["env"] = append(list(c, "env"), map[string]any{"name": "A=B"}, map[string]any{"name": "é"}, map[string]any{"name": "ok.name-1"})
 	},
+	"resize policies": func(s map[string]any) {
+		rp := func(name, policy string) map[string]any {
+			return map[string]any{"resourceName": name, "restartPolicy": policy}
+		}
+		container(s)["resizePolicy"] = []any{rp("cpu", "NotRequired"), rp("cpu", "Sometimes"), rp("gpu", "RestartContainer"), rp("", "NotRequired")}
+	},
+	"resize policy of a pod never restarted": func(s map[string]any) {
+		s["restartPolicy"] = "Never"
+		container(s)["resizePolicy"] = []any{map[string]any{"resourceName": "memory", "restartPolicy": "RestartContainer"}}
+	},
 	"requests above limits": func(s map[string]any) {
 		container(s)["resources"] = map[string]any{
 			"requests": map[string]any{"cpu": "2", "memory": "1Gi", "example.com/gpu": "1", "hugepages-2Mi": "2Mi"},

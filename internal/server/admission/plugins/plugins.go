@@ -5,8 +5,8 @@
 // DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
 // PersistentVolumeClaimResize, RuntimeClass, the certificate plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
-// CertificateSubjectRestriction), DefaultIngressClass and PodTopologyLabels
-// (plugin/pkg/admission/*), with kube's messages.
+// CertificateSubjectRestriction), DefaultIngressClass, PodTopologyLabels and
+// PodResizeValidator (plugin/pkg/admission/*), with kube's messages.
 //
 // Each plugin has a mutating half (Chain.Mutate), which the server runs
 // before the mutating policies and webhooks, and once more with them when
@@ -85,6 +85,7 @@ func New(src Source, ps *psa.Config) *Chain {
 		certificates{},
 		newDefaultIngressClass(src),
 		&podTopology{src: src},
+		&podResize{src: src},
 	}}
 }
 

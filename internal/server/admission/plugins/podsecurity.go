@@ -79,11 +79,25 @@ var podTemplatePaths = map[[2]string][]string{
 
 func (*podSecurity) admit(context.Context, *webhook.Attributes) error { return nil }
 
+// podSubresourcesChecked are the pod subresources served whose writes
+// PodSecurity evaluates: kube's ignores only those that cannot change the
+// spec (status, binding, exec, ...).
+var podSubresourcesChecked = []string{"ephemeralcontainers", "resize"}
+
+func init() {
+	for _, sub := range podSubresourcesChecked {
+		handledSubresources[[3]string{"", "pods", sub}] = true
+	}
+}
+
 func (p *podSecurity) validate(ctx context.Context, a *webhook.Attributes) error {
-	if a.Operation != webhook.Create && a.Operation != webhook.Update || a.Subresource != "" {
+	if a.Operation != webhook.Create && a.Operation != webhook.Update {
 		return nil
 	}
 	gr := [2]string{a.Resource.Group, a.Resource.Resource}
+	if a.Subresource != "" && (gr != [2]string{"", "pods"} || !slices.Contains(podSubresourcesChecked, a.Subresource)) {
+		return nil
+	}
 	switch {
 	case gr == [2]string{"", "namespaces"}:
 		return p.validateNamespace(ctx, a)

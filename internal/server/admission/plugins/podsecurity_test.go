@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,7 +21,8 @@ func TestPodSecurity(t *testing.T) {
 		"/restricted": parse(t, `{"metadata": {"name": "restricted", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}`),
 		"/warned": parse(t, `{"metadata": {"name": "warned", "labels": {"pod-security.kubernetes.io/warn": "baseline",
 			"pod-security.kubernetes.io/audit": "baseline", "pod-security.kubernetes.io/audit-version": "v1.30"}}}`),
-		"/exempt": parse(t, `{"metadata": {"name": "exempt", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}`),
+		"/exempt":   parse(t, `{"metadata": {"name": "exempt", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}`),
+		"/baseline": parse(t, `{"metadata": {"name": "baseline", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}`),
 	}}
 	const privileged = `{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"privileged": true}}]}}`
 	const runAsNonRoot = `{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}`
@@ -29,15 +31,17 @@ func TestPodSecurity(t *testing.T) {
 		`unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), ` +
 		`runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), ` +
 		`seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+	const debugged = `{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}],
+		"ephemeralContainers": [{"name": "dbg", "image": "busybox", "securityContext": {"privileged": true}}]}}`
 	deployment := func(pod string) string {
 		return `{"metadata": {"name": "d"}, "spec": {"template": ` + pod + `}}`
 	}
 	tests := []struct {
-		name, ns, resource, obj, old string
-		user, runtimeClass           string
-		err                          string
-		warnings                     []string
-		annotations                  map[string]string
+		name, ns, resource, sub, obj, old string
+		user, runtimeClass                string
+		err                               string
+		warnings                          []string
+		annotations                       map[string]string
 	}{{
 		name: "unlabeled namespace", ns: "open", obj: privileged,
 		annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "privileged:latest"},
@@ -47,6 +51,18 @@ func TestPodSecurity(t *testing.T) {
 		annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "restricted:latest"},
 	}, {
 		name: "an update that changes no image is not checked", ns: "restricted", obj: runAsNonRoot, old: runAsNonRoot,
+	}, {
+		name: "an ephemeral container added is checked", ns: "baseline", sub: "ephemeralcontainers", obj: debugged, old: runAsNonRoot,
+		err:         `pods "p" is forbidden: violates PodSecurity "baseline:latest": privileged (container "dbg" must not set securityContext.privileged=true)`,
+		annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "baseline:latest"},
+	}, {
+		// The resize strategy keeps the images: this proves the subresource
+		// is not among those PodSecurity ignores, as in kube.
+		name: "a resize is checked as an update", ns: "baseline", sub: "resize", obj: privileged, old: strings.Replace(runAsNonRoot, `"image": "i"`, `"image": "j"`, 1),
+		err:         `pods "p" is forbidden: violates PodSecurity "baseline:latest": ` + violation,
+		annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "baseline:latest"},
+	}, {
+		name: "a status write is not checked", ns: "baseline", sub: "status", obj: debugged, old: runAsNonRoot,
 	}, {
 		name: "warned and audited", ns: "warned", obj: privileged,
 		warnings: []string{`would violate PodSecurity "baseline:latest": ` + violation},
@@ -93,6 +109,7 @@ exemptions: {namespaces: [exempt], usernames: [ci], runtimeClasses: [kata]}`))
 			if tc.old != "" {
 				a.Operation, a.OldObject = webhook.Update, parse(t, tc.old)
 			}
+			a.Subresource = tc.sub
 			err := p.validate(context.Background(), a)
 			if got := errText(err); got != tc.err {
 				t.Errorf("got %q, want %q", got, tc.err)

@@ -6,7 +6,7 @@ import (
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
 )
 
-// Nodes are read by PodTopologyLabels.
+// Nodes are read by PodTopologyLabels and PodResizeValidator.
 var Nodes = Ref{Version: "v1", Plural: "nodes"}
 
 // topologyLabels are the node labels PodTopologyLabels copies (its

@@ -3,6 +3,8 @@ package quota
 import (
 	"slices"
 	"time"
+
+	"github.com/listwatch/listwatch/client/api"
 )
 
 // pod is what quota reads of a pod, in core/v1's JSON names.
@@ -212,6 +214,23 @@ func (p *pod) requests() List {
 	}
 	Add(out, p.Spec.Overhead)
 	return out
+}
+
+// PodRequests is kube's PodRequests with its default options, as the
+// PodResizeValidator admission plugin calls it: the containers' spec
+// requests (init containers and sidecars aggregated), pod-level cpu and
+// memory in their place, plus the overhead.
+func PodRequests(obj api.Object) (List, error) {
+	var p pod
+	if err := Decode(obj, &p); err != nil {
+		return nil, err
+	}
+	out := p.aggregate(specRequests)
+	if r := p.Spec.Resources; r != nil && podLevelSet(r.Requests) {
+		applyPodLevel(out, r.Requests)
+	}
+	Add(out, p.Spec.Overhead)
+	return out, nil
 }
 
 // limits is kube's PodLimits with status resources: the overhead is added
