@@ -10,9 +10,10 @@ import (
 )
 
 // servedSubresources are the subresources the server serves for built-ins,
-// by name: status (StatusSubresource), and serviceaccounts/token when the
-// server issues tokens; scale is served where the Resource has Scale.
-var servedSubresources = []string{"status", "token"}
+// by name: status (StatusSubresource), serviceaccounts/token when the
+// server issues tokens, and pods/binding (internal/server/binding.go);
+// scale is served where the Resource has Scale.
+var servedSubresources = []string{"status", "token", "binding"}
 
 // Every resource kube 1.37 serves by default is served, named as kube's
 // discovery names it, or listed as not served; what is not served is in
