@@ -48,6 +48,12 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if precondition != 0 && precondition != kv.ModRevision {
 			return Written{}, apierror.Conflict(target(res, name), "")
 		}
+		if precondition == 0 {
+			// As kube's store gives an unconditional update the revision
+			// it writes over, so that validation (a claim's status rules
+			// require one) and admission see it.
+			withRevision(next, kv.ModRevision)
+		}
 		out, err := r.write(ctx, res, ns, name, kv, cur, next)
 		if errors.Is(err, storage.ErrConflict) && precondition == 0 {
 			continue // someone wrote in between: recompute from their state
