@@ -78,7 +78,7 @@ func TestStatusSubresource(t *testing.T) {
 		t.Errorf("UpdateStatus at a stale resourceVersion: %v, want a Conflict", err)
 	}
 
-	got, err = deps.PatchStatus(ctx, "web", client.MergePatchType, []byte(`{"status": {"availableReplicas": 1}, "spec": {"replicas": 7}}`), client.PatchOptions{})
+	got, err = deps.PatchStatus(ctx, "web", client.MergePatchType, []byte(`{"status": {"readyReplicas": 1, "availableReplicas": 1}, "spec": {"replicas": 7}}`), client.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
