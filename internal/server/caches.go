@@ -69,6 +69,9 @@ func (cs *caches) follow() {
 // closed, and for a definition the catalogue no longer serves (a request
 // that raced a change), so that no cache outlives its definition.
 func (cs *caches) get(res *resource.Resource) *watchcache.Cache {
+	if res == nil { // a resource no longer served (its definition deleted)
+		return nil
+	}
 	gvr := resource.GVR{Group: res.Group, Version: res.Version, Plural: res.Plural}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

@@ -24,6 +24,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 	q.serve()
 }
 
+// partVerbs are what a subresource writing part of an object (status,
+// a resource's Parts) serves, as kube's discovery lists them.
+var partVerbs = []string{"get", "update", "patch"}
+
 // newRequest prepares a request from its resource's current definition:
 // the resource, the request's options and the negotiated output.
 func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info requestInfo) (*request, error) {
@@ -37,6 +41,9 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
 	case info.Subresource != "" && !other && !res.WritesPart(info.Subresource):
 		return nil, notFoundPath()
+	case info.Subresource != "" && !other && !slices.Contains(partVerbs, info.Verb):
+		// A part's storage has no Delete (nor list): kube answers 405.
+		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+info.Subresource)
 	case info.Verb == "deletecollection" && !slices.Contains(res.ServedVerbs(), info.Verb):
 		return nil, methodNotServed()
 	}
@@ -360,6 +367,10 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 			next, err = q.mutate(next, cur)
 		}
 		if err == nil {
+			// Again after mutating admission, as kube's PrepareForUpdate
+			// runs after it: what a webhook or policy changed outside
+			// the part is dropped.
+			next = q.part(cur, next)
 			err = q.checkWrite(next, cur)
 		}
 		return next, err

@@ -105,9 +105,9 @@ func (f *quotaInflight) busy(ns string) bool {
 var errQuotaBusy = errors.New("a charged write is in flight")
 
 // quotaResync is how often the leader recomputes every quota's usage
-// (kube's --resource-quota-sync-period is 5 minutes, and its controller
-// follows deletes and finished pods as they happen); quotaPoll how often
-// it looks for quotas whose hard or objects' numbers changed.
+// (kube's --resource-quota-sync-period is 5 minutes); quotaPoll how often
+// it looks at the namespaces whose quotas' hard changed or that watch
+// events marked (creates, deletes, updates of pods, services and claims).
 const (
 	quotaResync = 10 * time.Second
 	quotaPoll   = time.Second
@@ -288,11 +288,10 @@ func (s *Server) writeQuotaStatus(ctx context.Context, ns, name, rv string, set 
 	return err
 }
 
-// keepQuotas is the leader's resourcequota controller: a quota whose
-// status.hard is not its spec.hard, or whose namespace holds another
-// number of the objects it counts than at the last look (a create or a
-// delete), gets both hard and used at once; every quota its usage every
-// quotaResync (what an update changes: a pod that finished).
+// keepQuotas is the leader's resourcequota controller: the quotas of a
+// namespace where a quota's status.hard is not its spec.hard, or that
+// watch events marked (a create, a delete, a pod that finished), get both
+// hard and used at once; every quota its usage every quotaResync.
 func (s *Server) keepQuotas(ctx context.Context) {
 	t := time.NewTicker(quotaPoll)
 	defer t.Stop()

@@ -284,8 +284,10 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 	}
 }
 
-// work looks at each queued object until the queue shuts down. A write
-// that conflicts is not retried: the watch brings the object's new state.
+// work looks at each queued object until the queue shuts down; a look
+// that fails, a write that conflicts too, is retried with backoff, as
+// kube's controllers retry (the watch may bring no event that queues it
+// again: a claim whose Unused condition is already known).
 func (p *storageProtection) work(ctx context.Context) {
 	for {
 		it, shutdown := p.queue.Get()
@@ -294,9 +296,11 @@ func (p *storageProtection) work(ctx context.Context) {
 		}
 		err := p.look(ctx, it)
 		switch {
-		case err == nil, isReason(err, api.StatusReasonConflict), isReason(err, api.StatusReasonNotFound):
+		case err == nil, isReason(err, api.StatusReasonNotFound):
 			p.queue.Forget(it)
 		case ctx.Err() != nil:
+		case isReason(err, api.StatusReasonConflict):
+			p.queue.AddRateLimited(it)
 		default:
 			p.s.log.Warn("storage protection: looking at an object", "namespace", it.namespace, "name", it.name, "err", err)
 			p.queue.AddRateLimited(it)

@@ -52,11 +52,15 @@
 //
 // # Descriptors
 //
-// Every write to a watch's socket goes through sockwrite.Writer
-// (syscall.RawConn.Write), which holds the net package's descriptor lock:
-// after the connection is closed a write fails without touching the
-// descriptor, so a reused descriptor (another client's socket) is never
-// written.
+// No write can reach a descriptor the system has given to another
+// connection. A write through the connection goes through sockwrite.Writer
+// (syscall.RawConn.Write, the net package's descriptor lock: after Close it
+// fails without touching the descriptor). A lane's laneConn and a TLS
+// watch's socketConn write through a duplicate of the socket's descriptor
+// of their own (sockwrite.Writer.Dup), closed only once no write of theirs
+// can follow (LaneSink.Release; socketConn's Close, or the write holding
+// its lock then), so that their number is no other socket's while they may
+// write it, and a send reads none of the net package's state.
 //
 // # Concurrency
 //

@@ -205,7 +205,9 @@ func (c *socketConn) writeOwn() error {
 	if c.fd < 0 {
 		fd, err := c.raw.Dup()
 		if err != nil {
-			return err
+			// No descriptor to spare (EMFILE): the watch's own goroutine
+			// writes it through the connection, as a lane's does.
+			return errWouldBlock
 		}
 		c.fd = fd
 	}

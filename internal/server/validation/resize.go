@@ -43,7 +43,7 @@ func PodResize(_ context.Context, o, old api.Object) []api.StatusCause {
 	}
 	for _, f := range []string{"initContainers", "containers"} {
 		for i, ctr := range list(oldSpec, f) {
-			res, oldRes := object(list(spec, f)[i].(map[string]any), "resources"), object(ctr.(map[string]any), "resources")
+			res, oldRes := object(asObject(list(spec, f)[i]), "resources"), object(asObject(ctr), "resources")
 			at := p.child(f).index(i).child("resources")
 			if removed(object(res, "requests"), object(oldRes, "requests")) {
 				c.forbidden(at.child("requests"), "resource requests cannot be removed")
@@ -67,10 +67,10 @@ func PodResize(_ context.Context, o, old api.Object) []api.StatusCause {
 		if !equal(ctr, oldInits[i]) {
 			c.forbidden(at, "only cpu and memory resources for init or sidecar containers are mutable")
 		}
-		ctr := ctr.(map[string]any)
+		ctr := asObject(ctr)
 		if !equal(inits[i], oldInits[i]) && str(ctr, "restartPolicy") != "Always" {
 			for _, rp := range list(ctr, "resizePolicy") {
-				if str(rp.(map[string]any), "restartPolicy") == "RestartContainer" {
+				if str(asObject(rp), "restartPolicy") == "RestartContainer" {
 					c.forbidden(at, "non-sidecar init containers with a resize policy of RestartContainer cannot be resized")
 				}
 			}
@@ -157,7 +157,7 @@ func (c *causes) containerOrder(spec, oldSpec map[string]any) bool {
 			continue
 		}
 		for i, old := range oldCs {
-			if str(cs[i].(map[string]any), "name") != str(old.(map[string]any), "name") {
+			if str(asObject(cs[i]), "name") != str(asObject(old), "name") {
 				c.forbidden(path("spec").child(f).index(i).child("name"), f+" may not be renamed or reordered on resize")
 			}
 		}
@@ -170,8 +170,8 @@ func (c *causes) containerOrder(spec, oldSpec map[string]any) bool {
 func withOldCPUMemory(containers, old []any) []any {
 	out := make([]any, len(containers))
 	for i, ctr := range containers {
-		ctr := shallowCopy(ctr.(map[string]any))
-		ctr["resources"] = withOldRequirements(object(ctr, "resources"), object(old[i].(map[string]any), "resources"))
+		ctr := shallowCopy(asObject(ctr))
+		ctr["resources"] = withOldRequirements(object(ctr, "resources"), object(asObject(old[i]), "resources"))
 		out[i] = ctr
 	}
 	return out
@@ -228,10 +228,10 @@ func PodEphemeralContainersUpdate(_ context.Context, o, old api.Object) []api.St
 	p := path("spec.ephemeralContainers")
 	byName := map[string]any{}
 	for _, ctr := range list(object(o, "spec"), "ephemeralContainers") {
-		byName[str(ctr.(map[string]any), "name")] = ctr
+		byName[str(asObject(ctr), "name")] = ctr
 	}
 	for _, was := range list(object(old, "spec"), "ephemeralContainers") {
-		name := str(was.(map[string]any), "name")
+		name := str(asObject(was), "name")
 		switch now, ok := byName[name]; {
 		case !ok:
 			c.forbidden(p, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", name))

@@ -42,13 +42,17 @@ const (
 type limitRanger struct{ src Source }
 
 // limitRangerApplies says whether LimitRanger acts on a write: a pod's
-// create, a claim's create or update, not of an object being deleted.
+// create or resize, a claim's create or update, not of an object being
+// deleted (kube's SupportsAttributes).
 func limitRangerApplies(a *webhook.Attributes) bool {
-	if a.Subresource != "" || a.Resource.Group != "" || a.Operation != webhook.Create && a.Operation != webhook.Update {
+	if a.Resource.Group != "" || a.Operation != webhook.Create && a.Operation != webhook.Update {
 		return false
 	}
 	if a.OldObject != nil && a.OldObject.Metadata()["deletionTimestamp"] != nil {
 		return false
+	}
+	if a.Subresource != "" {
+		return a.Subresource == "resize" && a.Resource.Resource == "pods" && a.Operation == webhook.Update
 	}
 	switch a.Resource.Resource {
 	case "pods":

@@ -124,13 +124,16 @@ func (e evaluator) core(plural string) bool { return e.group == "" && e.plural =
 
 // handles says whether a write of the resource costs quota: a create;
 // an update of a service or a claim, or of a pod that enters or leaves
-// the Terminating scope (its activeDeadlineSeconds set); an update of a
+// the Terminating scope (its activeDeadlineSeconds set), or a pod's
+// resize; an update of a
 // claim's status (kube's RequiresQuotaReplenish compares the allocated
 // storage's pointers, which always differ).
 func (e evaluator) handles(w Write) bool {
 	switch {
 	case w.Subresource == "status":
 		return w.Op == "UPDATE" && e.core("persistentvolumeclaims")
+	case w.Subresource == "resize": // kube's pod evaluator: a resize changes requests
+		return w.Op == "UPDATE" && e.core("pods")
 	case w.Subresource != "":
 		return false
 	case w.Op == "CREATE":
