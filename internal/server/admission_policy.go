@@ -226,7 +226,7 @@ func (s *Server) policyStatus(ctx context.Context) {
 		if it.Type == api.Deleted || json.Unmarshal(it.Object, &p) != nil || p.Metadata.Generation <= p.Status.ObservedGeneration {
 			return
 		}
-		_, err := s.registry.Update(ctx, statusView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
+		_, err := s.registry.Update(ctx, partView(res), "", p.Metadata.Name, func(cur api.Object) (api.Object, error) {
 			next := cur.DeepCopy()
 			status, _ := next["status"].(map[string]any)
 			if status == nil {

@@ -235,7 +235,7 @@ func scheduled(conditions []any) []any {
 // bindingView is the pods resource as a binding writes to it: status
 // included, no generation, no pod strategy or validation.
 func bindingView(res *resource.Resource) *resource.Resource {
-	v := statusView(res)
+	v := partView(res)
 	v.Prepare, v.Validate, v.ValidateCreate, v.ValidateUpdate = nil, nil, nil, nil
 	return v
 }

@@ -354,7 +354,7 @@ func (q *request) part(cur, next api.Object) api.Object {
 func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	res := q.res
 	if q.res.WritesPart(q.info.Subresource) {
-		res = statusView(res)
+		res = partView(res)
 		part := q.res.Parts[q.info.Subresource]
 		if part.ValidateUpdate != nil {
 			res.ValidateUpdate = part.ValidateUpdate
@@ -387,11 +387,11 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	q.respondWritten(http.StatusOK, updated)
 }
 
-// statusView is res as its status subresource (or another of its parts)
+// partView is res as its status subresource (or another of its parts)
 // writes it: status may change, nothing else does (the update function
 // keeps the rest), the generation stays, as a status write never bumps it,
 // and a built-in kind's status rules replace its spec's.
-func statusView(res *resource.Resource) *resource.Resource {
+func partView(res *resource.Resource) *resource.Resource {
 	v := *res
 	v.StatusSubresource = false
 	v.Generation = false

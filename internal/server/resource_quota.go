@@ -276,7 +276,7 @@ func (s *Server) writeQuotaUsed(ctx context.Context, ns string, q quota.Quota) e
 // the next charges wait for the cache to hold it.
 func (s *Server) writeQuotaStatus(ctx context.Context, ns, name, rv string, set func(api.Object)) error {
 	res, _ := s.catalog.Get("", "v1", "resourcequotas")
-	w, err := s.registry.Update(registry.Detached(ctx), statusView(res), ns, name, func(cur api.Object) (api.Object, error) {
+	w, err := s.registry.Update(registry.Detached(ctx), partView(res), ns, name, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
 		set(next)
 		next.Metadata()["resourceVersion"] = rv

@@ -170,7 +170,7 @@ func (s *Server) ensureDefaultServiceCIDR(ctx context.Context) error {
 		return err
 	}
 	res, _ := s.catalog.Get("networking.k8s.io", "v1", "servicecidrs")
-	_, err := s.registry.Update(ctx, statusView(res), "", kubernetesServiceName, func(cur api.Object) (api.Object, error) {
+	_, err := s.registry.Update(ctx, partView(res), "", kubernetesServiceName, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
 		spec, _ := next["spec"].(map[string]any)
 		status, _ := next["status"].(map[string]any)

@@ -450,7 +450,7 @@ func (p *storageProtection) setUnused(ctx context.Context, claim *storageUse, un
 			return nil
 		}
 	}
-	_, err := p.s.registry.Update(registry.Detached(ctx), statusView(p.claims), claim.Metadata.Namespace, claim.Metadata.Name, func(cur api.Object) (api.Object, error) {
+	_, err := p.s.registry.Update(registry.Detached(ctx), partView(p.claims), claim.Metadata.Namespace, claim.Metadata.Name, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
 		st := mapAt(next, "status")
 		if st == nil {
