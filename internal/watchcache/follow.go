@@ -37,6 +37,10 @@ type FollowOptions struct {
 	// batch at a time; the slice is reused once it returns, the items'
 	// bytes are not.
 	Each func(items []Item)
+	// Due, if set, says when OnDue is next to be called (none if false);
+	// Follow asks it after each batch, and OnDue must move it on.
+	Due   func() (time.Time, bool)
+	OnDue func()
 	// Ended is told why a watch ended or could not start, and how long
 	// Follow waits before it starts again.
 	Ended func(err error, retry time.Duration)
@@ -108,29 +112,71 @@ func watchOnce(ctx context.Context, opts *FollowOptions) (began bool, err error)
 		opts.OnStart()
 	}
 	var items []Item
-	for {
-		if items, err = w.Next(ctx, items[:0]); err != nil {
+	for ctx.Err() == nil { // Pending need not look at ctx
+		if items, err = w.Pending(ctx, items[:0]); err != nil {
 			return true, err
 		}
-		// The one BOOKMARK a watcher without a sender sees ends the
-		// initial events.
-		start := 0
-		for i, it := range items {
-			if it.Type != api.Bookmark {
-				continue
-			}
-			opts.each(items[start:i])
-			start = i + 1
-			if it.InitialEventsEnd && opts.OnSynced != nil {
-				opts.OnSynced()
-			}
+		opts.deliver(items)
+		at, due := opts.due()
+		if due && !at.After(time.Now()) {
+			opts.OnDue()
+			continue
 		}
-		opts.each(items[start:])
+		if len(items) > 0 {
+			continue
+		}
+		if err := wait(ctx, w, at, due); err != nil {
+			return true, err
+		}
 	}
+	return true, ctx.Err()
+}
+
+// wait waits until w may have items, ctx ends or, if due, at comes: with
+// a timer, not a deadline on Pending's context, which would cut a catch-up
+// from the store short and end the watch.
+func wait(ctx context.Context, w *Watcher, at time.Time, due bool) error {
+	var timeout <-chan time.Time
+	if due {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-w.Ready():
+	case <-timeout:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// deliver gives items' changes to Each, calling OnSynced at the end of the
+// initial events: the one BOOKMARK a watcher without a sender sees.
+func (opts *FollowOptions) deliver(items []Item) {
+	start := 0
+	for i, it := range items {
+		if it.Type != api.Bookmark {
+			continue
+		}
+		opts.each(items[start:i])
+		start = i + 1
+		if it.InitialEventsEnd && opts.OnSynced != nil {
+			opts.OnSynced()
+		}
+	}
+	opts.each(items[start:])
 }
 
 func (opts *FollowOptions) each(items []Item) {
 	if len(items) > 0 && opts.Each != nil {
 		opts.Each(items)
 	}
+}
+
+func (opts *FollowOptions) due() (time.Time, bool) {
+	if opts.Due == nil {
+		return time.Time{}, false
+	}
+	return opts.Due()
 }

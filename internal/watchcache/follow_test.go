@@ -133,3 +133,55 @@ func TestFollowWaitsForFreshness(t *testing.T) {
 	runFollow(t, opts)
 	log.expect(t, "ended no revision, retry 1ms", "start", "ADDED ns/a", "synced")
 }
+
+func TestFollowCallsOnDueWithoutCuttingACatchUp(t *testing.T) {
+	s := memory.New()
+	w := newWriter(t, s)
+	// A follower that falls 500 events behind is parked and catches up
+	// from the store's history, while OnDue is due all along.
+	c := newCache(t, s, Config{WatcherBufferBytes: 2048, RingMaxEvents: 50, RingMinEvents: 10})
+	const n = 500
+	synced, release := make(chan struct{}), make(chan struct{})
+	names := make(chan string, n)
+	var got, dues int // Follow's goroutine's
+	runFollow(t, FollowOptions{
+		Cache:         func() *Cache { return c },
+		InitialEvents: true,
+		OnSynced: func() {
+			if got == 0 { // not after a restart, which fails the test
+				close(synced)
+			}
+		},
+		Each: func(items []Item) {
+			if got == 0 {
+				<-release
+			}
+			for _, it := range items {
+				obj, _ := api.ParseObject(it.Object)
+				names <- obj.Name()
+				got++
+			}
+		},
+		Due:   func() (time.Time, bool) { return time.Time{}, got < n },
+		OnDue: func() { dues++ },
+		Ended: func(err error, _ time.Duration) { t.Errorf("the watch ended: %v", err) },
+	})
+	<-synced
+	for i := range n {
+		w.put("ns", fmt.Sprint("k", i), nil)
+	}
+	close(release)
+	for i := range n {
+		select {
+		case name := <-names:
+			if want := fmt.Sprint("k", i); name != want {
+				t.Fatalf("change %d is of %s, want %s", i, name, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d changes, then nothing", i)
+		}
+	}
+	if dues == 0 {
+		t.Error("OnDue was not called")
+	}
+}
