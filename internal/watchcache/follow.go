@@ -13,8 +13,9 @@ const (
 	maxFollowRetry     = 30 * time.Second
 )
 
-// FollowOptions say what Follow watches and whom it tells. Every hook runs
-// on Follow's goroutine, one at a time; each may be nil.
+// FollowOptions say what Follow watches and whom it tells. Cache is
+// required; every other field may be left zero. Every hook runs on
+// Follow's goroutine, one at a time.
 type FollowOptions struct {
 	// Cache returns the cache to watch, at each start; nil when there is
 	// none (the start fails, and is tried again: a resource's cache may be
@@ -44,8 +45,8 @@ type FollowOptions struct {
 	// Ended is told why a watch ended or could not start, and how long
 	// Follow waits before it starts again.
 	Ended func(err error, retry time.Duration)
-	// Retry is that wait after a watch that began (default 1 s); it
-	// doubles after each start that fails, up to 30 s.
+	// Retry is that wait after a watch that began (default 1 s); each
+	// start that fails then waits twice as long as the last, up to 30 s.
 	Retry time.Duration
 }
 
