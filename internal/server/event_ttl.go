@@ -4,11 +4,9 @@ import (
 	"container/heap"
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
-	"github.com/listwatch/listwatch/client/wait"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
@@ -29,76 +27,50 @@ const eventExpiryRetry = time.Second
 // event outlives its TTL for want of a server that saw it written.
 func (s *Server) expireEvents(ctx context.Context) {
 	events, _ := s.catalog.Get("", "v1", "events")
-	for {
-		err := s.followEvents(ctx, events)
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("event expiry: the events' watch ended; starting over", "err", err, "after", eventExpiryRetry)
-		if wait.Sleep(ctx, eventExpiryRetry) != nil {
-			return
-		}
-	}
+	var q expiryQueue
+	initial := true // the watch's initial events, found rather than seen written
+	watchcache.Follow(ctx, watchcache.FollowOptions{
+		Cache:         func() *watchcache.Cache { return s.caches.get(events) },
+		InitialEvents: true,
+		OnStart:       func() { q, initial = expiryQueue{}, true },
+		OnSynced:      func() { initial = false },
+		Each:          func(items []watchcache.Item) { s.queueExpiries(&q, items, initial) },
+		Due: func() (time.Time, bool) {
+			if len(q.byAt) == 0 {
+				return time.Time{}, false
+			}
+			return q.byAt[0].at, true
+		},
+		OnDue: func() { s.deleteExpired(ctx, events, &q) },
+		Ended: func(err error, after time.Duration) {
+			s.log.Warn("event expiry: the events' watch ended; starting over", "err", err, "after", after)
+		},
+		Retry: eventExpiryRetry,
+	})
 }
 
-// followEvents watches every event, deleting each when it expires, until
-// the watch or ctx ends.
-func (s *Server) followEvents(ctx context.Context, events *resource.Resource) error {
-	c := s.caches.get(events)
-	if c == nil {
-		return errors.New("the events' watch cache is closed")
-	}
-	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	var q expiryQueue
-	initial := true
-	var items []watchcache.Item
-	for {
-		next, cancel := ctx, context.CancelFunc(func() {})
-		if len(q.byAt) > 0 {
-			next, cancel = context.WithDeadline(ctx, q.byAt[0].at)
+// queueExpiries gives each event of items its expiry in q: TTL after now,
+// or, for an event found at start (initial), after its last write.
+func (s *Server) queueExpiries(q *expiryQueue, items []watchcache.Item, initial bool) {
+	now := time.Now()
+	for _, it := range items {
+		var ev eventTimes
+		if err := json.Unmarshal(it.Object, &ev); err != nil {
+			continue // the cache decoded it: cannot happen
 		}
-		items, err = w.Next(next, items[:0])
-		cancel()
+		md := ev.Metadata
+		rev, err := registry.ParseResourceVersion(md.ResourceVersion)
+		if err != nil {
+			continue // the cache set it: cannot happen
+		}
+		key := expiryKey{md.Namespace, md.Name}
 		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded):
-			s.deleteExpired(ctx, events, &q)
-			continue
-		case err != nil:
-			return err
-		}
-		now := time.Now()
-		for _, it := range items {
-			switch it.Type {
-			case api.Error:
-				return &api.StatusError{Status: *it.Status}
-			case api.Bookmark:
-				initial = initial && !it.InitialEventsEnd
-				continue
-			}
-			var ev eventTimes
-			if err := json.Unmarshal(it.Object, &ev); err != nil {
-				continue // the cache decoded it: cannot happen
-			}
-			md := ev.Metadata
-			rev, err := registry.ParseResourceVersion(md.ResourceVersion)
-			if err != nil {
-				continue // the cache set it: cannot happen
-			}
-			key := expiryKey{md.Namespace, md.Name}
-			switch {
-			case it.Type == api.Deleted:
-				q.remove(key)
-			case initial:
-				q.set(key, rev, ev.lastWrite(now).Add(s.cfg.EventTTL))
-			default:
-				q.set(key, rev, now.Add(s.cfg.EventTTL))
-			}
+		case it.Type == api.Deleted:
+			q.remove(key)
+		case initial:
+			q.set(key, rev, ev.lastWrite(now).Add(s.cfg.EventTTL))
+		default:
+			q.set(key, rev, now.Add(s.cfg.EventTTL))
 		}
 	}
 }

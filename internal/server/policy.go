@@ -2,28 +2,27 @@ package server
 
 import (
 	"context"
-	"errors"
+	"sync"
 	"time"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/policy"
-	"github.com/listwatch/listwatch/internal/server/resource"
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
 // ClusterRole aggregation tries again after a failure (a write the store
-// refused, or its watch ended, after which it starts over from every
-// ClusterRole) once aggregationRetry has passed, twice as long after each
+// refused) once aggregationRetry has passed, twice as long after each
 // failure that follows, up to maxAggregationRetry, so that a write that
 // keeps failing (a union too large to store) costs little, as kube's
 // controller backs off per role (up to 1000 s). A failed write does not
-// hold up the following of changes.
+// hold up the following of changes. A watch that ended starts over from
+// every ClusterRole after aggregationRetry (watchcache.Follow's backoff).
 const (
 	aggregationRetry    = time.Second
 	maxAggregationRetry = 5 * time.Minute
 )
 
-// aggregation runs the ClusterRole aggregation controller until Close.
+// aggregation runs the ClusterRole aggregation controller until stop.
 type aggregation struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when its goroutine has returned
@@ -31,37 +30,36 @@ type aggregation struct {
 
 // startAggregation runs kube's ClusterRole aggregation controller, fed by
 // the ClusterRoles' watch cache, until stop. Its first pass, over every
-// ClusterRole, is done before it returns (ctx bounding it), so that
-// admin, edit and view have their rules once New returns; a failed first
-// pass is logged, and tried again by the goroutine.
+// ClusterRole, is done before it returns (unless ctx ends first), so
+// that admin, edit and view have their rules once New returns; a failed
+// first pass is logged, and tried again by the goroutine.
 func (s *Server) startAggregation(ctx context.Context) *aggregation {
 	roles, _ := s.catalog.Get(policy.Group, "v1", "clusterroles")
-	agg := policy.NewAggregator(s.registry, roles, s.log)
-	w, err := s.resyncAggregator(ctx, agg, roles)
 	run, cancel := context.WithCancel(context.Background())
 	a := &aggregation{cancel: cancel, done: make(chan struct{})}
+	first := make(chan struct{})
+	f := &aggregationFollow{s: s, ctx: run, agg: policy.NewAggregator(s.registry, roles, s.log), first: sync.OnceFunc(func() { close(first) })}
 	go func() {
 		defer close(a.done)
-		delay := aggregationRetry
-		for {
-			if err == nil {
-				delay = aggregationRetry
-				err = s.follow(run, agg, w)
-				w.Stop()
-			}
-			if run.Err() != nil {
-				return
-			}
-			s.log.Warn("ClusterRole aggregation failed; starting over", "err", err, "after", delay)
-			select {
-			case <-run.Done():
-				return
-			case <-time.After(delay):
-			}
-			delay = min(2*delay, maxAggregationRetry)
-			w, err = s.resyncAggregator(run, agg, roles)
-		}
+		watchcache.Follow(run, watchcache.FollowOptions{
+			Cache:         func() *watchcache.Cache { return s.caches.get(roles) },
+			InitialEvents: true,
+			OnStart:       f.start,
+			Each:          f.each,
+			OnSynced:      f.synced,
+			Due:           f.due,
+			OnDue:         f.retry,
+			Ended: func(err error, after time.Duration) {
+				s.log.Warn("ClusterRole aggregation: the watch ended; starting over", "err", err, "after", after)
+				f.first() // a first pass that could not start does not hold up New
+			},
+			Retry: aggregationRetry,
+		})
 	}()
+	select {
+	case <-first:
+	case <-ctx.Done():
+	}
 	return a
 }
 
@@ -70,118 +68,74 @@ func (a *aggregation) stop() {
 	<-a.done
 }
 
-// resyncAggregator watches every ClusterRole from the watch cache, gives
-// agg their current state (the watch's initial events), and returns the
-// watch, which follows on from there.
-func (s *Server) resyncAggregator(ctx context.Context, agg *policy.Aggregator, roles *resource.Resource) (*watchcache.Watcher, error) {
-	c := s.caches.get(roles)
-	if c == nil {
-		return nil, errors.New("the ClusterRoles' watch cache is closed")
-	}
-	w, err := c.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
-	if err != nil {
-		return nil, err
-	}
-	var all []api.Object
-	var items []watchcache.Item
-	for {
-		if items, err = w.Next(ctx, items[:0]); err != nil {
-			w.Stop()
-			return nil, err
-		}
-		for i, it := range items {
-			if it.Type == api.Bookmark && it.InitialEventsEnd {
-				err := agg.Resync(ctx, all)
-				if err == nil {
-					ended, failed := apply(ctx, agg, items[i+1:]) // changes after the initial events
-					err = errors.Join(ended, failed)
-				}
-				if err != nil {
-					w.Stop()
-					return nil, err
-				}
-				return w, nil
-			}
-			obj, err := watched(it)
-			if err != nil {
-				w.Stop()
-				return nil, err
-			}
-			if obj != nil {
-				all = append(all, obj)
-			}
-		}
-	}
+// aggregationFollow is the state of the aggregation's watch, touched by
+// watchcache.Follow's goroutine only.
+type aggregationFollow struct {
+	s     *Server
+	ctx   context.Context
+	agg   *policy.Aggregator
+	first func() // called once the first pass is done
+	// initial collects the initial events' roles; nil once they are over.
+	initial []api.Object
+	// failed is the last pass's error, tried again at retryAt; delay is
+	// the wait before the retry after the next failure.
+	failed  error
+	retryAt time.Time
+	delay   time.Duration
 }
 
-// follow gives agg each change w delivers until w ends. After a change
-// agg failed to aggregate, it asks agg to Retry when a backoff has passed
-// (w's wait cut short for it), unless a later change succeeded first.
-func (s *Server) follow(ctx context.Context, agg *policy.Aggregator, w *watchcache.Watcher) error {
-	var items []watchcache.Item
-	var failed error
-	delay := aggregationRetry
-	for {
-		next, cancel := ctx, context.CancelFunc(func() {})
-		if failed != nil {
-			next, cancel = context.WithTimeout(ctx, delay)
-		}
-		var err error
-		items, err = w.Next(next, items[:0])
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case failed != nil && errors.Is(err, context.DeadlineExceeded):
-			err = agg.Retry(ctx)
-			delay = min(2*delay, maxAggregationRetry) // for the next retry, if this one fails
-		case err != nil:
-			return err
-		default:
-			var ended error
-			if ended, err = apply(ctx, agg, items); ended != nil {
-				return ended
-			}
-		}
-		if failed = err; failed == nil {
-			delay = aggregationRetry
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err() // a write cut short by stop
-		}
-		s.log.Warn("ClusterRole aggregation failed; trying again", "err", failed, "after", delay)
-	}
+func (f *aggregationFollow) start() {
+	f.initial, f.failed, f.delay = []api.Object{}, nil, aggregationRetry
 }
 
-// apply gives agg the changes items hold. It returns the error of an
-// ERROR item (the watch is over), and apart from it agg's last error (each
-// change aggregates everything again, so the last says whether all is
-// done).
-func apply(ctx context.Context, agg *policy.Aggregator, items []watchcache.Item) (ended, err error) {
+// each gives agg the changes items hold, or collects the initial events.
+func (f *aggregationFollow) each(items []watchcache.Item) {
+	var err error
 	for _, it := range items {
-		obj, werr := watched(it)
+		obj, perr := api.ParseObject(it.Object)
 		switch {
-		case werr != nil:
-			return werr, err
-		case obj == nil:
+		case perr != nil: // the cache decoded it: cannot happen
+		case f.initial != nil:
+			f.initial = append(f.initial, obj)
 		case it.Type == api.Deleted:
-			err = agg.Changed(ctx, obj, nil)
+			err = f.agg.Changed(f.ctx, obj, nil)
 		default:
-			err = agg.Changed(ctx, nil, obj)
+			err = f.agg.Changed(f.ctx, nil, obj)
 		}
 	}
-	return nil, err
+	if f.initial == nil {
+		f.passed(err) // each change aggregates everything again: the last says whether all is done
+	}
 }
 
-// watched returns the object of a watch item, nil for a bookmark, and the
-// error an ERROR item carries.
-func watched(it watchcache.Item) (api.Object, error) {
-	switch it.Type {
-	case api.Error:
-		return nil, &api.StatusError{Status: *it.Status}
-	case api.Bookmark:
-		return nil, nil
+// synced gives agg every ClusterRole, as of the initial events.
+func (f *aggregationFollow) synced() {
+	all := f.initial
+	f.initial = nil
+	f.passed(f.agg.Resync(f.ctx, all))
+	f.first()
+}
+
+func (f *aggregationFollow) due() (time.Time, bool) { return f.retryAt, f.failed != nil }
+
+// retry aggregates again after a failed pass, unless a later change
+// succeeded first.
+func (f *aggregationFollow) retry() {
+	f.delay = min(2*f.delay, maxAggregationRetry) // for the next retry, if this one fails
+	f.passed(f.agg.Retry(f.ctx))
+}
+
+// passed notes the outcome of a pass: after a failure, a retry is due
+// once the backoff has passed.
+func (f *aggregationFollow) passed(err error) {
+	if f.failed = err; err == nil {
+		f.delay = aggregationRetry
+		return
 	}
-	return api.ParseObject(it.Object)
+	if f.ctx.Err() != nil {
+		f.failed = nil // a write cut short by stop
+		return
+	}
+	f.retryAt = time.Now().Add(f.delay)
+	f.s.log.Warn("ClusterRole aggregation failed; trying again", "err", err, "after", f.delay)
 }

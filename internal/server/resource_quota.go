@@ -396,7 +396,7 @@ func (l *quotaLook) cache(ctx context.Context, gr [2]string) (*watchcache.Cache,
 	if c == nil || err != nil {
 		return nil, err
 	}
-	if err := waitCacheFresh(ctx, c, l.rev); err != nil {
+	if err := l.s.waitFresh(ctx, c, l.rev); err != nil {
 		return nil, err
 	}
 	l.caches[gr] = c

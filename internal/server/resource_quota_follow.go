@@ -11,7 +11,7 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// quotaFollowRetry is how long a follower whose watch failed waits to
+// quotaFollowRetry is how long a follower whose watch ended waits to
 // watch again.
 const quotaFollowRetry = time.Second
 
@@ -73,31 +73,17 @@ func (f *quotaFollow) stop() {
 	f.wg.Wait()
 }
 
-// watch marks what c's events change until ctx ends, watching again
-// after quotaFollowRetry when a watch fails.
+// watch marks what c's events change until ctx ends, from c's revision
+// at each start, watching again after quotaFollowRetry (or longer, while
+// it cannot) when a watch ends.
 func (f *quotaFollow) watch(ctx context.Context, gr [2]string, c *watchcache.Cache) {
 	updates := quota.ReadsObjects(gr[0], gr[1])
-	var items []watchcache.Item
-	for ctx.Err() == nil {
-		err := c.WaitReady(ctx) // listed: a revision to watch from
-		var w *watchcache.Watcher
-		if err == nil {
-			w, err = c.Watch(ctx, watchcache.WatchOptions{From: c.Revision()})
-		}
-		if err == nil {
-			f.markStale(gr) // what changed before the watch began
-			for err == nil {
-				if items, err = w.Next(ctx, items[:0]); err == nil {
-					f.markItems(items, updates)
-				}
-			}
-			w.Stop()
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(quotaFollowRetry):
-		}
-	}
+	watchcache.Follow(ctx, watchcache.FollowOptions{
+		Cache:   func() *watchcache.Cache { return c },
+		OnStart: func() { f.markStale(gr) }, // what changed before the watch began
+		Each:    func(items []watchcache.Item) { f.markItems(items, updates) },
+		Retry:   quotaFollowRetry,
+	})
 }
 
 func (f *quotaFollow) markStale(gr [2]string) {

@@ -386,11 +386,7 @@ func (p *storageProtection) claimInUse(ctx context.Context, claim *storageUse, u
 	if inUse, err := used(); inUse || err != nil {
 		return inUse, err
 	}
-	rev, err := p.s.registry.Storage().CurrentRevision(ctx)
-	if err != nil {
-		return true, err
-	}
-	if err := waitCacheFresh(ctx, c, rev); err != nil {
+	if err := p.s.waitFresh(ctx, c, -1); err != nil { // the store's current revision
 		return true, err
 	}
 	return used()
@@ -405,7 +401,7 @@ func (p *storageProtection) classInUse(ctx context.Context, class *storageUse, r
 		if c == nil || err != nil {
 			return true, err
 		}
-		if err := waitCacheFresh(ctx, c, rev); err != nil {
+		if err := p.s.waitFresh(ctx, c, rev); err != nil {
 			return true, err
 		}
 		objs, _ := c.List(watchcache.Filter{})

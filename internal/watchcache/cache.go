@@ -178,6 +178,11 @@ func (c *Cache) Close() {
 	defer c.mu.Unlock()
 	c.eachWatcher(func(w *Watcher) { w.end(errClosed) })
 	c.fed, c.polled, c.npolled = map[*Watcher]struct{}{}, map[unique.Handle[string]]*pollGroup{}, 0
+	// A watch started now would never end: Watch and WaitReady fail
+	// instead (the run loop, which clears failed, has returned).
+	c.failed = errClosed
+	close(c.fresh)
+	c.fresh = make(chan struct{})
 	c.cfg.Observer.Watchers(0)
 	c.release(c.ring)
 	c.cfg.Budget.remove(c)
@@ -189,7 +194,8 @@ var errClosed = errors.New("watch cache closed")
 
 // WaitReady waits until the cache has loaded its first list. It fails at
 // once while the cache cannot convert a value (Unconvertible), with that
-// error: the cache serves nothing then, rather than objects missing.
+// error: the cache serves nothing then, rather than objects missing; and
+// once the cache is closed.
 func (c *Cache) WaitReady(ctx context.Context) error {
 	for {
 		c.mu.RLock()

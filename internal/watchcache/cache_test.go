@@ -838,3 +838,14 @@ func TestGet(t *testing.T) {
 		t.Error("Get(ns/a) found the deleted object")
 	}
 }
+
+func TestWatchOfAClosedCacheFails(t *testing.T) {
+	c := newCache(t, memory.New(), Config{})
+	c.Close()
+	if err := c.WaitReady(t.Context()); !errors.Is(err, errClosed) {
+		t.Errorf("WaitReady: %v, want %v", err, errClosed)
+	}
+	if _, err := c.Watch(t.Context(), WatchOptions{InitialEvents: true}); !errors.Is(err, errClosed) {
+		t.Errorf("Watch: %v, want %v", err, errClosed)
+	}
+}

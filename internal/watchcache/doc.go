@@ -71,6 +71,15 @@
 // each beyond the ring, unless they stopped at different events of the
 // ring, n takes of theirs.
 //
+// # Followers
+//
+// Follow is how a controller follows one cache: from its objects (ADDED
+// items, then OnSynced; after Fresh, a consistent list) or from its
+// revision (OnStart marks where changes may have gone unseen), with a
+// timer hook (Due, OnDue), and again after a backoff whenever the watch
+// ends. It runs, hooks included, on its caller's goroutine and returns
+// when the caller's context ends.
+//
 // # Concurrency
 //
 // Lock order: Cache.mu before LaneBlock.serving before Watcher.mu

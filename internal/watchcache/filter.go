@@ -45,7 +45,10 @@ func (f Filter) inNamespace(o *Object) bool {
 
 // Item is one event a watcher delivers.
 type Item struct {
-	Type string // api.Added, api.Modified, api.Deleted, api.Bookmark or api.Error
+	// Type is api.Added, api.Modified, api.Deleted or api.Bookmark; a
+	// sender's api.Error item ends a stream (the cache never queues one:
+	// Pending returns the error).
+	Type string
 	Rev  int64
 	// Object is the object's JSON (ADDED, MODIFIED, DELETED).
 	Object []byte

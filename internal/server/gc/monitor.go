@@ -2,7 +2,6 @@ package gc
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -12,11 +11,9 @@ import (
 	"github.com/listwatch/listwatch/internal/watchcache"
 )
 
-// Backoff of a monitor whose watch failed.
-const (
-	monitorRetry    = 100 * time.Millisecond
-	maxMonitorRetry = 30 * time.Second
-)
+// monitorRetry is how long a monitor whose watch ended waits before it
+// lists again, the first time (watchcache.Follow backs off from there).
+const monitorRetry = 100 * time.Millisecond
 
 // collectable reports whether the collector follows res's objects: every
 // stored resource but create-only ones and events (kube's default
@@ -90,68 +87,35 @@ func (c *Collector) startMonitor(ctx context.Context, res *resource.Resource) *m
 	m := &monitor{res: res, cancel: cancel, done: make(chan struct{}), synced: make(chan struct{})}
 	go func() {
 		defer close(m.done)
-		delay := monitorRetry
-		for {
-			err := c.watch(ctx, m)
-			if ctx.Err() != nil {
-				return
-			}
-			c.metrics.SyncError.Inc()
-			c.log.Warn("garbage collector: watch of a resource ended; listing again", "resource", res.GroupResource(), "err", err, "after", delay)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(delay):
-			}
-			delay = min(2*delay, maxMonitorRetry)
-		}
+		watchcache.Follow(ctx, c.follow(m))
 	}()
 	return m
 }
 
-// watch feeds the graph from res's cache: every object as stored now (a
+// follow feeds the graph from m's cache: every object as stored now (a
 // consistent list, as kube's informers make), then a relisted change (the
-// graph drops what the list no longer has), then each change, until the
-// watch ends.
-func (c *Collector) watch(ctx context.Context, m *monitor) error {
+// graph drops what the list no longer has), then each change; and again
+// from a new list whenever the watch ends.
+func (c *Collector) follow(m *monitor) watchcache.FollowOptions {
 	res := m.res
-	cache := c.cfg.Cache(res)
-	if cache == nil {
-		return errors.New("the resource's watch cache is closed")
-	}
-	rev, err := c.cfg.Registry.Storage().CurrentRevision(ctx)
-	if err != nil {
-		return err
-	}
-	if err := cache.WaitFresh(ctx, rev); err != nil {
-		return err
-	}
-	w, err := cache.Watch(ctx, watchcache.WatchOptions{InitialEvents: true, InitialEventsEnd: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	listed := map[string]struct{}{} // nil once the initial events are over
-	var items []watchcache.Item
-	for {
-		if items, err = w.Next(ctx, items[:0]); err != nil {
-			return err
-		}
-		for _, it := range items {
-			switch it.Type {
-			case api.Bookmark:
-				if it.InitialEventsEnd {
-					c.changes.add(&event{typ: relisted, id: identity{APIVersion: res.APIVersion(), Kind: res.Kind}, listed: listed})
-					listed = nil
-					select {
-					case <-m.synced:
-					default:
-						close(m.synced)
-					}
-				}
-			case api.Error:
-				return errors.New(it.Status.Message)
+	id := identity{APIVersion: res.APIVersion(), Kind: res.Kind}
+	var listed map[string]struct{} // the initial events' UIDs; nil once they are over
+	return watchcache.FollowOptions{
+		Cache:         func() *watchcache.Cache { return c.cfg.Cache(res) },
+		InitialEvents: true,
+		Fresh:         c.cfg.Registry.Storage().CurrentRevision,
+		OnStart:       func() { listed = map[string]struct{}{} },
+		OnSynced: func() {
+			c.changes.add(&event{typ: relisted, id: id, listed: listed})
+			listed = nil
+			select {
+			case <-m.synced:
 			default:
+				close(m.synced)
+			}
+		},
+		Each: func(items []watchcache.Item) {
+			for _, it := range items {
 				meta, err := parseMeta(it.Object)
 				if err != nil {
 					c.log.Warn("garbage collector: an object's metadata cannot be read", "resource", res.GroupResource(), "err", err)
@@ -165,6 +129,11 @@ func (c *Collector) watch(ctx context.Context, m *monitor) error {
 				}
 				c.changes.add(e)
 			}
-		}
+		},
+		Ended: func(err error, retry time.Duration) {
+			c.metrics.SyncError.Inc()
+			c.log.Warn("garbage collector: watch of a resource ended; listing again", "resource", res.GroupResource(), "err", err, "after", retry)
+		},
+		Retry: monitorRetry,
 	}
 }
