@@ -171,11 +171,10 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 		Object: obj, OldObject: old, Options: operationOptions(op, q.r.URL.Query()),
 		DryRun: registry.IsDryRun(ctx),
 	}
-	switch q.info.Subresource {
-	case resource.ScaleSubresource.Name:
+	if q.info.Subresource == resource.ScaleSubresource.Name {
 		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
-	case bindingSubresource.Name:
-		a.Kind = webhook.GVK{Version: bindingSubresource.Version, Kind: bindingSubresource.Kind}
+	} else if sub, ok := q.res.Subresource(q.info.Subresource); ok { // its own kind
+		a.Kind = webhook.GVK{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
 	}
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user
