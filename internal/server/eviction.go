@@ -113,7 +113,10 @@ func evictionOptions(ev api.Object, name string, query []string) (deleteOptions,
 	if ev.Name() != name {
 		return opts, apierror.BadRequest("name in URL does not match name in Eviction object")
 	}
-	raw, _ := ev["deleteOptions"].(map[string]any)
+	raw, ok := ev["deleteOptions"].(map[string]any)
+	if !ok && ev["deleteOptions"] != nil {
+		return opts, apierror.BadRequest("the body is not a valid Eviction: deleteOptions is not an object")
+	}
 	if raw["ignoreStoreReadErrorWithClusterBreakingPotential"] == true {
 		const f = "deleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential"
 		return opts, apierror.Invalid(evictionSubresource.Group, evictionSubresource.Kind, name, []api.StatusCause{

@@ -191,6 +191,8 @@ func TestEviction(t *testing.T) {
 		{"other name", "dry", "", `{"metadata":{"name":"web-2"}}`, 400, "name in URL does not match name in Eviction object"},
 		{"other namespace", "dry", "", `{"metadata":{"name":"dry","namespace":"x"}}`, 400,
 			"the namespace of the provided object does not match the namespace sent on the request"},
+		{"options not an object", "dry", "", `{"metadata":{"name":"dry"},"deleteOptions":[]}`, 400,
+			"the body is not a valid Eviction: deleteOptions is not an object"},
 		{"other kind", "dry", "", `{"apiVersion":"v1","kind":"Eviction","metadata":{"name":"dry"}}`, 400,
 			"the API version in the data (v1) does not match the expected API version (policy/v1)"},
 		{"store read errors", "dry", "", `{"metadata":{"name":"dry"},"deleteOptions":{"ignoreStoreReadErrorWithClusterBreakingPotential":true}}`, 422,
