@@ -110,6 +110,7 @@ type evictionCase struct {
 	options       *metav1.DeleteOptions
 	dryRun        bool // in the request's query
 	beta          bool // sent as policy/v1beta1
+	protobuf      bool // sent as protobuf
 	// retryAfter is an eviction answered with a Retry-After, posted once:
 	// client-go's Evict would wait it out ten times.
 	retryAfter bool
@@ -177,6 +178,10 @@ func TestEvictionAsKube(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pb, err := kubernetes.NewForConfig(&clientrest.Config{Host: lw.URL, QPS: -1, ContentConfig: clientrest.ContentConfig{ContentType: "application/vnd.kubernetes.protobuf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := genericapirequest.WithNamespace(genericapirequest.NewContext(), "default")
 	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "default"})
 	for _, b := range budgets {
@@ -199,9 +204,9 @@ func TestEvictionAsKube(t *testing.T) {
 		{name: "succeeded", pod: pod{name: "succeeded", app: "full", phase: corev1.PodSucceeded}, beta: true},
 		{name: "failed phase", pod: pod{name: "failedphase", app: "full", phase: corev1.PodFailed}},
 		{name: "no budget", pod: running("free", "none")},
-		{name: "budget allows", pod: running("allowed", "allows")},
+		{name: "budget allows", pod: running("allowed", "allows"), protobuf: true},
 		{name: "budget allows no more", pod: running("allowed-2", "allows"), beta: true},
-		{name: "budget full", pod: running("full", "full")},
+		{name: "budget full", pod: running("full", "full"), protobuf: true},
 		{name: "over but none allowed", pod: running("over", "over")},
 		{name: "sync failed", pod: running("failed", "failed")},
 		{name: "condition reason", pod: running("reason", "reason")},
@@ -249,7 +254,11 @@ func TestEvictionAsKube(t *testing.T) {
 			}
 			kubeObj, kubeErr := kube.Eviction.Create(ctx, evicted, &policy.Eviction{
 				ObjectMeta: metav1.ObjectMeta{Name: named, Namespace: "default"}, DeleteOptions: c.options.DeepCopy()}, rest.ValidateAllObjectFunc, opts)
-			ourErr := evict(t, cs, c, evicted, named)
+			client := cs
+			if c.protobuf {
+				client = pb
+			}
+			ourErr := evict(t, client, c, evicted, named)
 			kubeNames := strings.NewReplacer("("+string(kubePod.UID)+")", "(<uid>)", "("+kubePod.ResourceVersion+")", "(<rv>)")
 			ourNames := strings.NewReplacer("("+string(ours.UID)+")", "(<uid>)", "("+ours.ResourceVersion+")", "(<rv>)")
 			if diff := cmp.Diff(answerOf(kubeErr, kubeNames), answerOf(ourErr, ourNames)); diff != "" {
