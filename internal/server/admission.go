@@ -171,10 +171,14 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 		Object: obj, OldObject: old, Options: operationOptions(op, q.r.URL.Query()),
 		DryRun: registry.IsDryRun(ctx),
 	}
-	if q.info.Subresource == resource.ScaleSubresource.Name {
+	switch q.info.Subresource {
+	case "":
+	case resource.ScaleSubresource.Name:
 		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
-	} else if sub, ok := q.res.Subresource(q.info.Subresource); ok { // its own kind
-		a.Kind = webhook.GVK{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+	default:
+		if sub, own := q.res.Subresource(q.info.Subresource); own { // binding, eviction
+			a.Kind = webhook.GVK{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+		}
 	}
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user
