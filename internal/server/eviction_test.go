@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -243,5 +244,43 @@ func TestEvictionAdmission(t *testing.T) {
 	}
 	if r := f.evict("go", "", `{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"go"}}`); r.code != http.StatusCreated || !f.gone("go") {
 		t.Errorf("go: %d %v", r.code, r.obj)
+	}
+}
+
+// TestEvictionsRace evicts pods of one budget allowing one disruption all
+// at once: the budget's compare-and-swap lets exactly one go.
+func TestEvictionsRace(t *testing.T) {
+	f := evictionFixture{t, newTestServer(t)}
+	f.budget("one", "race", `,"maxUnavailable":1`, `{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":4,"desiredHealthy":3,"expectedPods":4}`)
+	names := []string{"r1", "r2", "r3", "r4"}
+	for _, name := range names {
+		f.pod(name, "race", "Running", true, "")
+	}
+	codes := make([]int, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { // no t.Fatal off the test's goroutine: an error is code 0
+			resp, err := f.ts.Client().Post(f.ts.URL+evictPods+"/"+name+"/eviction", mediaJSON, strings.NewReader(`{"metadata":{"name":"`+name+`"}}`))
+			if err == nil {
+				codes[i] = resp.StatusCode
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	var evicted []string
+	for i, name := range names {
+		switch codes[i] {
+		case http.StatusCreated:
+			evicted = append(evicted, name)
+		case http.StatusTooManyRequests:
+		default:
+			t.Errorf("%s: %d", name, codes[i])
+		}
+	}
+	_, pdb := call(t, f.ts, "GET", evictPDBs+"/one", "", "")
+	disrupted, _ := at(pdb, "status.disruptedPods").(map[string]any)
+	if len(evicted) != 1 || len(disrupted) != 1 || disrupted[evicted[0]] == nil || at(pdb, "status.disruptionsAllowed") != "0" || !f.gone(evicted[0]) {
+		t.Errorf("evicted %v, budget %v", evicted, pdb["status"])
 	}
 }
