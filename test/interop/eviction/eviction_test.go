@@ -201,11 +201,11 @@ func TestEvictionAsKube(t *testing.T) {
 	running := func(name, app string) pod { return pod{name: name, app: app, phase: corev1.PodRunning, ready: true} }
 	cases := []evictionCase{
 		{name: "pending", pod: pod{name: "pending", app: "full", phase: corev1.PodPending}},
-		{name: "succeeded", pod: pod{name: "succeeded", app: "full", phase: corev1.PodSucceeded}, beta: true},
+		{name: "succeeded", pod: pod{name: "succeeded", app: "full", phase: corev1.PodSucceeded}, beta: true, protobuf: true},
 		{name: "failed phase", pod: pod{name: "failedphase", app: "full", phase: corev1.PodFailed}},
 		{name: "no budget", pod: running("free", "none")},
 		{name: "budget allows", pod: running("allowed", "allows"), protobuf: true},
-		{name: "budget allows no more", pod: running("allowed-2", "allows"), beta: true},
+		{name: "budget allows no more", pod: running("allowed-2", "allows"), beta: true, protobuf: true},
 		{name: "budget full", pod: running("full", "full"), protobuf: true},
 		{name: "over but none allowed", pod: running("over", "over")},
 		{name: "sync failed", pod: running("failed", "failed")},
