@@ -86,7 +86,8 @@ func (q *request) evict() {
 }
 
 // readEviction reads the request's Eviction, of policy/v1 or v1beta1 (as
-// v1), with the metadata kube's create handler wipes removed.
+// v1, as well as one that names neither), with the metadata kube's create
+// handler wipes removed.
 func (q *request) readEviction() (api.Object, error) {
 	obj, err := q.s.readObject(q.r, evictionSubresource.Kind)
 	if err != nil {
@@ -99,6 +100,7 @@ func (q *request) readEviction() (api.Object, error) {
 	if err := checkKind(obj, v1, evictionSubresource.Kind); err != nil {
 		return nil, err
 	}
+	obj["apiVersion"], obj["kind"] = v1, evictionSubresource.Kind // kube's decoder's defaults
 	for _, f := range []string{"creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
 		delete(obj.Metadata(), f) // rest.WipeObjectMetaSystemFields
 	}
@@ -107,7 +109,8 @@ func (q *request) readEviction() (api.Object, error) {
 
 // evictionOptions are the DeleteOptions of Eviction ev for pod name, once
 // checked as kube's EvictionREST.Create checks them, with the request's
-// dry run (query) propagated into them (propagateDryRun).
+// dry run (query) propagated into them and, if it has options, into ev
+// (propagateDryRun).
 func evictionOptions(ev api.Object, name string, query []string) (deleteOptions, error) {
 	var opts deleteOptions
 	if ev.Name() != name {
@@ -134,6 +137,9 @@ func evictionOptions(ev api.Object, name string, query []string) (deleteOptions,
 	switch {
 	case len(opts.DryRun) == 0:
 		opts.DryRun = query
+		if raw != nil && len(query) > 0 { // and into the Eviction admission sees
+			raw["dryRun"] = api.StringList(query)
+		}
 	case len(query) > 0 && !reflect.DeepEqual(query, opts.DryRun):
 		// A plain error in kube: a 500 with no reason.
 		return opts, &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "",

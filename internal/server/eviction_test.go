@@ -230,7 +230,8 @@ func TestEvictionAdmission(t *testing.T) {
 		{admissionV1 + "/validatingadmissionpolicies", `{"metadata":{"name":"evictions"},"spec":{
 			"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["pods/eviction"]}]},
 			"validations":[{"expression":"request.kind.group == 'policy' && request.kind.kind == 'Eviction' && request.subResource == 'eviction' && object.apiVersion == 'policy/v1'"},
-				{"expression":"object.metadata.name != 'keep'","message":"keep stays"}]}}`},
+				{"expression":"object.metadata.name != 'keep'","message":"keep stays"},
+				{"expression":"!has(object.deleteOptions) || !has(object.deleteOptions.gracePeriodSeconds) || object.deleteOptions.dryRun == ['All']","message":"dry run not propagated"}]}}`},
 		{admissionV1 + "/validatingadmissionpolicybindings", `{"metadata":{"name":"evictions"},"spec":{"policyName":"evictions","validationActions":["Deny"]}}`},
 	} {
 		if code, m := call(t, f.ts, "POST", c.path, mediaJSON, c.body); code != http.StatusCreated {
@@ -241,6 +242,11 @@ func TestEvictionAdmission(t *testing.T) {
 	f.pod("go", "a", "Running", true, "")
 	if r := f.evict("keep", "", ""); r.code != http.StatusUnprocessableEntity || !strings.Contains(r.obj["message"].(string), "keep stays") || f.gone("keep") {
 		t.Errorf("keep: %d %v", r.code, r.obj)
+	}
+	// The query's dry run reaches the Eviction's options, as kube's
+	// propagateDryRun writes it there before validating admission.
+	if r := f.evict("go", "?dryRun=All", `{"metadata":{"name":"go"},"deleteOptions":{"gracePeriodSeconds":5}}`); r.code != http.StatusCreated || f.gone("go") {
+		t.Errorf("go, dry run: %d %v", r.code, r.obj)
 	}
 	if r := f.evict("go", "", `{"apiVersion":"policy/v1beta1","kind":"Eviction","metadata":{"name":"go"}}`); r.code != http.StatusCreated || !f.gone("go") {
 		t.Errorf("go: %d %v", r.code, r.obj)
