@@ -279,11 +279,12 @@ type budget struct {
 		CurrentHealthy     int32             `json:"currentHealthy"`
 		DesiredHealthy     int32             `json:"desiredHealthy"`
 		DisruptedPods      map[string]string `json:"disruptedPods"`
-		Conditions         []struct {
-			Type, Status, Reason, Message string
-		} `json:"conditions"`
+		Conditions         []budgetCondition `json:"conditions"`
 	} `json:"status"`
 }
+
+// budgetCondition is what an eviction reads of a budget's condition.
+type budgetCondition struct{ Type, Status, Reason, Message string }
 
 func budgetOf(obj api.Object) (budget, error) {
 	var b budget
@@ -375,7 +376,7 @@ func allowsDisruption(b budget) error {
 	case b.Status.DisruptionsAllowed > 0:
 		return nil
 	}
-	var cond struct{ Type, Status, Reason, Message string }
+	var cond budgetCondition
 	for _, c := range b.Status.Conditions {
 		if c.Type == "DisruptionAllowed" {
 			cond = c
