@@ -15,7 +15,8 @@
 // resource.Quantity, intstr.IntOrString and runtime.RawExtension. Status
 // and DeleteOptions are accepted under any apiVersion (as Kubernetes
 // registers them in every group version), PartialObjectMetadata(List)
-// under meta.k8s.io/v1 and v1beta1. Only apiextensions.k8s.io/v1
+// under meta.k8s.io/v1 and v1beta1, policy/v1beta1 Eviction (which
+// pods/eviction accepts) as policy/v1's. Only apiextensions.k8s.io/v1
 // (CustomResourceDefinition and its List), whose JSONSchemaProps has JSON
 // encodings of its own, is described by hand (apiextensions.go). Supports
 // says whether a kind is handled; for other kinds a server answers 406 or

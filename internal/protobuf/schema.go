@@ -149,6 +149,9 @@ func lookup(apiVersion, kind string) *message {
 	switch {
 	case (kind == "Status" || kind == "DeleteOptions") && apiVersion != "":
 		apiVersion = "meta.k8s.io/v1"
+	case apiVersion == "policy/v1beta1" && kind == "Eviction":
+		// Accepted by pods/eviction, not served: its message is v1's.
+		apiVersion = "policy/v1"
 	case apiVersion == "apiextensions.k8s.io/v1":
 		return crdKinds()[kind]
 	}

@@ -172,10 +172,13 @@ func (q *request) attributes(ctx context.Context, op string, obj, old api.Object
 		DryRun: registry.IsDryRun(ctx),
 	}
 	switch q.info.Subresource {
+	case "":
 	case resource.ScaleSubresource.Name:
 		a.Kind = webhook.GVK{Group: "autoscaling", Version: "v1", Kind: "Scale"}
-	case bindingSubresource.Name:
-		a.Kind = webhook.GVK{Version: bindingSubresource.Version, Kind: bindingSubresource.Kind}
+	default:
+		if sub, own := q.res.Subresource(q.info.Subresource); own { // binding, eviction
+			a.Kind = webhook.GVK{Group: sub.Group, Version: sub.Version, Kind: sub.Kind}
+		}
 	}
 	if n := noteOf(q.r); n != nil {
 		a.User = n.user

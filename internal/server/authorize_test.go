@@ -73,6 +73,9 @@ func TestAuthorization(t *testing.T) {
 			`configmaps "cm1" is forbidden: User "alice" cannot watch resource "configmaps" in API group "" in the namespace "default"`},
 		{"GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D..", 200,
 			authz.Attributes{Verb: "list", ResourceRequest: true, APIVersion: "v1", Namespace: "default", Resource: "configmaps"}, ""},
+		{"POST", "/api/v1/namespaces/default/pods/p/eviction", 403,
+			authz.Attributes{Verb: "create", ResourceRequest: true, APIVersion: "v1", Namespace: "default", Resource: "pods", Subresource: "eviction", Name: "p"},
+			`pods "p" is forbidden: User "alice" cannot create resource "pods/eviction" in API group "" in the namespace "default"`},
 		{"GET", "/metrics", 403, authz.Attributes{Verb: "get", Path: "/metrics"},
 			`forbidden: User "alice" cannot get path "/metrics"`},
 	}

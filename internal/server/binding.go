@@ -111,7 +111,7 @@ func (q *request) bindPod(binding api.Object, name string) {
 		}
 		// Gate ClearingNominatedNodeNameAfterBinding, beta and on.
 		delete(status, "nominatedNodeName")
-		status["conditions"] = scheduled(listAt(status, "conditions"))
+		status["conditions"] = setPodCondition(listAt(status, "conditions"), map[string]any{"type": "PodScheduled", "status": "True"})
 		return pod, nil
 	})
 	if err != nil {
@@ -133,14 +133,21 @@ func (q *request) readBinding() (api.Object, error) {
 	if err := checkKind(obj, bindingSubresource.Version, bindingSubresource.Kind); err != nil {
 		return nil, err
 	}
+	return obj, q.inNamespace(obj)
+}
+
+// inNamespace puts obj, a subresource's object, in the request's
+// namespace, unless it names another (kube's
+// EnsureObjectNamespaceMatchesRequestNamespace).
+func (q *request) inNamespace(obj api.Object) error {
 	switch ns := obj.Namespace(); ns {
 	case "":
 		obj.SetMeta("namespace", q.info.Namespace)
 	case q.info.Namespace:
 	default:
-		return nil, apierror.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return apierror.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	return obj, nil
+	return nil
 }
 
 // validateBinding is kube's ValidatePodBinding. Its errors reach the
@@ -211,18 +218,18 @@ func bindPodMeta(pod api.Object, annotations, labels map[string]string) {
 	}
 }
 
-// scheduled is a pod's conditions with PodScheduled True, as kube's
-// UpdatePodCondition sets it: the condition replaced whole, its
-// transition time kept only if it was True already.
-func scheduled(conditions []any) []any {
-	now := api.NewTime(time.Now()).Format("2006-01-02T15:04:05Z")
-	cond := map[string]any{"type": "PodScheduled", "status": "True", "lastProbeTime": nil, "lastTransitionTime": now}
+// setPodCondition is a pod's conditions with cond set as kube's
+// UpdatePodCondition sets it: the condition of its type replaced whole,
+// its transition time kept only if its status was the same already.
+func setPodCondition(conditions []any, cond map[string]any) []any {
+	cond["lastProbeTime"] = nil
+	cond["lastTransitionTime"] = api.NewTime(time.Now()).Format(time.RFC3339)
 	for i, c := range conditions {
 		c, _ := c.(map[string]any)
-		if stringAt(c, "type") != "PodScheduled" {
+		if stringAt(c, "type") != stringAt(cond, "type") {
 			continue
 		}
-		if stringAt(c, "status") == "True" {
+		if stringAt(c, "status") == stringAt(cond, "status") {
 			cond["lastTransitionTime"] = c["lastTransitionTime"]
 		}
 		out := append([]any(nil), conditions...)

@@ -42,6 +42,7 @@ var fuzzOps = []struct {
 	{"GET", "/api/v1/configmaps", "", false},
 	{"POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", mediaJSON, false},
 	{"POST", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews", mediaYAML, false},
+	{"POST", "/api/v1/namespaces/default/pods/f/eviction", mediaJSON, false}, // decoded and checked; no such pod
 }
 
 const fuzzCMs = "/api/v1/namespaces/default/configmaps"
@@ -95,6 +96,7 @@ func FuzzRequestPath(f *testing.F) {
 	f.Add(uint8(15), uint8(0), "watch=1&resourceVersion=1&allowWatchBookmarks=true", uint16(0), false)
 	f.Add(uint8(16), uint8(0), `{"spec":{"user":"u","extra":{"k":["v"]},"resourceAttributes":{"verb":"get"}}}`, uint16(0), false)
 	f.Add(uint8(17), uint8(1), `{}`, uint16(9_990), false) // a deep unknown field of a review
+	f.Add(uint8(18), uint8(0), `{"metadata":{"name":"f"},"deleteOptions":{"dryRun":["All"],"preconditions":{"uid":"u"}}}`, uint16(0), false)
 	f.Fuzz(func(t *testing.T, op, shape uint8, doc string, nest uint16, arrays bool) {
 		o := fuzzOps[int(op)%len(fuzzOps)]
 		body := fuzzShapes[int(shape)%len(fuzzShapes)](fuzzWrap(doc, int(nest)%fuzzMaxNest, arrays))

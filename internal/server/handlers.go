@@ -106,6 +106,9 @@ func (q *request) serve() {
 		case bindingSubresource.Name:
 			q.bind()
 			return
+		case evictionSubresource.Name:
+			q.evict()
+			return
 		}
 		q.create()
 	case "update":

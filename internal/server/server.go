@@ -253,6 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		addSubresource(builtins, "serviceaccounts", tokenSubresource)
 	}
 	addSubresource(builtins, "pods", bindingSubresource)
+	addSubresource(builtins, "pods", evictionSubresource)
 	crd.PruneBuiltins(builtins)
 	checkWebhookConditions(builtins)
 	checkPolicyExpressions(builtins)

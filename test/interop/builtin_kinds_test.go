@@ -31,7 +31,6 @@ var notServed = map[string]string{
 	"v1 pods/proxy":          "proxies to a pod; none runs",
 	"v1 nodes/proxy":         "proxies to a kubelet",
 	"v1 services/proxy":      "proxies to a Service's endpoints; none run",
-	"v1 pods/eviction":       "checks PodDisruptionBudgets: a later step",
 	"v1 namespaces/finalize": "namespace deletion removes the finalizer itself",
 }
 

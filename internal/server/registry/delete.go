@@ -69,7 +69,7 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if bad {
 			cur = undecodable(res, ns, name, kv)
 		}
-		if err := checkPreconditions(res, cur, opts.Preconditions); err != nil {
+		if err := CheckPreconditions(res, cur, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
 		served, err := convert(ctx, res, cur.DeepCopy())
@@ -206,11 +206,11 @@ func forbidden(res *resource.Resource, name, why string) *api.StatusError {
 	return &api.StatusError{Status: s}
 }
 
-// checkPreconditions fails with kube-apiserver's 409 when pre does not
+// CheckPreconditions fails with kube-apiserver's 409 when pre does not
 // hold: namespaces and definitions check them in their own REST storage,
 // with its messages; every other kind in rest.BeforeDelete, which names the
 // object by its kind.
-func checkPreconditions(res *resource.Resource, cur api.Object, pre Preconditions) error {
+func CheckPreconditions(res *resource.Resource, cur api.Object, pre Preconditions) error {
 	uid, rv := cur.UID(), cur.ResourceVersion()
 	uidFailed := pre.UID != nil && *pre.UID != uid
 	rvFailed := !uidFailed && pre.ResourceVersion != nil && *pre.ResourceVersion != rv

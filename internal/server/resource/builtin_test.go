@@ -11,9 +11,10 @@ import (
 
 // servedSubresources are the subresources the server serves for built-ins,
 // by name: status (StatusSubresource), serviceaccounts/token when the
-// server issues tokens, and pods/binding (internal/server/binding.go);
+// server issues tokens, pods/binding (internal/server/binding.go) and
+// pods/eviction (internal/server/eviction.go);
 // scale is served where the Resource has Scale.
-var servedSubresources = []string{"status", "token", "binding"}
+var servedSubresources = []string{"status", "token", "binding", "eviction"}
 
 // Every resource kube 1.37 serves by default is served, named as kube's
 // discovery names it, or listed as not served; what is not served is in
