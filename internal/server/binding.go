@@ -124,15 +124,33 @@ func (q *request) bindPod(binding api.Object, name string) {
 }
 
 // readBinding reads the request's Binding, which must be in the
-// request's namespace.
+// request's namespace. Its uid and resourceVersion are the bind's
+// preconditions: kube's BindingREST keeps the system fields of its
+// metadata that a create wipes elsewhere.
 func (q *request) readBinding() (api.Object, error) {
-	obj, err := q.s.readObject(q.r, bindingSubresource.Kind)
+	return q.readCreate(bindingSubresource, "")
+}
+
+// readCreate reads the object of a create on subresource sub as kube's
+// create handler decodes it: apiVersion and kind checked and defaulted to
+// sub's (an object of apiVersion alias is read as sub's version, whose
+// fields it has), and put in the request's namespace.
+func (q *request) readCreate(sub resource.Subresource, alias string) (api.Object, error) {
+	obj, err := q.s.readObject(q.r, sub.Kind)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKind(obj, bindingSubresource.Version, bindingSubresource.Kind); err != nil {
+	version := sub.Version
+	if sub.Group != "" {
+		version = sub.Group + "/" + sub.Version
+	}
+	if alias != "" && obj.APIVersion() == alias {
+		obj["apiVersion"] = version
+	}
+	if err := checkKind(obj, version, sub.Kind); err != nil {
 		return nil, err
 	}
+	obj["apiVersion"], obj["kind"] = version, sub.Kind
 	return obj, q.inNamespace(obj)
 }
 

@@ -89,22 +89,14 @@ func (q *request) evict() {
 // v1, as well as one that names neither), with the metadata kube's create
 // handler wipes removed.
 func (q *request) readEviction() (api.Object, error) {
-	obj, err := q.s.readObject(q.r, evictionSubresource.Kind)
+	ev, err := q.readCreate(evictionSubresource, evictionBeta)
 	if err != nil {
 		return nil, err
 	}
-	v1 := evictionSubresource.Group + "/" + evictionSubresource.Version
-	if obj.APIVersion() == evictionBeta {
-		obj["apiVersion"] = v1
-	}
-	if err := checkKind(obj, v1, evictionSubresource.Kind); err != nil {
-		return nil, err
-	}
-	obj["apiVersion"], obj["kind"] = v1, evictionSubresource.Kind // kube's decoder's defaults
 	for _, f := range []string{"creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
-		delete(obj.Metadata(), f) // rest.WipeObjectMetaSystemFields
+		delete(ev.Metadata(), f) // rest.WipeObjectMetaSystemFields
 	}
-	return obj, q.inNamespace(obj)
+	return ev, nil
 }
 
 // evictionOptions are the DeleteOptions of Eviction ev for pod name, once
