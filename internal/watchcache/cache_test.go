@@ -180,9 +180,6 @@ func (c chanWaker) Wake() {
 	}
 }
 
-func (c chanWaker) WakeNow()        { c.Wake() }
-func (c chanWaker) Prefetch() int64 { return 0 }
-
 // woken reports whether c has a wake-up, taking it.
 func (c chanWaker) woken() bool {
 	select {
