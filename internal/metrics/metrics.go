@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/listwatch/listwatch/controllermetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,14 +48,15 @@ type Metrics struct {
 	observers sync.Map
 
 	mu         sync.Mutex
-	resources  map[ResourceID]*Resource // guarded by mu
-	commits    *Commits                 // guarded by mu; nil until Commits
-	leader     *prometheus.GaugeVec     // guarded by mu; nil until LeaderStatus
-	gc         *GC                      // guarded by mu; nil until GC
-	health     healthMetrics            // guarded by mu; zero until HealthChecks
-	admission  *Admission               // guarded by mu; nil until Admission
-	conversion *Conversion              // guarded by mu; nil until Conversion
-	policies   *Policies                // guarded by mu; nil until Policies
+	resources  map[ResourceID]*Resource   // guarded by mu
+	commits    *Commits                   // guarded by mu; nil until Commits
+	leader     *prometheus.GaugeVec       // guarded by mu; nil until LeaderStatus
+	gc         *GC                        // guarded by mu; nil until GC
+	workqueues *controllermetrics.Metrics // guarded by mu; nil until Workqueues
+	health     healthMetrics              // guarded by mu; zero until HealthChecks
+	admission  *Admission                 // guarded by mu; nil until Admission
+	conversion *Conversion                // guarded by mu; nil until Conversion
+	policies   *Policies                  // guarded by mu; nil until Policies
 }
 
 // New returns the collectors, registered with the Go runtime and process

@@ -66,9 +66,9 @@ func (q *request) bindLegacy() {
 // bindPod binds pod name as the admitted binding says, once
 // ValidatePodBinding and validating admission pass: the pod, unless
 // deleted, bound or gated, gets the node, the Binding's annotations and
-// labels and the PodScheduled condition, written as it is (no pod
-// strategy, validation or admission of the pod: kube writes it straight
-// to storage). The answer is a Success Status.
+// labels (unchecked) and the PodScheduled condition, written as it is (no
+// pod strategy, validation or admission of the pod: kube writes it
+// straight to storage). The answer is a Success Status.
 func (q *request) bindPod(binding api.Object, name string) {
 	err := validateBinding(binding)
 	if err == nil {
@@ -258,10 +258,12 @@ func setPodCondition(conditions []any, cond map[string]any) []any {
 }
 
 // bindingView is the pods resource as a binding writes to it: status
-// included, no generation, no pod strategy or validation.
+// included, no generation, no pod strategy, no validation (not even of
+// the labels and annotations the Binding brings: ValidatePodBinding checks
+// its target alone).
 func bindingView(res *resource.Resource) *resource.Resource {
 	v := partView(res)
-	v.Prepare, v.Validate, v.ValidateCreate, v.ValidateUpdate = nil, nil, nil, nil
+	v.Prepare, v.Unvalidated = nil, true
 	return v
 }
 

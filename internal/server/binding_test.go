@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,5 +118,32 @@ func TestPodBinding(t *testing.T) {
 		if _, got := call(t, ts, "POST", bindings, mediaJSON, body); got["message"] != want {
 			t.Errorf("%s: %v, want %q", body, got["message"], want)
 		}
+	}
+}
+
+// TestPodBindingMetadataUnchecked checks that a Binding's labels and
+// annotations reach the pod unchecked, as kube's BindingREST copies them
+// (ValidatePodBinding checks the target alone, and the pod's write is not
+// validated): keys and values a pod's own write could not carry,
+// and annotations past their 256 KiB total.
+func TestPodBindingMetadataUnchecked(t *testing.T) {
+	ts := newTestServer(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	if code, body := call(t, ts, "POST", pods, mediaJSON, `{"metadata":{"name":"p","labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`); code != http.StatusCreated {
+		t.Fatalf("pod: %d %v", code, body)
+	}
+	big := strings.Repeat("x", 256<<10)
+	labels := map[string]string{"app": "b", "not a key!": "not a value!"}
+	annotations := map[string]string{"-bad/key": "v", "big": big}
+	binding, _ := json.Marshal(map[string]any{"metadata": map[string]any{"name": "p", "labels": labels, "annotations": annotations}, "target": map[string]any{"name": "n1"}})
+	if code, status := call(t, ts, "POST", pods+"/p/binding", mediaJSON, string(binding)); code != http.StatusCreated {
+		t.Fatalf("binding: %d %v", code, status)
+	}
+	_, got := call(t, ts, "GET", pods+"/p", "", "")
+	if diff := cmp.Diff(labels, got.Labels()); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(annotations, got.Annotations()); diff != "" {
+		t.Errorf("annotations (-want +got):\n%.300s", diff)
 	}
 }

@@ -22,8 +22,10 @@ import (
 // volume attributes class is removed once the object is being deleted
 // and nothing uses it, and given back to one that is not being deleted
 // and lacks it. The leader follows the watch caches of pods, claims,
-// volumes and classes; each event queues the objects it may free, and one
-// worker looks at each (kube runs one worker per controller).
+// volumes and classes; each event queues the objects it may free on their
+// kind's queue, named as kube's controllers name theirs (pvcprotection,
+// pvprotection, vacprotection: the workqueue_* metrics' name label), and
+// one worker per queue looks at each, as kube runs one per controller.
 //
 // What counts as a use is kube 1.37's:
 //   - a claim: a pod of its namespace with spec.nodeName set (kubelet
@@ -50,7 +52,8 @@ import (
 // after its watch ended.
 const protectionRetry = time.Second
 
-// protectedKind is which of the three an item of the queue names.
+// protectedKind is which of the three an item names, and so which queue
+// holds it.
 type protectedKind uint8
 
 const (
@@ -58,6 +61,10 @@ const (
 	protectedVolume
 	protectedClass
 )
+
+// protectionQueues are the names of the kinds' queues, kube's controllers'
+// (their workqueue_* metrics' name label).
+var protectionQueues = [...]string{protectedClaim: "pvcprotection", protectedVolume: "pvprotection", protectedClass: "vacprotection"}
 
 // protectedItem names an object for the protection worker to look at.
 type protectedItem struct {
@@ -208,12 +215,15 @@ func (pod *storageUse) claimNames() []string {
 type storageProtection struct {
 	s                              *Server
 	pods, claims, volumes, classes *resource.Resource
-	queue                          *workqueue.Queue[protectedItem]
+	queues                         [len(protectionQueues)]*workqueue.Queue[protectedItem] // by kind
 }
 
 // protectStorage runs the three protection controllers until ctx ends.
 func (s *Server) protectStorage(ctx context.Context) {
-	p := &storageProtection{s: s, queue: workqueue.New(workqueue.Options[protectedItem]{})}
+	p := &storageProtection{s: s}
+	for kind, name := range protectionQueues {
+		p.queues[kind] = workqueue.New(workqueue.Options[protectedItem]{Name: name, Metrics: s.metrics.Workqueues()})
+	}
 	p.pods, _ = s.catalog.Get("", "v1", "pods")
 	p.claims, _ = s.catalog.Get("", "v1", "persistentvolumeclaims")
 	p.volumes, _ = s.catalog.Get("", "v1", "persistentvolumes")
@@ -222,9 +232,13 @@ func (s *Server) protectStorage(ctx context.Context) {
 	for _, res := range []*resource.Resource{p.pods, p.claims, p.volumes, p.classes} {
 		wg.Go(func() { p.follow(ctx, res) })
 	}
-	wg.Go(func() { p.work(ctx) })
+	for _, q := range p.queues {
+		wg.Go(func() { p.work(ctx, q) })
+	}
 	<-ctx.Done()
-	p.queue.ShutDown()
+	for _, q := range p.queues {
+		q.ShutDown()
+	}
 	wg.Wait()
 }
 
@@ -250,13 +264,13 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 	md := &u.Metadata
 	if res == p.pods {
 		for _, name := range u.claimNames() {
-			p.queue.Add(protectedItem{protectedClaim, md.Namespace, name})
+			p.add(protectedItem{protectedClaim, md.Namespace, name})
 		}
 		return
 	}
 	if res == p.classes {
 		if !deleted && u.needsLook(plugins.VACProtectionFinalizer) {
-			p.queue.Add(protectedItem{kind: protectedClass, name: md.Name})
+			p.add(protectedItem{kind: protectedClass, name: md.Name})
 		}
 		return
 	}
@@ -265,7 +279,7 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 		kind, finalizer = protectedVolume, plugins.PVProtectionFinalizer
 	}
 	if !deleted && (u.needsLook(finalizer) || res == p.claims && !u.unusedKnown()) {
-		p.queue.Add(protectedItem{kind, md.Namespace, md.Name})
+		p.add(protectedItem{kind, md.Namespace, md.Name})
 	}
 	// The classes it named at its last change may be freed now that it
 	// names others or is gone; those it names as it goes too.
@@ -275,7 +289,7 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 		names, freed = nil, append(freed, names...)
 	}
 	for _, name := range freed {
-		p.queue.Add(protectedItem{kind: protectedClass, name: name})
+		p.add(protectedItem{kind: protectedClass, name: name})
 	}
 	if len(names) > 0 {
 		classes[key] = names
@@ -284,28 +298,31 @@ func (p *storageProtection) queueFreed(res *resource.Resource, deleted bool, u *
 	}
 }
 
-// work looks at each queued object until the queue shuts down; a look
-// that fails, a write that conflicts too, is retried with backoff, as
-// kube's controllers retry (the watch may bring no event that queues it
-// again: a claim whose Unused condition is already known).
-func (p *storageProtection) work(ctx context.Context) {
+// add queues it on its kind's queue.
+func (p *storageProtection) add(it protectedItem) { p.queues[it.kind].Add(it) }
+
+// work looks at each object queued on q until q shuts down; a look that
+// fails, a write that conflicts too, is retried with backoff, as kube's
+// controllers retry (the watch may bring no event that queues it again: a
+// claim whose Unused condition is already known).
+func (p *storageProtection) work(ctx context.Context, q *workqueue.Queue[protectedItem]) {
 	for {
-		it, shutdown := p.queue.Get()
+		it, shutdown := q.Get()
 		if shutdown {
 			return
 		}
 		err := p.look(ctx, it)
 		switch {
 		case err == nil, isReason(err, api.StatusReasonNotFound):
-			p.queue.Forget(it)
+			q.Forget(it)
 		case ctx.Err() != nil:
 		case isReason(err, api.StatusReasonConflict):
-			p.queue.AddRateLimited(it)
+			q.AddRateLimited(it)
 		default:
 			p.s.log.Warn("storage protection: looking at an object", "namespace", it.namespace, "name", it.name, "err", err)
-			p.queue.AddRateLimited(it)
+			q.AddRateLimited(it)
 		}
-		p.queue.Done(it)
+		q.Done(it)
 	}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -19,8 +20,8 @@ const protectionWait = 10 * time.Second
 // API: each keeps the finalizer of an object being deleted while kube's
 // would, and removes it (the object goes) once nothing uses it. That an
 // object keeps its finalizer is read once the controller has freed an
-// object queued after it by the same watch (its one worker takes them in
-// order).
+// object queued after it on the same queue (each queue's one worker takes
+// them in order). The queues export kube's workqueue metrics.
 func TestStorageProtection(t *testing.T) {
 	ts := newTestServer(t)
 	const (
@@ -151,6 +152,19 @@ func TestStorageProtection(t *testing.T) {
 			fins, _ := obj.Metadata()["finalizers"].([]any)
 			return slices.Contains(fins, any(plugins.PVCProtectionFinalizer))
 		})
+	})
+
+	// Each kind's queue has counted the items above, under kube's name.
+	t.Run("metrics", func(t *testing.T) {
+		b := ask(t, ts, "GET", "/metrics", "", "").body
+		for _, name := range []string{"pvcprotection", "pvprotection", "vacprotection"} {
+			for _, series := range []string{"workqueue_adds_total", "workqueue_work_duration_seconds_count", "workqueue_queue_duration_seconds_count"} {
+				line := regexp.MustCompile(`(?m)^` + series + `\{name="` + name + `"\} ([0-9]+)$`).FindSubmatch(b)
+				if line == nil || string(line[1]) == "0" {
+					t.Errorf("%s{name=%q}: %q, want a count above 0", series, name, line)
+				}
+			}
+		}
 	})
 }
 

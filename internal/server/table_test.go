@@ -125,3 +125,56 @@ func TestHPATableInStoredOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestHPATableWatchInStoredOrder checks that a v1 HPA Table watch prints
+// each event's object as stored, whatever the v2 cache holds when the
+// event is sent: writes in quick succession (the v2 cache holds a later
+// one), and a delete (it holds none).
+func TestHPATableWatchInStoredOrder(t *testing.T) {
+	ts := newTestServer(t)
+	const (
+		v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+		v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+	)
+	start, _ := storageCurrent(t, ts)
+	resp := startWatch(t, ts.Client(), fmt.Sprintf("%s%s?watch=true&resourceVersion=%d", ts.URL, v1, start), "application/json;as=Table;v=v1;g=meta.k8s.io")
+	rawCall(t, ts, http.MethodPost, v2, mediaJSON, `{"metadata":{"name":"web"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":5,"metrics":[
+		{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},
+		{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"100Mi"}}}]}}`, http.StatusCreated)
+	const updates = 3
+	for i := range updates {
+		if code, body := call(t, ts, http.MethodPatch, v2+"/web", "application/merge-patch+json", fmt.Sprintf(`{"spec":{"maxReplicas":%d}}`, 6+i)); code != http.StatusOK {
+			t.Fatalf("patch: %d %v", code, body)
+		}
+	}
+	if code, body := call(t, ts, http.MethodDelete, v2+"/web", "", ""); code != http.StatusOK {
+		t.Fatalf("delete: %d %v", code, body)
+	}
+
+	dec := json.NewDecoder(resp.Body)
+	targets := -1
+	for i := range updates + 2 {
+		var ev struct {
+			Type   string
+			Object struct {
+				ColumnDefinitions []struct{ Name string }
+				Rows              []struct{ Cells []any }
+			}
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		for j, c := range ev.Object.ColumnDefinitions {
+			if c.Name == "Targets" {
+				targets = j
+			}
+		}
+		if len(ev.Object.Rows) != 1 || targets < 0 {
+			t.Fatalf("event %d %s: %d rows, Targets column %d", i, ev.Type, len(ev.Object.Rows), targets)
+		}
+		const want = "cpu: <unknown>/50%, memory: <unknown>/100Mi"
+		if got := ev.Object.Rows[0].Cells[targets]; got != want {
+			t.Errorf("event %d %s: Targets %q, want %q", i, ev.Type, got, want)
+		}
+	}
+}

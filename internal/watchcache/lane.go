@@ -140,7 +140,7 @@ func (s *LaneSlot) release() {
 // poll group that it concerns.
 type PollBatch struct {
 	// Wakers are the group's polled watchers without a lane slot: wake
-	// each.
+	// each (they are the WatchOptions.Waker values given).
 	Wakers []Waker
 	// Lane is the group's lane (ServeLane each block), with Items, the
 	// batch's events as its watchers see them (at least one), and Rev,

@@ -42,20 +42,13 @@ type WatchOptions struct {
 }
 
 // Waker serves a watcher (WatchOptions.Waker). The cache calls Wake; the
-// caller of Config.WakePolled, handed a batch's Wakers, calls WakeNow or
-// Prefetch, so that it serves its own type without an assertion.
+// caller of Config.WakePolled is handed a batch's Wakers, its own values,
+// to serve as it will.
 type Waker interface {
 	// Wake is told that the watcher's Pending may have something. It may
 	// run under the cache's locks (or in ServeLane, for a watcher out of
 	// its lane): it must not block or call the cache.
 	Wake()
-	// WakeNow is Wake on a goroutine that may serve the watcher at once:
-	// one of the caller of WakePolled's, not the cache's.
-	WakeNow()
-	// Prefetch reads what serving the watcher reads first, so that a
-	// caller about to serve many has their cache misses overlap; its
-	// result is of no use but to keep the reads.
-	Prefetch() int64
 }
 
 // Watcher is one watch on the cache. Its reader calls Next (or, with a

@@ -477,6 +477,10 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 	case len(items) > 0:
 		err = d.counted.send(d.enc, items)
 	case err != nil:
+		if d.e.ctx.Err() != nil { // Close cancelled a catch-up before it reached this watch
+			d.finish(endShutdown)
+			return stepOver
+		}
 		endStream(d.e.ctx, err, d.enc, d.counted)
 		d.finish(endError)
 		return stepOver

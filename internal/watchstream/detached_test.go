@@ -2,6 +2,7 @@ package watchstream
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -17,6 +18,9 @@ import (
 	"github.com/listwatch/listwatch/internal/server/authn/authntest"
 	"github.com/listwatch/listwatch/internal/sockwrite"
 	"github.com/listwatch/listwatch/internal/watchcache"
+	"github.com/listwatch/listwatch/internal/watchstream/streamtest"
+	"github.com/listwatch/listwatch/storage"
+	"github.com/listwatch/listwatch/storage/memory"
 )
 
 // TestConnSinkNonBlockingWrite checks that a non-blocking send to a client
@@ -206,4 +210,45 @@ func TestSocketConnClosesItsDescriptor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCloseEndsReplayingWatchesGoingAway checks that the engine's close
+// ends a WebSocket watch catching up from the store with the close frame
+// of a shutdown (1001), not a normal one: the close cancels the replay,
+// and the error that cuts it short is the shutdown's, even when the
+// watch's goroutine sees it before the close reaches the watch (here
+// always: the test cancels alone, then closes).
+func TestCloseEndsReplayingWatchesGoingAway(t *testing.T) {
+	store := memory.New()
+	for i := range 3 {
+		if _, err := store.Create(t.Context(), fmt.Sprintf("%sdefault/old%d", testPrefix, i), []byte(`{"metadata":{"name":"old"}}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stuck := stuckReplays{Store: store, before: 3, started: make(chan struct{})}
+	x := newTestServerOn(t, Config{}, store, stuck)
+	c := streamtest.DialWS(t, dial(t, x.serve("cleartext")), "/?resourceVersion=1")
+	<-stuck.started
+	x.e.cancel() // what Close does first
+	c.ExpectClose(1001, "server shutting down")
+	c.Conn.Close()
+	x.e.Close()
+}
+
+// stuckReplays is a store whose watches from before revision before wait
+// for their context's end, as a replay from a slow store does, saying
+// so on started.
+type stuckReplays struct {
+	*memory.Store
+	before  int64
+	started chan struct{}
+}
+
+func (s stuckReplays) Watch(ctx context.Context, prefix string, from int64) (storage.Watcher, error) {
+	if from >= s.before {
+		return s.Store.Watch(ctx, prefix, from)
+	}
+	s.started <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
 }

@@ -44,7 +44,14 @@ const testPrefix = "/configmaps/"
 
 // newTestServer starts an engine of cfg, and the cache that feeds it.
 func newTestServer(t *testing.T, cfg Config) *testServer {
-	x := &testServer{t: t, store: memory.New(), ended: make(chan int64, 64)}
+	store := memory.New()
+	return newTestServerOn(t, cfg, store, store)
+}
+
+// newTestServerOn is newTestServer on store, whose cache reads it through
+// read (store itself, or a wrapper of it).
+func newTestServerOn(t *testing.T, cfg Config, store *memory.Store, read storage.Interface) *testServer {
+	x := &testServer{t: t, store: store, ended: make(chan int64, 64)}
 	x.m = metrics.New().Resource(metrics.ResourceID{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"})
 	cfg.Log = slog.New(slog.DiscardHandler)
 	cfg.BookmarkInterval = cmp.Or(cfg.BookmarkInterval, time.Minute)
@@ -52,7 +59,7 @@ func newTestServer(t *testing.T, cfg Config) *testServer {
 	x.e = New(cfg)
 	x.wake = func(b *watchcache.PollBatch) { x.e.WakePolled(b, x.m) }
 	x.cache = watchcache.New(watchcache.Config{
-		Storage: x.store, Prefix: testPrefix, Codec: watchcache.Codec{Decode: decodeTest},
+		Storage: read, Prefix: testPrefix, Codec: watchcache.Codec{Decode: decodeTest},
 		Logger: cfg.Log, WakePolled: func(b *watchcache.PollBatch) {
 			x.mu.Lock()
 			wake := x.wake

@@ -290,7 +290,7 @@ func (p *senderPool) run() {
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {
-				w.WakeNow()
+				w.(polledWatch).WakeNow()
 			}
 		}
 		clear(batch)
@@ -307,10 +307,24 @@ var prefetched atomic.Int64
 func prefetch(ws []watchcache.Waker) int64 {
 	var n int64
 	for _, w := range ws {
-		n += w.Prefetch()
+		n += w.(polledWatch).Prefetch()
 	}
 	return n
 }
+
+// polledWatch is what the senders do with the Wakers of a PollBatch: the
+// engine's watches (detachedWatch), which it gave the cache as their
+// WatchOptions.Waker.
+type polledWatch interface {
+	// WakeNow is Wake on a sender, which may serve the watch at once.
+	WakeNow()
+	// Prefetch reads what serving the watch reads first, so that a
+	// sender about to serve many has their cache misses overlap; its
+	// result is of no use but to keep the reads.
+	Prefetch() int64
+}
+
+var _ polledWatch = (*detachedWatch)(nil)
 
 func (p *senderPool) close() {
 	p.mu.Lock()

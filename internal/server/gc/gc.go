@@ -84,12 +84,12 @@ func New(cfg Config) *Collector {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	m := cfg.Metrics.GC()
+	m, queues := cfg.Metrics.GC(), cfg.Metrics.Workqueues()
 	c := &Collector{
 		cfg: cfg, metrics: m, log: cfg.Log, kinds: &kinds{catalog: cfg.Catalog},
-		changes:  newQueue[*event](m, "garbage_collector_graph_changes"),
-		toDelete: newQueue[*node](m, "garbage_collector_attempt_to_delete"),
-		toOrphan: newQueue[*node](m, "garbage_collector_attempt_to_orphan"),
+		changes:  newQueue[*event](queues, "garbage_collector_graph_changes"),
+		toDelete: newQueue[*node](queues, "garbage_collector_attempt_to_delete"),
+		toOrphan: newQueue[*node](queues, "garbage_collector_attempt_to_orphan"),
 	}
 	c.graph = &graph{nodes: map[string]*node{}, absent: newAbsentOwners(absentOwnersSize), toDelete: c.toDelete, toOrphan: c.toOrphan, log: cfg.Log}
 	return c
@@ -155,25 +155,18 @@ func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
 	}
 }
 
-// queue is a workqueue with kube's workqueue metrics.
+// queue is a workqueue with kube's workqueue metrics under name.
 type queue[T comparable] struct {
 	*workqueue.Queue[T]
-	m *metrics.Queue
 }
 
-func newQueue[T comparable](m *metrics.GC, name string) *queue[T] {
-	return &queue[T]{Queue: workqueue.New(workqueue.Options[T]{}), m: m.Queue(name)}
+func newQueue[T comparable](m workqueue.MetricsProvider, name string) *queue[T] {
+	return &queue[T]{workqueue.New(workqueue.Options[T]{Name: name, Metrics: m})}
 }
 
-func (q *queue[T]) add(item T) {
-	q.Add(item)
-	q.m.Added(q.Len(), false)
-}
+func (q *queue[T]) add(item T) { q.Add(item) }
 
-func (q *queue[T]) retry(item T) {
-	q.AddRateLimited(item)
-	q.m.Added(q.Len(), true)
-}
+func (q *queue[T]) retry(item T) { q.AddRateLimited(item) }
 
 // work runs f on each item until the queue shuts down: an item f handled
 // (true) is forgotten, one it did not is retried after its backoff.
@@ -183,14 +176,12 @@ func (q *queue[T]) work(f func(T) bool) {
 		if shutdown {
 			return
 		}
-		start := time.Now()
 		if f(item) {
 			q.Forget(item)
 		} else {
 			q.retry(item)
 		}
 		q.Done(item)
-		q.m.Done(q.Len(), time.Since(start))
 	}
 }
 

@@ -311,7 +311,7 @@ func TestMonitorListsAgain(t *testing.T) {
 
 func TestRelistDropsWhatIsGone(t *testing.T) {
 	g := &graph{nodes: map[string]*node{}, absent: newAbsentOwners(10)}
-	m := newQueue[*node](metrics.New().GC(), "test")
+	m := newQueue[*node](metrics.New().Workqueues(), "test")
 	g.toDelete, g.toOrphan = m, m
 	cm := identity{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default"}
 	owner, dep := cm, cm

@@ -38,7 +38,7 @@ func TestReferencesDiffsLinear(t *testing.T) {
 // (to kinds never served, never to be found) do not grow the graph.
 func TestVirtualOwnersLeaveWithTheirDependents(t *testing.T) {
 	g := &graph{nodes: map[string]*node{}, absent: newAbsentOwners(10)}
-	q := newQueue[*node](metrics.New().GC(), "test")
+	q := newQueue[*node](metrics.New().Workqueues(), "test")
 	g.toDelete, g.toOrphan = q, q
 	dep := identity{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "dep", UID: "d"}
 	widget := func(uid string) []ownerRef {

@@ -171,6 +171,9 @@ func validate(ctx context.Context, res *resource.Resource, obj, old api.Object) 
 		// Stored, it could not be decoded again (listed, watched, updated).
 		return apierror.BadRequest(fmt.Sprintf("%s %s cannot be stored: %v", res.Kind, apierror.Quote(obj.Name()), err))
 	}
+	if res.Unvalidated {
+		return nil
+	}
 	causes := append(validateName(res, obj), validateMeta(obj)...)
 	causes = append(causes, validateOwnerReferences(obj)...)
 	causes = append(causes, validateFinalizers(obj)...)

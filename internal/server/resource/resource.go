@@ -79,6 +79,12 @@ type Resource struct {
 	// as kube's status strategies of built-in kinds check metadata and
 	// status, not the spec; nil runs those three.
 	ValidateStatusUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
+	// Unvalidated writes are stored without any of the checks above or
+	// those of metadata, as kube's stores write what GuaranteedUpdate is
+	// given raw (a pod's binding copies the Binding's labels and
+	// annotations onto the pod unchecked); set on views, never on a
+	// served resource.
+	Unvalidated bool
 	// Schema is the OpenAPI v3 schema of a custom resource's objects, as a
 	// JSON document (what a CRD's openAPIV3Schema holds); nil for built-ins
 	// and when unknown. The OpenAPI documents kubectl reads are built from

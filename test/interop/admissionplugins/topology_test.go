@@ -31,8 +31,9 @@ func topologyPod(name, node string) *corev1.Pod {
 // nodes on the binary, with client-go (bindings in protobuf, as
 // kube-scheduler sends them; one through the legacy bindings), and compares the pods' labels with what
 // kube's PodTopologyLabels makes of the same pods and Bindings, fed the
-// binary's nodes; and refuses invalid Bindings with kube's
-// ValidatePodBinding's message.
+// binary's nodes (labels that ValidatePodBinding does not check
+// included); and refuses invalid Bindings with kube's ValidatePodBinding's
+// message.
 func TestPodTopologyAsKubesPlugin(t *testing.T) {
 	cs, url := startAt(t)
 	ctx := t.Context()
@@ -63,6 +64,8 @@ func TestPodTopologyAsKubesPlugin(t *testing.T) {
 		{"bind-plain", corev1.ObjectReference{Kind: "Node", Name: "plain"}, nil, false},
 		{"bind-missing-node", corev1.ObjectReference{Kind: "Node", Name: "gone"}, nil, false},
 		{"bind-legacy", corev1.ObjectReference{Kind: "Node", Name: "zoned"}, map[string]string{"bound": "yes"}, true},
+		// Labels a pod's own write could not carry: kube copies them.
+		{"bind-unchecked-labels", corev1.ObjectReference{Name: "plain"}, map[string]string{"not a key!": "not a value!"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := pods.Create(ctx, topologyPod(tc.name, ""), metav1.CreateOptions{})
@@ -70,6 +73,9 @@ func TestPodTopologyAsKubesPlugin(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}, Target: tc.target}
+			if internal, _ := decodeAsKube(t, b); len(validation.ValidatePodBinding(internal.(*core.Binding))) != 0 {
+				t.Fatalf("kube's ValidatePodBinding refuses %v", b)
+			}
 			resource, subresource := podsResource, "binding"
 			if tc.legacy {
 				resource, subresource = bindingsResource, ""
