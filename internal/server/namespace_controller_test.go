@@ -1,0 +1,157 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/testwait"
+)
+
+func revisionOf(obj api.Object) int64 {
+	rv, _ := strconv.ParseInt(obj.ResourceVersion(), 10, 64)
+	return rv
+}
+
+// namespaceCondition is a namespace's condition without its time.
+type namespaceCondition struct{ Type, Status, Reason, Message string }
+
+func conditionsOf(ns api.Object) []namespaceCondition {
+	var out []namespaceCondition
+	list, _ := at(ns, "status.conditions").([]any)
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		if str("lastTransitionTime") == "" {
+			out = append(out, namespaceCondition{Type: "missing lastTransitionTime"})
+		}
+		out = append(out, namespaceCondition{str("type"), str("status"), str("reason"), str("message")})
+	}
+	return out
+}
+
+// TestNamespaceDeletionHeldByFinalizer: a namespace's DELETE answers at
+// once with it marked; the controller deletes its contents, and an object
+// its finalizer holds keeps the namespace Terminating, with kube's
+// conditions saying what remains, and new content refused (kube's
+// NamespaceLifecycle), until the finalizer goes; then the namespace goes.
+func TestNamespaceDeletionHeldByFinalizer(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss, cms = "/api/v1/namespaces", "/api/v1/namespaces/team/configmaps"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	req("POST", cms, `{"metadata":{"name":"held","finalizers":["example.com/x"]}}`)
+	req("POST", cms, `{"metadata":{"name":"free"}}`)
+
+	got := req("DELETE", nss+"/team", "")
+	if got.code != http.StatusOK || at(got.obj, "status.phase") != "Terminating" || got.obj.MetaString("deletionTimestamp") == "" ||
+		!cmp.Equal(at(got.obj, "spec.finalizers"), []any{"kubernetes"}) {
+		t.Fatalf("delete: %d %v, want the namespace marked Terminating", got.code, got.obj)
+	}
+	ok := func(typ, reason, msg string) namespaceCondition { return namespaceCondition{typ, "False", reason, msg} }
+	want := []namespaceCondition{
+		ok("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+		ok("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+		ok("NamespaceDeletionContentFailure", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+		{"NamespaceContentRemaining", "True", "SomeResourcesRemain", "Some resources are remaining: configmaps. has 1 resource instances"},
+		{"NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"},
+	}
+	var ns api.Object
+	testwait.Until(t, 5*time.Second, "the namespace's conditions", func() bool {
+		ns = req("GET", nss+"/team", "").obj
+		return len(conditionsOf(ns)) == len(want)
+	})
+	if d := cmp.Diff(want, conditionsOf(ns)); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
+	}
+	if at(ns, "status.phase") != "Terminating" || !cmp.Equal(at(ns, "spec.finalizers"), []any{"kubernetes"}) {
+		t.Errorf("namespace with content left: %v, want Terminating, not finalized", ns)
+	}
+	if c := req("GET", cms+"/free", "").code; c != http.StatusNotFound {
+		t.Errorf("a configmap without finalizers: %d, want deleted", c)
+	}
+	if held := req("GET", cms+"/held", "").obj; held.MetaString("deletionTimestamp") == "" {
+		t.Errorf("the held configmap: %v, want it marked", held)
+	}
+
+	late := req("POST", cms, `{"metadata":{"generateName":"late-"}}`)
+	wantRefusal := api.Object{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure", "reason": "Forbidden", "code": json.Number("403"),
+		"message": `configmaps "late-" is forbidden: unable to create new content in namespace team because it is being terminated`,
+		"details": map[string]any{"name": "late-", "kind": "configmaps", "causes": []any{map[string]any{
+			"reason": "NamespaceTerminating", "message": "namespace team is being terminated", "field": "metadata.namespace"}}}}
+	if d := cmp.Diff(wantRefusal, late.obj, cmpopts.EquateEmpty()); late.code != http.StatusForbidden || d != "" {
+		t.Errorf("create in a Terminating namespace: %d (-want +got):\n%s", late.code, d)
+	}
+
+	if got := req("PATCH", cms+"/held", `{"metadata":{"finalizers":null}}`); got.code != http.StatusOK {
+		t.Fatalf("finalizer removed: %d %v", got.code, got.obj)
+	}
+	// The controller looks again after kube's estimate (8 s) or at the
+	// namespace's next change: make one.
+	req("PATCH", nss+"/team", `{"metadata":{"labels":{"touched":"yes"}}}`)
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", nss+"/team", "").code == http.StatusNotFound
+	})
+}
+
+// TestNamespaceFinalize: the finalize subresource (kube's FinalizeREST)
+// serves update only, writes spec.finalizers (and metadata), keeps the
+// status, checks kube's finalizer names; an update of the namespace itself
+// keeps spec.finalizers. Emptying them deletes a Terminating namespace;
+// a namespace whose spec.finalizers were empty before its DELETE is
+// marked and left, as kube's storage and controller leave it, and a
+// second DELETE deletes it.
+func TestNamespaceFinalize(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss = "/api/v1/namespaces"
+	made := req("POST", nss, `{"metadata":{"name":"fin"},"spec":{"finalizers":["example.com/ns"]}}`).obj
+	if want := []any{"example.com/ns", "kubernetes"}; !cmp.Equal(at(made, "spec.finalizers"), want) {
+		t.Errorf("created with spec.finalizers %v, want %v", at(made, "spec.finalizers"), want)
+	}
+	if got := req("PUT", nss+"/fin", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin"},"spec":{}}`); got.code != http.StatusOK ||
+		!cmp.Equal(at(got.obj, "spec.finalizers"), at(made, "spec.finalizers")) {
+		t.Errorf("update of the namespace: %d %v, want spec.finalizers kept", got.code, got.obj)
+	}
+	const bad = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin"},"spec":{"finalizers":["example.com/ns","foo"]}}`
+	got := req("PUT", nss+"/fin/finalize", bad)
+	if want := `Namespace "fin" is invalid: spec.finalizers[1]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified`; got.code != http.StatusUnprocessableEntity || got.obj["message"] != want {
+		t.Errorf("finalize with a bad name: %d %v, want 422 %q", got.code, got.obj["message"], want)
+	}
+	for _, m := range []string{"GET", "PATCH"} {
+		if got := req(m, nss+"/fin/finalize", `{}`); got.code != http.StatusMethodNotAllowed {
+			t.Errorf("%s finalize: %d, want 405", m, got.code)
+		}
+	}
+
+	if got := req("DELETE", nss+"/fin", ""); got.code != http.StatusOK {
+		t.Fatalf("delete: %d %v", got.code, got.obj)
+	}
+	testwait.Until(t, 5*time.Second, "the controller's finalizer removed", func() bool {
+		return cmp.Equal(at(req("GET", nss+"/fin", "").obj, "spec.finalizers"), []any{"example.com/ns"})
+	})
+	const done = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin","labels":{"a":"b"}},"spec":{"finalizers":[]},"status":{"phase":"Active"}}`
+	got = req("PUT", nss+"/fin/finalize", done)
+	if got.code != http.StatusOK || at(got.obj, "status.phase") != "Terminating" || at(got.obj, "metadata.labels.a") != "b" || at(got.obj, "spec.finalizers") != nil {
+		t.Errorf("finalize: %d %v, want the namespace with no spec.finalizers, the label, its status kept", got.code, got.obj)
+	}
+	if c := req("GET", nss+"/fin", "").code; c != http.StatusNotFound {
+		t.Errorf("finalized namespace: %d, want deleted", c)
+	}
+
+	req("POST", nss, `{"metadata":{"name":"bare"}}`)
+	if got := req("PUT", nss+"/bare/finalize", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bare"}}`); got.code != http.StatusOK || at(got.obj, "status.phase") != "Active" {
+		t.Fatalf("finalize an Active namespace: %d %v, want it kept", got.code, got.obj)
+	}
+	first := req("DELETE", nss+"/bare", "")
+	if first.code != http.StatusOK || at(first.obj, "status.phase") != "Terminating" {
+		t.Fatalf("first delete: %d %v, want it marked", first.code, first.obj)
+	}
+	if again := req("DELETE", nss+"/bare", ""); again.code != http.StatusOK || req("GET", nss+"/bare", "").code != http.StatusNotFound {
+		t.Errorf("second delete: %d %v, want the namespace deleted", again.code, again.obj)
+	}
+}
