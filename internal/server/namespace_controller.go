@@ -270,8 +270,10 @@ func podsEstimate(pods []api.Object, deletedAt time.Time) int64 {
 		if phase := resource.Path(pod, "status", "phase"); phase == "Succeeded" || phase == "Failed" {
 			continue
 		}
-		if grace, ok := resource.Path(pod, "spec", "terminationGracePeriodSeconds").(int64); ok {
-			estimate = max(estimate, grace)
+		if grace, ok := resource.Path(pod, "spec", "terminationGracePeriodSeconds").(json.Number); ok {
+			if n, err := grace.Int64(); err == nil {
+				estimate = max(estimate, n)
+			}
 		}
 	}
 	if time.Since(deletedAt) >= time.Duration(estimate)*time.Second {

@@ -155,3 +155,46 @@ func TestNamespaceFinalize(t *testing.T) {
 		t.Errorf("second delete: %d %v, want the namespace deleted", again.code, again.obj)
 	}
 }
+
+// TestNamespaceDeletionPodsFirst: as kube's controller, a namespace's pods
+// are deleted first and, while one remains (a finalizer holds it), nothing
+// else is, the conditions recording only errors (none: every one fine);
+// once the pod goes, the rest and the namespace go.
+func TestNamespaceDeletionPodsFirst(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss, ns = "/api/v1/namespaces", "/api/v1/namespaces/team"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	req("POST", ns+"/configmaps", `{"metadata":{"name":"c"}}`)
+	// The pod's ServiceAccount admission waits for the namespace's default
+	// account, which the server makes after the namespace.
+	testwait.Until(t, 5*time.Second, "the pod created", func() bool {
+		pod := `{"metadata":{"name":"p","finalizers":["example.com/x"]},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+		return req("POST", ns+"/pods", pod).code == http.StatusCreated
+	})
+	req("DELETE", ns, "")
+	var conds []namespaceCondition
+	testwait.Until(t, 5*time.Second, "the namespace's conditions", func() bool {
+		conds = conditionsOf(req("GET", ns, "").obj)
+		return len(conds) == 5
+	})
+	for _, c := range conds {
+		if c.Status != "False" {
+			t.Errorf("condition while a pod remains: %+v, want none True", c)
+		}
+	}
+	if pod := req("GET", ns+"/pods/p", "").obj; pod.MetaString("deletionTimestamp") == "" {
+		t.Errorf("the held pod: %v, want it marked", pod)
+	}
+	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusOK {
+		t.Errorf("the configmap while a pod remains: %d, want it kept", c)
+	}
+
+	req("PATCH", ns+"/pods/p", `{"metadata":{"finalizers":null}}`)
+	req("PATCH", ns, `{"metadata":{"labels":{"touched":"yes"}}}`) // the controller looks again
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", ns, "").code == http.StatusNotFound
+	})
+	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusNotFound {
+		t.Errorf("the configmap after its namespace: %d, want deleted", c)
+	}
+}
