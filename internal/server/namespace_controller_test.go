@@ -188,6 +188,12 @@ func TestNamespaceDeletionPodsFirst(t *testing.T) {
 	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusOK {
 		t.Errorf("the configmap while a pod remains: %d, want it kept", c)
 	}
+	// A subresource's create is refused too: kube's NamespaceLifecycle
+	// admits every create in the namespace.
+	got := req("POST", ns+"/pods/p/binding", `{"metadata":{"name":"p"},"target":{"name":"n1"}}`)
+	if want := `pods "p" is forbidden: unable to create new content in namespace team because it is being terminated`; got.code != http.StatusForbidden || got.obj["message"] != want {
+		t.Errorf("binding: %d %v, want 403 %q", got.code, got.obj["message"], want)
+	}
 
 	req("PATCH", ns+"/pods/p", `{"metadata":{"finalizers":null}}`)
 	req("PATCH", ns, `{"metadata":{"labels":{"touched":"yes"}}}`) // the controller looks again
@@ -196,5 +202,27 @@ func TestNamespaceDeletionPodsFirst(t *testing.T) {
 	})
 	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusNotFound {
 		t.Errorf("the configmap after its namespace: %d, want deleted", c)
+	}
+}
+
+// TestTokenRequestTerminatingNamespace: a TokenRequest in a Terminating
+// namespace is refused by kube's NamespaceLifecycle, before the account
+// is read; in a namespace that does not exist it is the namespace's 404.
+func TestTokenRequestTerminatingNamespace(t *testing.T) {
+	s := newTokenServer(t, 0)
+	s.as(t, "admin", "POST", "/api/v1/namespaces", `{"metadata":{"name":"team","finalizers":["example.com/hold"]}}`)
+	s.as(t, "admin", "DELETE", "/api/v1/namespaces/team", "")
+	for _, c := range []struct {
+		ns   string
+		code int
+		want string
+	}{
+		{"team", http.StatusForbidden, `serviceaccounts "default" is forbidden: unable to create new content in namespace team because it is being terminated`},
+		{"nowhere", http.StatusNotFound, `namespaces "nowhere" not found`},
+	} {
+		got := s.as(t, "admin", "POST", "/api/v1/namespaces/"+c.ns+"/serviceaccounts/default/token", `{"spec":{}}`)
+		if got.code != c.code || got.obj["message"] != c.want {
+			t.Errorf("token in namespace %s: %d %v, want %d %q", c.ns, got.code, got.obj["message"], c.code, c.want)
+		}
 	}
 }

@@ -151,13 +151,21 @@ func (r *Registry) createAllocated(ctx context.Context, res *resource.Resource, 
 	return Written{Object: withRevision(obj, rev), Stored: kv, stored: stored}, nil
 }
 
-// checkNamespace fails with 404 unless a namespaced resource's namespace
-// exists, and with kube's NamespaceLifecycle 403 if it is being deleted
-// (read from the store, so that no create lands after the mark was seen).
+// checkNamespace is CheckNamespace for the create of obj, named as
+// kube's admission.NewForbidden names it: by its name, else by its
+// generateName (not yet generated), else "Unknown".
 func (r *Registry) checkNamespace(ctx context.Context, res *resource.Resource, ns string, obj api.Object) error {
 	if !res.Namespaced {
 		return nil
 	}
+	return r.CheckNamespace(ctx, res, ns, cmp.Or(obj.Name(), obj.MetaString("generateName"), "Unknown"))
+}
+
+// CheckNamespace fails with 404 unless namespace ns exists, and with kube's
+// NamespaceLifecycle 403 for a create of res's object name (or of one of
+// its subresources) if ns is being deleted; it reads the store, so that no
+// create lands after the mark was seen.
+func (r *Registry) CheckNamespace(ctx context.Context, res *resource.Resource, ns, name string) error {
 	kv, err := r.store.Get(ctx, namespaces.Key("", ns))
 	if errors.Is(err, storage.ErrNotFound) {
 		return apierror.NotFound(apierror.Target{Resource: "namespaces", Name: ns})
@@ -172,9 +180,6 @@ func (r *Registry) checkNamespace(ctx context.Context, res *resource.Resource, n
 	if cur, err := decode(kv); err != nil || resource.Path(cur, "status", "phase") != "Terminating" {
 		return nil
 	}
-	// admission.NewForbidden names the object by its name, else by its
-	// generateName (not yet generated), else "Unknown".
-	name := cmp.Or(obj.Name(), obj.MetaString("generateName"), "Unknown")
 	s := api.NewStatus(http.StatusForbidden, api.StatusReasonForbidden,
 		fmt.Sprintf("%s %q is forbidden: unable to create new content in namespace %s because it is being terminated", res.GroupResource(), name, ns))
 	s.Details = &api.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural, Causes: []api.StatusCause{{
