@@ -224,12 +224,16 @@ func (d *namespaceDeleter) deleteContent(ctx context.Context, ns api.Object) (in
 // is left (kube's deleteAllContentForGroupVersionResource). kube uses
 // DeleteCollection where a resource serves it and lists and deletes each
 // object otherwise: the registry's DeleteCollection is that list and
-// those deletes.
+// those deletes. Stored values that cannot be decoded, which kube's lists
+// would fail on and the registry's skip, are deleted too.
 func (d *namespaceDeleter) deleteResource(ctx context.Context, res *resource.Resource, ns string, deletedAt time.Time) (contentLeft, error) {
 	ctx = registry.Detached(ctx)
 	_, deleted, err := d.s.registry.DeleteCollection(ctx, res, ns, registry.ListOptions{}, registry.DeleteOptions{Propagation: "Background"})
 	for _, obj := range deleted {
 		d.s.afterWrite(res, obj)
+	}
+	if err == nil {
+		err = d.s.registry.DeleteUndecodable(ctx, res, ns)
 	}
 	if err != nil {
 		return contentLeft{}, err

@@ -226,3 +226,25 @@ func TestTokenRequestTerminatingNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceDeletionUndecodable: a stored value of the namespace that
+// cannot be decoded, which no list shows, goes with the namespace rather
+// than outliving it under its name.
+func TestNamespaceDeletionUndecodable(t *testing.T) {
+	store := newMemoryStore(t)
+	ts := quietServer(t, store)
+	req := func(method, path, body string) response {
+		return exchange(t, ts, method, path, http.Header{"Content-Type": {mediaJSON}}, body)
+	}
+	req("POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`)
+	if _, err := store.Create(t.Context(), builtinKey(t, "configmaps", "team", "broken"), []byte(`{"metadata":`)); err != nil {
+		t.Fatal(err)
+	}
+	req("DELETE", "/api/v1/namespaces/team", "")
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", "/api/v1/namespaces/team", "").code == http.StatusNotFound
+	})
+	if kv, err := store.Get(t.Context(), builtinKey(t, "configmaps", "team", "broken")); err == nil {
+		t.Errorf("the undecodable configmap outlived its namespace: %s", kv.Value)
+	}
+}

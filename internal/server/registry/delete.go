@@ -390,6 +390,34 @@ func (r *Registry) Expire(ctx context.Context, res *resource.Resource, ns, name 
 	return apierror.FromStorage(err, target(res, name))
 }
 
+// DeleteUndecodable deletes the stored values of res in namespace ns that
+// cannot be decoded (written by an older version, or a bug): no list shows
+// them, so the namespace controller, which deletes what lists show, would
+// leave them behind its namespace. A value rewritten meanwhile is kept.
+func (r *Registry) DeleteUndecodable(ctx context.Context, res *resource.Resource, ns string) error {
+	prefix := res.KeyPrefix(ns)
+	opts := storage.ListOptions{Limit: 500}
+	for {
+		page, err := r.store.List(ctx, prefix, opts)
+		if err != nil {
+			return apierror.FromStorage(err, apierror.Target{})
+		}
+		for _, kv := range page.KVs {
+			if _, err := decode(kv); err == nil {
+				continue
+			}
+			_, _, err := r.writer(ctx).Delete(ctx, kv.Key, kv.ModRevision)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+				return apierror.FromStorage(err, apierror.Target{})
+			}
+		}
+		if page.Continue == "" {
+			return nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
 // DeletePrefix deletes every object of res in every namespace (used when
 // its CustomResourceDefinition is deleted).
 func (r *Registry) DeletePrefix(ctx context.Context, res *resource.Resource) error {
