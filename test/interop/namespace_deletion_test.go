@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	metafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/kubernetes/pkg/apis/core"
@@ -35,9 +36,9 @@ func namespaceConditions(ns *corev1.Namespace) []namespaceCondition {
 
 // kubeNamespaceWorld runs kube-controller-manager's namespace deleter
 // (pkg/controller/namespace/deletion) on fake clients holding a
-// Terminating namespace and its ConfigMaps, the fake metadata client
-// keeping, as kube-apiserver does, an object with finalizers marked rather
-// than deleted.
+// Terminating namespace and its ConfigMaps and Pods, the fake metadata
+// client keeping, as kube-apiserver does, an object with finalizers marked
+// rather than deleted.
 type kubeNamespaceWorld struct {
 	cs      *fake.Clientset
 	meta    *metafake.FakeMetadataClient
@@ -46,19 +47,29 @@ type kubeNamespaceWorld struct {
 
 var configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
-func newKubeNamespaceWorld(t *testing.T, ns *corev1.Namespace, cms ...*corev1.ConfigMap) *kubeNamespaceWorld {
-	var objs []runtime.Object
-	for _, cm := range cms {
-		objs = append(objs, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: cm.ObjectMeta})
+func newKubeNamespaceWorld(t *testing.T, ns *corev1.Namespace, contents ...runtime.Object) *kubeNamespaceWorld {
+	var metas []runtime.Object
+	for _, obj := range contents {
+		var md metav1.ObjectMeta
+		kind := "ConfigMap"
+		switch o := obj.(type) {
+		case *corev1.ConfigMap:
+			md = o.ObjectMeta
+		case *corev1.Pod:
+			md, kind = o.ObjectMeta, "Pod"
+		default:
+			t.Fatalf("no kind for %T", obj)
+		}
+		metas = append(metas, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}, ObjectMeta: md})
 	}
 	scheme := metafake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	w := &kubeNamespaceWorld{cs: fake.NewClientset(ns), meta: metafake.NewSimpleMetadataClient(scheme, objs...)}
-	w.meta.PrependReactor("delete", "configmaps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	w := &kubeNamespaceWorld{cs: fake.NewClientset(append(contents, ns)...), meta: metafake.NewSimpleMetadataClient(scheme, metas...)}
+	w.meta.PrependReactor("delete", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		d := a.(clienttesting.DeleteAction)
-		obj, err := w.meta.Tracker().Get(configMapsGVR, d.GetNamespace(), d.GetName())
+		obj, err := w.meta.Tracker().Get(d.GetResource(), d.GetNamespace(), d.GetName())
 		if err != nil {
 			return false, nil, nil
 		}
@@ -68,7 +79,7 @@ func newKubeNamespaceWorld(t *testing.T, ns *corev1.Namespace, cms ...*corev1.Co
 		}
 		now := metav1.Now()
 		m.DeletionTimestamp = &now
-		return true, nil, w.meta.Tracker().Update(configMapsGVR, m, d.GetNamespace())
+		return true, nil, w.meta.Tracker().Update(d.GetResource(), m, d.GetNamespace())
 	})
 	// kube-apiserver's finalize keeps the status (FinalizeStrategy); the
 	// fake's (a create of the subresource) would write the whole object.
@@ -86,14 +97,16 @@ func newKubeNamespaceWorld(t *testing.T, ns *corev1.Namespace, cms ...*corev1.Co
 		next.Status = cur.(*corev1.Namespace).Status
 		return true, next, w.cs.Tracker().Update(nsGVR, next, "")
 	})
+	verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	discover := func() ([]*metav1.APIResourceList, error) {
 		return []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
+			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: verbs},
+			{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: verbs},
 		}}}, nil
 	}
 	// The fake metadata client has no DeleteCollection: list and delete.
-	w.meta.PrependReactor("delete-collection", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewMethodNotSupported(configMapsGVR.GroupResource(), "deletecollection")
+	w.meta.PrependReactor("delete-collection", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewMethodNotSupported(a.GetResource().GroupResource(), "deletecollection")
 	})
 	w.deleter = deletion.NewNamespacedResourcesDeleter(t.Context(), w.cs.CoreV1().Namespaces(), w.meta, w.cs.CoreV1(), discover, corev1.FinalizerKubernetes)
 	return w
@@ -105,6 +118,37 @@ func (w *kubeNamespaceWorld) namespace(t *testing.T, name string) *corev1.Namesp
 		t.Fatal(err)
 	}
 	return ns
+}
+
+// deleteAsKube deletes namespace team, holding contents, on the binary,
+// runs kube's deleter once on the same content, which finds some remains,
+// waits until the binary's conditions of the namespace are what kube's
+// deleter wrote, and returns kube's world.
+func deleteAsKube(t *testing.T, nss typedcorev1.NamespaceInterface, contents ...runtime.Object) *kubeNamespaceWorld {
+	t.Helper()
+	ctx := t.Context()
+	if err := nss.Delete(ctx, "team", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	marked, err := nss.Get(ctx, "team", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := newKubeNamespaceWorld(t, marked.DeepCopy(), contents...)
+	var remaining *deletion.ResourcesRemainingError
+	if err := kube.deleter.Delete(ctx, "team"); !errors.As(err, &remaining) {
+		t.Fatalf("kube's deleter: %v, want content remaining", err)
+	}
+	want := namespaceConditions(kube.namespace(t, "team"))
+	waitUntil(t, "the namespace's conditions", func(ctx context.Context) (bool, string, error) {
+		ns, err := nss.Get(ctx, "team", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		d := cmp.Diff(want, namespaceConditions(ns))
+		return d == "" && ns.Status.Phase == corev1.NamespaceTerminating, fmt.Sprintf("phase %s, conditions (-kube's +ours):\n%s", ns.Status.Phase, d), nil
+	})
+	return kube
 }
 
 // TestClientGoNamespaceDeletion: with client-go, deleting a namespace on
@@ -135,28 +179,7 @@ func TestClientGoNamespaceDeletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nss.Delete(ctx, "team", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	marked, err := nss.Get(ctx, "team", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	kube := newKubeNamespaceWorld(t, marked.DeepCopy(), held, free)
-	var remaining *deletion.ResourcesRemainingError
-	if err := kube.deleter.Delete(ctx, "team"); !errors.As(err, &remaining) {
-		t.Fatalf("kube's deleter with a held ConfigMap: %v, want content remaining", err)
-	}
-	want := namespaceConditions(kube.namespace(t, "team"))
-	waitUntil(t, "the namespace's conditions", func(ctx context.Context) (bool, string, error) {
-		ns, err := nss.Get(ctx, "team", metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		d := cmp.Diff(want, namespaceConditions(ns))
-		return d == "" && ns.Status.Phase == corev1.NamespaceTerminating, fmt.Sprintf("phase %s, conditions (-kube's +ours):\n%s", ns.Status.Phase, d), nil
-	})
+	kube := deleteAsKube(t, nss, held, free)
 	if _, err := cms.Get(ctx, "free", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ConfigMap without finalizers: %v, want it deleted", err)
 	}
@@ -210,5 +233,39 @@ func TestClientGoNamespaceDeletion(t *testing.T) {
 	}
 	if _, err := nss.Get(ctx, "team", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("namespace after its last finalizer: %v, want NotFound", err)
+	}
+}
+
+// TestClientGoNamespaceDeletionPodsFirst: while a finalizer holds a pod
+// of a namespace being deleted, nothing else in it is deleted and its
+// conditions are those kube's deleter writes for the same content (every
+// one fine: kube records only errors until the pods are gone).
+func TestClientGoNamespaceDeletionPodsFirst(t *testing.T) {
+	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
+	ctx := t.Context()
+	cs := typedClientset(t, lw.URL)
+	nss := cs.CoreV1().Namespaces()
+	if _, err := nss.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps("team").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod *corev1.Pod
+	// ServiceAccount admission waits for the namespace's default account.
+	waitUntil(t, "the pod created", func(ctx context.Context) (bool, string, error) {
+		pod, err = cs.CoreV1().Pods("team").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p", Finalizers: []string{"example.com/x"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}, metav1.CreateOptions{})
+		return err == nil, fmt.Sprint(err), nil
+	})
+	kube := deleteAsKube(t, nss, pod, cm)
+	if _, err := kube.meta.Tracker().Get(configMapsGVR, "team", "c"); err != nil {
+		t.Fatalf("kube's deleter deleted the ConfigMap while a pod remained: %v", err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("team").Get(ctx, "c", metav1.GetOptions{}); err != nil {
+		t.Errorf("the ConfigMap while a pod remains: %v, want it kept", err)
 	}
 }
