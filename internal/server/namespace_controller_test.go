@@ -248,3 +248,23 @@ func TestNamespaceDeletionUndecodable(t *testing.T) {
 		t.Errorf("the undecodable configmap outlived its namespace: %s", kv.Value)
 	}
 }
+
+// TestNamespaceStatusPhase: a status write keeps a namespace's phase to
+// its deletion state, as kube's ValidateNamespaceStatusUpdate.
+func TestNamespaceStatusPhase(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss = "/api/v1/namespaces"
+	req("POST", nss, `{"metadata":{"name":"team","finalizers":["example.com/hold"]}}`)
+	status := func(phase string) string {
+		return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},"status":{"phase":"` + phase + `"}}`
+	}
+	const active = "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+	if got := req("PUT", nss+"/team/status", status("Terminating")); got.code != http.StatusUnprocessableEntity || got.obj["message"] != active {
+		t.Errorf("Terminating while not deleted: %d %v, want 422 %q", got.code, got.obj["message"], active)
+	}
+	req("DELETE", nss+"/team", "")
+	const terminating = "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
+	if got := req("PUT", nss+"/team/status", status("Active")); got.code != http.StatusUnprocessableEntity || got.obj["message"] != terminating {
+		t.Errorf("Active while deleted: %d %v, want 422 %q", got.code, got.obj["message"], terminating)
+	}
+}

@@ -42,3 +42,18 @@ func (c *causes) finalizerNames(o api.Object, at func(i int) path) {
 		}
 	}
 }
+
+// namespaceStatusUpdate is kube's ValidateNamespaceStatusUpdate beyond the
+// metadata: the phase is Active until the namespace's deletion and
+// Terminating after, so that the namespace controller's state holds.
+func namespaceStatusUpdate(_ context.Context, o, _ api.Object) []api.StatusCause {
+	var c causes
+	phase := str(object(o, "status"), "phase")
+	switch deleting := object(o, "metadata")["deletionTimestamp"] != nil; {
+	case !deleting && phase != "Active":
+		c.invalid("status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty")
+	case deleting && phase != "Terminating":
+		c.invalid("status.Phase", phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")
+	}
+	return c
+}
