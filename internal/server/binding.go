@@ -70,7 +70,10 @@ func (q *request) bindLegacy() {
 // pod strategy, validation or admission of the pod: kube writes it
 // straight to storage). The answer is a Success Status.
 func (q *request) bindPod(binding api.Object, name string) {
-	err := validateBinding(binding)
+	err := q.s.registry.CheckNamespace(q.r.Context(), q.res, q.info.Namespace, name)
+	if err == nil {
+		err = validateBinding(binding)
+	}
 	if err == nil {
 		err = q.admit(q.r.Context(), binding, nil)
 	}

@@ -217,7 +217,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, groups []group, groupN
 		subs := len(list.APIResources)
 		for _, part := range partNames(r) {
 			list.APIResources = append(list.APIResources, api.APIResource{
-				Name: r.Plural + "/" + part, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: []string{"get", "patch", "update"},
+				Name: r.Plural + "/" + part, Namespaced: r.Namespaced, Kind: r.Kind, Verbs: r.PartVerbs(part),
 			})
 		}
 		for _, sub := range r.Subresources {
@@ -299,7 +299,7 @@ func resourceDiscovery(r *resource.Resource) api.APIResourceDiscovery {
 		Verbs: r.ServedVerbs(), ShortNames: r.ShortNames, Categories: r.Categories,
 	}
 	for _, part := range partNames(r) {
-		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{Subresource: part, ResponseKind: gvk, Verbs: []string{"get", "patch", "update"}})
+		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{Subresource: part, ResponseKind: gvk, Verbs: r.PartVerbs(part)})
 	}
 	for _, sub := range r.Subresources {
 		d.Subresources = append(d.Subresources, api.APISubresourceDiscovery{

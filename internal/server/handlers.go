@@ -24,10 +24,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info requ
 	q.serve()
 }
 
-// partVerbs are what a subresource writing part of an object (status,
-// a resource's Parts) serves, as kube's discovery lists them.
-var partVerbs = []string{"get", "update", "patch"}
-
 // newRequest prepares a request from its resource's current definition:
 // the resource, the request's options and the negotiated output.
 func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info requestInfo) (*request, error) {
@@ -41,7 +37,7 @@ func (s *Server) newRequest(w http.ResponseWriter, r *http.Request, info request
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+sub.Name)
 	case info.Subresource != "" && !other && !res.WritesPart(info.Subresource):
 		return nil, notFoundPath()
-	case info.Subresource != "" && !other && !slices.Contains(partVerbs, info.Verb):
+	case info.Subresource != "" && !other && !slices.Contains(res.PartVerbs(info.Subresource), info.Verb):
 		// A part's storage has no Delete (nor list): kube answers 405.
 		return nil, apierror.MethodNotAllowed(r.Method, res.GroupResource()+"/"+info.Subresource)
 	case info.Verb == "deletecollection" && !slices.Contains(res.ServedVerbs(), info.Verb):
@@ -357,12 +353,7 @@ func (q *request) part(cur, next api.Object) api.Object {
 func (q *request) applyUpdate(fn registry.UpdateFunc) {
 	res := q.res
 	if q.res.WritesPart(q.info.Subresource) {
-		res = partView(res)
-		part := q.res.Parts[q.info.Subresource]
-		if part.ValidateUpdate != nil {
-			res.ValidateUpdate = part.ValidateUpdate
-		}
-		res.Generation = q.res.Generation && part.Generation
+		res = partResource(res, q.info.Subresource)
 	}
 	updated, err := q.s.registry.Update(q.admitting(q.r.Context()), res, q.info.Namespace, q.info.Name, func(cur api.Object) (api.Object, error) {
 		next, err := fn(cur)
@@ -388,6 +379,21 @@ func (q *request) applyUpdate(fn registry.UpdateFunc) {
 		q.s.afterWrite(q.res, updated.Object)
 	}
 	q.respondWritten(http.StatusOK, updated)
+}
+
+// partResource is res as writes through its status subresource or its
+// part sub see it.
+func partResource(res *resource.Resource, sub string) *resource.Resource {
+	v := partView(res)
+	part := res.Parts[sub]
+	if part.ValidateUpdate != nil {
+		v.Validate, v.ValidateCreate, v.ValidateUpdate = nil, nil, part.ValidateUpdate
+	}
+	if part.Prepare != nil {
+		v.Prepare = part.Prepare
+	}
+	v.Generation = res.Generation && part.Generation
+	return v
 }
 
 // partView is res as its status subresource (or another of its parts)

@@ -273,7 +273,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Log: cfg.Logger, BookmarkInterval: cfg.BookmarkInterval, NoLanes: cfg.NoWatchLanes,
 		Detach: s.detachRequest,
 	})
-	s.registry = registry.New(cfg.Storage, s.catalog.All, cfg.Logger)
+	s.registry = registry.New(cfg.Storage, cfg.Logger)
 	s.webhookSource = newWebhookSource(s)
 	s.webhooks = webhook.New(s.webhookSource, s.metrics.Admission(), cfg.Logger)
 	policySource := &policySource{webhookSource: s.webhookSource}
@@ -317,7 +317,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.caches = newCaches(cfg.Storage, s.catalog, cfg.WatchCache, s.metrics, s.streams.WakePolled) // last: nothing after it fails
 	s.printStored(builtins)
 	s.aggregation = s.startAggregation(ctx)
-	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.protectStorage, s.accounts.lead)
+	s.controllers = append(s.controllers, s.expireEvents, s.policyStatus, s.repairServiceAllocations, s.keepQuotas, s.protectStorage, s.accounts.lead, s.deleteNamespaces)
 	if cfg.Advertise.IsValid() {
 		s.controllers = append(s.controllers, s.kubernetesService)
 	}

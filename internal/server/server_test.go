@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage/memory"
 )
 
@@ -121,7 +123,11 @@ func TestNamespaceDeletionDeletesContents(t *testing.T) {
 	if code, _ := call(t, ts, "DELETE", "/api/v1/namespaces/team", "", ""); code != http.StatusOK {
 		t.Fatalf("delete namespace: %d", code)
 	}
-	for _, p := range []string{"/api/v1/namespaces/team/configmaps/a", "/api/v1/namespaces/team/secrets/s", "/api/v1/namespaces/team"} {
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		code, _ := call(t, ts, "GET", "/api/v1/namespaces/team", "", "")
+		return code == http.StatusNotFound
+	})
+	for _, p := range []string{"/api/v1/namespaces/team/configmaps/a", "/api/v1/namespaces/team/secrets/s"} {
 		if code, _ := call(t, ts, "GET", p, "", ""); code != http.StatusNotFound {
 			t.Errorf("GET %s after namespace deletion: %d", p, code)
 		}

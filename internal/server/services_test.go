@@ -16,6 +16,7 @@ import (
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
 	"github.com/listwatch/listwatch/internal/server/servicealloc"
+	"github.com/listwatch/listwatch/internal/testwait"
 	"github.com/listwatch/listwatch/storage"
 	"github.com/listwatch/listwatch/storage/memory"
 )
@@ -320,9 +321,11 @@ func TestServiceAllocationsShared(t *testing.T) {
 		full,
 		{name: "delete namespace", method: "DELETE", path: "/api/v1/namespaces/ns", code: 200},
 	})
-	// Namespace deletion is immediate (no finalizers): its Services and
-	// their addresses are gone when the delete answers.
-	runSteps(t, restarted, []step{{name: "freed", method: "POST", path: services, body: clusterIPService("free", ips[0]), code: 201}})
+	// The leader's namespace controller deletes its Services, freeing
+	// their addresses, which every server then sees.
+	testwait.Until(t, 5*time.Second, "an address of the deleted namespace's Services given again", func() bool {
+		return exchange(t, restarted, "POST", services, nil, clusterIPService("free", ips[0])).code == http.StatusCreated
+	})
 }
 
 // TestKubernetesService checks the Service default/kubernetes that the

@@ -83,6 +83,10 @@ func (q *request) createToken() {
 		return
 	}
 	ctx := q.r.Context()
+	if err := q.s.registry.CheckNamespace(ctx, q.res, q.info.Namespace, q.info.Name); err != nil {
+		q.fail(err) // kube's NamespaceLifecycle admission, before the account is read
+		return
+	}
 	saKV, err := q.s.registry.GetStored(ctx, q.res, q.info.Namespace, q.info.Name)
 	if err != nil {
 		q.fail(err)

@@ -23,15 +23,14 @@ import (
 // notServed explains each resource of kube's default discovery that the
 // server does not serve (docs/ARCHITECTURE.md lists them too).
 var notServed = map[string]string{
-	"v1 componentstatuses":   "computed from kube's own components' health",
-	"v1 pods/log":            "streams from a kubelet; there is none",
-	"v1 pods/exec":           "streams to a kubelet",
-	"v1 pods/attach":         "streams to a kubelet",
-	"v1 pods/portforward":    "streams to a kubelet",
-	"v1 pods/proxy":          "proxies to a pod; none runs",
-	"v1 nodes/proxy":         "proxies to a kubelet",
-	"v1 services/proxy":      "proxies to a Service's endpoints; none run",
-	"v1 namespaces/finalize": "namespace deletion removes the finalizer itself",
+	"v1 componentstatuses": "computed from kube's own components' health",
+	"v1 pods/log":          "streams from a kubelet; there is none",
+	"v1 pods/exec":         "streams to a kubelet",
+	"v1 pods/attach":       "streams to a kubelet",
+	"v1 pods/portforward":  "streams to a kubelet",
+	"v1 pods/proxy":        "proxies to a pod; none runs",
+	"v1 nodes/proxy":       "proxies to a kubelet",
+	"v1 services/proxy":    "proxies to a Service's endpoints; none run",
 }
 
 // TestDiscoveryIsKubes reads the server's discovery with client-go's

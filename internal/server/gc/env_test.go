@@ -34,7 +34,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	e := &env{t: t, store: memory.New(), catalog: resource.NewCatalog(resource.Builtins()...), caches: map[*resource.Resource]*watchcache.Cache{}}
-	e.reg = registry.New(e.store, e.catalog.All, slog.Default())
+	e.reg = registry.New(e.store, slog.Default())
 	t.Cleanup(func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()

@@ -43,7 +43,7 @@ func newFixture(t *testing.T) *fixture {
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
 	builtins := resource.Builtins()
-	reg := registry.New(store, func() []*resource.Resource { return builtins }, quiet)
+	reg := registry.New(store, quiet)
 	f := &fixture{store: store, reg: reg}
 	var nsRes *resource.Resource
 	for _, r := range builtins {
@@ -193,7 +193,7 @@ func TestExpireAndTakeOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
 		cs := &cutStore{Interface: f.store}
-		cutReg := registry.New(cs, func() []*resource.Resource { return []*resource.Resource{f.leases} }, quiet)
+		cutReg := registry.New(cs, quiet)
 		var leaders atomic.Int32
 		a := stand(t, cutReg, f.leases, "a", &leaders, nil)
 		synctest.Wait()
@@ -262,7 +262,7 @@ func TestConflict(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		reg := registry.New(cs, func() []*resource.Resource { return []*resource.Resource{f.leases} }, quiet)
+		reg := registry.New(cs, quiet)
 		var leaders atomic.Int32
 		start := time.Now()
 		a := stand(t, reg, f.leases, "a", &leaders, nil)
@@ -291,7 +291,7 @@ func TestNeverTwoLeaders(t *testing.T) {
 		var stores []*cutStore
 		for _, id := range []string{"a", "b", "c"} {
 			cs := &cutStore{Interface: f.store}
-			reg := registry.New(cs, func() []*resource.Resource { return []*resource.Resource{f.leases} }, quiet)
+			reg := registry.New(cs, quiet)
 			stores = append(stores, cs)
 			cands = append(cands, stand(t, reg, f.leases, id, &leaders, nil))
 		}

@@ -1,8 +1,12 @@
 package registry
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -37,7 +41,7 @@ func (r *Registry) Create(ctx context.Context, res *resource.Resource, ns string
 	if err := CheckTypeAndScope(res, ns, obj); err != nil {
 		return Written{}, err
 	}
-	if err := r.checkNamespace(ctx, res, ns); err != nil {
+	if err := r.checkNamespace(ctx, res, ns, obj); err != nil {
 		return Written{}, err
 	}
 	md := obj.Metadata()
@@ -147,17 +151,39 @@ func (r *Registry) createAllocated(ctx context.Context, res *resource.Resource, 
 	return Written{Object: withRevision(obj, rev), Stored: kv, stored: stored}, nil
 }
 
-// checkNamespace fails with 404 unless a namespaced resource's namespace exists.
-func (r *Registry) checkNamespace(ctx context.Context, res *resource.Resource, ns string) error {
+// checkNamespace is CheckNamespace for the create of obj, named as
+// kube's admission.NewForbidden names it: by its name, else by its
+// generateName (not yet generated), else "Unknown".
+func (r *Registry) checkNamespace(ctx context.Context, res *resource.Resource, ns string, obj api.Object) error {
 	if !res.Namespaced {
 		return nil
 	}
-	_, err := r.store.Get(ctx, namespaces.Key("", ns))
+	return r.CheckNamespace(ctx, res, ns, cmp.Or(obj.Name(), obj.MetaString("generateName"), "Unknown"))
+}
+
+// CheckNamespace fails with 404 unless namespace ns exists, and with kube's
+// NamespaceLifecycle 403 for a create of res's object name (or of one of
+// its subresources) if ns is being deleted; it reads the store, so that no
+// create lands after the mark was seen.
+func (r *Registry) CheckNamespace(ctx context.Context, res *resource.Resource, ns, name string) error {
+	kv, err := r.store.Get(ctx, namespaces.Key("", ns))
 	if errors.Is(err, storage.ErrNotFound) {
 		return apierror.NotFound(apierror.Target{Resource: "namespaces", Name: ns})
 	}
 	if err != nil {
 		return apierror.FromStorage(err, apierror.Target{Resource: "namespaces", Name: ns})
 	}
-	return nil
+	// Most namespaces are not being deleted: decode only one that may be.
+	if !bytes.Contains(kv.Value, []byte(`"Terminating"`)) {
+		return nil
+	}
+	if cur, err := decode(kv); err != nil || resource.Path(cur, "status", "phase") != "Terminating" {
+		return nil
+	}
+	s := api.NewStatus(http.StatusForbidden, api.StatusReasonForbidden,
+		fmt.Sprintf("%s %q is forbidden: unable to create new content in namespace %s because it is being terminated", res.GroupResource(), name, ns))
+	s.Details = &api.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural, Causes: []api.StatusCause{{
+		Type: "NamespaceTerminating", Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace",
+	}}}
+	return &api.StatusError{Status: s}
 }

@@ -49,11 +49,13 @@ var protectedNamespaces = map[string]bool{"default": true, "kube-system": true, 
 //
 // It returns the object as kube-apiserver's registry answers it and whether
 // it is gone: a deleted object as last stored, at the delete's revision (a
-// dry run's at its own); a marked one as marked. Namespaces and definitions,
-// which kube marks on their first delete and a controller deletes, are
-// deleted at once unless finalizers hold them, and answered as kube marks
-// them; their first delete sets the collector's finalizers as their own
-// storage does (a namespace's) or not at all (a definition's).
+// dry run's at its own); a marked one as marked. A namespace's first delete
+// marks it Terminating, for the namespace controller to delete its contents
+// and finalize it (markNamespace); a later one deletes it once
+// spec.finalizers is empty, as any object. Definitions, which kube marks
+// on their first delete and a controller deletes, are deleted at once
+// unless finalizers hold them, and answered as kube marks them; their
+// first delete sets no collector's finalizers.
 func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name string, opts DeleteOptions) (api.Object, bool, error) {
 	if isNamespaces(res) && protectedNamespaces[name] {
 		return nil, false, forbidden(res, name, "this namespace may not be deleted")
@@ -79,7 +81,14 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if err := admit(ctx, nil, served); err != nil {
 			return nil, false, err
 		}
-		if isNamespaces(res) && deleting(cur) && len(specFinalizers(cur)) > 0 {
+		if isNamespaces(res) && !bad && !deleting(cur) {
+			out, err := r.markNamespace(ctx, res, kv, cur, opts)
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			return out, false, err
+		}
+		if isNamespaces(res) && len(specFinalizers(cur)) > 0 {
 			// kube's namespace storage answers a namespace whose contents
 			// are not yet finalized as it is.
 			return served, false, nil
@@ -99,10 +108,10 @@ func (r *Registry) Delete(ctx context.Context, res *resource.Resource, ns, name 
 		if errors.Is(err, storage.ErrConflict) && opts.ResourceVersion == nil {
 			continue
 		}
-		if err != nil || !terminates(res) {
+		if err != nil || !isDefinitions(res) {
 			return out, err == nil, err
 		}
-		r.markTerminating(res, out)
+		r.markTerminating(out)
 		return out, false, nil
 	}
 }
@@ -240,10 +249,8 @@ func CheckPreconditions(res *resource.Resource, cur api.Object, pre Precondition
 // markDeleting stores cur marked for deletion, held by finalizers fins,
 // as kube's markAsDeleting: deletionTimestamp and, if it has one, a
 // generation bump the first time (its controllers now have a change to act
-// on), deletionGracePeriodSeconds 0. A namespace marked the first time is
-// Terminating and its contents are deleted, as kube's namespace controller
-// does while finalizers hold it. An object already marked whose finalizers
-// do not change is answered as it is, with no write.
+// on), deletionGracePeriodSeconds 0. An object already marked whose
+// finalizers do not change is answered as it is, with no write.
 func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object, fins []any, changed bool) (api.Object, error) {
 	if deleting(cur) && !changed {
 		return convert(ctx, res, cur)
@@ -254,15 +261,33 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 		if g := resource.GenerationOf(cur); g > 0 {
 			next.SetMeta("generation", g+1)
 		}
-		if isNamespaces(res) {
-			next["status"] = map[string]any{"phase": "Terminating"}
-			if err := r.deleteContents(ctx, cur.Name()); err != nil {
-				return nil, err
-			}
-		}
 	}
 	next.SetMeta("deletionGracePeriodSeconds", 0)
 	next.SetMeta("finalizers", fins)
+	return r.writeMarked(ctx, res, kv, next)
+}
+
+// markNamespace is the first delete of a namespace, as kube's namespace
+// storage makes it: deletionTimestamp, phase Terminating and the
+// collector's finalizers opts ask for, nothing else; the namespace
+// controller then deletes its contents and removes its spec.finalizers.
+func (r *Registry) markNamespace(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object, opts DeleteOptions) (api.Object, error) {
+	next := cur.DeepCopy()
+	next.SetMeta("deletionTimestamp", api.NewTime(r.now()).Format("2006-01-02T15:04:05Z"))
+	status, _ := next["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		next["status"] = status
+	}
+	status["phase"] = "Terminating"
+	if fins, changed := gcFinalizers(res, cur, opts); changed {
+		next.SetMeta("finalizers", fins)
+	}
+	return r.writeMarked(ctx, res, kv, next)
+}
+
+// writeMarked stores next, cur marked for deletion, in place of kv.
+func (r *Registry) writeMarked(ctx context.Context, res *resource.Resource, kv storage.KV, next api.Object) (api.Object, error) {
 	value, err := encode(next)
 	if err != nil {
 		return nil, apierror.Internal(err)
@@ -272,22 +297,15 @@ func (r *Registry) markDeleting(ctx context.Context, res *resource.Resource, kv 
 		if errors.Is(err, storage.ErrConflict) {
 			return nil, err
 		}
-		return nil, apierror.FromStorage(err, target(res, cur.Name()))
+		return nil, apierror.FromStorage(err, target(res, next.Name()))
 	}
 	return convert(ctx, res, withRevision(next, rev))
 }
 
 // deleteKV removes the stored object if it is still at kv's revision and
 // returns it as stored, at the delete's revision (kube's etcd3 store decodes
-// the deleted value at the delete response's revision). A namespace's
-// contents are deleted first: those written while it was held by
-// finalizers too.
+// the deleted value at the delete response's revision).
 func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv storage.KV, cur api.Object) (api.Object, error) {
-	if isNamespaces(res) {
-		if err := r.deleteContents(ctx, cur.Name()); err != nil {
-			return nil, err
-		}
-	}
 	_, rev, err := r.writer(ctx).Delete(ctx, kv.Key, kv.ModRevision)
 	if err != nil {
 		if errors.Is(err, storage.ErrConflict) {
@@ -305,17 +323,13 @@ func (r *Registry) deleteKV(ctx context.Context, res *resource.Resource, kv stor
 // object on its first delete for a controller to delete it later.
 func terminates(res *resource.Resource) bool { return isNamespaces(res) || isDefinitions(res) }
 
-// markTerminating marks the answer to the delete of a namespace or a
-// definition as kube-apiserver's storage for them marks the object on a
-// first delete (never stored so: nothing here would remove the finalizer).
-func (r *Registry) markTerminating(res *resource.Resource, obj api.Object) {
+// markTerminating marks the answer to the delete of a definition as
+// kube-apiserver's storage marks it on a first delete (never stored so:
+// nothing here would remove the finalizer).
+func (r *Registry) markTerminating(obj api.Object) {
 	now := api.NewTime(r.now()).Format("2006-01-02T15:04:05Z")
 	if !deleting(obj) {
 		obj.SetMeta("deletionTimestamp", now)
-	}
-	if isNamespaces(res) {
-		obj["status"] = map[string]any{"phase": "Terminating"}
-		return
 	}
 	if !slices.Contains(finalizers(obj), any(crdCleanupFinalizer)) {
 		obj.SetMeta("finalizers", append(finalizers(obj), crdCleanupFinalizer))
@@ -334,19 +348,6 @@ func (r *Registry) markTerminating(res *resource.Resource, obj api.Object) {
 		"type": "Terminating", "status": "True", "lastTransitionTime": now,
 		"reason": "InstanceDeletionPending", "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
 	})
-}
-
-// deleteContents deletes every namespaced object in namespace ns.
-func (r *Registry) deleteContents(ctx context.Context, ns string) error {
-	for _, res := range r.resources() {
-		if !res.Namespaced || res.Storage != nil || res.CreateOnly {
-			continue
-		}
-		if err := r.deletePrefix(ctx, res, ns); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // deletePrefix deletes every key of res in namespace ns, whatever it
@@ -387,6 +388,34 @@ func (r *Registry) Expire(ctx context.Context, res *resource.Resource, ns, name 
 		return apierror.Conflict(target(res, name), "")
 	}
 	return apierror.FromStorage(err, target(res, name))
+}
+
+// DeleteUndecodable deletes the stored values of res in namespace ns that
+// cannot be decoded (written by an older version, or a bug): no list shows
+// them, so the namespace controller, which deletes what lists show, would
+// leave them behind its namespace. A value rewritten meanwhile is kept.
+func (r *Registry) DeleteUndecodable(ctx context.Context, res *resource.Resource, ns string) error {
+	prefix := res.KeyPrefix(ns)
+	opts := storage.ListOptions{Limit: 500}
+	for {
+		page, err := r.store.List(ctx, prefix, opts)
+		if err != nil {
+			return apierror.FromStorage(err, apierror.Target{})
+		}
+		for _, kv := range page.KVs {
+			if _, err := decode(kv); err == nil {
+				continue
+			}
+			_, _, err := r.writer(ctx).Delete(ctx, kv.Key, kv.ModRevision)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrConflict) {
+				return apierror.FromStorage(err, apierror.Target{})
+			}
+		}
+		if page.Continue == "" {
+			return nil
+		}
+		opts.Continue = page.Continue
+	}
 }
 
 // DeletePrefix deletes every object of res in every namespace (used when

@@ -26,15 +26,14 @@ import (
 
 // Registry stores objects of any resource in one storage.Interface.
 type Registry struct {
-	store     storage.Interface
-	resources func() []*resource.Resource // every served resource, for namespace deletion
-	now       func() time.Time
-	log       *slog.Logger // told of stored values that cannot be decoded
+	store storage.Interface
+	now   func() time.Time
+	log   *slog.Logger // told of stored values that cannot be decoded
 }
 
-// New returns a Registry over store; resources lists the served resources.
-func New(store storage.Interface, resources func() []*resource.Resource, log *slog.Logger) *Registry {
-	return &Registry{store: store, resources: resources, now: time.Now, log: log}
+// New returns a Registry over store.
+func New(store storage.Interface, log *slog.Logger) *Registry {
+	return &Registry{store: store, now: time.Now, log: log}
 }
 
 // Storage returns the store the registry writes to.

@@ -90,11 +90,13 @@ func (r *Registry) writeAllocated(ctx context.Context, res *resource.Resource, n
 	if err := admit(ctx, next, cur); err != nil {
 		return Written{}, err
 	}
-	if deleting(next) && len(finalizers(next)) == 0 {
+	if deleting(next) && len(finalizers(next)) == 0 && (!isNamespaces(res) || len(specFinalizers(next)) == 0) {
 		// kube's deleteWithoutFinalizers answers the updated object, "as
 		// clients are expecting an updated object if a PUT succeeded", at
 		// the revision it was read at (its store sets that revision on an
 		// unconditional update, and a patch applies to the object read).
+		// A namespace waits for its spec.finalizers too
+		// (ShouldDeleteNamespaceDuringUpdate).
 		deleted, err := r.deleteKV(ctx, res, kv, cur)
 		return Written{Object: withRevision(next, kv.ModRevision), Deleted: deleted}, err
 	}

@@ -182,24 +182,6 @@ var generation = map[GVR]bool{
 // name as value, so that namespace selectors can pick namespaces by name.
 const MetadataNameLabel = "kubernetes.io/metadata.name"
 
-// prepareNamespace gives a new namespace phase Active and the kubernetes
-// finalizer, as kube's strategy does (status is a subresource after that),
-// and every namespace written the kubernetes.io/metadata.name label, as
-// kube's strategy Canonicalize and its v1 defaulting do.
-func prepareNamespace(obj, old api.Object) {
-	if old == nil {
-		obj["status"] = map[string]any{"phase": "Active"}
-		obj["spec"] = map[string]any{"finalizers": []any{"kubernetes"}}
-	}
-	md := obj.Metadata()
-	labels, _ := md["labels"].(map[string]any)
-	if labels == nil {
-		labels = map[string]any{}
-		md["labels"] = labels
-	}
-	labels[MetadataNameLabel] = obj.Name()
-}
-
 // prepareSecret folds stringData into data (base64) and defaults the type,
 // as kube's secret strategy does; stringData is never stored.
 func prepareSecret(obj, _ api.Object) {

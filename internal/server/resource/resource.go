@@ -197,13 +197,29 @@ type Part struct {
 	// Write makes the object to store from the stored one and the one
 	// written.
 	Write func(cur, next api.Object) api.Object
-	// ValidateUpdate replaces the resource's ValidateUpdate for writes
-	// through the part.
+	// ValidateUpdate replaces the resource's validation for writes
+	// through the part, as a kube subresource strategy's ValidateUpdate.
 	ValidateUpdate func(ctx context.Context, obj, old api.Object) []api.StatusCause
 	// Generation makes the part's writes bump the generation of a
 	// resource that has one when the spec changes, as a pod's resize does;
 	// a status write never does.
 	Generation bool
+	// Prepare replaces the resource's Prepare for writes through the part.
+	Prepare func(obj, old api.Object)
+	// Verbs are those the part serves when not get, update and patch.
+	Verbs []string
+}
+
+// partVerbs are what a part serves unless it says otherwise, as kube's
+// discovery lists them.
+var partVerbs = []string{"get", "patch", "update"}
+
+// PartVerbs are the verbs the status subresource or part sub serves.
+func (r *Resource) PartVerbs(sub string) []string {
+	if v := r.Parts[sub].Verbs; v != nil {
+		return v
+	}
+	return partVerbs
 }
 
 // WritesPart says whether sub is the status subresource or one of Parts.

@@ -25,7 +25,7 @@ func newAllocator(t *testing.T, prefix string, ports PortRange) *Allocator {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
 	catalog := resource.NewCatalog(resource.Builtins()...)
-	reg := registry.New(store, catalog.All, slog.Default())
+	reg := registry.New(store, slog.Default())
 	a, err := New(t.Context(), reg, store, catalog, Config{ClusterIPRanges: []netip.Prefix{netip.MustParsePrefix(prefix)}, NodePorts: ports}, slog.Default())
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func newServiceStore(t *testing.T) (*Allocator, *registry.Registry, storage.Inte
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
 	catalog := resource.NewCatalog(resource.Builtins()...)
-	reg := registry.New(store, catalog.All, slog.Default())
+	reg := registry.New(store, slog.Default())
 	a, err := New(t.Context(), reg, store, catalog, Config{}, slog.Default())
 	if err != nil {
 		t.Fatal(err)

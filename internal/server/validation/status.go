@@ -29,6 +29,7 @@ var statusUpdates = map[[3]string]UpdateFunc{
 	{"networking.k8s.io", "v1", "ingresses"}: ingressStatusUpdate,
 	{"batch", "v1", "jobs"}:                  jobStatusUpdate,
 	{"batch", "v1", "cronjobs"}:              noStatusRules, // kube's has none either
+	{"", "v1", "namespaces"}:                 namespaceStatusUpdate,
 }
 
 func noStatusRules(context.Context, api.Object, api.Object) []api.StatusCause { return nil }

@@ -24,6 +24,7 @@ func For(group, version, plural string) Func {
 
 var byResource = map[[3]string]Func{
 	{"", "v1", "pods"}:                   pod,
+	{"", "v1", "namespaces"}:             namespace,
 	{"", "v1", "replicationcontrollers"}: replicationController,
 	{"", "v1", "services"}:               service,
 	{"", "v1", "persistentvolumeclaims"}: persistentVolumeClaim,

@@ -1,0 +1,270 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/internal/testwait"
+)
+
+func revisionOf(obj api.Object) int64 {
+	rv, _ := strconv.ParseInt(obj.ResourceVersion(), 10, 64)
+	return rv
+}
+
+// namespaceCondition is a namespace's condition without its time.
+type namespaceCondition struct{ Type, Status, Reason, Message string }
+
+func conditionsOf(ns api.Object) []namespaceCondition {
+	var out []namespaceCondition
+	list, _ := at(ns, "status.conditions").([]any)
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		if str("lastTransitionTime") == "" {
+			out = append(out, namespaceCondition{Type: "missing lastTransitionTime"})
+		}
+		out = append(out, namespaceCondition{str("type"), str("status"), str("reason"), str("message")})
+	}
+	return out
+}
+
+// TestNamespaceDeletionHeldByFinalizer: a namespace's DELETE answers at
+// once with it marked; the controller deletes its contents, and an object
+// its finalizer holds keeps the namespace Terminating, with kube's
+// conditions saying what remains, and new content refused (kube's
+// NamespaceLifecycle), until the finalizer goes; then the namespace goes.
+func TestNamespaceDeletionHeldByFinalizer(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss, cms = "/api/v1/namespaces", "/api/v1/namespaces/team/configmaps"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	req("POST", cms, `{"metadata":{"name":"held","finalizers":["example.com/x"]}}`)
+	req("POST", cms, `{"metadata":{"name":"free"}}`)
+
+	got := req("DELETE", nss+"/team", "")
+	if got.code != http.StatusOK || at(got.obj, "status.phase") != "Terminating" || got.obj.MetaString("deletionTimestamp") == "" ||
+		!cmp.Equal(at(got.obj, "spec.finalizers"), []any{"kubernetes"}) {
+		t.Fatalf("delete: %d %v, want the namespace marked Terminating", got.code, got.obj)
+	}
+	ok := func(typ, reason, msg string) namespaceCondition { return namespaceCondition{typ, "False", reason, msg} }
+	want := []namespaceCondition{
+		ok("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+		ok("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+		ok("NamespaceDeletionContentFailure", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+		{"NamespaceContentRemaining", "True", "SomeResourcesRemain", "Some resources are remaining: configmaps. has 1 resource instances"},
+		{"NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: example.com/x in 1 resource instances"},
+	}
+	var ns api.Object
+	testwait.Until(t, 5*time.Second, "the namespace's conditions", func() bool {
+		ns = req("GET", nss+"/team", "").obj
+		return len(conditionsOf(ns)) == len(want)
+	})
+	if d := cmp.Diff(want, conditionsOf(ns)); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
+	}
+	if at(ns, "status.phase") != "Terminating" || !cmp.Equal(at(ns, "spec.finalizers"), []any{"kubernetes"}) {
+		t.Errorf("namespace with content left: %v, want Terminating, not finalized", ns)
+	}
+	if c := req("GET", cms+"/free", "").code; c != http.StatusNotFound {
+		t.Errorf("a configmap without finalizers: %d, want deleted", c)
+	}
+	if held := req("GET", cms+"/held", "").obj; held.MetaString("deletionTimestamp") == "" {
+		t.Errorf("the held configmap: %v, want it marked", held)
+	}
+
+	late := req("POST", cms, `{"metadata":{"generateName":"late-"}}`)
+	wantRefusal := api.Object{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{}, "status": "Failure", "reason": "Forbidden", "code": json.Number("403"),
+		"message": `configmaps "late-" is forbidden: unable to create new content in namespace team because it is being terminated`,
+		"details": map[string]any{"name": "late-", "kind": "configmaps", "causes": []any{map[string]any{
+			"reason": "NamespaceTerminating", "message": "namespace team is being terminated", "field": "metadata.namespace"}}}}
+	if d := cmp.Diff(wantRefusal, late.obj, cmpopts.EquateEmpty()); late.code != http.StatusForbidden || d != "" {
+		t.Errorf("create in a Terminating namespace: %d (-want +got):\n%s", late.code, d)
+	}
+
+	if got := req("PATCH", cms+"/held", `{"metadata":{"finalizers":null}}`); got.code != http.StatusOK {
+		t.Fatalf("finalizer removed: %d %v", got.code, got.obj)
+	}
+	// The controller looks again after kube's estimate (8 s) or at the
+	// namespace's next change: make one.
+	req("PATCH", nss+"/team", `{"metadata":{"labels":{"touched":"yes"}}}`)
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", nss+"/team", "").code == http.StatusNotFound
+	})
+}
+
+// TestNamespaceFinalize: the finalize subresource (kube's FinalizeREST)
+// serves update only, writes spec.finalizers (and metadata), keeps the
+// status, checks kube's finalizer names; an update of the namespace itself
+// keeps spec.finalizers. Emptying them deletes a Terminating namespace;
+// a namespace whose spec.finalizers were empty before its DELETE is
+// marked and left, as kube's storage and controller leave it, and a
+// second DELETE deletes it.
+func TestNamespaceFinalize(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss = "/api/v1/namespaces"
+	made := req("POST", nss, `{"metadata":{"name":"fin"},"spec":{"finalizers":["example.com/ns"]}}`).obj
+	if want := []any{"example.com/ns", "kubernetes"}; !cmp.Equal(at(made, "spec.finalizers"), want) {
+		t.Errorf("created with spec.finalizers %v, want %v", at(made, "spec.finalizers"), want)
+	}
+	if got := req("PUT", nss+"/fin", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin"},"spec":{}}`); got.code != http.StatusOK ||
+		!cmp.Equal(at(got.obj, "spec.finalizers"), at(made, "spec.finalizers")) {
+		t.Errorf("update of the namespace: %d %v, want spec.finalizers kept", got.code, got.obj)
+	}
+	const bad = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin"},"spec":{"finalizers":["example.com/ns","foo"]}}`
+	got := req("PUT", nss+"/fin/finalize", bad)
+	if want := `Namespace "fin" is invalid: spec.finalizers[1]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified`; got.code != http.StatusUnprocessableEntity || got.obj["message"] != want {
+		t.Errorf("finalize with a bad name: %d %v, want 422 %q", got.code, got.obj["message"], want)
+	}
+	for _, m := range []string{"GET", "PATCH"} {
+		if got := req(m, nss+"/fin/finalize", `{}`); got.code != http.StatusMethodNotAllowed {
+			t.Errorf("%s finalize: %d, want 405", m, got.code)
+		}
+	}
+
+	if got := req("DELETE", nss+"/fin", ""); got.code != http.StatusOK {
+		t.Fatalf("delete: %d %v", got.code, got.obj)
+	}
+	testwait.Until(t, 5*time.Second, "the controller's finalizer removed", func() bool {
+		return cmp.Equal(at(req("GET", nss+"/fin", "").obj, "spec.finalizers"), []any{"example.com/ns"})
+	})
+	const done = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"fin","labels":{"a":"b"}},"spec":{"finalizers":[]},"status":{"phase":"Active"}}`
+	got = req("PUT", nss+"/fin/finalize", done)
+	if got.code != http.StatusOK || at(got.obj, "status.phase") != "Terminating" || at(got.obj, "metadata.labels.a") != "b" || at(got.obj, "spec.finalizers") != nil {
+		t.Errorf("finalize: %d %v, want the namespace with no spec.finalizers, the label, its status kept", got.code, got.obj)
+	}
+	if c := req("GET", nss+"/fin", "").code; c != http.StatusNotFound {
+		t.Errorf("finalized namespace: %d, want deleted", c)
+	}
+
+	req("POST", nss, `{"metadata":{"name":"bare"}}`)
+	if got := req("PUT", nss+"/bare/finalize", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bare"}}`); got.code != http.StatusOK || at(got.obj, "status.phase") != "Active" {
+		t.Fatalf("finalize an Active namespace: %d %v, want it kept", got.code, got.obj)
+	}
+	first := req("DELETE", nss+"/bare", "")
+	if first.code != http.StatusOK || at(first.obj, "status.phase") != "Terminating" {
+		t.Fatalf("first delete: %d %v, want it marked", first.code, first.obj)
+	}
+	if again := req("DELETE", nss+"/bare", ""); again.code != http.StatusOK || req("GET", nss+"/bare", "").code != http.StatusNotFound {
+		t.Errorf("second delete: %d %v, want the namespace deleted", again.code, again.obj)
+	}
+}
+
+// TestNamespaceDeletionPodsFirst: as kube's controller, a namespace's pods
+// are deleted first and, while one remains (a finalizer holds it), nothing
+// else is, the conditions recording only errors (none: every one fine);
+// once the pod goes, the rest and the namespace go.
+func TestNamespaceDeletionPodsFirst(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss, ns = "/api/v1/namespaces", "/api/v1/namespaces/team"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	req("POST", ns+"/configmaps", `{"metadata":{"name":"c"}}`)
+	// The pod's ServiceAccount admission waits for the namespace's default
+	// account, which the server makes after the namespace.
+	testwait.Until(t, 5*time.Second, "the pod created", func() bool {
+		pod := `{"metadata":{"name":"p","finalizers":["example.com/x"]},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+		return req("POST", ns+"/pods", pod).code == http.StatusCreated
+	})
+	req("DELETE", ns, "")
+	var conds []namespaceCondition
+	testwait.Until(t, 5*time.Second, "the namespace's conditions", func() bool {
+		conds = conditionsOf(req("GET", ns, "").obj)
+		return len(conds) == 5
+	})
+	for _, c := range conds {
+		if c.Status != "False" {
+			t.Errorf("condition while a pod remains: %+v, want none True", c)
+		}
+	}
+	if pod := req("GET", ns+"/pods/p", "").obj; pod.MetaString("deletionTimestamp") == "" {
+		t.Errorf("the held pod: %v, want it marked", pod)
+	}
+	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusOK {
+		t.Errorf("the configmap while a pod remains: %d, want it kept", c)
+	}
+	// A subresource's create is refused too: kube's NamespaceLifecycle
+	// admits every create in the namespace.
+	got := req("POST", ns+"/pods/p/binding", `{"metadata":{"name":"p"},"target":{"name":"n1"}}`)
+	if want := `pods "p" is forbidden: unable to create new content in namespace team because it is being terminated`; got.code != http.StatusForbidden || got.obj["message"] != want {
+		t.Errorf("binding: %d %v, want 403 %q", got.code, got.obj["message"], want)
+	}
+
+	req("PATCH", ns+"/pods/p", `{"metadata":{"finalizers":null}}`)
+	req("PATCH", ns, `{"metadata":{"labels":{"touched":"yes"}}}`) // the controller looks again
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", ns, "").code == http.StatusNotFound
+	})
+	if c := req("GET", ns+"/configmaps/c", "").code; c != http.StatusNotFound {
+		t.Errorf("the configmap after its namespace: %d, want deleted", c)
+	}
+}
+
+// TestTokenRequestTerminatingNamespace: a TokenRequest in a Terminating
+// namespace is refused by kube's NamespaceLifecycle, before the account
+// is read; in a namespace that does not exist it is the namespace's 404.
+func TestTokenRequestTerminatingNamespace(t *testing.T) {
+	s := newTokenServer(t, 0)
+	s.as(t, "admin", "POST", "/api/v1/namespaces", `{"metadata":{"name":"team","finalizers":["example.com/hold"]}}`)
+	s.as(t, "admin", "DELETE", "/api/v1/namespaces/team", "")
+	for _, c := range []struct {
+		ns   string
+		code int
+		want string
+	}{
+		{"team", http.StatusForbidden, `serviceaccounts "default" is forbidden: unable to create new content in namespace team because it is being terminated`},
+		{"nowhere", http.StatusNotFound, `namespaces "nowhere" not found`},
+	} {
+		got := s.as(t, "admin", "POST", "/api/v1/namespaces/"+c.ns+"/serviceaccounts/default/token", `{"spec":{}}`)
+		if got.code != c.code || got.obj["message"] != c.want {
+			t.Errorf("token in namespace %s: %d %v, want %d %q", c.ns, got.code, got.obj["message"], c.code, c.want)
+		}
+	}
+}
+
+// TestNamespaceDeletionUndecodable: a stored value of the namespace that
+// cannot be decoded, which no list shows, goes with the namespace rather
+// than outliving it under its name.
+func TestNamespaceDeletionUndecodable(t *testing.T) {
+	store := newMemoryStore(t)
+	ts := quietServer(t, store)
+	req := func(method, path, body string) response {
+		return exchange(t, ts, method, path, http.Header{"Content-Type": {mediaJSON}}, body)
+	}
+	req("POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`)
+	if _, err := store.Create(t.Context(), builtinKey(t, "configmaps", "team", "broken"), []byte(`{"metadata":`)); err != nil {
+		t.Fatal(err)
+	}
+	req("DELETE", "/api/v1/namespaces/team", "")
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", "/api/v1/namespaces/team", "").code == http.StatusNotFound
+	})
+	if kv, err := store.Get(t.Context(), builtinKey(t, "configmaps", "team", "broken")); err == nil {
+		t.Errorf("the undecodable configmap outlived its namespace: %s", kv.Value)
+	}
+}
+
+// TestNamespaceStatusPhase: a status write keeps a namespace's phase to
+// its deletion state, as kube's ValidateNamespaceStatusUpdate.
+func TestNamespaceStatusPhase(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss = "/api/v1/namespaces"
+	req("POST", nss, `{"metadata":{"name":"team","finalizers":["example.com/hold"]}}`)
+	status := func(phase string) string {
+		return `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"},"status":{"phase":"` + phase + `"}}`
+	}
+	const active = "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+	if got := req("PUT", nss+"/team/status", status("Terminating")); got.code != http.StatusUnprocessableEntity || got.obj["message"] != active {
+		t.Errorf("Terminating while not deleted: %d %v, want 422 %q", got.code, got.obj["message"], active)
+	}
+	req("DELETE", nss+"/team", "")
+	const terminating = "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
+	if got := req("PUT", nss+"/team/status", status("Active")); got.code != http.StatusUnprocessableEntity || got.obj["message"] != terminating {
+		t.Errorf("Active while deleted: %d %v, want 422 %q", got.code, got.obj["message"], terminating)
+	}
+}
