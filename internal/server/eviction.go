@@ -58,6 +58,11 @@ const (
 func (q *request) evict() {
 	ev, err := q.readEviction()
 	if err == nil {
+		// kube's NamespaceLifecycle refuses an Eviction, a create, in a
+		// Terminating namespace (kubectl drain leaves such pods to it).
+		err = q.s.registry.CheckNamespace(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
+	}
+	if err == nil {
 		ev, err = q.mutate(ev, nil)
 	}
 	var opts deleteOptions

@@ -190,9 +190,14 @@ func TestNamespaceDeletionPodsFirst(t *testing.T) {
 	}
 	// A subresource's create is refused too: kube's NamespaceLifecycle
 	// admits every create in the namespace.
-	got := req("POST", ns+"/pods/p/binding", `{"metadata":{"name":"p"},"target":{"name":"n1"}}`)
-	if want := `pods "p" is forbidden: unable to create new content in namespace team because it is being terminated`; got.code != http.StatusForbidden || got.obj["message"] != want {
-		t.Errorf("binding: %d %v, want 403 %q", got.code, got.obj["message"], want)
+	for sub, body := range map[string]string{
+		"binding":  `{"metadata":{"name":"p"},"target":{"name":"n1"}}`,
+		"eviction": `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"}}`,
+	} {
+		got := req("POST", ns+"/pods/p/"+sub, body)
+		if want := `pods "p" is forbidden: unable to create new content in namespace team because it is being terminated`; got.code != http.StatusForbidden || got.obj["message"] != want {
+			t.Errorf("%s: %d %v, want 403 %q", sub, got.code, got.obj["message"], want)
+		}
 	}
 
 	req("PATCH", ns+"/pods/p", `{"metadata":{"finalizers":null}}`)
