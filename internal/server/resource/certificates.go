@@ -83,12 +83,13 @@ func recordRequester(ctx context.Context, obj api.Object) {
 // The condition types only the approval subresource may change.
 var approvalConditions = []string{"Approved", "Denied"}
 
-// csrStatus is kube's status strategy of a CSR: the written status, except
-// that when it has as many Approved (likewise Denied) conditions as the
-// stored one, those are the stored ones, so that a signer cannot approve;
-// then the conditions' timestamps are filled.
+// csrStatus is kube's status strategy of a CSR: the written metadata and
+// status, except that when the status has as many Approved (likewise
+// Denied) conditions as the stored one, those are the stored ones, so that
+// a signer cannot approve; then the conditions' timestamps are filled.
 func csrStatus(cur, next api.Object) api.Object {
 	out := cur.DeepCopy()
+	takeMetadata(out, next)
 	status, _ := next["status"].(map[string]any)
 	status = maps.Clone(status)
 	if status == nil {
@@ -113,10 +114,12 @@ func csrStatus(cur, next api.Object) api.Object {
 	return out
 }
 
-// csrApproval is kube's approval strategy of a CSR: the stored object with
-// the written conditions, their timestamps filled.
+// csrApproval is kube's approval strategy of a CSR: the stored spec and
+// status with the written metadata and conditions, their timestamps
+// filled.
 func csrApproval(cur, next api.Object) api.Object {
 	out := cur.DeepCopy()
+	takeMetadata(out, next)
 	status := MapAt(out, "status")
 	newStatus, _ := next["status"].(map[string]any)
 	conds, ok := newStatus["conditions"].([]any)

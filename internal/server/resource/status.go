@@ -130,16 +130,31 @@ func (r *Resource) StatusWrite(cur, next api.Object) api.Object {
 		keep(status, stored)
 	}
 	if r.StatusKeeps != nil {
-		md, stored := maps.Clone(next.Metadata()), cur.Metadata()
-		for _, f := range r.StatusKeeps {
-			if v, ok := stored[f]; ok {
-				md[f] = v
-			} else {
-				delete(md, f)
-			}
-		}
-		out["metadata"] = map[string]any(api.Object(md).DeepCopy())
+		takeMetadata(out, next, r.StatusKeeps...)
 	}
 	out.SetMeta("resourceVersion", next.ResourceVersion())
 	return out
+}
+
+// takeMetadata gives out, a copy of the stored object, the metadata of
+// next, the object written, but for the fields keep, which stay as stored.
+func takeMetadata(out, next api.Object, keep ...string) {
+	md, stored := maps.Clone(next.Metadata()), out.Metadata()
+	for _, f := range keep {
+		if v, ok := stored[f]; ok {
+			md[f] = v
+		} else {
+			delete(md, f)
+		}
+	}
+	out["metadata"] = map[string]any(api.Object(md).DeepCopy())
+}
+
+// WritePart is what a write of next through the subresource sub, status
+// or one of Parts, makes of the stored object cur.
+func (r *Resource) WritePart(sub string, cur, next api.Object) api.Object {
+	if part, ok := r.Parts[sub]; ok {
+		return part.Write(cur, next)
+	}
+	return r.StatusWrite(cur, next)
 }
