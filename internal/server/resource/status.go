@@ -52,7 +52,18 @@ func statusKeeps(r *Resource) {
 // strategy takes from the stored status into a written one that leaves
 // it out.
 var statusKeptFromStored = map[GVR]func(status, stored map[string]any){
-	{"", "v1", "pods"}: keepPodStatus,
+	{"", "v1", "pods"}:  keepPodStatus,
+	{"", "v1", "nodes"}: keepNodeStatus,
+}
+
+// keepNodeStatus is what kube's node status strategy drops of a written
+// status unless the stored one has it: the config, of the deprecated
+// dynamic kubelet configuration. (It drops nodeInfo.runningInUserNamespace
+// too while its gate, KubeletInUserNamespace, is off: on since 1.37.)
+func keepNodeStatus(status, stored map[string]any) {
+	if stored["config"] == nil {
+		delete(status, "config")
+	}
 }
 
 // keepPodStatus is what kube's pod status strategy keeps of the stored

@@ -546,7 +546,7 @@ func kubeStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte)
 	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
 	s := statusStrategies[gvk]
 	s.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(declarativelyAs(t, gvk, kinds[gvk].strategy, "status", obj, was, s.ValidateUpdate(t.Context(), obj, was)))
+	return kubeErrors(declarativelyAs(t, gvk, kinds[gvk].plural, kinds[gvk].strategy, "status", obj, was, s.ValidateUpdate(t.Context(), obj, was)))
 }
 
 // ourStatusCauses runs our preparation and status validation of a write
