@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -102,7 +103,8 @@ func invalidCause(err error, field string) bool {
 // a PodDisruptionBudget's conditions as the disruption controller writes
 // them (no message) are stored, a negative disruptionsAllowed is refused;
 // a Node's fractional pod capacity and an HPA's negative desiredReplicas
-// are refused, and a Node's status config is dropped.
+// are refused, a Node's status config is dropped, and a Node's status
+// applied takes its labels but not its spec.
 func statusRules(t *testing.T, cs kubernetes.Interface) {
 	ctx := t.Context()
 	pdbs := cs.PolicyV1().PodDisruptionBudgets("default")
@@ -145,6 +147,25 @@ func statusRules(t *testing.T, cs kubernetes.Interface) {
 	}
 	if node.Status.Config != nil || node.Status.Capacity.Pods().Value() != 110 {
 		t.Errorf("node status stored: config %v, capacity %v; want no config, 110 pods", node.Status.Config, node.Status.Capacity)
+	}
+	// Applied through status, the spec is neither changed nor owned; the
+	// labels are both (kubevalidation TestPartApplies compares the
+	// managedFields with kube's field manager).
+	applied := corev1ac.Node("node-1").WithLabels(map[string]string{"zone": "b"}).
+		WithSpec(corev1ac.NodeSpec().WithUnschedulable(true)).
+		WithStatus(corev1ac.NodeStatus().WithCapacity(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("100")}))
+	if node, err = nodes.ApplyStatus(ctx, applied, metav1.ApplyOptions{FieldManager: "ctl", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	var owned string
+	for _, e := range node.ManagedFields {
+		if e.Manager == "ctl" && e.Subresource == "status" && e.Operation == metav1.ManagedFieldsOperationApply {
+			owned = string(e.FieldsV1.Raw)
+		}
+	}
+	if node.Spec.Unschedulable || node.Labels["zone"] != "b" || node.Status.Capacity.Pods().Value() != 100 ||
+		owned != `{"f:metadata":{"f:labels":{"f:zone":{}}},"f:status":{"f:capacity":{"f:pods":{}}}}` {
+		t.Errorf("node status applied: unschedulable %v, labels %v, capacity %v, ctl owns %s", node.Spec.Unschedulable, node.Labels, node.Status.Capacity, owned)
 	}
 
 	hpas := cs.AutoscalingV2().HorizontalPodAutoscalers("default")

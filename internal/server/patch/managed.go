@@ -217,10 +217,11 @@ type Manager struct {
 	APIVersion string
 	// Subresource is "status" for writes to the status subresource.
 	Subresource string
-	// StatusSubresource is true when the resource has a status
-	// subresource: writes to the main resource do not own status, and
-	// writes to status own nothing else.
-	StatusSubresource bool
+	// Reset are the paths of the fields the write never owns, kube's
+	// reset fields of the strategy serving it: status for a resource with
+	// a status subresource; spec, and the metadata its strategy keeps,
+	// for its status.
+	Reset [][]string
 	// Schema says how lists merge and which fields are members.
 	Schema *Schema
 	// Now is the time of the write.
@@ -241,10 +242,13 @@ var serverOwned = []string{"name", "namespace", "creationTimestamp", "selfLink",
 func (m Manager) scoped(obj map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range obj {
-		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+		if k == "apiVersion" || k == "kind" {
 			continue
 		}
 		out[k] = v
+	}
+	for _, p := range m.Reset {
+		out = withoutPath(out, p)
 	}
 	if md, ok := out["metadata"].(map[string]any); ok {
 		md = maps.Clone(md)
@@ -254,6 +258,36 @@ func (m Manager) scoped(obj map[string]any) map[string]any {
 		out["metadata"] = md
 	}
 	return out
+}
+
+// withoutPath is obj less the field at path p, the maps along it copied.
+func withoutPath(obj map[string]any, p []string) map[string]any {
+	v, ok := obj[p[0]]
+	child, isMap := v.(map[string]any)
+	if !ok || len(p) > 1 && !isMap {
+		return obj
+	}
+	out := maps.Clone(obj)
+	if len(p) == 1 {
+		delete(out, p[0])
+	} else {
+		out[p[0]] = withoutPath(child, p[1:])
+	}
+	return out
+}
+
+// resets says whether the write owns none of the top-level field k
+// (whole), or only some of it (partly).
+func (m Manager) resets(k string) (whole, partly bool) {
+	for _, p := range m.Reset {
+		if p[0] == k {
+			if len(p) == 1 {
+				return true, false
+			}
+			partly = true
+		}
+	}
+	return false, partly
 }
 
 // withoutMetadataNode drops the "metadata" node itself from a set, as
@@ -375,8 +409,12 @@ func (m Manager) created(obj map[string]any) {
 func (m Manager) createdFields(obj map[string]any) (fields map[string]any, ok bool) {
 	fields = map[string]any{}
 	for k, v := range obj {
-		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+		whole, partly := m.resets(k)
+		if k == "apiVersion" || k == "kind" || whole {
 			continue
+		}
+		if partly {
+			return nil, false
 		}
 		s := m.Schema.field(k)
 		md, isMap := v.(map[string]any)

@@ -281,7 +281,7 @@ func TestCreatedIsUpdate(t *testing.T) {
 		`{"metadata":"odd","data":{"k":"v"}}`,
 		`{"metadata":null}`,
 	} {
-		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", StatusSubresource: true, Now: testTime}} {
+		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", Reset: statusReset(true), Now: testTime}} {
 			shortcut, general := mustMap(t, obj), mustMap(t, obj)
 			m.Update(nil, shortcut)
 			m.update(nil, general)
@@ -450,4 +450,13 @@ func TestApplyConflictsBounded(t *testing.T) {
 			t.Errorf("%d conflicts: %d causes, message %q", n, len(se.Status.Details.Causes), se.Status.Message)
 		}
 	}
+}
+
+// statusReset is Manager.Reset of a write to a resource with a status
+// subresource (status true), or of one without.
+func statusReset(status bool) [][]string {
+	if status {
+		return [][]string{{"status"}}
+	}
+	return nil
 }

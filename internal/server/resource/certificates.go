@@ -28,19 +28,21 @@ func bundleName(obj api.Object) func(string) []string {
 // csrStrategy is kube's registry of CertificateSigningRequests
 // (pkg/registry/certificates/certificates/strategy.go): a new request
 // records who made it; an update of the request keeps its spec (and, as a
-// status subresource, its status); its status subresource writes the status
-// but keeps the approval conditions; its approval subresource writes the
-// conditions only.
+// status subresource, its status), and no write of it owns either in
+// managedFields; its status subresource writes the status but keeps the
+// approval conditions; its approval subresource writes the conditions
+// only.
 func csrStrategy(r *Resource) {
 	r.PrepareCreate = recordRequester
 	prepare(keepSpec)(r)
 	r.Parts = csrParts
+	r.Reset = [][]string{{"spec"}, {"status"}}
 }
 
 // csrParts are a CSR's status and approval subresources.
 var csrParts = map[string]Part{
-	"status":   {Write: csrStatus, ValidateUpdate: validation.CSRStatusUpdate},
-	"approval": {Write: csrApproval, ValidateUpdate: validation.CSRApprovalUpdate},
+	"status":   {Write: csrStatus, ValidateUpdate: validation.CSRStatusUpdate, Reset: [][]string{{"spec"}, {"status", "conditions"}}},
+	"approval": {Write: csrApproval, ValidateUpdate: validation.CSRApprovalUpdate, Reset: [][]string{{"spec"}, {"status", "certificate"}}},
 }
 
 // keepSpec keeps the stored spec on update.

@@ -129,6 +129,10 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// Reset are the paths of the fields writes to the resource itself
+	// never own in managedFields (kube's GetResetFields), when more than
+	// status (ResetFields).
+	Reset [][]string
 	// Parts are subresources that write a part of the object (get, update
 	// and patch it as the resource's own kind); a "status" entry replaces
 	// the status subresource's default (the written status, the rest as
@@ -198,6 +202,9 @@ type Part struct {
 	// resource that has one when the spec changes, as a pod's resize does;
 	// a status write never does.
 	Generation bool
+	// Reset are the paths of the fields the part's writes never own in
+	// managedFields (ResetFields); nil means status.
+	Reset [][]string
 }
 
 // WritesPart says whether sub is the status subresource or one of Parts.

@@ -161,6 +161,38 @@ func takeMetadata(out, next api.Object, keep ...string) {
 	out["metadata"] = map[string]any(api.Object(md).DeepCopy())
 }
 
+// ResetFields are the paths of the fields a write through the
+// subresource sub ("" for the resource itself) never owns in
+// managedFields, as kube's strategies' GetResetFields name them: status
+// for a resource with a status subresource (or its Reset); through
+// status, spec and the metadata the status strategy keeps (custom
+// resources' and v1 HPAs' keep all of it, yet theirs reset only spec); a
+// part's own.
+func (r *Resource) ResetFields(sub string) [][]string {
+	if p, ok := r.Parts[sub]; ok && p.Reset != nil {
+		return p.Reset
+	}
+	switch {
+	case sub == "" && r.Reset != nil:
+		return r.Reset
+	case sub != "status" && r.StatusSubresource:
+		return [][]string{{"status"}}
+	case sub != "status":
+		return nil
+	}
+	reset := [][]string{{"spec"}}
+	switch {
+	case r.Owner != "" || gvrOf(r) == GVR{"autoscaling", "v1", "horizontalpodautoscalers"}:
+	case r.StatusKeeps == nil:
+		reset = append(reset, []string{"metadata"})
+	default:
+		for _, f := range r.StatusKeeps {
+			reset = append(reset, []string{"metadata", f})
+		}
+	}
+	return reset
+}
+
 // WritePart is what a write of next through the subresource sub, status
 // or one of Parts, makes of the stored object cur.
 func (r *Resource) WritePart(sub string, cur, next api.Object) api.Object {
