@@ -92,6 +92,10 @@ type Resource struct {
 	// decoder does for custom resources; it returns the dropped fields'
 	// paths ("spec.foo"), which fieldValidation reports. Nil means no schema.
 	PruneAndDefault func(obj api.Object) (unknown []string)
+	// OmitEmpty drops, before a validated object is stored, the empty
+	// fields a built-in kind's Go type omits (kube's typed encoding); nil
+	// for custom resources.
+	OmitEmpty func(obj api.Object)
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
