@@ -32,9 +32,24 @@ var statusUpdates = map[[3]string]UpdateFunc{
 	{"batch", "v1", "jobs"}:                           jobStatusUpdate,
 	{"batch", "v1", "cronjobs"}:                       noStatusRules, // kube's has none either
 	{"", "v1", "nodes"}:                               nodeStatusUpdate,
+	{"", "v1", "namespaces"}:                          namespaceStatusUpdate,
 	{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaStatusUpdate,
 	{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaStatusUpdate,
 	{"policy", "v1", "poddisruptionbudgets"}:          pdbStatusUpdate,
+}
+
+// namespaceStatusUpdate is kube's ValidateNamespaceStatusUpdate: the
+// phase is Active, or Terminating once the namespace is being deleted.
+func namespaceStatusUpdate(_ context.Context, o, _ api.Object) []api.StatusCause {
+	var c causes
+	phase := str(object(o, "status"), "phase")
+	switch deleting := o.Metadata()["deletionTimestamp"] != nil; {
+	case !deleting && phase != "Active":
+		c.invalid("status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty") // sic: kube's path
+	case deleting && phase != "Terminating":
+		c.invalid("status.Phase", phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")
+	}
+	return c
 }
 
 // hpaStatusUpdate is kube's ValidateHorizontalPodAutoscalerStatusUpdate;

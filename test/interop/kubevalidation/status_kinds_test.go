@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/registry/autoscaling/horizontalpodautoscaler"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
 	"k8s.io/kubernetes/pkg/registry/core/node"
 	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 )
@@ -30,6 +31,12 @@ type statusKind struct {
 	writes map[string]statusWrite
 }
 
+// deletingNamespace marks a namespace deleted, its finalizer holding it.
+func deletingNamespace(o map[string]any) {
+	at(o, "metadata")["deletionTimestamp"] = t0
+	at(o, "metadata")["deletionGracePeriodSeconds"] = 0
+}
+
 // metaCondition is a metav1.Condition of type and status, with kv
 // changing or adding fields.
 func metaCondition(typ, status string, kv ...any) map[string]any {
@@ -41,6 +48,18 @@ func metaCondition(typ, status string, kv ...any) map[string]any {
 }
 
 var statusKinds = []statusKind{
+	{
+		gvk: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, plural: "namespaces", strategy: namespace.StatusStrategy, spec: namespace.Strategy,
+		obj: counts("apiVersion", "v1", "kind", "Namespace", "metadata", counts("name", "ns"), "spec", counts("finalizers", []any{"not a finalizer"})),
+		writes: map[string]statusWrite{
+			"active":                {change: counts("phase", "Active")},
+			"no phase":              {change: counts()},
+			"terminating, not gone": {change: counts("phase", "Terminating"), refused: true},
+			"unknown phase":         {change: counts("phase", "Sleeping"), refused: true},
+			"deleting, terminating": {prepare: deletingNamespace, change: counts("phase", "Terminating")},
+			"deleting, active":      {prepare: deletingNamespace, change: counts("phase", "Active"), refused: true},
+		},
+	},
 	{
 		gvk: schema.GroupVersionKind{Version: "v1", Kind: "Node"}, plural: "nodes", strategy: node.StatusStrategy, spec: node.Strategy,
 		obj: counts("apiVersion", "v1", "kind", "Node", "metadata", counts("name", "node-1"),
@@ -135,6 +154,9 @@ func TestStatusRules(t *testing.T) {
 			t.Run(k.gvk.Version+"/"+k.gvk.Kind+"/"+name, func(t *testing.T) {
 				was := deepCopy(k.obj).(map[string]any)
 				at(was, "metadata")["resourceVersion"] = "7"
+				if w.prepare != nil {
+					w.prepare(was)
+				}
 				if w.set != nil {
 					was["status"] = deepCopy(w.set)
 				}
