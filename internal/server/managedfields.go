@@ -28,6 +28,7 @@ func (q *request) manager() (patch.Manager, error) {
 		APIVersion:  q.res.APIVersion(),
 		Subresource: q.info.Subresource,
 		Reset:       q.res.ResetFields(q.info.Subresource),
+		Only:        q.res.Parts[q.info.Subresource].Only,
 		Schema:      patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind),
 		Now:         time.Now(),
 	}, nil

@@ -222,6 +222,11 @@ type Manager struct {
 	// a status subresource; spec, and the metadata its strategy keeps,
 	// for its status.
 	Reset [][]string
+	// Only, when set, are the patterns of the only fields the write may
+	// own, "*" matching any field, key or item: kube's include filter of
+	// a part (a pod's resize owns its containers' resources and resize
+	// policies alone).
+	Only [][]string
 	// Schema says how lists merge and which fields are members.
 	Schema *Schema
 	// Now is the time of the write.
@@ -288,6 +293,41 @@ func (m Manager) resets(k string) (whole, partly bool) {
 		}
 	}
 	return false, partly
+}
+
+// only is s less the members no pattern of m.Only covers, or s when
+// m.Only is empty.
+func (m Manager) only(s *Set) *Set {
+	if len(m.Only) == 0 {
+		return s
+	}
+	var out *Set
+	for _, p := range m.Only {
+		out = union(out, s.under(p))
+	}
+	return out
+}
+
+// under is the part of s at the paths pattern p matches, below them, and
+// the members on their way.
+func (s *Set) under(p []string) *Set {
+	if len(p) == 0 || s == nil {
+		return s
+	}
+	out := &Set{}
+	for pe, c := range s.children {
+		if p[0] != "*" && pe != "f:"+p[0] {
+			continue
+		}
+		// As kube's FilterIncludeMatches: a member on the pattern's way
+		// stays one.
+		sub := &Set{member: c.member, children: c.under(p[1:]).children}
+		if !sub.empty() {
+			out.ensure(pe)
+			out.children[pe] = sub
+		}
+	}
+	return out
 }
 
 // withoutMetadataNode drops the "metadata" node itself from a set, as
@@ -486,8 +526,8 @@ func (m Manager) update(live, next map[string]any) {
 		return
 	}
 	c := compare(m.scoped(live), m.scoped(next), m.Schema)
-	changed := withoutMetadataNode(union(c.added, c.modified))
-	removed := withoutMetadataNode(c.removed)
+	changed := m.only(withoutMetadataNode(union(c.added, c.modified)))
+	removed := m.only(withoutMetadataNode(c.removed))
 	mine := m.entry(OperationUpdate)
 	entries, previous := take(entries, mine.id())
 	for _, e := range entries {

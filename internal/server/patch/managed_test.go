@@ -460,3 +460,22 @@ func statusReset(status bool) [][]string {
 	}
 	return nil
 }
+
+// A write limited by Only owns the fields its patterns reach, and the
+// members on their way (a list item), as kube's include filters: a pod's
+// resize owns its containers' resources, not their images or labels.
+func TestManagedOnly(t *testing.T) {
+	pod := SchemaFor("", "v1", "Pod")
+	live := mustMap(t, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"a","resources":{"requests":{"cpu":"1"}}}]}}`)
+	next := mustMap(t, `{"metadata":{"name":"p","labels":{"x":"y"}},"spec":{"containers":[{"name":"c","image":"b","resources":{"requests":{"cpu":"2"}}}]}}`)
+	m := Manager{Name: "kubectl", APIVersion: "v1", Subresource: "resize", Reset: statusReset(true), Schema: pod, Now: testTime,
+		Only: [][]string{{"spec", "containers", "*", "resources"}}}
+	got, err := m.Apply(live, next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustMap(t, `{"kubectl/Apply":{"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:resources":{"f:requests":{"f:cpu":{}}}}}}}}`)
+	if diff := cmp.Diff(want, managed(t, got)); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}

@@ -209,6 +209,9 @@ type Part struct {
 	// Reset are the paths of the fields the part's writes never own in
 	// managedFields (ResetFields); nil means status.
 	Reset [][]string
+	// Only are the patterns of the only fields the part's writes may own
+	// (patch.Manager.Only); nil for no such limit.
+	Only [][]string
 }
 
 // WritesPart says whether sub is the status subresource or one of Parts.

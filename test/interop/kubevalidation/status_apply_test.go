@@ -30,6 +30,12 @@ type resetter interface {
 	GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 }
 
+// filterer is a kube strategy's GetResetFieldsFilter, which a pod's parts
+// have in place of GetResetFields.
+type filterer interface {
+	GetResetFieldsFilter() map[fieldpath.APIVersion]fieldpath.Filter
+}
+
 // sameObject is the object converter, defaulter and creater of a field
 // manager over one version of unstructured objects.
 type sameObject struct{ gvk schema.GroupVersionKind }
@@ -51,7 +57,7 @@ func (o sameObject) New(schema.GroupVersionKind) (runtime.Object, error) {
 // kubeFieldManager is kube's field manager of gvk's objects written
 // through sub ("" for the resource), its strategy's reset fields those of
 // strategy, its types from kube's published OpenAPI document doc.
-func kubeFieldManager(t *testing.T, doc string, gvk schema.GroupVersionKind, sub string, strategy resetter) *managedfields.FieldManager {
+func kubeFieldManager(t *testing.T, doc string, gvk schema.GroupVersionKind, sub string, strategy any) *managedfields.FieldManager {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(interop.KubeModule(t, "v1.37.2"), "api", "openapi-spec", "v3", doc))
 	if err != nil {
@@ -66,8 +72,13 @@ func kubeFieldManager(t *testing.T, doc string, gvk schema.GroupVersionKind, sub
 		t.Fatal(err)
 	}
 	reset := map[fieldpath.APIVersion]fieldpath.Filter{}
-	for v, s := range strategy.GetResetFields() {
-		reset[v] = fieldpath.NewExcludeSetFilter(s)
+	switch strategy := strategy.(type) {
+	case filterer:
+		reset = strategy.GetResetFieldsFilter()
+	case resetter:
+		for v, s := range strategy.GetResetFields() {
+			reset[v] = fieldpath.NewExcludeSetFilter(s)
+		}
 	}
 	o := sameObject{gvk}
 	fm, err := managedfields.NewDefaultFieldManager(tc, o, o, o, gvk, gvk.GroupVersion(), sub, reset)
@@ -78,19 +89,22 @@ func kubeFieldManager(t *testing.T, doc string, gvk schema.GroupVersionKind, sub
 }
 
 // TestPartApplies creates an object as one manager, then applies through
-// a part (status, a CSR's approval) a configuration setting spec,
-// metadata and status as another, with kube's field manager (the
-// strategies' reset fields) and ours, and compares the managedFields:
-// through status no spec field is owned, and metadata is but what the
-// status strategy keeps.
+// a part (status, a CSR's approval, a pod's resize or ephemeral
+// containers) a configuration setting spec, metadata and status as
+// another, with kube's field manager (the strategies' reset fields or
+// filters) and ours, and compares the managedFields: through status no
+// spec field is owned, and metadata is but what the status strategy
+// keeps; through a pod's parts, only what they write.
 func TestPartApplies(t *testing.T) {
 	type kind struct {
 		gvk            schema.GroupVersionKind
 		doc, plural    string
-		main, strategy resetter
+		main, strategy any
 	}
 	deployments := kind{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "apis__apps__v1_openapi.json", "deployments", deployment.Strategy, deployment.StatusStrategy}
 	pods := kind{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "api__v1_openapi.json", "pods", pod.Strategy, pod.StatusStrategy}
+	resizes := kind{pods.gvk, pods.doc, pods.plural, pod.Strategy, pod.ResizeStrategy}
+	ephemerals := kind{pods.gvk, pods.doc, pods.plural, pod.Strategy, pod.EphemeralContainersStrategy}
 	nodes := kind{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "api__v1_openapi.json", "nodes", node.Strategy, node.StatusStrategy}
 	hpasV1 := kind{schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler"}, "apis__autoscaling__v1_openapi.json", "horizontalpodautoscalers", horizontalpodautoscaler.Strategy, horizontalpodautoscaler.StatusStrategy}
 	cidrs := kind{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}, "apis__networking.k8s.io__v1_openapi.json", "servicecidrs", servicecidr.Strategy, servicecidr.StatusStrategy}
@@ -120,6 +134,16 @@ func TestPartApplies(t *testing.T) {
 			counts("metadata", counts("name", "o", "namespace", "default", "labels", counts("app", "q"),
 				"ownerReferences", []any{counts("apiVersion", "v1", "kind", "ConfigMap", "name", "other", "uid", "u2")}),
 				"spec", counts("containers", container("nginx")), "status", counts("phase", "Running"))},
+		{"pod resize", resizes, "resize",
+			counts("metadata", meta("app", "p"), "spec", counts("containers", []any{counts("name", "c", "image", "busybox",
+				"resources", counts("requests", counts("cpu", "100m")))})),
+			counts("metadata", meta("app", "q"), "spec", counts("containers", []any{counts("name", "c", "image", "nginx",
+				"resources", counts("requests", counts("cpu", "200m")), "resizePolicy", []any{counts("resourceName", "cpu", "restartPolicy", "NotRequired")})}),
+				"status", counts("phase", "Running"))},
+		{"pod ephemeral containers", ephemerals, "ephemeralcontainers",
+			counts("metadata", meta("app", "p"), "spec", counts("containers", container("busybox"))),
+			counts("metadata", meta("app", "q"), "spec", counts("containers", container("nginx"),
+				"ephemeralContainers", []any{counts("name", "debug", "image", "busybox", "targetContainerName", "c")}))},
 		{"node", nodes, "status",
 			counts("metadata", counts("name", "o", "labels", counts("zone", "a")), "spec", counts("unschedulable", true)),
 			counts("metadata", counts("name", "o", "labels", counts("zone", "b")), "spec", counts("unschedulable", false, "providerID", "p"),
@@ -159,7 +183,7 @@ func TestPartApplies(t *testing.T) {
 
 			r := ours[c.k.gvk.Group+"/"+c.k.gvk.Version+"/"+c.k.plural]
 			manager := func(name, sub string) patch.Manager {
-				return patch.Manager{Name: name, APIVersion: apiVersion, Subresource: sub, Reset: r.ResetFields(sub),
+				return patch.Manager{Name: name, APIVersion: apiVersion, Subresource: sub, Reset: r.ResetFields(sub), Only: r.Parts[sub].Only,
 					Schema: patch.SchemaFor(r.Group, r.Version, r.Kind), Now: time.Now()}
 			}
 			live := deepCopy(c.live).(map[string]any)
