@@ -3,6 +3,7 @@ package resource
 import (
 	"encoding/json"
 	"maps"
+	"time"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -52,8 +53,25 @@ func statusKeeps(r *Resource) {
 // strategy takes from the stored status into a written one that leaves
 // it out.
 var statusKeptFromStored = map[GVR]func(status, stored map[string]any){
-	{"", "v1", "pods"}:  keepPodStatus,
-	{"", "v1", "nodes"}: keepNodeStatus,
+	{"", "v1", "pods"}:              keepPodStatus,
+	{"", "v1", "nodes"}:             keepNodeStatus,
+	{"", "v1", "persistentvolumes"}: keepVolumeStatus,
+}
+
+// keepVolumeStatus is kube's persistent volume status strategy's
+// lastPhaseTransitionTime: the stored one while the phase stays and the
+// write sets none, now when the phase changes and the write sets none or
+// the stored one.
+func keepVolumeStatus(status, stored map[string]any) {
+	const f = "lastPhaseTransitionTime"
+	switch written := status[f]; {
+	case status["phase"] == stored["phase"] && written == nil:
+		if stored[f] != nil {
+			status[f] = stored[f]
+		}
+	case status["phase"] != stored["phase"] && (written == nil || written == stored[f]):
+		status[f] = api.NewTime(time.Now()).Format(time.RFC3339)
+	}
 }
 
 // keepNodeStatus is what kube's node status strategy drops of a written

@@ -33,9 +33,20 @@ var statusUpdates = map[[3]string]UpdateFunc{
 	{"batch", "v1", "cronjobs"}:                       noStatusRules, // kube's has none either
 	{"", "v1", "nodes"}:                               nodeStatusUpdate,
 	{"", "v1", "namespaces"}:                          namespaceStatusUpdate,
+	{"", "v1", "persistentvolumes"}:                   versionedStatusUpdate,
 	{"autoscaling", "v1", "horizontalpodautoscalers"}: hpaStatusUpdate,
 	{"autoscaling", "v2", "horizontalpodautoscalers"}: hpaStatusUpdate,
 	{"policy", "v1", "poddisruptionbudgets"}:          pdbStatusUpdate,
+}
+
+// versionedStatusUpdate is kube's ValidatePersistentVolumeStatusUpdate: a
+// write names the resourceVersion it replaces.
+func versionedStatusUpdate(_ context.Context, o, _ api.Object) []api.StatusCause {
+	var c causes
+	if str(object(o, "metadata"), "resourceVersion") == "" {
+		c.required("resourceVersion", "")
+	}
+	return c
 }
 
 // namespaceStatusUpdate is kube's ValidateNamespaceStatusUpdate: the
