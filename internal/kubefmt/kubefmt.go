@@ -204,6 +204,20 @@ func LabelValue(v string) []string {
 	return msgs
 }
 
+const conditionReasonFmt = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
+
+var conditionReasonRE = regexp.MustCompile("^" + conditionReasonFmt + "$")
+
+// ConditionReason is metav1 validation's IsValidConditionReason, the rule
+// of a metav1.Condition's reason.
+func ConditionReason(s string) []string {
+	if !conditionReasonRE.MatchString(s) {
+		return []string{regexError("a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'",
+			conditionReasonFmt, "my_name", "MY_NAME", "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB")}
+	}
+	return nil
+}
+
 var percentRE = regexp.MustCompile(`^[0-9]+%$`)
 
 // Percent is util/validation's IsValidPercent.

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/listwatch/listwatch/client/api"
@@ -160,3 +161,35 @@ func Definitions() map[string]map[string]any {
 func DefinitionName(group, version, kind string) string {
 	return Load().Kinds[group+"/"+version+"/"+kind]
 }
+
+// OmitEmpty returns the properties of the definition called name that its
+// Go type leaves out of its JSON when empty (json:",omitempty" on a
+// string, number, bool, slice or map; not on a pointer or struct), by JSON
+// name, the fields of inline members included; nil when the definition
+// has no Go type here.
+func OmitEmpty(name string) map[string]bool {
+	msgs := Load().Protobuf.Messages
+	msg, ok := msgs["k8s.io."+strings.ReplaceAll(strings.TrimPrefix(name, "io.k8s."), "-", "_")]
+	if !ok {
+		return nil
+	}
+	out := map[string]bool{}
+	var add func(fields []Field)
+	add = func(fields []Field) {
+		for _, f := range fields {
+			switch {
+			case f.Inline:
+				add(msgs[f.Type].Fields)
+			case f.OmitEmpty && !f.Pointer && (f.Label != "optional" || scalarTypes[f.Type] || msgs[f.Type].Slice):
+				out[f.Name] = true
+			}
+		}
+	}
+	add(msg.Fields)
+	return out
+}
+
+// scalarTypes are the protobuf types of Go strings, numbers, bools and
+// byte slices.
+var scalarTypes = map[string]bool{"string": true, "bytes": true, "bool": true, "int32": true, "int64": true,
+	"uint32": true, "uint64": true, "double": true, "float": true}

@@ -335,16 +335,10 @@ func (q *request) update() {
 // status strategy takes (StatusWrite), and a resource's Parts say what
 // theirs change. Without a subresource it is next.
 func (q *request) part(cur, next api.Object) api.Object {
-	var kept api.Object
-	part, ok := q.res.Parts[q.info.Subresource]
-	switch {
-	case ok:
-		kept = part.Write(cur, next)
-	case q.info.Subresource == "status":
-		kept = q.res.StatusWrite(cur, next)
-	default:
+	if !q.res.WritesPart(q.info.Subresource) {
 		return next
 	}
+	kept := q.res.WritePart(q.info.Subresource, cur, next)
 	kept.SetMeta("resourceVersion", next.ResourceVersion())
 	return kept
 }

@@ -24,12 +24,13 @@ func (q *request) manager() (patch.Manager, error) {
 		return patch.Manager{}, err
 	}
 	return patch.Manager{
-		Name:              name,
-		APIVersion:        q.res.APIVersion(),
-		Subresource:       q.info.Subresource,
-		StatusSubresource: q.res.StatusSubresource,
-		Schema:            patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind),
-		Now:               time.Now(),
+		Name:        name,
+		APIVersion:  q.res.APIVersion(),
+		Subresource: q.info.Subresource,
+		Reset:       q.res.ResetFields(q.info.Subresource),
+		Only:        q.res.Parts[q.info.Subresource].Only,
+		Schema:      patch.SchemaFor(q.res.Group, q.res.Version, q.res.Kind),
+		Now:         time.Now(),
 	}, nil
 }
 

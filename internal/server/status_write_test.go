@@ -11,8 +11,9 @@ import (
 // TestStatusWriteOfInvalidSpec stores a Deployment whose spec today's
 // rules refuse (as one stored before a rule existed, or through etcd), and
 // writes its status: kube's deployment status strategy checks metadata and
-// status only, so the write is taken, and an invalid status refused with
-// the status's causes; a write of the main resource still meets the
+// status only, so the write is taken (an empty list of conditions left
+// out, as kube's typed encoding leaves it), and an invalid status refused
+// with the status's causes; a write of the main resource still meets the
 // spec's rules.
 func TestStatusWriteOfInvalidSpec(t *testing.T) {
 	store := newMemoryStore(t)
@@ -44,6 +45,15 @@ func TestStatusWriteOfInvalidSpec(t *testing.T) {
 	}
 	if st, _ := got.obj["status"].(map[string]any); st["readyReplicas"] == nil {
 		t.Errorf("status write answered %v", got.obj)
+	}
+
+	// kube's typed encoding omits an empty list of an omitempty field.
+	got = put(path+"/status", withStatus(`{"replicas":1,"conditions":[]}`))
+	if st, _ := got.obj["status"].(map[string]any); got.code != http.StatusOK || st == nil || st["conditions"] != nil {
+		t.Errorf("status write of no conditions: %d %v, want them left out", got.code, got.obj)
+	}
+	if got = exchange(t, ts, http.MethodGet, path, nil, ""); got.obj["status"] == nil || got.obj["status"].(map[string]any)["conditions"] != nil {
+		t.Errorf("stored: %v, want no conditions", got.obj)
 	}
 
 	got = put(path+"/status", withStatus(`{"replicas":1,"readyReplicas":2}`))

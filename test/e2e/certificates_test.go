@@ -22,7 +22,8 @@ func csrPEM(t *testing.T, orgs ...string) string {
 // approve` is refused to a user who may update the approval subresource
 // but not approve for the signer, with kube's message, and allowed once a
 // role grants `approve` on the signer's domain; a signer's status write
-// needs `sign`; kube-apiserver's client signer is refused system:masters.
+// needs `sign` and takes the written metadata; kube-apiserver's client
+// signer is refused system:masters.
 func TestCertificateSigningRequests(t *testing.T) {
 	tokens := tokenFile(t, "admin-token,admin,1,system:masters", "alice-token,alice,2,team", "bob-token,bob,3")
 	ca := authntest.NewCA(t)
@@ -100,13 +101,14 @@ func TestCertificateSigningRequests(t *testing.T) {
 	}
 	certificate := base64.StdEncoding.EncodeToString(ca.PEM) // any PEM certificate will do
 	stored["status"].(map[string]any)["certificate"] = certificate
+	stored["metadata"].(map[string]any)["labels"] = map[string]any{"issued": "yes"} // taken, as kube's status strategy takes metadata
 	issue, _ := json.Marshal(stored)
 	code, body = bob("PUT", csrs+"/alice-client/status", string(issue))
 	if want := `user not permitted to sign requests with signerName \"example.com/client\"`; code != http.StatusForbidden || !strings.Contains(body, want) {
 		t.Errorf("bob issues without sign: %d %s, want 403 %q", code, body, want)
 	}
 	grant("example-signer", `[{"apiGroups":["certificates.k8s.io"],"resources":["signers"],"resourceNames":["example.com/client"],"verbs":["sign"]}]`, "bob")
-	if code, body := bob("PUT", csrs+"/alice-client/status", string(issue)); code != http.StatusOK || !strings.Contains(body, `"certificate":"`+certificate+`"`) {
+	if code, body := bob("PUT", csrs+"/alice-client/status", string(issue)); code != http.StatusOK || !strings.Contains(body, `"certificate":"`+certificate+`"`) || !strings.Contains(body, `"labels":{"issued":"yes"}`) {
 		t.Errorf("bob issues with sign: %d %s", code, body)
 	}
 

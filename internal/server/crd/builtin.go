@@ -28,7 +28,7 @@ func PruneBuiltins(rs []*resource.Resource) {
 			continue
 		}
 		schema := sync.OnceValue(func() *Schema {
-			s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
+			s, err := BuiltinSchema(r.Definition, kubespec.Schema)
 			if err != nil { // kube's published schemas all inline: the tests build each
 				panic(fmt.Sprintf("schema of %s: %v", r.Kind, err))
 			}
@@ -38,6 +38,7 @@ func PruneBuiltins(rs []*resource.Resource) {
 			return quantitiesIn(kubespec.Schema(r.Definition), kubespec.Schema, map[string]bool{})
 		})
 		goDefaults := defaulting.For(r.Group, r.Version, r.Kind)
+		r.OmitEmpty = func(obj api.Object) { schema().omitEmptyIn(map[string]any(obj)) }
 		r.PruneAndDefault = func(obj api.Object) []string {
 			unknown := schema().PruneAndDefault(obj)
 			if goDefaults != nil {
@@ -53,12 +54,12 @@ func PruneBuiltins(rs []*resource.Resource) {
 
 // BuiltinSchema parses a built-in kind's schema (kube's published
 // definition, whose properties refer to others, found by defs, with $ref)
-// into a Schema
-// that prunes as kube's typed decoder does: every field the kind does not
-// have is dropped. A definition that refers to itself (recursion) cannot be
+// into a Schema that prunes as kube's typed decoding and encoding do:
+// every field the kind does not have is dropped, and so is every empty
+// one its Go type omits (omitempty). A definition that refers to itself (recursion) cannot be
 // inlined and is an error.
-func BuiltinSchema(schema map[string]any, defs func(name string) map[string]any) (*Schema, error) {
-	inlined, err := inline(schema, defs, map[string]bool{})
+func BuiltinSchema(definition string, defs func(name string) map[string]any) (*Schema, error) {
+	inlined, err := inline(map[string]any{"$ref": refPrefix + definition}, defs, map[string]bool{})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,96 @@ func BuiltinSchema(schema map[string]any, defs func(name string) map[string]any)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the inlined schema: %w", err)
 	}
-	return ParseSchema(raw)
+	s, err := ParseSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	markOmitEmpty(s, inlined)
+	return s, nil
+}
+
+// omitEmptyKey marks, in an inlined schema, a property whose Go field
+// kube's encoding omits when empty (kubespec.OmitEmpty).
+const omitEmptyKey = "x-listwatch-omit-empty"
+
+// markOmitEmpty sets omitEmpty on the nodes of s whose inlined schema v
+// carries omitEmptyKey, and holdsOmitEmpty on them and those above them;
+// it says whether s holds any.
+func markOmitEmpty(s *Schema, v any) bool {
+	m, _ := v.(map[string]any)
+	if s == nil || m == nil {
+		return false
+	}
+	s.omitEmpty = m[omitEmptyKey] == true
+	s.holdsOmitEmpty = s.omitEmpty
+	props, _ := m["properties"].(map[string]any)
+	for k, p := range s.Properties {
+		s.holdsOmitEmpty = markOmitEmpty(p, props[k]) || s.holdsOmitEmpty
+	}
+	s.holdsOmitEmpty = markOmitEmpty(s.Items, m["items"]) || s.holdsOmitEmpty
+	if s.AdditionalProperties != nil {
+		s.holdsOmitEmpty = markOmitEmpty(s.AdditionalProperties.Schema, m["additionalProperties"]) || s.holdsOmitEmpty
+	}
+	return s.holdsOmitEmpty
+}
+
+// omitEmpty drops from v, in place, the empty fields kube's typed
+// encoding of a built-in kind leaves out (omitEmpty), as it stores and
+// answers the object it validated: its validation sees them ("rules: []"
+// is invalid as [], not as null).
+func (s *Schema) omitEmptyIn(v any) {
+	if s == nil || !s.holdsOmitEmpty {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			prop := s.Properties[k]
+			if prop == nil && s.AdditionalProperties != nil {
+				prop = s.AdditionalProperties.Schema
+			}
+			prop.omitEmptyIn(x)
+			if prop != nil && prop.omitEmpty && isEmpty(x, prop.Type) {
+				delete(v, k)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			s.Items.omitEmptyIn(x)
+		}
+	}
+}
+
+// isEmpty says whether v, of the schema's type typ, is what
+// encoding/json's omitempty leaves out: an empty string, list or map,
+// false, or a zero number. A value of another type is never empty: the
+// schema's type check refuses it.
+func isEmpty(v any, typ string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == "" && typ == "string"
+	case bool:
+		return !v && typ == "boolean"
+	case []any:
+		return len(v) == 0 && typ == "array"
+	case map[string]any:
+		return len(v) == 0 && typ == "object"
+	}
+	if typ != "integer" && typ != "number" {
+		return false
+	}
+	switch v := v.(type) {
+	case json.Number:
+		f, err := v.Float64()
+		return err == nil && f == 0
+	case float64:
+		return v == 0
+	case int64:
+		return v == 0
+	case int:
+		return v == 0
+	}
+	return false
 }
 
 // inline returns v with every $ref (and kube's allOf-of-one-$ref) replaced
@@ -106,6 +196,12 @@ func inlineMap(m map[string]any, defs func(string) map[string]any, open map[stri
 		// The reference's siblings (its default, description) are the
 		// field's: {"allOf": [ref], "default": {}} defaults the field.
 		out := v.(map[string]any)
+		props, _ := out["properties"].(map[string]any)
+		for f := range kubespec.OmitEmpty(name) {
+			if p, ok := props[f].(map[string]any); ok {
+				p[omitEmptyKey] = true
+			}
+		}
 		for k, e := range m {
 			if k != "allOf" && k != "$ref" {
 				out[k] = e

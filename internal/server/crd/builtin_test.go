@@ -17,7 +17,7 @@ func TestBuiltinSchemasPrune(t *testing.T) {
 		if r.Group == Group || r.CreateOnly {
 			continue
 		}
-		s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
+		s, err := BuiltinSchema(r.Definition, kubespec.Schema)
 		if err != nil {
 			t.Fatalf("%s: %v", r.Kind, err)
 		}

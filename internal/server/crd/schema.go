@@ -61,6 +61,12 @@ type Schema struct {
 	OneOf []*Schema `json:"oneOf"`
 	Not   *Schema   `json:"not"`
 
+	// omitEmpty drops the property when empty before it is stored, as the
+	// Go field's json:",omitempty" makes kube's typed encoding of a
+	// built-in kind leave it out (BuiltinSchema); holdsOmitEmpty says it
+	// or a node below it has omitEmpty.
+	omitEmpty, holdsOmitEmpty bool
+
 	pattern  *regexp.Regexp  // compiled Pattern
 	enum     map[string]bool // jsonKey of every Enum value, so huge enums cost one lookup
 	rules    []*celRule      // compiled Validations (compileRules)

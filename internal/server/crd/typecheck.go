@@ -39,7 +39,7 @@ func TypeSchema(r *resource.Resource) (*Schema, error) {
 		root.Properties["metadata"] = &Schema{IntOrString: true} // dynamic: see above
 		return &root, nil
 	case r.Definition != "" && r.Group != Group: // CustomResourceDefinition's is recursive
-		s, err := BuiltinSchema(kubespec.Schema(r.Definition), kubespec.Schema)
+		s, err := BuiltinSchema(r.Definition, kubespec.Schema)
 		if err != nil {
 			return nil, err
 		}

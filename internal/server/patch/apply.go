@@ -35,14 +35,14 @@ func (m Manager) Apply(live, config map[string]any, force bool) (map[string]any,
 	}
 	mine := m.entry(OperationApply)
 	entries, previous := take(entries, mine.id())
-	mine.set = withoutMetadataNode(fieldSet(m.scoped(config), m.Schema))
+	mine.set = m.only(withoutMetadataNode(fieldSet(m.scoped(config), m.Schema)))
 	mine.time = previous.time
 	if mine.time == "" || !sameFieldsV1(mine.set, previous.set) {
 		mine.time = m.timestamp()
 	}
 	entries = append(entries, mine)
 	removeFields(merged, m.pruned(previous.set, entries), m.Schema)
-	removed := withoutMetadataNode(compare(m.scoped(live), m.scoped(merged), m.Schema).removed)
+	removed := m.only(withoutMetadataNode(compare(m.scoped(live), m.scoped(merged), m.Schema).removed))
 	for _, e := range entries {
 		e.set = difference(e.set, removed)
 	}
@@ -54,7 +54,7 @@ func (m Manager) Apply(live, config map[string]any, force bool) (map[string]any,
 // a conflict unless force, which takes them from their owners.
 func (m Manager) takeChanged(entries []*entry, live, merged map[string]any, force bool) ([]*entry, error) {
 	c := compare(m.scoped(live), m.scoped(merged), m.Schema)
-	changed := withoutMetadataNode(union(c.added, c.modified))
+	changed := m.only(withoutMetadataNode(union(c.added, c.modified)))
 	id := m.entry(OperationApply).id()
 	var conflicts []conflict // the first apierror.MaxCauses of them
 	total := 0

@@ -94,7 +94,7 @@ func FuzzCreated(f *testing.F) {
 		}
 		for _, s := range []*Schema{nil, namespace, configMap} {
 			for _, status := range []bool{false, true} {
-				m := Manager{Name: "m", APIVersion: "v1", StatusSubresource: status, Schema: s, Now: testTime}
+				m := Manager{Name: "m", APIVersion: "v1", Reset: statusReset(status), Schema: s, Now: testTime}
 				shortcut, general := deepCopyMap(o), deepCopyMap(o)
 				if _, set := metadataOf(shortcut)["managedFields"]; set {
 					return

@@ -217,10 +217,16 @@ type Manager struct {
 	APIVersion string
 	// Subresource is "status" for writes to the status subresource.
 	Subresource string
-	// StatusSubresource is true when the resource has a status
-	// subresource: writes to the main resource do not own status, and
-	// writes to status own nothing else.
-	StatusSubresource bool
+	// Reset are the paths of the fields the write never owns, kube's
+	// reset fields of the strategy serving it: status for a resource with
+	// a status subresource; spec, and the metadata its strategy keeps,
+	// for its status.
+	Reset [][]string
+	// Only, when set, are the patterns of the only fields the write may
+	// own, "*" matching any field, key or item: kube's include filter of
+	// a part (a pod's resize owns its containers' resources and resize
+	// policies alone).
+	Only [][]string
 	// Schema says how lists merge and which fields are members.
 	Schema *Schema
 	// Now is the time of the write.
@@ -241,10 +247,13 @@ var serverOwned = []string{"name", "namespace", "creationTimestamp", "selfLink",
 func (m Manager) scoped(obj map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range obj {
-		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+		if k == "apiVersion" || k == "kind" {
 			continue
 		}
 		out[k] = v
+	}
+	for _, p := range m.Reset {
+		out = withoutPath(out, p)
 	}
 	if md, ok := out["metadata"].(map[string]any); ok {
 		md = maps.Clone(md)
@@ -252,6 +261,71 @@ func (m Manager) scoped(obj map[string]any) map[string]any {
 			delete(md, f)
 		}
 		out["metadata"] = md
+	}
+	return out
+}
+
+// withoutPath is obj less the field at path p, the maps along it copied.
+func withoutPath(obj map[string]any, p []string) map[string]any {
+	v, ok := obj[p[0]]
+	child, isMap := v.(map[string]any)
+	if !ok || len(p) > 1 && !isMap {
+		return obj
+	}
+	out := maps.Clone(obj)
+	if len(p) == 1 {
+		delete(out, p[0])
+	} else {
+		out[p[0]] = withoutPath(child, p[1:])
+	}
+	return out
+}
+
+// resets says whether the write owns none of the top-level field k
+// (whole), or only some of it (partly).
+func (m Manager) resets(k string) (whole, partly bool) {
+	for _, p := range m.Reset {
+		if p[0] == k {
+			if len(p) == 1 {
+				return true, false
+			}
+			partly = true
+		}
+	}
+	return false, partly
+}
+
+// only is s less the members no pattern of m.Only covers, or s when
+// m.Only is empty.
+func (m Manager) only(s *Set) *Set {
+	if len(m.Only) == 0 {
+		return s
+	}
+	var out *Set
+	for _, p := range m.Only {
+		out = union(out, s.under(p))
+	}
+	return out
+}
+
+// under is the part of s at the paths pattern p matches, below them, and
+// the members on their way.
+func (s *Set) under(p []string) *Set {
+	if len(p) == 0 || s == nil {
+		return s
+	}
+	out := &Set{}
+	for pe, c := range s.children {
+		if p[0] != "*" && pe != "f:"+p[0] {
+			continue
+		}
+		// As kube's FilterIncludeMatches: a member on the pattern's way
+		// stays one.
+		sub := &Set{member: c.member, children: c.under(p[1:]).children}
+		if !sub.empty() {
+			out.ensure(pe)
+			out.children[pe] = sub
+		}
 	}
 	return out
 }
@@ -375,8 +449,12 @@ func (m Manager) created(obj map[string]any) {
 func (m Manager) createdFields(obj map[string]any) (fields map[string]any, ok bool) {
 	fields = map[string]any{}
 	for k, v := range obj {
-		if k == "apiVersion" || k == "kind" || (m.StatusSubresource && (k == "status") != (m.Subresource == "status")) {
+		whole, partly := m.resets(k)
+		if k == "apiVersion" || k == "kind" || whole {
 			continue
+		}
+		if partly {
+			return nil, false
 		}
 		s := m.Schema.field(k)
 		md, isMap := v.(map[string]any)
@@ -448,8 +526,8 @@ func (m Manager) update(live, next map[string]any) {
 		return
 	}
 	c := compare(m.scoped(live), m.scoped(next), m.Schema)
-	changed := withoutMetadataNode(union(c.added, c.modified))
-	removed := withoutMetadataNode(c.removed)
+	changed := m.only(withoutMetadataNode(union(c.added, c.modified)))
+	removed := m.only(withoutMetadataNode(c.removed))
 	mine := m.entry(OperationUpdate)
 	entries, previous := take(entries, mine.id())
 	for _, e := range entries {

@@ -281,7 +281,7 @@ func TestCreatedIsUpdate(t *testing.T) {
 		`{"metadata":"odd","data":{"k":"v"}}`,
 		`{"metadata":null}`,
 	} {
-		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", StatusSubresource: true, Now: testTime}} {
+		for _, m := range []Manager{mgr("tool"), {Name: "ctl", APIVersion: "v1", Reset: statusReset(true), Now: testTime}} {
 			shortcut, general := mustMap(t, obj), mustMap(t, obj)
 			m.Update(nil, shortcut)
 			m.update(nil, general)
@@ -449,5 +449,33 @@ func TestApplyConflictsBounded(t *testing.T) {
 			!strings.HasPrefix(se.Status.Message, fmt.Sprintf("Apply failed with %d conflicts: ", n)) {
 			t.Errorf("%d conflicts: %d causes, message %q", n, len(se.Status.Details.Causes), se.Status.Message)
 		}
+	}
+}
+
+// statusReset is Manager.Reset of a write to a resource with a status
+// subresource (status true), or of one without.
+func statusReset(status bool) [][]string {
+	if status {
+		return [][]string{{"status"}}
+	}
+	return nil
+}
+
+// A write limited by Only owns the fields its patterns reach, and the
+// members on their way (a list item), as kube's include filters: a pod's
+// resize owns its containers' resources, not their images or labels.
+func TestManagedOnly(t *testing.T) {
+	pod := SchemaFor("", "v1", "Pod")
+	live := mustMap(t, `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"a","resources":{"requests":{"cpu":"1"}}}]}}`)
+	next := mustMap(t, `{"metadata":{"name":"p","labels":{"x":"y"}},"spec":{"containers":[{"name":"c","image":"b","resources":{"requests":{"cpu":"2"}}}]}}`)
+	m := Manager{Name: "kubectl", APIVersion: "v1", Subresource: "resize", Reset: statusReset(true), Schema: pod, Now: testTime,
+		Only: [][]string{{"spec", "containers", "*", "resources"}}}
+	got, err := m.Apply(live, next, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustMap(t, `{"kubectl/Apply":{"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:resources":{"f:requests":{"f:cpu":{}}}}}}}}`)
+	if diff := cmp.Diff(want, managed(t, got)); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
 	}
 }

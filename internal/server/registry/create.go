@@ -129,6 +129,9 @@ func (r *Registry) createAllocated(ctx context.Context, res *resource.Resource, 
 	if err := validate(ctx, res, obj, nil); err != nil {
 		return Written{}, err
 	}
+	if res.OmitEmpty != nil {
+		res.OmitEmpty(obj)
+	}
 	if err := admit(ctx, obj, nil); err != nil {
 		return Written{}, err
 	}

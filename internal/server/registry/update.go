@@ -87,6 +87,9 @@ func (r *Registry) writeAllocated(ctx context.Context, res *resource.Resource, n
 	if err := validate(ctx, res, next, cur); err != nil {
 		return Written{}, err
 	}
+	if res.OmitEmpty != nil {
+		res.OmitEmpty(next)
+	}
 	if err := admit(ctx, next, cur); err != nil {
 		return Written{}, err
 	}

@@ -28,19 +28,21 @@ func bundleName(obj api.Object) func(string) []string {
 // csrStrategy is kube's registry of CertificateSigningRequests
 // (pkg/registry/certificates/certificates/strategy.go): a new request
 // records who made it; an update of the request keeps its spec (and, as a
-// status subresource, its status); its status subresource writes the status
-// but keeps the approval conditions; its approval subresource writes the
-// conditions only.
+// status subresource, its status), and no write of it owns either in
+// managedFields; its status subresource writes the status but keeps the
+// approval conditions; its approval subresource writes the conditions
+// only.
 func csrStrategy(r *Resource) {
 	r.PrepareCreate = recordRequester
 	prepare(keepSpec)(r)
 	r.Parts = csrParts
+	r.Reset = [][]string{{"spec"}, {"status"}}
 }
 
 // csrParts are a CSR's status and approval subresources.
 var csrParts = map[string]Part{
-	"status":   {Write: csrStatus, ValidateUpdate: validation.CSRStatusUpdate},
-	"approval": {Write: csrApproval, ValidateUpdate: validation.CSRApprovalUpdate},
+	"status":   {Write: csrStatus, ValidateUpdate: validation.CSRStatusUpdate, Reset: [][]string{{"spec"}, {"status", "conditions"}}},
+	"approval": {Write: csrApproval, ValidateUpdate: validation.CSRApprovalUpdate, Reset: [][]string{{"spec"}, {"status", "certificate"}}},
 }
 
 // keepSpec keeps the stored spec on update.
@@ -83,12 +85,13 @@ func recordRequester(ctx context.Context, obj api.Object) {
 // The condition types only the approval subresource may change.
 var approvalConditions = []string{"Approved", "Denied"}
 
-// csrStatus is kube's status strategy of a CSR: the written status, except
-// that when it has as many Approved (likewise Denied) conditions as the
-// stored one, those are the stored ones, so that a signer cannot approve;
-// then the conditions' timestamps are filled.
+// csrStatus is kube's status strategy of a CSR: the written metadata and
+// status, except that when the status has as many Approved (likewise
+// Denied) conditions as the stored one, those are the stored ones, so that
+// a signer cannot approve; then the conditions' timestamps are filled.
 func csrStatus(cur, next api.Object) api.Object {
 	out := cur.DeepCopy()
+	takeMetadata(out, next)
 	status, _ := next["status"].(map[string]any)
 	status = maps.Clone(status)
 	if status == nil {
@@ -113,10 +116,12 @@ func csrStatus(cur, next api.Object) api.Object {
 	return out
 }
 
-// csrApproval is kube's approval strategy of a CSR: the stored object with
-// the written conditions, their timestamps filled.
+// csrApproval is kube's approval strategy of a CSR: the stored spec and
+// status with the written metadata and conditions, their timestamps
+// filled.
 func csrApproval(cur, next api.Object) api.Object {
 	out := cur.DeepCopy()
+	takeMetadata(out, next)
 	status := MapAt(out, "status")
 	newStatus, _ := next["status"].(map[string]any)
 	conds, ok := newStatus["conditions"].([]any)

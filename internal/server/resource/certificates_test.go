@@ -10,8 +10,9 @@ import (
 
 // A CSR's writes as kube's strategies make them: the status subresource
 // cannot add or change approval conditions (it keeps the stored ones when
-// it has as many), the approval subresource writes conditions only, and
-// both fill the conditions' timestamps, a transition keeping the stored
+// it has as many), the approval subresource writes conditions only, both
+// take the written metadata (the registry keeps what may not change) and
+// fill the conditions' timestamps, a transition keeping the stored
 // one of the same type and status.
 func TestCSRParts(t *testing.T) {
 	const t0, t1 = "2020-01-01T00:00:00Z", "2021-01-01T00:00:00Z"
@@ -23,19 +24,19 @@ func TestCSRParts(t *testing.T) {
 		{"status keeps the approval", "status",
 			`{"metadata":{"name":"c"},"spec":{"signerName":"other"},"status":{"certificate":"Y2VydA==","conditions":[
 				{"type":"Approved","status":"True","reason":"Changed","lastUpdateTime":"` + t1 + `"},{"type":"Failed","status":"True","lastUpdateTime":"` + t1 + `","lastTransitionTime":"` + t1 + `"}]}}`,
-			`{"metadata":{"name":"c","labels":{"a":"b"}},"spec":{"signerName":"example.com/s"},"status":{"certificate":"Y2VydA==","conditions":[
+			`{"metadata":{"name":"c"},"spec":{"signerName":"example.com/s"},"status":{"certificate":"Y2VydA==","conditions":[
 				{"type":"Approved","status":"True","reason":"Yes","lastUpdateTime":"` + t0 + `","lastTransitionTime":"` + t0 + `"},
 				{"type":"Failed","status":"True","lastUpdateTime":"` + t1 + `","lastTransitionTime":"` + t1 + `"}]}}`},
 		{"status adds a denial", "status",
-			`{"status":{"conditions":[{"type":"Approved","status":"True","lastUpdateTime":"` + t0 + `","lastTransitionTime":"` + t0 + `"},
+			`{"metadata":{"name":"c","labels":{"z":"w"}},"status":{"conditions":[{"type":"Approved","status":"True","lastUpdateTime":"` + t0 + `","lastTransitionTime":"` + t0 + `"},
 				{"type":"Denied","status":"True","lastUpdateTime":"` + t1 + `","lastTransitionTime":"` + t1 + `"}]}}`,
-			`{"metadata":{"name":"c","labels":{"a":"b"}},"spec":{"signerName":"example.com/s"},"status":{"conditions":[
+			`{"metadata":{"name":"c","labels":{"z":"w"}},"spec":{"signerName":"example.com/s"},"status":{"conditions":[
 				{"type":"Approved","status":"True","reason":"Yes","lastUpdateTime":"` + t0 + `","lastTransitionTime":"` + t0 + `"},
 				{"type":"Denied","status":"True","lastUpdateTime":"` + t1 + `","lastTransitionTime":"` + t1 + `"}]}}`},
-		{"approval writes the conditions only", "approval",
+		{"approval writes the metadata and conditions only", "approval",
 			`{"metadata":{"name":"c","labels":{"x":"y"}},"spec":{"signerName":"other"},"status":{"certificate":"Y2VydA==","conditions":[
 				{"type":"Approved","status":"True","reason":"Again","lastUpdateTime":"` + t1 + `"}]}}`,
-			`{"metadata":{"name":"c","labels":{"a":"b"}},"spec":{"signerName":"example.com/s"},"status":{"conditions":[
+			`{"metadata":{"name":"c","labels":{"x":"y"}},"spec":{"signerName":"example.com/s"},"status":{"conditions":[
 				{"type":"Approved","status":"True","reason":"Again","lastUpdateTime":"` + t1 + `","lastTransitionTime":"` + t0 + `"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -330,7 +330,8 @@ func validateEventV1Update(_ context.Context, o, old api.Object) []api.StatusCau
 		{"type", "type"}, {"eventTime", "eventTime"}, {"action", "action"}, {"related", "related"},
 		{"reportingController", "reportingController"}, {"reportingInstance", "reportingInstance"},
 	} {
-		if !sameJSON(o[f.v1], old[f.v1]) {
+		// "" is absent, as in kube's Go type (v1 omits it, core does not)
+		if !sameJSON(o[f.v1], old[f.v1]) && !(isEmpty(o[f.v1]) && isEmpty(old[f.v1])) {
 			c.invalid(f.core, o[f.v1], "field is immutable")
 		}
 	}

@@ -11,8 +11,12 @@ func init() {
 	pods := GVR{"", "v1", "pods"}
 	strategies[pods] = append(strategies[pods], func(r *Resource) {
 		r.Parts = map[string]Part{
-			"resize":              {Write: podResize, ValidateUpdate: validation.PodResize, Generation: true},
-			"ephemeralcontainers": {Write: podEphemeralContainers, ValidateUpdate: validation.PodEphemeralContainersUpdate, Generation: true},
+			// kube's filter names resizePolicy too, but its matcher never
+			// merges two wildcards and takes the first: resources alone.
+			"resize": {Write: podResize, ValidateUpdate: validation.PodResize, Generation: true,
+				Only: [][]string{{"spec", "containers", "*", "resources"}, {"spec", "initContainers", "*", "resources"}}},
+			"ephemeralcontainers": {Write: podEphemeralContainers, ValidateUpdate: validation.PodEphemeralContainersUpdate, Generation: true,
+				Only: [][]string{{"spec", "ephemeralContainers"}}},
 		}
 	})
 }

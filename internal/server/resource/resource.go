@@ -98,6 +98,10 @@ type Resource struct {
 	// decoder does for custom resources; it returns the dropped fields'
 	// paths ("spec.foo"), which fieldValidation reports. Nil means no schema.
 	PruneAndDefault func(obj api.Object) (unknown []string)
+	// OmitEmpty drops, before a validated object is stored, the empty
+	// fields a built-in kind's Go type omits (kube's typed encoding); nil
+	// for custom resources.
+	OmitEmpty func(obj api.Object)
 	// Prepare sets fields the server owns before a write; old is the stored
 	// object on update and nil on create. Nil means nothing to do.
 	Prepare func(obj, old api.Object)
@@ -135,6 +139,10 @@ type Resource struct {
 	// Subresources are the resource's subresources other than status,
 	// each with its own kind (serviceaccounts/token: TokenRequest).
 	Subresources []Subresource
+	// Reset are the paths of the fields writes to the resource itself
+	// never own in managedFields (kube's GetResetFields), when more than
+	// status (ResetFields).
+	Reset [][]string
 	// Parts are subresources that write a part of the object (get, update
 	// and patch it as the resource's own kind); a "status" entry replaces
 	// the status subresource's default (the written status, the rest as
@@ -208,6 +216,12 @@ type Part struct {
 	Prepare func(obj, old api.Object)
 	// Verbs are those the part serves when not get, update and patch.
 	Verbs []string
+	// Reset are the paths of the fields the part's writes never own in
+	// managedFields (ResetFields); nil means status.
+	Reset [][]string
+	// Only are the patterns of the only fields the part's writes may own
+	// (patch.Manager.Only); nil for no such limit.
+	Only [][]string
 }
 
 // partVerbs are what a part serves unless it says otherwise, as kube's

@@ -3,6 +3,7 @@ package resource
 import (
 	"encoding/json"
 	"maps"
+	"time"
 
 	"github.com/listwatch/listwatch/client/api"
 )
@@ -52,7 +53,35 @@ func statusKeeps(r *Resource) {
 // strategy takes from the stored status into a written one that leaves
 // it out.
 var statusKeptFromStored = map[GVR]func(status, stored map[string]any){
-	{"", "v1", "pods"}: keepPodStatus,
+	{"", "v1", "pods"}:              keepPodStatus,
+	{"", "v1", "nodes"}:             keepNodeStatus,
+	{"", "v1", "persistentvolumes"}: keepVolumeStatus,
+}
+
+// keepVolumeStatus is kube's persistent volume status strategy's
+// lastPhaseTransitionTime: the stored one while the phase stays and the
+// write sets none, now when the phase changes and the write sets none or
+// the stored one.
+func keepVolumeStatus(status, stored map[string]any) {
+	const f = "lastPhaseTransitionTime"
+	switch written := status[f]; {
+	case status["phase"] == stored["phase"] && written == nil:
+		if stored[f] != nil {
+			status[f] = stored[f]
+		}
+	case status["phase"] != stored["phase"] && (written == nil || written == stored[f]):
+		status[f] = api.NewTime(time.Now()).Format(time.RFC3339)
+	}
+}
+
+// keepNodeStatus is what kube's node status strategy drops of a written
+// status unless the stored one has it: the config, of the deprecated
+// dynamic kubelet configuration. (It drops nodeInfo.runningInUserNamespace
+// too while its gate, KubeletInUserNamespace, is off: on since 1.37.)
+func keepNodeStatus(status, stored map[string]any) {
+	if stored["config"] == nil {
+		delete(status, "config")
+	}
 }
 
 // keepPodStatus is what kube's pod status strategy keeps of the stored
@@ -130,16 +159,63 @@ func (r *Resource) StatusWrite(cur, next api.Object) api.Object {
 		keep(status, stored)
 	}
 	if r.StatusKeeps != nil {
-		md, stored := maps.Clone(next.Metadata()), cur.Metadata()
-		for _, f := range r.StatusKeeps {
-			if v, ok := stored[f]; ok {
-				md[f] = v
-			} else {
-				delete(md, f)
-			}
-		}
-		out["metadata"] = map[string]any(api.Object(md).DeepCopy())
+		takeMetadata(out, next, r.StatusKeeps...)
 	}
 	out.SetMeta("resourceVersion", next.ResourceVersion())
 	return out
+}
+
+// takeMetadata gives out, a copy of the stored object, the metadata of
+// next, the object written, but for the fields keep, which stay as stored.
+func takeMetadata(out, next api.Object, keep ...string) {
+	md, stored := maps.Clone(next.Metadata()), out.Metadata()
+	for _, f := range keep {
+		if v, ok := stored[f]; ok {
+			md[f] = v
+		} else {
+			delete(md, f)
+		}
+	}
+	out["metadata"] = map[string]any(api.Object(md).DeepCopy())
+}
+
+// ResetFields are the paths of the fields a write through the
+// subresource sub ("" for the resource itself) never owns in
+// managedFields, as kube's strategies' GetResetFields name them: status
+// for a resource with a status subresource (or its Reset); through
+// status, spec and the metadata the status strategy keeps (custom
+// resources' and v1 HPAs' keep all of it, yet theirs reset only spec); a
+// part's own.
+func (r *Resource) ResetFields(sub string) [][]string {
+	if p, ok := r.Parts[sub]; ok && p.Reset != nil {
+		return p.Reset
+	}
+	switch {
+	case sub == "" && r.Reset != nil:
+		return r.Reset
+	case sub != "status" && r.StatusSubresource:
+		return [][]string{{"status"}}
+	case sub != "status":
+		return nil
+	}
+	reset := [][]string{{"spec"}}
+	switch {
+	case r.Owner != "" || gvrOf(r) == GVR{"autoscaling", "v1", "horizontalpodautoscalers"}:
+	case r.StatusKeeps == nil:
+		reset = append(reset, []string{"metadata"})
+	default:
+		for _, f := range r.StatusKeeps {
+			reset = append(reset, []string{"metadata", f})
+		}
+	}
+	return reset
+}
+
+// WritePart is what a write of next through the subresource sub, status
+// or one of Parts, makes of the stored object cur.
+func (r *Resource) WritePart(sub string, cur, next api.Object) api.Object {
+	if part, ok := r.Parts[sub]; ok {
+		return part.Write(cur, next)
+	}
+	return r.StatusWrite(cur, next)
 }

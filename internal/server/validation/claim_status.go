@@ -14,11 +14,8 @@ import (
 // of the alpha CSIVolumeHealth (off): a resourceVersion to write against,
 // access modes in the stored spec, and capacities and allocated
 // resources that are not negative, on resource names a claim has.
-func claimStatusUpdate(_ context.Context, o, old api.Object) []api.StatusCause {
-	var c causes
-	if str(object(o, "metadata"), "resourceVersion") == "" {
-		c.required("resourceVersion", "")
-	}
+func claimStatusUpdate(ctx context.Context, o, old api.Object) []api.StatusCause {
+	c := causes(versionedStatusUpdate(ctx, o, old))
 	if len(list(object(old, "spec"), "accessModes")) == 0 {
 		c.required("Spec.accessModes", "") // sic: kube's path
 	}

@@ -506,8 +506,13 @@ func (c *causes) resources(res map[string]any, p path) {
 // overcommitAllowed is kube's helper.IsOvercommitAllowed: native resources
 // (no "/", or "kubernetes.io/" in the name) other than hugepages.
 func overcommitAllowed(name string) bool {
-	native := !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/")
-	return native && !strings.HasPrefix(name, "hugepages-")
+	return nativeResource(name) && !strings.HasPrefix(name, "hugepages-")
+}
+
+// nativeResource is kube's helper.IsNativeResource: a resource of no
+// domain or of kubernetes.io's.
+func nativeResource(name string) bool {
+	return !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/")
 }
 
 // service is the part of kube's ValidateServiceCreate users meet first:

@@ -497,3 +497,49 @@ func randomQuantity(r *rand.Rand) string {
 		"e-4", "e-7", "E-10", "e3", "e-1", "e0", "e+2", "x", "K"}
 	return s + suffixes[r.Intn(len(suffixes))]
 }
+
+// TestEmptiesStoredAsKube writes objects whose empty fields kube's Go
+// types omit (json:",omitempty": an empty list, map or string, false, 0)
+// and compares the object ours stores (the schema's pruning and defaults,
+// then OmitEmpty) with kube's typed round trip; fields without omitempty,
+// and those whose Go field is a pointer, stay as written.
+func TestEmptiesStoredAsKube(t *testing.T) {
+	rs := lwresource.Builtins()
+	crd.PruneBuiltins(rs)
+	byKind := map[string]*lwresource.Resource{}
+	for _, res := range rs {
+		byKind[res.APIVersion()+"/"+res.Kind] = res
+	}
+	for _, js := range []string{
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{},"finalizers":[]},"spec":{"paused":false,"minReadySeconds":0,
+			"selector":{"matchLabels":{"a":"b"},"matchExpressions":[]},"template":{"metadata":{"labels":{"a":"b"},"annotations":{}},
+			"spec":{"nodeName":"","hostNetwork":false,"volumes":[],"containers":[{"name":"c","image":"i","args":[],"env":[],"command":[],"ports":[],"workingDir":""}]}}},
+			"status":{"conditions":[],"replicas":0,"observedGeneration":0,"collisionCount":0}}`,
+		`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","stdin":false}],"tolerations":[]},
+			"status":{"conditions":[],"podIPs":[],"hostIP":"","message":"","containerStatuses":[{"name":"c","image":"i","imageID":"","ready":false,"restartCount":0,"started":false}]}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{},"binaryData":{},"immutable":false}`,
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80,"name":""}],"externalIPs":[],"selector":{}},"status":{"loadBalancer":{"ingress":[]},"conditions":[]}}`,
+		`{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":{"taints":[],"unschedulable":false},"status":{"addresses":[],"capacity":{},"images":[],"volumesInUse":[]}}`,
+		`{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"b"},"status":{"conditions":[],"disruptedPods":{},"disruptionsAllowed":0,"observedGeneration":0}}`,
+		`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}},"status":{"conditions":[],"active":0,"completedIndexes":""}}`,
+	} {
+		obj, err := api.ParseObject([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := obj.APIVersion() + "/" + obj.Kind()
+		t.Run(kind, func(t *testing.T) {
+			want := typedRoundTrip(t, schema.FromAPIVersionAndKind(obj.APIVersion(), obj.Kind()), []byte(js), true)
+			res := byKind[kind]
+			res.PruneAndDefault(obj)
+			res.OmitEmpty(obj)
+			var got any
+			if b, err := api.MarshalObject(obj); err != nil || json.Unmarshal(b, &got) != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("kube's stored object (-) and ours (+) differ:\n%s", diff)
+			}
+		})
+	}
+}

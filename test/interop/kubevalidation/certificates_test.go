@@ -211,7 +211,7 @@ func kubePartCauses(t *testing.T, sub string, js, old []byte) []cause {
 	}{"": certificates.Strategy, "status": certificates.StatusStrategy, "approval": certificates.ApprovalStrategy}[sub]
 	obj, was := kubeInternal(t, csrKind, js), kubeInternal(t, csrKind, old)
 	strategy.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(declarativelyAs(t, csrKind, strategy, sub, obj, was, strategy.ValidateUpdate(t.Context(), obj, was)))
+	return kubeErrors(declarativelyAs(t, csrKind, kinds[csrKind].plural, strategy, sub, obj, was, strategy.ValidateUpdate(t.Context(), obj, was)))
 }
 
 // ourPartCauses runs what the server does on an update from old to js

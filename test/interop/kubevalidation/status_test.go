@@ -546,7 +546,7 @@ func kubeStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte)
 	obj, was := kubeInternal(t, gvk, js), kubeInternal(t, gvk, old)
 	s := statusStrategies[gvk]
 	s.PrepareForUpdate(t.Context(), obj, was)
-	return kubeErrors(declarativelyAs(t, gvk, kinds[gvk].strategy, "status", obj, was, s.ValidateUpdate(t.Context(), obj, was)))
+	return kubeErrors(declarativelyAs(t, gvk, kinds[gvk].plural, kinds[gvk].strategy, "status", obj, was, s.ValidateUpdate(t.Context(), obj, was)))
 }
 
 // ourStatusCauses runs our preparation and status validation of a write
@@ -565,27 +565,30 @@ func ourStatusCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte) 
 }
 
 // metadataStatusStrategies are kube's status strategies whose handling of
-// metadata TestStatusMetadata compares, with each kind's plural.
+// metadata TestStatusMetadata compares, with each kind's plural and, when
+// not status, the subresource.
 var metadataStatusStrategies = []struct {
 	gvk      schema.GroupVersionKind
 	plural   string
 	strategy statusStrategy
+	sub      string
 }{
-	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", pod.StatusStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", service.StatusStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", namespace.StatusStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", node.StatusStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", persistentvolume.StatusStrategy},
-	{schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, "resourcequotas", resourcequota.StatusStrategy},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", deployment.StatusStrategy},
-	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", statefulset.StatusStrategy},
-	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", job.StatusStrategy},
-	{schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}, "horizontalpodautoscalers", horizontalpodautoscaler.StatusStrategy},
-	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", poddisruptionbudget.StatusStrategy},
-	{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, "certificatesigningrequests", certificates.StatusStrategy},
-	{schema.GroupVersionKind{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema"}, "flowschemas", flowschema.StatusStrategy},
-	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}, "servicecidrs", servicecidr.StatusStrategy},
-	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", volumeattachment.StatusStrategy},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, "pods", pod.StatusStrategy, ""},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", service.StatusStrategy, ""},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", namespace.StatusStrategy, ""},
+	{schema.GroupVersionKind{Version: "v1", Kind: "Node"}, "nodes", node.StatusStrategy, ""},
+	{schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "persistentvolumes", persistentvolume.StatusStrategy, ""},
+	{schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, "resourcequotas", resourcequota.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", deployment.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", statefulset.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", job.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}, "horizontalpodautoscalers", horizontalpodautoscaler.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, "poddisruptionbudgets", poddisruptionbudget.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, "certificatesigningrequests", certificates.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, "certificatesigningrequests", certificates.ApprovalStrategy, "approval"},
+	{schema.GroupVersionKind{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema"}, "flowschemas", flowschema.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}, "servicecidrs", servicecidr.StatusStrategy, ""},
+	{schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"}, "volumeattachments", volumeattachment.StatusStrategy, ""},
 }
 
 // statusMetadata is the part of metadata a status write may change.
@@ -598,7 +601,7 @@ type statusMetadata struct {
 // TestStatusMetadata writes through the status subresource of each kind
 // an object whose labels, annotations, finalizers and owner references all
 // changed, and compares what kube's status strategy (PrepareForUpdate)
-// keeps of them with what ours (Resource.StatusWrite) keeps: most of
+// keeps of them with what ours (Resource.WritePart) keeps: most of
 // kube's take the request's metadata, a Deployment's keeps its labels, a
 // Pod's its owner references, some keep all the stored metadata.
 func TestStatusMetadata(t *testing.T) {
@@ -610,7 +613,11 @@ func TestStatusMetadata(t *testing.T) {
 		}
 	}
 	for _, k := range metadataStatusStrategies {
-		t.Run(k.gvk.Kind, func(t *testing.T) {
+		sub := k.sub
+		if sub == "" {
+			sub = "status"
+		}
+		t.Run(k.gvk.Kind+"/"+sub, func(t *testing.T) {
 			apiVersion := k.gvk.GroupVersion().String()
 			old := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("stored")})
 			js := encode(t, map[string]any{"apiVersion": apiVersion, "kind": k.gvk.Kind, "metadata": meta("sent"), "status": map[string]any{}})
@@ -624,7 +631,7 @@ func TestStatusMetadata(t *testing.T) {
 			want := statusMetadata{m.GetLabels(), m.GetAnnotations(), m.GetFinalizers(), m.GetOwnerReferences()}
 
 			r := ours[k.gvk.Group+"/"+k.gvk.Version+"/"+k.plural]
-			written := r.StatusWrite(ourObject(t, r, old), ourObject(t, r, js))
+			written := r.WritePart(sub, ourObject(t, r, old), ourObject(t, r, js))
 			var got metav1.ObjectMeta
 			if err := json.Unmarshal(encode(t, written.Metadata()), &got); err != nil {
 				t.Fatal(err)

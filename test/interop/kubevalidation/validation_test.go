@@ -138,12 +138,12 @@ func kubeUpdateCauses(t *testing.T, gvk schema.GroupVersionKind, js, old []byte)
 // away, for kinds whose strategy has it, as rest.ValidateCreate and
 // rest.ValidateUpdate run it.
 func declaratively(t *testing.T, gvk schema.GroupVersionKind, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
-	return declarativelyAs(t, gvk, kinds[gvk].strategy, "", obj, old, errs)
+	return declarativelyAs(t, gvk, kinds[gvk].plural, kinds[gvk].strategy, "", obj, old, errs)
 }
 
 // declarativelyAs is declaratively by strategy, for a write through the
 // subresource sub ("": none).
-func declarativelyAs(t *testing.T, gvk schema.GroupVersionKind, strategy any, sub string, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
+func declarativelyAs(t *testing.T, gvk schema.GroupVersionKind, plural string, strategy any, sub string, obj, old runtime.Object, errs field.ErrorList) field.ErrorList {
 	dv, ok := strategy.(rest.DeclarativeValidationStrategy)
 	if !ok {
 		return errs
@@ -153,7 +153,7 @@ func declarativelyAs(t *testing.T, gvk schema.GroupVersionKind, strategy any, su
 		verb, op = "update", operation.Update
 	}
 	ctx := request.WithRequestInfo(t.Context(), &request.RequestInfo{
-		IsResourceRequest: true, Verb: verb, APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: kinds[gvk].plural, Subresource: sub,
+		IsResourceRequest: true, Verb: verb, APIGroup: gvk.Group, APIVersion: gvk.Version, Resource: plural, Subresource: sub,
 	})
 	return dv.ValidateDeclaratively(ctx, obj, old, errs, op, dv.DeclarativeValidationConfig(ctx, obj, old))
 }
