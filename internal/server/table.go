@@ -1,11 +1,9 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/registry"
@@ -115,10 +113,9 @@ func cachedRowObject(o *watchcache.Object, obj api.Object, includeObject string)
 }
 
 // printStored gives the resources that print their stored form a way to
-// read it: the object at the same revision in their Storage's watch
-// cache (current, or in its ring), which their own cache's event may have
-// outrun (both are fed by the same writes: it waits storedFormWait at most
-// for it to catch up); else the object as served.
+// read it: the object of their Storage's watch cache, if it holds the
+// object at the same revision (their cache and its are fed by the same
+// writes); else the object as served.
 func (s *Server) printStored(rs []*resource.Resource) {
 	for _, r := range rs {
 		if !r.PrintStored || r.Storage == nil {
@@ -126,29 +123,17 @@ func (s *Server) printStored(rs []*resource.Resource) {
 		}
 		r.StoredForm = func(obj api.Object) api.Object {
 			c := s.caches.get(r.Storage)
-			rev, err := strconv.ParseInt(obj.ResourceVersion(), 10, 64)
-			if c == nil || err != nil {
+			if c == nil {
 				return obj
 			}
-			if c.Revision() < rev {
-				ctx, cancel := context.WithTimeout(context.Background(), storedFormWait)
-				err = c.WaitFresh(ctx, rev)
-				cancel()
-			}
-			if err != nil {
+			o := c.Get(r.Storage.Key(obj.Namespace(), obj.Name()))
+			if o == nil || strconv.FormatInt(o.Rev, 10) != obj.ResourceVersion() {
 				return obj
 			}
-			if o := c.At(r.Storage.Key(obj.Namespace(), obj.Name()), rev); o != nil {
-				if stored, err := o.Obj(); err == nil {
-					return stored
-				}
+			if stored, err := o.Obj(); err == nil {
+				return stored
 			}
 			return obj
 		}
 	}
 }
-
-// storedFormWait bounds printStored's wait for a cache that has not
-// reached a revision another cache of the same writes has: a lag of
-// microseconds, unless the cache has just started and lists.
-const storedFormWait = time.Second

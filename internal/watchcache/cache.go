@@ -664,28 +664,6 @@ func (c *Cache) Get(key string) *Object {
 	return c.objects[key]
 }
 
-// At returns the object under key as of revision rev, nil if the cache
-// no longer (or not yet) holds it: the current one if it was written at
-// rev, else the one the ring's event of key at rev carries (for a delete,
-// the object deleted).
-func (c *Cache) At(key string, rev int64) *Object {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if o := c.objects[key]; o != nil && o.Rev == rev {
-		return o
-	}
-	i, _ := slices.BinarySearchFunc(c.ring, rev, func(r ringEntry, rev int64) int { return cmp.Compare(r.ev.Rev, rev) })
-	for ; i < len(c.ring) && c.ring[i].ev.Rev == rev; i++ { // one write may change several keys
-		if ev := c.ring[i].ev; ev.Key == key {
-			if ev.Cur != nil {
-				return ev.Cur
-			}
-			return ev.Prev
-		}
-	}
-	return nil
-}
-
 // List returns the objects that pass f, in key order, and the revision the
 // cache reflects.
 func (c *Cache) List(f Filter) ([]*Object, int64) {

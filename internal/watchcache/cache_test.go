@@ -2,7 +2,6 @@ package watchcache
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -845,44 +844,5 @@ func TestWatchOfAClosedCacheFails(t *testing.T) {
 	}
 	if _, err := c.Watch(t.Context(), WatchOptions{InitialEvents: true}); !errors.Is(err, errClosed) {
 		t.Errorf("Watch: %v, want %v", err, errClosed)
-	}
-}
-
-// TestAt checks that At finds an object as of a revision: the current
-// one, an overwritten or deleted one from the ring's events, and none at
-// a revision that did not write it or that the ring no longer holds.
-func TestAt(t *testing.T) {
-	s := memory.New()
-	wr := newWriter(t, s)
-	c := newCache(t, s, Config{RingMaxEvents: 3, RingMinEvents: 3})
-	first := wr.put("ns", "a", map[string]string{"v": "1"})
-	second := wr.put("ns", "a", map[string]string{"v": "2"})
-	other := wr.put("ns", "b", nil)
-	deleted := wr.del("ns", "b")
-	if err := c.WaitFresh(t.Context(), deleted); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		key   string
-		rev   int64
-		label string // "" for none
-	}{
-		{"ns/a", second, "2"},
-		{"ns/b", other, "-"},
-		{"ns/b", deleted, "-"},
-		{"ns/a", first, ""}, // the ring holds the last 3 events
-		{"ns/a", other, ""},
-		{"ns/c", second, ""},
-	} {
-		o := c.At(prefix+tc.key, tc.rev)
-		switch {
-		case tc.label == "" && o != nil:
-			t.Errorf("At(%s, %d) = the object at %d, want none", tc.key, tc.rev, o.Rev)
-		case tc.label == "":
-		case o == nil:
-			t.Errorf("At(%s, %d) = nil", tc.key, tc.rev)
-		case cmp.Or(o.Labels()["v"], "-") != tc.label:
-			t.Errorf("At(%s, %d) has labels %v, want v=%s", tc.key, tc.rev, o.Labels(), tc.label)
-		}
 	}
 }

@@ -411,9 +411,7 @@ func added[T metav1.Object](t *testing.T, w watch.Interface, n int) map[string]T
 // client-go's typed client of its version, and reads (get, protobuf) and
 // watches (v1 in protobuf, v2 in JSON) each in both versions: every answer equals what kube
 // stores for the request (its version's defaults, status reset by the
-// strategy) read in that version; and both versions' Tables, listed and
-// watched (creates and deletes), print what kube prints of the stored
-// object.
+// strategy) read in that version.
 func TestTypedClientsAcrossVersions(t *testing.T) {
 	proto, js := clients(t)
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
@@ -429,7 +427,6 @@ func TestTypedClientsAcrossVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	tables := map[string]*json.Decoder{"v1": tableWatch(ctx, t, js, "v1"), "v2": tableWatch(ctx, t, js, "v2")}
 
 	wantV1 := map[string]*autoscalingv1.HorizontalPodAutoscaler{}
 	wantV2 := map[string]*autoscalingv2.HorizontalPodAutoscaler{}
@@ -480,64 +477,17 @@ func TestTypedClientsAcrossVersions(t *testing.T) {
 			t.Errorf("%s: v1 and v2 are not one object: %s/%s and %s/%s", name, got1.UID, got1.ResourceVersion, got2.UID, got2.ResourceVersion)
 		}
 	}
-	compare := func(version, how string, rows map[string]string) {
+	for _, version := range []string{"v1", "v2"} {
+		rows := tableRows(ctx, t, js, version)
 		if len(rows) != len(wantCells) {
-			t.Errorf("%s Table %s has %d rows, want %d", version, how, len(rows), len(wantCells))
+			t.Errorf("%s Table has %d rows, want %d", version, len(rows), len(wantCells))
 		}
 		for name, got := range rows {
 			if want := wantCells[name]; got != want {
-				t.Errorf("%s Table %s of %s:\nkube %s\nours %s", version, how, name, want, got)
+				t.Errorf("%s Table of %s:\nkube %s\nours %s", version, name, want, got)
 			}
 		}
 	}
-	for _, version := range []string{"v1", "v2"} {
-		compare(version, "list", tableRows(ctx, t, js, version))
-		compare(version, "watch", watchedRows(t, tables[version], len(wantCells)))
-	}
-	// A DELETED event's row prints the object deleted, which neither
-	// version's cache holds any more.
-	for name := range wantCells {
-		if err := js.AutoscalingV2().HorizontalPodAutoscalers(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, version := range []string{"v1", "v2"} {
-		compare(version, "watch of deletes", watchedRows(t, tables[version], len(wantCells)))
-	}
-}
-
-// tableWatch opens a watch of the version's HPAs as Tables, whose events
-// the decoder it returns reads.
-func tableWatch(ctx context.Context, t *testing.T, cs *kubernetes.Clientset, version string) *json.Decoder {
-	t.Helper()
-	rc := cs.AutoscalingV1().RESTClient()
-	if version == "v2" {
-		rc = cs.AutoscalingV2().RESTClient()
-	}
-	body, err := rc.Get().Namespace("default").Resource("horizontalpodautoscalers").Param("watch", "true").
-		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Stream(ctx)
-	if err != nil {
-		t.Fatalf("%s Table watch: %v", version, err)
-	}
-	t.Cleanup(func() { body.Close() })
-	return json.NewDecoder(body)
-}
-
-// watchedRows reads n events of a Table watch and returns their rows as
-// tableRows does.
-func watchedRows(t *testing.T, dec *json.Decoder, n int) map[string]string {
-	t.Helper()
-	rows := map[string]string{}
-	for range n {
-		var ev struct{ Object metav1.Table }
-		if err := dec.Decode(&ev); err != nil {
-			t.Fatalf("Table watch: %v", err)
-		}
-		for _, r := range ev.Object.Rows {
-			rows[r.Cells[0].(string)] = cellsBeforeAge(t, r.Cells)
-		}
-	}
-	return rows
 }
 
 // tableRows are the cells but Age of the rows of the version's Table of
