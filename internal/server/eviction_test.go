@@ -130,12 +130,11 @@ func TestEviction(t *testing.T) {
 		t.Errorf("stale: %d %v %v", r.code, r.obj, r.header)
 	}
 
-	// A negative budget: 403.
-	f.budget("broken", "broken", `,"maxUnavailable":1`, `{"observedGeneration":1,"disruptionsAllowed":-1,"currentHealthy":1,"desiredHealthy":0,"expectedPods":1}`)
-	f.pod("broken", "broken", "Running", true, "")
-	r = f.evict("broken", "", "")
-	if r.code != http.StatusForbidden || r.obj["message"] != `poddisruptionbudget.policy "broken" is forbidden: pdb disruptions allowed is negative` {
-		t.Errorf("broken: %d %v", r.code, r.obj)
+	// A negative budget (kube's 403 "pdb disruptions allowed is negative")
+	// cannot be written: status validation refuses it.
+	f.budget("broken", "broken", `,"maxUnavailable":1`, `{"observedGeneration":1,"currentHealthy":1,"desiredHealthy":0,"expectedPods":1}`)
+	if r := do(t, f.ts, "PATCH", evictPDBs+"/broken/status", "", `{"status":{"disruptionsAllowed":-1}}`); r.code != http.StatusUnprocessableEntity {
+		t.Errorf("a negative budget's status: %d %v, want 422", r.code, r.obj)
 	}
 
 	// Two budgets: a Failure Status with code 500, written with HTTP 201.
