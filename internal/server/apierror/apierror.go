@@ -156,6 +156,13 @@ func Internal(err error) *api.StatusError {
 	return newErr(http.StatusInternalServerError, api.StatusReasonInternalError, "Internal error occurred: "+err.Error(), nil)
 }
 
+// Unconverted is kube's answer to an error that is not a Status, which
+// its handler turns into a 500 with no reason and the error's message
+// (responsewriters.ErrorToAPIStatus); what kube answers so, we answer so.
+func Unconverted(msg string) *api.StatusError {
+	return &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", msg)}
+}
+
 // Timeout is 504.
 func Timeout(msg string, retryAfter int32) *api.StatusError {
 	e := newErr(http.StatusGatewayTimeout, api.StatusReasonTimeout, msg, nil)
