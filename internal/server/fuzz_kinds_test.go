@@ -200,6 +200,15 @@ var fuzzKindOps = []fuzzOp{
 	{"PUT", fuzzBundles + "/f", mediaJSON, fuzzBundle, false, nil},
 	{"PATCH", fuzzBundles + "/f", mediaMergePatch, fuzzBundle, false, nil},
 	{"PATCH", fuzzBundles + "/f?fieldManager=fuzz", mediaApplyPatchYAML, fuzzBundle, false, nil},
+
+	// Dry runs and deletes, which must leave allocations as they were.
+	{"POST", fuzzServices + "?dryRun=All", mediaJSON, fuzzService, false, nil},
+	{"PUT", fuzzServices + "/f?dryRun=All", mediaJSON, fuzzService, false, nil},
+	{"PATCH", fuzzServices + "/f?dryRun=All", mediaMergePatch, fuzzService, false, nil},
+	{"DELETE", fuzzServices + "/f?dryRun=All", mediaJSON, fuzzService, false, nil},
+	{"DELETE", fuzzServices + "/f", mediaJSON, fuzzService, false, nil},
+	{"DELETE", fuzzPods + "/f", mediaJSON, fuzzPod, false, nil},
+	{"PUT", fuzzPods + "/f/ephemeralcontainers?dryRun=All", mediaJSON, fuzzPod, false, []string{"ephemeralContainers"}},
 }
 
 // fuzzResizable is what a resize may change: containers' resources and

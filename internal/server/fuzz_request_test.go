@@ -140,7 +140,13 @@ func FuzzRequestPath(f *testing.F) {
 	f.Add(uint8(50), uint8(2), `[{"type":"Approved","status":"True","reason":"R"}]`, uint16(0), false) // an approval
 	f.Add(uint8(51), uint8(3), `"LS0tLS0="`, uint16(0), false)                                         // a certificate
 	f.Add(uint8(57), uint8(0), "not a certificate", uint16(0), false)
-	f.Add(uint8(59), uint8(2), `"example.com/s"`, uint16(0), false) // a bundle's signer changed
+	f.Add(uint8(59), uint8(2), `"example.com/s"`, uint16(0), false)                            // a bundle's signer changed
+	f.Add(uint8(61), uint8(7), `30081`, uint16(0), false)                                      // a node port, dry run
+	f.Add(uint8(62), uint8(0), `"10.0.0.9"`, uint16(0), false)                                 // a cluster IP changed, dry run
+	f.Add(uint8(63), uint8(2), `"ExternalName"`, uint16(0), false)                             // a type change, dry run
+	f.Add(uint8(64), uint8(10), `{"dryRun":["All"]}`, uint16(0), false)                        // a delete, dry run
+	f.Add(uint8(65), uint8(10), `{"preconditions":{"resourceVersion":"1"}}`, uint16(0), false) // a delete, failed
+	f.Add(uint8(66), uint8(11), `{"gracePeriodSeconds":30}`, uint16(0), false)
 	f.Fuzz(func(t *testing.T, op, shape uint8, doc string, nest uint16, arrays bool) {
 		o := fuzzOps[int(op)%len(fuzzOps)]
 		h.reset(t, o.target)
