@@ -44,11 +44,12 @@ func fuzzAt(path ...string) fuzzShape { return fuzzShape{at: path} }
 func fuzzText(f func(doc string) string) fuzzShape { return fuzzShape{text: f} }
 
 const (
-	fuzzPods     = "/api/v1/namespaces/default/pods"
-	fuzzServices = "/api/v1/namespaces/default/services"
-	fuzzDeploys  = "/apis/apps/v1/namespaces/default/deployments"
-	fuzzCSRs     = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
-	fuzzBundles  = "/apis/certificates.k8s.io/v1/clustertrustbundles"
+	fuzzPods        = "/api/v1/namespaces/default/pods"
+	fuzzServices    = "/api/v1/namespaces/default/services"
+	fuzzDeploys     = "/apis/apps/v1/namespaces/default/deployments"
+	fuzzReplicaSets = "/apis/apps/v1/namespaces/default/replicasets"
+	fuzzCSRs        = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+	fuzzBundles     = "/apis/certificates.k8s.io/v1/clustertrustbundles"
 )
 
 // fuzzSubst is replaced, in the fuzzer's document, by the stored Service
@@ -116,6 +117,11 @@ var (
 			fuzzAt("spec", "template", "spec", "containers"),
 			fuzzText(func(doc string) string { return doc }),
 		},
+	}
+	fuzzReplicaSet = &fuzzTarget{
+		collection: fuzzReplicaSets,
+		seed:       strings.Replace(fuzzDeploy.seed, `"spec":{`, `"spec":{"replicas":2,`, 1),
+		shapes:     fuzzDeploy.shapes,
 	}
 	fuzzCSR = &fuzzTarget{
 		collection: fuzzCSRs,
@@ -209,14 +215,15 @@ var fuzzKindOps = []fuzzOp{
 	{"DELETE", fuzzServices + "/f", mediaJSON, fuzzService, false, nil},
 	{"DELETE", fuzzPods + "/f", mediaJSON, fuzzPod, false, nil},
 	{"PUT", fuzzPods + "/f/ephemeralcontainers?dryRun=All", mediaJSON, fuzzPod, false, []string{"ephemeralContainers"}},
+
+	{"PUT", fuzzReplicaSets + "/f/scale", mediaJSON, fuzzReplicaSet, false, []string{"replicas"}},
+	{"PATCH", fuzzReplicaSets + "/f/scale", mediaJSONPatch, fuzzReplicaSet, false, []string{"replicas"}},
+	{"PATCH", fuzzReplicaSets + "/f/scale?fieldManager=fuzz", mediaApplyPatchYAML, fuzzReplicaSet, false, []string{"replicas"}},
 }
 
 // fuzzResizable is what a resize may change: containers' resources and
 // resize policies (kube's dropNonResizeUpdates).
 var fuzzResizable = []string{"containers.*.resources", "containers.*.resizePolicy", "initContainers.*.resources", "initContainers.*.resizePolicy"}
-
-// fuzzTargets are the kinds whose objects f and g each iteration deletes.
-var fuzzTargets = []*fuzzTarget{fuzzCMTarget, fuzzPod, fuzzService, fuzzDeploy, fuzzCSR, fuzzBundle}
 
 // fuzzSeedKinds completes the targets' seeds that need key material: a
 // CSR's request and a ClusterTrustBundle's certificate.

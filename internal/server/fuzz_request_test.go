@@ -147,6 +147,9 @@ func FuzzRequestPath(f *testing.F) {
 	f.Add(uint8(64), uint8(10), `{"dryRun":["All"]}`, uint16(0), false)                        // a delete, dry run
 	f.Add(uint8(65), uint8(10), `{"preconditions":{"resourceVersion":"1"}}`, uint16(0), false) // a delete, failed
 	f.Add(uint8(66), uint8(11), `{"gracePeriodSeconds":30}`, uint16(0), false)
+	f.Add(uint8(68), uint8(0), `0`, uint16(0), false) // a ReplicaSet scaled to zero
+	f.Add(uint8(69), uint8(2), `3`, uint16(0), false)
+	f.Add(uint8(70), uint8(5), "apiVersion: autoscaling/v1\nkind: Scale\nmetadata: {name: f}\nspec: {replicas: 4}\n", uint16(0), false)
 	f.Fuzz(func(t *testing.T, op, shape uint8, doc string, nest uint16, arrays bool) {
 		o := fuzzOps[int(op)%len(fuzzOps)]
 		h.reset(t, o.target)
