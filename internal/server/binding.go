@@ -192,9 +192,9 @@ func validateBinding(binding api.Object) error {
 	case 0:
 		return nil
 	case 1:
-		return &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", errs[0])}
+		return apierror.Unconverted(errs[0])
 	}
-	return &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", "["+strings.Join(errs, ", ")+"]")}
+	return apierror.Unconverted("[" + strings.Join(errs, ", ") + "]")
 }
 
 // bindingPreconditions checks the Binding's uid and resourceVersion, if

@@ -307,6 +307,9 @@ func (q *request) insert(obj api.Object) {
 
 func (q *request) update() {
 	obj, err := q.s.readObject(q.r, q.res.Kind)
+	if err == nil {
+		err = q.sameName(obj) // first, as kube's update handler: no part reads a nameless object
+	}
 	if err != nil {
 		q.fail(err)
 		return
@@ -316,10 +319,6 @@ func (q *request) update() {
 		// creates it (one created meanwhile answers 409).
 		_, err := q.s.registry.GetStored(q.r.Context(), q.res, q.info.Namespace, q.info.Name)
 		if isReason(err, api.StatusReasonNotFound) {
-			if err := q.sameName(obj); err != nil {
-				q.fail(err)
-				return
-			}
 			q.insert(obj)
 			return
 		}

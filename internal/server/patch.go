@@ -185,7 +185,7 @@ func (q *request) applyCreate(m patch.Manager, config api.Object, force bool) er
 // sameName refuses obj unless it has the name on the URL.
 func (q *request) sameName(obj api.Object) error {
 	if name := obj.Name(); name != q.info.Name {
-		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.info.Name))
+		return apierror.OtherName(name, q.info.Name)
 	}
 	return nil
 }

@@ -321,7 +321,7 @@ func (q *request) writeScale(next func(scaleObject) (scaleObject, error), record
 // update and patch handlers' checkName.
 func checkScaleName(md scaleMeta, ns, name string) error {
 	if md.Name != name {
-		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", md.Name, name))
+		return apierror.OtherName(md.Name, name)
 	}
 	if ns != "" && md.Namespace != "" && md.Namespace != ns {
 		return apierror.BadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", md.Namespace, ns))

@@ -482,7 +482,11 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 			return stepOver
 		}
 		endStream(d.e.ctx, err, d.enc, d.counted)
-		d.finish(endError)
+		reason := endError
+		if d.e.ctx.Err() != nil { // the engine's Close ended the wait, before its end(endShutdown)
+			reason = endShutdown
+		}
+		d.finish(reason)
 		return stepOver
 	case bookmark:
 		if rev, ok := d.w.Bookmark(); ok {

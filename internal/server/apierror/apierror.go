@@ -156,6 +156,22 @@ func Internal(err error) *api.StatusError {
 	return newErr(http.StatusInternalServerError, api.StatusReasonInternalError, "Internal error occurred: "+err.Error(), nil)
 }
 
+// OtherName is kube's checkName's refusal of an object named objName (""
+// for none) written to the URL of name.
+func OtherName(objName, name string) *api.StatusError {
+	if objName == "" {
+		return BadRequest(fmt.Sprintf("the name of the object (%s based on URL) was undeterminable: name must be provided", name))
+	}
+	return BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", objName, name))
+}
+
+// Unconverted is kube's answer to an error that is not a Status, which
+// its handler turns into a 500 with no reason and the error's message
+// (responsewriters.ErrorToAPIStatus); what kube answers so, we answer so.
+func Unconverted(msg string) *api.StatusError {
+	return &api.StatusError{Status: api.NewStatus(http.StatusInternalServerError, "", msg)}
+}
+
 // Timeout is 504.
 func Timeout(msg string, retryAfter int32) *api.StatusError {
 	e := newErr(http.StatusGatewayTimeout, api.StatusReasonTimeout, msg, nil)

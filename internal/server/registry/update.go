@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 
 	"github.com/listwatch/listwatch/client/api"
@@ -130,7 +129,7 @@ func (r *Registry) prepareUpdate(res *resource.Resource, ns, name string, next, 
 		return err
 	}
 	if n := next.Name(); n != name {
-		return apierror.BadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", n, name))
+		return apierror.OtherName(n, name)
 	}
 	md, old := next.Metadata(), cur.Metadata()
 	for _, f := range []string{"uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"} {

@@ -211,6 +211,51 @@ func TestRefusals(t *testing.T) {
 	})
 }
 
+// TestEphemeralContainersSecrets: under an account that enforces
+// mountable secrets, an ephemeral container may reference only the
+// account's secrets; kube refuses the rest with a plain error (a 500 with
+// no reason) and a missing account as Forbidden.
+func TestEphemeralContainersSecrets(t *testing.T) {
+	src := source{ServiceAccounts: {
+		"ns/default": parse(t, `{"metadata": {"name": "default"}}`),
+		"ns/strict":  parse(t, `{"metadata": {"name": "strict", "annotations": {"kubernetes.io/enforce-mountable-secrets": "true"}}, "secrets": [{"name": "ok"}]}`),
+	}}
+	pod := func(account, ephemeral string) api.Object {
+		return parse(t, `{"metadata": {"name": "p"}, "spec": {"serviceAccountName": "`+account+`", "containers": [{"name": "c"}], "ephemeralContainers": [`+ephemeral+`]}}`)
+	}
+	tests := []struct {
+		name, account, ephemeral string
+		code                     int32
+		want                     string
+	}{
+		{"own secret", "strict", `{"name": "e", "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "ok", "key": "k"}}}], "envFrom": [{"secretRef": {"name": "ok"}}]}`, 0, ""},
+		{"account not enforcing", "default", `{"name": "e", "envFrom": [{"secretRef": {"name": "other"}}]}`, 0, ""},
+		{"env", "strict", `{"name": "e", "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "other", "key": "k"}}}]}`, 500,
+			`ephemeral container e with envVar E referencing secret.secretName="other" is not allowed because service account strict does not reference that secret`},
+		{"envFrom", "strict", `{"name": "f", "envFrom": [{"secretRef": {"name": "ok"}}, {"secretRef": {"name": "other"}}]}`, 500,
+			`ephemeral container f with envFrom referencing secret.secretName="other" is not allowed because service account strict does not reference that secret`},
+		{"missing account", "nope", `{"name": "e"}`, 403,
+			`pods "p" is forbidden: error looking up service account ns/nope: serviceaccount "nope" not found`},
+		{"no account", "", `{"name": "e"}`, 403, `pods "p" is forbidden: no service account specified for pod ns/p`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := podAttributes(webhook.Update, pod(tt.account, tt.ephemeral), pod(tt.account, ""))
+			a.Subresource = "ephemeralcontainers"
+			err := chain(src).Validate(context.Background(), a)
+			var se *api.StatusError
+			switch {
+			case tt.code == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.code != 0 && (!errors.As(err, &se) || se.Status.Code != tt.code || se.Status.Message != tt.want):
+				t.Fatalf("got %v, want %d %q", err, tt.code, tt.want)
+			case tt.code == 500 && se.Status.Reason != "":
+				t.Fatalf("reason %q, want none", se.Status.Reason)
+			}
+		})
+	}
+}
+
 func TestMutatePodUpdate(t *testing.T) {
 	old := parse(t, `{"metadata": {"name": "p"}, "spec": {"priority": 7, "preemptionPolicy": "Never", "tolerations": `+tolerationsJSON+`}}`)
 	pod := parse(t, `{"metadata": {"name": "p"}, "spec": {"serviceAccountName": "gone"}}`)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/admission/webhook"
+	"github.com/listwatch/listwatch/internal/server/apierror"
 	"github.com/listwatch/listwatch/internal/server/registry"
 )
 
@@ -75,6 +76,9 @@ func (p *serviceAccount) admit(ctx context.Context, a *webhook.Attributes) error
 }
 
 func (p *serviceAccount) validate(ctx context.Context, a *webhook.Attributes) error {
+	if a.Operation == webhook.Update && a.Subresource == "ephemeralcontainers" && a.Resource.Group == "" && a.Resource.Resource == "pods" {
+		return p.validateEphemeral(ctx, a)
+	}
 	spec := podSpec(a)
 	if spec == nil || a.Operation != webhook.Create {
 		return nil
@@ -82,20 +86,60 @@ func (p *serviceAccount) validate(ctx context.Context, a *webhook.Attributes) er
 	if _, mirror := a.Object.Annotations()[mirrorPodAnnotation]; mirror {
 		return validateMirror(a, spec)
 	}
+	sa, err := p.enforcingAccount(ctx, a, spec)
+	if sa == nil || err != nil {
+		return err
+	}
+	if why := unmountableSecret(sa, spec); why != "" {
+		return Forbidden(a, why)
+	}
+	return nil
+}
+
+// enforcingAccount is the pod's account if it enforces mountable secrets,
+// nil if not; a pod that names none, or one that is missing, is refused.
+func (p *serviceAccount) enforcingAccount(ctx context.Context, a *webhook.Attributes, spec map[string]any) (api.Object, error) {
 	name := str(spec, "serviceAccountName")
 	if name == "" {
-		return Forbidden(a, fmt.Sprintf("no service account specified for pod %s/%s", a.Namespace, a.Object.Name()))
+		return nil, Forbidden(a, fmt.Sprintf("no service account specified for pod %s/%s", a.Namespace, a.Object.Name()))
 	}
 	sa, err := p.account(ctx, a, name)
 	if err != nil {
+		return nil, err
+	}
+	if enforce, _ := strconv.ParseBool(sa.Annotations()[enforceMountableSecrets]); !enforce {
+		return nil, nil
+	}
+	return sa, nil
+}
+
+// validateEphemeral is kube's limitEphemeralContainerSecretReferences:
+// under an account that enforces mountable secrets, the pod's ephemeral
+// containers may reference only the account's secrets. kube returns that
+// refusal as a plain error, which its handler answers as a 500 with no
+// reason; its other refusals are Forbidden.
+func (p *serviceAccount) validateEphemeral(ctx context.Context, a *webhook.Attributes) error {
+	spec, _ := a.Object["spec"].(map[string]any)
+	sa, err := p.enforcingAccount(ctx, a, spec)
+	if sa == nil || err != nil {
 		return err
 	}
-	if enforce, _ := strconv.ParseBool(sa.Annotations()[enforceMountableSecrets]); enforce {
-		if why := unmountableSecret(sa, spec); why != "" {
-			return Forbidden(a, why)
+	mountable := mountableSecrets(sa)
+	for _, c := range objects(spec, "ephemeralContainers") {
+		if ref := envSecret(c, func(name string) bool { return !mountable[name] }); ref != "" {
+			return apierror.Unconverted(fmt.Sprintf("ephemeral container %s with %s is not allowed because service account %s does not reference that secret", str(c, "name"), ref, sa.Name()))
 		}
 	}
 	return nil
+}
+
+// mountableSecrets are the names of the account's secrets.
+func mountableSecrets(sa api.Object) map[string]bool {
+	mountable := map[string]bool{}
+	for _, s := range objects(sa, "secrets") {
+		mountable[str(s, "name")] = true
+	}
+	return mountable
 }
 
 // account reads the pod's service account; one missing refuses the pod.
@@ -264,10 +308,7 @@ func envSecret(c map[string]any, refused func(secret string) bool) string {
 // unmountableSecret is kube's limitSecretReferences: why the pod may not
 // reference a Secret its account does not, or "".
 func unmountableSecret(sa api.Object, spec map[string]any) string {
-	mountable := map[string]bool{}
-	for _, s := range objects(sa, "secrets") {
-		mountable[str(s, "name")] = true
-	}
+	mountable := mountableSecrets(sa)
 	for _, v := range objects(spec, "volumes") {
 		if secret, ok := v["secret"].(map[string]any); ok && !mountable[str(secret, "secretName")] {
 			return fmt.Sprintf(`volume with secret.secretName="%s" is not allowed because service account %s does not reference that secret`, str(secret, "secretName"), sa.Name())
