@@ -290,7 +290,11 @@ func (p *senderPool) run() {
 			}
 			read += prefetch(t.wakes)
 			for _, w := range t.wakes {
-				w.(polledWatch).WakeNow()
+				if p, ok := w.(polledWatch); ok {
+					p.WakeNow()
+				} else {
+					w.Wake()
+				}
 			}
 		}
 		clear(batch)
@@ -307,14 +311,16 @@ var prefetched atomic.Int64
 func prefetch(ws []watchcache.Waker) int64 {
 	var n int64
 	for _, w := range ws {
-		n += w.(polledWatch).Prefetch()
+		if p, ok := w.(polledWatch); ok {
+			n += p.Prefetch()
+		}
 	}
 	return n
 }
 
 // polledWatch is what the senders do with the Wakers of a PollBatch: the
 // engine's watches (detachedWatch), which it gave the cache as their
-// WatchOptions.Waker.
+// WatchOptions.Waker. Any other Waker is only woken.
 type polledWatch interface {
 	// WakeNow is Wake on a sender, which may serve the watch at once.
 	WakeNow()
