@@ -482,11 +482,7 @@ func (d *detachedWatch) serve(nonblocking bool) outcome {
 			return stepOver
 		}
 		endStream(d.e.ctx, err, d.enc, d.counted)
-		reason := endError
-		if d.e.ctx.Err() != nil { // the engine's Close ended the wait, before its end(endShutdown)
-			reason = endShutdown
-		}
-		d.finish(reason)
+		d.finish(endError)
 		return stepOver
 	case bookmark:
 		if rev, ok := d.w.Bookmark(); ok {
