@@ -312,13 +312,13 @@ func (s *LaneSlot) leave() bool {
 // queued, not parked or ended. Batches are then sent from the slot by the
 // caller of Config.WakePolled (ServeLane), until LeaveLane or a hand-off.
 func (w *Watcher) EnterLane(out LaneSink) bool {
-	s := w.slot
-	if s == nil {
-		return false
-	}
 	c := w.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s := w.slot.Load() // under c.mu: not stopped meanwhile
+	if s == nil {
+		return false
+	}
 	w.lock()
 	defer w.unlock()
 	if w.parked || w.err != nil || len(w.queue) > 0 || w.pos < c.rev || s.state.Load() != slotOut {
@@ -332,9 +332,9 @@ func (w *Watcher) EnterLane(out LaneSink) bool {
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
 // it, which hands the watcher over (LaneSink.HandOff) as it is done. A watcher
-// without a slot is out.
+// without a slot, or stopped, is out.
 func (w *Watcher) LeaveLane() bool {
-	s := w.slot
+	s := w.slot.Load()
 	if s == nil {
 		return true
 	}
@@ -358,10 +358,12 @@ func (w *Watcher) LeaveLane() bool {
 }
 
 // LaneSent returns the bytes sent to the watcher from its lane (what
-// LaneWriter.Frame counted of each batch sent). Call it once the watcher is out of the lane.
+// LaneWriter.Frame counted of each batch sent). Call it once the watcher
+// is out of the lane, before Stop.
 func (w *Watcher) LaneSent() int64 {
-	if w.slot == nil {
+	s := w.slot.Load()
+	if s == nil {
 		return 0
 	}
-	return w.slot.sent
+	return s.sent
 }
