@@ -29,7 +29,7 @@ import (
 // initial state), for ?timeout, with
 // bookmarks if ?bookmarks, as a WebSocket if asked for.
 type testServer struct {
-	t     *testing.T
+	t     testing.TB
 	e     *Engine
 	store *memory.Store
 	cache *watchcache.Cache
@@ -43,7 +43,7 @@ type testServer struct {
 const testPrefix = "/configmaps/"
 
 // newTestServer starts an engine of cfg, and the cache that feeds it.
-func newTestServer(t *testing.T, cfg Config) *testServer {
+func newTestServer(t testing.TB, cfg Config) *testServer {
 	x := &testServer{t: t, store: memory.New(), ended: make(chan int64, 64)}
 	x.m = metrics.New().Resource(metrics.ResourceID{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"})
 	cfg.Log = slog.New(slog.DiscardHandler)
@@ -126,7 +126,7 @@ func (x *testServer) serve(transport string) *httptest.Server {
 }
 
 // dial connects to ts, over TLS if ts is.
-func dial(t *testing.T, ts *httptest.Server) net.Conn {
+func dial(t testing.TB, ts *httptest.Server) net.Conn {
 	t.Helper()
 	var conn net.Conn
 	var err error
