@@ -34,6 +34,10 @@ type LaneBlock struct {
 	// itself) and before what ServeLane takes: Watcher.mu, and the
 	// LaneSink's and LaneWriter's locks.
 	serving lockrank.Mutex[lockrank.LaneBlockServing]
+	// frames is what ServeLane sends the slots, held by serving: in the
+	// block, not on ServeLane's stack, which a LaneSink's SendNow would
+	// move to the heap at each call.
+	frames [maxChain][]byte
 }
 
 // A slot's states.
@@ -205,7 +209,6 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 	block.serving.Lock()
 	defer block.serving.Unlock()
 	var chainBuf [maxChain]*PollBatch
-	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
 	var frames [][]byte // made for the first slot that lacks them
 	var body int64      // what they count in LaneSent
@@ -223,7 +226,7 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 			ok = false
 		default:
 			if frames == nil {
-				frames = framesBuf[:0]
+				frames = block.frames[:0]
 				for _, c := range chain {
 					f, n := lw.Frame(c)
 					frames = append(frames, f)
@@ -252,6 +255,7 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 			lw.Sent(c, sends)
 		}
 	}
+	clear(frames) // the batches' bytes are not the block's to keep
 }
 
 // chain appends b and the group's batches after it, maxChain at most. Each
