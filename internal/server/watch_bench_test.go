@@ -1,15 +1,14 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/listwatch/listwatch/internal/watchstream/streamtest"
 )
 
 // BenchmarkWatchFanout measures one update of a 1 KiB ConfigMap sent to
@@ -41,7 +40,7 @@ func benchWatchFanout(b *testing.B, cfg Config, h2c bool) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { resp.Body.Close() })
-			go countEvents(resp.Body, read)
+			go streamtest.CountEvents(resp.Body, read)
 			continue
 		}
 		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -50,7 +49,7 @@ func benchWatchFanout(b *testing.B, cfg Config, h2c bool) {
 		}
 		b.Cleanup(func() { conn.Close() })
 		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: bench\r\n\r\n", watch)
-		go countEvents(conn, read)
+		go streamtest.CountEvents(conn, read)
 	}
 	for range watchers { // each watch's ADDED: it has started
 		<-read
@@ -75,24 +74,5 @@ func benchWatchFanout(b *testing.B, cfg Config, h2c bool) {
 	for b.Loop() {
 		update(i)
 		i++
-	}
-}
-
-// countEvents reads a watch's stream (raw, or a response body), sending
-// on read for each event, until the read fails.
-func countEvents(stream io.Reader, read chan<- struct{}) {
-	r := bufio.NewReaderSize(stream, 64<<10)
-	prefix := []byte(`{"type":"`)
-	for {
-		line, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			continue // the rest of a long line
-		}
-		if err != nil {
-			return
-		}
-		if bytes.HasPrefix(line, prefix) {
-			read <- struct{}{}
-		}
 	}
 }

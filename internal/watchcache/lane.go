@@ -34,6 +34,10 @@ type LaneBlock struct {
 	// itself) and before what ServeLane takes: Watcher.mu, and the
 	// LaneSink's and LaneWriter's locks.
 	serving lockrank.Mutex[lockrank.LaneBlockServing]
+	// frames is what ServeLane sends the slots, held by serving: in the
+	// block, not on ServeLane's stack, which a LaneSink's SendNow would
+	// move to the heap at each call.
+	frames [maxChain][]byte
 }
 
 // A slot's states.
@@ -205,7 +209,6 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 	block.serving.Lock()
 	defer block.serving.Unlock()
 	var chainBuf [maxChain]*PollBatch
-	var framesBuf [maxChain][]byte
 	chain := b.chain(chainBuf[:0])
 	var frames [][]byte // made for the first slot that lacks them
 	var body int64      // what they count in LaneSent
@@ -223,7 +226,7 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 			ok = false
 		default:
 			if frames == nil {
-				frames = framesBuf[:0]
+				frames = block.frames[:0]
 				for _, c := range chain {
 					f, n := lw.Frame(c)
 					frames = append(frames, f)
@@ -252,6 +255,7 @@ func (b *PollBatch) ServeLane(block *LaneBlock, lw LaneWriter) {
 			lw.Sent(c, sends)
 		}
 	}
+	clear(frames) // the batches' bytes are not the block's to keep
 }
 
 // chain appends b and the group's batches after it, maxChain at most. Each
@@ -312,13 +316,13 @@ func (s *LaneSlot) leave() bool {
 // queued, not parked or ended. Batches are then sent from the slot by the
 // caller of Config.WakePolled (ServeLane), until LeaveLane or a hand-off.
 func (w *Watcher) EnterLane(out LaneSink) bool {
-	s := w.slot
-	if s == nil {
-		return false
-	}
 	c := w.c
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s := w.slot.Load() // under c.mu: not stopped meanwhile
+	if s == nil {
+		return false
+	}
 	w.lock()
 	defer w.unlock()
 	if w.parked || w.err != nil || len(w.queue) > 0 || w.pos < c.rev || s.state.Load() != slotOut {
@@ -332,9 +336,9 @@ func (w *Watcher) EnterLane(out LaneSink) bool {
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
 // it, which hands the watcher over (LaneSink.HandOff) as it is done. A watcher
-// without a slot is out.
+// without a slot, or stopped, is out.
 func (w *Watcher) LeaveLane() bool {
-	s := w.slot
+	s := w.slot.Load()
 	if s == nil {
 		return true
 	}
@@ -358,10 +362,12 @@ func (w *Watcher) LeaveLane() bool {
 }
 
 // LaneSent returns the bytes sent to the watcher from its lane (what
-// LaneWriter.Frame counted of each batch sent). Call it once the watcher is out of the lane.
+// LaneWriter.Frame counted of each batch sent). Call it once the watcher
+// is out of the lane, before Stop.
 func (w *Watcher) LaneSent() int64 {
-	if w.slot == nil {
+	s := w.slot.Load()
+	if s == nil {
 		return 0
 	}
-	return w.slot.sent
+	return s.sent
 }

@@ -266,12 +266,48 @@ func TestLaneEnterOnlyLevel(t *testing.T) {
 	if other.EnterLane(&testSink{}) {
 		t.Fatal("a watcher without WatchOptions.Lane entered a lane")
 	}
+	slot := lt.w.slot.Load()
 	lt.w.Stop()
 	if lt.sink.released != 1 {
 		t.Fatalf("a stopped watcher's sink was released %d times, want once", lt.sink.released)
 	}
-	if again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true}); again.slot != lt.w.slot {
+	if again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true}); again.slot.Load() != slot {
 		t.Fatal("a stopped watcher's slot was not given to the next")
+	}
+}
+
+// TestLaneStopLetsTheSlotGo: a stopped watcher has no slot: its slot, given
+// to the next watcher of its lane, is that one's alone, and the stopped
+// watcher's EnterLane, LeaveLane and LaneSent neither take it nor read it.
+func TestLaneStopLetsTheSlotGo(t *testing.T) {
+	lt := newLaneTest(t)
+	lt.enter()
+	slot := lt.w.slot.Load()
+	// keeps the group, and its lane, once lt.w stops
+	watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
+	lt.w.Stop()
+	next := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
+	if next.slot.Load() != slot {
+		t.Fatal("the stopped watcher's slot was not given to the next")
+	}
+	if lt.w.EnterLane(&testSink{}) {
+		t.Fatal("a stopped watcher entered its lane, in the slot of the next")
+	}
+	nextSink := &testSink{}
+	if _, err := next.Pending(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !next.EnterLane(nextSink) {
+		t.Fatal("the next watcher, level, did not enter its lane")
+	}
+	if !lt.w.LeaveLane() {
+		t.Fatal("a stopped watcher is not out of its lane")
+	}
+	if st := slot.state.Load(); st != slotIn || slot.out != nextSink {
+		t.Fatalf("the next watcher's slot is in state %d with sink %p after the stopped one's LeaveLane, want in with %p", st, slot.out, nextSink)
+	}
+	if sent := lt.w.LaneSent(); sent != 0 {
+		t.Fatalf("a stopped watcher's LaneSent is %d, want 0", sent)
 	}
 }
 
@@ -283,7 +319,7 @@ func TestLaneParkLeaves(t *testing.T) {
 	lt.c.mu.Lock()
 	lt.w.park()
 	lt.c.mu.Unlock()
-	if st := lt.w.slot.state.Load(); st != slotOut {
+	if st := lt.w.slot.Load().state.Load(); st != slotOut {
 		t.Fatalf("a parked watcher's slot is in state %d, want out", st)
 	}
 	b := lt.put("x")
@@ -371,6 +407,7 @@ func TestLaneStopWhileHeld(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lt := newLaneTest(t)
 			lt.enter()
+			slot := lt.w.slot.Load()
 			// keeps the group, and its lane, once lt.w stops
 			watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}})
 			b := lt.put("x")
@@ -391,11 +428,11 @@ func TestLaneStopWhileHeld(t *testing.T) {
 			if len(tw.sends) != 1 || len(tw.handOffs) != 0 {
 				t.Fatalf("sends %v, hand-offs %v; want one send, no hand-off of a stopped watcher", tw.sends, tw.handOffs)
 			}
-			if st := lt.w.slot.state.Load(); st != slotVacant {
+			if st := slot.state.Load(); st != slotVacant {
 				t.Fatalf("the stopped watcher's slot is in state %d after its holder, want vacant", st)
 			}
 			again := watchPolled(t, lt.c, WatchOptions{InitialEvents: true, Filter: Filter{Namespace: "a"}, Lane: true})
-			if again.slot != lt.w.slot {
+			if again.slot.Load() != slot {
 				t.Fatal("the slot let go by its holder was not given to the next watcher")
 			}
 		})

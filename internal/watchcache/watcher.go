@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 	"unique"
 
@@ -62,7 +63,10 @@ type Watcher struct {
 	waker  Waker         // WatchOptions.Waker, replacing notify
 	notify chan struct{} // one pending wake-up for the reader
 	polled bool          // set before the watcher is returned: see WatchOptions.Waker
-	slot   *LaneSlot     // its lane slot (WatchOptions.Lane), set at registration
+	// slot is its lane slot (WatchOptions.Lane), set at registration and
+	// cleared by Stop (both under c.mu), so that a stopped watcher never
+	// reaches the slot's next watcher.
+	slot atomic.Pointer[LaneSlot]
 
 	mu lockrank.Mutex[lockrank.WatcherMu] // taken after c.mu when both are held
 	// guarded by mu:
@@ -166,7 +170,7 @@ func (c *Cache) register(w *Watcher, laned bool) {
 		}
 		g.watchers[w] = struct{}{}
 		if laned {
-			w.slot = g.lane.take(w)
+			w.slot.Store(g.lane.take(w))
 		} else {
 			g.wakers = nil
 		}
@@ -183,8 +187,8 @@ func (w *Watcher) Stop() {
 	if g := c.polled[w.filter.ns]; w.polled && g != nil {
 		if _, ok := g.watchers[w]; ok {
 			delete(g.watchers, w)
-			if w.slot != nil {
-				g.lane.give(w.slot)
+			if s := w.slot.Swap(nil); s != nil {
+				g.lane.give(s)
 			} else {
 				g.wakers = nil
 			}
@@ -323,7 +327,7 @@ func (c *Cache) wakeGroup(g *pollGroup, events []*Event) {
 	if g.wakers == nil {
 		g.wakers = make([]Waker, 0, len(g.watchers))
 		for w := range g.watchers {
-			if w.slot == nil {
+			if w.slot.Load() == nil {
 				g.wakers = append(g.wakers, w.waker)
 			}
 		}

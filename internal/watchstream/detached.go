@@ -312,23 +312,27 @@ func (s *Stream) detach(w *watchcache.Watcher, deadline time.Time, enc *encoder)
 }
 
 // laneSink is what the lane of d, a laneable watch, writes: its hijacked
-// socket in cleartext, chunked (nil if it has no descriptor).
+// connection, chunked, in cleartext (nil if it has no descriptor) or over
+// TLS on a socketConn.
 func (s *connSink) laneSink(d *detachedWatch) watchcache.LaneSink {
-	if s.raw != nil && s.ws == nil && s.sock == nil {
+	if s.ws == nil && (s.raw != nil || s.sock != nil) {
 		return &laneConn{fd: noLaneFD, sink: s, d: d}
 	}
 	return nil
 }
 
-// laneConn is a watch's end of its lane (watchcache.LaneSink): a
-// descriptor of its socket of the lane's own (sockwrite.Writer.Dup),
-// made at its first send and closed once the lane lets the watch go
-// (Release), so that a lane's write reaches this socket, whenever the
-// connection closes. A send reads this small struct and makes the system call; a
-// write through the connection (sockwrite.Writer) also reads the sink,
-// the net package's descriptor lock and its poller state, a cache miss
-// each for each of a thousand watches written in turn: 0.4 µs more per
-// delivery, of ~9, at 1,000 watches x 50 writes/s.
+// laneConn is a watch's end of its lane (watchcache.LaneSink). In
+// cleartext it writes through a descriptor of its socket of the lane's
+// own (sockwrite.Writer.Dup), made at its first send and closed once the
+// lane lets the watch go (Release), so that a lane's write reaches this
+// socket, whenever the connection closes. A send reads this small struct
+// and makes the system call; a write through the connection
+// (sockwrite.Writer) also reads the sink, the net package's descriptor
+// lock and its poller state, a cache miss each for each of a thousand
+// watches written in turn: 0.4 µs more per delivery, of ~9, at 1,000
+// watches x 50 writes/s. Over TLS it writes the frames as the watch's
+// sends do (connSink.writeTLS): the socketConn, which has a descriptor of
+// its own, keeps what the socket did not take.
 type laneConn struct {
 	fd   int            // noLaneFD until the first send; laneReleased after Release
 	sink *connSink      // keeps what a send did not write
@@ -346,6 +350,13 @@ const (
 // descriptor of its own (none could be made) it writes nothing: the
 // watch's goroutine writes through the connection.
 func (l *laneConn) SendNow(frames [][]byte) (bool, error) {
+	if l.sink.sock != nil {
+		err := l.sink.writeTLS(frames, true)
+		if errors.Is(err, errWouldBlock) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	if l.fd < 0 {
 		if l.fd == laneReleased {
 			return false, net.ErrClosed
@@ -756,34 +767,49 @@ func (s *connSink) write() error {
 	return s.flush()
 }
 
-// sendTLS writes the chunk in s.vecs as one tls.Conn.Write (of its one
-// piece, or of the pieces copied together into a buffer of plainBufs),
-// whose records the socket gathers, then flushes them.
+// sendTLS writes the chunk in s.vecs over TLS (writeTLS); what the
+// socket does not take waits in the socketConn, the sink stalled.
 func (s *connSink) sendTLS() error {
-	plain, pooled := s.vecs[0], (*[]byte)(nil)
-	if len(s.vecs) > 1 {
+	err := s.writeTLS(s.vecs, s.nonblocking)
+	s.releaseVecs()
+	if errors.Is(err, errWouldBlock) {
+		return nil
+	}
+	return err
+}
+
+// writeTLS writes vecs as one tls.Conn.Write (of its one piece, or of the
+// pieces copied together into a buffer of plainBufs), whose records the
+// socket gathers, then flushes them: what the socket takes at once when
+// nonblocking (errWouldBlock if some is left pending), all otherwise.
+func (s *connSink) writeTLS(vecs [][]byte, nonblocking bool) error {
+	plain, pooled := vecs[0], (*[]byte)(nil)
+	if len(vecs) > 1 {
 		n := 0
-		for _, b := range s.vecs {
+		for _, b := range vecs {
 			n += len(b)
 		}
 		pooled = plainBufs.Get().(*[]byte)
 		plain = slices.Grow((*pooled)[:0], n)
-		for _, b := range s.vecs {
+		for _, b := range vecs {
 			plain = append(plain, b...)
 		}
 	}
-	s.releaseVecs()
 	s.sock.setGathering(true)
 	_, err := s.conn.Write(plain)
 	if pooled != nil {
 		*pooled = plain[:0]
 		plainBufs.Put(pooled)
 	}
-	if err != nil {
+	if err == nil {
+		err = s.sock.flush(nonblocking) // which ends the gathering
+	} else {
 		s.sock.setGathering(false)
+	}
+	if err != nil && !errors.Is(err, errWouldBlock) {
 		return fmt.Errorf("writing watch events: %w", err)
 	}
-	return s.flush() // which ends the gathering
+	return err
 }
 
 // plainBufs hold a TLS send's pieces copied together, for the length of

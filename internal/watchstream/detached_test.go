@@ -137,7 +137,7 @@ func tlsSink(t *testing.T) (*connSink, net.Conn) {
 // TestConnSinkSendAllocs: a send of several events (a chunk of many
 // pieces, 16 KiB, over MaxKeptBytes) to a client that reads allocates
 // nothing once warm, in cleartext and over TLS (whose pieces are copied
-// together for one tls.Conn.Write).
+// together for one tls.Conn.Write), from the watch or from its lane.
 func TestConnSinkSendAllocs(t *testing.T) {
 	if raceBuild {
 		t.Skip("the race detector's sync.Pool drops what is put at random")
@@ -162,6 +162,19 @@ func TestConnSinkSendAllocs(t *testing.T) {
 				}
 			}); allocs != 0 {
 				t.Errorf("%v allocations per send, want 0", allocs)
+			}
+			lane := sink.laneSink(&detachedWatch{})
+			t.Cleanup(lane.Release) // before the close: its descriptor keeps the socket open
+			frames := make([][]byte, len(items))
+			for i, it := range items {
+				frames[i] = it.Object
+			}
+			if allocs := testing.AllocsPerRun(50, func() {
+				if whole, err := lane.SendNow(frames); !whole || err != nil {
+					t.Fatalf("a lane's send to a client that reads: whole %v, %v", whole, err)
+				}
+			}); allocs != 0 {
+				t.Errorf("%v allocations per lane send, want 0", allocs)
 			}
 		})
 	}

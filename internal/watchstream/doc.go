@@ -14,9 +14,10 @@
 //	                                        │    or WebSocket messages (websocket.go)
 //	                                        └─ h2Sink: DATA frames of an internal/h2 stream
 //
-// A lane (watchcache.LaneBlock) holds the cleartext HTTP/1.1 JSON watches
-// level with their cache: ServeLane sends each a batch's shared chunk
-// through its connSink, without serving the watch (pool.go, laneWriter).
+// A lane (watchcache.LaneBlock) holds the chunked HTTP/1.1 JSON watches
+// (cleartext, or TLS on a socketConn) level with their cache: ServeLane
+// sends each a batch's shared chunk through its laneConn, without serving
+// the watch (pool.go, laneWriter).
 //
 // # The detached watch
 //
@@ -55,7 +56,7 @@
 // No write can reach a descriptor the system has given to another
 // connection. A write through the connection goes through sockwrite.Writer
 // (syscall.RawConn.Write, the net package's descriptor lock: after Close it
-// fails without touching the descriptor). A lane's laneConn and a TLS
+// fails without touching the descriptor). A cleartext lane's laneConn and a TLS
 // watch's socketConn write through a duplicate of the socket's descriptor
 // of their own (sockwrite.Writer.Dup), closed only once no write of theirs
 // can follow (LaneSink.Release; socketConn's Close, or the write holding

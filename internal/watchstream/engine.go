@@ -81,7 +81,9 @@ func (e *Engine) Open(w http.ResponseWriter, r *http.Request, opts Options) *Str
 	s := &Stream{e: e, w: w, r: r, opts: opts}
 	if canDetach(w, r, opts.WebSocket != nil) {
 		s.d = &detachedWatch{e: e}
-		s.lane = !e.cfg.NoLanes && opts.Laneable && r.ProtoMajor == 1 && r.TLS == nil && opts.WebSocket == nil
+		// A chunked HTTP/1.1 watch that detaches, in cleartext or over
+		// TLS on a socketConn (canDetach), may be laned.
+		s.lane = !e.cfg.NoLanes && opts.Laneable && r.ProtoMajor == 1 && opts.WebSocket == nil
 	}
 	return s
 }

@@ -29,7 +29,7 @@ import (
 // initial state), for ?timeout, with
 // bookmarks if ?bookmarks, as a WebSocket if asked for.
 type testServer struct {
-	t     *testing.T
+	t     testing.TB
 	e     *Engine
 	store *memory.Store
 	cache *watchcache.Cache
@@ -43,14 +43,14 @@ type testServer struct {
 const testPrefix = "/configmaps/"
 
 // newTestServer starts an engine of cfg, and the cache that feeds it.
-func newTestServer(t *testing.T, cfg Config) *testServer {
+func newTestServer(t testing.TB, cfg Config) *testServer {
 	store := memory.New()
 	return newTestServerOn(t, cfg, store, store)
 }
 
 // newTestServerOn is newTestServer on store, whose cache reads it through
 // read (store itself, or a wrapper of it).
-func newTestServerOn(t *testing.T, cfg Config, store *memory.Store, read storage.Interface) *testServer {
+func newTestServerOn(t testing.TB, cfg Config, store *memory.Store, read storage.Interface) *testServer {
 	x := &testServer{t: t, store: store, ended: make(chan int64, 64)}
 	x.m = metrics.New().Resource(metrics.ResourceID{Version: "v1", Kind: "ConfigMap", Resource: "configmaps"})
 	cfg.Log = slog.New(slog.DiscardHandler)
@@ -133,7 +133,7 @@ func (x *testServer) serve(transport string) *httptest.Server {
 }
 
 // dial connects to ts, over TLS if ts is.
-func dial(t *testing.T, ts *httptest.Server) net.Conn {
+func dial(t testing.TB, ts *httptest.Server) net.Conn {
 	t.Helper()
 	var conn net.Conn
 	var err error

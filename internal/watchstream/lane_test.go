@@ -1,9 +1,12 @@
 package watchstream
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,13 +15,19 @@ import (
 	"github.com/listwatch/listwatch/internal/watchstream/streamtest"
 )
 
-// TestWatchLane: an HTTP/1.1 watch in cleartext enters its lane once
-// level, and is sent the events of each later write from there, in order
-// and once each; a bookmark takes it out of the lane and back; the end of
-// the request (its access log) counts the bytes its lane sent.
+// TestWatchLane: an HTTP/1.1 watch, in cleartext or over TLS, enters its
+// lane once level, and is sent the events of each later write from there,
+// in order and once each; a bookmark takes it out of the lane and back;
+// the end of the request (its access log) counts the bytes its lane sent.
 func TestWatchLane(t *testing.T) {
+	for _, transport := range []string{"cleartext", "TLS"} {
+		t.Run(transport, func(t *testing.T) { testWatchLane(t, transport) })
+	}
+}
+
+func testWatchLane(t *testing.T, transport string) {
 	x := newTestServer(t, Config{BookmarkInterval: 50 * time.Millisecond})
-	w := streamtest.OpenWatch(t, dial(t, x.serve("cleartext")), "/?bookmarks=1&timeout=3s")
+	w := streamtest.OpenWatch(t, dial(t, x.serve(transport)), "/?bookmarks=1&timeout=3s")
 	d := x.only()
 	var want, got []string
 	var body int64
@@ -187,4 +196,48 @@ func (ws *windowSink) SendNow(frames [][]byte) (bool, error) {
 func (ws *windowSink) HandOff(failed bool) {
 	ws.between()
 	ws.laneConn.HandOff(failed)
+}
+
+// TestLaneConnKeepsTheRest: a lane's send to a client that does not read,
+// in cleartext or over TLS, writes what the socket takes without waiting,
+// reports it not whole and leaves the watch's sink stalled with the rest;
+// the watch's own flush then delivers every byte, in order, and a release
+// ends the lane's sends.
+func TestLaneConnKeepsTheRest(t *testing.T) {
+	for name, connect := range map[string]func(*testing.T) (*connSink, net.Conn){"cleartext": cleartextSink, "tls": tlsSink} {
+		t.Run(name, func(t *testing.T) {
+			sink, client := connect(t)
+			lc, ok := sink.laneSink(&detachedWatch{}).(*laneConn)
+			if !ok {
+				t.Fatal("a chunked watch's sink has no lane end")
+			}
+			var frames [][]byte // far more than loopback's socket buffers
+			var want bytes.Buffer
+			for i := range 40 {
+				f := []byte(fmt.Sprintf("%d:%s;", i, strings.Repeat("x", 256<<10)))
+				frames = append(frames, f)
+				want.Write(f)
+			}
+			whole, err := lc.SendNow(frames)
+			if err != nil || whole {
+				t.Fatalf("a 10 MB send to a client that does not read: whole %v, %v; want the rest kept", whole, err)
+			}
+			if !sink.stalled() {
+				t.Fatal("the sink is not stalled after a send not whole")
+			}
+			got := make(chan []byte)
+			go func() {
+				b, _ := io.ReadAll(client)
+				got <- b
+			}()
+			if err := sink.flush(); err != nil { // the watch's own goroutine: blocking
+				t.Fatal(err)
+			}
+			lc.Release()
+			sink.abort()
+			if b := <-got; !bytes.Equal(b, want.Bytes()) {
+				t.Fatalf("the client read %d bytes, not the %d sent in order", len(b), want.Len())
+			}
+		})
+	}
 }

@@ -141,8 +141,9 @@ func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
 		for _, w := range b.Wakers {
 			w.Wake()
 		}
+		heap := lw // escapes through the LaneWriter: allocated here only, not per batch
 		for _, block := range b.Lane {
-			b.ServeLane(block, &lw)
+			b.ServeLane(block, &heap)
 		}
 		return
 	}

@@ -263,3 +263,23 @@ func (c *Chunks) Ends() {
 		c.T.Fatalf("after the terminating chunk: byte %q, err %v; want EOF", b, err)
 	}
 }
+
+// CountEvents reads a JSON watch's stream (raw, or a response body),
+// sending on read for each event, until the read fails: the clients of
+// fan-out benchmarks, which count deliveries without decoding them.
+func CountEvents(stream io.Reader, read chan<- struct{}) {
+	r := bufio.NewReaderSize(stream, 64<<10)
+	prefix := []byte(`{"type":"`)
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			continue // the rest of a long line
+		}
+		if err != nil {
+			return
+		}
+		if bytes.HasPrefix(line, prefix) {
+			read <- struct{}{}
+		}
+	}
+}
