@@ -465,3 +465,24 @@ func (w *warnings) list() []string {
 	defer w.mu.Unlock()
 	return slices.Clone(w.msgs)
 }
+
+// TestNamespaceDeletionPages: content beyond one page of the controller's
+// DeleteCollection goes too, the next page read after the first's
+// deletes.
+func TestNamespaceDeletionPages(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss = "/api/v1/namespaces"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	for i := range deleteCollectionPage + 2 {
+		if got := req("POST", nss+"/team/configmaps", fmt.Sprintf(`{"metadata":{"name":"c%d"}}`, i)); got.code != http.StatusCreated {
+			t.Fatalf("create: %d %v", got.code, got.obj)
+		}
+	}
+	req("DELETE", nss+"/team", "")
+	testwait.Until(t, 10*time.Second, "the namespace deleted", func() bool {
+		return req("GET", nss+"/team", "").code == http.StatusNotFound
+	})
+	if items, _ := req("GET", nss+"/team/configmaps", "").obj["items"].([]any); len(items) != 0 {
+		t.Errorf("%d configmaps outlived their namespace", len(items))
+	}
+}
