@@ -52,9 +52,9 @@ const (
 	// finalizerEstimateSeconds is kube's estimate of how long content held
 	// by finalizers takes to go.
 	finalizerEstimateSeconds = 15
-	// deleteCollectionPage is how many objects one DeleteCollection of
-	// namespace deletion lists at most (the registry's DeleteUndecodable's
-	// page).
+	// deleteCollectionPage is how many objects one DeleteCollection or
+	// List of namespace deletion reads at most (the registry's
+	// DeleteUndecodable's page).
 	deleteCollectionPage = 500
 )
 
@@ -234,28 +234,39 @@ func (d *namespaceDeleter) deleteContent(ctx context.Context, ns api.Object) (in
 // is left (kube's deleteAllContentForGroupVersionResource). kube uses
 // DeleteCollection where a resource serves it and lists and deletes each
 // object otherwise: the registry's DeleteCollection is that list and
-// those deletes, here a page at a time. Stored values that cannot be
+// those deletes, here a page at a time; what is left is counted a page
+// at a time too. Stored values that cannot be
 // decoded, which kube's lists would fail on and the registry's skip, are
 // deleted too.
 func (d *namespaceDeleter) deleteResource(ctx context.Context, res *resource.Resource, ns string, deletedAt time.Time) (contentLeft, error) {
 	if err := d.deleteAll(ctx, res, ns); err != nil {
 		return contentLeft{}, err
 	}
-	left, err := d.s.registry.List(ctx, res, ns, registry.ListOptions{})
-	if err != nil {
-		return contentLeft{}, err
-	}
-	if len(left.Items) == 0 {
-		return contentLeft{}, nil
-	}
-	out := contentLeft{remaining: len(left.Items), finalizers: map[string]int{}}
-	for _, obj := range left.Items {
-		for _, f := range stringsAt(obj, "metadata", "finalizers") {
-			out.finalizers[f]++
+	out := contentLeft{finalizers: map[string]int{}}
+	opts := registry.ListOptions{Limit: deleteCollectionPage}
+	for {
+		left, err := d.s.registry.List(ctx, res, ns, opts)
+		if err != nil {
+			return contentLeft{}, err
 		}
+		out.remaining += len(left.Items)
+		for _, obj := range left.Items {
+			for _, f := range stringsAt(obj, "metadata", "finalizers") {
+				out.finalizers[f]++
+			}
+		}
+		if res == d.pods {
+			// The largest page estimate is the whole list's: each is its
+			// longest grace period, or 0 once that has passed.
+			out.estimate = max(out.estimate, podsEstimate(left.Items, deletedAt))
+		}
+		if left.Continue == "" {
+			break
+		}
+		opts.Continue = left.Continue
 	}
-	if res == d.pods {
-		out.estimate = podsEstimate(left.Items, deletedAt)
+	if out.remaining == 0 {
+		return contentLeft{}, nil
 	}
 	switch {
 	case out.estimate > 0:

@@ -467,23 +467,25 @@ func (w *warnings) list() []string {
 }
 
 // TestNamespaceDeletionPages: content beyond one page of the controller's
-// DeleteCollection goes too, the next page read after the first's
-// deletes.
+// DeleteCollection is deleted too, and what finalizers hold is counted
+// over every page.
 func TestNamespaceDeletionPages(t *testing.T) {
 	req, _ := deleteServer(t)
-	const nss = "/api/v1/namespaces"
+	const nss, n = "/api/v1/namespaces", deleteCollectionPage + 2
 	req("POST", nss, `{"metadata":{"name":"team"}}`)
-	for i := range deleteCollectionPage + 2 {
-		if got := req("POST", nss+"/team/configmaps", fmt.Sprintf(`{"metadata":{"name":"c%d"}}`, i)); got.code != http.StatusCreated {
+	for i := range n {
+		if got := req("POST", nss+"/team/configmaps", fmt.Sprintf(`{"metadata":{"name":"c%d","finalizers":["example.com/x"]}}`, i)); got.code != http.StatusCreated {
 			t.Fatalf("create: %d %v", got.code, got.obj)
 		}
 	}
 	req("DELETE", nss+"/team", "")
-	testwait.Until(t, 10*time.Second, "the namespace deleted", func() bool {
-		return req("GET", nss+"/team", "").code == http.StatusNotFound
+	want := fmt.Sprintf("Some resources are remaining: configmaps. has %d resource instances", n)
+	testwait.Until(t, 10*time.Second, "the namespace's conditions", func() bool {
+		return slices.Contains(conditionsOf(req("GET", nss+"/team", "").obj), namespaceCondition{"NamespaceContentRemaining", "True", "SomeResourcesRemain", want})
 	})
-	if items, _ := req("GET", nss+"/team/configmaps", "").obj["items"].([]any); len(items) != 0 {
-		t.Errorf("%d configmaps outlived their namespace", len(items))
+	items, _ := req("GET", nss+"/team/configmaps", "").obj["items"].([]any)
+	if marked := slices.DeleteFunc(items, func(it any) bool { return api.Object(it.(map[string]any)).MetaString("deletionTimestamp") == "" }); len(marked) != n {
+		t.Errorf("%d of %d configmaps marked for deletion, want all", len(marked), n)
 	}
 }
 
