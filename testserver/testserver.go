@@ -100,6 +100,10 @@ type Options struct {
 // defaultCRDInstallTimeout is envtest's default CRDInstallOptions.MaxTime.
 const defaultCRDInstallTimeout = 10 * time.Second
 
+// testNamespaceGrace is how long namespace deletion waits after a
+// namespace's change (Config.NamespaceDeletionGracePeriod).
+const testNamespaceGrace = 100 * time.Millisecond
+
 // KubeconfigFile is the kubeconfig's name in the server's directory.
 const KubeconfigFile = "kubeconfig"
 
@@ -193,6 +197,10 @@ func (s *Server) start(ctx context.Context, opts Options) error {
 	cfg := server.Config{
 		Storage: store, Metrics: m, Logger: log, LoopbackOnly: !opts.Secure,
 		ConcurrentGCSyncs: gc.DefaultWorkers,
+		// One server, which checks a create's namespace right before the
+		// write: kube's 5 s wait, for HA apiservers' caches, would only
+		// slow the tests that delete namespaces.
+		NamespaceDeletionGracePeriod: testNamespaceGrace,
 	}
 	var clientCAs *x509.CertPool
 	if opts.Secure {

@@ -71,9 +71,10 @@ type serveOptions struct {
 	watchReplayMiB int64
 	audit          auditOptions
 	// The in-server controllers: their election among the servers on one
-	// store, and event expiry.
-	election leader.Config
-	eventTTL time.Duration
+	// store, event expiry and namespace deletion's wait.
+	election       leader.Config
+	eventTTL       time.Duration
+	namespaceGrace time.Duration
 	// The garbage collector's workers per queue.
 	concurrentGCSyncs int
 	serviceIPRange    string
@@ -124,6 +125,10 @@ func newServe() *cobra.Command {
 	f.DurationVar(&o.compaction.Interval, "compaction-interval", o.compaction.Interval, "how often the compaction policy is applied")
 	_ = f.MarkHidden("compaction-interval")
 	f.DurationVar(&o.eventTTL, "event-ttl", time.Hour, "how long an event lives after its last write, as kube-apiserver's --event-ttl")
+	// Hidden: kube's controller has no such flag; tests shorten it to see
+	// namespace deletion finish within a second.
+	f.DurationVar(&o.namespaceGrace, "namespace-deletion-grace-period", 5*time.Second, "how long namespace deletion waits after a Terminating namespace's change before it deletes the namespace's content")
+	_ = f.MarkHidden("namespace-deletion-grace-period")
 	f.DurationVar(&o.election.LeaseDuration, "leader-elect-lease-duration", leader.DefaultLeaseDuration, "how long, after the last change of the Lease kube-system/"+server.ControllerLease+" it has seen, a server waits before it takes the Lease over to run the in-server controllers (servers sharing an etcd elect one), as kube-controller-manager's flag")
 	f.DurationVar(&o.election.RenewDeadline, "leader-elect-renew-deadline", leader.DefaultRenewDeadline, "how long the leading server tries to renew the Lease before it stops its controllers; less than the lease duration")
 	f.DurationVar(&o.election.RetryPeriod, "leader-elect-retry-period", leader.DefaultRetryPeriod, "how often servers try to take, and the leader to renew, the Lease")
@@ -225,7 +230,8 @@ func (o *serveOptions) run(ctx context.Context) error {
 		WatchCache: watchcache.Config{RingMaxBytes: o.watchCacheResourceMiB << 20}, WatchCacheBudgetBytes: o.watchCacheMiB << 20,
 		WatchReplayBudgetBytes: o.watchReplayMiB << 20, RequestBodyTimeout: o.requestBodyTimeout, NoWatchLanes: o.noWatchLanes,
 		AuditPolicy: auditPolicy, AuditLog: auditLog, Election: o.election, EventTTL: o.eventTTL,
-		ConcurrentGCSyncs: o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
+		NamespaceDeletionGracePeriod: o.namespaceGrace,
+		ConcurrentGCSyncs:            o.concurrentGCSyncs, Services: services, Advertise: advertised(ln.Addr()), RootCA: rootCA,
 		WebhookCredentials: admissionCfg.webhookCredentials, PodSecurity: admissionCfg.podSecurity, QuotaLimited: admissionCfg.quotaLimited,
 	})
 	if err != nil {
@@ -364,7 +370,7 @@ func (o *serveOptions) checkExposure() error {
 func (o *serveOptions) checkTimeouts() error {
 	for flag, d := range map[string]time.Duration{
 		"--read-header-timeout": o.readHeaderTimeout, "--idle-timeout": o.idleTimeout, "--request-body-timeout": o.requestBodyTimeout,
-		"--event-ttl": o.eventTTL, "--leader-elect-lease-duration": o.election.LeaseDuration,
+		"--event-ttl": o.eventTTL, "--namespace-deletion-grace-period": o.namespaceGrace, "--leader-elect-lease-duration": o.election.LeaseDuration,
 		"--leader-elect-renew-deadline": o.election.RenewDeadline, "--leader-elect-retry-period": o.election.RetryPeriod,
 	} {
 		if d <= 0 {

@@ -65,19 +65,20 @@ func TestCheckExposure(t *testing.T) {
 }
 
 func TestCheckTimeouts(t *testing.T) {
-	ok := serveOptions{readHeaderTimeout: time.Nanosecond, idleTimeout: time.Nanosecond, requestBodyTimeout: time.Nanosecond, eventTTL: time.Nanosecond,
+	ok := serveOptions{readHeaderTimeout: time.Nanosecond, idleTimeout: time.Nanosecond, requestBodyTimeout: time.Nanosecond, eventTTL: time.Nanosecond, namespaceGrace: time.Nanosecond,
 		election: leader.Config{LeaseDuration: time.Nanosecond, RenewDeadline: time.Nanosecond, RetryPeriod: time.Nanosecond}}
 	if err := ok.checkTimeouts(); err != nil {
 		t.Errorf("1ns timeouts: %v", err)
 	}
 	for flag, field := range map[string]func(*serveOptions) *time.Duration{
-		"--read-header-timeout":         func(o *serveOptions) *time.Duration { return &o.readHeaderTimeout },
-		"--idle-timeout":                func(o *serveOptions) *time.Duration { return &o.idleTimeout },
-		"--request-body-timeout":        func(o *serveOptions) *time.Duration { return &o.requestBodyTimeout },
-		"--event-ttl":                   func(o *serveOptions) *time.Duration { return &o.eventTTL },
-		"--leader-elect-lease-duration": func(o *serveOptions) *time.Duration { return &o.election.LeaseDuration },
-		"--leader-elect-renew-deadline": func(o *serveOptions) *time.Duration { return &o.election.RenewDeadline },
-		"--leader-elect-retry-period":   func(o *serveOptions) *time.Duration { return &o.election.RetryPeriod },
+		"--read-header-timeout":             func(o *serveOptions) *time.Duration { return &o.readHeaderTimeout },
+		"--idle-timeout":                    func(o *serveOptions) *time.Duration { return &o.idleTimeout },
+		"--request-body-timeout":            func(o *serveOptions) *time.Duration { return &o.requestBodyTimeout },
+		"--event-ttl":                       func(o *serveOptions) *time.Duration { return &o.eventTTL },
+		"--namespace-deletion-grace-period": func(o *serveOptions) *time.Duration { return &o.namespaceGrace },
+		"--leader-elect-lease-duration":     func(o *serveOptions) *time.Duration { return &o.election.LeaseDuration },
+		"--leader-elect-renew-deadline":     func(o *serveOptions) *time.Duration { return &o.election.RenewDeadline },
+		"--leader-elect-retry-period":       func(o *serveOptions) *time.Duration { return &o.election.RetryPeriod },
 	} {
 		for _, d := range []time.Duration{0, -time.Second} {
 			o := ok

@@ -236,7 +236,11 @@ func (d *defaultAccounts) ensureIfActive(ctx context.Context, value []byte) {
 		return
 	}
 	for _, o := range d.objects {
-		if err := d.ensure(ctx, ns.Name(), o); err != nil && !isReason(err, api.StatusReasonAlreadyExists) && !isReason(err, api.StatusReasonNotFound) && !isReason(err, api.StatusReasonConflict) && ctx.Err() == nil {
+		// A namespace marked since it was read refuses new content: kube's
+		// serviceaccounts controller skips that error too.
+		err := d.ensure(ctx, ns.Name(), o)
+		if err != nil && !isReason(err, api.StatusReasonAlreadyExists) && !isReason(err, api.StatusReasonNotFound) && !isReason(err, api.StatusReasonConflict) &&
+			!registry.IsNamespaceTerminating(err) && ctx.Err() == nil {
 			d.log.Warn("making a namespace's default object", "namespace", ns.Name(), "resource", o.res.Plural, "name", o.name, "err", err)
 		}
 	}

@@ -21,15 +21,7 @@ import (
 func deleteServer(t *testing.T) (func(method, path, body string) response, func() string) {
 	t.Helper()
 	store := newMemoryStore(t)
-	ts := quietServer(t, store)
-	req := func(method, path, body string) response {
-		t.Helper()
-		ct := mediaJSON
-		if method == http.MethodPatch {
-			ct = "application/merge-patch+json"
-		}
-		return exchange(t, ts, method, path, http.Header{"Content-Type": {ct}}, body)
-	}
+	req := requester(t, quietServer(t, store))
 	rev := func() string {
 		t.Helper()
 		return currentRevision(t, store)
@@ -37,20 +29,47 @@ func deleteServer(t *testing.T) (func(method, path, body string) response, func(
 	return req, rev
 }
 
+// requester returns a function making one request to ts: JSON, or a
+// merge patch.
+func requester(t *testing.T, ts *httptest.Server) func(method, path, body string) response {
+	return func(method, path, body string) response {
+		t.Helper()
+		ct := mediaJSON
+		if method == http.MethodPatch {
+			ct = "application/merge-patch+json"
+		}
+		return exchange(t, ts, method, path, http.Header{"Content-Type": {ct}}, body)
+	}
+}
+
 // quietServer starts a server that writes nothing of its own once it
 // has returned: it holds the controller Lease already and renews it only
 // hourly, so that the store's revision moves only with the test's writes.
+// Its namespace controller waits testNamespaceGrace after a change.
 func quietServer(t *testing.T, store storage.Interface) *httptest.Server {
 	t.Helper()
+	_, ts := quietServerWith(t, Config{Storage: store, NamespaceDeletionGracePeriod: testNamespaceGrace})
+	return ts
+}
+
+// testNamespaceGrace is the namespace controller's wait in tests: short,
+// since they wait for what it does.
+const testNamespaceGrace = 10 * time.Millisecond
+
+// quietServerWith is quietServer with cfg (its Storage set), returning
+// the server too.
+func quietServerWith(t *testing.T, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
 	hour := time.Hour
-	s, err := New(t.Context(), Config{Storage: store, Election: leader.Config{LeaseDuration: 3 * hour, RenewDeadline: 2 * hour, RetryPeriod: hour}})
+	cfg.Election = leader.Config{LeaseDuration: 3 * hour, RenewDeadline: 2 * hour, RetryPeriod: hour}
+	s, err := New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { ts.Close(); s.Close() })
 	waitLeaseHeld(t, s)
-	return ts
+	return s, ts
 }
 
 // waitLeaseHeld waits until the controller Lease of s's store is held.

@@ -31,14 +31,19 @@ import (
 // subresource's path, which deletes the namespace when no finalizer is
 // left.
 //
-// Unlike kube's it does not wait 5 s before each look
-// (namespaceDeletionGracePeriod, for HA apiservers' caches to see the
-// mark): creates check the namespace in the store, not in a cache. Pods
-// are deleted at once (there is no kubelet), so the graceful-termination
-// estimate is taken over the pods left after their deletion, those that
-// finalizers hold, rather than before it.
+// As kube's, it looks at a namespace only namespaceDeletionGracePeriod
+// after the namespace's change: a create that passed its namespace check
+// just before the mark is stored by then, a burst of changes to a
+// Terminating namespace makes one sweep, not one each, and the
+// controller's own condition write brings the next sweep a grace period
+// later, not at once. Pods are deleted at once (there is no kubelet), so the
+// graceful-termination estimate is taken over the pods left after their
+// deletion, those that finalizers hold, rather than before it.
 
 const (
+	// namespaceDeletionGracePeriod is kube's wait between a namespace's
+	// change and its sync (Config.NamespaceDeletionGracePeriod).
+	namespaceDeletionGracePeriod = 5 * time.Second
 	// namespaceWorkers is kube's --concurrent-namespace-syncs default.
 	namespaceWorkers = 10
 	// namespaceRetry is how long the follower waits before it watches
@@ -47,6 +52,10 @@ const (
 	// finalizerEstimateSeconds is kube's estimate of how long content held
 	// by finalizers takes to go.
 	finalizerEstimateSeconds = 15
+	// deleteCollectionPage is how many objects one DeleteCollection or
+	// List of namespace deletion reads at most (the registry's
+	// DeleteUndecodable's page).
+	deleteCollectionPage = 500
 )
 
 // The namespace condition types kube's namespace controller keeps, in
@@ -77,6 +86,7 @@ type namespaceDeleter struct {
 // deleteNamespaces runs the namespace controller until ctx ends.
 func (s *Server) deleteNamespaces(ctx context.Context) {
 	d := &namespaceDeleter{s: s, queue: workqueue.New(workqueue.Options[string]{
+		Name: "namespace", Metrics: s.metrics.Workqueues(),
 		// kube's nsControllerRateLimiter: a failed namespace is retried at
 		// least every minute.
 		RateLimiter: workqueue.NewMaxOfRateLimiter(
@@ -92,7 +102,7 @@ func (s *Server) deleteNamespaces(ctx context.Context) {
 				Metadata struct{ Name, DeletionTimestamp string }
 			}
 			if it.Type != api.Deleted && json.Unmarshal(it.Object, &ns) == nil && ns.Metadata.DeletionTimestamp != "" {
-				d.queue.Add(ns.Metadata.Name)
+				d.queue.AddAfter(ns.Metadata.Name, s.cfg.NamespaceDeletionGracePeriod)
 			}
 		})
 	})
@@ -224,35 +234,39 @@ func (d *namespaceDeleter) deleteContent(ctx context.Context, ns api.Object) (in
 // is left (kube's deleteAllContentForGroupVersionResource). kube uses
 // DeleteCollection where a resource serves it and lists and deletes each
 // object otherwise: the registry's DeleteCollection is that list and
-// those deletes. Stored values that cannot be decoded, which kube's lists
-// would fail on and the registry's skip, are deleted too.
+// those deletes, here a page at a time; what is left is counted a page
+// at a time too. Stored values that cannot be
+// decoded, which kube's lists would fail on and the registry's skip, are
+// deleted too.
 func (d *namespaceDeleter) deleteResource(ctx context.Context, res *resource.Resource, ns string, deletedAt time.Time) (contentLeft, error) {
-	ctx = registry.Detached(ctx)
-	_, deleted, err := d.s.registry.DeleteCollection(ctx, res, ns, registry.ListOptions{}, registry.DeleteOptions{Propagation: "Background"})
-	for _, obj := range deleted {
-		d.s.afterWrite(res, obj)
-	}
-	if err == nil {
-		err = d.s.registry.DeleteUndecodable(ctx, res, ns)
-	}
-	if err != nil {
+	if err := d.deleteAll(ctx, res, ns); err != nil {
 		return contentLeft{}, err
 	}
-	left, err := d.s.registry.List(ctx, res, ns, registry.ListOptions{})
-	if err != nil {
-		return contentLeft{}, err
-	}
-	if len(left.Items) == 0 {
-		return contentLeft{}, nil
-	}
-	out := contentLeft{remaining: len(left.Items), finalizers: map[string]int{}}
-	for _, obj := range left.Items {
-		for _, f := range stringsAt(obj, "metadata", "finalizers") {
-			out.finalizers[f]++
+	out := contentLeft{finalizers: map[string]int{}}
+	opts := registry.ListOptions{Limit: deleteCollectionPage}
+	for {
+		left, err := d.s.registry.List(ctx, res, ns, opts)
+		if err != nil {
+			return contentLeft{}, err
 		}
+		out.remaining += len(left.Items)
+		for _, obj := range left.Items {
+			for _, f := range stringsAt(obj, "metadata", "finalizers") {
+				out.finalizers[f]++
+			}
+		}
+		if res == d.pods {
+			// The largest page estimate is the whole list's: each is its
+			// longest grace period, or 0 once that has passed.
+			out.estimate = max(out.estimate, podsEstimate(left.Items, deletedAt))
+		}
+		if left.Continue == "" {
+			break
+		}
+		opts.Continue = left.Continue
 	}
-	if res == d.pods {
-		out.estimate = podsEstimate(left.Items, deletedAt)
+	if out.remaining == 0 {
+		return contentLeft{}, nil
 	}
 	switch {
 	case out.estimate > 0:
@@ -263,6 +277,25 @@ func (d *namespaceDeleter) deleteResource(ctx context.Context, res *resource.Res
 	}
 	out.finalizers = nil
 	return out, fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %s/%s, Resource=%s", ns, res.Group, res.Version, res.Plural)
+}
+
+// deleteAll deletes res's objects in namespace ns, deleteCollectionPage
+// at a time so that a large namespace is not held in memory at once.
+func (d *namespaceDeleter) deleteAll(ctx context.Context, res *resource.Resource, ns string) error {
+	opts := registry.ListOptions{Limit: deleteCollectionPage}
+	for {
+		page, deleted, err := d.s.registry.DeleteCollection(ctx, res, ns, opts, registry.DeleteOptions{Propagation: "Background"})
+		for _, obj := range deleted {
+			d.s.afterWrite(res, obj)
+		}
+		if err != nil {
+			return err
+		}
+		if page.Continue == "" {
+			return d.s.registry.DeleteUndecodable(ctx, res, ns)
+		}
+		opts.Continue = page.Continue
+	}
 }
 
 // podsEstimate is the longest termination grace period of pods that have
@@ -309,8 +342,10 @@ func (d *namespaceDeleter) setConditions(ctx context.Context, name string, errs 
 		bad["NamespaceFinalizersRemaining"] = [2]string{"SomeFinalizersRemain",
 			"Some content in the namespace has finalizers remaining: " + countsText(held, "%s in %d resource instances")}
 	}
-	_, err := d.s.registry.Update(registry.Detached(ctx), partView(d.namespaces), "", name, func(cur api.Object) (api.Object, error) {
+	_, err := d.s.registry.Update(ctx, partView(d.namespaces), "", name, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
+		// No precondition: a write in between is read again, not a 409.
+		delete(next.Metadata(), "resourceVersion")
 		setNamespaceConditions(next, bad, time.Now())
 		return next, nil
 	})
@@ -366,8 +401,9 @@ func setNamespaceConditions(ns api.Object, bad map[string][2]string, now time.Ti
 // that deletes the namespace.
 func (d *namespaceDeleter) finalize(ctx context.Context, name string) error {
 	view := partResource(d.namespaces, "finalize")
-	written, err := d.s.registry.Update(registry.Detached(ctx), view, "", name, func(cur api.Object) (api.Object, error) {
+	written, err := d.s.registry.Update(ctx, view, "", name, func(cur api.Object) (api.Object, error) {
 		next := cur.DeepCopy()
+		delete(next.Metadata(), "resourceVersion") // as setConditions
 		fins := slices.DeleteFunc(stringsAt(cur, "spec", "finalizers"), func(f string) bool { return f == resource.FinalizerKubernetes })
 		slices.Sort(fins)
 		if spec := resource.MapAt(next, "spec"); len(fins) > 0 {

@@ -1,9 +1,19 @@
 package server
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +22,7 @@ import (
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/testwait"
+	"github.com/listwatch/listwatch/storage"
 )
 
 func revisionOf(obj api.Object) int64 {
@@ -151,6 +162,16 @@ func TestNamespaceFinalize(t *testing.T) {
 	if first.code != http.StatusOK || at(first.obj, "status.phase") != "Terminating" {
 		t.Fatalf("first delete: %d %v, want it marked", first.code, first.obj)
 	}
+	// The controller takes namespaces in the order they changed: once a
+	// namespace deleted after bare is gone, it has looked at bare.
+	req("POST", nss, `{"metadata":{"name":"probe"}}`)
+	req("DELETE", nss+"/probe", "")
+	testwait.Until(t, 5*time.Second, "the namespace deleted after bare gone", func() bool {
+		return req("GET", nss+"/probe", "").code == http.StatusNotFound
+	})
+	if got := req("GET", nss+"/bare", ""); got.code != http.StatusOK || at(got.obj, "status.phase") != "Terminating" {
+		t.Errorf("bare after the controller's look: %d %v, want it left Terminating", got.code, got.obj)
+	}
 	if again := req("DELETE", nss+"/bare", ""); again.code != http.StatusOK || req("GET", nss+"/bare", "").code != http.StatusNotFound {
 		t.Errorf("second delete: %d %v, want the namespace deleted", again.code, again.obj)
 	}
@@ -271,5 +292,233 @@ func TestNamespaceStatusPhase(t *testing.T) {
 	const terminating = "Namespace \"team\" is invalid: status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
 	if got := req("PUT", nss+"/team/status", status("Active")); got.code != http.StatusUnprocessableEntity || got.obj["message"] != terminating {
 		t.Errorf("Active while deleted: %d %v, want 422 %q", got.code, got.obj["message"], terminating)
+	}
+}
+
+// TestCreateRacingNamespaceDeletion: a create that passed its namespace's
+// check and is held (here by a validating webhook) while the namespace is
+// deleted is refused, not stored under a namespace that no longer exists.
+func TestCreateRacingNamespaceDeletion(t *testing.T) {
+	req, _ := deleteServer(t)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	allow := admissionHandler(func(map[string]any) map[string]any { return map[string]any{"allowed": true} })
+	hook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		allow(w, r)
+	}))
+	t.Cleanup(hook.Close)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before hook.Close: cleanups run last first
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}))
+	config := fmt.Sprintf(`{"metadata":{"name":"hold"},"webhooks":[{"name":"hold.example.com","clientConfig":{"url":%q,"caBundle":%q},
+		"sideEffects":"None","admissionReviewVersions":["v1"],"objectSelector":{"matchLabels":{"hold":"yes"}},
+		"rules":[{"operations":["CREATE"],"apiGroups":[""],"apiVersions":["v1"],"resources":["configmaps"]}]}]}`, hook.URL, ca)
+	if got := req("POST", validatingHook, config); got.code != http.StatusCreated {
+		t.Fatalf("webhook configuration: %d %v", got.code, got.obj)
+	}
+	const nss = "/api/v1/namespaces"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+
+	created := make(chan response, 1)
+	go func() {
+		created <- req("POST", nss+"/team/configmaps", `{"metadata":{"name":"late","labels":{"hold":"yes"}}}`)
+	}()
+	<-entered
+	req("DELETE", nss+"/team", "")
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", nss+"/team", "").code == http.StatusNotFound
+	})
+	unblock()
+	if got := <-created; got.code != http.StatusNotFound || got.obj["message"] != `namespaces "team" not found` {
+		t.Errorf("create held past its namespace's deletion: %d %v, want 404 for the namespace", got.code, got.obj)
+	}
+	if got := req("GET", nss+"/team/configmaps/late", ""); got.code != http.StatusNotFound {
+		t.Errorf("the held create was stored: %d %v", got.code, got.obj)
+	}
+}
+
+// TestNamespaceDeletionCoalesces: a burst of writes to a Terminating
+// namespace makes a sync or two after kube's grace period, not one each:
+// each sync lists and deletes every resource of the namespace.
+func TestNamespaceDeletionCoalesces(t *testing.T) {
+	const grace, writes = time.Second, 100
+	s, ts := quietServerWith(t, Config{Storage: newMemoryStore(t), NamespaceDeletionGracePeriod: grace})
+	req := requester(t, ts)
+	const nss = "/api/v1/namespaces"
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	req("POST", nss+"/team/configmaps", `{"metadata":{"name":"held","finalizers":["example.com/x"]}}`)
+	req("DELETE", nss+"/team", "")
+	testwait.Until(t, 5*time.Second, "the namespace's conditions", func() bool {
+		return len(conditionsOf(req("GET", nss+"/team", "").obj)) == len(namespaceConditions)
+	})
+	syncs := func() float64 { return scrape(t, s)[`workqueue_work_duration_seconds_count{name="namespace"}`] }
+	before := syncs()
+	for i := range writes {
+		if got := req("PATCH", nss+"/team", fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}}}`, i)); got.code != http.StatusOK {
+			t.Fatalf("label: %d %v", got.code, got.obj)
+		}
+	}
+	// The burst's sync runs a grace period after its first write; then
+	// count. The first burst's writes can be a grace period apart on a
+	// slow machine: a sync each time.
+	testwait.Until(t, 5*time.Second, "a sync after the writes", func() bool { return syncs() > before })
+	if n := syncs() - before; n > writes/10 {
+		t.Errorf("%v syncs for %d writes to a Terminating namespace, want them coalesced", n, writes)
+	}
+}
+
+// TestNamespaceDeletionConcurrentWrites: the controller's status and
+// finalize writes are not preconditioned on the namespace it read: a
+// write in between (a label, the garbage collector's) makes it read
+// again, not fail with a conflict.
+func TestNamespaceDeletionConcurrentWrites(t *testing.T) {
+	store := &racingStore{Interface: newMemoryStore(t), key: builtinKey(t, "namespaces", "", "team")}
+	logged := &warnings{}
+	_, ts := quietServerWith(t, Config{Storage: store, NamespaceDeletionGracePeriod: testNamespaceGrace, Logger: slog.New(logged)})
+	req := requester(t, ts)
+	req("POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`)
+	req("DELETE", "/api/v1/namespaces/team", "")
+	store.races.Store(2) // the conditions' write, twice; the finalize deletes
+	testwait.Until(t, 5*time.Second, "the namespace deleted", func() bool {
+		return req("GET", "/api/v1/namespaces/team", "").code == http.StatusNotFound
+	})
+	if n := store.races.Load(); n > 0 {
+		t.Errorf("the conditions' write gave up after %d races, want it to read again each time", 2-n)
+	}
+	if w := logged.list(); len(w) > 0 {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// TestDefaultAccountsTerminatingNamespace: a namespace marked after the
+// default-accounts controller read it refuses the account with kube's
+// NamespaceTerminating cause, which the controller skips quietly, as
+// kube's serviceaccounts controller does.
+func TestDefaultAccountsTerminatingNamespace(t *testing.T) {
+	logged := &warnings{}
+	s, ts := quietServerWith(t, Config{Storage: newMemoryStore(t), NamespaceDeletionGracePeriod: time.Hour, Logger: slog.New(logged)})
+	req := requester(t, ts)
+	read := req("POST", "/api/v1/namespaces", `{"metadata":{"name":"team"}}`).obj
+	testwait.Until(t, 5*time.Second, "the default account", func() bool {
+		return req("GET", "/api/v1/namespaces/team/serviceaccounts/default", "").code == http.StatusOK
+	})
+	req("DELETE", "/api/v1/namespaces/team", "")
+	req("DELETE", "/api/v1/namespaces/team/serviceaccounts/default", "") // not made again: the namespace is marked
+	value, err := json.Marshal(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.accounts.ensureIfActive(t.Context(), value) // as read before the mark
+	if got := req("GET", "/api/v1/namespaces/team/serviceaccounts/default", ""); got.code != http.StatusNotFound {
+		t.Errorf("default account in a Terminating namespace: %d %v", got.code, got.obj)
+	}
+	if w := logged.list(); len(w) > 0 {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// racingStore makes another write of key, the same value at a new
+// revision, just before each of its next races updates of key.
+type racingStore struct {
+	storage.Interface
+	key   string
+	races atomic.Int32
+}
+
+func (r *racingStore) Update(ctx context.Context, key string, rev int64, value []byte) (int64, error) {
+	if key == r.key && r.races.Load() > 0 {
+		r.races.Add(-1)
+		if kv, err := r.Interface.Get(ctx, key); err == nil {
+			_, _ = r.Interface.Update(ctx, key, kv.ModRevision, kv.Value)
+		}
+	}
+	return r.Interface.Update(ctx, key, rev, value)
+}
+
+// warnings records the warnings and errors a server logs.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
+func (w *warnings) WithGroup(string) slog.Handler                { return w }
+
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, b.String())
+	return nil
+}
+
+func (w *warnings) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.msgs)
+}
+
+// TestNamespaceDeletionPages: content beyond one page of the controller's
+// DeleteCollection is deleted too, and what finalizers hold is counted
+// over every page.
+func TestNamespaceDeletionPages(t *testing.T) {
+	req, _ := deleteServer(t)
+	const nss, n = "/api/v1/namespaces", deleteCollectionPage + 2
+	req("POST", nss, `{"metadata":{"name":"team"}}`)
+	for i := range n {
+		if got := req("POST", nss+"/team/configmaps", fmt.Sprintf(`{"metadata":{"name":"c%d","finalizers":["example.com/x"]}}`, i)); got.code != http.StatusCreated {
+			t.Fatalf("create: %d %v", got.code, got.obj)
+		}
+	}
+	req("DELETE", nss+"/team", "")
+	want := fmt.Sprintf("Some resources are remaining: configmaps. has %d resource instances", n)
+	testwait.Until(t, 10*time.Second, "the namespace's conditions", func() bool {
+		return slices.Contains(conditionsOf(req("GET", nss+"/team", "").obj), namespaceCondition{"NamespaceContentRemaining", "True", "SomeResourcesRemain", want})
+	})
+	items, _ := req("GET", nss+"/team/configmaps", "").obj["items"].([]any)
+	if marked := slices.DeleteFunc(items, func(it any) bool { return api.Object(it.(map[string]any)).MetaString("deletionTimestamp") == "" }); len(marked) != n {
+		t.Errorf("%d of %d configmaps marked for deletion, want all", len(marked), n)
+	}
+}
+
+// TestNamespaceChurnLeavesNothing: namespaces created and deleted in
+// quick succession leave nothing behind them, not even the default
+// account the server makes in each. A race test: without the registry's
+// second namespace check and the controller's grace period it failed
+// about 1 run in 10 (TestCreateRacingNamespaceDeletion and
+// TestNamespaceDeletionCoalesces fail every time).
+func TestNamespaceChurnLeavesNothing(t *testing.T) {
+	req, _ := deleteServer(t)
+	const n = 200
+	for i := range n {
+		req("POST", "/api/v1/namespaces", fmt.Sprintf(`{"metadata":{"name":"churn%d"}}`, i))
+		req("DELETE", fmt.Sprintf("/api/v1/namespaces/churn%d", i), "")
+	}
+	testwait.Until(t, 10*time.Second, "the namespaces deleted", func() bool {
+		items, _ := req("GET", "/api/v1/namespaces", "").obj["items"].([]any)
+		return !slices.ContainsFunc(items, func(ns any) bool { return strings.HasPrefix(api.Object(ns.(map[string]any)).Name(), "churn") })
+	})
+	// The server makes each namespace's account in the order the
+	// namespaces changed: once a later namespace has its account, every
+	// create for those before it has been made or refused.
+	req("POST", "/api/v1/namespaces", `{"metadata":{"name":"last"}}`)
+	testwait.Until(t, 10*time.Second, "the last namespace's account", func() bool {
+		return req("GET", "/api/v1/namespaces/last/serviceaccounts/default", "").code == http.StatusOK
+	})
+	for _, p := range []string{"/api/v1/serviceaccounts", "/api/v1/configmaps", "/api/v1/secrets"} {
+		items, _ := req("GET", p, "").obj["items"].([]any)
+		for _, it := range items {
+			if obj := api.Object(it.(map[string]any)); strings.HasPrefix(obj.Namespace(), "churn") {
+				t.Errorf("%s %s/%s outlived its namespace", p, obj.Namespace(), obj.Name())
+			}
+		}
 	}
 }

@@ -146,6 +146,11 @@ type Config struct {
 	// EventTTL is how long an Event lives after its last write, as
 	// kube-apiserver's --event-ttl; 0 means an hour.
 	EventTTL time.Duration
+	// NamespaceDeletionGracePeriod is how long the namespace controller
+	// waits after a Terminating namespace's change before it deletes the
+	// namespace's content (kube's namespaceDeletionGracePeriod); 0 means
+	// 5 s. Tests shorten it.
+	NamespaceDeletionGracePeriod time.Duration
 	// ConcurrentGCSyncs is the garbage collector's workers per queue
 	// (kube's --concurrent-gc-syncs); 0 runs no collector.
 	ConcurrentGCSyncs int
@@ -248,6 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.MinRequestTimeout = cmp.Or(cfg.MinRequestTimeout, defaultMinRequestTimeout)
 	cfg.RequestBodyTimeout = cmp.Or(cfg.RequestBodyTimeout, defaultRequestBodyTimeout)
 	cfg.EventTTL = cmp.Or(cfg.EventTTL, defaultEventTTL)
+	cfg.NamespaceDeletionGracePeriod = cmp.Or(cfg.NamespaceDeletionGracePeriod, namespaceDeletionGracePeriod)
 	builtins := resource.Builtins()
 	if cfg.ServiceAccountTokens != nil {
 		addSubresource(builtins, "serviceaccounts", tokenSubresource)

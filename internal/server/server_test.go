@@ -21,7 +21,7 @@ func newTestServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	s, err := New(t.Context(), Config{Storage: store})
+	s, err := New(t.Context(), Config{Storage: store, NamespaceDeletionGracePeriod: testNamespaceGrace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ const services = "/api/v1/namespaces/default/services"
 // node ports from cfg.
 func newServiceServer(t *testing.T, store storage.Interface, cfg servicealloc.Config) *httptest.Server {
 	t.Helper()
-	s, err := New(t.Context(), Config{Storage: store, Services: cfg})
+	s, err := New(t.Context(), Config{Storage: store, Services: cfg, NamespaceDeletionGracePeriod: testNamespaceGrace})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // so does the namespace.
 func TestNamespaceDeletionWithKubectl(t *testing.T) {
 	kubectl := needKubectl(t)
-	s := startServer(t)
+	s := startServer(t, "--namespace-deletion-grace-period=100ms") // kube waits 5 s
 	run, must := kubectlIn(t, kubectl, s.URL)
 
 	must("create", "namespace", "plain")

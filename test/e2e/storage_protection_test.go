@@ -36,7 +36,7 @@ spec:
 // until the pod is deleted; a namespace holding a claim goes.
 func TestStorageProtectionWithKubectl(t *testing.T) {
 	kubectl := needKubectl(t)
-	s := startServer(t)
+	s := startServer(t, "--namespace-deletion-grace-period=100ms")
 	manifests := filepath.Join(t.TempDir(), "m.yaml")
 	if err := os.WriteFile(manifests, []byte(protectionManifests), 0o600); err != nil {
 		t.Fatal(err)

@@ -159,7 +159,7 @@ func deleteAsKube(t *testing.T, nss typedcorev1.NamespaceInterface, contents ...
 // client-go's Finalize of the rest deletes the namespace. Finalize's
 // validation is kube's ValidateNamespaceFinalizeUpdate.
 func TestClientGoNamespaceDeletion(t *testing.T) {
-	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
+	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync", "--namespace-deletion-grace-period=100ms")
 	ctx := t.Context()
 	cs := typedClientset(t, lw.URL)
 	nss := cs.CoreV1().Namespaces()
@@ -241,7 +241,7 @@ func TestClientGoNamespaceDeletion(t *testing.T) {
 // conditions are those kube's deleter writes for the same content (every
 // one fine: kube records only errors until the pods are gone).
 func TestClientGoNamespaceDeletionPodsFirst(t *testing.T) {
-	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync")
+	lw := StartListwatch(t, listwatchBin(t), "--unsafe-no-fsync", "--namespace-deletion-grace-period=100ms")
 	ctx := t.Context()
 	cs := typedClientset(t, lw.URL)
 	nss := cs.CoreV1().Namespaces()

@@ -63,9 +63,9 @@ type Config struct {
 type Collector struct {
 	cfg      Config
 	graph    *graph
-	changes  *queue[*event] // kube's graphChanges
-	toDelete *queue[*node]  // kube's attemptToDelete
-	toOrphan *queue[*node]  // kube's attemptToOrphan
+	changes  *workqueue.Queue[*event] // kube's graphChanges
+	toDelete *workqueue.Queue[*node]  // kube's attemptToDelete
+	toOrphan *workqueue.Queue[*node]  // kube's attemptToOrphan
 	kinds    *kinds
 	metrics  *metrics.GC
 	log      *slog.Logger
@@ -106,7 +106,7 @@ const initialSyncTimeout = 30 * time.Second
 // resource are known.
 func (c *Collector) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Go(func() { c.changes.work(func(e *event) bool { c.graph.apply(e); return true }) })
+	wg.Go(func() { work(c.changes, func(e *event) bool { c.graph.apply(e); return true }) })
 	first := make(chan []*monitor, 1)
 	monitorsDone := make(chan struct{})
 	wg.Go(func() {
@@ -120,8 +120,8 @@ func (c *Collector) Run(ctx context.Context) {
 	}
 	if ctx.Err() == nil {
 		for range c.cfg.Workers {
-			wg.Go(func() { c.toDelete.work(func(n *node) bool { return c.attemptToDeleteWorker(ctx, n) }) })
-			wg.Go(func() { c.toOrphan.work(func(n *node) bool { return c.attemptToOrphanWorker(ctx, n) }) })
+			wg.Go(func() { work(c.toDelete, func(n *node) bool { return c.attemptToDeleteWorker(ctx, n) }) })
+			wg.Go(func() { work(c.toOrphan, func(n *node) bool { return c.attemptToOrphanWorker(ctx, n) }) })
 		}
 	}
 	<-monitorsDone
@@ -148,7 +148,7 @@ func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
 		}
 	}
 	applied := make(chan struct{})
-	c.changes.add(&event{typ: barrier, applied: applied}) // after every list: one builder, in order
+	c.changes.Add(&event{typ: barrier, applied: applied}) // after every list: one builder, in order
 	select {
 	case <-applied:
 	case <-wait.Done():
@@ -156,21 +156,13 @@ func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
 }
 
 // queue is a workqueue with kube's workqueue metrics under name.
-type queue[T comparable] struct {
-	*workqueue.Queue[T]
+func newQueue[T comparable](m workqueue.MetricsProvider, name string) *workqueue.Queue[T] {
+	return workqueue.New(workqueue.Options[T]{Name: name, Metrics: m})
 }
 
-func newQueue[T comparable](m workqueue.MetricsProvider, name string) *queue[T] {
-	return &queue[T]{workqueue.New(workqueue.Options[T]{Name: name, Metrics: m})}
-}
-
-func (q *queue[T]) add(item T) { q.Add(item) }
-
-func (q *queue[T]) retry(item T) { q.AddRateLimited(item) }
-
-// work runs f on each item until the queue shuts down: an item f handled
+// work runs f on each item of q until q shuts down: an item f handled
 // (true) is forgotten, one it did not is retried after its backoff.
-func (q *queue[T]) work(f func(T) bool) {
+func work[T comparable](q *workqueue.Queue[T], f func(T) bool) {
 	for {
 		item, shutdown := q.Get()
 		if shutdown {
@@ -179,7 +171,7 @@ func (q *queue[T]) work(f func(T) bool) {
 		if f(item) {
 			q.Forget(item)
 		} else {
-			q.retry(item)
+			q.AddRateLimited(item)
 		}
 		q.Done(item)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/listwatch/client/api"
+	"github.com/listwatch/listwatch/client/workqueue"
 )
 
 // identity is an object's coordinates, or an owner reference's with the
@@ -59,7 +60,7 @@ type graph struct {
 	nodes map[string]*node // by uid; guarded by mu
 
 	absent             *absentOwners
-	toDelete, toOrphan *queue[*node]
+	toDelete, toOrphan *workqueue.Queue[*node]
 	log                *slog.Logger
 }
 
@@ -159,7 +160,7 @@ func (g *graph) apply(e *event) {
 				if e.id.Namespace != "" && dep.id.Namespace != e.id.Namespace {
 					g.reportInvalidNamespace(dep, e.id)
 				}
-				g.toDelete.add(dep)
+				g.toDelete.Add(dep)
 			}
 			existing.id = e.id
 		}
@@ -175,7 +176,7 @@ func (g *graph) apply(e *event) {
 		added, removed, unblocked := referencesDiffs(existing.owners, e.owners)
 		for _, uid := range unblocked { // owners that may now finish a foreground deletion
 			if o, ok := g.nodes[uid]; ok {
-				g.toDelete.add(o)
+				g.toDelete.Add(o)
 			}
 		}
 		existing.owners = e.owners
@@ -197,13 +198,13 @@ func (g *graph) transitions(n *node, e *event) {
 	n.waitsOrphan, n.waitsForeground = e.orphan, e.foreground
 	switch {
 	case startsOrphan:
-		g.toOrphan.add(n)
+		g.toOrphan.Add(n)
 	case startsForeground:
 		n.deletingDependents = true // a virtual node's was not set
 		for dep := range n.dependents {
-			g.toDelete.add(dep)
+			g.toDelete.Add(dep)
 		}
-		g.toDelete.add(n)
+		g.toDelete.Add(n)
 	}
 }
 
@@ -222,7 +223,7 @@ func (g *graph) deleteNode(e *event, existing *node) {
 			if existing.id == deleted {
 				if alt, ok := alternateIdentity(nonmatching, deleted); ok {
 					existing.id = alt
-					g.toDelete.retry(existing)
+					g.toDelete.AddRateLimited(existing)
 				}
 			}
 			return
@@ -237,11 +238,11 @@ func (g *graph) deleteNode(e *event, existing *node) {
 		g.absent.add(e.id)
 	}
 	for dep := range existing.dependents {
-		g.toDelete.add(dep)
+		g.toDelete.Add(dep)
 	}
 	for _, o := range existing.owners {
 		if on, ok := g.nodes[o.UID]; ok && on.deletingDependents {
-			g.toDelete.add(on) // it may have no blocking dependent left
+			g.toDelete.Add(on) // it may have no blocking dependent left
 		}
 	}
 }
@@ -252,7 +253,7 @@ func (g *graph) collectMatching(absent identity, matching []*node) {
 	}
 	g.absent.add(absent)
 	for _, dep := range matching {
-		g.toDelete.add(dep)
+		g.toDelete.Add(dep)
 	}
 }
 
@@ -276,11 +277,11 @@ func (g *graph) addDependentToOwners(n *node, owners []ownerRef) {
 		on.dependents[n] = struct{}{}
 		switch {
 		case !ok:
-			g.toDelete.add(on)
+			g.toDelete.Add(on)
 		case on.deletingDependents:
 			// A dependent written while its owner waits in the foreground:
 			// the owner's processing queues it (or finishes).
-			g.toDelete.add(on)
+			g.toDelete.Add(on)
 		}
 		if !ok || suspect {
 			continue
@@ -299,7 +300,7 @@ func (g *graph) addDependentToOwners(n *node, owners []ownerRef) {
 		}
 	}
 	if suspect {
-		g.toDelete.add(n)
+		g.toDelete.Add(n)
 	}
 }
 

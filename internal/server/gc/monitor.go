@@ -62,7 +62,7 @@ func (c *Collector) followCatalog(ctx context.Context, first chan<- []*monitor) 
 			if want[gvr] == nil {
 				// No longer served: its objects leave the graph (their
 				// dependents are looked at again).
-				c.changes.add(&event{typ: relisted, id: identity{APIVersion: m.res.APIVersion(), Kind: m.res.Kind}})
+				c.changes.Add(&event{typ: relisted, id: identity{APIVersion: m.res.APIVersion(), Kind: m.res.Kind}})
 			}
 		}
 		for gvr, res := range want {
@@ -106,7 +106,7 @@ func (c *Collector) follow(m *monitor) watchcache.FollowOptions {
 		Fresh:         c.cfg.Registry.Storage().CurrentRevision,
 		OnStart:       func() { listed = map[string]struct{}{} },
 		OnSynced: func() {
-			c.changes.add(&event{typ: relisted, id: id, listed: listed})
+			c.changes.Add(&event{typ: relisted, id: id, listed: listed})
 			listed = nil
 			select {
 			case <-m.synced:
@@ -127,7 +127,7 @@ func (c *Collector) follow(m *monitor) watchcache.FollowOptions {
 				} else if listed != nil {
 					listed[e.id.UID] = struct{}{}
 				}
-				c.changes.add(e)
+				c.changes.Add(e)
 			}
 		},
 		Ended: func(err error, retry time.Duration) {

@@ -153,7 +153,7 @@ func (c *Collector) attemptToDeleteItem(ctx context.Context, n *node) error {
 	latest, err := c.get(ctx, st.id)
 	switch {
 	case isNotFound(err) || err == nil && latest.Metadata.UID != st.id.UID:
-		c.changes.add(&event{typ: virtualDelete, id: st.id})
+		c.changes.Add(&event{typ: virtualDelete, id: st.id})
 		return errVirtualDeleteQueued
 	case err != nil:
 		return err
@@ -280,7 +280,7 @@ func (c *Collector) processDeletingDependents(ctx context.Context, n *node, id i
 	}
 	for i, dep := range deps {
 		if !deleting[i] {
-			c.toDelete.add(dep)
+			c.toDelete.Add(dep)
 		}
 	}
 	return nil
@@ -398,7 +398,7 @@ func (c *Collector) deleteObject(ctx context.Context, id identity, rv string, ow
 		}
 	}
 	if isNotFound(err) {
-		c.changes.add(&event{typ: virtualDelete, id: id})
+		c.changes.Add(&event{typ: virtualDelete, id: id})
 		return errVirtualDeleteQueued
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/listwatch/listwatch/client/api"
 	"github.com/listwatch/listwatch/internal/server/apierror"
@@ -139,6 +140,13 @@ func (r *Registry) createAllocated(ctx context.Context, res *resource.Resource, 
 	if err != nil {
 		return Written{}, err
 	}
+	// Again, right before the write: validation, admission and webhooks
+	// may have taken long enough for the namespace to be marked (or
+	// gone), and the namespace controller deletes content only
+	// namespaceDeletionGracePeriod after the mark.
+	if err := r.checkNamespace(ctx, res, obj.Namespace(), obj); err != nil {
+		return Written{}, err
+	}
 	key := res.Key(obj.Namespace(), obj.Name())
 	rev, err := r.writer(ctx).Create(ctx, key, value)
 	if err != nil {
@@ -186,7 +194,20 @@ func (r *Registry) CheckNamespace(ctx context.Context, res *resource.Resource, n
 	s := api.NewStatus(http.StatusForbidden, api.StatusReasonForbidden,
 		fmt.Sprintf("%s %q is forbidden: unable to create new content in namespace %s because it is being terminated", res.GroupResource(), name, ns))
 	s.Details = &api.StatusDetails{Name: name, Group: res.Group, Kind: res.Plural, Causes: []api.StatusCause{{
-		Type: "NamespaceTerminating", Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace",
+		Type: CauseNamespaceTerminating, Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace",
 	}}}
 	return &api.StatusError{Status: s}
+}
+
+// CauseNamespaceTerminating is the cause of CheckNamespace's 403 for a
+// namespace being deleted (kube's v1.NamespaceTerminatingCause).
+const CauseNamespaceTerminating api.CauseType = "NamespaceTerminating"
+
+// IsNamespaceTerminating says whether err is CheckNamespace's 403 for a
+// namespace being deleted, which controllers making content skip, as
+// kube's do.
+func IsNamespaceTerminating(err error) bool {
+	var se *api.StatusError
+	return errors.As(err, &se) && se.Status.Details != nil &&
+		slices.ContainsFunc(se.Status.Details.Causes, func(c api.StatusCause) bool { return c.Type == CauseNamespaceTerminating })
 }

@@ -350,30 +350,6 @@ func (r *Registry) markTerminating(obj api.Object) {
 	})
 }
 
-// deletePrefix deletes every key of res in namespace ns, whatever it
-// holds, releasing what each held (Release).
-func (r *Registry) deletePrefix(ctx context.Context, res *resource.Resource, ns string) error {
-	prefix := res.KeyPrefix(ns)
-	for {
-		page, err := r.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
-		if err != nil {
-			return apierror.FromStorage(err, apierror.Target{})
-		}
-		for _, kv := range page.KVs {
-			gone, _, err := r.writer(ctx).Delete(ctx, kv.Key, 0)
-			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return apierror.FromStorage(err, apierror.Target{})
-			}
-			if obj, derr := decode(gone); err == nil && derr == nil && res.Release != nil && !IsDryRun(ctx) {
-				res.Release(obj)
-			}
-		}
-		if page.Continue == "" {
-			return nil
-		}
-	}
-}
-
 // Expire deletes the object of res at ns/name if its last write is still
 // revision rev, whatever finalizers it has, as etcd deletes a key whose
 // lease expired (kube-apiserver writes each Event with such a lease,
@@ -418,10 +394,30 @@ func (r *Registry) DeleteUndecodable(ctx context.Context, res *resource.Resource
 	}
 }
 
-// DeletePrefix deletes every object of res in every namespace (used when
-// its CustomResourceDefinition is deleted).
+// DeletePrefix deletes every stored value of res in every namespace,
+// whatever it holds, releasing what each held (Release); used when res's
+// CustomResourceDefinition is deleted. Each page is deleted before the
+// next is listed, so the list starts again from the prefix.
 func (r *Registry) DeletePrefix(ctx context.Context, res *resource.Resource) error {
-	return r.deletePrefix(ctx, res, "")
+	prefix := res.KeyPrefix("")
+	for {
+		page, err := r.store.List(ctx, prefix, storage.ListOptions{Limit: 500})
+		if err != nil {
+			return apierror.FromStorage(err, apierror.Target{})
+		}
+		for _, kv := range page.KVs {
+			gone, _, err := r.writer(ctx).Delete(ctx, kv.Key, 0)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return apierror.FromStorage(err, apierror.Target{})
+			}
+			if obj, derr := decode(gone); err == nil && derr == nil && res.Release != nil && !IsDryRun(ctx) {
+				res.Release(obj)
+			}
+		}
+		if page.Continue == "" {
+			return nil
+		}
+	}
 }
 
 // DeleteCollection deletes every object of res in ns that passes lopts'
