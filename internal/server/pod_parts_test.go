@@ -132,3 +132,26 @@ func TestStatusWriteDropsMutatedSpec(t *testing.T) {
 		t.Errorf("a status write changed the spec through a mutating policy: image %v, want nginx", image)
 	}
 }
+
+// TestUpdateOfDefaultedEmpties checks that an object stored without a
+// field its schema defaults to the empty value (a secretRef's name "",
+// omitted as kube's encoding omits it) takes a metadata write: the update
+// compares it with the stored object defaulted as kube decodes it, not
+// with the field absent (a pod's spec then seemed changed: 422).
+func TestUpdateOfDefaultedEmpties(t *testing.T) {
+	ts := newTestServer(t)
+	const pods = "/api/v1/namespaces/default/pods"
+	if code, got := call(t, ts, http.MethodPost, pods, "application/json", `{"metadata":{"name":"f"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`); code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, got)
+	}
+	_, pod := call(t, ts, http.MethodGet, pods+"/f", "", "")
+	pod["spec"].(map[string]any)["ephemeralContainers"] = []any{map[string]any{"name": "e", "image": "busybox",
+		"envFrom": []any{map[string]any{"secretRef": map[string]any{"name": ""}}}}}
+	body, _ := json.Marshal(pod)
+	if code, got := call(t, ts, http.MethodPut, pods+"/f/ephemeralcontainers", "application/json", string(body)); code != http.StatusOK {
+		t.Fatalf("ephemeral containers: %d %v", code, got)
+	}
+	if code, got := call(t, ts, http.MethodPatch, pods+"/f", "application/merge-patch+json", `{"metadata":{"labels":{"a":"b"}}}`); code != http.StatusOK {
+		t.Errorf("a label added: %d %v", code, got["message"])
+	}
+}

@@ -36,6 +36,13 @@ func (r *Registry) Update(ctx context.Context, res *resource.Resource, ns, name 
 		if cur, err = convert(ctx, res, cur); err != nil {
 			return Written{}, err
 		}
+		if res.OmitEmpty != nil {
+			// Defaulted as kube decodes what it reads from storage: a
+			// field defaulted to its empty value, omitted when stored,
+			// is set again, as it is in the write made from cur, so that
+			// the update's rules see it unchanged.
+			res.PruneAndDefault(cur)
+		}
 		next, err := tryUpdate(cur)
 		if err != nil {
 			return Written{}, err
