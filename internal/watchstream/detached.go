@@ -662,9 +662,6 @@ func hijack(w http.ResponseWriter, contentType string, ws *Upgrade) (*connSink, 
 		conn.Close()
 		return nil, fmt.Errorf("writing a watch's response head: %w", err)
 	}
-	if sink.sock != nil {
-		sink.sock.detach()
-	}
 	return sink, nil
 }
 

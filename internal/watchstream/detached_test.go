@@ -225,45 +225,6 @@ func TestSocketConnClosesItsDescriptor(t *testing.T) {
 	}
 }
 
-// TestDetachedTLSWritesDoNotBlock checks that, once a watch owns a TLS
-// connection, a write crypto/tls makes outside a send (as its answer to a
-// client's KeyUpdate, on the watch's reader) does not wait for a client
-// that does not read: it would hold tls.Conn's write lock, and the
-// sender or lane of the watch's next send with it. What it leaves pending
-// is written by the next blocking flush, whole and in order.
-func TestDetachedTLSWritesDoNotBlock(t *testing.T) {
-	sink, client := tlsSink(t)
-	sink.sock.detach()
-	big := bytes.Repeat([]byte("x"), 32<<20) // more than the socket buffers hold
-	wrote := make(chan error, 1)
-	go func() {
-		_, err := sink.conn.Write(big)
-		wrote <- err
-	}()
-	select {
-	case err := <-wrote:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a write of the detached connection waits for the client")
-	}
-	if !sink.sock.stalled() {
-		t.Fatal("32 MiB written to a client that does not read, and nothing pending")
-	}
-	read := make(chan int64, 1)
-	go func() {
-		n, _ := io.CopyN(io.Discard, client, int64(len(big)))
-		read <- n
-	}()
-	if err := sink.sock.flush(false); err != nil {
-		t.Fatal(err)
-	}
-	if n := <-read; n != int64(len(big)) {
-		t.Errorf("the client read %d bytes, want %d", n, len(big))
-	}
-}
-
 // TestCloseEndsReplayingWatchesGoingAway checks that the engine's close
 // ends a WebSocket watch catching up from the store with the close frame
 // of a shutdown (1001), not a normal one: the close cancels the replay,

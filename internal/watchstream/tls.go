@@ -92,24 +92,16 @@ type socketConn struct {
 	// cache misses at 1,000 TLS watches x 50 writes/s).
 	fd        int
 	gathering bool
-	// detached is set once a detached watch owns the connection: then
-	// every Write gathers, also those crypto/tls makes on its own (a
-	// KeyUpdate's answer, on the watch's reader), which would otherwise
-	// block, holding tls.Conn's write lock, and with it the sender or
-	// lane of the watch's next send, for as long as the client does not
-	// read. What they leave pending, the watch's next send or its end
-	// writes (the sink is stalled meanwhile).
-	detached bool
-	buf      []byte // buf[off:] is pending: written to the connection, not yet to the socket
-	off      int
-	vec      net.Buffers // what sockwrite is given: piece, which it consumes
-	piece    [1][]byte   // vec's array, in place: no allocation per write
+	buf       []byte // buf[off:] is pending: written to the connection, not yet to the socket
+	off       int
+	vec       net.Buffers // what sockwrite is given: piece, which it consumes
+	piece     [1][]byte   // vec's array, in place: no allocation per write
 }
 
 func (c *socketConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.unlock()
-	if c.gathering || c.detached {
+	if c.gathering {
 		c.gather(b)
 		return len(b), nil
 	}
@@ -145,13 +137,6 @@ func (c *socketConn) CloseWrite() error {
 		return err
 	}
 	return c.Conn.(*net.TCPConn).CloseWrite()
-}
-
-// detach makes every later Write gather (detached).
-func (c *socketConn) detach() {
-	c.mu.Lock()
-	c.detached = true
-	c.unlock()
 }
 
 // setGathering switches Write to gathering (writing what the socket
