@@ -345,11 +345,15 @@ const (
 )
 
 // SendNow writes a lane's frames without waiting: what the socket does not
-// take stays in the sink's rest, the sink stalled, for the watch's own
-// goroutine to flush once its slot has left the lane. Without a
-// descriptor of its own (none could be made) it writes nothing: the
-// watch's goroutine writes through the connection.
+// take stays in the sink's rest (over TLS, in its socketConn), the sink
+// stalled, for the watch's own goroutine to flush once its slot has left
+// the lane. Without a descriptor of its own (none could be made) it
+// writes nothing: the watch's goroutine writes through the connection.
+// Once released, it writes nothing either.
 func (l *laneConn) SendNow(frames [][]byte) (bool, error) {
+	if l.fd == laneReleased {
+		return false, net.ErrClosed
+	}
 	if l.sink.sock != nil {
 		err := l.sink.writeTLS(frames, true)
 		if errors.Is(err, errWouldBlock) {
@@ -358,9 +362,6 @@ func (l *laneConn) SendNow(frames [][]byte) (bool, error) {
 		return err == nil, err
 	}
 	if l.fd < 0 {
-		if l.fd == laneReleased {
-			return false, net.ErrClosed
-		}
 		fd, err := l.sink.raw.Dup()
 		if err != nil {
 			l.keep(frames, 0)

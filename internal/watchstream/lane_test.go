@@ -234,6 +234,9 @@ func TestLaneConnKeepsTheRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			lc.Release()
+			if whole, err := lc.SendNow(frames[:1]); whole || err == nil {
+				t.Errorf("a send after the release: whole %v, %v; want it refused", whole, err)
+			}
 			sink.abort()
 			if b := <-got; !bytes.Equal(b, want.Bytes()) {
 				t.Fatalf("the client read %d bytes, not the %d sent in order", len(b), want.Len())

@@ -141,7 +141,7 @@ func (e *Engine) WakePolled(b *watchcache.PollBatch, m *metrics.Resource) {
 		for _, w := range b.Wakers {
 			w.Wake()
 		}
-		heap := lw // escapes through the LaneWriter: allocated here only, not per batch
+		heap := lw // escapes through the LaneWriter: allocated in this rare branch only, not in the common one
 		for _, block := range b.Lane {
 			b.ServeLane(block, &heap)
 		}

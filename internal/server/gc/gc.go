@@ -155,7 +155,7 @@ func (c *Collector) waitSynced(ctx context.Context, ms []*monitor) {
 	}
 }
 
-// queue is a workqueue with kube's workqueue metrics under name.
+// newQueue is a workqueue with kube's workqueue metrics under name.
 func newQueue[T comparable](m workqueue.MetricsProvider, name string) *workqueue.Queue[T] {
 	return workqueue.New(workqueue.Options[T]{Name: name, Metrics: m})
 }
