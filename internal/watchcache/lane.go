@@ -336,7 +336,10 @@ func (w *Watcher) EnterLane(out LaneSink) bool {
 // LeaveLane takes the watcher's slot out of its lane, its position back to
 // the watcher, and reports whether it is out: false if a ServeLane holds
 // it, which hands the watcher over (LaneSink.HandOff) as it is done. A watcher
-// without a slot, or stopped, is out.
+// without a slot, or stopped, is out. It reads the slot without the
+// cache's lock, so it must not race the watcher's Stop (whose slot may
+// then be the next watcher's): its caller serves the watch, and stops it
+// only after.
 func (w *Watcher) LeaveLane() bool {
 	s := w.slot.Load()
 	if s == nil {
