@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/listwatch/listwatch/client/wait"
 )
 
 // namespace is where every benchmark object lives.
@@ -96,7 +99,26 @@ func (a *apiClient) ensureNamespace(ctx context.Context) error {
 	if _, err := a.do(ctx, http.MethodPost, "/api/v1/namespaces", body); err != nil && !isConflict(err) {
 		return err
 	}
-	return nil
+	return a.waitForAccount(ctx)
+}
+
+// waitForAccount waits, 10 s at most, for the new namespace's default
+// ServiceAccount, which the server makes after the namespace and a Pod's
+// admission waits for: a timed phase of pod creates must not spend its
+// time there. A user who may not read it does not wait.
+func (a *apiClient) waitForAccount(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		_, err := a.do(ctx, http.MethodGet, "/api/v1/namespaces/"+namespace+"/serviceaccounts/default", nil)
+		var se *statusError
+		if err == nil || errors.As(err, &se) && se.code == http.StatusForbidden {
+			return nil
+		}
+		if err := wait.Sleep(ctx, 10*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for the default ServiceAccount of namespace %s: %w", namespace, err)
+		}
+	}
 }
 
 const configMaps = "/api/v1/namespaces/" + namespace + "/configmaps"
